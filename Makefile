@@ -1,0 +1,5 @@
+.PHONY: demo test
+demo:
+	bash scripts/demo.sh
+test:
+	bash scripts/test.sh

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Install the app's dependencies and start it on the ready demo project.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+"$PYTHON" -m pip install -q -r requirements.txt
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+exec "$PYTHON" -m streamlit run app.py "$@"
