@@ -1,0 +1,22 @@
+"""Persistence: SQLAlchemy models, engine setup, schema upgrade and the read/write functions.
+
+Nothing outside this package issues SQL. Open a database with
+``Store.open(url)``; the default is a SQLite file under ``./.activegrade/``,
+overridden by ``$ACTIVEGRADE_DB_URL`` or an explicit URL (PostgreSQL:
+``postgresql+psycopg://user@host/db``).
+"""
+from core.store.engine import URL_ENV, database_url, make_engine
+from core.store.migrations import LATEST, upgrade
+from core.store.store import GRADE_COLUMNS, ProjectInfo, Store, json_safe
+
+__all__ = [
+    "GRADE_COLUMNS",
+    "LATEST",
+    "URL_ENV",
+    "ProjectInfo",
+    "Store",
+    "database_url",
+    "json_safe",
+    "make_engine",
+    "upgrade",
+]

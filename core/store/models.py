@@ -1,0 +1,115 @@
+"""The database schema, as SQLAlchemy 2 declarative models.
+
+One row per project, per uploaded input file, per prepared item, per grade
+and per skip. Grades are never deleted: an undo or a changed grade sets
+``retracted_at`` on the old row, so the history of every decision stays
+auditable. The ``grader`` column is a plain name today; accounts (issue 5)
+can add a users table and point to it without rewriting grades.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> datetime:
+    """Timezone-aware now, the one clock every timestamp column uses."""
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
+
+
+class SchemaVersion(Base):
+    """The single row saying which migration the database has reached."""
+
+    __tablename__ = "schema_version"
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+
+
+class Project(Base):
+    """A grading project: its settings and the state of its preparation."""
+
+    __tablename__ = "projects"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # new -> preparing -> ready, or failed (error holds the message)
+    status: Mapped[str] = mapped_column(String(20), default="new")
+    progress_done: Mapped[int] = mapped_column(default=0)
+    progress_total: Mapped[int] = mapped_column(default=0)
+    progress_message: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[str] = mapped_column(Text, default="")
+    # heartbeat of the preparation job: a stale one means the job died
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class InputFile(Base):
+    """An uploaded pool or samples file, kept so preparation can be rerun."""
+
+    __tablename__ = "input_files"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    role: Mapped[str] = mapped_column(String(20))  # "pool" or "samples"
+    name: Mapped[str] = mapped_column(String(500))
+    content: Mapped[bytes] = mapped_column(LargeBinary)
+    __table_args__ = (UniqueConstraint("project_id", "role"),)
+
+
+class Item(Base):
+    """One prepared pool item; ``position`` is its 0-based row in the pool."""
+
+    __tablename__ = "items"
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[str] = mapped_column(String(500))
+    stratum: Mapped[int] = mapped_column()
+    # every other column of the prepared row (prompt, response, entropy, ...)
+    data: Mapped[dict[str, Any]] = mapped_column()
+
+
+class Grade(Base):
+    """One grade as submitted; ``retracted_at`` is set by undo or a later change."""
+
+    __tablename__ = "grades"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column()
+    value: Mapped[float] = mapped_column(Float)
+    label: Mapped[str] = mapped_column(String(200))
+    grader: Mapped[str] = mapped_column(String(200))
+    comment: Mapped[str] = mapped_column(Text, default="")
+    seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    retracted_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    __table_args__ = (Index("ix_grades_project_position", "project_id", "position"),)
+
+
+class Skip(Base):
+    """An item a grader passed on; it goes back to the queue, ungraded."""
+
+    __tablename__ = "skips"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column()
+    grader: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    __table_args__ = (Index("ix_skips_project_position", "project_id", "position"),)

@@ -1,0 +1,334 @@
+"""The read and write functions the rest of ActiveGrade uses; the only SQL in the code base.
+
+Every write is one transaction; every read returns plain Python or pandas
+objects, never live ORM rows, so callers can hold them across threads.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Engine, delete, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from core.errors import InputError
+from core.store.engine import database_url, make_engine
+from core.store.migrations import upgrade
+from core.store.models import Grade, InputFile, Item, Project, Skip, utcnow
+
+GRADE_COLUMNS = ["id", "position", "value", "label", "grader", "comment", "seconds", "created_at"]
+
+
+@dataclass(frozen=True)
+class ProjectInfo:
+    """A snapshot of one project row."""
+
+    id: int
+    name: str
+    created_at: datetime
+    settings: dict[str, Any]
+    status: str
+    progress_done: int
+    progress_total: int
+    progress_message: str
+    error: str
+    updated_at: datetime
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite returns naive datetimes; every stored one is UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _info(row: Project) -> ProjectInfo:
+    return ProjectInfo(
+        id=row.id,
+        name=row.name,
+        created_at=_aware(row.created_at),
+        settings=dict(row.settings or {}),
+        status=row.status,
+        progress_done=row.progress_done,
+        progress_total=row.progress_total,
+        progress_message=row.progress_message,
+        error=row.error,
+        updated_at=_aware(row.updated_at),
+    )
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` as JSON: numpy scalars and arrays to Python, NaN and NaT to None."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is pd.NaT or value is None:
+        return None
+    if isinstance(value, (pd.Timestamp, datetime)):
+        return value.isoformat()
+    return value
+
+
+class Store:
+    """A connection to one ActiveGrade database (SQLite file or PostgreSQL)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._session = sessionmaker(engine, expire_on_commit=False)
+
+    @classmethod
+    def open(cls, url: str | None = None) -> Store:
+        """Connect to ``url`` (default: see ``database_url``) and create or upgrade its schema."""
+        engine = make_engine(database_url(url))
+        upgrade(engine)
+        return cls(engine)
+
+    def session(self) -> Session:
+        return self._session()
+
+    # projects -----------------------------------------------------------
+
+    def create_project(
+        self, name: str, settings: dict[str, Any], files: dict[str, tuple[str, bytes]]
+    ) -> int:
+        """Insert a project and its input files (role -> (file name, bytes)); returns its id."""
+        name = name.strip()
+        if not name:
+            raise InputError("the project name is empty", fix="type a name for the project")
+        try:
+            with self.session() as s, s.begin():
+                project = Project(name=name, settings=json_safe(settings))
+                s.add(project)
+                s.flush()
+                for role, (file_name, content) in files.items():
+                    s.add(InputFile(project_id=project.id, role=role, name=file_name, content=content))
+                return project.id
+        except IntegrityError:
+            raise InputError(
+                f"a project named {name!r} already exists", fix="choose another name or open that project"
+            ) from None
+
+    def projects(self) -> list[ProjectInfo]:
+        """All projects, newest first."""
+        with self.session() as s:
+            rows = s.scalars(select(Project).order_by(Project.created_at.desc(), Project.id.desc()))
+            return [_info(r) for r in rows]
+
+    def project(self, project_id: int) -> ProjectInfo:
+        with self.session() as s:
+            row = s.get(Project, project_id)
+            if row is None:
+                raise KeyError(f"no project with id {project_id}")
+            return _info(row)
+
+    def project_by_name(self, name: str) -> ProjectInfo | None:
+        with self.session() as s:
+            row = s.scalar(select(Project).where(Project.name == name))
+            return None if row is None else _info(row)
+
+    def update_settings(self, project_id: int, changes: dict[str, Any]) -> None:
+        """Merge ``changes`` into the project's settings."""
+        with self.session() as s, s.begin():
+            row = s.get(Project, project_id)
+            row.settings = {**(row.settings or {}), **json_safe(changes)}
+
+    def set_status(self, project_id: int, status: str, error: str = "") -> None:
+        with self.session() as s, s.begin():
+            s.execute(
+                update(Project)
+                .where(Project.id == project_id)
+                .values(status=status, error=error, updated_at=utcnow())
+            )
+
+    def set_progress(self, project_id: int, done: int, total: int, message: str = "") -> None:
+        """Record preparation progress; doubles as the job's heartbeat."""
+        with self.session() as s, s.begin():
+            s.execute(
+                update(Project)
+                .where(Project.id == project_id)
+                .values(
+                    progress_done=done, progress_total=total, progress_message=message, updated_at=utcnow()
+                )
+            )
+
+    def delete_project(self, project_id: int) -> None:
+        """Delete a project with its files, items, grades and skips."""
+        with self.session() as s, s.begin():
+            for table in (Skip, Grade, Item, InputFile):
+                s.execute(delete(table).where(table.project_id == project_id))
+            s.execute(delete(Project).where(Project.id == project_id))
+
+    def input_files(self, project_id: int) -> dict[str, tuple[str, bytes]]:
+        """The project's uploads: role -> (file name, bytes)."""
+        with self.session() as s:
+            rows = s.scalars(select(InputFile).where(InputFile.project_id == project_id))
+            return {r.role: (r.name, r.content) for r in rows}
+
+    # items --------------------------------------------------------------
+
+    def save_items(self, project_id: int, items: pd.DataFrame) -> None:
+        """Replace the project's items with ``items`` (pool order, with ``id`` and ``stratum``) and mark it ready."""
+        records = items.to_dict(orient="records")
+        rows = [
+            {
+                "project_id": project_id,
+                "position": position,
+                "item_id": str(record["id"]),
+                "stratum": int(record["stratum"]),
+                "data": json_safe({k: v for k, v in record.items() if k not in ("id", "stratum")}),
+            }
+            for position, record in enumerate(records)
+        ]
+        with self.session() as s, s.begin():
+            s.execute(delete(Item).where(Item.project_id == project_id))
+            if rows:
+                s.execute(Item.__table__.insert(), rows)
+            s.execute(
+                update(Project)
+                .where(Project.id == project_id)
+                .values(status="ready", error="", updated_at=utcnow())
+            )
+
+    def load_items(self, project_id: int) -> pd.DataFrame:
+        """The prepared items in pool order: ``id``, ``stratum`` and every other stored column."""
+        with self.session() as s:
+            rows = s.execute(
+                select(Item.item_id, Item.stratum, Item.data)
+                .where(Item.project_id == project_id)
+                .order_by(Item.position)
+            ).all()
+        frame = pd.DataFrame.from_records([{"id": i, "stratum": h, **d} for i, h, d in rows])
+        return frame.fillna(np.nan) if not frame.empty else frame
+
+    def item(self, project_id: int, position: int) -> dict[str, Any]:
+        """One item as a dict (``id``, ``stratum`` and its stored columns)."""
+        with self.session() as s:
+            row = s.get(Item, (project_id, position))
+            if row is None:
+                raise KeyError(f"project {project_id} has no item at position {position}")
+            return {"id": row.item_id, "stratum": row.stratum, **row.data}
+
+    def item_count(self, project_id: int) -> int:
+        with self.session() as s:
+            return s.scalar(select(func.count()).select_from(Item).where(Item.project_id == project_id))
+
+    # grades and skips -----------------------------------------------------
+
+    def add_grade(
+        self,
+        project_id: int,
+        position: int,
+        *,
+        value: float,
+        label: str,
+        grader: str,
+        comment: str = "",
+        seconds: float | None = None,
+    ) -> int:
+        """Record a grade in one transaction; it replaces this grader's earlier grade of the item."""
+        with self.session() as s, s.begin():
+            now = utcnow()
+            s.execute(
+                update(Grade)
+                .where(
+                    Grade.project_id == project_id,
+                    Grade.position == position,
+                    Grade.grader == grader,
+                    Grade.retracted_at.is_(None),
+                )
+                .values(retracted_at=now)
+            )
+            grade = Grade(
+                project_id=project_id,
+                position=position,
+                value=float(value),
+                label=label,
+                grader=grader,
+                comment=comment,
+                seconds=seconds,
+                created_at=now,
+            )
+            s.add(grade)
+            s.flush()
+            return grade.id
+
+    def retract_last_grade(self, project_id: int, grader: str) -> int | None:
+        """Undo: retract this grader's most recent active grade; returns its item position."""
+        with self.session() as s, s.begin():
+            grade = s.scalar(
+                select(Grade)
+                .where(Grade.project_id == project_id, Grade.grader == grader, Grade.retracted_at.is_(None))
+                .order_by(Grade.id.desc())
+                .limit(1)
+                .with_for_update()
+            )
+            if grade is None:
+                return None
+            grade.retracted_at = utcnow()
+            return grade.position
+
+    def add_skip(self, project_id: int, position: int, grader: str) -> None:
+        with self.session() as s, s.begin():
+            s.add(Skip(project_id=project_id, position=position, grader=grader))
+
+    def grades(self, project_id: int, *, include_retracted: bool = False) -> pd.DataFrame:
+        """Grades in submission order, columns GRADE_COLUMNS (+ ``retracted_at`` if asked)."""
+        columns = [getattr(Grade, c) for c in GRADE_COLUMNS]
+        query = select(*columns).where(Grade.project_id == project_id).order_by(Grade.id)
+        if include_retracted:
+            query = query.add_columns(Grade.retracted_at)
+        else:
+            query = query.where(Grade.retracted_at.is_(None))
+        with self.session() as s:
+            rows = s.execute(query).all()
+        names = GRADE_COLUMNS + (["retracted_at"] if include_retracted else [])
+        return pd.DataFrame.from_records(rows, columns=names)
+
+    def graded_positions(self, project_id: int) -> dict[int, float]:
+        """Item position -> grade (mean over graders when several graded it), active grades only."""
+        with self.session() as s:
+            rows = s.execute(
+                select(Grade.position, func.avg(Grade.value))
+                .where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
+                .group_by(Grade.position)
+            ).all()
+        return {int(p): float(v) for p, v in rows}
+
+    def skipped_positions(self, project_id: int) -> set[int]:
+        """Positions skipped by anyone and not graded since."""
+        with self.session() as s:
+            skipped = set(s.scalars(select(Skip.position).where(Skip.project_id == project_id).distinct()))
+        return skipped - set(self.graded_positions(project_id))
+
+    def grader_positions(self, project_id: int, grader: str) -> list[int]:
+        """Positions this grader has an active grade for, oldest first (for Back)."""
+        with self.session() as s:
+            rows = s.execute(
+                select(Grade.position)
+                .where(Grade.project_id == project_id, Grade.grader == grader, Grade.retracted_at.is_(None))
+                .order_by(Grade.id)
+            ).all()
+        return [int(r[0]) for r in rows]
+
+    def grade_of(self, project_id: int, position: int, grader: str) -> dict[str, Any] | None:
+        """This grader's active grade of the item, as a dict, or None."""
+        with self.session() as s:
+            row = s.scalar(
+                select(Grade).where(
+                    Grade.project_id == project_id,
+                    Grade.position == position,
+                    Grade.grader == grader,
+                    Grade.retracted_at.is_(None),
+                )
+            )
+            if row is None:
+                return None
+            return {c: getattr(row, c) for c in GRADE_COLUMNS}

@@ -1,0 +1,179 @@
+"""core.store against SQLite, and PostgreSQL when $ACTIVEGRADE_TEST_PG_URL is set."""
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import uuid
+
+import numpy as np
+import pandas as pd
+import pytest
+from sqlalchemy import create_engine, text
+
+from core.errors import InputError
+from core.store import LATEST, Store, upgrade
+from core.store import migrations
+
+
+def _pg_url() -> str:
+    url = os.environ.get("ACTIVEGRADE_TEST_PG_URL")
+    if not url:
+        pytest.skip("ACTIVEGRADE_TEST_PG_URL is not set (scripts/test.sh starts PostgreSQL)")
+    return url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request, tmp_path):
+    if request.param == "sqlite":
+        yield Store.open(f"sqlite:///{tmp_path / 'store.db'}")
+        return
+    base = _pg_url()
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(base)
+    with admin.begin() as c:
+        c.execute(text(f"CREATE SCHEMA {schema}"))
+    sep = "&" if "?" in base else "?"
+    yield Store.open(f"{base}{sep}options=-csearch_path%3D{schema}")
+    with admin.begin() as c:
+        c.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    admin.dispose()
+
+
+def _items(n: int = 6) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "id": [f"q{i}" for i in range(n)],
+            "prompt": [f"prompt {i}" for i in range(n)],
+            "response": [f"<b>resp</b> {i}" for i in range(n)],
+            "semantic_entropy": np.linspace(0, 1, n),
+            "agreement": [np.nan] + [0.5] * (n - 1),
+            "stratum": np.arange(n) % 2,
+        }
+    )
+
+
+def _project(store: Store, name: str = "p") -> int:
+    return store.create_project(name, {"seed": 7}, {"pool": ("pool.jsonl", b'{"id": 1}\n')})
+
+
+def test_project_roundtrip_and_duplicate_name(store):
+    pid = _project(store)
+    info = store.project(pid)
+    assert (info.name, info.status, info.settings) == ("p", "new", {"seed": 7})
+    assert store.input_files(pid) == {"pool": ("pool.jsonl", b'{"id": 1}\n')}
+    with pytest.raises(InputError, match="already exists"):
+        _project(store)
+    with pytest.raises(InputError, match="name is empty"):
+        store.create_project("  ", {}, {})
+    other = _project(store, "q")
+    assert [p.id for p in store.projects()] == [other, pid]
+    store.update_settings(pid, {"guidelines": "be fair"})
+    assert store.project(pid).settings == {"seed": 7, "guidelines": "be fair"}
+
+
+def test_items_roundtrip_keeps_order_types_and_nan(store):
+    pid = _project(store)
+    store.set_progress(pid, 3, 6, "clustering")
+    assert (store.project(pid).progress_done, store.project(pid).progress_total) == (3, 6)
+    store.save_items(pid, _items())
+    assert store.project(pid).status == "ready"
+    loaded = store.load_items(pid)
+    assert list(loaded["id"]) == [f"q{i}" for i in range(6)]
+    assert list(loaded["stratum"]) == [0, 1, 0, 1, 0, 1]
+    assert np.isnan(loaded.loc[0, "agreement"]) and loaded.loc[1, "agreement"] == 0.5
+    assert store.item(pid, 2)["response"] == "<b>resp</b> 2"
+    assert store.item_count(pid) == 6
+    store.save_items(pid, _items(3))  # re-preparing replaces, never duplicates
+    assert store.item_count(pid) == 3
+
+
+def test_grade_change_undo_and_skip(store):
+    pid = _project(store)
+    store.save_items(pid, _items())
+    store.add_grade(pid, 0, value=1.0, label="correct", grader="ann")
+    store.add_grade(pid, 1, value=0.0, label="incorrect", grader="ann", comment="wrong unit", seconds=4.5)
+    store.add_grade(pid, 1, value=1.0, label="correct", grader="bob")
+    assert store.graded_positions(pid) == {0: 1.0, 1: 0.5}
+    # changing a grade supersedes the grader's earlier one
+    store.add_grade(pid, 0, value=0.0, label="incorrect", grader="ann")
+    assert store.graded_positions(pid)[0] == 0.0
+    assert len(store.grades(pid)) == 3 and len(store.grades(pid, include_retracted=True)) == 4
+    assert store.grader_positions(pid, "ann") == [1, 0]
+    assert store.grade_of(pid, 1, "ann")["comment"] == "wrong unit"
+    # undo retracts the grader's latest grade only
+    assert store.retract_last_grade(pid, "ann") == 0
+    assert store.graded_positions(pid) == {1: 0.5}
+    assert store.retract_last_grade(pid, "carl") is None
+    store.add_skip(pid, 3, "ann")
+    store.add_skip(pid, 1, "ann")
+    assert store.skipped_positions(pid) == {3}  # position 1 is graded
+    store.delete_project(pid)
+    assert store.projects() == [] and store.grades(pid).empty
+
+
+def test_grades_survive_reopening(tmp_path):
+    url = f"sqlite:///{tmp_path / 'persist.db'}"
+    first = Store.open(url)
+    pid = _project(first)
+    first.save_items(pid, _items())
+    first.add_grade(pid, 4, value=0.75, label="4", grader="ann", seconds=2.0)
+    first.engine.dispose()
+    second = Store.open(url)
+    grades = second.grades(pid)
+    assert grades.loc[0, ["position", "value", "label", "grader"]].tolist() == [4, 0.75, "4", "ann"]
+
+
+def test_sqlite_runs_in_wal_mode(tmp_path):
+    path = tmp_path / "wal.db"
+    Store.open(f"sqlite:///{path}")
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_concurrent_graders_lose_no_grade(tmp_path):
+    store = Store.open(f"sqlite:///{tmp_path / 'c.db'}")
+    pid = _project(store)
+    store.save_items(pid, _items(40))
+
+    def grade(grader: str, positions: range) -> None:
+        for p in positions:
+            store.add_grade(pid, p, value=1.0, label="correct", grader=grader)
+
+    threads = [threading.Thread(target=grade, args=(g, range(k, 40, 4))) for k, g in enumerate("abcd")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(store.graded_positions(pid)) == list(range(40))
+
+
+def test_upgrade_runs_pending_migrations_in_order(tmp_path, monkeypatch):
+    engine = create_engine(f"sqlite:///{tmp_path / 'm.db'}")
+    assert upgrade(engine) == 0  # fresh database: created and stamped
+    with engine.begin() as c:
+        assert c.scalar(text("SELECT version FROM schema_version")) == LATEST
+
+    def add_note(connection):
+        connection.execute(text("ALTER TABLE projects ADD COLUMN note TEXT"))
+
+    monkeypatch.setattr(migrations, "MIGRATIONS", [add_note])
+    monkeypatch.setattr(migrations, "LATEST", 2)
+    assert upgrade(engine) == 1
+    assert upgrade(engine) == 2  # nothing left to do
+    with engine.begin() as c:
+        assert c.scalar(text("SELECT version FROM schema_version")) == 2
+        c.execute(text("SELECT note FROM projects"))
+
+
+def test_newer_database_is_refused(tmp_path):
+    engine = create_engine(f"sqlite:///{tmp_path / 'n.db'}")
+    upgrade(engine)
+    with engine.begin() as c:
+        c.execute(text("UPDATE schema_version SET version = 99"))
+    with pytest.raises(RuntimeError, match="newer than this ActiveGrade"):
+        upgrade(engine)
+
+
+def test_bad_url_is_an_input_error():
+    with pytest.raises(InputError, match="ACTIVEGRADE_DB_URL"):
+        Store.open("not a url")
