@@ -1,0 +1,94 @@
+"""`python -m core prepare`: cluster surrogate answers, score every item, stratify, write the items table."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from core.errors import InputError
+from core.prepare import prepare_items
+from core.semantic import BACKENDS
+from core.semantic.base import DEVICES
+from core.semantic.cache import CACHE_ENV
+from core.strata import DEFAULT_MIN_STRATUM_SIZE, STRATIFY_BY
+
+WRITERS = {
+    ".csv": lambda frame, path: frame.to_csv(path, index=False),
+    ".jsonl": lambda frame, path: frame.to_json(path, orient="records", lines=True, force_ascii=False),
+    ".parquet": lambda frame, path: frame.to_parquet(path, index=False),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pool", required=True, help="pool file (JSONL, CSV or Parquet), one row per item")
+    parser.add_argument("--samples", help="surrogate samples file, one row per sample (else a 'samples' list column in the pool)")
+    parser.add_argument("--out", required=True, help="items table to write: .csv, .jsonl or .parquet")
+    parser.add_argument("--backend", choices=BACKENDS, default="exact", help="semantic equivalence test (default: exact)")
+    parser.add_argument("--model", help="model name or path for the embedding or nli backend (default: the backend's)")
+    parser.add_argument("--threshold", type=float, help="similarity (embedding) or entailment probability (nli) threshold")
+    parser.add_argument("--strata", type=int, default=5, help="number of strata (default: 5)")
+    parser.add_argument("--stratify-by", choices=STRATIFY_BY, default="entropy", help="score to stratify on (default: entropy)")
+    parser.add_argument(
+        "--min-stratum-size", type=int, default=DEFAULT_MIN_STRATUM_SIZE,
+        help=f"merge smaller strata into a neighbour (default: {DEFAULT_MIN_STRATUM_SIZE})",
+    )
+    parser.add_argument("--device", choices=DEVICES, default="auto", help="where models run (default: auto, CUDA when present)")
+    parser.add_argument("--batch-size", type=int, help="model batch size (default: the backend's)")
+    parser.add_argument("--cache-dir", help=f"result cache folder (default: ${CACHE_ENV} or ~/.cache/activegrade)")
+
+
+def write_items(items: pd.DataFrame, out: str) -> None:
+    """Write the items table, its format chosen by the file's extension."""
+    path = Path(out)
+    writer = WRITERS.get(path.suffix.lower())
+    if writer is None:
+        raise InputError(f"unsupported output format '{path.suffix}'", file=out, fix="name the output .csv, .jsonl or .parquet")
+    try:
+        writer(items, path)
+    except OSError as error:
+        raise InputError(f"cannot write the items table ({error.strerror})", file=out, fix="check the folder exists and is writable") from None
+
+
+def summary(items: pd.DataFrame) -> str:
+    """A few lines for the terminal: items, strata sizes, items without samples."""
+    sizes = items["stratum"].value_counts().sort_index()
+    lines = [
+        f"{len(items)} items, {int((items['n_samples'] > 0).sum())} with samples, "
+        f"{int((items['n_samples'] == 0).sum())} without samples (own stratum)",
+        "stratum sizes: " + ", ".join(f"{h}: {n}" for h, n in sizes.items()),
+    ]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.io import load_inputs
+
+    inputs = load_inputs(args.pool, args.samples)
+    with tqdm(desc=f"{args.backend} clustering", file=sys.stderr, disable=None) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        items = prepare_items(
+            inputs,
+            backend=args.backend,
+            model=args.model,
+            threshold=args.threshold,
+            n_strata=args.strata,
+            stratify_by=args.stratify_by,
+            min_stratum_size=args.min_stratum_size,
+            device=args.device,
+            cache_dir=args.cache_dir,
+            batch_size=args.batch_size,
+            progress=progress,
+        )
+    if items["semantic_entropy_weighted"].isna().all():
+        items = items.drop(columns="semantic_entropy_weighted")
+    write_items(items, args.out)
+    print(summary(items))
+    print(f"wrote {args.out}")
+    return 0

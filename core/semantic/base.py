@@ -1,0 +1,168 @@
+"""The interface every semantic-equivalence backend implements, and the work they share.
+
+A backend turns, for each item, its surrogate samples plus the target's answer
+into meaning-class ids. The shared part (this module) normalises every string
+(core.normalize), deduplicates it within the item, looks the item up in the
+on-disk cache, hands only the uncached items' unique strings to the backend's
+`_classes`, stores what comes back, and maps the classes back onto the
+original strings. Classes are numbered in order of first appearance, samples
+first, the target's answer last, so the target never founds a class before a
+sample does.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.errors import InputError
+from core.normalize import normalize
+from core.semantic.cache import ResultCache, content_key
+
+Progress = Callable[[int, int], None]
+DEVICES = ("auto", "cpu", "cuda")
+CACHE_VERSION = 1  # bump when a backend's results change for the same inputs
+
+
+@dataclass(frozen=True)
+class ItemTexts:
+    """One item's texts: the question, the surrogate samples, the target's answer."""
+
+    question: str
+    samples: Sequence[str]
+    target: str
+
+
+@dataclass(frozen=True)
+class UniqueTexts:
+    """One item's distinct normalised strings, in order of first appearance."""
+
+    question: str
+    strings: list[str]
+
+
+def resolve_device(device: str) -> str:
+    """'auto' -> 'cuda' when a CUDA device is present, else 'cpu'; checks the other values."""
+    import torch
+
+    if device not in DEVICES:
+        raise InputError(f"unknown device '{device}'", column="device", fix="use auto, cpu or cuda")
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise InputError("device 'cuda' requested but no CUDA device is available", fix="use --device auto or cpu")
+    return device
+
+
+def model_fingerprint(model: str) -> str:
+    """What identifies a model in cache keys: its name, or for a local folder its
+    absolute path with the name, size and modification time of every file in it."""
+    path = Path(model)
+    if not path.exists():
+        return model
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    stats = [(str(p.relative_to(path) if path.is_dir() else p.name), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
+    return content_key(str(path.resolve()), stats)
+
+
+def dedupe(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """Distinct normalised strings in order of first appearance, and each text's index among them."""
+    normalised = [normalize(text) for text in texts]
+    position: dict[str, int] = {}
+    inverse = np.array([position.setdefault(s, len(position)) for s in normalised], dtype=int)
+    return list(position), inverse
+
+
+class Backend(ABC):
+    """Clusters items' strings by meaning. Subclasses implement `_classes`."""
+
+    name: str = ""
+    uses_question = False  # whether the question is part of the comparison (and so of the cache key)
+
+    def __init__(self, *, cache_dir: str | Path | None = None, use_cache: bool = True) -> None:
+        self._cache_dir = cache_dir
+        self._use_cache = use_cache
+        self.model_calls = 0  # texts (embedding) or text pairs (NLI) sent to the model so far
+
+    def identity(self) -> tuple:
+        """Everything besides the strings that determines the result: part of every cache key."""
+        return (CACHE_VERSION, self.name)
+
+    @abstractmethod
+    def _classes(self, items: list[UniqueTexts], progress: Progress | None) -> list[np.ndarray]:
+        """For each item, the class id (0, 1, ... by first appearance) of each of its strings."""
+
+    def cluster(self, groups: Sequence[ItemTexts], progress: Progress | None = None) -> list[np.ndarray]:
+        """For each item, the class ids of its samples followed by that of the target's answer."""
+        unique, inverses, keys = [], [], []
+        for group in groups:
+            strings, inverse = dedupe([*group.samples, group.target])
+            question = group.question if self.uses_question else ""
+            unique.append(UniqueTexts(question, strings))
+            inverses.append(inverse)
+            keys.append(content_key(self.identity(), question, strings))
+        cache = ResultCache(self._cache_dir) if self._use_cache else None
+        try:
+            found = cache.get_many(keys) if cache else {}
+            todo = [i for i, key in enumerate(keys) if key not in found]
+            computed = self._classes([unique[i] for i in todo], progress) if todo else []
+            fresh = {keys[i]: classes for i, classes in zip(todo, computed)}
+            if cache and fresh:
+                cache.put_many(fresh)
+        finally:
+            if cache:
+                cache.close()
+        found.update(fresh)
+        if progress and not todo:
+            progress(len(groups), len(groups))
+        return [found[key][inverse] for key, inverse in zip(keys, inverses)]
+
+
+@dataclass(frozen=True)
+class Query:
+    """Does string `string` of item `item` mean the same as one of `representatives` (string indices)?"""
+
+    item: int
+    string: int
+    representatives: list[int]
+
+
+Decide = Callable[[list[Query]], list[int | None]]
+ITEMS_PER_STEP = 512  # items whose next string is placed in one call of `decide` (one progress step)
+
+
+def cluster_by_representatives(sizes: Sequence[int], decide: Decide, progress: Progress | None = None) -> list[np.ndarray]:
+    """Greedy clustering of every item's strings, batched across items.
+
+    Each string is compared only with one representative (the first member) of
+    every class that exists when its turn comes, and joins the class whose
+    representative `decide` returns, or founds a new class when it returns None
+    (Kuhn et al. 2023, Algorithm 1). Work proceeds in rounds: round j places
+    string j of every item that has one, so each call of `decide` carries
+    queries from up to ITEMS_PER_STEP items and the model sees large batches.
+    The first string of an item needs no comparison. `progress(done, total)`
+    counts strings placed.
+    """
+    classes = [np.empty(n, dtype=int) for n in sizes]
+    representatives: list[list[int]] = [[] for _ in sizes]
+    total, done = int(sum(sizes)), 0
+    for j in range(max(sizes, default=0)):
+        active = [i for i, n in enumerate(sizes) if n > j]
+        for start in range(0, len(active), ITEMS_PER_STEP):
+            step = active[start : start + ITEMS_PER_STEP]
+            queries = [Query(i, j, list(representatives[i])) for i in step if representatives[i]]
+            chosen = dict(zip((q.item for q in queries), decide(queries))) if queries else {}
+            for i in step:
+                rep = chosen.get(i)
+                if rep is None:
+                    classes[i][j] = len(representatives[i])
+                    representatives[i].append(j)
+                else:
+                    classes[i][j] = classes[i][rep]
+            done += len(step)
+            if progress:
+                progress(done, total)
+    return classes

@@ -1,0 +1,69 @@
+"""On-disk cache of clustering results, keyed by content, backend, model and threshold.
+
+One SQLite file, `semantic.sqlite`, in the cache directory: the `--cache-dir`
+option, else $ACTIVEGRADE_CACHE_DIR, else ~/.cache/activegrade. SQLite keeps
+concurrent runs (CLI and app) from corrupting each other.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from core.errors import InputError
+
+CACHE_ENV = "ACTIVEGRADE_CACHE_DIR"
+_CHUNK = 500  # keys per SELECT, below SQLite's limit on bound parameters
+
+
+def default_cache_dir() -> Path:
+    """$ACTIVEGRADE_CACHE_DIR if set, else ~/.cache/activegrade."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "activegrade")
+
+
+def content_key(*parts: object) -> str:
+    """SHA-256 of the JSON encoding of `parts`: equal content, equal key."""
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+class ResultCache:
+    """Maps a content key to an int array (the classes of one item's strings)."""
+
+    def __init__(self, directory: str | Path | None = None) -> None:
+        directory = Path(directory) if directory is not None else default_cache_dir()
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(directory / "semantic.sqlite", timeout=60)
+            self._db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, classes BLOB NOT NULL)")
+            self._db.commit()
+        except (OSError, sqlite3.Error) as error:
+            raise InputError(
+                f"cannot use the cache directory ({error})",
+                file=str(directory),
+                fix=f"pass a writable --cache-dir or set {CACHE_ENV}",
+            ) from None
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """The cached arrays of those keys that are present."""
+        keys = list(dict.fromkeys(keys))
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(f"SELECT key, classes FROM results WHERE key IN ({marks})", chunk)
+            found.update((key, np.frombuffer(blob, dtype=np.int32).astype(int)) for key, blob in rows)
+        return found
+
+    def put_many(self, results: Mapping[str, np.ndarray]) -> None:
+        """Store arrays under their keys (replacing any previous value)."""
+        rows = [(key, np.asarray(value, dtype=np.int32).tobytes()) for key, value in results.items()]
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO results (key, classes) VALUES (?, ?)", rows)
+
+    def close(self) -> None:
+        self._db.close()

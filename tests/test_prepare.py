@@ -1,0 +1,91 @@
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.errors import InputError
+from core.prepare import SCORE_COLUMNS, prepare_items, target_answers
+
+
+@dataclass
+class FakeInputs:
+    """Shaped like core.io.Inputs."""
+
+    pool: pd.DataFrame
+    samples: pd.DataFrame
+    without_samples: list[str] = field(default_factory=list)
+
+
+def make_inputs(pool: list[dict], samples: list[tuple]) -> FakeInputs:
+    frame = pd.DataFrame(samples, columns=["id", "sample", "logprob"][: len(samples[0])] if samples else ["id", "sample"])
+    if "logprob" not in frame:
+        frame["logprob"] = np.nan
+    frame["surrogate"] = ""
+    pool_frame = pd.DataFrame(pool)
+    without = [i for i in pool_frame["id"] if i not in set(frame["id"])]
+    return FakeInputs(pool_frame, frame, without)
+
+
+def test_hand_computed_paris():
+    inputs = make_inputs(
+        [{"id": "q1", "prompt": "Capital of France?", "response": "It is Paris.", "answer": "Paris"}],
+        [("q1", "Paris"), ("q1", "paris."), ("q1", "Lyon")],
+    )
+    item = prepare_items(inputs, min_stratum_size=1).iloc[0]
+    assert item["n_samples"] == 3
+    assert item["n_clusters"] == 2
+    assert item["semantic_entropy"] == pytest.approx(0.6365, abs=1e-4)
+    assert item["agreement"] == pytest.approx(2 / 3)
+    assert math.isnan(item["semantic_entropy_weighted"])
+
+
+def test_pool_order_columns_and_items_without_samples():
+    pool = [
+        {"id": "b", "prompt": "p", "response": "x", "topic": "t1"},
+        {"id": "a", "prompt": "p", "response": "y", "topic": "t2"},
+        {"id": "c", "prompt": "p", "response": "z", "topic": "t3"},
+    ]
+    inputs = make_inputs(pool, [("a", "y"), ("a", "y"), ("b", "x"), ("b", "w")])
+    items = prepare_items(inputs, min_stratum_size=1)
+    assert items["id"].tolist() == ["b", "a", "c"]
+    assert {"topic", *SCORE_COLUMNS} <= set(items.columns)
+    assert items.set_index("id")["agreement"].to_dict()["a"] == 1.0
+    c = items.set_index("id").loc["c"]
+    assert c["n_samples"] == 0 and c["n_clusters"] == 0
+    assert math.isnan(c["semantic_entropy"]) and math.isnan(c["agreement"])
+    assert c["stratum"] == items["stratum"].max()
+    assert (items["stratum"] == c["stratum"]).sum() == 1
+
+
+def test_answer_preferred_over_response_when_present():
+    pool = pd.DataFrame({"response": ["long text 18", "Lyon"], "answer": ["18", ""]})
+    assert target_answers(pool) == ["18", "Lyon"]
+
+
+def test_weighted_entropy_uses_logprobs():
+    inputs = make_inputs(
+        [{"id": "q", "prompt": "p", "response": "a"}],
+        [("q", "a", -0.1), ("q", "b", -5.0)],
+    )
+    item = prepare_items(inputs, min_stratum_size=1).iloc[0]
+    assert 0 < item["semantic_entropy_weighted"] < item["semantic_entropy"] == pytest.approx(math.log(2))
+
+
+def test_unknown_backend_is_an_input_error():
+    inputs = make_inputs([{"id": "q", "prompt": "p", "response": "a"}], [("q", "a")])
+    with pytest.raises(InputError, match="unknown backend"):
+        prepare_items(inputs, backend="magic")
+
+
+def test_gsm8k_exact_strata_track_correctness(gsm8k):
+    pool = pd.read_json(gsm8k[0], lines=True, dtype={"id": str, "answer": str, "reference": str})
+    samples = pd.read_json(gsm8k[1], lines=True, dtype={"id": str, "sample": str})
+    samples["logprob"] = np.nan
+    items = prepare_items(FakeInputs(pool, samples))
+    assert len(items) == len(pool)
+    accuracy = items.groupby("stratum")["label"].mean()
+    # the lowest-entropy stratum is the most often right, the highest the least
+    assert accuracy.iloc[0] > 0.9 > accuracy.iloc[-1]
+    assert np.corrcoef(items["agreement"], items["label"])[0, 1] > 0.5
