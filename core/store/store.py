@@ -293,12 +293,13 @@ class Store:
         return pd.DataFrame.from_records(rows, columns=names)
 
     def graded_positions(self, project_id: int) -> dict[int, float]:
-        """Item position -> grade (mean over graders when several graded it), active grades only."""
+        """Item position -> grade (mean over graders when several graded it), active grades only, in grading order."""
         with self.session() as s:
             rows = s.execute(
                 select(Grade.position, func.avg(Grade.value))
                 .where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
                 .group_by(Grade.position)
+                .order_by(func.min(Grade.id))
             ).all()
         return {int(p): float(v) for p, v in rows}
 

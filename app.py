@@ -1,0 +1,63 @@
+"""ActiveGrade's Streamlit app: the router and the frame every page shares.
+
+Run with ``streamlit run app.py``. On a first run with an empty database it
+opens the demo project (data/demo/) so there is something to grade at once.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from core.errors import InputError
+from core.project import open_demo
+from ui import state
+
+st.set_page_config(page_title="ActiveGrade", page_icon=":material/grading:", layout="wide")
+
+PAGES = [
+    st.Page("pages/projects.py", title="Projects", icon=":material/folder_open:", default=True),
+    st.Page("pages/grade.py", title="Grade", icon=":material/rate_review:"),
+    st.Page("pages/dashboard.py", title="Dashboard", icon=":material/monitoring:"),
+    st.Page("pages/export.py", title="Export", icon=":material/download:"),
+    st.Page("pages/simulate.py", title="Simulate", icon=":material/science:"),
+]
+
+
+def first_run() -> None:
+    """With no project at all, open the demo (once per session; a missing demo is reported on Projects)."""
+    if st.session_state.get("first_run_done"):
+        return
+    st.session_state["first_run_done"] = True
+    store = state.store()
+    if state.current_project() is None and not store.projects():
+        try:
+            state.select_project(open_demo(store))
+        except InputError as exc:
+            st.session_state["demo_error"] = str(exc)
+
+
+def sidebar() -> None:
+    project = state.current_project()
+    with st.sidebar:
+        st.markdown("### ActiveGrade")
+        projects = state.store().projects()
+        if projects:
+            ids = [p.id for p in projects]
+            names = {p.id: p.name for p in projects}
+            index = ids.index(project.id) if project is not None else None
+            chosen = st.selectbox(
+                "Project", ids, index=index, format_func=names.get, placeholder="Choose a project"
+            )
+            if chosen is not None and (project is None or chosen != project.id):
+                state.select_project(chosen)
+                st.rerun()
+        if "grader" not in st.session_state:
+            st.session_state["grader"] = st.query_params.get("grader", "")
+        st.text_input("Your name (grader)", key="grader", placeholder="e.g. ann")
+        if state.grader():
+            st.query_params["grader"] = state.grader()
+
+
+first_run()
+navigation = st.navigation(PAGES)
+sidebar()
+navigation.run()

@@ -1,0 +1,194 @@
+"""Project lifecycle: create a project from uploads, prepare it in the background, open the demo.
+
+Preparation (semantic clustering, entropy, strata) runs in a background
+thread of the process that started it; its progress and outcome live in the
+database, so a page reload, another browser or a restart sees the same
+state and never recomputes finished work. A job whose heartbeat stops
+(the process died) is shown as stalled and can be restarted.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from core.allocation import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY
+from core.errors import InputError
+from core.scales import BINARY
+from core.store import ProjectInfo, Store
+
+DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"
+DEMO_DIR_ENV = "ACTIVEGRADE_DEMO_DIR"  # another folder with pool.jsonl (+ samples.jsonl), e.g. for tests
+DEMO_NAME = "Demo"
+HEARTBEAT_S = 5.0
+STALE_AFTER = timedelta(seconds=60)
+PROGRESS_EVERY_S = 0.5
+
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "backend": "exact",
+    "model": None,
+    "threshold": None,
+    "n_strata": DEFAULT_N_STRATA,
+    "stratify_by": DEFAULT_STRATIFY_BY,
+    "scale": BINARY.to_settings(),
+    "guidelines": "",
+    "show_reference": True,
+    "show_signals": False,
+    "seed": 0,
+    "target_half_width": 0.05,
+}
+
+_jobs: dict[tuple[str, int], threading.Thread] = {}
+_jobs_lock = threading.Lock()
+
+
+def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None) -> None:
+    """Validate uploads with core.io.load_inputs; raises InputError naming file, row and fix."""
+    from core.io import load_inputs
+
+    load_inputs(pool, samples)
+
+
+def create_project(
+    store: Store,
+    name: str,
+    pool: tuple[str, bytes],
+    samples: tuple[str, bytes] | None = None,
+    settings: dict[str, Any] | None = None,
+    *,
+    start: bool = True,
+) -> int:
+    """Validate the uploads, store them with the settings, and (by default) start preparing.
+
+    Raises InputError for bad input before anything is written.
+    """
+    check_inputs(pool, samples)
+    files = {"pool": pool} | ({"samples": samples} if samples else {})
+    project_id = store.create_project(name, {**DEFAULT_SETTINGS, **(settings or {})}, files)
+    if start:
+        start_preparation(store, project_id)
+    return project_id
+
+
+def open_demo(store: Store, *, start: bool = True) -> int:
+    """The demo project, created from data/demo/ on first use; raises InputError while that data is missing."""
+    existing = store.project_by_name(DEMO_NAME)
+    if existing is not None:
+        return existing.id
+    folder = demo_dir()
+    pool_path = folder / "pool.jsonl"
+    samples_path = folder / "samples.jsonl"
+    if not pool_path.exists():
+        raise InputError(
+            "the demo pool is not available yet",
+            file=str(pool_path),
+            fix="create it (see the README's section on the demo data) or upload your own pool",
+        )
+    samples = (samples_path.name, samples_path.read_bytes()) if samples_path.exists() else None
+    settings = {"guidelines": _demo_guidelines(folder)}
+    return create_project(
+        store, DEMO_NAME, (pool_path.name, pool_path.read_bytes()), samples, settings, start=start
+    )
+
+
+def demo_dir() -> Path:
+    """data/demo/, or the folder named by $ACTIVEGRADE_DEMO_DIR."""
+    return Path(os.environ.get(DEMO_DIR_ENV) or DEMO_DIR)
+
+
+def _demo_guidelines(folder: Path) -> str:
+    path = folder / "guidelines.md"
+    if path.exists():
+        return path.read_text(encoding="utf-8")
+    return (
+        "Grade the **target response** against the prompt and the reference answer.\n\n"
+        "- *Correct*: the final answer is right; minor wording differences are fine.\n"
+        "- *Incorrect*: the final answer is wrong, missing, or hedged between options.\n"
+    )
+
+
+def is_stalled(info: ProjectInfo, now: datetime | None = None) -> bool:
+    """True when the project says 'preparing' but its job's heartbeat stopped."""
+    now = now or datetime.now(timezone.utc)
+    return info.status == "preparing" and now - info.updated_at > STALE_AFTER
+
+
+def is_running_here(store: Store, project_id: int) -> bool:
+    with _jobs_lock:
+        job = _jobs.get((str(store.engine.url), project_id))
+        return job is not None and job.is_alive()
+
+
+def start_preparation(store: Store, project_id: int, *, wait: bool = False) -> bool:
+    """Start preparing the project in a background thread unless it is ready or already running.
+
+    Returns True when a job was started. ``wait=True`` runs it to the end
+    before returning (scripts and tests).
+    """
+    info = store.project(project_id)
+    if info.status == "ready" or (info.status == "preparing" and not is_stalled(info)):
+        return False
+    key = (str(store.engine.url), project_id)
+    with _jobs_lock:
+        if key in _jobs and _jobs[key].is_alive():
+            return False
+        store.set_status(project_id, "preparing")
+        job = threading.Thread(target=_prepare, args=(store, project_id), daemon=True, name=f"prepare-{project_id}")
+        _jobs[key] = job
+        job.start()
+    if wait:
+        job.join()
+    return True
+
+
+def _prepare(store: Store, project_id: int) -> None:
+    """The job: load the stored uploads, run core.prepare.prepare_items, save the items."""
+    stop = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(store, project_id, stop), daemon=True)
+    beat.start()
+    try:
+        from core.io import load_inputs
+        from core.prepare import prepare_items
+
+        settings = store.project(project_id).settings
+        files = store.input_files(project_id)
+        inputs = load_inputs(files["pool"], files.get("samples"))
+        store.set_progress(project_id, 0, len(inputs.pool), "clustering surrogate answers")
+        items = prepare_items(
+            inputs,
+            backend=settings.get("backend", "exact"),
+            model=settings.get("model"),
+            threshold=settings.get("threshold"),
+            n_strata=int(settings.get("n_strata", DEFAULT_N_STRATA)),
+            stratify_by=settings.get("stratify_by", DEFAULT_STRATIFY_BY),
+            progress=_progress_writer(store, project_id),
+        )
+        store.save_items(project_id, items)
+    except InputError as exc:
+        store.set_status(project_id, "failed", str(exc))
+    except Exception as exc:  # noqa: BLE001 - any failure must reach the page, not vanish with the thread
+        store.set_status(project_id, "failed", f"{type(exc).__name__}: {exc}")
+    finally:
+        stop.set()
+
+
+def _heartbeat(store: Store, project_id: int, stop: threading.Event) -> None:
+    while not stop.wait(HEARTBEAT_S):
+        info = store.project(project_id)
+        store.set_progress(project_id, info.progress_done, info.progress_total, info.progress_message)
+
+
+def _progress_writer(store: Store, project_id: int):
+    """A ``progress(done, total)`` callback that writes to the database at most every PROGRESS_EVERY_S."""
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done >= total or now - last[0] >= PROGRESS_EVERY_S:
+            last[0] = now
+            store.set_progress(project_id, done, total, "clustering surrogate answers")
+
+    return progress

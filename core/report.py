@@ -1,0 +1,118 @@
+"""Exports: the grades as CSV and JSONL, and a report (JSON and Markdown) that lets anyone reproduce the run."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+import pandas as pd
+
+import core
+from core.allocation import Design
+from core.estimate import Estimate
+from core.io import spreadsheet_safe
+from core.store import ProjectInfo, json_safe
+
+EXPORT_COLUMNS = ["item", "position", "grade", "label", "grader", "time", "seconds", "comment"]
+
+
+def grades_table(grades: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """Active grades with the item's id: EXPORT_COLUMNS, in submission order."""
+    if grades.empty:
+        return pd.DataFrame(columns=EXPORT_COLUMNS)
+    table = pd.DataFrame(
+        {
+            "item": items["id"].to_numpy()[grades["position"].to_numpy()],
+            "position": grades["position"],
+            "grade": grades["value"],
+            "label": grades["label"],
+            "grader": grades["grader"],
+            "time": pd.to_datetime(grades["created_at"], utc=True).map(lambda t: t.isoformat()),
+            "seconds": grades["seconds"],
+            "comment": grades["comment"],
+        }
+    )
+    return table[EXPORT_COLUMNS]
+
+
+def grades_csv(table: pd.DataFrame) -> bytes:
+    """CSV (UTF-8) with every text cell made inert for spreadsheets (core.io.spreadsheet_safe)."""
+    return table.map(spreadsheet_safe).to_csv(index=False).encode("utf-8")
+
+
+def grades_jsonl(table: pd.DataFrame) -> bytes:
+    """One JSON object per grade; values as stored (JSON is not a spreadsheet)."""
+    lines = (json.dumps(json_safe(row), ensure_ascii=False) for row in table.to_dict(orient="records"))
+    return ("\n".join(lines) + ("\n" if len(table) else "")).encode("utf-8")
+
+
+def report(project: ProjectInfo, design: Design, result: Estimate, input_names: dict[str, str]) -> dict[str, Any]:
+    """Everything needed to read and reproduce the result: estimate, interval, method, strata, settings, seed."""
+    return json_safe(
+        {
+            "project": project.name,
+            "generated_at": datetime.now(timezone.utc).isoformat(),
+            "activegrade_version": getattr(core, "__version__", "unreleased"),
+            "inputs": input_names,
+            "items": design.N,
+            "estimate": {
+                "value": result.value,
+                "se": result.se,
+                "ci_low": result.ci_low,
+                "ci_high": result.ci_high,
+                "level": result.level,
+                "method": result.method,
+                "grades": result.n,
+                "design_effect": result.deff,
+                "uniform_labels_for_same_precision": result.uniform_labels,
+                "labels_saved": result.labels_saved,
+            },
+            "strata": result.strata.to_dict(orient="records"),
+            "settings": project.settings,
+            "seed": project.settings.get("seed", 0),
+        }
+    )
+
+
+def report_markdown(data: dict[str, Any]) -> str:
+    """The report as a short Markdown document."""
+    e, s = data["estimate"], data["settings"]
+    strata = pd.DataFrame(data["strata"])
+    lines = [
+        f"# ActiveGrade report: {data['project']}",
+        "",
+        f"Generated {data['generated_at']} from {', '.join(f'{k} `{v}`' for k, v in data['inputs'].items())}.",
+        "",
+        f"**Estimated mean grade: {e['value']:.4f}**, {e['level']:.0%} interval "
+        f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] (standard error {e['se']:.4f}), "
+        f"from {e['grades']} grades of {data['items']} items with the {e['method']} estimator.",
+        "",
+        f"Design effect {e['design_effect']:.3f}: uniform random sampling would need about "
+        f"{e['uniform_labels_for_same_precision']:.0f} grades for the same precision "
+        f"({e['labels_saved']:.0f} labels saved).",
+        "",
+        "## Strata",
+        "",
+        _markdown_table(strata) if not strata.empty else "(none)",
+        "",
+        "## Settings",
+        "",
+        *(f"- {k}: `{json.dumps(v)}`" for k, v in s.items() if k != "guidelines"),
+        f"- seed: `{data['seed']}`",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _markdown_table(frame: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table; floats to 3 decimals, NaN as an empty cell."""
+
+    def cell(value: object) -> str:
+        if isinstance(value, float):
+            return "" if value != value else f"{value:.3f}"
+        return str(value).replace("|", "\\|")
+
+    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([header, rule, *body])

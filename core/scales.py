@@ -1,0 +1,87 @@
+"""Grading scales: the labels a grader can choose, their values in [0, 1] and keys.
+
+Binary (correct/incorrect), Likert 1-5 mapped linearly onto [0, 1], or a
+custom list of labels with values. Stored in a project's settings as
+``{"kind": ..., "labels": [[label, value], ...]}``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from core.errors import InputError
+
+MAX_LABELS = 9  # one digit key each
+
+
+@dataclass(frozen=True)
+class Choice:
+    label: str
+    value: float
+    key: str  # keyboard shortcut, a single key Streamlit's st.button accepts
+
+
+@dataclass(frozen=True)
+class Scale:
+    kind: str
+    choices: tuple[Choice, ...]
+
+    def value_of(self, label: str) -> float:
+        for choice in self.choices:
+            if choice.label == label:
+                return choice.value
+        raise KeyError(f"{label!r} is not a label of this {self.kind} scale")
+
+    def to_settings(self) -> dict:
+        return {"kind": self.kind, "labels": [[c.label, c.value] for c in self.choices]}
+
+
+BINARY = Scale("binary", (Choice("Correct", 1.0, "Y"), Choice("Incorrect", 0.0, "N")))
+LIKERT = Scale("likert", tuple(Choice(str(k), (k - 1) / 4, str(k)) for k in range(1, 6)))
+
+
+def custom_scale(pairs: list[tuple[str, float]]) -> Scale:
+    """A custom scale; raises InputError unless there are 2-9 distinct labels with values in [0, 1]."""
+    if not 2 <= len(pairs) <= MAX_LABELS:
+        raise InputError(
+            f"a custom scale needs 2 to {MAX_LABELS} labels, got {len(pairs)}",
+            fix="write one 'label = value' per line",
+        )
+    seen: set[str] = set()
+    for row, (label, value) in enumerate(pairs, start=1):
+        if not label:
+            raise InputError("empty label", row=row, fix="give every line a label before '='")
+        if label in seen:
+            raise InputError(f"label {label!r} appears twice", row=row, fix="make every label unique")
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value <= 1):
+            raise InputError(f"value {value!r} of {label!r} is not in [0, 1]", row=row, fix="use a number from 0 to 1")
+        seen.add(label)
+    return Scale("custom", tuple(Choice(l, float(v), str(k)) for k, (l, v) in enumerate(pairs, start=1)))
+
+
+def parse_custom_labels(text: str) -> Scale:
+    """Parse lines of ``label = value`` (e.g. ``Partly right = 0.5``) into a custom scale."""
+    pairs: list[tuple[str, float]] = []
+    for row, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        label, sep, value = line.rpartition("=")
+        if not sep:
+            raise InputError(f"{line.strip()!r} has no '='", row=row, fix="write 'label = value', e.g. 'Partly right = 0.5'")
+        try:
+            number = float(value)
+        except ValueError:
+            raise InputError(f"{value.strip()!r} is not a number", row=row, fix="use a number from 0 to 1") from None
+        pairs.append((label.strip(), number))
+    return custom_scale(pairs)
+
+
+def scale_from_settings(settings: dict) -> Scale:
+    """The scale stored in a project's settings (binary when none is stored)."""
+    stored = settings.get("scale") or BINARY.to_settings()
+    kind = stored.get("kind", "binary")
+    if kind == "binary":
+        return BINARY
+    if kind == "likert":
+        return LIKERT
+    return custom_scale([(str(l), float(v)) for l, v in stored["labels"]])

@@ -1,0 +1,68 @@
+"""Dashboard: the estimate and its interval now and along the way, strata, graders, the stopping rule."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from core.estimate import METHODS, grades_needed
+from core.tracking import current_estimate, estimate_path, grader_progress
+from ui import plan, state
+
+store = state.store()
+project = state.require_ready_project()
+st.title("Dashboard")
+method = st.sidebar.selectbox("Estimator", ["default", *METHODS], key="method",
+                              help="default: the model-assisted difference estimator")
+REFRESH_S = 3.0
+
+
+def path_chart(path: pd.DataFrame) -> alt.Chart:
+    base = alt.Chart(path).encode(x=alt.X("grades:Q", title="grades"))
+    uniform = base.mark_area(opacity=0.25, color="#999999").encode(
+        y=alt.Y("uniform_low:Q", title="mean grade", scale=alt.Scale(domain=[0, 1])), y2="uniform_high:Q"
+    )
+    ours = base.mark_area(opacity=0.45, color="#1f77b4").encode(y="ci_low:Q", y2="ci_high:Q")
+    line = base.mark_line(color="#1f3b73").encode(y="estimate:Q")
+    return (uniform + ours + line).properties(height=320)
+
+
+@st.fragment(run_every=REFRESH_S)
+def live() -> None:
+    """Re-reads the grades every few seconds, so the page follows graders working elsewhere."""
+    design = plan.design(project)
+    graded = store.graded_positions(project.id)
+    e = current_estimate(design, graded, method)
+    target = float(project.settings.get("target_half_width", 0.05))
+    cols = st.columns(4)
+    if e.n == 0:
+        st.info("No grade yet: grade a few items and the estimate appears here.")
+        return
+    cols[0].metric("Estimated mean grade", f"{e.value:.3f}", help=f"{e.method} estimator")
+    cols[1].metric(f"{e.level:.0%} interval", f"{e.ci_low:.3f} – {e.ci_high:.3f}",
+                   help=f"half-width {(e.ci_high - e.ci_low) / 2:.3f}")
+    cols[2].metric("Grades", f"{e.n:,} of {design.N:,}")
+    cols[3].metric("Labels saved vs uniform", f"{e.labels_saved:,.0f}",
+                   help=f"uniform random sampling would need about {e.uniform_labels:,.0f} grades for this precision "
+                        f"(design effect {e.deff:.2f})")
+    half = (e.ci_high - e.ci_low) / 2
+    needed = grades_needed(design, list(graded), list(graded.values()), target, method=method)
+    if half <= target:
+        st.success(f"Stopping rule met: the interval's half-width {half:.3f} is at most the target {target:.3f}.")
+    else:
+        st.warning(f"Half-width {half:.3f} > target {target:.3f}: about **{max(needed - e.n, 0):,} more grades** "
+                   f"needed ({needed:,} in all, projected).")
+    st.subheader("Estimate against the number of grades")
+    st.altair_chart(path_chart(estimate_path(design, list(graded), list(graded.values()), method=method)),
+                    width="stretch")
+    st.caption("Blue: this design's interval. Grey: the interval uniform random sampling would have at the same count.")
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Strata")
+        st.dataframe(e.strata.round(3), hide_index=True, width="stretch")
+    with right:
+        st.subheader("Graders")
+        st.dataframe(grader_progress(store.grades(project.id)), hide_index=True, width="stretch")
+
+
+live()

@@ -1,0 +1,43 @@
+"""Export: the grades (CSV, JSONL) and the report (JSON, Markdown)."""
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from core.report import grades_csv, grades_jsonl, grades_table, report, report_markdown
+from core.tracking import current_estimate
+from ui import plan, state
+
+store = state.store()
+project = state.require_ready_project()
+st.title("Export")
+slug = "".join(c if c.isalnum() else "-" for c in project.name.lower()).strip("-") or "project"
+
+table = grades_table(store.grades(project.id), plan.items(project))
+st.subheader("Grades")
+st.caption(f"{len(table):,} grades: item, grade, label, grader, time, seconds spent, comment. "
+           "CSV cells that a spreadsheet would run as formulas are prefixed with a quote.")
+cols = st.columns(2)
+cols[0].download_button("Grades (CSV)", grades_csv(table), f"{slug}-grades.csv", "text/csv", key="dl_csv",
+                        width="stretch")
+cols[1].download_button("Grades (JSONL)", grades_jsonl(table), f"{slug}-grades.jsonl", "application/jsonl",
+                        key="dl_jsonl", width="stretch")
+st.dataframe(table.tail(200), hide_index=True, width="stretch")
+
+st.subheader("Report")
+method = st.session_state.get("method", "default")
+result = current_estimate(plan.design(project), store.graded_positions(project.id), method)
+if result.n == 0:
+    st.info("The report needs at least one grade.")
+    st.stop()
+names = {role: name for role, (name, _) in store.input_files(project.id).items()}
+data = report(project, plan.design(project), result, names)
+markdown = report_markdown(data)
+cols = st.columns(2)
+cols[0].download_button("Report (JSON)", json.dumps(data, indent=2), f"{slug}-report.json", "application/json",
+                        key="dl_report_json", width="stretch")
+cols[1].download_button("Report (Markdown)", markdown, f"{slug}-report.md", "text/markdown", key="dl_report_md",
+                        width="stretch")
+with st.container(border=True):
+    st.markdown(markdown)

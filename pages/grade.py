@@ -1,0 +1,144 @@
+"""Grade: one item at a time, with keyboard shortcuts, skip, back, undo and a comment."""
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from core.grading import grader_view, next_position, submit
+from core.scales import scale_from_settings
+from ui import plan, state
+
+store = state.store()
+project = state.require_ready_project()
+grader = state.grader()
+pid = project.id
+scale = scale_from_settings(project.settings)
+CURRENT, REVIEW = f"current-{pid}", f"review-{pid}"
+
+st.title("Grade")
+if not grader:
+    st.warning("Type your name in the sidebar (**Your name**) to start grading; every grade is saved under it.")
+    st.stop()
+
+
+def _shown_since(position: int) -> float:
+    return st.session_state.setdefault(f"shown-{pid}-{position}", time.monotonic())
+
+
+def on_grade(position: int, label: str) -> None:
+    seconds = time.monotonic() - _shown_since(position)
+    comment = st.session_state.get(f"comment-{pid}-{position}", "")
+    submit(store, pid, position, scale, label, grader, comment=comment, seconds=seconds)
+    st.session_state.pop(f"shown-{pid}-{position}", None)
+    if st.session_state.get(REVIEW) is None:
+        st.session_state[CURRENT] = None
+    st.session_state["flash"] = f"Saved **{label}**."
+
+
+def on_skip(position: int) -> None:
+    store.add_skip(pid, position, grader)
+    st.session_state[CURRENT] = None
+    st.session_state["flash"] = "Skipped; the item went back to the queue."
+
+
+def on_undo() -> None:
+    position = store.retract_last_grade(pid, grader)
+    st.session_state[REVIEW] = None
+    if position is None:
+        st.session_state["flash"] = "Nothing to undo."
+        return
+    st.session_state[CURRENT] = position
+    st.session_state["flash"] = "Undone: the item is back, ungraded."
+
+
+def on_back() -> None:
+    history = store.grader_positions(pid, grader)
+    index = st.session_state.get(REVIEW)
+    index = len(history) - 1 if index is None else index - 1
+    st.session_state[REVIEW] = max(index, 0) if history else None
+
+
+def on_resume() -> None:
+    st.session_state[REVIEW] = None
+
+
+def current_position() -> tuple[int | None, bool]:
+    """(position to show, whether it is an earlier grade being reviewed)."""
+    review = st.session_state.get(REVIEW)
+    if review is not None:
+        history = store.grader_positions(pid, grader)
+        if review < len(history):
+            return history[review], True
+        st.session_state[REVIEW] = None
+    position = st.session_state.get(CURRENT)
+    if position is None or position in store.graded_positions(pid):
+        position = next_position(store, pid, plan.design(project), int(project.settings.get("seed", 0)))
+        st.session_state[CURRENT] = position
+    return position, False
+
+
+def show_item(view: dict) -> None:
+    """Prompt, reference and response as markdown (HTML is escaped, never run); long text scrolls."""
+    st.markdown("**Prompt**")
+    with st.container(height=220, border=True):
+        st.markdown(str(view.get("prompt") or ""))
+    if view.get("image"):
+        try:
+            st.image(view["image"], width=480)
+        except Exception:  # noqa: BLE001 - a broken image link must not hide the item
+            st.caption(f"Image could not be shown: {view['image']}")
+    if "reference" in view and view["reference"] not in (None, ""):
+        with st.expander("Reference answer", expanded=True):
+            st.markdown(str(view["reference"]))
+    st.markdown("**Response to grade**")
+    with st.container(height=320, border=True):
+        st.markdown(str(view.get("response") or ""))
+    if "signals" in view:
+        st.caption("Surrogate signals: " + ", ".join(f"{k} {v}" for k, v in view["signals"].items()))
+
+
+@st.fragment
+def grading_card() -> None:
+    position, reviewing = current_position()
+    graded = len(store.graded_positions(pid))
+    total = plan.design(project).N
+    st.progress(graded / total, text=f"{graded:,} of {total:,} items graded · you: {len(store.grader_positions(pid, grader))}")
+    if "flash" in st.session_state:
+        st.toast(st.session_state.pop("flash"))
+    if position is None:
+        st.success("Every item is graded. See the **Dashboard** for the result.")
+        st.button("Undo my last grade", on_click=on_undo, shortcut="U", key="undo-done")
+        return
+    _shown_since(position)
+    item = store.item(pid, position)
+    previous = store.grade_of(pid, position, grader) if reviewing else None
+    if reviewing:
+        st.info(f"Reviewing your earlier grade: **{previous['label'] if previous else 'none'}**. Pick a grade to change it.")
+    main, side = st.columns([3, 1])
+    with main:
+        show_item(grader_view(item, project.settings))
+    with side:
+        st.markdown("**Your grade**")
+        for choice in scale.choices:
+            st.button(
+                f"{choice.label}", key=f"grade-{choice.label}", shortcut=choice.key, width="stretch",
+                type="primary" if previous and previous["label"] == choice.label else "secondary",
+                on_click=on_grade, args=(position, choice.label),
+            )
+        st.text_area("Comment (optional)", key=f"comment-{pid}-{position}", height=90,
+                     value=previous["comment"] if previous else "")
+        row = st.columns(3)
+        row[0].button("Skip", key="skip", shortcut="S", on_click=on_skip, args=(position,),
+                      disabled=reviewing, width="stretch")
+        row[1].button("Back", key="back", shortcut="B", on_click=on_back, width="stretch",
+                      disabled=not store.grader_positions(pid, grader))
+        row[2].button("Undo", key="undo", shortcut="U", on_click=on_undo, width="stretch")
+        if reviewing:
+            st.button("Back to the queue", key="resume", shortcut="Q", on_click=on_resume, width="stretch")
+        st.caption("Keys: " + " · ".join(f"{c.key} {c.label}" for c in scale.choices) + " · S skip · B back · U undo")
+
+
+with st.sidebar.expander("Guidelines", expanded=True):
+    st.markdown(project.settings.get("guidelines") or "_No guidelines were written for this project._")
+grading_card()

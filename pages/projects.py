@@ -1,0 +1,197 @@
+"""Projects: open the demo or a saved project, create one from uploads, follow its preparation, see its strata."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.errors import InputError
+from core.overview import entropy_histogram, strata_table
+from core.project import DEFAULT_SETTINGS, create_project, is_running_here, is_stalled, open_demo, start_preparation
+from core.scales import BINARY, LIKERT, parse_custom_labels
+from core.semantic import BACKENDS
+from core.store import ProjectInfo
+from core.strata import STRATIFY_BY
+from ui import plan, state
+
+store = state.store()
+st.title("Projects")
+
+if "demo_error" in st.session_state:
+    st.warning(f"The demo project could not be opened: {st.session_state.pop('demo_error')}")
+
+
+@st.fragment(run_every=1.0)
+def preparation_progress(project_id: int) -> None:
+    """Polls the database each second; a full rerun once the job has finished."""
+    info = store.project(project_id)
+    if info.status != "preparing" or is_stalled(info):
+        st.rerun(scope="app")
+    total = max(info.progress_total, 1)
+    st.progress(
+        min(info.progress_done / total, 1.0),
+        text=f"{info.progress_message or 'preparing'}: {info.progress_done} of {info.progress_total} items. "
+        "You can leave this page; the work goes on and is saved.",
+    )
+
+
+def settings_editor(project: ProjectInfo) -> None:
+    """What may change after preparation: guidelines, what graders see, the stopping target."""
+    with st.expander("Grading settings", expanded=False), st.form(f"settings-{project.id}"):
+        guidelines = st.text_area("Guidelines (markdown)", project.settings.get("guidelines", ""), height=160)
+        show_reference = st.checkbox("Show graders the reference answer", project.settings.get("show_reference", True))
+        show_signals = st.checkbox(
+            "Show graders the stratum and surrogate signals (may bias them)", project.settings.get("show_signals", False)
+        )
+        target = st.number_input(
+            "Stop when the 95% interval's half-width is at most",
+            min_value=0.001, max_value=0.5, step=0.005, format="%.3f",
+            value=float(project.settings.get("target_half_width", 0.05)),
+        )
+        if st.form_submit_button("Save settings"):
+            store.update_settings(
+                project.id,
+                {"guidelines": guidelines, "show_reference": show_reference, "show_signals": show_signals,
+                 "target_half_width": target},
+            )
+            st.toast("Settings saved")
+
+
+def overview(project: ProjectInfo) -> None:
+    items = plan.items(project)
+    counts = st.columns(3)
+    counts[0].metric("Items", f"{len(items):,}")
+    counts[1].metric("Strata", items["stratum"].nunique())
+    counts[2].metric("Grades so far", f"{len(store.graded_positions(project.id)):,}")
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Semantic entropy")
+        st.bar_chart(entropy_histogram(items), x="entropy", y="items", height=260)
+    with right:
+        st.subheader("Strata")
+        st.dataframe(strata_table(items), hide_index=True, width="stretch")
+    st.subheader("Planned allocation")
+    budget = st.slider("Grading budget (items)", 10, len(items), min(max(10, len(items) // 10), len(items)),
+                       key=f"budget-{project.id}")
+    plan.show_planned_allocation(project, budget)
+    settings_editor(project)
+
+
+def current(project: ProjectInfo) -> None:
+    st.header(project.name)
+    settings = project.settings
+    st.caption(
+        f"backend {settings.get('backend')} · stratify by {settings.get('stratify_by')} · "
+        f"{settings.get('n_strata')} strata · {settings.get('scale', {}).get('kind', 'binary')} scale · seed {settings.get('seed')}"
+    )
+    if project.status == "ready":
+        overview(project)
+        return
+    if project.status == "failed":
+        st.error(f"Preparation failed: {project.error}")
+        if st.button("Try again", key="retry"):
+            start_preparation(store, project.id)
+            st.rerun()
+    elif is_stalled(project) and not is_running_here(store, project.id):
+        st.warning("Preparation stopped responding (the server was probably restarted).")
+        if st.button("Restart preparation", key="restart"):
+            start_preparation(store, project.id)
+            st.rerun()
+    elif project.status == "new":
+        if st.button("Prepare", key="prepare"):
+            start_preparation(store, project.id)
+            st.rerun()
+    else:
+        preparation_progress(project.id)
+
+
+def scale_settings() -> dict:
+    kind = st.radio("Grading scale", ["binary", "likert", "custom"], horizontal=True,
+                    format_func={"binary": "Correct / incorrect", "likert": "Likert 1-5", "custom": "Custom labels"}.get)
+    if kind == "binary":
+        return BINARY.to_settings()
+    if kind == "likert":
+        return LIKERT.to_settings()
+    text = st.text_area("Labels, one 'label = value' per line (values in [0, 1])",
+                        "Wrong = 0\nPartly right = 0.5\nRight = 1", key="custom_labels")
+    return parse_custom_labels(text).to_settings()
+
+
+def new_project() -> None:
+    with st.expander("New project", expanded=not store.projects()):
+        name = st.text_input("Name", key="new_name")
+        pool = st.file_uploader("Pool (JSONL, CSV or Parquet)", type=["jsonl", "json", "csv", "parquet"], key="new_pool")
+        samples = st.file_uploader("Surrogate samples (optional if the pool has a samples column)",
+                                   type=["jsonl", "json", "csv", "parquet"], key="new_samples")
+        cols = st.columns(3)
+        backend = cols[0].selectbox("Semantic backend", BACKENDS, key="new_backend")
+        model = cols[1].text_input("Model (name or path; blank for the default)", key="new_model",
+                                   disabled=backend == "exact")
+        stratify_by = cols[2].selectbox("Stratify by", STRATIFY_BY, key="new_stratify",
+                                       index=STRATIFY_BY.index(DEFAULT_SETTINGS["stratify_by"]))
+        cols = st.columns(3)
+        n_strata = cols[0].number_input("Strata", 1, 20, DEFAULT_SETTINGS["n_strata"], key="new_strata")
+        seed = cols[1].number_input("Seed", 0, 2**31 - 1, 0, key="new_seed")
+        target = cols[2].number_input("Target half-width", 0.001, 0.5, DEFAULT_SETTINGS["target_half_width"],
+                                      step=0.005, format="%.3f", key="new_target")
+        guidelines = st.text_area("Guidelines for graders (markdown)", key="new_guidelines")
+        show_reference = st.checkbox("Show graders the reference answer", True, key="new_show_reference")
+        try:
+            scale = scale_settings()
+        except InputError as exc:
+            st.error(f"Custom labels: {exc}")
+            scale = None
+        if st.button("Create project", type="primary", key="create", disabled=scale is None):
+            if pool is None:
+                st.error("Choose a pool file first.")
+                return
+            settings = {
+                "backend": backend, "model": model.strip() or None, "stratify_by": stratify_by,
+                "n_strata": int(n_strata), "seed": int(seed), "target_half_width": float(target),
+                "guidelines": guidelines, "show_reference": show_reference, "scale": scale,
+            }
+            pool_upload = (pool.name, pool.getvalue())
+            samples_upload = (samples.name, samples.getvalue()) if samples else None
+            try:
+                project_id = create_project(store, name, pool_upload, samples_upload, settings)
+            except InputError as exc:
+                st.error(str(exc))
+                return
+            state.select_project(project_id)
+            st.rerun()
+
+
+def all_projects() -> None:
+    projects = store.projects()
+    st.subheader("All projects")
+    top = st.columns([1, 1, 3])
+    if top[0].button("Open the demo", key="demo"):
+        try:
+            state.select_project(open_demo(store))
+            st.rerun()
+        except InputError as exc:
+            st.error(str(exc))
+    if not projects:
+        st.caption("No project yet.")
+        return
+    table = pd.DataFrame(
+        [{"id": p.id, "name": p.name, "status": p.status, "created": p.created_at.strftime("%Y-%m-%d %H:%M")}
+         for p in projects]
+    )
+    st.dataframe(table, hide_index=True, width="stretch")
+    names = {p.id: p.name for p in projects}
+    with st.expander("Delete a project"):
+        victim = st.selectbox("Project to delete", list(names), format_func=names.get, key="delete_choice")
+        sure = st.checkbox("Yes, delete it with all its grades", key="delete_sure")
+        if st.button("Delete", disabled=not sure, key="delete"):
+            store.delete_project(victim)
+            if st.session_state.get("project_id") == victim:
+                state.select_project(None)
+            st.rerun()
+
+
+project = state.current_project()
+if project is not None:
+    current(project)
+    st.divider()
+new_project()
+all_projects()

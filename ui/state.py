@@ -1,0 +1,84 @@
+"""The shared frame: the database connection, the selected project and the grader's name.
+
+The selected project and grader live in the URL's query parameters
+(``?project=3&grader=ann``) as well as the session, so a reload, a
+bookmark or a second browser opens the same place.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from core.errors import InputError
+from core.store import ProjectInfo, Store, database_url
+
+
+def _configured_url() -> str | None:
+    """[connections.activegrade] url from Streamlit secrets, if any ($ACTIVEGRADE_DB_URL otherwise)."""
+    try:
+        return st.secrets["connections"]["activegrade"]["url"]
+    except (KeyError, FileNotFoundError, AttributeError):
+        return None
+    except Exception:  # noqa: BLE001 - a malformed secrets.toml must not stop the app
+        return None
+
+
+@st.cache_resource(show_spinner=False)
+def _open_store(url: str) -> Store:
+    return Store.open(url)
+
+
+def store() -> Store:
+    """The app's Store (one per process and URL); stops the page with an error if it cannot open."""
+    try:
+        return _open_store(database_url(_configured_url()))
+    except InputError as exc:
+        st.error(f"Cannot open the database: {exc}")
+        st.stop()
+    except Exception as exc:  # noqa: BLE001 - unreachable server, permissions, ...
+        st.error(f"Cannot open the database: {type(exc).__name__}: {exc}")
+        st.stop()
+
+
+def select_project(project_id: int | None) -> None:
+    """Make ``project_id`` the current project for this session and in the URL."""
+    st.session_state["project_id"] = project_id
+    if project_id is None:
+        st.query_params.pop("project", None)
+    else:
+        st.query_params["project"] = str(project_id)
+
+
+def current_project() -> ProjectInfo | None:
+    """The selected project (from the session, else the URL), or None."""
+    project_id = st.session_state.get("project_id")
+    if project_id is None and "project" in st.query_params:
+        try:
+            project_id = int(st.query_params["project"])
+        except ValueError:
+            project_id = None
+    if project_id is None:
+        return None
+    try:
+        return store().project(project_id)
+    except KeyError:
+        select_project(None)
+        return None
+
+
+def grader() -> str:
+    """The grader's name as typed in the sidebar (empty until set)."""
+    return st.session_state.get("grader", "").strip()
+
+
+def require_ready_project() -> ProjectInfo:
+    """The current project if it is prepared; otherwise explain why and stop the page."""
+    project = current_project()
+    if project is None:
+        st.info("Open or create a project on the **Projects** page first.")
+        st.page_link("pages/projects.py", label="Go to Projects", icon=":material/folder_open:")
+        st.stop()
+    if project.status != "ready":
+        st.info(f"Project **{project.name}** is not ready yet ({project.status}); see the **Projects** page.")
+        st.page_link("pages/projects.py", label="Go to Projects", icon=":material/folder_open:")
+        st.stop()
+    return project
