@@ -45,8 +45,9 @@ class Design:
     """A stratified sampling design over a pool of N items (positions 0..N-1, pool order).
 
     stratum:     (N,) int, stratum of each item, 0..H-1, every stratum non-empty.
-    proxy:       (N,) float in [0, 1], the surrogate's predicted grade of each item
-                 (agreement of the target with the surrogate samples, 1/2 where unknown).
+    proxy:       (N,) float in [0, 1], the surrogate's smoothed predicted grade of each
+                 item, 1/2 + shrink (a_i - 1/2), a_i the agreement of the target with
+                 the surrogate samples (1/2 where unknown).
     covariates:  (N, p) float, standardised surrogate signals (see COVARIATES).
     prior_mean:  (H,) smoothed predicted mean grade per stratum.
     prior_sd:    (H,) predicted spread S_h = sqrt(m_h (1 - m_h)) from prior_mean.
@@ -102,8 +103,8 @@ def make_design(
 ) -> Design:
     """Design from arrays: strata are relabelled 0..H-1 in sorted order of the given labels.
 
-    The predicted mean grade of stratum h is m_h = 1/2 + shrink * (mean_h(proxy) - 1/2)
-    and its predicted spread S_h = sqrt(m_h (1 - m_h)): for a 0/1 grade with
+    The smoothed predicted grade of item i is p_i = 1/2 + shrink (proxy_i - 1/2),
+    that of stratum h m_h = mean_h(p_i), and its predicted spread S_h = sqrt(m_h (1 - m_h)): for a 0/1 grade with
     predicted probability p_i, the law of total variance gives
     S_h^2 = E_h[p(1-p)] + Var_h(p) = mean_h(p) (1 - mean_h(p)) (METHOD.md section 3).
     """
@@ -119,13 +120,12 @@ def make_design(
         raise InputError(f"shrink must be in [0, 1], got {shrink}")
     _, codes = np.unique(stratum, return_inverse=True)
     codes = codes.astype(np.int64)
-    proxy = np.where(np.isfinite(proxy), np.clip(proxy, 0.0, 1.0), 0.5)
+    proxy = 0.5 + shrink * (np.where(np.isfinite(proxy), np.clip(proxy, 0.0, 1.0), 0.5) - 0.5)
     if covariates is None:
         covariates = np.zeros((stratum.size, 0))
     covariates = _standardise(np.asarray(covariates, dtype=float).reshape(stratum.size, -1))
     sizes = np.bincount(codes)
-    mean = np.bincount(codes, weights=proxy) / sizes
-    prior_mean = 0.5 + shrink * (mean - 0.5)
+    prior_mean = np.bincount(codes, weights=proxy) / sizes
     return Design(
         stratum=codes,
         proxy=proxy,

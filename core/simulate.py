@@ -1,0 +1,221 @@
+"""Replay grading on a pool whose every item has a label, and compare sampling methods.
+
+Each method is run `reps` times at every budget; the grader is replaced by the
+pool's `label`. Replication r of every stratified method uses the same random
+order of the pool, `core.queue.item_order(N, seed_r)` (common random numbers).
+
+Methods (METHOD.md section 6):
+- uniform:        simple random sampling, the sample mean (a one-stratum design).
+- proportional:   the prepared strata, proportional allocation, stratified estimator.
+- neyman_paper:   entropy strata, approximate Neyman allocation from the
+                  surrogate's spreads, stratified estimator (the paper's method).
+- neyman_oracle:  entropy strata, Neyman allocation with the true spreads (a ceiling).
+- lure, active_inference: see core.baselines.
+- activegrade:    what the app does by default: `design_from_items(items)`, the
+                  anytime queue (`next_item`, replayed here in a batch that
+                  gives the very same order; tests/test_simulate.py checks it)
+                  and the default estimator (`core.estimate.estimate_batch`).
+
+Metrics per method and budget: mse against the pool's true mean mu; mse_ratio
+= mse / uniform's MSE at the same n; coverage of the nominal 95% interval;
+ci_width, its mean width; budget_saving = 1 - n / m, with m the uniform sample
+size of equal MSE. Uniform's MSE is the exact variance of the sample mean
+under simple random sampling, MSE_unif(m) = (1 - m/N) S^2 / m with
+S^2 = sum_i (y_i - mu)^2 / (N - 1) (Cochran 1977, theorem 2.2), so
+m = S^2 / (MSE + S^2/N); this avoids dividing by a noisy simulated MSE.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from core import baselines
+from core.allocation import Design, adaptive_sd, design_from_items, make_design, neyman_allocation, next_stratum, proportional_allocation
+from core.errors import InputError
+from core.estimate import DEFAULT_METHOD, estimate_batch
+from core.queue import item_order
+
+METHODS = ("uniform", "proportional", "neyman_paper", "neyman_oracle", "lure", "active_inference", "activegrade")
+DEFAULT_BUDGETS = ("0.02", "0.05", "0.1", "0.2")
+LEVEL = 0.95
+
+
+def budget_sizes(budgets: Sequence[str | float], n_items: int) -> dict[str, int]:
+    """Budget as given -> number of grades: a fraction of N when <= 1 (rounded, at least 2), else a count."""
+    sizes = {}
+    for budget in budgets:
+        try:
+            value = float(budget)
+        except ValueError:
+            raise InputError(f"budget {budget!r} is not a number", column="budgets", fix="give fractions of the pool like 0.05 or counts like 50") from None
+        if not value > 0 or (value > 1 and value != int(value)):
+            raise InputError(f"budget {budget!r} must be a fraction in (0, 1] or a whole count", column="budgets")
+        n = int(round(value * n_items)) if value <= 1 else int(value)
+        if n > n_items:
+            raise InputError(f"budget {budget!r} is more than the pool's {n_items} items", column="budgets")
+        sizes[str(budget)] = max(n, 2)
+    return sizes
+
+
+def labels_of(items: pd.DataFrame) -> np.ndarray:
+    """The pool's labels as floats in [0, 1]; InputError naming the first bad row."""
+    if "label" not in items.columns:
+        raise InputError("the pool has no 'label' column", column="label", fix="the simulator needs every item's grade")
+    labels = pd.to_numeric(items["label"], errors="coerce").to_numpy(dtype=float)
+    bad = ~((labels >= 0) & (labels <= 1))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(f"label {items['label'].iat[row]!r} is not a number in [0, 1]", row=row + 1, column="label", fix="give every item a grade in [0, 1]")
+    return labels
+
+
+def replication_orders(n_items: int, seed: int, reps: int) -> np.ndarray:
+    """(reps, N): replication r's random order of the pool, item_order(N, seed_r)."""
+    seeds = np.random.SeedSequence(seed).generate_state(reps)
+    return np.stack([item_order(n_items, int(s)) for s in seeds])
+
+
+def _by_stratum(design: Design, orders: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each order regrouped by stratum (order kept within a stratum), and the strata's offsets."""
+    grouped = np.take_along_axis(orders, np.argsort(design.stratum[orders], axis=1, kind="stable"), axis=1)
+    offsets = np.concatenate([[0], np.cumsum(design.sizes)[:-1]])
+    return grouped, offsets
+
+
+def static_sample(design: Design, alloc: np.ndarray, orders: np.ndarray) -> np.ndarray:
+    """(R, n) positions: the first alloc_h items of each stratum in each replication's order."""
+    grouped, offsets = _by_stratum(design, orders)
+    columns = np.concatenate([np.arange(o, o + a) for o, a in zip(offsets, alloc)])
+    return grouped[:, columns]
+
+
+def replay_queue(design: Design, labels: np.ndarray, orders: np.ndarray, n: int) -> np.ndarray:
+    """(R, n) positions in the order `core.queue.next_item` hands them out, grading each at once.
+
+    Per step: the spreads of `queue_spreads` (adaptive_sd of the grades so
+    far), the stratum of `next_stratum`, and the stratum's first free item in
+    the replication's order, exactly as next_item does for one project.
+    """
+    reps = orders.shape[0]
+    grouped, offsets = _by_stratum(design, orders)
+    counts = np.zeros((reps, design.H), dtype=np.int64)
+    sums = np.zeros((reps, design.H))
+    sumsq = np.zeros((reps, design.H))
+    rows = np.arange(reps)
+    positions = np.empty((reps, n), dtype=np.int64)
+    for step in range(n):
+        sds = adaptive_sd(design.prior_sd, design.prior_strength, counts, sums, sumsq)
+        h = next_stratum(design.weights, sds, counts, design.sizes, design.floor)
+        pos = grouped[rows, offsets[h] + counts[rows, h]]
+        positions[:, step] = pos
+        counts[rows, h] += 1
+        sums[rows, h] += labels[pos]
+        sumsq[rows, h] += labels[pos] ** 2
+    return positions
+
+
+@dataclass(frozen=True)
+class Run:
+    """One method at one budget: estimates, interval and realised sample sizes over the replications."""
+
+    value: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    n: np.ndarray
+
+
+def _wald(value: np.ndarray, variance: np.ndarray, n: np.ndarray) -> Run:
+    half = stats.norm.ppf(0.5 + LEVEL / 2) * np.sqrt(variance)
+    return Run(value, np.clip(value - half, 0, 1), np.clip(value + half, 0, 1), n)
+
+
+def _stratified_run(design: Design, positions: np.ndarray, labels: np.ndarray, method: str) -> Run:
+    batch = estimate_batch(design, positions, labels[positions], method)
+    low, high = batch.interval(LEVEL)
+    return Run(batch.value, low, high, np.full(positions.shape[0], positions.shape[1]))
+
+
+def simulate(
+    items: pd.DataFrame,
+    budgets: Sequence[str | float] = DEFAULT_BUDGETS,
+    *,
+    reps: int = 1000,
+    seed: int = 0,
+    methods: Sequence[str] = METHODS,
+    n_strata: int = 5,
+) -> dict:
+    """Run every method at every budget; returns {"N", "mu", "methods": {METHOD: {BUDGET: metrics}}}.
+
+    `items` is core.prepare.prepare_items's table with a `label` column; its
+    `stratum` column is the prepared stratification (used by proportional).
+    """
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise InputError(f"unknown method {unknown[0]!r}", fix=f"use some of {', '.join(METHODS)}")
+    if reps < 2:
+        raise InputError(f"reps must be at least 2, got {reps}")
+    labels = labels_of(items)
+    N = labels.size  # noqa: N806
+    sizes = budget_sizes(budgets, N)
+    mu = float(labels.mean())
+    s2 = float(labels.var(ddof=1)) if N > 1 else 0.0
+    orders = replication_orders(N, seed, reps)
+    rng = np.random.default_rng([seed, 1])
+    app = design_from_items(items)
+    prepared = design_from_items(items, stratify_by=None)
+    paper = design_from_items(items, stratify_by="entropy", n_strata=n_strata)
+    one = make_design(np.zeros(N, dtype=np.int64), items["agreement"].to_numpy(dtype=float))
+    true_sd = np.array([labels[paper.stratum == h].std(ddof=1) if paper.sizes[h] > 1 else 0.0 for h in range(paper.H)])
+    predicted = app.proxy
+    queue = replay_queue(app, labels, orders, max(sizes.values())) if "activegrade" in methods else None
+
+    def run(method: str, n: int) -> Run:
+        if method == "uniform":
+            return _stratified_run(one, orders[:, :n], labels, "stratified")
+        if method == "proportional":
+            return _stratified_run(prepared, static_sample(prepared, proportional_allocation(prepared.sizes, n, prepared.floor), orders), labels, "stratified")
+        if method == "neyman_paper":
+            return _stratified_run(paper, static_sample(paper, neyman_allocation(paper.sizes, paper.prior_sd, n, paper.floor), orders), labels, "stratified")
+        if method == "neyman_oracle":
+            return _stratified_run(paper, static_sample(paper, neyman_allocation(paper.sizes, true_sd, n, paper.floor), orders), labels, "stratified")
+        if method == "lure":
+            return _wald(*baselines.lure(labels, predicted, n, rng, reps))
+        if method == "active_inference":
+            return _wald(*baselines.active_inference(labels, predicted, n, rng, reps))
+        return _stratified_run(app, queue[:, :n], labels, DEFAULT_METHOD)
+
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    for method in methods:
+        results[method] = {}
+        for budget, n in sizes.items():
+            r = run(method, n)
+            mse = float(np.mean((r.value - mu) ** 2))
+            n_mean = float(r.n.mean())
+            uniform_mse = (1 - n_mean / N) * s2 / n_mean
+            m = s2 / (mse + s2 / N) if s2 > 0 else float(N)
+            results[method][budget] = {
+                "n": n_mean,
+                "mse": mse,
+                "mse_ratio": mse / uniform_mse if uniform_mse > 0 else float("nan"),
+                "coverage": float(np.mean((r.low <= mu) & (mu <= r.high))),
+                "ci_width": float(np.mean(r.high - r.low)),
+                "budget_saving": 1 - n_mean / m,
+            }
+    return {"N": N, "mu": mu, "methods": results}
+
+
+def format_table(result: dict) -> str:
+    """The simulation as a plain-text table, one row per method and budget."""
+    header = f"{'method':<17} {'budget':>7} {'n':>7} {'mse':>10} {'ratio':>6} {'cover':>6} {'width':>6} {'saving':>7}"
+    lines = [f"N = {result['N']}, mu = {result['mu']:.4f}", header]
+    for method, by_budget in result["methods"].items():
+        for budget, row in by_budget.items():
+            lines.append(
+                f"{method:<17} {budget:>7} {row['n']:>7.1f} {row['mse']:>10.3g} {row['mse_ratio']:>6.3f} "
+                f"{row['coverage']:>6.3f} {row['ci_width']:>6.3f} {row['budget_saving']:>+7.1%}"
+            )
+    return "\n".join(lines)
