@@ -1,0 +1,77 @@
+import numpy as np
+import pytest
+
+from core.errors import InputError
+from core.semantic import ItemTexts
+from core.semantic.base import Backend, UniqueTexts
+from core.semantic.cache import ResultCache
+
+
+class CountingBackend(Backend):
+    """Every distinct normalised string its own class; counts the strings it is asked about."""
+
+    name = "counting"
+    uses_question = True
+
+    def __init__(self, cache_dir, version="m1"):
+        super().__init__(cache_dir=cache_dir)
+        self.version = version
+
+    def identity(self):
+        return (*super().identity(), self.version)
+
+    def _classes(self, items: list[UniqueTexts], progress):
+        self.model_calls += sum(len(item.strings) for item in items)
+        return [np.arange(len(item.strings)) for item in items]
+
+
+GROUPS = [ItemTexts("q1", ["Paris", "paris.", "Lyon"], "Paris"), ItemTexts("q2", ["1", "2"], "3")]
+
+
+def test_second_run_makes_zero_calls_and_gives_the_same_result(tmp_path):
+    first = CountingBackend(tmp_path)
+    expected = first.cluster(GROUPS)
+    assert first.model_calls == 2 + 3  # deduplicated before the "model" sees them
+    again = CountingBackend(tmp_path)
+    progress = []
+    result = again.cluster(GROUPS, progress=lambda d, t: progress.append((d, t)))
+    assert again.model_calls == 0
+    assert [r.tolist() for r in result] == [e.tolist() for e in expected]
+    assert progress == [(2, 2)]
+
+
+def test_only_uncached_items_are_computed(tmp_path):
+    CountingBackend(tmp_path).cluster(GROUPS[:1])
+    backend = CountingBackend(tmp_path)
+    backend.cluster(GROUPS)
+    assert backend.model_calls == 3
+
+
+def test_cache_key_includes_model_and_question(tmp_path):
+    CountingBackend(tmp_path).cluster(GROUPS)
+    other_model = CountingBackend(tmp_path, version="m2")
+    other_model.cluster(GROUPS)
+    assert other_model.model_calls == 5
+    other_question = CountingBackend(tmp_path)
+    other_question.cluster([ItemTexts("another question", ["1", "2"], "3")])
+    assert other_question.model_calls == 3
+
+
+def test_cache_dir_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("ACTIVEGRADE_CACHE_DIR", str(tmp_path / "env"))
+    CountingBackend(None).cluster(GROUPS)
+    assert (tmp_path / "env" / "semantic.sqlite").exists()
+
+
+def test_unusable_cache_dir_is_an_input_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(InputError, match="cache"):
+        ResultCache(blocker / "sub")
+
+
+def test_cache_round_trip(tmp_path):
+    cache = ResultCache(tmp_path)
+    cache.put_many({"k": np.array([0, 1, 1])})
+    assert cache.get_many(["k", "missing"])["k"].tolist() == [0, 1, 1]
+    assert "missing" not in cache.get_many(["missing"])
