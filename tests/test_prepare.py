@@ -89,3 +89,62 @@ def test_gsm8k_exact_strata_track_correctness(gsm8k):
     # the lowest-entropy stratum is the most often right, the highest the least
     assert accuracy.iloc[0] > 0.9 > accuracy.iloc[-1]
     assert np.corrcoef(items["agreement"], items["label"])[0, 1] > 0.5
+
+
+def run_prepare(*argv: str) -> int:
+    import argparse
+
+    from core.commands import prepare
+
+    parser = argparse.ArgumentParser()
+    prepare.add_arguments(parser)
+    return prepare.run(parser.parse_args(list(argv)))
+
+
+def write_jsonl(path, records):
+    import json
+
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+def test_cli_hand_computed_case_from_files(tmp_path, capsys):
+    pool = write_jsonl(tmp_path / "pool.jsonl", [{"id": "q1", "prompt": "Capital of France?", "response": "Paris"}])
+    samples = write_jsonl(
+        tmp_path / "samples.jsonl",
+        [{"id": "q1", "sample": s, "logprob": -1.0} for s in ["Paris", "paris.", "Lyon"]],
+    )
+    out = tmp_path / "items.csv"
+    assert run_prepare("--pool", pool, "--samples", samples, "--out", str(out), "--min-stratum-size", "1") == 0
+    row = pd.read_csv(out).iloc[0]
+    assert row["n_clusters"] == 2 and row["agreement"] == pytest.approx(2 / 3)
+    assert row["semantic_entropy"] == pytest.approx(0.6365, abs=1e-4)
+    assert row["semantic_entropy_weighted"] == pytest.approx(0.6365, abs=1e-4)  # equal likelihoods
+    assert "1 items, 1 with samples, 0 without samples" in capsys.readouterr().out
+
+
+def test_cli_truthfulqa(truthfulqa, tmp_path, capsys):
+    out = tmp_path / "items.csv"
+    assert run_prepare("--pool", str(truthfulqa[0]), "--samples", str(truthfulqa[1]), "--out", str(out)) == 0
+    items = pd.read_csv(out)
+    assert {"id", "n_samples", "n_clusters", "semantic_entropy", "agreement", "stratum"} <= set(items.columns)
+    assert "semantic_entropy_weighted" not in items.columns  # no log-likelihoods in this pool
+    assert items["stratum"].nunique() == 5
+    printed = capsys.readouterr().out
+    assert "7 without samples" in printed and "(no samples)" in printed
+
+
+@pytest.mark.parametrize(
+    ("out", "options", "message"),
+    [
+        ("items.xlsx", [], "output format"),
+        ("items.csv", ["--strata", "0"], "number of strata"),
+        ("items.csv", ["--model", "m"], "no model"),
+        ("items.csv", ["--backend", "embedding", "--threshold", "2"], "threshold"),
+    ],
+)
+def test_cli_bad_options_are_input_errors(tmp_path, out, options, message):
+    pool = write_jsonl(tmp_path / "pool.jsonl", [{"id": "q", "prompt": "p", "response": "r", "samples": ["r", "s"]}])
+    with pytest.raises(InputError, match=message):
+        run_prepare("--pool", pool, "--out", str(tmp_path / out), *options)
+    assert not (tmp_path / out).exists()

@@ -40,14 +40,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", help=f"result cache folder (default: ${CACHE_ENV} or ~/.cache/activegrade)")
 
 
+def writer_for(out: str):
+    """The writer for the output file's extension (checked before any work is done)."""
+    suffix = Path(out).suffix.lower()
+    if suffix not in WRITERS:
+        raise InputError(f"unsupported output format '{suffix}'", file=out, fix="name the output .csv, .jsonl or .parquet")
+    return WRITERS[suffix]
+
+
 def write_items(items: pd.DataFrame, out: str) -> None:
     """Write the items table, its format chosen by the file's extension."""
-    path = Path(out)
-    writer = WRITERS.get(path.suffix.lower())
-    if writer is None:
-        raise InputError(f"unsupported output format '{path.suffix}'", file=out, fix="name the output .csv, .jsonl or .parquet")
     try:
-        writer(items, path)
+        writer_for(out)(items, Path(out))
     except OSError as error:
         raise InputError(f"cannot write the items table ({error.strerror})", file=out, fix="check the folder exists and is writable") from None
 
@@ -55,17 +59,18 @@ def write_items(items: pd.DataFrame, out: str) -> None:
 def summary(items: pd.DataFrame) -> str:
     """A few lines for the terminal: items, strata sizes, items without samples."""
     sizes = items["stratum"].value_counts().sort_index()
-    lines = [
-        f"{len(items)} items, {int((items['n_samples'] > 0).sum())} with samples, "
-        f"{int((items['n_samples'] == 0).sum())} without samples (own stratum)",
-        "stratum sizes: " + ", ".join(f"{h}: {n}" for h, n in sizes.items()),
-    ]
-    return "\n".join(lines)
+    without = items["n_samples"] == 0
+    unsampled = set(items.loc[without, "stratum"])
+    return "\n".join([
+        f"{len(items)} items, {int((~without).sum())} with samples, {int(without.sum())} without samples",
+        "stratum sizes: " + ", ".join(f"{h}: {n}" + (" (no samples)" if h in unsampled else "") for h, n in sizes.items()),
+    ])
 
 
 def run(args: argparse.Namespace) -> int:
     from core.io import load_inputs
 
+    writer_for(args.out)
     inputs = load_inputs(args.pool, args.samples)
     with tqdm(desc=f"{args.backend} clustering", file=sys.stderr, disable=None) as bar:
 
