@@ -14,11 +14,11 @@ from ui import state
 st.set_page_config(page_title="ActiveGrade", page_icon=":material/grading:", layout="wide")
 
 PAGES = [
-    st.Page("pages/projects.py", title="Projects", icon=":material/folder_open:", default=True),
-    st.Page("pages/grade.py", title="Grade", icon=":material/rate_review:"),
-    st.Page("pages/dashboard.py", title="Dashboard", icon=":material/monitoring:"),
-    st.Page("pages/export.py", title="Export", icon=":material/download:"),
-    st.Page("pages/simulate.py", title="Simulate", icon=":material/science:"),
+    st.Page("app_pages/projects.py", title="Projects", icon=":material/folder_open:", default=True),
+    st.Page("app_pages/grade.py", title="Grade", icon=":material/rate_review:"),
+    st.Page("app_pages/dashboard.py", title="Dashboard", icon=":material/monitoring:"),
+    st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
+    st.Page("app_pages/simulate.py", title="Simulate", icon=":material/science:"),
 ]
 
 
@@ -50,9 +50,7 @@ def sidebar() -> None:
             if chosen is not None and (project is None or chosen != project.id):
                 state.select_project(chosen)
                 st.rerun()
-        if "grader" not in st.session_state:
-            st.session_state["grader"] = st.query_params.get("grader", "")
-        st.text_input("Your name (grader)", key="grader", placeholder="e.g. ann")
+        st.text_input("Your name (grader)", value=st.query_params.get("grader", ""), key="grader", placeholder="e.g. ann")
         if state.grader():
             st.query_params["grader"] = state.grader()
 

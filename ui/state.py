@@ -75,10 +75,10 @@ def require_ready_project() -> ProjectInfo:
     project = current_project()
     if project is None:
         st.info("Open or create a project on the **Projects** page first.")
-        st.page_link("pages/projects.py", label="Go to Projects", icon=":material/folder_open:")
+        st.page_link("app_pages/projects.py", label="Go to Projects", icon=":material/folder_open:")
         st.stop()
     if project.status != "ready":
         st.info(f"Project **{project.name}** is not ready yet ({project.status}); see the **Projects** page.")
-        st.page_link("pages/projects.py", label="Go to Projects", icon=":material/folder_open:")
+        st.page_link("app_pages/projects.py", label="Go to Projects", icon=":material/folder_open:")
         st.stop()
     return project

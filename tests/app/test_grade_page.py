@@ -1,0 +1,80 @@
+"""Grade page flows: grade, skip, undo, back and change, comment and time recorded."""
+from __future__ import annotations
+
+GRADE = "app_pages/grade.py"
+
+
+def shown_prompt(at) -> str:
+    texts = [m.value for m in at.markdown]
+    return texts[texts.index("**Prompt**") + 1]
+
+
+def test_grade_records_label_grader_time_and_moves_on(open_app, store, project_id):
+    at = open_app(GRADE, project_id=project_id)
+    first = shown_prompt(at)
+    at.text_area[0].set_value("looks right")
+    at.button(key="grade-Correct").click().run()
+    grades = store.grades(project_id)
+    assert grades[["label", "value", "grader", "comment"]].values.tolist() == [["Correct", 1.0, "ann", "looks right"]]
+    assert grades.loc[0, "seconds"] >= 0
+    assert shown_prompt(at) != first
+    assert "1 of 40 items graded" in at.get("progress")[0].proto.text
+
+
+def test_skip_returns_item_to_queue_ungraded(open_app, store, project_id):
+    at = open_app(GRADE, project_id=project_id)
+    first = shown_prompt(at)
+    at.button(key="skip").click().run()
+    assert store.grades(project_id).empty
+    assert len(store.skipped_positions(project_id)) == 1
+    assert shown_prompt(at) != first
+
+
+def test_undo_brings_back_the_item_ungraded(open_app, store, project_id):
+    at = open_app(GRADE, project_id=project_id)
+    first = shown_prompt(at)
+    at.button(key="grade-Incorrect").click().run()
+    at.button(key="undo").click().run()
+    assert store.grades(project_id).empty
+    assert shown_prompt(at) == first
+
+
+def test_back_then_change_an_earlier_grade(open_app, store, project_id):
+    at = open_app(GRADE, project_id=project_id)
+    first = shown_prompt(at)
+    at.button(key="grade-Correct").click().run()
+    at.button(key="grade-Correct").click().run()
+    at.button(key="back").click().run()
+    at.button(key="back").click().run()
+    assert shown_prompt(at) == first and "Reviewing" in at.info[0].value
+    at.button(key="grade-Incorrect").click().run()
+    labels = store.grades(project_id).sort_values("id")["label"].tolist()
+    assert labels == ["Correct", "Incorrect"]  # the first item's grade was replaced, not duplicated
+    assert len(store.grades(project_id, include_retracted=True)) == 3
+    at.button(key="resume").click().run()
+    assert "Reviewing" not in " ".join(i.value for i in at.info)
+
+
+def test_a_second_session_resumes_where_the_project_stands(open_app, store, project_id):
+    first = open_app(GRADE, project_id=project_id)
+    first.button(key="grade-Correct").click().run()
+    now_showing = shown_prompt(first)
+    second = open_app(GRADE, project_id=project_id, grader="bob")
+    assert shown_prompt(second) == now_showing
+    assert "1 of 40 items graded" in second.get("progress")[0].proto.text
+
+
+def test_reference_hidden_and_signals_shown_only_when_allowed(open_app, store, project_id):
+    at = open_app(GRADE, project_id=project_id)
+    assert [e.label for e in at.expander].count("Reference answer") == 1
+    assert not [c for c in at.caption if "Surrogate signals" in c.value]
+    store.update_settings(project_id, {"show_reference": False, "show_signals": True})
+    at = open_app(GRADE, project_id=project_id)
+    assert "Reference answer" not in [e.label for e in at.expander]
+    assert [c for c in at.caption if "Surrogate signals" in c.value]
+
+
+def test_grading_needs_a_name(open_app, project_id):
+    at = open_app(GRADE, project_id=project_id, grader="")
+    assert "Type your name" in at.warning[0].value
+    assert all(b.key != "grade-Correct" for b in at.button)
