@@ -249,14 +249,43 @@ def _decode(name: str, data: bytes) -> str:
         ) from None
 
 
+class _BadJson(ValueError):
+    """Text that is not acceptable JSON: `problem` says why, `line` where (1-based)."""
+
+    def __init__(self, problem: str, line: int = 1) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
+
+
+def _parse_json(text: str) -> object:
+    """json.loads that also refuses a key repeated in one object (json keeps only
+    the last value, silently) and nesting too deep to parse."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as error:
+        raise _BadJson(f"not valid JSON ({error.msg} at character {error.colno})", error.lineno) from None
+    except RecursionError:
+        raise _BadJson("nested too deeply to read") from None
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise _BadJson(f"the key '{repeated}' appears twice in one object")
+    return record
+
+
 def _read_json(name: str, text: str) -> _Table:
     """JSON lines (blank lines skipped), or in a .json file one array of objects."""
     if Path(name).suffix.lower() == ".json" and text.lstrip().startswith("["):
         return _read_json_array(name, text)
     numbered = [(number, line) for number, line in enumerate(text.split("\n"), start=1) if line and not line.isspace()]
     try:  # one C call for the whole file; line by line only to locate an error
-        records = json.loads("[" + ",".join(line for _, line in numbered) + "]")
-    except json.JSONDecodeError:
+        records = _parse_json("[" + ",".join(line for _, line in numbered) + "]")
+    except _BadJson:
         records = []
     if len(records) != len(numbered):
         records = [_json_line(name, number, line, first=not position) for position, (number, line) in enumerate(numbered)]
@@ -274,13 +303,13 @@ def _read_json(name: str, text: str) -> _Table:
 
 def _json_line(name: str, number: int, line: str, *, first: bool) -> object:
     try:
-        return json.loads(line)
-    except json.JSONDecodeError as error:
-        fix = "write one JSON object per line, with double-quoted keys and strings"
+        return _parse_json(line)
+    except _BadJson as error:
+        fix = "write one JSON object per line, with double-quoted keys and strings, each key once"
         if first:
             fix += "; if the file is CSV, give it the .csv extension"
         raise InputError(
-            f"the line is not valid JSON ({error.msg} at character {error.colno})",
+            f"the line is {error.problem}",
             file=name,
             row=number,
             fix=fix,
@@ -290,13 +319,13 @@ def _json_line(name: str, number: int, line: str, *, first: bool) -> object:
 def _read_json_array(name: str, text: str) -> _Table:
     """A .json file holding one array of objects; rows are numbered by element."""
     try:
-        values = json.loads(text)
-    except json.JSONDecodeError as error:
+        values = _parse_json(text)
+    except _BadJson as error:
         raise InputError(
-            f"the file is not valid JSON ({error.msg} at character {error.colno})",
+            f"the file is {error.problem}",
             file=name,
-            row=error.lineno,
-            fix="write a JSON array of objects, or one JSON object per line",
+            row=error.line,
+            fix="write a JSON array of objects, each key once, or one JSON object per line",
         ) from None
     if not values:
         raise InputError("the JSON array is empty", file=name, fix="add one object per item")
@@ -644,15 +673,15 @@ def _sample_list(pool: _Table, position: int, cell: object) -> list:
         if not cell.strip():
             return []
         try:
-            cell = json.loads(cell)
-        except json.JSONDecodeError as error:
+            cell = _parse_json(cell)
+        except _BadJson as error:
             cell = error
     if isinstance(cell, np.ndarray):
         cell = cell.tolist()
     if isinstance(cell, list):
         return cell
     raise InputError(
-        f"the samples cell is {'not valid JSON' if isinstance(cell, json.JSONDecodeError) else _kind(cell)}, not a list",
+        f"the samples cell is {cell.problem if isinstance(cell, _BadJson) else _kind(cell) + ', not a list'}",
         file=pool.name,
         row=int(pool.rows[position]),
         column="samples",

@@ -228,6 +228,18 @@ def test_csv_content_in_a_jsonl_file_suggests_the_csv_extension():
     assert ".csv extension" in message
 
 
+def test_a_repeated_key_in_a_json_line_is_refused():
+    message = error_of(("pool.jsonl", jsonl(item("a")) + b'\n{"id": "b", "prompt": "x", "response": "y", "prompt": "z"}'))
+    assert_names(message, "pool.jsonl", row=2)
+    assert "the key 'prompt' appears twice" in message
+
+
+def test_json_nested_too_deeply_is_refused():
+    message = error_of(("pool.jsonl", jsonl(item("a")) + b'\n{"id": "b", "meta": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"))
+    assert_names(message, "pool.jsonl", row=2)
+    assert "nested too deeply" in message
+
+
 @pytest.mark.parametrize("line, kind", [(b"[1, 2]", "a list"), (b'"text"', "text"), (b"3", "a number")])
 def test_a_json_line_that_is_not_an_object_is_named(line, kind):
     message = error_of(("pool.jsonl", jsonl(item("a")) + b"\n\n" + line))
@@ -437,7 +449,7 @@ def test_samples_given_twice_are_refused():
 
 @pytest.mark.parametrize(
     "cell, fragment",
-    [("Paris", "not valid JSON, not a list"), ('{""sample"": ""x""}', "a JSON object, not a list")],
+    [("Paris", "the samples cell is not valid JSON"), ('{""sample"": ""x""}', "a JSON object, not a list")],
 )
 def test_a_csv_samples_cell_that_is_not_a_list_is_named(cell, fragment):
     csv = f'id,prompt,response,samples\nq1,Hi,Hello,"[""x""]"\nq2,Hi,Hello,"{cell}"\n'
