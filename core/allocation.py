@@ -21,7 +21,7 @@ from core.strata import DEFAULT_MIN_STRATUM_SIZE, stratify
 DEFAULT_FLOOR = 2
 """Minimum grades per stratum (METHOD.md section 3): two give a spread estimate."""
 
-DEFAULT_PRIOR_STRENGTH = 4.0
+DEFAULT_PRIOR_STRENGTH = 30.0
 """Pseudo-grades behind the surrogate's spread of a stratum (adaptive Neyman)."""
 
 DEFAULT_SHRINK = 0.5
@@ -272,27 +272,30 @@ def next_stratum(
 ) -> np.ndarray:
     """Stratum that should get the next grade, for one state or a batch (leading axes).
 
-    Until every stratum has min(floor, N_h) grades: the stratum with the fewest,
-    ties to the largest W_h S_h (round robin). After that: the stratum with the
-    largest W_h^2 S_h^2 / (n_h (n_h + 1)) among those with n_h < N_h, the
-    largest drop in sum_h W_h^2 S_h^2 / n_h from one more grade. Repeating this
-    greedy step gives, at every prefix size n, the integer allocation that
-    minimises the stratified variance with floors and caps (Gross 1966 marginal
-    analysis for separable convex objectives; METHOD.md section 5).
+    Floors first, but only as the budget makes them worth it: a stratum's first
+    grade is always due (the estimator needs one per stratum), its k-th grade
+    (k <= floor) once the grades so far, n, reach k / W_h, i.e. once
+    proportional allocation would give it k. Among due strata: the one with the
+    fewest grades, ties to the largest W_h S_h (round robin). Otherwise the
+    stratum with the largest W_h^2 S_h^2 / (n_h (n_h + 1)) among those with
+    n_h < N_h: the largest drop in sum_h W_h^2 S_h^2 / n_h from one more grade.
+    Repeating the greedy step gives at every prefix size the integer allocation
+    that minimises the stratified variance given the floors already met (marginal
+    analysis for a separable convex objective, Gross 1966; METHOD.md section 5).
+    Strata with zero spread then get grades in proportion to N_h.
     Returns -1 where every stratum is exhausted.
     """
     counts = np.asarray(counts)
     sds = np.broadcast_to(np.asarray(sds, dtype=float), counts.shape)
-    floors = np.minimum(floor, sizes)
+    total = counts.sum(axis=-1, keepdims=True)
     open_ = counts < sizes
-    under = counts < floors
+    due = (counts < np.minimum(floor, sizes)) & ((counts == 0) | (total * weights >= counts + 1))
     ws = weights * sds
     tie = ws / (ws.max(axis=-1, keepdims=True) + 1e-300) * 0.5
-    first = np.where(under, -counts + tie, -np.inf)
-    gain = np.where(open_, (ws**2) / (np.maximum(counts, 1) * (counts + 1.0)), -np.inf)
-    # Strata with zero spread still deserve their floor, then the rest in proportion.
-    gain = np.where(open_ & (gain <= 0), -1.0 / (1.0 + counts / weights), gain)
-    score = np.where(under.any(axis=-1, keepdims=True), first, gain)
+    first = np.where(due, -counts + tie, -np.inf)
+    gain = np.where(open_, ws**2 / (np.maximum(counts, 1) * (counts + 1.0)), -np.inf)
+    gain = np.where(open_ & (gain <= 0), -(counts + 1.0) / weights, gain)
+    score = np.where(due.any(axis=-1, keepdims=True), first, gain)
     choice = np.argmax(score, axis=-1)
     return np.where(open_.any(axis=-1), choice, -1)
 

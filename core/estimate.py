@@ -40,8 +40,8 @@ from core.allocation import Design, adaptive_sd, next_stratum, planned_allocatio
 from core.errors import InputError
 
 METHODS = ("stratified", "difference")
-DEFAULT_METHOD = "difference"
-VARIANCE_PRIOR = 1.0
+DEFAULT_METHOD = "stratified"
+VARIANCE_PRIOR = 0.75
 """Pseudo-grades at the surrogate's predicted spread added to each stratum's variance."""
 RIDGE = 2.0
 """Ridge penalty on the difference estimator's slope (standardised covariates)."""
