@@ -60,3 +60,9 @@ def open_app(db_url):
     """open_app(page=None, project_id=None, grader="ann"): the app at ``page`` (e.g.
     "app_pages/grade.py") with the project and grader in the URL, run once."""
     return _open_app
+
+
+@pytest.fixture
+def uploads() -> dict[str, tuple[str, bytes]]:
+    """The tiny pool's files as (name, bytes) uploads."""
+    return {name: upload(name) for name in ("pool.jsonl", "samples.jsonl")}

@@ -1,0 +1,59 @@
+"""Dashboard and Export pages, and the export formats."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from core.report import grades_csv, grades_jsonl, grades_table
+from core.scales import BINARY
+from core.grading import submit
+
+
+def grade_some(store, project_id: int, n: int, grader: str = "ann") -> None:
+    items = store.load_items(project_id)
+    for position in range(n):
+        label = "Correct" if items.loc[position, "label"] == 1 else "Incorrect"
+        submit(store, project_id, position, BINARY, label, grader, seconds=1.5)
+
+
+def test_dashboard_without_grades_says_so(open_app, project_id):
+    at = open_app("app_pages/dashboard.py", project_id=project_id)
+    assert "No grade yet" in at.info[0].value
+
+
+def test_dashboard_shows_estimate_interval_strata_and_graders(open_app, store, project_id):
+    grade_some(store, project_id, 12)
+    grade_some(store, project_id, 3, grader="bob")
+    at = open_app("app_pages/dashboard.py", project_id=project_id)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Grades"] == "12 of 40"
+    low, high = (float(v) for v in metrics["95% interval"].split(" – "))
+    assert 0 <= low <= float(metrics["Estimated mean grade"]) <= high <= 1
+    assert at.warning or at.success  # the stopping rule speaks either way
+    graders = at.dataframe[1].value
+    assert dict(zip(graders["grader"], graders["grades"])) == {"ann": 12, "bob": 3}
+    assert len(at.get("vega_lite_chart")) == 1
+
+
+def test_export_page_offers_grades_and_report(open_app, store, project_id):
+    grade_some(store, project_id, 5)
+    at = open_app("app_pages/export.py", project_id=project_id)
+    keys = {b.key for b in at.get("download_button")}
+    assert keys == {"dl_csv", "dl_jsonl", "dl_report_json", "dl_report_md"}
+    assert any("Estimated mean grade" in m.value for m in at.markdown)
+
+
+def test_export_formats_are_complete_and_spreadsheet_safe(store, project_id):
+    submit(store, project_id, 0, BINARY, "Correct", "=HYPERLINK(1)", comment="+1 good", seconds=2.0)
+    submit(store, project_id, 1, BINARY, "Incorrect", "ann", comment='say "hi", ok')
+    table = grades_table(store.grades(project_id), store.load_items(project_id))
+    assert list(table.columns) == ["item", "position", "grade", "label", "grader", "time", "seconds", "comment"]
+    from io import StringIO
+
+    csv = pd.read_csv(StringIO(grades_csv(table).decode()))
+    assert csv["grader"].tolist() == ["'=HYPERLINK(1)", "ann"]
+    assert csv["comment"].tolist() == ["'+1 good", 'say "hi", ok']
+    assert csv["item"].tolist() == ["q00", "q01"]
+    rows = [json.loads(line) for line in grades_jsonl(table).decode().splitlines()]
+    assert rows[0]["grader"] == "=HYPERLINK(1)" and rows[1]["grade"] == 0.0 and rows[1]["seconds"] is None

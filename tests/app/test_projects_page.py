@@ -1,0 +1,95 @@
+"""Projects page flows: first run opens the demo, upload, bad upload, custom scale, missing demo."""
+from __future__ import annotations
+
+import time
+
+from core.project import is_running_here
+
+
+def wait_ready(store, project_id: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while store.project(project_id).status == "preparing" and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def test_first_run_opens_the_demo_and_shows_its_strata(open_app, store):
+    at = open_app()
+    demo = store.project_by_name("Demo")
+    assert demo is not None and at.query_params["project"] == str(demo.id)
+    wait_ready(store, demo.id)
+    assert not is_running_here(store, demo.id)
+    at.run()
+    assert at.header[0].value == "Demo"
+    assert {m.label: m.value for m in at.metric}["Items"] == "40"
+    assert "Predicted saving vs uniform" in [m.label for m in at.metric]
+    assert len(at.dataframe) >= 2  # strata table and planned allocation
+    # reopening does not create a second demo nor prepare it again
+    open_app()
+    assert [p.name for p in store.projects()] == ["Demo"]
+
+
+def test_missing_demo_is_explained_not_a_traceback(open_app, store, monkeypatch, tmp_path):
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    at = open_app()
+    assert "demo pool is not available yet" in at.warning[0].value
+    assert store.projects() == []
+
+
+def _fill_new_project(at, name: str, pool: tuple[str, bytes], samples: tuple[str, bytes] | None) -> None:
+    at.text_input(key="new_name").set_value(name)
+    at.file_uploader(key="new_pool").set_value((pool[0], pool[1], "application/octet-stream"))
+    if samples:
+        at.file_uploader(key="new_samples").set_value((samples[0], samples[1], "application/octet-stream"))
+
+
+def test_upload_creates_and_prepares_a_project(open_app, store, uploads, monkeypatch, tmp_path):
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    at = open_app()
+    _fill_new_project(at, "Sums", uploads["pool.jsonl"], uploads["samples.jsonl"])
+    at.radio[0].set_value("likert")
+    at.text_area(key="new_guidelines").set_value("Grade **carefully**.")
+    at.button(key="create").click().run()
+    assert not at.error, [e.value for e in at.error]
+    project = store.project_by_name("Sums")
+    assert project is not None and at.query_params["project"] == str(project.id)
+    assert project.settings["scale"]["kind"] == "likert"
+    assert project.settings["guidelines"] == "Grade **carefully**."
+    assert store.input_files(project.id)["pool"] == uploads["pool.jsonl"]
+    wait_ready(store, project.id)
+    assert store.project(project.id).status == "ready"
+    assert store.item_count(project.id) == 40
+
+
+def test_bad_upload_shows_file_and_row_and_saves_nothing(open_app, store, monkeypatch, tmp_path):
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    at = open_app()
+    bad = b'{"id": "a", "prompt": "p", "response": "r"}\n{"id": "b", "prompt": "p"\n'
+    _fill_new_project(at, "Broken", ("broken.jsonl", bad), None)
+    at.button(key="create").click().run()
+    assert not at.exception
+    assert at.error and "broken.jsonl" in at.error[0].value and "row 2" in at.error[0].value
+    assert store.projects() == []
+
+
+def test_duplicate_name_is_refused(open_app, store, uploads, project_id):
+    at = open_app(project_id=project_id)
+    _fill_new_project(at, "Arithmetic", uploads["pool.jsonl"], uploads["samples.jsonl"])
+    at.button(key="create").click().run()
+    assert "already exists" in at.error[0].value
+    assert len(store.projects()) == 1
+
+
+def test_custom_scale_with_a_bad_value_blocks_creation(open_app, store, uploads, monkeypatch, tmp_path):
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    at = open_app()
+    at.radio[0].set_value("custom").run()
+    at.text_area(key="custom_labels").set_value("Wrong = 0\nRight = 1.5").run()
+    assert "not in [0, 1]" in at.error[0].value and "row 2" in at.error[0].value
+    assert at.button(key="create").disabled
+
+
+def test_failed_preparation_is_shown_with_a_retry(open_app, store, project_id):
+    store.set_status(project_id, "failed", "InputError: something specific")
+    at = open_app(project_id=project_id)
+    assert "something specific" in at.error[0].value
+    assert any(b.key == "retry" for b in at.button)
