@@ -43,6 +43,21 @@ def sample_lengths(samples: pd.DataFrame) -> np.ndarray:
     return np.where(np.isnan(tokens), words, tokens)
 
 
+def item_texts(inputs: Inputs) -> tuple[dict[str, np.ndarray], dict[int, ItemTexts]]:
+    """Sample rows of each id, and the texts to cluster of every pool item that has samples, by pool position."""
+    pool, samples = inputs.pool, inputs.samples
+    rows_of = samples.groupby("id", sort=False).indices
+    texts = samples["sample"].astype(str).to_numpy()
+    questions = pool["prompt"].astype(str).tolist()
+    targets = target_answers(pool)
+    groups = {
+        p: ItemTexts(questions[p], texts[rows_of[item_id]].tolist(), targets[p])
+        for p, item_id in enumerate(pool["id"])
+        if item_id in rows_of
+    }
+    return rows_of, groups
+
+
 def prepare_items(
     inputs: Inputs,
     *,
@@ -64,20 +79,15 @@ def prepare_items(
     """
     pool, samples = inputs.pool, inputs.samples
     engine = get_backend(backend, model=model, threshold=threshold, device=device, cache_dir=cache_dir, batch_size=batch_size)
-    rows_of = samples.groupby("id", sort=False).indices
-    texts = samples["sample"].astype(str).to_numpy()
+    rows_of, groups = item_texts(inputs)
+    classes = engine.cluster(list(groups.values()), progress)
     logprobs = pd.to_numeric(samples["logprob"], errors="coerce").to_numpy(dtype=float) if "logprob" in samples else np.full(len(samples), np.nan)
     lengths = sample_lengths(samples)
-
-    targets = target_answers(pool)
-    positions = [p for p, item_id in enumerate(pool["id"]) if item_id in rows_of]
-    groups = [ItemTexts(str(pool["prompt"].iat[p]), texts[rows_of[pool["id"].iat[p]]].tolist(), targets[p]) for p in positions]
-    classes = engine.cluster(groups, progress)
 
     n = len(pool)
     scores = {name: np.full(n, np.nan) for name in ("semantic_entropy", "semantic_entropy_weighted", "agreement")}
     n_samples, n_clusters = np.zeros(n, dtype=int), np.zeros(n, dtype=int)
-    for p, item_classes in zip(positions, classes):
+    for p, item_classes in zip(groups, classes):
         rows = rows_of[pool["id"].iat[p]]
         sample_classes, target_class = item_classes[:-1], item_classes[-1]
         n_samples[p] = sample_classes.size

