@@ -57,3 +57,14 @@ def test_export_formats_are_complete_and_spreadsheet_safe(store, project_id):
     assert csv["item"].tolist() == ["q00", "q01"]
     rows = [json.loads(line) for line in grades_jsonl(table).decode().splitlines()]
     assert rows[0]["grader"] == "=HYPERLINK(1)" and rows[1]["grade"] == 0.0 and rows[1]["seconds"] is None
+
+
+def test_simulate_page_runs_and_plots(open_app, project_id):
+    at = open_app("app_pages/simulate.py", project_id=project_id)
+    at.number_input[0].set_value(20)
+    at.multiselect[1].set_value(["uniform", "activegrade"])
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    assert len(at.get("vega_lite_chart")) == 3
+    table = at.dataframe[0].value
+    assert set(table["method"]) == {"uniform", "activegrade"} and len(table) == 8
