@@ -319,12 +319,16 @@ def adaptive_sd(
     pseudo-grades at the prior spread S0_h and s_h^2 the sample variance of the
     n_h grades so far (a conjugate-style shrinkage estimate of a variance, as in
     the scaled-inverse-chi-square posterior mean; Gelman et al., Bayesian Data
-    Analysis, 3rd ed., section 3.3). Works on batches (leading axes).
+    Analysis, 3rd ed., section 3.3). With k = 0 it is the sample standard
+    deviation, 0 for a stratum with fewer than two grades. Works on batches
+    (leading axes).
     """
     counts = np.asarray(counts, dtype=float)
     dev = np.maximum(sumsq - np.where(counts > 0, sums**2 / np.maximum(counts, 1), 0.0), 0.0)
     df = np.maximum(counts - 1.0, 0.0)
-    return np.sqrt((prior_strength * prior_sd**2 + dev) / (prior_strength + df))
+    numerator = prior_strength * np.asarray(prior_sd, dtype=float) ** 2 + dev
+    denominator = prior_strength + df
+    return np.sqrt(np.divide(numerator, denominator, out=np.zeros(np.broadcast(numerator, denominator).shape), where=denominator > 0))
 
 
 def planned_allocation(design: Design, n: int) -> np.ndarray:

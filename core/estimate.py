@@ -114,11 +114,35 @@ def _fold_slopes(onehot: np.ndarray, fold: np.ndarray, x: np.ndarray, y: np.ndar
     return slopes
 
 
-def estimate_batch(design: Design, positions: np.ndarray, grades: np.ndarray, method: str = DEFAULT_METHOD) -> BatchEstimate:
+def difference_residuals(design: Design, positions: np.ndarray, grades: np.ndarray) -> np.ndarray:
+    """Cross-fitted residuals e_i = y_i - beta_(-k(i))' (x_i - Xbar_h(i)), shape (R, n).
+
+    The graded items of each stratum alternate between folds 0 and 1 in
+    grading order; an item's slope is the one fitted on the other fold
+    (`_fold_slopes`), so its own grade never enters its own prediction.
+    """
+    positions = np.atleast_2d(positions)
+    y = np.atleast_2d(np.asarray(grades, dtype=float))
+    if design.covariates.shape[1] == 0:
+        return y
+    strata = design.stratum[positions]
+    onehot = (strata[..., None] == np.arange(design.H)).astype(float)
+    x = design.covariates[positions] - design.covariate_means[strata]
+    fold = (np.take_along_axis(np.cumsum(onehot, axis=1), strata[..., None], axis=2)[..., 0] - 1).astype(np.int64) % 2
+    slopes = _fold_slopes(onehot, fold, x, y)
+    beta = np.take_along_axis(slopes, (1 - fold)[..., None], axis=1)  # (R, n, p)
+    return y - np.einsum("rnp,rnp->rn", beta, x)
+
+
+def estimate_batch(
+    design: Design, positions: np.ndarray, grades: np.ndarray, method: str = DEFAULT_METHOD, variance_prior: float = VARIANCE_PRIOR
+) -> BatchEstimate:
     """Estimates for R samples at once: positions and grades are (R, n), in grading order.
 
     Strata without any grade (only before the queue has reached every
-    stratum) are left out and the others' weights rescaled.
+    stratum) are left out and the others' weights rescaled. With
+    variance_prior = 0 the variance is the textbook one (R survey's svymean
+    with fpc), undefined (0) for strata with one grade.
     """
     if method not in METHODS:
         raise InputError(f"unknown estimation method {method!r}", fix=f"use one of {', '.join(METHODS)}")
@@ -126,14 +150,7 @@ def estimate_batch(design: Design, positions: np.ndarray, grades: np.ndarray, me
     y = np.atleast_2d(np.asarray(grades, dtype=float))
     strata = design.stratum[positions]
     onehot = (strata[..., None] == np.arange(design.H)).astype(float)
-    if method == "difference" and design.covariates.shape[1] > 0:
-        x = design.covariates[positions] - design.covariate_means[strata]
-        fold = (np.take_along_axis(np.cumsum(onehot, axis=1), strata[..., None], axis=2)[..., 0] - 1) % 2
-        slopes = _fold_slopes(onehot, fold, x, y)
-        beta = np.take_along_axis(slopes, (1 - fold).astype(np.int64)[..., None], axis=1)  # (R, n, p)
-        values = y - np.einsum("rnp,rnp->rn", beta, x)
-    else:
-        values = y
+    values = difference_residuals(design, positions, y) if method == "difference" else y
     counts, sums, sumsq = _moments(onehot, values)
     _, ysum, ysumsq = _moments(onehot, y)
     sizes = design.sizes.astype(float)
@@ -142,15 +159,15 @@ def estimate_batch(design: Design, positions: np.ndarray, grades: np.ndarray, me
     w = w / w.sum(axis=1, keepdims=True)
     means = sums / np.maximum(counts, 1)
     value = np.sum(w * means, axis=1)
-    sd = adaptive_sd(design.prior_sd, VARIANCE_PRIOR, counts, sums, sumsq)
+    sd = adaptive_sd(design.prior_sd, variance_prior, counts, sums, sumsq)
     a = np.where(seen, w**2 * (1 - counts / sizes) / np.maximum(counts, 1), 0.0)
     terms = a * sd**2
     variance = terms.sum(axis=1)
-    nu = np.maximum(counts - 1 + VARIANCE_PRIOR, VARIANCE_PRIOR)
+    nu = np.maximum(counts - 1 + variance_prior, max(variance_prior, 1e-12))
     denom = np.sum(np.where(seen, terms**2 / nu, 0.0), axis=1)
     df = np.where(denom > 0, variance**2 / np.where(denom > 0, denom, 1.0), np.inf)
     ymeans = ysum / np.maximum(counts, 1)
-    ysd = adaptive_sd(design.prior_sd, VARIANCE_PRIOR, counts, ysum, ysumsq)
+    ysd = adaptive_sd(design.prior_sd, variance_prior, counts, ysum, ysumsq)
     ymu = np.sum(w * ymeans, axis=1)
     s2 = np.sum(w * ysd**2, axis=1) + np.sum(w * (ymeans - ymu[:, None]) ** 2, axis=1)
     return BatchEstimate(value=value, variance=variance, df=df, s2=s2, stratum_sd=sd)

@@ -38,6 +38,7 @@ from core.allocation import Design, adaptive_sd, design_from_items, make_design,
 from core.errors import InputError
 from core.estimate import DEFAULT_METHOD, estimate_batch
 from core.queue import item_order
+from core.strata import stratify
 
 METHODS = ("uniform", "proportional", "neyman_paper", "neyman_oracle", "lure", "active_inference", "activegrade")
 DEFAULT_BUDGETS = ("0.02", "0.05", "0.1", "0.2")
@@ -51,14 +52,38 @@ def budget_sizes(budgets: Sequence[str | float], n_items: int) -> dict[str, int]
         try:
             value = float(budget)
         except ValueError:
-            raise InputError(f"budget {budget!r} is not a number", column="budgets", fix="give fractions of the pool like 0.05 or counts like 50") from None
+            raise InputError(f"budget {budget!r} is not a number", fix="give fractions of the pool like 0.05 or counts like 50") from None
         if not value > 0 or (value > 1 and value != int(value)):
-            raise InputError(f"budget {budget!r} must be a fraction in (0, 1] or a whole count", column="budgets")
+            raise InputError(f"budget {budget!r} is neither a fraction in (0, 1] nor a whole count", fix="give fractions of the pool like 0.05 or counts like 50")
         n = int(round(value * n_items)) if value <= 1 else int(value)
         if n > n_items:
-            raise InputError(f"budget {budget!r} is more than the pool's {n_items} items", column="budgets")
+            raise InputError(f"budget {budget!r} is more than the pool's {n_items} items", fix=f"give at most {n_items} or a fraction of the pool")
         sizes[str(budget)] = max(n, 2)
     return sizes
+
+
+def synthetic_items(n_items: int = 600, *, signal: float = 1.0, seed: int = 0) -> pd.DataFrame:
+    """A labelled items table with surrogate signals, for tests and demonstrations.
+
+    Agreement a takes the values 0, 0.2, ..., 1 (as with 5 surrogate samples);
+    the label is Bernoulli(0.5 + 0.45 signal (2a - 1)); semantic entropy falls
+    with agreement, plus noise; strata by entropy as core.prepare makes them.
+    signal = 0 gives a surrogate that knows nothing.
+    """
+    rng = np.random.default_rng(seed)
+    agreement = rng.integers(0, 6, n_items) / 5
+    labels = (rng.random(n_items) < 0.5 + 0.45 * signal * (2 * agreement - 1)).astype(float)
+    entropy = np.clip(1.6 * (1 - agreement) + rng.normal(0, 0.2, n_items), 0, None) * (agreement < 1)
+    return pd.DataFrame(
+        {
+            "id": [f"item-{i:05d}" for i in range(n_items)],
+            "label": labels,
+            "n_samples": 5,
+            "semantic_entropy": entropy,
+            "agreement": agreement,
+            "stratum": stratify(entropy, agreement),
+        }
+    )
 
 
 def labels_of(items: pd.DataFrame) -> np.ndarray:
