@@ -223,9 +223,12 @@ def _read_table(source: Source) -> _Table:
 
 
 def _strip_bom(name: str, data: bytes) -> bytes:
+    """Drop a UTF-8 byte-order mark; refuse UTF-16 (with a mark, or text whose every
+    other byte is zero)."""
     if data.startswith(UTF8_BOM):
         return data[len(UTF8_BOM):]
-    if data.startswith(UTF16_BOMS):
+    head = data[:1024]
+    if data.startswith(UTF16_BOMS) or head.count(0) > len(head) // 3:
         raise InputError(
             "the file is UTF-16 text, not UTF-8",
             file=name,
@@ -250,7 +253,8 @@ def _decode(name: str, data: bytes) -> str:
 
 
 class _BadJson(ValueError):
-    """Text that is not acceptable JSON: `problem` says why, `line` where (1-based)."""
+    """Text that is not acceptable JSON: `problem` completes "the line is ...",
+    `line` says where (1-based)."""
 
     def __init__(self, problem: str, line: int = 1) -> None:
         super().__init__(problem)
@@ -262,11 +266,37 @@ def _parse_json(text: str) -> object:
     """json.loads that also refuses a key repeated in one object (json keeps only
     the last value, silently) and nesting too deep to parse."""
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        value = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
-        raise _BadJson(f"not valid JSON ({error.msg} at character {error.colno})", error.lineno) from None
+        problem = error.msg.removesuffix(" at")
+        raise _BadJson(f"not valid JSON ({problem}, character {error.colno})", error.lineno) from None
     except RecursionError:
         raise _BadJson("nested too deeply to read") from None
+    if _LONE_SURROGATE.search(text) and not _encodable(value):
+        raise _BadJson("not text: a \\u escape holds half a character (a lone UTF-16 surrogate)")
+    return value
+
+
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F]"
+)
+"""A \\u escape of a high surrogate not followed by a low one, or a low one not after a
+high one (a fast pre-check: an escaped backslash can make it match valid text)."""
+
+
+def _encodable(value: object) -> bool:
+    """Every string inside a parsed JSON value can be written as UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_encodable(key) and _encodable(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_encodable(item) for item in value)
+    return True
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
@@ -274,7 +304,7 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     if len(record) != len(pairs):
         seen: set[str] = set()
         repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
-        raise _BadJson(f"the key '{repeated}' appears twice in one object")
+        raise _BadJson(f"an object with the key '{repeated}' twice")
     return record
 
 
@@ -343,18 +373,7 @@ def _read_csv(name: str, data: bytes, text: str) -> _Table:
     try:
         cells = pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False, na_filter=False)
     except pd.errors.ParserError as error:
-        match = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(error))
-        if not match:
-            raise InputError(
-                f"the file is not valid CSV ({error})", file=name, fix="save it again as comma-separated values"
-            ) from None
-        expected, line, seen = (int(group) for group in match.groups())
-        raise InputError(
-            f"the row has {seen} fields where the first row has {expected}",
-            file=name,
-            row=_csv_record_lines(data)[line - 1],
-            fix="put double quotes around values that contain commas, or remove the extra commas",
-        ) from None
+        raise _csv_parse_error(name, data, error) from None
     header = [str(cell) for cell in cells.iloc[0]]
     record_lines = lambda: _csv_record_lines(data)[1:]  # noqa: E731 - computed only on error
     for position, column in enumerate(header, start=1):
@@ -380,22 +399,67 @@ def _read_csv(name: str, data: bytes, text: str) -> _Table:
     return _Table(name, frame, record_lines)
 
 
-def _csv_record_lines(data: bytes) -> np.ndarray:
-    """1-based line where each non-blank CSV record starts, the header first.
+def _csv_quoting(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """The bytes, and per byte 1 when it lies inside double quotes.
 
-    A newline ends a record unless it is inside double quotes, i.e. unless an
-    odd number of '"' precede it (RFC 4180: quotes inside a quoted field are
-    doubled, which keeps the parity). Blank and whitespace-only lines are
-    skipped, as pandas does.
+    RFC 4180: quotes inside a quoted value are doubled, which keeps the parity.
     """
     buffer = np.frombuffer(data, dtype=np.uint8)
+    return buffer, np.bitwise_xor.accumulate((buffer == ord('"')).view(np.uint8))
+
+
+def _csv_records(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Byte offsets where each non-blank CSV record starts and stops, and its 1-based line.
+
+    A newline ends a record unless it is inside quotes. Blank and
+    whitespace-only lines are skipped, as pandas does.
+    """
+    buffer, in_quotes = _csv_quoting(data)
     newlines = np.flatnonzero(buffer == ord("\n"))
-    in_quotes = np.bitwise_xor.accumulate((buffer == ord('"')).view(np.uint8))
     ends = newlines[in_quotes[newlines] == 0]
     starts = np.concatenate(([0], ends + 1))
     stops = np.concatenate((ends, [len(buffer)]))
-    kept = [start for start, stop in zip(starts.tolist(), stops.tolist()) if data[start:stop].strip()]
-    return np.searchsorted(newlines, np.asarray(kept, dtype=np.int64)) + 1
+    kept = np.fromiter(
+        (bool(data[start:stop].strip()) for start, stop in zip(starts.tolist(), stops.tolist())),
+        dtype=bool,
+        count=len(starts),
+    )
+    starts, stops = starts[kept], stops[kept]
+    return starts, stops, np.searchsorted(newlines, starts) + 1
+
+
+def _csv_record_lines(data: bytes) -> np.ndarray:
+    """1-based line where each non-blank CSV record starts, the header first."""
+    return _csv_records(data)[2]
+
+
+def _csv_parse_error(name: str, data: bytes, error: Exception) -> InputError:
+    """Locate what pandas could not tokenise: an unclosed quote or a row with extra fields."""
+    buffer, in_quotes = _csv_quoting(data)
+    if in_quotes[-1]:
+        outside = np.flatnonzero(in_quotes == 0)
+        opening = int(outside[-1]) + 1 if len(outside) else 0
+        return InputError(
+            "a double quote opens a value that is never closed",
+            file=name,
+            row=data.count(b"\n", 0, opening) + 1,
+            fix='close the quote; inside a quoted value write a double quote as two ("")',
+        )
+    starts, stops, lines = _csv_records(data)
+    commas = np.flatnonzero((buffer == ord(",")) & (in_quotes == 0))
+    fields = np.searchsorted(commas, stops) - np.searchsorted(commas, starts) + 1
+    extra = np.flatnonzero(fields > fields[0])
+    if not len(extra):
+        return InputError(
+            f"the file is not valid CSV ({error})", file=name, fix="save it again as comma-separated values"
+        )
+    first = int(extra[0])
+    return InputError(
+        f"the row has {fields[first]} fields where the first row has {fields[0]}",
+        file=name,
+        row=int(lines[first]),
+        fix="put double quotes around values that contain commas, or remove the extra commas",
+    )
 
 
 def _read_parquet(name: str, data: bytes) -> _Table:

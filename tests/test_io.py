@@ -231,13 +231,13 @@ def test_csv_content_in_a_jsonl_file_suggests_the_csv_extension():
 def test_a_repeated_key_in_a_json_line_is_refused():
     message = error_of(("pool.jsonl", jsonl(item("a")) + b'\n{"id": "b", "prompt": "x", "response": "y", "prompt": "z"}'))
     assert_names(message, "pool.jsonl", row=2)
-    assert "the key 'prompt' appears twice" in message
+    assert "the line is an object with the key 'prompt' twice" in message
 
 
 def test_json_nested_too_deeply_is_refused():
     message = error_of(("pool.jsonl", jsonl(item("a")) + b'\n{"id": "b", "meta": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"))
     assert_names(message, "pool.jsonl", row=2)
-    assert "nested too deeply" in message
+    assert "the line is nested too deeply" in message
 
 
 @pytest.mark.parametrize("line, kind", [(b"[1, 2]", "a list"), (b'"text"', "text"), (b"3", "a number")])
@@ -260,10 +260,17 @@ def test_a_parquet_file_named_csv_is_called_not_utf8():
     assert "not UTF-8" in message and "Parquet" in message
 
 
-def test_a_csv_row_with_too_many_fields_is_named():
-    message = error_of(("pool.csv", (POOL_HEADER + "q1,Hi,Hello,1\nq2,Hi, there,Hello,1\n").encode()))
+def test_a_csv_row_with_too_many_fields_is_named_by_its_line():
+    csv = POOL_HEADER + 'q1,"Hi,\nthere",Hello,1\n\nq2,Hi, there,Hello,1\n'
+    message = error_of(("pool.csv", csv.encode()))
+    assert_names(message, "pool.csv", row=5)
+    assert "the row has 5 fields where the first row has 4" in message
+
+
+def test_an_unclosed_quote_is_named_by_its_line():
+    message = error_of(("pool.csv", (POOL_HEADER + 'q1,Hi,Hello,1\nq2,"Hi,Hello,1\nq3,Hi,Hello,1\n').encode()))
     assert_names(message, "pool.csv", row=3)
-    assert "5 fields" in message and "4" in message
+    assert "never closed" in message
 
 
 def test_a_semicolon_separated_file_is_recognised():
