@@ -156,12 +156,12 @@ def test_upgrade_runs_pending_migrations_in_order(tmp_path, monkeypatch):
     def add_note(connection):
         connection.execute(text("ALTER TABLE projects ADD COLUMN note TEXT"))
 
-    monkeypatch.setattr(migrations, "MIGRATIONS", [add_note])
-    monkeypatch.setattr(migrations, "LATEST", 2)
-    assert upgrade(engine) == 1
-    assert upgrade(engine) == 2  # nothing left to do
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, add_note])
+    monkeypatch.setattr(migrations, "LATEST", LATEST + 1)
+    assert upgrade(engine) == LATEST
+    assert upgrade(engine) == LATEST + 1  # nothing left to do
     with engine.begin() as c:
-        assert c.scalar(text("SELECT version FROM schema_version")) == 2
+        assert c.scalar(text("SELECT version FROM schema_version")) == LATEST + 1
         c.execute(text("SELECT note FROM projects"))
 
 

@@ -13,11 +13,18 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, Engine, inspect, select
 
+from core.store import accounts
 from core.store.models import Base, SchemaVersion
+
+
+def _add_accounts(connection: Connection) -> None:
+    """Version 2: users, memberships, reservations and audit events (core/store/accounts.py)."""
+    Base.metadata.create_all(connection, tables=accounts.TABLES)
+
 
 # MIGRATIONS[k] upgrades a database from version k + 1 to k + 2.
 # Version 1 is the schema the first release created.
-MIGRATIONS: list[Callable[[Connection], None]] = []
+MIGRATIONS: list[Callable[[Connection], None]] = [_add_accounts]
 LATEST = 1 + len(MIGRATIONS)
 
 

@@ -1,0 +1,296 @@
+"""Accounts, project assignments, reservations and the audit trail: tables and their SQL.
+
+- ``users``: one row per account; ``name`` is what grades record as their
+  grader. Passwords only as hashes (core.auth makes them).
+- ``memberships``: which account is assigned to which project.
+- ``reservations``: the item a grader is being shown, until ``expires_at``.
+  The key (project, position, slot) makes a reservation exclusive: slot 0 is
+  an item's first grade, slot 1 its second when it is chosen for double
+  grading. An expired row no longer counts and is replaced by the next
+  reservation of the same key.
+- ``audit_events``: who did what when (sign-ins, grade changes, undos,
+  settings, uploads, accounts, exports). The project id is kept without a
+  foreign key so the trail outlives a deleted project.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, delete, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Mapped, mapped_column
+
+from core.errors import InputError
+from core.store.models import Base, Grade, utcnow
+
+if TYPE_CHECKING:
+    from core.store.store import Store
+
+
+class User(Base):
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    email: Mapped[str | None] = mapped_column(String(320), unique=True, nullable=True)
+    role: Mapped[str] = mapped_column(String(20))
+    password_hash: Mapped[str | None] = mapped_column(Text, nullable=True)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Membership(Base):
+    __tablename__ = "memberships"
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Reservation(Base):
+    __tablename__ = "reservations"
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    slot: Mapped[int] = mapped_column(Integer, primary_key=True)
+    grader: Mapped[str] = mapped_column(String(200))
+    reserved_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column()
+    __table_args__ = (Index("ix_reservations_project_grader", "project_id", "grader"),)
+
+
+class AuditEvent(Base):
+    __tablename__ = "audit_events"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[datetime] = mapped_column(default=utcnow)
+    actor: Mapped[str] = mapped_column(String(320))
+    action: Mapped[str] = mapped_column(String(50))
+    project_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    __table_args__ = (Index("ix_audit_events_project", "project_id"),)
+
+
+TABLES = [User.__table__, Membership.__table__, Reservation.__table__, AuditEvent.__table__]
+"""The tables this module adds (the schema migration creates them in older databases)."""
+
+AUDIT_COLUMNS = ["id", "at", "actor", "action", "project_id", "detail"]
+
+
+@dataclass(frozen=True)
+class UserInfo:
+    id: int
+    name: str
+    email: str | None
+    role: str
+    password_hash: str | None
+    active: bool
+
+
+@dataclass(frozen=True)
+class Held:
+    """A live reservation: ``position`` of the project, ``slot`` (0 first grade, 1 second)."""
+
+    position: int
+    slot: int
+    expires_at: datetime
+
+
+def _info(row: User) -> UserInfo:
+    return UserInfo(row.id, row.name, row.email, row.role, row.password_hash, bool(row.active))
+
+
+# users -------------------------------------------------------------------------
+
+
+def create_user(
+    store: Store, name: str, role: str, *, password_hash: str | None, email: str | None
+) -> UserInfo:
+    """Insert an account; raises InputError when the name or e-mail is taken."""
+    try:
+        with store.session() as s, s.begin():
+            row = User(name=name, role=role, password_hash=password_hash, email=email, active=True)
+            s.add(row)
+            s.flush()
+            return _info(row)
+    except IntegrityError:
+        raise InputError(
+            f"an account named {name!r}" + (f" or with e-mail {email}" if email else "") + " already exists",
+            fix="choose another name or edit that account",
+        ) from None
+
+
+def user_by_name(store: Store, name: str) -> UserInfo | None:
+    with store.session() as s:
+        row = s.scalar(select(User).where(User.name == name))
+        return None if row is None else _info(row)
+
+
+def user_by_email(store: Store, email: str) -> UserInfo | None:
+    with store.session() as s:
+        row = s.scalar(select(User).where(User.email == email))
+        return None if row is None else _info(row)
+
+
+def users(store: Store) -> list[UserInfo]:
+    """Every account, by name."""
+    with store.session() as s:
+        return [_info(r) for r in s.scalars(select(User).order_by(User.name))]
+
+
+def _update_user(store: Store, name: str, **values: Any) -> None:
+    with store.session() as s, s.begin():
+        if s.execute(update(User).where(User.name == name).values(**values)).rowcount == 0:
+            raise InputError(f"no account named {name!r}", fix="check the name in the members list")
+
+
+def set_password_hash(store: Store, name: str, password_hash: str) -> None:
+    _update_user(store, name, password_hash=password_hash)
+
+
+def set_role(store: Store, name: str, role: str) -> None:
+    _update_user(store, name, role=role)
+
+
+def set_active(store: Store, name: str, active: bool) -> None:
+    _update_user(store, name, active=active)
+
+
+# memberships ---------------------------------------------------------------------
+
+
+def assign(store: Store, project_id: int, user_id: int) -> None:
+    """Assign the account to the project (no-op when it already is)."""
+    with store.session() as s, s.begin():
+        if s.get(Membership, (project_id, user_id)) is None:
+            s.add(Membership(project_id=project_id, user_id=user_id))
+
+
+def unassign(store: Store, project_id: int, user_id: int) -> None:
+    with store.session() as s, s.begin():
+        s.execute(delete(Membership).where(Membership.project_id == project_id, Membership.user_id == user_id))
+
+
+def projects_of(store: Store, user_id: int) -> set[int]:
+    with store.session() as s:
+        return set(s.scalars(select(Membership.project_id).where(Membership.user_id == user_id)))
+
+
+def members(store: Store, project_id: int) -> list[UserInfo]:
+    with store.session() as s:
+        rows = s.scalars(
+            select(User).join(Membership, Membership.user_id == User.id)
+            .where(Membership.project_id == project_id).order_by(User.name)
+        )
+        return [_info(r) for r in rows]
+
+
+# reservations ----------------------------------------------------------------------
+
+
+class _NotNeeded(Exception):
+    """Rolls back a reservation whose item no longer needs that grade."""
+
+
+def try_reserve(
+    store: Store, project_id: int, position: int, slot: int, grader: str, ttl: timedelta
+) -> bool:
+    """Reserve (position, slot) for ``grader`` if it is free and still needs that grade; True on success.
+
+    One transaction: drop an expired reservation of the key and the grader's
+    other reservations in the project, insert the new one (the primary key
+    refuses a second live holder), then check that the item has exactly
+    ``slot`` active grades, none of them by ``grader``; otherwise roll back.
+    The insert comes first so the check reads the state after every
+    concurrent commit (PostgreSQL read committed; SQLite's write lock).
+    """
+    now = utcnow()
+    key = (Reservation.project_id == project_id, Reservation.position == position, Reservation.slot == slot)
+    try:
+        with store.session() as s, s.begin():
+            s.execute(delete(Reservation).where(*key, Reservation.expires_at < now))
+            s.execute(delete(Reservation).where(Reservation.project_id == project_id, Reservation.grader == grader))
+            s.add(Reservation(project_id=project_id, position=position, slot=slot, grader=grader,
+                              reserved_at=now, expires_at=now + ttl))
+            s.flush()
+            graders = list(s.scalars(select(Grade.grader).where(
+                Grade.project_id == project_id, Grade.position == position, Grade.retracted_at.is_(None))))
+            if len(graders) != slot or grader in graders:
+                raise _NotNeeded
+            return True
+    except (IntegrityError, _NotNeeded):
+        return False
+
+
+def held(store: Store, project_id: int, grader: str) -> Held | None:
+    """The grader's live reservation in the project, if any."""
+    with store.session() as s:
+        row = s.scalar(select(Reservation).where(
+            Reservation.project_id == project_id, Reservation.grader == grader, Reservation.expires_at >= utcnow()))
+        return None if row is None else Held(row.position, row.slot, row.expires_at)
+
+
+def renew(store: Store, project_id: int, grader: str, ttl: timedelta) -> None:
+    """Push the grader's reservation's expiry to now + ttl (the grader is still on it)."""
+    with store.session() as s, s.begin():
+        s.execute(update(Reservation).where(Reservation.project_id == project_id, Reservation.grader == grader)
+                  .values(expires_at=utcnow() + ttl))
+
+
+def release(store: Store, project_id: int, grader: str) -> None:
+    """Drop the grader's reservation in the project (after a grade or a skip)."""
+    with store.session() as s, s.begin():
+        s.execute(delete(Reservation).where(Reservation.project_id == project_id, Reservation.grader == grader))
+
+
+def reserved(store: Store, project_id: int, *, slot: int | None = None, exclude: str | None = None) -> dict[int, str]:
+    """Live reservations of the project: position -> grader (of ``slot`` when given, not ``exclude``'s)."""
+    query = select(Reservation.position, Reservation.grader).where(
+        Reservation.project_id == project_id, Reservation.expires_at >= utcnow())
+    if slot is not None:
+        query = query.where(Reservation.slot == slot)
+    if exclude is not None:
+        query = query.where(Reservation.grader != exclude)
+    with store.session() as s:
+        return {int(p): g for p, g in s.execute(query).all()}
+
+
+def grade_counts(store: Store, project_id: int) -> pd.DataFrame:
+    """Active grades per item: columns ``position``, ``grades``, ``first_grader`` (the earliest grade's)."""
+    with store.session() as s:
+        rows = s.execute(
+            select(Grade.position, Grade.grader).where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
+            .order_by(Grade.id)
+        ).all()
+    frame = pd.DataFrame.from_records(rows, columns=["position", "grader"])
+    return frame.groupby("position", sort=False).agg(grades=("grader", "size"), first_grader=("grader", "first")).reset_index()
+
+
+# audit trail ----------------------------------------------------------------------------
+
+
+def record_event(
+    store: Store, actor: str, action: str, *, project_id: int | None = None, detail: dict[str, Any] | None = None
+) -> None:
+    """Append an event to the audit trail (its own transaction)."""
+    from core.store.store import json_safe
+
+    with store.session() as s, s.begin():
+        s.add(AuditEvent(actor=actor, action=action, project_id=project_id, detail=json_safe(detail or {})))
+
+
+def events(store: Store, project_id: int | None = None) -> pd.DataFrame:
+    """The audit trail, oldest first (one project's when given): AUDIT_COLUMNS."""
+    query = select(*(getattr(AuditEvent, c) for c in AUDIT_COLUMNS)).order_by(AuditEvent.id)
+    if project_id is not None:
+        query = query.where(AuditEvent.project_id == project_id)
+    with store.session() as s:
+        rows = s.execute(query).all()
+    return pd.DataFrame.from_records(rows, columns=AUDIT_COLUMNS)
+
+
+def event_count(store: Store, action: str | None = None) -> int:
+    query = select(func.count()).select_from(AuditEvent)
+    if action is not None:
+        query = query.where(AuditEvent.action == action)
+    with store.session() as s:
+        return int(s.scalar(query))
