@@ -18,13 +18,19 @@ REFRESH_S = 3.0
 
 
 def path_chart(path: pd.DataFrame) -> alt.Chart:
-    base = alt.Chart(path).encode(x=alt.X("grades:Q", title="grades"))
-    uniform = base.mark_area(opacity=0.25, color="#999999").encode(
-        y=alt.Y("uniform_low:Q", title="mean grade", scale=alt.Scale(domain=[0, 1])), y2="uniform_high:Q"
+    """Blue band: this design's interval; dashed grey lines: uniform sampling's interval at the same count."""
+    x = alt.X("grades:Q", title="grades", axis=alt.Axis(tickMinStep=1, format="d"))
+    y_scale = alt.Scale(domain=[0, 1])
+    base = alt.Chart(path).encode(x=x)
+    ours = base.mark_area(opacity=0.35, color="#1f77b4").encode(
+        y=alt.Y("ci_low:Q", title="mean grade", scale=y_scale), y2="ci_high:Q"
     )
-    ours = base.mark_area(opacity=0.45, color="#1f77b4").encode(y="ci_low:Q", y2="ci_high:Q")
-    line = base.mark_line(color="#1f3b73").encode(y="estimate:Q")
-    return (uniform + ours + line).properties(height=320)
+    line = base.mark_line(color="#1f3b73", strokeWidth=2).encode(y="estimate:Q")
+    uniform = [
+        base.mark_line(color="#7f7f7f", strokeDash=[6, 4]).encode(y=alt.Y(f"{bound}:Q", scale=y_scale))
+        for bound in ("uniform_low", "uniform_high")
+    ]
+    return alt.layer(ours, *uniform, line).properties(height=320)
 
 
 @st.fragment(run_every=REFRESH_S)
@@ -55,7 +61,8 @@ def live() -> None:
     st.subheader("Estimate against the number of grades")
     st.altair_chart(path_chart(estimate_path(design, list(graded), list(graded.values()), method=method)),
                     width="stretch")
-    st.caption("Blue: this design's interval. Grey: the interval uniform random sampling would have at the same count.")
+    st.caption("Line: the estimate. Blue band: its interval. Dashed grey: the interval uniform random sampling "
+               "would give at the same number of grades.")
     left, right = st.columns(2)
     with left:
         st.subheader("Strata")

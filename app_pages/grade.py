@@ -78,11 +78,19 @@ def current_position() -> tuple[int | None, bool]:
     return position, False
 
 
+LONG_TEXT = 700  # characters; longer texts get a fixed-height box that scrolls
+
+
+def scrolling_markdown(text: str, height: int) -> None:
+    """Markdown in a bordered box (HTML is escaped, never run); a long text scrolls inside it."""
+    long = len(text) > LONG_TEXT or text.count("\n") > 15
+    with st.container(height=height if long else "content", border=True):
+        st.markdown(text)
+
+
 def show_item(view: dict) -> None:
-    """Prompt, reference and response as markdown (HTML is escaped, never run); long text scrolls."""
     st.markdown("**Prompt**")
-    with st.container(height=220, border=True):
-        st.markdown(str(view.get("prompt") or ""))
+    scrolling_markdown(str(view.get("prompt") or ""), 240)
     if view.get("image"):
         try:
             st.image(view["image"], width=480)
@@ -92,8 +100,7 @@ def show_item(view: dict) -> None:
         with st.expander("Reference answer", expanded=True):
             st.markdown(str(view["reference"]))
     st.markdown("**Response to grade**")
-    with st.container(height=320, border=True):
-        st.markdown(str(view.get("response") or ""))
+    scrolling_markdown(str(view.get("response") or ""), 420)
     if "signals" in view:
         st.caption("Surrogate signals: " + ", ".join(f"{k} {v}" for k, v in view["signals"].items()))
 
@@ -128,12 +135,11 @@ def grading_card() -> None:
             )
         st.text_area("Comment (optional)", key=f"comment-{pid}-{position}", height=90,
                      value=previous["comment"] if previous else "")
-        row = st.columns(3)
-        row[0].button("Skip", key="skip", shortcut="S", on_click=on_skip, args=(position,),
-                      disabled=reviewing, width="stretch")
-        row[1].button("Back", key="back", shortcut="B", on_click=on_back, width="stretch",
-                      disabled=not store.grader_positions(pid, grader))
-        row[2].button("Undo", key="undo", shortcut="U", on_click=on_undo, width="stretch")
+        st.button("Skip", key="skip", shortcut="S", on_click=on_skip, args=(position,),
+                  disabled=reviewing, width="stretch")
+        st.button("Back to my previous grade", key="back", shortcut="B", on_click=on_back, width="stretch",
+                  disabled=not store.grader_positions(pid, grader))
+        st.button("Undo my last grade", key="undo", shortcut="U", on_click=on_undo, width="stretch")
         if reviewing:
             st.button("Back to the queue", key="resume", shortcut="Q", on_click=on_resume, width="stretch")
         st.caption("Keys: " + " · ".join(f"{c.key} {c.label}" for c in scale.choices) + " · S skip · B back · U undo")

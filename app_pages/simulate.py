@@ -54,10 +54,10 @@ def chart(column: str, title: str, fmt: str) -> alt.Chart:
         .encode(
             x=alt.X("budget share:Q", title="budget (share of the pool)", axis=alt.Axis(format="%")),
             y=alt.Y(f"{column}:Q", title=title, axis=alt.Axis(format=fmt)),
-            color="method:N",
+            color=alt.Color("method:N", legend=alt.Legend(orient="bottom", columns=4, title=None)),
             tooltip=["method", "n", alt.Tooltip(f"{column}:Q", format=fmt)],
         )
-        .properties(height=260, title=title)
+        .properties(height=300, title=title)
     )
 
 

@@ -1,0 +1,102 @@
+"""End to end in a real Chromium: first run lands in the demo, ten grades by keyboard, the dashboard follows.
+
+Screenshots of every page go to artifacts/ (not committed).
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.grading import submit
+from core.project import create_project, start_preparation
+from core.scales import BINARY
+from core.store import Store
+
+pytestmark = pytest.mark.e2e
+TIMEOUT_MS = 30_000
+XSS_POOL = [
+    {"id": "x1", "prompt": "Show me <b>bold</b>",
+     "response": "<script>window.__xss = 1</script><img src=x onerror=\"window.__xss = 2\">\n\n"
+                 "Use `print`:\n\n```python\nprint('hi')\n```\n\n" + "long line\n\n" * 80},
+]
+
+
+def metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def open_page(page, title: str) -> None:
+    page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).click()
+    page.get_by_role("heading", name=title, exact=True, level=1).wait_for(timeout=TIMEOUT_MS)
+
+
+def test_demo_grade_by_keyboard_and_watch_the_dashboard(browser, server, artifacts):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server.url)
+    # first run: the demo is created and prepared without any click
+    page.get_by_role("heading", name="Demo", exact=True).wait_for(timeout=TIMEOUT_MS)
+    page.locator('[data-testid="stMetric"]').filter(has_text="Items").wait_for(timeout=TIMEOUT_MS)
+    assert metric(page, "Items") == "40"
+    page.locator('[data-testid="stVegaLiteChart"]').first.wait_for(timeout=TIMEOUT_MS)
+    page.screenshot(path=artifacts / "projects.png", full_page=True)
+
+    page.get_by_label("Your name (grader)").fill("e2e")
+    page.get_by_label("Your name (grader)").press("Enter")
+    open_page(page, "Grade")
+    page.get_by_text("0 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+    page.screenshot(path=artifacts / "grade.png", full_page=True)
+    for k in range(1, 11):
+        page.get_by_role("heading", name="Grade", exact=True, level=1).click()  # focus away from any text box
+        page.keyboard.press("y" if k % 3 else "n")
+        page.get_by_text(f"{k} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+    store = Store.open(server.db_url)
+    demo = store.project_by_name("Demo")
+    grades = store.grades(demo.id)
+    assert len(grades) == 10 and set(grades["grader"]) == {"e2e"}
+    assert grades["label"].tolist().count("Incorrect") == 3
+    assert grades["seconds"].notna().all()
+
+    open_page(page, "Dashboard")
+    page.locator('[data-testid="stMetric"]').filter(has_text="Grades").wait_for(timeout=TIMEOUT_MS)
+    assert metric(page, "Grades") == "10 of 40"
+    page.screenshot(path=artifacts / "dashboard.png", full_page=True)
+    # another grader works elsewhere: the open dashboard follows by itself
+    graded = set(store.graded_positions(demo.id))
+    for position in [p for p in range(40) if p not in graded][:5]:
+        submit(store, demo.id, position, BINARY, "Correct", "colleague")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=stMetricValue]')].some(e => e.innerText === '15 of 40')",
+        timeout=TIMEOUT_MS,
+    )
+    page.screenshot(path=artifacts / "dashboard-updated.png", full_page=True)
+
+    open_page(page, "Export")
+    page.get_by_text("Estimated mean grade").first.wait_for(timeout=TIMEOUT_MS)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Report (JSON)").click()
+    report = json.loads(download.value.path().read_text())
+    assert report["estimate"]["grades"] == 15 and report["seed"] == 0
+    page.screenshot(path=artifacts / "export.png", full_page=True)
+
+    open_page(page, "Simulate")
+    page.get_by_role("button", name="Run the simulation").click()
+    page.locator('[data-testid="stVegaLiteChart"]').first.wait_for(timeout=TIMEOUT_MS)
+    page.screenshot(path=artifacts / "simulate.png", full_page=True)
+
+
+def test_responses_render_as_markdown_never_as_html(browser, server, artifacts, tmp_path):
+    pool = tmp_path / "xss.jsonl"
+    pool.write_text("\n".join(json.dumps(r) for r in XSS_POOL) + "\n")
+    store = Store.open(server.db_url)
+    project_id = create_project(store, "XSS", (pool.name, pool.read_bytes()), start=False)
+    start_preparation(store, project_id, wait=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{server.url}/grade?project={project_id}&grader=e2e")
+    page.get_by_text("Response to grade").wait_for(timeout=TIMEOUT_MS)
+    page.locator("pre code").filter(has_text="print('hi')").wait_for(timeout=TIMEOUT_MS)
+    assert page.evaluate("window.__xss") is None
+    assert page.locator('img[src="x"]').count() == 0
+    assert page.locator("b").filter(has_text="bold").count() == 0
+    page.screenshot(path=artifacts / "grade-unsafe-input.png", full_page=True)
