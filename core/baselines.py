@@ -25,7 +25,9 @@ UNIFORM_MIX = 0.1
 
 
 def _mixed(weights: np.ndarray) -> np.ndarray:
-    """(1 - UNIFORM_MIX) w / mean(w) + UNIFORM_MIX: positive weights with mean 1."""
+    """(1 - UNIFORM_MIX) w / mean(w) + UNIFORM_MIX: positive weights with mean 1 (all 1 when w is all 0)."""
+    if weights.mean() <= 0:
+        return np.ones_like(weights)
     return (1 - UNIFORM_MIX) * weights / weights.mean() + UNIFORM_MIX
 
 

@@ -1,0 +1,168 @@
+"""Allocations: hand-computed cases and invariants (sums, floors, caps, prefixes) as properties."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.allocation import (
+    adaptive_sd,
+    design_from_items,
+    greedy_counts,
+    largest_remainder,
+    make_design,
+    neyman_allocation,
+    next_stratum,
+    planned_allocation,
+    planned_saving,
+    proportional_allocation,
+    stratified_variance,
+    uniform_labels_for_variance,
+)
+from core.errors import InputError
+from core.simulate import synthetic_items
+
+strata_sizes = st.lists(st.integers(1, 60), min_size=1, max_size=6)
+
+
+def test_largest_remainder_by_hand():
+    # floors 2, 1, 1 (= 4); the one grade left goes to the largest remainder, 0.5.
+    assert largest_remainder(np.array([2.5, 1.3, 1.2]), 5, caps=np.array([10, 10, 10])).tolist() == [3, 1, 1]
+
+
+def test_neyman_by_hand():
+    # N_h S_h = 100 * 0.5 = 200 * 0.25: equal shares.
+    assert neyman_allocation(np.array([100, 200]), np.array([0.5, 0.25]), 20).tolist() == [10, 10]
+    # n_h proportional to N_h S_h = 30, 10, 60 for n = 10.
+    assert neyman_allocation(np.array([100, 100, 200]), np.array([0.3, 0.1, 0.3]), 10, floor=1).tolist() == [3, 1, 6]
+
+
+def test_neyman_caps_a_small_stratum_and_reallocates():
+    # Quota of stratum 0 would be 50 * 5 / 15 = 16.7 > N_0 = 5 (Cochran 5.8).
+    assert neyman_allocation(np.array([5, 1000]), np.array([1.0, 0.01]), 50).tolist() == [5, 45]
+
+
+def test_neyman_floor_for_a_stratum_without_spread():
+    assert neyman_allocation(np.array([1000, 1000]), np.array([1.0, 0.0]), 10).tolist() == [8, 2]
+
+
+def test_proportional_by_hand():
+    # Quotas 1, 3, 6; stratum 0 lifted to its floor of 2; 8 left over 30:60 -> 2.67, 5.33 -> 3, 5.
+    assert proportional_allocation(np.array([10, 30, 60]), 10).tolist() == [2, 3, 5]
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=strata_sizes, data=st.data())
+def test_neyman_invariants(sizes, data):
+    sizes = np.array(sizes)
+    sds = np.array(data.draw(st.lists(st.floats(0, 1), min_size=sizes.size, max_size=sizes.size)))
+    floor = data.draw(st.integers(1, 3))
+    n = data.draw(st.integers(0, int(sizes.sum())))
+    alloc = neyman_allocation(sizes, sds, n, floor)
+    assert alloc.sum() == n
+    assert (alloc >= 0).all() and (alloc <= sizes).all()
+    floors = np.minimum(floor, sizes)
+    if n >= floors.sum():
+        assert (alloc >= floors).all()
+
+
+@settings(max_examples=150, deadline=None)
+@given(sizes=strata_sizes, data=st.data())
+def test_queue_prefixes(sizes, data):
+    """Every prefix adds one grade to one open stratum; first grades come first; floors become due."""
+    sizes = np.array(sizes)
+    weights = sizes / sizes.sum()
+    sds = np.array(data.draw(st.lists(st.floats(0, 1), min_size=sizes.size, max_size=sizes.size)))
+    floor = data.draw(st.integers(1, 3))
+    counts = np.zeros(sizes.size, dtype=np.int64)
+    for n in range(1, sizes.sum() + 1):
+        h = int(next_stratum(weights, sds, counts, sizes, floor))
+        assert 0 <= h and counts[h] < sizes[h]
+        counts[h] += 1
+        assert counts.sum() == n
+        if n == sizes.size:
+            assert (counts >= 1).all()
+        if n >= sizes.size + (floor / weights).max():
+            assert (counts >= np.minimum(floor, sizes)).all()
+    assert next_stratum(weights, sds, counts, sizes, floor) == -1
+    assert (greedy_counts(sizes, sds, sizes.sum(), floor) == sizes).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(3, 9), min_size=2, max_size=3), data=st.data())
+def test_queue_prefix_is_the_optimal_allocation_once_floors_are_met(sizes, data):
+    sizes = np.array(sizes)
+    weights = sizes / sizes.sum()
+    sds = np.array(data.draw(st.lists(st.floats(0.05, 1), min_size=sizes.size, max_size=sizes.size)))
+    floor = 2
+    n = data.draw(st.integers(min(int(sizes.sum()), sizes.size + int(np.ceil((floor / weights).max()))), int(sizes.sum())))
+    greedy = greedy_counts(sizes, sds, n, floor)
+    best = min(
+        stratified_variance(weights, sizes, sds, np.array(a))
+        for a in itertools.product(*(range(floor, s + 1) for s in sizes))
+        if sum(a) == n
+    )
+    assert stratified_variance(weights, sizes, sds, greedy) == pytest.approx(best, rel=1e-9, abs=1e-15)
+
+
+def test_adaptive_sd_by_hand():
+    # Grades 1, 0, 1: squared deviations 2 - 4/3 = 2/3; (2 * 0.25 + 2/3) / (2 + 2).
+    value = adaptive_sd(np.array([0.5]), 2.0, np.array([3]), np.array([2.0]), np.array([2.0]))
+    assert value[0] ** 2 == pytest.approx((0.5 + 2 / 3) / 4)
+    # k = 0: the sample standard deviation; 0 for fewer than two grades.
+    plain = adaptive_sd(np.array([0.5, 0.5]), 0.0, np.array([3, 1]), np.array([2.0, 1.0]), np.array([2.0, 1.0]))
+    assert plain.tolist() == pytest.approx([np.sqrt(1 / 3), 0.0])
+
+
+def test_uniform_labels_inverts_the_srs_variance():
+    N, s2, m = 1000, 0.25, 80  # noqa: N806
+    variance = (1 - m / N) * s2 / m
+    assert uniform_labels_for_variance(variance, s2, N) == pytest.approx(m)
+
+
+def test_design_from_prepared_items():
+    items = synthetic_items(300)
+    design = design_from_items(items, stratify_by=None)
+    assert design.N == 300 and design.sizes.sum() == 300
+    assert np.array_equal(design.stratum, items["stratum"].to_numpy())
+    assert design.ids[0] == "item-00000"
+    assert design.covariates.shape == (300, 2)
+    # Smoothed proxy: 1/2 + shrink (a - 1/2), so spreads never vanish.
+    assert design.proxy.min() == pytest.approx(0.25) and design.proxy.max() == pytest.approx(0.75)
+    assert (design.prior_sd > 0.4).all()
+
+
+def test_design_restratifies_by_agreement_by_default():
+    items = synthetic_items(300)
+    design = design_from_items(items)
+    mean_agreement = [items["agreement"][design.stratum == h].mean() for h in range(design.H)]
+    assert mean_agreement == sorted(mean_agreement, reverse=True)
+
+
+def test_items_without_samples_get_a_neutral_proxy():
+    items = synthetic_items(100)
+    items.loc[:4, ["agreement", "semantic_entropy"]] = np.nan
+    design = design_from_items(items)
+    assert np.isfinite(design.covariates).all()
+    assert design.proxy[:5] == pytest.approx(0.5)
+    assert len(np.unique(design.stratum[:5])) == 1
+
+
+def test_design_errors_name_the_problem():
+    with pytest.raises(InputError, match="agreement"):
+        design_from_items(pd.DataFrame({"stratum": [0, 1], "semantic_entropy": [0.0, 1.0]}))
+    with pytest.raises(InputError, match="row 2"):
+        design_from_items(pd.DataFrame({"stratum": [0, None], "agreement": [1.0, 0.0]}), stratify_by=None)
+
+
+def test_planned_saving_tracks_the_surrogate():
+    strata = np.repeat([0, 1], 500)
+    informative = make_design(strata, np.repeat([0.0, 1.0], 500), shrink=0.9)
+    useless = make_design(strata, np.full(1000, 0.4), shrink=0.9)
+    assert planned_saving(informative, 100) > 0.5
+    assert abs(planned_saving(useless, 100)) < 0.02
+    assert planned_allocation(informative, 100).sum() == 100
