@@ -1,0 +1,72 @@
+"""Fixtures for the reliability tests: a Store on SQLite or on the PostgreSQL server .ci/run starts,
+and a prepared synthetic project of any size."""
+from __future__ import annotations
+
+import os
+import uuid
+
+import numpy as np
+import pandas as pd
+import pytest
+from sqlalchemy import create_engine, text
+
+from core.allocation import Design, design_from_items
+from core.store import Store
+
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def pg_url() -> str:
+    url = os.environ.get("ACTIVEGRADE_TEST_PG_URL")
+    if not url:
+        pytest.skip("ACTIVEGRADE_TEST_PG_URL is not set (scripts/test.sh starts PostgreSQL)")
+    return url
+
+
+@pytest.fixture
+def db_url(request, tmp_path):
+    """A fresh database URL: SQLite file, or a throw-away schema of the test PostgreSQL server."""
+    backend = getattr(request, "param", "sqlite")
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'reliability.db'}"
+        return
+    base = pg_url()
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(base)
+    with admin.begin() as c:
+        c.execute(text(f"CREATE SCHEMA {schema}"))
+    sep = "&" if "?" in base else "?"
+    yield f"{base}{sep}options=-csearch_path%3D{schema}"
+    with admin.begin() as c:
+        c.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    admin.dispose()
+
+
+@pytest.fixture
+def store(db_url) -> Store:
+    s = Store.open(db_url)
+    yield s
+    s.engine.dispose()
+
+
+def synthetic_items(n: int, n_strata: int = 4, seed: int = 0) -> pd.DataFrame:
+    """n prepared items in ``n_strata`` strata, with surrogate agreement and entropy."""
+    rng = np.random.default_rng(seed)
+    stratum = np.arange(n) % n_strata
+    return pd.DataFrame(
+        {
+            "id": [f"item-{i}" for i in range(n)],
+            "prompt": [f"What is {i} + {i}?" for i in range(n)],
+            "response": [str(2 * i) for i in range(n)],
+            "semantic_entropy": stratum * 0.4 + rng.random(n) * 0.1,
+            "agreement": np.clip(1 - stratum / n_strata + rng.normal(0, 0.05, n), 0, 1),
+            "stratum": stratum,
+        }
+    )
+
+
+def make_project(store: Store, n: int, name: str = "load", settings: dict | None = None) -> tuple[int, Design]:
+    """A ready project of ``n`` synthetic items and its design (as the app builds it)."""
+    pid = store.create_project(name, {"seed": 3, **(settings or {})}, {"pool": ("pool.jsonl", b"{}\n")})
+    store.save_items(pid, synthetic_items(n))
+    return pid, design_from_items(store.load_items(pid), stratify_by=None)

@@ -1,0 +1,98 @@
+"""Reservations: exclusive items, expiry back to the queue, double grading, on SQLite and PostgreSQL."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from core import reservations
+from core.scales import BINARY
+from core.store import accounts
+
+from .conftest import BACKENDS, make_project
+
+on_both = pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+
+
+@on_both
+def test_two_graders_never_hold_the_same_item_and_a_reload_keeps_it(store):
+    pid, design = make_project(store, 30)
+    ann = reservations.claim(store, pid, design, 3, "ann")
+    bob = reservations.claim(store, pid, design, 3, "bob")
+    assert ann is not None and bob is not None and ann != bob
+    assert reservations.claim(store, pid, design, 3, "ann") == ann  # reload: same item
+    assert accounts.reserved(store, pid) == {ann: "ann", bob: "bob"}
+
+
+@on_both
+def test_grade_and_skip_free_the_reservation(store):
+    pid, design = make_project(store, 30)
+    first = reservations.claim(store, pid, design, 3, "ann")
+    reservations.grade(store, pid, first, BINARY, "Correct", "ann")
+    assert accounts.reserved(store, pid) == {}
+    second = reservations.claim(store, pid, design, 3, "ann")
+    assert second != first
+    reservations.skip(store, pid, second, "ann")
+    assert accounts.held(store, pid, "ann") is None
+    assert second in store.skipped_positions(pid)
+
+
+@on_both
+def test_an_abandoned_reservation_returns_to_the_queue(store):
+    pid, design = make_project(store, 30)
+    gone = reservations.claim(store, pid, design, 3, "ann", ttl=timedelta(seconds=-1))  # expired at once
+    assert accounts.held(store, pid, "ann") is None
+    assert reservations.claim(store, pid, design, 3, "bob") == gone  # the queue's next item again
+
+
+@on_both
+def test_every_item_is_handed_out_once_then_none(store):
+    pid, design = make_project(store, 12)
+    seen = []
+    for turn in range(12):
+        grader = ("ann", "bob", "cy")[turn % 3]
+        position = reservations.claim(store, pid, design, 3, grader)
+        seen.append(position)
+        reservations.grade(store, pid, position, BINARY, "Correct", grader)
+    assert sorted(seen) == list(range(12))
+    assert reservations.claim(store, pid, design, 3, "ann") is None
+
+
+@on_both
+def test_double_graded_items_go_to_a_second_different_grader(store):
+    pid, design = make_project(store, 20)
+    double = reservations.overlap_positions(20, 0.25, 3)
+    assert len(double) == 5
+    graded_by: dict[int, list[str]] = {}
+    for turn in range(60):
+        grader = ("ann", "bob")[turn % 2]
+        position = reservations.claim(store, pid, design, 3, grader, overlap=0.25)
+        if position is None:
+            continue
+        assert grader not in graded_by.get(position, [])
+        graded_by.setdefault(position, []).append(grader)
+        reservations.grade(store, pid, position, BINARY, "Incorrect" if turn % 3 else "Correct", grader)
+    assert set(graded_by) == set(range(20))
+    assert {p for p, g in graded_by.items() if len(g) == 2} == double
+    assert all(len(g) == 1 for p, g in graded_by.items() if p not in double)
+    grades = store.grades(pid)
+    means = grades.groupby("position")["value"].mean().to_dict()
+    assert store.graded_positions(pid) == pytest.approx(means)  # the documented rule: their mean
+
+
+@on_both
+def test_a_second_grader_may_hold_a_double_graded_item_the_first_one_holds_again(store):
+    pid, design = make_project(store, 10)
+    everything = 1.0
+    first = reservations.claim(store, pid, design, 3, "ann", overlap=everything)
+    reservations.grade(store, pid, first, BINARY, "Correct", "ann")
+    assert reservations.claim(store, pid, design, 3, "bob", overlap=everything) == first  # second grade
+    assert reservations.claim(store, pid, design, 3, "cy", overlap=everything) != first  # no third holder
+    store.retract_last_grade(pid, "ann")  # ann undoes: the item needs its first grade again
+    assert reservations.hold(store, pid, first, "ann")
+    assert accounts.reserved(store, pid, slot=0)[first] == "ann"
+
+
+def test_overlap_fraction_is_checked():
+    with pytest.raises(ValueError, match="not in"):
+        reservations.overlap_positions(10, 1.5, 0)
