@@ -272,7 +272,7 @@ def _parse_json(text: str) -> object:
         raise _BadJson(f"not valid JSON ({problem}, character {error.colno})", error.lineno) from None
     except RecursionError:
         raise _BadJson("nested too deeply to read") from None
-    if _LONE_SURROGATE.search(text) and not _encodable(value):
+    if ("\\ud" in text or "\\uD" in text) and _LONE_SURROGATE.search(text) and not _encodable(value):
         raise _BadJson("not text: a \\u escape holds half a character (a lone UTF-16 surrogate)")
     return value
 
@@ -562,7 +562,7 @@ def _validate_pool(table: _Table) -> pd.DataFrame:
         checked["label"] = _label_column(table)
     for column in frame.columns:
         if column not in checked and column != "samples":
-            _check_field_sizes(table, column, frame[column])
+            _check_cells(table, column, frame[column])
     return frame.assign(**checked).reset_index(drop=True)
 
 
@@ -613,7 +613,7 @@ def _text_column(table: _Table, column: str, *, what: str, required: bool, blank
         blank = values.isna() | values.fillna("").str.strip().eq("")
         table.fail(blank, column, f"{what} is missing or empty", f"fill in {what} of every row")
     text = values.fillna("").astype(str)
-    _check_field_sizes(table, column, text)
+    _check_cells(table, column, text)
     return text
 
 
@@ -641,15 +641,26 @@ def _cell_text(value: object) -> object:
     return _NOT_TEXT
 
 
-def _check_field_sizes(table: _Table, column: str, values: pd.Series) -> None:
+def _check_cells(table: _Table, column: str, values: pd.Series) -> None:
+    """Text cells: at most MAX_FIELD_CHARS characters and no NUL character
+    (no text holds one on purpose, and PostgreSQL cannot store it)."""
     if values.dtype != object and not isinstance(values.dtype, pd.StringDtype):
         return
-    lengths = values.reset_index(drop=True).str.len().to_numpy(dtype=float, na_value=0)
+    values = values.reset_index(drop=True)
+    is_text = values.map(lambda value: isinstance(value, str)).to_numpy(dtype=bool) if values.dtype == object else None
+    text = values.where(is_text) if is_text is not None else values
+    lengths = text.str.len().to_numpy(dtype=float, na_value=0)
     table.fail(
         lengths > MAX_FIELD_CHARS,
         column,
         lambda position: f"the value is {int(lengths[position]):,} characters long, over the limit of {MAX_FIELD_CHARS:,}",
         "shorten the text, or keep long documents elsewhere and put a reference to them here",
+    )
+    table.fail(
+        text.str.contains("\x00", regex=False).to_numpy(dtype=bool, na_value=False),
+        column,
+        "the text holds a NUL character (code 0)",
+        "remove the NUL characters; they are usually left over from a binary or UTF-16 file",
     )
 
 
@@ -775,7 +786,7 @@ def _validate_samples(table: _Table, pool_ids: pd.Series, pool_name: str) -> pd.
     }
     extra = [column for column in frame.columns if column not in checked]
     for column in extra:
-        _check_field_sizes(table, column, frame[column])
+        _check_cells(table, column, frame[column])
     out = pd.DataFrame(checked)
     for column in extra:
         out[column] = frame[column].reset_index(drop=True)

@@ -1,0 +1,98 @@
+"""The hostile-input corpus (tests/data/hostile): each file gives a specific error or
+loads with its text kept exactly, and a refused upload leaves nothing in the database."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from core.errors import InputError
+from core.io import load_inputs, spreadsheet_safe
+from core.project import create_project, start_preparation
+from core.store import Store
+
+HOSTILE = Path(__file__).parent / "data" / "hostile"
+
+
+def _load_corpus():
+    spec = importlib.util.spec_from_file_location("hostile_corpus", HOSTILE / "corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+corpus = _load_corpus()
+REFUSED = [entry for entry in corpus.HOSTILE_CORPUS if entry.error]
+INERT = [entry for entry in corpus.HOSTILE_CORPUS if not entry.error]
+
+
+def label(entry) -> str:
+    return entry.name + (f"+{entry.samples}" if entry.samples else "")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Store:
+    return Store.open(f"sqlite:///{tmp_path_factory.mktemp('hostile') / 'store.db'}")
+
+
+def test_the_corpus_has_at_least_20_files_and_lists_every_committed_one():
+    assert len(corpus.HOSTILE_CORPUS) >= 20
+    assert len(REFUSED) >= 20 and len(INERT) >= 5
+    listed = {name for entry in corpus.HOSTILE_CORPUS for name in (entry.name, entry.samples) if name}
+    committed = {path.name for path in HOSTILE.iterdir() if path.is_file() and path.name != "corpus.py"}
+    assert committed == listed - set(corpus.GENERATED)
+    assert not set(corpus.GENERATED) & committed
+
+
+@pytest.mark.parametrize("entry", REFUSED, ids=label)
+def test_a_malformed_file_gets_its_specific_error(entry):
+    with pytest.raises(InputError) as caught:
+        load_inputs(entry.upload(), entry.samples_upload())
+    message = str(caught.value)
+    assert entry.error in message
+    assert "\n" not in message and ". Fix: " in message
+    assert message.startswith((entry.name, entry.samples or entry.name))
+
+
+@pytest.mark.parametrize("entry", INERT, ids=label)
+def test_a_hostile_text_file_loads_with_its_text_kept_exactly(entry):
+    inputs = load_inputs(entry.upload(), entry.samples_upload())
+    frames = {"pool": inputs.pool, "samples": inputs.samples}
+    assert entry.kept
+    for frame, row, column, text in entry.kept:
+        assert frames[frame].loc[row, column] == text, (frame, row, column)
+
+
+def test_a_file_written_to_disk_reads_like_its_upload(tmp_path):
+    entry = next(entry for entry in INERT if entry.samples)
+    from_disk = load_inputs(entry.write(tmp_path), tmp_path / entry.samples)
+    from_upload = load_inputs(entry.upload(), entry.samples_upload())
+    assert from_disk.pool.equals(from_upload.pool) and from_disk.samples.equals(from_upload.samples)
+
+
+@pytest.mark.parametrize("entry", REFUSED, ids=label)
+def test_a_refused_upload_saves_nothing(store, entry):
+    before = [project.id for project in store.projects()]
+    with pytest.raises(InputError):
+        create_project(store, f"hostile {label(entry)}", entry.upload(), entry.samples_upload(), start=False)
+    assert [project.id for project in store.projects()] == before
+
+
+@pytest.mark.parametrize("entry", INERT, ids=label)
+def test_hostile_text_survives_storage_and_preparation_unchanged(store, entry):
+    project = create_project(store, f"inert {label(entry)}", entry.upload(), entry.samples_upload(), start=False)
+    assert store.input_files(project)["pool"] == entry.upload()
+    start_preparation(store, project, wait=True)
+    assert store.project(project).status == "ready", store.project(project).error
+    items = store.load_items(project)
+    for frame, row, column, text in entry.kept:
+        if frame == "pool":
+            assert items.loc[row, column] == text, (row, column)
+
+
+@pytest.mark.parametrize("cell", corpus.FORMULAS)
+def test_every_formula_payload_is_made_inert_for_export(cell):
+    safe = spreadsheet_safe(cell)
+    assert safe == "'" + cell
+    assert not safe.startswith(("=", "+", "-", "@", "\t", "\r"))
