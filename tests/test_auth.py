@@ -1,0 +1,91 @@
+"""core.auth: password hashing, accounts, sign-in (password and OIDC), open demo switch, audit of sign-ins."""
+from __future__ import annotations
+
+import pytest
+from argon2 import PasswordHasher
+
+from core import auth
+from core.errors import InputError
+from core.store import Store
+from core.store import accounts
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    return Store.open(f"sqlite:///{tmp_path / 'auth.db'}")
+
+
+def test_hashes_are_salted_argon2_and_verify():
+    first, second = auth.hash_password(PASSWORD), auth.hash_password(PASSWORD)
+    assert first.startswith("$argon2id$") and first != second  # a fresh salt each time
+    assert PASSWORD not in first
+    assert auth.verify_password(first, PASSWORD) and auth.verify_password(second, PASSWORD)
+    assert not auth.verify_password(first, PASSWORD + "!")
+    assert not auth.verify_password(None, PASSWORD)
+    assert not auth.verify_password("not a hash", PASSWORD)
+
+
+def test_short_password_is_refused_with_the_fix():
+    with pytest.raises(InputError, match="at least 10 characters"):
+        auth.hash_password("short")
+
+
+def test_sign_in_checks_name_password_and_active_flag(store):
+    auth.create_account(store, "  Ann ", auth.GRADER, password=PASSWORD)
+    stored = accounts.user_by_name(store, "ann")
+    assert stored.password_hash.startswith("$argon2id$")
+    user = auth.sign_in(store, "ANN", PASSWORD)  # names are case-insensitive
+    assert (user.name, user.role) == ("ann", "grader")
+    assert auth.sign_in(store, "ann", "wrong password") is None
+    assert auth.sign_in(store, "nobody", PASSWORD) is None
+    accounts.set_active(store, "ann", False)
+    assert auth.sign_in(store, "ann", PASSWORD) is None
+    trail = accounts.events(store)
+    assert trail["action"].tolist() == ["sign_in", "sign_in_failed", "sign_in_failed", "sign_in_failed"]
+    assert trail["actor"].tolist() == ["ann", "ann", "nobody", "ann"]
+
+
+def test_sign_in_upgrades_a_hash_made_with_older_parameters(store):
+    weak = PasswordHasher(time_cost=1, memory_cost=8192).hash(PASSWORD)
+    auth.create_account(store, "bob", auth.ADMIN, password=PASSWORD)
+    accounts.set_password_hash(store, "bob", weak)
+    assert auth.sign_in(store, "bob", PASSWORD) is not None
+    upgraded = accounts.user_by_name(store, "bob").password_hash
+    assert upgraded != weak and auth.verify_password(upgraded, PASSWORD)
+
+
+def test_accounts_refuse_bad_roles_duplicates_and_no_credentials(store):
+    auth.create_account(store, "ann", auth.VIEWER, password=PASSWORD)
+    with pytest.raises(InputError, match="already exists"):
+        auth.create_account(store, "ANN", auth.VIEWER, password=PASSWORD)
+    with pytest.raises(InputError, match="unknown role 'owner'"):
+        auth.create_account(store, "cy", "owner", password=PASSWORD)
+    with pytest.raises(InputError, match="neither a password nor an e-mail"):
+        auth.create_account(store, "cy", auth.VIEWER)
+    with pytest.raises(InputError, match="no account named 'zed'"):
+        auth.set_role(store, "zed", auth.ADMIN)
+    auth.set_role(store, "ann", auth.GRADER)
+    assert accounts.user_by_name(store, "ann").role == auth.GRADER
+
+
+def test_oidc_identity_maps_to_an_account_by_verified_email(store):
+    auth.create_account(store, "dee", auth.GRADER, email="Dee@Example.org")
+    user = auth.sign_in_oidc(store, {"is_logged_in": True, "email": "dee@example.org", "email_verified": True})
+    assert (user.name, user.role) == ("dee", "grader")
+    with pytest.raises(auth.AccessDenied, match="no active ActiveGrade account has the e-mail eve@example.org"):
+        auth.sign_in_oidc(store, {"email": "eve@example.org"})
+    with pytest.raises(auth.AccessDenied, match="not verified"):
+        auth.sign_in_oidc(store, {"email": "dee@example.org", "email_verified": False})
+    with pytest.raises(auth.AccessDenied, match="did not send an e-mail"):
+        auth.sign_in_oidc(store, {"name": "Dee"})
+    assert auth.sign_in(store, "dee", "") is None  # an OIDC-only account has no password
+
+
+@pytest.mark.parametrize(
+    ("value", "enabled"), [("1", True), (" 1 ", True), ("", False), ("0", False), ("true", False), ("yes", False)]
+)
+def test_open_demo_is_on_only_when_switched_on_explicitly(value, enabled):
+    assert auth.open_demo_enabled({auth.OPEN_DEMO_ENV: value}) is enabled
+    assert auth.open_demo_enabled({}) is False
