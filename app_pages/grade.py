@@ -33,23 +33,23 @@ def on_grade(position: int, label: str) -> None:
     st.session_state.pop(f"shown-{pid}-{position}", None)
     if st.session_state.get(REVIEW) is None:
         st.session_state[CURRENT] = None
-    st.session_state["flash"] = f"Saved **{label}**."
+    st.session_state["flash"] = f"saved: {label}"
 
 
 def on_skip(position: int) -> None:
     store.add_skip(pid, position, grader)
     st.session_state[CURRENT] = None
-    st.session_state["flash"] = "Skipped; the item went back to the queue."
+    st.session_state["flash"] = "skipped: the item went back to the queue"
 
 
 def on_undo() -> None:
     position = store.retract_last_grade(pid, grader)
     st.session_state[REVIEW] = None
     if position is None:
-        st.session_state["flash"] = "Nothing to undo."
+        st.session_state["flash"] = "nothing to undo"
         return
     st.session_state[CURRENT] = position
-    st.session_state["flash"] = "Undone: the item is back, ungraded."
+    st.session_state["flash"] = "undone: the item is back, ungraded"
 
 
 def on_back() -> None:
@@ -63,16 +63,15 @@ def on_resume() -> None:
     st.session_state[REVIEW] = None
 
 
-def current_position() -> tuple[int | None, bool]:
+def current_position(graded: dict[int, float], mine: list[int]) -> tuple[int | None, bool]:
     """(position to show, whether it is an earlier grade being reviewed)."""
     review = st.session_state.get(REVIEW)
     if review is not None:
-        history = store.grader_positions(pid, grader)
-        if review < len(history):
-            return history[review], True
+        if review < len(mine):
+            return mine[review], True
         st.session_state[REVIEW] = None
     position = st.session_state.get(CURRENT)
-    if position is None or position in store.graded_positions(pid):
+    if position is None or position in graded:
         position = next_position(store, pid, plan.design(project), int(project.settings.get("seed", 0)))
         st.session_state[CURRENT] = position
     return position, False
@@ -107,12 +106,12 @@ def show_item(view: dict) -> None:
 
 @st.fragment
 def grading_card() -> None:
-    position, reviewing = current_position()
-    graded = len(store.graded_positions(pid))
+    graded, mine = store.graded_positions(pid), store.grader_positions(pid, grader)
+    position, reviewing = current_position(graded, mine)
     total = plan.design(project).N
-    st.progress(graded / total, text=f"{graded:,} of {total:,} items graded · you: {len(store.grader_positions(pid, grader))}")
-    if "flash" in st.session_state:
-        st.toast(st.session_state.pop("flash"))
+    flash = st.session_state.pop("flash", "")
+    st.progress(len(graded) / total, text=f"{len(graded):,} of {total:,} items graded · you: {len(mine)}"
+                + (f" · {flash}" if flash else ""))
     if position is None:
         st.success("Every item is graded. See the **Dashboard** for the result.")
         st.button("Undo my last grade", on_click=on_undo, shortcut="U", key="undo-done")
@@ -138,7 +137,7 @@ def grading_card() -> None:
         st.button("Skip", key="skip", shortcut="S", on_click=on_skip, args=(position,),
                   disabled=reviewing, width="stretch")
         st.button("Back to my previous grade", key="back", shortcut="B", on_click=on_back, width="stretch",
-                  disabled=not store.grader_positions(pid, grader))
+                  disabled=not mine)
         st.button("Undo my last grade", key="undo", shortcut="U", on_click=on_undo, width="stretch")
         if reviewing:
             st.button("Back to the queue", key="resume", shortcut="Q", on_click=on_resume, width="stretch")
