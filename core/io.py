@@ -138,9 +138,9 @@ class _Table:
         self.note = note
 
     @classmethod
-    def of_frame(cls, name: str, frame: pd.DataFrame, first_row: int = 1) -> _Table:
-        """Rows numbered first_row, first_row + 1, ... (Parquet, JSON arrays)."""
-        return cls(name, frame, lambda: np.arange(first_row, first_row + len(frame)))
+    def of_frame(cls, name: str, frame: pd.DataFrame) -> _Table:
+        """Rows numbered 1, 2, ... (Parquet, JSON arrays)."""
+        return cls(name, frame, lambda: np.arange(1, len(frame) + 1))
 
     @cached_property
     def rows(self) -> np.ndarray:
@@ -375,20 +375,20 @@ def _read_csv(name: str, data: bytes, text: str) -> _Table:
     except pd.errors.ParserError as error:
         raise _csv_parse_error(name, data, error) from None
     header = [str(cell) for cell in cells.iloc[0]]
-    record_lines = lambda: _csv_record_lines(data)[1:]  # noqa: E731 - computed only on error
+    header_line = text[: len(text) - len(text.lstrip())].count("\n") + 1
     for position, column in enumerate(header, start=1):
         if not column.strip():
             raise InputError(
                 f"column {position} has no name in the header",
                 file=name,
-                row=int(_csv_record_lines(data)[0]),
+                row=header_line,
                 fix="give every column a name in the first row, or delete the unnamed column",
             )
     if len(header) == 1 and re.search(r"[;\t|]", header[0]):
         raise InputError(
             f"the header '{header[0]}' is one column: the file is not comma-separated",
             file=name,
-            row=int(_csv_record_lines(data)[0]),
+            row=header_line,
             fix="save it as comma-separated values (CSV with commas between columns)",
         )
     _check_unique_columns(name, header)
@@ -396,7 +396,7 @@ def _read_csv(name: str, data: bytes, text: str) -> _Table:
     frame.columns = header
     if frame.empty:
         raise InputError("the file has a header but no rows", file=name, fix="add one row per item")
-    return _Table(name, frame, record_lines)
+    return _Table(name, frame, lambda: _csv_record_lines(data)[1:])
 
 
 def _csv_quoting(data: bytes) -> tuple[np.ndarray, np.ndarray]:
@@ -478,7 +478,8 @@ def _read_parquet(name: str, data: bytes) -> _Table:
         ) from None
     if frame.empty:
         raise InputError("the file has no rows", file=name, fix="add one row per item")
-    return _Table.of_frame(name, frame.reset_index(drop=True))
+    named_index = any(level is not None for level in frame.index.names)  # e.g. written with set_index("id")
+    return _Table.of_frame(name, frame.reset_index(drop=not named_index))
 
 
 def _check_unique_columns(name: str, columns: list[str]) -> None:

@@ -109,6 +109,12 @@ def test_parquet_in_both_layouts_gives_the_same_inputs(reference, tmp_path):
     assert_same_inputs(load_inputs(nested), reference)
 
 
+def test_a_parquet_index_named_id_is_read_as_the_id_column(reference, tmp_path):
+    path = tmp_path / "pool.parquet"
+    pd.DataFrame(read_jsonl(INPUTS / "pool.jsonl")).set_index("id").to_parquet(path)
+    assert_same_inputs(load_inputs(path, INPUTS / "samples.jsonl"), reference)
+
+
 def test_upload_pairs_equal_paths(reference):
     uploads = (
         ("pool.jsonl", (INPUTS / "pool.jsonl").read_bytes()),
