@@ -21,8 +21,11 @@ from core.strata import DEFAULT_MIN_STRATUM_SIZE, stratify
 DEFAULT_FLOOR = 2
 """Minimum grades per stratum (METHOD.md section 3): two give a spread estimate."""
 
-DEFAULT_PRIOR_STRENGTH = 30.0
+DEFAULT_PRIOR_STRENGTH = 100.0
 """Pseudo-grades behind the surrogate's spread of a stratum (adaptive Neyman)."""
+
+DEFAULT_CALIBRATION_STRENGTH = 40.0
+"""Pseudo-grades behind the surrogate's own scale when grades recalibrate it (calibrated_prior_sd)."""
 
 DEFAULT_SHRINK = 0.5
 """Weight of the surrogate's signal in a stratum's predicted mean grade; the
@@ -52,7 +55,8 @@ class Design:
     prior_mean:  (H,) smoothed predicted mean grade per stratum.
     prior_sd:    (H,) predicted spread S_h = sqrt(m_h (1 - m_h)) from prior_mean.
     floor:       minimum grades per stratum before Neyman takes over.
-    prior_strength: pseudo-grades behind prior_sd when grades re-estimate the spreads.
+    prior_strength: pseudo-grades behind a stratum's prior spread against its own grades.
+    calibration_strength: pseudo-grades behind the surrogate's scale against all grades.
     ids:         item ids in pool order (for the app; may be empty).
     """
 
@@ -63,6 +67,7 @@ class Design:
     prior_sd: np.ndarray
     floor: int = DEFAULT_FLOOR
     prior_strength: float = DEFAULT_PRIOR_STRENGTH
+    calibration_strength: float = DEFAULT_CALIBRATION_STRENGTH
     ids: tuple[str, ...] = field(default=())
 
     @property
@@ -98,6 +103,7 @@ def make_design(
     *,
     floor: int = DEFAULT_FLOOR,
     prior_strength: float = DEFAULT_PRIOR_STRENGTH,
+    calibration_strength: float = DEFAULT_CALIBRATION_STRENGTH,
     shrink: float = DEFAULT_SHRINK,
     ids: tuple[str, ...] = (),
 ) -> Design:
@@ -125,7 +131,7 @@ def make_design(
         covariates = np.zeros((stratum.size, 0))
     covariates = _standardise(np.asarray(covariates, dtype=float).reshape(stratum.size, -1))
     sizes = np.bincount(codes)
-    prior_mean = np.bincount(codes, weights=proxy) / sizes
+    prior_mean = np.clip(np.bincount(codes, weights=proxy) / sizes, 0.0, 1.0)  # rounding could leave [0, 1]
     return Design(
         stratum=codes,
         proxy=proxy,
@@ -134,6 +140,7 @@ def make_design(
         prior_sd=np.sqrt(prior_mean * (1.0 - prior_mean)),
         floor=int(floor),
         prior_strength=float(prior_strength),
+        calibration_strength=float(calibration_strength),
         ids=tuple(ids),
     )
 
@@ -148,6 +155,7 @@ def design_from_items(
     covariates: tuple[str, ...] = COVARIATES,
     floor: int = DEFAULT_FLOOR,
     prior_strength: float = DEFAULT_PRIOR_STRENGTH,
+    calibration_strength: float = DEFAULT_CALIBRATION_STRENGTH,
     shrink: float = DEFAULT_SHRINK,
 ) -> Design:
     """The design the app grades with, from `core.prepare.prepare_items`'s DataFrame.
@@ -187,6 +195,7 @@ def design_from_items(
         values,
         floor=floor,
         prior_strength=prior_strength,
+        calibration_strength=calibration_strength,
         shrink=shrink,
         ids=ids,
     )
@@ -242,7 +251,7 @@ def neyman_allocation(sizes: np.ndarray, sds: np.ndarray, n: int, floor: int = D
     n = int(min(n, sizes.sum()))
     floors = np.minimum(floor, sizes)
     if floors.sum() >= n:
-        return greedy_counts(sizes, np.asarray(sds, dtype=float), n, floor)
+        return _round_robin(floors, sizes * np.asarray(sds, dtype=float), n)
     weight = sizes * np.maximum(np.asarray(sds, dtype=float), 0.0)
     if weight.sum() <= 0:
         weight = sizes.astype(float)
@@ -261,6 +270,17 @@ def neyman_allocation(sizes: np.ndarray, sds: np.ndarray, n: int, floor: int = D
     return largest_remainder(quota, n, sizes, floors)
 
 
+def _round_robin(floors: np.ndarray, priority: np.ndarray, n: int) -> np.ndarray:
+    """n grades (n <= sum floors) one per stratum per round, largest priority first, up to the floors."""
+    alloc = np.zeros(floors.size, dtype=np.int64)
+    order = np.argsort(-priority, kind="stable")
+    for _ in range(int(floors.max(initial=0))):
+        for h in order:
+            if alloc.sum() < n and alloc[h] < floors[h]:
+                alloc[h] += 1
+    return alloc
+
+
 def proportional_allocation(sizes: np.ndarray, n: int, floor: int = DEFAULT_FLOOR) -> np.ndarray:
     """Proportional allocation n_h = n N_h / N (Neyman with equal spreads), floors, caps, rounded."""
     sizes = np.asarray(sizes, dtype=np.int64)
@@ -272,10 +292,11 @@ def next_stratum(
 ) -> np.ndarray:
     """Stratum that should get the next grade, for one state or a batch (leading axes).
 
-    Floors first, but only as the budget makes them worth it: a stratum's first
-    grade is always due (the estimator needs one per stratum), its k-th grade
-    (k <= floor) once the grades so far, n, reach k / W_h, i.e. once
-    proportional allocation would give it k. Among due strata: the one with the
+    Floors first, but only as the budget makes them worth it: a stratum's k-th
+    grade (k <= floor) is due once the grades so far, n, reach (k - 1/2) / W_h,
+    i.e. once proportional allocation rounded to whole grades would give it k
+    (so a tiny stratum does not eat a small budget; core.estimate covers a
+    stratum not yet graded with its prior). Among due strata: the one with the
     fewest grades, ties to the largest W_h S_h (round robin). Otherwise the
     stratum with the largest W_h^2 S_h^2 / (n_h (n_h + 1)) among those with
     n_h < N_h: the largest drop in sum_h W_h^2 S_h^2 / n_h from one more grade.
@@ -289,7 +310,7 @@ def next_stratum(
     sds = np.broadcast_to(np.asarray(sds, dtype=float), counts.shape)
     total = counts.sum(axis=-1, keepdims=True)
     open_ = counts < sizes
-    due = (counts < np.minimum(floor, sizes)) & ((counts == 0) | (total * weights >= counts + 1))
+    due = (counts < np.minimum(floor, sizes)) & (total * weights >= counts + 0.5)
     ws = weights * sds
     tie = ws / (ws.max(axis=-1, keepdims=True) + 1e-300) * 0.5
     first = np.where(due, -counts + tie, -np.inf)
@@ -329,6 +350,35 @@ def adaptive_sd(
     numerator = prior_strength * np.asarray(prior_sd, dtype=float) ** 2 + dev
     denominator = prior_strength + df
     return np.sqrt(np.divide(numerator, denominator, out=np.zeros(np.broadcast(numerator, denominator).shape), where=denominator > 0))
+
+
+def calibrated_prior_sd(
+    design: Design, n: np.ndarray, sum_d: np.ndarray, sum_dd: np.ndarray, sum_y: np.ndarray, sum_dy: np.ndarray
+) -> np.ndarray:
+    """Surrogate spreads recalibrated by the grades so far, shape (..., H) for sums of shape (...).
+
+    Fits y ~ a + b d on the graded items, d_i = p_i - pbar the centred smoothed
+    proxy, with K = design.calibration_strength pseudo-grades at the surrogate's own
+    scale (b = 1, a = pbar), each weighted by the pool variance v of p:
+    b = (C_dy + K v) / (C_dd + K v), a = (sum y - b sum d + K pbar) / (n + K),
+    with C the centred cross-products of the graded items. Then
+    m_h = clip(a + b (prior_mean_h - pbar), 0.01, 0.99) and S0_h = sqrt(m_h (1 - m_h)).
+    A surrogate whose predictions do not track the grades (b -> 0) gets flat
+    spreads, i.e. proportional allocation; with no grade, S0_h = prior_sd.
+    """
+    n = np.asarray(n, dtype=float)[..., None]
+    sum_d, sum_dd, sum_y, sum_dy = (np.asarray(v, dtype=float)[..., None] for v in (sum_d, sum_dd, sum_y, sum_dy))
+    pbar = design.proxy.mean()
+    k = design.calibration_strength
+    kv = k * max(design.proxy.var(), 1e-12)
+    safe_n = np.maximum(n, 1.0)
+    c_dy = sum_dy - sum_d * sum_y / safe_n
+    c_dd = np.maximum(sum_dd - sum_d**2 / safe_n, 0.0)
+    slope = (c_dy + kv) / (c_dd + kv)
+    intercept = (sum_y - slope * sum_d + k * pbar) / (n + k)
+    mean = np.clip(intercept + slope * (design.prior_mean - pbar), 0.01, 0.99)
+    mean = np.where(n > 0, mean, design.prior_mean)
+    return np.sqrt(mean * (1.0 - mean))
 
 
 def planned_allocation(design: Design, n: int) -> np.ndarray:

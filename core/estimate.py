@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from core.allocation import Design, adaptive_sd, next_stratum, planned_allocation, uniform_labels_for_variance
+from core.allocation import Design, adaptive_sd, calibrated_prior_sd, next_stratum, planned_allocation, uniform_labels_for_variance
 from core.errors import InputError
 
 METHODS = ("stratified", "difference")
@@ -139,8 +139,10 @@ def estimate_batch(
 ) -> BatchEstimate:
     """Estimates for R samples at once: positions and grades are (R, n), in grading order.
 
-    Strata without any grade (only before the queue has reached every
-    stratum) are left out and the others' weights rescaled. With
+    A stratum without any grade yet (the queue reaches a stratum of weight
+    W_h once n W_h >= 1/2) contributes its surrogate-predicted mean m_h with
+    variance W_h^2 S0_h^2, one pseudo-grade at the prior: a bias of at most
+    W_h |m_h - mu_h| while n < 1/(2 W_h), stated rather than hidden. With
     variance_prior = 0 the variance is the textbook one (R survey's svymean
     with fpc), undefined (0) for strata with one grade.
     """
@@ -153,21 +155,20 @@ def estimate_batch(
     values = difference_residuals(design, positions, y) if method == "difference" else y
     counts, sums, sumsq = _moments(onehot, values)
     _, ysum, ysumsq = _moments(onehot, y)
-    sizes = design.sizes.astype(float)
+    sizes, w = design.sizes.astype(float), design.weights
     seen = counts > 0
-    w = np.where(seen, design.weights, 0.0)
-    w = w / w.sum(axis=1, keepdims=True)
-    means = sums / np.maximum(counts, 1)
+    d = design.proxy[positions] - design.proxy.mean()
+    prior_sd = calibrated_prior_sd(design, np.full(y.shape[0], y.shape[1]), d.sum(1), (d * d).sum(1), y.sum(1), (d * y).sum(1))
+    means = np.where(seen, sums / np.maximum(counts, 1), design.prior_mean)
     value = np.sum(w * means, axis=1)
-    sd = adaptive_sd(design.prior_sd, variance_prior, counts, sums, sumsq)
-    a = np.where(seen, w**2 * (1 - counts / sizes) / np.maximum(counts, 1), 0.0)
-    terms = a * sd**2
+    sd = np.where(seen, adaptive_sd(prior_sd, variance_prior, counts, sums, sumsq), prior_sd)
+    terms = w**2 * (1 - counts / sizes) * sd**2 / np.maximum(counts, 1)
     variance = terms.sum(axis=1)
-    nu = np.maximum(counts - 1 + variance_prior, max(variance_prior, 1e-12))
-    denom = np.sum(np.where(seen, terms**2 / nu, 0.0), axis=1)
+    nu = np.where(seen, np.maximum(counts - 1 + variance_prior, 1e-12), 1.0)
+    denom = np.sum(terms**2 / nu, axis=1)
     df = np.where(denom > 0, variance**2 / np.where(denom > 0, denom, 1.0), np.inf)
-    ymeans = ysum / np.maximum(counts, 1)
-    ysd = adaptive_sd(design.prior_sd, variance_prior, counts, ysum, ysumsq)
+    ymeans = np.where(seen, ysum / np.maximum(counts, 1), design.prior_mean)
+    ysd = np.where(seen, adaptive_sd(prior_sd, variance_prior, counts, ysum, ysumsq), prior_sd)
     ymu = np.sum(w * ymeans, axis=1)
     s2 = np.sum(w * ysd**2, axis=1) + np.sum(w * (ymeans - ymu[:, None]) ** 2, axis=1)
     return BatchEstimate(value=value, variance=variance, df=df, s2=s2, stratum_sd=sd)

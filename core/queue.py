@@ -5,8 +5,7 @@ a seed, so any number of graders can draw at once: the caller records the
 returned item as reserved (in one transaction) before the next draw. Every
 prefix of the grading order is close to the optimal allocation for its own
 size (see `core.allocation.next_stratum`), and the spreads it allocates by are
-re-estimated from the grades as they arrive (adaptive Neyman, blended with the
-surrogate prior by `core.allocation.adaptive_sd`). Within a stratum the item
+re-estimated from the grades as they arrive (adaptive Neyman: `queue_spreads`). Within a stratum the item
 is the first free one in a random order of the pool fixed by the seed, i.e.
 uniform at random without replacement.
 """
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.allocation import Design, adaptive_sd, next_stratum
+from core.allocation import Design, adaptive_sd, calibrated_prior_sd, next_stratum
 
 
 @dataclass(frozen=True)
@@ -55,12 +54,15 @@ def item_order(n_items: int, seed: int) -> np.ndarray:
 
 
 def queue_spreads(design: Design, positions: np.ndarray, grades: np.ndarray) -> np.ndarray:
-    """The spreads the queue allocates by: surrogate prior blended with the grades so far."""
+    """The spreads the queue allocates by: the surrogate prior recalibrated by the grades
+    (`calibrated_prior_sd`), blended with each stratum's own grades (`adaptive_sd`)."""
     strata = design.stratum[positions]
     counts = np.bincount(strata, minlength=design.H)
     sums = np.bincount(strata, weights=grades, minlength=design.H)
     sumsq = np.bincount(strata, weights=grades**2, minlength=design.H)
-    return adaptive_sd(design.prior_sd, design.prior_strength, counts, sums, sumsq)
+    d = design.proxy[positions] - design.proxy.mean()
+    prior = calibrated_prior_sd(design, positions.size, d.sum(), d @ d, grades.sum(), d @ grades)
+    return adaptive_sd(prior, design.prior_strength, counts, sums, sumsq)
 
 
 def next_item(design: Design, state: QueueState, seed: int) -> int | None:

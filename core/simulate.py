@@ -34,7 +34,7 @@ import pandas as pd
 from scipy import stats
 
 from core import baselines
-from core.allocation import Design, adaptive_sd, design_from_items, make_design, neyman_allocation, next_stratum, proportional_allocation
+from core.allocation import Design, adaptive_sd, calibrated_prior_sd, design_from_items, make_design, neyman_allocation, next_stratum, proportional_allocation
 from core.errors import InputError
 from core.estimate import DEFAULT_METHOD, estimate_batch
 from core.queue import item_order
@@ -121,8 +121,8 @@ def static_sample(design: Design, alloc: np.ndarray, orders: np.ndarray) -> np.n
 def replay_queue(design: Design, labels: np.ndarray, orders: np.ndarray, n: int) -> np.ndarray:
     """(R, n) positions in the order `core.queue.next_item` hands them out, grading each at once.
 
-    Per step: the spreads of `queue_spreads` (adaptive_sd of the grades so
-    far), the stratum of `next_stratum`, and the stratum's first free item in
+    Per step: the spreads of `queue_spreads` (calibrated_prior_sd and
+    adaptive_sd of the grades so far), the stratum of `next_stratum`, and the stratum's first free item in
     the replication's order, exactly as next_item does for one project.
     """
     reps = orders.shape[0]
@@ -130,16 +130,21 @@ def replay_queue(design: Design, labels: np.ndarray, orders: np.ndarray, n: int)
     counts = np.zeros((reps, design.H), dtype=np.int64)
     sums = np.zeros((reps, design.H))
     sumsq = np.zeros((reps, design.H))
+    pooled = np.zeros((4, reps))  # sum d, sum d^2, sum y, sum d y over the graded items
+    d_all = design.proxy - design.proxy.mean()
     rows = np.arange(reps)
     positions = np.empty((reps, n), dtype=np.int64)
     for step in range(n):
-        sds = adaptive_sd(design.prior_sd, design.prior_strength, counts, sums, sumsq)
+        prior = calibrated_prior_sd(design, np.full(reps, step), *pooled)
+        sds = adaptive_sd(prior, design.prior_strength, counts, sums, sumsq)
         h = next_stratum(design.weights, sds, counts, design.sizes, design.floor)
         pos = grouped[rows, offsets[h] + counts[rows, h]]
         positions[:, step] = pos
         counts[rows, h] += 1
         sums[rows, h] += labels[pos]
         sumsq[rows, h] += labels[pos] ** 2
+        d, y = d_all[pos], labels[pos]
+        pooled += (d, d * d, y, d * y)
     return positions
 
 

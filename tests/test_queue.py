@@ -30,9 +30,11 @@ def test_same_state_and_seed_give_the_same_item(design):
     assert len({next_item(design, QueueState(), s) for s in range(20)}) > 1
 
 
-def test_first_items_visit_every_stratum(design):
+def test_every_stratum_is_visited_once_its_share_reaches_half_a_grade(design):
     order = drain(design, 3)
-    assert sorted(design.stratum[order[:3]]) == [0, 1, 2]
+    # Smallest W_h = 6/36: its first grade is due at n = 3, served by n = 3 + H.
+    assert set(design.stratum[order[:6]]) == {0, 1, 2}
+    assert design.stratum[order[0]] == 2  # the largest W_h S_h goes first
 
 
 def test_the_queue_hands_out_every_item_once(design):

@@ -94,7 +94,7 @@ def test_gsm8k_goal(gsm8k):
     from core.prepare import prepare_items
 
     items = prepare_items(load_inputs(*map(str, gsm8k)))
-    result = simulate(items, ["0.05", "0.1", "0.2"], reps=300, methods=["uniform", "activegrade"])
+    result = simulate(items, ["0.05", "0.1", "0.2"], reps=1000, methods=["uniform", "activegrade"])
     for row in result["methods"]["activegrade"].values():
         assert row["mse_ratio"] <= 0.5
         assert 0.93 <= row["coverage"] <= 0.97
