@@ -93,3 +93,32 @@ def test_failed_preparation_is_shown_with_a_retry(open_app, store, project_id):
     at = open_app(project_id=project_id)
     assert "something specific" in at.error[0].value
     assert any(b.key == "retry" for b in at.button)
+
+
+def test_running_preparation_shows_stored_progress(open_app, store, uploads, monkeypatch, tmp_path):
+    from core.project import create_project
+
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    pid = create_project(store, "Busy", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
+    store.set_status(pid, "preparing")  # as a job in another process would
+    store.set_progress(pid, 12, 40, "clustering surrogate answers")
+    at = open_app(project_id=pid)
+    progress = at.get("progress")[0].proto
+    assert abs(progress.value - 30) <= 1 and "12 of 40 items" in progress.text
+    assert store.project(pid).status == "preparing"  # the page did not start a second job
+
+
+def test_stalled_preparation_offers_a_restart(open_app, store, uploads, monkeypatch, tmp_path):
+    from datetime import timedelta
+
+    import core.project
+
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    pid = core.project.create_project(store, "Dead", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
+    store.set_status(pid, "preparing")
+    monkeypatch.setattr(core.project, "STALE_AFTER", timedelta(seconds=-1))
+    at = open_app(project_id=pid)
+    assert "stopped responding" in at.warning[0].value
+    at.button(key="restart").click().run()
+    wait_ready(store, pid)
+    assert store.project(pid).status == "ready"

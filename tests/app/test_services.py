@@ -1,0 +1,90 @@
+"""The app's headless services: scales, what graders see, preparation state, reports."""
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+
+from core.errors import InputError
+from core.grading import grader_view, next_position
+from core.project import create_project, is_stalled, start_preparation
+from core.report import report, report_markdown
+from core.scales import BINARY, LIKERT, parse_custom_labels, scale_from_settings
+from core.tracking import current_estimate, estimate_path
+
+
+def test_scales_map_labels_to_values_and_keys():
+    assert [(c.label, c.value, c.key) for c in BINARY.choices] == [("Correct", 1.0, "Y"), ("Incorrect", 0.0, "N")]
+    assert [c.value for c in LIKERT.choices] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    custom = parse_custom_labels("Wrong = 0\n\nPartly = right = 0.5\nRight=1")
+    assert [(c.label, c.value, c.key) for c in custom.choices] == [("Wrong", 0.0, "1"), ("Partly = right", 0.5, "2"), ("Right", 1.0, "3")]
+    assert scale_from_settings({"scale": custom.to_settings()}) == custom
+    assert scale_from_settings({}) == BINARY
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [("Only = 1", "2 to 9 labels"), ("A = 0\nA = 1", "appears twice"), ("A = 0\nB", "has no '='"),
+     ("A = 0\nB = x", "not a number"), ("A = 0\nB = nan", "not in [0, 1]"), ("A = 0\n = 1", "empty label")],
+)
+def test_bad_custom_scales_say_which_line(text, message):
+    with pytest.raises(InputError, match=re.escape(message)):
+        parse_custom_labels(text)
+
+
+def test_grader_view_hides_reference_and_signals_unless_allowed():
+    item = {"id": "a", "prompt": "p", "response": "r", "reference": "ref", "label": 1.0,
+            "stratum": 2, "semantic_entropy": 0.7, "agreement": 0.2}
+    hidden = grader_view(item, {"show_reference": False, "show_signals": False})
+    assert set(hidden) == {"id", "prompt", "response", "image"}
+    shown = grader_view(item, {"show_reference": True, "show_signals": True})
+    assert shown["reference"] == "ref" and shown["signals"]["stratum"] == 2
+    assert "label" not in shown and "label" not in shown["signals"]
+
+
+def test_stalled_means_preparing_with_an_old_heartbeat(store, uploads):
+    pid = create_project(store, "p", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
+    store.set_status(pid, "preparing")
+    info = store.project(pid)
+    assert not is_stalled(info)
+    assert is_stalled(info, now=info.updated_at + timedelta(minutes=2))
+    assert not start_preparation(store, pid)  # a live job is not started twice
+
+
+def test_preparation_failure_is_stored_with_its_message(store, monkeypatch, uploads):
+    import core.prepare
+
+    def broken(*args, **kwargs):
+        raise InputError("the model is missing", fix="install it")
+
+    monkeypatch.setattr(core.prepare, "prepare_items", broken)
+    pid = create_project(store, "p", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
+    assert start_preparation(store, pid, wait=True)
+    info = store.project(pid)
+    assert info.status == "failed" and "the model is missing" in info.error and "install it" in info.error
+
+
+def test_bad_upload_writes_nothing(store):
+    with pytest.raises(InputError):
+        create_project(store, "p", ("pool.csv", b"id,prompt\n1,hello\n"))
+    assert store.projects() == []
+
+
+def test_report_carries_estimate_settings_and_seed(store, project_id):
+    from core.allocation import design_from_items
+    from core.grading import submit
+
+    design = design_from_items(store.load_items(project_id), stratify_by=None)
+    for _ in range(6):
+        submit(store, project_id, next_position(store, project_id, design, 0), BINARY, "Correct", "ann")
+    graded = store.graded_positions(project_id)
+    result = current_estimate(design, graded)
+    data = report(store.project(project_id), design, result, {"pool": "pool.jsonl"})
+    assert data["estimate"]["grades"] == 6 and data["seed"] == 0
+    assert data["settings"]["scale"]["kind"] == "binary" and len(data["strata"]) == design.H
+    text = report_markdown(data)
+    assert "Estimated mean grade" in text and "| stratum |" in text
+    path = estimate_path(design, list(graded), list(graded.values()), points=3)
+    assert path["grades"].tolist() == [1, 4, 6]
+    assert (path["ci_low"] <= path["estimate"]).all() and (path["estimate"] <= path["ci_high"]).all()
