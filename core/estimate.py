@@ -17,7 +17,8 @@ Two estimators, both inside the stratified design (METHOD.md section 4):
 Variance (both): V = sum_h W_h^2 (1 - n_h/N_h) s~_h^2 / n_h (Cochran 1977,
 eq. 5.7), with s~_h^2 the stratum's sample variance (of the grades or the
 residuals) stabilised by `core.allocation.adaptive_sd` with
-`VARIANCE_PRIOR` pseudo-grades at the surrogate's predicted spread, so a
+`VARIANCE_PRIOR` pseudo-grades at the surrogate's predicted spread
+(recalibrated by the grades, `core.allocation.calibrated_prior_sd`), so a
 stratum whose grades are all equal (or with a single grade) does not claim
 zero variance. Interval: mu +- t_{df} sqrt(V) with Satterthwaite's degrees of
 freedom df = V^2 / sum_h (a_h s~_h^2)^2 / nu_h, a_h = W_h^2 (1 - n_h/N_h) / n_h,
