@@ -1,11 +1,12 @@
 """Projects: open the demo or a saved project, create one from uploads, follow its preparation, see its strata."""
 from __future__ import annotations
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
 from core.errors import InputError
-from core.overview import entropy_histogram, strata_table
+from core.overview import entropy_histogram, strata_table, without_samples
 from core.project import DEFAULT_SETTINGS, create_project, is_running_here, is_stalled, open_demo, start_preparation
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.semantic import BACKENDS
@@ -65,10 +66,17 @@ def overview(project: ProjectInfo) -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Semantic entropy")
-        st.bar_chart(entropy_histogram(items), x="entropy", y="items", height=260)
+        histogram = alt.Chart(entropy_histogram(items)).mark_bar().encode(
+            x=alt.X("from:Q", bin="binned", title="semantic entropy (nats)"), x2="to:Q", y=alt.Y("items:Q", title="items"),
+            tooltip=[alt.Tooltip("from:Q", format=".2f"), alt.Tooltip("to:Q", format=".2f"), "items:Q"],
+        )
+        st.altair_chart(histogram.properties(height=260), width="stretch")
+        missing = without_samples(items)
+        if missing:
+            st.caption(f"{missing:,} items have no surrogate sample: they form their own stratum.")
     with right:
         st.subheader("Strata")
-        st.dataframe(strata_table(items), hide_index=True, width="stretch")
+        st.dataframe(strata_table(items).round(3), hide_index=True, width="stretch")
     st.subheader("Planned allocation")
     budget = st.slider("Grading budget (items)", 10, len(items), min(max(10, len(items) // 10), len(items)),
                        key=f"budget-{project.id}")

@@ -6,16 +6,21 @@ import pandas as pd
 
 
 def entropy_histogram(items: pd.DataFrame, bins: int = 20) -> pd.DataFrame:
-    """Counts of items per semantic-entropy bin: columns ``entropy`` (bin centre) and ``items``.
+    """Items per semantic-entropy bin: columns ``from``, ``to`` (bin edges) and ``items``.
 
-    Items without samples (entropy NaN) are left out.
+    Items without samples (entropy NaN) are left out; see ``without_samples``.
     """
     values = items["semantic_entropy"].to_numpy(dtype=float)
     values = values[np.isfinite(values)]
     if values.size == 0:
-        return pd.DataFrame({"entropy": [], "items": []})
+        return pd.DataFrame({"from": [], "to": [], "items": []})
     counts, edges = np.histogram(values, bins=bins, range=(0.0, max(values.max(), 1e-9)))
-    return pd.DataFrame({"entropy": np.round((edges[:-1] + edges[1:]) / 2, 3), "items": counts})
+    return pd.DataFrame({"from": edges[:-1], "to": edges[1:], "items": counts})
+
+
+def without_samples(items: pd.DataFrame) -> int:
+    """How many items have no surrogate sample (no entropy, their own stratum)."""
+    return int((~np.isfinite(items["semantic_entropy"].to_numpy(dtype=float))).sum())
 
 
 def strata_table(items: pd.DataFrame) -> pd.DataFrame:

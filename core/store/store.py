@@ -206,7 +206,8 @@ class Store:
                 .order_by(Item.position)
             ).all()
         frame = pd.DataFrame.from_records([{"id": i, "stratum": h, **d} for i, h, d in rows])
-        return frame.fillna(np.nan) if not frame.empty else frame
+        # JSON stores NaN as null: an all-null column comes back as objects, make it float again
+        return frame.fillna(np.nan).infer_objects() if not frame.empty else frame
 
     def item(self, project_id: int, position: int) -> dict[str, Any]:
         """One item as a dict (``id``, ``stratum`` and its stored columns)."""
