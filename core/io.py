@@ -308,11 +308,17 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     return record
 
 
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+"""A line ends at CRLF, LF or a lone CR, as editors and pandas see it (not at
+U+2028, which str.splitlines would split and JSON strings may hold)."""
+
+
 def _read_json(name: str, text: str) -> _Table:
     """JSON lines (blank lines skipped), or in a .json file one array of objects."""
     if Path(name).suffix.lower() == ".json" and text.lstrip().startswith("["):
         return _read_json_array(name, text)
-    numbered = [(number, line) for number, line in enumerate(text.split("\n"), start=1) if line and not line.isspace()]
+    lines = _LINE_BREAK.split(text) if "\r" in text else text.split("\n")
+    numbered = [(number, line) for number, line in enumerate(lines, start=1) if line and not line.isspace()]
     try:  # one C call for the whole file; line by line only to locate an error
         records = _parse_json("[" + ",".join(line for _, line in numbered) + "]")
     except _BadJson:
@@ -375,7 +381,7 @@ def _read_csv(name: str, data: bytes, text: str) -> _Table:
     except pd.errors.ParserError as error:
         raise _csv_parse_error(name, data, error) from None
     header = [str(cell) for cell in cells.iloc[0]]
-    header_line = text[: len(text) - len(text.lstrip())].count("\n") + 1
+    header_line = len(_LINE_BREAK.findall(text[: len(text) - len(text.lstrip())])) + 1
     for position, column in enumerate(header, start=1):
         if not column.strip():
             raise InputError(
@@ -396,27 +402,30 @@ def _read_csv(name: str, data: bytes, text: str) -> _Table:
     frame.columns = header
     if frame.empty:
         raise InputError("the file has a header but no rows", file=name, fix="add one row per item")
-    return _Table(name, frame, lambda: _csv_record_lines(data)[1:])
+    return _Table(name, frame, lambda: _csv_data_lines(data, len(frame)))
 
 
-def _csv_quoting(data: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """The bytes, and per byte 1 when it lies inside double quotes.
+def _csv_quoting(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The bytes, per byte 1 when it lies inside double quotes, and the line breaks.
 
     RFC 4180: quotes inside a quoted value are doubled, which keeps the parity.
+    A line break is LF, or CR not followed by LF (as pandas reads CSV).
     """
     buffer = np.frombuffer(data, dtype=np.uint8)
-    return buffer, np.bitwise_xor.accumulate((buffer == ord('"')).view(np.uint8))
+    in_quotes = np.bitwise_xor.accumulate((buffer == ord('"')).view(np.uint8))
+    lone_cr = buffer == ord("\r")
+    lone_cr[:-1] &= buffer[1:] != ord("\n")
+    return buffer, in_quotes, np.flatnonzero((buffer == ord("\n")) | lone_cr)
 
 
 def _csv_records(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Byte offsets where each non-blank CSV record starts and stops, and its 1-based line.
 
-    A newline ends a record unless it is inside quotes. Blank and
+    A line break ends a record unless it is inside quotes. Blank and
     whitespace-only lines are skipped, as pandas does.
     """
-    buffer, in_quotes = _csv_quoting(data)
-    newlines = np.flatnonzero(buffer == ord("\n"))
-    ends = newlines[in_quotes[newlines] == 0]
+    buffer, in_quotes, breaks = _csv_quoting(data)
+    ends = breaks[in_quotes[breaks] == 0]
     starts = np.concatenate(([0], ends + 1))
     stops = np.concatenate((ends, [len(buffer)]))
     kept = np.fromiter(
@@ -425,24 +434,30 @@ def _csv_records(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         count=len(starts),
     )
     starts, stops = starts[kept], stops[kept]
-    return starts, stops, np.searchsorted(newlines, starts) + 1
+    return starts, stops, np.searchsorted(breaks, starts) + 1
 
 
-def _csv_record_lines(data: bytes) -> np.ndarray:
-    """1-based line where each non-blank CSV record starts, the header first."""
-    return _csv_records(data)[2]
+def _csv_data_lines(data: bytes, n_rows: int) -> np.ndarray:
+    """1-based line where each of the n_rows data records starts.
+
+    Where quoting is not RFC 4180 (a lone quote inside an unquoted value) the
+    count can disagree with pandas; then rows are numbered as if each record
+    held one line, which is exact for most files and never fails.
+    """
+    lines = _csv_records(data)[2][1:]
+    return lines if len(lines) == n_rows else np.arange(2, n_rows + 2)
 
 
 def _csv_parse_error(name: str, data: bytes, error: Exception) -> InputError:
     """Locate what pandas could not tokenise: an unclosed quote or a row with extra fields."""
-    buffer, in_quotes = _csv_quoting(data)
+    buffer, in_quotes, breaks = _csv_quoting(data)
     if in_quotes[-1]:
         outside = np.flatnonzero(in_quotes == 0)
         opening = int(outside[-1]) + 1 if len(outside) else 0
         return InputError(
             "a double quote opens a value that is never closed",
             file=name,
-            row=data.count(b"\n", 0, opening) + 1,
+            row=int(np.searchsorted(breaks, opening)) + 1,
             fix='close the quote; inside a quoted value write a double quote as two ("")',
         )
     starts, stops, lines = _csv_records(data)

@@ -1,6 +1,7 @@
 """core.io: reading pools and samples, and what every malformed input gets."""
 from __future__ import annotations
 
+import csv
 import importlib.util
 import json
 from pathlib import Path
@@ -50,6 +51,14 @@ def item(id_: object = "q1", **fields: object) -> dict:
 def write_parquet(path: Path, records: list[dict]) -> Path:
     pq.write_table(pa.Table.from_pylist(records), path)
     return path
+
+
+def write_csv(path: Path, records: list[dict]) -> None:
+    """RFC 4180 CSV by the standard library (pandas' to_csv leaves a lone CR unquoted)."""
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(records[0]))
+        writer.writeheader()
+        writer.writerows(records)
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -271,6 +280,14 @@ def test_a_csv_row_with_too_many_fields_is_named_by_its_line():
     message = error_of(("pool.csv", csv.encode()))
     assert_names(message, "pool.csv", row=5)
     assert "the row has 5 fields where the first row has 4" in message
+
+
+@pytest.mark.parametrize("name", ["pool.csv", "pool.jsonl"])
+def test_old_mac_line_ends_count_as_lines(name):
+    rows = [POOL_HEADER.strip(), "q1,Hi,Hello,1", "q2,Hi,Hello,7"] if name.endswith(".csv") else [
+        json.dumps(item("q1")), json.dumps(item("q2", label=7))]
+    message = error_of((name, "\r".join(rows).encode()))
+    assert_names(message, name, row=len(rows), column="label")
 
 
 def test_an_unclosed_quote_is_named_by_its_line():
@@ -515,3 +532,28 @@ def test_the_cli_prints_one_line_exits_2_and_writes_nothing(tmp_path, capsys):
     assert err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith(f"error: {pool}, row 2, column 'id'")
     assert not out.exists()
+
+
+# --------------------------------------------------------------------------- round trip
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(prompts=st.lists(TEXT.filter(str.strip), min_size=1, max_size=5), response=TEXT, sample=TEXT)
+def test_any_text_written_by_standard_writers_is_read_back_exactly(tmp_path, prompts, response, sample):
+    records = [{"id": f"q{k}", "prompt": prompt, "response": response} for k, prompt in enumerate(prompts)]
+    samples = [{"id": record["id"], "sample": sample} for record in records]
+    csv_pool, csv_samples = tmp_path / "pool.csv", tmp_path / "samples.csv"
+    write_csv(csv_pool, records)
+    write_csv(csv_samples, samples)
+    json_pool = ("pool.jsonl", jsonl(*records))
+    parquet_pool = write_parquet(tmp_path / "pool.parquet", records)
+    for pool, sample_file in ((csv_pool, csv_samples), (json_pool, ("s.jsonl", jsonl(*samples))), (parquet_pool, csv_samples)):
+        inputs = load_inputs(pool, sample_file)
+        assert inputs.pool["prompt"].tolist() == prompts
+        assert inputs.pool["response"].tolist() == [response] * len(prompts)
+        assert inputs.samples["sample"].tolist() == [sample] * len(prompts)
