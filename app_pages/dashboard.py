@@ -5,8 +5,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from core.estimate import METHODS, grades_needed
-from core.tracking import current_estimate, estimate_path, grader_progress
+from core.estimate import METHODS
+from core.tracking import current_estimate, grader_progress
 from ui import plan, state
 
 store = state.store()
@@ -52,14 +52,14 @@ def live() -> None:
                    help=f"uniform random sampling would need about {e.uniform_labels:,.0f} grades for this precision "
                         f"(design effect {e.deff:.2f})")
     half = (e.ci_high - e.ci_low) / 2
-    needed = grades_needed(design, list(graded), list(graded.values()), target, method=method)
+    needed = plan.grades_needed_of(project, graded, target, method)
     if half <= target:
         st.success(f"Stopping rule met: the interval's half-width {half:.3f} is at most the target {target:.3f}.")
     else:
         st.warning(f"Half-width {half:.3f} > target {target:.3f}: about **{max(needed - e.n, 0):,} more grades** "
                    f"needed ({needed:,} in all, projected).")
     st.subheader("Estimate against the number of grades")
-    st.altair_chart(path_chart(estimate_path(design, list(graded), list(graded.values()), method=method)),
+    st.altair_chart(path_chart(plan.estimate_path_of(project, graded, method)),
                     width="stretch")
     st.caption("Line: the estimate. Blue band: its interval. Dashed grey: the interval uniform random sampling "
                "would give at the same number of grades.")

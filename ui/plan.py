@@ -5,7 +5,9 @@ import pandas as pd
 import streamlit as st
 
 from core.allocation import Design, design_from_items, planned_allocation, planned_saving, proportional_allocation
+from core.estimate import grades_needed
 from core.store import ProjectInfo
+from core.tracking import estimate_path
 from ui import state
 
 
@@ -52,3 +54,23 @@ def show_planned_allocation(project: ProjectInfo, budget: int) -> None:
     right.metric("Predicted saving vs uniform", f"{saving:.0%}",
                  help="Share of grades saved at equal precision, predicted from the surrogate before any grade.")
     right.caption(f"Uniform sampling would need about {budget / max(1 - saving, 1e-9):,.0f} grades for the same precision.")
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _path(url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, method: str) -> pd.DataFrame:
+    return estimate_path(_design(url, project_id, prepared_at), list(positions), list(grades), method=method)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _needed(url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, target: float, method: str) -> int:
+    return grades_needed(_design(url, project_id, prepared_at), list(positions), list(grades), target, method=method)
+
+
+def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str) -> pd.DataFrame:
+    """core.tracking.estimate_path, computed once per set of grades (the dashboard refreshes often)."""
+    return _path(*_key(project), tuple(graded), tuple(graded.values()), method)
+
+
+def grades_needed_of(project: ProjectInfo, graded: dict[int, float], target: float, method: str) -> int:
+    """core.estimate.grades_needed, computed once per set of grades."""
+    return _needed(*_key(project), tuple(graded), tuple(graded.values()), target, method)

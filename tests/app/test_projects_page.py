@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from core.project import is_running_here
 
@@ -122,3 +123,19 @@ def test_stalled_preparation_offers_a_restart(open_app, store, uploads, monkeypa
     at.button(key="restart").click().run()
     wait_ready(store, pid)
     assert store.project(pid).status == "ready"
+
+
+def test_database_url_from_streamlit_secrets(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from core.store import Store
+
+    monkeypatch.delenv("ACTIVEGRADE_DB_URL", raising=False)
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    url = f"sqlite:///{tmp_path / 'from-secrets.db'}"
+    Store.open(url).create_project("Kept in secrets' database", {}, {})
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60)
+    at.secrets["connections"] = {"activegrade": {"url": url}}
+    at.run()
+    assert not at.exception
+    assert "Kept in secrets' database" in at.dataframe[0].value["name"].tolist()

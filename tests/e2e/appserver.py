@@ -61,11 +61,13 @@ class Server:
         raise RuntimeError(f"streamlit did not start: {log.read_text()[-2000:]}")
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+        """Terminate the server (idempotent)."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
         self._log.close()
 
     def __enter__(self) -> Server:

@@ -12,6 +12,7 @@ from core.grading import submit
 from core.project import create_project, start_preparation
 from core.scales import BINARY
 from core.store import Store
+from appserver import ROOT, Server
 
 pytestmark = pytest.mark.e2e
 TIMEOUT_MS = 30_000
@@ -100,3 +101,41 @@ def test_responses_render_as_markdown_never_as_html(browser, server, artifacts, 
     assert page.locator('img[src="x"]').count() == 0
     assert page.locator("b").filter(has_text="bold").count() == 0
     page.screenshot(path=artifacts / "grade-unsafe-input.png", full_page=True)
+
+
+def progress_text(page) -> str:
+    return page.locator('[data-testid="stProgress"]').inner_text()
+
+
+def current_prompt(page) -> str:
+    return page.locator('[data-testid="stMarkdownContainer"] p').filter(has_text="What is").first.inner_text()
+
+
+def test_second_browser_and_restart_resume_where_the_project_stands(browser, server, artifacts, tmp_path):
+    store = Store.open(server.db_url)
+    project_id = create_project(store, "Resume", ((ROOT / "tests/data/app/pool.jsonl").name,
+                                                  (ROOT / "tests/data/app/pool.jsonl").read_bytes()),
+                                ("samples.jsonl", (ROOT / "tests/data/app/samples.jsonl").read_bytes()), start=False)
+    start_preparation(store, project_id, wait=True)
+    grade_url = f"{server.url}/grade?project={project_id}&grader=ann"
+    first = browser.new_context().new_page()
+    first.goto(grade_url)
+    first.get_by_text("0 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+    for k in range(1, 4):
+        first.get_by_role("heading", name="Grade", exact=True, level=1).click()
+        first.keyboard.press("n")
+        first.get_by_text(f"{k} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+    expected = current_prompt(first)
+    first.context.close()  # the tab is closed
+    second = browser.new_context().new_page()  # another browser: no shared cookies or storage
+    second.goto(grade_url)
+    second.get_by_text("3 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+    assert current_prompt(second) == expected
+    second.context.close()
+    server.stop()
+    with Server(server.db_url, ROOT / "tests" / "data" / "app", tmp_path / "restart.log") as restarted:
+        page = browser.new_page()
+        page.goto(f"{restarted.url}/grade?project={project_id}&grader=ann")
+        page.get_by_text("3 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+        assert current_prompt(page) == expected
+        assert Store.open(server.db_url).grades(project_id)["label"].tolist() == ["Incorrect"] * 3
