@@ -98,12 +98,13 @@ class Backend(ABC):
     def cluster(self, groups: Sequence[ItemTexts], progress: Progress | None = None) -> list[np.ndarray]:
         """For each item, the class ids of its samples followed by that of the target's answer."""
         unique, inverses, keys = [], [], []
+        identity = self.identity()
         for group in groups:
             strings, inverse = dedupe([*group.samples, group.target])
             question = group.question if self.uses_question else ""
             unique.append(UniqueTexts(question, strings))
             inverses.append(inverse)
-            keys.append(content_key(self.identity(), question, strings))
+            keys.append(content_key(identity, question, strings))
         cache = ResultCache(self._cache_dir) if self._use_cache else None
         try:
             found = cache.get_many(keys) if cache else {}
