@@ -1,6 +1,19 @@
 """The one exception type for bad user input."""
 from __future__ import annotations
 
+import re
+
+_LINE_BREAKS = re.compile(r"\s*[\r\n\v\f\x85\u2028\u2029]+\s*")
+_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: line breaks become a space, and control, zero-width and
+    bidirectional-override characters (which could hide or reorder what a person
+    reads) are written as escapes such as \\x0e or \\u202e."""
+    text = _LINE_BREAKS.sub(" ", text.strip())
+    return _INVISIBLE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
 
 class InputError(ValueError):
     """Bad user input, with the place it was found and how to fix it.
@@ -26,7 +39,7 @@ class InputError(ValueError):
         super().__init__(self.describe())
 
     def describe(self) -> str:
-        """One line: where, what is wrong, and what to do about it."""
+        """One line: where, what is wrong, and what to do about it (see `one_line`)."""
         where = []
         if self.file:
             where.append(str(self.file))
@@ -37,4 +50,4 @@ class InputError(ValueError):
         text = (", ".join(where) + ": " if where else "") + self.problem
         if self.fix:
             text += f". Fix: {self.fix}"
-        return text
+        return one_line(text)

@@ -464,9 +464,15 @@ def _csv_parse_error(name: str, data: bytes, error: Exception) -> InputError:
     commas = np.flatnonzero((buffer == ord(",")) & (in_quotes == 0))
     fields = np.searchsorted(commas, stops) - np.searchsorted(commas, starts) + 1
     extra = np.flatnonzero(fields > fields[0])
-    if not len(extra):
+    if not len(extra):  # quoting that is not RFC 4180: pandas' own count is the best we have
+        match = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(error))
         return InputError(
-            f"the file is not valid CSV ({error})", file=name, fix="save it again as comma-separated values"
+            f"a row has {match[3]} fields where the first row has {match[1]} (record {match[2]})"
+            if match
+            else f"the file is not valid CSV ({error})",
+            file=name,
+            fix="check the quoting there: a value that holds a comma or a double quote must be in double quotes, "
+            'with its own double quotes written twice ("")',
         )
     first = int(extra[0])
     return InputError(
@@ -482,10 +488,14 @@ def _read_parquet(name: str, data: bytes) -> _Table:
     import pyarrow.parquet as pq
 
     try:
-        schema_names = pq.read_schema(pa.BufferReader(data)).names
-        _check_unique_columns(name, schema_names)
-        frame = pd.read_parquet(io.BytesIO(data))
-    except (pa.ArrowException, OSError) as error:
+        _check_unique_columns(name, pq.read_schema(pa.BufferReader(data)).names)
+        table = pq.read_table(pa.BufferReader(data))
+        for column_name, column in zip(table.column_names, table.columns):
+            _check_parquet_column(name, column_name, column)
+        frame = table.to_pandas()
+    except InputError:
+        raise
+    except (pa.ArrowException, OSError, ValueError) as error:  # ValueError: e.g. column names not UTF-8
         raise InputError(
             f"the file is not a readable Parquet file ({error})",
             file=name,
@@ -495,6 +505,21 @@ def _read_parquet(name: str, data: bytes) -> _Table:
         raise InputError("the file has no rows", file=name, fix="add one row per item")
     named_index = any(level is not None for level in frame.index.names)  # e.g. written with set_index("id")
     return _Table.of_frame(name, frame.reset_index(drop=not named_index))
+
+
+def _check_parquet_column(name: str, column_name: str, column) -> None:
+    """Parquet does not check its text on writing: refuse bytes that are not UTF-8."""
+    import pyarrow as pa
+
+    try:
+        column.validate(full=True)
+    except pa.ArrowInvalid as error:
+        raise InputError(
+            f"the column holds data that is not valid ({error})",
+            file=name,
+            column=column_name,
+            fix="export the file again from the original data; text must be UTF-8",
+        ) from None
 
 
 def _check_unique_columns(name: str, columns: list[str]) -> None:

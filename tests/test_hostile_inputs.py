@@ -6,6 +6,8 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.errors import InputError
 from core.io import load_inputs, spreadsheet_safe
@@ -96,3 +98,32 @@ def test_every_formula_payload_is_made_inert_for_export(cell):
     safe = spreadsheet_safe(cell)
     assert safe == "'" + cell
     assert not safe.startswith(("=", "+", "-", "@", "\t", "\r"))
+
+
+VALID = [entry for entry in INERT if not entry.samples]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    source=st.sampled_from(VALID),
+    name=st.sampled_from(["pool.jsonl", "pool.csv", "pool.parquet", "pool.json"]),
+    cut=st.integers(min_value=0),
+    flips=st.lists(st.tuples(st.integers(min_value=0), st.integers(min_value=0, max_value=255)), max_size=4),
+)
+def test_damaged_files_give_an_input_error_or_load_never_a_crash(source, name, cut, flips):
+    data = bytearray(source.upload()[1])
+    data = data[: cut % (len(data) + 1)] if cut % 3 == 0 else data
+    for position, value in flips:
+        if data:
+            data[position % len(data)] = value
+    try:
+        load_inputs((name, bytes(data)))
+    except InputError as error:
+        assert "\n" not in str(error) and ". Fix: " in str(error)
+
+
+@settings(max_examples=100, deadline=None)
+@given(name=st.sampled_from(["pool.jsonl", "pool.csv", "pool.parquet", "pool.json"]), data=st.binary(max_size=300))
+def test_random_bytes_give_an_input_error_never_a_crash(name, data):
+    with pytest.raises(InputError):
+        load_inputs((name, data))

@@ -11,6 +11,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import core.io
 from core.errors import InputError
@@ -193,6 +195,17 @@ def test_shared_truthfulqa_loads_and_keeps_empty_answers(truthfulqa):
 
 
 # --------------------------------------------------------------------------- reading errors
+
+
+def test_an_error_message_is_one_line_with_hidden_characters_shown():
+    message = str(InputError("bad\nvalue\x0e", file="evil\u202egnp.csv", column="a\r\nb", fix="re-save\n"))
+    assert message == "evil\\u202egnp.csv, column 'a b': bad value\\x0e. Fix: re-save"
+
+
+def test_a_quote_inside_an_unquoted_value_is_pointed_at():
+    message = error_of(("pool.csv", b'id,prompt,response\nq1,a"b,c\nq2,x,y,z\n'))
+    assert_names(message, "pool.csv", row=2)
+    assert "never closed" in message
 
 
 def test_a_missing_file_is_named():
@@ -535,9 +548,6 @@ def test_the_cli_prints_one_line_exits_2_and_writes_nothing(tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------- round trip
-
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
 
