@@ -9,7 +9,7 @@ The rules, applied in this order:
 2. Numbers are rewritten to one canonical decimal form: thousands separators
    dropped ("1,000" == "1000"), trailing zeros dropped ("18.0" == "18",
    "2.50" == "2.5"), a leading minus kept ("-3"). Currency signs and percent
-   signs are symbols, removed by rule 3 ("$18" == "18", "50%" == "50").
+   signs are dropped ("$18" == "18", "-$5" == "-5", "50%" == "50").
 3. Outside numbers, apostrophes and full stops are deleted ("don't" == "dont",
    "U.S.A." == "USA") and every other punctuation or symbol character (Unicode
    categories P* and S*) becomes a space ("paris!" == "paris").
@@ -27,20 +27,21 @@ import unicodedata
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-# A number not glued to a preceding digit, dot or comma: optional minus, digits
-# with optional thousands groups, optional decimals (or just ".5").
-_NUMBER = re.compile(r"(?<![\d.,])(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+)(?![\d])")
+# A number not glued to a preceding digit, dot or comma: optional minus, optional
+# currency sign, digits with optional thousands groups, optional decimals (or just ".5").
+_CURRENCY = "$€£¥"
+_NUMBER = re.compile(rf"(?<![\d.,])(-?[{_CURRENCY}]?(?:(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?|\.\d+))(?![\d])")
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 _DELETED = str.maketrans("", "", "'\u2019\u2018`.")
 
 
 def canonical_number(text: str) -> str:
-    """Canonical decimal form of a number written with optional thousands commas.
+    """Canonical decimal form of a number written with optional currency sign and thousands commas.
 
-    canonical_number("1,000.50") == "1000.5"; canonical_number("-0.0") == "0".
+    canonical_number("1,000.50") == "1000.5"; canonical_number("-$5") == "-5"; canonical_number("-0.0") == "0".
     """
     try:
-        value = Decimal(text.replace(",", ""))
+        value = Decimal(text.replace(",", "").translate(str.maketrans("", "", _CURRENCY)))
     except InvalidOperation:  # the regex only hands over valid numbers; keep text otherwise
         return text
     if value == 0:

@@ -47,3 +47,21 @@ def test_canonical_number(text, expected):
 
 def test_only_articles_and_punctuation_normalise_to_empty():
     assert normalize("The...") == ""
+
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+
+@given(st.text(max_size=40))
+def test_normalisation_is_idempotent(text):
+    once = normalize(text)
+    assert normalize(once) == once
+
+
+@given(st.decimals(allow_nan=False, allow_infinity=False, places=3, min_value=-10**9, max_value=10**9))
+def test_a_number_and_its_padded_and_grouped_forms_agree(value):
+    plain = format(value, "f")
+    padded = format(value, ".5f")
+    grouped = format(value, ",.5f")
+    assert normalize(plain) == normalize(padded) == normalize(grouped) == normalize(f"${grouped}".replace("$-", "-$"))

@@ -63,3 +63,22 @@ def test_by_both_splits_entropy_strata_by_majority_agreement():
 def test_bad_options_are_input_errors(options):
     with pytest.raises(InputError):
         stratify(np.zeros(3), np.ones(3), **options)
+
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+
+@given(
+    st.lists(st.one_of(st.just(0.0), st.floats(0.01, 3.0)), min_size=1, max_size=200),
+    st.integers(1, 8),
+    st.integers(1, 30),
+)
+def test_strata_are_contiguous_monotone_and_large_enough(entropies, n_strata, min_size):
+    entropy = np.array(entropies)
+    strata = stratify(entropy, np.ones_like(entropy), n_strata=n_strata, min_size=min_size)
+    counts = np.bincount(strata)
+    assert counts.min() >= 1 and len(counts) <= n_strata
+    assert len(counts) == 1 or counts.min() >= min_size
+    order = np.argsort(entropy, kind="stable")
+    assert np.all(np.diff(strata[order]) >= 0)
