@@ -42,7 +42,7 @@ from core.errors import InputError
 
 METHODS = ("stratified", "difference")
 DEFAULT_METHOD = "stratified"
-VARIANCE_PRIOR = 0.75
+VARIANCE_PRIOR = 1.0
 """Pseudo-grades at the surrogate's predicted spread added to each stratum's variance."""
 RIDGE = 2.0
 """Ridge penalty on the difference estimator's slope (standardised covariates)."""
