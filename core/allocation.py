@@ -22,10 +22,10 @@ DEFAULT_FLOOR = 2
 """Minimum grades per stratum (METHOD.md section 3): two give a spread estimate."""
 
 DEFAULT_PRIOR_STRENGTH = 100.0
-"""Pseudo-grades behind the surrogate's spread of a stratum (adaptive Neyman)."""
+"""Pseudo-grades behind a stratum's prior spread against its own grades (core.spreads.adaptive_sd)."""
 
 DEFAULT_CALIBRATION_STRENGTH = 40.0
-"""Pseudo-grades behind the surrogate's own scale when grades recalibrate it (calibrated_prior_sd)."""
+"""Pseudo-grades behind the surrogate's own scale when all grades recalibrate it (core.spreads.calibrated_prior_sd)."""
 
 DEFAULT_SHRINK = 0.5
 """Weight of the surrogate's signal in a stratum's predicted mean grade; the
@@ -331,66 +331,19 @@ def greedy_counts(sizes: np.ndarray, sds: np.ndarray, n: int, floor: int) -> np.
     return counts
 
 
-def adaptive_sd(
-    prior_sd: np.ndarray, prior_strength: float, counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray
-) -> np.ndarray:
-    """Per-stratum spread re-estimated from grades, blended with the surrogate prior.
-
-    S~_h^2 = (k S0_h^2 + (n_h - 1) s_h^2) / (k + n_h - 1), with k = prior_strength
-    pseudo-grades at the prior spread S0_h and s_h^2 the sample variance of the
-    n_h grades so far (a conjugate-style shrinkage estimate of a variance, as in
-    the scaled-inverse-chi-square posterior mean; Gelman et al., Bayesian Data
-    Analysis, 3rd ed., section 3.3). With k = 0 it is the sample standard
-    deviation, 0 for a stratum with fewer than two grades. Works on batches
-    (leading axes).
-    """
-    counts = np.asarray(counts, dtype=float)
-    dev = np.maximum(sumsq - np.where(counts > 0, sums**2 / np.maximum(counts, 1), 0.0), 0.0)
-    df = np.maximum(counts - 1.0, 0.0)
-    numerator = prior_strength * np.asarray(prior_sd, dtype=float) ** 2 + dev
-    denominator = prior_strength + df
-    return np.sqrt(np.divide(numerator, denominator, out=np.zeros(np.broadcast(numerator, denominator).shape), where=denominator > 0))
-
-
-def calibrated_prior_sd(
-    design: Design, n: np.ndarray, sum_d: np.ndarray, sum_dd: np.ndarray, sum_y: np.ndarray, sum_dy: np.ndarray
-) -> np.ndarray:
-    """Surrogate spreads recalibrated by the grades so far, shape (..., H) for sums of shape (...).
-
-    Fits y ~ a + b d on the graded items, d_i = p_i - pbar the centred smoothed
-    proxy, with K = design.calibration_strength pseudo-grades at the surrogate's own
-    scale (b = 1, a = pbar), each weighted by the pool variance v of p:
-    b = (C_dy + K v) / (C_dd + K v), a = (sum y - b sum d + K pbar) / (n + K),
-    with C the centred cross-products of the graded items. Then
-    m_h = clip(a + b (prior_mean_h - pbar), 0.01, 0.99) and S0_h = sqrt(m_h (1 - m_h)).
-    A surrogate whose predictions do not track the grades (b -> 0) gets flat
-    spreads, i.e. proportional allocation; with no grade, S0_h = prior_sd.
-    """
-    n = np.asarray(n, dtype=float)[..., None]
-    sum_d, sum_dd, sum_y, sum_dy = (np.asarray(v, dtype=float)[..., None] for v in (sum_d, sum_dd, sum_y, sum_dy))
-    pbar = design.proxy.mean()
-    k = design.calibration_strength
-    kv = k * max(design.proxy.var(), 1e-12)
-    safe_n = np.maximum(n, 1.0)
-    c_dy = sum_dy - sum_d * sum_y / safe_n
-    c_dd = np.maximum(sum_dd - sum_d**2 / safe_n, 0.0)
-    slope = (c_dy + kv) / (c_dd + kv)
-    intercept = (sum_y - slope * sum_d + k * pbar) / (n + k)
-    mean = np.clip(intercept + slope * (design.prior_mean - pbar), 0.01, 0.99)
-    mean = np.where(n > 0, mean, design.prior_mean)
-    return np.sqrt(mean * (1.0 - mean))
-
-
 def planned_allocation(design: Design, n: int) -> np.ndarray:
     """Grades per stratum the queue plans for a budget of n, before any grade (surrogate spreads)."""
     return greedy_counts(design.sizes, design.prior_sd, n, design.floor)
 
 
 def stratified_variance(weights: np.ndarray, sizes: np.ndarray, sds: np.ndarray, alloc: np.ndarray) -> float:
-    """V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h (Cochran 1977, eq. 5.7); strata with n_h = 0 are skipped."""
+    """V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h (Cochran 1977, eq. 5.7).
+
+    A stratum with n_h = 0 counts W_h^2 S_h^2, one pseudo-grade at its spread,
+    as core.estimate does for a stratum not graded yet.
+    """
     alloc = np.asarray(alloc, dtype=float)
-    taken = alloc > 0
-    return float(np.sum((weights**2 * (1 - alloc / sizes) * sds**2)[taken] / alloc[taken]))
+    return float(np.sum(weights**2 * (1 - alloc / sizes) * sds**2 / np.maximum(alloc, 1)))
 
 
 def uniform_labels_for_variance(variance: float, s2: float, N: int) -> float:  # noqa: N803

@@ -16,9 +16,9 @@ Two estimators, both inside the stratified design (METHOD.md section 4):
 
 Variance (both): V = sum_h W_h^2 (1 - n_h/N_h) s~_h^2 / n_h (Cochran 1977,
 eq. 5.7), with s~_h^2 the stratum's sample variance (of the grades or the
-residuals) stabilised by `core.allocation.adaptive_sd` with
+residuals) stabilised by `core.spreads.adaptive_sd` with
 `VARIANCE_PRIOR` pseudo-grades at the surrogate's predicted spread
-(recalibrated by the grades, `core.allocation.calibrated_prior_sd`), so a
+(recalibrated by the grades, `core.spreads.calibrated_prior_sd`), so a
 stratum whose grades are all equal (or with a single grade) does not claim
 zero variance. Interval: mu +- t_{df} sqrt(V) with Satterthwaite's degrees of
 freedom df = V^2 / sum_h (a_h s~_h^2)^2 / nu_h, a_h = W_h^2 (1 - n_h/N_h) / n_h,
@@ -37,7 +37,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from core.allocation import Design, adaptive_sd, calibrated_prior_sd, next_stratum, planned_allocation, uniform_labels_for_variance
+from core.allocation import Design, next_stratum, planned_allocation, stratified_variance, uniform_labels_for_variance
+from core.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 from core.errors import InputError
 
 METHODS = ("stratified", "difference")
@@ -158,8 +159,7 @@ def estimate_batch(
     _, ysum, ysumsq = _moments(onehot, y)
     sizes, w = design.sizes.astype(float), design.weights
     seen = counts > 0
-    d = design.proxy[positions] - design.proxy.mean()
-    prior_sd = calibrated_prior_sd(design, np.full(y.shape[0], y.shape[1]), d.sum(1), (d * d).sum(1), y.sum(1), (d * y).sum(1))
+    prior_sd = calibrated_prior_sd(design, *pooled_sums(design, positions, y))
     means = np.where(seen, sums / np.maximum(counts, 1), design.prior_mean)
     value = np.sum(w * means, axis=1)
     sd = np.where(seen, adaptive_sd(prior_sd, variance_prior, counts, sums, sumsq), prior_sd)
@@ -267,9 +267,6 @@ def grades_needed(design: Design, positions, grades, half_width: float, level: f
     counts = np.zeros(design.H, dtype=np.int64)
     for n in range(1, design.N + 1):
         counts[next_stratum(w, sd, counts, sizes, design.floor)] += 1
-        taken = counts > 0
-        if n >= positions.size and taken.all():
-            var = np.sum((w**2 * (1 - counts / sizes) * sd**2) / counts)
-            if z * np.sqrt(var) <= half_width:
-                return n
+        if n >= positions.size and z * np.sqrt(stratified_variance(w, sizes, sd, counts)) <= half_width:
+            return n
     return design.N

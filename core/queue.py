@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.allocation import Design, adaptive_sd, calibrated_prior_sd, next_stratum
+from core.allocation import Design, next_stratum
+from core.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,7 @@ def queue_spreads(design: Design, positions: np.ndarray, grades: np.ndarray) -> 
     counts = np.bincount(strata, minlength=design.H)
     sums = np.bincount(strata, weights=grades, minlength=design.H)
     sumsq = np.bincount(strata, weights=grades**2, minlength=design.H)
-    d = design.proxy[positions] - design.proxy.mean()
-    prior = calibrated_prior_sd(design, positions.size, d.sum(), d @ d, grades.sum(), d @ grades)
+    prior = calibrated_prior_sd(design, *pooled_sums(design, positions, grades))
     return adaptive_sd(prior, design.prior_strength, counts, sums, sumsq)
 
 

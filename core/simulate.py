@@ -34,10 +34,11 @@ import pandas as pd
 from scipy import stats
 
 from core import baselines
-from core.allocation import Design, adaptive_sd, calibrated_prior_sd, design_from_items, make_design, neyman_allocation, next_stratum, proportional_allocation
+from core.allocation import Design, design_from_items, make_design, neyman_allocation, next_stratum, proportional_allocation
 from core.errors import InputError
 from core.estimate import DEFAULT_METHOD, estimate_batch
 from core.queue import item_order
+from core.spreads import adaptive_sd, calibrated_prior_sd
 from core.strata import stratify
 
 METHODS = ("uniform", "proportional", "neyman_paper", "neyman_oracle", "lure", "active_inference", "activegrade")

@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.allocation import (
-    adaptive_sd,
     design_from_items,
     greedy_counts,
     largest_remainder,
@@ -25,6 +24,7 @@ from core.allocation import (
 )
 from core.errors import InputError
 from core.simulate import synthetic_items
+from core.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 
 strata_sizes = st.lists(st.integers(1, 60), min_size=1, max_size=6)
 
@@ -115,6 +115,31 @@ def test_adaptive_sd_by_hand():
     # k = 0: the sample standard deviation; 0 for fewer than two grades.
     plain = adaptive_sd(np.array([0.5, 0.5]), 0.0, np.array([3, 1]), np.array([2.0, 1.0]), np.array([2.0, 1.0]))
     assert plain.tolist() == pytest.approx([np.sqrt(1 / 3), 0.0])
+
+
+def calibrated(design, positions, grades):
+    return calibrated_prior_sd(design, *pooled_sums(design, np.asarray(positions), np.asarray(grades, dtype=float)))
+
+
+def test_calibration_without_grades_is_the_surrogate_prior():
+    design = make_design(np.repeat([0, 1, 2], 100), np.repeat([0.0, 0.5, 1.0], 100))
+    assert calibrated(design, [], []) == pytest.approx(design.prior_sd)
+
+
+def test_calibration_follows_the_grades():
+    """Grades that track the surrogate steeply shrink the extreme strata's spreads; flat grades flatten them."""
+    strata = np.repeat([0, 1, 2], 100)
+    design = make_design(strata, np.repeat([0.0, 0.5, 1.0], 100), calibration_strength=10)
+    positions = np.concatenate([np.arange(0, 40), np.arange(100, 140), np.arange(200, 240)])
+    steep = np.repeat([0.0, 0.5, 1.0], 40).round()  # all wrong, half right, all right
+    steep[40:80] = np.arange(40) % 2
+    flat = np.arange(120) % 2
+    steep_sd, flat_sd = calibrated(design, positions, steep), calibrated(design, positions, flat)
+    assert steep_sd[0] < design.prior_sd[0] and steep_sd[2] < design.prior_sd[2]
+    assert np.ptp(flat_sd) < 0.5 * np.ptp(design.prior_sd)
+    # Batches: the same numbers row by row.
+    batch = calibrated_prior_sd(design, *pooled_sums(design, np.stack([positions, positions]), np.stack([steep, flat])))
+    assert batch == pytest.approx(np.stack([steep_sd, flat_sd]))
 
 
 def test_uniform_labels_inverts_the_srs_variance():
