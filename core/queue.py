@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.allocation import Design, next_stratum
+from core.errors import InputError
 from core.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 
 
@@ -75,6 +76,9 @@ def next_item(design: Design, state: QueueState, seed: int) -> int | None:
     """
     positions = np.fromiter(state.graded.keys(), dtype=np.int64, count=len(state.graded))
     grades = np.fromiter(state.graded.values(), dtype=float, count=len(state.graded))
+    outside = [p for p in (*state.graded, *state.skipped, *state.reserved) if not 0 <= p < design.N]
+    if outside:
+        raise InputError(f"position {outside[0]} is outside the pool of {design.N} items", fix="use the items' row numbers, 0 to N-1")
     taken = np.zeros(design.N, dtype=bool)
     taken[positions] = True
     taken[list(state.reserved)] = True

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from core.allocation import make_design
+from core.errors import InputError
 from core.queue import QueueState, item_order, next_item
 
 
@@ -91,6 +92,11 @@ def test_grades_move_the_allocation(design):
     mixed = drain(strongly, 0, grade=lambda p: float(p % 2))
     first20 = lambda order: np.bincount(strongly.stratum[order[:20]], minlength=3)  # noqa: E731
     assert first20(all_equal)[2] < first20(mixed)[2]
+
+
+def test_positions_outside_the_pool_are_input_errors(design):
+    with pytest.raises(InputError, match="position 36 is outside the pool of 36 items"):
+        next_item(design, QueueState(reserved=frozenset({36})), 0)
 
 
 def test_state_validation():
