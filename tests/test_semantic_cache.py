@@ -75,3 +75,10 @@ def test_cache_round_trip(tmp_path):
     cache.put_many({"k": np.array([0, 1, 1])})
     assert cache.get_many(["k", "missing"])["k"].tolist() == [0, 1, 1]
     assert "missing" not in cache.get_many(["missing"])
+
+
+def test_identical_items_in_one_run_are_computed_once(tmp_path):
+    backend = CountingBackend(tmp_path)
+    result = backend.cluster([GROUPS[0], GROUPS[1], GROUPS[0]])
+    assert backend.model_calls == 5
+    assert result[0].tolist() == result[2].tolist()

@@ -108,7 +108,11 @@ class Backend(ABC):
         cache = ResultCache(self._cache_dir) if self._use_cache else None
         try:
             found = cache.get_many(keys) if cache else {}
-            todo = [i for i, key in enumerate(keys) if key not in found]
+            missing: dict[str, int] = {}  # each distinct uncached key once, at its first item
+            for i, key in enumerate(keys):
+                if key not in found:
+                    missing.setdefault(key, i)
+            todo = list(missing.values())
             computed = self._classes([unique[i] for i in todo], progress) if todo else []
             fresh = {keys[i]: classes for i, classes in zip(todo, computed)}
             if cache and fresh:
