@@ -36,6 +36,9 @@ Source = Union[str, os.PathLike, tuple[str, bytes]]
 MAX_FIELD_CHARS = 1_000_000
 """Longest text accepted in any one field (about 250,000 tokens)."""
 
+MAX_FILE_BYTES = 1_000_000_000
+"""Largest file accepted, and largest decoded content of a Parquet file."""
+
 POOL_REQUIRED = ("id", "prompt", "response")
 POOL_OPTIONAL = ("answer", "reference", "label", "image", "samples")
 SAMPLES_REQUIRED = ("id", "sample")
@@ -211,6 +214,7 @@ def _read_table(source: Source) -> _Table:
         )
     if not data.strip():
         raise InputError("the file is empty", file=name, fix="choose the file that holds the data")
+    _check_size(name, len(data), "is")
     if suffix in PARQUET_SUFFIXES:
         return _read_parquet(name, data)
     data = _strip_bom(name, data)
@@ -488,11 +492,17 @@ def _read_parquet(name: str, data: bytes) -> _Table:
     import pyarrow.parquet as pq
 
     try:
-        _check_unique_columns(name, pq.read_schema(pa.BufferReader(data)).names)
-        table = pq.read_table(pa.BufferReader(data))
-        for column_name, column in zip(table.column_names, table.columns):
+        schema = pq.read_schema(pa.BufferReader(data))
+        _check_unique_columns(name, schema.names)
+        text_columns = [field.name for field in schema if pa.types.is_string(field.type)]
+        # Text stays dictionary-encoded until its decoded size is known: a few
+        # kilobytes of Parquet can repeat one long string into gigabytes.
+        table = pq.read_table(pa.BufferReader(data), read_dictionary=text_columns)
+        _check_size(name, sum(_decoded_bytes(column) for column in table.columns), "holds")
+        columns = [_decoded(column) for column in table.columns]
+        for column_name, column in zip(table.column_names, columns):
             _check_parquet_column(name, column_name, column)
-        frame = table.to_pandas()
+        frame = pa.table(columns, names=table.column_names, metadata=table.schema.metadata).to_pandas()
     except InputError:
         raise
     except (pa.ArrowException, OSError, ValueError) as error:  # ValueError: e.g. column names not UTF-8
@@ -505,6 +515,31 @@ def _read_parquet(name: str, data: bytes) -> _Table:
         raise InputError("the file has no rows", file=name, fix="add one row per item")
     named_index = any(level is not None for level in frame.index.names)  # e.g. written with set_index("id")
     return _Table.of_frame(name, frame.reset_index(drop=not named_index))
+
+
+def _decoded_bytes(column) -> int:
+    """Bytes a Parquet column takes once dictionary-encoded text is spelt out."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_dictionary(column.type):
+        return column.nbytes
+    total = 0
+    for chunk in column.chunks:
+        lengths = pc.binary_length(chunk.dictionary)
+        total += (pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0) + chunk.indices.nbytes
+    return total
+
+
+def _decoded(column):
+    """A dictionary-encoded column as plain values."""
+    import pyarrow as pa
+
+    return column.cast(column.type.value_type) if pa.types.is_dictionary(column.type) else column
+
+
+def _bytes(size: int) -> str:
+    return f"{size / 1e6:,.0f} MB" if size >= 1e6 else f"{size:,} bytes"
 
 
 def _check_parquet_column(name: str, column_name: str, column) -> None:
@@ -520,6 +555,15 @@ def _check_parquet_column(name: str, column_name: str, column) -> None:
             column=column_name,
             fix="export the file again from the original data; text must be UTF-8",
         ) from None
+
+
+def _check_size(name: str, size: int, verb: str) -> None:
+    if size > MAX_FILE_BYTES:
+        raise InputError(
+            f"the file {verb} {_bytes(size)} of data, over the limit of {_bytes(MAX_FILE_BYTES)}",
+            file=name,
+            fix="split the pool into several projects, or move long documents out of the file",
+        )
 
 
 def _check_unique_columns(name: str, columns: list[str]) -> None:

@@ -446,6 +446,13 @@ def test_a_too_long_field_is_refused(monkeypatch):
     assert "21 characters long, over the limit of 20" in message
 
 
+def test_a_file_over_the_size_limit_is_refused(monkeypatch):
+    monkeypatch.setattr(core.io, "MAX_FILE_BYTES", 100)
+    message = error_of(("pool.jsonl", jsonl(*(item(f"q{k}") for k in range(5)))))
+    assert_names(message, "pool.jsonl")
+    assert "of data, over the limit of 100 bytes" in message
+
+
 def test_a_too_long_metadata_field_is_refused(monkeypatch):
     monkeypatch.setattr(core.io, "MAX_FIELD_CHARS", 20)
     message = error_of(("pool.csv", (POOL_HEADER[:-1] + ",notes\nq1,Hi,Hello,1," + "n" * 30 + "\n").encode()))

@@ -143,12 +143,23 @@ def _duplicate_column_parquet() -> bytes:
     return buffer.getvalue()
 
 
+def _decompression_bomb() -> bytes:
+    """2,500 rows repeating one 500,000-character prompt: 40 KB of Parquet, 1.25 GB of text."""
+    rows = 2_500
+    prompt = pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), pa.array(["x" * 500_000]))
+    table = pa.table({"id": [f"q{k}" for k in range(rows)], "prompt": prompt, "response": ["4"] * rows})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
 GENERATED: dict[str, Callable[[], bytes]] = {
     "huge_prompt.jsonl": lambda: _jsonl(_item("q1"), _item("q2", prompt="x" * (MAX_FIELD_CHARS + 1))),
     "huge_cell.csv": lambda: b"id,prompt,response,notes\nq1,What is 2 + 2?,4," + b"=" * (MAX_FIELD_CHARS + 1) + b"\n",
     "huge_sample_in_pool.jsonl": lambda: _jsonl(_item("q1", samples=["4", "y" * (MAX_FIELD_CHARS + 1)])),
     "deep_nesting.jsonl": lambda: _jsonl(_item("q1")) + b'{"id": "q2", "meta": ' + b"[" * 200_000 + b"]" * 200_000 + b"}\n",
     "parquet_named.csv": lambda: _parquet([_item("q1")]),
+    "decompression_bomb.parquet": _decompression_bomb,
     "duplicate_columns.parquet": _duplicate_column_parquet,
     "html_script.parquet": lambda: _parquet(_payload_records(XSS)),
     "formula_injection.parquet": lambda: _parquet(_payload_records(FORMULAS)),
@@ -187,6 +198,7 @@ HOSTILE_CORPUS: tuple[Hostile, ...] = (
     Hostile("huge_cell.csv", "a metadata cell over the size limit", "over the limit"),
     Hostile("huge_sample_in_pool.jsonl", "a sample over the size limit", "over the limit"),
     Hostile("deep_nesting.jsonl", "JSON nested 200,000 levels deep", "nested too deeply"),
+    Hostile("decompression_bomb.parquet", "40 KB of Parquet that decode to 1.25 GB", "MB of data, over the limit"),
     # wrong values
     Hostile("id_object.jsonl", "an id that is a query object", "the id must be text, but it is a JSON object"),
     Hostile("missing_prompt.jsonl", "a row without its prompt", "the prompt is missing or empty"),
