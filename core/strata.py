@@ -77,7 +77,7 @@ def stratify(
 ) -> np.ndarray:
     """Stratum of every item, 0..H-1 (see the module docstring for the scheme and numbering)."""
     if by not in STRATIFY_BY:
-        raise InputError(f"unknown stratification '{by}'", column="stratify_by", fix=f"use one of {', '.join(STRATIFY_BY)}")
+        raise InputError(f"unknown stratification '{by}'", fix=f"use one of {', '.join(STRATIFY_BY)}")
     if int(n_strata) != n_strata or n_strata < 1:
         raise InputError(f"number of strata must be a positive whole number, got {n_strata}", fix="use e.g. 5")
     if int(min_size) != min_size or min_size < 1:

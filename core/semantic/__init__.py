@@ -41,6 +41,6 @@ def get_backend(
     elif name == "nli":
         from core.semantic.nli import NLIBackend as backend_class
     else:
-        raise InputError(f"unknown backend '{name}'", column="backend", fix=f"use one of {', '.join(BACKENDS)}")
+        raise InputError(f"unknown backend '{name}'", fix=f"use one of {', '.join(BACKENDS)}")
     options = {"model": model, "threshold": threshold, "batch_size": batch_size}
     return backend_class(device=device, cache_dir=cache_dir, **{k: v for k, v in options.items() if v is not None})

@@ -49,7 +49,7 @@ def resolve_device(device: str) -> str:
     import torch
 
     if device not in DEVICES:
-        raise InputError(f"unknown device '{device}'", column="device", fix="use auto, cpu or cuda")
+        raise InputError(f"unknown device '{device}'", fix="use auto, cpu or cuda")
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
@@ -66,6 +66,12 @@ def model_fingerprint(model: str) -> str:
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
     stats = [(str(p.relative_to(path) if path.is_dir() else p.name), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
     return content_key(str(path.resolve()), stats)
+
+
+def one_line(error: Exception, limit: int = 200) -> str:
+    """An exception's message on one line, cut to `limit` characters (library errors can run long)."""
+    text = " ".join(str(error).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def dedupe(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:

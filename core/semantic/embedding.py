@@ -18,7 +18,16 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import InputError
-from core.semantic.base import Backend, Progress, Query, UniqueTexts, cluster_by_representatives, model_fingerprint, resolve_device
+from core.semantic.base import (
+    Backend,
+    Progress,
+    Query,
+    UniqueTexts,
+    cluster_by_representatives,
+    model_fingerprint,
+    one_line,
+    resolve_device,
+)
 
 DEFAULT_THRESHOLD = 0.85
 STRINGS_PER_STEP = 4096  # strings embedded between two progress reports
@@ -65,8 +74,7 @@ class EmbeddingBackend(Backend):
                 self._model = SentenceTransformer(self.model_name, device=self.device)
             except (OSError, ValueError) as error:
                 raise InputError(
-                    f"cannot load sentence-transformers model '{self.model_name}' ({error})",
-                    column="model",
+                    f"cannot load sentence-transformers model '{self.model_name}' ({one_line(error)})",
                     fix="give the path of a local sentence-transformers model folder or a model name in the local Hugging Face cache",
                 ) from None
             if self.device == "cuda":

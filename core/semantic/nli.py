@@ -21,7 +21,16 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import InputError
-from core.semantic.base import Backend, Progress, Query, UniqueTexts, cluster_by_representatives, model_fingerprint, resolve_device
+from core.semantic.base import (
+    Backend,
+    Progress,
+    Query,
+    UniqueTexts,
+    cluster_by_representatives,
+    model_fingerprint,
+    one_line,
+    resolve_device,
+)
 
 DEFAULT_MODEL = "microsoft/deberta-large-mnli"
 
@@ -32,7 +41,6 @@ def label_index(id2label: dict, name: str) -> int:
     if len(matches) != 1:
         raise InputError(
             f"the model's labels {dict(id2label)} have no single '{name}' label",
-            column="model",
             fix="use an NLI model whose config.id2label names entailment, neutral and contradiction",
         )
     return matches[0]
@@ -73,8 +81,7 @@ class NLIBackend(Backend):
                 model = AutoModelForSequenceClassification.from_pretrained(self.model_name)
             except (OSError, ValueError) as error:
                 raise InputError(
-                    f"cannot load NLI model '{self.model_name}' ({error})",
-                    column="model",
+                    f"cannot load NLI model '{self.model_name}' ({one_line(error)})",
                     fix="give the path of a local Hugging Face NLI model folder or a model name in the local Hugging Face cache",
                 ) from None
             id2label = model.config.id2label
