@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Union
+from typing import Callable, Collection, Union
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,10 @@ Source = Union[str, os.PathLike, tuple[str, bytes]]
 
 MAX_FIELD_CHARS = 1_000_000
 """Longest text accepted in any one field (about 250,000 tokens)."""
+
+MAX_COLUMNS = 1_000
+"""Most columns (distinct JSON keys) accepted: rows with different keys each
+would otherwise spread a small file over a huge, mostly empty table."""
 
 MAX_FILE_BYTES = 1_000_000_000
 """Largest file accepted, and largest decoded content of a Parquet file."""
@@ -337,6 +341,7 @@ def _read_json(name: str, text: str) -> _Table:
                 row=numbered[position][0],
                 fix='write one object per line, e.g. {"id": "q1", "prompt": "...", "response": "..."}',
             )
+    _check_column_count(name, set().union(*records))
     row_numbers = np.fromiter((number for number, _ in numbered), dtype=np.int64, count=len(numbered))
     return _Table(name, pd.DataFrame.from_records(records), lambda: row_numbers)
 
@@ -376,6 +381,7 @@ def _read_json_array(name: str, text: str) -> _Table:
                 file=name,
                 fix='make every element an object, e.g. {"id": "q1", "prompt": "...", "response": "..."}',
             )
+    _check_column_count(name, set().union(*values))
     return _Table.of_frame(name, pd.DataFrame.from_records(values))
 
 
@@ -402,6 +408,7 @@ def _read_csv(name: str, data: bytes, text: str) -> _Table:
             fix="save it as comma-separated values (CSV with commas between columns)",
         )
     _check_unique_columns(name, header)
+    _check_column_count(name, header)
     frame = cells.iloc[1:].reset_index(drop=True)
     frame.columns = header
     if frame.empty:
@@ -494,6 +501,7 @@ def _read_parquet(name: str, data: bytes) -> _Table:
     try:
         schema = pq.read_schema(pa.BufferReader(data))
         _check_unique_columns(name, schema.names)
+        _check_column_count(name, schema.names)
         text_columns = [field.name for field in schema if pa.types.is_string(field.type)]
         # Text stays dictionary-encoded until its decoded size is known: a few
         # kilobytes of Parquet can repeat one long string into gigabytes.
@@ -563,6 +571,15 @@ def _check_size(name: str, size: int, verb: str) -> None:
             f"the file {verb} {_bytes(size)} of data, over the limit of {_bytes(MAX_FILE_BYTES)}",
             file=name,
             fix="split the pool into several projects, or move long documents out of the file",
+        )
+
+
+def _check_column_count(name: str, columns: Collection[str]) -> None:
+    if len(columns) > MAX_COLUMNS:
+        raise InputError(
+            f"the file has {len(columns):,} different columns (keys), over the limit of {MAX_COLUMNS:,}",
+            file=name,
+            fix="use the same keys on every row, and keep extra data in a few columns",
         )
 
 
@@ -810,6 +827,7 @@ def _samples_from_column(pool: _Table, ids: pd.Series) -> _Table:
             owners.append(position)
             places.append(place)
             records.append(element if isinstance(element, dict) else {"sample": element})
+    _check_column_count(pool.name, set().union(*(record for record in records if isinstance(record, dict))))
     frame = pd.DataFrame.from_records(records, columns=None if records else ["sample"])
     frame.insert(0, "id", ids.to_numpy()[owners] if owners else pd.Series([], dtype=str))
     pool_rows = np.asarray(owners, dtype=np.int64)

@@ -453,6 +453,13 @@ def test_a_file_over_the_size_limit_is_refused(monkeypatch):
     assert "of data, over the limit of 100 bytes" in message
 
 
+def test_too_many_columns_are_refused(monkeypatch):
+    monkeypatch.setattr(core.io, "MAX_COLUMNS", 4)
+    message = error_of(("pool.csv", b"id,prompt,response,a,b\nq1,Hi,Hello,1,2\n"))
+    assert_names(message, "pool.csv")
+    assert "5 different columns (keys), over the limit of 4" in message
+
+
 def test_a_too_long_metadata_field_is_refused(monkeypatch):
     monkeypatch.setattr(core.io, "MAX_FIELD_CHARS", 20)
     message = error_of(("pool.csv", (POOL_HEADER[:-1] + ",notes\nq1,Hi,Hello,1," + "n" * 30 + "\n").encode()))

@@ -160,6 +160,10 @@ GENERATED: dict[str, Callable[[], bytes]] = {
     "deep_nesting.jsonl": lambda: _jsonl(_item("q1")) + b'{"id": "q2", "meta": ' + b"[" * 200_000 + b"]" * 200_000 + b"}\n",
     "parquet_named.csv": lambda: _parquet([_item("q1")]),
     "decompression_bomb.parquet": _decompression_bomb,
+    "wide_keys.jsonl": lambda: _jsonl(*(_item(f"q{k}", **{f"key{k}": 1}) for k in range(4_000))),
+    "wide_sample_keys.jsonl": lambda: _jsonl(
+        _item("q1", samples=[{"sample": "4", f"key{k}": 1} for k in range(4_000)])
+    ),
     "duplicate_columns.parquet": _duplicate_column_parquet,
     "html_script.parquet": lambda: _parquet(_payload_records(XSS)),
     "formula_injection.parquet": lambda: _parquet(_payload_records(FORMULAS)),
@@ -198,6 +202,8 @@ HOSTILE_CORPUS: tuple[Hostile, ...] = (
     Hostile("huge_cell.csv", "a metadata cell over the size limit", "over the limit"),
     Hostile("huge_sample_in_pool.jsonl", "a sample over the size limit", "over the limit"),
     Hostile("deep_nesting.jsonl", "JSON nested 200,000 levels deep", "nested too deeply"),
+    Hostile("wide_keys.jsonl", "4,000 rows, each with its own key: a 4,000-column table", "different columns"),
+    Hostile("wide_sample_keys.jsonl", "4,000 samples, each with its own key", "different columns"),
     Hostile("decompression_bomb.parquet", "40 KB of Parquet that decode to 1.25 GB", "MB of data, over the limit"),
     # wrong values
     Hostile("id_object.jsonl", "an id that is a query object", "the id must be text, but it is a JSON object"),
