@@ -14,8 +14,10 @@ is written as one line of the surrogate long format
   whatever the sampling temperature. It is the sequence log-likelihood used by
   likelihood-weighted semantic entropy (Kuhn et al. 2023), which
   length-normalises it with `n_tokens`, the number of those tokens.
-- Batching: `batch_size` prompts per `generate` call, left-padded, each
-  expanded to K sequences. On CUDA the model runs in float16.
+- Batching: `batch_size` prompts per `generate` call, left-padded; each
+  prompt's forward pass runs once and its key/value cache is copied to its K
+  sequences (the prompt is most of the compute for short answers). On CUDA
+  the model runs in float16.
 - Determinism: before each batch the random generator is seeded from the seed
   and the batch's item ids, so the same pool, seed and batch size give the
   same file on the same hardware.
@@ -170,10 +172,18 @@ def generate_answers(
         if temperature > 0
         else {"do_sample": False, "temperature": None, "top_k": None, "top_p": None}
     )
+    # The prompt's forward pass is shared by its K answers: run it once (all
+    # but the last token, which generate needs), then copy its cache K times.
+    ids, mask = encoded["input_ids"], encoded["attention_mask"]
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)  # left padding: count real tokens only
+    cache = local.model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1],
+                        use_cache=True).cache
+    cache.batch_repeat_interleave(k)
     output = local.model.generate(
-        **encoded,
+        input_ids=ids.repeat_interleave(k, dim=0),
+        attention_mask=mask.repeat_interleave(k, dim=0),
+        cache=cache,
         **sampling,
-        num_return_sequences=k,
         max_new_tokens=max_new_tokens,
         stop_strings=["\n"],
         tokenizer=tokenizer,
@@ -181,7 +191,7 @@ def generate_answers(
         output_logits=True,
         return_dict_in_generate=True,
     )
-    generated = output.sequences[:, encoded["input_ids"].shape[1]:]
+    generated = output.sequences[:, ids.shape[1]:]
     # log p(token) under the model's own distribution: log-softmax of the raw logits.
     logits = torch.stack(output.logits, dim=1).float()
     token_logprobs = torch.log_softmax(logits, dim=-1).gather(-1, generated.unsqueeze(-1)).squeeze(-1).cpu()
