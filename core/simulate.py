@@ -131,7 +131,7 @@ def replay_queue(design: Design, labels: np.ndarray, orders: np.ndarray, n: int)
     counts = np.zeros((reps, design.H), dtype=np.int64)
     sums = np.zeros((reps, design.H))
     sumsq = np.zeros((reps, design.H))
-    pooled = np.zeros((4, reps))  # sum d, sum d^2, sum y, sum d y over the graded items
+    pooled = np.zeros((5, reps))  # sum d, sum d^2, sum y, sum d y, sum y^2 over the graded items (pooled_sums)
     d_all = design.proxy - design.proxy.mean()
     rows = np.arange(reps)
     positions = np.empty((reps, n), dtype=np.int64)
@@ -145,7 +145,7 @@ def replay_queue(design: Design, labels: np.ndarray, orders: np.ndarray, n: int)
         sums[rows, h] += labels[pos]
         sumsq[rows, h] += labels[pos] ** 2
         d, y = d_all[pos], labels[pos]
-        pooled += (d, d * d, y, d * y)
+        pooled += (d, d * d, y, d * y, y * y)
     return positions
 
 

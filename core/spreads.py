@@ -18,12 +18,12 @@ from core.allocation import Design
 
 
 def pooled_sums(design: Design, positions: np.ndarray, grades: np.ndarray) -> tuple[np.ndarray, ...]:
-    """(n, sum d, sum d^2, sum y, sum d y) over the graded items, d = proxy - mean(proxy); positions (..., n)."""
+    """(n, sum d, sum d^2, sum y, sum d y, sum y^2) over the graded items, d = proxy - mean(proxy); positions (..., n)."""
     positions = np.asarray(positions, dtype=np.int64)
     y = np.asarray(grades, dtype=float)
     d = design.proxy[positions] - design.proxy.mean()
     n = np.full(positions.shape[:-1], positions.shape[-1], dtype=float)
-    return n, d.sum(-1), (d * d).sum(-1), y.sum(-1), (d * y).sum(-1)
+    return n, d.sum(-1), (d * d).sum(-1), y.sum(-1), (d * y).sum(-1), (y * y).sum(-1)
 
 
 def adaptive_sd(
@@ -48,7 +48,13 @@ def adaptive_sd(
 
 
 def calibrated_prior_sd(
-    design: Design, n: np.ndarray, sum_d: np.ndarray, sum_dd: np.ndarray, sum_y: np.ndarray, sum_dy: np.ndarray
+    design: Design,
+    n: np.ndarray,
+    sum_d: np.ndarray,
+    sum_dd: np.ndarray,
+    sum_y: np.ndarray,
+    sum_dy: np.ndarray,
+    sum_yy: np.ndarray,
 ) -> np.ndarray:
     """Surrogate spreads recalibrated by the grades so far, shape (..., H) for sums of shape (...).
 
@@ -57,12 +63,17 @@ def calibrated_prior_sd(
     scale (b = 1, a = pbar), each weighted by the pool variance v of p:
     b = (C_dy + K v) / (C_dd + K v), a = (sum y - b sum d + K pbar) / (n + K),
     with C the centred cross-products of the graded items. Then
-    m_h = clip(a + b (prior_mean_h - pbar), 0.01, 0.99) and S0_h = sqrt(m_h (1 - m_h)).
-    A surrogate whose predictions do not track the grades (b -> 0) gets flat
-    spreads, i.e. proportional allocation; with no grade, S0_h = prior_sd.
+    m_h = clip(a + b (prior_mean_h - pbar), 0.01, 0.99) and S0_h^2 = rho m_h (1 - m_h).
+    m (1 - m) is the variance of a 0/1 grade and an upper bound for any grade in
+    [0, 1], short by E[y (1 - y)] (Var y = E y - (E y)^2 - E[y (1 - y)]); so
+    rho = 1 - sum y (1 - y) / (n ybar (1 - ybar)), clipped to [0.05, 1], the
+    pooled share of that bound the grades use: 1 for binary grades, less for
+    Likert or continuous ones. A surrogate whose predictions do not track the
+    grades (b -> 0) gets flat spreads, i.e. proportional allocation; with no
+    grade, S0_h = prior_sd.
     """
     n = np.asarray(n, dtype=float)[..., None]
-    sum_d, sum_dd, sum_y, sum_dy = (np.asarray(v, dtype=float)[..., None] for v in (sum_d, sum_dd, sum_y, sum_dy))
+    sum_d, sum_dd, sum_y, sum_dy, sum_yy = (np.asarray(v, dtype=float)[..., None] for v in (sum_d, sum_dd, sum_y, sum_dy, sum_yy))
     pbar = design.proxy.mean()
     k = design.calibration_strength
     kv = k * max(design.proxy.var(), 1e-12)
@@ -73,4 +84,7 @@ def calibrated_prior_sd(
     intercept = (sum_y - slope * sum_d + k * pbar) / (n + k)
     mean = np.clip(intercept + slope * (design.prior_mean - pbar), 0.01, 0.99)
     mean = np.where(n > 0, mean, design.prior_mean)
-    return np.sqrt(mean * (1.0 - mean))
+    ybar = sum_y / safe_n
+    bound = np.maximum(n * ybar * (1 - ybar), 1e-12)
+    rho = np.where(n > 0, np.clip(1 - (sum_y - sum_yy) / bound, 0.05, 1.0), 1.0)
+    return np.sqrt(rho * mean * (1.0 - mean))

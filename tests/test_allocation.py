@@ -137,6 +137,10 @@ def test_calibration_follows_the_grades():
     steep_sd, flat_sd = calibrated(design, positions, steep), calibrated(design, positions, flat)
     assert steep_sd[0] < design.prior_sd[0] and steep_sd[2] < design.prior_sd[2]
     assert np.ptp(flat_sd) < 0.5 * np.ptp(design.prior_sd)
+    # Grades of 1/2 instead of alternating 0 and 1 (same means) use less of the 0/1 bound m (1 - m).
+    halves = steep.copy()
+    halves[40:80] = 0.5
+    assert (calibrated(design, positions, halves) < steep_sd).all()
     # Batches: the same numbers row by row.
     batch = calibrated_prior_sd(design, *pooled_sums(design, np.stack([positions, positions]), np.stack([steep, flat])))
     assert batch == pytest.approx(np.stack([steep_sd, flat_sd]))
