@@ -499,15 +499,19 @@ def _read_parquet(name: str, data: bytes) -> _Table:
     import pyarrow.parquet as pq
 
     try:
-        schema = pq.read_schema(pa.BufferReader(data))
-        _check_unique_columns(name, schema.names)
-        _check_column_count(name, schema.names)
-        text_columns = [field.name for field in schema if pa.types.is_string(field.type)]
+        layout = pq.ParquetFile(pa.BufferReader(data))
+        _check_unique_columns(name, layout.schema_arrow.names)
+        _check_column_count(name, layout.schema_arrow.names)
+        text_leaves = [
+            leaf.path
+            for leaf in (layout.schema.column(i) for i in range(len(layout.schema)))
+            if leaf.physical_type == "BYTE_ARRAY" and str(leaf.logical_type) == "String"
+        ]
         # Text stays dictionary-encoded until its decoded size is known: a few
         # kilobytes of Parquet can repeat one long string into gigabytes.
-        table = pq.read_table(pa.BufferReader(data), read_dictionary=text_columns)
-        _check_size(name, sum(_decoded_bytes(column) for column in table.columns), "holds")
-        columns = [_decoded(column) for column in table.columns]
+        table = pq.read_table(pa.BufferReader(data), read_dictionary=text_leaves)
+        _check_size(name, sum(_decoded_bytes(chunk) for column in table.columns for chunk in column.chunks), "holds")
+        columns = [column.cast(_plain_type(column.type)) for column in table.columns]
         for column_name, column in zip(table.column_names, columns):
             _check_parquet_column(name, column_name, column)
         frame = pa.table(columns, names=table.column_names, metadata=table.schema.metadata).to_pandas()
@@ -525,25 +529,36 @@ def _read_parquet(name: str, data: bytes) -> _Table:
     return _Table.of_frame(name, frame.reset_index(drop=not named_index))
 
 
-def _decoded_bytes(column) -> int:
-    """Bytes a Parquet column takes once dictionary-encoded text is spelt out."""
+def _decoded_bytes(array) -> int:
+    """Bytes an Arrow array takes once its dictionary-encoded text is spelt out
+    (lists and structs included; an upper bound for sliced arrays)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if not pa.types.is_dictionary(column.type):
-        return column.nbytes
-    total = 0
-    for chunk in column.chunks:
-        lengths = pc.binary_length(chunk.dictionary)
-        total += (pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0) + chunk.indices.nbytes
-    return total
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        lengths = pc.binary_length(array.dictionary)
+        return (pc.sum(pc.take(lengths, array.indices)).as_py() or 0) + array.indices.nbytes
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return array.offsets.nbytes + _decoded_bytes(array.values)
+    if pa.types.is_struct(kind):
+        return sum(_decoded_bytes(array.field(index)) for index in range(kind.num_fields))
+    return array.nbytes
 
 
-def _decoded(column):
-    """A dictionary-encoded column as plain values."""
+def _plain_type(kind):
+    """`kind` with every dictionary type replaced by its value type."""
     import pyarrow as pa
 
-    return column.cast(column.type.value_type) if pa.types.is_dictionary(column.type) else column
+    if pa.types.is_dictionary(kind):
+        return _plain_type(kind.value_type)
+    if pa.types.is_list(kind):
+        return pa.list_(kind.value_field.with_type(_plain_type(kind.value_type)))
+    if pa.types.is_large_list(kind):
+        return pa.large_list(kind.value_field.with_type(_plain_type(kind.value_type)))
+    if pa.types.is_struct(kind):
+        return pa.struct([field.with_type(_plain_type(field.type)) for field in kind])
+    return kind
 
 
 def _bytes(size: int) -> str:

@@ -153,6 +153,16 @@ def _decompression_bomb() -> bytes:
     return buffer.getvalue()
 
 
+def _nested_bomb() -> bytes:
+    """One item whose samples list repeats one 500,000-character answer 2,500 times."""
+    answer = pa.DictionaryArray.from_arrays(pa.array([0] * 2_500, pa.int32()), pa.array(["y" * 500_000]))
+    samples = pa.ListArray.from_arrays(pa.array([0, 2_500], pa.int32()), answer)
+    table = pa.table({"id": ["q1"], "prompt": ["What is 2 + 2?"], "response": ["4"], "samples": samples})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
 GENERATED: dict[str, Callable[[], bytes]] = {
     "huge_prompt.jsonl": lambda: _jsonl(_item("q1"), _item("q2", prompt="x" * (MAX_FIELD_CHARS + 1))),
     "huge_cell.csv": lambda: b"id,prompt,response,notes\nq1,What is 2 + 2?,4," + b"=" * (MAX_FIELD_CHARS + 1) + b"\n",
@@ -160,6 +170,7 @@ GENERATED: dict[str, Callable[[], bytes]] = {
     "deep_nesting.jsonl": lambda: _jsonl(_item("q1")) + b'{"id": "q2", "meta": ' + b"[" * 200_000 + b"]" * 200_000 + b"}\n",
     "parquet_named.csv": lambda: _parquet([_item("q1")]),
     "decompression_bomb.parquet": _decompression_bomb,
+    "nested_decompression_bomb.parquet": _nested_bomb,
     "wide_keys.jsonl": lambda: _jsonl(*(_item(f"q{k}", **{f"key{k}": 1}) for k in range(4_000))),
     "wide_sample_keys.jsonl": lambda: _jsonl(
         _item("q1", samples=[{"sample": "4", f"key{k}": 1} for k in range(4_000)])
@@ -202,6 +213,7 @@ HOSTILE_CORPUS: tuple[Hostile, ...] = (
     Hostile("huge_cell.csv", "a metadata cell over the size limit", "over the limit"),
     Hostile("huge_sample_in_pool.jsonl", "a sample over the size limit", "over the limit"),
     Hostile("deep_nesting.jsonl", "JSON nested 200,000 levels deep", "nested too deeply"),
+    Hostile("nested_decompression_bomb.parquet", "a samples list decoding to 1.25 GB", "MB of data, over the limit"),
     Hostile("wide_keys.jsonl", "4,000 rows, each with its own key: a 4,000-column table", "different columns"),
     Hostile("wide_sample_keys.jsonl", "4,000 samples, each with its own key", "different columns"),
     Hostile("decompression_bomb.parquet", "40 KB of Parquet that decode to 1.25 GB", "MB of data, over the limit"),
