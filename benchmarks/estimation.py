@@ -27,7 +27,7 @@ from core.allocation import design_from_items, planned_saving
 from core.estimate import DEFAULT_METHOD, estimate_batch
 from core.io import load_inputs
 from core.prepare import prepare_items
-from core.simulate import METHODS, budget_sizes, replay_queue, replication_orders, simulate
+from core.simulate import METHODS, budget_sizes, replay_queue, replication_orders, simulate, synthetic_items
 
 HERE = Path(__file__).resolve().parent
 BUDGETS = ["0.02", "0.05", "0.1", "0.2"]
@@ -132,9 +132,10 @@ def main() -> None:
     pools = [("gsm8k, exact backend", "gsm8k", "exact"), ("truthfulqa, exact backend", "truthfulqa", "exact")]
     if args.embedding:
         pools.append(("truthfulqa, embedding backend", "truthfulqa", "embedding"))
+    pools.append(("synthetic pool with Likert grades (core.simulate.synthetic_items(1000, likert=True))", "likert", ""))
     sections = []
     for title, name, backend in pools:
-        items = prepared(data, name, backend)
+        items = synthetic_items(1000, likert=True) if name == "likert" else prepared(data, name, backend)
         if name == "gsm8k":
             start, cpu = time.perf_counter(), time.process_time()
             simulate(items, BUDGETS, reps=1000, seed=args.seed)

@@ -63,17 +63,23 @@ def budget_sizes(budgets: Sequence[str | float], n_items: int) -> dict[str, int]
     return sizes
 
 
-def synthetic_items(n_items: int = 600, *, signal: float = 1.0, seed: int = 0) -> pd.DataFrame:
+def synthetic_items(n_items: int = 600, *, signal: float = 1.0, likert: bool = False, seed: int = 0) -> pd.DataFrame:
     """A labelled items table with surrogate signals, for tests and demonstrations.
 
     Agreement a takes the values 0, 0.2, ..., 1 (as with 5 surrogate samples);
-    the label is Bernoulli(0.5 + 0.45 signal (2a - 1)); semantic entropy falls
-    with agreement, plus noise; strata by entropy as core.prepare makes them.
-    signal = 0 gives a surrogate that knows nothing.
+    the label is Bernoulli(q) with q = 0.5 + 0.45 signal (2a - 1), or with
+    `likert` a 5-point grade mapped onto [0, 1]: q + Normal(0, 0.25) rounded to
+    a quarter and clipped. Semantic entropy falls with agreement, plus noise;
+    strata by entropy as core.prepare makes them. signal = 0 gives a surrogate
+    that knows nothing.
     """
     rng = np.random.default_rng(seed)
     agreement = rng.integers(0, 6, n_items) / 5
-    labels = (rng.random(n_items) < 0.5 + 0.45 * signal * (2 * agreement - 1)).astype(float)
+    q = 0.5 + 0.45 * signal * (2 * agreement - 1)
+    if likert:
+        labels = np.clip(np.round((q + rng.normal(0, 0.25, n_items)) * 4) / 4, 0, 1)
+    else:
+        labels = (rng.random(n_items) < q).astype(float)
     entropy = np.clip(1.6 * (1 - agreement) + rng.normal(0, 0.2, n_items), 0, None) * (agreement < 1)
     return pd.DataFrame(
         {

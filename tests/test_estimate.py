@@ -101,17 +101,11 @@ def test_difference_estimator_gains_from_a_covariate_that_predicts_within_strata
     assert abs(model.value.mean() - mu) < 3 * model.value.std() / np.sqrt(400)
 
 
-def likert(items, seed=0):
-    """Grades on a 5-point scale mapped onto [0, 1], rising with agreement."""
-    noise = np.random.default_rng(seed).normal(0, 0.25, len(items))
-    return np.clip(np.round((0.2 + 0.6 * items["agreement"].to_numpy() + noise) * 4) / 4, 0, 1)
-
-
 @pytest.mark.parametrize(("method", "scale"), [("stratified", "binary"), ("difference", "binary"), ("stratified", "likert")])
 def test_queue_and_estimator_unbiased_with_honest_coverage(method, scale):
     """1,000 replays of the anytime queue on a synthetic pool: bias within noise, coverage 93-97%."""
-    items = synthetic_items(800, seed=2)
-    labels = items["label"].to_numpy() if scale == "binary" else likert(items)
+    items = synthetic_items(800, seed=2, likert=scale == "likert")
+    labels = items["label"].to_numpy()
     design = design_from_items(items)
     orders = replication_orders(design.N, 4, 1000)
     positions = replay_queue(design, labels, orders, 60)
