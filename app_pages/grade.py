@@ -128,7 +128,9 @@ def grading_card() -> None:
         st.markdown("**Your grade**")
         for choice in scale.choices:
             st.button(
-                f"{choice.label}", key=f"grade-{choice.label}", shortcut=choice.key, width="stretch",
+                # the item is in the key: a key press that reaches a stale button (the previous item,
+                # still on screen) finds no widget and does nothing, instead of grading an unseen item
+                f"{choice.label}", key=f"grade-{position}-{choice.label}", shortcut=choice.key, width="stretch",
                 type="primary" if previous and previous["label"] == choice.label else "secondary",
                 on_click=on_grade, args=(position, choice.label),
             )

@@ -4,6 +4,11 @@ from __future__ import annotations
 GRADE = "app_pages/grade.py"
 
 
+def grade_button(at, label: str):
+    """The grade button with this label (its key carries the item's position)."""
+    return next(b for b in at.button if b.key and b.key.startswith("grade-") and b.label == label)
+
+
 def shown_prompt(at) -> str:
     texts = [m.value for m in at.markdown]
     return texts[texts.index("**Prompt**") + 1]
@@ -13,7 +18,7 @@ def test_grade_records_label_grader_time_and_moves_on(open_app, store, project_i
     at = open_app(GRADE, project_id=project_id)
     first = shown_prompt(at)
     at.text_area[0].set_value("looks right")
-    at.button(key="grade-Correct").click().run()
+    grade_button(at, "Correct").click().run()
     grades = store.grades(project_id)
     assert grades[["label", "value", "grader", "comment"]].values.tolist() == [["Correct", 1.0, "ann", "looks right"]]
     assert grades.loc[0, "seconds"] >= 0
@@ -33,7 +38,7 @@ def test_skip_returns_item_to_queue_ungraded(open_app, store, project_id):
 def test_undo_brings_back_the_item_ungraded(open_app, store, project_id):
     at = open_app(GRADE, project_id=project_id)
     first = shown_prompt(at)
-    at.button(key="grade-Incorrect").click().run()
+    grade_button(at, "Incorrect").click().run()
     at.button(key="undo").click().run()
     assert store.grades(project_id).empty
     assert shown_prompt(at) == first
@@ -42,12 +47,12 @@ def test_undo_brings_back_the_item_ungraded(open_app, store, project_id):
 def test_back_then_change_an_earlier_grade(open_app, store, project_id):
     at = open_app(GRADE, project_id=project_id)
     first = shown_prompt(at)
-    at.button(key="grade-Correct").click().run()
-    at.button(key="grade-Correct").click().run()
+    grade_button(at, "Correct").click().run()
+    grade_button(at, "Correct").click().run()
     at.button(key="back").click().run()
     at.button(key="back").click().run()
     assert shown_prompt(at) == first and "Reviewing" in at.info[0].value
-    at.button(key="grade-Incorrect").click().run()
+    grade_button(at, "Incorrect").click().run()
     labels = store.grades(project_id).sort_values("id")["label"].tolist()
     assert labels == ["Correct", "Incorrect"]  # the first item's grade was replaced, not duplicated
     assert len(store.grades(project_id, include_retracted=True)) == 3
@@ -57,7 +62,7 @@ def test_back_then_change_an_earlier_grade(open_app, store, project_id):
 
 def test_a_second_session_resumes_where_the_project_stands(open_app, store, project_id):
     first = open_app(GRADE, project_id=project_id)
-    first.button(key="grade-Correct").click().run()
+    grade_button(first, "Correct").click().run()
     now_showing = shown_prompt(first)
     second = open_app(GRADE, project_id=project_id, grader="bob")
     assert shown_prompt(second) == now_showing
@@ -77,4 +82,4 @@ def test_reference_hidden_and_signals_shown_only_when_allowed(open_app, store, p
 def test_grading_needs_a_name(open_app, project_id):
     at = open_app(GRADE, project_id=project_id, grader="")
     assert "Type your name" in at.warning[0].value
-    assert all(b.key != "grade-Correct" for b in at.button)
+    assert not [b for b in at.button if b.key and b.key.startswith("grade-")]

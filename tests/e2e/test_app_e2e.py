@@ -12,7 +12,8 @@ from core.grading import submit
 from core.project import create_project, start_preparation
 from core.scales import BINARY
 from core.store import Store
-from appserver import ROOT, Server
+from appserver import GRADE_BUTTONS as GRADE_READY
+from appserver import ROOT, Server, press_grade_key
 
 pytestmark = pytest.mark.e2e
 TIMEOUT_MS = 30_000
@@ -47,10 +48,11 @@ def test_demo_grade_by_keyboard_and_watch_the_dashboard(browser, server, artifac
     page.get_by_label("Your name (grader)").press("Enter")
     open_page(page, "Grade")
     page.get_by_text("0 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_function(f"() => ({GRADE_READY})() !== null", timeout=TIMEOUT_MS)
     page.screenshot(path=artifacts / "grade.png", full_page=True)
+    page.get_by_role("heading", name="Grade", exact=True, level=1).click()  # focus away from any text box
     for k in range(1, 11):
-        page.get_by_role("heading", name="Grade", exact=True, level=1).click()  # focus away from any text box
-        page.keyboard.press("y" if k % 3 else "n")
+        press_grade_key(page, "y" if k % 3 else "n")
         page.get_by_text(f"{k} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
     store = Store.open(server.db_url)
     demo = store.project_by_name("Demo")
@@ -103,39 +105,42 @@ def test_responses_render_as_markdown_never_as_html(browser, server, artifacts, 
     page.screenshot(path=artifacts / "grade-unsafe-input.png", full_page=True)
 
 
-def progress_text(page) -> str:
-    return page.locator('[data-testid="stProgress"]').inner_text()
-
-
-def current_prompt(page) -> str:
-    return page.locator('[data-testid="stMarkdownContainer"] p').filter(has_text="What is").first.inner_text()
+def shows_prompt(page, prompt: str) -> None:
+    """Wait until the grade page shows ``prompt`` (the queue's next item)."""
+    page.locator('[data-testid="stMarkdownContainer"] p').filter(has_text=prompt).first.wait_for(timeout=TIMEOUT_MS)
 
 
 def test_second_browser_and_restart_resume_where_the_project_stands(browser, server, artifacts, tmp_path):
+    from core.allocation import design_from_items
+    from core.grading import next_position
+
     store = Store.open(server.db_url)
-    project_id = create_project(store, "Resume", ((ROOT / "tests/data/app/pool.jsonl").name,
-                                                  (ROOT / "tests/data/app/pool.jsonl").read_bytes()),
-                                ("samples.jsonl", (ROOT / "tests/data/app/samples.jsonl").read_bytes()), start=False)
+    files = [(name, (ROOT / "tests" / "data" / "app" / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
+    project_id = create_project(store, "Resume", *files, start=False)
     start_preparation(store, project_id, wait=True)
     grade_url = f"{server.url}/grade?project={project_id}&grader=ann"
     first = browser.new_context().new_page()
     first.goto(grade_url)
     first.get_by_text("0 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+    first.wait_for_function(f"() => ({GRADE_READY})() !== null", timeout=TIMEOUT_MS)
+    first.get_by_role("heading", name="Grade", exact=True, level=1).click()
     for k in range(1, 4):
-        first.get_by_role("heading", name="Grade", exact=True, level=1).click()
-        first.keyboard.press("n")
+        press_grade_key(first, "n")
         first.get_by_text(f"{k} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
-    expected = current_prompt(first)
+    items = store.load_items(project_id)
+    upcoming = next_position(store, project_id, design_from_items(items, stratify_by=None), 0)
+    expected = str(items.loc[upcoming, "prompt"])
+    shows_prompt(first, expected)
     first.context.close()  # the tab is closed
     second = browser.new_context().new_page()  # another browser: no shared cookies or storage
     second.goto(grade_url)
     second.get_by_text("3 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
-    assert current_prompt(second) == expected
+    shows_prompt(second, expected)
     second.context.close()
     server.stop()
     with Server(server.db_url, ROOT / "tests" / "data" / "app", tmp_path / "restart.log") as restarted:
         page = browser.new_page()
         page.goto(f"{restarted.url}/grade?project={project_id}&grader=ann")
         page.get_by_text("3 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
-        assert current_prompt(page) == expected
+        shows_prompt(page, expected)
         assert Store.open(server.db_url).grades(project_id)["label"].tolist() == ["Incorrect"] * 3
