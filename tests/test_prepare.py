@@ -148,3 +148,18 @@ def test_cli_bad_options_are_input_errors(tmp_path, out, options, message):
     with pytest.raises(InputError, match=message):
         run_prepare("--pool", pool, "--out", str(tmp_path / out), *options)
     assert not (tmp_path / out).exists()
+
+
+def test_options_reach_stratification_and_progress_is_reported():
+    pool = [{"id": f"q{i}", "prompt": "p", "response": "a"} for i in range(6)]
+    samples = [(f"q{i}", s) for i in range(6) for s in (["a", "a"] if i < 3 else ["a", "b"])]
+    calls = []
+    items = prepare_items(
+        make_inputs(pool, samples), n_strata=2, stratify_by="agreement", min_stratum_size=1,
+        progress=lambda d, t: calls.append((d, t)),
+    )
+    assert items["stratum"].tolist() == [0, 0, 0, 1, 1, 1]
+    done, total = calls[-1]
+    assert done == total > 0  # work done over the distinct uncached items
+    merged = prepare_items(make_inputs(pool, samples), n_strata=2, min_stratum_size=4)
+    assert merged["stratum"].nunique() == 1

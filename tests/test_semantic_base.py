@@ -1,0 +1,47 @@
+import numpy as np
+import pytest
+import torch
+
+from core.errors import InputError
+from core.semantic.base import Query, cluster_by_representatives, dedupe, one_line, resolve_device
+
+
+def test_dedupe_keeps_first_appearance_order():
+    strings, inverse = dedupe(["The Paris", "Lyon", "paris.", "$18", "18.0"])
+    assert strings == ["paris", "lyon", "18"]
+    assert inverse.tolist() == [0, 1, 0, 2, 2]
+
+
+def test_device_resolution():
+    assert resolve_device("cpu") == "cpu"
+    assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(InputError, match="unknown device"):
+        resolve_device("tpu")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is present")
+def test_cuda_without_a_device_is_an_input_error():
+    with pytest.raises(InputError, match="no CUDA device"):
+        resolve_device("cuda")
+
+
+def test_representative_clustering_batches_across_items_and_reports_progress():
+    seen: list[list[Query]] = []
+    progress = []
+
+    def decide(queries):
+        seen.append(queries)
+        # string j joins representative 0 when j is even
+        return [q.representatives[0] if q.string % 2 == 0 else None for q in queries]
+
+    classes = cluster_by_representatives([4, 1, 3], decide, lambda d, t: progress.append((d, t)))
+    assert [c.tolist() for c in classes] == [[0, 1, 0, 2], [0], [0, 1, 0]]
+    # one call per round (string 1, 2, 3), each with the items still having a string
+    assert [[q.item for q in step] for step in seen] == [[0, 2], [0, 2], [0]]
+    assert seen[2][0].representatives == [0, 1]
+    assert progress[-1] == (8, 8)
+
+
+def test_one_line_error_text():
+    assert one_line(ValueError("a\n  b")) == "a b"
+    assert len(one_line(ValueError("x" * 500))) == 200
