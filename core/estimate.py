@@ -7,12 +7,8 @@ Two estimators, both inside the stratified design (METHOD.md section 4):
   mu = sum_h W_h [ ybar_h - beta' (xbar_h - Xbar_h) ], where x are the
   surrogate covariates (agreement, semantic entropy), Xbar_h their known
   stratum means over the whole pool, and beta a within-stratum ridge
-  regression slope. Cross-fitted: the graded items of each stratum are split
-  in two folds (alternating in grading order) and each item's residual uses
-  the slope fitted on the other fold, so no item's own grade predicts it
-  (Sarndal, Swensson and Wretman 1992, ch. 6-7 for the difference/GREG
-  estimator; Zrnic and Candes 2024 and Angelopoulos et al. 2023 for
-  cross-fitted prediction-powered inference).
+  regression slope, cross-fitted so no item's own grade predicts it
+  (core/model_assisted.py).
 
 Variance (both): V = sum_h W_h^2 (1 - n_h/N_h) s~_h^2 / n_h (Cochran 1977,
 eq. 5.7), with s~_h^2 the stratum's sample variance (of the grades or the
@@ -38,15 +34,14 @@ import pandas as pd
 from scipy import stats
 
 from core.allocation import Design, next_stratum, planned_allocation, stratified_variance, uniform_labels_for_variance
-from core.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 from core.errors import InputError
+from core.model_assisted import difference_residuals
+from core.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 
 METHODS = ("stratified", "difference")
 DEFAULT_METHOD = "stratified"
 VARIANCE_PRIOR = 1.0
 """Pseudo-grades at the surrogate's predicted spread added to each stratum's variance."""
-RIDGE = 2.0
-"""Ridge penalty on the difference estimator's slope (standardised covariates)."""
 
 
 @dataclass(frozen=True)
@@ -95,45 +90,6 @@ def _moments(onehot: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.nda
     sums = np.einsum("rnh,rn->rh", onehot, values)
     sumsq = np.einsum("rnh,rn->rh", onehot, values**2)
     return counts, sums, sumsq
-
-
-def _fold_slopes(onehot: np.ndarray, fold: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Within-stratum ridge slopes fitted on each fold: (R, 2, p).
-
-    beta_k = (C_xx + RIDGE I)^-1 C_xy with C the within-stratum centred cross
-    products of fold k: C_xy = sum_h [S_xy,h - S_x,h S_y,h / n_h].
-    """
-    p = x.shape[-1]
-    slopes = np.empty((x.shape[0], 2, p))
-    for k in (0, 1):
-        member = onehot * (fold == k)[..., None]
-        cnt = np.maximum(member.sum(axis=1), 1.0)  # (R, H)
-        sx = np.einsum("rnh,rnp->rhp", member, x)
-        sy = np.einsum("rnh,rn->rh", member, y)
-        sxx = np.einsum("rnh,rnp,rnq->rpq", member, x, x) - np.einsum("rhp,rhq,rh->rpq", sx, sx, 1 / cnt)
-        sxy = np.einsum("rnh,rnp,rn->rp", member, x, y) - np.einsum("rhp,rh,rh->rp", sx, sy, 1 / cnt)
-        slopes[:, k] = np.linalg.solve(sxx + RIDGE * np.eye(p), sxy[..., None])[..., 0]
-    return slopes
-
-
-def difference_residuals(design: Design, positions: np.ndarray, grades: np.ndarray) -> np.ndarray:
-    """Cross-fitted residuals e_i = y_i - beta_(-k(i))' (x_i - Xbar_h(i)), shape (R, n).
-
-    The graded items of each stratum alternate between folds 0 and 1 in
-    grading order; an item's slope is the one fitted on the other fold
-    (`_fold_slopes`), so its own grade never enters its own prediction.
-    """
-    positions = np.atleast_2d(positions)
-    y = np.atleast_2d(np.asarray(grades, dtype=float))
-    if design.covariates.shape[1] == 0:
-        return y
-    strata = design.stratum[positions]
-    onehot = (strata[..., None] == np.arange(design.H)).astype(float)
-    x = design.covariates[positions] - design.covariate_means[strata]
-    fold = (np.take_along_axis(np.cumsum(onehot, axis=1), strata[..., None], axis=2)[..., 0] - 1).astype(np.int64) % 2
-    slopes = _fold_slopes(onehot, fold, x, y)
-    beta = np.take_along_axis(slopes, (1 - fold)[..., None], axis=1)  # (R, n, p)
-    return y - np.einsum("rnp,rnp->rn", beta, x)
 
 
 def estimate_batch(

@@ -7,7 +7,8 @@ from scipy import stats
 
 from core.allocation import design_from_items, make_design
 from core.errors import InputError
-from core.estimate import difference_residuals, estimate, estimate_batch, grades_needed
+from core.estimate import estimate, estimate_batch, grades_needed
+from core.model_assisted import difference_residuals
 from core.simulate import replay_queue, replication_orders, synthetic_items
 
 
