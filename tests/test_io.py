@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import core.io
+import core.tables
 from core.errors import InputError
 from core.io import Inputs, load_inputs, spreadsheet_safe
 
@@ -447,14 +448,14 @@ def test_a_too_long_field_is_refused(monkeypatch):
 
 
 def test_a_file_over_the_size_limit_is_refused(monkeypatch):
-    monkeypatch.setattr(core.io, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(core.tables, "MAX_FILE_BYTES", 100)
     message = error_of(("pool.jsonl", jsonl(*(item(f"q{k}") for k in range(5)))))
     assert_names(message, "pool.jsonl")
     assert "of data, over the limit of 100 bytes" in message
 
 
 def test_too_many_columns_are_refused(monkeypatch):
-    monkeypatch.setattr(core.io, "MAX_COLUMNS", 4)
+    monkeypatch.setattr(core.tables, "MAX_COLUMNS", 4)
     message = error_of(("pool.csv", b"id,prompt,response,a,b\nq1,Hi,Hello,1,2\n"))
     assert_names(message, "pool.csv")
     assert "5 different columns (keys), over the limit of 4" in message
