@@ -358,12 +358,10 @@ def _validate_samples(table: Table, pool_ids: pd.Series, pool_name: str) -> pd.D
     frame = table.frame
     ids = _text_column(table, "id", what="the id", required=True)
     unknown = ~_member(ids, pool_ids)
-    table.fail(
-        unknown,
-        "id",
-        lambda position: f"id '{ids.iloc[position]}' is not in the pool {pool_name}",
-        "remove samples of items that are not in the pool, or add those items to the pool",
-    )
+    fix = "remove samples of items that are not in the pool, or add those items to the pool"
+    if unknown.any() and _member(ids[unknown].str.strip(), pool_ids).any():
+        fix = "remove the spaces around the ids so that they match the pool's ids exactly"
+    table.fail(unknown, "id", lambda position: f"id '{ids.iloc[position]}' is not in the pool {pool_name}", fix)
     checked = {
         "id": ids,
         "sample": _text_column(table, "sample", what="the sample", required=True, blank_ok=True),

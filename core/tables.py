@@ -320,7 +320,8 @@ def _read_csv(name: str, data: bytes, text: str) -> Table:
                 f"column {position} has no name in the header",
                 file=name,
                 row=header_line,
-                fix="give every column a name in the first row, or delete the unnamed column",
+                fix="give every column a name in the first row, or delete the unnamed column"
+                + (" (pandas writes its index there unless called with to_csv(index=False))" if position == 1 else ""),
             )
     if len(header) == 1 and re.search(r"[;\t|]", header[0]):
         raise InputError(

@@ -322,6 +322,17 @@ def test_a_repeated_column_name_is_refused():
     assert "columns 1 and 4" in message
 
 
+def test_a_pandas_index_column_is_explained():
+    message = error_of(("pool.csv", b",id,prompt,response\n0,q1,Hi,Hello\n"))
+    assert_names(message, "pool.csv", row=1)
+    assert "column 1 has no name" in message and "to_csv(index=False)" in message
+
+
+def test_a_folder_is_not_a_file(tmp_path):
+    assert_names(error_of(tmp_path), str(tmp_path))
+    assert "is a folder" in error_of(tmp_path)
+
+
 def test_an_unnamed_csv_column_is_refused():
     message = error_of(("pool.csv", b"id,prompt,response,\nq1,Hi,Hello,\n"))
     assert_names(message, "pool.csv", row=1)
@@ -477,6 +488,12 @@ def test_samples_of_an_unknown_id_are_named():
     message = error_of(POOL, samples)
     assert_names(message, "samples.jsonl", row=2, column="id")
     assert "id 'zz' is not in the pool pool.jsonl (and 1 more row)" in message
+
+
+def test_sample_ids_with_extra_spaces_get_a_specific_fix():
+    message = error_of(POOL, ("samples.csv", b"id,sample\na,4\n b ,5\n"))
+    assert_names(message, "samples.csv", row=3, column="id")
+    assert "id ' b ' is not in the pool" in message and "remove the spaces" in message
 
 
 def test_a_missing_sample_is_refused_but_an_empty_one_is_kept():
