@@ -12,8 +12,10 @@ from ui import plan, state
 store = state.store()
 project = state.require_ready_project()
 st.title("Dashboard")
-method = st.sidebar.selectbox("Estimator", ["default", *METHODS], key="method",
-                              help="default: the model-assisted difference estimator")
+ESTIMATORS = ["default", *METHODS]
+method = st.sidebar.selectbox("Estimator", ESTIMATORS, index=ESTIMATORS.index(project.settings.get("method", "default")),
+                              help="default: the model-assisted difference estimator. The report uses the "
+                                   "project's estimator, set on the Projects page.")
 REFRESH_S = 3.0
 
 

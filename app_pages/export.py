@@ -26,13 +26,11 @@ cols[1].download_button("Grades (JSONL)", grades_jsonl(table), f"{slug}-grades.j
 st.dataframe(table.tail(200), hide_index=True, width="stretch")
 
 st.subheader("Report")
-method = st.session_state.get("method", "default")
-result = current_estimate(plan.design(project), store.graded_positions(project.id), method)
+result = current_estimate(plan.design(project), store.graded_positions(project.id), project.settings.get("method", "default"))
 if result.n == 0:
     st.info("The report needs at least one grade.")
     st.stop()
-names = {role: name for role, (name, _) in store.input_files(project.id).items()}
-data = report(project, plan.design(project), result, names)
+data = report(project, plan.design(project), result, store.input_files(project.id))
 markdown = report_markdown(data)
 cols = st.columns(2)
 cols[0].download_button("Report (JSON)", json.dumps(data, indent=2), f"{slug}-report.json", "application/json",

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.errors import InputError
+from core.estimate import METHODS
 from core.overview import entropy_histogram, strata_table, without_samples
 from core.project import DEFAULT_SETTINGS, create_project, is_running_here, is_stalled, open_demo, start_preparation
 from core.scales import BINARY, LIKERT, parse_custom_labels
@@ -48,11 +49,14 @@ def settings_editor(project: ProjectInfo) -> None:
             min_value=0.001, max_value=0.5, step=0.005, format="%.3f",
             value=float(project.settings.get("target_half_width", 0.05)),
         )
+        estimators = ["default", *METHODS]
+        method = st.selectbox("Estimator for the report", estimators,
+                              index=estimators.index(project.settings.get("method", "default")))
         if st.form_submit_button("Save settings"):
             store.update_settings(
                 project.id,
                 {"guidelines": guidelines, "show_reference": show_reference, "show_signals": show_signals,
-                 "target_half_width": target},
+                 "target_half_width": target, "method": method},
             )
             st.toast("Settings saved")
 

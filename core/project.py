@@ -39,6 +39,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "show_signals": False,
     "seed": 0,
     "target_half_width": 0.05,
+    "method": "default",  # core.estimate method the report uses
 }
 
 _jobs: dict[tuple[str, int], threading.Thread] = {}

@@ -1,6 +1,7 @@
 """Exports: the grades as CSV and JSONL, and a report (JSON and Markdown) that lets anyone reproduce the run."""
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime, timezone
 from typing import Any
@@ -46,14 +47,20 @@ def grades_jsonl(table: pd.DataFrame) -> bytes:
     return ("\n".join(lines) + ("\n" if len(table) else "")).encode("utf-8")
 
 
-def report(project: ProjectInfo, design: Design, result: Estimate, input_names: dict[str, str]) -> dict[str, Any]:
-    """Everything needed to read and reproduce the result: estimate, interval, method, strata, settings, seed."""
+def report(
+    project: ProjectInfo, design: Design, result: Estimate, input_files: dict[str, tuple[str, bytes]]
+) -> dict[str, Any]:
+    """Everything needed to read and reproduce the result: estimate, interval, method, strata,
+    settings, seed, and the input files by name and SHA-256."""
     return json_safe(
         {
             "project": project.name,
             "generated_at": datetime.now(timezone.utc).isoformat(),
             "activegrade_version": getattr(core, "__version__", "unreleased"),
-            "inputs": input_names,
+            "inputs": {
+                role: {"file": name, "sha256": hashlib.sha256(content).hexdigest()}
+                for role, (name, content) in input_files.items()
+            },
             "items": design.N,
             "estimate": {
                 "value": result.value,
@@ -81,7 +88,9 @@ def report_markdown(data: dict[str, Any]) -> str:
     lines = [
         f"# ActiveGrade report: {data['project']}",
         "",
-        f"Generated {data['generated_at']} from {', '.join(f'{k} `{v}`' for k, v in data['inputs'].items())}.",
+        f"Generated {data['generated_at']} from "
+        + ", ".join(f"{role} `{f['file']}` (SHA-256 `{f['sha256'][:16]}...`)" for role, f in data["inputs"].items())
+        + ".",
         "",
         f"**Estimated mean grade: {e['value']:.4f}**, {e['level']:.0%} interval "
         f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] (standard error {e['se']:.4f}), "

@@ -139,3 +139,14 @@ def test_database_url_from_streamlit_secrets(tmp_path, monkeypatch):
     at.run()
     assert not at.exception
     assert "Kept in secrets' database" in at.dataframe[0].value["name"].tolist()
+
+
+def test_grading_settings_can_change_after_preparation(open_app, store, project_id):
+    at = open_app(project_id=project_id)
+    guidelines = next(t for t in at.text_area if t.label == "Guidelines (markdown)")
+    guidelines.set_value("Be **strict**.")
+    next(c for c in at.checkbox if c.label == "Show graders the reference answer").uncheck()
+    next(s for s in at.selectbox if s.label == "Estimator for the report").set_value("stratified")
+    next(b for b in at.button if b.label == "Save settings").click().run()
+    settings = store.project(project_id).settings
+    assert (settings["guidelines"], settings["show_reference"], settings["method"]) == ("Be **strict**.", False, "stratified")

@@ -80,8 +80,9 @@ def test_report_carries_estimate_settings_and_seed(store, project_id):
         submit(store, project_id, next_position(store, project_id, design, 0), BINARY, "Correct", "ann")
     graded = store.graded_positions(project_id)
     result = current_estimate(design, graded)
-    data = report(store.project(project_id), design, result, {"pool": "pool.jsonl"})
+    data = report(store.project(project_id), design, result, {"pool": ("pool.jsonl", b"abc")})
     assert data["estimate"]["grades"] == 6 and data["seed"] == 0
+    assert data["inputs"]["pool"]["sha256"] == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     assert data["settings"]["scale"]["kind"] == "binary" and len(data["strata"]) == design.H
     text = report_markdown(data)
     assert "Estimated mean grade" in text and "| stratum |" in text
