@@ -33,7 +33,10 @@ def on_grade(position: int, label: str) -> None:
     st.session_state.pop(f"shown-{pid}-{position}", None)
     if st.session_state.get(REVIEW) is None:
         st.session_state[CURRENT] = None
-    st.session_state["flash"] = f"saved: {label}"
+        st.session_state["flash"] = f"saved: {label}"
+    else:  # an earlier grade was changed: back to the item the grader left in the queue
+        st.session_state[REVIEW] = None
+        st.session_state["flash"] = f"changed to: {label}"
 
 
 def on_skip(position: int) -> None:

@@ -49,6 +49,7 @@ def test_back_then_change_an_earlier_grade(open_app, store, project_id):
     first = shown_prompt(at)
     grade_button(at, "Correct").click().run()
     grade_button(at, "Correct").click().run()
+    waiting = shown_prompt(at)
     at.button(key="back").click().run()
     at.button(key="back").click().run()
     assert shown_prompt(at) == first and "Reviewing" in at.info[0].value
@@ -56,8 +57,18 @@ def test_back_then_change_an_earlier_grade(open_app, store, project_id):
     labels = store.grades(project_id).sort_values("id")["label"].tolist()
     assert labels == ["Correct", "Incorrect"]  # the first item's grade was replaced, not duplicated
     assert len(store.grades(project_id, include_retracted=True)) == 3
+    assert "Reviewing" not in " ".join(i.value for i in at.info)  # back to the queue, where the grader left it
+    assert shown_prompt(at) == waiting
+
+
+def test_back_to_the_queue_without_changing(open_app, store, project_id):
+    at = open_app(GRADE, project_id=project_id)
+    grade_button(at, "Correct").click().run()
+    waiting = shown_prompt(at)
+    at.button(key="back").click().run()
+    assert "Reviewing" in at.info[0].value
     at.button(key="resume").click().run()
-    assert "Reviewing" not in " ".join(i.value for i in at.info)
+    assert shown_prompt(at) == waiting and len(store.grades(project_id)) == 1
 
 
 def test_a_second_session_resumes_where_the_project_stands(open_app, store, project_id):
