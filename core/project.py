@@ -129,14 +129,12 @@ def start_preparation(store: Store, project_id: int, *, wait: bool = False) -> b
     Returns True when a job was started. ``wait=True`` runs it to the end
     before returning (scripts and tests).
     """
-    info = store.project(project_id)
-    if info.status == "ready" or (info.status == "preparing" and not is_stalled(info)):
-        return False
     key = (str(store.engine.url), project_id)
     with _jobs_lock:
         if key in _jobs and _jobs[key].is_alive():
             return False
-        store.set_status(project_id, "preparing")
+        if not store.claim_preparation(project_id, stale_before=datetime.now(timezone.utc) - STALE_AFTER):
+            return False  # ready, or a live job (here or in another process) holds it
         job = threading.Thread(target=_prepare, args=(store, project_id), daemon=True, name=f"prepare-{project_id}")
         _jobs[key] = job
         job.start()

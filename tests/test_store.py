@@ -177,3 +177,17 @@ def test_newer_database_is_refused(tmp_path):
 def test_bad_url_is_an_input_error():
     with pytest.raises(InputError, match="ACTIVEGRADE_DB_URL"):
         Store.open("not a url")
+
+
+def test_preparation_claim_has_one_winner(store):
+    from datetime import datetime, timedelta, timezone
+
+    pid = _project(store)
+    long_ago = datetime.now(timezone.utc) - timedelta(minutes=5)
+    assert store.claim_preparation(pid, stale_before=long_ago)
+    assert not store.claim_preparation(pid, stale_before=long_ago)  # a live job holds it
+    assert store.claim_preparation(pid, stale_before=datetime.now(timezone.utc) + timedelta(seconds=1))  # stale
+    store.save_items(pid, _items())
+    assert not store.claim_preparation(pid, stale_before=datetime.now(timezone.utc) + timedelta(seconds=1))  # ready
+    store.set_status(pid, "failed", "boom")
+    assert store.claim_preparation(pid, stale_before=long_ago)

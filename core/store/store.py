@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Engine, delete, func, select, update
+from sqlalchemy import Engine, and_, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -147,6 +147,23 @@ class Store:
                 .where(Project.id == project_id)
                 .values(status=status, error=error, updated_at=utcnow())
             )
+
+    def claim_preparation(self, project_id: int, stale_before: datetime) -> bool:
+        """Atomically mark the project 'preparing' if it is new, failed, or preparing with a heartbeat
+        older than ``stale_before``; True when this caller won the claim (one winner across processes)."""
+        with self.session() as s, s.begin():
+            result = s.execute(
+                update(Project)
+                .where(
+                    Project.id == project_id,
+                    or_(
+                        Project.status.in_(("new", "failed")),
+                        and_(Project.status == "preparing", Project.updated_at < stale_before),
+                    ),
+                )
+                .values(status="preparing", error="", progress_done=0, updated_at=utcnow())
+            )
+            return result.rowcount == 1
 
     def set_progress(self, project_id: int, done: int, total: int, message: str = "") -> None:
         """Record preparation progress; doubles as the job's heartbeat."""
