@@ -105,7 +105,9 @@ def main() -> int:
             "",
             signal_table(items),
             "",
-            f"{args.reps} replications per method and budget (seed {args.seed}):",
+            f"{args.reps} replications per method and budget (seed {args.seed}); the same table comes from "
+            f"`python -m core simulate --pool data/demo/pool.jsonl --samples data/demo/samples.jsonl "
+            f"--backend {backend} --budgets {','.join(BUDGETS)} --reps {args.reps} --seed {args.seed}`:",
             "",
             simulation_table(result),
         ]
