@@ -149,9 +149,11 @@ def goals(table: pd.DataFrame) -> list[str]:
     lines = ["## Goals", ""]
     for _, row in table.iterrows():
         if row["backend"] == "embedding":
+            overhead = row["cluster s"] / row["in model s"]
             lines.append(
-                f"- embedding within 1.25x of the floor on {row['pool']}: cluster / floor = {row['cluster / floor']:.2f}, "
-                f"cluster / time in the model = {row['cluster s'] / row['in model s']:.3f} ({verdict(row['cluster / floor'] <= 1.25)})"
+                f"- embedding within 1.25x of the floor on {row['pool']}: cluster / time in the model in the same run = "
+                f"{overhead:.3f} ({verdict(overhead <= 1.25)}); against the floor measured separately, "
+                f"{row['cluster / floor']:.2f} (the model time moves with the machine's load between the two measurements)"
             )
             if row["items"] >= 10_000:
                 lines.append(
@@ -196,21 +198,28 @@ def main() -> None:
     print(table.to_string())
     if args.quick:
         return
+    (HERE / "semantic.md").write_text(report(table, load_before[0], os.getloadavg()[0]))
+
+
+def report(table: pd.DataFrame, load_before: float, load_after: float) -> str:
+    """benchmarks/semantic.md: the machine, the table and the goals."""
     lines = [
         "# Semantic backends: throughput",
         "",
         "Produced by `HF_HUB_OFFLINE=1 python3 -m benchmarks.semantic` (see its docstring for what each column measures).",
         "",
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, torch {torch.__version__} on CPU, "
-        f"{torch.get_num_threads()} threads. Load average before the run: {load_before[0]:.1f} "
-        f"(1 min), after: {os.getloadavg()[0]:.1f}: the cores were shared with other work, so times are upper bounds.",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, torch {torch.__version__} on CPU, "
+        f"{torch.get_num_threads()} threads. Load average (1 min) before the run: {load_before:.1f}, after: {load_after:.1f}: "
+        "the cores were shared with other work throughout, so every time is an upper bound and model times vary "
+        "between measurements of the same work. The 10,000 x 10 pool, drawn from truthfulqa, holds no distinct "
+        "string that truthfulqa lacks (see model calls), so the embedding backend embeds no more for it.",
         "",
         markdown_table(table),
         "",
         *goals(table),
         "",
     ]
-    (HERE / "semantic.md").write_text("\n".join(lines))
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -163,3 +163,13 @@ def test_options_reach_stratification_and_progress_is_reported():
     assert done == total > 0  # work done over the distinct uncached items
     merged = prepare_items(make_inputs(pool, samples), n_strata=2, min_stratum_size=4)
     assert merged["stratum"].nunique() == 1
+
+
+def test_entry_point_reports_bad_input_on_one_line_with_exit_status_2(tmp_path, capsys):
+    from core.cli import main
+
+    pool = write_jsonl(tmp_path / "pool.jsonl", [{"id": "q", "prompt": "p", "response": "r"}])
+    assert main(["prepare", "--pool", pool, "--out", str(tmp_path / "items.txt")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("error:") and "items.txt" in error and "\n" not in error
+    assert main(["prepare", "--pool", pool, "--out", str(tmp_path / "items.csv")]) == 0
