@@ -18,6 +18,8 @@ the estimate through their mean (core.agreement.combine).
 """
 from __future__ import annotations
 
+import functools
+import threading
 from datetime import timedelta
 
 import numpy as np
@@ -33,6 +35,7 @@ DEFAULT_TTL = timedelta(minutes=10)
 OVERLAP_SEED_OFFSET = 104_729  # keeps the overlap draw independent of the queue's order for the same seed
 
 
+@functools.lru_cache(maxsize=64)
 def overlap_positions(n_items: int, fraction: float, seed: int) -> frozenset[int]:
     """The items chosen for double grading: round(fraction * n_items) positions drawn without replacement."""
     if not 0 <= fraction <= 1:
@@ -46,12 +49,10 @@ def _second_grade(store: Store, project_id: int, grader: str, double: frozenset[
     """Reserve the oldest double-graded item someone else graded once, if any."""
     if not double:
         return None
-    counts = accounts.grade_counts(store, project_id)
     taken = accounts.reserved(store, project_id, slot=1, exclude=grader)
-    waiting = counts[(counts["grades"] == 1) & (counts["first_grader"] != grader) & counts["position"].isin(double)]
-    for position in waiting["position"]:
-        if int(position) not in taken and accounts.try_reserve(store, project_id, int(position), 1, grader, ttl):
-            return int(position)
+    for position in accounts.awaiting_second_grade(store, project_id, sorted(double), grader):
+        if position not in taken and accounts.try_reserve(store, project_id, position, 1, grader, ttl):
+            return position
     return None
 
 
@@ -81,13 +82,31 @@ def claim(
     """The position to show ``grader`` now, reserved for them; None when nothing is left for them."""
     if not grader:
         raise ValueError("a reservation needs the grader's name")
-    current = accounts.held(store, project_id, grader)
-    if current is not None and store.grade_of(project_id, current.position, grader) is None:
-        accounts.renew(store, project_id, grader, ttl)
-        return current.position
-    double = overlap_positions(design.N, overlap, seed)
-    second = _second_grade(store, project_id, grader, double, ttl)
-    return second if second is not None else _first_grade(store, project_id, grader, design, seed, ttl)
+    with _claim_lock(store, project_id):
+        current = accounts.held(store, project_id, grader)
+        if current is not None and store.grade_of(project_id, current.position, grader) is None:
+            accounts.renew(store, project_id, grader, ttl)
+            return current.position
+        double = overlap_positions(design.N, overlap, seed)
+        second = _second_grade(store, project_id, grader, double, ttl)
+        return second if second is not None else _first_grade(store, project_id, grader, design, seed, ttl)
+
+
+_claim_locks: dict[tuple[str, int], threading.Lock] = {}
+_claim_locks_guard = threading.Lock()
+
+
+def _claim_lock(store: Store, project_id: int) -> threading.Lock:
+    """One lock per database and project in this process: the graders of one server draw in turn.
+
+    Without it they would all compute the same next item and all but one
+    would lose the race for it and draw again (measured: 5 failed
+    reservations per successful one with 8 graders). Graders served by other
+    processes are still kept apart by the database's reservation key.
+    """
+    key = (str(store.engine.url), project_id)
+    with _claim_locks_guard:
+        return _claim_locks.setdefault(key, threading.Lock())
 
 
 def grade(
@@ -112,5 +131,4 @@ def skip(store: Store, project_id: int, position: int, grader: str) -> None:
 
 def hold(store: Store, project_id: int, position: int, grader: str, *, ttl: timedelta = DEFAULT_TTL) -> bool:
     """Reserve a given item for the grader (after an undo brings it back); False if someone else holds it."""
-    slot = int(accounts.grade_counts(store, project_id).set_index("position")["grades"].get(position, 0))
-    return accounts.try_reserve(store, project_id, position, slot, grader, ttl)
+    return accounts.try_reserve(store, project_id, position, accounts.grade_count(store, project_id, position), grader, ttl)

@@ -14,12 +14,13 @@
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, delete, func, select, update
+from sqlalchemy import Boolean, and_, or_, ForeignKey, Index, Integer, String, Text, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -204,11 +205,13 @@ def try_reserve(
     concurrent commit (PostgreSQL read committed; SQLite's write lock).
     """
     now = utcnow()
-    key = (Reservation.project_id == project_id, Reservation.position == position, Reservation.slot == slot)
+    key = (Reservation.position == position, Reservation.slot == slot)
     try:
         with store.session() as s, s.begin():
-            s.execute(delete(Reservation).where(*key, Reservation.expires_at < now))
-            s.execute(delete(Reservation).where(Reservation.project_id == project_id, Reservation.grader == grader))
+            s.execute(delete(Reservation).where(
+                Reservation.project_id == project_id,
+                or_(Reservation.grader == grader, and_(*key, Reservation.expires_at < now)),
+            ))
             s.add(Reservation(project_id=project_id, position=position, slot=slot, grader=grader,
                               reserved_at=now, expires_at=now + ttl))
             s.flush()
@@ -254,15 +257,27 @@ def reserved(store: Store, project_id: int, *, slot: int | None = None, exclude:
         return {int(p): g for p, g in s.execute(query).all()}
 
 
-def grade_counts(store: Store, project_id: int) -> pd.DataFrame:
-    """Active grades per item: columns ``position``, ``grades``, ``first_grader`` (the earliest grade's)."""
+def awaiting_second_grade(store: Store, project_id: int, positions: Iterable[int], grader: str) -> list[int]:
+    """Of ``positions``, those with exactly one active grade, given by someone other than ``grader``; oldest first."""
+    wanted = [int(p) for p in positions]
+    if not wanted:
+        return []
     with store.session() as s:
         rows = s.execute(
-            select(Grade.position, Grade.grader).where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
-            .order_by(Grade.id)
+            select(Grade.position)
+            .where(Grade.project_id == project_id, Grade.retracted_at.is_(None), Grade.position.in_(wanted))
+            .group_by(Grade.position)
+            .having(func.count() == 1, func.max(Grade.grader) != grader)
+            .order_by(func.min(Grade.id))
         ).all()
-    frame = pd.DataFrame.from_records(rows, columns=["position", "grader"])
-    return frame.groupby("position", sort=False).agg(grades=("grader", "size"), first_grader=("grader", "first")).reset_index()
+    return [int(r[0]) for r in rows]
+
+
+def grade_count(store: Store, project_id: int, position: int) -> int:
+    """How many active grades the item has."""
+    with store.session() as s:
+        return int(s.scalar(select(func.count()).select_from(Grade).where(
+            Grade.project_id == project_id, Grade.position == position, Grade.retracted_at.is_(None))))
 
 
 # audit trail ----------------------------------------------------------------------------
