@@ -5,6 +5,7 @@ import time
 
 import streamlit as st
 
+from core import grading
 from core.grading import grader_view, next_position, submit
 from core.scales import scale_from_settings
 from ui import plan, state
@@ -28,6 +29,10 @@ def _shown_since(position: int) -> float:
 
 def on_grade(position: int, label: str) -> None:
     seconds = time.monotonic() - _shown_since(position)
+    if seconds < grading.MIN_VIEW_S:
+        # faster than anyone can read: a key held down or pressed twice, not a judgement of this item
+        st.session_state["flash"] = f"ignored a grade given {seconds:.2f} s after the item appeared"
+        return
     comment = st.session_state.get(f"comment-{pid}-{position}", "")
     submit(store, pid, position, scale, label, grader, comment=comment, seconds=seconds)
     st.session_state.pop(f"shown-{pid}-{position}", None)
@@ -92,6 +97,8 @@ def scrolling_markdown(text: str, height: int) -> None:
 
 
 def show_item(view: dict) -> None:
+    with st.container(key="item-id"):  # the item's id, for comments and for browser tests to follow
+        st.caption(f"Item {view['id']}")
     st.markdown("**Prompt**")
     scrolling_markdown(str(view.get("prompt") or ""), 240)
     image = str(view.get("image") or "")
@@ -132,9 +139,7 @@ def grading_card() -> None:
         st.markdown("**Your grade**")
         for choice in scale.choices:
             st.button(
-                # the item is in the key: a key press that reaches a stale button (the previous item,
-                # still on screen) finds no widget and does nothing, instead of grading an unseen item
-                f"{choice.label}", key=f"grade-{position}-{choice.label}", shortcut=choice.key, width="stretch",
+                f"{choice.label}", key=f"grade-{choice.label}", shortcut=choice.key, width="stretch",
                 type="primary" if previous and previous["label"] == choice.label else "secondary",
                 on_click=on_grade, args=(position, choice.label),
             )

@@ -12,6 +12,10 @@ from core.queue import QueueState, next_item
 from core.scales import Scale
 from core.store import Store
 
+MIN_VIEW_S = 0.3
+"""A grade sooner than this after the item was shown is a key held down or pressed twice, not a
+judgement of that item; the grade page ignores it (and says so)."""
+
 SIGNAL_FIELDS = ("stratum", "semantic_entropy", "agreement", "n_clusters", "n_samples")
 """Item fields that could bias a grader; shown only when the project allows it."""
 

@@ -94,3 +94,12 @@ def test_grading_needs_a_name(open_app, project_id):
     at = open_app(GRADE, project_id=project_id, grader="")
     assert "Type your name" in at.warning[0].value
     assert not [b for b in at.button if b.key and b.key.startswith("grade-")]
+
+
+def test_a_grade_faster_than_anyone_reads_is_ignored(open_app, store, project_id, monkeypatch):
+    monkeypatch.setattr("core.grading.MIN_VIEW_S", 60.0)
+    at = open_app(GRADE, project_id=project_id)
+    first = shown_prompt(at)
+    grade_button(at, "Correct").click().run()
+    assert store.grades(project_id).empty and shown_prompt(at) == first
+    assert "ignored a grade" in at.get("progress")[0].proto.text

@@ -77,37 +77,29 @@ class Server:
         self.stop()
 
 
-# The grade page names each grade button's container `st-key-grade-<position>-<label>`
-# (Streamlit adds `st-key-<key>` to keyed widgets), so a browser can tell when the
-# next item's buttons are in place: a key pressed before that is dropped on purpose.
-GRADE_BUTTONS = """() => {
-  const box = document.querySelector('[class*="st-key-grade-"]');
-  if (box === null || box.querySelector('button:disabled') !== null) return null;
-  return [...box.classList].find(c => c.startsWith('st-key-grade-')).split('-')[3];
+# The grade page shows the item's id in a container keyed `item-id` (Streamlit gives keyed
+# containers the class `st-key-<key>`), so a browser can tell when the next item is on screen.
+ITEM_SHOWN = """() => {
+  const box = document.querySelector('.st-key-item-id');
+  const ready = document.querySelector('[class*="st-key-grade-"] button:not(:disabled)');
+  return box === null || ready === null ? null : box.textContent.trim();
 }"""
-NEXT_ITEM_READY = """(previous) => { const now = (%s)(); return now !== null && now !== previous; }""" % GRADE_BUTTONS
+NEXT_ITEM_READY = """(previous) => { const now = (%s)(); return now !== null && now !== previous; }""" % ITEM_SHOWN
+MIN_VIEW_S = 0.35  # the grade page ignores grades sooner than 0.3 s after an item appears
 
 
-def shown_position(page) -> str | None:
-    """Position of the item whose grade buttons are on the grade page (None while none are ready)."""
-    return page.evaluate(GRADE_BUTTONS)
+def shown_item(page) -> str | None:
+    """'Item <id>' of the item on the grade page (None while none is ready)."""
+    return page.evaluate(ITEM_SHOWN)
 
 
-def press_grade_key(page, key: str, timeout_ms: int = 30_000, retry_after_ms: int = 8_000) -> int:
-    """Press a grade shortcut and wait until the next item's grade buttons are ready.
-
-    Returns how many presses it took: a press that lands while the page is
-    between items is dropped by design, so after ``retry_after_ms`` with the
-    same item on screen the key is pressed again, as a person would.
-    """
-    previous = shown_position(page)
-    page.keyboard.press(key)
-    try:
-        page.wait_for_function(NEXT_ITEM_READY, arg=previous, polling="raf", timeout=retry_after_ms)
-        return 1
-    except Exception:  # noqa: BLE001 - playwright's TimeoutError
-        if shown_position(page) != previous:
-            return 1
+def press_grade_key(page, key: str, timeout_ms: int = 30_000) -> float:
+    """Press a grade shortcut once the item has been on screen for MIN_VIEW_S, wait until the next
+    item is shown with its grade buttons ready (checked every animation frame); returns the
+    milliseconds from the key press to that moment."""
+    previous = shown_item(page)
+    page.wait_for_timeout(MIN_VIEW_S * 1000)
+    start = time.perf_counter()
     page.keyboard.press(key)
     page.wait_for_function(NEXT_ITEM_READY, arg=previous, polling="raf", timeout=timeout_ms)
-    return 2
+    return (time.perf_counter() - start) * 1000

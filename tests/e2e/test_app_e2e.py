@@ -12,7 +12,7 @@ from core.grading import submit
 from core.project import create_project, start_preparation
 from core.scales import BINARY
 from core.store import Store
-from appserver import GRADE_BUTTONS as GRADE_READY
+from appserver import ITEM_SHOWN
 from appserver import ROOT, Server, press_grade_key
 
 pytestmark = pytest.mark.e2e
@@ -48,7 +48,7 @@ def test_demo_grade_by_keyboard_and_watch_the_dashboard(browser, server, artifac
     page.get_by_label("Your name (grader)").press("Enter")
     open_page(page, "Grade")
     page.get_by_text("0 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
-    page.wait_for_function(f"() => ({GRADE_READY})() !== null", timeout=TIMEOUT_MS)
+    page.wait_for_function(f"() => ({ITEM_SHOWN})() !== null", timeout=TIMEOUT_MS)
     page.screenshot(path=artifacts / "grade.png", full_page=True)
     page.get_by_role("heading", name="Grade", exact=True, level=1).click()  # focus away from any text box
     for k in range(1, 11):
@@ -122,7 +122,7 @@ def test_second_browser_and_restart_resume_where_the_project_stands(browser, ser
     first = browser.new_context().new_page()
     first.goto(grade_url)
     first.get_by_text("0 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
-    first.wait_for_function(f"() => ({GRADE_READY})() !== null", timeout=TIMEOUT_MS)
+    first.wait_for_function(f"() => ({ITEM_SHOWN})() !== null", timeout=TIMEOUT_MS)
     first.get_by_role("heading", name="Grade", exact=True, level=1).click()
     for k in range(1, 4):
         press_grade_key(first, "n")
