@@ -46,6 +46,7 @@ def on_grade(position: int, label: str) -> None:
 
 def on_skip(position: int) -> None:
     store.add_skip(pid, position, grader)
+    st.session_state.pop(f"shown-{pid}-{position}", None)
     st.session_state[CURRENT] = None
     st.session_state["flash"] = "skipped: the item went back to the queue"
 
