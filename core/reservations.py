@@ -42,7 +42,7 @@ def overlap_positions(n_items: int, fraction: float, seed: int) -> frozenset[int
         raise ValueError(f"overlap fraction {fraction} is not in [0, 1]")
     count = int(round(fraction * n_items))
     rng = np.random.default_rng(seed + OVERLAP_SEED_OFFSET)
-    return frozenset(int(p) for p in rng.choice(n_items, size=count, replace=False))
+    return frozenset(int(p) for p in rng.permutation(n_items)[:count])  # a larger fraction keeps the smaller's items
 
 
 def _second_grade(store: Store, project_id: int, grader: str, double: frozenset[int], ttl: timedelta) -> int | None:

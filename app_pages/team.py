@@ -1,0 +1,131 @@
+"""Team (admins): accounts and roles, who grades the current project, double grading and agreement, the audit trail."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from core import audit, auth
+from core.agreement import LEVELS, agreement
+from core.errors import InputError
+from core.store import accounts
+from ui import signin, state
+
+admin = signin.require(auth.MANAGE_USERS)
+store = state.store()
+st.title("Team")
+
+
+def accounts_section() -> None:
+    st.subheader("Accounts")
+    everyone = accounts.users(store)
+    st.dataframe(
+        pd.DataFrame([{"name": u.name, "e-mail": u.email or "", "role": u.role, "active": u.active,
+                       "sign-in": ("password" if u.password_hash else "") + (" + OIDC" if u.email else "")}
+                      for u in everyone]),
+        hide_index=True, width="stretch",
+    )
+    left, right = st.columns(2)
+    with left, st.form("new_account", clear_on_submit=True):
+        st.markdown("**New account**")
+        name = st.text_input("Name", key="new_account_name")
+        role = st.selectbox("Role", auth.ROLES, index=1, key="new_account_role")
+        password = st.text_input("Password (blank: sign-in by e-mail through OIDC only)", type="password",
+                                 key="new_account_password")
+        email = st.text_input("E-mail for OIDC sign-in (optional)", key="new_account_email")
+        if st.form_submit_button("Create account"):
+            try:
+                created = auth.create_account(store, name, role, password=password or None, email=email or None)
+            except InputError as exc:
+                st.error(str(exc))
+            else:
+                audit.record(store, admin, audit.ACCOUNT_CREATED, name=created.name, role=created.role)
+                st.toast(f"Account {created.name} created")
+                st.rerun()
+    with right, st.form("change_account"):
+        st.markdown("**Change an account**")
+        names = [u.name for u in everyone]
+        who = st.selectbox("Account", names, key="change_account_name")
+        current = next((u for u in everyone if u.name == who), None)
+        role = st.selectbox("Role", auth.ROLES, key="change_account_role",
+                            index=auth.ROLES.index(current.role) if current else 0)
+        active = st.checkbox("Active (may sign in)", value=current.active if current else True,
+                             key="change_account_active")
+        password = st.text_input("New password (blank: keep)", type="password", key="change_account_password")
+        if st.form_submit_button("Save account") and current is not None:
+            if current.name == admin.name and (role != auth.ADMIN or not active):
+                st.error("You cannot demote or disable your own account; ask another admin.")
+                return
+            try:
+                if password:
+                    auth.set_password(store, current.name, password)
+                auth.set_role(store, current.name, role)
+                accounts.set_active(store, current.name, active)
+            except InputError as exc:
+                st.error(str(exc))
+                return
+            audit.record(store, admin, audit.ACCOUNT_CHANGED, name=current.name, role=role, active=active,
+                         password_changed=bool(password))
+            st.toast(f"Account {current.name} saved")
+            st.rerun()
+
+
+def project_section() -> None:
+    project = state.current_project()
+    if project is None:
+        st.info("Choose a project in the sidebar to assign graders and set double grading.")
+        return
+    st.subheader(f"Project {project.name}")
+    everyone = {u.name: u for u in accounts.users(store)}
+    assigned = {u.name for u in accounts.members(store, project.id)}
+    with st.form(f"members_{project.id}"):
+        chosen = st.multiselect("Graders and viewers assigned to this project (admins see every project)",
+                                sorted(n for n, u in everyone.items() if u.role != auth.ADMIN),
+                                default=sorted(assigned - {n for n, u in everyone.items() if u.role == auth.ADMIN}),
+                                key=f"members_choice_{project.id}")
+        overlap = st.slider("Share of items graded by two graders (agreement)", 0.0, 0.5, step=0.05,
+                            value=float(project.settings.get("overlap", 0.0)), key=f"overlap_{project.id}")
+        if st.form_submit_button("Save"):
+            for name in sorted(set(chosen) - assigned):
+                accounts.assign(store, project.id, everyone[name].id)
+                audit.record(store, admin, audit.MEMBER_ADDED, project.id, name=name)
+            for name in sorted(assigned - set(chosen)):
+                accounts.unassign(store, project.id, everyone[name].id)
+                audit.record(store, admin, audit.MEMBER_REMOVED, project.id, name=name)
+            if overlap != float(project.settings.get("overlap", 0.0)):
+                store.update_settings(project.id, {"overlap": overlap})
+                audit.record(store, admin, audit.SETTINGS_CHANGED, project.id, overlap=overlap)
+            st.toast("Saved")
+            st.rerun()
+    level = LEVELS.get(project.settings.get("scale", {}).get("kind", "binary"), "ordinal")
+    result = agreement(store.grades(project.id), level)
+    cols = st.columns(4)
+    cols[0].metric("Items graded twice", result.items)
+    cols[1].metric("Same grade", "–" if math.isnan(result.observed) else f"{result.observed:.0%}")
+    cols[2].metric("Cohen's kappa", "–" if math.isnan(result.kappa) else f"{result.kappa:.2f}",
+                   help="first vs second grade of each double-graded item" + (" (linearly weighted)" if level != "nominal" else ""))
+    cols[3].metric("Krippendorff's alpha", "–" if math.isnan(result.alpha) else f"{result.alpha:.2f}",
+                   help=f"all grades of the double-graded items, {level} level")
+    st.caption("An item graded by several graders enters the estimate with the mean of its grades.")
+
+
+def audit_section() -> None:
+    st.subheader("Audit trail")
+    project = state.current_project()
+    scope = st.radio("Events", ["all projects", "this project"], horizontal=True, key="audit_scope",
+                     disabled=project is None)
+    events = audit.trail(store, project.id if project is not None and scope == "this project" else None)
+    st.caption(f"{len(events):,} events: sign-ins, changed grades, undos, skips, settings, uploads, accounts, "
+               "exports. Every grade also records its grader and time.")
+    st.dataframe(events.tail(300), hide_index=True, width="stretch")
+    st.download_button("Audit trail (CSV)", audit.trail_csv(events), "activegrade-audit.csv", "text/csv",
+                       key="dl_audit", on_click=audit.record, args=(store, admin, audit.EXPORTED),
+                       kwargs={"what": "audit trail"})
+
+
+accounts_section()
+st.divider()
+project_section()
+st.divider()
+audit_section()

@@ -1,0 +1,164 @@
+"""Who is using the app: the sign-in gate, the signed-in user, and what their role lets the pages show.
+
+Three ways in, decided by the deployment:
+- the open demo (``ACTIVEGRADE_OPEN_DEMO=1`` only): no sign-in, everyone is an
+  admin under the name typed in the sidebar;
+- OpenID Connect through Streamlit's ``st.login`` when ``.streamlit/secrets.toml``
+  has an ``[auth]`` section: the provider's e-mail must belong to an account;
+- otherwise a name and password checked against the accounts table. With no
+  account at all, the first visitor creates the first admin account.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import streamlit as st
+
+from core import auth
+from core.errors import InputError
+from core.store import ProjectInfo
+from core.store import accounts
+from ui import state
+
+USER_KEY = "signed_in_user"
+
+PAGE_ACTIONS = {
+    "Projects": auth.VIEW_PROJECTS,
+    "Grade": auth.GRADE,
+    "Dashboard": auth.VIEW_DASHBOARD,
+    "Export": auth.EXPORT,
+    "Simulate": auth.SIMULATE,
+    "Team": auth.MANAGE_USERS,
+}
+"""Page title -> the action a user needs to see the page; a page missing here is shown to nobody."""
+
+
+def oidc_providers() -> list[str]:
+    """Provider names configured under [auth] in secrets (``""`` for the unnamed one); [] when none."""
+    try:
+        section = st.secrets.get("auth")
+    except Exception:  # noqa: BLE001 - no or malformed secrets.toml: no OIDC
+        return []
+    if not section:
+        return []
+    named = [name for name, value in section.items() if isinstance(value, Mapping)]
+    return named or [""]
+
+
+def user() -> auth.User | None:
+    """The signed-in user (the open demo's user when it is on), or None."""
+    if auth.open_demo_enabled():
+        return auth.demo_user(st.session_state.get("grader", "") or st.query_params.get("grader", ""))
+    return st.session_state.get(USER_KEY)
+
+
+def may(action: str, project_id: int | None = None) -> bool:
+    """Whether the current user may perform ``action`` (on ``project_id``)."""
+    return auth.may(state.store(), user(), action, project_id)
+
+
+def require(action: str, project_id: int | None = None) -> auth.User:
+    """The user when allowed; otherwise an error saying why, and the page stops."""
+    try:
+        return auth.require(state.store(), user(), action, project_id)
+    except auth.AccessDenied as exc:
+        st.error(f"Not allowed: {exc}.")
+        st.stop()
+
+
+def visible(projects: Iterable[ProjectInfo]) -> list[ProjectInfo]:
+    """The projects the user may open."""
+    ids = auth.visible_projects(state.store(), user())
+    return [p for p in projects if ids is None or p.id in ids]
+
+
+def allowed_pages(pages: list) -> list:
+    """The st.Page objects whose action the user's role allows."""
+    current = user()
+    return [p for p in pages if current is not None and auth.allowed(current.role, PAGE_ACTIONS.get(p.title, ""))]
+
+
+def gate() -> auth.User:
+    """The signed-in user; when nobody is signed in, show the sign-in page and stop."""
+    current = user()
+    if current is not None:
+        return current
+    providers = oidc_providers()
+    if providers and st.user.is_logged_in:
+        try:
+            current = auth.sign_in_oidc(state.store(), st.user.to_dict())
+        except auth.AccessDenied as exc:
+            st.error(f"Signed in with your identity provider, but {exc}.")
+            st.button("Sign out", on_click=st.logout, key="oidc_sign_out")
+            st.stop()
+        st.session_state[USER_KEY] = current
+        return current
+    _sign_in_page(providers)
+    st.stop()
+
+
+def _sign_in_page(providers: list[str]) -> None:
+    st.title("ActiveGrade")
+    store = state.store()
+    if not accounts.users(store):
+        _first_admin()
+        return
+    with st.form("sign_in"):
+        st.subheader("Sign in")
+        name = st.text_input("Name", key="sign_in_name")
+        password = st.text_input("Password", type="password", key="sign_in_password")
+        if st.form_submit_button("Sign in", type="primary"):
+            found = auth.sign_in(store, name, password)
+            if found is None:
+                st.error("Wrong name or password (or the account is disabled).")
+            else:
+                st.session_state[USER_KEY] = found
+                st.rerun()
+    for provider in providers:
+        label = f"Sign in with {provider}" if provider else "Sign in with your identity provider"
+        st.button(label, on_click=st.login, args=(provider,) if provider else (), key=f"oidc_{provider}")
+
+
+def _first_admin() -> None:
+    st.info("No account exists yet: create the first admin account. (To try the app without accounts, "
+            "start it with ACTIVEGRADE_OPEN_DEMO=1.)")
+    with st.form("first_admin"):
+        name = st.text_input("Admin name", key="first_admin_name")
+        password = st.text_input("Password", type="password", key="first_admin_password",
+                                 help=f"at least {auth.MIN_PASSWORD_LENGTH} characters")
+        repeat = st.text_input("Password again", type="password", key="first_admin_repeat")
+        if st.form_submit_button("Create the admin account", type="primary"):
+            if password != repeat:
+                st.error("The two passwords differ.")
+                return
+            store = state.store()
+            if accounts.users(store):  # someone else was faster
+                st.error("An account was created meanwhile; sign in instead.")
+                return
+            try:
+                created = auth.create_account(store, name, auth.ADMIN, password=password)
+            except InputError as exc:
+                st.error(str(exc))
+                return
+            accounts.record_event(store, created.name, "account_created", detail={"name": created.name, "role": auth.ADMIN})
+            st.session_state[USER_KEY] = created
+            st.rerun()
+
+
+def sidebar() -> None:
+    """Who is signed in, with a sign-out button; in the open demo, the name to grade under."""
+    if auth.open_demo_enabled():
+        st.text_input("Your name (grader)", value=st.query_params.get("grader", ""), key="grader",
+                      placeholder="e.g. ann")
+        if state.grader():
+            st.query_params["grader"] = state.grader()
+        st.caption("Open demo: no sign-in, everyone may do everything.")
+        return
+    current = user()
+    st.session_state["grader"] = current.name  # what grades record
+    st.caption(f"Signed in as **{current.name}** ({current.role})")
+    if st.button("Sign out", key="sign_out"):
+        st.session_state.pop(USER_KEY, None)
+        if oidc_providers() and st.user.is_logged_in:
+            st.logout()
+        st.rerun()
