@@ -16,6 +16,7 @@ COMMANDS = {
     "prepare": "Cluster surrogate answers, score semantic entropy and agreement, stratify.",
     "simulate": "Replay grading on a labelled pool and compare sampling methods.",
     "sample": "Sample surrogate answers from a local causal language model.",
+    "users": "Create accounts, change roles, assign accounts to projects.",
 }
 
 

@@ -89,3 +89,24 @@ def test_oidc_identity_maps_to_an_account_by_verified_email(store):
 def test_open_demo_is_on_only_when_switched_on_explicitly(value, enabled):
     assert auth.open_demo_enabled({auth.OPEN_DEMO_ENV: value}) is enabled
     assert auth.open_demo_enabled({}) is False
+
+
+def test_users_command_creates_assigns_and_lists_accounts(tmp_path, monkeypatch, capsys):
+    import io
+
+    from core.cli import main
+
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    store = Store.open(url)
+    pid = store.create_project("P", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    monkeypatch.setattr("sys.stdin", io.StringIO(PASSWORD + "\n"))
+    assert main(["users", "--db", url, "add", "Alice", "--role", "admin"]) == 0
+    assert auth.sign_in(store, "alice", PASSWORD).role == auth.ADMIN
+    assert main(["users", "--db", url, "add", "bob", "--role", "grader", "--email", "bob@example.org"]) == 0
+    assert main(["users", "--db", url, "assign", "bob", "P"]) == 0
+    assert auth.visible_projects(store, auth.sign_in_oidc(store, {"email": "bob@example.org"})) == {pid}
+    assert main(["users", "--db", url, "assign", "bob", "nope"]) == 2
+    assert "no project named 'nope'" in capsys.readouterr().err
+    assert main(["users", "--db", url, "list"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["alice\tadmin\t\tactive", "bob\tgrader\tbob@example.org\tactive"]
+    assert set(accounts.events(store)["action"]) >= {"account_created", "member_added"}

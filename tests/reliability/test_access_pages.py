@@ -1,0 +1,123 @@
+"""Access in the app: every page under each role and signed out (Streamlit AppTest).
+
+Only the pages and controls a role allows appear, a grader or viewer sees
+only the projects assigned to them, and a signed-out visitor sees nothing
+but the sign-in form, whichever page they ask for.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import auth
+from core.project import create_project, start_preparation
+from core.store import Store
+from core.store import accounts
+from ui import signin
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+DATA = ROOT / "tests" / "data" / "app"
+PAGES = {"Projects": "app_pages/projects.py", "Grade": "app_pages/grade.py", "Dashboard": "app_pages/dashboard.py",
+         "Export": "app_pages/export.py", "Simulate": "app_pages/simulate.py", "Team": "app_pages/team.py"}
+ALLOWED = {  # from the issue: admin everything; grader grades (and follows the dashboard); viewer dashboard only
+    auth.ADMIN: set(PAGES),
+    auth.GRADER: {"Projects", "Grade", "Dashboard"},
+    auth.VIEWER: {"Projects", "Dashboard"},
+}
+PASSWORD = "a long enough password"
+
+
+def upload(name: str) -> tuple[str, bytes]:
+    return name, (DATA / name).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    url = f"sqlite:///{tmp_path_factory.mktemp('pages') / 'pages.db'}"
+    store = Store.open(url)
+    pid = create_project(store, "Arithmetic", upload("pool.jsonl"), upload("samples.jsonl"), start=False)
+    start_preparation(store, pid, wait=True)
+    other = create_project(store, "Other", upload("pool.jsonl"), upload("samples.jsonl"), start=False)
+    start_preparation(store, other, wait=True)
+    users = {role: auth.create_account(store, f"{role}-1", role, password=PASSWORD) for role in auth.ROLES}
+    for role in (auth.GRADER, auth.VIEWER):
+        accounts.assign(store, pid, users[role].id)
+    return url, store, pid, other, users
+
+
+@pytest.fixture
+def open_as(world, monkeypatch):
+    url = world[0]
+    monkeypatch.setenv("ACTIVEGRADE_DB_URL", url)
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(DATA))
+    monkeypatch.delenv(auth.OPEN_DEMO_ENV, raising=False)
+
+    def run(user: auth.User | None, page: str | None = None, project: int | None = None) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=60)
+        if user is not None:
+            at.session_state[signin.USER_KEY] = user
+        if project is not None:
+            at.query_params["project"] = str(project)
+        at.run()
+        if page is not None:
+            at.switch_page(PAGES[page]).run()
+        assert not at.exception, at.exception
+        return at
+
+    return run
+
+
+def titles(at: AppTest) -> list[str]:
+    return [t.value for t in at.title]
+
+
+def buttons(at: AppTest) -> set[str]:
+    return {b.label for b in at.button}
+
+
+@pytest.mark.parametrize("page", [None, *PAGES])
+def test_signed_out_sees_only_the_sign_in_form(open_as, world, page):
+    at = open_as(None, page, project=world[2])
+    assert titles(at) == ["ActiveGrade"]
+    assert "Sign in" in {b.label for b in at.button} | {f.label for f in at.get("form_submit_button")} or at.get("form")
+    assert not at.dataframe and not at.metric
+    assert at.text_input(key="sign_in_password") is not None
+
+
+@pytest.mark.parametrize("role", auth.ROLES)
+@pytest.mark.parametrize("page", PAGES)
+def test_each_role_reaches_only_its_pages(open_as, world, role, page):
+    _, _, pid, _, users = world
+    at = open_as(users[role], page, project=pid)
+    if page in ALLOWED[role]:
+        assert page in titles(at)
+    else:
+        assert page not in titles(at)
+
+
+@pytest.mark.parametrize("role", auth.ROLES)
+def test_project_controls_follow_the_role(open_as, world, role):
+    _, _, pid, other, users = world
+    at = open_as(users[role], "Projects", project=pid)
+    admin_controls = {"Create project", "Delete", "Open the demo"}
+    assert (admin_controls <= buttons(at)) is (role == auth.ADMIN)
+    assert (admin_controls & buttons(at) == set()) is (role != auth.ADMIN)
+    assert any("Save settings" == getattr(b, "label", None) for b in at.get("form_submit_button")) is (role == auth.ADMIN)
+    # a project they are not assigned to stays closed to graders and viewers
+    at = open_as(users[role], "Dashboard", project=other)
+    assert ("Dashboard" in titles(at)) is (role == auth.ADMIN)
+
+
+def test_a_grader_grades_under_their_account_name(open_as, world):
+    _, store, pid, _, users = world
+    at = open_as(users[auth.GRADER], "Grade", project=pid)
+    before = len(store.grades(pid))
+    position = accounts.held(store, pid, users[auth.GRADER].name).position  # the page reserved its item
+    at.session_state[f"shown-{pid}-{position}"] = 0.0  # shown long ago: not a repeated key press
+    at.button(key="grade-Correct").click().run()
+    grades = store.grades(pid)
+    assert len(grades) == before + 1
+    assert grades.iloc[-1]["grader"] == users[auth.GRADER].name and grades.iloc[-1]["position"] == position

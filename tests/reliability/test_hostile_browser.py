@@ -1,0 +1,127 @@
+"""Hostile input in a real Chromium, signed in as a grader and as an admin.
+
+Every item of the hostile corpus's script/HTML pool (tests/data/hostile/) is
+shown on the grade page and graded: no script runs (no dialog, no global set),
+no element is injected (no handler attributes, no javascript: links, no
+iframes, no style from the data), and the payload shows as literal text. An
+upload the corpus says must be refused is refused in the browser with its
+specific error, and nothing of it is saved.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from core import auth
+from core.project import create_project, start_preparation
+from core.store import Store
+from core.store import accounts
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from appserver import CHROMIUM, CHROMIUM_ARGS, ITEM_SHOWN, Server, press_grade_key  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+TIMEOUT_MS = 30_000
+PASSWORD = "hostile-test-password"
+HOSTILE = ROOT / "tests" / "data" / "hostile"
+
+INJECTED = """() => {
+  const app = document.querySelector('[data-testid="stMain"]') || document.body;
+  return {
+    handlers: app.querySelectorAll('[onerror],[onload],[onmouseover],[onclick]').length,
+    js_links: app.querySelectorAll('a[href^="javascript:"],iframe,object,embed,svg[onload]').length,
+    styles: app.querySelectorAll('style:not([data-emotion]):not([data-styled])').length,
+    bold: app.querySelectorAll('b').length,
+    evil_images: app.querySelectorAll('img[src="x"],img[src*="evil.example"]').length,
+    body_hidden: getComputedStyle(document.body).display === 'none',
+  };
+}"""
+
+
+def corpus():
+    spec = importlib.util.spec_from_file_location("hostile_corpus", HOSTILE / "corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def browser():
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is absent (scripts/install-system.sh installs it)")
+    with playwright_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    monkeypatch.setenv(auth.OPEN_DEMO_ENV, "0")  # real sign-in
+    app = Server(f"sqlite:///{tmp_path / 'hostile.db'}", tmp_path, tmp_path / "streamlit.log")
+    yield app
+    app.stop()
+
+
+def sign_in(page, url: str, name: str) -> None:
+    page.goto(url)
+    page.get_by_label("Name").fill(name)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text(f"Signed in as {name}").wait_for(timeout=TIMEOUT_MS)
+
+
+def test_script_and_html_in_items_are_shown_inert(browser, server):
+    store = Store.open(server.db_url)
+    files = [(name, (HOSTILE / name).read_bytes()) for name in ("html_script.jsonl", "html_script_samples.jsonl")]
+    pid = create_project(store, "Hostile", *files, start=False)
+    start_preparation(store, pid, wait=True)
+    assert store.project(pid).status == "ready", store.project(pid).error
+    grader = auth.create_account(store, "gina", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, grader.id)
+    n_items = store.item_count(pid)
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    sign_in(page, f"{server.url}/grade?project={pid}", "gina")
+    page.wait_for_function(f"() => ({ITEM_SHOWN})() !== null", timeout=TIMEOUT_MS)
+    prompts = set(store.load_items(pid)["prompt"])
+    seen = set()
+    for k in range(n_items):
+        page.get_by_role("heading", name="Grade", exact=True, level=1).click()
+        page.mouse.move(700, 500)  # hover over the item: an onmouseover payload would fire now
+        shown = page.locator('[data-testid="stMain"]').inner_text()
+        seen |= {p for p in prompts if p in shown}  # the payload is on screen as literal text
+        assert page.evaluate(INJECTED) == {"handlers": 0, "js_links": 0, "styles": 0, "bold": 0,
+                                           "evil_images": 0, "body_hidden": False}
+        if k < n_items - 1:
+            press_grade_key(page, "y")
+    assert seen == prompts
+    assert dialogs == [] and page.evaluate("typeof window.xss") == "undefined"
+    assert len(store.grades(pid)) == n_items - 1 and set(store.grades(pid)["grader"]) == {"gina"}
+
+
+def test_a_refused_upload_is_reported_and_nothing_is_saved(browser, server):
+    store = Store.open(server.db_url)
+    auth.create_account(store, "adam", auth.ADMIN, password=PASSWORD)
+    refused = [e for e in corpus().HOSTILE_CORPUS if e.error and e.name == "duplicate_ids.csv"][0]
+    name, content = refused.upload()
+    path = Path(server.db_url.removeprefix("sqlite:///")).parent / name
+    path.write_bytes(content)
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    sign_in(page, server.url, "adam")
+    page.get_by_text("New project").first.click()
+    page.get_by_label("Name", exact=True).fill("Should not exist")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(path))
+    page.get_by_text(name).first.wait_for(timeout=TIMEOUT_MS)
+    page.get_by_role("button", name="Create project").click()
+    page.locator('[data-testid="stAlertContentError"]').filter(has_text=refused.error).wait_for(timeout=TIMEOUT_MS)
+    assert store.project_by_name("Should not exist") is None
+    assert store.projects() == []
