@@ -45,20 +45,23 @@ def overlap_positions(n_items: int, fraction: float, seed: int) -> frozenset[int
     return frozenset(int(p) for p in rng.permutation(n_items)[:count])  # a larger fraction keeps the smaller's items
 
 
-def _second_grade(store: Store, project_id: int, grader: str, double: frozenset[int], ttl: timedelta) -> int | None:
-    """Reserve the oldest double-graded item someone else graded once, if any."""
+def _second_grade(
+    store: Store, project_id: int, grader: str, double: frozenset[int], taken: set[int], ttl: timedelta
+) -> int | None:
+    """Reserve the oldest double-graded item someone else graded once and nobody holds for its second grade."""
     if not double:
         return None
-    taken = accounts.reserved(store, project_id, slot=1, exclude=grader)
     for position in accounts.awaiting_second_grade(store, project_id, sorted(double), grader):
         if position not in taken and accounts.try_reserve(store, project_id, position, 1, grader, ttl):
             return position
     return None
 
 
-def _first_grade(store: Store, project_id: int, grader: str, design: Design, seed: int, ttl: timedelta) -> int | None:
+def _first_grade(
+    store: Store, project_id: int, grader: str, design: Design, seed: int, taken: set[int], ttl: timedelta
+) -> int | None:
     """Reserve the queue's next item that nobody holds; None when every item is graded or held."""
-    state = queue_state(store, project_id, set(accounts.reserved(store, project_id, slot=0, exclude=grader)))
+    state = queue_state(store, project_id, taken)
     lost: set[int] = set()
     while True:
         position = next_item(design, QueueState(state.graded, state.skipped, state.reserved | lost), seed)
@@ -83,13 +86,17 @@ def claim(
     if not grader:
         raise ValueError("a reservation needs the grader's name")
     with _claim_lock(store, project_id):
-        current = accounts.held(store, project_id, grader)
+        live = accounts.live(store, project_id)
+        current = next((r for r in live if r.grader == grader), None)
         if current is not None and store.grade_of(project_id, current.position, grader) is None:
             accounts.renew(store, project_id, grader, ttl)
             return current.position
+        others = [r for r in live if r.grader != grader]
         double = overlap_positions(design.N, overlap, seed)
-        second = _second_grade(store, project_id, grader, double, ttl)
-        return second if second is not None else _first_grade(store, project_id, grader, design, seed, ttl)
+        second = _second_grade(store, project_id, grader, double, {r.position for r in others if r.slot == 1}, ttl)
+        if second is not None:
+            return second
+        return _first_grade(store, project_id, grader, design, seed, {r.position for r in others if r.slot == 0}, ttl)
 
 
 _claim_locks: dict[tuple[str, int], threading.Lock] = {}

@@ -89,10 +89,11 @@ class UserInfo:
 
 @dataclass(frozen=True)
 class Held:
-    """A live reservation: ``position`` of the project, ``slot`` (0 first grade, 1 second)."""
+    """A live reservation: ``position`` of the project, ``slot`` (0 first grade, 1 second), who holds it."""
 
     position: int
     slot: int
+    grader: str
     expires_at: datetime
 
 
@@ -224,12 +225,17 @@ def try_reserve(
         return False
 
 
+def live(store: Store, project_id: int) -> list[Held]:
+    """The project's reservations that have not expired."""
+    with store.session() as s:
+        rows = s.scalars(select(Reservation).where(
+            Reservation.project_id == project_id, Reservation.expires_at >= utcnow()))
+        return [Held(r.position, r.slot, r.grader, r.expires_at) for r in rows]
+
+
 def held(store: Store, project_id: int, grader: str) -> Held | None:
     """The grader's live reservation in the project, if any."""
-    with store.session() as s:
-        row = s.scalar(select(Reservation).where(
-            Reservation.project_id == project_id, Reservation.grader == grader, Reservation.expires_at >= utcnow()))
-        return None if row is None else Held(row.position, row.slot, row.expires_at)
+    return next((r for r in live(store, project_id) if r.grader == grader), None)
 
 
 def renew(store: Store, project_id: int, grader: str, ttl: timedelta) -> None:
@@ -245,16 +251,9 @@ def release(store: Store, project_id: int, grader: str) -> None:
         s.execute(delete(Reservation).where(Reservation.project_id == project_id, Reservation.grader == grader))
 
 
-def reserved(store: Store, project_id: int, *, slot: int | None = None, exclude: str | None = None) -> dict[int, str]:
-    """Live reservations of the project: position -> grader (of ``slot`` when given, not ``exclude``'s)."""
-    query = select(Reservation.position, Reservation.grader).where(
-        Reservation.project_id == project_id, Reservation.expires_at >= utcnow())
-    if slot is not None:
-        query = query.where(Reservation.slot == slot)
-    if exclude is not None:
-        query = query.where(Reservation.grader != exclude)
-    with store.session() as s:
-        return {int(p): g for p, g in s.execute(query).all()}
+def reserved(store: Store, project_id: int, *, slot: int | None = None) -> dict[int, str]:
+    """Live reservations of the project: position -> grader (of ``slot`` when given)."""
+    return {r.position: r.grader for r in live(store, project_id) if slot is None or r.slot == slot}
 
 
 def awaiting_second_grade(store: Store, project_id: int, positions: Iterable[int], grader: str) -> list[int]:
