@@ -1,0 +1,156 @@
+"""Several graders at once, and a crash: grades lost, duplicated, and how long it takes.
+
+For each backend (SQLite file; PostgreSQL when $ACTIVEGRADE_TEST_PG_URL is
+set, as scripts/postgres.sh start prints it) and each way of running the
+graders (8 threads of one process = one server; 8 worker processes = 8
+servers on one database), grade a 1,818-item synthetic project to the end
+with 10% of the items double-graded: 2,000 grades, through the grade page's
+functions (core.reservations.claim / grade). Then one crash run: a worker
+killed with SIGKILL after 100 grades and restarted.
+
+lost = acknowledged grades missing from the database; duplicated = grades
+beyond one per item (two per double-graded item, by two different graders);
+estimate check = the dashboard's estimate equals one computed independently.
+
+Writes benchmarks/reliability.md. Run: python benchmarks/reliability.py
+"""
+from __future__ import annotations
+
+import os
+import platform
+import signal
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from sqlalchemy import create_engine, text  # noqa: E402
+
+from core.estimate import estimate  # noqa: E402
+from core.reservations import overlap_positions  # noqa: E402
+from core.store import Store  # noqa: E402
+from core.tracking import current_estimate  # noqa: E402
+from reliability.conftest import make_project  # noqa: E402
+from reliability.workload import acknowledged, design_of, run_graders, run_workers, start_worker, true_label  # noqa: E402
+
+GRADERS = 8
+N_ITEMS = 1818
+OVERLAP = 0.1
+CRASH_AFTER = 100
+
+
+def fresh_url(backend: str, folder: Path) -> str:
+    if backend == "sqlite":
+        return f"sqlite:///{folder / f'{uuid.uuid4().hex}.db'}"
+    base = os.environ["ACTIVEGRADE_TEST_PG_URL"]
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    with create_engine(base).begin() as c:
+        c.execute(text(f"CREATE SCHEMA {schema}"))
+    return f"{base}?options=-csearch_path%3D{schema}"
+
+
+def check(store: Store, pid: int, acked: list[tuple[int, int, str]]) -> dict:
+    rows = store.grades(pid, include_retracted=True)
+    stored = set(zip(rows["id"], rows["position"], rows["grader"]))
+    double = overlap_positions(N_ITEMS, OVERLAP, 3)
+    allowed = {p: (2 if p in double else 1) for p in range(N_ITEMS)}
+    sizes = rows.groupby("position").size()
+    graders = rows.groupby("position")["grader"].nunique()
+    # grades beyond the item's allowance, and second grades by the same grader
+    duplicated = int(sum(max(n - allowed[p], 0) for p, n in sizes.items()) + (sizes - graders).clip(lower=0).sum())
+    missing_items = N_ITEMS - len(sizes)
+    design = design_of(store, pid)
+    values = {p: (1.0 if true_label(p) == "Correct" else 0.0) for p in range(N_ITEMS)}
+    shown = current_estimate(design, store.graded_positions(pid))
+    independent = estimate(design, list(values), list(values.values()))
+    return {
+        "grades": len(rows),
+        "lost": len(set(acked) - stored),
+        "duplicated": duplicated,
+        "ungraded items": missing_items,
+        "estimate equal": abs(shown.value - independent.value) < 1e-12,
+    }
+
+
+def load_run(backend: str, mode: str, folder: Path) -> dict:
+    url = fresh_url(backend, folder)
+    store = Store.open(url)
+    pid, _ = make_project(store, N_ITEMS)
+    if mode == "threads":
+        crew, seconds = run_graders(store, pid, GRADERS, overlap=OVERLAP)
+        acked = [(gid, pos, g.name) for g in crew for gid, pos in g.graded]
+    else:
+        done, seconds = run_workers(url, pid, GRADERS, overlap=OVERLAP, timeout=1800)
+        acked = [(gid, pos, name) for name, grades in done.items() for gid, pos in grades]
+    return {"backend": backend, "graders": f"{GRADERS} {mode}", "seconds": seconds, **check(store, pid, acked)}
+
+
+def crash_run(backend: str, folder: Path) -> dict:
+    """Two worker processes; one is SIGKILLed after CRASH_AFTER grades, then restarted."""
+    url = fresh_url(backend, folder)
+    store = Store.open(url)
+    pid, _ = make_project(store, N_ITEMS)
+    start = time.perf_counter()
+    steady = start_worker(url, pid, "steady", OVERLAP)
+    victim = start_worker(url, pid, "victim", OVERLAP)
+    lines = []
+    for line in victim.stdout:
+        lines.append(line)
+        if len(acknowledged("".join(lines))) == CRASH_AFTER:
+            os.kill(victim.pid, signal.SIGKILL)
+            break
+    victim.wait()
+    acked = [(gid, pos, "victim") for gid, pos in acknowledged("".join(lines))]
+    again = start_worker(url, pid, "victim", OVERLAP)
+    for name, process in (("steady", steady), ("victim", again)):
+        out, err = process.communicate(timeout=1800)
+        if process.returncode != 0:
+            raise RuntimeError(f"{name}: {err[-2000:]}")
+        acked += [(gid, pos, name) for gid, pos in acknowledged(out)]
+    seconds = time.perf_counter() - start
+    return {"backend": backend, "graders": "2 processes, 1 SIGKILLed and restarted", "seconds": seconds,
+            **check(store, pid, acked)}
+
+
+def main() -> None:
+    backends = ["sqlite"] + (["postgres"] if os.environ.get("ACTIVEGRADE_TEST_PG_URL") else [])
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for backend in backends:
+            for mode in ("threads", "processes"):
+                results.append(load_run(backend, mode, folder))
+                print(results[-1], flush=True)
+            results.append(crash_run(backend, folder))
+            print(results[-1], flush=True)
+    header = ["backend", "graders", "grades", "seconds", "grades/s", "lost", "duplicated", "ungraded items",
+              "estimate equal"]
+    lines = [
+        "# Reliability: concurrent graders and a crash",
+        "",
+        f"Written by `python benchmarks/reliability.py` on {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load average before the run "
+        f"{os.getloadavg()[0]:.1f} (shared machine: durations are upper bounds).",
+        "",
+        f"{N_ITEMS:,} items, {OVERLAP:.0%} double-graded: 2,000 grades per run, through core.reservations "
+        "(the grade page's path). Threads share one process, as the graders of one Streamlit server do; "
+        "processes are separate servers on one database.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['backend']} | {r['graders']} | {r['grades']:,} | {r['seconds']:.1f} | {r['grades'] / r['seconds']:.1f} "
+            f"| {r['lost']} | {r['duplicated']} | {r['ungraded items']} | {'yes' if r['estimate equal'] else 'NO'} |"
+        )
+    (ROOT / "benchmarks" / "reliability.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
