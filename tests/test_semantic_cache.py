@@ -82,3 +82,37 @@ def test_identical_items_in_one_run_are_computed_once(tmp_path):
     result = backend.cluster([GROUPS[0], GROUPS[1], GROUPS[0]])
     assert backend.model_calls == 5
     assert result[0].tolist() == result[2].tolist()
+
+
+class Interrupted(Exception):
+    pass
+
+
+class FlakyBackend(CountingBackend):
+    """Saves every item at once and fails on its third part, like a run stopped midway."""
+
+    items_per_save = 1
+
+    def __init__(self, cache_dir, fail_at=None):
+        super().__init__(cache_dir)
+        self.parts, self.fail_at = 0, fail_at
+
+    def _classes(self, items, progress):
+        self.parts += 1
+        if self.parts == self.fail_at:
+            raise Interrupted
+        result = super()._classes(items, progress)
+        if progress:
+            progress(1, 1)
+        return result
+
+
+def test_an_interrupted_run_keeps_finished_parts_and_progress_counts_items(tmp_path):
+    groups = [ItemTexts(f"q{i}", ["a", "b"], "a") for i in range(4)]
+    with pytest.raises(Interrupted):
+        FlakyBackend(tmp_path, fail_at=3).cluster(groups)
+    resumed = FlakyBackend(tmp_path)
+    progress = []
+    resumed.cluster(groups, progress=lambda d, t: progress.append((d, t)))
+    assert resumed.parts == 2  # the two items finished before the failure come from the cache
+    assert progress == [(1, 2), (2, 2)]

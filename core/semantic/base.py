@@ -4,8 +4,9 @@ A backend turns, for each item, its surrogate samples plus the target's answer
 into meaning-class ids. The shared part (this module) normalises every string
 (core.normalize), deduplicates it within the item, looks the item up in the
 on-disk cache, hands only the uncached items' unique strings to the backend's
-`_classes`, stores what comes back, and maps the classes back onto the
-original strings. Classes are numbered in order of first appearance, samples
+`_classes` (in parts of `items_per_save` items, each cached as soon as it is
+done, so an interrupted run resumes where it stopped), stores what comes back,
+and maps the classes back onto the original strings. Classes are numbered in order of first appearance, samples
 first, the target's answer last, so the target never founds a class before a
 sample does.
 """
@@ -87,6 +88,7 @@ class Backend(ABC):
 
     name: str = ""
     uses_question = False  # whether the question is part of the comparison (and so of the cache key)
+    items_per_save: int | None = None  # cache results after every so many items (None: once, at the end)
 
     def __init__(self, *, cache_dir: str | Path | None = None, use_cache: bool = True) -> None:
         self._cache_dir = cache_dir
@@ -102,7 +104,11 @@ class Backend(ABC):
         """For each item, the class id (0, 1, ... by first appearance) of each of its strings."""
 
     def cluster(self, groups: Sequence[ItemTexts], progress: Progress | None = None) -> list[np.ndarray]:
-        """For each item, the class ids of its samples followed by that of the target's answer."""
+        """For each item, the class ids of its samples followed by that of the target's answer.
+
+        `progress(done, total)` counts the distinct uncached items, `done` moving
+        in proportion to the backend's own work (strings embedded, strings placed).
+        """
         unique, inverses, keys = [], [], []
         identity = self.identity()
         for group in groups:
@@ -119,17 +125,27 @@ class Backend(ABC):
                 if key not in found:
                     missing.setdefault(key, i)
             todo = list(missing.values())
-            computed = self._classes([unique[i] for i in todo], progress) if todo else []
-            fresh = {keys[i]: classes for i, classes in zip(todo, computed)}
-            if cache and fresh:
-                cache.put_many(fresh)
+            step = self.items_per_save or max(len(todo), 1)
+            for start in range(0, len(todo), step):
+                part = todo[start : start + step]
+                computed = self._classes([unique[i] for i in part], _scaled(progress, start, len(part), len(todo)))
+                fresh = {keys[i]: classes for i, classes in zip(part, computed)}
+                if cache:
+                    cache.put_many(fresh)
+                found.update(fresh)
         finally:
             if cache:
                 cache.close()
-        found.update(fresh)
         if progress and not todo:
             progress(len(groups), len(groups))
         return [found[key][inverse] for key, inverse in zip(keys, inverses)]
+
+
+def _scaled(progress: Progress | None, start: int, size: int, total: int) -> Progress | None:
+    """A backend's progress on items start..start+size, in its own units, as items out of `total`."""
+    if progress is None:
+        return None
+    return lambda done, of: progress(start + (size * done) // max(of, 1), total)
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ def label_index(id2label: dict, name: str) -> int:
 class NLIBackend(Backend):
     name = "nli"
     uses_question = True
+    items_per_save = 2048  # NLI is slow: an interrupted run keeps what it finished
 
     def __init__(
         self,
