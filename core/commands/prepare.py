@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
     writer_for(args.out)
     inputs = load_inputs(args.pool, args.samples)
-    with tqdm(desc=f"{args.backend} clustering", file=sys.stderr, disable=None) as bar:
+    with tqdm(desc=f"{args.backend} clustering", unit="item", file=sys.stderr, disable=None) as bar:
 
         def progress(done: int, total: int) -> None:
             bar.total = total
