@@ -9,6 +9,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from core.errors import InputError
+from core.io import Inputs, load_inputs
 from core.prepare import prepare_items
 from core.semantic import BACKENDS
 from core.semantic.base import DEVICES
@@ -26,6 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pool", required=True, help="pool file (JSONL, CSV or Parquet), one row per item")
     parser.add_argument("--samples", help="surrogate samples file, one row per sample (else a 'samples' list column in the pool)")
     parser.add_argument("--out", required=True, help="items table to write: .csv, .jsonl or .parquet")
+    add_prepare_options(parser)
+
+
+def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The options of `prepare_items`, shared by every command that prepares a pool."""
     parser.add_argument("--backend", choices=BACKENDS, default="exact", help="semantic equivalence test (default: exact)")
     parser.add_argument("--model", help="model name or path for the embedding or nli backend (default: the backend's)")
     parser.add_argument("--threshold", type=float, help="similarity (embedding) or entailment probability (nli) threshold")
@@ -38,6 +44,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", choices=DEVICES, default="auto", help="where models run (default: auto, CUDA when present)")
     parser.add_argument("--batch-size", type=int, help="model batch size (default: the backend's)")
     parser.add_argument("--cache-dir", help=f"result cache folder (default: ${CACHE_ENV} or ~/.cache/activegrade)")
+
+
+def prepare_from_args(args: argparse.Namespace, inputs: Inputs) -> pd.DataFrame:
+    """`prepare_items` on `inputs` with the options of `add_prepare_options`, a progress bar on stderr."""
+    with tqdm(desc=f"{args.backend} clustering", unit="item", file=sys.stderr, disable=None) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        return prepare_items(
+            inputs,
+            backend=args.backend,
+            model=args.model,
+            threshold=args.threshold,
+            n_strata=args.strata,
+            stratify_by=args.stratify_by,
+            min_stratum_size=args.min_stratum_size,
+            device=args.device,
+            cache_dir=args.cache_dir,
+            batch_size=args.batch_size,
+            progress=progress,
+        )
 
 
 def writer_for(out: str):
@@ -68,29 +97,8 @@ def summary(items: pd.DataFrame) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.io import load_inputs
-
     writer_for(args.out)
-    inputs = load_inputs(args.pool, args.samples)
-    with tqdm(desc=f"{args.backend} clustering", unit="item", file=sys.stderr, disable=None) as bar:
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-
-        items = prepare_items(
-            inputs,
-            backend=args.backend,
-            model=args.model,
-            threshold=args.threshold,
-            n_strata=args.strata,
-            stratify_by=args.stratify_by,
-            min_stratum_size=args.min_stratum_size,
-            device=args.device,
-            cache_dir=args.cache_dir,
-            batch_size=args.batch_size,
-            progress=progress,
-        )
+    items = prepare_from_args(args, load_inputs(args.pool, args.samples))
     if items["semantic_entropy_weighted"].isna().all():
         items = items.drop(columns="semantic_entropy_weighted")
     write_items(items, args.out)
