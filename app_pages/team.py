@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from core import audit, auth
-from core.agreement import LEVELS, agreement
+from core.agreement import agreement, level_of
 from core.errors import InputError
 from core.store import accounts
 from ui import signin, state
@@ -98,7 +98,7 @@ def project_section() -> None:
                 audit.record(store, admin, audit.SETTINGS_CHANGED, project.id, overlap=overlap)
             st.toast("Saved")
             st.rerun()
-    level = LEVELS.get(project.settings.get("scale", {}).get("kind", "binary"), "ordinal")
+    level = level_of(project.settings)
     result = agreement(store.grades(project.id), level)
     cols = st.columns(4)
     cols[0].metric("Items graded twice", result.items)

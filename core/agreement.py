@@ -35,6 +35,20 @@ from sklearn.metrics import cohen_kappa_score
 LEVELS = {"binary": "nominal", "likert": "ordinal", "custom": "ordinal"}
 """Scale kind (core.scales) -> Krippendorff level of measurement."""
 
+def level_of(settings: dict) -> str:
+    """The Krippendorff level for a project's grading scale (its settings' ``scale.kind``)."""
+    return LEVELS.get((settings.get("scale") or {}).get("kind", "binary"), "ordinal")
+
+
+def summary(result: Agreement) -> str:
+    """One line for the app, e.g. '12 items graded twice: same grade 83%, kappa 0.61, alpha 0.62'."""
+    if result.items == 0:
+        return "No item graded twice yet."
+    kappa, alpha = (("n/a" if np.isnan(x) else f"{x:.2f}") for x in (result.kappa, result.alpha))
+    return (f"{result.items} items graded twice: same grade {result.observed:.0%}, "
+            f"Cohen's kappa {kappa}, Krippendorff's alpha {alpha} ({result.level})")
+
+
 KAPPA_WEIGHTS = {"nominal": None, "ordinal": "linear", "interval": "quadratic", "ratio": "quadratic"}
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.agreement import agreement, cohen_kappa, combine, krippendorff_alpha
+from core.agreement import agreement, cohen_kappa, combine, krippendorff_alpha, level_of, summary
 
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: 4 observers, 12 units.
 K2011 = np.array(
@@ -71,3 +71,11 @@ def test_several_grades_enter_the_estimate_as_their_mean():
     assert combine([0.75]) == 0.75
     with pytest.raises(ValueError, match="at least one grade"):
         combine([])
+
+
+def test_scale_levels_and_the_one_line_summary():
+    assert level_of({"scale": {"kind": "binary"}}) == "nominal" and level_of({}) == "nominal"
+    assert level_of({"scale": {"kind": "likert"}}) == "ordinal"
+    grades = pd.DataFrame({"position": [0, 0, 1, 1, 2, 2], "grader": ["a", "b"] * 3, "value": [1.0, 1.0, 0.0, 0.0, 1.0, 0.0]})
+    assert summary(agreement(grades)).startswith("3 items graded twice: same grade 67%, Cohen's kappa 0.40")
+    assert summary(agreement(grades.iloc[:1])) == "No item graded twice yet."

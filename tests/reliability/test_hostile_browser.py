@@ -36,7 +36,7 @@ INJECTED = """() => {
     js_links: app.querySelectorAll('a[href^="javascript:"],iframe,object,embed,svg[onload]').length,
     styles: app.querySelectorAll('style:not([data-emotion]):not([data-styled])').length,
     bold: app.querySelectorAll('b').length,
-    evil_images: app.querySelectorAll('img[src="x"],img[src*="evil.example"]').length,
+    html_images: app.querySelectorAll('img[src="x"]').length,
     body_hidden: getComputedStyle(document.body).display === 'none',
   };
 }"""
@@ -70,8 +70,8 @@ def server(tmp_path, monkeypatch):
 
 def sign_in(page, url: str, name: str) -> None:
     page.goto(url)
-    page.get_by_label("Name").fill(name)
-    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("textbox", name="Name", exact=True).fill(name)
+    page.get_by_role("textbox", name="Password", exact=True).fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_text(f"Signed in as {name}").wait_for(timeout=TIMEOUT_MS)
 
@@ -89,20 +89,24 @@ def test_script_and_html_in_items_are_shown_inert(browser, server):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    sign_in(page, f"{server.url}/grade?project={pid}", "gina")
+    sign_in(page, f"{server.url}/?project={pid}", "gina")
+    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Grade").click()
     page.wait_for_function(f"() => ({ITEM_SHOWN})() !== null", timeout=TIMEOUT_MS)
     prompts = set(store.load_items(pid)["prompt"])
+    # HTML payloads show as literal text; those with markdown syntax (* [ $) render as markdown, inertly
+    literal = {p for p in prompts if "<" in p and not set("*[$") & set(p)}
+    assert len(literal) >= 4
     seen = set()
     for k in range(n_items):
         page.get_by_role("heading", name="Grade", exact=True, level=1).click()
         page.mouse.move(700, 500)  # hover over the item: an onmouseover payload would fire now
         shown = page.locator('[data-testid="stMain"]').inner_text()
-        seen |= {p for p in prompts if p in shown}  # the payload is on screen as literal text
+        seen |= {p for p in literal if p in shown}  # the payload is on screen as literal text
         assert page.evaluate(INJECTED) == {"handlers": 0, "js_links": 0, "styles": 0, "bold": 0,
-                                           "evil_images": 0, "body_hidden": False}
+                                           "html_images": 0, "body_hidden": False}
         if k < n_items - 1:
             press_grade_key(page, "y")
-    assert seen == prompts
+    assert seen == literal
     assert dialogs == [] and page.evaluate("typeof window.xss") == "undefined"
     assert len(store.grades(pid)) == n_items - 1 and set(store.grades(pid)["grader"]) == {"gina"}
 
@@ -117,7 +121,7 @@ def test_a_refused_upload_is_reported_and_nothing_is_saved(browser, server):
 
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     sign_in(page, server.url, "adam")
-    page.get_by_text("New project").first.click()
+    # with no project yet, the "New project" form is open
     page.get_by_label("Name", exact=True).fill("Should not exist")
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(path))
     page.get_by_text(name).first.wait_for(timeout=TIMEOUT_MS)
