@@ -56,27 +56,55 @@ def simulation_table(result: dict) -> str:
     return "\n".join(rows)
 
 
+def section(inputs, samples_file: str, backend: str, args: argparse.Namespace) -> list[str]:
+    """The diagnostics and the simulation table of one samples file and one backend."""
+    started = time.perf_counter()
+    items = prepare_items(inputs, backend=backend)
+    prepared = time.perf_counter() - started
+    result = simulate(items, BUDGETS, reps=args.reps, seed=args.seed)
+    uniform = [r["mse_ratio"] for r in result["methods"]["uniform"].values()]
+    all_different = float((items["n_clusters"] == items["n_samples"]).mean())
+    return [
+        "",
+        f"## Samples `{samples_file}`, backend `{backend}`",
+        "",
+        f"Preparation took {prepared:.1f} s. Items whose {items['n_samples'].median():.0f} samples all differ "
+        f"(maximal entropy): {all_different:.0%}. How well the surrogate's signals predict that the target is "
+        f"right (AUROC, 0.5 = no signal): agreement {auroc(items, 'agreement', 1):.3f}, low semantic entropy "
+        f"{auroc(items, 'semantic_entropy', -1):.3f}.",
+        "",
+        signal_table(items),
+        "",
+        f"{args.reps} replications per method and budget (seed {args.seed}); the same table comes from "
+        f"`python -m core simulate --pool data/demo/pool.jsonl --samples {samples_file} --backend {backend} "
+        f"--budgets {','.join(BUDGETS)} --reps {args.reps} --seed {args.seed}`. Monte Carlo noise: uniform's "
+        f"ratio, 1 in expectation, comes out between {min(uniform):.2f} and {max(uniform):.2f}.",
+        "",
+        simulation_table(result),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backends", nargs="+", default=["exact", "embedding"])
+    parser.add_argument("--samples", nargs="+", default=["data/demo/samples.jsonl"],
+                        help="surrogate sample files (relative to the repository), one set of sections each")
     parser.add_argument("--out", default=str(Path(__file__).with_suffix(".md")))
     args = parser.parse_args()
 
-    inputs = load_inputs(DEMO / "pool.jsonl", DEMO / "samples.jsonl")
-    pool = inputs.pool
+    pool = load_inputs(DEMO / "pool.jsonl").pool
     labels = pool["label"].to_numpy(dtype=float)
     by_topic = pool.assign(label=labels).groupby("topic")["label"].agg(["size", "mean"])
     lines = [
         "# The simulator on the demo project",
         "",
         f"Produced by `python benchmarks/demo.py --reps {args.reps} --seed {args.seed} "
-        f"--backends {' '.join(args.backends)}` on {platform.processor() or platform.machine()}, "
-        f"{time.strftime('%Y-%m-%d')}. Pool: data/demo ({len(pool)} questions; target SmolLM2-135M-Instruct "
-        f"greedy, surrogate the same model sampled {inputs.samples.groupby('id').size().median():.0f} times "
-        "per question at temperature 1; "
-        "labels from matching the reference, see data/demo/README.md).",
+        f"--backends {' '.join(args.backends)} --samples {' '.join(args.samples)}` on "
+        f"{platform.processor() or platform.machine()}, {time.strftime('%Y-%m-%d')}. "
+        f"Pool: data/demo ({len(pool)} questions, target SmolLM2-135M-Instruct greedy, labels from "
+        "matching the reference; the surrogate samples and how they were made: data/demo/README.md).",
         "",
         f"Target accuracy (the quantity to estimate): mu = {labels.mean():.3f} "
         f"({int(labels.sum())} of {len(labels)} right).",
@@ -90,27 +118,10 @@ def main() -> int:
         "coverage is the share of replications whose 95% interval contains the true mu; budget saved is "
         "1 - n / m, where m is the number of uniform grades with the same MSE (core/simulate.py).",
     ]
-    for backend in args.backends:
-        started = time.perf_counter()
-        items = prepare_items(inputs, backend=backend)
-        prepared = time.perf_counter() - started
-        result = simulate(items, BUDGETS, reps=args.reps, seed=args.seed)
-        lines += [
-            "",
-            f"## Backend `{backend}`",
-            "",
-            f"Preparation took {prepared:.1f} s. How well the surrogate's signals predict that the target "
-            f"is right (AUROC, 0.5 = no signal): agreement {auroc(items, 'agreement', 1):.3f}, "
-            f"low semantic entropy {auroc(items, 'semantic_entropy', -1):.3f}.",
-            "",
-            signal_table(items),
-            "",
-            f"{args.reps} replications per method and budget (seed {args.seed}); the same table comes from "
-            f"`python -m core simulate --pool data/demo/pool.jsonl --samples data/demo/samples.jsonl "
-            f"--backend {backend} --budgets {','.join(BUDGETS)} --reps {args.reps} --seed {args.seed}`:",
-            "",
-            simulation_table(result),
-        ]
+    for samples_file in args.samples:
+        inputs = load_inputs(DEMO / "pool.jsonl", ROOT / samples_file)
+        for backend in args.backends:
+            lines += section(inputs, samples_file, backend, args)
     Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
