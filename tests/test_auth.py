@@ -110,3 +110,19 @@ def test_users_command_creates_assigns_and_lists_accounts(tmp_path, monkeypatch,
     assert main(["users", "--db", url, "list"]) == 0
     assert capsys.readouterr().out.splitlines() == ["alice\tadmin\t\tactive", "bob\tgrader\tbob@example.org\tactive"]
     assert set(accounts.events(store)["action"]) >= {"account_created", "member_added"}
+
+
+def test_audit_trail_records_actor_action_project_and_exports_inert_csv(store):
+    from core import audit
+
+    admin = auth.create_account(store, "root", auth.ADMIN, password=PASSWORD)
+    audit.record(store, admin, audit.SETTINGS_CHANGED, 7, guidelines="=HYPERLINK(\"http://evil\")")
+    audit.record(store, admin, audit.UNDO, 8, position=3)
+    trail = audit.trail(store)
+    assert trail[["actor", "action", "project_id"]].values.tolist() == [
+        ["root", "settings_changed", 7], ["root", "undo", 8]]
+    assert audit.trail(store, 8)["detail"].tolist() == [{"position": 3}]
+    text = audit.trail_csv(trail).decode()
+    assert "undo" in text and '"{""position"": 3}"' in text
+    accounts.record_event(store, "=cmd|' /C calc'!A0", "sign_in_failed")  # a name typed at the sign-in form
+    assert "'=cmd" in audit.trail_csv(audit.trail(store)).decode()  # a formula-looking actor is made inert
