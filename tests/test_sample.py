@@ -5,6 +5,7 @@ import importlib.util
 import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -43,6 +44,12 @@ def test_answer_length_stops_at_end_of_sequence_and_first_newline():
     assert answer_length(["Paris", ".\n", "More"], [5, 6, 7], {2}) == 2  # text before the newline counts
     assert answer_length(["Paris", "\n", "More"], [5, 6, 7], {2}) == 1
     assert answer_length(["a", "b"], [5, 6], {2}) == 2  # cut by max_new_tokens
+
+
+def test_a_model_without_chat_template_gets_question_and_answer_lines():
+    text = build_prompt(SimpleNamespace(chat_template=None), "What is 7 times 8?", few_shot=[("1 + 1?", "2")])
+    assert text.endswith("Question: 1 + 1?\nAnswer: 2\n\nQuestion: What is 7 times 8?\nAnswer:")
+    assert text.startswith("You answer quiz questions.")
 
 
 def test_batch_seed_depends_on_seed_and_ids():
