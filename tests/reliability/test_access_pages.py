@@ -120,3 +120,22 @@ def test_a_grader_grades_under_their_account_name(open_as, world):
     grades = store.grades(pid)
     assert len(grades) == before + 1
     assert grades.iloc[-1]["grader"] == users[auth.GRADER].name and grades.iloc[-1]["position"] == position
+
+
+def test_a_changed_grade_and_an_undo_are_in_the_audit_trail(open_as, world):
+    _, store, pid, _, users = world
+    grader = users[auth.GRADER]
+    at = open_as(grader, "Grade", project=pid)
+    position = accounts.held(store, pid, grader.name).position
+    at.session_state[f"shown-{pid}-{position}"] = 0.0
+    at.button(key="grade-Correct").click().run()
+    at.button(key="back").click().run()  # review the grade just given
+    at.session_state[f"shown-{pid}-{position}"] = 0.0
+    at.button(key="grade-Incorrect").click().run()
+    at.button(key="undo").click().run()
+    assert not at.exception, at.exception
+    trail = accounts.events(store, pid)
+    mine = trail[trail["actor"] == grader.name]
+    assert mine["action"].tolist()[-2:] == ["grade_changed", "undo"]
+    assert mine.iloc[-2]["detail"] == {"position": position, "before": "Correct", "after": "Incorrect"}
+    assert accounts.held(store, pid, grader.name).position == position  # the undone item is theirs again
