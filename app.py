@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import auth
 from core.errors import InputError
 from core.project import open_demo
-from ui import state
+from ui import signin, state
 
 st.set_page_config(page_title="ActiveGrade", page_icon=":material/grading:", layout="wide")
 
@@ -19,6 +20,7 @@ PAGES = [
     st.Page("app_pages/dashboard.py", title="Dashboard", icon=":material/monitoring:"),
     st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
     st.Page("app_pages/simulate.py", title="Simulate", icon=":material/science:"),
+    st.Page("app_pages/team.py", title="Team", icon=":material/group:"),
 ]
 
 
@@ -39,7 +41,7 @@ def sidebar() -> None:
     project = state.current_project()
     with st.sidebar:
         st.markdown("### ActiveGrade")
-        projects = state.store().projects()
+        projects = signin.visible(state.store().projects())
         if projects:
             ids = [p.id for p in projects]
             names = {p.id: p.name for p in projects}
@@ -50,12 +52,15 @@ def sidebar() -> None:
             if chosen is not None and (project is None or chosen != project.id):
                 state.select_project(chosen)
                 st.rerun()
-        st.text_input("Your name (grader)", value=st.query_params.get("grader", ""), key="grader", placeholder="e.g. ann")
-        if state.grader():
-            st.query_params["grader"] = state.grader()
+        signin.sidebar()
 
 
-first_run()
-navigation = st.navigation(PAGES)
+signin.gate()  # the sign-in page, and stop, for anyone not signed in
+if (shown := state.current_project()) is not None:
+    # keep a project from the URL across page switches; drop one the user is not assigned to
+    state.select_project(shown.id if signin.visible([shown]) else None)
+if signin.may(auth.CREATE_PROJECT):
+    first_run()
+navigation = st.navigation(signin.allowed_pages(PAGES))
 sidebar()
 navigation.run()
