@@ -5,13 +5,14 @@ import time
 
 import streamlit as st
 
-from core import grading
-from core.grading import grader_view, next_position, submit
+from core import audit, auth, grading, reservations
+from core.grading import grader_view
 from core.scales import scale_from_settings
-from ui import plan, state
+from ui import plan, signin, state
 
 store = state.store()
 project = state.require_ready_project()
+signin.require(auth.GRADE, project.id)
 grader = state.grader()
 pid = project.id
 scale = scale_from_settings(project.settings)
@@ -34,7 +35,13 @@ def on_grade(position: int, label: str) -> None:
         st.session_state["flash"] = f"ignored a grade given {seconds:.2f} s after the item appeared"
         return
     comment = st.session_state.get(f"comment-{pid}-{position}", "")
-    submit(store, pid, position, scale, label, grader, comment=comment, seconds=seconds)
+    earlier = store.grade_of(pid, position, grader)
+    if earlier is None:  # a queue item: record it and free its reservation
+        reservations.grade(store, pid, position, scale, label, grader, comment=comment, seconds=seconds)
+    else:  # a changed grade: the old one is kept, retracted; the item left in the queue stays reserved
+        grading.submit(store, pid, position, scale, label, grader, comment=comment, seconds=seconds)
+        audit.record(store, signin.user(), audit.GRADE_CHANGED, pid, position=position,
+                     before=earlier["label"], after=label)
     st.session_state.pop(f"shown-{pid}-{position}", None)
     if st.session_state.get(REVIEW) is None:
         st.session_state[CURRENT] = None
@@ -45,7 +52,8 @@ def on_grade(position: int, label: str) -> None:
 
 
 def on_skip(position: int) -> None:
-    store.add_skip(pid, position, grader)
+    reservations.skip(store, pid, position, grader)
+    audit.record(store, signin.user(), audit.SKIP, pid, position=position)
     st.session_state.pop(f"shown-{pid}-{position}", None)
     st.session_state[CURRENT] = None
     st.session_state["flash"] = "skipped: the item went back to the queue"
@@ -57,6 +65,8 @@ def on_undo() -> None:
     if position is None:
         st.session_state["flash"] = "nothing to undo"
         return
+    reservations.hold(store, pid, position, grader)  # the item is this grader's again
+    audit.record(store, signin.user(), audit.UNDO, pid, position=position)
     st.session_state[CURRENT] = position
     st.session_state["flash"] = "undone: the item is back, ungraded"
 
@@ -79,10 +89,10 @@ def current_position(graded: dict[int, float], mine: list[int]) -> tuple[int | N
         if review < len(mine):
             return mine[review], True
         st.session_state[REVIEW] = None
-    position = st.session_state.get(CURRENT)
-    if position is None or position in graded:
-        position = next_position(store, pid, plan.design(project), int(project.settings.get("seed", 0)))
-        st.session_state[CURRENT] = position
+    # the item reserved for this grader (kept on reload, freed by grade or skip, expiring when abandoned)
+    position = reservations.claim(store, pid, plan.design(project), int(project.settings.get("seed", 0)), grader,
+                                  overlap=float(project.settings.get("overlap", 0.0)))
+    st.session_state[CURRENT] = position
     return position, False
 
 
