@@ -5,6 +5,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from core import audit, auth
 from core.errors import InputError
 from core.estimate import METHODS
 from core.overview import entropy_histogram, strata_table, without_samples
@@ -13,7 +14,7 @@ from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.semantic import BACKENDS
 from core.store import ProjectInfo
 from core.strata import STRATIFY_BY
-from ui import plan, state
+from ui import plan, signin, state
 
 store = state.store()
 st.title("Projects")
@@ -53,11 +54,11 @@ def settings_editor(project: ProjectInfo) -> None:
         method = st.selectbox("Estimator for the report", estimators,
                               index=estimators.index(project.settings.get("method", "default")))
         if st.form_submit_button("Save settings"):
-            store.update_settings(
-                project.id,
-                {"guidelines": guidelines, "show_reference": show_reference, "show_signals": show_signals,
-                 "target_half_width": target, "method": method},
-            )
+            changes = {"guidelines": guidelines, "show_reference": show_reference, "show_signals": show_signals,
+                       "target_half_width": target, "method": method}
+            store.update_settings(project.id, changes)
+            audit.record(store, signin.user(), audit.SETTINGS_CHANGED, project.id,
+                         **{k: v for k, v in changes.items() if project.settings.get(k) != v})
             st.toast("Settings saved")
 
 
@@ -85,7 +86,8 @@ def overview(project: ProjectInfo) -> None:
     budget = st.slider("Grading budget (items)", 10, len(items), min(max(10, len(items) // 10), len(items)),
                        key=f"budget-{project.id}")
     plan.show_planned_allocation(project, budget)
-    settings_editor(project)
+    if signin.may(auth.CHANGE_SETTINGS, project.id):
+        settings_editor(project)
 
 
 def current(project: ProjectInfo) -> None:
@@ -100,16 +102,16 @@ def current(project: ProjectInfo) -> None:
         return
     if project.status == "failed":
         st.error(f"Preparation failed: {project.error}")
-        if st.button("Try again", key="retry"):
+        if signin.may(auth.PREPARE_PROJECT, project.id) and st.button("Try again", key="retry"):
             start_preparation(store, project.id)
             st.rerun()
     elif is_stalled(project) and not is_running_here(store, project.id):
         st.warning("Preparation stopped responding (the server was probably restarted).")
-        if st.button("Restart preparation", key="restart"):
+        if signin.may(auth.PREPARE_PROJECT, project.id) and st.button("Restart preparation", key="restart"):
             start_preparation(store, project.id)
             st.rerun()
     elif project.status == "new":
-        if st.button("Prepare", key="prepare"):
+        if signin.may(auth.PREPARE_PROJECT, project.id) and st.button("Prepare", key="prepare"):
             start_preparation(store, project.id)
             st.rerun()
     else:
@@ -168,15 +170,17 @@ def new_project() -> None:
             except InputError as exc:
                 st.error(str(exc))
                 return
+            audit.record(store, signin.user(), audit.PROJECT_CREATED, project_id, name=name, pool=pool.name,
+                         samples=samples.name if samples else None)
             state.select_project(project_id)
             st.rerun()
 
 
 def all_projects() -> None:
-    projects = store.projects()
-    st.subheader("All projects")
+    projects = signin.visible(store.projects())
+    st.subheader("All projects" if signin.may(auth.CREATE_PROJECT) else "Your projects")
     top = st.columns([1, 1, 3])
-    if top[0].button("Open the demo", key="demo"):
+    if signin.may(auth.CREATE_PROJECT) and top[0].button("Open the demo", key="demo"):
         try:
             state.select_project(open_demo(store))
             st.rerun()
@@ -191,11 +195,14 @@ def all_projects() -> None:
     )
     st.dataframe(table, hide_index=True, width="stretch")
     names = {p.id: p.name for p in projects}
+    if not signin.may(auth.DELETE_PROJECT):
+        return
     with st.expander("Delete a project"):
         victim = st.selectbox("Project to delete", list(names), format_func=names.get, key="delete_choice")
         sure = st.checkbox("Yes, delete it with all its grades", key="delete_sure")
         if st.button("Delete", disabled=not sure, key="delete"):
             store.delete_project(victim)
+            audit.record(store, signin.user(), audit.PROJECT_DELETED, victim, name=names[victim])
             if st.session_state.get("project_id") == victim:
                 state.select_project(None)
             st.rerun()
@@ -205,5 +212,6 @@ project = state.current_project()
 if project is not None:
     current(project)
     st.divider()
-new_project()
+if signin.may(auth.CREATE_PROJECT):
+    new_project()
 all_projects()
