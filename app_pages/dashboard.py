@@ -5,6 +5,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from core.agreement import agreement, level_of, summary
 from core.estimate import METHODS
 from core.tracking import current_estimate, grader_progress
 from ui import plan, state
@@ -71,7 +72,9 @@ def live() -> None:
         st.dataframe(e.strata.round(3), hide_index=True, width="stretch")
     with right:
         st.subheader("Graders")
-        st.dataframe(grader_progress(store.grades(project.id)), hide_index=True, width="stretch")
+        grades = store.grades(project.id)
+        st.dataframe(grader_progress(grades), hide_index=True, width="stretch")
+        st.caption(summary(agreement(grades, level_of(project.settings))))
 
 
 live()
