@@ -30,6 +30,7 @@ def db_url(tmp_path, monkeypatch) -> str:
     url = f"sqlite:///{tmp_path / 'app.db'}"
     monkeypatch.setenv("ACTIVEGRADE_DB_URL", url)
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(DATA))
+    monkeypatch.setenv("ACTIVEGRADE_OPEN_DEMO", "1")  # these flows use the open demo; tests/reliability signs in
     return url
 
 

@@ -75,9 +75,11 @@ def test_a_second_session_resumes_where_the_project_stands(open_app, store, proj
     first = open_app(GRADE, project_id=project_id)
     grade_button(first, "Correct").click().run()
     now_showing = shown_prompt(first)
-    second = open_app(GRADE, project_id=project_id, grader="bob")
+    second = open_app(GRADE, project_id=project_id)  # the same grader in another session: the same item
     assert shown_prompt(second) == now_showing
     assert "1 of 40 items graded" in second.get("progress")[0].proto.text
+    other = open_app(GRADE, project_id=project_id, grader="bob")  # another grader: never the same item at once
+    assert shown_prompt(other) != now_showing
 
 
 def test_reference_hidden_and_signals_shown_only_when_allowed(open_app, store, project_id):

@@ -132,6 +132,7 @@ def test_database_url_from_streamlit_secrets(tmp_path, monkeypatch):
 
     monkeypatch.delenv("ACTIVEGRADE_DB_URL", raising=False)
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    monkeypatch.setenv("ACTIVEGRADE_OPEN_DEMO", "1")
     url = f"sqlite:///{tmp_path / 'from-secrets.db'}"
     Store.open(url).create_project("Kept in secrets' database", {}, {})
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60)
