@@ -39,7 +39,8 @@ class Server:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "ACTIVEGRADE_DB_URL": db_url, "ACTIVEGRADE_DEMO_DIR": str(demo_dir),
-               "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+               "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+               "ACTIVEGRADE_OPEN_DEMO": os.environ.get("ACTIVEGRADE_OPEN_DEMO", "1")}  # "0": real sign-in
         self._log = log.open("w")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
