@@ -139,3 +139,24 @@ def test_a_changed_grade_and_an_undo_are_in_the_audit_trail(open_as, world):
     assert mine["action"].tolist()[-2:] == ["grade_changed", "undo"]
     assert mine.iloc[-2]["detail"] == {"position": position, "before": "Correct", "after": "Incorrect"}
     assert accounts.held(store, pid, grader.name).position == position  # the undone item is theirs again
+
+
+def test_an_admin_manages_the_team_and_exports_the_trail(open_as, world):
+    _, store, pid, _, users = world
+    at = open_as(users[auth.ADMIN], "Team", project=pid)
+    at.text_input(key="new_account_name").input("Zoe")
+    at.selectbox(key="new_account_role").select(auth.VIEWER)
+    at.text_input(key="new_account_password").input(PASSWORD)
+    next(b for b in at.button if b.label == "Create account").click().run()
+    assert not at.exception, at.exception
+    assert accounts.user_by_name(store, "zoe").role == auth.VIEWER
+    at.multiselect(key=f"members_choice_{pid}").select("zoe")
+    at.slider(key=f"overlap_{pid}").set_value(0.2)
+    next(b for b in at.button if b.label == "Save").click().run()
+    assert not at.exception, at.exception
+    assert "zoe" in {u.name for u in accounts.members(store, pid)}
+    assert store.project(pid).settings["overlap"] == pytest.approx(0.2)
+    actions = set(accounts.events(store)["action"])
+    assert {"account_created", "member_added", "settings_changed"} <= actions
+    assert any(b.label == "Audit trail (CSV)" for b in at.get("download_button"))
+    store.update_settings(pid, {"overlap": 0.0})
