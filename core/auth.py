@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -61,6 +62,8 @@ ALL_PROJECTS_ROLES = frozenset({ADMIN})
 
 OPEN_DEMO_ENV = "ACTIVEGRADE_OPEN_DEMO"
 MIN_PASSWORD_LENGTH = 10
+MAX_FAILURES = 10
+LOCKOUT = timedelta(minutes=15)
 
 _hasher = PasswordHasher()
 
@@ -163,9 +166,16 @@ def sign_in(store: Store, name: str, password: str) -> User | None:
     """The account if ``name`` and ``password`` match an active one, else None.
 
     Every attempt is in the audit trail (``sign_in`` or ``sign_in_failed``).
+    After MAX_FAILURES failed attempts for a name within LOCKOUT, further
+    attempts fail without checking the password until the window has passed
+    (slows down password guessing; an admin sees the attempts in the trail).
     A hash made with older argon2 parameters is replaced by a current one.
     """
     name = normalise_name(name)
+    since = datetime.now(timezone.utc) - LOCKOUT
+    if accounts.event_count(store, "sign_in_failed", actor=name, since=since) >= MAX_FAILURES:
+        accounts.record_event(store, name, "sign_in_locked")
+        return None
     row = accounts.user_by_name(store, name)
     # verify against a throw-away hash for unknown names, so timing does not reveal which names exist
     encoded = row.password_hash if row is not None and row.active else _DUMMY_HASH

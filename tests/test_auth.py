@@ -1,6 +1,8 @@
 """core.auth: password hashing, accounts, sign-in (password and OIDC), open demo switch, audit of sign-ins."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from argon2 import PasswordHasher
 
@@ -126,3 +128,14 @@ def test_audit_trail_records_actor_action_project_and_exports_inert_csv(store):
     assert "undo" in text and '"{""position"": 3}"' in text
     accounts.record_event(store, "=cmd|' /C calc'!A0", "sign_in_failed")  # a name typed at the sign-in form
     assert "'=cmd" in audit.trail_csv(audit.trail(store)).decode()  # a formula-looking actor is made inert
+
+
+def test_repeated_failures_lock_the_name_for_a_while(store, monkeypatch):
+    auth.create_account(store, "ann", auth.GRADER, password=PASSWORD)
+    monkeypatch.setattr(auth, "MAX_FAILURES", 3)
+    for _ in range(3):
+        assert auth.sign_in(store, "ann", "guess guess guess") is None
+    assert auth.sign_in(store, "ann", PASSWORD) is None  # locked: even the right password waits
+    assert accounts.events(store)["action"].tolist()[-1] == "sign_in_locked"
+    monkeypatch.setattr(auth, "LOCKOUT", timedelta(0))  # the window has passed
+    assert auth.sign_in(store, "ann", PASSWORD) is not None

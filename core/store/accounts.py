@@ -302,9 +302,12 @@ def events(store: Store, project_id: int | None = None) -> pd.DataFrame:
     return pd.DataFrame.from_records(rows, columns=AUDIT_COLUMNS)
 
 
-def event_count(store: Store, action: str | None = None) -> int:
-    query = select(func.count()).select_from(AuditEvent)
-    if action is not None:
-        query = query.where(AuditEvent.action == action)
+def event_count(store: Store, action: str, *, actor: str | None = None, since: datetime | None = None) -> int:
+    """How many ``action`` events (by ``actor``, since ``since``) the trail holds."""
+    query = select(func.count()).select_from(AuditEvent).where(AuditEvent.action == action)
+    if actor is not None:
+        query = query.where(AuditEvent.actor == actor)
+    if since is not None:
+        query = query.where(AuditEvent.at >= since)
     with store.session() as s:
         return int(s.scalar(query))
