@@ -145,6 +145,7 @@ def crash_run(backend: str, folder: Path) -> dict:
             os.kill(victim.pid, signal.SIGKILL)
             break
     victim.wait()
+    lines.append(victim.stdout.read())
     acked = [(gid, pos, "victim") for gid, pos in acknowledged("".join(lines))]
     again = start_worker(url, pid, "victim", OVERLAP)
     for name, process in (("steady", steady), ("victim", again)):

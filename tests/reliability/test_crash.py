@@ -33,7 +33,9 @@ def test_sigkill_mid_grading_loses_nothing_and_the_queue_resumes(db_url, store):
             break
     worker.wait(timeout=60)
     assert worker.returncode == -signal.SIGKILL
+    lines.append(worker.stdout.read())  # what it printed between our last read and the kill
     before = acknowledged("".join(lines))
+    assert len(before) >= KILL_AFTER
 
     rows = store.grades(pid, include_retracted=True)
     assert set(before) <= set(zip(rows["id"], rows["position"]))  # every acknowledged grade survived
