@@ -160,3 +160,33 @@ def test_an_admin_manages_the_team_and_exports_the_trail(open_as, world):
     assert {"account_created", "member_added", "settings_changed"} <= actions
     assert any(b.label == "Audit trail (CSV)" for b in at.get("download_button"))
     store.update_settings(pid, {"overlap": 0.0})
+
+
+OIDC = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "x" * 32,
+        "client_id": "id", "client_secret": "secret", "server_metadata_url": "https://idp.example/.well-known/openid-configuration"}
+
+
+def test_oidc_sign_in_maps_the_identity_to_an_account(world, monkeypatch):
+    url, store, pid, _, _ = world
+    monkeypatch.setenv("ACTIVEGRADE_DB_URL", url)
+    monkeypatch.delenv(auth.OPEN_DEMO_ENV, raising=False)
+    if accounts.user_by_email(store, "olga@example.org") is None:
+        olga = auth.create_account(store, "olga", auth.VIEWER, email="olga@example.org")
+        accounts.assign(store, pid, olga.id)
+
+    def visit(user: dict) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.secrets["auth"] = OIDC
+        at.user = user
+        at.query_params["project"] = str(pid)
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    out = visit({"is_logged_in": False})
+    assert "Sign in with your identity provider" in buttons(out) and "Projects" not in titles(out)
+    known = visit({"is_logged_in": True, "email": "olga@example.org", "email_verified": True})
+    assert "Projects" in titles(known) and "Signed in as **olga** (viewer)" in [c.value for c in known.caption]
+    stranger = visit({"is_logged_in": True, "email": "eve@example.org"})
+    assert "Projects" not in titles(stranger)
+    assert "no active ActiveGrade account has the e-mail eve@example.org" in stranger.error[0].value
