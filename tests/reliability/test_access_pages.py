@@ -190,3 +190,27 @@ def test_oidc_sign_in_maps_the_identity_to_an_account(world, monkeypatch):
     stranger = visit({"is_logged_in": True, "email": "eve@example.org"})
     assert "Projects" not in titles(stranger)
     assert "no active ActiveGrade account has the e-mail eve@example.org" in stranger.error[0].value
+
+
+def test_the_first_visitor_of_an_empty_database_creates_the_admin(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    monkeypatch.setenv("ACTIVEGRADE_DB_URL", url)
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path))
+    monkeypatch.delenv(auth.OPEN_DEMO_ENV, raising=False)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.text_input(key="first_admin_name").input("Root")
+    at.text_input(key="first_admin_password").input(PASSWORD)
+    at.text_input(key="first_admin_repeat").input(PASSWORD + "!")
+    next(b for b in at.button if b.label == "Create the admin account").click().run()
+    assert "The two passwords differ." in [e.value for e in at.error]
+    at.text_input(key="first_admin_repeat").input(PASSWORD)
+    next(b for b in at.button if b.label == "Create the admin account").click().run()
+    assert not at.exception, at.exception
+    assert "Projects" in titles(at)
+    store = Store.open(url)
+    assert [(u.name, u.role) for u in accounts.users(store)] == [("root", auth.ADMIN)]
+    # from now on, a new visitor must sign in
+    again = AppTest.from_file(APP, default_timeout=60)
+    again.run()
+    assert again.text_input(key="sign_in_password") is not None and "Projects" not in titles(again)
