@@ -17,6 +17,7 @@ from typing import Any
 
 from core.allocation import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY
 from core.errors import InputError
+from core.sampling_job import SAMPLING_MESSAGE, sample_project, sampling_request
 from core.scales import BINARY
 from core.store import ProjectInfo, Store
 
@@ -67,8 +68,11 @@ def create_project(
     Raises InputError for bad input before anything is written.
     """
     check_inputs(pool, samples)
+    settings = {**DEFAULT_SETTINGS, **(settings or {})}
+    if settings.get("sampling"):
+        settings["sampling"] = sampling_request(settings["sampling"], pool, samples)
     files = {"pool": pool} | ({"samples": samples} if samples else {})
-    project_id = store.create_project(name, {**DEFAULT_SETTINGS, **(settings or {})}, files)
+    project_id = store.create_project(name, settings, files)
     if start:
         start_preparation(store, project_id)
     return project_id
@@ -153,6 +157,8 @@ def _prepare(store: Store, project_id: int) -> None:
         from core.prepare import prepare_items
 
         settings = store.project(project_id).settings
+        if settings.get("sampling"):
+            sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE))
         files = store.input_files(project_id)
         inputs = load_inputs(files["pool"], files.get("samples"))
         store.set_progress(project_id, 0, len(inputs.pool), "clustering surrogate answers")
@@ -180,7 +186,7 @@ def _heartbeat(store: Store, project_id: int, stop: threading.Event) -> None:
         store.set_progress(project_id, info.progress_done, info.progress_total, info.progress_message)
 
 
-def _progress_writer(store: Store, project_id: int):
+def _progress_writer(store: Store, project_id: int, message: str = "clustering surrogate answers"):
     """A ``progress(done, total)`` callback that writes to the database at most every PROGRESS_EVERY_S."""
     last = [0.0]
 
@@ -188,6 +194,6 @@ def _progress_writer(store: Store, project_id: int):
         now = time.monotonic()
         if done >= total or now - last[0] >= PROGRESS_EVERY_S:
             last[0] = now
-            store.set_progress(project_id, done, total, "clustering surrogate answers")
+            store.set_progress(project_id, done, total, message)
 
     return progress

