@@ -3,15 +3,26 @@ and a prepared synthetic project of any size."""
 from __future__ import annotations
 
 import os
+import sys
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from sqlalchemy import create_engine, text
 
+from core import auth
 from core.allocation import Design, design_from_items
 from core.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from appserver import CHROMIUM, CHROMIUM_ARGS, ITEM_SHOWN, Server, press_grade_key  # noqa: E402,F401
+
+PASSWORD = "reliability-test-password"
+DATA_APP = ROOT / "tests" / "data" / "app"  # the 40-item arithmetic pool the app tests use
+TIMEOUT_MS = 30_000
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -70,3 +81,33 @@ def make_project(store: Store, n: int, name: str = "load", settings: dict | None
     pid = store.create_project(name, {"seed": 3, **(settings or {})}, {"pool": ("pool.jsonl", b"{}\n")})
     store.save_items(pid, synthetic_items(n))
     return pid, design_from_items(store.load_items(pid), stratify_by=None)
+
+
+@pytest.fixture
+def browser():
+    """A headless Chromium with the project's settings (skipped where Chromium or Playwright is missing)."""
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is absent (scripts/install-system.sh installs it)")
+    with playwright_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """The app served by `streamlit run` on a fresh SQLite file, with sign-in (no open demo)."""
+    monkeypatch.setenv(auth.OPEN_DEMO_ENV, "0")
+    app = Server(f"sqlite:///{tmp_path / 'app.db'}", tmp_path, tmp_path / "streamlit.log")
+    yield app
+    app.stop()
+
+
+def sign_in(page, url: str, name: str) -> None:
+    """Open ``url`` and sign in as ``name`` with PASSWORD."""
+    page.goto(url)
+    page.get_by_role("textbox", name="Name", exact=True).fill(name)
+    page.get_by_role("textbox", name="Password", exact=True).fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text(f"Signed in as {name}").wait_for(timeout=TIMEOUT_MS)
