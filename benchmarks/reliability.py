@@ -177,7 +177,8 @@ def main() -> None:
         "",
         f"Written by `python benchmarks/reliability.py` on {time.strftime('%Y-%m-%d %H:%M')}, "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load average before the run "
-        f"{load_before:.1f} (a machine shared with other jobs: durations are upper bounds).",
+        f"{load_before:.1f} (a machine shared with other jobs: durations are upper bounds and vary up to 2x "
+        "between runs; the counts do not).",
         "",
         f"{N_ITEMS:,} items, {OVERLAP:.0%} double-graded: 2,000 grades per run, through core.reservations "
         "(the grade page's path). Threads share one process, as the graders of one Streamlit server do; "
