@@ -15,6 +15,7 @@ from core.semantic import BACKENDS
 from core.store import ProjectInfo
 from core.strata import STRATIFY_BY
 from ui import plan, signin, state
+from ui.sampling import sampling_settings
 
 store = state.store()
 st.title("Projects")
@@ -136,6 +137,7 @@ def new_project() -> None:
         pool = st.file_uploader("Pool (JSONL, CSV or Parquet)", type=["jsonl", "json", "csv", "parquet"], key="new_pool")
         samples = st.file_uploader("Surrogate samples (optional if the pool has a samples column)",
                                    type=["jsonl", "json", "csv", "parquet"], key="new_samples")
+        sampling = sampling_settings() if samples is None else None
         cols = st.columns(3)
         backend = cols[0].selectbox("Semantic backend", BACKENDS, key="new_backend")
         model = cols[1].text_input("Model (name or path; blank for the default)", key="new_model",
@@ -161,7 +163,7 @@ def new_project() -> None:
             settings = {
                 "backend": backend, "model": model.strip() or None, "stratify_by": stratify_by,
                 "n_strata": int(n_strata), "seed": int(seed), "target_half_width": float(target),
-                "guidelines": guidelines, "show_reference": show_reference, "scale": scale,
+                "guidelines": guidelines, "show_reference": show_reference, "scale": scale, "sampling": sampling,
             }
             pool_upload = (pool.name, pool.getvalue())
             samples_upload = (samples.name, samples.getvalue()) if samples else None
