@@ -2,9 +2,9 @@
 
 Three roles. ``admin`` creates projects, uploads, changes settings, exports,
 manages accounts and reads the audit trail, on every project. ``grader``
-grades the projects assigned to them and follows their dashboards.
-``viewer`` sees the dashboards of the projects assigned to them, nothing
-else. The permission matrix is data (``PERMISSIONS``), so the app, the tests
+grades the projects assigned to them, blind to their dashboards (a running
+estimate would bias the grades). ``viewer`` sees the dashboards of the
+projects assigned to them, nothing else. Both see the list of their projects. The permission matrix is data (``PERMISSIONS``), so the app, the tests
 and the docs read the same table.
 
 Passwords are stored only as salted argon2id hashes (argon2-cffi's
@@ -52,7 +52,7 @@ ACTIONS = (
 
 PERMISSIONS: Mapping[str, frozenset[str]] = {
     ADMIN: frozenset(ACTIONS),
-    GRADER: frozenset({VIEW_PROJECTS, GRADE, VIEW_DASHBOARD}),
+    GRADER: frozenset({VIEW_PROJECTS, GRADE}),  # not the dashboard: a running estimate would bias their grades
     VIEWER: frozenset({VIEW_PROJECTS, VIEW_DASHBOARD}),
 }
 """role -> the actions it may perform (on the projects it may see)."""

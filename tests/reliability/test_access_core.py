@@ -3,7 +3,7 @@
 The expected table is written here from the issue's words, independently of
 core.auth.PERMISSIONS: admin creates projects, uploads, changes settings,
 exports (and manages the team); a grader grades the projects assigned to
-them; a viewer sees dashboards only.
+them (blind to the running estimate); a viewer sees dashboards only.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ EXPECTED = {
     auth.CHANGE_SETTINGS: (True, False, False),
     auth.DELETE_PROJECT: (True, False, False),
     auth.GRADE: (True, True, False),
-    auth.VIEW_DASHBOARD: (True, True, True),
+    auth.VIEW_DASHBOARD: (True, False, True),  # graders grade blind to the running estimate
     auth.EXPORT: (True, False, False),
     auth.SIMULATE: (True, False, False),
     auth.MANAGE_USERS: (True, False, False),
