@@ -76,7 +76,7 @@ def test_signed_out_may_do_nothing(world, action):
 
 
 def test_visible_projects_follow_assignment(world):
-    store, mine, other, users = world
+    store, mine, _, users = world
     assert auth.visible_projects(store, users[auth.ADMIN]) is None  # all
     assert auth.visible_projects(store, users[auth.GRADER]) == {mine}
     assert auth.visible_projects(store, None) == set()

@@ -27,7 +27,7 @@ OVERLAP = 0.1  # 182 items double-graded: 2,000 grades in all
 def test_eight_graders_2000_grades_none_lost_none_duplicated(db_url, store):
     assert expected_grades(N_ITEMS, OVERLAP) == 2000
     pid, design = make_project(store, N_ITEMS)
-    crew, seconds = run_graders(store, pid, GRADERS, overlap=OVERLAP)
+    crew, _seconds = run_graders(store, pid, GRADERS, overlap=OVERLAP)
     acked = {g.name: g.graded for g in crew}
 
     rows = store.grades(pid, include_retracted=True)
