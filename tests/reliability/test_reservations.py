@@ -96,3 +96,14 @@ def test_a_second_grader_may_hold_a_double_graded_item_the_first_one_holds_again
 def test_overlap_fraction_is_checked():
     with pytest.raises(ValueError, match="not in"):
         reservations.overlap_positions(10, 1.5, 0)
+
+
+@on_both
+def test_a_grade_given_after_the_reservation_expired_is_kept_and_averaged(store):
+    pid, design = make_project(store, 10)
+    slow = reservations.claim(store, pid, design, 3, "ann", ttl=timedelta(seconds=-1))  # ann walks away
+    assert reservations.claim(store, pid, design, 3, "bob") == slow  # the item went back to the queue
+    reservations.grade(store, pid, slow, BINARY, "Correct", "bob")
+    reservations.grade(store, pid, slow, BINARY, "Incorrect", "ann")  # ann comes back and grades it anyway
+    assert sorted(store.grades(pid)["grader"]) == ["ann", "bob"]  # the expert's work is never dropped
+    assert store.graded_positions(pid)[slow] == pytest.approx(0.5)  # both enter as their mean
