@@ -82,7 +82,7 @@ def on_resume() -> None:
     st.session_state[REVIEW] = None
 
 
-def current_position(graded: dict[int, float], mine: list[int]) -> tuple[int | None, bool]:
+def current_position(mine: list[int]) -> tuple[int | None, bool]:
     """(position to show, whether it is an earlier grade being reviewed)."""
     review = st.session_state.get(REVIEW)
     if review is not None:
@@ -129,7 +129,7 @@ def show_item(view: dict) -> None:
 @st.fragment
 def grading_card() -> None:
     graded, mine = store.graded_positions(pid), store.grader_positions(pid, grader)
-    position, reviewing = current_position(graded, mine)
+    position, reviewing = current_position(mine)
     total = plan.design(project).N
     flash = st.session_state.pop("flash", "")
     st.progress(len(graded) / total, text=f"{len(graded):,} of {total:,} items graded · you: {len(mine)}"
