@@ -5,6 +5,7 @@ so a reload or a second browser continues exactly where the project stands.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from core.allocation import Design
@@ -31,12 +32,29 @@ def next_position(store: Store, project_id: int, design: Design, seed: int, *, r
     return next_item(design, queue_state(store, project_id, reserved), seed)
 
 
+_MARKDOWN_IMAGE = re.compile(r"!\[([^\]]*)\](?=[(\[])")
+
+
+def inert_images(text: str) -> str:
+    """Markdown images in item text turned into plain links (`![alt](url)` -> `[image: alt](url)`).
+
+    A grader's browser would otherwise fetch every image URL a pool's text names as soon as the
+    item is shown, telling that server who graded what and when; a link is fetched only if clicked.
+    Images meant for grading go in the pool's `image` column.
+    """
+    return _MARKDOWN_IMAGE.sub(r"[image: \1]", text)
+
+
 def grader_view(item: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
     """What the grader is shown of an item: prompt, response, image, the reference when allowed,
-    and the surrogate signals only when the project allows it (they would bias the grade)."""
+    and the surrogate signals only when the project allows it (they would bias the grade).
+    Markdown images in the texts are made inert links (`inert_images`)."""
     view = {k: item.get(k) for k in ("id", "prompt", "response", "image")}
     if settings.get("show_reference", True):
         view["reference"] = item.get("reference")
+    for key in ("prompt", "response", "reference"):
+        if isinstance(view.get(key), str):
+            view[key] = inert_images(view[key])
     if settings.get("show_signals", False):
         view["signals"] = {k: item.get(k) for k in SIGNAL_FIELDS if k in item}
     return view

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from core.errors import InputError
-from core.grading import grader_view, next_position
+from core.grading import grader_view, inert_images, next_position
 from core.project import create_project, is_stalled, start_preparation
 from core.report import report, report_markdown
 from core.scales import BINARY, LIKERT, parse_custom_labels, scale_from_settings
@@ -89,3 +89,15 @@ def test_report_carries_estimate_settings_and_seed(store, project_id):
     path = estimate_path(design, list(graded), list(graded.values()), points=3)
     assert path["grades"].tolist() == [1, 4, 6]
     assert (path["ci_low"] <= path["estimate"]).all() and (path["estimate"] <= path["ci_high"]).all()
+
+
+def test_markdown_images_in_item_text_are_inert_links():
+    assert inert_images("see ![chart](https://tracker.example/p.png) and ![x][ref]") == (
+        "see [image: chart](https://tracker.example/p.png) and [image: x][ref]"
+    )
+    assert inert_images("a ![ b ] c and [link](https://a.example)") == "a ![ b ] c and [link](https://a.example)"
+    item = {"id": "q", "prompt": "![p](http://a/p.png)", "response": "![r](http://a/r.png)",
+            "reference": "![f](http://a/f.png)", "image": "https://a/i.png"}
+    view = grader_view(item, {"show_reference": True})
+    assert "![" not in view["prompt"] + view["response"] + view["reference"]
+    assert view["image"] == "https://a/i.png"  # the item's own image stays an image
