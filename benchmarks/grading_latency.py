@@ -27,7 +27,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "e2e")]
 from appserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ITEM_SHOWN, Server, press_grade_key  # noqa: E402
 
 from core.allocation import design_from_items  # noqa: E402
-from core.grading import next_position, submit  # noqa: E402
+from core import reservations  # noqa: E402
 from core.project import create_project, start_preparation  # noqa: E402
 from core.scales import BINARY  # noqa: E402
 from core.store import Store  # noqa: E402
@@ -64,15 +64,16 @@ def synthetic_pool(folder: Path) -> tuple[Path, Path]:
 
 
 def server_side(store: Store, project_id: int, grades: int) -> list[float]:
-    """Milliseconds per grade for submit + next_position + item load, no browser."""
+    """Milliseconds per grade for what the grade page does, no browser: record the grade and free
+    the reservation, claim (reserve) the next item, load it."""
     items = store.load_items(project_id)
     design = design_from_items(items, stratify_by=None)
     times = []
-    position = next_position(store, project_id, design, 0)
+    position = reservations.claim(store, project_id, design, 0, "server-bench")
     for _ in range(grades):
         start = time.perf_counter()
-        submit(store, project_id, position, BINARY, "Correct", "server-bench", seconds=1.0)
-        position = next_position(store, project_id, design, 0)
+        reservations.grade(store, project_id, position, BINARY, "Correct", "server-bench", seconds=1.0)
+        position = reservations.claim(store, project_id, design, 0, "server-bench")
         store.item(project_id, position)
         times.append((time.perf_counter() - start) * 1000)
     return times
@@ -137,7 +138,7 @@ def main() -> None:
         "| measure | median ms | p90 ms | max ms |",
         "|---|---|---|---|",
         f"| key press to next item shown (Chromium) | {b['median']:.0f} | {b['p90']:.0f} | {b['max']:.0f} |",
-        f"| server work per grade: save, pick next, load it (Python) | {s['median']:.1f} | {s['p90']:.1f} | {s['max']:.1f} |",
+        f"| server work per grade: save and release, claim next, load it (Python) | {s['median']:.1f} | {s['p90']:.1f} | {s['max']:.1f} |",
         "",
         f"Preparing the {N_ITEMS:,} items (upload check, exact clustering, strata, save): {prepare_s:.1f} s.",
         "",
