@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.agreement import agreement, level_of, summary
-from core.estimate import METHODS
+from core.estimate import DEFAULT_METHOD, METHODS
 from core.tracking import current_estimate, grader_progress
 from ui import plan, state
 
@@ -15,7 +15,7 @@ project = state.require_ready_project()
 st.title("Dashboard")
 ESTIMATORS = ["default", *METHODS]
 method = st.sidebar.selectbox("Estimator", ESTIMATORS, index=ESTIMATORS.index(project.settings.get("method", "default")),
-                              help="default: the model-assisted difference estimator. The report uses the "
+                              help=f"default: the {DEFAULT_METHOD} estimator (benchmarks/estimation.md). The report uses the "
                                    "project's estimator, set on the Projects page.")
 REFRESH_S = 3.0
 
