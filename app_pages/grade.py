@@ -16,7 +16,7 @@ signin.require(auth.GRADE, project.id)
 grader = state.grader()
 pid = project.id
 scale = scale_from_settings(project.settings)
-CURRENT, REVIEW = f"current-{pid}", f"review-{pid}"
+REVIEW = f"review-{pid}"
 
 st.title("Grade")
 if not grader:
@@ -44,7 +44,6 @@ def on_grade(position: int, label: str) -> None:
                      before=earlier["label"], after=label)
     st.session_state.pop(f"shown-{pid}-{position}", None)
     if st.session_state.get(REVIEW) is None:
-        st.session_state[CURRENT] = None
         st.session_state["flash"] = f"saved: {label}"
     else:  # an earlier grade was changed: back to the item the grader left in the queue
         st.session_state[REVIEW] = None
@@ -55,7 +54,6 @@ def on_skip(position: int) -> None:
     reservations.skip(store, pid, position, grader)
     audit.record(store, signin.user(), audit.SKIP, pid, position=position)
     st.session_state.pop(f"shown-{pid}-{position}", None)
-    st.session_state[CURRENT] = None
     st.session_state["flash"] = "skipped: the item went back to the queue"
 
 
@@ -65,10 +63,11 @@ def on_undo() -> None:
     if position is None:
         st.session_state["flash"] = "nothing to undo"
         return
-    reservations.hold(store, pid, position, grader)  # the item is this grader's again
     audit.record(store, signin.user(), audit.UNDO, pid, position=position)
-    st.session_state[CURRENT] = position
-    st.session_state["flash"] = "undone: the item is back, ungraded"
+    if reservations.hold(store, pid, position, grader):  # the item is this grader's again
+        st.session_state["flash"] = "undone: the item is back, ungraded"
+    else:  # another grader took it in the meantime; it stays in the queue, ungraded
+        st.session_state["flash"] = "undone: the grade is withdrawn; another grader holds the item now"
 
 
 def on_back() -> None:
@@ -92,7 +91,6 @@ def current_position(mine: list[int]) -> tuple[int | None, bool]:
     # the item reserved for this grader (kept on reload, freed by grade or skip, expiring when abandoned)
     position = reservations.claim(store, pid, plan.design(project), int(project.settings.get("seed", 0)), grader,
                                   overlap=float(project.settings.get("overlap", 0.0)))
-    st.session_state[CURRENT] = position
     return position, False
 
 
