@@ -93,15 +93,21 @@ def synthetic_items(n_items: int = 600, *, signal: float = 1.0, likert: bool = F
     )
 
 
-def labels_of(items: pd.DataFrame) -> np.ndarray:
-    """The pool's labels as floats in [0, 1]; InputError naming the first bad row."""
+def labels_of(items: pd.DataFrame, file: str | None = None) -> np.ndarray:
+    """The pool's labels as floats in [0, 1]; InputError naming the first bad item by its id,
+    and by its 1-based row in `items`, or by `file` when given (whose row numbering
+    depends on the format, so no row is claimed there)."""
     if "label" not in items.columns:
-        raise InputError("the pool has no 'label' column", column="label", fix="the simulator needs every item's grade")
+        raise InputError("the pool has no 'label' column", file=file, column="label", fix="the simulator needs every item's grade")
     labels = pd.to_numeric(items["label"], errors="coerce").to_numpy(dtype=float)
     bad = ~((labels >= 0) & (labels <= 1))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise InputError(f"label {items['label'].iat[row]!r} is not a number in [0, 1]", row=row + 1, column="label", fix="give every item a grade in [0, 1]")
+        item = f" of item '{items['id'].iat[row]}'" if "id" in items.columns else ""
+        raise InputError(
+            f"label {items['label'].iat[row]!r}{item} is not a number in [0, 1]",
+            file=file, row=None if file else row + 1, column="label", fix="give every item a grade in [0, 1]",
+        )
     return labels
 
 

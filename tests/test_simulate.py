@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -86,6 +87,21 @@ def test_cli_without_labels_is_an_input_error(tmp_path, capsys):
     pool, samples = write_pool(tmp_path, labels=False)
     assert main(["simulate", "--pool", pool, "--samples", samples, "--reps", "10", "--cache-dir", str(tmp_path / "cache")]) == 2
     assert "label" in capsys.readouterr().err
+
+
+def test_cli_checks_every_label_before_preparing(tmp_path, capsys, monkeypatch):
+    pool, samples = write_pool(tmp_path)
+    rows = Path(pool).read_text().splitlines()
+    rows[5] = json.dumps({**json.loads(rows[5]), "label": None})
+    Path(pool).write_text("\n".join(rows) + "\n")
+
+    def prepare_from_args(*_):
+        raise AssertionError("prepared a pool whose labels are incomplete")
+
+    monkeypatch.setattr("core.commands.simulate.prepare_from_args", prepare_from_args)
+    assert main(["simulate", "--pool", pool, "--samples", samples, "--reps", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "pool.jsonl" in err and "item 'q5'" in err and "label" in err
 
 
 def test_gsm8k_goal(gsm8k):

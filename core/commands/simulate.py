@@ -10,7 +10,7 @@ from pathlib import Path
 from core.errors import InputError
 from core.commands.prepare import add_prepare_options, prepare_from_args
 from core.io import load_inputs
-from core.simulate import DEFAULT_BUDGETS, METHODS, format_table, simulate
+from core.simulate import DEFAULT_BUDGETS, METHODS, format_table, labels_of, simulate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,8 +40,7 @@ def run(args: argparse.Namespace) -> int:
     budgets = _list(args.budgets, "--budgets")
     methods = _list(args.methods, "--methods")
     inputs = load_inputs(args.pool, args.samples)
-    if "label" not in inputs.pool.columns:
-        raise InputError("the pool has no 'label' column", file=args.pool, column="label", fix="the simulator needs every item's grade")
+    labels_of(inputs.pool, file=args.pool)  # every label, before a preparation that can take hours
     items = prepare_from_args(args, inputs)
     start, cpu = time.perf_counter(), time.process_time()
     result = simulate(items, budgets, reps=args.reps, seed=args.seed, methods=methods, n_strata=args.strata)
