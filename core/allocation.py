@@ -186,8 +186,9 @@ def design_from_items(
     columns = [c for c in covariates if c in items.columns]
     values = items[columns].to_numpy(dtype=float) if columns else None
     if values is not None:
-        column_means = np.nanmean(np.where(np.isfinite(values), values, np.nan), axis=0)
-        values = np.where(np.isfinite(values), values, np.nan_to_num(column_means))
+        finite = np.isfinite(values)
+        column_means = np.where(finite, values, 0.0).sum(axis=0) / np.maximum(finite.sum(axis=0), 1)  # 0 for an all-NaN column
+        values = np.where(finite, values, column_means)
     ids = tuple(items["id"].astype(str)) if "id" in items.columns else ()
     return make_design(
         stratum,

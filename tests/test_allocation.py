@@ -180,6 +180,15 @@ def test_items_without_samples_get_a_neutral_proxy():
     assert len(np.unique(design.stratum[:5])) == 1
 
 
+@pytest.mark.filterwarnings("error")
+def test_a_pool_without_any_sample_gives_one_neutral_stratum_quietly():
+    items = synthetic_items(40)
+    items[["agreement", "semantic_entropy"]] = np.nan
+    design = design_from_items(items)
+    assert design.H == 1 and design.covariates.shape == (40, 0)
+    assert design.proxy == pytest.approx(0.5)
+
+
 def test_design_errors_name_the_problem():
     with pytest.raises(InputError, match="agreement"):
         design_from_items(pd.DataFrame({"stratum": [0, 1], "semantic_entropy": [0.0, 1.0]}))
