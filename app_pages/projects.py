@@ -103,20 +103,22 @@ def current(project: ProjectInfo) -> None:
         return
     if project.status == "failed":
         st.error(f"Preparation failed: {project.error}")
-        if signin.may(auth.PREPARE_PROJECT, project.id) and st.button("Try again", key="retry"):
-            start_preparation(store, project.id)
-            st.rerun()
+        prepare_button(project, "Try again", "retry")
     elif is_stalled(project) and not is_running_here(store, project.id):
         st.warning("Preparation stopped responding (the server was probably restarted).")
-        if signin.may(auth.PREPARE_PROJECT, project.id) and st.button("Restart preparation", key="restart"):
-            start_preparation(store, project.id)
-            st.rerun()
+        prepare_button(project, "Restart preparation", "restart")
     elif project.status == "new":
-        if signin.may(auth.PREPARE_PROJECT, project.id) and st.button("Prepare", key="prepare"):
-            start_preparation(store, project.id)
-            st.rerun()
+        prepare_button(project, "Prepare", "prepare")
     else:
         preparation_progress(project.id)
+
+
+def prepare_button(project: ProjectInfo, label: str, key: str) -> None:
+    """A button, for those allowed to prepare, that starts the preparation job (audited when it starts)."""
+    if signin.may(auth.PREPARE_PROJECT, project.id) and st.button(label, key=key):
+        if start_preparation(store, project.id):
+            audit.record(store, signin.user(), audit.PREPARATION_STARTED, project.id)
+        st.rerun()
 
 
 def scale_settings() -> dict:

@@ -123,6 +123,9 @@ def test_stalled_preparation_offers_a_restart(open_app, store, uploads, monkeypa
     at.button(key="restart").click().run()
     wait_ready(store, pid)
     assert store.project(pid).status == "ready"
+    from core import audit
+
+    assert list(audit.trail(store, pid)["action"]) == [audit.PREPARATION_STARTED]  # the restart is audited
 
 
 def test_database_url_from_streamlit_secrets(tmp_path, monkeypatch):
