@@ -192,6 +192,13 @@ def sign_in(store: Store, name: str, password: str) -> User | None:
 _DUMMY_HASH = _hasher.hash("not a password of anyone")
 
 
+def refresh(store: Store, user: User) -> User | None:
+    """``user`` as the accounts table has them now: None once the account is disabled or gone, else
+    with its current role (a session signed in earlier never keeps a role an admin has taken away)."""
+    row = accounts.user_by_name(store, user.name)
+    return _user(row) if row is not None and row.active else None
+
+
 def sign_in_oidc(store: Store, claims: Mapping[str, object]) -> User:
     """The account for an OIDC identity (Streamlit's ``st.user``), matched by verified e-mail.
 

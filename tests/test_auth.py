@@ -49,6 +49,15 @@ def test_sign_in_checks_name_password_and_active_flag(store):
     assert trail["actor"].tolist() == ["ann", "ann", "nobody", "ann"]
 
 
+def test_refresh_applies_a_role_change_and_a_disabled_account_at_once(store):
+    signed_in = auth.create_account(store, "cy", auth.ADMIN, password=PASSWORD)
+    auth.set_role(store, "cy", auth.VIEWER)
+    assert auth.refresh(store, signed_in) == auth.User("cy", auth.VIEWER, signed_in.id)
+    accounts.set_active(store, "cy", False)
+    assert auth.refresh(store, signed_in) is None
+    assert auth.refresh(store, auth.User("never-created", auth.ADMIN, 999)) is None
+
+
 def test_sign_in_upgrades_a_hash_made_with_older_parameters(store):
     weak = PasswordHasher(time_cost=1, memory_cost=8192).hash(PASSWORD)
     auth.create_account(store, "bob", auth.ADMIN, password=PASSWORD)

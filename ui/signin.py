@@ -46,10 +46,20 @@ def oidc_providers() -> list[str]:
 
 
 def user() -> auth.User | None:
-    """The signed-in user (the open demo's user when it is on), or None."""
+    """The signed-in user (the open demo's user when it is on), or None.
+
+    Read again from the accounts table on every run (core.auth.refresh): a disabled account is
+    signed out and a changed role applies at once, not only at the next sign-in.
+    """
     if auth.open_demo_enabled():
         return auth.demo_user(st.session_state.get("grader", "") or st.query_params.get("grader", ""))
-    return st.session_state.get(USER_KEY)
+    signed_in = st.session_state.get(USER_KEY)
+    if signed_in is None:
+        return None
+    current = auth.refresh(state.store(), signed_in)
+    if current is None:
+        st.session_state.pop(USER_KEY, None)
+    return current
 
 
 def may(action: str, project_id: int | None = None) -> bool:

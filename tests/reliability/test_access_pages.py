@@ -87,6 +87,17 @@ def test_signed_out_sees_only_the_sign_in_form(open_as, world, page):
     assert at.text_input(key="sign_in_password") is not None
 
 
+def test_a_session_loses_what_an_admin_takes_away(open_as, world):
+    _, store, pid, _, _ = world
+    signed_in = auth.create_account(store, "demoted", auth.ADMIN, password=PASSWORD)
+    auth.set_role(store, "demoted", auth.VIEWER)  # after they signed in
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        open_as(signed_in, "Team", project=pid)
+    accounts.set_active(store, "demoted", False)
+    at = open_as(signed_in, "Projects", project=pid)
+    assert titles(at) == ["ActiveGrade"] and signin.USER_KEY not in at.session_state  # signed out
+
+
 @pytest.mark.parametrize("role", auth.ROLES)
 @pytest.mark.parametrize("page", PAGES)
 def test_each_role_reaches_only_its_pages(open_as, world, role, page):
