@@ -54,7 +54,7 @@ def _project_id(store: Store, name: str) -> int:
 def run(args: argparse.Namespace) -> int:
     store = Store.open(args.db)
     if args.action == "add":
-        password = None if args.email else sys.stdin.readline().rstrip("\n")
+        password = None if args.email else sys.stdin.readline().rstrip("\r\n")  # a line as Windows writes it too
         user = auth.create_account(store, args.name, args.role, password=password, email=args.email)
         accounts.record_event(store, ACTOR, "account_created", detail={"name": user.name, "role": user.role})
         print(f"created {user.role} account {user.name}")
