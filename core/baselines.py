@@ -36,9 +36,9 @@ def lure(labels: np.ndarray, predicted: np.ndarray, n: int, rng: np.random.Gener
 
     Loss L = 1 - y. With q_m the probability of the item drawn at step m
     among the N - m + 1 left, v_m = 1 + (N - M)/(N - m) (1 / ((N - m + 1) q_m) - 1)
-    and R_hat = (1/M) sum_m v_m L_m; mu_hat = 1 - R_hat. Variance: the sample
-    variance of v_m L_m over M, times (1 - M/N) (a normal approximation; the
-    papers give no interval). The sequential draws are Gumbel-top-k: sorting
+    and R_hat = (1/M) sum_m v_m L_m; mu_hat = 1 - R_hat. Variance:
+    (1 - M/N) s^2 / M with s^2 the sample variance of the M terms v_m L_m
+    (infinite for M = 1; a normal approximation, the papers give no interval). The sequential draws are Gumbel-top-k: sorting
     log w_i + Gumbel noise gives exactly successive sampling without replacement.
     """
     N = labels.size  # noqa: N806
