@@ -84,6 +84,14 @@ class BatchEstimate:
         return np.clip(self.value - half, 0.0, 1.0), np.clip(self.value + half, 0.0, 1.0)
 
 
+def resolve_method(method: str) -> str:
+    """"default" -> DEFAULT_METHOD; InputError for a method that is not in METHODS."""
+    method = DEFAULT_METHOD if method == "default" else method
+    if method not in METHODS:
+        raise InputError(f"unknown estimation method {method!r}", fix=f"use one of {', '.join(METHODS)}")
+    return method
+
+
 def _moments(onehot: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-stratum count, sum and sum of squares; onehot (R, n, H), values (R, n)."""
     counts = onehot.sum(axis=1).astype(float)
@@ -104,8 +112,7 @@ def estimate_batch(
     variance_prior = 0 the variance is the textbook one (R survey's svymean
     with fpc), undefined (0) for strata with one grade.
     """
-    if method not in METHODS:
-        raise InputError(f"unknown estimation method {method!r}", fix=f"use one of {', '.join(METHODS)}")
+    method = resolve_method(method)
     positions = np.atleast_2d(positions)
     y = np.atleast_2d(np.asarray(grades, dtype=float))
     strata = design.stratum[positions]
@@ -153,7 +160,7 @@ def estimate(design: Design, positions, grades, method: str = "default", level: 
     module docstring for the formulas. With no grade, the value is NaN and
     the interval [0, 1].
     """
-    method = DEFAULT_METHOD if method == "default" else method
+    method = resolve_method(method)
     positions, grades = _validated(design, positions, grades)
     n = int(positions.size)
     table = _strata_table(design, positions, grades)
@@ -212,7 +219,7 @@ def grades_needed(design: Design, positions, grades, half_width: float, level: f
     """
     if not half_width > 0:
         raise InputError(f"the target half-width must be positive, got {half_width}")
-    method = DEFAULT_METHOD if method == "default" else method
+    method = resolve_method(method)
     positions, grades = _validated(design, positions, grades)
     if positions.size:
         sd = estimate_batch(design, positions[None], grades[None], method).stratum_sd[0]

@@ -76,6 +76,13 @@ def test_bad_grades_are_input_errors(two_strata, positions, grades, message):
         estimate(two_strata, [0], [1.0], method="magic")
 
 
+def test_an_unknown_method_is_refused_before_any_grade(two_strata):
+    with pytest.raises(InputError, match="unknown estimation method"):
+        estimate(two_strata, [], [], method="magic")
+    with pytest.raises(InputError, match="unknown estimation method"):
+        grades_needed(two_strata, [], [], half_width=0.1, method="magic")
+
+
 def test_cross_fitting_never_uses_an_items_own_grade():
     design = design_from_items(synthetic_items(200))
     order = replication_orders(design.N, 0, 1)[0][:40]
