@@ -54,7 +54,7 @@ def budget_sizes(budgets: Sequence[str | float], n_items: int) -> dict[str, int]
             value = float(budget)
         except ValueError:
             raise InputError(f"budget {budget!r} is not a number", fix="give fractions of the pool like 0.05 or counts like 50") from None
-        if not value > 0 or (value > 1 and value != int(value)):
+        if not value > 0 or (value > 1 and not value.is_integer()):  # is_integer: False for inf, where int() raises
             raise InputError(f"budget {budget!r} is neither a fraction in (0, 1] nor a whole count", fix="give fractions of the pool like 0.05 or counts like 50")
         n = int(round(value * n_items)) if value <= 1 else int(value)
         if n > n_items:

@@ -31,7 +31,7 @@ def test_replay_is_the_apps_queue():
 
 def test_budgets_are_fractions_or_counts():
     assert budget_sizes(["0.05", "0.1", "30", "1"], 400) == {"0.05": 20, "0.1": 40, "30": 30, "1": 400}
-    for bad, message in [("x", "not a number"), ("-0.1", "neither"), ("2.5", "neither"), ("500", "more than the pool")]:
+    for bad, message in [("x", "not a number"), ("-0.1", "neither"), ("2.5", "neither"), ("inf", "neither"), ("500", "more than the pool")]:
         with pytest.raises(InputError, match=message):
             budget_sizes([bad], 400)
 
