@@ -43,17 +43,25 @@ def accounts_section() -> None:
                 audit.record(store, admin, audit.ACCOUNT_CREATED, name=created.name, role=created.role)
                 st.toast(f"Account {created.name} created")
                 st.rerun()
-    with right, st.form("change_account"):
+    with right:
         st.markdown("**Change an account**")
-        names = [u.name for u in everyone]
-        who = st.selectbox("Account", names, key="change_account_name")
-        current = next((u for u in everyone if u.name == who), None)
-        role = st.selectbox("Role", auth.ROLES, key="change_account_role",
-                            index=auth.ROLES.index(current.role) if current else 0)
-        active = st.checkbox("Active (may sign in)", value=current.active if current else True,
-                             key="change_account_active")
-        password = st.text_input("New password (blank: keep)", type="password", key="change_account_password")
-        if st.form_submit_button("Save account") and current is not None:
+        # outside the form, so that choosing an account reruns and the fields below show its stored values
+        # (inside it, they kept the previous account's: saving a password also saved that account's role)
+        who = st.selectbox("Account", [u.name for u in everyone], key="change_account_name")
+        change_account(next((u for u in everyone if u.name == who), None))
+
+
+def change_account(current: accounts.UserInfo | None) -> None:
+    """The form that changes one account's role, active flag and password (fields keyed by the account)."""
+    if current is None:
+        return
+    with st.form(f"change_account_{current.id}", clear_on_submit=True):
+        role = st.selectbox("Role", auth.ROLES, index=auth.ROLES.index(current.role),
+                            key=f"change_account_role_{current.id}")
+        active = st.checkbox("Active (may sign in)", value=current.active, key=f"change_account_active_{current.id}")
+        password = st.text_input("New password (blank: keep)", type="password",
+                                 key=f"change_account_password_{current.id}")
+        if st.form_submit_button("Save account"):
             if current.name == admin.name and (role != auth.ADMIN or not active):
                 st.error("You cannot demote or disable your own account; ask another admin.")
                 return

@@ -174,6 +174,20 @@ def test_an_admin_manages_the_team_and_exports_the_trail(open_as, world):
     store.update_settings(pid, {"overlap": 0.0})
 
 
+def test_changing_an_account_keeps_what_the_admin_left_alone(open_as, world):
+    _, store, pid, _, users = world
+    pat = auth.create_account(store, "pat", auth.GRADER, password=PASSWORD)
+    at = open_as(users[auth.ADMIN], "Team", project=pid)
+    at.selectbox(key="change_account_name").select("pat").run()  # the form below now shows pat's values
+    assert at.selectbox(key=f"change_account_role_{pat.id}").value == auth.GRADER
+    at.text_input(key=f"change_account_password_{pat.id}").input("another long password")
+    next(b for b in at.button if b.label == "Save account").click().run()
+    assert not at.exception, at.exception
+    pat = accounts.user_by_name(store, "pat")
+    assert (pat.role, pat.active) == (auth.GRADER, True)  # only the password changed
+    assert auth.verify_password(pat.password_hash, "another long password")
+
+
 OIDC = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "x" * 32,
         "client_id": "id", "client_secret": "secret", "server_metadata_url": "https://idp.example/.well-known/openid-configuration"}
 
