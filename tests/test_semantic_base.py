@@ -2,6 +2,7 @@ import pytest
 import torch
 
 from core.errors import InputError
+from core.semantic import get_backend
 from core.semantic.base import Query, cluster_by_representatives, dedupe, one_line, resolve_device
 
 
@@ -39,6 +40,12 @@ def test_representative_clustering_batches_across_items_and_reports_progress():
     assert [[q.item for q in step] for step in seen] == [[0, 2], [0, 2], [0]]
     assert seen[2][0].representatives == [0, 1]
     assert progress[-1] == (8, 8)
+
+
+@pytest.mark.parametrize("backend", ["embedding", "nli"])
+def test_a_batch_size_below_one_is_an_input_error(backend, tmp_path):
+    with pytest.raises(InputError, match="batch size must be at least 1, got 0"):
+        get_backend(backend, batch_size=0, device="cpu", cache_dir=tmp_path)
 
 
 def test_one_line_error_text():

@@ -30,6 +30,8 @@ def get_backend(
     """The backend called `name`. `model` (name or path) and `threshold` fall back
     to the backend's defaults; the `exact` backend takes neither. Models load
     lazily, on the first item the cache does not already hold."""
+    if batch_size is not None and batch_size < 1:
+        raise InputError(f"batch size must be at least 1, got {batch_size}", fix="drop --batch-size for the backend's default, or give e.g. 32")
     if name == "exact":
         if model is not None or threshold is not None:
             raise InputError("the exact backend takes no model or threshold", fix="drop --model/--threshold or pick --backend embedding or nli")
