@@ -30,7 +30,9 @@ with st.form("simulate"):
     run = st.form_submit_button("Run the simulation", type="primary")
 
 key = f"simulation-{project.id}"
-if run:
+if run and not (budgets and methods):
+    st.error("Choose at least one budget and one method to simulate.")
+elif run:
     try:
         with st.spinner("Simulating..."):
             st.session_state[key] = simulate(items, budgets, reps=int(reps), seed=int(seed), methods=methods)

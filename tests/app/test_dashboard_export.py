@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from core.report import grades_csv, grades_jsonl, grades_table
 from core.scales import BINARY
@@ -68,3 +69,12 @@ def test_simulate_page_runs_and_plots(open_app, project_id):
     assert len(at.get("vega_lite_chart")) == 3
     table = at.dataframe[0].value
     assert set(table["method"]) == {"uniform", "activegrade"} and len(table) == 8
+
+
+@pytest.mark.parametrize("emptied", [0, 1])  # the budgets, then the methods
+def test_simulate_page_asks_for_a_budget_and_a_method(open_app, project_id, emptied):
+    at = open_app("app_pages/simulate.py", project_id=project_id)
+    at.multiselect[emptied].set_value([])
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert "at least one budget and one method" in at.error[0].value
