@@ -171,6 +171,14 @@ def test_cli_reports_a_missing_model(tmp_path, capsys):
     assert "cannot load model" in capsys.readouterr().err
 
 
+def test_cli_reports_an_output_it_cannot_write_before_loading_the_model(tmp_path, capsys):
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text('{"id": "a", "prompt": "Hi?", "response": "Hello"}\n')
+    status = main(["sample", "--pool", str(pool), "--model", str(tmp_path / "nothing"), "--out", str(tmp_path)])
+    assert status == 2
+    assert "cannot write the samples" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_cli_samples_a_pool(smollm2, tmp_path, capsys, monkeypatch):
     loads = []
