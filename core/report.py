@@ -106,7 +106,7 @@ def report_markdown(data: dict[str, Any]) -> str:
         "",
         "## Settings",
         "",
-        *(f"- {k}: `{json.dumps(v)}`" for k, v in s.items() if k != "guidelines"),
+        *(f"- {k}: `{json.dumps(v)}`" for k, v in s.items() if k not in ("guidelines", "seed")),
         f"- seed: `{data['seed']}`",
         "",
     ]

@@ -86,6 +86,7 @@ def test_report_carries_estimate_settings_and_seed(store, project_id):
     assert data["settings"]["scale"]["kind"] == "binary" and len(data["strata"]) == design.H
     text = report_markdown(data)
     assert "Estimated mean grade" in text and "| stratum |" in text
+    assert text.count("- seed: `0`") == 1  # the settings' seed is listed once, as the seed
     path = estimate_path(design, list(graded), list(graded.values()), points=3)
     assert path["grades"].tolist() == [1, 4, 6]
     assert (path["ci_low"] <= path["estimate"]).all() and (path["estimate"] <= path["ci_high"]).all()
