@@ -124,8 +124,8 @@ def audit_section() -> None:
     scope = st.radio("Events", ["all projects", "this project"], horizontal=True, key="audit_scope",
                      disabled=project is None)
     events = audit.trail(store, project.id if project is not None and scope == "this project" else None)
-    st.caption(f"{len(events):,} events: sign-ins, changed grades, undos, skips, settings, uploads, accounts, "
-               "exports. Every grade also records its grader and time.")
+    st.caption(f"{len(events):,} events: sign-ins, changed grades, undos, skips, settings, uploads, preparations, "
+               "accounts, exports. Every grade also records its grader and time.")
     st.dataframe(events.tail(300), hide_index=True, width="stretch")
     st.download_button("Audit trail (CSV)", audit.trail_csv(events), "activegrade-audit.csv", "text/csv",
                        key="dl_audit", on_click=audit.record, args=(store, admin, audit.EXPORTED),

@@ -2,8 +2,8 @@
 
 Grades carry their grader and time themselves (core.store, never deleted,
 only retracted); the trail adds what grades cannot say: sign-ins, changed
-grades, undos, skips, settings changes, uploads, deletions, account and
-assignment changes, exports. Events are appended, never edited.
+grades, undos, skips, settings changes, uploads, preparation starts,
+deletions, account and assignment changes, exports. Events are appended, never edited.
 """
 from __future__ import annotations
 

@@ -322,7 +322,8 @@ class Store:
         return {int(p): float(v) for p, v in rows}
 
     def skipped_positions(self, project_id: int) -> set[int]:
-        """Positions skipped by anyone and not graded since."""
+        """Positions someone skipped that have no active grade now (undoing the grade of an item
+        skipped earlier makes it skipped again)."""
         with self.session() as s:
             skipped = set(s.scalars(select(Skip.position).where(Skip.project_id == project_id).distinct()))
         return skipped - set(self.graded_positions(project_id))
