@@ -173,3 +173,21 @@ def test_entry_point_reports_bad_input_on_one_line_with_exit_status_2(tmp_path, 
     error = capsys.readouterr().err.strip()
     assert error.startswith("error:") and "items.txt" in error and "\n" not in error
     assert main(["prepare", "--pool", pool, "--out", str(tmp_path / "items.csv")]) == 0
+
+
+def test_cli_refuses_an_output_it_cannot_write_before_preparing(tmp_path, monkeypatch):
+    pool = write_jsonl(tmp_path / "pool.jsonl", [{"id": "q", "prompt": "p", "response": "r", "samples": ["r"]}])
+    (tmp_path / "items.csv").mkdir()
+
+    def prepare_from_args(*_):
+        raise AssertionError("prepared although the output cannot be written")
+
+    monkeypatch.setattr("core.commands.prepare.prepare_from_args", prepare_from_args)
+    with pytest.raises(InputError, match=r"cannot write the items table \(it is a folder\)"):
+        run_prepare("--pool", pool, "--out", str(tmp_path / "items.csv"))
+
+
+def test_cli_makes_the_output_folder(tmp_path):
+    pool = write_jsonl(tmp_path / "pool.jsonl", [{"id": "q", "prompt": "p", "response": "r", "samples": ["r"]}])
+    assert run_prepare("--pool", pool, "--out", str(tmp_path / "new" / "items.csv")) == 0
+    assert pd.read_csv(tmp_path / "new" / "items.csv")["id"].tolist() == ["q"]

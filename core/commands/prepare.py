@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
+from core.commands.output import check_writable
 from core.errors import InputError
 from core.io import Inputs, load_inputs
 from core.prepare import prepare_items
@@ -80,9 +81,10 @@ def writer_for(out: str):
 def write_items(items: pd.DataFrame, out: str) -> None:
     """Write the items table, its format chosen by the file's extension."""
     try:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
         writer_for(out)(items, Path(out))
     except OSError as error:
-        raise InputError(f"cannot write the items table ({error.strerror})", file=out, fix="check the folder exists and is writable") from None
+        raise InputError(f"cannot write the items table ({error.strerror})", file=out, fix="check the folder is writable") from None
 
 
 def summary(items: pd.DataFrame) -> str:
@@ -98,7 +100,9 @@ def summary(items: pd.DataFrame) -> str:
 
 def run(args: argparse.Namespace) -> int:
     writer_for(args.out)
-    items = prepare_from_args(args, load_inputs(args.pool, args.samples))
+    inputs = load_inputs(args.pool, args.samples)
+    check_writable(args.out, "the items table")
+    items = prepare_from_args(args, inputs)
     if items["semantic_entropy_weighted"].isna().all():
         items = items.drop(columns="semantic_entropy_weighted")
     write_items(items, args.out)

@@ -9,9 +9,8 @@ Rerunning with the same --out resumes: items already complete there are kept.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from core.errors import InputError
+from core.commands.output import check_writable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,16 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output JSONL in the surrogate long format; appended to")
 
 
-def writable(out: Path) -> None:
-    """InputError unless `out` can be appended to (checked before the model loads; creates it empty)."""
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("a", encoding="utf-8"):
-            pass
-    except OSError as error:
-        raise InputError(f"cannot write the samples ({error.strerror})", file=str(out), fix="give an --out file in a writable folder") from None
-
-
 def run(args: argparse.Namespace) -> int:
     # Imported here so that `python -m core --help` does not pay for torch and transformers.
     from tqdm import tqdm
@@ -48,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     check_settings(k=args.k, temperature=args.temperature, max_new_tokens=args.max_new_tokens,
                    batch_size=args.batch_size)
     pool = load_inputs(args.pool).pool
-    writable(Path(args.out))
+    check_writable(args.out, "the samples")
     local = load_model(args.model, gguf_file=args.gguf_file, device=args.device)
     with tqdm(total=len(pool), unit="item", desc="sampling") as bar:
 

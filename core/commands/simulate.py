@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from core.commands.output import check_writable
 from core.errors import InputError
 from core.commands.prepare import add_prepare_options, prepare_from_args
 from core.io import load_inputs
@@ -41,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
     methods = _list(args.methods, "--methods")
     inputs = load_inputs(args.pool, args.samples)
     labels_of(inputs.pool, file=args.pool)  # every label, before a preparation that can take hours
+    if args.json:
+        check_writable(args.json, "the results")
     items = prepare_from_args(args, inputs)
     start, cpu = time.perf_counter(), time.process_time()
     result = simulate(items, budgets, reps=args.reps, seed=args.seed, methods=methods, n_strata=args.strata)
@@ -48,8 +51,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"{args.reps} replications in {time.perf_counter() - start:.1f} s ({time.process_time() - cpu:.1f} s CPU)", file=sys.stderr)
     if args.json:
         try:
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
             Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
         except OSError as error:
-            raise InputError(f"cannot write the results ({error.strerror})", file=args.json, fix="check the folder exists and is writable") from None
+            raise InputError(f"cannot write the results ({error.strerror})", file=args.json, fix="check the folder is writable") from None
         print(f"wrote {args.json}")
     return 0
