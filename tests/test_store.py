@@ -1,10 +1,8 @@
 """core.store against SQLite, and PostgreSQL when $ACTIVEGRADE_TEST_PG_URL is set."""
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
-import uuid
 
 import numpy as np
 import pandas as pd
@@ -14,13 +12,9 @@ from sqlalchemy import create_engine, text
 from core.errors import InputError
 from core.store import LATEST, Store, upgrade
 from core.store import migrations
+from pg_schema import throwaway_schema_url
 
 
-def _pg_url() -> str:
-    url = os.environ.get("ACTIVEGRADE_TEST_PG_URL")
-    if not url:
-        pytest.skip("ACTIVEGRADE_TEST_PG_URL is not set (scripts/test.sh starts PostgreSQL)")
-    return url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -28,16 +22,10 @@ def store(request, tmp_path):
     if request.param == "sqlite":
         yield Store.open(f"sqlite:///{tmp_path / 'store.db'}")
         return
-    base = _pg_url()
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base)
-    with admin.begin() as c:
-        c.execute(text(f"CREATE SCHEMA {schema}"))
-    sep = "&" if "?" in base else "?"
-    yield Store.open(f"{base}{sep}options=-csearch_path%3D{schema}")
-    with admin.begin() as c:
-        c.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-    admin.dispose()
+    with throwaway_schema_url() as url:
+        store = Store.open(url)
+        yield store
+        store.engine.dispose()
 
 
 def _items(n: int = 6) -> pd.DataFrame:

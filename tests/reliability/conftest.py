@@ -2,15 +2,12 @@
 and a prepared synthetic project of any size."""
 from __future__ import annotations
 
-import os
 import sys
-import uuid
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from sqlalchemy import create_engine, text
 
 from core import auth
 from core.allocation import Design, design_from_items
@@ -19,19 +16,13 @@ from core.store import Store
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from appserver import CHROMIUM, CHROMIUM_ARGS, ITEM_SHOWN, Server, press_grade_key  # noqa: E402,F401
+from pg_schema import throwaway_schema_url  # noqa: E402 (tests/, on the path as the package's root)
 
 PASSWORD = "reliability-test-password"
 DATA_APP = ROOT / "tests" / "data" / "app"  # the 40-item arithmetic pool the app tests use
 TIMEOUT_MS = 30_000
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-
-
-def pg_url() -> str:
-    url = os.environ.get("ACTIVEGRADE_TEST_PG_URL")
-    if not url:
-        pytest.skip("ACTIVEGRADE_TEST_PG_URL is not set (scripts/test.sh starts PostgreSQL)")
-    return url
 
 
 @pytest.fixture
@@ -41,16 +32,8 @@ def db_url(request, tmp_path):
     if backend == "sqlite":
         yield f"sqlite:///{tmp_path / 'reliability.db'}"
         return
-    base = pg_url()
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base)
-    with admin.begin() as c:
-        c.execute(text(f"CREATE SCHEMA {schema}"))
-    sep = "&" if "?" in base else "?"
-    yield f"{base}{sep}options=-csearch_path%3D{schema}"
-    with admin.begin() as c:
-        c.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-    admin.dispose()
+    with throwaway_schema_url() as url:
+        yield url
 
 
 @pytest.fixture
