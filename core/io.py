@@ -303,7 +303,7 @@ def _samples_from_column(pool: Table, ids: pd.Series) -> Table:
     """Long-format samples from a list-valued `samples` column of the pool.
 
     Each list element is a string (the sample) or an object with `sample` and
-    optional `logprob`, `surrogate`. In a CSV the cell holds a JSON list.
+    optional `logprob`, `surrogate` (and no `id` of its own). In a CSV the cell holds a JSON list.
     """
     cells = pool.frame["samples"].reset_index(drop=True).to_numpy(dtype=object)
     owners: list[int] = []
@@ -311,6 +311,14 @@ def _samples_from_column(pool: Table, ids: pd.Series) -> Table:
     records: list[dict] = []
     for position, cell in enumerate(cells):
         for place, element in enumerate(_sample_list(pool, position, cell), start=1):
+            if isinstance(element, dict) and "id" in element:
+                raise InputError(
+                    f"element {place} of the samples list has its own 'id'",
+                    file=pool.name,
+                    row=int(pool.rows[position]),
+                    column="samples",
+                    fix="drop the 'id' key: the samples in a row belong to that row's item",
+                )
             owners.append(position)
             places.append(place)
             records.append(element if isinstance(element, dict) else {"sample": element})

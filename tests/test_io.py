@@ -540,6 +540,13 @@ def test_a_bad_element_of_a_samples_list_names_its_place():
     assert "the sample must be text, but it is a list (element 2 of the list)" in message
 
 
+def test_a_sample_object_with_its_own_id_is_named():
+    pool = ("pool.jsonl", jsonl(item("a", samples=["x"]), item("b", samples=["y", {"id": "a", "sample": "z"}])))
+    message = error_of(pool)
+    assert_names(message, "pool.jsonl", row=2, column="samples")
+    assert "element 2 of the samples list has its own 'id'" in message
+
+
 def test_a_positive_logprob_inside_the_pool_names_its_place():
     pool = ("pool.jsonl", jsonl(item("a", samples=[{"sample": "x", "logprob": -1}, {"sample": "y", "logprob": 3}])))
     message = error_of(pool)
