@@ -181,9 +181,10 @@ def _prepare(store: Store, project_id: int) -> None:
 
 
 def _heartbeat(store: Store, project_id: int, stop: threading.Event) -> None:
+    """Stamp the project every HEARTBEAT_S until ``stop``. Only the time: rewriting the progress it
+    had read could put back an older count than the job wrote meanwhile."""
     while not stop.wait(HEARTBEAT_S):
-        info = store.project(project_id)
-        store.set_progress(project_id, info.progress_done, info.progress_total, info.progress_message)
+        store.heartbeat(project_id)
 
 
 def _progress_writer(store: Store, project_id: int, message: str = "clustering surrogate answers"):

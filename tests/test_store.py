@@ -64,6 +64,11 @@ def test_items_roundtrip_keeps_order_types_and_nan(store):
     pid = _project(store)
     store.set_progress(pid, 3, 6, "clustering")
     assert (store.project(pid).progress_done, store.project(pid).progress_total) == (3, 6)
+    before = store.project(pid)
+    store.heartbeat(pid)
+    after = store.project(pid)
+    assert after.updated_at > before.updated_at  # the job is alive ...
+    assert (after.progress_done, after.progress_total, after.progress_message) == (3, 6, "clustering")  # ... and said so
     store.save_items(pid, _items())
     assert store.project(pid).status == "ready"
     loaded = store.load_items(pid)

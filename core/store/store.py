@@ -165,6 +165,11 @@ class Store:
             )
             return result.rowcount == 1
 
+    def heartbeat(self, project_id: int) -> None:
+        """Stamp ``updated_at`` alone: the preparation job is alive (its progress stays as last written)."""
+        with self.session() as s, s.begin():
+            s.execute(update(Project).where(Project.id == project_id).values(updated_at=utcnow()))
+
     def set_progress(self, project_id: int, done: int, total: int, message: str = "") -> None:
         """Record preparation progress; doubles as the job's heartbeat."""
         with self.session() as s, s.begin():
