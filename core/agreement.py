@@ -41,7 +41,8 @@ def level_of(settings: dict) -> str:
 
 
 def summary(result: Agreement) -> str:
-    """One line for the app, e.g. '12 items graded twice: same grade 83%, kappa 0.61, alpha 0.62'."""
+    """One line for the app, e.g. "12 items graded twice: same grade 83%, Cohen's kappa 0.61,
+    Krippendorff's alpha 0.62 (nominal)"."""
     if result.items == 0:
         return "No item graded twice yet."
     kappa, alpha = (("n/a" if np.isnan(x) else f"{x:.2f}") for x in (result.kappa, result.alpha))
