@@ -16,9 +16,7 @@ def _configured_url() -> str | None:
     """[connections.activegrade] url from Streamlit secrets, if any ($ACTIVEGRADE_DB_URL otherwise)."""
     try:
         return st.secrets["connections"]["activegrade"]["url"]
-    except (KeyError, FileNotFoundError, AttributeError):
-        return None
-    except Exception:  # noqa: BLE001 - a malformed secrets.toml must not stop the app
+    except Exception:  # noqa: BLE001 - no such entry, no secrets file, or a malformed one: not configured
         return None
 
 
