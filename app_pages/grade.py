@@ -133,7 +133,13 @@ def grading_card() -> None:
     st.progress(len(graded) / total, text=f"{len(graded):,} of {total:,} items graded · you: {len(mine)}"
                 + (f" · {flash}" if flash else ""))
     if position is None:
-        st.success("Every item is graded. See the **Dashboard** for the result.")
+        if (left := total - len(graded)) > 0:  # every ungraded item is held by another grader
+            st.info(f"Nothing to grade for you right now: {'the item' if left == 1 else f'the {left:,} items'} left "
+                    f"{'is' if left == 1 else 'are'} being graded by others. An item nobody finishes comes back here; "
+                    "reload to check.")
+        else:
+            st.success("Every item is graded." + (" See the **Dashboard** for the result."
+                                                   if signin.may(auth.VIEW_DASHBOARD, pid) else ""))
         st.button("Undo my last grade", on_click=on_undo, shortcut="U", key="undo-done")
         return
     _shown_since(position)

@@ -105,3 +105,19 @@ def test_a_grade_faster_than_anyone_reads_is_ignored(open_app, store, project_id
     grade_button(at, "Correct").click().run()
     assert store.grades(project_id).empty and shown_prompt(at) == first
     assert "ignored a grade" in at.get("progress")[0].proto.text
+
+
+def test_items_held_by_others_are_not_called_all_graded(open_app, store, project_id):
+    from core import reservations
+    from core.allocation import design_from_items
+    from core.scales import BINARY
+
+    design = design_from_items(store.load_items(project_id), stratify_by=None)
+    held = reservations.claim(store, project_id, design, 0, "bob")  # bob is on one item
+    for position in set(range(design.N)) - {held}:
+        reservations.grade(store, project_id, position, BINARY, "Correct", "cy")
+    at = open_app(GRADE, project_id=project_id)
+    assert "the item left is being graded by others" in at.info[0].value and not at.success
+    reservations.grade(store, project_id, held, BINARY, "Correct", "bob")
+    at.run()
+    assert at.success[0].value.startswith("Every item is graded.")
