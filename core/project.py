@@ -94,9 +94,15 @@ def open_demo(store: Store, *, start: bool = True) -> int:
         )
     samples = (samples_path.name, samples_path.read_bytes()) if samples_path.exists() else None
     settings = {"guidelines": _demo_guidelines(folder)}
-    return create_project(
-        store, DEMO_NAME, (pool_path.name, pool_path.read_bytes()), samples, settings, start=start
-    )
+    try:
+        return create_project(
+            store, DEMO_NAME, (pool_path.name, pool_path.read_bytes()), samples, settings, start=start
+        )
+    except InputError:
+        existing = store.project_by_name(DEMO_NAME)  # another session created it meanwhile
+        if existing is None:
+            raise
+        return existing.id
 
 
 def demo_dir() -> Path:

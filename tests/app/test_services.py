@@ -33,6 +33,17 @@ def test_bad_custom_scales_say_which_line(text, message):
         parse_custom_labels(text)
 
 
+def test_two_first_visitors_open_the_same_demo(store, monkeypatch):
+    from core.project import DEMO_NAME, open_demo
+
+    first = open_demo(store, start=False)
+    looked_up = store.project_by_name
+    calls = iter([None])  # the second visitor looked before the first one's demo was written
+    monkeypatch.setattr(store, "project_by_name", lambda name: next(calls, looked_up(name)))
+    assert open_demo(store, start=False) == first
+    assert [p.name for p in store.projects()] == [DEMO_NAME]
+
+
 def test_grader_view_hides_reference_and_signals_unless_allowed():
     item = {"id": "a", "prompt": "p", "response": "r", "reference": "ref", "label": 1.0,
             "stratum": 2, "semantic_entropy": 0.7, "agreement": 0.2}
