@@ -27,9 +27,10 @@ def queue_state(store: Store, project_id: int, reserved: set[int] = frozenset())
     return QueueState(graded, frozenset(store.skipped_positions(project_id)), frozenset(reserved) - graded.keys())
 
 
-def next_position(store: Store, project_id: int, design: Design, seed: int, *, reserved: set[int] = frozenset()) -> int | None:
-    """The next item to grade, or None when every item is graded."""
-    return next_item(design, queue_state(store, project_id, reserved), seed)
+def next_position(store: Store, project_id: int, design: Design, seed: int) -> int | None:
+    """The queue's next item on the stored state, reservations aside (core.reservations.claim adds
+    them), or None when every item is graded."""
+    return next_item(design, queue_state(store, project_id), seed)
 
 
 _MARKDOWN_IMAGE = re.compile(r"!\[([^\]]*)\](?=[(\[])")
