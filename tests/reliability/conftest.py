@@ -15,7 +15,7 @@ from core.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-from appserver import CHROMIUM, CHROMIUM_ARGS, ITEM_SHOWN, Server, press_grade_key  # noqa: E402,F401
+from appserver import ITEM_SHOWN, Server, press_grade_key  # noqa: E402,F401
 from pg_schema import throwaway_schema_url  # noqa: E402 (tests/, on the path as the package's root)
 
 PASSWORD = "reliability-test-password"
@@ -64,18 +64,6 @@ def make_project(store: Store, n: int, name: str = "load", settings: dict | None
     pid = store.create_project(name, {"seed": 3, **(settings or {})}, {"pool": ("pool.jsonl", b"{}\n")})
     store.save_items(pid, synthetic_items(n))
     return pid, design_from_items(store.load_items(pid), stratify_by=None)
-
-
-@pytest.fixture
-def browser():
-    """A headless Chromium with the project's settings (skipped where Chromium or Playwright is missing)."""
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is absent (scripts/install-system.sh installs it)")
-    with playwright_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
