@@ -3,6 +3,7 @@
 Run with ``streamlit run app.py``. On a first run with an empty database it
 opens the demo project (data/demo/) so there is something to grade at once.
 """
+
 from __future__ import annotations
 
 import streamlit as st
@@ -46,9 +47,7 @@ def sidebar() -> None:
             ids = [p.id for p in projects]
             names = {p.id: p.name for p in projects}
             index = ids.index(project.id) if project is not None else None
-            chosen = st.selectbox(
-                "Project", ids, index=index, format_func=names.get, placeholder="Choose a project"
-            )
+            chosen = st.selectbox("Project", ids, index=index, format_func=names.get, placeholder="Choose a project")
             if chosen is not None and (project is None or chosen != project.id):
                 state.select_project(chosen)
                 st.rerun()

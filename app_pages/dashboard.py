@@ -1,4 +1,5 @@
 """Dashboard: the estimate and its interval now and along the way, strata, graders, the stopping rule."""
+
 from __future__ import annotations
 
 import altair as alt
@@ -14,9 +15,13 @@ store = state.store()
 project = state.require_ready_project()
 st.title("Dashboard")
 ESTIMATORS = ["default", *METHODS]
-method = st.sidebar.selectbox("Estimator", ESTIMATORS, index=ESTIMATORS.index(project.settings.get("method", "default")),
-                              help=f"default: the {DEFAULT_METHOD} estimator (benchmarks/estimation.md). The report uses the "
-                                   "project's estimator, set on the Projects page.")
+method = st.sidebar.selectbox(
+    "Estimator",
+    ESTIMATORS,
+    index=ESTIMATORS.index(project.settings.get("method", "default")),
+    help=f"default: the {DEFAULT_METHOD} estimator (benchmarks/estimation.md). The report uses the "
+    "project's estimator, set on the Projects page.",
+)
 REFRESH_S = 3.0
 
 
@@ -48,24 +53,33 @@ def live() -> None:
         st.info("No grade yet: grade a few items and the estimate appears here.")
         return
     cols[0].metric("Estimated mean grade", f"{e.value:.3f}", help=f"{e.method} estimator")
-    cols[1].metric(f"{e.level:.0%} interval", f"{e.ci_low:.3f} – {e.ci_high:.3f}",
-                   help=f"half-width {(e.ci_high - e.ci_low) / 2:.3f}")
+    cols[1].metric(
+        f"{e.level:.0%} interval",
+        f"{e.ci_low:.3f} – {e.ci_high:.3f}",
+        help=f"half-width {(e.ci_high - e.ci_low) / 2:.3f}",
+    )
     cols[2].metric("Grades", f"{e.n:,} of {design.N:,}")
-    cols[3].metric("Labels saved vs uniform", f"{e.labels_saved:,.0f}",
-                   help=f"uniform random sampling would need about {e.uniform_labels:,.0f} grades for this precision "
-                        f"(design effect {e.deff:.2f})")
+    cols[3].metric(
+        "Labels saved vs uniform",
+        f"{e.labels_saved:,.0f}",
+        help=f"uniform random sampling would need about {e.uniform_labels:,.0f} grades for this precision "
+        f"(design effect {e.deff:.2f})",
+    )
     half = (e.ci_high - e.ci_low) / 2
     needed = plan.grades_needed_of(project, graded, target, method)
     if half <= target:
         st.success(f"Stopping rule met: the interval's half-width {half:.3f} is at most the target {target:.3f}.")
     else:
-        st.warning(f"Half-width {half:.3f} > target {target:.3f}: about **{max(needed - e.n, 0):,} more grades** "
-                   f"needed ({needed:,} in all, projected).")
+        st.warning(
+            f"Half-width {half:.3f} > target {target:.3f}: about **{max(needed - e.n, 0):,} more grades** "
+            f"needed ({needed:,} in all, projected)."
+        )
     st.subheader("Estimate against the number of grades")
-    st.altair_chart(path_chart(plan.estimate_path_of(project, graded, method)),
-                    width="stretch")
-    st.caption("Line: the estimate. Blue band: its interval. Dashed grey: the interval uniform random sampling "
-               "would give at the same number of grades.")
+    st.altair_chart(path_chart(plan.estimate_path_of(project, graded, method)), width="stretch")
+    st.caption(
+        "Line: the estimate. Blue band: its interval. Dashed grey: the interval uniform random sampling "
+        "would give at the same number of grades."
+    )
     left, right = st.columns(2)
     with left:
         st.subheader("Strata")

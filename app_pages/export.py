@@ -1,4 +1,5 @@
 """Export: the grades (CSV, JSONL) and the report (JSON, Markdown)."""
+
 from __future__ import annotations
 
 import json
@@ -16,26 +17,39 @@ slug = "".join(c if c.isalnum() else "-" for c in project.name.lower()).strip("-
 
 table = grades_table(store.grades(project.id), plan.items(project))
 st.subheader("Grades")
-st.caption(f"{len(table):,} grades: item, grade, label, grader, time, seconds spent, comment. "
-           "CSV cells that a spreadsheet would run as formulas are prefixed with a quote.")
+st.caption(
+    f"{len(table):,} grades: item, grade, label, grader, time, seconds spent, comment. "
+    "CSV cells that a spreadsheet would run as formulas are prefixed with a quote."
+)
 cols = st.columns(2)
-cols[0].download_button("Grades (CSV)", grades_csv(table), f"{slug}-grades.csv", "text/csv", key="dl_csv",
-                        width="stretch")
-cols[1].download_button("Grades (JSONL)", grades_jsonl(table), f"{slug}-grades.jsonl", "application/jsonl",
-                        key="dl_jsonl", width="stretch")
+cols[0].download_button(
+    "Grades (CSV)", grades_csv(table), f"{slug}-grades.csv", "text/csv", key="dl_csv", width="stretch"
+)
+cols[1].download_button(
+    "Grades (JSONL)", grades_jsonl(table), f"{slug}-grades.jsonl", "application/jsonl", key="dl_jsonl", width="stretch"
+)
 st.dataframe(table.tail(200), hide_index=True, width="stretch")
 
 st.subheader("Report")
-result = current_estimate(plan.design(project), store.graded_positions(project.id), project.settings.get("method", "default"))
+result = current_estimate(
+    plan.design(project), store.graded_positions(project.id), project.settings.get("method", "default")
+)
 if result.n == 0:
     st.info("The report needs at least one grade.")
     st.stop()
 data = report(project, plan.design(project), result, store.input_files(project.id))
 markdown = report_markdown(data)
 cols = st.columns(2)
-cols[0].download_button("Report (JSON)", json.dumps(data, indent=2), f"{slug}-report.json", "application/json",
-                        key="dl_report_json", width="stretch")
-cols[1].download_button("Report (Markdown)", markdown, f"{slug}-report.md", "text/markdown", key="dl_report_md",
-                        width="stretch")
+cols[0].download_button(
+    "Report (JSON)",
+    json.dumps(data, indent=2),
+    f"{slug}-report.json",
+    "application/json",
+    key="dl_report_json",
+    width="stretch",
+)
+cols[1].download_button(
+    "Report (Markdown)", markdown, f"{slug}-report.md", "text/markdown", key="dl_report_md", width="stretch"
+)
 with st.container(border=True):
     st.markdown(markdown)

@@ -1,4 +1,5 @@
 """Grade: one item at a time, with keyboard shortcuts, skip, back, undo and a comment."""
+
 from __future__ import annotations
 
 import time
@@ -40,8 +41,9 @@ def on_grade(position: int, label: str) -> None:
         reservations.grade(store, pid, position, scale, label, grader, comment=comment, seconds=seconds)
     else:  # a changed grade: the old one is kept, retracted; the item left in the queue stays reserved
         grading.submit(store, pid, position, scale, label, grader, comment=comment, seconds=seconds)
-        audit.record(store, signin.user(), audit.GRADE_CHANGED, pid, position=position,
-                     before=earlier["label"], after=label)
+        audit.record(
+            store, signin.user(), audit.GRADE_CHANGED, pid, position=position, before=earlier["label"], after=label
+        )
     st.session_state.pop(f"shown-{pid}-{position}", None)
     if st.session_state.get(REVIEW) is None:
         st.session_state["flash"] = f"saved: {label}"
@@ -89,8 +91,14 @@ def current_position(mine: list[int]) -> tuple[int | None, bool]:
             return mine[review], True
         st.session_state[REVIEW] = None
     # the item reserved for this grader (kept on reload, freed by grade or skip, expiring when abandoned)
-    position = reservations.claim(store, pid, plan.design(project), int(project.settings.get("seed", 0)), grader,
-                                  overlap=float(project.settings.get("overlap", 0.0)))
+    position = reservations.claim(
+        store,
+        pid,
+        plan.design(project),
+        int(project.settings.get("seed", 0)),
+        grader,
+        overlap=float(project.settings.get("overlap", 0.0)),
+    )
     return position, False
 
 
@@ -130,23 +138,31 @@ def grading_card() -> None:
     position, reviewing = current_position(mine)
     total = plan.design(project).N
     flash = st.session_state.pop("flash", "")
-    st.progress(len(graded) / total, text=f"{len(graded):,} of {total:,} items graded · you: {len(mine)}"
-                + (f" · {flash}" if flash else ""))
+    st.progress(
+        len(graded) / total,
+        text=f"{len(graded):,} of {total:,} items graded · you: {len(mine)}" + (f" · {flash}" if flash else ""),
+    )
     if position is None:
         if (left := total - len(graded)) > 0:  # every ungraded item is held by another grader
-            st.info(f"Nothing to grade for you right now: {'the item' if left == 1 else f'the {left:,} items'} left "
-                    f"{'is' if left == 1 else 'are'} being graded by others. An item nobody finishes comes back here; "
-                    "reload to check.")
+            st.info(
+                f"Nothing to grade for you right now: {'the item' if left == 1 else f'the {left:,} items'} left "
+                f"{'is' if left == 1 else 'are'} being graded by others. An item nobody finishes comes back here; "
+                "reload to check."
+            )
         else:
-            st.success("Every item is graded." + (" See the **Dashboard** for the result."
-                                                   if signin.may(auth.VIEW_DASHBOARD, pid) else ""))
+            st.success(
+                "Every item is graded."
+                + (" See the **Dashboard** for the result." if signin.may(auth.VIEW_DASHBOARD, pid) else "")
+            )
         st.button("Undo my last grade", on_click=on_undo, shortcut="U", key="undo-done")
         return
     _shown_since(position)
     item = store.item(pid, position)
     previous = store.grade_of(pid, position, grader) if reviewing else None
     if reviewing:
-        st.info(f"Reviewing your earlier grade: **{previous['label'] if previous else 'none'}**. Pick a grade to change it.")
+        st.info(
+            f"Reviewing your earlier grade: **{previous['label'] if previous else 'none'}**. Pick a grade to change it."
+        )
     main, side = st.columns([3, 1])
     with main:
         show_item(grader_view(item, project.settings))
@@ -154,16 +170,26 @@ def grading_card() -> None:
         st.markdown("**Your grade**")
         for choice in scale.choices:
             st.button(
-                f"{choice.label}", key=f"grade-{choice.label}", shortcut=choice.key, width="stretch",
+                f"{choice.label}",
+                key=f"grade-{choice.label}",
+                shortcut=choice.key,
+                width="stretch",
                 type="primary" if previous and previous["label"] == choice.label else "secondary",
-                on_click=on_grade, args=(position, choice.label),
+                on_click=on_grade,
+                args=(position, choice.label),
             )
-        st.text_area("Comment (optional)", key=f"comment-{pid}-{position}", height=90,
-                     value=previous["comment"] if previous else "")
-        st.button("Skip", key="skip", shortcut="S", on_click=on_skip, args=(position,),
-                  disabled=reviewing, width="stretch")
-        st.button("Back to my previous grade", key="back", shortcut="B", on_click=on_back, width="stretch",
-                  disabled=not mine)
+        st.text_area(
+            "Comment (optional)",
+            key=f"comment-{pid}-{position}",
+            height=90,
+            value=previous["comment"] if previous else "",
+        )
+        st.button(
+            "Skip", key="skip", shortcut="S", on_click=on_skip, args=(position,), disabled=reviewing, width="stretch"
+        )
+        st.button(
+            "Back to my previous grade", key="back", shortcut="B", on_click=on_back, width="stretch", disabled=not mine
+        )
         st.button("Undo my last grade", key="undo", shortcut="U", on_click=on_undo, width="stretch")
         if reviewing:
             st.button("Back to the queue", key="resume", shortcut="Q", on_click=on_resume, width="stretch")

@@ -1,4 +1,5 @@
 """Projects: open the demo or a saved project, create one from uploads, follow its preparation, see its strata."""
+
 from __future__ import annotations
 
 import altair as alt
@@ -44,22 +45,37 @@ def settings_editor(project: ProjectInfo) -> None:
         guidelines = st.text_area("Guidelines (markdown)", project.settings.get("guidelines", ""), height=160)
         show_reference = st.checkbox("Show graders the reference answer", project.settings.get("show_reference", True))
         show_signals = st.checkbox(
-            "Show graders the stratum and surrogate signals (may bias them)", project.settings.get("show_signals", False)
+            "Show graders the stratum and surrogate signals (may bias them)",
+            project.settings.get("show_signals", False),
         )
         target = st.number_input(
             "Stop when the 95% interval's half-width is at most",
-            min_value=0.001, max_value=0.5, step=0.005, format="%.3f",
+            min_value=0.001,
+            max_value=0.5,
+            step=0.005,
+            format="%.3f",
             value=float(project.settings.get("target_half_width", 0.05)),
         )
         estimators = ["default", *METHODS]
-        method = st.selectbox("Estimator for the report", estimators,
-                              index=estimators.index(project.settings.get("method", "default")))
+        method = st.selectbox(
+            "Estimator for the report", estimators, index=estimators.index(project.settings.get("method", "default"))
+        )
         if st.form_submit_button("Save settings"):
-            changes = {"guidelines": guidelines, "show_reference": show_reference, "show_signals": show_signals,
-                       "target_half_width": target, "method": method}
+            changes = {
+                "guidelines": guidelines,
+                "show_reference": show_reference,
+                "show_signals": show_signals,
+                "target_half_width": target,
+                "method": method,
+            }
             store.update_settings(project.id, changes)
-            audit.record(store, signin.user(), audit.SETTINGS_CHANGED, project.id,
-                         **{k: v for k, v in changes.items() if project.settings.get(k) != v})
+            audit.record(
+                store,
+                signin.user(),
+                audit.SETTINGS_CHANGED,
+                project.id,
+                **{k: v for k, v in changes.items() if project.settings.get(k) != v},
+            )
             st.toast("Settings saved")
 
 
@@ -72,9 +88,15 @@ def overview(project: ProjectInfo) -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Semantic entropy")
-        histogram = alt.Chart(entropy_histogram(items)).mark_bar().encode(
-            x=alt.X("from:Q", bin="binned", title="semantic entropy (nats)"), x2="to:Q", y=alt.Y("items:Q", title="items"),
-            tooltip=[alt.Tooltip("from:Q", format=".2f"), alt.Tooltip("to:Q", format=".2f"), "items:Q"],
+        histogram = (
+            alt.Chart(entropy_histogram(items))
+            .mark_bar()
+            .encode(
+                x=alt.X("from:Q", bin="binned", title="semantic entropy (nats)"),
+                x2="to:Q",
+                y=alt.Y("items:Q", title="items"),
+                tooltip=[alt.Tooltip("from:Q", format=".2f"), alt.Tooltip("to:Q", format=".2f"), "items:Q"],
+            )
         )
         st.altair_chart(histogram.properties(height=260), width="stretch")
         missing = without_samples(items)
@@ -84,8 +106,9 @@ def overview(project: ProjectInfo) -> None:
         st.subheader("Strata")
         st.dataframe(strata_table(items).round(3), hide_index=True, width="stretch")
     st.subheader("Planned allocation")
-    budget = st.slider("Grading budget (items)", 10, len(items), min(max(10, len(items) // 10), len(items)),
-                       key=f"budget-{project.id}")
+    budget = st.slider(
+        "Grading budget (items)", 10, len(items), min(max(10, len(items) // 10), len(items)), key=f"budget-{project.id}"
+    )
     plan.show_planned_allocation(project, budget)
     if signin.may(auth.CHANGE_SETTINGS, project.id):
         settings_editor(project)
@@ -122,35 +145,56 @@ def prepare_button(project: ProjectInfo, label: str, key: str) -> None:
 
 
 def scale_settings() -> dict:
-    kind = st.radio("Grading scale", ["binary", "likert", "custom"], horizontal=True,
-                    format_func={"binary": "Correct / incorrect", "likert": "Likert 1-5", "custom": "Custom labels"}.get)
+    kind = st.radio(
+        "Grading scale",
+        ["binary", "likert", "custom"],
+        horizontal=True,
+        format_func={"binary": "Correct / incorrect", "likert": "Likert 1-5", "custom": "Custom labels"}.get,
+    )
     if kind == "binary":
         return BINARY.to_settings()
     if kind == "likert":
         return LIKERT.to_settings()
-    text = st.text_area("Labels, one 'label = value' per line (values in [0, 1])",
-                        "Wrong = 0\nPartly right = 0.5\nRight = 1", key="custom_labels")
+    text = st.text_area(
+        "Labels, one 'label = value' per line (values in [0, 1])",
+        "Wrong = 0\nPartly right = 0.5\nRight = 1",
+        key="custom_labels",
+    )
     return parse_custom_labels(text).to_settings()
 
 
 def new_project() -> None:
     with st.expander("New project", expanded=not store.projects()):
         name = st.text_input("Name", key="new_name")
-        pool = st.file_uploader("Pool (JSONL, CSV or Parquet)", type=["jsonl", "json", "csv", "parquet"], key="new_pool")
-        samples = st.file_uploader("Surrogate samples (optional if the pool has a samples column)",
-                                   type=["jsonl", "json", "csv", "parquet"], key="new_samples")
+        pool = st.file_uploader(
+            "Pool (JSONL, CSV or Parquet)", type=["jsonl", "json", "csv", "parquet"], key="new_pool"
+        )
+        samples = st.file_uploader(
+            "Surrogate samples (optional if the pool has a samples column)",
+            type=["jsonl", "json", "csv", "parquet"],
+            key="new_samples",
+        )
         sampling = sampling_settings() if samples is None else None
         cols = st.columns(3)
         backend = cols[0].selectbox("Semantic backend", BACKENDS, key="new_backend")
-        model = cols[1].text_input("Model (name or path; blank for the default)", key="new_model",
-                                   disabled=backend == "exact")
-        stratify_by = cols[2].selectbox("Stratify by", STRATIFY_BY, key="new_stratify",
-                                       index=STRATIFY_BY.index(DEFAULT_SETTINGS["stratify_by"]))
+        model = cols[1].text_input(
+            "Model (name or path; blank for the default)", key="new_model", disabled=backend == "exact"
+        )
+        stratify_by = cols[2].selectbox(
+            "Stratify by", STRATIFY_BY, key="new_stratify", index=STRATIFY_BY.index(DEFAULT_SETTINGS["stratify_by"])
+        )
         cols = st.columns(3)
         n_strata = cols[0].number_input("Strata", 1, 20, DEFAULT_SETTINGS["n_strata"], key="new_strata")
         seed = cols[1].number_input("Seed", 0, 2**31 - 1, 0, key="new_seed")
-        target = cols[2].number_input("Target half-width", 0.001, 0.5, DEFAULT_SETTINGS["target_half_width"],
-                                      step=0.005, format="%.3f", key="new_target")
+        target = cols[2].number_input(
+            "Target half-width",
+            0.001,
+            0.5,
+            DEFAULT_SETTINGS["target_half_width"],
+            step=0.005,
+            format="%.3f",
+            key="new_target",
+        )
         guidelines = st.text_area("Guidelines for graders (markdown)", key="new_guidelines")
         show_reference = st.checkbox("Show graders the reference answer", True, key="new_show_reference")
         try:
@@ -163,9 +207,16 @@ def new_project() -> None:
                 st.error("Choose a pool file first.")
                 return
             settings = {
-                "backend": backend, "model": model.strip() or None, "stratify_by": stratify_by,
-                "n_strata": int(n_strata), "seed": int(seed), "target_half_width": float(target),
-                "guidelines": guidelines, "show_reference": show_reference, "scale": scale, "sampling": sampling,
+                "backend": backend,
+                "model": model.strip() or None,
+                "stratify_by": stratify_by,
+                "n_strata": int(n_strata),
+                "seed": int(seed),
+                "target_half_width": float(target),
+                "guidelines": guidelines,
+                "show_reference": show_reference,
+                "scale": scale,
+                "sampling": sampling,
             }
             pool_upload = (pool.name, pool.getvalue())
             samples_upload = (samples.name, samples.getvalue()) if samples else None
@@ -174,8 +225,15 @@ def new_project() -> None:
             except InputError as exc:
                 st.error(str(exc))
                 return
-            audit.record(store, signin.user(), audit.PROJECT_CREATED, project_id, name=name, pool=pool.name,
-                         samples=samples.name if samples else None)
+            audit.record(
+                store,
+                signin.user(),
+                audit.PROJECT_CREATED,
+                project_id,
+                name=name,
+                pool=pool.name,
+                samples=samples.name if samples else None,
+            )
             state.select_project(project_id)
             st.rerun()
 
@@ -194,8 +252,10 @@ def all_projects() -> None:
         st.caption("No project yet.")
         return
     table = pd.DataFrame(
-        [{"id": p.id, "name": p.name, "status": p.status, "created": p.created_at.strftime("%Y-%m-%d %H:%M")}
-         for p in projects]
+        [
+            {"id": p.id, "name": p.name, "status": p.status, "created": p.created_at.strftime("%Y-%m-%d %H:%M")}
+            for p in projects
+        ]
     )
     st.dataframe(table, hide_index=True, width="stretch")
     names = {p.id: p.name for p in projects}

@@ -1,4 +1,5 @@
 """Simulate: on a project whose pool has known labels, replay every method many times and compare them."""
+
 from __future__ import annotations
 
 import altair as alt
@@ -22,8 +23,11 @@ st.caption(
 
 with st.form("simulate"):
     cols = st.columns(3)
-    budgets = cols[0].multiselect("Budgets (share of the pool, or a count)", ["0.02", "0.05", "0.1", "0.2", "0.3", "0.5"],
-                                  default=list(DEFAULT_BUDGETS))
+    budgets = cols[0].multiselect(
+        "Budgets (share of the pool, or a count)",
+        ["0.02", "0.05", "0.1", "0.2", "0.3", "0.5"],
+        default=list(DEFAULT_BUDGETS),
+    )
     reps = cols[1].number_input("Repetitions", 10, 5000, 200, step=50)
     seed = cols[2].number_input("Seed", 0, 2**31 - 1, int(project.settings.get("seed", 0)))
     methods = st.multiselect("Methods", METHODS, default=list(METHODS))
@@ -43,7 +47,11 @@ if result is None:
     st.stop()
 
 frame = pd.DataFrame(
-    [{"method": m, "budget": float(b), **row} for m, by_budget in result["methods"].items() for b, row in by_budget.items()]
+    [
+        {"method": m, "budget": float(b), **row}
+        for m, by_budget in result["methods"].items()
+        for b, row in by_budget.items()
+    ]
 )
 frame["budget share"] = frame["n"] / result["N"]
 st.markdown(f"Pool of **{result['N']:,}** items, true mean grade **{result['mu']:.4f}**.")

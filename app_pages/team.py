@@ -1,4 +1,5 @@
 """Team (admins): accounts and roles, who grades the current project, double grading and agreement, the audit trail."""
+
 from __future__ import annotations
 
 import math
@@ -21,18 +22,29 @@ def accounts_section() -> None:
     st.subheader("Accounts")
     everyone = accounts.users(store)
     st.dataframe(
-        pd.DataFrame([{"name": u.name, "e-mail": u.email or "", "role": u.role, "active": u.active,
-                       "sign-in": ("password" if u.password_hash else "") + (" + OIDC" if u.email else "")}
-                      for u in everyone]),
-        hide_index=True, width="stretch",
+        pd.DataFrame(
+            [
+                {
+                    "name": u.name,
+                    "e-mail": u.email or "",
+                    "role": u.role,
+                    "active": u.active,
+                    "sign-in": ("password" if u.password_hash else "") + (" + OIDC" if u.email else ""),
+                }
+                for u in everyone
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
     )
     left, right = st.columns(2)
     with left, st.form("new_account", clear_on_submit=True):
         st.markdown("**New account**")
         name = st.text_input("Name", key="new_account_name")
         role = st.selectbox("Role", auth.ROLES, index=1, key="new_account_role")
-        password = st.text_input("Password (blank: sign-in by e-mail through OIDC only)", type="password",
-                                 key="new_account_password")
+        password = st.text_input(
+            "Password (blank: sign-in by e-mail through OIDC only)", type="password", key="new_account_password"
+        )
         email = st.text_input("E-mail for OIDC sign-in (optional)", key="new_account_email")
         if st.form_submit_button("Create account"):
             try:
@@ -56,11 +68,13 @@ def change_account(current: accounts.UserInfo | None) -> None:
     if current is None:
         return
     with st.form(f"change_account_{current.id}", clear_on_submit=True):
-        role = st.selectbox("Role", auth.ROLES, index=auth.ROLES.index(current.role),
-                            key=f"change_account_role_{current.id}")
+        role = st.selectbox(
+            "Role", auth.ROLES, index=auth.ROLES.index(current.role), key=f"change_account_role_{current.id}"
+        )
         active = st.checkbox("Active (may sign in)", value=current.active, key=f"change_account_active_{current.id}")
-        password = st.text_input("New password (blank: keep)", type="password",
-                                 key=f"change_account_password_{current.id}")
+        password = st.text_input(
+            "New password (blank: keep)", type="password", key=f"change_account_password_{current.id}"
+        )
         if st.form_submit_button("Save account"):
             if current.name == admin.name and (role != auth.ADMIN or not active):
                 st.error("You cannot demote or disable your own account; ask another admin.")
@@ -73,8 +87,15 @@ def change_account(current: accounts.UserInfo | None) -> None:
             except InputError as exc:
                 st.error(str(exc))
                 return
-            audit.record(store, admin, audit.ACCOUNT_CHANGED, name=current.name, role=role, active=active,
-                         password_changed=bool(password))
+            audit.record(
+                store,
+                admin,
+                audit.ACCOUNT_CHANGED,
+                name=current.name,
+                role=role,
+                active=active,
+                password_changed=bool(password),
+            )
             st.toast(f"Account {current.name} saved")
             st.rerun()
 
@@ -88,12 +109,20 @@ def project_section() -> None:
     everyone = {u.name: u for u in accounts.users(store)}
     assigned = {u.name for u in accounts.members(store, project.id)}
     with st.form(f"members_{project.id}"):
-        chosen = st.multiselect("Graders and viewers assigned to this project (admins see every project)",
-                                sorted(n for n, u in everyone.items() if u.role != auth.ADMIN),
-                                default=sorted(assigned - {n for n, u in everyone.items() if u.role == auth.ADMIN}),
-                                key=f"members_choice_{project.id}")
-        overlap = st.slider("Share of items graded by two graders (agreement)", 0.0, 0.5, step=0.05,
-                            value=float(project.settings.get("overlap", 0.0)), key=f"overlap_{project.id}")
+        chosen = st.multiselect(
+            "Graders and viewers assigned to this project (admins see every project)",
+            sorted(n for n, u in everyone.items() if u.role != auth.ADMIN),
+            default=sorted(assigned - {n for n, u in everyone.items() if u.role == auth.ADMIN}),
+            key=f"members_choice_{project.id}",
+        )
+        overlap = st.slider(
+            "Share of items graded by two graders (agreement)",
+            0.0,
+            0.5,
+            step=0.05,
+            value=float(project.settings.get("overlap", 0.0)),
+            key=f"overlap_{project.id}",
+        )
         if st.form_submit_button("Save"):
             for name in sorted(set(chosen) - assigned):
                 accounts.assign(store, project.id, everyone[name].id)
@@ -111,25 +140,42 @@ def project_section() -> None:
     cols = st.columns(4)
     cols[0].metric("Items graded twice", result.items)
     cols[1].metric("Same grade", "–" if math.isnan(result.observed) else f"{result.observed:.0%}")
-    cols[2].metric("Cohen's kappa", "–" if math.isnan(result.kappa) else f"{result.kappa:.2f}",
-                   help="first vs second grade of each double-graded item" + (" (linearly weighted)" if level != "nominal" else ""))
-    cols[3].metric("Krippendorff's alpha", "–" if math.isnan(result.alpha) else f"{result.alpha:.2f}",
-                   help=f"all grades of the double-graded items, {level} level")
+    cols[2].metric(
+        "Cohen's kappa",
+        "–" if math.isnan(result.kappa) else f"{result.kappa:.2f}",
+        help="first vs second grade of each double-graded item"
+        + (" (linearly weighted)" if level != "nominal" else ""),
+    )
+    cols[3].metric(
+        "Krippendorff's alpha",
+        "–" if math.isnan(result.alpha) else f"{result.alpha:.2f}",
+        help=f"all grades of the double-graded items, {level} level",
+    )
     st.caption("An item graded by several graders enters the estimate with the mean of its grades.")
 
 
 def audit_section() -> None:
     st.subheader("Audit trail")
     project = state.current_project()
-    scope = st.radio("Events", ["all projects", "this project"], horizontal=True, key="audit_scope",
-                     disabled=project is None)
+    scope = st.radio(
+        "Events", ["all projects", "this project"], horizontal=True, key="audit_scope", disabled=project is None
+    )
     events = audit.trail(store, project.id if project is not None and scope == "this project" else None)
-    st.caption(f"{len(events):,} events: sign-ins, changed grades, undos, skips, settings, uploads, preparations, "
-               "accounts, exports. Every grade also records its grader and time.")
+    st.caption(
+        f"{len(events):,} events: sign-ins, changed grades, undos, skips, settings, uploads, preparations, "
+        "accounts, exports. Every grade also records its grader and time."
+    )
     st.dataframe(events.tail(300), hide_index=True, width="stretch")
-    st.download_button("Audit trail (CSV)", audit.trail_csv(events), "activegrade-audit.csv", "text/csv",
-                       key="dl_audit", on_click=audit.record, args=(store, admin, audit.EXPORTED),
-                       kwargs={"what": "audit trail"})
+    st.download_button(
+        "Audit trail (CSV)",
+        audit.trail_csv(events),
+        "activegrade-audit.csv",
+        "text/csv",
+        key="dl_audit",
+        on_click=audit.record,
+        args=(store, admin, audit.EXPORTED),
+        kwargs={"what": "audit trail"},
+    )
 
 
 accounts_section()

@@ -7,6 +7,7 @@ entropy, agreement, five entropy strata), describes how well the surrogate's
 signals predict the labels, then replays grading `reps` times at several
 budgets with core.simulate.simulate and writes benchmarks/demo.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,10 @@ def signal_table(items: pd.DataFrame) -> str:
     """Per stratum: size, accuracy of the target, mean entropy and agreement."""
     rows = ["| stratum | items | target accuracy | mean semantic entropy | mean agreement |", "|---|---|---|---|---|"]
     for stratum, group in items.groupby("stratum"):
-        rows.append(f"| {stratum} | {len(group)} | {group['label'].mean():.2f} | "
-                    f"{group['semantic_entropy'].mean():.2f} | {group['agreement'].mean():.2f} |")
+        rows.append(
+            f"| {stratum} | {len(group)} | {group['label'].mean():.2f} | "
+            f"{group['semantic_entropy'].mean():.2f} | {group['agreement'].mean():.2f} |"
+        )
     return "\n".join(rows)
 
 
@@ -46,12 +49,16 @@ def auroc(items: pd.DataFrame, column: str, sign: float) -> float:
 
 
 def simulation_table(result: dict) -> str:
-    rows = ["| method | budget | n | MSE / uniform's | 95% CI coverage | mean CI width | budget saved |",
-            "|---|---|---|---|---|---|---|"]
+    rows = [
+        "| method | budget | n | MSE / uniform's | 95% CI coverage | mean CI width | budget saved |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for method in SHOWN:
         for budget, r in result["methods"][method].items():
-            rows.append(f"| {method} | {float(budget):.0%} | {r['n']:.0f} | {r['mse_ratio']:.2f} | "
-                        f"{r['coverage']:.3f} | {r['ci_width']:.3f} | {r['budget_saving']:+.0%} |")
+            rows.append(
+                f"| {method} | {float(budget):.0%} | {r['n']:.0f} | {r['mse_ratio']:.2f} | "
+                f"{r['coverage']:.3f} | {r['ci_width']:.3f} | {r['budget_saving']:+.0%} |"
+            )
     return "\n".join(rows)
 
 
@@ -88,8 +95,12 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backends", nargs="+", default=["exact", "embedding"])
-    parser.add_argument("--samples", nargs="+", default=["data/demo/samples.jsonl"],
-                        help="surrogate sample files (relative to the repository), one set of sections each")
+    parser.add_argument(
+        "--samples",
+        nargs="+",
+        default=["data/demo/samples.jsonl"],
+        help="surrogate sample files (relative to the repository), one set of sections each",
+    )
     parser.add_argument("--out", default=str(Path(__file__).with_suffix(".md")))
     args = parser.parse_args()
 

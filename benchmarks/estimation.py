@@ -11,6 +11,7 @@ replications x 4 budgets x all methods on gsm8k). truthfulqa is prepared with th
 exact backend and, with --embedding, also with the embedding backend
 (all-MiniLM-L6-v2; slow on CPU the first time, then cached).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,8 +67,18 @@ def variant_rows(items: pd.DataFrame, reps: int, seed: int) -> list[str]:
         ("entropy strata + difference estimator", {"stratify_by": "entropy"}, "difference", None),
         ("per-stratum spreads adapt fast (prior strength 4)", {"prior_strength": 4.0}, DEFAULT_METHOD, None),
         ("no recalibration of the surrogate by the grades", {"calibration_strength": 1e9}, DEFAULT_METHOD, None),
-        ("no adaptation at all (static approximate Neyman)", {"calibration_strength": 1e9, "prior_strength": 1e9}, DEFAULT_METHOD, None),
-        ("shrink 1 (raw agreement as proxy; no recalibration)", {"shrink": 1.0, "calibration_strength": 1e9}, DEFAULT_METHOD, None),
+        (
+            "no adaptation at all (static approximate Neyman)",
+            {"calibration_strength": 1e9, "prior_strength": 1e9},
+            DEFAULT_METHOD,
+            None,
+        ),
+        (
+            "shrink 1 (raw agreement as proxy; no recalibration)",
+            {"shrink": 1.0, "calibration_strength": 1e9},
+            DEFAULT_METHOD,
+            None,
+        ),
         ("textbook Wald interval (no variance prior, normal)", {}, DEFAULT_METHOD, "wald"),
     ]
     rows = []
@@ -143,7 +154,7 @@ def main() -> None:
         sections.append(pool_section(title, items, args.reps, args.seed))
     header = f"""# Estimation benchmark
 
-Written by `python benchmarks/estimation.py{' --embedding' if args.embedding else ''}` on {platform.machine()},
+Written by `python benchmarks/estimation.py{" --embedding" if args.embedding else ""}` on {platform.machine()},
 {os.cpu_count()} CPUs (shared with other work while it ran: wall time is an upper bound, process CPU the cost).
 
 Methods are those of `core/simulate.py` (see its docstring); **activegrade** is

@@ -10,6 +10,7 @@ a browser (record the grade, pick the next item, load it).
 
 Writes benchmarks/grading_latency.md. Run: python benchmarks/grading_latency.py
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "e2e")]
 
 from appserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ITEM_SHOWN, Server, press_grade_key  # noqa: E402
 
-from core.allocation import design_from_items  # noqa: E402
 from core import reservations  # noqa: E402
+from core.allocation import design_from_items  # noqa: E402
 from core.project import create_project, start_preparation  # noqa: E402
 from core.scales import BINARY  # noqa: E402
 from core.store import Store  # noqa: E402
@@ -52,9 +53,15 @@ def synthetic_pool(folder: Path) -> tuple[Path, Path]:
         a, b = rng.randint(2, 999), rng.randint(2, 999)
         right = a + b
         answer = right if rng.random() < 0.75 else right + rng.choice([-10, -1, 1, 100])
-        pool.append({"id": f"i{i:05d}", "prompt": f"Item {i:05d}: what is {a} + {b}?",
-                     "response": f"Adding the two numbers gives **{answer}**.", "answer": str(answer),
-                     "reference": str(right)})
+        pool.append(
+            {
+                "id": f"i{i:05d}",
+                "prompt": f"Item {i:05d}: what is {a} + {b}?",
+                "response": f"Adding the two numbers gives **{answer}**.",
+                "answer": str(answer),
+                "reference": str(right),
+            }
+        )
         wrong = rng.choice([0, 0, 0, 1, 2, 3])
         samples += [{"id": f"i{i:05d}", "sample": str(right if k >= wrong else right + k + 1)} for k in range(5)]
     pool_path, samples_path = folder / "pool.jsonl", folder / "samples.jsonl"
@@ -114,8 +121,9 @@ def main() -> None:
         store = Store.open(db_url)
         pool, samples = synthetic_pool(folder)
         start = time.perf_counter()
-        project_id = create_project(store, "Latency", (pool.name, pool.read_bytes()), (samples.name, samples.read_bytes()),
-                                    start=False)
+        project_id = create_project(
+            store, "Latency", (pool.name, pool.read_bytes()), (samples.name, samples.read_bytes()), start=False
+        )
         start_preparation(store, project_id, wait=True)
         prepare_s = time.perf_counter() - start
         assert store.project(project_id).status == "ready", store.project(project_id).error

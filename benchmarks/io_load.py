@@ -9,6 +9,7 @@ duplicate id in the last JSON line. Writes benchmarks/io_load.md.
 
     python benchmarks/io_load.py [--items 10000] [--samples 10] [--repeat 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -95,18 +96,38 @@ def main() -> None:
     pool, samples = build(args.items, args.samples)
     cases = []
     for suffix in (".jsonl", ".csv", ".parquet"):
-        cases.append((f"pool{suffix} + samples{suffix}", ("pool" + suffix, encode(pool, suffix)),
-                      ("samples" + suffix, encode(samples, suffix))))
-        cases.append((f"pool{suffix} with a samples column",
-                      ("pool" + suffix, encode(nested(pool, samples, suffix), suffix)), None))
+        cases.append(
+            (
+                f"pool{suffix} + samples{suffix}",
+                ("pool" + suffix, encode(pool, suffix)),
+                ("samples" + suffix, encode(samples, suffix)),
+            )
+        )
+        cases.append(
+            (
+                f"pool{suffix} with a samples column",
+                ("pool" + suffix, encode(nested(pool, samples, suffix), suffix)),
+                None,
+            )
+        )
     bad_label = pool.assign(label=pool["label"].astype(str))
     bad_label.loc[len(pool) - 1, "label"] = "yes"
-    cases.append(("refused: bad label in the last CSV row", ("pool.csv", encode(bad_label, ".csv")),
-                  ("samples.csv", encode(samples, ".csv"))))
+    cases.append(
+        (
+            "refused: bad label in the last CSV row",
+            ("pool.csv", encode(bad_label, ".csv")),
+            ("samples.csv", encode(samples, ".csv")),
+        )
+    )
     repeated = pool.copy()
     repeated.loc[len(pool) - 1, "id"] = repeated.loc[0, "id"]
-    cases.append(("refused: duplicate id in the last JSON line", ("pool.jsonl", encode(repeated, ".jsonl")),
-                  ("samples.jsonl", encode(samples, ".jsonl"))))
+    cases.append(
+        (
+            "refused: duplicate id in the last JSON line",
+            ("pool.jsonl", encode(repeated, ".jsonl")),
+            ("samples.jsonl", encode(samples, ".jsonl")),
+        )
+    )
 
     lines = [
         "# Loading inputs (core.io.load_inputs)",

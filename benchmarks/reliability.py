@@ -14,6 +14,7 @@ estimate check = the dashboard's estimate equals one computed independently.
 
 Writes benchmarks/reliability.md. Run: python benchmarks/reliability.py
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -30,6 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from reliability.conftest import make_project  # noqa: E402
+from reliability.workload import acknowledged, design_of, run_graders, run_workers, start_worker, true_label  # noqa: E402
 from sqlalchemy import create_engine, text  # noqa: E402
 
 from core import reservations  # noqa: E402
@@ -37,8 +40,6 @@ from core.estimate import estimate  # noqa: E402
 from core.reservations import overlap_positions  # noqa: E402
 from core.store import Store, accounts  # noqa: E402
 from core.tracking import current_estimate  # noqa: E402
-from reliability.conftest import make_project  # noqa: E402
-from reliability.workload import acknowledged, design_of, run_graders, run_workers, start_worker, true_label  # noqa: E402
 
 GRADERS = 8
 N_ITEMS = 1818
@@ -111,13 +112,23 @@ def load_run(backend: str, mode: str, folder: Path) -> dict:
                 stack.enter_context(_no_claim_lock())
             crew, seconds = run_graders(store, pid, GRADERS, overlap=OVERLAP)
         acked = [(gid, pos, g.name) for g in crew for gid, pos in g.graded]
-        return {"backend": backend, "graders": f"{GRADERS} {mode}", "seconds": seconds,
-                "lost races": races.count, **check(store, pid, acked)}
+        return {
+            "backend": backend,
+            "graders": f"{GRADERS} {mode}",
+            "seconds": seconds,
+            "lost races": races.count,
+            **check(store, pid, acked),
+        }
     else:
         done, seconds = run_workers(url, pid, GRADERS, overlap=OVERLAP, timeout=1800)
         acked = [(gid, pos, name) for name, grades in done.items() for gid, pos in grades]
-    return {"backend": backend, "graders": f"{GRADERS} {mode}", "seconds": seconds, "lost races": None,
-            **check(store, pid, acked)}
+    return {
+        "backend": backend,
+        "graders": f"{GRADERS} {mode}",
+        "seconds": seconds,
+        "lost races": None,
+        **check(store, pid, acked),
+    }
 
 
 @contextlib.contextmanager
@@ -154,8 +165,13 @@ def crash_run(backend: str, folder: Path) -> dict:
             raise RuntimeError(f"{name}: {err[-2000:]}")
         acked += [(gid, pos, name) for gid, pos in acknowledged(out)]
     seconds = time.perf_counter() - start
-    return {"backend": backend, "graders": "2 processes, 1 SIGKILLed and restarted", "seconds": seconds,
-            "lost races": None, **check(store, pid, acked)}
+    return {
+        "backend": backend,
+        "graders": "2 processes, 1 SIGKILLed and restarted",
+        "seconds": seconds,
+        "lost races": None,
+        **check(store, pid, acked),
+    }
 
 
 def main() -> None:
@@ -170,8 +186,18 @@ def main() -> None:
                 print(results[-1], flush=True)
             results.append(crash_run(backend, folder))
             print(results[-1], flush=True)
-    header = ["backend", "graders", "grades", "seconds", "grades/s", "lost", "duplicated", "ungraded items",
-              "estimate equal", "lost races"]
+    header = [
+        "backend",
+        "graders",
+        "grades",
+        "seconds",
+        "grades/s",
+        "lost",
+        "duplicated",
+        "ungraded items",
+        "estimate equal",
+        "lost races",
+    ]
     lines = [
         "# Reliability: concurrent graders and a crash",
         "",

@@ -8,6 +8,7 @@ K times, on the first questions of data/demo with SmolLM2-135M-Instruct
 (GGUF), at each torch thread count. Same settings for both: temperature 1,
 at most 24 new tokens, stop at the first newline, 16 questions per call.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,9 +37,18 @@ def plain_generate(local, prompts: list[str], k: int, seed: int) -> None:
     encoded = local.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
     with torch.inference_mode():
         local.model.generate(
-            **encoded, do_sample=True, temperature=1.0, top_k=0, top_p=1.0, num_return_sequences=k,
-            max_new_tokens=MAX_NEW_TOKENS, stop_strings=["\n"], tokenizer=local.tokenizer,
-            pad_token_id=local.tokenizer.pad_token_id, output_logits=True, return_dict_in_generate=True,
+            **encoded,
+            do_sample=True,
+            temperature=1.0,
+            top_k=0,
+            top_p=1.0,
+            num_return_sequences=k,
+            max_new_tokens=MAX_NEW_TOKENS,
+            stop_strings=["\n"],
+            tokenizer=local.tokenizer,
+            pad_token_id=local.tokenizer.pad_token_id,
+            output_logits=True,
+            return_dict_in_generate=True,
         )
 
 
@@ -56,13 +66,17 @@ def main() -> int:
     loaded = time.perf_counter() - started
     questions = pd.read_json(ROOT / "data" / "demo" / "questions.jsonl", lines=True)["question"][: args.questions]
     prompts = [build_prompt(local.tokenizer, q) for q in questions]
-    batches = [prompts[i:i + BATCH] for i in range(0, len(prompts), BATCH)]
+    batches = [prompts[i : i + BATCH] for i in range(0, len(prompts), BATCH)]
     rows = []
     for threads in args.threads:
         torch.set_num_threads(threads)
         for name, run in (
-            ("shared prompt pass (core.sample)", lambda b, s: generate_answers(
-                local, b, k=args.k, temperature=1.0, max_new_tokens=MAX_NEW_TOKENS, seed=s)),
+            (
+                "shared prompt pass (core.sample)",
+                lambda b, s: generate_answers(
+                    local, b, k=args.k, temperature=1.0, max_new_tokens=MAX_NEW_TOKENS, seed=s
+                ),
+            ),
             ("plain generate, K copies of the prompt", lambda b, s: plain_generate(local, b, args.k, s)),
         ):
             load_before = os.getloadavg()[0]

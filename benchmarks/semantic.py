@@ -29,6 +29,7 @@ a second this shared CPU gave, the 10,000 x 10 pool would need most of an
 hour of NLI, so `nli` runs on truthfulqa only, and only `cluster` (its
 `prepare s` is left blank: the same work again).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,7 +78,9 @@ def measure(label: str, name: str, inputs: Inputs, options: dict, workdir: Path,
     groups = list(item_texts(inputs)[1].values())
     prepare_s = float("nan")
     if end_to_end:
-        _, prepare_s = timed(prepare_items, inputs, backend=name, cache_dir=workdir / f"{label}-prepare", device="cpu", **options)
+        _, prepare_s = timed(
+            prepare_items, inputs, backend=name, cache_dir=workdir / f"{label}-prepare", device="cpu", **options
+        )
 
     backend = get_backend(name, cache_dir=workdir / f"{label}-cluster", device="cpu", **options)
     forward = [0.0]
@@ -92,9 +95,11 @@ def measure(label: str, name: str, inputs: Inputs, options: dict, workdir: Path,
 
         model.encode = timed_encode
         strings = list(dict.fromkeys(s for g in groups for s in dedupe([*g.samples, g.target])[0]))
-        floor = [timed(encode, strings, batch_size=backend.batch_size, normalize_embeddings=True, show_progress_bar=False)[1]]
+        floor = [
+            timed(encode, strings, batch_size=backend.batch_size, normalize_embeddings=True, show_progress_bar=False)[1]
+        ]
     elif name == "nli":
-        backend.labels  # load the model
+        _ = backend.labels  # load the model
         probabilities = backend.probabilities
 
         def timed_probabilities(*args):
@@ -106,7 +111,9 @@ def measure(label: str, name: str, inputs: Inputs, options: dict, workdir: Path,
     classes, cluster_s = timed(backend.cluster, groups)
     floor_s = in_model_s = forward[0]
     if name == "embedding":  # the floor is timed before and after the run, under the load of both moments
-        floor.append(timed(encode, strings, batch_size=backend.batch_size, normalize_embeddings=True, show_progress_bar=False)[1])
+        floor.append(
+            timed(encode, strings, batch_size=backend.batch_size, normalize_embeddings=True, show_progress_bar=False)[1]
+        )
         floor_s = float(np.mean(floor))
 
     again = get_backend(name, cache_dir=workdir / f"{label}-cluster", device="cpu", **options)
@@ -135,6 +142,7 @@ def measure(label: str, name: str, inputs: Inputs, options: dict, workdir: Path,
 
 def markdown_table(frame: pd.DataFrame) -> str:
     """A GitHub markdown table, numbers to 3 significant figures."""
+
     def cell(value) -> str:
         return f"{value:.3g}" if isinstance(value, float) else str(value)
 
@@ -145,6 +153,7 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 def goals(table: pd.DataFrame) -> list[str]:
     """The issue's goals, each with the measured figure and whether it is met."""
+
     def verdict(ok: bool) -> str:
         return "met" if ok else "NOT met"
 
@@ -174,7 +183,9 @@ def goals(table: pd.DataFrame) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="1,000 items instead of 10,000 (a smoke run; results not written)")
+    parser.add_argument(
+        "--quick", action="store_true", help="1,000 items instead of 10,000 (a smoke run; results not written)"
+    )
     args = parser.parse_args()
     torch.manual_seed(0)
     base = load_inputs(DATA / "pool.jsonl", DATA / "samples.jsonl")

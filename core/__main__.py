@@ -1,4 +1,5 @@
 """`python -m core <command>`: see core/cli.py."""
+
 import sys
 
 from core.cli import main

@@ -22,6 +22,7 @@ estimator stays unbiased and its variance estimate (which treats the mean as
 the item's one value) stays valid. core.store.Store.graded_positions applies
 the same rule in SQL.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -35,6 +36,7 @@ from sklearn.metrics import cohen_kappa_score
 LEVELS = {"binary": "nominal", "likert": "ordinal", "custom": "ordinal"}
 """Scale kind (core.scales) -> Krippendorff level of measurement."""
 
+
 def level_of(settings: dict) -> str:
     """The Krippendorff level for a project's grading scale (its settings' ``scale.kind``)."""
     return LEVELS.get((settings.get("scale") or {}).get("kind", "binary"), "ordinal")
@@ -46,8 +48,10 @@ def summary(result: Agreement) -> str:
     if result.items == 0:
         return "No item graded twice yet."
     kappa, alpha = (("n/a" if np.isnan(x) else f"{x:.2f}") for x in (result.kappa, result.alpha))
-    return (f"{result.items} items graded twice: same grade {result.observed:.0%}, "
-            f"Cohen's kappa {kappa}, Krippendorff's alpha {alpha} ({result.level})")
+    return (
+        f"{result.items} items graded twice: same grade {result.observed:.0%}, "
+        f"Cohen's kappa {kappa}, Krippendorff's alpha {alpha} ({result.level})"
+    )
 
 
 KAPPA_WEIGHTS = {"nominal": None, "ordinal": "linear", "interval": "quadratic", "ratio": "quadratic"}
@@ -73,8 +77,11 @@ def cohen_kappa(first: Iterable[float], second: Iterable[float], level: str = "n
     if a.size < 2 or np.unique(np.concatenate([a, b])).size < 2:
         return float("nan")
     # grades are floats in [0, 1]; sklearn wants discrete labels, so compare them as rounded strings
-    return float(cohen_kappa_score(_labels(a), _labels(b), weights=KAPPA_WEIGHTS[level],
-                                   labels=_labels(np.unique(np.concatenate([a, b])))))
+    return float(
+        cohen_kappa_score(
+            _labels(a), _labels(b), weights=KAPPA_WEIGHTS[level], labels=_labels(np.unique(np.concatenate([a, b])))
+        )
+    )
 
 
 def _labels(values: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ Notation (docs: ../shared/METHOD.md sections 3 and 5): N items in H strata of
 sizes N_h, weights W_h = N_h / N, spreads S_h (standard deviation of the grade
 inside stratum h), allocation n_h with sum_h n_h = n.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -179,7 +180,13 @@ def design_from_items(
         stratum = items["stratum"].to_numpy()
     else:
         entropy = items["semantic_entropy"].to_numpy(dtype=float)
-        stratum = stratify(entropy, items[proxy_column].to_numpy(dtype=float), n_strata=n_strata, by=stratify_by, min_size=min_stratum_size)
+        stratum = stratify(
+            entropy,
+            items[proxy_column].to_numpy(dtype=float),
+            n_strata=n_strata,
+            by=stratify_by,
+            min_size=min_stratum_size,
+        )
     if pd.isna(stratum).any():
         row = int(np.flatnonzero(pd.isna(stratum))[0])
         raise InputError("the item has no stratum", row=row + 1, column="stratum")
@@ -187,7 +194,9 @@ def design_from_items(
     values = items[columns].to_numpy(dtype=float) if columns else None
     if values is not None:
         finite = np.isfinite(values)
-        column_means = np.where(finite, values, 0.0).sum(axis=0) / np.maximum(finite.sum(axis=0), 1)  # 0 for an all-NaN column
+        column_means = np.where(finite, values, 0.0).sum(axis=0) / np.maximum(
+            finite.sum(axis=0), 1
+        )  # 0 for an all-NaN column
         values = np.where(finite, values, column_means)
     ids = tuple(items["id"].astype(str)) if "id" in items.columns else ()
     return make_design(
@@ -222,7 +231,9 @@ def largest_remainder(quota: np.ndarray, n: int, caps: np.ndarray, floors: np.nd
     caps = np.asarray(caps, dtype=np.int64)
     floors = np.zeros_like(caps) if floors is None else np.minimum(np.asarray(floors, dtype=np.int64), caps)
     if not floors.sum() <= n <= caps.sum():
-        raise InputError(f"cannot allocate {n} grades to strata holding {int(caps.sum())} items with floors summing to {int(floors.sum())}")
+        raise InputError(
+            f"cannot allocate {n} grades to strata holding {int(caps.sum())} items with floors summing to {int(floors.sum())}"
+        )
     quota = np.clip(np.asarray(quota, dtype=float), floors, caps)
     alloc = np.clip(np.floor(quota).astype(np.int64), floors, caps)
     remainder = quota - alloc
@@ -288,9 +299,7 @@ def proportional_allocation(sizes: np.ndarray, n: int, floor: int = DEFAULT_FLOO
     return neyman_allocation(sizes, np.ones(sizes.size), n, floor)
 
 
-def next_stratum(
-    weights: np.ndarray, sds: np.ndarray, counts: np.ndarray, sizes: np.ndarray, floor: int
-) -> np.ndarray:
+def next_stratum(weights: np.ndarray, sds: np.ndarray, counts: np.ndarray, sizes: np.ndarray, floor: int) -> np.ndarray:
     """Stratum that should get the next grade, for one state or a batch (leading axes).
 
     Floors first, but only as the budget makes them worth it: a stratum's k-th

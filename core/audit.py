@@ -5,6 +5,7 @@ only retracted); the trail adds what grades cannot say: sign-ins, changed
 grades, undos, skips, settings changes, uploads, preparation starts,
 deletions, account and assignment changes, exports. Events are appended, never edited.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,7 @@ import pandas as pd
 
 from core.auth import User
 from core.io import spreadsheet_safe
-from core.store import Store
-from core.store import accounts
+from core.store import Store, accounts
 
 # event names the app records (sign_in / sign_in_failed come from core.auth)
 GRADE_CHANGED = "grade_changed"

@@ -15,19 +15,19 @@ upgraded at the next sign-in). Sign-in through an OpenID Connect provider
 account an admin created; nobody gets in without an account, except in the
 open demo mode, which is on only when ``$ACTIVEGRADE_OPEN_DEMO`` is ``1``.
 """
+
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from core.errors import InputError
-from core.store import Store
-from core.store import accounts
+from core.store import Store, accounts
 
 ADMIN, GRADER, VIEWER = "admin", "grader", "viewer"
 ROLES = (ADMIN, GRADER, VIEWER)
@@ -46,8 +46,17 @@ SIMULATE = "simulate"
 MANAGE_USERS = "manage_users"  # accounts, roles, project assignments
 VIEW_AUDIT = "view_audit"  # read and export the audit trail
 ACTIONS = (
-    VIEW_PROJECTS, CREATE_PROJECT, PREPARE_PROJECT, CHANGE_SETTINGS, DELETE_PROJECT, GRADE,
-    VIEW_DASHBOARD, EXPORT, SIMULATE, MANAGE_USERS, VIEW_AUDIT,
+    VIEW_PROJECTS,
+    CREATE_PROJECT,
+    PREPARE_PROJECT,
+    CHANGE_SETTINGS,
+    DELETE_PROJECT,
+    GRADE,
+    VIEW_DASHBOARD,
+    EXPORT,
+    SIMULATE,
+    MANAGE_USERS,
+    VIEW_AUDIT,
 )
 
 PERMISSIONS: Mapping[str, frozenset[str]] = {
@@ -172,7 +181,7 @@ def sign_in(store: Store, name: str, password: str) -> User | None:
     A hash made with older argon2 parameters is replaced by a current one.
     """
     name = normalise_name(name)
-    since = datetime.now(timezone.utc) - LOCKOUT
+    since = datetime.now(UTC) - LOCKOUT
     if accounts.event_count(store, "sign_in_failed", actor=name, since=since) >= MAX_FAILURES:
         accounts.record_event(store, name, "sign_in_locked")
         return None
@@ -207,7 +216,9 @@ def sign_in_oidc(store: Store, claims: Mapping[str, object]) -> User:
     """
     email = str(claims.get("email") or "").strip().lower()
     if not email:
-        raise AccessDenied("the identity provider did not send an e-mail address; ask an admin to configure the scope 'email'")
+        raise AccessDenied(
+            "the identity provider did not send an e-mail address; ask an admin to configure the scope 'email'"
+        )
     if claims.get("email_verified") is False:
         raise AccessDenied(f"the identity provider has not verified {email}")
     row = accounts.user_by_email(store, email)

@@ -16,6 +16,7 @@ grade p_i and correct for it, so they are unbiased whatever p_i is worth:
 Each function returns (estimate, variance estimate, realised n) arrays of
 shape (R,); their intervals are normal (Wald), as in those papers.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,7 +32,9 @@ def _mixed(weights: np.ndarray) -> np.ndarray:
     return (1 - UNIFORM_MIX) * weights / weights.mean() + UNIFORM_MIX
 
 
-def lure(labels: np.ndarray, predicted: np.ndarray, n: int, rng: np.random.Generator, reps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def lure(
+    labels: np.ndarray, predicted: np.ndarray, n: int, rng: np.random.Generator, reps: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """LURE estimate of mean(labels) from n items drawn sequentially with q proportional to 1 - predicted.
 
     Loss L = 1 - y. With q_m the probability of the item drawn at step m
@@ -57,7 +60,9 @@ def lure(labels: np.ndarray, predicted: np.ndarray, n: int, rng: np.random.Gener
     return value, variance, np.full(reps, n)
 
 
-def active_inference(labels: np.ndarray, predicted: np.ndarray, n: int, rng: np.random.Generator, reps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def active_inference(
+    labels: np.ndarray, predicted: np.ndarray, n: int, rng: np.random.Generator, reps: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Active inference estimate with expected budget n (Poisson sampling).
 
     pi_i = min(1, n u_i / sum_j u_j), u = mixed sqrt(p (1 - p)) (rescaled so

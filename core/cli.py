@@ -4,6 +4,7 @@ Each sub-command lives in core/commands/<name>.py and exposes
 `add_arguments(parser)` and `run(args) -> int`. Bad input raises
 core.errors.InputError, which is printed as one line, exit status 2.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """The one exception type for bad user input."""
+
 from __future__ import annotations
 
 import re

@@ -25,6 +25,7 @@ benchmarks/estimation.md reports the coverage that this choice achieves.
 The batch functions take arrays with a leading replication axis so that the
 simulator runs exactly this code on thousands of replicated samples.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -85,7 +86,7 @@ class BatchEstimate:
 
 
 def resolve_method(method: str) -> str:
-    """"default" -> DEFAULT_METHOD; InputError for a method that is not in METHODS."""
+    """ "default" -> DEFAULT_METHOD; InputError for a method that is not in METHODS."""
     method = DEFAULT_METHOD if method == "default" else method
     if method not in METHODS:
         raise InputError(f"unknown estimation method {method!r}", fix=f"use one of {', '.join(METHODS)}")
@@ -101,7 +102,11 @@ def _moments(onehot: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def estimate_batch(
-    design: Design, positions: np.ndarray, grades: np.ndarray, method: str = DEFAULT_METHOD, variance_prior: float = VARIANCE_PRIOR
+    design: Design,
+    positions: np.ndarray,
+    grades: np.ndarray,
+    method: str = DEFAULT_METHOD,
+    variance_prior: float = VARIANCE_PRIOR,
 ) -> BatchEstimate:
     """Estimates for R samples at once: positions and grades are (R, n), in grading order.
 
@@ -207,7 +212,9 @@ def _strata_table(design: Design, positions: np.ndarray, grades: np.ndarray) -> 
     )
 
 
-def grades_needed(design: Design, positions, grades, half_width: float, level: float = 0.95, method: str = "default") -> int:
+def grades_needed(
+    design: Design, positions, grades, half_width: float, level: float = 0.95, method: str = "default"
+) -> int:
     """Total grades after which the interval's half-width should reach `half_width`.
 
     Projects forward with the queue's greedy allocation (`next_stratum`) and the

@@ -3,6 +3,7 @@
 The item shown is a pure function of the stored state (core.queue.next_item),
 so a reload or a second browser continues exactly where the project stands.
 """
+
 from __future__ import annotations
 
 import re
@@ -76,6 +77,11 @@ def submit(
     if not grader:
         raise ValueError("a grade needs the grader's name")
     return store.add_grade(
-        project_id, position, value=scale.value_of(label), label=label, grader=grader,
-        comment=comment.strip(), seconds=None if seconds is None else round(float(seconds), 3),
+        project_id,
+        position,
+        value=scale.value_of(label),
+        label=label,
+        grader=grader,
+        comment=comment.strip(),
+        seconds=None if seconds is None else round(float(seconds), 3),
     )

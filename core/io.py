@@ -11,6 +11,7 @@ graders grade (TruthfulQA counts non-answers as truthful, and
 ../shared/data/truthfulqa has both). Checks are vectorised pandas/numpy
 operations: see benchmarks/io_load.md for the speed.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -242,7 +243,9 @@ def _check_cells(table: Table, column: str, values: pd.Series) -> None:
     table.fail(
         lengths > MAX_FIELD_CHARS,
         column,
-        lambda position: f"the value is {int(lengths[position]):,} characters long, over the limit of {MAX_FIELD_CHARS:,}",
+        lambda position: (
+            f"the value is {int(lengths[position]):,} characters long, over the limit of {MAX_FIELD_CHARS:,}"
+        ),
         "shorten the text, or keep long documents elsewhere and put a reference to them here",
     )
     table.fail(

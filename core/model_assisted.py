@@ -12,6 +12,7 @@ Swensson and Wretman, Model Assisted Survey Sampling (1992), ch. 6-7 (the
 difference and GREG estimators); Angelopoulos et al. 2023 and Zrnic and
 Candes 2024 for cross-fitted prediction-powered and active inference.
 """
+
 from __future__ import annotations
 
 import numpy as np

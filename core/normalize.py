@@ -20,6 +20,7 @@ Rules 3 to 5 follow the answer normalisation of the SQuAD evaluation script
 (Rajpurkar et al. 2016), except that punctuation other than apostrophes and
 full stops becomes a space rather than nothing, so "1,2,3" does not become "123".
 """
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Summaries of a prepared pool for the setup page: entropy histogram and strata table."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -7,6 +7,7 @@ length: the samples' `n_tokens` column when present (the surrogate's token
 count, what the log-likelihood sums over), else the number of
 whitespace-separated words, a tokenizer-free stand-in proportional to it.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -78,10 +79,16 @@ def prepare_items(
     own stratum (numbered last; see core.strata).
     """
     pool, samples = inputs.pool, inputs.samples
-    engine = get_backend(backend, model=model, threshold=threshold, device=device, cache_dir=cache_dir, batch_size=batch_size)
+    engine = get_backend(
+        backend, model=model, threshold=threshold, device=device, cache_dir=cache_dir, batch_size=batch_size
+    )
     rows_of, groups = item_texts(inputs)
     classes = engine.cluster(list(groups.values()), progress)
-    logprobs = pd.to_numeric(samples["logprob"], errors="coerce").to_numpy(dtype=float) if "logprob" in samples else np.full(len(samples), np.nan)
+    logprobs = (
+        pd.to_numeric(samples["logprob"], errors="coerce").to_numpy(dtype=float)
+        if "logprob" in samples
+        else np.full(len(samples), np.nan)
+    )
     lengths = sample_lengths(samples)
 
     n = len(pool)
@@ -93,7 +100,9 @@ def prepare_items(
         n_samples[p] = sample_classes.size
         n_clusters[p] = np.unique(sample_classes).size
         scores["semantic_entropy"][p] = semantic_entropy(sample_classes)
-        scores["semantic_entropy_weighted"][p] = weighted_semantic_entropy(sample_classes, logprobs[rows], lengths[rows])
+        scores["semantic_entropy_weighted"][p] = weighted_semantic_entropy(
+            sample_classes, logprobs[rows], lengths[rows]
+        )
         scores["agreement"][p] = agreement(sample_classes, target_class)
 
     items = pool.copy()

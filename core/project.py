@@ -6,12 +6,13 @@ database, so a page reload, another browser or a restart sees the same
 state and never recomputes finished work. A job whose heartbeat stops
 (the process died) is shown as stalled and can be restarted.
 """
+
 from __future__ import annotations
 
 import os
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +124,7 @@ def _demo_guidelines(folder: Path) -> str:
 
 def is_stalled(info: ProjectInfo, now: datetime | None = None) -> bool:
     """True when the project says 'preparing' but its job's heartbeat stopped."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     return info.status == "preparing" and now - info.updated_at > STALE_AFTER
 
 
@@ -143,7 +144,7 @@ def start_preparation(store: Store, project_id: int, *, wait: bool = False) -> b
     with _jobs_lock:
         if key in _jobs and _jobs[key].is_alive():
             return False
-        if not store.claim_preparation(project_id, stale_before=datetime.now(timezone.utc) - STALE_AFTER):
+        if not store.claim_preparation(project_id, stale_before=datetime.now(UTC) - STALE_AFTER):
             return False  # ready, or a live job (here or in another process) holds it
         job = threading.Thread(target=_prepare, args=(store, project_id), daemon=True, name=f"prepare-{project_id}")
         _jobs[key] = job

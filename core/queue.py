@@ -9,6 +9,7 @@ re-estimated from the grades as they arrive (adaptive Neyman: `queue_spreads`). 
 is the first free one in a random order of the pool fixed by the seed, i.e.
 uniform at random without replacement.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -47,7 +48,11 @@ class QueueState:
         if len(positions) != len(grades):
             raise ValueError(f"{len(positions)} graded positions but {len(grades)} grades")
         graded = dict(zip((int(p) for p in positions), (float(g) for g in grades)))
-        return cls(graded, frozenset(int(p) for p in skipped) - graded.keys(), frozenset(int(p) for p in reserved) - graded.keys())
+        return cls(
+            graded,
+            frozenset(int(p) for p in skipped) - graded.keys(),
+            frozenset(int(p) for p in reserved) - graded.keys(),
+        )
 
 
 def item_order(n_items: int, seed: int) -> np.ndarray:
@@ -78,7 +83,9 @@ def next_item(design: Design, state: QueueState, seed: int) -> int | None:
     grades = np.fromiter(state.graded.values(), dtype=float, count=len(state.graded))
     outside = [p for p in (*state.graded, *state.skipped, *state.reserved) if not 0 <= p < design.N]
     if outside:
-        raise InputError(f"position {outside[0]} is outside the pool of {design.N} items", fix="use the items' row numbers, 0 to N-1")
+        raise InputError(
+            f"position {outside[0]} is outside the pool of {design.N} items", fix="use the items' row numbers, 0 to N-1"
+        )
     taken = np.zeros(design.N, dtype=bool)
     taken[positions] = True
     taken[list(state.reserved)] = True

@@ -1,9 +1,10 @@
 """Exports: the grades as CSV and JSONL, and a report (JSON and Markdown) that lets anyone reproduce the run."""
+
 from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
@@ -55,7 +56,7 @@ def report(
     return json_safe(
         {
             "project": project.name,
-            "generated_at": datetime.now(timezone.utc).isoformat(),
+            "generated_at": datetime.now(UTC).isoformat(),
             "activegrade_version": getattr(core, "__version__", "unreleased"),
             "inputs": {
                 role: {"file": name, "sha256": hashlib.sha256(content).hexdigest()}

@@ -16,6 +16,7 @@ offered to a second, different grader before any new item, so agreement
 (core.agreement) is measured as soon as grading starts. Both grades enter
 the estimate through their mean (core.agreement.combine).
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,8 +29,7 @@ from core.allocation import Design
 from core.grading import queue_state, submit
 from core.queue import QueueState, next_item
 from core.scales import Scale
-from core.store import Store
-from core.store import accounts
+from core.store import Store, accounts
 
 DEFAULT_TTL = timedelta(minutes=10)
 OVERLAP_SEED_OFFSET = 104_729  # keeps the overlap draw independent of the queue's order for the same seed
@@ -117,9 +117,7 @@ def _claim_lock(store: Store, project_id: int) -> threading.Lock:
         return _claim_locks.setdefault(key, threading.Lock())
 
 
-def grade(
-    store: Store, project_id: int, position: int, scale: Scale, label: str, grader: str, **details
-) -> int:
+def grade(store: Store, project_id: int, position: int, scale: Scale, label: str, grader: str, **details) -> int:
     """Record the grade (core.grading.submit) and free the grader's reservation; returns the grade id.
 
     A grade whose reservation expired (or was never taken) is still recorded:
@@ -139,4 +137,6 @@ def skip(store: Store, project_id: int, position: int, grader: str) -> None:
 
 def hold(store: Store, project_id: int, position: int, grader: str, *, ttl: timedelta = DEFAULT_TTL) -> bool:
     """Reserve a given item for the grader (after an undo brings it back); False if someone else holds it."""
-    return accounts.try_reserve(store, project_id, position, accounts.grade_count(store, project_id, position), grader, ttl)
+    return accounts.try_reserve(
+        store, project_id, position, accounts.grade_count(store, project_id, position), grader, ttl
+    )

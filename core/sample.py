@@ -25,6 +25,7 @@ is written as one line of the surrogate long format
   a rerun keeps the items already complete in the output file and samples
   only the others. Lines of an unfinished item are dropped first.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -101,7 +102,8 @@ def load_model(name_or_path: str, *, gguf_file: str | None = None, device: str =
         )
     except (OSError, ValueError) as error:
         raise InputError(
-            f"cannot load model '{name_or_path}'" + (f" with GGUF file '{gguf_file}'" if gguf_file else "")
+            f"cannot load model '{name_or_path}'"
+            + (f" with GGUF file '{gguf_file}'" if gguf_file else "")
             + f": {str(error).splitlines()[0]}",
             fix="give a local model folder or a model name already in the Hugging Face cache "
             "(the hub is offline); for a GGUF model give the folder and --gguf-file",
@@ -176,8 +178,9 @@ def generate_answers(
     # but the last token, which generate needs), then copy its cache K times.
     ids, mask = encoded["input_ids"], encoded["attention_mask"]
     positions = (mask.cumsum(-1) - 1).clamp(min=0)  # left padding: count real tokens only
-    cache = local.model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1],
-                        use_cache=True).cache
+    cache = local.model(
+        input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1], use_cache=True
+    ).cache
     cache.batch_repeat_interleave(k)
     output = local.model.generate(
         input_ids=ids.repeat_interleave(k, dim=0),
@@ -191,12 +194,15 @@ def generate_answers(
         output_logits=True,
         return_dict_in_generate=True,
     )
-    generated = output.sequences[:, ids.shape[1]:]
+    generated = output.sequences[:, ids.shape[1] :]
     # log p(token) under the model's own distribution: log-softmax of the raw logits.
-    token_logprobs = torch.stack([
-        torch.log_softmax(step.float(), dim=-1).gather(-1, generated[:, position, None]).squeeze(-1)
-        for position, step in enumerate(output.logits)
-    ], dim=1).cpu()
+    token_logprobs = torch.stack(
+        [
+            torch.log_softmax(step.float(), dim=-1).gather(-1, generated[:, position, None]).squeeze(-1)
+            for position, step in enumerate(output.logits)
+        ],
+        dim=1,
+    ).cpu()
     eos = local.model.generation_config.eos_token_id
     stop_ids = {tokenizer.pad_token_id, *(eos if isinstance(eos, list) else [eos])} - {None}
     answers = []
@@ -205,7 +211,7 @@ def generate_answers(
         length = answer_length(pieces, token_ids, stop_ids)
         text = tokenizer.decode(token_ids[:length], skip_special_tokens=True).split("\n", 1)[0].strip()
         answers.append(Answer(text, float(token_logprobs[row, :length].sum()), length))
-    return [answers[start:start + k] for start in range(0, len(answers), k)]
+    return [answers[start : start + k] for start in range(0, len(answers), k)]
 
 
 def completed_items(out: Path, k: int) -> set[str]:
@@ -224,12 +230,15 @@ def completed_items(out: Path, k: int) -> set[str]:
         except json.JSONDecodeError as error:
             if number < len(lines):  # only the last line may be cut short by an interruption
                 raise InputError(
-                    f"existing output is not valid JSON ({error.msg})", file=str(out), row=number,
+                    f"existing output is not valid JSON ({error.msg})",
+                    file=str(out),
+                    row=number,
                     fix="delete the file or give another --out",
                 ) from error
     if any(not isinstance(row, dict) or "id" not in row for row in rows):
-        raise InputError("existing output has lines without an 'id'", file=str(out),
-                         fix="delete the file or give another --out")
+        raise InputError(
+            "existing output has lines without an 'id'", file=str(out), fix="delete the file or give another --out"
+        )
     counts = Counter(str(row["id"]) for row in rows)
     done = {item for item, count in counts.items() if count >= k}
     kept = [row for row in rows if str(row["id"]) in done]
@@ -246,8 +255,9 @@ def check_settings(*, k: int, temperature: float, max_new_tokens: int, batch_siz
     if temperature < 0:
         raise InputError(f"temperature {temperature} is negative", fix="use 0 for greedy decoding or a positive value")
     if temperature == 0 and k != 1:
-        raise InputError("greedy decoding (temperature 0) gives K identical answers",
-                         fix="use --k 1 or a positive temperature")
+        raise InputError(
+            "greedy decoding (temperature 0) gives K identical answers", fix="use --k 1 or a positive temperature"
+        )
 
 
 def sample_pool(
@@ -271,8 +281,9 @@ def sample_pool(
     check_settings(k=k, temperature=temperature, max_new_tokens=max_new_tokens, batch_size=batch_size)
     for column in ("id", "prompt"):
         if column not in pool.columns:
-            raise InputError(f"the pool has no '{column}' column", column=column,
-                             fix="give a pool with 'id' and 'prompt' columns")
+            raise InputError(
+                f"the pool has no '{column}' column", column=column, fix="give a pool with 'id' and 'prompt' columns"
+            )
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     done = completed_items(path, k)
@@ -284,17 +295,34 @@ def sample_pool(
         progress(finished, total)
     with path.open("a", encoding="utf-8") as handle:
         for start in range(0, len(todo), batch_size):
-            batch = todo[start:start + batch_size]
+            batch = todo[start : start + batch_size]
             batch_ids = [item for item, _ in batch]
             prompts = [build_prompt(local.tokenizer, prompt) for _, prompt in batch]
-            answers = generate_answers(local, prompts, k=k, temperature=temperature,
-                                       max_new_tokens=max_new_tokens, seed=batch_seed(seed, batch_ids))
+            answers = generate_answers(
+                local,
+                prompts,
+                k=k,
+                temperature=temperature,
+                max_new_tokens=max_new_tokens,
+                seed=batch_seed(seed, batch_ids),
+            )
             for item, item_answers in zip(batch_ids, answers):
-                handle.write("".join(
-                    json.dumps({"id": item, "sample": a.text, "logprob": round(a.logprob, 4),
-                                "n_tokens": a.n_tokens, "surrogate": name}, ensure_ascii=False) + "\n"
-                    for a in item_answers
-                ))
+                handle.write(
+                    "".join(
+                        json.dumps(
+                            {
+                                "id": item,
+                                "sample": a.text,
+                                "logprob": round(a.logprob, 4),
+                                "n_tokens": a.n_tokens,
+                                "surrogate": name,
+                            },
+                            ensure_ascii=False,
+                        )
+                        + "\n"
+                        for a in item_answers
+                    )
+                )
                 handle.flush()
                 finished += 1
                 if progress:

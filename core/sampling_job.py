@@ -11,6 +11,7 @@ Resuming: while sampling, the finished items are stored every CHECKPOINT_S as
 the "samples_partial" input; a rerun (after a restart, a stalled job or a
 failure) starts from them, and once "samples" is stored it samples nothing.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -68,8 +69,10 @@ class SamplingSettings:
             raise InputError(f"unknown sampling setting '{unknown[0]}'", fix=f"use only {', '.join(known)}")
         model = str(values.get("model") or "").strip()
         if not model:
-            raise InputError("no model is given to sample surrogate answers with",
-                             fix="give a Hugging Face model name (offline cache) or a local model folder")
+            raise InputError(
+                "no model is given to sample surrogate answers with",
+                fix="give a Hugging Face model name (offline cache) or a local model folder",
+            )
         numbers = {}
         for name, kind in (("k", int), ("temperature", float), ("max_new_tokens", int), ("batch_size", int)):
             value = values.get(name, getattr(cls, name))
@@ -92,11 +95,18 @@ def sampling_request(
     from core.io import load_inputs
 
     if samples is not None:
-        raise InputError("surrogate samples are uploaded and also asked to be sampled", file=samples[0],
-                         fix="either upload samples or sample them with a local model, not both")
+        raise InputError(
+            "surrogate samples are uploaded and also asked to be sampled",
+            file=samples[0],
+            fix="either upload samples or sample them with a local model, not both",
+        )
     if len(load_inputs(pool).samples):
-        raise InputError("the pool already has surrogate samples", file=pool[0], column="samples",
-                         fix="upload a pool without a 'samples' column, or do not sample")
+        raise InputError(
+            "the pool already has surrogate samples",
+            file=pool[0],
+            column="samples",
+            fix="upload a pool without a 'samples' column, or do not sample",
+        )
     return SamplingSettings.from_settings(values).to_settings()
 
 
@@ -123,9 +133,15 @@ def sample_project(store: Store, project_id: int, progress: Progress) -> None:
         if PARTIAL in files:
             out.write_bytes(files[PARTIAL][1])
         sample_pool(
-            pool, local, out, k=sampling.k, temperature=sampling.temperature,
-            max_new_tokens=sampling.max_new_tokens, batch_size=sampling.batch_size,
-            seed=int(settings.get("seed", 0)), progress=_checkpointing(store, project_id, out, progress),
+            pool,
+            local,
+            out,
+            k=sampling.k,
+            temperature=sampling.temperature,
+            max_new_tokens=sampling.max_new_tokens,
+            batch_size=sampling.batch_size,
+            seed=int(settings.get("seed", 0)),
+            progress=_checkpointing(store, project_id, out, progress),
         )
         finished = (f"{Path(pool_name).stem}.samples.jsonl", out.read_bytes())
     set_input_files(store, project_id, {SAMPLES: finished, PARTIAL: None})

@@ -4,6 +4,7 @@ Binary (correct/incorrect), Likert 1-5 mapped linearly onto [0, 1], or a
 custom list of labels with values. Stored in a project's settings as
 ``{"kind": ..., "labels": [[label, value], ...]}``.
 """
+
 from __future__ import annotations
 
 import math
@@ -56,7 +57,7 @@ def custom_scale(pairs: list[tuple[str, float]]) -> Scale:
         if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value <= 1):
             raise InputError(f"value {value!r} of {label!r} is not in [0, 1]", row=row, fix="use a number from 0 to 1")
         seen.add(label)
-    return Scale("custom", tuple(Choice(l, float(v), str(k)) for k, (l, v) in enumerate(pairs, start=1)))
+    return Scale("custom", tuple(Choice(name, float(v), str(k)) for k, (name, v) in enumerate(pairs, start=1)))
 
 
 def parse_custom_labels(text: str) -> Scale:
@@ -67,7 +68,9 @@ def parse_custom_labels(text: str) -> Scale:
             continue
         label, sep, value = line.rpartition("=")
         if not sep:
-            raise InputError(f"{line.strip()!r} has no '='", row=row, fix="write 'label = value', e.g. 'Partly right = 0.5'")
+            raise InputError(
+                f"{line.strip()!r} has no '='", row=row, fix="write 'label = value', e.g. 'Partly right = 0.5'"
+            )
         try:
             number = float(value)
         except ValueError:
@@ -84,4 +87,4 @@ def scale_from_settings(settings: dict) -> Scale:
         return BINARY
     if kind == "likert":
         return LIKERT
-    return custom_scale([(str(l), float(v)) for l, v in stored["labels"]])
+    return custom_scale([(str(name), float(v)) for name, v in stored["labels"]])

@@ -24,6 +24,7 @@ under simple random sampling, MSE_unif(m) = (1 - m/N) S^2 / m with
 S^2 = sum_i (y_i - mu)^2 / (N - 1) (Cochran 1977, theorem 2.2), so
 m = S^2 / (MSE + S^2/N); this avoids dividing by a noisy simulated MSE.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -34,7 +35,14 @@ import pandas as pd
 from scipy import stats
 
 from core import baselines
-from core.allocation import Design, design_from_items, make_design, neyman_allocation, next_stratum, proportional_allocation
+from core.allocation import (
+    Design,
+    design_from_items,
+    make_design,
+    next_stratum,
+    neyman_allocation,
+    proportional_allocation,
+)
 from core.errors import InputError
 from core.estimate import DEFAULT_METHOD, estimate_batch
 from core.queue import item_order
@@ -53,12 +61,20 @@ def budget_sizes(budgets: Sequence[str | float], n_items: int) -> dict[str, int]
         try:
             value = float(budget)
         except ValueError:
-            raise InputError(f"budget {budget!r} is not a number", fix="give fractions of the pool like 0.05 or counts like 50") from None
+            raise InputError(
+                f"budget {budget!r} is not a number", fix="give fractions of the pool like 0.05 or counts like 50"
+            ) from None
         if not value > 0 or (value > 1 and not value.is_integer()):  # is_integer: False for inf, where int() raises
-            raise InputError(f"budget {budget!r} is neither a fraction in (0, 1] nor a whole count", fix="give fractions of the pool like 0.05 or counts like 50")
+            raise InputError(
+                f"budget {budget!r} is neither a fraction in (0, 1] nor a whole count",
+                fix="give fractions of the pool like 0.05 or counts like 50",
+            )
         n = int(round(value * n_items)) if value <= 1 else int(value)
         if n > n_items:
-            raise InputError(f"budget {budget!r} is more than the pool's {n_items} items", fix=f"give at most {n_items} or a fraction of the pool")
+            raise InputError(
+                f"budget {budget!r} is more than the pool's {n_items} items",
+                fix=f"give at most {n_items} or a fraction of the pool",
+            )
         sizes[str(budget)] = max(n, 2)
     return sizes
 
@@ -98,7 +114,9 @@ def labels_of(items: pd.DataFrame, file: str | None = None) -> np.ndarray:
     and by its 1-based row in `items`, or by `file` when given (whose row numbering
     depends on the format, so no row is claimed there)."""
     if "label" not in items.columns:
-        raise InputError("the pool has no 'label' column", file=file, column="label", fix="the simulator needs every item's grade")
+        raise InputError(
+            "the pool has no 'label' column", file=file, column="label", fix="the simulator needs every item's grade"
+        )
     labels = pd.to_numeric(items["label"], errors="coerce").to_numpy(dtype=float)
     bad = ~((labels >= 0) & (labels <= 1))
     if bad.any():
@@ -106,7 +124,10 @@ def labels_of(items: pd.DataFrame, file: str | None = None) -> np.ndarray:
         item = f" of item '{items['id'].iat[row]}'" if "id" in items.columns else ""
         raise InputError(
             f"label {items['label'].iat[row]!r}{item} is not a number in [0, 1]",
-            file=file, row=None if file else row + 1, column="label", fix="give every item a grade in [0, 1]",
+            file=file,
+            row=None if file else row + 1,
+            column="label",
+            fix="give every item a grade in [0, 1]",
         )
     return labels
 
@@ -220,11 +241,26 @@ def simulate(
         if method == "uniform":
             return _stratified_run(one, orders[:, :n], labels, "stratified")
         if method == "proportional":
-            return _stratified_run(prepared, static_sample(prepared, proportional_allocation(prepared.sizes, n, prepared.floor), orders), labels, "stratified")
+            return _stratified_run(
+                prepared,
+                static_sample(prepared, proportional_allocation(prepared.sizes, n, prepared.floor), orders),
+                labels,
+                "stratified",
+            )
         if method == "neyman_paper":
-            return _stratified_run(paper, static_sample(paper, neyman_allocation(paper.sizes, paper.prior_sd, n, paper.floor), orders), labels, "stratified")
+            return _stratified_run(
+                paper,
+                static_sample(paper, neyman_allocation(paper.sizes, paper.prior_sd, n, paper.floor), orders),
+                labels,
+                "stratified",
+            )
         if method == "neyman_oracle":
-            return _stratified_run(paper, static_sample(paper, neyman_allocation(paper.sizes, true_sd, n, paper.floor), orders), labels, "stratified")
+            return _stratified_run(
+                paper,
+                static_sample(paper, neyman_allocation(paper.sizes, true_sd, n, paper.floor), orders),
+                labels,
+                "stratified",
+            )
         if method == "lure":
             return _wald(*baselines.lure(labels, predicted, n, rng, reps))
         if method == "active_inference":

@@ -10,6 +10,7 @@ Two steps, both pure and vectorised over leading (replication) axes:
 The queue allocates by the result (adaptive Neyman, METHOD.md section 5) and
 the estimator stabilises its variance with it (core.estimate).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,7 +45,11 @@ def adaptive_sd(
     df = np.maximum(counts - 1.0, 0.0)
     numerator = prior_strength * np.asarray(prior_sd, dtype=float) ** 2 + dev
     denominator = prior_strength + df
-    return np.sqrt(np.divide(numerator, denominator, out=np.zeros(np.broadcast(numerator, denominator).shape), where=denominator > 0))
+    return np.sqrt(
+        np.divide(
+            numerator, denominator, out=np.zeros(np.broadcast(numerator, denominator).shape), where=denominator > 0
+        )
+    )
 
 
 def calibrated_prior_sd(
@@ -73,7 +78,9 @@ def calibrated_prior_sd(
     grade, S0_h = prior_sd.
     """
     n = np.asarray(n, dtype=float)[..., None]
-    sum_d, sum_dd, sum_y, sum_dy, sum_yy = (np.asarray(v, dtype=float)[..., None] for v in (sum_d, sum_dd, sum_y, sum_dy, sum_yy))
+    sum_d, sum_dd, sum_y, sum_dy, sum_yy = (
+        np.asarray(v, dtype=float)[..., None] for v in (sum_d, sum_dd, sum_y, sum_dy, sum_yy)
+    )
     pbar = design.proxy.mean()
     k = design.calibration_strength
     kv = k * max(design.proxy.var(), 1e-12)

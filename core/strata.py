@@ -19,6 +19,7 @@ every stratum is large enough or only one is left. Items whose stratifying
 score is NaN (items without samples) form one extra stratum numbered last, H,
 which is never merged.
 """
+
 from __future__ import annotations
 
 import numpy as np

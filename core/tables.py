@@ -7,22 +7,23 @@ Everything wrong with the file itself (type, encoding, syntax, repeated keys
 or columns, size, decompression bombs) raises `core.errors.InputError` here;
 `core.io` checks the columns and values.
 """
+
 from __future__ import annotations
 
 import io
 import json
 import os
 import re
+from collections.abc import Callable, Collection
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Collection, Union
 
 import numpy as np
 import pandas as pd
 
 from core.errors import InputError
 
-Source = Union[str, os.PathLike, tuple[str, bytes]]
+Source = str | os.PathLike | tuple[str, bytes]
 """A path, or an upload as a (file name, bytes) pair."""
 
 MAX_COLUMNS = 1_000
@@ -156,7 +157,7 @@ def _strip_bom(name: str, data: bytes) -> bytes:
     """Drop a UTF-8 byte-order mark; refuse UTF-16 (with a mark, or text whose every
     other byte is zero)."""
     if data.startswith(UTF8_BOM):
-        return data[len(UTF8_BOM):]
+        return data[len(UTF8_BOM) :]
     head = data[:1024]
     if data.startswith(UTF16_BOMS) or head.count(0) > len(head) // 3:
         raise InputError(
@@ -254,7 +255,9 @@ def _read_json(name: str, text: str) -> Table:
     except BadJson:
         records = []
     if len(records) != len(numbered):
-        records = [_json_line(name, number, line, first=not position) for position, (number, line) in enumerate(numbered)]
+        records = [
+            _json_line(name, number, line, first=not position) for position, (number, line) in enumerate(numbered)
+        ]
     for position, value in enumerate(records):
         if type(value) is not dict:
             raise InputError(

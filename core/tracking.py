@@ -1,4 +1,5 @@
 """The live view of a project: estimate now, its path against the number of grades, graders' progress."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +11,13 @@ from core.estimate import Estimate, estimate
 
 
 def estimate_path(
-    design: Design, positions: list[int], grades: list[float], *, points: int = 40, method: str = "default", level: float = 0.95
+    design: Design,
+    positions: list[int],
+    grades: list[float],
+    *,
+    points: int = 40,
+    method: str = "default",
+    level: float = 0.95,
 ) -> pd.DataFrame:
     """Estimate and interval after the first k grades, for up to ``points`` values of k.
 

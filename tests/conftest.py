@@ -1,5 +1,6 @@
 """Shared fixtures: the labelled pools in ../shared/data (skipped when absent), and a headless
 Chromium for the browser tests (skipped when absent)."""
+
 from __future__ import annotations
 
 import sys

@@ -1,5 +1,6 @@
 """A throw-away schema on the test PostgreSQL server ($ACTIVEGRADE_TEST_PG_URL, which scripts/test.sh
 starts), shared by the store and reliability tests; the test skips when the variable is unset."""
+
 from __future__ import annotations
 
 import os

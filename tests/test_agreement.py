@@ -1,4 +1,5 @@
 """core.agreement: Cohen's kappa, Krippendorff's alpha (against published values) and the mean rule."""
+
 from __future__ import annotations
 
 import math
@@ -76,6 +77,8 @@ def test_several_grades_enter_the_estimate_as_their_mean():
 def test_scale_levels_and_the_one_line_summary():
     assert level_of({"scale": {"kind": "binary"}}) == "nominal" and level_of({}) == "nominal"
     assert level_of({"scale": {"kind": "likert"}}) == "ordinal"
-    grades = pd.DataFrame({"position": [0, 0, 1, 1, 2, 2], "grader": ["a", "b"] * 3, "value": [1.0, 1.0, 0.0, 0.0, 1.0, 0.0]})
+    grades = pd.DataFrame(
+        {"position": [0, 0, 1, 1, 2, 2], "grader": ["a", "b"] * 3, "value": [1.0, 1.0, 0.0, 0.0, 1.0, 0.0]}
+    )
     assert summary(agreement(grades)).startswith("3 items graded twice: same grade 67%, Cohen's kappa 0.40")
     assert summary(agreement(grades.iloc[:1])) == "No item graded twice yet."

@@ -1,4 +1,5 @@
 """Allocations: hand-computed cases and invariants (sums, floors, caps, prefixes) as properties."""
+
 from __future__ import annotations
 
 import itertools
@@ -14,8 +15,8 @@ from core.allocation import (
     greedy_counts,
     largest_remainder,
     make_design,
-    neyman_allocation,
     next_stratum,
+    neyman_allocation,
     planned_allocation,
     planned_saving,
     proportional_allocation,
@@ -98,7 +99,11 @@ def test_queue_prefix_is_the_optimal_allocation_once_floors_are_met(sizes, data)
     weights = sizes / sizes.sum()
     sds = np.array(data.draw(st.lists(st.floats(0.05, 1), min_size=sizes.size, max_size=sizes.size)))
     floor = 2
-    n = data.draw(st.integers(min(int(sizes.sum()), sizes.size + 1 + int(np.ceil(((floor - 0.5) / weights).max()))), int(sizes.sum())))
+    n = data.draw(
+        st.integers(
+            min(int(sizes.sum()), sizes.size + 1 + int(np.ceil(((floor - 0.5) / weights).max()))), int(sizes.sum())
+        )
+    )
     greedy = greedy_counts(sizes, sds, n, floor)
     best = min(
         stratified_variance(weights, sizes, sds, np.array(a))

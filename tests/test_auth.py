@@ -1,4 +1,5 @@
 """core.auth: password hashing, accounts, sign-in (password and OIDC), open demo switch, audit of sign-ins."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -8,8 +9,7 @@ from argon2 import PasswordHasher
 
 from core import auth
 from core.errors import InputError
-from core.store import Store
-from core.store import accounts
+from core.store import Store, accounts
 
 PASSWORD = "correct horse battery"
 
@@ -127,11 +127,13 @@ def test_audit_trail_records_actor_action_project_and_exports_inert_csv(store):
     from core import audit
 
     admin = auth.create_account(store, "root", auth.ADMIN, password=PASSWORD)
-    audit.record(store, admin, audit.SETTINGS_CHANGED, 7, guidelines="=HYPERLINK(\"http://evil\")")
+    audit.record(store, admin, audit.SETTINGS_CHANGED, 7, guidelines='=HYPERLINK("http://evil")')
     audit.record(store, admin, audit.UNDO, 8, position=3)
     trail = audit.trail(store)
     assert trail[["actor", "action", "project_id"]].values.tolist() == [
-        ["root", "settings_changed", 7], ["root", "undo", 8]]
+        ["root", "settings_changed", 7],
+        ["root", "undo", 8],
+    ]
     assert audit.trail(store, 8)["detail"].tolist() == [{"position": 3}]
     text = audit.trail_csv(trail).decode()
     assert "undo" in text and '"{""position"": 3}"' in text

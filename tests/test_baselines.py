@@ -1,4 +1,5 @@
 """LURE and active inference: unbiased, and exact in their degenerate cases."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """The demo project's labelling rule (scripts/build_demo.py) and the consistency of the committed data/demo files."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -28,21 +29,24 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-@pytest.mark.parametrize(("answer", "references", "expected"), [
-    ("Paris", ["Paris"], True),
-    ("The capital of France is PARIS.", ["Paris"], True),
-    ("Parisian", ["Paris"], False),  # whole words only
-    ("Mexico City", ["Mexico City"], True),
-    ("Mexico", ["Mexico City"], False),
-    ("3 * 60 = 180 minutes", ["180"], True),  # a number reference is the answer's last number
-    ("81 / 9 = 10", ["9", "nine"], False),
-    ("A spider has 28 legs", ["8"], False),
-    ("eight legs", ["8", "eight"], True),  # an alternative counts
-    ("1,000 metres", ["1000"], True),
-    ("4.0", ["4"], True),
-    ("The Renaissance began in the 14th century.", ["14th"], True),
-    ("", ["Paris"], False),
-])
+@pytest.mark.parametrize(
+    ("answer", "references", "expected"),
+    [
+        ("Paris", ["Paris"], True),
+        ("The capital of France is PARIS.", ["Paris"], True),
+        ("Parisian", ["Paris"], False),  # whole words only
+        ("Mexico City", ["Mexico City"], True),
+        ("Mexico", ["Mexico City"], False),
+        ("3 * 60 = 180 minutes", ["180"], True),  # a number reference is the answer's last number
+        ("81 / 9 = 10", ["9", "nine"], False),
+        ("A spider has 28 legs", ["8"], False),
+        ("eight legs", ["8", "eight"], True),  # an alternative counts
+        ("1,000 metres", ["1000"], True),
+        ("4.0", ["4"], True),
+        ("The Renaissance began in the 14th century.", ["14th"], True),
+        ("", ["Paris"], False),
+    ],
+)
 def test_matches(answer, references, expected):
     assert build_demo.matches(answer, references) is expected
 
@@ -63,8 +67,9 @@ def test_the_committed_demo_files_agree_with_each_other():
     for question, row in zip(questions, pool):
         assert row["prompt"] == question["question"] and row["reference"] == question["reference"]
         assert row["response"] == target[row["id"]]
-        assert row["label"] == build_demo.grade(row["id"], row["response"],
-                                                [question["reference"], *question["alternatives"]])
+        assert row["label"] == build_demo.grade(
+            row["id"], row["response"], [question["reference"], *question["alternatives"]]
+        )
     for samples in ("samples.jsonl", "samples-t0.5.jsonl"):
         inputs = load_inputs(DEMO / "pool.jsonl", DEMO / samples)
         assert inputs.without_samples == []

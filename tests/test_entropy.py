@@ -2,6 +2,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.entropy import agreement, semantic_entropy, weighted_semantic_entropy
 
@@ -50,9 +52,6 @@ def test_weighted_is_nan_when_a_logprob_is_missing():
     assert math.isnan(weighted_semantic_entropy([0, 1], [-1.0, np.nan], [1, 1]))
 
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 class_lists = st.lists(st.integers(0, 5), min_size=1, max_size=30)
 
 
@@ -65,4 +64,6 @@ def test_entropy_lies_between_zero_and_log_of_class_count(classes):
 @given(class_lists, st.floats(-50, 0))
 def test_equal_weights_reduce_to_discrete_entropy(classes, logprob):
     n = len(classes)
-    assert weighted_semantic_entropy(classes, [logprob] * n, [3] * n) == pytest.approx(semantic_entropy(classes), abs=1e-9)
+    assert weighted_semantic_entropy(classes, [logprob] * n, [3] * n) == pytest.approx(
+        semantic_entropy(classes), abs=1e-9
+    )

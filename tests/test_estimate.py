@@ -1,4 +1,5 @@
 """Estimators: hand-computed survey values, intervals that do not collapse, unbiasedness, coverage."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -67,7 +68,12 @@ def test_no_grade_yet(two_strata):
 
 @pytest.mark.parametrize(
     ("positions", "grades", "message"),
-    [([0, 1], [1.0], "2 graded positions but 1 grades"), ([0, 0], [1, 1], "graded twice"), ([0], [1.5], "not in \\[0, 1\\]"), ([99], [1], "outside the pool")],
+    [
+        ([0, 1], [1.0], "2 graded positions but 1 grades"),
+        ([0, 0], [1, 1], "graded twice"),
+        ([0], [1.5], "not in \\[0, 1\\]"),
+        ([99], [1], "outside the pool"),
+    ],
 )
 def test_bad_grades_are_input_errors(two_strata, positions, grades, message):
     with pytest.raises(InputError, match=message):
@@ -109,7 +115,9 @@ def test_difference_estimator_gains_from_a_covariate_that_predicts_within_strata
     assert abs(model.value.mean() - mu) < 3 * model.value.std() / np.sqrt(400)
 
 
-@pytest.mark.parametrize(("method", "scale"), [("stratified", "binary"), ("difference", "binary"), ("stratified", "likert")])
+@pytest.mark.parametrize(
+    ("method", "scale"), [("stratified", "binary"), ("difference", "binary"), ("stratified", "likert")]
+)
 def test_queue_and_estimator_unbiased_with_honest_coverage(method, scale):
     """1,000 replays of the anytime queue on a synthetic pool: bias within noise, coverage 93-97%."""
     items = synthetic_items(800, seed=2, likert=scale == "likert")

@@ -1,5 +1,6 @@
 """The hostile-input corpus (tests/data/hostile): each file gives a specific error or
 loads with its text kept exactly, and a refused upload leaves nothing in the database."""
+
 from __future__ import annotations
 
 import importlib.util

@@ -1,4 +1,5 @@
 """core.io: reading pools and samples, and what every malformed input gets."""
+
 from __future__ import annotations
 
 import csv
@@ -258,13 +259,17 @@ def test_csv_content_in_a_jsonl_file_suggests_the_csv_extension():
 
 
 def test_a_repeated_key_in_a_json_line_is_refused():
-    message = error_of(("pool.jsonl", jsonl(item("a")) + b'\n{"id": "b", "prompt": "x", "response": "y", "prompt": "z"}'))
+    message = error_of(
+        ("pool.jsonl", jsonl(item("a")) + b'\n{"id": "b", "prompt": "x", "response": "y", "prompt": "z"}')
+    )
     assert_names(message, "pool.jsonl", row=2)
     assert "the line is an object with the key 'prompt' twice" in message
 
 
 def test_json_nested_too_deeply_is_refused():
-    message = error_of(("pool.jsonl", jsonl(item("a")) + b'\n{"id": "b", "meta": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"))
+    message = error_of(
+        ("pool.jsonl", jsonl(item("a")) + b'\n{"id": "b", "meta": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    )
     assert_names(message, "pool.jsonl", row=2)
     assert "the line is nested too deeply" in message
 
@@ -298,8 +303,11 @@ def test_a_csv_row_with_too_many_fields_is_named_by_its_line():
 
 @pytest.mark.parametrize("name", ["pool.csv", "pool.jsonl"])
 def test_old_mac_line_ends_count_as_lines(name):
-    rows = [POOL_HEADER.strip(), "q1,Hi,Hello,1", "q2,Hi,Hello,7"] if name.endswith(".csv") else [
-        json.dumps(item("q1")), json.dumps(item("q2", label=7))]
+    rows = (
+        [POOL_HEADER.strip(), "q1,Hi,Hello,1", "q2,Hi,Hello,7"]
+        if name.endswith(".csv")
+        else [json.dumps(item("q1")), json.dumps(item("q2", label=7))]
+    )
     message = error_of((name, "\r".join(rows).encode()))
     assert_names(message, name, row=len(rows), column="label")
 
@@ -444,7 +452,9 @@ def test_a_bad_label_in_a_csv_is_named(label, fragment):
     assert fragment in message and "number from 0 to 1" in message
 
 
-@pytest.mark.parametrize("label, fragment", [(True, "not a number: True"), ("high", "not a number: 'high'"), (3, "3 is outside")])
+@pytest.mark.parametrize(
+    "label, fragment", [(True, "not a number: True"), ("high", "not a number: 'high'"), (3, "3 is outside")]
+)
 def test_a_bad_label_in_json_is_named(label, fragment):
     message = error_of(("pool.jsonl", jsonl(item("a", label=label))))
     assert_names(message, "pool.jsonl", row=1, column="label")
@@ -484,7 +494,10 @@ POOL = ("pool.jsonl", jsonl(item("a"), item("b")))
 
 
 def test_samples_of_an_unknown_id_are_named():
-    samples = ("samples.jsonl", jsonl({"id": "a", "sample": "4"}, {"id": "zz", "sample": "5"}, {"id": "yy", "sample": "5"}))
+    samples = (
+        "samples.jsonl",
+        jsonl({"id": "a", "sample": "4"}, {"id": "zz", "sample": "5"}, {"id": "yy", "sample": "5"}),
+    )
     message = error_of(POOL, samples)
     assert_names(message, "samples.jsonl", row=2, column="id")
     assert "id 'zz' is not in the pool pool.jsonl (and 1 more row)" in message
@@ -601,7 +614,11 @@ def test_any_text_written_by_standard_writers_is_read_back_exactly(tmp_path, pro
     write_csv(csv_samples, samples)
     json_pool = ("pool.jsonl", jsonl(*records))
     parquet_pool = write_parquet(tmp_path / "pool.parquet", records)
-    for pool, sample_file in ((csv_pool, csv_samples), (json_pool, ("s.jsonl", jsonl(*samples))), (parquet_pool, csv_samples)):
+    for pool, sample_file in (
+        (csv_pool, csv_samples),
+        (json_pool, ("s.jsonl", jsonl(*samples))),
+        (parquet_pool, csv_samples),
+    ):
         inputs = load_inputs(pool, sample_file)
         assert inputs.pool["prompt"].tolist() == prompts
         assert inputs.pool["response"].tolist() == [response] * len(prompts)

@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.normalize import canonical_number, normalize
 
@@ -40,7 +42,9 @@ def test_different_after_normalisation(a, b):
     assert normalize(a) != normalize(b)
 
 
-@pytest.mark.parametrize(("text", "expected"), [("1,000.50", "1000.5"), ("-0.0", "0"), ("100", "100"), ("0.250", "0.25")])
+@pytest.mark.parametrize(
+    ("text", "expected"), [("1,000.50", "1000.5"), ("-0.0", "0"), ("100", "100"), ("0.250", "0.25")]
+)
 def test_canonical_number(text, expected):
     assert canonical_number(text) == expected
 
@@ -49,17 +53,13 @@ def test_only_articles_and_punctuation_normalise_to_empty():
     assert normalize("The...") == ""
 
 
-from hypothesis import given
-from hypothesis import strategies as st
-
-
 @given(st.text(max_size=40))
 def test_normalisation_is_idempotent(text):
     once = normalize(text)
     assert normalize(once) == once
 
 
-@given(st.decimals(allow_nan=False, allow_infinity=False, places=3, min_value=-10**9, max_value=10**9))
+@given(st.decimals(allow_nan=False, allow_infinity=False, places=3, min_value=-(10**9), max_value=10**9))
 def test_a_number_and_its_padded_and_grouped_forms_agree(value):
     plain = format(value, "f")
     padded = format(value, ".5f")

@@ -19,7 +19,9 @@ class FakeInputs:
 
 
 def make_inputs(pool: list[dict], samples: list[tuple]) -> FakeInputs:
-    frame = pd.DataFrame(samples, columns=["id", "sample", "logprob"][: len(samples[0])] if samples else ["id", "sample"])
+    frame = pd.DataFrame(
+        samples, columns=["id", "sample", "logprob"][: len(samples[0])] if samples else ["id", "sample"]
+    )
     if "logprob" not in frame:
         frame["logprob"] = np.nan
     frame["surrogate"] = ""
@@ -155,7 +157,10 @@ def test_options_reach_stratification_and_progress_is_reported():
     samples = [(f"q{i}", s) for i in range(6) for s in (["a", "a"] if i < 3 else ["a", "b"])]
     calls = []
     items = prepare_items(
-        make_inputs(pool, samples), n_strata=2, stratify_by="agreement", min_stratum_size=1,
+        make_inputs(pool, samples),
+        n_strata=2,
+        stratify_by="agreement",
+        min_stratum_size=1,
         progress=lambda d, t: calls.append((d, t)),
     )
     assert items["stratum"].tolist() == [0, 0, 0, 1, 1, 1]

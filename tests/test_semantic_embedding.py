@@ -1,4 +1,5 @@
 """The embedding backend on the real default model (all-MiniLM-L6-v2, shipped offline)."""
+
 import pytest
 
 from core.errors import InputError
@@ -8,7 +9,11 @@ pytestmark = pytest.mark.slow
 
 GROUPS = [
     ItemTexts("Capital of France?", ["Paris", "paris.", "It's Paris, France", "Lyon"], "The Paris"),
-    ItemTexts("What does the vaccine study show?", ["The vaccine is effective", "the vaccine is effective!", "Nothing"], "Nothing at all"),
+    ItemTexts(
+        "What does the vaccine study show?",
+        ["The vaccine is effective", "the vaccine is effective!", "Nothing"],
+        "Nothing at all",
+    ),
 ]
 
 

@@ -6,7 +6,9 @@ from core.semantic import ItemTexts, get_backend
 
 
 def test_exact_paris_classes_with_target_last():
-    (classes,) = get_backend("exact").cluster([ItemTexts("Capital of France?", ["Paris", "paris.", "Lyon"], "The Paris")])
+    (classes,) = get_backend("exact").cluster(
+        [ItemTexts("Capital of France?", ["Paris", "paris.", "Lyon"], "The Paris")]
+    )
     assert classes.tolist() == [0, 0, 1, 0]
 
 

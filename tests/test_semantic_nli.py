@@ -1,4 +1,5 @@
 """The NLI backend, on tiny NLI models this test builds and saves, and with a stubbed scorer."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """The simulator replays exactly the app's queue, reports the promised JSON, and the CLI behaves."""
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,13 @@ def test_replay_is_the_apps_queue():
 
 def test_budgets_are_fractions_or_counts():
     assert budget_sizes(["0.05", "0.1", "30", "1"], 400) == {"0.05": 20, "0.1": 40, "30": 30, "1": 400}
-    for bad, message in [("x", "not a number"), ("-0.1", "neither"), ("2.5", "neither"), ("inf", "neither"), ("500", "more than the pool")]:
+    for bad, message in [
+        ("x", "not a number"),
+        ("-0.1", "neither"),
+        ("2.5", "neither"),
+        ("inf", "neither"),
+        ("500", "more than the pool"),
+    ]:
         with pytest.raises(InputError, match=message):
             budget_sizes([bad], 400)
 
@@ -65,7 +72,9 @@ def write_pool(folder, labels=True):
     for i in range(120):
         answer = str(i % 7)
         right = rng.random() < 0.6
-        pool.append({"id": f"q{i}", "prompt": f"question {i}", "response": answer, **({"label": int(right)} if labels else {})})
+        pool.append(
+            {"id": f"q{i}", "prompt": f"question {i}", "response": answer, **({"label": int(right)} if labels else {})}
+        )
         for k in range(5):
             samples.append({"id": f"q{i}", "sample": answer if rng.random() < (0.8 if right else 0.2) else str(k)})
     (folder / "pool.jsonl").write_text("\n".join(json.dumps(r) for r in pool) + "\n")
@@ -76,7 +85,23 @@ def write_pool(folder, labels=True):
 def test_cli_writes_the_json(tmp_path, capsys):
     pool, samples = write_pool(tmp_path)
     out = tmp_path / "result.json"
-    code = main(["simulate", "--pool", pool, "--samples", samples, "--budgets", "0.1,30", "--reps", "50", "--json", str(out), "--cache-dir", str(tmp_path / "cache")])
+    code = main(
+        [
+            "simulate",
+            "--pool",
+            pool,
+            "--samples",
+            samples,
+            "--budgets",
+            "0.1,30",
+            "--reps",
+            "50",
+            "--json",
+            str(out),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ]
+    )
     assert code == 0
     result = json.loads(out.read_text())
     assert set(result["methods"]["activegrade"]) == {"0.1", "30"}
@@ -85,7 +110,10 @@ def test_cli_writes_the_json(tmp_path, capsys):
 
 def test_cli_without_labels_is_an_input_error(tmp_path, capsys):
     pool, samples = write_pool(tmp_path, labels=False)
-    assert main(["simulate", "--pool", pool, "--samples", samples, "--reps", "10", "--cache-dir", str(tmp_path / "cache")]) == 2
+    assert (
+        main(["simulate", "--pool", pool, "--samples", samples, "--reps", "10", "--cache-dir", str(tmp_path / "cache")])
+        == 2
+    )
     assert "label" in capsys.readouterr().err
 
 

@@ -1,20 +1,19 @@
 """core.store against SQLite, and PostgreSQL when $ACTIVEGRADE_TEST_PG_URL is set."""
+
 from __future__ import annotations
 
 import sqlite3
 import threading
+from datetime import UTC
 
 import numpy as np
 import pandas as pd
 import pytest
+from pg_schema import throwaway_schema_url
 from sqlalchemy import create_engine, text
 
 from core.errors import InputError
-from core.store import LATEST, Store, upgrade
-from core.store import migrations
-from pg_schema import throwaway_schema_url
-
-
+from core.store import LATEST, Store, migrations, upgrade
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -68,7 +67,11 @@ def test_items_roundtrip_keeps_order_types_and_nan(store):
     store.heartbeat(pid)
     after = store.project(pid)
     assert after.updated_at > before.updated_at  # the job is alive ...
-    assert (after.progress_done, after.progress_total, after.progress_message) == (3, 6, "clustering")  # ... and said so
+    assert (after.progress_done, after.progress_total, after.progress_message) == (
+        3,
+        6,
+        "clustering",
+    )  # ... and said so
     store.save_items(pid, _items())
     assert store.project(pid).status == "ready"
     loaded = store.load_items(pid)
@@ -173,14 +176,14 @@ def test_bad_url_is_an_input_error():
 
 
 def test_preparation_claim_has_one_winner(store):
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     pid = _project(store)
-    long_ago = datetime.now(timezone.utc) - timedelta(minutes=5)
+    long_ago = datetime.now(UTC) - timedelta(minutes=5)
     assert store.claim_preparation(pid, stale_before=long_ago)
     assert not store.claim_preparation(pid, stale_before=long_ago)  # a live job holds it
-    assert store.claim_preparation(pid, stale_before=datetime.now(timezone.utc) + timedelta(seconds=1))  # stale
+    assert store.claim_preparation(pid, stale_before=datetime.now(UTC) + timedelta(seconds=1))  # stale
     store.save_items(pid, _items())
-    assert not store.claim_preparation(pid, stale_before=datetime.now(timezone.utc) + timedelta(seconds=1))  # ready
+    assert not store.claim_preparation(pid, stale_before=datetime.now(UTC) + timedelta(seconds=1))  # ready
     store.set_status(pid, "failed", "boom")
     assert store.claim_preparation(pid, stale_before=long_ago)

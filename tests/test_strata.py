@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.errors import InputError
 from core.strata import merge_small_strata, stratify, zero_and_quantile_strata
@@ -63,10 +65,6 @@ def test_by_both_splits_entropy_strata_by_majority_agreement():
 def test_bad_options_are_input_errors(options):
     with pytest.raises(InputError):
         stratify(np.zeros(3), np.ones(3), **options)
-
-
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 @given(

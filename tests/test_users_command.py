@@ -1,4 +1,5 @@
 """`python -m core users`: the password line read from standard input."""
+
 from __future__ import annotations
 
 import io

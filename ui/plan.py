@@ -1,4 +1,5 @@
 """Cached items and design of a prepared project, and the planned-allocation panel."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -51,9 +52,14 @@ def show_planned_allocation(project: ProjectInfo, budget: int) -> None:
     left, right = st.columns([3, 1])
     left.dataframe(table, hide_index=True, width="stretch")
     saving = planned_saving(d, budget)
-    right.metric("Predicted saving vs uniform", f"{saving:.0%}",
-                 help="Share of grades saved at equal precision, predicted from the surrogate before any grade.")
-    right.caption(f"Uniform sampling would need about {budget / max(1 - saving, 1e-9):,.0f} grades for the same precision.")
+    right.metric(
+        "Predicted saving vs uniform",
+        f"{saving:.0%}",
+        help="Share of grades saved at equal precision, predicted from the surrogate before any grade.",
+    )
+    right.caption(
+        f"Uniform sampling would need about {budget / max(1 - saving, 1e-9):,.0f} grades for the same precision."
+    )
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -62,7 +68,9 @@ def _path(url: str, project_id: int, prepared_at: str, positions: tuple, grades:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _needed(url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, target: float, method: str) -> int:
+def _needed(
+    url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, target: float, method: str
+) -> int:
     return grades_needed(_design(url, project_id, prepared_at), list(positions), list(grades), target, method=method)
 
 

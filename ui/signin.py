@@ -8,6 +8,7 @@ Three ways in, decided by the deployment:
 - otherwise a name and password checked against the accounts table. With no
   account at all, the first visitor creates the first admin account.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -16,8 +17,7 @@ import streamlit as st
 
 from core import auth
 from core.errors import InputError
-from core.store import ProjectInfo
-from core.store import accounts
+from core.store import ProjectInfo, accounts
 from ui import state
 
 USER_KEY = "signed_in_user"
@@ -130,12 +130,18 @@ def _sign_in_page(providers: list[str]) -> None:
 
 
 def _first_admin() -> None:
-    st.info("No account exists yet: create the first admin account. (To try the app without accounts, "
-            "start it with ACTIVEGRADE_OPEN_DEMO=1.)")
+    st.info(
+        "No account exists yet: create the first admin account. (To try the app without accounts, "
+        "start it with ACTIVEGRADE_OPEN_DEMO=1.)"
+    )
     with st.form("first_admin"):
         name = st.text_input("Admin name", key="first_admin_name")
-        password = st.text_input("Password", type="password", key="first_admin_password",
-                                 help=f"at least {auth.MIN_PASSWORD_LENGTH} characters")
+        password = st.text_input(
+            "Password",
+            type="password",
+            key="first_admin_password",
+            help=f"at least {auth.MIN_PASSWORD_LENGTH} characters",
+        )
         repeat = st.text_input("Password again", type="password", key="first_admin_repeat")
         if st.form_submit_button("Create the admin account", type="primary"):
             if password != repeat:
@@ -150,7 +156,9 @@ def _first_admin() -> None:
             except InputError as exc:
                 st.error(str(exc))
                 return
-            accounts.record_event(store, created.name, "account_created", detail={"name": created.name, "role": auth.ADMIN})
+            accounts.record_event(
+                store, created.name, "account_created", detail={"name": created.name, "role": auth.ADMIN}
+            )
             st.session_state[USER_KEY] = created
             st.rerun()
 
@@ -158,8 +166,9 @@ def _first_admin() -> None:
 def sidebar() -> None:
     """Who is signed in, with a sign-out button; in the open demo, the name to grade under."""
     if auth.open_demo_enabled():
-        st.text_input("Your name (grader)", value=st.query_params.get("grader", ""), key="grader",
-                      placeholder="e.g. ann")
+        st.text_input(
+            "Your name (grader)", value=st.query_params.get("grader", ""), key="grader", placeholder="e.g. ann"
+        )
         if state.grader():
             st.query_params["grader"] = state.grader()
         st.caption("Open demo: no sign-in, everyone may do everything.")

@@ -4,6 +4,7 @@ The selected project and grader live in the URL's query parameters
 (``?project=3&grader=ann``) as well as the session, so a reload, a
 bookmark or a second browser opens the same place.
 """
+
 from __future__ import annotations
 
 import streamlit as st

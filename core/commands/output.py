@@ -1,4 +1,5 @@
 """Check that a command's output file can be written before the command's long work starts."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """`python -m core prepare`: cluster surrogate answers, score every item, stratify, write the items table."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,23 +27,35 @@ WRITERS = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pool", required=True, help="pool file (JSONL, CSV or Parquet), one row per item")
-    parser.add_argument("--samples", help="surrogate samples file, one row per sample (else a 'samples' list column in the pool)")
+    parser.add_argument(
+        "--samples", help="surrogate samples file, one row per sample (else a 'samples' list column in the pool)"
+    )
     parser.add_argument("--out", required=True, help="items table to write: .csv, .jsonl or .parquet")
     add_prepare_options(parser)
 
 
 def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """The options of `prepare_items`, shared by every command that prepares a pool."""
-    parser.add_argument("--backend", choices=BACKENDS, default="exact", help="semantic equivalence test (default: exact)")
-    parser.add_argument("--model", help="model name or path for the embedding or nli backend (default: the backend's)")
-    parser.add_argument("--threshold", type=float, help="similarity (embedding) or entailment probability (nli) threshold")
-    parser.add_argument("--strata", type=int, default=5, help="number of strata (default: 5)")
-    parser.add_argument("--stratify-by", choices=STRATIFY_BY, default="entropy", help="score to stratify on (default: entropy)")
     parser.add_argument(
-        "--min-stratum-size", type=int, default=DEFAULT_MIN_STRATUM_SIZE,
+        "--backend", choices=BACKENDS, default="exact", help="semantic equivalence test (default: exact)"
+    )
+    parser.add_argument("--model", help="model name or path for the embedding or nli backend (default: the backend's)")
+    parser.add_argument(
+        "--threshold", type=float, help="similarity (embedding) or entailment probability (nli) threshold"
+    )
+    parser.add_argument("--strata", type=int, default=5, help="number of strata (default: 5)")
+    parser.add_argument(
+        "--stratify-by", choices=STRATIFY_BY, default="entropy", help="score to stratify on (default: entropy)"
+    )
+    parser.add_argument(
+        "--min-stratum-size",
+        type=int,
+        default=DEFAULT_MIN_STRATUM_SIZE,
         help=f"merge smaller strata into a neighbour (default: {DEFAULT_MIN_STRATUM_SIZE})",
     )
-    parser.add_argument("--device", choices=DEVICES, default="auto", help="where models run (default: auto, CUDA when present)")
+    parser.add_argument(
+        "--device", choices=DEVICES, default="auto", help="where models run (default: auto, CUDA when present)"
+    )
     parser.add_argument("--batch-size", type=int, help="model batch size (default: the backend's)")
     parser.add_argument("--cache-dir", help=f"result cache folder (default: ${CACHE_ENV} or ~/.cache/activegrade)")
 
@@ -74,7 +87,9 @@ def writer_for(out: str):
     """The writer for the output file's extension (checked before any work is done)."""
     suffix = Path(out).suffix.lower()
     if suffix not in WRITERS:
-        raise InputError(f"unsupported output format '{suffix}'", file=out, fix="name the output .csv, .jsonl or .parquet")
+        raise InputError(
+            f"unsupported output format '{suffix}'", file=out, fix="name the output .csv, .jsonl or .parquet"
+        )
     return WRITERS[suffix]
 
 
@@ -84,7 +99,9 @@ def write_items(items: pd.DataFrame, out: str) -> None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         writer_for(out)(items, Path(out))
     except OSError as error:
-        raise InputError(f"cannot write the items table ({error.strerror})", file=out, fix="check the folder is writable") from None
+        raise InputError(
+            f"cannot write the items table ({error.strerror})", file=out, fix="check the folder is writable"
+        ) from None
 
 
 def summary(items: pd.DataFrame) -> str:
@@ -92,10 +109,13 @@ def summary(items: pd.DataFrame) -> str:
     sizes = items["stratum"].value_counts().sort_index()
     without = items["n_samples"] == 0
     unsampled = set(items.loc[without, "stratum"])
-    return "\n".join([
-        f"{len(items)} items, {int((~without).sum())} with samples, {int(without.sum())} without samples",
-        "stratum sizes: " + ", ".join(f"{h}: {n}" + (" (no samples)" if h in unsampled else "") for h, n in sizes.items()),
-    ])
+    return "\n".join(
+        [
+            f"{len(items)} items, {int((~without).sum())} with samples, {int(without.sum())} without samples",
+            "stratum sizes: "
+            + ", ".join(f"{h}: {n}" + (" (no samples)" if h in unsampled else "") for h, n in sizes.items()),
+        ]
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@
 
 Rerunning with the same --out resumes: items already complete there are kept.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,9 @@ def run(args: argparse.Namespace) -> int:
     from core.io import load_inputs
     from core.sample import check_settings, load_model, sample_pool
 
-    check_settings(k=args.k, temperature=args.temperature, max_new_tokens=args.max_new_tokens,
-                   batch_size=args.batch_size)
+    check_settings(
+        k=args.k, temperature=args.temperature, max_new_tokens=args.max_new_tokens, batch_size=args.batch_size
+    )
     pool = load_inputs(args.pool).pool
     check_writable(args.out, "the samples")
     local = load_model(args.model, gguf_file=args.gguf_file, device=args.device)
@@ -46,8 +48,16 @@ def run(args: argparse.Namespace) -> int:
             bar.refresh()
 
         sampled = sample_pool(
-            pool, local, args.out, k=args.k, temperature=args.temperature, max_new_tokens=args.max_new_tokens,
-            batch_size=args.batch_size, seed=args.seed, surrogate=args.name, progress=progress,
+            pool,
+            local,
+            args.out,
+            k=args.k,
+            temperature=args.temperature,
+            max_new_tokens=args.max_new_tokens,
+            batch_size=args.batch_size,
+            seed=args.seed,
+            surrogate=args.name,
+            progress=progress,
         )
     print(f"sampled {sampled} items ({len(pool) - sampled} already complete) into {args.out}")
     return 0

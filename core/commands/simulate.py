@@ -1,4 +1,5 @@
 """`python -m core simulate`: replay grading on a labelled pool and compare sampling methods."""
+
 from __future__ import annotations
 
 import argparse
@@ -8,27 +9,33 @@ import time
 from pathlib import Path
 
 from core.commands.output import check_writable
-from core.errors import InputError
 from core.commands.prepare import add_prepare_options, prepare_from_args
+from core.errors import InputError
 from core.io import load_inputs
 from core.simulate import DEFAULT_BUDGETS, METHODS, format_table, labels_of, simulate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pool", required=True, help="labelled pool file (JSONL, CSV or Parquet) with a 'label' column")
+    parser.add_argument(
+        "--pool", required=True, help="labelled pool file (JSONL, CSV or Parquet) with a 'label' column"
+    )
     parser.add_argument("--samples", help="surrogate samples file (else a 'samples' list column in the pool)")
     parser.add_argument(
-        "--budgets", default=",".join(DEFAULT_BUDGETS),
+        "--budgets",
+        default=",".join(DEFAULT_BUDGETS),
         help=f"comma-separated budgets: a fraction of the pool when <= 1, else a count (default: {','.join(DEFAULT_BUDGETS)})",
     )
     parser.add_argument("--reps", type=int, default=1000, help="replications per method and budget (default: 1000)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)} (default: all)")
+    parser.add_argument(
+        "--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)} (default: all)"
+    )
     parser.add_argument("--json", help="write the results to this JSON file")
     prepare = parser.add_argument_group(
         "prepare options (as for `python -m core prepare`; activegrade always uses the app's design)"
     )
     add_prepare_options(prepare)
+
 
 def _list(text: str, option: str) -> list[str]:
     values = [v.strip() for v in text.split(",") if v.strip()]
@@ -48,12 +55,17 @@ def run(args: argparse.Namespace) -> int:
     start, cpu = time.perf_counter(), time.process_time()
     result = simulate(items, budgets, reps=args.reps, seed=args.seed, methods=methods, n_strata=args.strata)
     print(format_table(result))
-    print(f"{args.reps} replications in {time.perf_counter() - start:.1f} s ({time.process_time() - cpu:.1f} s CPU)", file=sys.stderr)
+    print(
+        f"{args.reps} replications in {time.perf_counter() - start:.1f} s ({time.process_time() - cpu:.1f} s CPU)",
+        file=sys.stderr,
+    )
     if args.json:
         try:
             Path(args.json).parent.mkdir(parents=True, exist_ok=True)
             Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
         except OSError as error:
-            raise InputError(f"cannot write the results ({error.strerror})", file=args.json, fix="check the folder is writable") from None
+            raise InputError(
+                f"cannot write the results ({error.strerror})", file=args.json, fix="check the folder is writable"
+            ) from None
         print(f"wrote {args.json}")
     return 0

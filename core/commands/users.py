@@ -7,6 +7,7 @@ line, where other users of the machine could see it:
     python -m core users add bob --role grader --email bob@example.org   # OIDC only
     python -m core users assign bob "My project"
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,8 +15,7 @@ import sys
 
 from core import auth
 from core.errors import InputError
-from core.store import Store
-from core.store import accounts
+from core.store import Store, accounts
 
 ACTOR = "cli"
 
@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"created {user.role} account {user.name}")
     elif args.action == "role":
         auth.set_role(store, args.name, args.role)
-        accounts.record_event(store, ACTOR, "account_changed", detail={"name": auth.normalise_name(args.name), "role": args.role})
+        accounts.record_event(
+            store, ACTOR, "account_changed", detail={"name": auth.normalise_name(args.name), "role": args.role}
+        )
         print(f"{auth.normalise_name(args.name)} is now {args.role}")
     elif args.action in ("assign", "unassign"):
         user, project_id = _account(store, args.name), _project_id(store, args.project)

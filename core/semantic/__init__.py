@@ -6,6 +6,7 @@ the target's answer. Backends: `exact` (core/semantic/exact.py), `embedding`
 (core/semantic/embedding.py), `nli` (core/semantic/nli.py); the shared work
 (normalising, deduplicating, caching) is in core/semantic/base.py.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,10 +32,16 @@ def get_backend(
     to the backend's defaults; the `exact` backend takes neither. Models load
     lazily, on the first item the cache does not already hold."""
     if batch_size is not None and batch_size < 1:
-        raise InputError(f"batch size must be at least 1, got {batch_size}", fix="drop --batch-size for the backend's default, or give e.g. 32")
+        raise InputError(
+            f"batch size must be at least 1, got {batch_size}",
+            fix="drop --batch-size for the backend's default, or give e.g. 32",
+        )
     if name == "exact":
         if model is not None or threshold is not None:
-            raise InputError("the exact backend takes no model or threshold", fix="drop --model/--threshold or pick --backend embedding or nli")
+            raise InputError(
+                "the exact backend takes no model or threshold",
+                fix="drop --model/--threshold or pick --backend embedding or nli",
+            )
         from core.semantic.exact import ExactBackend
 
         return ExactBackend(cache_dir=cache_dir)

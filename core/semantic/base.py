@@ -10,6 +10,7 @@ and maps the classes back onto the original strings. Classes are numbered in ord
 first, the target's answer last, so the target never founds a class before a
 sample does.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -65,7 +66,9 @@ def model_fingerprint(model: str) -> str:
     if not path.exists():
         return model
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    stats = [(str(p.relative_to(path) if path.is_dir() else p.name), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
+    stats = [
+        (str(p.relative_to(path) if path.is_dir() else p.name), p.stat().st_size, p.stat().st_mtime_ns) for p in files
+    ]
     return content_key(str(path.resolve()), stats)
 
 
@@ -161,7 +164,9 @@ Decide = Callable[[list[Query]], list[int | None]]
 ITEMS_PER_STEP = 512  # items whose next string is placed in one call of `decide` (one progress step)
 
 
-def cluster_by_representatives(sizes: Sequence[int], decide: Decide, progress: Progress | None = None) -> list[np.ndarray]:
+def cluster_by_representatives(
+    sizes: Sequence[int], decide: Decide, progress: Progress | None = None
+) -> list[np.ndarray]:
     """Greedy clustering of every item's strings, batched across items.
 
     Each string is compared only with one representative (the first member) of

@@ -4,6 +4,7 @@ One SQLite file, `semantic.sqlite`, in the cache directory: the `--cache-dir`
 option, else $ACTIVEGRADE_CACHE_DIR, else ~/.cache/activegrade. SQLite keeps
 concurrent runs (CLI and app) from corrupting each other.
 """
+
 from __future__ import annotations
 
 import hashlib

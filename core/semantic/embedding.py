@@ -11,6 +11,7 @@ similar representative at or above the threshold. The model sees the
 normalised strings, so strings that normalise alike get one embedding; for the
 (uncased) default model only punctuation and articles are lost.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -87,7 +88,13 @@ class EmbeddingBackend(Backend):
         for start in range(0, len(strings), STRINGS_PER_STEP):
             chunk = strings[start : start + STRINGS_PER_STEP]
             parts.append(
-                self.model.encode(chunk, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+                self.model.encode(
+                    chunk,
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
             )
             self.model_calls += len(chunk)
             if progress:

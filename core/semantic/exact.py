@@ -4,6 +4,7 @@ Normalisation (core.normalize) already merged equal strings, so every distinct
 normalised string is its own class. No model, hence nothing worth caching:
 recomputing is faster than a cache look-up, and the cache is not used.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -14,6 +14,7 @@ label (the papers' strict criterion) or, when a threshold is given, the
 entailment probability reaches it. The model sees normalised answers
 (core.normalize), so answers that normalise alike are scored once.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -62,7 +63,9 @@ class NLIBackend(Backend):
     ) -> None:
         super().__init__(cache_dir=cache_dir)
         if threshold is not None and not 0.0 <= threshold <= 1.0:
-            raise InputError(f"entailment probability threshold {threshold} is outside [0, 1]", fix="use e.g. 0.5, or no threshold")
+            raise InputError(
+                f"entailment probability threshold {threshold} is outside [0, 1]", fix="use e.g. 0.5, or no threshold"
+            )
         self.model_name = model
         self.threshold = threshold
         self.device = resolve_device(device)
@@ -114,8 +117,11 @@ class NLIBackend(Backend):
             for start in range(0, len(order), self.batch_size):
                 batch = order[start : start + self.batch_size]
                 encoded = tokenizer(
-                    [premises[i] for i in batch], [hypotheses[i] for i in batch],
-                    padding=True, truncation=True, return_tensors="pt",
+                    [premises[i] for i in batch],
+                    [hypotheses[i] for i in batch],
+                    padding=True,
+                    truncation=True,
+                    return_tensors="pt",
                 ).to(self.device)
                 out[batch] = torch.softmax(model(**encoded).logits.float(), dim=-1).cpu().numpy()
         self.model_calls += len(premises)

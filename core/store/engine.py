@@ -5,6 +5,7 @@ a busy timeout so that the app's background preparation job and several
 browser sessions can write side by side. PostgreSQL is used as given by URL
 (``postgresql+psycopg://user@host/db``).
 """
+
 from __future__ import annotations
 
 import os

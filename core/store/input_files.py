@@ -4,6 +4,7 @@
 answers (core.sampling_job) later adds the samples it made, and a partial file
 while it works.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -7,6 +7,7 @@ stored version, each in its own transaction. To change the schema: edit the
 models, then append a function to MIGRATIONS that brings an existing database
 from the previous version to the new one (e.g. ``ALTER TABLE ... ADD COLUMN``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

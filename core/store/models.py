@@ -6,9 +6,10 @@ and per skip. Grades are never deleted: an undo or a changed grade sets
 auditable. The ``grader`` column is a plain name today; accounts (issue 5)
 can add a users table and point to it without rewriting grades.
 """
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -28,7 +29,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 def utcnow() -> datetime:
     """Timezone-aware now, the one clock every timestamp column uses."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):
@@ -76,9 +77,7 @@ class Item(Base):
     """One prepared pool item; ``position`` is its 0-based row in the pool."""
 
     __tablename__ = "items"
-    project_id: Mapped[int] = mapped_column(
-        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
-    )
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
     position: Mapped[int] = mapped_column(primary_key=True)
     item_id: Mapped[str] = mapped_column(String(500))
     stratum: Mapped[int] = mapped_column()

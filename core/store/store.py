@@ -3,11 +3,12 @@
 Every write is one transaction; every read returns plain Python or pandas
 objects, never live ORM rows, so callers can hold them across threads.
 """
+
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,7 @@ class ProjectInfo:
 
 def _aware(moment: datetime) -> datetime:
     """SQLite returns naive datetimes; every stored one is UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _info(row: Project) -> ProjectInfo:
@@ -96,9 +97,7 @@ class Store:
 
     # projects -----------------------------------------------------------
 
-    def create_project(
-        self, name: str, settings: dict[str, Any], files: dict[str, tuple[str, bytes]]
-    ) -> int:
+    def create_project(self, name: str, settings: dict[str, Any], files: dict[str, tuple[str, bytes]]) -> int:
         """Insert a project and its input files (role -> (file name, bytes)); returns its id."""
         name = name.strip()
         if not name:
@@ -143,9 +142,7 @@ class Store:
     def set_status(self, project_id: int, status: str, error: str = "") -> None:
         with self.session() as s, s.begin():
             s.execute(
-                update(Project)
-                .where(Project.id == project_id)
-                .values(status=status, error=error, updated_at=utcnow())
+                update(Project).where(Project.id == project_id).values(status=status, error=error, updated_at=utcnow())
             )
 
     def claim_preparation(self, project_id: int, stale_before: datetime) -> bool:
@@ -176,9 +173,7 @@ class Store:
             s.execute(
                 update(Project)
                 .where(Project.id == project_id)
-                .values(
-                    progress_done=done, progress_total=total, progress_message=message, updated_at=utcnow()
-                )
+                .values(progress_done=done, progress_total=total, progress_message=message, updated_at=utcnow())
             )
 
     def delete_project(self, project_id: int) -> None:
@@ -214,9 +209,7 @@ class Store:
             if rows:
                 s.execute(Item.__table__.insert(), rows)
             s.execute(
-                update(Project)
-                .where(Project.id == project_id)
-                .values(status="ready", error="", updated_at=utcnow())
+                update(Project).where(Project.id == project_id).values(status="ready", error="", updated_at=utcnow())
             )
 
     def load_items(self, project_id: int) -> pd.DataFrame:

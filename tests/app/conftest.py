@@ -1,4 +1,5 @@
 """Fixtures for the app's AppTest flows: a temporary database and a tiny prepared project."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Dashboard and Export pages, and the export formats."""
+
 from __future__ import annotations
 
 import json
@@ -6,9 +7,9 @@ import json
 import pandas as pd
 import pytest
 
+from core.grading import submit
 from core.report import grades_csv, grades_jsonl, grades_table
 from core.scales import BINARY
-from core.grading import submit
 
 
 def grade_some(store, project_id: int, n: int, grader: str = "ann") -> None:

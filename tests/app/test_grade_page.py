@@ -1,4 +1,5 @@
 """Grade page flows: grade, skip, undo, back and change, comment and time recorded."""
+
 from __future__ import annotations
 
 GRADE = "app_pages/grade.py"

@@ -1,4 +1,5 @@
 """Projects page flows: first run opens the demo, upload, bad upload, custom scale, missing demo."""
+
 from __future__ import annotations
 
 import time
@@ -153,4 +154,8 @@ def test_grading_settings_can_change_after_preparation(open_app, store, project_
     next(s for s in at.selectbox if s.label == "Estimator for the report").set_value("stratified")
     next(b for b in at.button if b.label == "Save settings").click().run()
     settings = store.project(project_id).settings
-    assert (settings["guidelines"], settings["show_reference"], settings["method"]) == ("Be **strict**.", False, "stratified")
+    assert (settings["guidelines"], settings["show_reference"], settings["method"]) == (
+        "Be **strict**.",
+        False,
+        "stratified",
+    )

@@ -1,12 +1,14 @@
 """Projects page: the control that samples surrogate answers with a local model (no model runs here)."""
+
 from __future__ import annotations
 
 import core.project
 from core.sampling_job import default_model
 
 
-def test_control_appears_without_samples_and_records_the_sampling_options(open_app, store, uploads, monkeypatch,
-                                                                          tmp_path):
+def test_control_appears_without_samples_and_records_the_sampling_options(
+    open_app, store, uploads, monkeypatch, tmp_path
+):
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
     started = []
     monkeypatch.setattr(core.project, "start_preparation", lambda store, pid, **_: started.append(pid))
@@ -27,8 +29,14 @@ def test_control_appears_without_samples_and_records_the_sampling_options(open_a
     assert not at.exception and not at.error, [e.value for e in at.error]
     project = store.project_by_name("Sampled")
     assert project is not None and started == [project.id]
-    assert project.settings["sampling"] == {"model": "/models/tiny", "gguf_file": None, "k": 4,
-                                            "temperature": 0.7, "max_new_tokens": 16, "batch_size": 8}
+    assert project.settings["sampling"] == {
+        "model": "/models/tiny",
+        "gguf_file": None,
+        "k": 4,
+        "temperature": 0.7,
+        "max_new_tokens": 16,
+        "batch_size": 8,
+    }
     assert set(store.input_files(project.id)) == {"pool"}
 
 

@@ -1,4 +1,5 @@
 """The app's headless services: scales, what graders see, preparation state, reports."""
+
 from __future__ import annotations
 
 import re
@@ -18,15 +19,25 @@ def test_scales_map_labels_to_values_and_keys():
     assert [(c.label, c.value, c.key) for c in BINARY.choices] == [("Correct", 1.0, "Y"), ("Incorrect", 0.0, "N")]
     assert [c.value for c in LIKERT.choices] == [0.0, 0.25, 0.5, 0.75, 1.0]
     custom = parse_custom_labels("Wrong = 0\n\nPartly = right = 0.5\nRight=1")
-    assert [(c.label, c.value, c.key) for c in custom.choices] == [("Wrong", 0.0, "1"), ("Partly = right", 0.5, "2"), ("Right", 1.0, "3")]
+    assert [(c.label, c.value, c.key) for c in custom.choices] == [
+        ("Wrong", 0.0, "1"),
+        ("Partly = right", 0.5, "2"),
+        ("Right", 1.0, "3"),
+    ]
     assert scale_from_settings({"scale": custom.to_settings()}) == custom
     assert scale_from_settings({}) == BINARY
 
 
 @pytest.mark.parametrize(
     "text, message",
-    [("Only = 1", "2 to 9 labels"), ("A = 0\nA = 1", "appears twice"), ("A = 0\nB", "has no '='"),
-     ("A = 0\nB = x", "not a number"), ("A = 0\nB = nan", "not in [0, 1]"), ("A = 0\n = 1", "empty label")],
+    [
+        ("Only = 1", "2 to 9 labels"),
+        ("A = 0\nA = 1", "appears twice"),
+        ("A = 0\nB", "has no '='"),
+        ("A = 0\nB = x", "not a number"),
+        ("A = 0\nB = nan", "not in [0, 1]"),
+        ("A = 0\n = 1", "empty label"),
+    ],
 )
 def test_bad_custom_scales_say_which_line(text, message):
     with pytest.raises(InputError, match=re.escape(message)):
@@ -45,8 +56,16 @@ def test_two_first_visitors_open_the_same_demo(store, monkeypatch):
 
 
 def test_grader_view_hides_reference_and_signals_unless_allowed():
-    item = {"id": "a", "prompt": "p", "response": "r", "reference": "ref", "label": 1.0,
-            "stratum": 2, "semantic_entropy": 0.7, "agreement": 0.2}
+    item = {
+        "id": "a",
+        "prompt": "p",
+        "response": "r",
+        "reference": "ref",
+        "label": 1.0,
+        "stratum": 2,
+        "semantic_entropy": 0.7,
+        "agreement": 0.2,
+    }
     hidden = grader_view(item, {"show_reference": False, "show_signals": False})
     assert set(hidden) == {"id", "prompt", "response", "image"}
     shown = grader_view(item, {"show_reference": True, "show_signals": True})
@@ -108,8 +127,13 @@ def test_markdown_images_in_item_text_are_inert_links():
         "see [image: chart](https://tracker.example/p.png) and [image: x][ref]"
     )
     assert inert_images("a ![ b ] c and [link](https://a.example)") == "a ![ b ] c and [link](https://a.example)"
-    item = {"id": "q", "prompt": "![p](http://a/p.png)", "response": "![r](http://a/r.png)",
-            "reference": "![f](http://a/f.png)", "image": "https://a/i.png"}
+    item = {
+        "id": "q",
+        "prompt": "![p](http://a/p.png)",
+        "response": "![r](http://a/r.png)",
+        "reference": "![f](http://a/f.png)",
+        "image": "https://a/i.png",
+    }
     view = grader_view(item, {"show_reference": True})
     assert "![" not in view["prompt"] + view["response"] + view["reference"]
     assert view["image"] == "https://a/i.png"  # the item's own image stays an image

@@ -2,6 +2,7 @@
 
 Shared by the end-to-end tests and benchmarks/grading_latency.py.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,15 +39,37 @@ class Server:
         self.db_url = db_url
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "ACTIVEGRADE_DB_URL": db_url, "ACTIVEGRADE_DEMO_DIR": str(demo_dir),
-               "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-               "ACTIVEGRADE_OPEN_DEMO": os.environ.get("ACTIVEGRADE_OPEN_DEMO", "1")}  # "0": real sign-in
+        env = {
+            **os.environ,
+            "ACTIVEGRADE_DB_URL": db_url,
+            "ACTIVEGRADE_DEMO_DIR": str(demo_dir),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "ACTIVEGRADE_OPEN_DEMO": os.environ.get("ACTIVEGRADE_OPEN_DEMO", "1"),
+        }  # "0": real sign-in
         self._log = log.open("w")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(self.port), "--server.address", "127.0.0.1",
-             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(self.port),
+                "--server.address",
+                "127.0.0.1",
+                "--browser.gatherUsageStats",
+                "false",
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -85,7 +108,7 @@ ITEM_SHOWN = """() => {
   const ready = document.querySelector('[class*="st-key-grade-"] button:not(:disabled)');
   return box === null || ready === null ? null : box.textContent.trim();
 }"""
-NEXT_ITEM_READY = """(previous) => { const now = (%s)(); return now !== null && now !== previous; }""" % ITEM_SHOWN
+NEXT_ITEM_READY = f"""(previous) => {{ const now = ({ITEM_SHOWN})(); return now !== null && now !== previous; }}"""
 MIN_VIEW_S = 0.35  # the grade page ignores grades sooner than 0.3 s after an item appears
 
 

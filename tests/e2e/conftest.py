@@ -1,9 +1,9 @@
 """Fixtures for the end-to-end tests: the app served on a temporary database (Chromium and
 artifacts/ come from tests/conftest.py)."""
+
 from __future__ import annotations
 
 import pytest
-
 from appserver import ROOT, Server
 
 

@@ -2,25 +2,28 @@
 
 Screenshots of every page go to artifacts/ (not committed).
 """
+
 from __future__ import annotations
 
 import json
 
 import pytest
+from appserver import ITEM_SHOWN, ROOT, Server, press_grade_key
 
 from core.grading import submit
 from core.project import create_project, start_preparation
 from core.scales import BINARY
 from core.store import Store
-from appserver import ITEM_SHOWN
-from appserver import ROOT, Server, press_grade_key
 
 pytestmark = pytest.mark.e2e
 TIMEOUT_MS = 30_000
 XSS_POOL = [
-    {"id": "x1", "prompt": "Show me <b>bold</b>",
-     "response": "<script>window.__xss = 1</script><img src=x onerror=\"window.__xss = 2\">\n\n"
-                 "Use `print`:\n\n```python\nprint('hi')\n```\n\n" + "long line\n\n" * 80},
+    {
+        "id": "x1",
+        "prompt": "Show me <b>bold</b>",
+        "response": '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">\n\n'
+        "Use `print`:\n\n```python\nprint('hi')\n```\n\n" + "long line\n\n" * 80,
+    },
 ]
 
 

@@ -1,5 +1,6 @@
 """Fixtures for the reliability tests: a Store on SQLite or on the PostgreSQL server .ci/run starts,
 and a prepared synthetic project of any size."""
+
 from __future__ import annotations
 
 import sys

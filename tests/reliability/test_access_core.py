@@ -5,6 +5,7 @@ core.auth.PERMISSIONS: admin creates projects, uploads, changes settings,
 exports (and manages the team); a grader grades the projects assigned to
 them (blind to the running estimate); a viewer sees dashboards only.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -12,8 +13,7 @@ import itertools
 import pytest
 
 from core import auth
-from core.store import Store
-from core.store import accounts
+from core.store import Store, accounts
 
 PASSWORD = "a long enough password"
 

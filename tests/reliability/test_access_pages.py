@@ -4,6 +4,7 @@ Only the pages and controls a role allows appear, a grader or viewer sees
 only the projects assigned to them, and a signed-out visitor sees nothing
 but the sign-in form, whichever page they ask for.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,15 +14,20 @@ from streamlit.testing.v1 import AppTest
 
 from core import auth
 from core.project import create_project, start_preparation
-from core.store import Store
-from core.store import accounts
+from core.store import Store, accounts
 from ui import signin
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 DATA = ROOT / "tests" / "data" / "app"
-PAGES = {"Projects": "app_pages/projects.py", "Grade": "app_pages/grade.py", "Dashboard": "app_pages/dashboard.py",
-         "Export": "app_pages/export.py", "Simulate": "app_pages/simulate.py", "Team": "app_pages/team.py"}
+PAGES = {
+    "Projects": "app_pages/projects.py",
+    "Grade": "app_pages/grade.py",
+    "Dashboard": "app_pages/dashboard.py",
+    "Export": "app_pages/export.py",
+    "Simulate": "app_pages/simulate.py",
+    "Team": "app_pages/team.py",
+}
 ALLOWED = {  # from the issue: admin everything; grader grades; viewer dashboard only (both list their projects)
     auth.ADMIN: set(PAGES),
     auth.GRADER: {"Projects", "Grade"},  # not the dashboard: grading stays blind to the running estimate
@@ -188,8 +194,13 @@ def test_changing_an_account_keeps_what_the_admin_left_alone(open_as, world):
     assert auth.verify_password(pat.password_hash, "another long password")
 
 
-OIDC = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "x" * 32,
-        "client_id": "id", "client_secret": "secret", "server_metadata_url": "https://idp.example/.well-known/openid-configuration"}
+OIDC = {
+    "redirect_uri": "http://localhost:8501/oauth2callback",
+    "cookie_secret": "x" * 32,
+    "client_id": "id",
+    "client_secret": "secret",
+    "server_metadata_url": "https://idp.example/.well-known/openid-configuration",
+}
 
 
 def test_oidc_sign_in_maps_the_identity_to_an_account(world, monkeypatch):

@@ -5,6 +5,7 @@ half-saved, and the restarted worker resumes the queue (its reservation from
 before the kill is still its own) and finishes the project with every item
 graded exactly once.
 """
+
 from __future__ import annotations
 
 import os

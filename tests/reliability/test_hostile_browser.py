@@ -7,6 +7,7 @@ iframes, no style from the data), and the payload shows as literal text. An
 upload the corpus says must be refused is refused in the browser with its
 specific error, and nothing of it is saved.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -16,8 +17,7 @@ import pytest
 
 from core import auth
 from core.project import create_project, start_preparation
-from core.store import Store
-from core.store import accounts
+from core.store import Store, accounts
 
 from .conftest import ITEM_SHOWN, PASSWORD, ROOT, TIMEOUT_MS, press_grade_key, sign_in
 
@@ -73,8 +73,14 @@ def test_script_and_html_in_items_are_shown_inert(browser, server):
         if prompt in literal:  # the payload is on screen as literal text
             page.locator('[data-testid="stMain"]').get_by_text(prompt).first.wait_for(timeout=TIMEOUT_MS)
             seen.add(prompt)
-        assert page.evaluate(INJECTED) == {"handlers": 0, "js_links": 0, "styles": 0, "bold": 0,
-                                           "html_images": 0, "body_hidden": False}
+        assert page.evaluate(INJECTED) == {
+            "handlers": 0,
+            "js_links": 0,
+            "styles": 0,
+            "bold": 0,
+            "html_images": 0,
+            "body_hidden": False,
+        }
         if k < n_items - 1:
             press_grade_key(page, "y")
     assert seen == literal

@@ -5,6 +5,7 @@ sent), none duplicated (each item graded once, or exactly twice by two
 different graders when it was chosen for double grading), and the estimate
 the dashboard shows equals one computed independently from the grades.
 """
+
 from __future__ import annotations
 
 import numpy as np

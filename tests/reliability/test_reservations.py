@@ -1,4 +1,5 @@
 """Reservations: exclusive items, expiry back to the queue, double grading, on SQLite and PostgreSQL."""
+
 from __future__ import annotations
 
 from datetime import timedelta

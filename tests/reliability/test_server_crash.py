@@ -4,6 +4,7 @@ After a restart on the same database every grade the page had saved is
 there, and the grader, signing in again, continues on the item that was
 reserved for them when the server died.
 """
+
 from __future__ import annotations
 
 import signal
@@ -12,8 +13,7 @@ import pytest
 
 from core import auth
 from core.project import create_project, start_preparation
-from core.store import Store
-from core.store import accounts
+from core.store import Store, accounts
 
 from .conftest import DATA_APP, ITEM_SHOWN, PASSWORD, TIMEOUT_MS, Server, press_grade_key, sign_in
 

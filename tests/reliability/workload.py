@@ -7,6 +7,7 @@ script it is one grading worker process (the crash test kills it):
 
 printing ``graded <grade id> <position>`` after each grade is committed.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -50,13 +51,15 @@ class Grader:
     graded: list[tuple[int, int]] = field(default_factory=list)  # (grade id, position) as acknowledged
 
     def step(self) -> int | None:
-        position = reservations.claim(self.store, self.project_id, self.design, self.seed, self.name,
-                                      overlap=self.overlap)
+        position = reservations.claim(
+            self.store, self.project_id, self.design, self.seed, self.name, overlap=self.overlap
+        )
         if position is None:
             return None
         self.store.item(self.project_id, position)  # the page shows it
-        grade_id = reservations.grade(self.store, self.project_id, position, BINARY, true_label(position),
-                                      self.name, seconds=0.0)
+        grade_id = reservations.grade(
+            self.store, self.project_id, position, BINARY, true_label(position), self.name, seconds=0.0
+        )
         self.graded.append((grade_id, position))
         if self.on_grade is not None:
             self.on_grade(grade_id, position)
@@ -102,7 +105,9 @@ def start_worker(url: str, project_id: int, name: str, overlap: float = 0.0) -> 
     """One grading worker process (this file run as a script); its stdout lists the committed grades."""
     return subprocess.Popen(
         [sys.executable, __file__, url, str(project_id), name, "--overlap", str(overlap)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -112,7 +117,9 @@ def acknowledged(stdout: str) -> list[tuple[int, int]]:
     return [(int(r[1]), int(r[2])) for r in rows if len(r) == 3 and r[0] == "graded"]
 
 
-def run_workers(url: str, project_id: int, graders: int, *, overlap: float = 0.0, timeout: float = 300) -> tuple[dict[str, list[tuple[int, int]]], float]:
+def run_workers(
+    url: str, project_id: int, graders: int, *, overlap: float = 0.0, timeout: float = 300
+) -> tuple[dict[str, list[tuple[int, int]]], float]:
     """``graders`` worker processes grading the whole project; their acknowledged grades by name, and the seconds taken."""
     start = time.perf_counter()
     workers = {f"grader-{k}": start_worker(url, project_id, f"grader-{k}", overlap) for k in range(graders)}
