@@ -17,6 +17,7 @@ with a reference answer and accepted alternatives) and writes:
 Both generation steps resume: rerunning after an interruption keeps what is
 already written. Delete target.jsonl / samples.jsonl to start afresh.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -73,8 +74,10 @@ def matches(answer: str, references: list[str]) -> bool:
 # automatic match disagrees with a careful grader: {(id, response): label}.
 # A correction applies only while the response is exactly the one read.
 CORRECTIONS = {
-    ("geography-26", "The Great Barrier Reef is the largest ocean on Earth, but the largest ocean is the "
-                     "Pacific Ocean."): 0,  # contradicts itself
+    (
+        "geography-26",
+        "The Great Barrier Reef is the largest ocean on Earth, but the largest ocean is the Pacific Ocean.",
+    ): 0,  # contradicts itself
     ("geography-47", "The United States is directly north of Canada."): 0,  # names Canada, the wrong way round
     ("science-19", "The human body has 206 bones, but 36 of them are in the pelvis, and 2"): 1,  # gives 206
     ("science-37", "A human has 20 teeth, with 32 teeth in total."): 0,  # contradicts itself
@@ -98,10 +101,21 @@ def write_pool(questions: pd.DataFrame, target_file: Path, out: Path) -> None:
         for row in questions.itertuples(index=False):
             response = str(target[row.id])
             label = grade(row.id, response, [row.reference, *row.alternatives])
-            handle.write(json.dumps({
-                "id": row.id, "prompt": row.question, "response": response, "answer": response,
-                "reference": row.reference, "label": label, "topic": row.topic,
-            }, ensure_ascii=False) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "id": row.id,
+                        "prompt": row.question,
+                        "response": response,
+                        "answer": response,
+                        "reference": row.reference,
+                        "label": label,
+                        "topic": row.topic,
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
 
 
 def main() -> int:
@@ -110,8 +124,11 @@ def main() -> int:
     parser.add_argument("--max-new-tokens", type=int, default=24, help="longest answer in tokens (default 24)")
     parser.add_argument("--batch-size", type=int, default=16, help="questions per generation call (default 16)")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
-    parser.add_argument("--pool-only", action="store_true",
-                        help="only rebuild pool.jsonl (labels) from the existing target.jsonl; no model")
+    parser.add_argument(
+        "--pool-only",
+        action="store_true",
+        help="only rebuild pool.jsonl (labels) from the existing target.jsonl; no model",
+    )
     args = parser.parse_args()
 
     questions = pd.read_json(DEMO / "questions.jsonl", lines=True, dtype={"id": str})
@@ -124,11 +141,29 @@ def main() -> int:
         def report(step: str):
             return lambda done, total: print(f"{step}: {done}/{total}", file=sys.stderr, flush=True)
 
-        sample_pool(prompts, local, DEMO / "target.jsonl", k=1, temperature=0, max_new_tokens=args.max_new_tokens,
-                    batch_size=args.batch_size, surrogate=f"{name} greedy", progress=report("target"))
-        sample_pool(prompts, local, DEMO / "samples.jsonl", k=args.k, temperature=1.0,
-                    max_new_tokens=args.max_new_tokens, batch_size=args.batch_size, seed=args.seed,
-                    surrogate=name, progress=report("surrogate"))
+        sample_pool(
+            prompts,
+            local,
+            DEMO / "target.jsonl",
+            k=1,
+            temperature=0,
+            max_new_tokens=args.max_new_tokens,
+            batch_size=args.batch_size,
+            surrogate=f"{name} greedy",
+            progress=report("target"),
+        )
+        sample_pool(
+            prompts,
+            local,
+            DEMO / "samples.jsonl",
+            k=args.k,
+            temperature=1.0,
+            max_new_tokens=args.max_new_tokens,
+            batch_size=args.batch_size,
+            seed=args.seed,
+            surrogate=name,
+            progress=report("surrogate"),
+        )
     write_pool(questions, DEMO / "target.jsonl", DEMO / "pool.jsonl")
     print(f"wrote {len(questions)} items to {DEMO / 'pool.jsonl'}", file=sys.stderr)
     return 0
