@@ -49,6 +49,14 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
   py="$venv/bin/python"
   echo "==> installing the $want dependencies into $venv (first run: several minutes; progress below)"
   "$py" -m pip install --disable-pip-version-check --progress-bar on -U pip setuptools wheel | grep -v "^Requirement already" || true
+  # torch: PyPI's Linux wheel is the multi-GB CUDA build. Without an NVIDIA GPU take the CPU build of the
+  # pinned version from PyTorch's own index first; requirements.txt then finds it installed.
+  torch_pin="$(grep -E '^torch==' "$root/requirements.txt" | cut -d' ' -f1)"
+  if ! command -v nvidia-smi >/dev/null 2>&1 && ! "$py" -c 'import torch' >/dev/null 2>&1; then
+    echo "==> no NVIDIA GPU: installing the CPU build of $torch_pin"
+    "$py" -m pip install --disable-pip-version-check --progress-bar on --no-deps \
+      --index-url "${ACTIVEGRADE_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" "$torch_pin"
+  fi
   if [ "$want" = test ]; then
     "$py" -m pip install --disable-pip-version-check --progress-bar on -r "$root/requirements-dev.txt"
     "$py" -m pip install --disable-pip-version-check --no-deps -r "$root/requirements-nodeps.txt"

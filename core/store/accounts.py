@@ -1,4 +1,4 @@
-"""Accounts, project assignments, reservations and the audit trail: tables and their SQL.
+"""Accounts, project assignments, reservations and the audit trail: their SQL (tables in core/store/models.py).
 
 - ``users``: one row per account; ``name`` is what grades record as their
   grader. Passwords only as hashes (core.auth makes them).
@@ -21,59 +21,15 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, and_, delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Mapped, mapped_column
 
 from core.errors import InputError
-from core.store.models import Base, Grade, utcnow
+from core.store.models import AuditEvent, Grade, Membership, Reservation, User, utcnow
 
 if TYPE_CHECKING:
     from core.store.store import Store
 
-
-class User(Base):
-    __tablename__ = "users"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
-    email: Mapped[str | None] = mapped_column(String(320), unique=True, nullable=True)
-    role: Mapped[str] = mapped_column(String(20))
-    password_hash: Mapped[str | None] = mapped_column(Text, nullable=True)
-    active: Mapped[bool] = mapped_column(Boolean, default=True)
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
-
-
-class Membership(Base):
-    __tablename__ = "memberships"
-    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
-
-
-class Reservation(Base):
-    __tablename__ = "reservations"
-    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
-    position: Mapped[int] = mapped_column(Integer, primary_key=True)
-    slot: Mapped[int] = mapped_column(Integer, primary_key=True)
-    grader: Mapped[str] = mapped_column(String(200))
-    reserved_at: Mapped[datetime] = mapped_column(default=utcnow)
-    expires_at: Mapped[datetime] = mapped_column()
-    __table_args__ = (Index("ix_reservations_project_grader", "project_id", "grader"),)
-
-
-class AuditEvent(Base):
-    __tablename__ = "audit_events"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    at: Mapped[datetime] = mapped_column(default=utcnow)
-    actor: Mapped[str] = mapped_column(String(320))
-    action: Mapped[str] = mapped_column(String(50))
-    project_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    __table_args__ = (Index("ix_audit_events_project", "project_id"),)
-
-
-TABLES = [User.__table__, Membership.__table__, Reservation.__table__, AuditEvent.__table__]
-"""The tables this module adds (the schema migration creates them in older databases)."""
 
 AUDIT_COLUMNS = ["id", "at", "actor", "action", "project_id", "detail"]
 

@@ -14,13 +14,13 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, Engine, inspect, select
 
-from core.store import accounts
 from core.store.models import Base, SchemaVersion
 
 
 def _add_accounts(connection: Connection) -> None:
-    """Version 2: users, memberships, reservations and audit events (core/store/accounts.py)."""
-    Base.metadata.create_all(connection, tables=accounts.TABLES)
+    """Version 2: users, memberships, reservations and audit events."""
+    names = ("users", "memberships", "reservations", "audit_events")
+    Base.metadata.create_all(connection, tables=[Base.metadata.tables[name] for name in names])
 
 
 # MIGRATIONS[k] upgrades a database from version k + 1 to k + 2.
