@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import InputError
-from core.strata import DEFAULT_MIN_STRATUM_SIZE, stratify
+from core.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
 
 DEFAULT_FLOOR = 2
 """Minimum grades per stratum (METHOD.md section 3): two give a spread estimate."""
@@ -32,13 +32,6 @@ DEFAULT_SHRINK = 0.5
 """Weight of the surrogate's signal in a stratum's predicted mean grade; the
 rest goes to the neutral 1/2, so an uncalibrated surrogate cannot starve a
 stratum (the predicted spread m(1-m) is flat near m = 1/2)."""
-
-DEFAULT_STRATIFY_BY = "agreement"
-"""How the app's design re-stratifies the prepared items (core.strata.stratify's `by`).
-Agreement of the target with the surrogate predicts the grade far better than
-entropy alone on gsm8k; benchmarks/estimation.md has the comparison."""
-
-DEFAULT_N_STRATA = 5
 
 COVARIATES = ("agreement", "semantic_entropy")
 """Surrogate signals used as covariates by the model-assisted estimator."""

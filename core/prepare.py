@@ -18,7 +18,7 @@ import pandas as pd
 
 from core.entropy import agreement, semantic_entropy, weighted_semantic_entropy
 from core.semantic import ItemTexts, Progress, get_backend
-from core.strata import DEFAULT_MIN_STRATUM_SIZE, stratify
+from core.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
 
 if TYPE_CHECKING:
     from core.io import Inputs
@@ -65,8 +65,8 @@ def prepare_items(
     backend: str = "exact",
     model: str | None = None,
     threshold: float | None = None,
-    n_strata: int = 5,
-    stratify_by: str = "entropy",
+    n_strata: int = DEFAULT_N_STRATA,
+    stratify_by: str = DEFAULT_STRATIFY_BY,
     min_stratum_size: int = DEFAULT_MIN_STRATUM_SIZE,
     device: str = "auto",
     cache_dir: str | Path | None = None,

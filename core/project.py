@@ -16,11 +16,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from core.allocation import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY
 from core.errors import InputError
 from core.sampling_job import SAMPLING_MESSAGE, sample_project, sampling_request
 from core.scales import BINARY
 from core.store import ProjectInfo, Store
+from core.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"
 DEMO_DIR_ENV = "ACTIVEGRADE_DEMO_DIR"  # another folder with pool.jsonl (+ samples.jsonl), e.g. for tests

@@ -27,6 +27,11 @@ import numpy as np
 from core.errors import InputError
 
 STRATIFY_BY = ("entropy", "agreement", "both")
+DEFAULT_STRATIFY_BY = "agreement"
+"""The one default for every entry (preparation, CLI, app, simulator). Agreement of the target with the
+surrogate predicts the grade far better than entropy alone (benchmarks/estimation.md: MSE ratio 0.35-0.40
+against 0.77-0.81 on gsm8k)."""
+DEFAULT_N_STRATA = 5
 DEFAULT_MIN_STRATUM_SIZE = 10
 _ZERO = 1e-12  # scores at or below this are treated as exactly zero
 
@@ -72,8 +77,8 @@ def stratify(
     entropy: np.ndarray,
     agreement: np.ndarray,
     *,
-    n_strata: int = 5,
-    by: str = "entropy",
+    n_strata: int = DEFAULT_N_STRATA,
+    by: str = DEFAULT_STRATIFY_BY,
     min_size: int = DEFAULT_MIN_STRATUM_SIZE,
 ) -> np.ndarray:
     """Stratum of every item, 0..H-1 (see the module docstring for the scheme and numbering)."""

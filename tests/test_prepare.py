@@ -131,7 +131,7 @@ def test_cli_truthfulqa(truthfulqa, tmp_path, capsys):
     items = pd.read_csv(out)
     assert {"id", "n_samples", "n_clusters", "semantic_entropy", "agreement", "stratum"} <= set(items.columns)
     assert "semantic_entropy_weighted" not in items.columns  # no log-likelihoods in this pool
-    assert items["stratum"].nunique() == 5
+    assert 2 <= items["stratum"].nunique() <= 5  # agreement (the default) has ties: strata may merge
     printed = capsys.readouterr().out
     assert "7 without samples" in printed and "(no samples)" in printed
 

@@ -9,14 +9,14 @@ from core.strata import merge_small_strata, stratify, zero_and_quantile_strata
 
 def test_zero_entropy_gets_stratum_zero_and_positives_split_at_quantiles():
     entropy = np.array([0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8], dtype=float)
-    strata = stratify(entropy, np.ones_like(entropy), n_strata=3, min_size=1)
+    strata = stratify(entropy, np.ones_like(entropy), n_strata=3, by="entropy", min_size=1)
     assert strata.tolist() == [0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]
 
 
 def test_strata_increase_with_entropy():
     rng = np.random.default_rng(0)
     entropy = np.where(rng.random(500) < 0.3, 0.0, rng.random(500) * 2)
-    strata = stratify(entropy, np.full(500, 0.5), n_strata=5, min_size=1)
+    strata = stratify(entropy, np.full(500, 0.5), n_strata=5, by="entropy", min_size=1)
     assert sorted(set(strata.tolist())) == [0, 1, 2, 3, 4]
     order = np.argsort(entropy, kind="stable")
     assert np.all(np.diff(strata[order]) >= 0)
@@ -29,7 +29,7 @@ def test_without_zeros_all_strata_go_to_quantiles():
 
 def test_ties_leave_no_empty_strata():
     entropy = np.array([0.0] * 5 + [0.5] * 20 + [1.0] * 2)
-    strata = stratify(entropy, np.ones(27), n_strata=5, min_size=1)
+    strata = stratify(entropy, np.ones(27), n_strata=5, by="entropy", min_size=1)
     assert sorted(set(strata.tolist())) == list(range(strata.max() + 1))
 
 
@@ -42,7 +42,7 @@ def test_small_strata_are_merged_into_smaller_neighbour():
 
 def test_missing_scores_form_their_own_last_stratum_never_merged():
     entropy = np.array([0.0, 0.0, 0.3, 0.7, np.nan])
-    strata = stratify(entropy, np.array([1, 1, 0.5, 0.2, np.nan]), n_strata=3, min_size=2)
+    strata = stratify(entropy, np.array([1, 1, 0.5, 0.2, np.nan]), n_strata=3, by="entropy", min_size=2)
     assert strata[-1] == strata.max()
     assert np.sum(strata == strata[-1]) == 1
 
@@ -74,7 +74,7 @@ def test_bad_options_are_input_errors(options):
 )
 def test_strata_are_contiguous_monotone_and_large_enough(entropies, n_strata, min_size):
     entropy = np.array(entropies)
-    strata = stratify(entropy, np.ones_like(entropy), n_strata=n_strata, min_size=min_size)
+    strata = stratify(entropy, np.ones_like(entropy), n_strata=n_strata, by="entropy", min_size=min_size)
     counts = np.bincount(strata)
     assert counts.min() >= 1 and len(counts) <= n_strata
     assert len(counts) == 1 or counts.min() >= min_size

@@ -16,7 +16,7 @@ from core.prepare import prepare_items
 from core.semantic import BACKENDS
 from core.semantic.base import DEVICES
 from core.semantic.cache import CACHE_ENV
-from core.strata import DEFAULT_MIN_STRATUM_SIZE, STRATIFY_BY
+from core.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
 
 WRITERS = {
     ".csv": lambda frame, path: frame.to_csv(path, index=False),
@@ -43,9 +43,14 @@ def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     parser.add_argument(
         "--threshold", type=float, help="similarity (embedding) or entailment probability (nli) threshold"
     )
-    parser.add_argument("--strata", type=int, default=5, help="number of strata (default: 5)")
     parser.add_argument(
-        "--stratify-by", choices=STRATIFY_BY, default="entropy", help="score to stratify on (default: entropy)"
+        "--strata", type=int, default=DEFAULT_N_STRATA, help=f"number of strata (default: {DEFAULT_N_STRATA})"
+    )
+    parser.add_argument(
+        "--stratify-by",
+        choices=STRATIFY_BY,
+        default=DEFAULT_STRATIFY_BY,
+        help=f"score to stratify on (default: {DEFAULT_STRATIFY_BY})",
     )
     parser.add_argument(
         "--min-stratum-size",
