@@ -45,7 +45,8 @@ fi
 
 stamp="$venv/.activegrade-$want.sha256"
 digest="$(cat "$root"/requirements*.txt "$root/pyproject.toml" | sha256sum | cut -d' ' -f1)"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
+current() { [ "$(cat "$venv/.activegrade-$1.sha256" 2>/dev/null)" = "$digest" ]; }
+if ! current "$want" && ! { [ "$want" = app ] && current test; }; then  # the test set holds the app's
   py="$venv/bin/python"
   echo "==> installing the $want dependencies into $venv (first run: several minutes; progress below)"
   "$py" -m pip install --disable-pip-version-check --progress-bar on -U pip setuptools wheel | grep -v "^Requirement already" || true

@@ -1,0 +1,44 @@
+"""scripts/venv.sh, which `make demo` and `make test` source, refuses an unsupported Python clearly
+and reuses an environment whose requirements did not change."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def source_venv(python: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["bash", "-c", f'source "{ROOT}/scripts/venv.sh" app && echo "PYTHON=$PYTHON"'],
+        env={"PATH": "/usr/bin:/bin", "PYTHON": python, "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_an_unsupported_python_is_refused_with_the_versions_that_work(tmp_path):
+    fake = tmp_path / "python3"
+    fake.write_text('#!/bin/sh\necho "3.10"\n')
+    fake.chmod(0o755)
+    result = source_venv(str(fake), tmp_path)
+    assert result.returncode == 1
+    assert "Python 3.10" in result.stderr and "3.11, 3.12 or 3.13" in result.stderr
+
+
+def test_a_missing_interpreter_is_named(tmp_path):
+    result = source_venv(str(tmp_path / "no-such-python"), tmp_path)
+    assert result.returncode == 1 and "no-such-python" in result.stderr
+
+
+def test_an_environment_of_ones_own_is_used_as_it_is(tmp_path):
+    """The interpreter running these tests lives in a virtual environment whose stamp is current
+    (make test made it): sourcing again installs nothing and selects that interpreter."""
+    assert sys.prefix != sys.base_prefix, "the tests run inside a virtual environment"
+    result = source_venv(sys.executable, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "installing" not in result.stdout
+    assert f"PYTHON={sys.prefix}/bin/python" in result.stdout
