@@ -1,0 +1,108 @@
+"""A project's settings: one frozen, validated dataclass, the only place their defaults live.
+
+The database stores them as JSON (``ProjectSettings.to_dict``); everything that
+reads them (preparation, the queue, the estimator, the pages, the report, the
+CLI) goes through ``ProjectSettings.from_dict``, which fills the defaults and
+refuses a bad value with an InputError naming the setting and the fix.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from core.errors import InputError
+from core.estimate import METHODS
+from core.scales import BINARY, Scale, scale_from_settings
+from core.semantic import BACKENDS
+from core.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
+
+
+@dataclass(frozen=True)
+class ProjectSettings:
+    backend: str = "exact"
+    """Semantic equivalence test of the surrogate's answers (core.semantic.BACKENDS)."""
+    model: str | None = None
+    """Model name or path for the embedding or NLI backend; None for the backend's default."""
+    threshold: float | None = None
+    """Similarity (embedding) or entailment probability (NLI) threshold; None for the backend's default."""
+    n_strata: int = DEFAULT_N_STRATA
+    stratify_by: str = DEFAULT_STRATIFY_BY
+    scale: dict[str, Any] = field(default_factory=BINARY.to_settings)
+    """The grading scale as core.scales stores it; ``grading_scale`` gives the Scale."""
+    guidelines: str = ""
+    show_reference: bool = True
+    show_signals: bool = False
+    """Whether graders see the surrogate's signals (strata, entropy, agreement)."""
+    seed: int = 0
+    """One seed per project: the queue's random draws within strata."""
+    target_half_width: float = 0.05
+    """The stopping rule's target: the interval's half-width at which grading can stop."""
+    method: str = "default"
+    """core.estimate method of the report ("default" is core.estimate.DEFAULT_METHOD)."""
+    overlap: float = 0.0
+    """Share of items graded twice, for inter-grader agreement."""
+    sampling: dict[str, Any] | None = None
+    """A request to sample the surrogate's answers first (core.sampling_job.SamplingSettings as a dict)."""
+
+    def __post_init__(self) -> None:
+        _check(self.backend in BACKENDS, "backend", self.backend, f"use one of {', '.join(BACKENDS)}")
+        _check(self.stratify_by in STRATIFY_BY, "stratify_by", self.stratify_by, f"use one of {', '.join(STRATIFY_BY)}")
+        _check(_is_int(self.n_strata) and 1 <= self.n_strata <= 50, "n_strata", self.n_strata, "use 1 to 50 strata")
+        _check(_is_int(self.seed) and self.seed >= 0, "seed", self.seed, "use a whole number from 0")
+        _check(
+            self.threshold is None or (_is_number(self.threshold) and 0 < self.threshold <= 1),
+            "threshold",
+            self.threshold,
+            "use a number in (0, 1], or none for the backend's default",
+        )
+        _check(
+            _is_number(self.target_half_width) and 0 < self.target_half_width <= 0.5,
+            "target_half_width",
+            self.target_half_width,
+            "use a number in (0, 0.5]",
+        )
+        _check(
+            self.method == "default" or self.method in METHODS,
+            "method",
+            self.method,
+            f"use default or one of {', '.join(METHODS)}",
+        )
+        _check(_is_number(self.overlap) and 0 <= self.overlap <= 1, "overlap", self.overlap, "use a share from 0 to 1")
+        scale_from_settings({"scale": self.scale})  # InputError when the stored scale is malformed
+
+    @property
+    def grading_scale(self) -> Scale:
+        return scale_from_settings({"scale": self.scale})
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any] | None) -> ProjectSettings:
+        """Settings from their stored JSON: missing keys take their defaults, unknown keys (written by a
+        newer or older version) are ignored. InputError for a bad value."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (stored or {}).items() if k in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def with_changes(self, changes: Mapping[str, Any]) -> ProjectSettings:
+        """A copy with ``changes`` applied and validated; InputError for an unknown setting or a bad value."""
+        unknown = set(changes) - {f.name for f in fields(self)}
+        if unknown:
+            raise InputError(f"unknown setting {', '.join(sorted(unknown))}", fix="check the setting's name")
+        return replace(self, **changes)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check(ok: bool, name: str, value: Any, fix: str) -> None:
+    if not ok:
+        raise InputError(f"setting {name} = {value!r} is not valid", fix=fix)

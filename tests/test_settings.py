@@ -1,0 +1,43 @@
+import pytest
+
+from core.errors import InputError
+from core.scales import LIKERT
+from core.settings import ProjectSettings
+from core.strata import DEFAULT_STRATIFY_BY
+
+
+def test_defaults_fill_what_is_not_stored_and_unknown_keys_are_ignored():
+    settings = ProjectSettings.from_dict({"seed": 7, "written_by_a_newer_version": 1})
+    assert settings.seed == 7
+    assert settings.stratify_by == DEFAULT_STRATIFY_BY
+    assert settings.grading_scale.kind == "binary"
+    assert ProjectSettings.from_dict(settings.to_dict()) == settings
+
+
+@pytest.mark.parametrize(
+    ("stored", "name"),
+    [
+        ({"backend": "magic"}, "backend"),
+        ({"stratify_by": "vibes"}, "stratify_by"),
+        ({"n_strata": 0}, "n_strata"),
+        ({"n_strata": True}, "n_strata"),
+        ({"seed": -1}, "seed"),
+        ({"target_half_width": 0}, "target_half_width"),
+        ({"target_half_width": float("nan")}, "target_half_width"),
+        ({"method": "magic"}, "method"),
+        ({"overlap": 1.5}, "overlap"),
+        ({"threshold": 2.0}, "threshold"),
+    ],
+)
+def test_a_bad_value_is_an_input_error_naming_the_setting(stored, name):
+    with pytest.raises(InputError, match=f"setting {name} ="):
+        ProjectSettings.from_dict(stored)
+
+
+def test_changes_are_validated_and_unknown_settings_refused():
+    settings = ProjectSettings().with_changes({"scale": LIKERT.to_settings(), "overlap": 0.2})
+    assert settings.grading_scale == LIKERT and settings.overlap == 0.2
+    with pytest.raises(InputError, match="unknown setting"):
+        settings.with_changes({"sede": 1})
+    with pytest.raises(InputError, match="overlap"):
+        settings.with_changes({"overlap": -0.1})
