@@ -10,10 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from pg_schema import throwaway_schema_url
-from sqlalchemy import create_engine, text
 
 from core.errors import InputError
-from core.store import LATEST, Store, migrations, upgrade
+from core.store import Store
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -141,33 +140,6 @@ def test_concurrent_graders_lose_no_grade(tmp_path):
     for t in threads:
         t.join()
     assert sorted(store.graded_positions(pid)) == list(range(40))
-
-
-def test_upgrade_runs_pending_migrations_in_order(tmp_path, monkeypatch):
-    engine = create_engine(f"sqlite:///{tmp_path / 'm.db'}")
-    assert upgrade(engine) == 0  # fresh database: created and stamped
-    with engine.begin() as c:
-        assert c.scalar(text("SELECT version FROM schema_version")) == LATEST
-
-    def add_note(connection):
-        connection.execute(text("ALTER TABLE projects ADD COLUMN note TEXT"))
-
-    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, add_note])
-    monkeypatch.setattr(migrations, "LATEST", LATEST + 1)
-    assert upgrade(engine) == LATEST
-    assert upgrade(engine) == LATEST + 1  # nothing left to do
-    with engine.begin() as c:
-        assert c.scalar(text("SELECT version FROM schema_version")) == LATEST + 1
-        c.execute(text("SELECT note FROM projects"))
-
-
-def test_newer_database_is_refused(tmp_path):
-    engine = create_engine(f"sqlite:///{tmp_path / 'n.db'}")
-    upgrade(engine)
-    with engine.begin() as c:
-        c.execute(text("UPDATE schema_version SET version = 99"))
-    with pytest.raises(RuntimeError, match="newer than this ActiveGrade"):
-        upgrade(engine)
 
 
 def test_bad_url_is_an_input_error():

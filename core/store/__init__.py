@@ -7,17 +7,17 @@ overridden by ``$ACTIVEGRADE_DB_URL`` or an explicit URL (PostgreSQL:
 """
 
 from core.store.engine import URL_ENV, database_url, make_engine
-from core.store.migrations import LATEST, upgrade
+from core.store.migrations import head, upgrade
 from core.store.store import GRADE_COLUMNS, ProjectInfo, Store, json_safe
 
 __all__ = [
     "GRADE_COLUMNS",
-    "LATEST",
     "URL_ENV",
     "ProjectInfo",
     "Store",
     "database_url",
     "json_safe",
+    "head",
     "make_engine",
     "upgrade",
 ]

@@ -1,65 +1,82 @@
-"""Schema creation and upgrade, run by the app itself on every start.
+"""Schema creation and upgrade with Alembic, run by the app itself on every start.
 
-A fresh database gets the current models' tables in one go and is stamped
-with the latest version (the same recipe Alembic recommends: create_all, then
-stamp head). An existing database runs, in order, every migration above its
-stored version, each in its own transaction. To change the schema: edit the
-models, then append a function to MIGRATIONS that brings an existing database
-from the previous version to the new one (e.g. ``ALTER TABLE ... ADD COLUMN``).
+Every schema change is one frozen revision under ``core/store/revisions/versions/``,
+written out as it changes the schema, never derived from today's models, so
+that a database of any released version upgrades step by step. A new database
+runs every revision from the first. A database made before Alembic carries the
+``schema_version`` table of versions 1 and 2: it is stamped with the matching
+revision (0001 or 0002), that table is dropped, and it upgrades like any other.
+Everything runs in one transaction; on PostgreSQL an advisory lock keeps two
+processes that start at once from upgrading together.
+
+To change the schema: edit ``core/store/models.py``, then add a revision file
+beside the others (``revision`` one more than the head, ``down_revision`` the
+head) whose ``upgrade()`` makes the change with ``alembic.op``; batch mode is on,
+so ``op.batch_alter_table`` rebuilds a SQLite table where ALTER cannot.
+tests/test_migrations.py checks that the revisions build exactly the models.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from pathlib import Path
 
-from sqlalchemy import Connection, Engine, inspect, select
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util import CommandError
+from sqlalchemy import Connection, Engine, inspect, text
 
-from core.store.models import Base, SchemaVersion
-
-
-def _add_accounts(connection: Connection) -> None:
-    """Version 2: users, memberships, reservations and audit events."""
-    names = ("users", "memberships", "reservations", "audit_events")
-    Base.metadata.create_all(connection, tables=[Base.metadata.tables[name] for name in names])
-
-
-# MIGRATIONS[k] upgrades a database from version k + 1 to k + 2.
-# Version 1 is the schema the first release created.
-MIGRATIONS: list[Callable[[Connection], None]] = [_add_accounts]
-LATEST = 1 + len(MIGRATIONS)
+REVISIONS = Path(__file__).with_name("revisions")
+LEGACY_VERSIONS = {1: "0001", 2: "0002"}
+"""The revision matching each version of the schema_version table that came before Alembic."""
+_LOCK_KEY = 0x4163_7469_7665  # PostgreSQL advisory lock for schema upgrades ("Active")
 
 
-def current_version(connection: Connection) -> int | None:
-    """The stored schema version, or None for a database never set up."""
-    if not inspect(connection).has_table(SchemaVersion.__tablename__):
-        return None
-    return connection.scalar(select(SchemaVersion.version))
+def _config(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(REVISIONS))
+    config.attributes["connection"] = connection
+    return config
 
 
-def _stamp(connection: Connection, version: int) -> None:
-    connection.execute(SchemaVersion.__table__.delete())
-    connection.execute(SchemaVersion.__table__.insert().values(version=version))
+def head() -> str:
+    """The newest revision this code knows."""
+    return ScriptDirectory.from_config(_config()).get_current_head()
 
 
-def upgrade(engine: Engine) -> int:
-    """Bring the database to LATEST; returns the version it was at before (0 if new).
+def current_revision(connection: Connection) -> str | None:
+    """The revision the database is at, or None for a database never set up by Alembic."""
+    return MigrationContext.configure(connection).get_current_revision()
 
-    Raises RuntimeError when the database is newer than this code, rather
-    than guessing at a schema it does not know.
+
+def upgrade(engine: Engine) -> str | None:
+    """Bring the database to ``head()``; returns the revision it was at before (None if it was new).
+
+    Raises RuntimeError when the database is newer than this code, rather than
+    guessing at a schema it does not know.
     """
     with engine.begin() as connection:
-        version = current_version(connection)
-        if version is None:
-            Base.metadata.create_all(connection)
-            _stamp(connection, LATEST)
-            return 0
-    if version > LATEST:
-        raise RuntimeError(
-            f"the database is at schema version {version}, newer than this ActiveGrade "
-            f"(knows up to {LATEST}); upgrade ActiveGrade"
-        )
-    for step in range(version, LATEST):
-        with engine.begin() as connection:
-            MIGRATIONS[step - 1](connection)
-            _stamp(connection, step + 1)
-    return version
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
+        before = current_revision(connection)
+        if before is None and inspect(connection).has_table("schema_version"):
+            legacy = connection.scalar(text("SELECT max(version) FROM schema_version"))
+            if legacy not in LEGACY_VERSIONS:
+                raise _newer(f"schema version {legacy}")
+            before = LEGACY_VERSIONS[legacy]
+            command.stamp(_config(connection), before)
+            connection.execute(text("DROP TABLE schema_version"))
+        if before is not None:
+            try:
+                ScriptDirectory.from_config(_config()).get_revision(before)
+            except CommandError:
+                raise _newer(f"revision {before}") from None
+        command.upgrade(_config(connection), "head")
+    return before
+
+
+def _newer(what: str) -> RuntimeError:
+    return RuntimeError(
+        f"the database is at {what}, newer than this ActiveGrade (knows up to revision {head()}); upgrade ActiveGrade"
+    )

@@ -37,13 +37,6 @@ class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
 
 
-class SchemaVersion(Base):
-    """The single row saying which migration the database has reached."""
-
-    __tablename__ = "schema_version"
-    version: Mapped[int] = mapped_column(Integer, primary_key=True)
-
-
 class Project(Base):
     """A grading project: its settings and the state of its preparation."""
 

@@ -1,0 +1,1 @@
+"""Alembic's script directory for the ActiveGrade schema (see core/store/migrations.py)."""

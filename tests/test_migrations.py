@@ -1,0 +1,114 @@
+"""Alembic migrations (core/store/migrations.py): a new database is built by the frozen revisions and
+matches the models exactly; a database of every version in the field (1 and 2, made before Alembic, as
+the SQL in tests/data/schemas records them) upgrades and keeps every grade; a newer one is refused.
+On SQLite, and on PostgreSQL when the test server runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from pg_schema import throwaway_schema_url
+from sqlalchemy import Engine, create_engine, text
+
+from core.store import Store, head, upgrade
+from core.store.models import Base
+
+SCHEMAS = Path(__file__).parent / "data" / "schemas"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def engine(request, tmp_path) -> Iterator[Engine]:
+    if request.param == "sqlite":
+        engine = create_engine(f"sqlite:///{tmp_path / 'm.db'}")
+        yield engine
+        engine.dispose()
+    else:
+        with throwaway_schema_url() as url:
+            engine = create_engine(url)
+            yield engine
+            engine.dispose()
+
+
+def run_sql(engine: Engine, path: Path) -> None:
+    body = "\n".join(line for line in path.read_text().splitlines() if not line.startswith("--"))
+    with engine.begin() as c:
+        for statement in body.split(";"):
+            if statement.strip():
+                c.execute(text(statement))
+
+
+def legacy_database(engine: Engine, version: int) -> None:
+    """A database as version ``version`` made it, with a project, two items, three grades (one retracted)."""
+    run_sql(engine, SCHEMAS / f"v{version}.{engine.dialect.name}.sql")
+    now = "2026-11-01 12:00:00+00:00"
+    with engine.begin() as c:
+        c.execute(
+            text(
+                "INSERT INTO projects (id, name, created_at, settings, status, progress_done, progress_total,"
+                " progress_message, error, updated_at) VALUES (1, 'old', :now, '{\"seed\": 3}', 'ready', 2, 2, '', '', :now)"
+            ),
+            {"now": now},
+        )
+        for position in (0, 1):
+            c.execute(
+                text('INSERT INTO items VALUES (1, :p, :id, 0, \'{"prompt": "p", "response": "r"}\')'),
+                {"p": position, "id": f"q{position}"},
+            )
+        for position, value, retracted in ((0, 1.0, None), (1, 0.0, now), (1, 1.0, None)):
+            c.execute(
+                text(
+                    "INSERT INTO grades (project_id, position, value, label, grader, comment, seconds, created_at,"
+                    " retracted_at) VALUES (1, :p, :v, 'l', 'alice', '', 1.5, :now, :r)"
+                ),
+                {"p": position, "v": value, "now": now, "r": retracted},
+            )
+        if version >= 2:
+            c.execute(
+                text("INSERT INTO users (name, role, active, created_at) VALUES ('alice', 'grader', true, :now)"),
+                {"now": now},
+            )
+
+
+def schema_differences(engine: Engine) -> list:
+    with engine.connect() as c:
+        return compare_metadata(MigrationContext.configure(c), Base.metadata)
+
+
+def test_a_new_database_is_built_by_the_revisions_and_matches_the_models(engine):
+    assert upgrade(engine) is None
+    with engine.connect() as c:
+        assert MigrationContext.configure(c).get_current_revision() == head()
+    assert schema_differences(engine) == []
+    assert upgrade(engine) == head()  # a second start changes nothing
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_database_of_every_released_version_upgrades_and_keeps_every_grade(engine, version):
+    legacy_database(engine, version)
+    assert upgrade(engine) == f"000{version}"
+    assert schema_differences(engine) == []
+    store = Store(engine)
+    grades = store.grades(1, include_retracted=True)
+    assert sorted(zip(grades["position"], grades["value"], strict=True)) == [(0, 1.0), (1, 0.0), (1, 1.0)]
+    assert store.graded_positions(1) == {0: 1.0, 1: 1.0}
+    assert store.project(1).settings["seed"] == 3
+
+
+def test_a_newer_database_is_refused(engine):
+    upgrade(engine)
+    with engine.begin() as c:
+        c.execute(text("UPDATE alembic_version SET version_num = '9999'"))
+    with pytest.raises(RuntimeError, match="newer than this ActiveGrade"):
+        upgrade(engine)
+
+
+def test_a_newer_legacy_database_is_refused(engine):
+    legacy_database(engine, 2)
+    with engine.begin() as c:
+        c.execute(text("UPDATE schema_version SET version = 99"))
+    with pytest.raises(RuntimeError, match="schema version 99"):
+        upgrade(engine)
