@@ -44,7 +44,8 @@ else
 fi
 
 stamp="$venv/.activegrade-$want.sha256"
-digest="$(cat "$root"/requirements*.txt "$root/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+KEYED_FILES="requirements.txt requirements-dev.txt requirements-nodeps.txt pyproject.toml"
+digest="$(cd "$root" && cat $KEYED_FILES | sha256sum | cut -d' ' -f1)"
 current() { [ "$(cat "$venv/.activegrade-$1.sha256" 2>/dev/null)" = "$digest" ]; }
 if ! current "$want" && ! { [ "$want" = app ] && current test; }; then  # the test set holds the app's
   py="$venv/bin/python"
