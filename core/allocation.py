@@ -302,25 +302,23 @@ def proportional_allocation(sizes: np.ndarray, n: int, floor: int = DEFAULT_FLOO
 def next_stratum(weights: np.ndarray, sds: np.ndarray, counts: np.ndarray, sizes: np.ndarray, floor: int) -> np.ndarray:
     """Stratum that should get the next grade, for one state or a batch (leading axes).
 
-    Floors first, but only as the budget makes them worth it: a stratum's k-th
-    grade (k <= floor) is due once the grades so far, n, reach (k - 1/2) / W_h,
-    i.e. once proportional allocation rounded to whole grades would give it k
-    (so a tiny stratum does not eat a small budget; core.estimate covers a
-    stratum not yet graded with its prior). Among due strata: the one with the
-    fewest grades, ties to the largest W_h S_h (round robin). Otherwise the
-    stratum with the largest W_h^2 S_h^2 / (n_h (n_h + 1)) among those with
-    n_h < N_h: the largest drop in sum_h W_h^2 S_h^2 / n_h from one more grade.
-    Repeating the greedy step gives at every prefix size the integer allocation
-    that minimises the stratified variance given the floors already met (marginal
-    analysis for a separable convex objective, Gross 1966; METHOD.md section 5).
-    Strata with zero spread then get grades in proportion to N_h.
+    Floors first, before anything else: while a stratum has fewer than
+    min(floor, N_h) grades, the next grade goes to the stratum with the fewest
+    grades among those, ties to the largest W_h S_h (round robin), so after
+    H grades every stratum has one and no estimate leans on a stratum without
+    grades (METHOD.md section 7). Then the stratum with the largest
+    W_h^2 S_h^2 / (n_h (n_h + 1)) among those with n_h < N_h: the largest drop
+    in sum_h W_h^2 S_h^2 / n_h from one more grade. Repeating the greedy step
+    gives at every prefix size the integer allocation that minimises the
+    stratified variance given the floors (marginal analysis for a separable
+    convex objective, Gross 1966; METHOD.md section 5). Strata with zero
+    spread then get grades in proportion to N_h.
     Returns -1 where every stratum is exhausted.
     """
     counts = np.asarray(counts)
     sds = np.broadcast_to(np.asarray(sds, dtype=float), counts.shape)
-    total = counts.sum(axis=-1, keepdims=True)
     open_ = counts < sizes
-    due = (counts < np.minimum(floor, sizes)) & (total * weights >= counts + 0.5)
+    due = counts < np.minimum(floor, sizes)
     ws = weights * sds
     tie = ws / (ws.max(axis=-1, keepdims=True) + 1e-300) * 0.5
     first = np.where(due, -counts + tie, -np.inf)
@@ -349,8 +347,8 @@ def planned_allocation(design: Design, n: int) -> np.ndarray:
 def stratified_variance(weights: np.ndarray, sizes: np.ndarray, sds: np.ndarray, alloc: np.ndarray) -> float:
     """V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h (Cochran 1977, eq. 5.7).
 
-    A stratum with n_h = 0 counts W_h^2 S_h^2, one pseudo-grade at its spread,
-    as core.estimate does for a stratum not graded yet.
+    A stratum with n_h = 0 (only while the queue is still giving the strata
+    their first grades) counts W_h^2 S_h^2, as if it had one grade.
     """
     alloc = np.asarray(alloc, dtype=float)
     return float(np.sum(weights**2 * (1 - alloc / sizes) * sds**2 / np.maximum(alloc, 1)))
