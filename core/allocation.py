@@ -59,6 +59,7 @@ class Design:
     prior_strength: pseudo-grades behind a stratum's prior spread against its own grades.
     calibration_strength: pseudo-grades behind the surrogate's scale against all grades.
     ids:         item ids in pool order (for the app; may be empty).
+    shrink:      the weight of the surrogate's signal in `proxy` (DEFAULT_SHRINK).
     """
 
     stratum: np.ndarray
@@ -70,6 +71,7 @@ class Design:
     prior_strength: float = DEFAULT_PRIOR_STRENGTH
     calibration_strength: float = DEFAULT_CALIBRATION_STRENGTH
     ids: tuple[str, ...] = field(default=())
+    shrink: float = DEFAULT_SHRINK
 
     @property
     def N(self) -> int:  # noqa: N802 - survey notation
@@ -143,6 +145,7 @@ def make_design(
         prior_strength=float(prior_strength),
         calibration_strength=float(calibration_strength),
         ids=tuple(ids),
+        shrink=float(shrink),
     )
 
 
@@ -361,21 +364,24 @@ def uniform_labels_for_variance(variance: float, s2: float, N: int) -> float:  #
     return float(s2 / (max(variance, 0.0) + s2 / N))
 
 
-def planned_saving(design: Design, n: int) -> float:
-    """Share of labels saved against uniform sampling, predicted from the surrogate before any grade.
+def planned_saving(design: Design, n: int, means: np.ndarray | None = None, rho: float = 1.0) -> float:
+    """Share of labels saved against uniform sampling by the queue's plan, if the stratum means were `means`.
 
     1 - n / m, where m = S^2 / (V + S^2/N) is the uniform sample size with the
-    planned allocation's variance V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h and
-    S^2 = sum_h W_h S_h^2 + sum_h W_h (m_h - m)^2 (METHOD.md section 4), all
-    from the surrogate's predicted means m_h and spreads S_h.
+    planned allocation's variance V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h,
+    S_h^2 = rho m_h (1 - m_h) and S^2 = sum_h W_h S_h^2 + sum_h W_h (m_h - m)^2
+    (METHOD.md section 4). By default m_h = the surrogate's smoothed predicted
+    means (design.prior_mean) and rho = 1 (binary grades): the forecast before
+    any grade. core.planning.planned_saving_range puts a range around it.
     """
     n = int(min(n, design.N))
     if n <= 0:
         return 0.0
+    means = design.prior_mean if means is None else np.asarray(means, dtype=float)
+    sds = np.sqrt(rho * means * (1.0 - means))
     w = design.weights
-    alloc = planned_allocation(design, n)
-    mean = float(w @ design.prior_mean)
-    s2 = float(w @ design.prior_sd**2 + w @ (design.prior_mean - mean) ** 2)
-    variance = stratified_variance(w, design.sizes, design.prior_sd, alloc)
+    alloc = greedy_counts(design.sizes, sds, n, design.floor)
+    s2 = float(w @ sds**2 + w @ (means - w @ means) ** 2)
+    variance = stratified_variance(w, design.sizes, sds, alloc)
     m = uniform_labels_for_variance(variance, s2, design.N)
     return 0.0 if m <= 0 else 1.0 - n / m
