@@ -49,7 +49,7 @@ from core.intervals import (
     stratified_mean_variance,
 )
 from core.model_assisted import difference_residuals
-from core.savings import LiveSaving, live_saving, saving_range
+from core.savings import LiveSaving, live_saving
 
 METHODS = ("stratified", "difference")
 DEFAULT_METHOD = "stratified"
@@ -63,10 +63,9 @@ class Estimate:
     (Korn-Graubard) interval; NaN, NaN, 0, 1 while `missing` is not empty.
     missing: strata without any grade yet (their numbers).
     saving: the live saving against uniform sampling (`core.savings.live_saving`),
-    None until every stratum has 2 grades; deff, uniform_labels, labels_saved
-    and saving_low / saving_high (its bootstrap range) come from it and are None
-    with it. strata: one row per stratum with size, weight, planned (the
-    queue's plan for n grades), done, mean and sd of its grades.
+    None until every stratum has 2 grades; deff, uniform_labels and labels_saved
+    come from it and are None with it. strata: one row per stratum with size,
+    weight, planned (the queue's plan for n grades), done, mean and sd of its grades.
     """
 
     value: float
@@ -205,13 +204,8 @@ def estimate(design: Design, positions, grades, method: str = "default", level: 
     batch = estimate_batch(design, positions[None], grades[None], method)
     low, high = batch.interval(level)
     strata = design.stratum[positions]
-    saving = live_saving(
-        design.weights,
-        design.sizes,
-        table["done"].to_numpy(),
-        np.bincount(strata, weights=grades, minlength=design.H),
-        np.bincount(strata, weights=grades**2, minlength=design.H),
-    )
+    sums = np.bincount(strata, weights=grades, minlength=design.H)
+    sumsq = np.bincount(strata, weights=grades**2, minlength=design.H)
     return Estimate(
         value=float(batch.value[0]),
         se=float(np.sqrt(batch.variance[0])),
@@ -221,7 +215,7 @@ def estimate(design: Design, positions, grades, method: str = "default", level: 
         method=method,
         level=level,
         strata=table,
-        saving=saving_range(design.weights, design.sizes, strata, grades, saving),
+        saving=live_saving(design.weights, design.sizes, table["done"].to_numpy(), sums, sumsq),
     )
 
 

@@ -84,7 +84,7 @@ def report(
                 "uniform_labels_for_same_precision": result.uniform_labels,
                 "labels_saved": result.labels_saved,
                 "saving_share": None if saving is None else saving.share,
-                "saving_range": None if saving is None or saving.low is None else [saving.low, saving.high],
+                "saving_range": None if saving is None else [saving.low, saving.high],
             },
             "strata": result.strata.to_dict(orient="records"),
             "skips": None
@@ -107,7 +107,7 @@ INTERVAL = "fixed-n Korn-Graubard (core.intervals): valid for a number of grades
 def _savings_line(e: dict[str, Any]) -> str:
     if e["design_effect"] is None:
         return "Savings against uniform sampling: withheld until every stratum has 2 grades."
-    spread = f", range {e['saving_range'][0]:+.0%} to {e['saving_range'][1]:+.0%}" if e["saving_range"] else ""
+    spread = f", likely range {e['saving_range'][0]:+.0%} to {e['saving_range'][1]:+.0%}"
     return (
         f"Design effect {e['design_effect']:.3f}: uniform random sampling would need about "
         f"{e['uniform_labels_for_same_precision']:.0f} grades for the same precision "
