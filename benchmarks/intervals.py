@@ -196,7 +196,9 @@ def markdown(rows: list[dict], saving: list[dict], reps: int, seconds: float) ->
         "",
         "The saving the dashboard would show (mean over the replications where it is shown; withheld "
         "until every stratum has 2 grades) against the realised saving of the design at that n. Goal from "
-        "n = 20: within 5 points of the realised saving, at most 10% of replications above +15%.",
+        "n = 20: within 5 points of the realised saving, at most 10% of replications above +15%. The "
+        f"realised saving is itself a Monte Carlo figure: its s.e. is about {np.sqrt(2 / reps):.0%} of 1 - "
+        "saving (the MSE's relative s.e., sqrt(2 / reps)).",
         "",
         "| pool | n | withheld | shown (mean) | s.e. | share shown > +15% | realised |",
         "|---|---|---|---|---|---|---|",
