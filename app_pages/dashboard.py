@@ -8,6 +8,7 @@ import streamlit as st
 
 from core.agreement import agreement, level_of, summary
 from core.estimate import DEFAULT_METHOD, METHODS
+from core.skips import skip_bound
 from core.tracking import current_estimate, grader_progress
 from ui import plan, state
 
@@ -52,6 +53,16 @@ def live() -> None:
     if e.n == 0:
         st.info("No grade yet: grade a few items and the estimate appears here.")
         return
+    skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project.id))
+    strata = e.strata.assign(skipped=skips.table["skipped"])
+    if e.missing:
+        share = float(design.weights[list(e.missing)].sum())
+        st.warning(
+            f"No estimate yet: stratum {', '.join(map(str, e.missing))} ({share:.0%} of the pool) has no grade. "
+            "The queue grades every stratum first, so the estimate appears within a few grades."
+        )
+        st.dataframe(strata.round(3), hide_index=True, width="stretch")
+        return
     cols[0].metric("Estimated mean grade", f"{e.value:.3f}", help=f"{e.method} estimator")
     cols[1].metric(
         f"{e.level:.0%} interval",
@@ -59,12 +70,16 @@ def live() -> None:
         help=f"half-width {(e.ci_high - e.ci_low) / 2:.3f}",
     )
     cols[2].metric("Grades", f"{e.n:,} of {design.N:,}")
-    cols[3].metric(
-        "Labels saved vs uniform",
-        f"{e.labels_saved:,.0f}",
-        help=f"uniform random sampling would need about {e.uniform_labels:,.0f} grades for this precision "
-        f"(design effect {e.deff:.2f})",
-    )
+    if e.saving is None:
+        cols[3].metric("Labels saved vs uniform", "withheld", help="shown once every stratum has 2 grades")
+    else:
+        cols[3].metric(
+            "Labels saved vs uniform",
+            f"{e.labels_saved:,.0f}",
+            help=f"uniform random sampling would need about {e.uniform_labels:,.0f} grades for this precision "
+            f"(design effect {e.deff:.2f}; {e.saving.share:+.0%} saved, likely range "
+            f"{e.saving.low:+.0%} to {e.saving.high:+.0%})",
+        )
     half = (e.ci_high - e.ci_low) / 2
     needed = plan.grades_needed_of(project, graded, target, method)
     if half <= target:
@@ -83,7 +98,12 @@ def live() -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Strata")
-        st.dataframe(e.strata.round(3), hide_index=True, width="stretch")
+        st.dataframe(strata.round(3), hide_index=True, width="stretch")
+        if skips.skipped:
+            st.caption(
+                f"{skips.skipped} skipped items not graded: had they been, the estimate would lie between "
+                f"{skips.low:.3f} (all 0) and {skips.high:.3f} (all 1), before sampling error."
+            )
     with right:
         st.subheader("Graders")
         grades = store.grades(project.id)

@@ -7,6 +7,7 @@ import json
 import streamlit as st
 
 from core.report import grades_csv, grades_jsonl, grades_table, report, report_markdown
+from core.skips import skip_bound
 from core.tracking import current_estimate
 from ui import plan, state
 
@@ -31,13 +32,13 @@ cols[1].download_button(
 st.dataframe(table.tail(200), hide_index=True, width="stretch")
 
 st.subheader("Report")
-result = current_estimate(
-    plan.design(project), store.graded_positions(project.id), project.settings.get("method", "default")
-)
+graded = store.graded_positions(project.id)
+result = current_estimate(plan.design(project), graded, project.settings.get("method", "default"))
 if result.n == 0:
     st.info("The report needs at least one grade.")
     st.stop()
-data = report(project, plan.design(project), result, store.input_files(project.id))
+skips = skip_bound(plan.design(project), graded, graded.values(), store.skipped_positions(project.id))
+data = report(project, plan.design(project), result, store.input_files(project.id), skips)
 markdown = report_markdown(data)
 cols = st.columns(2)
 cols[0].download_button(

@@ -52,6 +52,7 @@ class Design:
     prior_strength: pseudo-grades behind a stratum's prior spread against its own grades.
     calibration_strength: pseudo-grades behind the surrogate's scale against all grades.
     ids:         item ids in pool order (for the app; may be empty).
+    shrink:      the weight of the surrogate's signal in `proxy` (DEFAULT_SHRINK).
     """
 
     stratum: np.ndarray
@@ -63,6 +64,7 @@ class Design:
     prior_strength: float = DEFAULT_PRIOR_STRENGTH
     calibration_strength: float = DEFAULT_CALIBRATION_STRENGTH
     ids: tuple[str, ...] = field(default=())
+    shrink: float = DEFAULT_SHRINK
 
     @property
     def N(self) -> int:  # noqa: N802 - survey notation
@@ -136,6 +138,7 @@ def make_design(
         prior_strength=float(prior_strength),
         calibration_strength=float(calibration_strength),
         ids=tuple(ids),
+        shrink=float(shrink),
     )
 
 
@@ -295,25 +298,23 @@ def proportional_allocation(sizes: np.ndarray, n: int, floor: int = DEFAULT_FLOO
 def next_stratum(weights: np.ndarray, sds: np.ndarray, counts: np.ndarray, sizes: np.ndarray, floor: int) -> np.ndarray:
     """Stratum that should get the next grade, for one state or a batch (leading axes).
 
-    Floors first, but only as the budget makes them worth it: a stratum's k-th
-    grade (k <= floor) is due once the grades so far, n, reach (k - 1/2) / W_h,
-    i.e. once proportional allocation rounded to whole grades would give it k
-    (so a tiny stratum does not eat a small budget; core.estimate covers a
-    stratum not yet graded with its prior). Among due strata: the one with the
-    fewest grades, ties to the largest W_h S_h (round robin). Otherwise the
-    stratum with the largest W_h^2 S_h^2 / (n_h (n_h + 1)) among those with
-    n_h < N_h: the largest drop in sum_h W_h^2 S_h^2 / n_h from one more grade.
-    Repeating the greedy step gives at every prefix size the integer allocation
-    that minimises the stratified variance given the floors already met (marginal
-    analysis for a separable convex objective, Gross 1966; METHOD.md section 5).
-    Strata with zero spread then get grades in proportion to N_h.
+    Floors first, before anything else: while a stratum has fewer than
+    min(floor, N_h) grades, the next grade goes to the stratum with the fewest
+    grades among those, ties to the largest W_h S_h (round robin), so after
+    H grades every stratum has one and no estimate leans on a stratum without
+    grades (METHOD.md section 7). Then the stratum with the largest
+    W_h^2 S_h^2 / (n_h (n_h + 1)) among those with n_h < N_h: the largest drop
+    in sum_h W_h^2 S_h^2 / n_h from one more grade. Repeating the greedy step
+    gives at every prefix size the integer allocation that minimises the
+    stratified variance given the floors (marginal analysis for a separable
+    convex objective, Gross 1966; METHOD.md section 5). Strata with zero
+    spread then get grades in proportion to N_h.
     Returns -1 where every stratum is exhausted.
     """
     counts = np.asarray(counts)
     sds = np.broadcast_to(np.asarray(sds, dtype=float), counts.shape)
-    total = counts.sum(axis=-1, keepdims=True)
     open_ = counts < sizes
-    due = (counts < np.minimum(floor, sizes)) & (total * weights >= counts + 0.5)
+    due = counts < np.minimum(floor, sizes)
     ws = weights * sds
     tie = ws / (ws.max(axis=-1, keepdims=True) + 1e-300) * 0.5
     first = np.where(due, -counts + tie, -np.inf)
@@ -342,8 +343,8 @@ def planned_allocation(design: Design, n: int) -> np.ndarray:
 def stratified_variance(weights: np.ndarray, sizes: np.ndarray, sds: np.ndarray, alloc: np.ndarray) -> float:
     """V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h (Cochran 1977, eq. 5.7).
 
-    A stratum with n_h = 0 counts W_h^2 S_h^2, one pseudo-grade at its spread,
-    as core.estimate does for a stratum not graded yet.
+    A stratum with n_h = 0 (only while the queue is still giving the strata
+    their first grades) counts W_h^2 S_h^2, as if it had one grade.
     """
     alloc = np.asarray(alloc, dtype=float)
     return float(np.sum(weights**2 * (1 - alloc / sizes) * sds**2 / np.maximum(alloc, 1)))
@@ -356,21 +357,24 @@ def uniform_labels_for_variance(variance: float, s2: float, N: int) -> float:  #
     return float(s2 / (max(variance, 0.0) + s2 / N))
 
 
-def planned_saving(design: Design, n: int) -> float:
-    """Share of labels saved against uniform sampling, predicted from the surrogate before any grade.
+def planned_saving(design: Design, n: int, means: np.ndarray | None = None, rho: float = 1.0) -> float:
+    """Share of labels saved against uniform sampling by the queue's plan, if the stratum means were `means`.
 
     1 - n / m, where m = S^2 / (V + S^2/N) is the uniform sample size with the
-    planned allocation's variance V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h and
-    S^2 = sum_h W_h S_h^2 + sum_h W_h (m_h - m)^2 (METHOD.md section 4), all
-    from the surrogate's predicted means m_h and spreads S_h.
+    planned allocation's variance V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h,
+    S_h^2 = rho m_h (1 - m_h) and S^2 = sum_h W_h S_h^2 + sum_h W_h (m_h - m)^2
+    (METHOD.md section 4). By default m_h = the surrogate's smoothed predicted
+    means (design.prior_mean) and rho = 1 (binary grades): the forecast before
+    any grade. core.planning.planned_saving_range puts a range around it.
     """
     n = int(min(n, design.N))
     if n <= 0:
         return 0.0
+    means = design.prior_mean if means is None else np.asarray(means, dtype=float)
+    sds = np.sqrt(rho * means * (1.0 - means))
     w = design.weights
-    alloc = planned_allocation(design, n)
-    mean = float(w @ design.prior_mean)
-    s2 = float(w @ design.prior_sd**2 + w @ (design.prior_mean - mean) ** 2)
-    variance = stratified_variance(w, design.sizes, design.prior_sd, alloc)
+    alloc = greedy_counts(design.sizes, sds, n, design.floor)
+    s2 = float(w @ sds**2 + w @ (means - w @ means) ** 2)
+    variance = stratified_variance(w, design.sizes, sds, alloc)
     m = uniform_labels_for_variance(variance, s2, design.N)
     return 0.0 if m <= 0 else 1.0 - n / m

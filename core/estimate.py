@@ -11,16 +11,20 @@ Two estimators, both inside the stratified design (METHOD.md section 4):
   (core/model_assisted.py).
 
 Variance (both): V = sum_h W_h^2 (1 - n_h/N_h) s~_h^2 / n_h (Cochran 1977,
-eq. 5.7), with s~_h^2 the stratum's sample variance (of the grades or the
-residuals) stabilised by `core.spreads.adaptive_sd` with
-`VARIANCE_PRIOR` pseudo-grades at the surrogate's predicted spread
-(recalibrated by the grades, `core.spreads.calibrated_prior_sd`), so a
-stratum whose grades are all equal (or with a single grade) does not claim
-zero variance. Interval: mu +- t_{df} sqrt(V) with Satterthwaite's degrees of
-freedom df = V^2 / sum_h (a_h s~_h^2)^2 / nu_h, a_h = W_h^2 (1 - n_h/N_h) / n_h,
-nu_h = n_h - 1 + VARIANCE_PRIOR (Satterthwaite 1946; the t-interval for
-stratified means, Cochran 1977 section 5A.11), clipped to [0, 1].
-benchmarks/estimation.md reports the coverage that this choice achieves.
+eq. 5.7), s~_h^2 the stratum's sample variance (of the grades or the
+residuals), floored where the stratum's grades are all equal
+(`core.intervals.stratum_variance`: information on n_h grades, not certainty).
+
+Interval: Korn-Graubard, the Clopper-Pearson interval on the effective sample
+size n* = mu (1 - mu) / V with the df = n - H adjustment (R survey's
+svyciprop method "beta"), n* = n where it is undefined (mu = 0 or 1);
+`core.intervals` has the formulas, the rule and why it serves grades in
+[0, 1] too. It is a fixed-n interval: valid for a budget decided in advance,
+not when one stops upon reading it.
+
+No estimate leans on an ungraded stratum: until every stratum has a grade
+the value is NaN, the interval [0, 1], and `missing` names the strata without
+one (the queue grades every stratum first: core.allocation.next_stratum).
 
 The batch functions take arrays with a leading replication axis so that the
 simulator runs exactly this code on thousands of replicated samples.
@@ -34,26 +38,34 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from core.allocation import Design, next_stratum, planned_allocation, stratified_variance, uniform_labels_for_variance
+from core.allocation import Design, next_stratum, planned_allocation, stratified_variance
 from core.errors import InputError
+from core.intervals import (
+    LEVEL,
+    all_equal_floor,
+    korn_graubard,
+    sample_variance,
+    satterthwaite_df,
+    stratified_mean_variance,
+)
 from core.model_assisted import difference_residuals
-from core.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
+from core.savings import LiveSaving, live_saving
 
 METHODS = ("stratified", "difference")
 DEFAULT_METHOD = "stratified"
-VARIANCE_PRIOR = 1.0
-"""Pseudo-grades at the surrogate's predicted spread added to each stratum's variance."""
 
 
 @dataclass(frozen=True)
 class Estimate:
     """The estimate of the pool's mean grade after n grades.
 
-    deff: estimated design effect V / V_uniform(n); uniform_labels: labels
-    uniform random sampling would need for the same variance,
-    m = S^2 / (V + S^2/N) (= n / deff without finite-population correction);
-    labels_saved = m - n. strata: one row per stratum with size, weight,
-    planned (the queue's plan for n grades), done, mean and sd of its grades.
+    value, se, ci_low, ci_high: the estimate, sqrt(V) and the fixed-n
+    (Korn-Graubard) interval; NaN, NaN, 0, 1 while `missing` is not empty.
+    missing: strata without any grade yet (their numbers).
+    saving: the live saving against uniform sampling (`core.savings.live_saving`),
+    None until every stratum has 2 grades; deff, uniform_labels and labels_saved
+    come from it and are None with it. strata: one row per stratum with size,
+    weight, planned (the queue's plan for n grades), done, mean and sd of its grades.
     """
 
     value: float
@@ -61,28 +73,51 @@ class Estimate:
     ci_low: float
     ci_high: float
     n: int
-    deff: float
-    uniform_labels: float
-    labels_saved: float
     method: str
     level: float
     strata: pd.DataFrame
+    missing: tuple[int, ...] = ()
+    saving: LiveSaving | None = None
+
+    @property
+    def deff(self) -> float | None:
+        return None if self.saving is None else self.saving.deff
+
+    @property
+    def uniform_labels(self) -> float | None:
+        return None if self.saving is None else self.saving.uniform_labels
+
+    @property
+    def labels_saved(self) -> float | None:
+        return None if self.saving is None else self.saving.uniform_labels - self.n
 
 
 @dataclass(frozen=True)
 class BatchEstimate:
-    """Estimates for R replicated samples (arrays of shape (R,)); stratum_sd is (R, H)."""
+    """Estimates for R replicated samples: arrays of shape (R,), and (R, H) for counts and stratum_sd.
+
+    value is NaN and the interval [0, 1] in a replication with an ungraded
+    stratum (`missing`). df = n - H, the design's degrees of freedom (survey's degf).
+    """
 
     value: np.ndarray
     variance: np.ndarray
     df: np.ndarray
-    s2: np.ndarray
+    n: np.ndarray
+    counts: np.ndarray
     stratum_sd: np.ndarray
 
-    def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """value -+ t_{df, (1+level)/2} sqrt(V), clipped to [0, 1]."""
-        half = stats.t.ppf(0.5 + level / 2, self.df) * np.sqrt(self.variance)
-        return np.clip(self.value - half, 0.0, 1.0), np.clip(self.value + half, 0.0, 1.0)
+    @property
+    def missing(self) -> np.ndarray:
+        """(R, H): strata without a grade."""
+        return self.counts == 0
+
+    def interval(self, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
+        """The Korn-Graubard interval (core.intervals.korn_graubard); [0, 1] where a stratum is missing."""
+        ready = ~self.missing.any(axis=1)
+        value = np.where(ready, self.value, 0.5)
+        low, high = korn_graubard(value, self.variance, self.n, self.df, level)
+        return np.where(ready, low, 0.0), np.where(ready, high, 1.0)
 
 
 def resolve_method(method: str) -> str:
@@ -102,20 +137,13 @@ def _moments(onehot: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def estimate_batch(
-    design: Design,
-    positions: np.ndarray,
-    grades: np.ndarray,
-    method: str = DEFAULT_METHOD,
-    variance_prior: float = VARIANCE_PRIOR,
+    design: Design, positions: np.ndarray, grades: np.ndarray, method: str = DEFAULT_METHOD
 ) -> BatchEstimate:
     """Estimates for R samples at once: positions and grades are (R, n), in grading order.
 
-    A stratum without any grade yet (the queue reaches a stratum of weight
-    W_h once n W_h >= 1/2) contributes its surrogate-predicted mean m_h with
-    variance W_h^2 S0_h^2, one pseudo-grade at the prior: a bias of at most
-    W_h |m_h - mu_h| while n < 1/(2 W_h), stated rather than hidden. With
-    variance_prior = 0 the variance is the textbook one (R survey's svymean
-    with fpc), undefined (0) for strata with one grade.
+    The value, V and df of the module docstring; `BatchEstimate.interval` gives
+    the fixed-n interval. A census (every stratum fully graded) has V = 0 and
+    n = inf, a zero-width interval.
     """
     method = resolve_method(method)
     positions = np.atleast_2d(positions)
@@ -127,20 +155,21 @@ def estimate_batch(
     _, ysum, ysumsq = _moments(onehot, y)
     sizes, w = design.sizes.astype(float), design.weights
     seen = counts > 0
-    prior_sd = calibrated_prior_sd(design, *pooled_sums(design, positions, y))
-    means = np.where(seen, sums / np.maximum(counts, 1), design.prior_mean)
-    value = np.sum(w * means, axis=1)
-    sd = np.where(seen, adaptive_sd(prior_sd, variance_prior, counts, sums, sumsq), prior_sd)
-    terms = w**2 * (1 - counts / sizes) * sd**2 / np.maximum(counts, 1)
-    variance = terms.sum(axis=1)
-    nu = np.where(seen, np.maximum(counts - 1 + variance_prior, 1e-12), 1.0)
-    denom = np.sum(terms**2 / nu, axis=1)
-    df = np.where(denom > 0, variance**2 / np.where(denom > 0, denom, 1.0), np.inf)
-    ymeans = np.where(seen, ysum / np.maximum(counts, 1), design.prior_mean)
-    ysd = np.where(seen, adaptive_sd(prior_sd, variance_prior, counts, ysum, ysumsq), prior_sd)
-    ymu = np.sum(w * ymeans, axis=1)
-    s2 = np.sum(w * ysd**2, axis=1) + np.sum(w * (ymeans - ymu[:, None]) ** 2, axis=1)
-    return BatchEstimate(value=value, variance=variance, df=df, s2=s2, stratum_sd=sd)
+    s2 = np.maximum(sample_variance(counts, sums, sumsq), all_equal_floor(counts, ysum, ysumsq, w))
+    value = np.sum(w * np.where(seen, sums / np.maximum(counts, 1), 0.0), axis=1)
+    value = np.where(seen.all(axis=1), value, np.nan)
+    variance = stratified_mean_variance(w, sizes, counts, s2)
+    n = counts.sum(axis=1)
+    census = (counts >= sizes).all(axis=1)
+    binary = ((y == 0) | (y == 1)).all(axis=1)
+    return BatchEstimate(
+        value=value,
+        variance=variance,
+        df=np.where(binary, n - design.H, satterthwaite_df(w, sizes, counts, s2)),
+        n=np.where(census, np.inf, n),
+        counts=counts,
+        stratum_sd=np.where(seen, np.sqrt(s2), design.prior_sd),
+    )
 
 
 def _validated(design: Design, positions, grades) -> tuple[np.ndarray, np.ndarray]:
@@ -158,36 +187,35 @@ def _validated(design: Design, positions, grades) -> tuple[np.ndarray, np.ndarra
     return positions, grades
 
 
-def estimate(design: Design, positions, grades, method: str = "default", level: float = 0.95) -> Estimate:
+def estimate(design: Design, positions, grades, method: str = "default", level: float = LEVEL) -> Estimate:
     """Estimate the pool's mean grade from grades at `positions` (in grading order).
 
     method: "default" (= DEFAULT_METHOD), "stratified" or "difference"; see the
-    module docstring for the formulas. With no grade, the value is NaN and
-    the interval [0, 1].
+    module docstring for the formulas. With no grade, or while a stratum has
+    none (`Estimate.missing`), the value is NaN and the interval [0, 1].
     """
     method = resolve_method(method)
     positions, grades = _validated(design, positions, grades)
     n = int(positions.size)
     table = _strata_table(design, positions, grades)
-    if n == 0:
-        return Estimate(np.nan, np.nan, 0.0, 1.0, 0, np.nan, 0.0, 0.0, method, level, table)
+    missing = tuple(int(h) for h in np.flatnonzero(table["done"].to_numpy() == 0))
+    if missing:
+        return Estimate(np.nan, np.nan, 0.0, 1.0, n, method, level, table, missing)
     batch = estimate_batch(design, positions[None], grades[None], method)
     low, high = batch.interval(level)
-    variance, s2 = float(batch.variance[0]), float(batch.s2[0])
-    uniform_var = (1 - n / design.N) * s2 / n
-    m = uniform_labels_for_variance(variance, s2, design.N)
+    strata = design.stratum[positions]
+    sums = np.bincount(strata, weights=grades, minlength=design.H)
+    sumsq = np.bincount(strata, weights=grades**2, minlength=design.H)
     return Estimate(
         value=float(batch.value[0]),
-        se=float(np.sqrt(variance)),
+        se=float(np.sqrt(batch.variance[0])),
         ci_low=float(low[0]),
         ci_high=float(high[0]),
         n=n,
-        deff=float(variance / uniform_var) if uniform_var > 0 else np.nan,
-        uniform_labels=m,
-        labels_saved=m - n,
         method=method,
         level=level,
         strata=table,
+        saving=live_saving(design.weights, design.sizes, table["done"].to_numpy(), sums, sumsq),
     )
 
 
@@ -213,12 +241,13 @@ def _strata_table(design: Design, positions: np.ndarray, grades: np.ndarray) -> 
 
 
 def grades_needed(
-    design: Design, positions, grades, half_width: float, level: float = 0.95, method: str = "default"
+    design: Design, positions, grades, half_width: float, level: float = LEVEL, method: str = "default"
 ) -> int:
     """Total grades after which the interval's half-width should reach `half_width`.
 
     Projects forward with the queue's greedy allocation (`next_stratum`) and the
-    current per-stratum spreads of the estimator (prior-blended): the smallest
+    current per-stratum spreads of the estimator (`BatchEstimate.stratum_sd`;
+    the surrogate's for a stratum without grades): the smallest
     n (at least the grades done) whose planned allocation has
     z sqrt(sum_h W_h^2 (1 - n_h/N_h) s~_h^2 / n_h) <= half_width. The plan
     starts from scratch rather than from the grades done, so it is a

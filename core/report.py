@@ -13,6 +13,7 @@ import core
 from core.allocation import Design
 from core.estimate import Estimate
 from core.io import spreadsheet_safe
+from core.skips import SkipBound
 from core.store import ProjectInfo, json_safe
 
 EXPORT_COLUMNS = ["item", "position", "grade", "label", "grader", "time", "seconds", "comment"]
@@ -49,10 +50,16 @@ def grades_jsonl(table: pd.DataFrame) -> bytes:
 
 
 def report(
-    project: ProjectInfo, design: Design, result: Estimate, input_files: dict[str, tuple[str, bytes]]
+    project: ProjectInfo,
+    design: Design,
+    result: Estimate,
+    input_files: dict[str, tuple[str, bytes]],
+    skips: SkipBound | None = None,
 ) -> dict[str, Any]:
     """Everything needed to read and reproduce the result: estimate, interval, method, strata,
-    settings, seed, and the input files by name and SHA-256."""
+    savings, skips (per stratum and their worst-case bound, `core.skips`), settings, seed, and
+    the input files by name and SHA-256."""
+    saving = result.saving
     return json_safe(
         {
             "project": project.name,
@@ -69,17 +76,60 @@ def report(
                 "ci_low": result.ci_low,
                 "ci_high": result.ci_high,
                 "level": result.level,
+                "interval": INTERVAL,
                 "method": result.method,
                 "grades": result.n,
+                "missing_strata": list(result.missing),
                 "design_effect": result.deff,
                 "uniform_labels_for_same_precision": result.uniform_labels,
                 "labels_saved": result.labels_saved,
+                "saving_share": None if saving is None else saving.share,
+                "saving_range": None if saving is None else [saving.low, saving.high],
             },
             "strata": result.strata.to_dict(orient="records"),
+            "skips": None
+            if skips is None
+            else {
+                "skipped": skips.skipped,
+                "estimate_if_all_skipped_were_0": skips.low,
+                "estimate_if_all_skipped_were_1": skips.high,
+                "by_stratum": skips.table.to_dict(orient="records"),
+            },
             "settings": project.settings,
             "seed": project.settings.get("seed", 0),
         }
     )
+
+
+INTERVAL = "fixed-n Korn-Graubard (core.intervals): valid for a number of grades decided in advance"
+
+
+def _savings_line(e: dict[str, Any]) -> str:
+    if e["design_effect"] is None:
+        return "Savings against uniform sampling: withheld until every stratum has 2 grades."
+    spread = f", likely range {e['saving_range'][0]:+.0%} to {e['saving_range'][1]:+.0%}"
+    return (
+        f"Design effect {e['design_effect']:.3f}: uniform random sampling would need about "
+        f"{e['uniform_labels_for_same_precision']:.0f} grades for the same precision "
+        f"({e['labels_saved']:.0f} labels saved, {e['saving_share']:+.0%}{spread})."
+    )
+
+
+def _skips_lines(skips: dict[str, Any] | None) -> list[str]:
+    if skips is None:
+        return []
+    if not skips["skipped"]:
+        return ["## Skips", "", "No item was skipped.", ""]
+    return [
+        "## Skips",
+        "",
+        f"{skips['skipped']} items were skipped and not graded. Had they been graded, the estimate would lie "
+        f"between {skips['estimate_if_all_skipped_were_0']:.4f} (all 0) and "
+        f"{skips['estimate_if_all_skipped_were_1']:.4f} (all 1), before sampling error.",
+        "",
+        _markdown_table(pd.DataFrame(skips["by_stratum"])),
+        "",
+    ]
 
 
 def report_markdown(data: dict[str, Any]) -> str:
@@ -93,18 +143,15 @@ def report_markdown(data: dict[str, Any]) -> str:
         + ", ".join(f"{role} `{f['file']}` (SHA-256 `{f['sha256'][:16]}...`)" for role, f in data["inputs"].items())
         + ".",
         "",
-        f"**Estimated mean grade: {e['value']:.4f}**, {e['level']:.0%} interval "
-        f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] (standard error {e['se']:.4f}), "
-        f"from {e['grades']} grades of {data['items']} items with the {e['method']} estimator.",
+        _estimate_line(data),
         "",
-        f"Design effect {e['design_effect']:.3f}: uniform random sampling would need about "
-        f"{e['uniform_labels_for_same_precision']:.0f} grades for the same precision "
-        f"({e['labels_saved']:.0f} labels saved).",
+        _savings_line(e),
         "",
         "## Strata",
         "",
         _markdown_table(strata) if not strata.empty else "(none)",
         "",
+        *_skips_lines(data.get("skips")),
         "## Settings",
         "",
         *(f"- {k}: `{json.dumps(v)}`" for k, v in s.items() if k not in ("guidelines", "seed")),
@@ -112,6 +159,20 @@ def report_markdown(data: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _estimate_line(data: dict[str, Any]) -> str:
+    e = data["estimate"]
+    if e["missing_strata"]:
+        return (
+            f"No estimate yet: strata {', '.join(map(str, e['missing_strata']))} have no grade "
+            f"({e['grades']} grades of {data['items']} items)."
+        )
+    return (
+        f"**Estimated mean grade: {e['value']:.4f}**, {e['level']:.0%} interval "
+        f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] ({e['interval']}; standard error {e['se']:.4f}), "
+        f"from {e['grades']} grades of {data['items']} items with the {e['method']} estimator."
+    )
 
 
 def _markdown_table(frame: pd.DataFrame) -> str:

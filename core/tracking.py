@@ -25,16 +25,20 @@ def estimate_path(
     ``uniform_low``/``uniform_high``: the interval uniform random sampling
     would have at the same k, i.e. the estimate +- z sqrt(V / deff) with
     V / deff = (1 - k/N) S^2 / k (METHOD.md section 4), centred on the
-    estimate so the two widths compare directly.
+    estimate so the two widths compare directly. Prefixes that leave a stratum
+    without a grade have no estimate and no row.
     """
     n = len(positions)
+    columns = ["grades", "estimate", "ci_low", "ci_high", "uniform_low", "uniform_high"]
     if n == 0:
-        return pd.DataFrame(columns=["grades", "estimate", "ci_low", "ci_high", "uniform_low", "uniform_high"])
+        return pd.DataFrame(columns=columns)
     ks = np.unique(np.linspace(1, n, num=min(points, n)).round().astype(int))
     z = stats.norm.ppf(0.5 + level / 2)
     rows = []
     for k in ks:
         e = estimate(design, positions[:k], grades[:k], method=method, level=level)
+        if e.missing:
+            continue
         uniform_half = z * e.se / np.sqrt(e.deff) if e.deff and np.isfinite(e.deff) and e.deff > 0 else np.nan
         rows.append(
             {
@@ -46,7 +50,7 @@ def estimate_path(
                 "uniform_high": min(e.value + uniform_half, 1.0),
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=columns)
 
 
 def grader_progress(grades: pd.DataFrame) -> pd.DataFrame:

@@ -74,7 +74,8 @@ def test_neyman_invariants(sizes, data):
 @settings(max_examples=150, deadline=None)
 @given(sizes=strata_sizes, data=st.data())
 def test_queue_prefixes(sizes, data):
-    """Every prefix adds one grade to one open stratum; first grades come first; floors become due."""
+    """Every prefix adds one grade to one open stratum; every stratum's floor comes before anything else,
+    one grade per stratum per round."""
     sizes = np.array(sizes)
     weights = sizes / sizes.sum()
     sds = np.array(data.draw(st.lists(st.floats(0, 1), min_size=sizes.size, max_size=sizes.size)))
@@ -85,9 +86,13 @@ def test_queue_prefixes(sizes, data):
         assert 0 <= h and counts[h] < sizes[h]
         counts[h] += 1
         assert counts.sum() == n
-        # The k-th floor grade is due once n W_h >= k - 1/2; due strata are served within H steps.
-        if n >= sizes.size + 1 + ((floor - 0.5) / weights).max():
-            assert (counts >= np.minimum(floor, sizes)).all()
+        floors = np.minimum(floor, sizes)
+        if n <= floors.sum():  # still serving floors: round robin, never a grade beyond a floor
+            assert (counts <= floors).all() and counts.max() - counts[counts < floors].min(initial=counts.max()) <= 1
+        else:
+            assert (counts >= floors).all()
+        if n >= sizes.size:
+            assert (counts >= 1).all()
     assert next_stratum(weights, sds, counts, sizes, floor) == -1
     assert (greedy_counts(sizes, sds, sizes.sum(), floor) == sizes).all()
 
@@ -99,11 +104,7 @@ def test_queue_prefix_is_the_optimal_allocation_once_floors_are_met(sizes, data)
     weights = sizes / sizes.sum()
     sds = np.array(data.draw(st.lists(st.floats(0.05, 1), min_size=sizes.size, max_size=sizes.size)))
     floor = 2
-    n = data.draw(
-        st.integers(
-            min(int(sizes.sum()), sizes.size + 1 + int(np.ceil(((floor - 0.5) / weights).max()))), int(sizes.sum())
-        )
-    )
+    n = data.draw(st.integers(floor * sizes.size, int(sizes.sum())))
     greedy = greedy_counts(sizes, sds, n, floor)
     best = min(
         stratified_variance(weights, sizes, sds, np.array(a))

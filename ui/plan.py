@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.allocation import Design, design_from_items, planned_allocation, planned_saving, proportional_allocation
+from core.allocation import Design, design_from_items, planned_allocation, proportional_allocation
 from core.estimate import grades_needed
+from core.planning import MIN_PILOT, planned_saving_range
 from core.store import ProjectInfo
 from core.tracking import estimate_path
 from ui import state
@@ -51,14 +52,23 @@ def show_planned_allocation(project: ProjectInfo, budget: int) -> None:
     )
     left, right = st.columns([3, 1])
     left.dataframe(table, hide_index=True, width="stretch")
-    saving = planned_saving(d, budget)
+    graded = state.store().graded_positions(project.id)
+    saving = planned_saving_range(d, budget, list(graded), list(graded.values()))
+    source = (
+        f"from a pilot of {saving.pilot} grades"
+        if saving.pilot
+        else f"before any grade (from {MIN_PILOT} grades on, a pilot narrows it)"
+    )
     right.metric(
         "Predicted saving vs uniform",
-        f"{saving:.0%}",
-        help="Share of grades saved at equal precision, predicted from the surrogate before any grade.",
+        f"{saving.low:.0%} to {saving.high:.0%}",
+        help=f"Share of grades saved at equal precision, {source}; middle of the range {saving.mid:.0%}. "
+        "Without grades the low end assumes the surrogate knows nothing and the high end that its "
+        "agreement is a calibrated probability.",
     )
     right.caption(
-        f"Uniform sampling would need about {budget / max(1 - saving, 1e-9):,.0f} grades for the same precision."
+        f"Uniform sampling would need about {budget / max(1 - saving.low, 1e-9):,.0f} to "
+        f"{budget / max(1 - saving.high, 1e-9):,.0f} grades for the same precision."
     )
 
 

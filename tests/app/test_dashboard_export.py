@@ -38,6 +38,19 @@ def test_dashboard_shows_estimate_interval_strata_and_graders(open_app, store, p
     assert len(at.get("vega_lite_chart")) == 1
 
 
+def test_dashboard_names_the_strata_without_grades_and_counts_skips(open_app, store, project_id):
+    items = store.load_items(project_id)
+    first = items.index[items["stratum"] == items["stratum"].min()].tolist()
+    for position in first[:3]:
+        submit(store, project_id, position, BINARY, "Correct", "ann")
+    store.add_skip(project_id, first[3], "ann")
+    at = open_app("app_pages/dashboard.py", project_id=project_id)
+    assert "No estimate yet" in at.warning[0].value and "has no grade" in at.warning[0].value
+    strata = at.dataframe[0].value
+    assert strata["skipped"].sum() == 1 and (strata["done"] == 0).any()
+    assert not at.metric
+
+
 def test_export_page_offers_grades_and_report(open_app, store, project_id):
     grade_some(store, project_id, 5)
     at = open_app("app_pages/export.py", project_id=project_id)

@@ -104,6 +104,7 @@ def test_bad_upload_writes_nothing(store):
 def test_report_carries_estimate_settings_and_seed(store, project_id):
     from core.allocation import design_from_items
     from core.grading import submit
+    from core.skips import skip_bound
 
     design = design_from_items(store.load_items(project_id), stratify_by=None)
     for _ in range(6):
@@ -117,8 +118,20 @@ def test_report_carries_estimate_settings_and_seed(store, project_id):
     text = report_markdown(data)
     assert "Estimated mean grade" in text and "| stratum |" in text
     assert text.count("- seed: `0`") == 1  # the settings' seed is listed once, as the seed
+    assert data["skips"] is None and "## Skips" not in text
+    skipped = next(p for p in range(design.N) if p not in graded)
+    skips = skip_bound(design, list(graded), list(graded.values()), [skipped])
+    with_skips = report(store.project(project_id), design, result, {"pool": ("pool.jsonl", b"abc")}, skips)
+    assert with_skips["skips"]["skipped"] == 1
+    low, high = (
+        with_skips["skips"]["estimate_if_all_skipped_were_0"],
+        with_skips["skips"]["estimate_if_all_skipped_were_1"],
+    )
+    assert low < high and "## Skips" in report_markdown(with_skips)
     path = estimate_path(design, list(graded), list(graded.values()), points=3)
-    assert path["grades"].tolist() == [1, 4, 6]
+    assert (
+        path["grades"].max() == 6 and path["grades"].min() >= design.H
+    )  # no estimate before every stratum has a grade
     assert (path["ci_low"] <= path["estimate"]).all() and (path["estimate"] <= path["ci_high"]).all()
 
 

@@ -1,0 +1,49 @@
+"""Labelled pools of our own making for the interval and bias benchmarks (not tuned to ../shared/data).
+
+A pool has N items with a grade y and a surrogate score s whose AUROC for
+telling a grade above the pool's median... is set: s = delta z + e, e ~ N(0, 1),
+z = y for binary grades (AUROC = Phi(delta / sqrt 2)) and the normal score of
+y's rank for continuous ones. The surrogate's 5 samples agree with the target
+on a = Binomial(5, Phi(s - median s)) / 5 of them; semantic entropy falls with
+agreement, plus noise, as in core.simulate.synthetic_items. Strata as
+core.prepare makes them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from core.strata import stratify
+
+KINDS = ("binary", "skewed")
+
+
+def make_pool(n_items: int, mean: float, *, kind: str = "binary", auroc: float = 0.7, seed: int = 0) -> pd.DataFrame:
+    """An items table with `label`: binary grades with exactly round(mean N) ones, or skewed
+    continuous grades Beta(a, b) with mean `mean` and a + b = 3.3 (mean 0.09: Beta(0.3, 3))."""
+    rng = np.random.default_rng(seed)
+    if kind == "binary":
+        labels = np.zeros(n_items)
+        labels[rng.choice(n_items, int(round(mean * n_items)), replace=False)] = 1.0
+        z = labels
+    elif kind == "skewed":
+        labels = rng.beta(3.3 * mean, 3.3 * (1 - mean), n_items)
+        z = stats.norm.ppf((stats.rankdata(labels) - 0.5) / n_items)
+    else:
+        raise ValueError(f"kind must be one of {KINDS}")
+    delta = np.sqrt(2) * stats.norm.ppf(auroc)
+    score = delta * z + rng.normal(size=n_items)
+    agreement = rng.binomial(5, stats.norm.cdf(score - np.median(score))) / 5
+    entropy = np.clip(1.6 * (1 - agreement) + rng.normal(0, 0.2, n_items), 0, None) * (agreement < 1)
+    return pd.DataFrame(
+        {
+            "id": [f"item-{i:05d}" for i in range(n_items)],
+            "label": labels,
+            "n_samples": 5,
+            "semantic_entropy": entropy,
+            "agreement": agreement,
+            "stratum": stratify(entropy, agreement),
+        }
+    )
