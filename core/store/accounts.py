@@ -17,15 +17,33 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, and_, delete, func, or_, select, update
+from sqlalchemy import (
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    and_,
+    delete,
+    exists,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
 from core.errors import InputError
+from core.limits import MAX_ADDRESS_CHARS, MAX_EMAIL_CHARS, MAX_NAME_CHARS
 from core.store.models import Base, Grade, utcnow
 
 if TYPE_CHECKING:
@@ -35,8 +53,8 @@ if TYPE_CHECKING:
 class User(Base):
     __tablename__ = "users"
     id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
-    email: Mapped[str | None] = mapped_column(String(320), unique=True, nullable=True)
+    name: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), unique=True)
+    email: Mapped[str | None] = mapped_column(String(MAX_EMAIL_CHARS), unique=True, nullable=True)
     role: Mapped[str] = mapped_column(String(20))
     password_hash: Mapped[str | None] = mapped_column(Text, nullable=True)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
@@ -55,7 +73,7 @@ class Reservation(Base):
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
     slot: Mapped[int] = mapped_column(Integer, primary_key=True)
-    grader: Mapped[str] = mapped_column(String(200))
+    grader: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
     reserved_at: Mapped[datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[datetime] = mapped_column()
     __table_args__ = (Index("ix_reservations_project_grader", "project_id", "grader"),)
@@ -65,11 +83,21 @@ class AuditEvent(Base):
     __tablename__ = "audit_events"
     id: Mapped[int] = mapped_column(primary_key=True)
     at: Mapped[datetime] = mapped_column(default=utcnow)
-    actor: Mapped[str] = mapped_column(String(320))
+    actor: Mapped[str] = mapped_column(String(MAX_EMAIL_CHARS))
     action: Mapped[str] = mapped_column(String(50))
     project_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
     __table_args__ = (Index("ix_audit_events_project", "project_id"),)
+
+
+class SignInFailure(Base):
+    """Failed sign-ins in a row for one account name from one client address (core.auth's back-off)."""
+
+    __tablename__ = "sign_in_failures"
+    name: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), primary_key=True)
+    address: Mapped[str] = mapped_column(String(MAX_ADDRESS_CHARS), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer)
+    last_failed_at: Mapped[datetime] = mapped_column()
 
 
 TABLES = [User.__table__, Membership.__table__, Reservation.__table__, AuditEvent.__table__]
@@ -120,6 +148,29 @@ def create_user(store: Store, name: str, role: str, *, password_hash: str | None
         ) from None
 
 
+def create_first_user(store: Store, name: str, role: str, *, password_hash: str) -> UserInfo | None:
+    """Insert the account only if there is no account at all (one statement, INSERT ... SELECT ...
+    WHERE NOT EXISTS, under SQLite's write lock; on PostgreSQL behind a transaction-scoped advisory
+    lock, since read committed would let two such statements both see an empty table). Returns the
+    account, or None when another one exists: of two first-admin forms sent at once, one wins."""
+    with store.session() as s, s.begin():
+        if s.get_bind().dialect.name == "postgresql":
+            s.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _FIRST_USER_LOCK})
+        values = select(
+            literal(name, String()),
+            literal(role, String()),
+            literal(password_hash, Text()),
+            literal(True),
+            literal(utcnow(), User.created_at.type),
+        ).where(~exists(select(User.id)))
+        columns = ["name", "role", "password_hash", "active", "created_at"]
+        created = s.scalar(insert(User).from_select(columns, values).returning(User.id))
+        return None if created is None else _info(s.get(User, created))
+
+
+_FIRST_USER_LOCK = 0x41474631  # "AGF1": any constant the app uses for nothing else
+
+
 def user_by_name(store: Store, name: str) -> UserInfo | None:
     with store.session() as s:
         row = s.scalar(select(User).where(User.name == name))
@@ -154,6 +205,45 @@ def set_role(store: Store, name: str, role: str) -> None:
 
 def set_active(store: Store, name: str, active: bool) -> None:
     _update_user(store, name, active=active)
+
+
+# sign-in failures -----------------------------------------------------------------
+
+
+def failures(store: Store, name: str, address: str) -> tuple[int, datetime | None]:
+    """(failed sign-ins in a row, the last one's time) for ``name`` from ``address``."""
+    with store.session() as s:
+        row = s.get(SignInFailure, (name, address))
+        if row is None:
+            return 0, None
+        last = row.last_failed_at
+        return row.failures, last if last.tzinfo else last.replace(tzinfo=UTC)
+
+
+def add_failure(store: Store, name: str, address: str) -> None:
+    """One more failed sign-in for ``name`` from ``address``; concurrent ones all count."""
+    for _attempt in range(2):  # two first failures at once: the loser's insert fails, its update then counts
+        try:
+            with store.session() as s, s.begin():
+                counted = s.execute(
+                    update(SignInFailure)
+                    .where(SignInFailure.name == name, SignInFailure.address == address)
+                    .values(failures=SignInFailure.failures + 1, last_failed_at=utcnow())
+                ).rowcount
+                if not counted:
+                    s.add(SignInFailure(name=name, address=address, failures=1, last_failed_at=utcnow()))
+            return
+        except IntegrityError:
+            continue
+
+
+def clear_failures(store: Store, name: str, address: str | None = None) -> int:
+    """Forget the failures of ``name`` (from ``address`` only, when given); returns how many rows went."""
+    query = delete(SignInFailure).where(SignInFailure.name == name)
+    if address is not None:
+        query = query.where(SignInFailure.address == address)
+    with store.session() as s, s.begin():
+        return s.execute(query).rowcount
 
 
 # memberships ---------------------------------------------------------------------
@@ -323,14 +413,3 @@ def events(store: Store, project_id: int | None = None) -> pd.DataFrame:
     with store.session() as s:
         rows = s.execute(query).all()
     return pd.DataFrame.from_records(rows, columns=AUDIT_COLUMNS)
-
-
-def event_count(store: Store, action: str, *, actor: str | None = None, since: datetime | None = None) -> int:
-    """How many ``action`` events (by ``actor``, since ``since``) the trail holds."""
-    query = select(func.count()).select_from(AuditEvent).where(AuditEvent.action == action)
-    if actor is not None:
-        query = query.where(AuditEvent.actor == actor)
-    if since is not None:
-        query = query.where(AuditEvent.at >= since)
-    with store.session() as s:
-        return int(s.scalar(query))

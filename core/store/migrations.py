@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import Connection, Engine, inspect, select
+from sqlalchemy import Connection, Engine, MetaData, inspect, select
+from sqlalchemy.schema import CreateTable
 
 from core.store import accounts
-from core.store.models import Base, SchemaVersion
+from core.store.models import Base, Project, SchemaVersion
 
 
 def _add_accounts(connection: Connection) -> None:
@@ -23,9 +24,43 @@ def _add_accounts(connection: Connection) -> None:
     Base.metadata.create_all(connection, tables=accounts.TABLES)
 
 
+def _sign_in_back_off_and_unique_project_ids(connection: Connection) -> None:
+    """Version 3: the sign-in back-off table; on SQLite, project ids never reused (AUTOINCREMENT).
+
+    SQLite cannot add AUTOINCREMENT to a table, so the projects table is rebuilt the way SQLite's
+    documentation prescribes (https://sqlite.org/lang_altertable.html#otheralter): foreign keys
+    off (outside any transaction), then in one transaction create the new table, copy every row,
+    drop the old one, rename the new one, check the foreign keys. Grades, items and every other
+    table keep their rows: they refer to projects by name, which the new table takes over. The
+    sequence starts after the highest project id ever used, audit events of deleted projects included.
+    """
+    Base.metadata.create_all(connection, tables=[accounts.SignInFailure.__table__])
+    if connection.dialect.name != "sqlite":
+        return
+    raw = connection.connection.driver_connection
+    if raw.in_transaction:  # nothing was written on this connection yet; be sure before switching keys off
+        raw.commit()
+    raw.execute("PRAGMA foreign_keys=OFF")  # the connection is discarded afterwards (upgrade disposes the pool)
+    raw.execute("BEGIN")
+    table = Project.__table__.to_metadata(MetaData(), name="projects_rebuilt")
+    raw.execute(str(CreateTable(table).compile(dialect=connection.dialect)))
+    columns = ", ".join(c.name for c in Project.__table__.columns)
+    raw.execute(f"INSERT INTO projects_rebuilt ({columns}) SELECT {columns} FROM projects")
+    raw.execute("DROP TABLE projects")
+    raw.execute("ALTER TABLE projects_rebuilt RENAME TO projects")
+    highest = raw.execute(
+        "SELECT max(coalesce((SELECT max(id) FROM projects), 0), coalesce((SELECT max(project_id) FROM audit_events), 0))"
+    ).fetchone()[0]
+    raw.execute("DELETE FROM sqlite_sequence WHERE name = 'projects'")
+    raw.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('projects', ?)", (highest,))
+    if raw.execute("PRAGMA foreign_key_check").fetchall():
+        raw.rollback()
+        raise RuntimeError("rebuilding the projects table broke a foreign key; the database is unchanged")
+
+
 # MIGRATIONS[k] upgrades a database from version k + 1 to k + 2.
 # Version 1 is the schema the first release created.
-MIGRATIONS: list[Callable[[Connection], None]] = [_add_accounts]
+MIGRATIONS: list[Callable[[Connection], None]] = [_add_accounts, _sign_in_back_off_and_unique_project_ids]
 LATEST = 1 + len(MIGRATIONS)
 
 
@@ -62,4 +97,5 @@ def upgrade(engine: Engine) -> int:
         with engine.begin() as connection:
             MIGRATIONS[step - 1](connection)
             _stamp(connection, step + 1)
+    engine.dispose()  # no connection a migration changed (e.g. foreign keys off) serves the app afterwards
     return version

@@ -26,6 +26,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from core.limits import MAX_FILE_NAME_CHARS, MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_NAME_CHARS
+
 
 def utcnow() -> datetime:
     """Timezone-aware now, the one clock every timestamp column uses."""
@@ -48,7 +50,7 @@ class Project(Base):
 
     __tablename__ = "projects"
     id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
+    name: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), unique=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
     # new -> preparing -> ready, or failed (error holds the message)
@@ -59,6 +61,9 @@ class Project(Base):
     error: Mapped[str] = mapped_column(Text, default="")
     # heartbeat of the preparation job: a stale one means the job died
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # SQLite would otherwise give a deleted project's id to the next one, which then inherits its
+    # audit events (PostgreSQL's sequences never reuse an id)
+    __table_args__ = {"sqlite_autoincrement": True}
 
 
 class InputFile(Base):
@@ -68,7 +73,7 @@ class InputFile(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     role: Mapped[str] = mapped_column(String(20))  # "pool" or "samples"
-    name: Mapped[str] = mapped_column(String(500))
+    name: Mapped[str] = mapped_column(String(MAX_FILE_NAME_CHARS))
     content: Mapped[bytes] = mapped_column(LargeBinary)
     __table_args__ = (UniqueConstraint("project_id", "role"),)
 
@@ -79,7 +84,7 @@ class Item(Base):
     __tablename__ = "items"
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
     position: Mapped[int] = mapped_column(primary_key=True)
-    item_id: Mapped[str] = mapped_column(String(500))
+    item_id: Mapped[str] = mapped_column(String(MAX_ID_CHARS))
     stratum: Mapped[int] = mapped_column()
     # every other column of the prepared row (prompt, response, entropy, ...)
     data: Mapped[dict[str, Any]] = mapped_column()
@@ -93,8 +98,8 @@ class Grade(Base):
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     position: Mapped[int] = mapped_column()
     value: Mapped[float] = mapped_column(Float)
-    label: Mapped[str] = mapped_column(String(200))
-    grader: Mapped[str] = mapped_column(String(200))
+    label: Mapped[str] = mapped_column(String(MAX_LABEL_CHARS))
+    grader: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
     comment: Mapped[str] = mapped_column(Text, default="")
     seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -109,6 +114,6 @@ class Skip(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     position: Mapped[int] = mapped_column()
-    grader: Mapped[str] = mapped_column(String(200))
+    grader: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     __table_args__ = (Index("ix_skips_project_position", "project_id", "position"),)
