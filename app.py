@@ -54,6 +54,23 @@ def sidebar() -> None:
         signin.sidebar()
 
 
+def open_demo_banner() -> None:
+    """In the open demo: refuse a database with accounts (anyone would be its admin), else say loudly what this is."""
+    if not auth.open_demo_enabled():
+        return
+    try:
+        auth.check_open_demo(state.store())
+    except InputError as exc:
+        st.error(str(exc))
+        st.stop()
+    with st.container(key="open-demo-banner"):
+        st.markdown(
+            ":orange-background[:material/lock_open: **Open demo**: there is no sign-in, and everyone who can "
+            "open this address is an admin of every project here. Use it to try ActiveGrade, not for real grading.]"
+        )
+
+
+open_demo_banner()
 signin.gate()  # the sign-in page, and stop, for anyone not signed in
 if (shown := state.current_project()) is not None:
     # keep a project from the URL across page switches; drop one the user is not assigned to

@@ -6,14 +6,16 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from core import auth
 from core.agreement import agreement, level_of, summary
 from core.estimate import DEFAULT_METHOD, METHODS
 from core.skips import skip_bound
 from core.tracking import current_estimate, grader_progress
-from ui import plan, state
+from ui import access, plan, signin, state
 
 store = state.store()
 project = state.require_ready_project()
+signin.require(auth.VIEW_DASHBOARD, project.id)
 st.title("Dashboard")
 ESTIMATORS = ["default", *METHODS]
 method = st.sidebar.selectbox(
@@ -44,7 +46,9 @@ def path_chart(path: pd.DataFrame) -> alt.Chart:
 
 @st.fragment(run_every=REFRESH_S)
 def live() -> None:
-    """Re-reads the grades every few seconds, so the page follows graders working elsewhere."""
+    """Re-reads the grades every few seconds, so the page follows graders working elsewhere; and the
+    viewer's account, role and assignment, since a fragment's reruns skip the page's gate."""
+    access.fragment_guard(auth.VIEW_DASHBOARD, project.id)
     design = plan.design(project)
     graded = store.graded_positions(project.id)
     e = current_estimate(design, graded, method)

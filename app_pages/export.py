@@ -6,13 +6,16 @@ import json
 
 import streamlit as st
 
+from core import auth
+from core.markup import safe_markdown
 from core.report import grades_csv, grades_jsonl, grades_table, report, report_markdown
 from core.skips import skip_bound
 from core.tracking import current_estimate
-from ui import plan, state
+from ui import access, plan, signin, state
 
 store = state.store()
 project = state.require_ready_project()
+signin.require(auth.EXPORT, project.id)
 st.title("Export")
 slug = "".join(c if c.isalnum() else "-" for c in project.name.lower()).strip("-") or "project"
 
@@ -24,10 +27,22 @@ st.caption(
 )
 cols = st.columns(2)
 cols[0].download_button(
-    "Grades (CSV)", grades_csv(table), f"{slug}-grades.csv", "text/csv", key="dl_csv", width="stretch"
+    "Grades (CSV)",
+    grades_csv(table),
+    f"{slug}-grades.csv",
+    "text/csv",
+    key="dl_csv",
+    width="stretch",
+    **access.audited_download("grades (CSV)", project.id),
 )
 cols[1].download_button(
-    "Grades (JSONL)", grades_jsonl(table), f"{slug}-grades.jsonl", "application/jsonl", key="dl_jsonl", width="stretch"
+    "Grades (JSONL)",
+    grades_jsonl(table),
+    f"{slug}-grades.jsonl",
+    "application/jsonl",
+    key="dl_jsonl",
+    width="stretch",
+    **access.audited_download("grades (JSONL)", project.id),
 )
 st.dataframe(table.tail(200), hide_index=True, width="stretch")
 
@@ -48,9 +63,16 @@ cols[0].download_button(
     "application/json",
     key="dl_report_json",
     width="stretch",
+    **access.audited_download("report (JSON)", project.id),
 )
 cols[1].download_button(
-    "Report (Markdown)", markdown, f"{slug}-report.md", "text/markdown", key="dl_report_md", width="stretch"
+    "Report (Markdown)",
+    markdown,
+    f"{slug}-report.md",
+    "text/markdown",
+    key="dl_report_md",
+    width="stretch",
+    **access.audited_download("report (Markdown)", project.id),
 )
 with st.container(border=True):
-    st.markdown(markdown)
+    st.markdown(safe_markdown(markdown))

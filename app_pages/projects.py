@@ -9,17 +9,28 @@ import streamlit as st
 from core import audit, auth
 from core.errors import InputError
 from core.estimate import METHODS
+from core.images import EXTERNAL_IMAGES_SETTING
+from core.markup import one_line_plain
 from core.overview import entropy_histogram, strata_table, without_samples
-from core.project import DEFAULT_SETTINGS, create_project, is_running_here, is_stalled, open_demo, start_preparation
+from core.project import (
+    DEFAULT_SETTINGS,
+    change_settings,
+    create_project,
+    is_running_here,
+    is_stalled,
+    open_demo,
+    start_preparation,
+)
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.semantic import BACKENDS
 from core.store import ProjectInfo
 from core.strata import STRATIFY_BY
-from ui import plan, signin, state
+from ui import access, plan, signin, state
 from ui.sampling import sampling_settings
 
 store = state.store()
 st.title("Projects")
+MIN_BUDGET = 10
 
 if "demo_error" in st.session_state:
     st.warning(f"The demo project could not be opened: {st.session_state.pop('demo_error')}")
@@ -27,7 +38,9 @@ if "demo_error" in st.session_state:
 
 @st.fragment(run_every=1.0)
 def preparation_progress(project_id: int) -> None:
-    """Polls the database each second; a full rerun once the job has finished."""
+    """Polls the database each second; a full rerun once the job has finished (or the viewer may no
+    longer see the project: a fragment's reruns skip the page's gate)."""
+    access.fragment_guard(auth.VIEW_PROJECTS, project_id)
     info = store.project(project_id)
     if info.status != "preparing" or is_stalled(info):
         st.rerun(scope="app")
@@ -48,6 +61,13 @@ def settings_editor(project: ProjectInfo) -> None:
             "Show graders the stratum and surrogate signals (may bias them)",
             project.settings.get("show_signals", False),
         )
+        external_images = st.checkbox(
+            "Show external images (http/https URLs of the pool's image column)",
+            project.settings.get(EXTERNAL_IMAGES_SETTING, False),
+            help="Each grader's browser then fetches every image from its server when the item is shown, "
+            "which tells that server who graded which item and when. Images inside the pool "
+            "(data:image URIs) are always shown.",
+        )
         target = st.number_input(
             "Stop when the 95% interval's half-width is at most",
             min_value=0.001,
@@ -65,10 +85,15 @@ def settings_editor(project: ProjectInfo) -> None:
                 "guidelines": guidelines,
                 "show_reference": show_reference,
                 "show_signals": show_signals,
+                EXTERNAL_IMAGES_SETTING: external_images,
                 "target_half_width": target,
                 "method": method,
             }
-            store.update_settings(project.id, changes)
+            try:
+                change_settings(store, project.id, changes)
+            except InputError as exc:
+                st.error(str(exc))
+                return
             audit.record(
                 store,
                 signin.user(),
@@ -80,11 +105,21 @@ def settings_editor(project: ProjectInfo) -> None:
 
 
 def overview(project: ProjectInfo) -> None:
+    """Counts for everyone; the strata, entropy and planned allocation (predicted mean grade per stratum)
+    only for those who may see the dashboard: graders grade blind to them."""
     items = plan.items(project)
+    sees_strata = signin.may(auth.VIEW_DASHBOARD, project.id)
     counts = st.columns(3)
     counts[0].metric("Items", f"{len(items):,}")
-    counts[1].metric("Strata", items["stratum"].nunique())
-    counts[2].metric("Grades so far", f"{len(store.graded_positions(project.id)):,}")
+    counts[1].metric("Grades so far", f"{len(store.graded_positions(project.id)):,}")
+    if sees_strata:
+        counts[2].metric("Strata", items["stratum"].nunique())
+        strata_overview(project, items)
+    if signin.may(auth.CHANGE_SETTINGS, project.id):
+        settings_editor(project)
+
+
+def strata_overview(project: ProjectInfo, items: pd.DataFrame) -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Semantic entropy")
@@ -106,26 +141,32 @@ def overview(project: ProjectInfo) -> None:
         st.subheader("Strata")
         st.dataframe(strata_table(items).round(3), hide_index=True, width="stretch")
     st.subheader("Planned allocation")
-    budget = st.slider(
-        "Grading budget (items)", 10, len(items), min(max(10, len(items) // 10), len(items)), key=f"budget-{project.id}"
-    )
+    n = len(items)
+    if n > MIN_BUDGET:
+        budget = st.slider(
+            "Grading budget (items)", MIN_BUDGET, n, max(MIN_BUDGET, n // 10), key=f"budget-{project.id}"
+        )
+    else:  # a slider from MIN_BUDGET to n would have no range
+        budget = n
+        st.caption(f"Grading budget: all {n:,} items.")
     plan.show_planned_allocation(project, budget)
-    if signin.may(auth.CHANGE_SETTINGS, project.id):
-        settings_editor(project)
 
 
 def current(project: ProjectInfo) -> None:
-    st.header(project.name)
+    st.header(one_line_plain(project.name))
     settings = project.settings
     st.caption(
-        f"backend {settings.get('backend')} · stratify by {settings.get('stratify_by')} · "
-        f"{settings.get('n_strata')} strata · {settings.get('scale', {}).get('kind', 'binary')} scale · seed {settings.get('seed')}"
+        one_line_plain(
+            f"backend {settings.get('backend')} · stratify by {settings.get('stratify_by')} · "
+            f"{settings.get('n_strata')} strata · {settings.get('scale', {}).get('kind', 'binary')} scale · "
+            f"seed {settings.get('seed')}"
+        )
     )
     if project.status == "ready":
         overview(project)
         return
     if project.status == "failed":
-        st.error(f"Preparation failed: {project.error}")
+        st.error(f"Preparation failed: {one_line_plain(project.error)}")
         prepare_button(project, "Try again", "retry")
     elif is_stalled(project) and not is_running_here(store, project.id):
         st.warning("Preparation stopped responding (the server was probably restarted).")

@@ -10,8 +10,9 @@ import streamlit as st
 from core import audit, auth
 from core.agreement import agreement, level_of
 from core.errors import InputError
+from core.markup import one_line_plain
 from core.store import accounts
-from ui import signin, state
+from ui import access, signin, state
 
 admin = signin.require(auth.MANAGE_USERS)
 store = state.store()
@@ -98,6 +99,22 @@ def change_account(current: accounts.UserInfo | None) -> None:
             )
             st.toast(f"Account {current.name} saved")
             st.rerun()
+    st.button(
+        "Unlock sign-in",
+        key=f"unlock_{current.id}",
+        on_click=unlock,
+        args=(current.name,),
+        help="End the wait imposed after failed sign-ins for this account, from every address.",
+    )
+
+
+def unlock(name: str) -> None:
+    """Callback: clear the account's failed sign-ins (rechecking that the admin still may)."""
+    if (user := access.allowed_now(auth.MANAGE_USERS)) is None:
+        return
+    auth.unlock(store, name)
+    audit.record(store, user, audit.ACCOUNT_UNLOCKED, name=name)
+    st.toast(f"{name} may sign in again")
 
 
 def project_section() -> None:
@@ -105,7 +122,7 @@ def project_section() -> None:
     if project is None:
         st.info("Choose a project in the sidebar to assign graders and set double grading.")
         return
-    st.subheader(f"Project {project.name}")
+    st.subheader(f"Project {one_line_plain(project.name)}")
     everyone = {u.name: u for u in accounts.users(store)}
     assigned = {u.name for u in accounts.members(store, project.id)}
     with st.form(f"members_{project.id}"):
@@ -172,9 +189,7 @@ def audit_section() -> None:
         "activegrade-audit.csv",
         "text/csv",
         key="dl_audit",
-        on_click=audit.record,
-        args=(store, admin, audit.EXPORTED),
-        kwargs={"what": "audit trail"},
+        **access.audited_download("audit trail", None, auth.VIEW_AUDIT),
     )
 
 

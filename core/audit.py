@@ -27,6 +27,7 @@ PROJECT_DELETED = "project_deleted"
 PREPARATION_STARTED = "preparation_started"
 ACCOUNT_CREATED = "account_created"
 ACCOUNT_CHANGED = "account_changed"
+ACCOUNT_UNLOCKED = "account_unlocked"  # failed sign-ins cleared (core.auth.unlock)
 MEMBER_ADDED = "member_added"
 MEMBER_REMOVED = "member_removed"
 EXPORTED = "exported"

@@ -18,7 +18,10 @@ open demo mode, which is on only when ``$ACTIVEGRADE_OPEN_DEMO`` is ``1``.
 
 from __future__ import annotations
 
+import math
 import os
+import threading
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -27,7 +30,8 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from core.errors import InputError
-from core.store import Store, accounts
+from core.limits import MAX_ADDRESS_CHARS, MAX_EMAIL_CHARS, MAX_NAME_CHARS, MAX_PASSWORD_CHARS, check_length
+from core.store import URL_ENV, Store, accounts
 
 ADMIN, GRADER, VIEWER = "admin", "grader", "viewer"
 ROLES = (ADMIN, GRADER, VIEWER)
@@ -71,10 +75,15 @@ ALL_PROJECTS_ROLES = frozenset({ADMIN})
 
 OPEN_DEMO_ENV = "ACTIVEGRADE_OPEN_DEMO"
 MIN_PASSWORD_LENGTH = 10
-MAX_FAILURES = 10
-LOCKOUT = timedelta(minutes=15)
+FREE_FAILURES = 5
+"""Failed sign-ins in a row (one name, one client address) before the back-off starts."""
+MAX_BACK_OFF = timedelta(minutes=15)
+"""The longest wait the back-off imposes: 1 s after FREE_FAILURES, doubling with each failure up to this."""
+MAX_CONCURRENT_HASHES = 4
+"""Argon2 hashes computed at once (64 MiB each, argon2-cffi's default); further sign-ins wait their turn."""
 
 _hasher = PasswordHasher()
+_hash_slots = threading.BoundedSemaphore(MAX_CONCURRENT_HASHES)
 
 
 class AccessDenied(PermissionError):
@@ -97,29 +106,52 @@ def open_demo_enabled(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def demo_user(name: str) -> User:
-    """The open demo's user: whatever name was typed, with the admin role and no account."""
-    return User(name=name.strip(), role=ADMIN)
+    """The open demo's user: whatever name was typed (cut to MAX_NAME_CHARS), with the admin role and no account."""
+    return User(name=name.strip()[:MAX_NAME_CHARS].strip(), role=ADMIN)
+
+
+DEMO_FORBIDDEN = frozenset({MANAGE_USERS})
+"""What the open demo's anonymous users may not do although they are admins: accounts belong to real
+deployments, and the open demo refuses a database that has any (check_open_demo)."""
+
+
+def check_open_demo(store: Store) -> None:
+    """Raise InputError when the open demo would run on a database with accounts: anyone could then act
+    as an admin of a real deployment (reset the admin's password, read every project)."""
+    if accounts.users(store):
+        raise InputError(
+            f"{OPEN_DEMO_ENV}=1 (open demo: no sign-in, everyone is an admin) was set on a database that has "
+            "accounts, so the app refuses to start",
+            fix=f"unset {OPEN_DEMO_ENV} to sign in, or point {URL_ENV} at a separate demo database (make demo does so)",
+        )
 
 
 # passwords ----------------------------------------------------------------
 
 
 def hash_password(password: str) -> str:
-    """A salted argon2id hash of ``password`` in PHC string form; raises InputError for a weak one."""
+    """A salted argon2id hash of ``password`` in PHC string form; raises InputError for a weak one
+    (short, only spaces) or one over MAX_PASSWORD_CHARS."""
     if len(password) < MIN_PASSWORD_LENGTH:
         raise InputError(
             f"the password has {len(password)} characters, fewer than {MIN_PASSWORD_LENGTH}",
             fix=f"choose a password of at least {MIN_PASSWORD_LENGTH} characters",
         )
-    return _hasher.hash(password)
+    if not password.strip():
+        raise InputError("the password is only spaces", fix="choose a password with other characters too")
+    check_length(password, MAX_PASSWORD_CHARS, "the password")
+    with _hash_slots:
+        return _hasher.hash(password)
 
 
 def verify_password(encoded: str | None, password: str) -> bool:
-    """Whether ``password`` matches the stored hash (False for no hash or a malformed one)."""
+    """Whether ``password`` matches the stored hash (False for no hash or a malformed one).
+    At most MAX_CONCURRENT_HASHES verifications run at once."""
     if not encoded:
         return False
     try:
-        return _hasher.verify(encoded, password)
+        with _hash_slots:
+            return _hasher.verify(encoded, password)
     except (VerificationError, InvalidHashError):
         return False
 
@@ -137,14 +169,51 @@ def normalise_name(name: str) -> str:
     return name.strip().lower()
 
 
+NAME_PUNCTUATION = frozenset(" ._-@+'")
+_SCRIPT_FAMILIES = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}
+
+
+def _script(char: str) -> str:
+    """The script of a letter by its Unicode name's first word (LATIN, CYRILLIC, GREEK, CJK, ...)."""
+    word = unicodedata.name(char, "UNKNOWN").split()[0]
+    return _SCRIPT_FAMILIES.get(word, word)
+
+
+def check_account_name(name: str) -> str:
+    """``name`` normalised (NFKC, stripped, lower-case) if it is a name people can tell apart; else InputError.
+
+    Letters of one script (Japanese and Korean scripts count as one with CJK ideographs), digits, single
+    spaces and ``. _ - @ + '``, at most MAX_NAME_CHARS: no look-alike mixing Latin with Cyrillic or Greek
+    (``аdmin`` with a Cyrillic a), no invisible, blank-looking (Hangul filler, Braille blank) or
+    control characters.
+    """
+    fix = f"use letters of one alphabet, digits, single spaces and {' '.join(sorted(NAME_PUNCTUATION - {' '}))}"
+    name = normalise_name(unicodedata.normalize("NFKC", name))
+    check_length(name, MAX_NAME_CHARS, "the account name")
+    if not any(c.isalnum() for c in name):
+        raise InputError("the account name has no letter or digit", fix=fix)
+    odd = [c for c in name if not (c in NAME_PUNCTUATION or (c.isalnum() and "FILLER" not in unicodedata.name(c, "")))]
+    if odd:
+        raise InputError(f"the account name holds the character {ascii(odd[0])}", fix=fix)
+    if "  " in name:
+        raise InputError("the account name has two spaces in a row", fix=fix)
+    scripts = {_script(c) for c in name if c.isalpha()}
+    if len(scripts) > 1:
+        raise InputError(
+            f"the account name mixes the scripts {', '.join(sorted(scripts))}, so it can look like another name",
+            fix=fix,
+        )
+    return name
+
+
 def create_account(
     store: Store, name: str, role: str, *, password: str | None = None, email: str | None = None
 ) -> User:
     """Create an account (password and/or OIDC e-mail); raises InputError for a bad or taken name."""
     _check_role(role)
-    name = normalise_name(name)
-    if not name or len(name) > 200 or not name.isprintable():
-        raise InputError(f"invalid account name {name!r}", fix="use 1 to 200 printable characters")
+    name = check_account_name(name)
+    if email:
+        check_length(email.strip(), MAX_EMAIL_CHARS, "the e-mail address")
     if password is None and not email:
         raise InputError(f"account {name!r} has neither a password nor an e-mail", fix="give one or both")
     row = accounts.create_user(
@@ -155,6 +224,14 @@ def create_account(
         email=email.strip().lower() if email else None,
     )
     return _user(row)
+
+
+def create_first_admin(store: Store, name: str, password: str) -> User | None:
+    """The first admin account, created only while there is no account at all; None when another
+    account exists already (two first-admin forms sent at once create one admin, not two)."""
+    name = check_account_name(name)
+    row = accounts.create_first_user(store, name, ADMIN, password_hash=hash_password(password))
+    return None if row is None else _user(row)
 
 
 def set_password(store: Store, name: str, password: str) -> None:
@@ -171,34 +248,85 @@ def _user(row: accounts.UserInfo) -> User:
     return User(name=row.name, role=row.role, id=row.id, email=row.email)
 
 
-def sign_in(store: Store, name: str, password: str) -> User | None:
+class SignInThrottled(AccessDenied):
+    """Too many failed sign-ins for this name from this address: ``str()`` says how long to wait."""
+
+
+def back_off(failures: int) -> timedelta:
+    """The wait after ``failures`` failed sign-ins in a row: none for the first FREE_FAILURES, then
+    1 s doubling with each further failure, at most MAX_BACK_OFF (exponential back-off, as RFC 6749's
+    and NIST SP 800-63B's throttling advice has it: slow guessing down, never lock anyone out for good)."""
+    if failures < FREE_FAILURES:
+        return timedelta(0)
+    return min(timedelta(seconds=2 ** min(failures - FREE_FAILURES, 20)), MAX_BACK_OFF)
+
+
+def sign_in(store: Store, name: str, password: str, address: str | None = None) -> User | None:
     """The account if ``name`` and ``password`` match an active one, else None.
 
-    Every attempt is in the audit trail (``sign_in`` or ``sign_in_failed``).
-    After MAX_FAILURES failed attempts for a name within LOCKOUT, further
-    attempts fail without checking the password until the window has passed
-    (slows down password guessing; an admin sees the attempts in the trail).
+    Every attempt is in the audit trail (``sign_in`` or ``sign_in_failed``, with the client
+    ``address`` when known). Failures in a row for one name from one address make the next try
+    wait (``back_off``; raises SignInThrottled, checking nothing, while it lasts); a success or an
+    admin's ``unlock`` clears them. Keyed by name and address, an attacker slows down only their own
+    tries at that name, and can lock no one out. A name over MAX_NAME_CHARS or a password over
+    MAX_PASSWORD_CHARS fails without hashing. Unknown names, disabled accounts and accounts without a
+    password (OIDC only) are checked against a throw-away hash, so timing does not tell them apart.
     A hash made with older argon2 parameters is replaced by a current one.
     """
-    name = normalise_name(name)
-    since = datetime.now(UTC) - LOCKOUT
-    if accounts.event_count(store, "sign_in_failed", actor=name, since=since) >= MAX_FAILURES:
-        accounts.record_event(store, name, "sign_in_locked")
-        return None
-    row = accounts.user_by_name(store, name)
-    # verify against a throw-away hash for unknown names, so timing does not reveal which names exist
-    encoded = row.password_hash if row is not None and row.active else _DUMMY_HASH
-    ok = verify_password(encoded, password) and row is not None and row.active
+    name = normalise_name(name)[:MAX_NAME_CHARS]
+    address = (address or "")[:MAX_ADDRESS_CHARS]
+    failures, last = accounts.failures(store, name, address)
+    wait = back_off(failures)
+    if last is not None and (left := last + wait - datetime.now(UTC)) > timedelta(0):
+        raise SignInThrottled(
+            f"too many failed sign-ins for {name!r} from here: try again in {math.ceil(left.total_seconds())} s"
+        )
+    too_long = len(password) > MAX_PASSWORD_CHARS
+    row = None if too_long else accounts.user_by_name(store, name)
+    usable = row is not None and row.active and bool(row.password_hash)
+    ok = not too_long and verify_password(row.password_hash if usable else _DUMMY_HASH, password) and usable
+    detail = {"address": address} if address else {}
     if not ok:
-        accounts.record_event(store, name, "sign_in_failed")
+        accounts.add_failure(store, name, address)
+        accounts.record_event(store, name, "sign_in_failed", detail=detail)
         return None
+    accounts.clear_failures(store, name, address)
     if _hasher.check_needs_rehash(row.password_hash):
         accounts.set_password_hash(store, name, _hasher.hash(password))
-    accounts.record_event(store, name, "sign_in")
+    accounts.record_event(store, name, "sign_in", detail=detail)
     return _user(row)
 
 
+def unlock(store: Store, name: str) -> int:
+    """Clear every failed sign-in of account ``name`` (all addresses): it may try again at once.
+    Returns how many addresses had failures."""
+    return accounts.clear_failures(store, normalise_name(name))
+
+
 _DUMMY_HASH = _hasher.hash("not a password of anyone")
+
+
+def recheck(store: Store, user: User | None, action: str, project_id: int | None = None) -> User:
+    """``user`` as the database has them now, if they may still perform ``action`` (on ``project_id``);
+    else raises AccessDenied saying why.
+
+    For everything that runs without the page's gate: Streamlit fragments (a grading card, a live
+    dashboard) rerun on their own and keep their callbacks after the page stopped, so each of them,
+    and each callback, calls this first. It reads the account (disabled, demoted), the project
+    assignment and the project itself (deleted) again; the open demo's user passes only while the
+    open demo is on.
+    """
+    if user is None:
+        raise AccessDenied("you are signed out; sign in again")
+    if user.id is None:
+        current = user if open_demo_enabled() else None
+    else:
+        current = refresh(store, user)
+    if current is None:
+        raise AccessDenied("your account is disabled or you are signed out; sign in again")
+    if project_id is not None and not store.has_project(project_id):
+        raise AccessDenied(f"project {project_id} has been deleted; choose another project")
+    return require(store, current, action, project_id)
 
 
 def refresh(store: Store, user: User) -> User | None:
@@ -247,8 +375,9 @@ def visible_projects(store: Store, user: User | None) -> set[int] | None:
 
 
 def may(store: Store, user: User | None, action: str, project_id: int | None = None) -> bool:
-    """Whether ``user`` may perform ``action`` (on ``project_id`` when given): role and assignment."""
-    if user is None or not allowed(user.role, action):
+    """Whether ``user`` may perform ``action`` (on ``project_id`` when given): role and assignment
+    (the open demo's users, who have no account, never DEMO_FORBIDDEN)."""
+    if user is None or not allowed(user.role, action) or (user.id is None and action in DEMO_FORBIDDEN):
         return False
     if project_id is None:
         return True

@@ -52,3 +52,9 @@ class InputError(ValueError):
         if self.fix:
             text += f". Fix: {self.fix}"
         return one_line(text)
+
+
+class NotSaved(RuntimeError):
+    """A write the database did not take (it is down, its disk is full): nothing of it was stored,
+    everything stored before is intact, and the same action can simply be tried again. ``str()`` is
+    the message for the person: what was not saved and to try again."""

@@ -6,10 +6,12 @@ so a reload or a second browser continues exactly where the project stands.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from core.allocation import Design
+from core.images import shown_image
+from core.limits import MAX_NAME_CHARS, check_length
+from core.markup import one_line_plain, safe_markdown
 from core.queue import QueueState, next_item
 from core.scales import Scale
 from core.store import Store
@@ -34,29 +36,22 @@ def next_position(store: Store, project_id: int, design: Design, seed: int) -> i
     return next_item(design, queue_state(store, project_id), seed)
 
 
-_MARKDOWN_IMAGE = re.compile(r"!\[([^\]]*)\](?=[(\[])")
-
-
-def inert_images(text: str) -> str:
-    """Markdown images in item text turned into plain links (`![alt](url)` -> `[image: alt](url)`).
-
-    A grader's browser would otherwise fetch every image URL a pool's text names as soon as the
-    item is shown, telling that server who graded what and when; a link is fetched only if clicked.
-    Images meant for grading go in the pool's `image` column.
-    """
-    return _MARKDOWN_IMAGE.sub(r"[image: \1]", text)
-
-
 def grader_view(item: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
-    """What the grader is shown of an item: prompt, response, image, the reference when allowed,
-    and the surrogate signals only when the project allows it (they would bias the grade).
-    Markdown images in the texts are made inert links (`inert_images`)."""
-    view = {k: item.get(k) for k in ("id", "prompt", "response", "image")}
-    if settings.get("show_reference", True):
-        view["reference"] = item.get("reference")
-    for key in ("prompt", "response", "reference"):
-        if isinstance(view.get(key), str):
-            view[key] = inert_images(view[key])
+    """What the grader is shown of an item, every text ready for ``st.markdown``/``st.caption``.
+
+    ``id`` as plain text (core.markup.one_line_plain); ``prompt``, ``response`` and, when the project
+    shows it, ``reference`` as markdown that fetches nothing (core.markup.safe_markdown); ``image``
+    the URL to show or "" with ``image_note`` saying why not (core.images.shown_image: data:image
+    URIs, http(s) only when the project allows external images, never a malformed value); the
+    surrogate signals only when the project allows it (they would bias the grade).
+    """
+    view: dict[str, Any] = {"id": one_line_plain(str(item.get("id", "")))}
+    texts = ("prompt", "response") + (("reference",) if settings.get("show_reference", True) else ())
+    for key in texts:
+        value = item.get(key)
+        view[key] = safe_markdown(value) if isinstance(value, str) else value
+    image = shown_image(item.get("image"), settings)
+    view["image"], view["image_note"] = image.url or "", image.note
     if settings.get("show_signals", False):
         view["signals"] = {k: item.get(k) for k in SIGNAL_FIELDS if k in item}
     return view
@@ -73,9 +68,14 @@ def submit(
     comment: str = "",
     seconds: float | None = None,
 ) -> int:
-    """Record ``label`` (a label of ``scale``) for the item; replaces this grader's earlier grade of it."""
+    """Record ``label`` (a label of ``scale``) for the item; replaces this grader's earlier grade of it.
+
+    Raises core.errors.NotSaved, with the message to show, when the database does not take the grade
+    (down, disk full): nothing is half-written and every earlier grade stays; pressing again retries.
+    """
     if not grader:
         raise ValueError("a grade needs the grader's name")
+    check_length(grader, MAX_NAME_CHARS, "the grader's name")
     return store.add_grade(
         project_id,
         position,

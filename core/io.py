@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import InputError
+from core.limits import MAX_ID_CHARS
 from core.tables import BadJson, Source, Table, check_column_count, kind_of, name_of, parse_json, read_table
 
 MAX_FIELD_CHARS = 1_000_000
@@ -141,6 +142,12 @@ def _closest(word: str, candidates: list[str], *, cutoff: float) -> str | None:
 def _validate_pool(table: Table) -> pd.DataFrame:
     frame = table.frame
     ids = _text_column(table, "id", what="the id", required=True)
+    table.fail(
+        ids.str.len().to_numpy() > MAX_ID_CHARS,
+        "id",
+        lambda position: f"the id is {len(ids.iloc[position]):,} characters long, over the limit of {MAX_ID_CHARS}",
+        "use shorter ids (a number or a short code); keep long text in another column",
+    )
     _check_unique_ids(table, ids)
     checked = {"id": ids}
     checked["prompt"] = _text_column(table, "prompt", what="the prompt", required=True)
@@ -153,6 +160,7 @@ def _validate_pool(table: Table) -> pd.DataFrame:
     for column in frame.columns:
         if column not in checked and column != "samples":
             _check_cells(table, column, frame[column])
+            _check_storable(table, column, frame[column])
     return frame.assign(**checked).reset_index(drop=True)
 
 
@@ -254,6 +262,51 @@ def _check_cells(table: Table, column: str, values: pd.Series) -> None:
         "the text holds a NUL character (code 0)",
         "remove the NUL characters; they are usually left over from a binary or UTF-16 file",
     )
+
+
+def _storable(value: object) -> bool:
+    """Whether a metadata value is stored as the same JSON by SQLite and PostgreSQL: text, a finite
+    number (NaN is a missing value), true/false, null, a timestamp, or a list or object of those."""
+    if value is None or value is pd.NA or value is pd.NaT or isinstance(value, (str, bool, np.bool_, pd.Timestamp)):
+        return True
+    if isinstance(value, (int, np.integer)):
+        return True
+    if isinstance(value, (float, np.floating)):
+        return not math.isinf(value)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _storable(item) for key, item in value.items())
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return all(_storable(item) for item in value)
+    return False  # Decimal, date, time, bytes, ...: PostgreSQL's JSON has no such type
+
+
+def _check_storable(table: Table, column: str, values: pd.Series) -> None:
+    """Metadata cells the database stores alike on SQLite and PostgreSQL (see _storable)."""
+    kind = values.dtype
+    if pd.api.types.is_float_dtype(kind):
+        bad = np.isinf(values.to_numpy(dtype=float, na_value=np.nan))
+    elif not pd.api.types.is_object_dtype(kind):
+        return  # integers, true/false, text, timestamps
+    else:
+        bad = ~values.map(_storable).to_numpy(dtype=bool)
+    cells = values.to_numpy(dtype=object)
+    table.fail(
+        bad,
+        column,
+        lambda position: (
+            f"the value {cells[position]!r:.60} cannot be stored: it is {_unstorable_kind(cells[position])}"
+        ),
+        "write metadata as text, finite numbers, true/false, lists or objects of those "
+        "(a date as text such as 2024-05-01, an amount as a number)",
+    )
+
+
+def _unstorable_kind(value: object) -> str:
+    if isinstance(value, (float, np.floating)):
+        return "infinite"
+    if isinstance(value, (list, tuple, np.ndarray, dict)):
+        return "a list or object holding an infinite number or a value of another type"
+    return f"of type {type(value).__name__}"
 
 
 def _member(values: pd.Series, universe: pd.Series) -> np.ndarray:

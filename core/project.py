@@ -16,9 +16,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from core.errors import InputError
+from core.errors import InputError, one_line
+from core.limits import MAX_FILE_NAME_CHARS, MAX_NAME_CHARS, check_length
+from core.markup import MAX_MARKDOWN_CHARS, MAX_NESTING, MAX_TABLE_CELLS, has_image, safe_markdown
 from core.sampling_job import SAMPLING_MESSAGE, sample_project, sampling_request
-from core.scales import BINARY
+from core.scales import BINARY, scale_from_settings
 from core.store import ProjectInfo, Store
 from core.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY
 
@@ -68,6 +70,11 @@ def create_project(
 
     Raises InputError for bad input before anything is written.
     """
+    check_project_name(name)
+    check_length(pool[0], MAX_FILE_NAME_CHARS, "the pool file's name")
+    if samples is not None:
+        check_length(samples[0], MAX_FILE_NAME_CHARS, "the samples file's name")
+    check_settings(settings or {})
     check_inputs(pool, samples)
     settings = {**DEFAULT_SETTINGS, **(settings or {})}
     if settings.get("sampling"):
@@ -77,6 +84,43 @@ def create_project(
     if start:
         start_preparation(store, project_id)
     return project_id
+
+
+def check_project_name(name: str) -> None:
+    """A project name is one line of at most MAX_NAME_CHARS characters with no markdown image (pages show it
+    as plain text; this keeps it so wherever it goes)."""
+    name = name.strip()
+    check_length(name, MAX_NAME_CHARS, "the project name")
+    if one_line(name) != name:
+        raise InputError("the project name holds a line break or an invisible character", fix="type it on one line")
+    if has_image(name):
+        raise InputError("the project name holds a markdown image", fix="remove the ![...](...) part")
+
+
+def check_settings(settings: dict[str, Any]) -> None:
+    """Texts in project settings that graders' pages render: the guidelines must render as written
+    (core.markup.safe_markdown: no image, not too large or deeply nested); scale labels are checked
+    by core.scales."""
+    guidelines = settings.get("guidelines") or ""
+    if has_image(guidelines):
+        raise InputError(
+            "the guidelines hold a markdown image, which every grader's browser would fetch from its server",
+            fix="link to the picture instead ([text](url)), or describe it",
+        )
+    if safe_markdown(guidelines) != guidelines:
+        raise InputError(
+            "the guidelines are too large or too deeply nested to render quickly",
+            fix=f"keep them under {MAX_MARKDOWN_CHARS:,} characters, {MAX_NESTING} levels of nesting "
+            f"and {MAX_TABLE_CELLS:,} table cells",
+        )
+    if settings.get("scale"):
+        scale_from_settings(settings)
+
+
+def change_settings(store: Store, project_id: int, changes: dict[str, Any]) -> None:
+    """Check (check_settings) and save changed settings of a project."""
+    check_settings(changes)
+    store.update_settings(project_id, changes)
 
 
 def open_demo(store: Store, *, start: bool = True) -> int:

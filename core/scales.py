@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass
 
 from core.errors import InputError
+from core.limits import MAX_LABEL_CHARS, check_length
+from core.markup import has_image
 
 MAX_LABELS = 9  # one digit key each
 
@@ -52,6 +54,13 @@ def custom_scale(pairs: list[tuple[str, float]]) -> Scale:
     for row, (label, value) in enumerate(pairs, start=1):
         if not label:
             raise InputError("empty label", row=row, fix="give every line a label before '='")
+        check_length(label, MAX_LABEL_CHARS, f"label {row}", row=row)
+        if has_image(label):
+            raise InputError(
+                "the label holds a markdown image, which every grader's browser would fetch",
+                row=row,
+                fix="remove the ![...](...) part",
+            )
         if label in seen:
             raise InputError(f"label {label!r} appears twice", row=row, fix="make every label unique")
         if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value <= 1):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from argon2 import PasswordHasher
@@ -141,12 +144,156 @@ def test_audit_trail_records_actor_action_project_and_exports_inert_csv(store):
     assert "'=cmd" in audit.trail_csv(audit.trail(store)).decode()  # a formula-looking actor is made inert
 
 
-def test_repeated_failures_lock_the_name_for_a_while(store, monkeypatch):
+def _age_failures(store, seconds: float) -> None:
+    """Move every recorded failure ``seconds`` into the past (instead of waiting)."""
+    from sqlalchemy import select
+
+    with store.session() as s, s.begin():
+        for row in s.scalars(select(accounts.SignInFailure)):
+            row.last_failed_at = row.last_failed_at - timedelta(seconds=seconds)
+
+
+def test_failures_back_off_per_name_and_address_and_never_lock_anyone_out(store):
+    auth.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
+    for _ in range(auth.FREE_FAILURES):
+        assert auth.sign_in(store, "ann", "guess guess guess", address="203.0.113.9") is None
+    with pytest.raises(auth.SignInThrottled, match="try again in 1 s"):
+        auth.sign_in(store, "ann", PASSWORD, address="203.0.113.9")  # the attacker's address waits
+    assert auth.sign_in(store, "ann", PASSWORD, address="198.51.100.1") is not None  # the admin does not
+    _age_failures(store, 1.5)
+    assert auth.sign_in(store, "ann", PASSWORD, address="203.0.113.9") is not None  # the wait ends by itself
+    assert accounts.failures(store, "ann", "203.0.113.9")[0] == 0  # and a success clears it
+    assert accounts.events(store)["detail"].tolist()[-1] == {"address": "203.0.113.9"}
+
+
+def test_the_back_off_doubles_up_to_its_cap():
+    waits = [auth.back_off(n).total_seconds() for n in range(auth.FREE_FAILURES + 30)]
+    assert waits[: auth.FREE_FAILURES] == [0] * auth.FREE_FAILURES
+    assert waits[auth.FREE_FAILURES : auth.FREE_FAILURES + 3] == [1, 2, 4]
+    assert max(waits) == auth.MAX_BACK_OFF.total_seconds()
+
+
+def test_an_admin_unlocks_an_account_from_the_cli(store, tmp_path, monkeypatch, capsys):
+    from core.cli import main
+
+    auth.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
+    for _ in range(auth.FREE_FAILURES + 3):
+        _age_failures(store, 3600)  # an hour between tries: each one is checked and fails
+        assert auth.sign_in(store, "ann", "guess guess guess", address="203.0.113.9") is None
+    with pytest.raises(auth.SignInThrottled):
+        auth.sign_in(store, "ann", PASSWORD, address="203.0.113.9")
+    assert main(["users", "--db", str(store.engine.url), "unlock", "Ann"]) == 0
+    assert "ann may sign in again" in capsys.readouterr().out
+    assert auth.sign_in(store, "ann", PASSWORD, address="203.0.113.9") is not None
+    assert "account_unlocked" in accounts.events(store)["action"].tolist()
+
+
+def test_over_long_names_and_passwords_fail_without_hashing_or_storing_them(store, monkeypatch):
     auth.create_account(store, "ann", auth.GRADER, password=PASSWORD)
-    monkeypatch.setattr(auth, "MAX_FAILURES", 3)
-    for _ in range(3):
-        assert auth.sign_in(store, "ann", "guess guess guess") is None
-    assert auth.sign_in(store, "ann", PASSWORD) is None  # locked: even the right password waits
-    assert accounts.events(store)["action"].tolist()[-1] == "sign_in_locked"
-    monkeypatch.setattr(auth, "LOCKOUT", timedelta(0))  # the window has passed
-    assert auth.sign_in(store, "ann", PASSWORD) is not None
+    hashed = []
+    monkeypatch.setattr(auth, "_hasher", SimpleNamespace(verify=lambda *a: hashed.append(1) or False))
+    assert auth.sign_in(store, "ann", "p" * 2_000_000) is None
+    assert hashed == []
+    assert auth.sign_in(store, "x" * 2_000_000, PASSWORD) is None
+    assert max(accounts.events(store)["actor"].str.len()) <= 200  # no 2 MB name in the audit trail
+    with pytest.raises(InputError, match="more than the 1,024 allowed"):
+        auth.hash_password("p" * 1025)
+
+
+def test_argon2_hashing_runs_at_most_max_concurrent_hashes_at_once(monkeypatch):
+    running, peak, lock = [0], [0], threading.Lock()
+    release = threading.Event()
+
+    def slow_verify(encoded, password):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        release.wait(5)
+        with lock:
+            running[0] -= 1
+        return False
+
+    monkeypatch.setattr(auth, "_hasher", SimpleNamespace(verify=slow_verify))
+    threads = [threading.Thread(target=auth.verify_password, args=("$argon2id$x", "pw")) for _ in range(16)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 10
+    while running[0] < auth.MAX_CONCURRENT_HASHES and time.monotonic() < deadline:
+        time.sleep(0.01)  # poll until the slots are taken
+    release.set()
+    for t in threads:
+        t.join()
+    assert peak[0] == auth.MAX_CONCURRENT_HASHES
+
+
+def test_an_oidc_only_account_costs_a_hash_like_any_other_name(store, monkeypatch):
+    auth.create_account(store, "olga", auth.GRADER, email="olga@example.org")  # no password
+    checked = []
+    real = auth._hasher
+    spy = SimpleNamespace(verify=lambda encoded, pw: checked.append(encoded) or real.verify(encoded, pw))
+    monkeypatch.setattr(auth, "_hasher", spy)
+    assert auth.sign_in(store, "olga", PASSWORD) is None
+    assert auth.sign_in(store, "nobody", PASSWORD) is None
+    assert len(checked) == 2 and checked[0] == checked[1]  # the same throw-away hash for both: same time
+
+
+@pytest.mark.parametrize(
+    "name, problem",
+    [
+        ("\u0430dmin", "mixes the scripts"),  # Cyrillic a + Latin dmin
+        ("\u3164", "holds the character"),  # Hangul filler: blank-looking
+        ("\u2800\u2800", "no letter or digit"),  # Braille blanks
+        ("a\u200bb", "holds the character"),  # zero-width space
+        ("ann  lee", "two spaces"),
+        ("   ", "no letter or digit"),
+        ("x" * 201, "more than the 200 allowed"),
+    ],
+)
+def test_look_alike_and_blank_account_names_are_refused(store, name, problem):
+    with pytest.raises(InputError, match=problem):
+        auth.create_account(store, name, auth.GRADER, password=PASSWORD)
+
+
+def test_accented_and_non_latin_names_are_fine(store):
+    for name in ("jos\u00e9", "\u5c71\u7530\u305f\u308d\u3046", "\u0438\u0432\u0430\u043d", "o'neil-smith.2"):
+        auth.create_account(store, name, auth.GRADER, password=PASSWORD)
+
+
+def test_an_all_space_password_is_refused():
+    with pytest.raises(InputError, match="only spaces"):
+        auth.hash_password(" " * 12)
+
+
+def test_open_demo_refuses_a_database_with_accounts_and_never_manages_accounts(store):
+    auth.check_open_demo(store)  # empty: fine
+    demo = auth.demo_user("visitor")
+    assert auth.may(store, demo, auth.CREATE_PROJECT) and not auth.may(store, demo, auth.MANAGE_USERS)
+    auth.create_account(store, "root", auth.ADMIN, password=PASSWORD)
+    with pytest.raises(InputError, match="has accounts"):
+        auth.check_open_demo(store)
+
+
+def test_recheck_reads_account_role_assignment_and_project_again(store, monkeypatch):
+    pid = store.create_project("p", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    gina = auth.create_account(store, "gina", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, gina.id)
+    assert auth.recheck(store, gina, auth.GRADE, pid).name == "gina"
+    accounts.unassign(store, pid, gina.id)
+    with pytest.raises(auth.AccessDenied, match="not assigned"):
+        auth.recheck(store, gina, auth.GRADE, pid)
+    accounts.assign(store, pid, gina.id)
+    auth.set_role(store, "gina", auth.VIEWER)
+    with pytest.raises(auth.AccessDenied, match="viewer role may not grade"):
+        auth.recheck(store, gina, auth.GRADE, pid)
+    accounts.set_active(store, "gina", False)
+    with pytest.raises(auth.AccessDenied, match="disabled"):
+        auth.recheck(store, gina, auth.VIEW_DASHBOARD, pid)
+    with pytest.raises(auth.AccessDenied, match="signed out"):
+        auth.recheck(store, None, auth.VIEW_DASHBOARD, pid)
+    store.delete_project(pid)
+    monkeypatch.setenv(auth.OPEN_DEMO_ENV, "1")
+    with pytest.raises(auth.AccessDenied, match="deleted"):
+        auth.recheck(store, auth.demo_user("x"), auth.VIEW_DASHBOARD, pid)
+    monkeypatch.delenv(auth.OPEN_DEMO_ENV, raising=False)
+    with pytest.raises(auth.AccessDenied, match="signed out"):  # the demo's user, once the demo is off
+        auth.recheck(store, auth.demo_user("x"), auth.VIEW_PROJECTS)

@@ -6,18 +6,16 @@ On SQLite, and on PostgreSQL when the test server runs."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from legacy_schemas import create_legacy_schema
 from pg_schema import throwaway_schema_url
 from sqlalchemy import Engine, create_engine, text
 
 from core.store import Store, head, upgrade
 from core.store.models import Base
-
-SCHEMAS = Path(__file__).parent / "data" / "schemas"
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -33,17 +31,9 @@ def engine(request, tmp_path) -> Iterator[Engine]:
             engine.dispose()
 
 
-def run_sql(engine: Engine, path: Path) -> None:
-    body = "\n".join(line for line in path.read_text().splitlines() if not line.startswith("--"))
-    with engine.begin() as c:
-        for statement in body.split(";"):
-            if statement.strip():
-                c.execute(text(statement))
-
-
 def legacy_database(engine: Engine, version: int) -> None:
     """A database as version ``version`` made it, with a project, two items, three grades (one retracted)."""
-    run_sql(engine, SCHEMAS / f"v{version}.{engine.dialect.name}.sql")
+    create_legacy_schema(engine, version)
     now = "2026-11-01 12:00:00+00:00"
     with engine.begin() as c:
         c.execute(

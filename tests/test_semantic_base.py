@@ -51,3 +51,20 @@ def test_a_batch_size_below_one_is_an_input_error(backend, tmp_path):
 def test_one_line_error_text():
     assert one_line(ValueError("a\n  b")) == "a b"
     assert len(one_line(ValueError("x" * 500))) == 200
+
+
+def test_a_folder_that_is_not_a_model_fails_at_once_without_walking_it(tmp_path, monkeypatch):
+    import os
+
+    from core.semantic.base import model_fingerprint
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "big.bin").write_bytes(b"x")
+    walked = []
+    monkeypatch.setattr(os, "walk", lambda *a, **k: walked.append(a) or iter(()))
+    with pytest.raises(InputError, match="is not a model"):
+        model_fingerprint(str(tmp_path))
+    assert walked == []
+    (tmp_path / "config.json").write_text("{}")
+    monkeypatch.undo()
+    assert model_fingerprint(str(tmp_path)) == model_fingerprint(str(tmp_path))  # a model folder: fingerprinted

@@ -116,3 +116,21 @@ def test_an_interrupted_run_keeps_finished_parts_and_progress_counts_items(tmp_p
     resumed.cluster(groups, progress=lambda d, t: progress.append((d, t)))
     assert resumed.parts == 2  # the two items finished before the failure come from the cache
     assert progress == [(1, 2), (2, 2)]
+
+
+def test_a_read_only_cache_warns_and_the_work_goes_on(tmp_path, monkeypatch):
+    import sqlite3
+
+    import core.semantic.cache as cache_module
+    from core.semantic.cache import CacheNotWritten
+
+    CountingBackend(tmp_path).cluster(GROUPS[:1])  # an existing cache
+    connect = sqlite3.connect
+    monkeypatch.setattr(  # the file as a read-only mount or another user's file gives it (root ignores chmod)
+        cache_module.sqlite3, "connect", lambda path, **kw: connect(f"file:{path}?mode=ro", uri=True, **kw)
+    )
+    backend = CountingBackend(tmp_path)
+    with pytest.warns(CacheNotWritten, match="going on without caching"):
+        result = backend.cluster(GROUPS)
+    assert backend.model_calls == 3  # only the uncached item (3 strings) was computed; all results come back
+    assert [r.tolist() for r in result] == [[0, 0, 1, 0], [0, 1, 2]]

@@ -17,6 +17,8 @@ import streamlit as st
 
 from core import auth
 from core.errors import InputError
+from core.limits import MAX_NAME_CHARS, MAX_PASSWORD_CHARS
+from core.markup import one_line_plain
 from core.store import ProjectInfo, accounts
 from ui import state
 
@@ -85,7 +87,7 @@ def visible(projects: Iterable[ProjectInfo]) -> list[ProjectInfo]:
 def allowed_pages(pages: list) -> list:
     """The st.Page objects whose action the user's role allows."""
     current = user()
-    return [p for p in pages if current is not None and auth.allowed(current.role, PAGE_ACTIONS.get(p.title, ""))]
+    return [p for p in pages if auth.may(state.store(), current, PAGE_ACTIONS.get(p.title, ""))]
 
 
 def gate() -> auth.User:
@@ -115,10 +117,14 @@ def _sign_in_page(providers: list[str]) -> None:
         return
     with st.form("sign_in"):
         st.subheader("Sign in")
-        name = st.text_input("Name", key="sign_in_name")
-        password = st.text_input("Password", type="password", key="sign_in_password")
+        name = st.text_input("Name", key="sign_in_name", max_chars=MAX_NAME_CHARS)
+        password = st.text_input("Password", type="password", key="sign_in_password", max_chars=MAX_PASSWORD_CHARS)
         if st.form_submit_button("Sign in", type="primary"):
-            found = auth.sign_in(store, name, password)
+            try:
+                found = auth.sign_in(store, name, password, address=client_address())
+            except auth.SignInThrottled as exc:
+                st.error(f"Not now: {exc}.")
+                return
             if found is None:
                 st.error("Wrong name or password (or the account is disabled).")
             else:
@@ -129,13 +135,20 @@ def _sign_in_page(providers: list[str]) -> None:
         st.button(label, on_click=st.login, args=(provider,) if provider else (), key=f"oidc_{provider}")
 
 
+def client_address() -> str | None:
+    """The client's IP address as Streamlit gives it (None on localhost or where it gives none; behind a
+    reverse proxy, the proxy's: see the README's deployment section)."""
+    address = st.context.ip_address
+    return address if isinstance(address, str) else None
+
+
 def _first_admin() -> None:
     st.info(
         "No account exists yet: create the first admin account. (To try the app without accounts, "
         "start it with ACTIVEGRADE_OPEN_DEMO=1.)"
     )
     with st.form("first_admin"):
-        name = st.text_input("Admin name", key="first_admin_name")
+        name = st.text_input("Admin name", key="first_admin_name", max_chars=MAX_NAME_CHARS)
         password = st.text_input(
             "Password",
             type="password",
@@ -148,13 +161,13 @@ def _first_admin() -> None:
                 st.error("The two passwords differ.")
                 return
             store = state.store()
-            if accounts.users(store):  # someone else was faster
-                st.error("An account was created meanwhile; sign in instead.")
-                return
             try:
-                created = auth.create_account(store, name, auth.ADMIN, password=password)
+                created = auth.create_first_admin(store, name, password)
             except InputError as exc:
                 st.error(str(exc))
+                return
+            if created is None:  # someone else was faster
+                st.error("An account was created meanwhile; sign in instead.")
                 return
             accounts.record_event(
                 store, created.name, "account_created", detail={"name": created.name, "role": auth.ADMIN}
@@ -167,7 +180,11 @@ def sidebar() -> None:
     """Who is signed in, with a sign-out button; in the open demo, the name to grade under."""
     if auth.open_demo_enabled():
         st.text_input(
-            "Your name (grader)", value=st.query_params.get("grader", ""), key="grader", placeholder="e.g. ann"
+            "Your name (grader)",
+            value=st.query_params.get("grader", "")[:MAX_NAME_CHARS],
+            key="grader",
+            placeholder="e.g. ann",
+            max_chars=MAX_NAME_CHARS,
         )
         if state.grader():
             st.query_params["grader"] = state.grader()
@@ -175,7 +192,7 @@ def sidebar() -> None:
         return
     current = user()
     st.session_state["grader"] = current.name  # what grades record
-    st.caption(f"Signed in as **{current.name}** ({current.role})")
+    st.caption(f"Signed in as **{one_line_plain(current.name)}** ({current.role})")
     if st.button("Sign out", key="sign_out"):
         st.session_state.pop(USER_KEY, None)
         if oidc_providers() and st.user.is_logged_in:

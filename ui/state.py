@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.errors import InputError
+from core.markup import one_line_plain
 from core.store import ProjectInfo, Store, database_url
+from core.store.engine import describe_failure
 
 
 def _configured_url() -> str | None:
@@ -28,13 +29,11 @@ def _open_store(url: str) -> Store:
 
 def store() -> Store:
     """The app's Store (one per process and URL); stops the page with an error if it cannot open."""
+    url = database_url(_configured_url())
     try:
-        return _open_store(database_url(_configured_url()))
-    except InputError as exc:
-        st.error(f"Cannot open the database: {exc}")
-        st.stop()
-    except Exception as exc:  # noqa: BLE001 - unreachable server, permissions, ...
-        st.error(f"Cannot open the database: {type(exc).__name__}: {exc}")
+        return _open_store(url)
+    except Exception as exc:  # noqa: BLE001 - a bad URL, an unreachable server, permissions, ...
+        st.error(one_line_plain(f"Cannot open the database: {describe_failure(url, exc)}"))
         st.stop()
 
 
@@ -77,7 +76,9 @@ def require_ready_project() -> ProjectInfo:
         st.page_link("app_pages/projects.py", label="Go to Projects", icon=":material/folder_open:")
         st.stop()
     if project.status != "ready":
-        st.info(f"Project **{project.name}** is not ready yet ({project.status}); see the **Projects** page.")
+        st.info(
+            f"Project {one_line_plain(project.name)} is not ready yet ({project.status}); see the **Projects** page."
+        )
         st.page_link("app_pages/projects.py", label="Go to Projects", icon=":material/folder_open:")
         st.stop()
     return project

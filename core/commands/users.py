@@ -6,6 +6,7 @@ line, where other users of the machine could see it:
     echo "$ADMIN_PASSWORD" | python -m core users add alice --role admin
     python -m core users add bob --role grader --email bob@example.org   # OIDC only
     python -m core users assign bob "My project"
+    python -m core users unlock alice   # end the sign-in back-off after failed tries
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p = sub.add_parser(verb, help=text)
         p.add_argument("name")
         p.add_argument("project", help="project name")
+    unlock = sub.add_parser("unlock", help="end an account's sign-in back-off (failed tries) at once")
+    unlock.add_argument("name")
     sub.add_parser("list", help="list the accounts")
 
 
@@ -70,6 +73,11 @@ def run(args: argparse.Namespace) -> int:
         event = "member_added" if args.action == "assign" else "member_removed"
         accounts.record_event(store, ACTOR, event, project_id=project_id, detail={"name": user.name})
         print(f"{user.name} {args.action}ed {'to' if args.action == 'assign' else 'from'} {args.project}")
+    elif args.action == "unlock":
+        user = _account(store, args.name)
+        auth.unlock(store, user.name)
+        accounts.record_event(store, ACTOR, "account_unlocked", detail={"name": user.name})
+        print(f"{user.name} may sign in again")
     else:
         for user in accounts.users(store):
             print(f"{user.name}\t{user.role}\t{user.email or ''}\t{'active' if user.active else 'disabled'}")

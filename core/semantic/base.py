@@ -13,6 +13,7 @@ sample does.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -59,17 +60,47 @@ def resolve_device(device: str) -> str:
     return device
 
 
+MODEL_MARKERS = ("config.json", "modules.json", "config_sentence_transformers.json")
+"""Files at the top of a Hugging Face / sentence-transformers model folder (a GGUF file is one too)."""
+MAX_MODEL_FILES = 10_000
+"""More files than this under a model folder: it is not one (a home folder, /), and walking it would take long."""
+
+
 def model_fingerprint(model: str) -> str:
     """What identifies a model in cache keys: its name, or for a local folder its
-    absolute path with the name, size and modification time of every file in it."""
+    absolute path with the name, size and modification time of every file in it.
+
+    A folder that is not a model (no MODEL_MARKERS or .gguf file at its top, or more than
+    MAX_MODEL_FILES files) is an InputError at once, before anything walks it.
+    """
     path = Path(model)
     if not path.exists():
         return model
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    if path.is_dir():
+        top = {p.name for p in path.iterdir()}
+        if not any(m in top for m in MODEL_MARKERS) and not any(n.endswith(".gguf") for n in top):
+            raise InputError(
+                f"the folder {model} is not a model: it has none of {', '.join(MODEL_MARKERS)} or a .gguf file",
+                fix="give the folder a model was saved into (save_pretrained), a .gguf file, or a model name",
+            )
+    files = sorted(_model_files(path)) if path.is_dir() else [path]
     stats = [
         (str(p.relative_to(path) if path.is_dir() else p.name), p.stat().st_size, p.stat().st_mtime_ns) for p in files
     ]
     return content_key(str(path.resolve()), stats)
+
+
+def _model_files(folder: Path) -> list[Path]:
+    """Every file under ``folder``; InputError past MAX_MODEL_FILES."""
+    files: list[Path] = []
+    for root, _dirs, names in os.walk(folder):
+        files.extend(p for p in (Path(root) / name for name in names) if p.is_file())
+        if len(files) > MAX_MODEL_FILES:
+            raise InputError(
+                f"the folder {folder} holds more than {MAX_MODEL_FILES:,} files, so it is not a model folder",
+                fix="give the folder a model was saved into",
+            )
+    return files
 
 
 def one_line(error: Exception, limit: int = 200) -> str:

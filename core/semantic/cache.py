@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -32,11 +33,17 @@ def content_key(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
+class CacheNotWritten(UserWarning):
+    """The clustering cache could not be written; the work goes on without it."""
+
+
 class ResultCache:
     """Maps a content key to an int array (the classes of one item's strings)."""
 
     def __init__(self, directory: str | Path | None = None) -> None:
         directory = Path(directory) if directory is not None else default_cache_dir()
+        self._path = directory / "semantic.sqlite"
+        self._writable = True
         try:
             directory.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(directory / "semantic.sqlite", timeout=60)
@@ -61,10 +68,25 @@ class ResultCache:
         return found
 
     def put_many(self, results: Mapping[str, np.ndarray]) -> None:
-        """Store arrays under their keys (replacing any previous value)."""
+        """Store arrays under their keys (replacing any previous value).
+
+        The cache only saves time: when it cannot be written (a read-only file or folder, a full disk)
+        this warns once (CacheNotWritten) and the results are simply not cached.
+        """
+        if not self._writable:
+            return
         rows = [(key, np.asarray(value, dtype=np.int32).tobytes()) for key, value in results.items()]
-        with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO results (key, classes) VALUES (?, ?)", rows)
+        try:
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO results (key, classes) VALUES (?, ?)", rows)
+        except sqlite3.Error as error:
+            self._writable = False
+            warnings.warn(
+                f"cannot write the cache {self._path} ({error}); going on without caching the results. "
+                f"Fix: make it writable, or pass another --cache-dir or {CACHE_ENV}",
+                CacheNotWritten,
+                stacklevel=2,
+            )
 
     def close(self) -> None:
         self._db.close()

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import String, Text, and_, delete, exists, func, insert, literal, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from core.errors import InputError
-from core.store.models import AuditEvent, Grade, Membership, Reservation, User, utcnow
+from core.store.models import AuditEvent, Grade, Membership, Reservation, SignInFailure, User, utcnow
 
 if TYPE_CHECKING:
     from core.store.store import Store
@@ -76,6 +76,29 @@ def create_user(store: Store, name: str, role: str, *, password_hash: str | None
         ) from None
 
 
+def create_first_user(store: Store, name: str, role: str, *, password_hash: str) -> UserInfo | None:
+    """Insert the account only if there is no account at all (one statement, INSERT ... SELECT ...
+    WHERE NOT EXISTS, under SQLite's write lock; on PostgreSQL behind a transaction-scoped advisory
+    lock, since read committed would let two such statements both see an empty table). Returns the
+    account, or None when another one exists: of two first-admin forms sent at once, one wins."""
+    with store.session() as s, s.begin():
+        if s.get_bind().dialect.name == "postgresql":
+            s.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _FIRST_USER_LOCK})
+        values = select(
+            literal(name, String()),
+            literal(role, String()),
+            literal(password_hash, Text()),
+            literal(True),
+            literal(utcnow(), User.created_at.type),
+        ).where(~exists(select(User.id)))
+        columns = ["name", "role", "password_hash", "active", "created_at"]
+        created = s.scalar(insert(User).from_select(columns, values).returning(User.id))
+        return None if created is None else _info(s.get(User, created))
+
+
+_FIRST_USER_LOCK = 0x41474631  # "AGF1": any constant the app uses for nothing else
+
+
 def user_by_name(store: Store, name: str) -> UserInfo | None:
     with store.session() as s:
         row = s.scalar(select(User).where(User.name == name))
@@ -110,6 +133,45 @@ def set_role(store: Store, name: str, role: str) -> None:
 
 def set_active(store: Store, name: str, active: bool) -> None:
     _update_user(store, name, active=active)
+
+
+# sign-in failures -----------------------------------------------------------------
+
+
+def failures(store: Store, name: str, address: str) -> tuple[int, datetime | None]:
+    """(failed sign-ins in a row, the last one's time) for ``name`` from ``address``."""
+    with store.session() as s:
+        row = s.get(SignInFailure, (name, address))
+        if row is None:
+            return 0, None
+        last = row.last_failed_at
+        return row.failures, last if last.tzinfo else last.replace(tzinfo=UTC)
+
+
+def add_failure(store: Store, name: str, address: str) -> None:
+    """One more failed sign-in for ``name`` from ``address``; concurrent ones all count."""
+    for _attempt in range(2):  # two first failures at once: the loser's insert fails, its update then counts
+        try:
+            with store.session() as s, s.begin():
+                counted = s.execute(
+                    update(SignInFailure)
+                    .where(SignInFailure.name == name, SignInFailure.address == address)
+                    .values(failures=SignInFailure.failures + 1, last_failed_at=utcnow())
+                ).rowcount
+                if not counted:
+                    s.add(SignInFailure(name=name, address=address, failures=1, last_failed_at=utcnow()))
+            return
+        except IntegrityError:
+            continue
+
+
+def clear_failures(store: Store, name: str, address: str | None = None) -> int:
+    """Forget the failures of ``name`` (from ``address`` only, when given); returns how many rows went."""
+    query = delete(SignInFailure).where(SignInFailure.name == name)
+    if address is not None:
+        query = query.where(SignInFailure.address == address)
+    with store.session() as s, s.begin():
+        return s.execute(query).rowcount
 
 
 # memberships ---------------------------------------------------------------------
@@ -279,14 +341,3 @@ def events(store: Store, project_id: int | None = None) -> pd.DataFrame:
     with store.session() as s:
         rows = s.execute(query).all()
     return pd.DataFrame.from_records(rows, columns=AUDIT_COLUMNS)
-
-
-def event_count(store: Store, action: str, *, actor: str | None = None, since: datetime | None = None) -> int:
-    """How many ``action`` events (by ``actor``, since ``since``) the trail holds."""
-    query = select(func.count()).select_from(AuditEvent).where(AuditEvent.action == action)
-    if actor is not None:
-        query = query.where(AuditEvent.actor == actor)
-    if since is not None:
-        query = query.where(AuditEvent.at >= since)
-    with store.session() as s:
-        return int(s.scalar(query))

@@ -9,6 +9,7 @@ browser sessions can write side by side. PostgreSQL is used as given by URL
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event
@@ -30,6 +31,31 @@ def database_url(configured: str | None = None) -> str:
     return f"sqlite:///{(DEFAULT_DIR / 'activegrade.db').resolve()}"
 
 
+_PASSWORD_IN_URL = re.compile(r"(?P<head>://[^/@]*?:)(?P<password>[^/]*)@")
+"""``scheme://user:password@host``: the password is what follows the first colon after ``//`` up to the
+last ``@`` before the path (a password may itself hold ``@`` or ``:``)."""
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password replaced by ``***``, whether or not SQLAlchemy can parse it."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - unparseable: fall back to the URL's generic shape
+        return _PASSWORD_IN_URL.sub(lambda m: m.group("head") + "***@", url)
+
+
+def describe_failure(url: str, error: BaseException) -> str:
+    """What to tell a person when the database at ``url`` cannot be opened: the error without the
+    URL's password, wherever the driver's message repeats it."""
+    text = f"{type(error).__name__}: {error}" if not isinstance(error, InputError) else str(error)
+    try:
+        password = make_url(url).password
+    except Exception:  # noqa: BLE001
+        password = _PASSWORD_IN_URL.search(url).group("password") if _PASSWORD_IN_URL.search(url) else None
+    text = text.replace(url, redact_url(url))
+    return text.replace(str(password), "***") if password else text
+
+
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -47,9 +73,9 @@ def make_engine(url: str) -> Engine:
     """
     try:
         parsed = make_url(url)
-    except ArgumentError as exc:
+    except ArgumentError:
         raise InputError(
-            f"cannot parse database URL {url!r} ({exc})",
+            f"cannot parse database URL {redact_url(url)!r}",
             fix=f"set {URL_ENV} to e.g. sqlite:///path/to/file.db or postgresql+psycopg://user@host/db",
         ) from None
     if parsed.get_backend_name() == "sqlite":

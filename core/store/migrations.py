@@ -56,23 +56,42 @@ def upgrade(engine: Engine) -> str | None:
     Raises RuntimeError when the database is newer than this code, rather than
     guessing at a schema it does not know.
     """
-    with engine.begin() as connection:
-        if connection.dialect.name == "postgresql":
-            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
-        before = current_revision(connection)
-        if before is None and inspect(connection).has_table("schema_version"):
-            legacy = connection.scalar(text("SELECT max(version) FROM schema_version"))
-            if legacy not in LEGACY_VERSIONS:
-                raise _newer(f"schema version {legacy}")
-            before = LEGACY_VERSIONS[legacy]
-            command.stamp(_config(connection), before)
-            connection.execute(text("DROP TABLE schema_version"))
-        if before is not None:
-            try:
-                ScriptDirectory.from_config(_config()).get_revision(before)
-            except CommandError:
-                raise _newer(f"revision {before}") from None
-        command.upgrade(_config(connection), "head")
+    with engine.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:  # outside any transaction: a rebuilt table's old copy is dropped without cascading
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            connection.commit()
+        try:
+            with connection.begin():
+                before = _upgrade(connection)
+                if sqlite and connection.exec_driver_sql("PRAGMA foreign_key_check").first() is not None:
+                    raise RuntimeError("the schema upgrade broke a foreign key; the database is unchanged")
+        finally:
+            if sqlite:
+                connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+                connection.commit()
+    return before
+
+
+def _upgrade(connection: Connection) -> str | None:
+    """upgrade() inside its transaction."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
+    before = current_revision(connection)
+    if before is None and inspect(connection).has_table("schema_version"):
+        legacy = connection.scalar(text("SELECT max(version) FROM schema_version"))
+        if legacy not in LEGACY_VERSIONS:
+            raise _newer(f"schema version {legacy}")
+        before = LEGACY_VERSIONS[legacy]
+        command.stamp(_config(connection), before)
+        connection.execute(text("DROP TABLE schema_version"))
+    if before is not None:
+        try:
+            ScriptDirectory.from_config(_config()).get_revision(before)
+        except CommandError:
+            raise _newer(f"revision {before}") from None
+    command.upgrade(_config(connection), "head")
+
     return before
 
 

@@ -27,6 +27,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from core.limits import (
+    MAX_ADDRESS_CHARS,
+    MAX_EMAIL_CHARS,
+    MAX_FILE_NAME_CHARS,
+    MAX_ID_CHARS,
+    MAX_LABEL_CHARS,
+    MAX_NAME_CHARS,
+)
+
 
 def utcnow() -> datetime:
     """Timezone-aware now, the one clock every timestamp column uses."""
@@ -42,7 +51,7 @@ class Project(Base):
 
     __tablename__ = "projects"
     id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
+    name: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), unique=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
     # new -> preparing -> ready, or failed (error holds the message)
@@ -53,6 +62,9 @@ class Project(Base):
     error: Mapped[str] = mapped_column(Text, default="")
     # heartbeat of the preparation job: a stale one means the job died
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # SQLite would otherwise give a deleted project's id to the next one, which then inherits its
+    # audit events (PostgreSQL's sequences never reuse an id)
+    __table_args__ = {"sqlite_autoincrement": True}
 
 
 class InputFile(Base):
@@ -62,7 +74,7 @@ class InputFile(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     role: Mapped[str] = mapped_column(String(20))  # "pool" or "samples"
-    name: Mapped[str] = mapped_column(String(500))
+    name: Mapped[str] = mapped_column(String(MAX_FILE_NAME_CHARS))
     content: Mapped[bytes] = mapped_column(LargeBinary)
     __table_args__ = (UniqueConstraint("project_id", "role"),)
 
@@ -73,7 +85,7 @@ class Item(Base):
     __tablename__ = "items"
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
     position: Mapped[int] = mapped_column(primary_key=True)
-    item_id: Mapped[str] = mapped_column(String(500))
+    item_id: Mapped[str] = mapped_column(String(MAX_ID_CHARS))
     stratum: Mapped[int] = mapped_column()
     # every other column of the prepared row (prompt, response, entropy, ...)
     data: Mapped[dict[str, Any]] = mapped_column()
@@ -87,8 +99,8 @@ class Grade(Base):
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     position: Mapped[int] = mapped_column()
     value: Mapped[float] = mapped_column(Float)
-    label: Mapped[str] = mapped_column(String(200))
-    grader: Mapped[str] = mapped_column(String(200))
+    label: Mapped[str] = mapped_column(String(MAX_LABEL_CHARS))
+    grader: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
     comment: Mapped[str] = mapped_column(Text, default="")
     seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -103,7 +115,7 @@ class Skip(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     position: Mapped[int] = mapped_column()
-    grader: Mapped[str] = mapped_column(String(200))
+    grader: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     __table_args__ = (Index("ix_skips_project_position", "project_id", "position"),)
 
@@ -111,8 +123,8 @@ class Skip(Base):
 class User(Base):
     __tablename__ = "users"
     id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
-    email: Mapped[str | None] = mapped_column(String(320), unique=True, nullable=True)
+    name: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), unique=True)
+    email: Mapped[str | None] = mapped_column(String(MAX_EMAIL_CHARS), unique=True, nullable=True)
     role: Mapped[str] = mapped_column(String(20))
     password_hash: Mapped[str | None] = mapped_column(Text, nullable=True)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
@@ -131,7 +143,7 @@ class Reservation(Base):
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
     slot: Mapped[int] = mapped_column(Integer, primary_key=True)
-    grader: Mapped[str] = mapped_column(String(200))
+    grader: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
     reserved_at: Mapped[datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[datetime] = mapped_column()
     __table_args__ = (Index("ix_reservations_project_grader", "project_id", "grader"),)
@@ -141,8 +153,18 @@ class AuditEvent(Base):
     __tablename__ = "audit_events"
     id: Mapped[int] = mapped_column(primary_key=True)
     at: Mapped[datetime] = mapped_column(default=utcnow)
-    actor: Mapped[str] = mapped_column(String(320))
+    actor: Mapped[str] = mapped_column(String(MAX_EMAIL_CHARS))
     action: Mapped[str] = mapped_column(String(50))
     project_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
     __table_args__ = (Index("ix_audit_events_project", "project_id"),)
+
+
+class SignInFailure(Base):
+    """Failed sign-ins in a row for one account name from one client address (core.auth's back-off)."""
+
+    __tablename__ = "sign_in_failures"
+    name: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), primary_key=True)
+    address: Mapped[str] = mapped_column(String(MAX_ADDRESS_CHARS), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer)
+    last_failed_at: Mapped[datetime] = mapped_column()

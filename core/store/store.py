@@ -7,6 +7,8 @@ objects, never live ORM rows, so callers can hold them across threads.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -14,10 +16,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sqlalchemy import Engine, and_, delete, func, or_, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from core.errors import InputError
+from core.errors import InputError, NotSaved
 from core.store.engine import database_url, make_engine
 from core.store.migrations import upgrade
 from core.store.models import Grade, InputFile, Item, Project, Skip, utcnow
@@ -249,8 +251,12 @@ class Store:
         comment: str = "",
         seconds: float | None = None,
     ) -> int:
-        """Record a grade in one transaction; it replaces this grader's earlier grade of the item."""
-        with self.session() as s, s.begin():
+        """Record a grade in one transaction; it replaces this grader's earlier grade of the item.
+
+        Raises NotSaved when the database does not take it (down, disk full: the transaction is rolled
+        back, earlier grades are untouched) and InputError when the project has been deleted.
+        """
+        with self._writing("the grade", project_id), self.session() as s, s.begin():
             now = utcnow()
             s.execute(
                 update(Grade)
@@ -276,9 +282,34 @@ class Store:
             s.flush()
             return grade.id
 
+    @contextmanager
+    def _writing(self, what: str, project_id: int) -> Iterator[None]:
+        """Turn the database's failures while writing ``what`` into NotSaved or, for a project deleted
+        meanwhile (its foreign key fails), an InputError saying so."""
+        try:
+            yield
+        except IntegrityError:
+            if not self.has_project(project_id):
+                raise InputError(
+                    f"{what} was not saved: project {project_id} has been deleted",
+                    fix="choose another project in the sidebar",
+                ) from None
+            raise
+        except DBAPIError as exc:
+            raise NotSaved(
+                f"{what} was not saved: the database did not accept it ({type(exc.orig).__name__}: "
+                f"{str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else 'no detail'}). "
+                "Nothing else was lost; press again"
+            ) from exc
+
+    def has_project(self, project_id: int) -> bool:
+        with self.session() as s:
+            return s.get(Project, project_id) is not None
+
     def retract_last_grade(self, project_id: int, grader: str) -> int | None:
-        """Undo: retract this grader's most recent active grade; returns its item position."""
-        with self.session() as s, s.begin():
+        """Undo: retract this grader's most recent active grade; returns its item position (NotSaved:
+        see add_grade)."""
+        with self._writing("the undo", project_id), self.session() as s, s.begin():
             grade = s.scalar(
                 select(Grade)
                 .where(Grade.project_id == project_id, Grade.grader == grader, Grade.retracted_at.is_(None))
@@ -292,7 +323,8 @@ class Store:
             return grade.position
 
     def add_skip(self, project_id: int, position: int, grader: str) -> None:
-        with self.session() as s, s.begin():
+        """Record a skip (NotSaved: see add_grade)."""
+        with self._writing("the skip", project_id), self.session() as s, s.begin():
             s.add(Skip(project_id=project_id, position=position, grader=grader))
 
     def grades(self, project_id: int, *, include_retracted: bool = False) -> pd.DataFrame:

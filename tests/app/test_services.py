@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 
 from core.errors import InputError
-from core.grading import grader_view, inert_images, next_position
+from core.grading import grader_view, next_position
+from core.markup import has_image
 from core.project import create_project, is_stalled, start_preparation
 from core.report import report, report_markdown
 from core.scales import BINARY, LIKERT, parse_custom_labels, scale_from_settings
@@ -67,7 +68,7 @@ def test_grader_view_hides_reference_and_signals_unless_allowed():
         "agreement": 0.2,
     }
     hidden = grader_view(item, {"show_reference": False, "show_signals": False})
-    assert set(hidden) == {"id", "prompt", "response", "image"}
+    assert set(hidden) == {"id", "prompt", "response", "image", "image_note"}
     shown = grader_view(item, {"show_reference": True, "show_signals": True})
     assert shown["reference"] == "ref" and shown["signals"]["stratum"] == 2
     assert "label" not in shown and "label" not in shown["signals"]
@@ -135,18 +136,15 @@ def test_report_carries_estimate_settings_and_seed(store, project_id):
     assert (path["ci_low"] <= path["estimate"]).all() and (path["estimate"] <= path["ci_high"]).all()
 
 
-def test_markdown_images_in_item_text_are_inert_links():
-    assert inert_images("see ![chart](https://tracker.example/p.png) and ![x][ref]") == (
-        "see [image: chart](https://tracker.example/p.png) and [image: x][ref]"
-    )
-    assert inert_images("a ![ b ] c and [link](https://a.example)") == "a ![ b ] c and [link](https://a.example)"
+def test_markdown_images_in_item_text_fetch_nothing_and_external_images_are_off_by_default():
     item = {
-        "id": "q",
+        "id": "q ![i](http://a/id.png)",
         "prompt": "![p](http://a/p.png)",
-        "response": "![r](http://a/r.png)",
+        "response": "![r][ref]\n\n[ref]: http://a/r.png",
         "reference": "![f](http://a/f.png)",
         "image": "https://a/i.png",
     }
     view = grader_view(item, {"show_reference": True})
-    assert "![" not in view["prompt"] + view["response"] + view["reference"]
-    assert view["image"] == "https://a/i.png"  # the item's own image stays an image
+    assert not any(has_image(view[k]) for k in ("id", "prompt", "response", "reference"))
+    assert view["image"] == "" and "external images are off" in view["image_note"]
+    assert grader_view(item, {"external_images": True})["image"] == "https://a/i.png"  # an admin turned them on

@@ -1,0 +1,95 @@
+"""core.markup and core.images: pool and project text shows without fetching anything, and renders fast."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.images import shown_image
+from core.markup import MAX_MARKDOWN_CHARS, has_image, one_line_plain, plain_text, safe_markdown
+
+IMAGE_ATTACKS = [
+    "see ![chart](https://tracker.example/p.png)",
+    "![x][ref]\n\n[ref]: https://tracker.example/r.png",  # reference-style definition
+    "![x]\n\n[x]: https://tracker.example/s.png",  # shortcut reference
+    "![a ![b](https://tracker.example/inner.png) c](https://tracker.example/outer.png)",  # nested brackets
+    "![a [b] c](https://tracker.example/n.png)",  # balanced brackets inside the alt text
+    "\\\\![x](https://tracker.example/e.png)",  # an escaped backslash, then a real image
+    "![a \\] b](https://tracker.example/esc.png)",  # an escaped bracket inside the alt text
+    "[![badge](https://tracker.example/b.png)](https://example.org)",  # image inside a link
+    "| a | b |\n|---|---|\n| ![t](https://tracker.example/t.png) | x |",  # inside a table cell
+    "> quote\n> ![q](https://tracker.example/q.png)",
+    "- item\n  - ![l](https://tracker.example/l.png)",
+    "# ![h](https://tracker.example/h.png)",
+    "line one\r![cr](https://tracker.example/cr.png)",  # a lone carriage return as the line break
+    "![x](<https://tracker.example/angle brackets.png>)",
+    "![x](https://tracker.example/t.png 'title')",
+]
+
+
+@pytest.mark.parametrize("text", IMAGE_ATTACKS)
+def test_safe_markdown_leaves_no_image_of_any_form(text):
+    assert has_image(text)  # the parser sees the attack: the test can fail
+    assert not has_image(safe_markdown(text))
+
+
+def test_text_without_images_and_code_are_unchanged():
+    text = "**bold** [link](https://example.org)\n\n```rust\nlet v = vec![1, 2];\n```\n\n`vec![3]`"
+    assert safe_markdown(text) == text
+
+
+def test_only_the_paragraph_with_an_image_is_rewritten():
+    text = "```\nvec![1]\n```\n\n![x](https://tracker.example/p.png)"
+    assert safe_markdown(text).startswith("```\nvec![1]\n```")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ">" * 100_000 + " ![x](https://tracker.example/deep.png)",  # 100k nested quotes
+        "\n".join("  " * depth + "- x" for depth in range(900)),  # a 900-level list
+        "| a | b |\n|---|---|\n" + "| x | y |\n" * 3_000,  # a 6,000-cell table
+        "word " * (MAX_MARKDOWN_CHARS // 5 + 1),
+    ],
+    ids=["nested-quotes", "deep-list", "huge-table", "huge-text"],
+)
+def test_pathological_markdown_is_shown_as_plain_text(text):
+    shown = safe_markdown(text)
+    assert shown == plain_text(text)
+    assert not has_image(shown)
+
+
+def test_plain_text_shows_every_character_literally():
+    hostile = "# *x* ![i](https://tracker.example/i.png) <b>b</b> $x$ :red[y] 1. [l](javascript:x)"
+    shown = plain_text(hostile)
+    assert not has_image(shown)
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark").render(shown)
+    assert "<img" not in html and "<a " not in html and "<em>" not in html and "<h1>" not in html
+    assert one_line_plain("a\nb\u202e") == plain_text("a b\\u202e")
+
+
+@pytest.mark.parametrize(
+    "value, external, shown",
+    [
+        ("https://example.org/a.png", False, None),  # off by default: the grader's browser would fetch it
+        ("https://example.org/a.png", True, "https://example.org/a.png"),
+        ("https://", True, None),  # no host: st.image raised before the grade buttons
+        ("http://[::1", True, None),  # broken IPv6 address: urlsplit raises ValueError
+        ("http://example.org:99999/a.png", True, None),  # port out of range
+        ("https://exa mple.org/a.png", True, None),
+        ("data:image/png;base64,iVBORw0KGgo=", False, "data:image/png;base64,iVBORw0KGgo="),
+        ("data:image/png;base64,@@@", False, None),
+        ("data:image/svg+xml;base64,PHN2Zz4=", False, None),
+        ("data:text/html,<script>alert(1)</script>", True, None),
+        ("../../../../etc/passwd", True, None),  # st.image would open a file on the server
+        ("file:///etc/shadow", True, None),
+        ("javascript:alert(1)", True, None),
+        ("", True, None),
+        (None, True, None),
+    ],
+)
+def test_shown_image_hands_the_widget_only_valid_allowed_values(value, external, shown):
+    result = shown_image(value, {"external_images": external})
+    assert result.url == shown
+    assert (result.note == "") == (shown is not None or not value)

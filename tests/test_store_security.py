@@ -1,0 +1,145 @@
+"""Security findings at the store's edge: ids never reused, the same limits on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import io
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from legacy_schemas import create_legacy_schema
+from pg_schema import throwaway_schema_url
+from sqlalchemy import text
+
+from core import auth, grading
+from core.errors import InputError
+from core.project import create_project
+from core.scales import BINARY, parse_custom_labels
+from core.store import Store, accounts, make_engine, upgrade
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request, tmp_path):
+    if request.param == "sqlite":
+        s = Store.open(f"sqlite:///{tmp_path / 'store.db'}")
+        yield s
+        s.engine.dispose()
+        return
+    with throwaway_schema_url() as url:
+        s = Store.open(url)
+        yield s
+        s.engine.dispose()
+
+
+def _pool(**extra) -> tuple[str, bytes]:
+    table = pa.table({"id": ["a", "b"], "prompt": ["p", "q"], "response": ["r", "s"], **extra})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return "pool.parquet", buffer.getvalue()
+
+
+def test_a_deleted_projects_id_is_never_given_again(store):
+    first = store.create_project("first", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    second = store.create_project("second", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    store.delete_project(second)
+    assert store.create_project("third", {}, {"pool": ("pool.jsonl", b"{}\n")}) > second > first
+
+
+def test_the_migration_keeps_every_grade_and_stops_id_reuse_on_an_older_sqlite_database(tmp_path):
+    url = f"sqlite:///{tmp_path / 'v2.db'}"
+    engine = make_engine(url)  # the app's engine: foreign keys on
+    create_legacy_schema(engine, 2)  # projects without AUTOINCREMENT, no back-off table
+    old = Store(engine)
+    kept = old.create_project("kept", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    gone = old.create_project("gone", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    for position in range(7):
+        grading.submit(old, kept, position, BINARY, "Correct", "ann")
+    accounts.record_event(old, "root", "project_deleted", project_id=gone)
+    old.delete_project(gone)
+    grades_before = old.grades(kept)
+    assert "AUTOINCREMENT" not in _projects_sql(engine)
+
+    assert upgrade(engine) == "0002"
+    assert "AUTOINCREMENT" in _projects_sql(engine)
+    new = Store(engine)
+    assert new.grades(kept).equals(grades_before)  # every grade kept
+    assert new.project(kept).name == "kept"
+    assert new.create_project("next", {}, {"pool": ("pool.jsonl", b"{}\n")}) > gone  # no inherited audit trail
+    accounts.add_failure(new, "ann", "203.0.113.9")  # the back-off table exists
+    with engine.connect() as c:
+        assert c.execute(text("PRAGMA foreign_keys")).scalar() == 1  # the app's connections check keys again
+        assert c.execute(text("PRAGMA foreign_key_check")).fetchall() == []
+
+
+def _projects_sql(engine) -> str:
+    with engine.connect() as c:
+        return c.execute(text("SELECT sql FROM sqlite_master WHERE name = 'projects'")).scalar()
+
+
+@pytest.mark.parametrize(
+    "pool, problem",
+    [
+        (_pool(meta=pa.array([decimal.Decimal("1.5"), decimal.Decimal("2")])), "type Decimal"),
+        (_pool(meta=pa.array([datetime.date(2024, 1, 1), None])), "type date"),
+        (_pool(meta=pa.array([b"\x00\x01", b"x"])), "type bytes"),
+        (("pool.jsonl", b'{"id": "a", "prompt": "p", "response": "r", "meta": Infinity}\n'), "infinite"),
+        (("pool.jsonl", b'{"id": "a", "prompt": "p", "response": "r", "m": {"x": [-Infinity]}}\n'), "infinite"),
+        (("pool.jsonl", b'{"id": "' + b"i" * 501 + b'", "prompt": "p", "response": "r"}\n'), "over the limit of 500"),
+    ],
+    ids=["decimal", "date", "binary", "infinity", "nested-infinity", "long-id"],
+)
+def test_values_postgresql_would_refuse_are_input_errors_on_both_databases(store, pool, problem):
+    with pytest.raises(InputError, match=problem):
+        create_project(store, "p", pool, start=False)
+    assert store.projects() == []
+
+
+def test_over_long_names_and_labels_are_input_errors_on_both_databases(store):
+    with pytest.raises(InputError, match="project name has 201 characters"):
+        create_project(store, "n" * 201, ("pool.jsonl", b'{"id": "a", "prompt": "p", "response": "r"}\n'), start=False)
+    with pytest.raises(InputError, match="label 1 has 201 characters"):
+        parse_custom_labels("l" * 201 + " = 0\nok = 1")
+    with pytest.raises(InputError, match="account name has 201 characters"):
+        auth.create_account(store, "a" * 201, auth.GRADER, password="long enough password")
+    pid = store.create_project("p", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    with pytest.raises(InputError, match="grader's name has 201 characters"):
+        grading.submit(store, pid, 0, BINARY, "Correct", "g" * 201)
+
+
+def test_a_2_mb_sign_in_name_is_a_failed_sign_in_not_a_database_error(store):
+    assert auth.sign_in(store, "x" * 2_000_000, "any password at all", address="203.0.113.9") is None
+    assert accounts.events(store)["actor"].str.len().max() <= 200
+
+
+def test_images_in_project_name_guidelines_and_labels_are_refused():
+    from core.project import check_project_name, check_settings
+
+    with pytest.raises(InputError, match="markdown image"):
+        check_project_name("Q3 ![x](https://tracker.example/n.png)")
+    with pytest.raises(InputError, match="markdown image"):
+        check_settings({"guidelines": "see ![x][r]\n\n[r]: https://tracker.example/g.png"})
+    with pytest.raises(InputError, match="too large or too deeply nested"):
+        check_settings({"guidelines": ">" * 10_000})
+    with pytest.raises(InputError, match="markdown image"):
+        parse_custom_labels("![ok](https://tracker.example/l.png) = 1\nno = 0")
+
+
+def test_two_first_admin_forms_sent_at_once_create_one_admin(store):
+    import threading
+
+    barrier = threading.Barrier(8)
+    results = []
+
+    def submit(k: int) -> None:
+        barrier.wait()
+        results.append(auth.create_first_admin(store, f"admin{k}", "a long enough password"))
+
+    threads = [threading.Thread(target=submit, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len([r for r in results if r is not None]) == 1
+    assert [u.role for u in accounts.users(store)] == [auth.ADMIN]

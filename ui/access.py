@@ -1,0 +1,48 @@
+"""Access checks for code that runs without the page's gate: fragments and widget callbacks.
+
+A Streamlit fragment reruns on its own (a timer, a button inside it) and
+keeps its callbacks after the page that drew it ended in ``st.stop()``; the
+sign-in gate and the page's role check do not run then. Each fragment and
+each callback therefore asks core.auth.recheck first, which reads the
+account, its role, its project assignment and the project again from the
+database.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import audit, auth
+from ui import signin, state
+
+
+def fragment_guard(action: str, project_id: int | None = None) -> auth.User:
+    """In a fragment: the current user if they may still perform ``action``; else say why and stop the
+    fragment (it keeps nothing on screen but the reason)."""
+    try:
+        return auth.recheck(state.store(), signin.user(), action, project_id)
+    except auth.AccessDenied as exc:
+        st.error(f"Not allowed: {exc}.")
+        st.stop()
+
+
+def allowed_now(action: str, project_id: int | None = None) -> auth.User | None:
+    """In a callback: the current user if they may still perform ``action``, else None (and a toast
+    saying why); the callback then does nothing."""
+    try:
+        return auth.recheck(state.store(), signin.user(), action, project_id)
+    except auth.AccessDenied as exc:
+        st.toast(f"Not allowed: {exc}.")
+        return None
+
+
+def audited_download(what: str, project_id: int | None, action: str = auth.EXPORT) -> dict:
+    """``on_click``/``args`` for st.download_button: records who downloaded ``what`` in the audit trail
+    (rechecking that they still may)."""
+    return {"on_click": _record_download, "args": (what, project_id, action)}
+
+
+def _record_download(what: str, project_id: int | None, action: str) -> None:
+    user = allowed_now(action, project_id)
+    if user is not None:
+        audit.record(state.store(), user, audit.EXPORTED, project_id, what=what)
