@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, Engine, inspect, select
 
-from core.store import accounts
+from core.store import accounts, sessions
 from core.store.models import Base, SchemaVersion
 
 
@@ -23,9 +23,14 @@ def _add_accounts(connection: Connection) -> None:
     Base.metadata.create_all(connection, tables=accounts.TABLES)
 
 
+def _add_sign_in_sessions(connection: Connection) -> None:
+    """Version 3: server-side sign-in sessions (core/store/sessions.py)."""
+    Base.metadata.create_all(connection, tables=sessions.TABLES)
+
+
 # MIGRATIONS[k] upgrades a database from version k + 1 to k + 2.
 # Version 1 is the schema the first release created.
-MIGRATIONS: list[Callable[[Connection], None]] = [_add_accounts]
+MIGRATIONS: list[Callable[[Connection], None]] = [_add_accounts, _add_sign_in_sessions]
 LATEST = 1 + len(MIGRATIONS)
 
 
