@@ -233,7 +233,9 @@ function update(inst, data) {
     inst.token = token;
     inst.shownAt = null;
     requestAnimationFrame(() => {
-      if (inst.root === root) inst.shownAt = performance.now(); // the frame that paints this item
+      if (inst.root !== root) return;
+      inst.shownAt = performance.now(); // the frame that paints this item: the viewing time starts here
+      root.dataset.agShownAt = String(inst.shownAt);
     });
     const active = document.activeElement;
     if (hadFocus || (active instanceof HTMLElement && active.matches(NAME_FIELD))) focusCard(inst);
