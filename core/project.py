@@ -20,12 +20,14 @@ from core.allocation import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY
 from core.errors import InputError
 from core.sampling_job import SAMPLING_MESSAGE, sample_project, sampling_request
 from core.scales import BINARY
+from core.semantic.base import EMBEDDING
 from core.store import ProjectInfo, Store
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"
 DEMO_DIR_ENV = "ACTIVEGRADE_DEMO_DIR"  # another folder with pool.jsonl (+ samples.jsonl), e.g. for tests
 DEMO_NAME = "Demo"
 HEARTBEAT_S = 5.0
+CLUSTERING = "clustering surrogate answers"
 STALE_AFTER = timedelta(seconds=60)
 PROGRESS_EVERY_S = 0.5
 
@@ -168,7 +170,8 @@ def _prepare(store: Store, project_id: int) -> None:
             sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE))
         files = store.input_files(project_id)
         inputs = load_inputs(files["pool"], files.get("samples"))
-        store.set_progress(project_id, 0, len(inputs.pool), "clustering surrogate answers")
+        report = PreparationReport(store, project_id)
+        report.clustering(0, len(inputs.pool))
         items = prepare_items(
             inputs,
             backend=settings.get("backend", "exact"),
@@ -176,7 +179,8 @@ def _prepare(store: Store, project_id: int) -> None:
             threshold=settings.get("threshold"),
             n_strata=int(settings.get("n_strata", DEFAULT_N_STRATA)),
             stratify_by=settings.get("stratify_by", DEFAULT_STRATIFY_BY),
-            progress=_progress_writer(store, project_id),
+            progress=report.clustering,
+            stage=report.stage,
         )
         store.save_items(project_id, items)
     except InputError as exc:
@@ -194,14 +198,46 @@ def _heartbeat(store: Store, project_id: int, stop: threading.Event) -> None:
         store.heartbeat(project_id)
 
 
-def _progress_writer(store: Store, project_id: int, message: str = "clustering surrogate answers"):
-    """A ``progress(done, total)`` callback that writes to the database at most every PROGRESS_EVERY_S."""
+def progress_text(stage: str, done: int, total: int, unit: str) -> str:
+    """What the Projects page shows of a running preparation, e.g. "embedding the texts: 1,200 of 5,000 texts"."""
+    return f"{stage}: {done:,} of {total:,} {unit}"
+
+
+def _progress_writer(store: Store, project_id: int, message: str):
+    """A ``progress(done, total)`` callback (items) that writes to the database at most every PROGRESS_EVERY_S."""
     last = [0.0]
 
     def progress(done: int, total: int) -> None:
         now = time.monotonic()
         if done >= total or now - last[0] >= PROGRESS_EVERY_S:
             last[0] = now
-            store.set_progress(project_id, done, total, message)
+            store.set_progress(project_id, done, total, progress_text(message, done, total, "items"))
 
     return progress
+
+
+class PreparationReport:
+    """Writes the preparation's stage to the project row, so the Projects page says what is going on:
+    loading the model, embedding k of n texts, clustering i of N items. A new stage is written at
+    once; counts within a stage at most every PROGRESS_EVERY_S, and always the last one."""
+
+    def __init__(self, store: Store, project_id: int) -> None:
+        self._store, self._project_id = store, project_id
+        self._stage, self._last = "", 0.0
+
+    def _write(self, stage: str, done: int, total: int, message: str) -> None:
+        now = time.monotonic()
+        if stage != self._stage or done >= total or now - self._last >= PROGRESS_EVERY_S:
+            self._stage, self._last = stage, now
+            self._store.set_progress(self._project_id, done, total, message)
+
+    def stage(self, what: str, done: int, total: int) -> None:
+        """core.semantic.base.Stage: loading the model, embedding the texts."""
+        if what == EMBEDDING:
+            self._write(what, done, total, progress_text("embedding the texts", done, total, "texts"))
+        else:
+            self._write(what, done, total, what)
+
+    def clustering(self, done: int, total: int) -> None:
+        """core.semantic.Progress: items clustered."""
+        self._write(CLUSTERING, done, total, progress_text(CLUSTERING, done, total, "items"))

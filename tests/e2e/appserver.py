@@ -33,9 +33,9 @@ def free_port() -> int:
 
 
 class Server:
-    """The app served by Streamlit in a subprocess."""
+    """The app (or another ``script``, e.g. a benchmark's bare app) served by Streamlit in a subprocess."""
 
-    def __init__(self, db_url: str, demo_dir: Path, log: Path) -> None:
+    def __init__(self, db_url: str, demo_dir: Path, log: Path, script: str = "app.py") -> None:
         self.db_url = db_url
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -54,7 +54,7 @@ class Server:
                 "-m",
                 "streamlit",
                 "run",
-                "app.py",
+                script,
                 "--server.headless",
                 "true",
                 "--server.port",
