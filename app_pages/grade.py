@@ -205,10 +205,15 @@ def my_items() -> None:
     if signin.user() is None:
         st.rerun(scope="app")
     items = plan.items(project)
-    grades = store.grades(pid)
+    try:
+        grades = store.grades(pid)
+        skipped = store.skipped_by(pid, grader)
+    except (SQLAlchemyError, OSError) as exc:
+        st.warning(f"The list cannot be read now: the database failed ({type(exc).__name__}).")
+        return
     grades = grades[grades["grader"] == grader].set_index("position")
     rows = [(int(p), grades.at[p, "label"], grades.at[p, "comment"]) for p in grades.index]
-    rows += [(p, "skipped", "") for p in store.skipped_by(pid, grader)]
+    rows += [(p, "skipped", "") for p in skipped]
     table = pd.DataFrame(
         {
             "position": [p for p, _, _ in rows],

@@ -125,3 +125,42 @@ def test_items_held_by_others_are_not_called_all_graded(open_app, store, project
     reservations.grade(store, project_id, held, BINARY, "Correct", "bob")
     at.run()
     assert card_data(at)["empty"]["text"].startswith("Every item is graded.")
+
+
+def test_a_failed_commit_says_not_saved_and_the_next_press_saves(open_app, store, project_id, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    from core.store.store import Store
+
+    at = open_app(GRADE, project_id=project_id)
+    first = shown(at)
+    plain = Store.add_grade
+
+    def disk_full(self, *args, **kwargs):
+        raise OperationalError("INSERT INTO grades", {}, Exception("database or disk is full"))
+
+    monkeypatch.setattr(Store, "add_grade", disk_full)
+    ack = press(at, "grade", label="Correct")
+    assert ack["status"] == "error" and ack["message"].startswith("Not saved, press again")
+    assert store.grades(project_id).empty and shown(at)["token"] == first["token"]  # the same item, still live
+    monkeypatch.setattr(Store, "add_grade", plain)
+    assert press(at, "grade", label="Correct")["status"] == "saved"
+    assert store.grades(project_id)["position"].tolist() == [first["position"]]
+
+
+def test_a_database_that_stops_answering_keeps_the_card_and_says_not_saved(open_app, store, project_id, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    from core.store.store import Store
+
+    at = open_app(GRADE, project_id=project_id)
+    first = shown(at)
+
+    def down(self, *args, **kwargs):
+        raise OperationalError("SELECT", {}, Exception("server closed the connection unexpectedly"))
+
+    for name in ("add_grade", "graded_positions"):  # the write fails, and so do the reads that draw the next card
+        monkeypatch.setattr(Store, name, down)
+    ack = press(at, "grade", label="Correct")
+    assert ack["status"] == "error" and "Not saved, press again" in ack["message"]
+    assert shown(at)["token"] == first["token"] and not at.exception
