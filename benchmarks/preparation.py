@@ -8,7 +8,7 @@ embedding backend and a fresh, empty result cache for every run:
   wall time from the click until the project is ready. The project row is read every 0.2 s to
   record the stages it reported and the longest time without a new report.
 
-Writes benchmarks/preparation.md. Run: python benchmarks/preparation.py
+Writes benchmarks/preparation.md. Run: python benchmarks/preparation.py [pool names]
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def app_seconds(pool: Path, samples: Path, folder: Path) -> tuple[float, list[st
 
 def main() -> None:
     rows = []
-    for name in POOLS:
+    for name in sys.argv[1:] or POOLS:
         pool, samples = SHARED / name / "pool.jsonl", SHARED / name / "samples.jsonl"
         if not pool.exists():
             continue

@@ -1,15 +1,21 @@
 """Project lifecycle: create a project from uploads, prepare it in the background, open the demo.
 
-Preparation (semantic clustering, entropy, strata) runs in a background
-thread of the process that started it; its progress and outcome live in the
-database, so a page reload, another browser or a restart sees the same
-state and never recomputes finished work. A job whose heartbeat stops
-(the process died) is shown as stalled and can be restarted.
+Preparation (semantic clustering, entropy, strata) runs in a process of its
+own (core.preparation_job), started by the app: inside the app's server it
+would share the interpreter lock with Streamlit's threads, and every model
+call (which releases and retakes the lock) would wait for them, 2 to 7 times
+slower than the CLI. Scripts and tests that wait for it run it in their own
+process. Its progress and outcome live in the database, so a page reload,
+another browser or a restart sees the same state and never recomputes
+finished work. A job whose heartbeat stops (the process died) is shown as
+stalled and can be restarted.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -21,7 +27,7 @@ from core.errors import InputError
 from core.sampling_job import SAMPLING_MESSAGE, sample_project, sampling_request
 from core.scales import BINARY
 from core.semantic.base import EMBEDDING
-from core.store import ProjectInfo, Store
+from core.store import URL_ENV, ProjectInfo, Store
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"
 DEMO_DIR_ENV = "ACTIVEGRADE_DEMO_DIR"  # another folder with pool.jsonl (+ samples.jsonl), e.g. for tests
@@ -46,7 +52,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "method": "default",  # core.estimate method the report uses
 }
 
-_jobs: dict[tuple[str, int], threading.Thread] = {}
+_jobs: dict[tuple[str, int], subprocess.Popen] = {}
 _jobs_lock = threading.Lock()
 
 
@@ -131,33 +137,46 @@ def is_stalled(info: ProjectInfo, now: datetime | None = None) -> bool:
 
 
 def is_running_here(store: Store, project_id: int) -> bool:
+    """Whether a preparation this process started is still at work on the project."""
     with _jobs_lock:
         job = _jobs.get((str(store.engine.url), project_id))
-        return job is not None and job.is_alive()
+        return job is not None and job.poll() is None and store.project(project_id).status == "preparing"
 
 
 def start_preparation(store: Store, project_id: int, *, wait: bool = False) -> bool:
-    """Start preparing the project in a background thread unless it is ready or already running.
+    """Start preparing the project unless it is ready or already being prepared.
 
-    Returns True when a job was started. ``wait=True`` runs it to the end
-    before returning (scripts and tests).
+    Returns True when a job was started: a separate process (core.preparation_job), or with
+    ``wait=True`` (scripts and tests) the preparation itself, run to the end before returning.
     """
     key = (str(store.engine.url), project_id)
     with _jobs_lock:
-        if key in _jobs and _jobs[key].is_alive():
+        if key in _jobs and _jobs[key].poll() is None:
             return False
         if not store.claim_preparation(project_id, stale_before=datetime.now(UTC) - STALE_AFTER):
             return False  # ready, or a live job (here or in another process) holds it
-        job = threading.Thread(target=_prepare, args=(store, project_id), daemon=True, name=f"prepare-{project_id}")
-        _jobs[key] = job
-        job.start()
-    if wait:
-        job.join()
+        if not wait:
+            _jobs[key] = _spawn(store, project_id)
+            return True
+    run_preparation(store, project_id)
     return True
 
 
-def _prepare(store: Store, project_id: int) -> None:
-    """The job: load the stored uploads, run core.prepare.prepare_items, save the items."""
+def _spawn(store: Store, project_id: int) -> subprocess.Popen:
+    """The preparation job in its own Python process, on the same database (its URL passed in the
+    environment, not on the command line, where other users could read a password)."""
+    root = str(Path(__file__).resolve().parents[1])
+    env = {
+        **os.environ,
+        URL_ENV: store.engine.url.render_as_string(hide_password=False),
+        "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p),
+    }
+    return subprocess.Popen([sys.executable, "-m", "core.preparation_job", str(project_id)], env=env)
+
+
+def run_preparation(store: Store, project_id: int) -> None:
+    """The job, on a project already claimed: load the stored uploads, run core.prepare.prepare_items,
+    save the items; a failure is stored with its message."""
     stop = threading.Event()
     beat = threading.Thread(target=_heartbeat, args=(store, project_id, stop), daemon=True)
     beat.start()
