@@ -22,10 +22,18 @@ def _image_as_text(self, tokens, idx, options, env) -> str:  # noqa: ANN001 - ma
     return f"[image: {html.escape(alt)}]"
 
 
+def _link_elsewhere(self, tokens, idx, options, env) -> str:  # noqa: ANN001 - markdown-it renderer signature
+    """Links open in a new tab, without telling the linked site where the grader came from."""
+    tokens[idx].attrSet("target", "_blank")
+    tokens[idx].attrSet("rel", "noopener noreferrer nofollow")
+    return self.renderToken(tokens, idx, options, env)
+
+
 @functools.cache
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
     md.add_render_rule("image", _image_as_text)
+    md.add_render_rule("link_open", _link_elsewhere)
     return md
 
 
