@@ -71,7 +71,7 @@ def open_demo_banner() -> None:
 
 
 open_demo_banner()
-signin.gate()  # the sign-in page, and stop, for anyone not signed in
+signin.gate(PAGES)  # the sign-in page, and stop, for anyone not signed in
 if (shown := state.current_project()) is not None:
     # keep a project from the URL across page switches; drop one the user is not assigned to
     state.select_project(shown.id if signin.visible([shown]) else None)

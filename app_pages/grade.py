@@ -1,15 +1,27 @@
-"""Grade: one item at a time, with keyboard shortcuts, skip, back, undo and a comment."""
+"""Grade: one item at a time on the grading card (ui/grading_card.py), which owns the keys.
+
+Every press names the item the browser shows (its position, id and showing
+token, core.showings) and is checked again against the database by
+core.grade_actions with the acting user's current session, role and
+assignment. The card shows "sending" at once, "saved" with the next item only
+once the grade is committed, and "Not saved, press again" when it is not.
+"""
 
 from __future__ import annotations
 
-import time
+from typing import Any
 
+import pandas as pd
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
-from core import audit, auth, grading, reservations
+from core import auth, grade_actions, grading, reservations
 from core.grading import grader_view
+from core.markup import safe_markdown
 from core.scales import scale_from_settings
-from ui import plan, signin, state
+from core.showings import Showings
+from ui import grading_card, plan, signin, state
+from ui.markdown_html import to_html
 
 store = state.store()
 project = state.require_ready_project()
@@ -17,7 +29,10 @@ signin.require(auth.GRADE, project.id)
 grader = state.grader()
 pid = project.id
 scale = scale_from_settings(project.settings)
-REVIEW = f"review-{pid}"
+REVIEW = f"review-{pid}"  # position of an earlier grade being reviewed, or None for the queue
+SHOWINGS = f"showings-{pid}"
+ACK = f"ack-{pid}"
+LAST = f"card-{pid}"  # the last payload sent, re-sent with the error when the database fails
 
 st.title("Grade")
 if not grader:
@@ -25,70 +40,75 @@ if not grader:
     st.stop()
 
 
-def _shown_since(position: int) -> float:
-    return st.session_state.setdefault(f"shown-{pid}-{position}", time.monotonic())
+def showings() -> Showings:
+    return st.session_state.setdefault(SHOWINGS, Showings())
 
 
-def on_grade(position: int, label: str) -> None:
-    seconds = time.monotonic() - _shown_since(position)
-    if seconds < grading.MIN_VIEW_S:
-        # faster than anyone can read: a key held down or pressed twice, not a judgement of this item
-        st.session_state["flash"] = f"ignored a grade given {seconds:.2f} s after the item appeared"
-        return
-    comment = st.session_state.get(f"comment-{pid}-{position}", "")
-    earlier = store.grade_of(pid, position, grader)
-    if earlier is None:  # a queue item: record it and free its reservation
-        reservations.grade(store, pid, position, scale, label, grader, comment=comment, seconds=seconds)
-    else:  # a changed grade: the old one is kept, retracted; the item left in the queue stays reserved
-        grading.submit(store, pid, position, scale, label, grader, comment=comment, seconds=seconds)
-        audit.record(
-            store, signin.user(), audit.GRADE_CHANGED, pid, position=position, before=earlier["label"], after=label
-        )
-    st.session_state.pop(f"shown-{pid}-{position}", None)
-    if st.session_state.get(REVIEW) is None:
-        st.session_state["flash"] = f"saved: {label}"
-    else:  # an earlier grade was changed: back to the item the grader left in the queue
+def _act(press: dict[str, Any]) -> grade_actions.Outcome:
+    """Carry out one press for the user signed in now (None when the session ended)."""
+    actor = signin.user()
+    action = press.get("action")
+    if action in ("grade", "skip", "comment"):
+        showing = showings().match(press.get("token"), press.get("position"), press.get("item_id"))
+        if showing is None:  # a press for an item no longer on this card: never moved to another one
+            return grade_actions.Outcome("ignored", "ignored: that press was for an item no longer on screen")
+        if action == "comment":
+            return grade_actions.comment(store, actor, pid, showing.position, str(press.get("comment") or ""))
+        if action == "skip":
+            outcome = grade_actions.skip(store, actor, pid, showing.position)
+        else:
+            seconds = max(float(press.get("shown_ms") or 0), 0.0) / 1000
+            outcome = grade_actions.grade(
+                store,
+                actor,
+                pid,
+                showing.position,
+                str(press.get("label")),
+                seconds=seconds,
+                comment=str(press.get("comment") or ""),
+            )
+        if outcome.status in ("saved", "changed", "skipped"):
+            showings().use(showing.token)
+            if showing.reviewing:
+                st.session_state[REVIEW] = None  # a changed grade: back to the item left in the queue
+        return outcome
+    grade_actions.acting_grader(store, actor, pid)
+    if action == "undo":
         st.session_state[REVIEW] = None
-        st.session_state["flash"] = f"changed to: {label}"
+        return grade_actions.undo(store, actor, pid)
+    if action == "back":
+        history = store.grader_positions(pid, grader)
+        review = st.session_state.get(REVIEW)
+        index = history.index(review) - 1 if review in history else len(history) - 1
+        st.session_state[REVIEW] = history[max(index, 0)] if history else None
+        return grade_actions.Outcome("review", "your earlier grade")
+    if action == "queue":
+        st.session_state[REVIEW] = None
+        return grade_actions.Outcome("queue", "back to the queue")
+    return grade_actions.Outcome("ignored", f"unknown action {action!r}")
 
 
-def on_skip(position: int) -> None:
-    reservations.skip(store, pid, position, grader)
-    audit.record(store, signin.user(), audit.SKIP, pid, position=position)
-    st.session_state.pop(f"shown-{pid}-{position}", None)
-    st.session_state["flash"] = "skipped: the item went back to the queue"
-
-
-def on_undo() -> None:
-    position = store.retract_last_grade(pid, grader)
-    st.session_state[REVIEW] = None
-    if position is None:
-        st.session_state["flash"] = "nothing to undo"
+def on_press() -> None:
+    press = grading_card.pressed()
+    if press is None:
         return
-    audit.record(store, signin.user(), audit.UNDO, pid, position=position)
-    if reservations.hold(store, pid, position, grader):  # the item is this grader's again
-        st.session_state["flash"] = "undone: the item is back, ungraded"
-    else:  # another grader took it in the meantime; it stays in the queue, ungraded
-        st.session_state["flash"] = "undone: the grade is withdrawn; another grader holds the item now"
-
-
-def on_back() -> None:
-    history = store.grader_positions(pid, grader)
-    index = st.session_state.get(REVIEW)
-    index = len(history) - 1 if index is None else index - 1
-    st.session_state[REVIEW] = max(index, 0) if history else None
-
-
-def on_resume() -> None:
-    st.session_state[REVIEW] = None
+    ack: dict[str, Any] = {"seq": press.get("seq")}
+    try:
+        outcome = _act(press)
+        ack |= {"status": outcome.status, "message": outcome.message}
+    except grade_actions.Refused as exc:
+        ack |= {"status": "error", "message": f"Not saved: {exc}"}
+    except (SQLAlchemyError, OSError) as exc:  # database down, disk full: nothing stored, and the grader knows
+        ack |= {"status": "error", "message": f"Not saved, press again: the database failed ({type(exc).__name__})"}
+    st.session_state[ACK] = ack
 
 
 def current_position(mine: list[int]) -> tuple[int | None, bool]:
     """(position to show, whether it is an earlier grade being reviewed)."""
     review = st.session_state.get(REVIEW)
     if review is not None:
-        if review < len(mine):
-            return mine[review], True
+        if review in mine:
+            return review, True
         st.session_state[REVIEW] = None
     # the item reserved for this grader (kept on reload, freed by grade or skip, expiring when abandoned)
     position = reservations.claim(
@@ -102,100 +122,140 @@ def current_position(mine: list[int]) -> tuple[int | None, bool]:
     return position, False
 
 
-IMAGE_PREFIXES = ("https://", "http://", "data:image/")
-LONG_TEXT = 700  # characters; longer texts get a fixed-height box that scrolls
+def card_of(position: int, reviewing: bool) -> dict[str, Any]:
+    """The card's item part: everything shown of one item, with its showing token."""
+    item = store.item(pid, position)
+    view = grader_view(item, project.settings)
+    previous = store.grade_of(pid, position, grader) if reviewing else None
+    showing = showings().current(position, str(item.get("id", "")), reviewing)  # the card shows it as text
+    reference = view.get("reference")
+    return {
+        "token": showing.token,
+        "position": position,
+        "item_id": showing.item_id,
+        "prompt_html": to_html(str(view.get("prompt") or "")),
+        "response_html": to_html(str(view.get("response") or "")),
+        "reference_html": None if reference in (None, "") or "reference" not in view else to_html(str(reference)),
+        "image": view["image"] or None,
+        "image_note": view["image_note"] or None,
+        "signals": ", ".join(f"{k} {v}" for k, v in view["signals"].items()) if "signals" in view else None,
+        "reviewing": reviewing,
+        "previous_label": previous["label"] if previous else None,
+        "previous_comment": previous["comment"] if previous else "",
+    }
 
 
-def scrolling_markdown(text: str, height: int) -> None:
-    """Markdown in a bordered box (HTML is escaped, never run); a long text scrolls inside it."""
-    long = len(text) > LONG_TEXT or text.count("\n") > 15
-    with st.container(height=height if long else "content", border=True):
-        st.markdown(text)
-
-
-def show_item(view: dict) -> None:
-    with st.container(key="item-id"):  # the item's id, for comments and for browser tests to follow
-        st.caption(f"Item {view['id']}")
-    st.markdown("**Prompt**")
-    scrolling_markdown(str(view.get("prompt") or ""), 240)
-    image = str(view.get("image") or "")
-    if image.startswith(IMAGE_PREFIXES):
-        st.image(image, width=480)  # the browser fetches it; nothing is read from the server's disk
-    elif image:
-        st.caption(f"Image not shown (only http(s) URLs and data:image URIs are displayed): {image[:200]}")
-    if "reference" in view and view["reference"] not in (None, ""):
-        with st.expander("Reference answer", expanded=True):
-            st.markdown(str(view["reference"]))
-    st.markdown("**Response to grade**")
-    scrolling_markdown(str(view.get("response") or ""), 420)
-    if "signals" in view:
-        st.caption("Surrogate signals: " + ", ".join(f"{k} {v}" for k, v in view["signals"].items()))
-
-
-@st.fragment
-def grading_card() -> None:
+def payload() -> dict[str, Any]:
     graded, mine = store.graded_positions(pid), store.grader_positions(pid, grader)
     position, reviewing = current_position(mine)
     total = plan.design(project).N
-    flash = st.session_state.pop("flash", "")
-    st.progress(
-        len(graded) / total,
-        text=f"{len(graded):,} of {total:,} items graded · you: {len(mine)}" + (f" · {flash}" if flash else ""),
-    )
-    if position is None:
-        if (left := total - len(graded)) > 0:  # every ungraded item is held by another grader
-            st.info(
-                f"Nothing to grade for you right now: {'the item' if left == 1 else f'the {left:,} items'} left "
-                f"{'is' if left == 1 else 'are'} being graded by others. An item nobody finishes comes back here; "
-                "reload to check."
-            )
-        else:
-            st.success(
-                "Every item is graded."
-                + (" See the **Dashboard** for the result." if signin.may(auth.VIEW_DASHBOARD, pid) else "")
-            )
-        st.button("Undo my last grade", on_click=on_undo, shortcut="U", key="undo-done")
+    data: dict[str, Any] = {
+        "progress": f"{len(graded):,} of {total:,} items graded · you: {len(mine)}",
+        "choices": [{"label": c.label, "key": c.key} for c in scale.choices],
+        "min_view_ms": round(grading.MIN_VIEW_S * 1000),
+        "can_back": bool(mine),
+        "card": None,
+        "empty": None,
+    }
+    if position is not None:
+        data["card"] = card_of(position, reviewing)
+    elif (left := total - len(graded)) > 0:  # every ungraded item is held by another grader
+        data["empty"] = {
+            "kind": "held",
+            "text": f"Nothing to grade for you right now: {'the item' if left == 1 else f'the {left:,} items'} left "
+            f"{'is' if left == 1 else 'are'} being graded by others. An item nobody finishes comes back here; "
+            "reload to check.",
+        }
+    else:
+        done = "Every item is graded." + (
+            " See the Dashboard for the result." if signin.may(auth.VIEW_DASHBOARD, pid) else ""
+        )
+        data["empty"] = {"kind": "done", "text": done}
+    return data
+
+
+@st.fragment
+def grading_section() -> None:
+    if signin.user() is None:  # signed out, disabled or expired since the page was drawn: to the sign-in page
+        st.rerun(scope="app")
+    ack = st.session_state.pop(ACK, None)
+    try:
+        data = payload()
+        st.session_state[LAST] = data
+    except (SQLAlchemyError, OSError) as exc:
+        data = st.session_state.get(LAST)
+        if data is None:
+            st.error(f"The database is not answering ({type(exc).__name__}); reload the page to try again.")
+            return
+        if ack is not None and ack.get("status") != "error":
+            ack = {**ack, "status": "error", "message": "Not saved, press again: the database failed"}
+    grading_card.card({**data, "ack": ack}, on_press)
+
+
+def _excerpt(text: object, length: int = 120) -> str:
+    text = "" if text is None or (isinstance(text, float) and pd.isna(text)) else str(text)
+    return text if len(text) <= length else text[: length - 1] + "…"
+
+
+@st.fragment
+def my_items() -> None:
+    """The grader's graded and skipped items, searchable by id or text; choosing one opens it on the card."""
+    if signin.user() is None:
+        st.rerun(scope="app")
+    items = plan.items(project)
+    try:
+        grades = store.grades(pid)
+        skipped = store.skipped_by(pid, grader)
+    except (SQLAlchemyError, OSError) as exc:
+        st.warning(f"The list cannot be read now: the database failed ({type(exc).__name__}).")
         return
-    _shown_since(position)
-    item = store.item(pid, position)
-    previous = store.grade_of(pid, position, grader) if reviewing else None
-    if reviewing:
-        st.info(
-            f"Reviewing your earlier grade: **{previous['label'] if previous else 'none'}**. Pick a grade to change it."
+    grades = grades[grades["grader"] == grader].set_index("position")
+    rows = [(int(p), grades.at[p, "label"], grades.at[p, "comment"]) for p in grades.index]
+    rows += [(p, "skipped", "") for p in skipped]
+    table = pd.DataFrame(
+        {
+            "position": [p for p, _, _ in rows],
+            "id": [str(items.at[p, "id"]) for p, _, _ in rows],
+            "grade": [label for _, label, _ in rows],
+            "comment": [c for _, _, c in rows],
+            "prompt": [_excerpt(items.at[p, "prompt"]) for p, _, _ in rows],
+            "response": [_excerpt(items.at[p, "response"]) for p, _, _ in rows],
+        }
+    )
+    query = st.text_input("Search by id or text", key=f"mine-search-{pid}", placeholder="id, prompt or response text")
+    if query and len(table):
+        haystack = pd.Series(
+            [f"{r.id} {items.at[r.position, 'prompt']} {items.at[r.position, 'response']}" for r in table.itertuples()],
+            index=table.index,
         )
-    main, side = st.columns([3, 1])
-    with main:
-        show_item(grader_view(item, project.settings))
-    with side:
-        st.markdown("**Your grade**")
-        for choice in scale.choices:
-            st.button(
-                f"{choice.label}",
-                key=f"grade-{choice.label}",
-                shortcut=choice.key,
-                width="stretch",
-                type="primary" if previous and previous["label"] == choice.label else "secondary",
-                on_click=on_grade,
-                args=(position, choice.label),
-            )
-        st.text_area(
-            "Comment (optional)",
-            key=f"comment-{pid}-{position}",
-            height=90,
-            value=previous["comment"] if previous else "",
-        )
-        st.button(
-            "Skip", key="skip", shortcut="S", on_click=on_skip, args=(position,), disabled=reviewing, width="stretch"
-        )
-        st.button(
-            "Back to my previous grade", key="back", shortcut="B", on_click=on_back, width="stretch", disabled=not mine
-        )
-        st.button("Undo my last grade", key="undo", shortcut="U", on_click=on_undo, width="stretch")
-        if reviewing:
-            st.button("Back to the queue", key="resume", shortcut="Q", on_click=on_resume, width="stretch")
-        st.caption("Keys: " + " · ".join(f"{c.key} {c.label}" for c in scale.choices) + " · S skip · B back · U undo")
+        table = table[haystack.str.contains(query, case=False, regex=False)]
+    st.caption(f"{len(table):,} items · choose a row to open it on the card · Refresh after grading more")
+    version = st.session_state.setdefault(f"mine-version-{pid}", 0)
+    chosen = st.dataframe(
+        table.drop(columns="position"),
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        key=f"mine-{pid}-{version}",
+    )
+    if st.button("Refresh", key=f"mine-refresh-{pid}"):
+        st.rerun(scope="fragment")
+    if chosen.selection.rows:
+        position = int(table.iloc[chosen.selection.rows[0]]["position"])
+        st.session_state[f"mine-version-{pid}"] = version + 1  # a fresh table: the same row can be chosen again
+        try:
+            outcome = grade_actions.reopen(store, signin.user(), pid, position)
+        except grade_actions.Refused as exc:
+            st.warning(f"Cannot open it: {exc}.")
+            return
+        st.session_state[REVIEW] = position if outcome.status == "review" else None
+        st.rerun(scope="app")
 
 
 with st.sidebar.expander("Guidelines", expanded=True):
-    st.markdown(project.settings.get("guidelines") or "_No guidelines were written for this project._")
-grading_card()
+    st.markdown(
+        safe_markdown(project.settings.get("guidelines") or "") or "_No guidelines were written for this project._"
+    )
+grading_section()
+with st.expander("My graded and skipped items"):
+    my_items()

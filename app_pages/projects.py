@@ -47,8 +47,7 @@ def preparation_progress(project_id: int) -> None:
     total = max(info.progress_total, 1)
     st.progress(
         min(info.progress_done / total, 1.0),
-        text=f"{info.progress_message or 'preparing'}: {info.progress_done} of {info.progress_total} items. "
-        "You can leave this page; the work goes on and is saved.",
+        text=f"{info.progress_message or 'preparing'}. You can leave this page; the work goes on and is saved.",
     )
 
 

@@ -18,6 +18,7 @@ import pandas as pd
 
 from core.entropy import agreement, semantic_entropy, weighted_semantic_entropy
 from core.semantic import ItemTexts, Progress, get_backend
+from core.semantic.base import Stage
 from core.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
 
 if TYPE_CHECKING:
@@ -72,8 +73,12 @@ def prepare_items(
     cache_dir: str | Path | None = None,
     batch_size: int | None = None,
     progress: Progress | None = None,
+    stage: Stage | None = None,
 ) -> pd.DataFrame:
     """One row per pool item, in pool order: the pool's columns plus SCORE_COLUMNS.
+
+    `progress(done, total)` counts items clustered; `stage(what, done, total)` hears of the steps
+    before (core.semantic.base.Stage: loading the model, embedding texts).
 
     Items without samples get n_samples = n_clusters = 0, NaN scores and their
     own stratum (numbered last; see core.strata).
@@ -82,6 +87,7 @@ def prepare_items(
     engine = get_backend(
         backend, model=model, threshold=threshold, device=device, cache_dir=cache_dir, batch_size=batch_size
     )
+    engine.on_stage = stage
     rows_of, groups = item_texts(inputs)
     classes = engine.cluster(list(groups.values()), progress)
     logprobs = (

@@ -1,15 +1,21 @@
 """Project lifecycle: create a project from uploads, prepare it in the background, open the demo.
 
-Preparation (semantic clustering, entropy, strata) runs in a background
-thread of the process that started it; its progress and outcome live in the
-database, so a page reload, another browser or a restart sees the same
-state and never recomputes finished work. A job whose heartbeat stops
-(the process died) is shown as stalled and can be restarted.
+Preparation (semantic clustering, entropy, strata) runs in a process of its
+own (core.preparation_job), started by the app: inside the app's server it
+would share the interpreter lock with Streamlit's threads, and every model
+call (which releases and retakes the lock) would wait for them, 2 to 7 times
+slower than the CLI. Scripts and tests that wait for it run it in their own
+process. Its progress and outcome live in the database, so a page reload,
+another browser or a restart sees the same state and never recomputes
+finished work. A job whose heartbeat stops (the process died) is shown as
+stalled and can be restarted.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -21,13 +27,15 @@ from core.limits import MAX_FILE_NAME_CHARS, MAX_NAME_CHARS, check_length
 from core.markup import MAX_MARKDOWN_CHARS, MAX_NESTING, MAX_TABLE_CELLS, has_image, safe_markdown
 from core.sampling_job import SAMPLING_MESSAGE, sample_project, sampling_request
 from core.scales import BINARY, scale_from_settings
-from core.store import ProjectInfo, Store
+from core.semantic.base import EMBEDDING
+from core.store import URL_ENV, ProjectInfo, Store
 from core.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"
 DEMO_DIR_ENV = "ACTIVEGRADE_DEMO_DIR"  # another folder with pool.jsonl (+ samples.jsonl), e.g. for tests
 DEMO_NAME = "Demo"
 HEARTBEAT_S = 5.0
+CLUSTERING = "clustering surrogate answers"
 STALE_AFTER = timedelta(seconds=60)
 PROGRESS_EVERY_S = 0.5
 
@@ -46,7 +54,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "method": "default",  # core.estimate method the report uses
 }
 
-_jobs: dict[tuple[str, int], threading.Thread] = {}
+_jobs: dict[tuple[str, int], subprocess.Popen] = {}
 _jobs_lock = threading.Lock()
 
 
@@ -173,33 +181,46 @@ def is_stalled(info: ProjectInfo, now: datetime | None = None) -> bool:
 
 
 def is_running_here(store: Store, project_id: int) -> bool:
+    """Whether a preparation this process started is still at work on the project."""
     with _jobs_lock:
         job = _jobs.get((str(store.engine.url), project_id))
-        return job is not None and job.is_alive()
+        return job is not None and job.poll() is None and store.project(project_id).status == "preparing"
 
 
 def start_preparation(store: Store, project_id: int, *, wait: bool = False) -> bool:
-    """Start preparing the project in a background thread unless it is ready or already running.
+    """Start preparing the project unless it is ready or already being prepared.
 
-    Returns True when a job was started. ``wait=True`` runs it to the end
-    before returning (scripts and tests).
+    Returns True when a job was started: a separate process (core.preparation_job), or with
+    ``wait=True`` (scripts and tests) the preparation itself, run to the end before returning.
     """
     key = (str(store.engine.url), project_id)
     with _jobs_lock:
-        if key in _jobs and _jobs[key].is_alive():
+        if key in _jobs and _jobs[key].poll() is None:
             return False
         if not store.claim_preparation(project_id, stale_before=datetime.now(UTC) - STALE_AFTER):
             return False  # ready, or a live job (here or in another process) holds it
-        job = threading.Thread(target=_prepare, args=(store, project_id), daemon=True, name=f"prepare-{project_id}")
-        _jobs[key] = job
-        job.start()
-    if wait:
-        job.join()
+        if not wait:
+            _jobs[key] = _spawn(store, project_id)
+            return True
+    run_preparation(store, project_id)
     return True
 
 
-def _prepare(store: Store, project_id: int) -> None:
-    """The job: load the stored uploads, run core.prepare.prepare_items, save the items."""
+def _spawn(store: Store, project_id: int) -> subprocess.Popen:
+    """The preparation job in its own Python process, on the same database (its URL passed in the
+    environment, not on the command line, where other users could read a password)."""
+    root = str(Path(__file__).resolve().parents[1])
+    env = {
+        **os.environ,
+        URL_ENV: store.engine.url.render_as_string(hide_password=False),
+        "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p),
+    }
+    return subprocess.Popen([sys.executable, "-m", "core.preparation_job", str(project_id)], env=env)
+
+
+def run_preparation(store: Store, project_id: int) -> None:
+    """The job, on a project already claimed: load the stored uploads, run core.prepare.prepare_items,
+    save the items; a failure is stored with its message."""
     stop = threading.Event()
     beat = threading.Thread(target=_heartbeat, args=(store, project_id, stop), daemon=True)
     beat.start()
@@ -212,7 +233,8 @@ def _prepare(store: Store, project_id: int) -> None:
             sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE))
         files = store.input_files(project_id)
         inputs = load_inputs(files["pool"], files.get("samples"))
-        store.set_progress(project_id, 0, len(inputs.pool), "clustering surrogate answers")
+        report = PreparationReport(store, project_id)
+        report.clustering(0, len(inputs.pool))
         items = prepare_items(
             inputs,
             backend=settings.get("backend", "exact"),
@@ -220,7 +242,8 @@ def _prepare(store: Store, project_id: int) -> None:
             threshold=settings.get("threshold"),
             n_strata=int(settings.get("n_strata", DEFAULT_N_STRATA)),
             stratify_by=settings.get("stratify_by", DEFAULT_STRATIFY_BY),
-            progress=_progress_writer(store, project_id),
+            progress=report.clustering,
+            stage=report.stage,
         )
         store.save_items(project_id, items)
     except InputError as exc:
@@ -238,14 +261,46 @@ def _heartbeat(store: Store, project_id: int, stop: threading.Event) -> None:
         store.heartbeat(project_id)
 
 
-def _progress_writer(store: Store, project_id: int, message: str = "clustering surrogate answers"):
-    """A ``progress(done, total)`` callback that writes to the database at most every PROGRESS_EVERY_S."""
+def progress_text(stage: str, done: int, total: int, unit: str) -> str:
+    """What the Projects page shows of a running preparation, e.g. "embedding the texts: 1,200 of 5,000 texts"."""
+    return f"{stage}: {done:,} of {total:,} {unit}"
+
+
+def _progress_writer(store: Store, project_id: int, message: str):
+    """A ``progress(done, total)`` callback (items) that writes to the database at most every PROGRESS_EVERY_S."""
     last = [0.0]
 
     def progress(done: int, total: int) -> None:
         now = time.monotonic()
         if done >= total or now - last[0] >= PROGRESS_EVERY_S:
             last[0] = now
-            store.set_progress(project_id, done, total, message)
+            store.set_progress(project_id, done, total, progress_text(message, done, total, "items"))
 
     return progress
+
+
+class PreparationReport:
+    """Writes the preparation's stage to the project row, so the Projects page says what is going on:
+    loading the model, embedding k of n texts, clustering i of N items. A new stage is written at
+    once; counts within a stage at most every PROGRESS_EVERY_S, and always the last one."""
+
+    def __init__(self, store: Store, project_id: int) -> None:
+        self._store, self._project_id = store, project_id
+        self._stage, self._last = "", 0.0
+
+    def _write(self, stage: str, done: int, total: int, message: str) -> None:
+        now = time.monotonic()
+        if stage != self._stage or done >= total or now - self._last >= PROGRESS_EVERY_S:
+            self._stage, self._last = stage, now
+            self._store.set_progress(self._project_id, done, total, message)
+
+    def stage(self, what: str, done: int, total: int) -> None:
+        """core.semantic.base.Stage: loading the model, embedding the texts."""
+        if what == EMBEDDING:
+            self._write(what, done, total, progress_text("embedding the texts", done, total, "texts"))
+        else:
+            self._write(what, done, total, what)
+
+    def clustering(self, done: int, total: int) -> None:
+        """core.semantic.Progress: items clustered."""
+        self._write(CLUSTERING, done, total, progress_text(CLUSTERING, done, total, "items"))

@@ -15,14 +15,15 @@ from collections.abc import Iterable, Mapping
 
 import streamlit as st
 
-from core import auth
+from core import auth, sessions
 from core.errors import InputError
 from core.limits import MAX_NAME_CHARS, MAX_PASSWORD_CHARS
 from core.markup import one_line_plain
 from core.store import ProjectInfo, accounts
-from ui import state
+from ui import session_cookie, state
 
-USER_KEY = "signed_in_user"
+TOKEN_KEY = "session_token"
+"""Session state key of this browser tab's sign-in token (core.sessions); the cookie carries it to new tabs."""
 
 PAGE_ACTIONS = {
     "Projects": auth.VIEW_PROJECTS,
@@ -50,18 +51,24 @@ def oidc_providers() -> list[str]:
 def user() -> auth.User | None:
     """The signed-in user (the open demo's user when it is on), or None.
 
-    Read again from the accounts table on every run (core.auth.refresh): a disabled account is
-    signed out and a changed role applies at once, not only at the next sign-in.
+    Resolved again on every call from the server-side session (core.sessions.resume): a session
+    that was signed out, expired, or ended by a password change, disabling or a role change signs
+    this tab out at once, and the role is the account's current one.
     """
     if auth.open_demo_enabled():
         return auth.demo_user(st.session_state.get("grader", "") or st.query_params.get("grader", ""))
-    signed_in = st.session_state.get(USER_KEY)
-    if signed_in is None:
-        return None
-    current = auth.refresh(state.store(), signed_in)
+    token = st.session_state.get(TOKEN_KEY) or session_cookie.from_request()
+    current = sessions.resume(state.store(), token)
     if current is None:
-        st.session_state.pop(USER_KEY, None)
+        st.session_state.pop(TOKEN_KEY, None)
+    else:
+        st.session_state[TOKEN_KEY] = token
     return current
+
+
+def _signed_in(found: auth.User) -> None:
+    """Start the server-side session of a user who just proved who they are."""
+    st.session_state[TOKEN_KEY] = sessions.start(state.store(), found)
 
 
 def may(action: str, project_id: int | None = None) -> bool:
@@ -90,21 +97,29 @@ def allowed_pages(pages: list) -> list:
     return [p for p in pages if auth.may(state.store(), current, PAGE_ACTIONS.get(p.title, ""))]
 
 
-def gate() -> auth.User:
-    """The signed-in user; when nobody is signed in, show the sign-in page and stop."""
+def gate(pages: list) -> auth.User:
+    """The signed-in user; when nobody is signed in, show the sign-in page and stop.
+
+    The requested page is resolved first (hidden navigation), so the URL keeps it and, once
+    signed in, the user lands on the page and project they asked for.
+    """
     current = user()
     if current is not None:
+        if not auth.open_demo_enabled():
+            session_cookie.mirror(st.session_state.get(TOKEN_KEY), int(sessions.limits().absolute.total_seconds()))
         return current
     providers = oidc_providers()
     if providers and st.user.is_logged_in:
         try:
-            current = auth.sign_in_oidc(state.store(), st.user.to_dict())
+            found = auth.sign_in_oidc(state.store(), st.user.to_dict())
         except auth.AccessDenied as exc:
             st.error(f"Signed in with your identity provider, but {exc}.")
             st.button("Sign out", on_click=st.logout, key="oidc_sign_out")
             st.stop()
-        st.session_state[USER_KEY] = current
-        return current
+        _signed_in(found)
+        st.rerun()
+    st.navigation(pages, position="hidden")
+    session_cookie.mirror(None, 0)
     _sign_in_page(providers)
     st.stop()
 
@@ -128,7 +143,7 @@ def _sign_in_page(providers: list[str]) -> None:
             if found is None:
                 st.error("Wrong name or password (or the account is disabled).")
             else:
-                st.session_state[USER_KEY] = found
+                _signed_in(found)
                 st.rerun()
     for provider in providers:
         label = f"Sign in with {provider}" if provider else "Sign in with your identity provider"
@@ -172,7 +187,7 @@ def _first_admin() -> None:
             accounts.record_event(
                 store, created.name, "account_created", detail={"name": created.name, "role": auth.ADMIN}
             )
-            st.session_state[USER_KEY] = created
+            _signed_in(created)
             st.rerun()
 
 
@@ -194,7 +209,7 @@ def sidebar() -> None:
     st.session_state["grader"] = current.name  # what grades record
     st.caption(f"Signed in as **{one_line_plain(current.name)}** ({current.role})")
     if st.button("Sign out", key="sign_out"):
-        st.session_state.pop(USER_KEY, None)
+        sessions.end(state.store(), st.session_state.pop(TOKEN_KEY, None))
         if oidc_providers() and st.user.is_logged_in:
             st.logout()
         st.rerun()

@@ -26,6 +26,11 @@ from core.normalize import normalize
 from core.semantic.cache import ResultCache, content_key
 
 Progress = Callable[[int, int], None]
+Stage = Callable[[str, int, int], None]
+"""``stage(what, done, total)``: a named step of a backend's work, reported as it goes:
+LOADING_MODEL (0 of 0) and EMBEDDING (texts embedded of the texts to embed)."""
+LOADING_MODEL = "loading the model"
+EMBEDDING = "embedding"
 DEVICES = ("auto", "cpu", "cuda")
 CACHE_VERSION = 1  # bump when a backend's results change for the same inputs
 
@@ -128,6 +133,11 @@ class Backend(ABC):
         self._cache_dir = cache_dir
         self._use_cache = use_cache
         self.model_calls = 0  # texts (embedding) or text pairs (NLI) sent to the model so far
+        self.on_stage: Stage | None = None  # told of each step of the work (core.project shows them)
+
+    def _stage(self, what: str, done: int = 0, total: int = 0) -> None:
+        if self.on_stage is not None:
+            self.on_stage(what, done, total)
 
     def identity(self) -> tuple:
         """Everything besides the strings that determines the result: part of every cache key."""
@@ -141,7 +151,8 @@ class Backend(ABC):
         """For each item, the class ids of its samples followed by that of the target's answer.
 
         `progress(done, total)` counts the distinct uncached items, `done` moving
-        in proportion to the backend's own work (strings embedded, strings placed).
+        in proportion to the strings placed in their classes; the steps before
+        (loading a model, embedding) go to `on_stage`.
         """
         unique, inverses, keys = [], [], []
         identity = self.identity()

@@ -14,12 +14,15 @@ normalised strings, so strings that normalise alike get one embedding; for the
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
 
 from core.errors import InputError
 from core.semantic.base import (
+    EMBEDDING,
+    LOADING_MODEL,
     Backend,
     Progress,
     Query,
@@ -31,7 +34,9 @@ from core.semantic.base import (
 )
 
 DEFAULT_THRESHOLD = 0.85
-STRINGS_PER_STEP = 4096  # strings embedded between two progress reports
+REPORT_EVERY_S = 1.0
+"""Aim for a progress report about this often while embedding: each call of the model gets as many
+strings as the last call's rate says fit in this time (at least one batch)."""
 
 
 def default_model() -> str:
@@ -71,6 +76,7 @@ class EmbeddingBackend(Backend):
         if self._model is None:
             from sentence_transformers import SentenceTransformer
 
+            self._stage(LOADING_MODEL)
             try:
                 self._model = SentenceTransformer(self.model_name, device=self.device)
             except (OSError, ValueError) as error:
@@ -82,13 +88,20 @@ class EmbeddingBackend(Backend):
                 self._model.half()
         return self._model
 
-    def embed(self, strings: list[str], progress: Progress | None = None) -> np.ndarray:
-        """Unit-length embeddings of `strings` (at least one), one row each; counts them in model_calls."""
-        parts = []
-        for start in range(0, len(strings), STRINGS_PER_STEP):
-            chunk = strings[start : start + STRINGS_PER_STEP]
+    def embed(self, strings: list[str]) -> np.ndarray:
+        """Unit-length embeddings of `strings` (at least one), one row each; counts them in model_calls.
+
+        Reports EMBEDDING (strings done of all) after each call of the model; calls are sized from the
+        measured rate so that a report comes about every REPORT_EVERY_S, whatever the machine.
+        """
+        model = self.model
+        parts, done, step = [], 0, self.batch_size
+        self._stage(EMBEDDING, 0, len(strings))
+        while done < len(strings):
+            chunk = strings[done : done + step]
+            start = time.perf_counter()
             parts.append(
-                self.model.encode(
+                model.encode(
                     chunk,
                     batch_size=self.batch_size,
                     normalize_embeddings=True,
@@ -96,15 +109,17 @@ class EmbeddingBackend(Backend):
                     show_progress_bar=False,
                 )
             )
+            rate = len(chunk) / max(time.perf_counter() - start, 1e-6)
+            step = max(self.batch_size, int(rate * REPORT_EVERY_S) // self.batch_size * self.batch_size)
+            done += len(chunk)
             self.model_calls += len(chunk)
-            if progress:
-                progress(start + len(chunk), len(strings))
+            self._stage(EMBEDDING, done, len(strings))
         return np.concatenate(parts).astype(np.float32)
 
     def _classes(self, items: list[UniqueTexts], progress: Progress | None) -> list[np.ndarray]:
         index: dict[str, int] = {}
         rows = [np.array([index.setdefault(s, len(index)) for s in item.strings], dtype=int) for item in items]
-        vectors = self.embed(list(index), progress)
+        vectors = self.embed(list(index))
 
         def decide(queries: list[Query]) -> list[int | None]:
             chosen: list[int | None] = []
@@ -115,4 +130,4 @@ class EmbeddingBackend(Backend):
                 chosen.append(query.representatives[best] if similarity[best] >= self.threshold else None)
             return chosen
 
-        return cluster_by_representatives([len(r) for r in rows], decide)
+        return cluster_by_representatives([len(r) for r in rows], decide, progress)

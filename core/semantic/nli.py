@@ -23,6 +23,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.semantic.base import (
+    LOADING_MODEL,
     Backend,
     Progress,
     Query,
@@ -81,6 +82,7 @@ class NLIBackend(Backend):
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
             try:
+                self._stage(LOADING_MODEL)
                 tokenizer = AutoTokenizer.from_pretrained(self.model_name)
                 model = AutoModelForSequenceClassification.from_pretrained(self.model_name)
             except (OSError, ValueError) as error:

@@ -25,6 +25,7 @@ from sqlalchemy import String, Text, and_, delete, exists, func, insert, literal
 from sqlalchemy.exc import IntegrityError
 
 from core.errors import InputError
+from core.store import sessions
 from core.store.models import AuditEvent, Grade, Membership, Reservation, SignInFailure, User, utcnow
 
 if TYPE_CHECKING:
@@ -105,6 +106,12 @@ def user_by_name(store: Store, name: str) -> UserInfo | None:
         return None if row is None else _info(row)
 
 
+def user_by_id(store: Store, user_id: int) -> UserInfo | None:
+    with store.session() as s:
+        row = s.get(User, user_id)
+        return None if row is None else _info(row)
+
+
 def user_by_email(store: Store, email: str) -> UserInfo | None:
     with store.session() as s:
         row = s.scalar(select(User).where(User.email == email))
@@ -118,9 +125,19 @@ def users(store: Store) -> list[UserInfo]:
 
 
 def _update_user(store: Store, name: str, **values: Any) -> None:
+    """Change the account; a new password, a changed role or disabling ends its sign-in sessions
+    in the same transaction (the user signs in again, under the new terms)."""
     with store.session() as s, s.begin():
-        if s.execute(update(User).where(User.name == name).values(**values)).rowcount == 0:
+        row = s.scalar(select(User).where(User.name == name).with_for_update())
+        if row is None:
             raise InputError(f"no account named {name!r}", fix="check the name in the members list")
+        ends_sessions = (
+            "password_hash" in values or values.get("role", row.role) != row.role or values.get("active", True) is False
+        )
+        for column, value in values.items():
+            setattr(row, column, value)
+        if ends_sessions:
+            sessions.end_for_user(s, row.id)
 
 
 def set_password_hash(store: Store, name: str, password_hash: str) -> None:

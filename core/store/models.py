@@ -42,6 +42,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def aware(moment: datetime) -> datetime:
+    """SQLite returns naive datetimes; every stored one is UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
 
@@ -168,3 +173,13 @@ class SignInFailure(Base):
     address: Mapped[str] = mapped_column(String(MAX_ADDRESS_CHARS), primary_key=True)
     failures: Mapped[int] = mapped_column(Integer)
     last_failed_at: Mapped[datetime] = mapped_column()
+
+
+class SignInSession(Base):
+    __tablename__ = "sign_in_sessions"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+    __table_args__ = (Index("ix_sign_in_sessions_user", "user_id"),)

@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from core.errors import InputError, NotSaved
 from core.store.engine import database_url, make_engine
 from core.store.migrations import upgrade
-from core.store.models import Grade, InputFile, Item, Project, Skip, utcnow
+from core.store.models import Grade, InputFile, Item, Project, Skip, aware, utcnow
 
 GRADE_COLUMNS = ["id", "position", "value", "label", "grader", "comment", "seconds", "created_at"]
 
@@ -43,23 +43,18 @@ class ProjectInfo:
     updated_at: datetime
 
 
-def _aware(moment: datetime) -> datetime:
-    """SQLite returns naive datetimes; every stored one is UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _info(row: Project) -> ProjectInfo:
     return ProjectInfo(
         id=row.id,
         name=row.name,
-        created_at=_aware(row.created_at),
+        created_at=aware(row.created_at),
         settings=dict(row.settings or {}),
         status=row.status,
         progress_done=row.progress_done,
         progress_total=row.progress_total,
         progress_message=row.progress_message,
         error=row.error,
-        updated_at=_aware(row.updated_at),
+        updated_at=aware(row.updated_at),
     )
 
 
@@ -234,6 +229,12 @@ class Store:
                 raise KeyError(f"project {project_id} has no item at position {position}")
             return {"id": row.item_id, "stratum": row.stratum, **row.data}
 
+    def items_at(self, project_id: int, positions: list[int]) -> dict[int, dict[str, Any]]:
+        """Several items by position (as ``item``), in one query."""
+        with self.session() as s:
+            rows = s.scalars(select(Item).where(Item.project_id == project_id, Item.position.in_(positions)))
+            return {r.position: {"id": r.item_id, "stratum": r.stratum, **r.data} for r in rows}
+
     def item_count(self, project_id: int) -> int:
         with self.session() as s:
             return s.scalar(select(func.count()).select_from(Item).where(Item.project_id == project_id))
@@ -321,6 +322,37 @@ class Store:
                 return None
             grade.retracted_at = utcnow()
             return grade.position
+
+    def set_comment(self, project_id: int, position: int, grader: str, comment: str) -> str | None:
+        """Replace the comment of this grader's active grade of the item, the grade itself unchanged;
+        returns the comment it had, or None when the grader has no active grade of the item."""
+        with self.session() as s, s.begin():
+            grade = s.scalar(
+                select(Grade)
+                .where(
+                    Grade.project_id == project_id,
+                    Grade.position == position,
+                    Grade.grader == grader,
+                    Grade.retracted_at.is_(None),
+                )
+                .with_for_update()
+            )
+            if grade is None:
+                return None
+            before, grade.comment = grade.comment, comment
+            return before
+
+    def skipped_by(self, project_id: int, grader: str) -> list[int]:
+        """Positions this grader skipped, most recent skip first, without those graded since by anyone."""
+        with self.session() as s:
+            rows = s.execute(
+                select(Skip.position, func.max(Skip.id))
+                .where(Skip.project_id == project_id, Skip.grader == grader)
+                .group_by(Skip.position)
+                .order_by(func.max(Skip.id).desc())
+            ).all()
+        graded = self.graded_positions(project_id)
+        return [int(p) for p, _ in rows if p not in graded]
 
     def add_skip(self, project_id: int, position: int, grader: str) -> None:
         """Record a skip (NotSaved: see add_grade)."""

@@ -1,111 +1,112 @@
-"""Grade page flows: grade, skip, undo, back and change, comment and time recorded."""
+"""Grade page flows through the grading card (AppTest): what the card is sent, and what a press
+naming a shown item does. The browser half of the card is covered by tests/e2e/test_grading_card.py."""
 
 from __future__ import annotations
+
+from card_press import card_data, press, shown
 
 GRADE = "app_pages/grade.py"
 
 
-def grade_button(at, label: str):
-    """The grade button with this label (its key carries the item's position)."""
-    return next(b for b in at.button if b.key and b.key.startswith("grade-") and b.label == label)
-
-
-def shown_prompt(at) -> str:
-    texts = [m.value for m in at.markdown]
-    return texts[texts.index("**Prompt**") + 1]
-
-
-def test_grade_records_label_grader_time_and_moves_on(open_app, store, project_id):
+def test_a_grade_is_stored_for_the_shown_item_with_its_comment_and_time(open_app, store, project_id):
     at = open_app(GRADE, project_id=project_id)
-    first = shown_prompt(at)
-    at.text_area[0].set_value("looks right")
-    grade_button(at, "Correct").click().run()
+    first = shown(at)
+    ack = press(at, "grade", label="Correct", comment="looks right", shown_ms=1234)
+    assert ack["status"] == "saved"
     grades = store.grades(project_id)
-    assert grades[["label", "value", "grader", "comment"]].values.tolist() == [["Correct", 1.0, "ann", "looks right"]]
-    assert grades.loc[0, "seconds"] >= 0
-    assert shown_prompt(at) != first
-    assert "1 of 40 items graded" in at.get("progress")[0].proto.text
+    assert grades[["position", "label", "grader", "comment"]].values.tolist() == [
+        [first["position"], "Correct", "ann", "looks right"]
+    ]
+    assert grades.loc[0, "seconds"] == 1.234
+    assert shown(at)["item_id"] != first["item_id"]
+    assert card_data(at)["progress"].startswith("1 of 40 items graded")
 
 
-def test_skip_returns_item_to_queue_ungraded(open_app, store, project_id):
+def test_a_late_or_repeated_press_never_moves_to_another_item(open_app, store, project_id):
     at = open_app(GRADE, project_id=project_id)
-    first = shown_prompt(at)
-    at.button(key="skip").click().run()
-    assert store.grades(project_id).empty
-    assert len(store.skipped_positions(project_id)) == 1
-    assert shown_prompt(at) != first
+    first = shown(at)
+    press(at, "grade", label="Correct")
+    second = shown(at)
+    assert press(at, "grade", card=first, label="Incorrect")["status"] == "ignored"  # the same showing, again
+    forged = {**second, "position": first["position"]}
+    assert (
+        press(at, "grade", card=forged, label="Incorrect")["status"] == "ignored"
+    )  # token of one, position of another
+    assert store.grades(project_id)["label"].tolist() == ["Correct"]
+    assert shown(at)["token"] == second["token"]  # the card stays on the item still unjudged
 
 
-def test_undo_brings_back_the_item_ungraded(open_app, store, project_id):
+def test_a_press_sooner_than_the_minimum_viewing_time_is_not_stored(open_app, store, project_id, monkeypatch):
+    monkeypatch.setattr("core.grading.MIN_VIEW_S", 0.3)
     at = open_app(GRADE, project_id=project_id)
-    first = shown_prompt(at)
-    grade_button(at, "Incorrect").click().run()
-    at.button(key="undo").click().run()
-    assert store.grades(project_id).empty
-    assert shown_prompt(at) == first
+    first = shown(at)
+    assert press(at, "grade", label="Correct", shown_ms=120)["status"] == "too_fast"
+    assert store.grades(project_id).empty and shown(at)["token"] == first["token"]
+    assert press(at, "grade", label="Correct", shown_ms=400)["status"] == "saved"
 
 
-def test_back_then_change_an_earlier_grade(open_app, store, project_id):
+def test_skip_undo_back_change_and_comment(open_app, store, project_id):
     at = open_app(GRADE, project_id=project_id)
-    first = shown_prompt(at)
-    grade_button(at, "Correct").click().run()
-    grade_button(at, "Correct").click().run()
-    waiting = shown_prompt(at)
-    at.button(key="back").click().run()
-    at.button(key="back").click().run()
-    assert shown_prompt(at) == first and "Reviewing" in at.info[0].value
-    grade_button(at, "Incorrect").click().run()
-    labels = store.grades(project_id).sort_values("id")["label"].tolist()
-    assert labels == ["Correct", "Incorrect"]  # the first item's grade was replaced, not duplicated
-    assert len(store.grades(project_id, include_retracted=True)) == 3
-    assert "Reviewing" not in " ".join(i.value for i in at.info)  # back to the queue, where the grader left it
-    assert shown_prompt(at) == waiting
-
-
-def test_back_to_the_queue_without_changing(open_app, store, project_id):
-    at = open_app(GRADE, project_id=project_id)
-    grade_button(at, "Correct").click().run()
-    waiting = shown_prompt(at)
-    at.button(key="back").click().run()
-    assert "Reviewing" in at.info[0].value
-    at.button(key="resume").click().run()
-    assert shown_prompt(at) == waiting and len(store.grades(project_id)) == 1
+    first = shown(at)
+    assert press(at, "skip")["status"] == "skipped"
+    assert store.grades(project_id).empty and first["position"] in store.skipped_positions(project_id)
+    second = shown(at)
+    press(at, "grade", label="Correct")
+    waiting = shown(at)
+    press(at, "undo")
+    assert store.grades(project_id).empty and shown(at)["position"] == second["position"]
+    press(at, "grade", label="Correct")
+    press(at, "back")
+    review = shown(at)
+    assert review["reviewing"] and review["position"] == second["position"] and review["previous_label"] == "Correct"
+    assert press(at, "comment", comment="on reflection")["status"] == "commented"
+    assert store.grade_of(project_id, second["position"], "ann")["label"] == "Correct"  # the grade is unchanged
+    assert press(at, "grade", label="Incorrect")["status"] == "changed"
+    assert store.grades(project_id)["label"].tolist() == ["Incorrect"]
+    assert shown(at)["position"] == waiting["position"] and not shown(at)["reviewing"]  # back where the queue was
+    press(at, "back")
+    press(at, "queue")
+    assert shown(at)["position"] == waiting["position"]
 
 
 def test_a_second_session_resumes_where_the_project_stands(open_app, store, project_id):
     first = open_app(GRADE, project_id=project_id)
-    grade_button(first, "Correct").click().run()
-    now_showing = shown_prompt(first)
+    press(first, "grade", label="Correct")
+    now_showing = shown(first)["item_id"]
     second = open_app(GRADE, project_id=project_id)  # the same grader in another session: the same item
-    assert shown_prompt(second) == now_showing
-    assert "1 of 40 items graded" in second.get("progress")[0].proto.text
+    assert shown(second)["item_id"] == now_showing
     other = open_app(GRADE, project_id=project_id, grader="bob")  # another grader: never the same item at once
-    assert shown_prompt(other) != now_showing
+    assert shown(other)["item_id"] != now_showing
 
 
 def test_reference_hidden_and_signals_shown_only_when_allowed(open_app, store, project_id):
     at = open_app(GRADE, project_id=project_id)
-    assert [e.label for e in at.expander].count("Reference answer") == 1
-    assert not [c for c in at.caption if "Surrogate signals" in c.value]
+    assert shown(at)["reference_html"] is not None and shown(at)["signals"] is None
     store.update_settings(project_id, {"show_reference": False, "show_signals": True})
     at = open_app(GRADE, project_id=project_id)
-    assert "Reference answer" not in [e.label for e in at.expander]
-    assert [c for c in at.caption if "Surrogate signals" in c.value]
+    assert shown(at)["reference_html"] is None and "stratum" in shown(at)["signals"]
 
 
 def test_grading_needs_a_name(open_app, project_id):
     at = open_app(GRADE, project_id=project_id, grader="")
     assert "Type your name" in at.warning[0].value
-    assert not [b for b in at.button if b.key and b.key.startswith("grade-")]
+    assert not at.get("bidi_component") or all(
+        e.proto.component_name != "activegrade_grading_card" for e in at.get("bidi_component")
+    )
 
 
-def test_a_grade_faster_than_anyone_reads_is_ignored(open_app, store, project_id, monkeypatch):
-    monkeypatch.setattr("core.grading.MIN_VIEW_S", 60.0)
+def test_my_items_lists_graded_and_skipped_and_searches(open_app, store, project_id):
     at = open_app(GRADE, project_id=project_id)
-    first = shown_prompt(at)
-    grade_button(at, "Correct").click().run()
-    assert store.grades(project_id).empty and shown_prompt(at) == first
-    assert "ignored a grade" in at.get("progress")[0].proto.text
+    skipped = shown(at)
+    press(at, "skip")
+    graded = shown(at)
+    press(at, "grade", label="Incorrect")
+    at = open_app(GRADE, project_id=project_id)
+    table = at.dataframe[0].value
+    assert set(table["id"]) == {skipped["item_id"], graded["item_id"]}
+    assert dict(zip(table["id"], table["grade"])) == {skipped["item_id"]: "skipped", graded["item_id"]: "Incorrect"}
+    at.text_input(key=f"mine-search-{project_id}").input(graded["item_id"]).run()
+    assert at.dataframe[0].value["id"].tolist() == [graded["item_id"]]
 
 
 def test_items_held_by_others_are_not_called_all_graded(open_app, store, project_id):
@@ -118,7 +119,48 @@ def test_items_held_by_others_are_not_called_all_graded(open_app, store, project
     for position in set(range(design.N)) - {held}:
         reservations.grade(store, project_id, position, BINARY, "Correct", "cy")
     at = open_app(GRADE, project_id=project_id)
-    assert "the item left is being graded by others" in at.info[0].value and not at.success
+    data = card_data(at)
+    assert data["card"] is None and data["empty"]["kind"] == "held"
+    assert "the item left is being graded by others" in data["empty"]["text"]
     reservations.grade(store, project_id, held, BINARY, "Correct", "bob")
     at.run()
-    assert at.success[0].value.startswith("Every item is graded.")
+    assert card_data(at)["empty"]["text"].startswith("Every item is graded.")
+
+
+def test_a_failed_commit_says_not_saved_and_the_next_press_saves(open_app, store, project_id, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    from core.store.store import Store
+
+    at = open_app(GRADE, project_id=project_id)
+    first = shown(at)
+    plain = Store.add_grade
+
+    def disk_full(self, *args, **kwargs):
+        raise OperationalError("INSERT INTO grades", {}, Exception("database or disk is full"))
+
+    monkeypatch.setattr(Store, "add_grade", disk_full)
+    ack = press(at, "grade", label="Correct")
+    assert ack["status"] == "error" and ack["message"].startswith("Not saved, press again")
+    assert store.grades(project_id).empty and shown(at)["token"] == first["token"]  # the same item, still live
+    monkeypatch.setattr(Store, "add_grade", plain)
+    assert press(at, "grade", label="Correct")["status"] == "saved"
+    assert store.grades(project_id)["position"].tolist() == [first["position"]]
+
+
+def test_a_database_that_stops_answering_keeps_the_card_and_says_not_saved(open_app, store, project_id, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    from core.store.store import Store
+
+    at = open_app(GRADE, project_id=project_id)
+    first = shown(at)
+
+    def down(self, *args, **kwargs):
+        raise OperationalError("SELECT", {}, Exception("server closed the connection unexpectedly"))
+
+    for name in ("add_grade", "graded_positions"):  # the write fails, and so do the reads that draw the next card
+        monkeypatch.setattr(Store, name, down)
+    ack = press(at, "grade", label="Correct")
+    assert ack["status"] == "error" and "Not saved, press again" in ack["message"]
+    assert shown(at)["token"] == first["token"] and not at.exception

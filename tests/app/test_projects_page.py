@@ -103,7 +103,7 @@ def test_running_preparation_shows_stored_progress(open_app, store, uploads, mon
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
     pid = create_project(store, "Busy", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
     store.set_status(pid, "preparing")  # as a job in another process would
-    store.set_progress(pid, 12, 40, "clustering surrogate answers")
+    store.set_progress(pid, 12, 40, "clustering surrogate answers: 12 of 40 items")
     at = open_app(project_id=pid)
     progress = at.get("progress")[0].proto
     assert abs(progress.value - 30) <= 1 and "12 of 40 items" in progress.text

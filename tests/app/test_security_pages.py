@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import auth
+from core import auth, sessions
 from core.project import create_project, start_preparation
 from core.store import Store, accounts
 from ui import signin
@@ -47,7 +47,7 @@ def _ready_project(store: Store, name: str = "Arithmetic", pool_lines: int | Non
 def _run(user: auth.User | None = None, page: str | None = None, project: int | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     if user is not None:
-        at.session_state[signin.USER_KEY] = user
+        at.session_state[signin.TOKEN_KEY] = sessions.start(Store.open(), user)
     if project is not None:
         at.query_params["project"] = str(project)
     at.run()
@@ -135,7 +135,7 @@ def test_failed_sign_ins_back_off_and_an_admin_unlocks_from_team(world):
     assert accounts.failures(world, "ann", "")[0] == 0
     assert "account_unlocked" in accounts.events(world)["action"].tolist()
     _sign_in(at, "ann", PASSWORD)
-    assert at.session_state[signin.USER_KEY].name == "ann"
+    assert sessions.resume(world, at.session_state[signin.TOKEN_KEY]).name == "ann"
 
 
 def test_error_details_are_not_shown_to_users():

@@ -33,9 +33,9 @@ def free_port() -> int:
 
 
 class Server:
-    """The app served by Streamlit in a subprocess."""
+    """The app (or another ``script``, e.g. a benchmark's bare app) served by Streamlit in a subprocess."""
 
-    def __init__(self, db_url: str, demo_dir: Path, log: Path) -> None:
+    def __init__(self, db_url: str, demo_dir: Path, log: Path, script: str = "app.py") -> None:
         self.db_url = db_url
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -54,7 +54,7 @@ class Server:
                 "-m",
                 "streamlit",
                 "run",
-                "app.py",
+                script,
                 "--server.headless",
                 "true",
                 "--server.port",
@@ -101,15 +101,15 @@ class Server:
         self.stop()
 
 
-# The grade page shows the item's id in a container keyed `item-id` (Streamlit gives keyed
-# containers the class `st-key-<key>`), so a browser can tell when the next item is on screen.
+# The grading card (ui/grading_card.js) carries the shown item's id in data-ag-item and its state
+# (ready, sending, saved, error, note) in data-ag-state; an item is ready once no press is in flight.
 ITEM_SHOWN = """() => {
-  const box = document.querySelector('.st-key-item-id');
-  const ready = document.querySelector('[class*="st-key-grade-"] button:not(:disabled)');
-  return box === null || ready === null ? null : box.textContent.trim();
+  const card = document.querySelector('.ag-card');
+  if (card === null || !card.dataset.agItem || card.dataset.agState === 'sending') return null;
+  return 'Item ' + card.dataset.agItem;
 }"""
 NEXT_ITEM_READY = f"""(previous) => {{ const now = ({ITEM_SHOWN})(); return now !== null && now !== previous; }}"""
-MIN_VIEW_S = 0.35  # the grade page ignores grades sooner than 0.3 s after an item appears
+MIN_VIEW_S = 0.35  # the grade page ignores grades sooner than 0.3 s after the browser shows an item
 
 
 def shown_item(page) -> str | None:

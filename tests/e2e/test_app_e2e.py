@@ -110,7 +110,7 @@ def test_responses_render_as_markdown_never_as_html(browser, server, artifacts, 
 
 def shows_prompt(page, prompt: str) -> None:
     """Wait until the grade page shows ``prompt`` (the queue's next item)."""
-    page.locator('[data-testid="stMarkdownContainer"] p').filter(has_text=prompt).first.wait_for(timeout=TIMEOUT_MS)
+    page.locator(".ag-prompt p").filter(has_text=prompt).first.wait_for(timeout=TIMEOUT_MS)
 
 
 def test_second_browser_and_restart_resume_where_the_project_stands(browser, server, artifacts, tmp_path):

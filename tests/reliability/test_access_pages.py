@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from card_press import press, shown
 from streamlit.testing.v1 import AppTest
 
-from core import auth
+from core import auth, sessions
 from core.project import create_project, start_preparation
 from core.store import Store, accounts
 from ui import signin
@@ -63,8 +64,8 @@ def open_as(world, monkeypatch):
 
     def run(user: auth.User | None, page: str | None = None, project: int | None = None) -> AppTest:
         at = AppTest.from_file(APP, default_timeout=60)
-        if user is not None:
-            at.session_state[signin.USER_KEY] = user
+        if user is not None:  # signed in: a server-side session, as the sign-in form starts it
+            at.session_state[signin.TOKEN_KEY] = sessions.start(Store.open(url), user)
         if project is not None:
             at.query_params["project"] = str(project)
         at.run()
@@ -101,7 +102,7 @@ def test_a_session_loses_what_an_admin_takes_away(open_as, world):
         open_as(signed_in, "Team", project=pid)
     accounts.set_active(store, "demoted", False)
     at = open_as(signed_in, "Projects", project=pid)
-    assert titles(at) == ["ActiveGrade"] and signin.USER_KEY not in at.session_state  # signed out
+    assert titles(at) == ["ActiveGrade"] and signin.TOKEN_KEY not in at.session_state  # signed out
 
 
 @pytest.mark.parametrize("role", auth.ROLES)
@@ -133,8 +134,8 @@ def test_a_grader_grades_under_their_account_name(open_as, world):
     at = open_as(users[auth.GRADER], "Grade", project=pid)
     before = len(store.grades(pid))
     position = accounts.held(store, pid, users[auth.GRADER].name).position  # the page reserved its item
-    at.session_state[f"shown-{pid}-{position}"] = 0.0  # shown long ago: not a repeated key press
-    at.button(key="grade-Correct").click().run()
+    assert shown(at)["position"] == position
+    assert press(at, "grade", label="Correct")["status"] == "saved"
     grades = store.grades(pid)
     assert len(grades) == before + 1
     assert grades.iloc[-1]["grader"] == users[auth.GRADER].name and grades.iloc[-1]["position"] == position
@@ -145,18 +146,27 @@ def test_a_changed_grade_and_an_undo_are_in_the_audit_trail(open_as, world):
     grader = users[auth.GRADER]
     at = open_as(grader, "Grade", project=pid)
     position = accounts.held(store, pid, grader.name).position
-    at.session_state[f"shown-{pid}-{position}"] = 0.0
-    at.button(key="grade-Correct").click().run()
-    at.button(key="back").click().run()  # review the grade just given
-    at.session_state[f"shown-{pid}-{position}"] = 0.0
-    at.button(key="grade-Incorrect").click().run()
-    at.button(key="undo").click().run()
-    assert not at.exception, at.exception
+    press(at, "grade", label="Correct")
+    press(at, "back")  # review the grade just given
+    press(at, "grade", label="Incorrect")
+    press(at, "undo")
     trail = accounts.events(store, pid)
     mine = trail[trail["actor"] == grader.name]
     assert mine["action"].tolist()[-2:] == ["grade_changed", "undo"]
     assert mine.iloc[-2]["detail"] == {"position": position, "before": "Correct", "after": "Incorrect"}
     assert accounts.held(store, pid, grader.name).position == position  # the undone item is theirs again
+
+
+def test_a_press_after_the_session_ended_is_not_stored(open_as, world):
+    _, store, pid, _, _ = world
+    kim = auth.create_account(store, "kim", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, kim.id)
+    at = open_as(kim, "Grade", project=pid)
+    before = len(store.grades(pid))
+    sessions.end(store, at.session_state[signin.TOKEN_KEY])  # signed out in another tab
+    press(at, "grade", label="Correct")
+    assert len(store.grades(pid)) == before
+    assert titles(at) == ["ActiveGrade"]  # the fragment sent the tab to the sign-in page
 
 
 def test_an_admin_manages_the_team_and_exports_the_trail(open_as, world):

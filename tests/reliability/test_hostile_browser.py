@@ -29,7 +29,9 @@ INJECTED = """() => {
   return {
     handlers: app.querySelectorAll('[onerror],[onload],[onmouseover],[onclick]').length,
     js_links: app.querySelectorAll('a[href^="javascript:"],iframe,object,embed,svg[onload]').length,
-    styles: app.querySelectorAll('style:not([data-emotion]):not([data-styled])').length,
+    // the grading card's own stylesheet sits beside its content (ui/grading_card.css); item text is inside .ag-host
+    styles: [...app.querySelectorAll('style:not([data-emotion]):not([data-styled])')]
+      .filter((s) => s.closest('.ag-host') !== null || !s.closest('[data-testid^="stBidiComponent"]')?.querySelector(':scope > .ag-host')).length,
     bold: app.querySelectorAll('b').length,
     html_images: app.querySelectorAll('img[src="x"]').length,
     body_hidden: getComputedStyle(document.body).display === 'none',

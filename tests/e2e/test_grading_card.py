@@ -1,0 +1,176 @@
+"""The grading card in a real Chromium against a real server: a key press grades exactly the item
+on screen, no card ever mixes two items, and sign-in sessions survive a reload and a new tab but
+not a sign-out, disabling or a password change."""
+
+from __future__ import annotations
+
+import random
+
+import pandas as pd
+import pytest
+from appserver import ROOT, Server
+
+from core import auth, grading
+from core.store import Store, accounts
+
+pytestmark = pytest.mark.e2e
+TIMEOUT_MS = 30_000
+PASSWORD = "e2e-test-password"
+N_ITEMS = 80
+
+
+def distinct_pool(n: int) -> pd.DataFrame:
+    """Items whose every text names its own id, with long responses (several screens' worth)."""
+    words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima".split()
+    rng = random.Random(7)
+    return pd.DataFrame(
+        {
+            "id": [f"it{k:03d}" for k in range(n)],
+            "prompt": [f"PROMPT-OF-it{k:03d}: explain item {k}." for k in range(n)],
+            "response": [
+                f"RESPONSE-OF-it{k:03d} " + " ".join(rng.choice(words) for _ in range(400)) + f" END-OF-it{k:03d}"
+                for k in range(n)
+            ],
+            "semantic_entropy": [(k % 3) * 0.4 + rng.random() * 0.1 for k in range(n)],
+            "agreement": [1 - (k % 3) / 3 for k in range(n)],
+            "stratum": [k % 3 for k in range(n)],
+        }
+    )
+
+
+# Installed before the app's scripts: a keydown listener on window (capture) that runs before the
+# card's own, logging what was on screen at each press; and a DOM observer that checks, after every
+# change, that the card's id, prompt and response all belong to one item.
+WATCH = """
+window.__presses = []; window.__mixed = []; window.__cards = 0;
+window.addEventListener('keydown', (e) => {
+  const card = document.querySelector('.ag-card');
+  window.__presses.push({key: e.key, t: performance.now(), item: card ? card.dataset.agItem : null,
+    state: card ? card.dataset.agState : null, shownAt: card && card.dataset.agShownAt ? Number(card.dataset.agShownAt) : null});
+}, true);
+const check = () => {
+  for (const card of document.querySelectorAll('.ag-card')) {
+    const item = card.dataset.agItem; if (!item) continue;
+    const id = card.querySelector('.ag-id').textContent;
+    const prompt = card.querySelector('.ag-prompt').textContent;
+    const response = card.querySelector('.ag-response').textContent;
+    const owners = [id, prompt, response].map((t) => (t.match(/it\\d{3}/) || [null])[0]);
+    if (owners.some((o) => o !== item)) window.__mixed.push({item, owners});
+  }
+  if (document.querySelectorAll('.ag-card').length > 1) window.__mixed.push({two_cards: true});
+};
+new MutationObserver(() => { window.__cards += 1; check(); }).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+"""
+READY = "() => { const c = document.querySelector('.ag-card'); return c !== null && c.dataset.agShownAt !== undefined && c.dataset.agState !== 'sending' && performance.now() - Number(c.dataset.agShownAt) > %d; }"
+
+
+@pytest.fixture
+def pool_project(server):
+    store = Store.open(server.db_url)
+    pid = store.create_project("Distinct", {"seed": 1}, {"pool": ("pool.jsonl", b"{}\n")})
+    store.save_items(pid, distinct_pool(N_ITEMS))
+    return store, pid
+
+
+def test_presses_in_pairs_grade_only_items_seen_and_no_card_is_mixed(browser, server, pool_project, artifacts):
+    store, pid = pool_project
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.add_init_script(WATCH)
+    page.goto(f"{server.url}/grade?project={pid}&grader=pairs")
+    min_view_ms = grading.MIN_VIEW_S * 1000
+    rng = random.Random(12)
+    for pair in range(50):  # 100 presses: Y,Y and Y,N, the second 50-400 ms after the first
+        page.wait_for_function(READY % (min_view_ms + rng.randint(20, 300)), polling="raf", timeout=TIMEOUT_MS)
+        page.keyboard.press("y")
+        page.wait_for_timeout(rng.randint(50, 400))  # the interval under test, not a wait for a condition
+        page.keyboard.press("y" if pair % 2 else "n")
+    page.wait_for_function("() => document.querySelector('.ag-card').dataset.agState !== 'sending'", timeout=TIMEOUT_MS)
+    page.screenshot(path=artifacts / "grade-pairs.png")
+    presses = page.evaluate("window.__presses")
+    mixed = page.evaluate("window.__mixed")
+    assert len(presses) == 100 and page.evaluate("window.__cards") > 50
+    assert mixed == [], mixed[:5]
+    seen = {  # items pressed while shown, not in flight, for at least the minimum viewing time
+        p["item"]
+        for p in presses
+        if p["item"] and p["shownAt"] is not None and p["state"] != "sending" and p["t"] - p["shownAt"] >= min_view_ms
+    }
+    grades = store.grades(pid)
+    ids = store.load_items(pid)["id"]
+    graded = [ids[p] for p in grades["position"]]
+    pressed_before = {p["item"] for p in presses}
+    assert set(graded) <= pressed_before  # every grade's item was on screen at a press
+    assert len(graded) == len(set(graded)) == len(seen), (sorted(graded), sorted(seen))
+    assert set(graded) == seen
+    assert (grades["seconds"] >= grading.MIN_VIEW_S).all()
+
+
+def sign_in(page, url: str, name: str) -> None:
+    page.goto(url)
+    page.get_by_role("textbox", name="Name", exact=True).fill(name)
+    page.get_by_role("textbox", name="Password", exact=True).fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text(f"Signed in as {name}").wait_for(timeout=TIMEOUT_MS)
+
+
+def card_item(page, shown_ms: float = 0) -> str:
+    """The id of the item on the card, once it has been shown for ``shown_ms``."""
+    page.wait_for_function(READY % shown_ms, polling="raf", timeout=TIMEOUT_MS)
+    return page.locator(".ag-card").get_attribute("data-ag-item")
+
+
+def signed_out(page) -> None:
+    page.get_by_role("button", name="Sign in").wait_for(timeout=TIMEOUT_MS)
+
+
+@pytest.fixture
+def signed_in_server(tmp_path, artifacts, monkeypatch):
+    monkeypatch.setenv(auth.OPEN_DEMO_ENV, "0")
+    app = Server(f"sqlite:///{tmp_path / 'sessions.db'}", ROOT / "tests" / "data" / "app", artifacts / "sessions.log")
+    yield app
+    app.stop()
+
+
+def test_sessions_survive_reload_and_new_tab_and_end_when_they_must(browser, signed_in_server):
+    server = signed_in_server
+    store = Store.open(server.db_url)
+    pid = store.create_project("Distinct", {"seed": 1}, {"pool": ("pool.jsonl", b"{}\n")})
+    store.save_items(pid, distinct_pool(N_ITEMS))
+    auth.create_account(store, "admin", auth.ADMIN, password=PASSWORD)
+    gina = auth.create_account(store, "gina", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, gina.id)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    first = context.new_page()
+    sign_in(first, f"{server.url}/grade?project={pid}", "gina")
+    assert first.url.split("?")[0].endswith("/grade")  # back on the page and project asked for
+    item = card_item(first)
+    first.reload()
+    assert card_item(first) == item  # a reload keeps the session (and the item)
+    second = context.new_page()
+    second.goto(f"{server.url}/grade?project={pid}")
+    assert card_item(second) == item  # so does a new tab
+    cookie = next(c for c in context.cookies() if c["name"] == "activegrade_session")
+    assert cookie["sameSite"] == "Strict"
+
+    first.get_by_role("button", name="Sign out").click()
+    signed_out(first)
+    card_item(second, grading.MIN_VIEW_S * 1000)
+    second.keyboard.press("y")  # the other tab's next press: refused, and that tab is signed out too
+    signed_out(second)
+    assert store.grades(pid).empty
+    second.reload()
+    signed_out(second)
+
+    for end in (
+        lambda: accounts.set_active(store, "gina", False),
+        lambda: auth.set_password(store, "gina", PASSWORD),  # a reset (to the same text) still ends sessions
+    ):
+        sign_in(first, f"{server.url}/grade?project={pid}", "gina")
+        card_item(first)
+        end()
+        accounts.set_active(store, "gina", True)
+        card_item(first, grading.MIN_VIEW_S * 1000)
+        first.keyboard.press("y")
+        signed_out(first)
+        assert store.grades(pid).empty
+    context.close()

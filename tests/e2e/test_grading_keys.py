@@ -1,0 +1,52 @@
+"""The grading card's keyboard flow in Chromium (open demo): Enter in the name field returns to the
+card, C opens the comment box and Esc returns, ? lists every key, and no grading key types into a field."""
+
+from __future__ import annotations
+
+import pytest
+from appserver import MIN_VIEW_S
+
+from core.project import create_project, start_preparation
+from core.store import Store
+
+pytestmark = pytest.mark.e2e
+TIMEOUT_MS = 30_000
+READY = """(ms) => { const c = document.querySelector('.ag-card');
+  return c !== null && c.dataset.agShownAt !== undefined && c.dataset.agState !== 'sending'
+    && performance.now() - Number(c.dataset.agShownAt) > ms; }"""
+
+
+def test_keyboard_flow(browser, server, artifacts):
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data" / "app"
+    store = Store.open(server.db_url)
+    pid = create_project(
+        store, "Keys", *[(n, (data / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")], start=False
+    )
+    start_preparation(store, pid, wait=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{server.url}/grade?project={pid}")
+    name = page.get_by_label("Your name (grader)")
+    name.fill("tra")
+    name.press("Enter")  # the name is committed and focus goes back to the card
+    page.wait_for_function(READY, arg=MIN_VIEW_S * 1000, polling="raf", timeout=TIMEOUT_MS)
+    first = page.locator(".ag-card").get_attribute("data-ag-item")
+    page.keyboard.press("c")  # the comment box opens, and the key does not type into it
+    page.keyboard.type("why y")
+    page.keyboard.press("Escape")
+    page.keyboard.press("?")
+    help_box = page.locator(".ag-help")
+    assert help_box.is_visible() and "Q" in help_box.inner_text() and "undo" in help_box.inner_text()
+    page.screenshot(path=artifacts / "grade-keys.png")
+    page.keyboard.press("Escape")
+    assert not help_box.is_visible()
+    page.keyboard.press("n")
+    page.wait_for_function(
+        "(first) => { const c = document.querySelector('.ag-card'); return c.dataset.agItem !== first && c.dataset.agState === 'saved'; }",
+        arg=first,
+        timeout=TIMEOUT_MS,
+    )
+    assert name.input_value() == "tra"  # no grading key went into the name field
+    grades = store.grades(pid)
+    assert grades[["grader", "label", "comment"]].values.tolist() == [["tra", "Incorrect", "why y"]]

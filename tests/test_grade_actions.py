@@ -1,0 +1,119 @@
+"""core.showings and core.grade_actions: a press acts on exactly the item it names, for a user the
+database still allows, or not at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core import auth, grade_actions, grading, reservations
+from core.allocation import design_from_items
+from core.project import create_project, start_preparation
+from core.showings import Showings
+from core.store import Store, accounts
+
+DATA = Path(__file__).parent / "data" / "app"
+PASSWORD = "correct horse battery"
+
+
+def test_a_token_names_one_showing_and_is_spent_once():
+    showings = Showings()
+    first = showings.current(3, "a", False)
+    assert showings.current(3, "a", False) == first  # the same item still on screen: the same showing
+    assert showings.match(first.token, 3, "a") == first
+    assert showings.match(first.token, 4, "a") is None and showings.match(first.token, 3, "b") is None
+    assert showings.match("forged", 3, "a") is None and showings.match(None, 3, "a") is None
+    showings.use(first.token)
+    assert showings.match(first.token, 3, "a") is None  # a second press of a spent token
+    again = showings.current(3, "a", False)
+    assert again.token != first.token  # the item shown anew (after an undo) is a new showing
+    showings.current(7, "b", False)
+    assert showings.match(again.token, 3, "a") == again  # an older, unspent showing still names its own item
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    monkeypatch.setattr(grading, "MIN_VIEW_S", 0.3)
+    store = Store.open(f"sqlite:///{tmp_path / 'g.db'}")
+    files = [(n, (DATA / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, "P", *files, start=False)
+    start_preparation(store, pid, wait=True)
+    ann = auth.create_account(store, "ann", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, ann.id)
+    design = design_from_items(store.load_items(pid), stratify_by=None)
+    return store, pid, ann, design
+
+
+def test_a_grade_goes_to_the_named_item_only(world):
+    store, pid, ann, design = world
+    held = reservations.claim(store, pid, design, 0, "ann")
+    outcome = grade_actions.grade(store, ann, pid, held, "Correct", seconds=1.0, comment=" fine ")
+    assert outcome.status == "saved"
+    grades = store.grades(pid)
+    assert grades[["position", "label", "comment"]].values.tolist() == [[held, "Correct", "fine"]]
+    again = grade_actions.grade(store, ann, pid, held, "Incorrect", seconds=1.0)  # a change of her own grade
+    assert again.status == "changed" and store.grade_of(pid, held, "ann")["comment"] == "fine"
+    assert len(store.grades(pid)) == 1
+
+
+def test_too_fast_and_held_by_another_are_not_stored(world):
+    store, pid, ann, design = world
+    held = reservations.claim(store, pid, design, 0, "ann")
+    assert grade_actions.grade(store, ann, pid, held, "Correct", seconds=0.1).status == "too_fast"
+    theirs = reservations.claim(store, pid, design, 0, "bob")
+    with pytest.raises(grade_actions.Refused, match="another grader"):
+        grade_actions.grade(store, ann, pid, theirs, "Correct", seconds=1.0)
+    with pytest.raises(grade_actions.Refused, match="not a grade"):
+        grade_actions.grade(store, ann, pid, held, "Maybe", seconds=1.0)
+    assert store.grades(pid).empty
+
+
+@pytest.mark.parametrize(
+    "take_away",
+    [
+        lambda store, pid, ann: accounts.set_active(store, "ann", False),
+        lambda store, pid, ann: accounts.unassign(store, pid, ann.id),
+        lambda store, pid, ann: auth.set_role(store, "ann", auth.VIEWER),
+    ],
+    ids=["disabled", "unassigned", "demoted"],
+)
+def test_access_taken_away_is_checked_at_every_press(world, take_away):
+    store, pid, ann, design = world
+    held = reservations.claim(store, pid, design, 0, "ann")
+    take_away(store, pid, ann)
+    with pytest.raises(grade_actions.Refused):
+        grade_actions.grade(store, ann, pid, held, "Correct", seconds=1.0)
+    with pytest.raises(grade_actions.Refused):
+        grade_actions.skip(store, ann, pid, held)
+    with pytest.raises(grade_actions.Refused):
+        grade_actions.acting_grader(store, None, pid)
+    assert store.grades(pid).empty
+
+
+def test_a_comment_on_a_graded_item_keeps_the_grade_and_is_audited(world):
+    store, pid, ann, design = world
+    held = reservations.claim(store, pid, design, 0, "ann")
+    with pytest.raises(grade_actions.Refused, match="grade the item first"):
+        grade_actions.comment(store, ann, pid, held, "early")
+    grade_actions.grade(store, ann, pid, held, "Correct", seconds=1.0)
+    grade_actions.comment(store, ann, pid, held, "second thoughts")
+    grades = store.grades(pid, include_retracted=True)
+    assert grades[["label", "comment"]].values.tolist() == [["Correct", "second thoughts"]]  # no new grade row
+    trail = accounts.events(store, pid)
+    assert trail["action"].tolist() == [grade_actions.COMMENTED]
+    assert trail.iloc[0]["detail"] == {"position": held, "before": "", "after": "second thoughts"}
+
+
+def test_skip_undo_and_reopening_a_skipped_item(world):
+    store, pid, ann, design = world
+    held = reservations.claim(store, pid, design, 0, "ann")
+    grade_actions.skip(store, ann, pid, held)
+    assert store.skipped_by(pid, "ann") == [held]
+    assert grade_actions.reopen(store, ann, pid, held).status == "reopened"
+    assert accounts.held(store, pid, "ann").position == held
+    grade_actions.grade(store, ann, pid, held, "Correct", seconds=1.0)
+    assert store.skipped_by(pid, "ann") == []
+    assert grade_actions.reopen(store, ann, pid, held).status == "review"
+    assert grade_actions.undo(store, ann, pid).position == held
+    assert store.grades(pid).empty and accounts.held(store, pid, "ann").position == held

@@ -1,0 +1,265 @@
+// The grading card (ui/grading_card.py): it owns the item on screen and every key of the grade page.
+//
+// - The card is built whole from one payload and swapped in with one DOM call: the id, prompt,
+//   reference, image and response on screen always belong to one item.
+// - A press sends the shown item's position, id and showing token, with the time since the
+//   browser painted the card; the card says "sending" at once and keys are dead until the
+//   server's answer (data.ack with the press's seq) arrives: "saved" with the next card, or
+//   "Not saved, press again" on the same card.
+// - Keys never reach a text field: C opens the comment box, Esc returns to the card, Enter in
+//   the sidebar's name field returns to the card, ? shows every key.
+
+const INSTANCES = new WeakMap();
+const ANSWER_TIMEOUT_MS = 15000;
+const NAME_FIELD = 'input[aria-label^="Your name"]';
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "text") node.textContent = value;
+    else if (name === "html") node.innerHTML = value; // server-rendered, inert (ui/markdown_html.py)
+    else node.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+function isTextField(target) {
+  if (!(target instanceof HTMLElement)) return false;
+  return target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName);
+}
+
+function keyList(data) {
+  const keys = data.choices.map((c) => [c.key, c.label]);
+  return keys.concat([
+    ["S", "skip the item"],
+    ["B", "back to my previous grade"],
+    ["U", "undo my last grade"],
+    ["Q", "back to the queue (when reviewing)"],
+    ["C", "comment (Esc returns to the card)"],
+    ["?", "show or hide this list"],
+  ]);
+}
+
+function button(inst, label, key, action, extra = {}) {
+  const node = el("button", { type: "button", class: "ag-button", "data-ag-action": action, ...extra });
+  node.append(el("span", { text: label }), el("kbd", { text: key }));
+  node.addEventListener("click", () => dispatch(inst, action, extra["data-ag-label"]));
+  return node;
+}
+
+function buildCard(inst, data) {
+  const card = data.card;
+  const root = el("div", {
+    class: "ag-card",
+    tabindex: "-1",
+    "data-ag-state": "ready",
+    "data-ag-token": card ? card.token : "",
+    "data-ag-item": card ? card.item_id : "",
+  });
+  const head = el(
+    "div",
+    { class: "ag-head" },
+    el("span", { class: "ag-id", "data-testid": "ag-item-id", text: card ? `Item ${card.item_id}` : "" }),
+    el("span", { class: "ag-progress", text: data.progress }),
+    el("span", { class: "ag-status", role: "status", "aria-live": "polite" }),
+  );
+  root.append(head);
+  if (!card) {
+    root.append(el("div", { class: `ag-empty ag-${data.empty.kind}`, text: data.empty.text }));
+    root.append(el("div", { class: "ag-actions" }, button(inst, "Undo my last grade", "U", "undo")));
+    return root;
+  }
+  if (card.reviewing) {
+    root.append(
+      el("div", {
+        class: "ag-banner",
+        text: `Reviewing your earlier grade: ${card.previous_label || "none"}. Press a grade to change it, C to comment, Q to go back to the queue.`,
+      }),
+    );
+  }
+  const main = el("div", { class: "ag-main" });
+  main.append(el("div", { class: "ag-label", text: "Prompt" }), el("div", { class: "ag-text ag-prompt", html: card.prompt_html }));
+  if (card.image) main.append(el("img", { class: "ag-image", src: card.image, alt: "the item's image", referrerpolicy: "no-referrer" }));
+  else if (card.image_note) main.append(el("div", { class: "ag-note", text: card.image_note }));
+  if (card.reference_html !== null) {
+    main.append(
+      el("details", { class: "ag-reference", open: true }, el("summary", { text: "Reference answer" }), el("div", { class: "ag-text", html: card.reference_html })),
+    );
+  }
+  main.append(el("div", { class: "ag-label", text: "Response to grade" }), el("div", { class: "ag-text ag-response", html: card.response_html }));
+  if (card.signals) main.append(el("div", { class: "ag-note", text: `Surrogate signals: ${card.signals}` }));
+
+  const side = el("div", { class: "ag-side" }, el("div", { class: "ag-label", text: "Your grade" }));
+  for (const choice of data.choices) {
+    const b = button(inst, choice.label, choice.key, "grade", { "data-ag-label": choice.label });
+    if (card.previous_label === choice.label) b.classList.add("ag-chosen");
+    side.append(b);
+  }
+  const box = el("textarea", { class: "ag-comment-text", rows: "3", "aria-label": "Comment", placeholder: "optional" });
+  box.value = card.previous_comment || "";
+  const comment = el("details", { class: "ag-comment" }, el("summary", {}, el("span", { text: "Comment " }), el("kbd", { text: "C" })), box);
+  if (card.reviewing) {
+    const save = el("button", { type: "button", class: "ag-button ag-small", "data-ag-action": "comment", text: "Save comment (Ctrl+Enter)" });
+    save.addEventListener("click", () => dispatch(inst, "comment"));
+    comment.append(save);
+  }
+  side.append(comment);
+  side.append(button(inst, "Skip", "S", "skip", card.reviewing ? { disabled: true } : {}));
+  side.append(button(inst, "Back to my previous grade", "B", "back", data.can_back ? {} : { disabled: true }));
+  side.append(button(inst, "Undo my last grade", "U", "undo"));
+  if (card.reviewing) side.append(button(inst, "Back to the queue", "Q", "queue"));
+  const help = el("button", { type: "button", class: "ag-link", text: "All keys (?)" });
+  help.addEventListener("click", () => toggleHelp(inst));
+  side.append(help);
+  root.append(el("div", { class: "ag-body" }, main, side));
+
+  const list = el("dl", { class: "ag-keys" });
+  for (const [key, what] of keyList(data)) list.append(el("dt", {}, el("kbd", { text: key })), el("dd", { text: what }));
+  root.append(el("div", { class: "ag-help", hidden: true, role: "dialog", "aria-label": "Keys" }, el("div", { class: "ag-label", text: "Keys (Esc or ? closes)" }), list));
+  return root;
+}
+
+function setStatus(inst, state, text) {
+  if (!inst.root) return;
+  inst.root.dataset.agState = state;
+  inst.root.querySelector(".ag-status").textContent = text;
+  inst.root.querySelectorAll(".ag-button").forEach((b) => b.classList.toggle("ag-busy", state === "sending"));
+}
+
+function focusCard(inst) {
+  if (inst.root && inst.root.isConnected) inst.root.focus({ preventScroll: true });
+}
+
+function toggleHelp(inst, show) {
+  const help = inst.root && inst.root.querySelector(".ag-help");
+  if (!help) return;
+  help.hidden = show === undefined ? !help.hidden : !show;
+}
+
+function dispatch(inst, action, label) {
+  const card = inst.data && inst.data.card;
+  if (inst.pending !== null) return; // keys are dead until the server answers
+  if (!card && action !== "undo") return;
+  const shownMs = inst.shownAt === null ? 0 : performance.now() - inst.shownAt;
+  if (action === "grade" && shownMs < inst.data.min_view_ms) {
+    setStatus(inst, "note", "Too fast: read the item first");
+    return;
+  }
+  if (action === "skip" && card.reviewing) return;
+  if (action === "back" && !inst.data.can_back) return;
+  if (action === "queue" && !card.reviewing) return;
+  const text = inst.root.querySelector(".ag-comment-text");
+  inst.seq += 1;
+  inst.pending = inst.seq;
+  setStatus(inst, "sending", "sending…");
+  inst.timer = setTimeout(() => {
+    if (inst.pending === null) return;
+    inst.pending = null;
+    setStatus(inst, "error", "Not saved, press again: no answer from the server");
+  }, ANSWER_TIMEOUT_MS);
+  inst.send("action", {
+    seq: inst.seq,
+    action,
+    label: label || null,
+    token: card ? card.token : null,
+    position: card ? card.position : null,
+    item_id: card ? card.item_id : null,
+    shown_ms: Math.round(shownMs),
+    comment: text ? text.value : "",
+  });
+}
+
+function onKey(inst, event) {
+  if (!inst.root || !inst.root.isConnected || !inst.data) return;
+  const target = event.target;
+  if (target instanceof HTMLElement && target.matches(NAME_FIELD)) {
+    if (event.key === "Enter") setTimeout(() => focusCard(inst), 0); // the name is committed, back to the card
+    return;
+  }
+  const inComment = target instanceof HTMLElement && target.classList.contains("ag-comment-text");
+  if (inComment) {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      focusCard(inst);
+    } else if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      if (inst.data.card && inst.data.card.reviewing) dispatch(inst, "comment");
+      else focusCard(inst);
+    }
+    return;
+  }
+  if (isTextField(target) || event.ctrlKey || event.metaKey || event.altKey) return;
+  const help = inst.root.querySelector(".ag-help");
+  if (event.key === "?" || (event.key === "Escape" && help && !help.hidden)) {
+    event.preventDefault();
+    toggleHelp(inst, event.key === "?" ? undefined : false);
+    return;
+  }
+  const key = event.key.length === 1 ? event.key.toUpperCase() : "";
+  const choice = inst.data.choices.find((c) => c.key.toUpperCase() === key);
+  const actions = { S: "skip", B: "back", U: "undo", Q: "queue" };
+  if (!choice && !actions[key] && key !== "C") return;
+  event.preventDefault();
+  event.stopPropagation();
+  if (key === "C" && !choice) {
+    const box = inst.root.querySelector(".ag-comment");
+    if (box) {
+      box.open = true;
+      box.querySelector("textarea").focus();
+    }
+    return;
+  }
+  if (event.repeat) return; // a key held down is not a second judgement
+  dispatch(inst, choice ? "grade" : actions[key], choice ? choice.label : undefined);
+}
+
+function update(inst, data) {
+  inst.data = data;
+  const ack = data.ack;
+  const answered = inst.pending !== null && ack && ack.seq === inst.pending ? ack : null;
+  if (answered) {
+    inst.pending = null;
+    clearTimeout(inst.timer);
+  }
+  const token = data.card ? data.card.token : `empty:${data.empty.kind}:${data.progress}`;
+  const fresh = token !== inst.token;
+  if (fresh) {
+    const hadFocus = inst.root && inst.root.contains(document.activeElement);
+    const root = buildCard(inst, data);
+    inst.host.replaceChildren(root); // one swap: never a mix of two items
+    inst.root = root;
+    inst.token = token;
+    inst.shownAt = null;
+    requestAnimationFrame(() => {
+      if (inst.root !== root) return;
+      inst.shownAt = performance.now(); // the frame that paints this item: the viewing time starts here
+      root.dataset.agShownAt = String(inst.shownAt);
+    });
+    const active = document.activeElement;
+    if (hadFocus || (active instanceof HTMLElement && active.matches(NAME_FIELD))) focusCard(inst);
+  } else {
+    inst.root.querySelector(".ag-progress").textContent = data.progress;
+  }
+  if (inst.pending !== null) return; // still waiting for this card's answer
+  if (answered) setStatus(inst, answered.status === "error" ? "error" : answered.status === "saved" || answered.status === "changed" ? "saved" : "note", answered.message);
+  else if (fresh) setStatus(inst, "ready", data.flash || "");
+}
+
+export default function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  let inst = INSTANCES.get(parentElement);
+  if (!inst) {
+    const host = el("div", { class: "ag-host" }); // our own node: the component's <style> stays in place
+    parentElement.append(host);
+    inst = { host, root: null, token: null, data: null, pending: null, seq: 0, shownAt: null, timer: null };
+    inst.onKey = (event) => onKey(inst, event);
+    inst.cleanup = () => window.removeEventListener("keydown", inst.onKey, true);
+    window.addEventListener("keydown", inst.onKey, true);
+    INSTANCES.set(parentElement, inst);
+  }
+  inst.send = setTriggerValue;
+  update(inst, data);
+  return inst.cleanup;
+}
