@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,7 @@ def is_stalled(info: ProjectInfo, now: datetime | None = None) -> bool:
 
 
 def is_running_here(store: Store, project_id: int) -> bool:
+    """True while this process's preparation job for the project runs and has not yet written its outcome."""
     with _jobs_lock:
         job = _jobs.get((str(store.engine.url), project_id))
         return job is not None and job.is_alive()
@@ -178,13 +180,25 @@ def _prepare(store: Store, project_id: int) -> None:
             stratify_by=settings.get("stratify_by", DEFAULT_STRATIFY_BY),
             progress=_progress_writer(store, project_id),
         )
-        store.save_items(project_id, items)
+        _finish(store, project_id, store.save_items, items)
     except InputError as exc:
-        store.set_status(project_id, "failed", str(exc))
+        _finish(store, project_id, store.set_status, "failed", str(exc))
     except Exception as exc:  # noqa: BLE001 - any failure must reach the page, not vanish with the thread
-        store.set_status(project_id, "failed", f"{type(exc).__name__}: {exc}")
+        _finish(store, project_id, store.set_status, "failed", f"{type(exc).__name__}: {exc}")
     finally:
         stop.set()
+
+
+def _finish(store: Store, project_id: int, write: Callable[..., object], *args: object) -> None:
+    """Unregister the job, then ``write(project_id, *args)`` its outcome ("ready" or "failed").
+
+    In this order, whoever reads the outcome finds the job no longer running here: "Try again"
+    right after a failure starts a new job instead of being refused by the old one's thread. In
+    between, the project still reads "preparing" with a fresh heartbeat, so no one can claim it.
+    """
+    with _jobs_lock:
+        _jobs.pop((str(store.engine.url), project_id), None)
+    write(project_id, *args)
 
 
 def _heartbeat(store: Store, project_id: int, stop: threading.Event) -> None:

@@ -8,9 +8,11 @@ from pathlib import Path
 from core.project import is_running_here
 
 
-def wait_ready(store, project_id: int, timeout: float = 60) -> None:
+def wait_ready(store, project_id: int, timeout: float = 120) -> None:
+    """Poll until the project's preparation job has written its outcome; fail at the deadline."""
     deadline = time.monotonic() + timeout
-    while store.project(project_id).status == "preparing" and time.monotonic() < deadline:
+    while store.project(project_id).status == "preparing":
+        assert time.monotonic() < deadline, f"project {project_id} still preparing after {timeout} s"
         time.sleep(0.1)
 
 
