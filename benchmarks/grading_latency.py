@@ -17,21 +17,19 @@ import json
 import os
 import platform
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from core import reservations
+from core.allocation import design_from_items
+from core.appserver import CHROMIUM, CHROMIUM_ARGS, ITEM_SHOWN, Server, press_grade_key
+from core.project import create_project, start_preparation
+from core.scales import BINARY
+from core.store import Store
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "e2e")]
-
-from appserver import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ITEM_SHOWN, Server, press_grade_key  # noqa: E402
-
-from core import reservations  # noqa: E402
-from core.allocation import design_from_items  # noqa: E402
-from core.project import create_project, start_preparation  # noqa: E402
-from core.scales import BINARY  # noqa: E402
-from core.store import Store  # noqa: E402
+ARTIFACTS = ROOT / "artifacts"  # the screenshot (not committed)
 
 N_ITEMS = 10_000
 GRADES = 40
@@ -88,7 +86,7 @@ def server_side(store: Store, project_id: int, grades: int) -> list[float]:
 
 def browser_side(server: Server, project_id: int) -> list[float]:
     """Milliseconds from each key press until the next item is on screen with its grade buttons
-    ready (tests/e2e/appserver.py: press_grade_key)."""
+    ready (core.appserver.press_grade_key)."""
     from playwright.sync_api import sync_playwright
 
     times = []

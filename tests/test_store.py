@@ -9,11 +9,11 @@ from datetime import UTC
 import numpy as np
 import pandas as pd
 import pytest
-from pg_schema import throwaway_schema_url
 from sqlalchemy import create_engine, text
 
 from core.errors import InputError
 from core.store import LATEST, Store, migrations, upgrade
+from tests.pg_schema import throwaway_schema_url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
