@@ -23,19 +23,16 @@ Run: python benchmarks/bias.py [--reps 4000]; writes benchmarks/bias.md.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from pools import make_pool  # benchmarks/pools.py, beside this script
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.pools import make_pool  # noqa: E402
-from core.allocation import Design, design_from_items, next_stratum, planned_allocation  # noqa: E402
-from core.estimate import estimate_batch  # noqa: E402
-from core.simulate import replay_queue, replication_orders, static_sample  # noqa: E402
-from core.spreads import adaptive_sd, calibrated_prior_sd  # noqa: E402
+from core.allocation import Design, design_from_items, next_stratum, planned_allocation
+from core.estimate import estimate_batch
+from core.simulate import replay_queue, replication_orders, static_sample
+from core.spreads import adaptive_sd, calibrated_prior_sd
 
 HERE = Path(__file__).resolve().parent
 POOLS = [

@@ -19,12 +19,11 @@ from pathlib import Path
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from core.io import load_inputs
+from core.prepare import prepare_items
+from core.simulate import simulate
 
-from core.io import load_inputs  # noqa: E402
-from core.prepare import prepare_items  # noqa: E402
-from core.simulate import simulate  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DEMO = ROOT / "data" / "demo"
 BUDGETS = ("0.05", "0.1", "0.2", "0.3")

@@ -22,22 +22,19 @@ Run: python benchmarks/intervals.py [--reps 1000]; writes benchmarks/intervals.m
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from pools import make_pool  # benchmarks/pools.py, beside this script
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.pools import make_pool  # noqa: E402
-from core.allocation import Design, design_from_items, make_design, proportional_allocation  # noqa: E402
-from core.estimate import estimate_batch  # noqa: E402
-from core.intervals import beta_interval  # noqa: E402
-from core.savings import live_saving_batch  # noqa: E402
-from core.simulate import replay_queue, replication_orders, static_sample  # noqa: E402
-from core.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums  # noqa: E402
+from core.allocation import Design, design_from_items, make_design, proportional_allocation
+from core.estimate import estimate_batch
+from core.intervals import beta_interval
+from core.savings import live_saving_batch
+from core.simulate import replay_queue, replication_orders, static_sample
+from core.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 
 HERE = Path(__file__).resolve().parent
 POOLS = [

@@ -17,17 +17,15 @@ import io
 import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from core.errors import InputError
+from core.io import load_inputs
 
-from core.errors import InputError  # noqa: E402
-from core.io import load_inputs  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SHARED = ROOT.parent / "shared" / "data" / "truthfulqa"
 

@@ -22,14 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from core.appserver import CHROMIUM, CHROMIUM_ARGS, Server
+from core.project import create_project
+from core.semantic.cache import CACHE_ENV
+from core.store import Store
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "e2e")]
-
-from appserver import CHROMIUM, CHROMIUM_ARGS, Server  # noqa: E402
-
-from core.project import create_project  # noqa: E402
-from core.semantic.cache import CACHE_ENV  # noqa: E402
-from core.store import Store  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 POOLS = ["truthfulqa", "gsm8k"]

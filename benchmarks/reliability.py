@@ -21,25 +21,30 @@ import contextlib
 import os
 import platform
 import signal
-import sys
 import tempfile
 import threading
 import time
 import uuid
 from pathlib import Path
 
+from sqlalchemy import create_engine, text
+
+from core import reservations
+from core.estimate import estimate
+from core.reservations import overlap_positions
+from core.store import Store, accounts
+from core.tracking import current_estimate
+from core.workload import (
+    acknowledged,
+    design_of,
+    run_graders,
+    run_workers,
+    start_worker,
+    synthetic_project,
+    true_label,
+)
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-from reliability.conftest import make_project  # noqa: E402
-from reliability.workload import acknowledged, design_of, run_graders, run_workers, start_worker, true_label  # noqa: E402
-from sqlalchemy import create_engine, text  # noqa: E402
-
-from core import reservations  # noqa: E402
-from core.estimate import estimate  # noqa: E402
-from core.reservations import overlap_positions  # noqa: E402
-from core.store import Store, accounts  # noqa: E402
-from core.tracking import current_estimate  # noqa: E402
 
 GRADERS = 8
 N_ITEMS = 1818
@@ -105,7 +110,7 @@ class LostRaces:
 def load_run(backend: str, mode: str, folder: Path) -> dict:
     url = fresh_url(backend, folder)
     store = Store.open(url)
-    pid, _ = make_project(store, N_ITEMS)
+    pid, _ = synthetic_project(store, N_ITEMS)
     if mode.startswith("threads"):
         with LostRaces() as races, contextlib.ExitStack() as stack:
             if mode == "threads, no claim lock":  # what the per-server claim lock saves
@@ -145,7 +150,7 @@ def crash_run(backend: str, folder: Path) -> dict:
     """Two worker processes; one is SIGKILLed after CRASH_AFTER grades, then restarted."""
     url = fresh_url(backend, folder)
     store = Store.open(url)
-    pid, _ = make_project(store, N_ITEMS)
+    pid, _ = synthetic_project(store, N_ITEMS)
     start = time.perf_counter()
     steady = start_worker(url, pid, "steady", OVERLAP)
     victim = start_worker(url, pid, "victim", OVERLAP)

@@ -21,11 +21,10 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from core.sample import build_prompt, generate_answers, load_model
+from core.sampling_job import default_model
 
-from core.sample import build_prompt, generate_answers, load_model  # noqa: E402
-from core.sampling_job import default_model  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 BATCH = 16
 MAX_NEW_TOKENS = 24

@@ -181,10 +181,15 @@ def is_stalled(info: ProjectInfo, now: datetime | None = None) -> bool:
 
 
 def is_running_here(store: Store, project_id: int) -> bool:
-    """Whether a preparation this process started is still at work on the project."""
+    """Whether a preparation this process started is still at work on the project: its process runs and
+    has not written its outcome. Read together, so "ready" or "failed" never comes with a job still here."""
     with _jobs_lock:
-        job = _jobs.get((str(store.engine.url), project_id))
-        return job is not None and job.poll() is None and store.project(project_id).status == "preparing"
+        return _running_here(store, project_id)
+
+
+def _running_here(store: Store, project_id: int) -> bool:
+    job = _jobs.get((str(store.engine.url), project_id))
+    return job is not None and job.poll() is None and store.project(project_id).status == "preparing"
 
 
 def start_preparation(store: Store, project_id: int, *, wait: bool = False) -> bool:
@@ -195,8 +200,8 @@ def start_preparation(store: Store, project_id: int, *, wait: bool = False) -> b
     """
     key = (str(store.engine.url), project_id)
     with _jobs_lock:
-        if key in _jobs and _jobs[key].poll() is None:
-            return False
+        if _running_here(store, project_id):
+            return False  # a job that wrote its outcome but has not exited yet no longer counts ("Try again")
         if not store.claim_preparation(project_id, stale_before=datetime.now(UTC) - STALE_AFTER):
             return False  # ready, or a live job (here or in another process) holds it
         if not wait:

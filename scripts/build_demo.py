@@ -28,12 +28,11 @@ from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from core.normalize import normalize
+from core.sample import load_model, sample_pool
+from core.sampling_job import default_model
 
-from core.normalize import normalize  # noqa: E402
-from core.sample import load_model, sample_pool  # noqa: E402
-from core.sampling_job import default_model  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DEMO = ROOT / "data" / "demo"
 

@@ -604,7 +604,7 @@ def test_the_cli_prints_one_line_exits_2_and_writes_nothing(tmp_path, capsys):
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(prompts=st.lists(TEXT.filter(str.strip), min_size=1, max_size=5), response=TEXT, sample=TEXT)
 def test_any_text_written_by_standard_writers_is_read_back_exactly(tmp_path, prompts, response, sample):
     records = [{"id": f"q{k}", "prompt": prompt, "response": response} for k, prompt in enumerate(prompts)]

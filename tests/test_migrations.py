@@ -10,12 +10,12 @@ from collections.abc import Iterator
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from legacy_schemas import create_legacy_schema
-from pg_schema import throwaway_schema_url
 from sqlalchemy import Engine, create_engine, text
 
 from core.store import Store, head, upgrade
 from core.store.models import Base
+from tests.legacy_schemas import create_legacy_schema
+from tests.pg_schema import throwaway_schema_url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

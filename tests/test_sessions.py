@@ -6,7 +6,6 @@ import hashlib
 from datetime import timedelta
 
 import pytest
-from pg_schema import throwaway_schema_url
 from sqlalchemy import select
 
 from core import auth, sessions
@@ -14,6 +13,7 @@ from core.errors import InputError
 from core.store import Store, accounts
 from core.store.models import utcnow
 from core.store.sessions import SignInSession
+from tests.pg_schema import throwaway_schema_url
 
 PASSWORD = "correct horse battery"
 

@@ -9,10 +9,10 @@ from datetime import UTC
 import numpy as np
 import pandas as pd
 import pytest
-from pg_schema import throwaway_schema_url
 
 from core.errors import InputError
 from core.store import Store
+from tests.pg_schema import throwaway_schema_url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -9,8 +9,6 @@ import io
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from legacy_schemas import create_legacy_schema
-from pg_schema import throwaway_schema_url
 from sqlalchemy import text
 
 from core import auth, grading
@@ -18,6 +16,8 @@ from core.errors import InputError
 from core.project import create_project
 from core.scales import BINARY, parse_custom_labels
 from core.store import Store, accounts, make_engine, upgrade
+from tests.legacy_schemas import create_legacy_schema
+from tests.pg_schema import throwaway_schema_url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -50,7 +50,7 @@ def project_id(store) -> int:
 
 
 def _open_app(page: str | None = None, *, project_id: int | None = None, grader: str = "ann") -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = AppTest.from_file(str(APP), default_timeout=120)  # a deadline, generous for a busy machine
     if project_id is not None:
         at.query_params["project"] = str(project_id)
     if grader:

@@ -3,7 +3,7 @@ naming a shown item does. The browser half of the card is covered by tests/e2e/t
 
 from __future__ import annotations
 
-from card_press import card_data, press, shown
+from tests.card_press import card_data, press, shown
 
 GRADE = "app_pages/grade.py"
 

@@ -8,9 +8,11 @@ from pathlib import Path
 from core.project import is_running_here
 
 
-def wait_ready(store, project_id: int, timeout: float = 60) -> None:
+def wait_ready(store, project_id: int, timeout: float = 120) -> None:
+    """Poll until the project's preparation job has written its outcome; fail at the deadline."""
     deadline = time.monotonic() + timeout
-    while store.project(project_id).status == "preparing" and time.monotonic() < deadline:
+    while store.project(project_id).status == "preparing":
+        assert time.monotonic() < deadline, f"project {project_id} still preparing after {timeout} s"
         time.sleep(0.1)
 
 
@@ -98,9 +100,13 @@ def test_failed_preparation_is_shown_with_a_retry(open_app, store, project_id):
 
 
 def test_running_preparation_shows_stored_progress(open_app, store, uploads, monkeypatch, tmp_path):
+    from datetime import timedelta
+
+    import core.project
     from core.project import create_project
 
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    monkeypatch.setattr(core.project, "STALE_AFTER", timedelta(days=1))  # however slow the machine, not stalled
     pid = create_project(store, "Busy", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
     store.set_status(pid, "preparing")  # as a job in another process would
     store.set_progress(pid, 12, 40, "clustering surrogate answers: 12 of 40 items")

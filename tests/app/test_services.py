@@ -78,7 +78,7 @@ def test_stalled_means_preparing_with_an_old_heartbeat(store, uploads):
     pid = create_project(store, "p", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
     store.set_status(pid, "preparing")
     info = store.project(pid)
-    assert not is_stalled(info)
+    assert not is_stalled(info, now=info.updated_at)  # a fresh heartbeat, however slow the machine
     assert is_stalled(info, now=info.updated_at + timedelta(minutes=2))
     assert not start_preparation(store, pid)  # a live job is not started twice
 
@@ -94,6 +94,32 @@ def test_preparation_failure_is_stored_with_its_message(store, monkeypatch, uplo
     assert start_preparation(store, pid, wait=True)
     info = store.project(pid)
     assert info.status == "failed" and "the model is missing" in info.error and "install it" in info.error
+
+
+def test_a_finished_job_is_no_longer_running_when_its_outcome_is_visible(store, monkeypatch, uploads):
+    """The outcome is written after the job leaves this process's registry, so a reader that sees
+    "ready" or "failed" never finds the job still running (and "Try again" is never refused by it)."""
+    import core.prepare
+    from core.project import is_running_here
+
+    pid = create_project(store, "p", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
+    running_at_write = []
+    save_items = store.save_items
+    monkeypatch.setattr(
+        store, "save_items", lambda *a: (running_at_write.append(is_running_here(store, pid)), save_items(*a))
+    )
+    assert start_preparation(store, pid, wait=True) and store.project(pid).status == "ready"
+
+    def broken(*args, **kwargs):
+        raise InputError("the model is missing")
+
+    monkeypatch.setattr(core.prepare, "prepare_items", broken)
+    store.set_status(pid, "failed", "before")
+    retried = []
+    set_status = store.set_status
+    monkeypatch.setattr(store, "set_status", lambda *a: (set_status(*a), retried.append(is_running_here(store, pid))))
+    assert start_preparation(store, pid, wait=True) and store.project(pid).status == "failed"
+    assert running_at_write == [False] and retried == [False]
 
 
 def test_bad_upload_writes_nothing(store):

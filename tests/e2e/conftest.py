@@ -4,7 +4,8 @@ artifacts/ come from tests/conftest.py)."""
 from __future__ import annotations
 
 import pytest
-from appserver import ROOT, Server
+
+from core.appserver import ROOT, Server
 
 
 @pytest.fixture

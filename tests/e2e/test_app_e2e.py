@@ -8,15 +8,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from appserver import ITEM_SHOWN, ROOT, Server, press_grade_key
 
+from core.appserver import ITEM_SHOWN, ROOT, TIMEOUT_MS, Server, press_grade_key
 from core.grading import submit
 from core.project import create_project, start_preparation
 from core.scales import BINARY
 from core.store import Store
 
 pytestmark = pytest.mark.e2e
-TIMEOUT_MS = 30_000
 XSS_POOL = [
     {
         "id": "x1",

@@ -8,9 +8,9 @@ import random
 
 import pandas as pd
 import pytest
-from appserver import ROOT, Server
 
 from core import auth, grading
+from core.appserver import ROOT, Server
 from core.store import Store, accounts
 
 pytestmark = pytest.mark.e2e

@@ -4,8 +4,8 @@ card, C opens the comment box and Esc returns, ? lists every key, and no grading
 from __future__ import annotations
 
 import pytest
-from appserver import MIN_VIEW_S
 
+from core.appserver import MIN_VIEW_S
 from core.project import create_project, start_preparation
 from core.store import Store
 

@@ -50,7 +50,7 @@ def test_every_action_is_in_the_expected_table():
     assert set(EXPECTED) == set(auth.ACTIONS)
 
 
-@pytest.mark.parametrize(("action", "role"), itertools.product(auth.ACTIONS, auth.ROLES))
+@pytest.mark.parametrize(("action", "role"), list(itertools.product(auth.ACTIONS, auth.ROLES)))
 def test_each_role_may_do_exactly_what_the_issue_allows(world, action, role):
     store, mine, other, users = world
     user = users[role]

@@ -10,12 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from card_press import press, shown
 from streamlit.testing.v1 import AppTest
 
 from core import auth, sessions
 from core.project import create_project, start_preparation
 from core.store import Store, accounts
+from tests.card_press import press, shown
 from ui import signin
 
 ROOT = Path(__file__).resolve().parents[2]

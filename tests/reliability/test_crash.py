@@ -14,9 +14,9 @@ import signal
 import pytest
 
 from core.store import accounts
+from core.workload import acknowledged, start_worker, synthetic_project, true_label
 
-from .conftest import BACKENDS, make_project
-from .workload import acknowledged, start_worker, true_label
+from .conftest import BACKENDS
 
 N_ITEMS = 40
 KILL_AFTER = 12
@@ -24,7 +24,7 @@ KILL_AFTER = 12
 
 @pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
 def test_sigkill_mid_grading_loses_nothing_and_the_queue_resumes(db_url, store):
-    pid, _design = make_project(store, N_ITEMS)
+    pid, _design = synthetic_project(store, N_ITEMS)
     worker = start_worker(db_url, pid, "ann")
     lines = []
     for line in worker.stdout:  # grade lines as each commit returns

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from core import auth
+from core.appserver import ITEM_SHOWN, TIMEOUT_MS, press_grade_key
 from core.project import create_project, start_preparation
 from core.store import Store, accounts
 
-from .conftest import ITEM_SHOWN, PASSWORD, ROOT, TIMEOUT_MS, press_grade_key, sign_in
+from .conftest import PASSWORD, ROOT, sign_in
 
 pytestmark = pytest.mark.e2e
 HOSTILE = ROOT / "tests" / "data" / "hostile"

@@ -9,15 +9,16 @@ import pytest
 from core import reservations
 from core.scales import BINARY
 from core.store import accounts
+from core.workload import synthetic_project
 
-from .conftest import BACKENDS, make_project
+from .conftest import BACKENDS
 
 on_both = pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
 
 
 @on_both
 def test_two_graders_never_hold_the_same_item_and_a_reload_keeps_it(store):
-    pid, design = make_project(store, 30)
+    pid, design = synthetic_project(store, 30)
     ann = reservations.claim(store, pid, design, 3, "ann")
     bob = reservations.claim(store, pid, design, 3, "bob")
     assert ann is not None and bob is not None and ann != bob
@@ -27,7 +28,7 @@ def test_two_graders_never_hold_the_same_item_and_a_reload_keeps_it(store):
 
 @on_both
 def test_grade_and_skip_free_the_reservation(store):
-    pid, design = make_project(store, 30)
+    pid, design = synthetic_project(store, 30)
     first = reservations.claim(store, pid, design, 3, "ann")
     reservations.grade(store, pid, first, BINARY, "Correct", "ann")
     assert accounts.reserved(store, pid) == {}
@@ -40,7 +41,7 @@ def test_grade_and_skip_free_the_reservation(store):
 
 @on_both
 def test_an_abandoned_reservation_returns_to_the_queue(store):
-    pid, design = make_project(store, 30)
+    pid, design = synthetic_project(store, 30)
     gone = reservations.claim(store, pid, design, 3, "ann", ttl=timedelta(seconds=-1))  # expired at once
     assert accounts.held(store, pid, "ann") is None
     assert reservations.claim(store, pid, design, 3, "bob") == gone  # the queue's next item again
@@ -48,7 +49,7 @@ def test_an_abandoned_reservation_returns_to_the_queue(store):
 
 @on_both
 def test_every_item_is_handed_out_once_then_none(store):
-    pid, design = make_project(store, 12)
+    pid, design = synthetic_project(store, 12)
     seen = []
     for turn in range(12):
         grader = ("ann", "bob", "cy")[turn % 3]
@@ -61,7 +62,7 @@ def test_every_item_is_handed_out_once_then_none(store):
 
 @on_both
 def test_double_graded_items_go_to_a_second_different_grader(store):
-    pid, design = make_project(store, 20)
+    pid, design = synthetic_project(store, 20)
     double = reservations.overlap_positions(20, 0.25, 3)
     assert len(double) == 5
     graded_by: dict[int, list[str]] = {}
@@ -83,7 +84,7 @@ def test_double_graded_items_go_to_a_second_different_grader(store):
 
 @on_both
 def test_a_second_grader_may_hold_a_double_graded_item_the_first_one_holds_again(store):
-    pid, design = make_project(store, 10)
+    pid, design = synthetic_project(store, 10)
     everything = 1.0
     first = reservations.claim(store, pid, design, 3, "ann", overlap=everything)
     reservations.grade(store, pid, first, BINARY, "Correct", "ann")
@@ -101,7 +102,7 @@ def test_overlap_fraction_is_checked():
 
 @on_both
 def test_a_grade_given_after_the_reservation_expired_is_kept_and_averaged(store):
-    pid, design = make_project(store, 10)
+    pid, design = synthetic_project(store, 10)
     slow = reservations.claim(store, pid, design, 3, "ann", ttl=timedelta(seconds=-1))  # ann walks away
     assert reservations.claim(store, pid, design, 3, "bob") == slow  # the item went back to the queue
     reservations.grade(store, pid, slow, BINARY, "Correct", "bob")

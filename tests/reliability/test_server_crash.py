@@ -12,10 +12,11 @@ import signal
 import pytest
 
 from core import auth
+from core.appserver import ITEM_SHOWN, TIMEOUT_MS, Server, press_grade_key
 from core.project import create_project, start_preparation
 from core.store import Store, accounts
 
-from .conftest import DATA_APP, ITEM_SHOWN, PASSWORD, TIMEOUT_MS, Server, press_grade_key, sign_in
+from .conftest import DATA_APP, PASSWORD, sign_in
 
 pytestmark = pytest.mark.e2e
 GRADES_BEFORE = 4

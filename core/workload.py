@@ -1,9 +1,12 @@
 """Graders at work, through the functions the grade page calls: claim an item, load it, grade it.
 
-Used by the load and crash tests and by benchmarks/reliability.py. Run as a
-script it is one grading worker process (the crash test kills it):
+A load and crash drill for a database: `synthetic_project` makes a throw-away
+project of any size, `run_graders` grades it to the end with threads of this
+process (the graders of one server), `run_workers` with worker processes (one
+server each). The load and crash tests and benchmarks/reliability.py use it.
+Run as a module it is one grading worker process (the crash checks kill it):
 
-    python tests/reliability/workload.py DB_URL PROJECT_ID GRADER [--overlap F]
+    python -m core.workload DB_URL PROJECT_ID GRADER [--overlap F]
 
 printing ``graded <grade id> <position>`` after each grade is committed.
 """
@@ -16,15 +19,41 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
-if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import numpy as np
+import pandas as pd
 
-from core import reservations  # noqa: E402
-from core.allocation import Design, design_from_items  # noqa: E402
-from core.scales import BINARY  # noqa: E402
-from core.store import Store  # noqa: E402
+from core import reservations
+from core.allocation import Design, design_from_items
+from core.scales import BINARY
+from core.store import Store
+
+POLL_S = 0.05  # how often an idle grader asks again for an item
+N_STRATA = 4
+
+
+def synthetic_project(
+    store: Store, n: int, name: str = "load", settings: dict[str, Any] | None = None
+) -> tuple[int, Design]:
+    """A ready project of ``n`` prepared arithmetic items in 4 strata (item i in stratum i mod 4, its
+    surrogate doubt growing with the stratum), and its design as the app builds it. The items carry no
+    labels: the simulated graders grade them with `true_label`."""
+    rng = np.random.default_rng(0)
+    stratum = np.arange(n) % N_STRATA
+    items = pd.DataFrame(
+        {
+            "id": [f"item-{i}" for i in range(n)],
+            "prompt": [f"What is {i} + {i}?" for i in range(n)],
+            "response": [str(2 * i) for i in range(n)],
+            "semantic_entropy": stratum * 0.4 + rng.random(n) * 0.1,
+            "agreement": np.clip(1 - stratum / N_STRATA + rng.normal(0, 0.05, n), 0, 1),
+            "stratum": stratum,
+        }
+    )
+    pid = store.create_project(name, {"seed": 3, **(settings or {})}, {"pool": ("pool.jsonl", b"{}\n")})
+    store.save_items(pid, items)
+    return pid, design_of(store, pid)
 
 
 def true_label(position: int) -> str:
@@ -70,7 +99,7 @@ class Grader:
             if self.step() is None:
                 if finished():
                     return
-                time.sleep(0.05)  # others hold the last items, or a second grade may still come
+                time.sleep(POLL_S)  # others hold the last items, or a second grade may still come
 
 
 def expected_grades(n_items: int, overlap: float, seed: int = 3) -> int:
@@ -83,9 +112,11 @@ def run_graders(store: Store, project_id: int, graders: int, *, overlap: float =
     target = expected_grades(design.N, overlap)
     crew = [Grader(store, project_id, design, f"grader-{k}", overlap) for k in range(graders)]
     errors: list[BaseException] = []
+    together = threading.Barrier(graders)  # all start at once, contending from the first item
 
     def work(grader: Grader) -> None:
         try:
+            together.wait()
             grader.run(lambda: len(store.grades(project_id)) >= target)
         except BaseException as exc:  # noqa: BLE001 - re-raised below, in the caller's thread
             errors.append(exc)
@@ -102,9 +133,9 @@ def run_graders(store: Store, project_id: int, graders: int, *, overlap: float =
 
 
 def start_worker(url: str, project_id: int, name: str, overlap: float = 0.0) -> subprocess.Popen:
-    """One grading worker process (this file run as a script); its stdout lists the committed grades."""
+    """One grading worker process (`python -m core.workload`); its stdout lists the committed grades."""
     return subprocess.Popen(
-        [sys.executable, __file__, url, str(project_id), name, "--overlap", str(overlap)],
+        [sys.executable, "-m", "core.workload", url, str(project_id), name, "--overlap", str(overlap)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
