@@ -21,7 +21,7 @@ ESTIMATORS = ["default", *METHODS]
 method = st.sidebar.selectbox(
     "Estimator",
     ESTIMATORS,
-    index=ESTIMATORS.index(project.settings.get("method", "default")),
+    index=ESTIMATORS.index(project.settings["method"]),
     help=f"default: the {DEFAULT_METHOD} estimator (benchmarks/estimation.md). The report uses the "
     "project's estimator, set on the Projects page.",
 )
@@ -52,7 +52,7 @@ def live() -> None:
     design = plan.design(project)
     graded = store.graded_positions(project.id)
     e = current_estimate(design, graded, method)
-    target = float(project.settings.get("target_half_width", 0.05))
+    target = float(project.settings["target_half_width"])
     cols = st.columns(4)
     if e.n == 0:
         st.info("No grade yet: grade a few items and the estimate appears here.")

@@ -48,7 +48,7 @@ st.dataframe(table.tail(200), hide_index=True, width="stretch")
 
 st.subheader("Report")
 graded = store.graded_positions(project.id)
-result = current_estimate(plan.design(project), graded, project.settings.get("method", "default"))
+result = current_estimate(plan.design(project), graded, project.settings["method"])
 if result.n == 0:
     st.info("The report needs at least one grade.")
     st.stop()

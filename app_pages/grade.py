@@ -115,9 +115,9 @@ def current_position(mine: list[int]) -> tuple[int | None, bool]:
         store,
         pid,
         plan.design(project),
-        int(project.settings.get("seed", 0)),
+        int(project.settings["seed"]),
         grader,
-        overlap=float(project.settings.get("overlap", 0.0)),
+        overlap=float(project.settings["overlap"]),
     )
     return position, False
 
@@ -253,9 +253,7 @@ def my_items() -> None:
 
 
 with st.sidebar.expander("Guidelines", expanded=True):
-    st.markdown(
-        safe_markdown(project.settings.get("guidelines") or "") or "_No guidelines were written for this project._"
-    )
+    st.markdown(safe_markdown(project.settings["guidelines"] or "") or "_No guidelines were written for this project._")
 grading_section()
 with st.expander("My graded and skipped items"):
     my_items()

@@ -13,7 +13,6 @@ from core.images import EXTERNAL_IMAGES_SETTING
 from core.markup import one_line_plain
 from core.overview import entropy_histogram, strata_table, without_samples
 from core.project import (
-    DEFAULT_SETTINGS,
     change_settings,
     create_project,
     is_running_here,
@@ -23,6 +22,7 @@ from core.project import (
 )
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.semantic import BACKENDS
+from core.settings import DEFAULTS
 from core.store import ProjectInfo
 from core.strata import STRATIFY_BY
 from ui import access, plan, signin, state
@@ -54,11 +54,11 @@ def preparation_progress(project_id: int) -> None:
 def settings_editor(project: ProjectInfo) -> None:
     """What may change after preparation: guidelines, what graders see, the stopping target."""
     with st.expander("Grading settings", expanded=False), st.form(f"settings-{project.id}"):
-        guidelines = st.text_area("Guidelines (markdown)", project.settings.get("guidelines", ""), height=160)
-        show_reference = st.checkbox("Show graders the reference answer", project.settings.get("show_reference", True))
+        guidelines = st.text_area("Guidelines (markdown)", project.settings["guidelines"], height=160)
+        show_reference = st.checkbox("Show graders the reference answer", project.settings["show_reference"])
         show_signals = st.checkbox(
             "Show graders the stratum and surrogate signals (may bias them)",
-            project.settings.get("show_signals", False),
+            project.settings["show_signals"],
         )
         external_images = st.checkbox(
             "Show external images (http/https URLs of the pool's image column)",
@@ -73,11 +73,11 @@ def settings_editor(project: ProjectInfo) -> None:
             max_value=0.5,
             step=0.005,
             format="%.3f",
-            value=float(project.settings.get("target_half_width", 0.05)),
+            value=float(project.settings["target_half_width"]),
         )
         estimators = ["default", *METHODS]
         method = st.selectbox(
-            "Estimator for the report", estimators, index=estimators.index(project.settings.get("method", "default"))
+            "Estimator for the report", estimators, index=estimators.index(project.settings["method"])
         )
         if st.form_submit_button("Save settings"):
             changes = {
@@ -221,16 +221,16 @@ def new_project() -> None:
             "Model (name or path; blank for the default)", key="new_model", disabled=backend == "exact"
         )
         stratify_by = cols[2].selectbox(
-            "Stratify by", STRATIFY_BY, key="new_stratify", index=STRATIFY_BY.index(DEFAULT_SETTINGS["stratify_by"])
+            "Stratify by", STRATIFY_BY, key="new_stratify", index=STRATIFY_BY.index(DEFAULTS.stratify_by)
         )
         cols = st.columns(3)
-        n_strata = cols[0].number_input("Strata", 1, 20, DEFAULT_SETTINGS["n_strata"], key="new_strata")
+        n_strata = cols[0].number_input("Strata", 1, 20, DEFAULTS.n_strata, key="new_strata")
         seed = cols[1].number_input("Seed", 0, 2**31 - 1, 0, key="new_seed")
         target = cols[2].number_input(
             "Target half-width",
             0.001,
             0.5,
-            DEFAULT_SETTINGS["target_half_width"],
+            DEFAULTS.target_half_width,
             step=0.005,
             format="%.3f",
             key="new_target",

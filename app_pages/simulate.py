@@ -29,7 +29,7 @@ with st.form("simulate"):
         default=list(DEFAULT_BUDGETS),
     )
     reps = cols[1].number_input("Repetitions", 10, 5000, 200, step=50)
-    seed = cols[2].number_input("Seed", 0, 2**31 - 1, int(project.settings.get("seed", 0)))
+    seed = cols[2].number_input("Seed", 0, 2**31 - 1, int(project.settings["seed"]))
     methods = st.multiselect("Methods", METHODS, default=list(METHODS))
     run = st.form_submit_button("Run the simulation", type="primary")
 

@@ -137,7 +137,7 @@ def project_section() -> None:
             0.0,
             0.5,
             step=0.05,
-            value=float(project.settings.get("overlap", 0.0)),
+            value=float(project.settings["overlap"]),
             key=f"overlap_{project.id}",
         )
         if st.form_submit_button("Save"):
@@ -147,7 +147,7 @@ def project_section() -> None:
             for name in sorted(assigned - set(chosen)):
                 accounts.unassign(store, project.id, everyone[name].id)
                 audit.record(store, admin, audit.MEMBER_REMOVED, project.id, name=name)
-            if overlap != float(project.settings.get("overlap", 0.0)):
+            if overlap != float(project.settings["overlap"]):
                 store.update_settings(project.id, {"overlap": overlap})
                 audit.record(store, admin, audit.SETTINGS_CHANGED, project.id, overlap=overlap)
             st.toast("Saved")

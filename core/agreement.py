@@ -33,13 +33,15 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
+from core.settings import ProjectSettings
+
 LEVELS = {"binary": "nominal", "likert": "ordinal", "custom": "ordinal"}
 """Scale kind (core.scales) -> Krippendorff level of measurement."""
 
 
 def level_of(settings: dict) -> str:
     """The Krippendorff level for a project's grading scale (its settings' ``scale.kind``)."""
-    return LEVELS.get((settings.get("scale") or {}).get("kind", "binary"), "ordinal")
+    return LEVELS.get(ProjectSettings.from_dict(settings).grading_scale.kind, "ordinal")
 
 
 def summary(result: Agreement) -> str:

@@ -14,6 +14,7 @@ from core.limits import MAX_NAME_CHARS, check_length
 from core.markup import one_line_plain, safe_markdown
 from core.queue import QueueState, next_item
 from core.scales import Scale
+from core.settings import ProjectSettings
 from core.store import Store
 
 MIN_VIEW_S = 0.3
@@ -45,14 +46,15 @@ def grader_view(item: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any
     URIs, http(s) only when the project allows external images, never a malformed value); the
     surrogate signals only when the project allows it (they would bias the grade).
     """
+    shown = ProjectSettings.from_dict(settings)
     view: dict[str, Any] = {"id": one_line_plain(str(item.get("id", "")))}
-    texts = ("prompt", "response") + (("reference",) if settings.get("show_reference", True) else ())
+    texts = ("prompt", "response") + (("reference",) if shown.show_reference else ())
     for key in texts:
         value = item.get(key)
         view[key] = safe_markdown(value) if isinstance(value, str) else value
     image = shown_image(item.get("image"), settings)
     view["image"], view["image_note"] = image.url or "", image.note
-    if settings.get("show_signals", False):
+    if shown.show_signals:
         view["signals"] = {k: item.get(k) for k in SIGNAL_FIELDS if k in item}
     return view
 

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from core.settings import ProjectSettings
+
 EXTERNAL_IMAGES_SETTING = "external_images"
 """Project setting: True lets graders' browsers load http(s) image URLs (off by default)."""
 MAX_URL_CHARS = 2048
@@ -68,7 +70,7 @@ def shown_image(value: object, settings: dict) -> ShownImage:
     if text.lower().startswith(("http://", "https://")):
         if not _valid_web_url(text):
             return ShownImage(None, "Image not shown: the URL is malformed.")
-        if not settings.get(EXTERNAL_IMAGES_SETTING, False):
+        if not ProjectSettings.from_dict(settings).external_images:
             return ShownImage(
                 None,
                 "Image not shown: external images are off for this project (an admin can turn them on in the "

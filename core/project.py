@@ -26,10 +26,10 @@ from core.errors import InputError, one_line
 from core.limits import MAX_FILE_NAME_CHARS, MAX_NAME_CHARS, check_length
 from core.markup import MAX_MARKDOWN_CHARS, MAX_NESTING, MAX_TABLE_CELLS, has_image, safe_markdown
 from core.sampling_job import SAMPLING_MESSAGE, sample_project, sampling_request
-from core.scales import BINARY, scale_from_settings
+from core.scales import scale_from_settings
 from core.semantic.base import EMBEDDING
+from core.settings import ProjectSettings
 from core.store import URL_ENV, ProjectInfo, Store
-from core.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"
 DEMO_DIR_ENV = "ACTIVEGRADE_DEMO_DIR"  # another folder with pool.jsonl (+ samples.jsonl), e.g. for tests
@@ -38,21 +38,6 @@ HEARTBEAT_S = 5.0
 CLUSTERING = "clustering surrogate answers"
 STALE_AFTER = timedelta(seconds=60)
 PROGRESS_EVERY_S = 0.5
-
-DEFAULT_SETTINGS: dict[str, Any] = {
-    "backend": "exact",
-    "model": None,
-    "threshold": None,
-    "n_strata": DEFAULT_N_STRATA,
-    "stratify_by": DEFAULT_STRATIFY_BY,
-    "scale": BINARY.to_settings(),
-    "guidelines": "",
-    "show_reference": True,
-    "show_signals": False,
-    "seed": 0,
-    "target_half_width": 0.05,
-    "method": "default",  # core.estimate method the report uses
-}
 
 _jobs: dict[tuple[str, int], subprocess.Popen] = {}
 _jobs_lock = threading.Lock()
@@ -84,7 +69,7 @@ def create_project(
         check_length(samples[0], MAX_FILE_NAME_CHARS, "the samples file's name")
     check_settings(settings or {})
     check_inputs(pool, samples)
-    settings = {**DEFAULT_SETTINGS, **(settings or {})}
+    settings = ProjectSettings.from_dict(settings).to_dict()  # defaults filled in, every value checked
     if settings.get("sampling"):
         settings["sampling"] = sampling_request(settings["sampling"], pool, samples)
     files = {"pool": pool} | ({"samples": samples} if samples else {})
@@ -242,11 +227,11 @@ def run_preparation(store: Store, project_id: int) -> None:
         report.clustering(0, len(inputs.pool))
         items = prepare_items(
             inputs,
-            backend=settings.get("backend", "exact"),
-            model=settings.get("model"),
-            threshold=settings.get("threshold"),
-            n_strata=int(settings.get("n_strata", DEFAULT_N_STRATA)),
-            stratify_by=settings.get("stratify_by", DEFAULT_STRATIFY_BY),
+            backend=settings["backend"],
+            model=settings["model"],
+            threshold=settings["threshold"],
+            n_strata=settings["n_strata"],
+            stratify_by=settings["stratify_by"],
             progress=report.clustering,
             stage=report.stage,
         )

@@ -96,7 +96,7 @@ def report(
                 "by_stratum": skips.table.to_dict(orient="records"),
             },
             "settings": project.settings,
-            "seed": project.settings.get("seed", 0),
+            "seed": project.settings["seed"],
         }
     )
 

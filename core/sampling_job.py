@@ -140,7 +140,7 @@ def sample_project(store: Store, project_id: int, progress: Progress) -> None:
             temperature=sampling.temperature,
             max_new_tokens=sampling.max_new_tokens,
             batch_size=sampling.batch_size,
-            seed=int(settings.get("seed", 0)),
+            seed=settings["seed"],
             progress=_checkpointing(store, project_id, out, progress),
         )
         finished = (f"{Path(pool_name).stem}.samples.jsonl", out.read_bytes())

@@ -46,6 +46,16 @@ class ProjectSettings:
     """Share of items graded twice, for inter-grader agreement."""
     sampling: dict[str, Any] | None = None
     """A request to sample the surrogate's answers first (core.sampling_job.SamplingSettings as a dict)."""
+    external_images: bool = False
+    """Whether graders' browsers may fetch the pool's http(s) ``image`` URLs (core.images); data: images always show."""
+    proxy: str | None = None
+    """A numeric pool column (an existing judge's score, say) that drives the strata instead of agreement."""
+    input_format: str = "auto"
+    """How the uploads are read (core.readers)."""
+    columns: dict[str, str] | None = None
+    """Which source column is the prompt, response, ... for formats where the user picks them."""
+    planned_budget: int | None = None
+    """The planned number of grades n0 the anytime interval is tuned for; None for the design's default."""
 
     def __post_init__(self) -> None:
         _check(self.backend in BACKENDS, "backend", self.backend, f"use one of {', '.join(BACKENDS)}")
@@ -71,6 +81,12 @@ class ProjectSettings:
             f"use default or one of {', '.join(METHODS)}",
         )
         _check(_is_number(self.overlap) and 0 <= self.overlap <= 1, "overlap", self.overlap, "use a share from 0 to 1")
+        _check(
+            self.planned_budget is None or (_is_int(self.planned_budget) and self.planned_budget >= 1),
+            "planned_budget",
+            self.planned_budget,
+            "use a whole number of grades from 1, or none for the design's default",
+        )
         scale_from_settings({"scale": self.scale})  # InputError when the stored scale is malformed
 
     @property
@@ -106,3 +122,7 @@ def _is_number(value: Any) -> bool:
 def _check(ok: bool, name: str, value: Any, fix: str) -> None:
     if not ok:
         raise InputError(f"setting {name} = {value!r} is not valid", fix=fix)
+
+
+DEFAULTS = ProjectSettings()
+"""Every setting's default, for forms that offer them."""

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError
+from core.settings import ProjectSettings
 from core.store import Store
 from tests.pg_schema import throwaway_schema_url
 
@@ -46,7 +47,8 @@ def _project(store: Store, name: str = "p") -> int:
 def test_project_roundtrip_and_duplicate_name(store):
     pid = _project(store)
     info = store.project(pid)
-    assert (info.name, info.status, info.settings) == ("p", "new", {"seed": 7})
+    assert (info.name, info.status, info.settings["seed"]) == ("p", "new", 7)
+    assert info.settings == ProjectSettings(seed=7).to_dict()  # every other setting at its default
     assert store.input_files(pid) == {"pool": ("pool.jsonl", b'{"id": 1}\n')}
     with pytest.raises(InputError, match="already exists"):
         _project(store)
@@ -55,7 +57,9 @@ def test_project_roundtrip_and_duplicate_name(store):
     other = _project(store, "q")
     assert [p.id for p in store.projects()] == [other, pid]
     store.update_settings(pid, {"guidelines": "be fair"})
-    assert store.project(pid).settings == {"seed": 7, "guidelines": "be fair"}
+    assert store.project(pid).settings == ProjectSettings(seed=7, guidelines="be fair").to_dict()
+    with pytest.raises(InputError, match="setting overlap"):
+        store.update_settings(pid, {"overlap": 2})
 
 
 def test_items_roundtrip_keeps_order_types_and_nan(store):

@@ -20,6 +20,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.errors import InputError, NotSaved
+from core.settings import ProjectSettings
 from core.store.engine import database_url, make_engine
 from core.store.migrations import upgrade
 from core.store.models import Grade, InputFile, Item, Project, Skip, aware, utcnow
@@ -48,7 +49,7 @@ def _info(row: Project) -> ProjectInfo:
         id=row.id,
         name=row.name,
         created_at=aware(row.created_at),
-        settings=dict(row.settings or {}),
+        settings=ProjectSettings.from_dict(row.settings).to_dict(),  # every default filled in
         status=row.status,
         progress_done=row.progress_done,
         progress_total=row.progress_total,
@@ -101,7 +102,7 @@ class Store:
             raise InputError("the project name is empty", fix="type a name for the project")
         try:
             with self.session() as s, s.begin():
-                project = Project(name=name, settings=json_safe(settings))
+                project = Project(name=name, settings=ProjectSettings.from_dict(json_safe(settings)).to_dict())
                 s.add(project)
                 s.flush()
                 for role, (file_name, content) in files.items():
@@ -134,7 +135,7 @@ class Store:
         """Merge ``changes`` into the project's settings."""
         with self.session() as s, s.begin():
             row = s.get(Project, project_id)
-            row.settings = {**(row.settings or {}), **json_safe(changes)}
+            row.settings = ProjectSettings.from_dict(row.settings).with_changes(json_safe(changes)).to_dict()
 
     def set_status(self, project_id: int, status: str, error: str = "") -> None:
         with self.session() as s, s.begin():
