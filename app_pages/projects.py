@@ -11,6 +11,7 @@ from core.errors import InputError
 from core.estimate import METHODS
 from core.overview import entropy_histogram, strata_table, without_samples
 from core.project import DEFAULT_SETTINGS, create_project, is_running_here, is_stalled, open_demo, start_preparation
+from core.proxy import proxy_choices
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.semantic import BACKENDS
 from core.store import ProjectInfo
@@ -118,8 +119,13 @@ def current(project: ProjectInfo) -> None:
     st.header(project.name)
     settings = project.settings
     st.caption(
-        f"backend {settings.get('backend')} · stratify by {settings.get('stratify_by')} · "
-        f"{settings.get('n_strata')} strata · {settings.get('scale', {}).get('kind', 'binary')} scale · seed {settings.get('seed')}"
+        f"backend {settings.get('backend')} · "
+        + (
+            f"proxy {settings['proxy']} · "
+            if settings.get("proxy")
+            else f"stratify by {settings.get('stratify_by')} · "
+        )
+        + f"{settings.get('n_strata')} strata · {settings.get('scale', {}).get('kind', 'binary')} scale · seed {settings.get('seed')}"
     )
     if project.status == "ready":
         overview(project)
@@ -163,6 +169,28 @@ def scale_settings() -> dict:
     return parse_custom_labels(text).to_settings()
 
 
+@st.cache_data(max_entries=4, show_spinner=False)
+def _numeric_columns(name: str, data: bytes) -> list[str]:
+    try:
+        return proxy_choices((name, data))
+    except InputError:
+        return []  # the pool's own error is shown when the project is created
+
+
+def proxy_choice(pool) -> str | None:
+    """The pool's numeric column chosen as the design's proxy, or None for the surrogate's agreement."""
+    columns = _numeric_columns(pool.name, pool.getvalue()) if pool is not None else []
+    choice = st.selectbox(
+        "Proxy: an existing score to stratify on",
+        [None, *columns],
+        format_func=lambda c: "none: the surrogate's agreement" if c is None else c,
+        key="new_proxy",
+        help="A judge's verdict, a reward model's score or a metric per item. It makes the strata and the "
+        "predicted grades; graders do not see it unless you show them the signals.",
+    )
+    return choice
+
+
 def new_project() -> None:
     with st.expander("New project", expanded=not store.projects()):
         name = st.text_input("Name", key="new_name")
@@ -175,6 +203,7 @@ def new_project() -> None:
             key="new_samples",
         )
         sampling = sampling_settings() if samples is None else None
+        proxy = proxy_choice(pool)
         cols = st.columns(3)
         backend = cols[0].selectbox("Semantic backend", BACKENDS, key="new_backend")
         model = cols[1].text_input(
@@ -210,6 +239,7 @@ def new_project() -> None:
                 "backend": backend,
                 "model": model.strip() or None,
                 "stratify_by": stratify_by,
+                "proxy": proxy,
                 "n_strata": int(n_strata),
                 "seed": int(seed),
                 "target_half_width": float(target),

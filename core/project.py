@@ -35,6 +35,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "threshold": None,
     "n_strata": DEFAULT_N_STRATA,
     "stratify_by": DEFAULT_STRATIFY_BY,
+    "proxy": None,  # a numeric pool column as the design's proxy (core.proxy); None: the surrogate's agreement
     "scale": BINARY.to_settings(),
     "guidelines": "",
     "show_reference": True,
@@ -48,11 +49,15 @@ _jobs: dict[tuple[str, int], threading.Thread] = {}
 _jobs_lock = threading.Lock()
 
 
-def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None) -> None:
-    """Validate uploads with core.io.load_inputs; raises InputError naming file, row and fix."""
+def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, proxy: str | None = None) -> None:
+    """Validate uploads with core.io.load_inputs, and the proxy column when one is chosen; raises
+    InputError naming file, row and fix."""
     from core.io import load_inputs
+    from core.proxy import proxy_values
 
-    load_inputs(pool, samples)
+    inputs = load_inputs(pool, samples)
+    if proxy:
+        proxy_values(inputs.pool, proxy, file=pool[0])
 
 
 def create_project(
@@ -68,8 +73,8 @@ def create_project(
 
     Raises InputError for bad input before anything is written.
     """
-    check_inputs(pool, samples)
     settings = {**DEFAULT_SETTINGS, **(settings or {})}
+    check_inputs(pool, samples, settings.get("proxy"))
     if settings.get("sampling"):
         settings["sampling"] = sampling_request(settings["sampling"], pool, samples)
     files = {"pool": pool} | ({"samples": samples} if samples else {})
@@ -177,6 +182,7 @@ def _prepare(store: Store, project_id: int) -> None:
             n_strata=int(settings.get("n_strata", DEFAULT_N_STRATA)),
             stratify_by=settings.get("stratify_by", DEFAULT_STRATIFY_BY),
             progress=_progress_writer(store, project_id),
+            proxy=settings.get("proxy"),
         )
         store.save_items(project_id, items)
     except InputError as exc:

@@ -97,6 +97,8 @@ def report_markdown(data: dict[str, Any]) -> str:
         f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] (standard error {e['se']:.4f}), "
         f"from {e['grades']} grades of {data['items']} items with the {e['method']} estimator.",
         "",
+        f"Design proxy (strata and predicted grades): {design_proxy(s)}.",
+        "",
         f"Design effect {e['design_effect']:.3f}: uniform random sampling would need about "
         f"{e['uniform_labels_for_same_precision']:.0f} grades for the same precision "
         f"({e['labels_saved']:.0f} labels saved).",
@@ -112,6 +114,11 @@ def report_markdown(data: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def design_proxy(settings: dict[str, Any]) -> str:
+    """Which proxy a project's design used: its pool column, or the surrogate's agreement."""
+    return f"pool column '{settings['proxy']}'" if settings.get("proxy") else "agreement of the surrogate samples"
 
 
 def _markdown_table(frame: pd.DataFrame) -> str:

@@ -13,6 +13,7 @@ from core.commands.output import check_writable
 from core.errors import InputError
 from core.io import Inputs, load_inputs
 from core.prepare import prepare_items
+from core.proxy import PROXY_COLUMN, proxy_name, proxy_values
 from core.semantic import BACKENDS
 from core.semantic.base import DEVICES
 from core.semantic.cache import CACHE_ENV
@@ -42,6 +43,13 @@ def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     parser.add_argument("--model", help="model name or path for the embedding or nli backend (default: the backend's)")
     parser.add_argument(
         "--threshold", type=float, help="similarity (embedding) or entailment probability (nli) threshold"
+    )
+    parser.add_argument(
+        "--proxy",
+        metavar="COLUMN",
+        help="numeric pool column (a judge's verdict, a reward score, a metric) to stratify on and use as the "
+        "predicted grade instead of the surrogate's agreement; agreement and entropy then serve only as "
+        "covariates of the difference estimator (see core/proxy.py)",
     )
     parser.add_argument("--strata", type=int, default=5, help="number of strata (default: 5)")
     parser.add_argument(
@@ -80,6 +88,7 @@ def prepare_from_args(args: argparse.Namespace, inputs: Inputs) -> pd.DataFrame:
             cache_dir=args.cache_dir,
             batch_size=args.batch_size,
             progress=progress,
+            proxy=args.proxy,
         )
 
 
@@ -105,15 +114,16 @@ def write_items(items: pd.DataFrame, out: str) -> None:
 
 
 def summary(items: pd.DataFrame) -> str:
-    """A few lines for the terminal: items, strata sizes, items without samples."""
+    """A few lines for the terminal: items, strata sizes, items without samples, the design's proxy."""
     sizes = items["stratum"].value_counts().sort_index()
     without = items["n_samples"] == 0
-    unsampled = set(items.loc[without, "stratum"])
+    unsampled = set() if PROXY_COLUMN in items.columns else set(items.loc[without, "stratum"])
     return "\n".join(
         [
             f"{len(items)} items, {int((~without).sum())} with samples, {int(without.sum())} without samples",
             "stratum sizes: "
             + ", ".join(f"{h}: {n}" + (" (no samples)" if h in unsampled else "") for h, n in sizes.items()),
+            f"design proxy: {proxy_name(items)}",
         ]
     )
 
@@ -121,6 +131,8 @@ def summary(items: pd.DataFrame) -> str:
 def run(args: argparse.Namespace) -> int:
     writer_for(args.out)
     inputs = load_inputs(args.pool, args.samples)
+    if args.proxy:
+        proxy_values(inputs.pool, args.proxy, file=args.pool)  # before a preparation that can take hours
     check_writable(args.out, "the items table")
     items = prepare_from_args(args, inputs)
     if items["semantic_entropy_weighted"].isna().all():

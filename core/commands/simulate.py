@@ -12,6 +12,7 @@ from core.commands.output import check_writable
 from core.commands.prepare import add_prepare_options, prepare_from_args
 from core.errors import InputError
 from core.io import load_inputs
+from core.proxy import proxy_values
 from core.simulate import DEFAULT_BUDGETS, METHODS, format_table, labels_of, simulate
 
 
@@ -48,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     budgets = _list(args.budgets, "--budgets")
     methods = _list(args.methods, "--methods")
     inputs = load_inputs(args.pool, args.samples)
+    if args.proxy:
+        proxy_values(inputs.pool, args.proxy, file=args.pool)  # before a preparation that can take hours
     labels_of(inputs.pool, file=args.pool)  # every label, before a preparation that can take hours
     if args.json:
         check_writable(args.json, "the results")
