@@ -36,6 +36,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "n_strata": DEFAULT_N_STRATA,
     "stratify_by": DEFAULT_STRATIFY_BY,
     "proxy": None,  # a numeric pool column as the design's proxy (core.proxy); None: the surrogate's agreement
+    "input_format": "auto",  # how the uploads are read (core.readers.FORMATS)
+    "columns": "",  # TARGET=SOURCE,... picked after reading (core.readers.parse_columns)
     "scale": BINARY.to_settings(),
     "guidelines": "",
     "show_reference": True,
@@ -49,15 +51,22 @@ _jobs: dict[tuple[str, int], threading.Thread] = {}
 _jobs_lock = threading.Lock()
 
 
-def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, proxy: str | None = None) -> None:
-    """Validate uploads with core.io.load_inputs, and the proxy column when one is chosen; raises
-    InputError naming file, row and fix."""
-    from core.io import load_inputs
+def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: dict[str, Any]) -> None:
+    """Validate uploads as the project's settings read them (`load_uploads`), and the proxy column when one
+    is chosen; raises InputError naming file, row and fix."""
     from core.proxy import proxy_values
 
-    inputs = load_inputs(pool, samples)
-    if proxy:
-        proxy_values(inputs.pool, proxy, file=pool[0])
+    inputs = load_uploads(pool, samples, settings)
+    if settings.get("proxy"):
+        proxy_values(inputs.pool, settings["proxy"], file=pool[0])
+
+
+def load_uploads(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: dict[str, Any]):
+    """core.readers.load with the project's input format and column choices."""
+    from core.readers import load
+
+    fmt = settings.get("input_format", "auto")
+    return load(pool, samples, fmt=fmt, columns=settings.get("columns") or None)
 
 
 def create_project(
@@ -74,7 +83,7 @@ def create_project(
     Raises InputError for bad input before anything is written.
     """
     settings = {**DEFAULT_SETTINGS, **(settings or {})}
-    check_inputs(pool, samples, settings.get("proxy"))
+    check_inputs(pool, samples, settings)
     if settings.get("sampling"):
         settings["sampling"] = sampling_request(settings["sampling"], pool, samples)
     files = {"pool": pool} | ({"samples": samples} if samples else {})
@@ -165,14 +174,13 @@ def _prepare(store: Store, project_id: int) -> None:
     beat = threading.Thread(target=_heartbeat, args=(store, project_id, stop), daemon=True)
     beat.start()
     try:
-        from core.io import load_inputs
         from core.prepare import prepare_items
 
         settings = store.project(project_id).settings
         if settings.get("sampling"):
             sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE))
         files = store.input_files(project_id)
-        inputs = load_inputs(files["pool"], files.get("samples"))
+        inputs = load_uploads(files["pool"], files.get("samples"), settings)
         store.set_progress(project_id, 0, len(inputs.pool), "clustering surrogate answers")
         items = prepare_items(
             inputs,

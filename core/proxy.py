@@ -25,7 +25,7 @@ from scipy import stats
 
 from core.errors import InputError
 from core.strata import merge_small_strata
-from core.tables import Source, read_table
+from core.tables import Source
 
 PROXY_COLUMN = "proxy"
 """Items column with the proxy's predicted grade in [0, 1] (NaN where the pool gives none)."""
@@ -87,9 +87,11 @@ def numeric_columns(pool: pd.DataFrame, exclude: tuple[str, ...] = ("id", "label
     return found
 
 
-def proxy_choices(pool: Source) -> list[str]:
-    """The numeric columns of a pool file or upload (core.tables.read_table), for a choice of proxy."""
-    return numeric_columns(read_table(pool).frame)
+def proxy_choices(pool: Source, fmt: str = "auto", columns: str | None = None) -> list[str]:
+    """The numeric columns of a pool file or upload as core.readers reads it, for a choice of proxy."""
+    from core.readers import parse_columns, pick_columns, read_pool
+
+    return numeric_columns(pick_columns(read_pool(pool, fmt)[0], parse_columns(columns)).frame)
 
 
 def predicted_grade(values: np.ndarray) -> np.ndarray:
