@@ -1,4 +1,4 @@
-"""Export: the grades (CSV, JSONL) and the report (JSON, Markdown)."""
+"""Export: the grades (CSV, JSONL, Parquet) and the report (JSON, Markdown)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import streamlit as st
 
-from core.report import grades_csv, grades_jsonl, grades_table, report, report_markdown
+from core.report import grades_csv, grades_jsonl, grades_parquet, grades_table, report, report_markdown
 from core.tracking import current_estimate
 from ui import plan, state
 
@@ -21,12 +21,20 @@ st.caption(
     f"{len(table):,} grades: item, grade, label, grader, time, seconds spent, comment. "
     "CSV cells that a spreadsheet would run as formulas are prefixed with a quote."
 )
-cols = st.columns(2)
+cols = st.columns(3)
 cols[0].download_button(
     "Grades (CSV)", grades_csv(table), f"{slug}-grades.csv", "text/csv", key="dl_csv", width="stretch"
 )
 cols[1].download_button(
     "Grades (JSONL)", grades_jsonl(table), f"{slug}-grades.jsonl", "application/jsonl", key="dl_jsonl", width="stretch"
+)
+cols[2].download_button(
+    "Grades (Parquet, a Hugging Face dataset)",
+    grades_parquet(table),
+    f"{slug}-grades.parquet",
+    "application/vnd.apache.parquet",
+    key="dl_parquet",
+    width="stretch",
 )
 st.dataframe(table.tail(200), hide_index=True, width="stretch")
 

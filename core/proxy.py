@@ -24,6 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from core.errors import InputError
+from core.io import POOL_OPTIONAL, POOL_REQUIRED
 from core.strata import merge_small_strata
 from core.tables import Source
 
@@ -73,8 +74,9 @@ def proxy_values(pool: pd.DataFrame, column: str, *, file: str | None = None) ->
     return values
 
 
-def numeric_columns(pool: pd.DataFrame, exclude: tuple[str, ...] = ("id", "label")) -> list[str]:
-    """Columns whose every non-blank cell is a finite number: the candidates for a proxy."""
+def numeric_columns(pool: pd.DataFrame, exclude: tuple[str, ...] = POOL_REQUIRED + POOL_OPTIONAL) -> list[str]:
+    """Columns whose every non-blank cell is a finite number, other than the pool's own columns (an answer
+    like "56" is text, the label is the grade): the candidates for a proxy."""
     found = []
     for column in pool.columns:
         if column in exclude or pool[column].map(lambda v: isinstance(v, (list, dict))).any():

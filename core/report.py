@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from datetime import UTC, datetime
 from typing import Any
@@ -46,6 +47,14 @@ def grades_jsonl(table: pd.DataFrame) -> bytes:
     """One JSON object per grade; values as stored (JSON is not a spreadsheet)."""
     lines = (json.dumps(json_safe(row), ensure_ascii=False) for row in table.to_dict(orient="records"))
     return ("\n".join(lines) + ("\n" if len(table) else "")).encode("utf-8")
+
+
+def grades_parquet(table: pd.DataFrame) -> bytes:
+    """The grades as a Parquet file, which Hugging Face `datasets.load_dataset("parquet", data_files=...)`
+    and the Hub's dataset viewer read as they are (values unchanged: Parquet runs no formulas)."""
+    buffer = io.BytesIO()
+    table.to_parquet(buffer, index=False)
+    return buffer.getvalue()
 
 
 def report(
