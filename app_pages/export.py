@@ -1,4 +1,4 @@
-"""Export: the grades (CSV, JSONL, Parquet) and the report (JSON, Markdown)."""
+"""Export: the grades (CSV, JSONL, Parquet; into the Inspect log the pool came from) and the report (JSON, Markdown)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import json
 
 import streamlit as st
 
+from core.inspect_export import with_human_scores
+from core.readers import detect
 from core.report import grades_csv, grades_jsonl, grades_parquet, grades_table, report, report_markdown
 from core.tracking import current_estimate
 from ui import plan, state
@@ -37,6 +39,15 @@ cols[2].download_button(
     width="stretch",
 )
 st.dataframe(table.tail(200), hide_index=True, width="stretch")
+pool_upload = store.input_files(project.id)["pool"]
+if not table.empty and detect(pool_upload) == "inspect":
+    st.download_button(
+        "The Inspect log with the human grades as the score 'human'",
+        with_human_scores(pool_upload, table),
+        pool_upload[0],
+        "application/octet-stream",
+        key="dl_inspect",
+    )
 
 st.subheader("Report")
 result = current_estimate(

@@ -116,7 +116,7 @@ def _from_zip(name: str, data: bytes) -> tuple[str, list[dict]]:
     except zipfile.BadZipFile as error:
         raise InputError(f"the .eval archive cannot be read ({error})", file=name, fix=FIX) from None
     with archive:
-        files = [(m.group(2), m.group(1), f) for f in archive.namelist() if (m := _SAMPLE_FILE.match(f))]
+        files = [(m.group(2), m.group(1), f) for f in archive.namelist() if (m := sample_file(f))]
         if not files:
             raise InputError("the .eval archive holds no samples/", file=name, fix=FIX)
         names = set(archive.namelist())
@@ -149,6 +149,11 @@ def member_bytes(name: str, archive: zipfile.ZipFile, member: str) -> bytes:
     if len(data) != info.file_size:
         raise InputError(f"{member} is not the size the archive declares", file=name, fix=FIX)
     return data
+
+
+def sample_file(member: str) -> re.Match | None:
+    """The match of an archive member named samples/<id>_epoch_<n>.json (groups: id, epoch), else None."""
+    return _SAMPLE_FILE.match(member)
 
 
 def _model(log: dict) -> str:
