@@ -52,21 +52,14 @@ _jobs_lock = threading.Lock()
 
 
 def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: dict[str, Any]) -> None:
-    """Validate uploads as the project's settings read them (`load_uploads`), and the proxy column when one
-    is chosen; raises InputError naming file, row and fix."""
+    """Validate uploads as the project's settings read them (core.readers.load_project_inputs), and the
+    proxy column when one is chosen; raises InputError naming file, row and fix."""
     from core.proxy import proxy_values
+    from core.readers import load_project_inputs
 
-    inputs = load_uploads(pool, samples, settings)
+    inputs = load_project_inputs(pool, samples, settings)
     if settings.get("proxy"):
         proxy_values(inputs.pool, settings["proxy"], file=pool[0])
-
-
-def load_uploads(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: dict[str, Any]):
-    """core.readers.load with the project's input format and column choices."""
-    from core.readers import load
-
-    fmt = settings.get("input_format", "auto")
-    return load(pool, samples, fmt=fmt, columns=settings.get("columns") or None)
 
 
 def create_project(
@@ -85,7 +78,7 @@ def create_project(
     settings = {**DEFAULT_SETTINGS, **(settings or {})}
     check_inputs(pool, samples, settings)
     if settings.get("sampling"):
-        settings["sampling"] = sampling_request(settings["sampling"], pool, samples)
+        settings["sampling"] = sampling_request(settings["sampling"], pool, samples, settings)
     files = {"pool": pool} | ({"samples": samples} if samples else {})
     project_id = store.create_project(name, settings, files)
     if start:
@@ -175,12 +168,13 @@ def _prepare(store: Store, project_id: int) -> None:
     beat.start()
     try:
         from core.prepare import prepare_items
+        from core.readers import load_project_inputs
 
         settings = store.project(project_id).settings
         if settings.get("sampling"):
             sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE))
         files = store.input_files(project_id)
-        inputs = load_uploads(files["pool"], files.get("samples"), settings)
+        inputs = load_project_inputs(files["pool"], files.get("samples"), settings)
         store.set_progress(project_id, 0, len(inputs.pool), "clustering surrogate answers")
         items = prepare_items(
             inputs,

@@ -18,7 +18,9 @@ is a table.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from core.errors import InputError
 from core.io import Inputs, load_inputs
@@ -127,6 +129,13 @@ def load(
         )
     sample_table = own if samples is None else read_samples(samples, samples_fmt)
     return load_inputs(pick_columns(pool_table, mapping), sample_table)
+
+
+def load_project_inputs(
+    pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: Mapping[str, Any]
+) -> Inputs:
+    """`load` with a project's settings: `input_format` for the pool, `columns` (core.project.DEFAULT_SETTINGS)."""
+    return load(pool, samples, fmt=settings.get("input_format", "auto"), columns=settings.get("columns") or None)
 
 
 def _format(source: Source, fmt: str) -> str:
