@@ -1,4 +1,4 @@
-"""Export: the grades (CSV, JSONL) and the report (JSON, Markdown)."""
+"""Export: the grades (CSV, JSONL, Parquet; into the Inspect log the pool came from) and the report (JSON, Markdown)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import json
 import streamlit as st
 
 from core import auth
+from core.inspect_export import with_human_scores
 from core.markup import safe_markdown
-from core.report import grades_csv, grades_jsonl, grades_table, report, report_markdown
+from core.readers import detect
+from core.report import grades_csv, grades_jsonl, grades_parquet, grades_table, report, report_markdown
 from core.skips import skip_bound
 from core.tracking import current_estimate
 from ui import access, plan, signin, state
@@ -25,7 +27,7 @@ st.caption(
     f"{len(table):,} grades: item, grade, label, grader, time, seconds spent, comment. "
     "CSV cells that a spreadsheet would run as formulas are prefixed with a quote."
 )
-cols = st.columns(2)
+cols = st.columns(3)
 cols[0].download_button(
     "Grades (CSV)",
     grades_csv(table),
@@ -44,7 +46,24 @@ cols[1].download_button(
     width="stretch",
     **access.audited_download("grades (JSONL)", project.id),
 )
+cols[2].download_button(
+    "Grades (Parquet, a Hugging Face dataset)",
+    grades_parquet(table),
+    f"{slug}-grades.parquet",
+    "application/vnd.apache.parquet",
+    key="dl_parquet",
+    width="stretch",
+)
 st.dataframe(table.tail(200), hide_index=True, width="stretch")
+pool_upload = store.input_files(project.id)["pool"]
+if not table.empty and detect(pool_upload) == "inspect":
+    st.download_button(
+        "The Inspect log with the human grades as the score 'human'",
+        with_human_scores(pool_upload, table),
+        pool_upload[0],
+        "application/octet-stream",
+        key="dl_inspect",
+    )
 
 st.subheader("Report")
 graded = store.graded_positions(project.id)

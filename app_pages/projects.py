@@ -20,6 +20,8 @@ from core.project import (
     open_demo,
     start_preparation,
 )
+from core.proxy import proxy_choices
+from core.readers import FORMATS, UPLOAD_TYPES
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.semantic import BACKENDS
 from core.settings import DEFAULTS
@@ -156,9 +158,9 @@ def current(project: ProjectInfo) -> None:
     settings = project.settings
     st.caption(
         one_line_plain(
-            f"backend {settings.get('backend')} · stratify by {settings.get('stratify_by')} · "
-            f"{settings.get('n_strata')} strata · {settings.get('scale', {}).get('kind', 'binary')} scale · "
-            f"seed {settings.get('seed')}"
+            f"backend {settings['backend']} · "
+            + (f"proxy {settings['proxy']} · " if settings["proxy"] else f"stratify by {settings['stratify_by']} · ")
+            + f"{settings['n_strata']} strata · {settings['scale']['kind']} scale · seed {settings['seed']}"
         )
     )
     if project.status == "ready":
@@ -203,18 +205,51 @@ def scale_settings() -> dict:
     return parse_custom_labels(text).to_settings()
 
 
+@st.cache_data(max_entries=4, show_spinner=False)
+def _numeric_columns(name: str, data: bytes, input_format: str, columns: str) -> list[str]:
+    try:
+        return proxy_choices((name, data), input_format, columns)
+    except InputError:
+        return []  # the pool's own error is shown when the project is created
+
+
+def proxy_choice(pool, input_format: str, columns: str) -> str | None:
+    """The pool's numeric column chosen as the design's proxy, or None for the surrogate's agreement."""
+    found = _numeric_columns(pool.name, pool.getvalue(), input_format, columns) if pool is not None else []
+    return st.selectbox(
+        "Proxy: an existing score to stratify on",
+        [None, *found],
+        format_func=lambda c: "none: the surrogate's agreement" if c is None else c,
+        key="new_proxy",
+        help="A judge's verdict, a reward model's score or a metric per item. It makes the strata and the "
+        "predicted grades; graders do not see it unless you show them the signals.",
+    )
+
+
 def new_project() -> None:
     with st.expander("New project", expanded=not store.projects()):
         name = st.text_input("Name", key="new_name")
         pool = st.file_uploader(
-            "Pool (JSONL, CSV or Parquet)", type=["jsonl", "json", "csv", "parquet"], key="new_pool"
+            "Pool: a table (JSONL, CSV, Parquet), an lm-eval samples file, an Inspect log (.eval, .json) "
+            "or a dataset's .arrow file",
+            type=list(UPLOAD_TYPES),
+            key="new_pool",
         )
         samples = st.file_uploader(
-            "Surrogate samples (optional if the pool has a samples column)",
-            type=["jsonl", "json", "csv", "parquet"],
+            "Surrogate samples (optional if the pool has a samples column, repeats or epochs)",
+            type=list(UPLOAD_TYPES),
             key="new_samples",
         )
+        cols = st.columns(2)
+        input_format = cols[0].selectbox("Format", FORMATS, key="new_format", help="auto tells them apart")
+        columns = cols[1].text_input(
+            "Columns to pick (optional)",
+            key="new_columns",
+            placeholder="prompt=instruction,response=output,label=exact_match",
+            help="TARGET=SOURCE pairs, applied after reading: a dataset's columns, a metric as the label.",
+        )
         sampling = sampling_settings() if samples is None else None
+        proxy = proxy_choice(pool, input_format, columns)
         cols = st.columns(3)
         backend = cols[0].selectbox("Semantic backend", BACKENDS, key="new_backend")
         model = cols[1].text_input(
@@ -250,6 +285,9 @@ def new_project() -> None:
                 "backend": backend,
                 "model": model.strip() or None,
                 "stratify_by": stratify_by,
+                "proxy": proxy,
+                "input_format": input_format,
+                "columns": columns.strip(),
                 "n_strata": int(n_strata),
                 "seed": int(seed),
                 "target_half_width": float(target),

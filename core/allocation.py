@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import InputError
+from core.proxy import PROXY_COLUMN, SURROGATE, proxy_strata
 from core.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
 
 DEFAULT_FLOOR = 2
@@ -148,7 +149,7 @@ def design_from_items(
     stratify_by: str | None = DEFAULT_STRATIFY_BY,
     n_strata: int = DEFAULT_N_STRATA,
     min_stratum_size: int = DEFAULT_MIN_STRATUM_SIZE,
-    proxy_column: str = "agreement",
+    proxy_column: str | None = None,
     covariates: tuple[str, ...] = COVARIATES,
     floor: int = DEFAULT_FLOOR,
     prior_strength: float = DEFAULT_PRIOR_STRENGTH,
@@ -164,7 +165,18 @@ def design_from_items(
     predicted grade is `proxy_column` (agreement; 1/2 where an item has no
     samples); covariates missing from the frame are skipped, NaN covariate
     values are replaced by the column mean.
+
+    Items prepared with a proxy (a PROXY_COLUMN, core.proxy) use it by default (`proxy_column=None`):
+    its strata replace the surrogate's `stratify_by`, it is the predicted grade and the first
+    covariate (core.proxy states the rule). `proxy_column="agreement"` keeps the surrogate's design.
     """
+    if proxy_column is None and PROXY_COLUMN in items.columns:
+        if stratify_by is not None:
+            stratum = proxy_strata(items[PROXY_COLUMN].to_numpy(dtype=float), n_strata, min_stratum_size)
+            items = items.assign(stratum=stratum)
+            stratify_by = None
+        proxy_column, covariates = PROXY_COLUMN, (PROXY_COLUMN, *covariates)
+    proxy_column = proxy_column or SURROGATE
     needed = ["stratum" if stratify_by is None else "semantic_entropy", proxy_column]
     missing = [c for c in needed if c not in items.columns]
     if missing:

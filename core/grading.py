@@ -21,8 +21,9 @@ MIN_VIEW_S = 0.3
 """A grade sooner than this after the item was shown is a key held down or pressed twice, not a
 judgement of that item; the grade page ignores it (and says so)."""
 
-SIGNAL_FIELDS = ("stratum", "semantic_entropy", "agreement", "n_clusters", "n_samples")
-"""Item fields that could bias a grader; shown only when the project allows it."""
+SIGNAL_FIELDS = ("stratum", "proxy", "semantic_entropy", "agreement", "n_clusters", "n_samples")
+"""Item fields that could bias a grader; shown only when the project allows it. `proxy` is the design's
+proxy (core.proxy.PROXY_COLUMN); the pool column it came from is never shown (grader_view shows named fields only)."""
 
 
 def queue_state(store: Store, project_id: int, reserved: set[int] = frozenset()) -> QueueState:

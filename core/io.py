@@ -53,20 +53,22 @@ class Inputs:
     without_samples: list[str]
 
 
-def load_inputs(pool: Source, samples: Source | None = None) -> Inputs:
+def load_inputs(pool: Source | Table, samples: Source | Table | None = None) -> Inputs:
     """Read, check and normalise a pool and (optionally) a samples file.
 
-    `pool` and `samples` are paths or `(file_name, bytes)` upload pairs. The
+    `pool` and `samples` are paths or `(file_name, bytes)` upload pairs, or
+    tables another reader made (core.readers: eval logs, datasets). The
     samples come either from the second file (long format) or from a
     list-valued `samples` column in the pool, not both.
     """
-    pool_table = read_table(pool)
+    pool_table = pool if isinstance(pool, Table) else read_table(pool)
     _check_columns(pool_table, POOL_REQUIRED, POOL_OPTIONAL)
     pool_frame = _validate_pool(pool_table)
     if "samples" in pool_table.frame.columns:
         if samples is not None:
             raise InputError(
-                f"samples are given twice: in the pool's 'samples' column and in {name_of(samples)}",
+                f"samples are given twice: in the pool's 'samples' column and in "
+                f"{samples.name if isinstance(samples, Table) else name_of(samples)}",
                 file=pool_table.name,
                 column="samples",
                 fix="give the samples either as a column of the pool or as a separate file, not both",
@@ -74,7 +76,7 @@ def load_inputs(pool: Source, samples: Source | None = None) -> Inputs:
         sample_table = _samples_from_column(pool_table, pool_frame["id"])
         pool_frame = pool_frame.drop(columns="samples")
     elif samples is not None:
-        sample_table = read_table(samples)
+        sample_table = samples if isinstance(samples, Table) else read_table(samples)
         _check_columns(sample_table, SAMPLES_REQUIRED, SAMPLES_OPTIONAL)
     else:
         sample_table = Table.of_frame(

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from core.entropy import agreement, semantic_entropy, weighted_semantic_entropy
+from core.proxy import PROXY_COLUMN, predicted_grade, proxy_strata, proxy_values
 from core.semantic import ItemTexts, Progress, get_backend
 from core.semantic.base import Stage
 from core.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
@@ -74,6 +75,7 @@ def prepare_items(
     batch_size: int | None = None,
     progress: Progress | None = None,
     stage: Stage | None = None,
+    proxy: str | None = None,
 ) -> pd.DataFrame:
     """One row per pool item, in pool order: the pool's columns plus SCORE_COLUMNS.
 
@@ -81,8 +83,12 @@ def prepare_items(
     before (core.semantic.base.Stage: loading the model, embedding texts).
 
     Items without samples get n_samples = n_clusters = 0, NaN scores and their
-    own stratum (numbered last; see core.strata).
+    own stratum (numbered last; see core.strata). With `proxy`, the name of a
+    numeric pool column, the strata are the proxy's (core.proxy.proxy_strata)
+    instead of `stratify_by`'s, and the items get its predicted grade in the
+    column core.proxy.PROXY_COLUMN, the column's name in `items.attrs["proxy"]`.
     """
+    proxy_scores = None if proxy is None else proxy_values(inputs.pool, proxy)
     pool, samples = inputs.pool, inputs.samples
     engine = get_backend(
         backend, model=model, threshold=threshold, device=device, cache_dir=cache_dir, batch_size=batch_size
@@ -116,7 +122,16 @@ def prepare_items(
     items["n_clusters"] = n_clusters
     for name, values in scores.items():
         items[name] = values
-    items["stratum"] = stratify(
-        scores["semantic_entropy"], scores["agreement"], n_strata=n_strata, by=stratify_by, min_size=min_stratum_size
-    )
+    if proxy_scores is None:
+        items["stratum"] = stratify(
+            scores["semantic_entropy"],
+            scores["agreement"],
+            n_strata=n_strata,
+            by=stratify_by,
+            min_size=min_stratum_size,
+        )
+    else:
+        items[PROXY_COLUMN] = predicted_grade(proxy_scores)
+        items["stratum"] = proxy_strata(proxy_scores, n_strata, min_stratum_size)
+        items.attrs["proxy"] = proxy
     return items

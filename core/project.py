@@ -43,11 +43,15 @@ _jobs: dict[tuple[str, int], subprocess.Popen] = {}
 _jobs_lock = threading.Lock()
 
 
-def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None) -> None:
-    """Validate uploads with core.io.load_inputs; raises InputError naming file, row and fix."""
-    from core.io import load_inputs
+def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: dict[str, Any]) -> None:
+    """Validate uploads as the project's settings read them (core.readers.load_project_inputs), and the
+    proxy column when one is chosen; raises InputError naming file, row and fix."""
+    from core.proxy import proxy_values
+    from core.readers import load_project_inputs
 
-    load_inputs(pool, samples)
+    inputs = load_project_inputs(pool, samples, settings)
+    if settings.get("proxy"):
+        proxy_values(inputs.pool, settings["proxy"], file=pool[0])
 
 
 def create_project(
@@ -68,10 +72,10 @@ def create_project(
     if samples is not None:
         check_length(samples[0], MAX_FILE_NAME_CHARS, "the samples file's name")
     check_settings(settings or {})
-    check_inputs(pool, samples)
     settings = ProjectSettings.from_dict(settings).to_dict()  # defaults filled in, every value checked
+    check_inputs(pool, samples, settings)
     if settings.get("sampling"):
-        settings["sampling"] = sampling_request(settings["sampling"], pool, samples)
+        settings["sampling"] = sampling_request(settings["sampling"], pool, samples, settings)
     files = {"pool": pool} | ({"samples": samples} if samples else {})
     project_id = store.create_project(name, settings, files)
     if start:
@@ -215,14 +219,14 @@ def run_preparation(store: Store, project_id: int) -> None:
     beat = threading.Thread(target=_heartbeat, args=(store, project_id, stop), daemon=True)
     beat.start()
     try:
-        from core.io import load_inputs
         from core.prepare import prepare_items
+        from core.readers import load_project_inputs
 
         settings = store.project(project_id).settings
         if settings.get("sampling"):
             sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE))
         files = store.input_files(project_id)
-        inputs = load_inputs(files["pool"], files.get("samples"))
+        inputs = load_project_inputs(files["pool"], files.get("samples"), settings)
         report = PreparationReport(store, project_id)
         report.clustering(0, len(inputs.pool))
         items = prepare_items(
@@ -234,6 +238,7 @@ def run_preparation(store: Store, project_id: int) -> None:
             stratify_by=settings["stratify_by"],
             progress=report.clustering,
             stage=report.stage,
+            proxy=settings["proxy"],
         )
         store.save_items(project_id, items)
     except InputError as exc:

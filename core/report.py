@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from datetime import UTC, datetime
 from typing import Any
@@ -47,6 +48,14 @@ def grades_jsonl(table: pd.DataFrame) -> bytes:
     """One JSON object per grade; values as stored (JSON is not a spreadsheet)."""
     lines = (json.dumps(json_safe(row), ensure_ascii=False) for row in table.to_dict(orient="records"))
     return ("\n".join(lines) + ("\n" if len(table) else "")).encode("utf-8")
+
+
+def grades_parquet(table: pd.DataFrame) -> bytes:
+    """The grades as a Parquet file, which Hugging Face `datasets.load_dataset("parquet", data_files=...)`
+    and the Hub's dataset viewer read as they are (values unchanged: Parquet runs no formulas)."""
+    buffer = io.BytesIO()
+    table.to_parquet(buffer, index=False)
+    return buffer.getvalue()
 
 
 def report(
@@ -147,6 +156,8 @@ def report_markdown(data: dict[str, Any]) -> str:
         "",
         _savings_line(e),
         "",
+        f"Design proxy (strata and predicted grades): {design_proxy(s)}.",
+        "",
         "## Strata",
         "",
         _markdown_table(strata) if not strata.empty else "(none)",
@@ -173,6 +184,11 @@ def _estimate_line(data: dict[str, Any]) -> str:
         f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] ({e['interval']}; standard error {e['se']:.4f}), "
         f"from {e['grades']} grades of {data['items']} items with the {e['method']} estimator."
     )
+
+
+def design_proxy(settings: dict[str, Any]) -> str:
+    """Which proxy a project's design used: its pool column, or the surrogate's agreement."""
+    return f"pool column '{settings['proxy']}'" if settings.get("proxy") else "agreement of the surrogate samples"
 
 
 def _markdown_table(frame: pd.DataFrame) -> str:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,28 +40,9 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from core.errors import InputError
-
-SYSTEM_PROMPT = (
-    "You answer quiz questions. Reply with the answer only: a number, a name "
-    "or a few words, on one line, no explanation."
-)
-# Worked examples given as earlier conversation turns, so that even a small
-# instruct model answers in a few words.
-FEW_SHOT: tuple[tuple[str, str], ...] = (
-    ("What colour is the sky on a clear day?", "Blue"),
-    ("What is 3 plus 4?", "7"),
-)
+from core.sampler_base import FEW_SHOT, SYSTEM_PROMPT, Answer, check_settings, completed_items, write_answers
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One generated answer: its first line, log-likelihood and token count."""
-
-    text: str
-    logprob: float
-    n_tokens: int
 
 
 @dataclass
@@ -214,52 +194,6 @@ def generate_answers(
     return [answers[start : start + k] for start in range(0, len(answers), k)]
 
 
-def completed_items(out: Path, k: int) -> set[str]:
-    """Ids of items with at least K samples in an earlier output file, after dropping every other line.
-
-    The file is rewritten without the lines of unfinished items and without a
-    truncated last line, so that appending to it stays valid JSONL.
-    """
-    if not out.exists():
-        return set()
-    lines = out.read_text(encoding="utf-8").splitlines()
-    rows = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as error:
-            if number < len(lines):  # only the last line may be cut short by an interruption
-                raise InputError(
-                    f"existing output is not valid JSON ({error.msg})",
-                    file=str(out),
-                    row=number,
-                    fix="delete the file or give another --out",
-                ) from error
-    if any(not isinstance(row, dict) or "id" not in row for row in rows):
-        raise InputError(
-            "existing output has lines without an 'id'", file=str(out), fix="delete the file or give another --out"
-        )
-    counts = Counter(str(row["id"]) for row in rows)
-    done = {item for item, count in counts.items() if count >= k}
-    kept = [row for row in rows if str(row["id"]) in done]
-    if len(kept) != len(rows):
-        out.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in kept), encoding="utf-8")
-    return done
-
-
-def check_settings(*, k: int, temperature: float, max_new_tokens: int, batch_size: int) -> None:
-    """Raise InputError for settings that cannot work, before any model is loaded."""
-    for name, value in (("k", k), ("max_new_tokens", max_new_tokens), ("batch_size", batch_size)):
-        if value < 1:
-            raise InputError(f"{name} is {value}", fix=f"give a {name} of at least 1")
-    if temperature < 0:
-        raise InputError(f"temperature {temperature} is negative", fix="use 0 for greedy decoding or a positive value")
-    if temperature == 0 and k != 1:
-        raise InputError(
-            "greedy decoding (temperature 0) gives K identical answers", fix="use --k 1 or a positive temperature"
-        )
-
-
 def sample_pool(
     pool: pd.DataFrame,
     local: LocalModel,
@@ -307,23 +241,7 @@ def sample_pool(
                 seed=batch_seed(seed, batch_ids),
             )
             for item, item_answers in zip(batch_ids, answers):
-                handle.write(
-                    "".join(
-                        json.dumps(
-                            {
-                                "id": item,
-                                "sample": a.text,
-                                "logprob": round(a.logprob, 4),
-                                "n_tokens": a.n_tokens,
-                                "surrogate": name,
-                            },
-                            ensure_ascii=False,
-                        )
-                        + "\n"
-                        for a in item_answers
-                    )
-                )
-                handle.flush()
+                write_answers(handle, item, item_answers, name)
                 finished += 1
                 if progress:
                     progress(finished, total)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import InputError
+from core.readers import load_project_inputs
 from core.store import Store
 from core.store.input_files import set_input_files
 
@@ -88,11 +89,14 @@ class SamplingSettings:
 
 
 def sampling_request(
-    values: Mapping[str, Any], pool: tuple[str, bytes], samples: tuple[str, bytes] | None
+    values: Mapping[str, Any],
+    pool: tuple[str, bytes],
+    samples: tuple[str, bytes] | None,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The normalised `settings["sampling"]` of a new project; InputError when its settings are bad or
-    the uploads already hold samples (they would be sampled for nothing)."""
-    from core.io import load_inputs
+    the uploads, read as the project's `settings` say, already hold samples (they would be
+    sampled for nothing)."""
 
     if samples is not None:
         raise InputError(
@@ -100,7 +104,7 @@ def sampling_request(
             file=samples[0],
             fix="either upload samples or sample them with a local model, not both",
         )
-    if len(load_inputs(pool).samples):
+    if len(load_project_inputs(pool, None, settings or {}).samples):
         raise InputError(
             "the pool already has surrogate samples",
             file=pool[0],
@@ -119,13 +123,12 @@ def sample_project(store: Store, project_id: int, progress: Progress) -> None:
     files = store.input_files(project_id)
     if SAMPLES in files:
         return
-    from core.io import load_inputs
     from core.sample import load_model, sample_pool
 
     settings = store.project(project_id).settings
     sampling = SamplingSettings.from_settings(settings["sampling"])
     pool_name = files["pool"][0]
-    pool = load_inputs(files["pool"]).pool
+    pool = load_project_inputs(files["pool"], None, settings).pool
     store.set_progress(project_id, 0, len(pool), f"loading the surrogate model {Path(sampling.model).name}")
     local = load_model(sampling.model, gguf_file=sampling.gguf_file)
     with tempfile.TemporaryDirectory(prefix="activegrade-sampling-") as scratch:

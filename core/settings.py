@@ -52,8 +52,8 @@ class ProjectSettings:
     """A numeric pool column (an existing judge's score, say) that drives the strata instead of agreement."""
     input_format: str = "auto"
     """How the uploads are read (core.readers)."""
-    columns: dict[str, str] | None = None
-    """Which source column is the prompt, response, ... for formats where the user picks them."""
+    columns: str = ""
+    """Columns picked after reading, as TARGET=SOURCE,... (core.readers.parse_columns)."""
     planned_budget: int | None = None
     """The planned number of grades n0 the anytime interval is tuned for; None for the design's default."""
 

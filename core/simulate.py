@@ -7,7 +7,7 @@ order of the pool, `core.queue.item_order(N, seed_r)` (common random numbers).
 Methods (METHOD.md section 6):
 - uniform:        simple random sampling, the sample mean (a one-stratum design).
 - proportional:   the prepared strata, proportional allocation, stratified estimator.
-- neyman_paper:   entropy strata, approximate Neyman allocation from the
+- neyman_paper:   entropy strata (the surrogate's, also when the items carry a proxy), approximate Neyman allocation from the
                   surrogate's spreads, stratified estimator (the paper's method).
 - neyman_oracle:  entropy strata, Neyman allocation with the true spreads (a ceiling).
 - lure, active_inference: see core.baselines.
@@ -45,6 +45,7 @@ from core.allocation import (
 )
 from core.errors import InputError
 from core.estimate import DEFAULT_METHOD, estimate_batch
+from core.proxy import proxy_name
 from core.queue import item_order
 from core.spreads import adaptive_sd, calibrated_prior_sd
 from core.strata import stratify
@@ -231,7 +232,7 @@ def simulate(
     rng = np.random.default_rng([seed, 1])
     app = design_from_items(items)
     prepared = design_from_items(items, stratify_by=None)
-    paper = design_from_items(items, stratify_by="entropy", n_strata=n_strata)
+    paper = design_from_items(items, stratify_by="entropy", n_strata=n_strata, proxy_column="agreement")
     one = make_design(np.zeros(N, dtype=np.int64), items["agreement"].to_numpy(dtype=float))
     true_sd = np.array([labels[paper.stratum == h].std(ddof=1) if paper.sizes[h] > 1 else 0.0 for h in range(paper.H)])
     predicted = app.proxy
@@ -284,13 +285,13 @@ def simulate(
                 "ci_width": float(np.mean(r.high - r.low)),
                 "budget_saving": 1 - n_mean / m,
             }
-    return {"N": N, "mu": mu, "methods": results}
+    return {"N": N, "mu": mu, "proxy": proxy_name(items), "methods": results}
 
 
 def format_table(result: dict) -> str:
     """The simulation as a plain-text table, one row per method and budget."""
     header = f"{'method':<17} {'budget':>7} {'n':>7} {'mse':>10} {'ratio':>6} {'cover':>6} {'width':>6} {'saving':>7}"
-    lines = [f"N = {result['N']}, mu = {result['mu']:.4f}", header]
+    lines = [f"N = {result['N']}, mu = {result['mu']:.4f}, design proxy: {result.get('proxy', 'agreement')}", header]
     for method, by_budget in result["methods"].items():
         for budget, row in by_budget.items():
             lines.append(

@@ -11,8 +11,10 @@ from tqdm import tqdm
 
 from core.commands.output import check_writable
 from core.errors import InputError
-from core.io import Inputs, load_inputs
+from core.io import Inputs
 from core.prepare import prepare_items
+from core.proxy import PROXY_COLUMN, proxy_name, proxy_values
+from core.readers import FORMATS, load
 from core.semantic import BACKENDS
 from core.semantic.base import DEVICES
 from core.semantic.cache import CACHE_ENV
@@ -26,12 +28,48 @@ WRITERS = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pool", required=True, help="pool file (JSONL, CSV or Parquet), one row per item")
+    parser.add_argument(
+        "--pool",
+        required=True,
+        help="pool: JSONL, CSV or Parquet table, lm-eval samples file, Inspect log, HF dataset (see --format)",
+    )
     parser.add_argument(
         "--samples", help="surrogate samples file, one row per sample (else a 'samples' list column in the pool)"
     )
     parser.add_argument("--out", required=True, help="items table to write: .csv, .jsonl or .parquet")
+    add_input_options(parser)
     add_prepare_options(parser)
+
+
+def add_input_options(parser: argparse.ArgumentParser, *, samples: bool = True) -> None:
+    """How the pool (and samples) files are read (core.readers), shared by every command that reads a pool."""
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="the pool's format: table (JSONL/CSV/Parquet), lm-eval (samples_<task>_*.jsonl), inspect "
+        "(.eval/.json log), hf (save_to_disk folder or .arrow); default auto: told apart by name and content",
+    )
+    if samples:
+        parser.add_argument(
+            "--samples-format", choices=FORMATS, default="auto", help="the samples file's format (default: auto)"
+        )
+    parser.add_argument(
+        "--columns",
+        metavar="TARGET=SOURCE,...",
+        help="columns to pick after reading, e.g. prompt=instruction,response=output,label=exact_match",
+    )
+
+
+def load_from_args(args: argparse.Namespace, *, samples: bool = True) -> Inputs:
+    """The pool (and samples file) read with the options of `add_input_options`."""
+    return load(
+        args.pool,
+        args.samples if samples else None,
+        fmt=args.format,
+        samples_fmt=getattr(args, "samples_format", "auto"),
+        columns=args.columns,
+    )
 
 
 def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -42,6 +80,13 @@ def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     parser.add_argument("--model", help="model name or path for the embedding or nli backend (default: the backend's)")
     parser.add_argument(
         "--threshold", type=float, help="similarity (embedding) or entailment probability (nli) threshold"
+    )
+    parser.add_argument(
+        "--proxy",
+        metavar="COLUMN",
+        help="numeric pool column (a judge's verdict, a reward score, a metric) to stratify on and use as the "
+        "predicted grade instead of the surrogate's agreement; agreement and entropy then serve only as "
+        "covariates of the difference estimator (see core/proxy.py)",
     )
     parser.add_argument(
         "--strata", type=int, default=DEFAULT_N_STRATA, help=f"number of strata (default: {DEFAULT_N_STRATA})"
@@ -85,6 +130,7 @@ def prepare_from_args(args: argparse.Namespace, inputs: Inputs) -> pd.DataFrame:
             cache_dir=args.cache_dir,
             batch_size=args.batch_size,
             progress=progress,
+            proxy=args.proxy,
         )
 
 
@@ -110,22 +156,25 @@ def write_items(items: pd.DataFrame, out: str) -> None:
 
 
 def summary(items: pd.DataFrame) -> str:
-    """A few lines for the terminal: items, strata sizes, items without samples."""
+    """A few lines for the terminal: items, strata sizes, items without samples, the design's proxy."""
     sizes = items["stratum"].value_counts().sort_index()
     without = items["n_samples"] == 0
-    unsampled = set(items.loc[without, "stratum"])
+    unsampled = set() if PROXY_COLUMN in items.columns else set(items.loc[without, "stratum"])
     return "\n".join(
         [
             f"{len(items)} items, {int((~without).sum())} with samples, {int(without.sum())} without samples",
             "stratum sizes: "
             + ", ".join(f"{h}: {n}" + (" (no samples)" if h in unsampled else "") for h, n in sizes.items()),
+            f"design proxy: {proxy_name(items)}",
         ]
     )
 
 
 def run(args: argparse.Namespace) -> int:
     writer_for(args.out)
-    inputs = load_inputs(args.pool, args.samples)
+    inputs = load_from_args(args)
+    if args.proxy:
+        proxy_values(inputs.pool, args.proxy, file=args.pool)  # before a preparation that can take hours
     check_writable(args.out, "the items table")
     items = prepare_from_args(args, inputs)
     if items["semantic_entropy_weighted"].isna().all():

@@ -1,8 +1,10 @@
-"""`python -m core sample`: sample surrogate answers from a local causal language model.
+"""`python -m core sample`: sample surrogate answers from a local causal language model or a server.
 
     python -m core sample --pool pool.jsonl --model NAME_OR_PATH [--gguf-file F] --k 10 \
         [--temperature 1.0] [--max-new-tokens 32] [--batch-size 8] [--seed 0] [--device auto] \
         --out samples.jsonl
+    python -m core sample --pool pool.jsonl --api-base URL --model NAME [--api-key-env VAR] --k 10 \
+        [--concurrency 8] [--timeout 60] [--retries 5] --out samples.jsonl
 
 Rerunning with the same --out resumes: items already complete there are kept.
 """
@@ -12,11 +14,27 @@ from __future__ import annotations
 import argparse
 
 from core.commands.output import check_writable
+from core.commands.prepare import add_input_options, load_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pool", required=True, help="pool file (JSONL, CSV or Parquet) with id and prompt columns")
-    parser.add_argument("--model", required=True, help="Hugging Face model name (offline cache) or local folder")
+    parser.add_argument("--pool", required=True, help="pool with id and prompt (any --format)")
+    add_input_options(parser, samples=False)
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="Hugging Face model name (offline cache) or local folder; with --api-base, the server's model name",
+    )
+    server = parser.add_argument_group("an OpenAI-compatible server instead of a local model (core/sample_api.py)")
+    server.add_argument("--api-base", help="the server's base URL, e.g. http://127.0.0.1:8000/v1")
+    server.add_argument(
+        "--api-key-env", metavar="VAR", help="environment variable holding the API key (the key is never stored)"
+    )
+    server.add_argument("--concurrency", type=int, default=8, help="requests in flight at once (default 8)")
+    server.add_argument("--timeout", type=float, default=60.0, help="seconds before a request times out (default 60)")
+    server.add_argument(
+        "--retries", type=int, default=5, help="retries with back-off on 429, 5xx and lost connections (default 5)"
+    )
     parser.add_argument("--gguf-file", help="GGUF file name inside --model's folder, for quantised models")
     parser.add_argument("--k", type=int, default=10, help="answers per item (default 10)")
     parser.add_argument("--temperature", type=float, default=1.0, help="sampling temperature; 0 = greedy, needs --k 1")
@@ -29,16 +47,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.api_base:
+        return run_server(args)
     # Imported here so that `python -m core --help` does not pay for torch and transformers.
     from tqdm import tqdm
 
-    from core.io import load_inputs
     from core.sample import check_settings, load_model, sample_pool
 
     check_settings(
         k=args.k, temperature=args.temperature, max_new_tokens=args.max_new_tokens, batch_size=args.batch_size
     )
-    pool = load_inputs(args.pool).pool
+    pool = load_from_args(args, samples=False).pool
     check_writable(args.out, "the samples")
     local = load_model(args.model, gguf_file=args.gguf_file, device=args.device)
     with tqdm(total=len(pool), unit="item", desc="sampling") as bar:
@@ -55,6 +74,44 @@ def run(args: argparse.Namespace) -> int:
             temperature=args.temperature,
             max_new_tokens=args.max_new_tokens,
             batch_size=args.batch_size,
+            seed=args.seed,
+            surrogate=args.name,
+            progress=progress,
+        )
+    print(f"sampled {sampled} items ({len(pool) - sampled} already complete) into {args.out}")
+    return 0
+
+
+def run_server(args: argparse.Namespace) -> int:
+    """`sample --api-base`: the answers come from an OpenAI-compatible server."""
+    from tqdm import tqdm
+
+    from core.sample_api import Server, api_key, sample_pool_api
+
+    pool = load_from_args(args, samples=False).pool
+    api_key(args.api_key_env)  # the variable is set, before anything is written
+    check_writable(args.out, "the samples")
+    server = Server(
+        args.api_base,
+        args.model,
+        args.api_key_env,
+        timeout=args.timeout,
+        max_retries=args.retries,
+        concurrency=args.concurrency,
+    )
+    with tqdm(total=len(pool), unit="item", desc="sampling") as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.n = done
+            bar.refresh()
+
+        sampled = sample_pool_api(
+            pool,
+            server,
+            args.out,
+            k=args.k,
+            temperature=args.temperature,
+            max_tokens=args.max_new_tokens,
             seed=args.seed,
             surrogate=args.name,
             progress=progress,

@@ -9,15 +9,15 @@ import time
 from pathlib import Path
 
 from core.commands.output import check_writable
-from core.commands.prepare import add_prepare_options, prepare_from_args
+from core.commands.prepare import add_input_options, add_prepare_options, load_from_args, prepare_from_args
 from core.errors import InputError
-from core.io import load_inputs
+from core.proxy import proxy_values
 from core.simulate import DEFAULT_BUDGETS, METHODS, format_table, labels_of, simulate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--pool", required=True, help="labelled pool file (JSONL, CSV or Parquet) with a 'label' column"
+        "--pool", required=True, help="labelled pool (any --format) with a 'label' column (see --columns)"
     )
     parser.add_argument("--samples", help="surrogate samples file (else a 'samples' list column in the pool)")
     parser.add_argument(
@@ -31,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)} (default: all)"
     )
     parser.add_argument("--json", help="write the results to this JSON file")
+    add_input_options(parser)
     prepare = parser.add_argument_group(
         "prepare options (as for `python -m core prepare`; activegrade always uses the app's design)"
     )
@@ -47,7 +48,9 @@ def _list(text: str, option: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     budgets = _list(args.budgets, "--budgets")
     methods = _list(args.methods, "--methods")
-    inputs = load_inputs(args.pool, args.samples)
+    inputs = load_from_args(args)
+    if args.proxy:
+        proxy_values(inputs.pool, args.proxy, file=args.pool)  # before a preparation that can take hours
     labels_of(inputs.pool, file=args.pool)  # every label, before a preparation that can take hours
     if args.json:
         check_writable(args.json, "the results")

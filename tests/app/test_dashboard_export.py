@@ -55,7 +55,7 @@ def test_export_page_offers_grades_and_report(open_app, store, project_id):
     grade_some(store, project_id, 5)
     at = open_app("app_pages/export.py", project_id=project_id)
     keys = {b.key for b in at.get("download_button")}
-    assert keys == {"dl_csv", "dl_jsonl", "dl_report_json", "dl_report_md"}
+    assert keys == {"dl_csv", "dl_jsonl", "dl_parquet", "dl_report_json", "dl_report_md"}
     assert any("Estimated mean grade" in m.value for m in at.markdown)
 
 
@@ -92,3 +92,12 @@ def test_simulate_page_asks_for_a_budget_and_a_method(open_app, project_id, empt
     at.button[0].click().run()
     assert not at.exception, at.exception
     assert "at least one budget and one method" in at.error[0].value
+
+
+def test_grades_parquet_reads_back_as_the_table():
+    from io import BytesIO
+
+    from core.report import grades_parquet
+
+    table = pd.DataFrame({"item": ["a", "b"], "grade": [1.0, 0.5], "comment": ["=SUM(1)", ""]})
+    pd.testing.assert_frame_equal(pd.read_parquet(BytesIO(grades_parquet(table))), table)
