@@ -1,4 +1,7 @@
-"""Export: the grades (CSV, JSONL) and the report (JSON, Markdown)."""
+"""Export: the grades (CSV, JSONL) with their design, and the report (JSON, Markdown, one-page HTML).
+
+Every download's bytes depend only on the data (the report's time is its last grade's), so a rerun keeps
+the link, and a download in progress is not cancelled by the dashboard's or a colleague's activity."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import streamlit as st
 from core import auth
 from core.markup import safe_markdown
 from core.report import grades_csv, grades_jsonl, grades_table, report, report_markdown
+from core.report_html import report_html
 from core.skips import skip_bound
 from core.tracking import current_estimate
 from ui import access, plan, signin, state
@@ -19,11 +23,14 @@ signin.require(auth.EXPORT, project.id)
 st.title("Export")
 slug = "".join(c if c.isalnum() else "-" for c in project.name.lower()).strip("-") or "project"
 
-table = grades_table(store.grades(project.id), plan.items(project))
+grades = store.grades(project.id)
+table = grades_table(grades, plan.items(project), plan.design(project))
 st.subheader("Grades")
 st.caption(
-    f"{len(table):,} grades: item, grade, label, grader, time, seconds spent, comment. "
-    "CSV cells that a spreadsheet would run as formulas are prefixed with a quote."
+    f"{len(table):,} grades: item, its stratum, the stratum's size N_h and weight W_h = N_h/N, the item's "
+    "inclusion probability n_h/N_h (n_h: graded items of the stratum), grade, label, grader, time, seconds "
+    "spent, comment. The report's last section recomputes the estimate from this file alone. CSV cells that a "
+    "spreadsheet would run as formulas are prefixed with a quote."
 )
 cols = st.columns(2)
 cols[0].download_button(
@@ -53,9 +60,9 @@ if result.n == 0:
     st.info("The report needs at least one grade.")
     st.stop()
 skips = skip_bound(plan.design(project), graded, graded.values(), store.skipped_positions(project.id))
-data = report(project, plan.design(project), result, store.input_files(project.id), skips)
+data = report(project, plan.design(project), result, store.input_files(project.id), grades, skips)
 markdown = report_markdown(data)
-cols = st.columns(2)
+cols = st.columns(3)
 cols[0].download_button(
     "Report (JSON)",
     json.dumps(data, indent=2),
@@ -73,6 +80,15 @@ cols[1].download_button(
     key="dl_report_md",
     width="stretch",
     **access.audited_download("report (Markdown)", project.id),
+)
+cols[2].download_button(
+    "Report (HTML, one page)",
+    report_html(data),
+    f"{slug}-report.html",
+    "text/html",
+    key="dl_report_html",
+    width="stretch",
+    **access.audited_download("report (HTML)", project.id),
 )
 with st.container(border=True):
     st.markdown(safe_markdown(markdown))
