@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from core.allocation import Design, design_from_items, planned_allocation, proportional_allocation
-from core.estimate import grades_needed
 from core.planning import MIN_PILOT, planned_saving_range
+from core.progress import items_to_target
 from core.store import ProjectInfo
 from core.tracking import estimate_path
 from ui import state
@@ -81,7 +81,7 @@ def _path(url: str, project_id: int, prepared_at: str, positions: tuple, grades:
 def _needed(
     url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, target: float, method: str
 ) -> int:
-    return grades_needed(_design(url, project_id, prepared_at), list(positions), list(grades), target, method=method)
+    return items_to_target(_design(url, project_id, prepared_at), list(positions), list(grades), target, method)
 
 
 def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str) -> pd.DataFrame:
@@ -89,6 +89,6 @@ def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str
     return _path(*_key(project), tuple(graded), tuple(graded.values()), method)
 
 
-def grades_needed_of(project: ProjectInfo, graded: dict[int, float], target: float, method: str) -> int:
-    """core.estimate.grades_needed, computed once per set of grades."""
+def items_to_target_of(project: ProjectInfo, graded: dict[int, float], target: float, method: str) -> int:
+    """core.progress.items_to_target, computed once per set of grades."""
     return _needed(*_key(project), tuple(graded), tuple(graded.values()), target, method)

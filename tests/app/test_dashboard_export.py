@@ -30,7 +30,12 @@ def test_dashboard_shows_estimate_interval_strata_and_graders(open_app, store, p
     grade_some(store, project_id, 3, grader="bob")
     at = open_app("app_pages/dashboard.py", project_id=project_id)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Grades"] == "12 of 40"
+    assert metrics["Graded items"] == "12 of 40" and metrics["Grades"] == "15"  # bob's 3 are second grades
+    assert metrics["Throughput"].endswith("grades/h") and metrics["Items still needed"]
+    assert metrics["ETA at the current pace"] and "withheld" not in metrics["Saved vs uniform"]
+    assert "grades saved" in metrics["Saved vs uniform"] or "more than uniform" in metrics["Saved vs uniform"]
+    assert "grades per hour" in at.dataframe[1].value.columns
+    assert any("Skips: none" in c.value for c in at.caption)
     low, high = (float(v) for v in metrics["95% interval"].split(" – "))
     assert 0 <= low <= float(metrics["Estimated mean grade"]) <= high <= 1
     assert at.warning or at.success  # the stopping rule speaks either way
