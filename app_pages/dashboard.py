@@ -3,8 +3,6 @@ apart, throughput, the stopping rule and an ETA at the current pace, savings wit
 
 from __future__ import annotations
 
-import altair as alt
-import pandas as pd
 import streamlit as st
 
 from core import auth
@@ -24,6 +22,7 @@ from core.progress import (
 from core.skips import skip_bound
 from core.tracking import current_estimate
 from ui import access, plan, signin, state
+from ui.charts import path_chart
 
 store = state.store()
 project = state.require_ready_project()
@@ -38,22 +37,6 @@ method = st.sidebar.selectbox(
     "project's estimator, set on the Projects page.",
 )
 REFRESH_S = 3.0
-
-
-def path_chart(path: pd.DataFrame) -> alt.Chart:
-    """Blue band: this design's interval; dashed grey lines: uniform sampling's interval at the same count."""
-    x = alt.X("grades:Q", title="grades", axis=alt.Axis(tickMinStep=1, format="d"))
-    y_scale = alt.Scale(domain=[0, 1])
-    base = alt.Chart(path).encode(x=x)
-    ours = base.mark_area(opacity=0.35, color="#1f77b4").encode(
-        y=alt.Y("ci_low:Q", title="mean grade", scale=y_scale), y2="ci_high:Q"
-    )
-    line = base.mark_line(color="#1f3b73", strokeWidth=2).encode(y="estimate:Q")
-    uniform = [
-        base.mark_line(color="#7f7f7f", strokeDash=[6, 4]).encode(y=alt.Y(f"{bound}:Q", scale=y_scale))
-        for bound in ("uniform_low", "uniform_high")
-    ]
-    return alt.layer(ours, *uniform, line).properties(height=320)
 
 
 def pace_row(design, graded: dict[int, float], grades, e, target: float) -> None:
@@ -142,7 +125,7 @@ def live() -> None:
     st.subheader("Estimate against the number of grades")
     st.altair_chart(path_chart(plan.estimate_path_of(project, graded, method)), width="stretch")
     st.caption(
-        "Line: the estimate. Blue band: its interval. Dashed grey: the interval uniform random sampling "
+        "Line: the estimate. Blue band: its interval. Grey band: the interval uniform random sampling "
         "would give at the same number of grades."
     )
     left, right = st.columns(2)
