@@ -15,6 +15,7 @@ from core.progress import (
     eta,
     grader_pace,
     item_pace,
+    saving_short,
     saving_text,
     stopping,
     throughput,
@@ -76,7 +77,7 @@ def pace_row(design, graded: dict[int, float], grades, e, target: float) -> None
     else:
         st.warning(
             f"Half-width {rule.half_width:.3f} > target {rule.target:.3f}: about **{when.items_left:,} more items** "
-            f"({needed:,} in all, projected), {duration(when.hours)} of grading at the current pace."
+            f"({needed:,} in all, projected), {duration(when.hours)} of grading at the current pace (ETA)."
         )
 
 
@@ -114,12 +115,15 @@ def live() -> None:
         "Graded items", f"{e.n:,} of {design.N:,}", help="Distinct items with at least one grade (the estimate's n)."
     )
     cols[3].metric(
-        "Saved vs uniform",
-        saving_text(e) if e.saving is not None else "withheld",
-        help="shown once every stratum has 2 grades"
-        if e.saving is None
-        else f"Uniform random sampling would need about {e.uniform_labels:,.0f} graded items for this precision "
-        f"(design effect {e.deff:.2f}; likely range {e.saving.low:+.0%} to {e.saving.high:+.0%}).",
+        "Grades saved vs uniform",
+        saving_short(e),
+        help=f"{saving_text(e)}: "
+        + (
+            "shown once every stratum has 2 grades"
+            if e.saving is None
+            else f"uniform random sampling would need about {e.uniform_labels:,.0f} graded items for this "
+            f"precision (design effect {e.deff:.2f}; likely range {e.saving.low:+.0%} to {e.saving.high:+.0%})."
+        ),
     )
     pace_row(design, graded, grades, e, target)
     st.subheader("Estimate against the number of grades")

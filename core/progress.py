@@ -140,15 +140,22 @@ def eta(items_needed: int, items_done: int, pace: float) -> Eta:
 
 
 def duration(hours: float) -> str:
-    """'about 2 h 10 min', 'about 25 min', 'under a minute'; 'unknown' for NaN."""
+    """'2 h 10 min', '25 min', '< 1 min'; 'unknown' for NaN (no pace yet)."""
     if not np.isfinite(hours):
-        return "unknown (no pace yet)"
+        return "unknown"
     minutes = round(hours * 60)
     if minutes < 1:
-        return "under a minute"
+        return "< 1 min"
     if minutes < 60:
-        return f"about {minutes} min"
-    return f"about {minutes // 60} h {minutes % 60:02d} min"
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def saving_short(result: Estimate) -> str:
+    """The live saving for a metric labelled in grades: '41 (23%)', or 'withheld'."""
+    if result.saving is None:
+        return "withheld"
+    return f"{result.labels_saved:,.0f} ({result.saving.share:.0%})"
 
 
 def saving_text(result: Estimate) -> str:

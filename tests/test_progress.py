@@ -18,6 +18,7 @@ from core.progress import (
     grader_pace,
     item_pace,
     items_to_target,
+    saving_short,
     saving_text,
     stopping,
     throughput,
@@ -74,8 +75,8 @@ def test_grader_pace_per_grader():
 def test_eta_and_its_words():
     assert eta(100, 40, 30.0) == Eta(60, 30.0, 2.0)
     assert eta(30, 40, 30.0).hours == 0 and np.isnan(eta(50, 40, float("nan")).hours)
-    assert duration(2.5) == "about 2 h 30 min" and duration(0.25) == "about 15 min"
-    assert duration(0.001) == "under a minute" and duration(float("nan")).startswith("unknown")
+    assert duration(2.5) == "2 h 30 min" and duration(0.25) == "15 min"
+    assert duration(0.001) == "< 1 min" and duration(float("nan")) == "unknown"
 
 
 def _design():
@@ -104,3 +105,4 @@ def test_saving_text_has_units_or_says_why_withheld():
     e = estimate(design, positions, [0.0] * 9 + [1.0] + [1.0] * 9 + [0.0])
     text = saving_text(e)
     assert "grades" in text and "%" in text
+    assert saving_short(e) == f"{e.labels_saved:,.0f} ({e.saving.share:.0%})"

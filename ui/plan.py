@@ -114,7 +114,7 @@ def allocation_chart(table: pd.DataFrame) -> alt.Chart:
         alt.Chart(long)
         .mark_bar()
         .encode(
-            x=alt.X("stratum:N", title="stratum"),
+            x=alt.X("stratum:N", title="stratum", axis=alt.Axis(labelAngle=0)),
             xOffset="plan:N",
             y=alt.Y("value:Q", title="grades"),
             color=alt.Color("plan:N", title=None, legend=alt.Legend(orient="top")),
