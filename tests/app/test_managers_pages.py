@@ -57,3 +57,12 @@ def test_presenter_view_shows_the_estimate_large_and_live(open_app, store, proje
         return
     assert "ag-big" in shown and "±" in shown and f"{grades}" in shown
     assert len(at.get("vega_lite_chart")) == 1 and "Grey band" in at.caption[0].value
+
+
+def test_presenter_view_is_for_those_who_see_the_dashboard():
+    from core import auth
+    from ui.signin import PAGE_ACTIONS
+
+    assert PAGE_ACTIONS["Presenter view"] == auth.VIEW_DASHBOARD
+    assert auth.VIEW_DASHBOARD in auth.PERMISSIONS[auth.VIEWER]
+    assert auth.VIEW_DASHBOARD not in auth.PERMISSIONS[auth.GRADER]  # graders grade blind to the estimate
