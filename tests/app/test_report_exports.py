@@ -106,5 +106,11 @@ def test_export_page_offers_the_html_report_and_keeps_it_across_reruns(open_app,
     assert keys == {"dl_csv", "dl_jsonl", "dl_report_json", "dl_report_md", "dl_report_html"}
     shown = [m.value for m in at.markdown if "Recompute" in m.value]
     assert shown and "inclusion probability" in at.caption[0].value
+    links = {b.key: b.proto.url for b in at.get("download_button")}
     at.run()
     assert [m.value for m in at.markdown if "Recompute" in m.value] == shown
+    assert {b.key: b.proto.url for b in at.get("download_button")} == links  # same bytes, same link
+    submit(store, project_id, 32, BINARY, "Correct", "ann")
+    at.run()
+    changed = {b.key: b.proto.url for b in at.get("download_button")}
+    assert all(changed[key] != links[key] for key in links)  # new content, new link
