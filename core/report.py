@@ -285,8 +285,8 @@ def graders_lines(graders: dict[str, Any]) -> list[str]:
     if a["items_graded_twice"]:
         agreed = (
             f"{a['items_graded_twice']} items graded by two or more graders: same grade "
-            f"{a['same_grade_share']:.0%}, Cohen's kappa {_number(a['cohen_kappa'])}, "
-            f"Krippendorff's alpha {_number(a['krippendorff_alpha'])} ({a['level']})."
+            f"{a['same_grade_share']:.0%}, Cohen's kappa {number(a['cohen_kappa'])}, "
+            f"Krippendorff's alpha {number(a['krippendorff_alpha'])} ({a['level']})."
         )
     else:
         agreed = "No item was graded twice, so agreement between graders is not measured."
@@ -294,7 +294,7 @@ def graders_lines(graders: dict[str, Any]) -> list[str]:
     return ["## Graders", "", _markdown_table(table) if not table.empty else "(no grade)", "", agreed, ""]
 
 
-def _number(value: float | None) -> str:
+def number(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 

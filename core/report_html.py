@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from core.report import estimate_line, savings_line, settings_table, stopping_line
+from core.report import estimate_line, number, savings_line, settings_table, stopping_line
 
 WIDTH, HEIGHT, PAD = 640, 260, 40
 STYLE = """
@@ -114,12 +114,14 @@ def report_html(data: dict[str, Any]) -> str:
         _p(data["method"]),
         "<h2>Strata: grades planned and done</h2>",
         allocation_svg(data["strata"]),
+        '<p class="note">Light: grades the plan gives each stratum at this count. Dark: grades done.</p>',
         _table(data["strata"]),
         "<h2>Graders</h2>",
         _table(g["by_grader"]) if g["by_grader"] else _p("No grade."),
         _p(
-            f"{a['items_graded_twice']} items graded twice: same grade share {a['same_grade_share']}, "
-            f"Cohen's kappa {a['cohen_kappa']}, Krippendorff's alpha {a['krippendorff_alpha']} ({a['level']})."
+            f"{a['items_graded_twice']} items graded twice: same grade {a['same_grade_share']:.0%}, "
+            f"Cohen's kappa {number(a['cohen_kappa'])}, Krippendorff's alpha {number(a['krippendorff_alpha'])} "
+            f"({a['level']})."
             if a["items_graded_twice"]
             else "No item was graded twice, so agreement between graders is not measured."
         ),

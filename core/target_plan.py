@@ -11,11 +11,12 @@ mean p: the current estimate once every stratum has a grade, else the
 surrogate's smoothed prediction (``Design.proxy``). Grades on a finer scale
 vary less, so M is then an upper figure.
 
-The stratified design needs M (1 - s) items, s the planned saving
-(``core.planning.planned_saving_range`` at that budget): the range of s
-gives the range of N, its middle the headline. The interval behind it is the
-stopping rule's (``core.progress.STOPPING_INTERVAL``); the planning uses its
-normal approximation.
+The headline's N is ``core.progress.items_to_target``: the projection the
+dashboard's "items still needed" and ETA use, with the stopping rule's
+interval (``core.progress.STOPPING_INTERVAL``), from the surrogate's spreads
+before any grade and the grades' own after. Its range is M (1 - s) over the
+range of the planned saving s (``core.planning.planned_saving_range`` at
+that budget), widened to hold N.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from core.allocation import Design
 from core.estimate import estimate
 from core.intervals import LEVEL
 from core.planning import SavingForecast, planned_saving_range
-from core.progress import STOPPING_INTERVAL
+from core.progress import STOPPING_INTERVAL, items_to_target
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,11 @@ def plan_for_target(design: Design, target: float, positions=(), grades=(), leve
     current = estimate(design, positions, grades, level=level) if positions else None
     p = current.value if current is not None and not current.missing else float(design.proxy.mean())
     uniform = uniform_items(design.N, float(np.clip(p, 0.01, 0.99)), target, level)
-    first = planned_saving_range(design, uniform, positions, grades)
-    saving = planned_saving_range(design, max(round(uniform * (1 - first.mid)), 1), positions, grades)
+    items = items_to_target(design, positions, grades, target)
+    saving = planned_saving_range(design, items, positions, grades)
 
     def needed(share: float) -> int:
         return int(min(design.N, max(math.ceil(uniform * (1 - share)), design.H)))
 
-    return TargetPlan(target, level, needed(saving.mid), needed(saving.high), needed(saving.low), uniform, saving)
+    low, high = min(items, needed(saving.high)), max(items, needed(saving.low))
+    return TargetPlan(target, level, items, low, high, uniform, saving)

@@ -12,7 +12,7 @@ from core.overview import NAME_OF, histogram, strata_table, stratifying_columns,
 from core.planning import MIN_PILOT, planned_saving_range
 from core.progress import items_to_target
 from core.store import ProjectInfo
-from core.target_plan import plan_for_target
+from core.target_plan import TargetPlan, plan_for_target
 from core.tracking import estimate_path
 from ui import state
 from ui.glossary import term_help, terms_popover
@@ -45,12 +45,18 @@ def design(project: ProjectInfo) -> Design:
     return _design(*_key(project))
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _target_plan(
+    url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, target: float
+) -> TargetPlan:
+    return plan_for_target(_design(url, project_id, prepared_at), target, list(positions), list(grades))
+
+
 def headline(project: ProjectInfo) -> None:
     """'To reach ±X at 95%, grade about N items (uniform would need M)', with its range and interval."""
-    d = design(project)
     graded = state.store().graded_positions(project.id)
     target = float(project.settings.get("target_half_width", 0.05))
-    p = plan_for_target(d, target, list(graded), list(graded.values()))
+    p = _target_plan(*_key(project), tuple(graded), tuple(graded.values()), target)
     with st.container(border=True, key="setup-headline"):
         st.markdown(
             f"### To reach ±{p.target:.3f} at {p.level:.0%}, grade about {p.items:,} items "

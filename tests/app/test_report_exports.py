@@ -114,3 +114,14 @@ def test_export_page_offers_the_html_report_and_keeps_it_across_reruns(open_app,
     at.run()
     changed = {b.key: b.proto.url for b in at.get("download_button")}
     assert all(changed[key] != links[key] for key in links)  # new content, new link
+
+
+def test_the_reports_script_prints_the_reports_estimate(store, project_id, tmp_path, monkeypatch, capsys):
+    _grade(store, project_id)
+    data, table = _report(store, project_id)
+    (tmp_path / "grades.csv").write_bytes(grades_csv(table))
+    monkeypatch.chdir(tmp_path)
+    exec(data["recompute"]["script"], {})
+    mu, variance, se = (float(v) for v in capsys.readouterr().out.split())
+    assert np.isclose(mu, data["estimate"]["value"]) and np.isclose(variance, data["recompute"]["variance"])
+    assert np.isclose(se, data["estimate"]["se"])

@@ -41,4 +41,11 @@ def test_manager_pages_at_desktop_and_phone_width(browser, server, artifacts):
             page.locator(ready).first.wait_for(timeout=TIMEOUT_MS)
             page.wait_for_function(SETTLED, timeout=TIMEOUT_MS)
             page.screenshot(path=artifacts / f"{path or 'projects'}-{width}.png", full_page=True)
+        if width == 1400:  # the one-page HTML report, as downloaded, opened on its own
+            page.goto(f"{server.url}/export?project={project_id}")
+            with page.expect_download() as download:
+                page.get_by_role("button", name="Report (HTML, one page)").click()
+            page.set_content(download.value.path().read_text())
+            assert page.locator("svg").count() == 2
+            page.screenshot(path=artifacts / "report-html.png", full_page=True)
         page.close()
