@@ -66,3 +66,21 @@ def test_presenter_view_is_for_those_who_see_the_dashboard():
     assert PAGE_ACTIONS["Presenter view"] == auth.VIEW_DASHBOARD
     assert auth.VIEW_DASHBOARD in auth.PERMISSIONS[auth.VIEWER]
     assert auth.VIEW_DASHBOARD not in auth.PERMISSIONS[auth.GRADER]  # graders grade blind to the estimate
+
+
+def test_presenter_and_dashboard_follow_new_grades_and_count_skips(open_app, store, project_id):
+    items = store.load_items(project_id)
+
+    def grade(positions, grader="ann"):
+        for p in positions:
+            submit(store, project_id, p, BINARY, "Correct" if items.loc[p, "label"] else "Incorrect", grader)
+
+    grade(range(12))
+    store.add_skip(project_id, 20, "ann")
+    at = open_app("app_pages/presenter.py", project_id=project_id)
+    assert "12</p>" in "".join(h.proto.body for h in at.get("html"))
+    grade(range(12, 16))
+    at.run()  # what the fragment's timer does
+    assert "16</p>" in "".join(h.proto.body for h in at.get("html"))
+    dash = open_app("app_pages/dashboard.py", project_id=project_id)
+    assert any("1 skipped items not graded" in c.value for c in dash.caption)
