@@ -19,6 +19,7 @@ PAGES = [
     st.Page("app_pages/projects.py", title="Projects", icon=":material/folder_open:", default=True),
     st.Page("app_pages/grade.py", title="Grade", icon=":material/rate_review:"),
     st.Page("app_pages/dashboard.py", title="Dashboard", icon=":material/monitoring:"),
+    st.Page("app_pages/presenter.py", title="Presenter view", icon=":material/co_present:"),
     st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
     st.Page("app_pages/simulate.py", title="Simulate", icon=":material/science:"),
     st.Page("app_pages/team.py", title="Team", icon=":material/group:"),

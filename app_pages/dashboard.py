@@ -1,17 +1,29 @@
-"""Dashboard: the estimate and its interval now and along the way, strata, graders, the stopping rule."""
+"""Dashboard, "when are we done": the estimate and its interval now and along the way, grades and items counted
+apart, throughput, the stopping rule and an ETA at the current pace, savings with units, skips, graders."""
 
 from __future__ import annotations
 
-import altair as alt
-import pandas as pd
 import streamlit as st
 
 from core import auth
 from core.agreement import agreement, level_of, summary
 from core.estimate import DEFAULT_METHOD, METHODS
+from core.progress import (
+    IDLE_GAP_S,
+    counts,
+    duration,
+    eta,
+    grader_pace,
+    item_pace,
+    saving_short,
+    saving_text,
+    stopping,
+    throughput,
+)
 from core.skips import skip_bound
-from core.tracking import current_estimate, grader_progress
+from core.tracking import current_estimate
 from ui import access, plan, signin, state
+from ui.charts import path_chart
 
 store = state.store()
 project = state.require_ready_project()
@@ -28,20 +40,45 @@ method = st.sidebar.selectbox(
 REFRESH_S = 3.0
 
 
-def path_chart(path: pd.DataFrame) -> alt.Chart:
-    """Blue band: this design's interval; dashed grey lines: uniform sampling's interval at the same count."""
-    x = alt.X("grades:Q", title="grades", axis=alt.Axis(tickMinStep=1, format="d"))
-    y_scale = alt.Scale(domain=[0, 1])
-    base = alt.Chart(path).encode(x=x)
-    ours = base.mark_area(opacity=0.35, color="#1f77b4").encode(
-        y=alt.Y("ci_low:Q", title="mean grade", scale=y_scale), y2="ci_high:Q"
+def pace_row(design, graded: dict[int, float], grades, e, target: float) -> None:
+    """Grades and items counted apart, throughput, the stopping rule and the ETA at the current pace."""
+    counted = counts(grades)
+    rule = stopping(e, target)
+    needed = plan.items_to_target_of(project, graded, target, method)
+    when = eta(needed, counted.items, item_pace(grades))
+    cols = st.columns(4)
+    cols[0].metric(
+        "Grades",
+        f"{counted.grades:,}",
+        help="Every grade given, a second grader's grade of the same item included. The estimate uses each "
+        "graded item once, with the mean of its grades.",
     )
-    line = base.mark_line(color="#1f3b73", strokeWidth=2).encode(y="estimate:Q")
-    uniform = [
-        base.mark_line(color="#7f7f7f", strokeDash=[6, 4]).encode(y=alt.Y(f"{bound}:Q", scale=y_scale))
-        for bound in ("uniform_low", "uniform_high")
-    ]
-    return alt.layer(ours, *uniform, line).properties(height=320)
+    cols[1].metric(
+        "Throughput",
+        f"{throughput(grades):,.0f} grades/h" if counted.grades > 1 else "n/a",
+        help=f"Grades per hour of grading time: pauses longer than {IDLE_GAP_S // 60} minutes are left out.",
+    )
+    cols[2].metric(
+        "Items still needed",
+        f"{when.items_left:,}",
+        help=f"Projected graded items for a half-width of {target:.3f} ({needed:,} in all), from the grades' "
+        f"spreads so far and the {rule.interval} interval; a projection, not a promise.",
+    )
+    cols[3].metric(
+        "ETA at the current pace",
+        "done" if rule.met else duration(when.hours),
+        help=f"Items still needed / graded items per hour of grading time ({when.pace:,.1f} items/h).",
+    )
+    if rule.met:
+        st.success(
+            f"Stopping rule met: the interval's half-width {rule.half_width:.3f} is at most the target "
+            f"{rule.target:.3f}."
+        )
+    else:
+        st.warning(
+            f"Half-width {rule.half_width:.3f} > target {rule.target:.3f}: about **{when.items_left:,} more items** "
+            f"({needed:,} in all, projected), {duration(when.hours)} of grading at the current pace (ETA)."
+        )
 
 
 @st.fragment(run_every=REFRESH_S)
@@ -53,7 +90,6 @@ def live() -> None:
     graded = store.graded_positions(project.id)
     e = current_estimate(design, graded, method)
     target = float(project.settings["target_half_width"])
-    cols = st.columns(4)
     if e.n == 0:
         st.info("No grade yet: grade a few items and the estimate appears here.")
         return
@@ -67,51 +103,48 @@ def live() -> None:
         )
         st.dataframe(strata.round(3), hide_index=True, width="stretch")
         return
+    grades = store.grades(project.id)
+    cols = st.columns(4)
     cols[0].metric("Estimated mean grade", f"{e.value:.3f}", help=f"{e.method} estimator")
     cols[1].metric(
         f"{e.level:.0%} interval",
         f"{e.ci_low:.3f} – {e.ci_high:.3f}",
         help=f"half-width {(e.ci_high - e.ci_low) / 2:.3f}",
     )
-    cols[2].metric("Grades", f"{e.n:,} of {design.N:,}")
-    if e.saving is None:
-        cols[3].metric("Labels saved vs uniform", "withheld", help="shown once every stratum has 2 grades")
-    else:
-        cols[3].metric(
-            "Labels saved vs uniform",
-            f"{e.labels_saved:,.0f}",
-            help=f"uniform random sampling would need about {e.uniform_labels:,.0f} grades for this precision "
-            f"(design effect {e.deff:.2f}; {e.saving.share:+.0%} saved, likely range "
-            f"{e.saving.low:+.0%} to {e.saving.high:+.0%})",
-        )
-    half = (e.ci_high - e.ci_low) / 2
-    needed = plan.grades_needed_of(project, graded, target, method)
-    if half <= target:
-        st.success(f"Stopping rule met: the interval's half-width {half:.3f} is at most the target {target:.3f}.")
-    else:
-        st.warning(
-            f"Half-width {half:.3f} > target {target:.3f}: about **{max(needed - e.n, 0):,} more grades** "
-            f"needed ({needed:,} in all, projected)."
-        )
+    cols[2].metric(
+        "Graded items", f"{e.n:,} of {design.N:,}", help="Distinct items with at least one grade (the estimate's n)."
+    )
+    cols[3].metric(
+        "Grades saved vs uniform",
+        saving_short(e),
+        help=f"{saving_text(e)}: "
+        + (
+            "shown once every stratum has 2 grades"
+            if e.saving is None
+            else f"uniform random sampling would need about {e.uniform_labels:,.0f} graded items for this "
+            f"precision (design effect {e.deff:.2f}; likely range {e.saving.low:+.0%} to {e.saving.high:+.0%})."
+        ),
+    )
+    pace_row(design, graded, grades, e, target)
     st.subheader("Estimate against the number of grades")
     st.altair_chart(path_chart(plan.estimate_path_of(project, graded, method)), width="stretch")
     st.caption(
-        "Line: the estimate. Blue band: its interval. Dashed grey: the interval uniform random sampling "
+        "Line: the estimate. Blue band: its interval. Grey band: the interval uniform random sampling "
         "would give at the same number of grades."
     )
     left, right = st.columns(2)
     with left:
         st.subheader("Strata")
         st.dataframe(strata.round(3), hide_index=True, width="stretch")
-        if skips.skipped:
-            st.caption(
-                f"{skips.skipped} skipped items not graded: had they been, the estimate would lie between "
-                f"{skips.low:.3f} (all 0) and {skips.high:.3f} (all 1), before sampling error."
-            )
+        st.caption(
+            f"{skips.skipped} skipped items not graded: had they been, the estimate would lie between "
+            f"{skips.low:.3f} (all 0) and {skips.high:.3f} (all 1), before sampling error."
+            if skips.skipped
+            else "Skips: none."
+        )
     with right:
         st.subheader("Graders")
-        grades = store.grades(project.id)
-        st.dataframe(grader_progress(grades), hide_index=True, width="stretch")
+        st.dataframe(grader_pace(grades).round({"hours": 2, "grades per hour": 1}), hide_index=True, width="stretch")
         st.caption(summary(agreement(grades, level_of(project.settings))))
 
 

@@ -1,4 +1,8 @@
-"""Export: the grades (CSV, JSONL, Parquet; into the Inspect log the pool came from) and the report (JSON, Markdown)."""
+"""Export: the grades (CSV, JSONL, Parquet; into the Inspect log the pool came from) with their design, and
+the report (JSON, Markdown, one-page HTML).
+
+Every download's bytes depend only on the data (the report's time is its last grade's), so a rerun keeps
+the link, and a download in progress is not cancelled by the dashboard's or a colleague's activity."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from core.inspect_export import with_human_scores
 from core.markup import safe_markdown
 from core.readers import detect
 from core.report import grades_csv, grades_jsonl, grades_parquet, grades_table, report, report_markdown
+from core.report_html import report_html
 from core.skips import skip_bound
 from core.tracking import current_estimate
 from ui import access, plan, signin, state
@@ -21,11 +26,14 @@ signin.require(auth.EXPORT, project.id)
 st.title("Export")
 slug = "".join(c if c.isalnum() else "-" for c in project.name.lower()).strip("-") or "project"
 
-table = grades_table(store.grades(project.id), plan.items(project))
+grades = store.grades(project.id)
+table = grades_table(grades, plan.items(project), plan.design(project))
 st.subheader("Grades")
 st.caption(
-    f"{len(table):,} grades: item, grade, label, grader, time, seconds spent, comment. "
-    "CSV cells that a spreadsheet would run as formulas are prefixed with a quote."
+    f"{len(table):,} grades: item, its stratum, the stratum's size N_h and weight W_h = N_h/N, the item's "
+    "inclusion probability n_h/N_h (n_h: graded items of the stratum), grade, label, grader, time, seconds "
+    "spent, comment. The report's last section recomputes the estimate from this file alone. CSV cells that a "
+    "spreadsheet would run as formulas are prefixed with a quote."
 )
 cols = st.columns(3)
 cols[0].download_button(
@@ -53,6 +61,7 @@ cols[2].download_button(
     "application/vnd.apache.parquet",
     key="dl_parquet",
     width="stretch",
+    **access.audited_download("grades (Parquet)", project.id),
 )
 st.dataframe(table.tail(200), hide_index=True, width="stretch")
 pool_upload = store.input_files(project.id)["pool"]
@@ -63,6 +72,7 @@ if not table.empty and detect(pool_upload) == "inspect":
         pool_upload[0],
         "application/octet-stream",
         key="dl_inspect",
+        **access.audited_download("grades (Inspect log)", project.id),
     )
 
 st.subheader("Report")
@@ -72,9 +82,9 @@ if result.n == 0:
     st.info("The report needs at least one grade.")
     st.stop()
 skips = skip_bound(plan.design(project), graded, graded.values(), store.skipped_positions(project.id))
-data = report(project, plan.design(project), result, store.input_files(project.id), skips)
+data = report(project, plan.design(project), result, store.input_files(project.id), grades, skips)
 markdown = report_markdown(data)
-cols = st.columns(2)
+cols = st.columns(3)
 cols[0].download_button(
     "Report (JSON)",
     json.dumps(data, indent=2),
@@ -92,6 +102,15 @@ cols[1].download_button(
     key="dl_report_md",
     width="stretch",
     **access.audited_download("report (Markdown)", project.id),
+)
+cols[2].download_button(
+    "Report (HTML, one page)",
+    report_html(data),
+    f"{slug}-report.html",
+    "text/html",
+    key="dl_report_html",
+    width="stretch",
+    **access.audited_download("report (HTML)", project.id),
 )
 with st.container(border=True):
     st.markdown(safe_markdown(markdown))

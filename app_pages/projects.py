@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -11,7 +10,6 @@ from core.errors import InputError
 from core.estimate import METHODS
 from core.images import EXTERNAL_IMAGES_SETTING
 from core.markup import one_line_plain
-from core.overview import entropy_histogram, strata_table, without_samples
 from core.project import (
     change_settings,
     create_project,
@@ -28,11 +26,11 @@ from core.settings import DEFAULTS
 from core.store import ProjectInfo
 from core.strata import STRATIFY_BY
 from ui import access, plan, signin, state
+from ui.glossary import term_help
 from ui.sampling import sampling_settings
 
 store = state.store()
 st.title("Projects")
-MIN_BUDGET = 10
 
 if "demo_error" in st.session_state:
     st.warning(f"The demo project could not be opened: {st.session_state.pop('demo_error')}")
@@ -114,43 +112,19 @@ def overview(project: ProjectInfo) -> None:
     counts[0].metric("Items", f"{len(items):,}")
     counts[1].metric("Grades so far", f"{len(store.graded_positions(project.id)):,}")
     if sees_strata:
-        counts[2].metric("Strata", items["stratum"].nunique())
-        strata_overview(project, items)
+        counts[2].metric("Strata", plan.design(project).H, help=term_help("stratum"))
+        plan.show_setup(project)
     if signin.may(auth.CHANGE_SETTINGS, project.id):
         settings_editor(project)
 
 
-def strata_overview(project: ProjectInfo, items: pd.DataFrame) -> None:
-    left, right = st.columns(2)
-    with left:
-        st.subheader("Semantic entropy")
-        histogram = (
-            alt.Chart(entropy_histogram(items))
-            .mark_bar()
-            .encode(
-                x=alt.X("from:Q", bin="binned", title="semantic entropy (nats)"),
-                x2="to:Q",
-                y=alt.Y("items:Q", title="items"),
-                tooltip=[alt.Tooltip("from:Q", format=".2f"), alt.Tooltip("to:Q", format=".2f"), "items:Q"],
-            )
-        )
-        st.altair_chart(histogram.properties(height=260), width="stretch")
-        missing = without_samples(items)
-        if missing:
-            st.caption(f"{missing:,} items have no surrogate sample: they form their own stratum.")
-    with right:
-        st.subheader("Strata")
-        st.dataframe(strata_table(items).round(3), hide_index=True, width="stretch")
-    st.subheader("Planned allocation")
-    n = len(items)
-    if n > MIN_BUDGET:
-        budget = st.slider(
-            "Grading budget (items)", MIN_BUDGET, n, max(MIN_BUDGET, n // 10), key=f"budget-{project.id}"
-        )
-    else:  # a slider from MIN_BUDGET to n would have no range
-        budget = n
-        st.caption(f"Grading budget: all {n:,} items.")
-    plan.show_planned_allocation(project, budget)
+def strata_count(project: ProjectInfo) -> str:
+    """The strata as prepared (small ones merged), and the setting where it differs: one count everywhere."""
+    asked = project.settings["n_strata"]
+    if project.status != "ready":
+        return f"{asked} strata asked"
+    made = plan.design(project).H
+    return f"{made} strata" + ("" if made == asked else f" ({asked} asked; small or tied ones merged)")
 
 
 def current(project: ProjectInfo) -> None:
@@ -160,7 +134,7 @@ def current(project: ProjectInfo) -> None:
         one_line_plain(
             f"backend {settings['backend']} · "
             + (f"proxy {settings['proxy']} · " if settings["proxy"] else f"stratify by {settings['stratify_by']} · ")
-            + f"{settings['n_strata']} strata · {settings['scale']['kind']} scale · seed {settings['seed']}"
+            + f"{strata_count(project)} · {settings['scale']['kind']} scale · seed {settings['seed']}"
         )
     )
     if project.status == "ready":

@@ -1,22 +1,49 @@
-"""Summaries of a prepared pool for the setup page: entropy histogram and strata table."""
+"""Summaries of a prepared pool for the setup page, in the terms of the variable the pool is stratified by.
+
+A pool stratified by agreement is described by agreement ranges, one by
+entropy by entropy ranges ("both": each). The histogram counts items per bin
+and per stratum, so the strata's cut points show on it.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+COLUMN_OF = {"entropy": "semantic_entropy", "agreement": "agreement"}
+"""Stratifying variable (settings' ``stratify_by`` part) -> its column in the prepared items."""
 
-def entropy_histogram(items: pd.DataFrame, bins: int = 20) -> pd.DataFrame:
-    """Items per semantic-entropy bin: columns ``from``, ``to`` (bin edges) and ``items``.
+NAME_OF = {"semantic_entropy": "semantic entropy (nats)", "agreement": "agreement"}
 
-    Items without samples (entropy NaN) are left out; see ``without_samples``.
+
+def stratifying_columns(by: str | None) -> list[str]:
+    """The items' columns that a ``stratify_by`` setting cuts on ("both": entropy then agreement)."""
+    if by == "both":
+        return [COLUMN_OF["entropy"], COLUMN_OF["agreement"]]
+    return [COLUMN_OF.get(by or "agreement", "agreement")]
+
+
+def histogram(items: pd.DataFrame, column: str, bins: int = 20) -> pd.DataFrame:
+    """Items per bin of ``column`` and stratum: columns ``from``, ``to`` (bin edges), ``stratum``, ``items``.
+
+    Items without a value (no samples) are left out; see ``without_samples``. Agreement is binned on [0, 1];
+    entropy on [0, its maximum].
     """
-    values = items["semantic_entropy"].to_numpy(dtype=float)
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return pd.DataFrame({"from": [], "to": [], "items": []})
-    counts, edges = np.histogram(values, bins=bins, range=(0.0, max(values.max(), 1e-9)))
-    return pd.DataFrame({"from": edges[:-1], "to": edges[1:], "items": counts})
+    values = items[column].to_numpy(dtype=float)
+    known = np.isfinite(values)
+    if not known.any():
+        return pd.DataFrame({"from": [], "to": [], "stratum": [], "items": []})
+    top = 1.0 if column == "agreement" else max(values[known].max(), 1e-9)
+    edges = np.histogram_bin_edges(values[known], bins=bins, range=(0.0, top))
+    rows = []
+    for stratum, group in items[known].groupby("stratum"):
+        counts, _ = np.histogram(group[column].to_numpy(dtype=float), bins=edges)
+        rows += [
+            {"from": edges[i], "to": edges[i + 1], "stratum": int(stratum), "items": int(c)}
+            for i, c in enumerate(counts)
+            if c
+        ]
+    return pd.DataFrame(rows, columns=["from", "to", "stratum", "items"])
 
 
 def without_samples(items: pd.DataFrame) -> int:
@@ -24,17 +51,15 @@ def without_samples(items: pd.DataFrame) -> int:
     return int((~np.isfinite(items["semantic_entropy"].to_numpy(dtype=float))).sum())
 
 
-def strata_table(items: pd.DataFrame) -> pd.DataFrame:
-    """One row per stratum: size, share of the pool, entropy range and mean surrogate agreement."""
+def strata_table(items: pd.DataFrame, by: str | None) -> pd.DataFrame:
+    """One row per stratum: size, share of the pool, the range of each stratifying variable (``by``) and the
+    mean agreement (what the surrogate predicts of the grade)."""
     grouped = items.groupby("stratum")
-    table = pd.DataFrame(
-        {
-            "items": grouped.size(),
-            "share": grouped.size() / len(items),
-            "entropy min": grouped["semantic_entropy"].min(),
-            "entropy max": grouped["semantic_entropy"].max(),
-            "mean agreement": grouped["agreement"].mean(),
-        }
-    )
+    table = pd.DataFrame({"items": grouped.size(), "share": grouped.size() / len(items)})
+    for column in stratifying_columns(by):
+        name = "entropy" if column == "semantic_entropy" else "agreement"
+        table[f"{name} from"] = grouped[column].min()
+        table[f"{name} to"] = grouped[column].max()
+    table["mean agreement"] = grouped["agreement"].mean()
     table.index.name = "stratum"
     return table.reset_index()

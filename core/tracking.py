@@ -1,4 +1,4 @@
-"""The live view of a project: estimate now, its path against the number of grades, graders' progress."""
+"""The live view of a project: the estimate now and its path against the number of grades."""
 
 from __future__ import annotations
 
@@ -51,22 +51,6 @@ def estimate_path(
             }
         )
     return pd.DataFrame(rows, columns=columns)
-
-
-def grader_progress(grades: pd.DataFrame) -> pd.DataFrame:
-    """Per grader: grades given, median seconds per item, mean grade, last grade time (grades as from Store.grades)."""
-    columns = ["grader", "grades", "median seconds", "mean grade", "last grade"]
-    if grades.empty:
-        return pd.DataFrame(columns=columns)
-    table = grades.groupby("grader").agg(
-        **{
-            "grades": ("id", "size"),
-            "median seconds": ("seconds", "median"),
-            "mean grade": ("value", "mean"),
-            "last grade": ("created_at", "max"),
-        }
-    )
-    return table.reset_index().sort_values("grades", ascending=False)[columns]
 
 
 def current_estimate(design: Design, graded: dict[int, float], method: str = "default") -> Estimate:

@@ -151,5 +151,5 @@ def test_project_with_a_proxy_prepares_hides_it_from_graders_and_reports_it(tmp_
     assert "proxy" in grader_view(item, {**settings, "show_signals": True})["signals"]
     info = store.project(pid)
     design = design_from_items(store.load_items(pid), stratify_by=None)
-    report = build_report(info, design, estimate(design, [], []), store.input_files(pid))
+    report = build_report(info, design, estimate(design, [], []), store.input_files(pid), store.grades(pid))
     assert "Design proxy (strata and predicted grades): pool column 'judge'." in report_markdown(report)

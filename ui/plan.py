@@ -1,16 +1,23 @@
-"""Cached items and design of a prepared project, and the planned-allocation panel."""
+"""Cached items and design of a prepared project, and the setup section a manager reads: the headline (items to
+grade for the target), the stratifying variable and its strata, the planned allocation as a picture."""
 
 from __future__ import annotations
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
 from core.allocation import Design, design_from_items, planned_allocation, proportional_allocation
-from core.estimate import grades_needed
+from core.overview import NAME_OF, histogram, strata_table, stratifying_columns, without_samples
 from core.planning import MIN_PILOT, planned_saving_range
+from core.progress import items_to_target
 from core.store import ProjectInfo
+from core.target_plan import TargetPlan, plan_for_target
 from core.tracking import estimate_path
 from ui import state
+from ui.glossary import term_help, terms_popover
+
+MIN_BUDGET = 10
 
 
 @st.cache_resource(max_entries=16, show_spinner="Loading items...")
@@ -38,8 +45,102 @@ def design(project: ProjectInfo) -> Design:
     return _design(*_key(project))
 
 
-def show_planned_allocation(project: ProjectInfo, budget: int) -> None:
+@st.cache_data(max_entries=64, show_spinner=False)
+def _target_plan(
+    url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, target: float
+) -> TargetPlan:
+    return plan_for_target(_design(url, project_id, prepared_at), target, list(positions), list(grades))
+
+
+def headline(project: ProjectInfo) -> None:
+    """'To reach ±X at 95%, grade about N items (uniform would need M)', with its range and interval."""
+    graded = state.store().graded_positions(project.id)
+    target = float(project.settings["target_half_width"])
+    p = _target_plan(*_key(project), tuple(graded), tuple(graded.values()), target)
+    with st.container(border=True, key="setup-headline"):
+        st.markdown(
+            f"### To reach ±{p.target:.3f} at {p.level:.0%}, grade about {p.items:,} items "
+            f"(uniform would need {p.uniform:,})",
+            help=term_help("half-width (±)"),
+        )
+        source = f"a pilot of {p.saving.pilot} grades" if p.saving.pilot else "the surrogate alone, before any grade"
+        st.caption(
+            f"Likely between {p.low:,} and {p.high:,} items, from {source} (planned saving "
+            f"{p.saving.low:.0%} to {p.saving.high:.0%}). Interval: {p.interval}, the one the stopping rule uses; "
+            "uniform's count assumes correct/incorrect grades. The target is a grading setting below."
+        )
+
+
+def stratifying_overview(project: ProjectInfo) -> None:
+    """The stratifying variable's histogram, coloured by stratum, beside the strata with that variable's ranges."""
+    items_ = items(project)
+    by = project.settings["stratify_by"]
+    column = stratifying_columns(by)[-1]  # "both": the agreement split within entropy strata is shown
+    term = "semantic entropy" if column == "semantic_entropy" else "agreement"
+    left, right = st.columns(2)
+    with left:
+        st.subheader(f"Stratified by {NAME_OF[column]}", help=term_help(term))
+        chart = (
+            alt.Chart(histogram(items_, column))
+            .mark_bar()
+            .encode(
+                x=alt.X("from:Q", bin="binned", title=NAME_OF[column]),
+                x2="to:Q",
+                y=alt.Y("sum(items):Q", title="items"),
+                color=alt.Color("stratum:N", title="stratum"),
+                tooltip=[
+                    "stratum:N",
+                    alt.Tooltip("from:Q", format=".2f"),
+                    alt.Tooltip("to:Q", format=".2f"),
+                    "items:Q",
+                ],
+            )
+        )
+        st.altair_chart(chart.properties(height=260), width="stretch")
+        st.caption(
+            "Bars coloured by stratum show where each stratum's items lie. "
+            + (
+                "Semantic entropy peaks at ln K when all K samples disagree."
+                if column == "semantic_entropy"
+                else "Agreement 1: every sample agrees with the graded answer; 0: none does."
+            )
+        )
+        if missing := without_samples(items_):
+            st.caption(f"{missing:,} items have no surrogate sample: they form their own stratum.")
+    with right:
+        st.subheader("Strata", help=term_help("stratum"))
+        st.dataframe(strata_table(items_, by).round(3), hide_index=True, width="stretch")
+        st.caption(f"{design(project).H} strata, numbered from the least to the most surrogate doubt.")
+
+
+def allocation_chart(table: pd.DataFrame) -> alt.Chart:
+    """Grades per stratum: the planned (Neyman-like) allocation beside the proportional one."""
+    long = table.melt(id_vars="stratum", value_vars=["planned grades", "proportional"], var_name="plan")
+    return (
+        alt.Chart(long)
+        .mark_bar()
+        .encode(
+            x=alt.X("stratum:N", title="stratum", axis=alt.Axis(labelAngle=0)),
+            xOffset="plan:N",
+            y=alt.Y("value:Q", title="grades"),
+            color=alt.Color("plan:N", title=None, legend=alt.Legend(orient="top")),
+            tooltip=["stratum:N", "plan:N", "value:Q"],
+        )
+        .properties(height=240)
+    )
+
+
+def show_planned_allocation(project: ProjectInfo) -> None:
+    """The budget, where its grades will go (picture and table) and the predicted saving."""
     d = design(project)
+    st.subheader("Planned allocation", help=term_help("Neyman allocation"))
+    if d.N > MIN_BUDGET:
+        budget = st.slider(
+            "Grading budget (items)", MIN_BUDGET, d.N, max(MIN_BUDGET, d.N // 10), key=f"budget-{project.id}"
+        )
+    else:  # a slider from MIN_BUDGET to N would have no range
+        budget = d.N
+        st.caption(f"Grading budget: all {d.N:,} items.")
     table = pd.DataFrame(
         {
             "stratum": range(d.H),
@@ -51,7 +152,25 @@ def show_planned_allocation(project: ProjectInfo, budget: int) -> None:
         }
     )
     left, right = st.columns([3, 1])
-    left.dataframe(table, hide_index=True, width="stretch")
+    left.altair_chart(allocation_chart(table), width="stretch")
+    left.caption(
+        "Where the grades will go: more to strata whose grades are predicted to vary most (planned), against "
+        "spreading them by stratum size (proportional, what uniform sampling does on average)."
+    )
+    left.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            name: st.column_config.NumberColumn(name, help=term_help(term))
+            for name, term in (
+                ("predicted mean grade", "predicted mean grade"),
+                ("predicted spread", "predicted spread"),
+                ("planned grades", "Neyman allocation"),
+                ("proportional", "proportional"),
+            )
+        },
+    )
     graded = state.store().graded_positions(project.id)
     saving = planned_saving_range(d, budget, list(graded), list(graded.values()))
     source = (
@@ -62,14 +181,22 @@ def show_planned_allocation(project: ProjectInfo, budget: int) -> None:
     right.metric(
         "Predicted saving vs uniform",
         f"{saving.low:.0%} to {saving.high:.0%}",
-        help=f"Share of grades saved at equal precision, {source}; middle of the range {saving.mid:.0%}. "
-        "Without grades the low end assumes the surrogate knows nothing and the high end that its "
-        "agreement is a calibrated probability.",
+        help=f"{term_help('saving vs uniform')} Share of grades saved at equal precision, {source}; middle of "
+        f"the range {saving.mid:.0%}. Without grades the low end assumes the surrogate knows nothing and the "
+        "high end that its agreement is a calibrated probability.",
     )
     right.caption(
         f"Uniform sampling would need about {budget / max(1 - saving.low, 1e-9):,.0f} to "
         f"{budget / max(1 - saving.high, 1e-9):,.0f} grades for the same precision."
     )
+
+
+def show_setup(project: ProjectInfo) -> None:
+    """The setup section of a prepared project, for those who may see its strata."""
+    headline(project)
+    terms_popover()
+    stratifying_overview(project)
+    show_planned_allocation(project)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -81,7 +208,7 @@ def _path(url: str, project_id: int, prepared_at: str, positions: tuple, grades:
 def _needed(
     url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, target: float, method: str
 ) -> int:
-    return grades_needed(_design(url, project_id, prepared_at), list(positions), list(grades), target, method=method)
+    return items_to_target(_design(url, project_id, prepared_at), list(positions), list(grades), target, method)
 
 
 def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str) -> pd.DataFrame:
@@ -89,6 +216,6 @@ def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str
     return _path(*_key(project), tuple(graded), tuple(graded.values()), method)
 
 
-def grades_needed_of(project: ProjectInfo, graded: dict[int, float], target: float, method: str) -> int:
-    """core.estimate.grades_needed, computed once per set of grades."""
+def items_to_target_of(project: ProjectInfo, graded: dict[int, float], target: float, method: str) -> int:
+    """core.progress.items_to_target, computed once per set of grades."""
     return _needed(*_key(project), tuple(graded), tuple(graded.values()), target, method)

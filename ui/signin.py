@@ -29,6 +29,7 @@ PAGE_ACTIONS = {
     "Projects": auth.VIEW_PROJECTS,
     "Grade": auth.GRADE,
     "Dashboard": auth.VIEW_DASHBOARD,
+    "Presenter view": auth.VIEW_DASHBOARD,
     "Export": auth.EXPORT,
     "Simulate": auth.SIMULATE,
     "Team": auth.MANAGE_USERS,

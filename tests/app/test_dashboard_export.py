@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import pytest
 
+from core.allocation import design_from_items
 from core.grading import submit
 from core.report import grades_csv, grades_jsonl, grades_table
 from core.scales import BINARY
@@ -29,7 +30,13 @@ def test_dashboard_shows_estimate_interval_strata_and_graders(open_app, store, p
     grade_some(store, project_id, 3, grader="bob")
     at = open_app("app_pages/dashboard.py", project_id=project_id)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Grades"] == "12 of 40"
+    assert metrics["Graded items"] == "12 of 40" and metrics["Grades"] == "15"  # bob's 3 are second grades
+    assert metrics["Throughput"].endswith("grades/h") and metrics["Items still needed"]
+    assert metrics["ETA at the current pace"] and metrics["Grades saved vs uniform"].endswith("%)")
+    saved = next(m for m in at.metric if m.label == "Grades saved vs uniform")
+    assert "grades saved" in saved.help or "more than uniform" in saved.help
+    assert "grades per hour" in at.dataframe[1].value.columns
+    assert any("Skips: none" in c.value for c in at.caption)
     low, high = (float(v) for v in metrics["95% interval"].split(" – "))
     assert 0 <= low <= float(metrics["Estimated mean grade"]) <= high <= 1
     assert at.warning or at.success  # the stopping rule speaks either way
@@ -55,15 +62,29 @@ def test_export_page_offers_grades_and_report(open_app, store, project_id):
     grade_some(store, project_id, 5)
     at = open_app("app_pages/export.py", project_id=project_id)
     keys = {b.key for b in at.get("download_button")}
-    assert keys == {"dl_csv", "dl_jsonl", "dl_parquet", "dl_report_json", "dl_report_md"}
+    assert keys == {"dl_csv", "dl_jsonl", "dl_parquet", "dl_report_json", "dl_report_md", "dl_report_html"}
     assert any("Estimated mean grade" in m.value for m in at.markdown)
 
 
 def test_export_formats_are_complete_and_spreadsheet_safe(store, project_id):
     submit(store, project_id, 0, BINARY, "Correct", "=HYPERLINK(1)", comment="+1 good", seconds=2.0)
     submit(store, project_id, 1, BINARY, "Incorrect", "ann", comment='say "hi", ok')
-    table = grades_table(store.grades(project_id), store.load_items(project_id))
-    assert list(table.columns) == ["item", "position", "grade", "label", "grader", "time", "seconds", "comment"]
+    items = store.load_items(project_id)
+    table = grades_table(store.grades(project_id), items, design_from_items(items, stratify_by=None))
+    assert list(table.columns) == [
+        "item",
+        "position",
+        "stratum",
+        "stratum_size",
+        "weight",
+        "inclusion_probability",
+        "grade",
+        "label",
+        "grader",
+        "time",
+        "seconds",
+        "comment",
+    ]
     from io import StringIO
 
     csv = pd.read_csv(StringIO(grades_csv(table).decode()))

@@ -138,17 +138,18 @@ def test_report_carries_estimate_settings_and_seed(store, project_id):
         submit(store, project_id, next_position(store, project_id, design, 0), BINARY, "Correct", "ann")
     graded = store.graded_positions(project_id)
     result = current_estimate(design, graded)
-    data = report(store.project(project_id), design, result, {"pool": ("pool.jsonl", b"abc")})
+    grades = store.grades(project_id)
+    data = report(store.project(project_id), design, result, {"pool": ("pool.jsonl", b"abc")}, grades)
     assert data["estimate"]["grades"] == 6 and data["seed"] == 0
     assert data["inputs"]["pool"]["sha256"] == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     assert data["settings"]["scale"]["kind"] == "binary" and len(data["strata"]) == design.H
     text = report_markdown(data)
     assert "Estimated mean grade" in text and "| stratum |" in text
-    assert text.count("- seed: `0`") == 1  # the settings' seed is listed once, as the seed
+    assert text.count("| seed | 0 |") == 1  # the settings' seed is listed once, as the seed
     assert data["skips"] is None and "## Skips" not in text
     skipped = next(p for p in range(design.N) if p not in graded)
     skips = skip_bound(design, list(graded), list(graded.values()), [skipped])
-    with_skips = report(store.project(project_id), design, result, {"pool": ("pool.jsonl", b"abc")}, skips)
+    with_skips = report(store.project(project_id), design, result, {"pool": ("pool.jsonl", b"abc")}, grades, skips)
     assert with_skips["skips"]["skipped"] == 1
     low, high = (
         with_skips["skips"]["estimate_if_all_skipped_were_0"],

@@ -64,8 +64,8 @@ def test_demo_grade_by_keyboard_and_watch_the_dashboard(browser, server, artifac
     assert grades["seconds"].notna().all()
 
     open_page(page, "Dashboard")
-    page.locator('[data-testid="stMetric"]').filter(has_text="Grades").wait_for(timeout=TIMEOUT_MS)
-    assert metric(page, "Grades") == "10 of 40"
+    page.locator('[data-testid="stMetric"]').filter(has_text="Graded items").wait_for(timeout=TIMEOUT_MS)
+    assert metric(page, "Graded items") == "10 of 40"
     page.screenshot(path=artifacts / "dashboard.png", full_page=True)
     # another grader works elsewhere: the open dashboard follows by itself
     graded = set(store.graded_positions(demo.id))

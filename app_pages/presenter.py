@@ -1,0 +1,61 @@
+"""Presenter view for demos: one screen, large type, the estimate converging against uniform sampling's band,
+live as someone grades (the same data and access rule as the dashboard)."""
+
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from core import auth
+from core.progress import counts, saving_text, stopping
+from core.tracking import current_estimate
+from ui import access, plan, signin, state
+from ui.charts import path_chart
+
+store = state.store()
+project = state.require_ready_project()
+signin.require(auth.VIEW_DASHBOARD, project.id)
+REFRESH_S = 2.0
+STYLE = """<style>
+.ag-big{font-size:clamp(2.6rem,7vw,5.5rem);font-weight:700;line-height:1.05;margin:0}
+.ag-sub{font-size:clamp(1.1rem,2.4vw,1.8rem);color:#777;margin:.2em 0 .6em}
+.ag-row{display:flex;flex-wrap:wrap;gap:1.5em 3em;align-items:baseline}
+</style>"""
+
+
+def big(value: str, sub: str) -> str:
+    return f'<div><p class="ag-big">{html.escape(value)}</p><p class="ag-sub">{html.escape(sub)}</p></div>'
+
+
+@st.fragment(run_every=REFRESH_S)
+def live() -> None:
+    """Re-reads the grades every REFRESH_S seconds; rechecks access (a fragment's reruns skip the page's gate)."""
+    access.fragment_guard(auth.VIEW_DASHBOARD, project.id)
+    design = plan.design(project)
+    graded = store.graded_positions(project.id)
+    method = project.settings["method"]
+    e = current_estimate(design, graded, method)
+    done = counts(store.grades(project.id))
+    st.markdown(f"## {html.escape(project.name)}: mean grade, live")
+    if e.n == 0 or e.missing:
+        st.html(STYLE + big("waiting", f"{e.n} of {design.N:,} items graded: every stratum needs a grade first"))
+        return
+    rule = stopping(e, float(project.settings["target_half_width"]))
+    cells = [
+        big(f"{e.value:.3f} ± {rule.half_width:.3f}", f"{e.level:.0%} interval {e.ci_low:.3f} – {e.ci_high:.3f}"),
+        big(f"{e.n:,}", f"of {design.N:,} items graded ({done.grades:,} grades)"),
+        big(f"{e.saving.share:.0%}" if e.saving else "—", f"saved vs uniform sampling: {saving_text(e)}"),
+    ]
+    st.html(STYLE + '<div class="ag-row">' + "".join(cells) + "</div>")
+    st.altair_chart(
+        path_chart(plan.estimate_path_of(project, graded, method), height=420, font_size=16), width="stretch"
+    )
+    st.caption(
+        "Dark line: the estimate. Blue band: its interval with this design. Grey band: the interval uniform "
+        f"random sampling would give with the same number of grades. Target ±{rule.target:.3f}: "
+        + ("reached." if rule.met else "not yet.")
+    )
+
+
+live()

@@ -1,0 +1,86 @@
+"""The setup section (Projects page) a manager reads, and the presenter view (issue 15)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.allocation import design_from_items
+from core.grading import submit
+from core.scales import BINARY
+from ui.glossary import TERMS
+
+
+def _text(at) -> str:
+    return "\n".join(e.value for e in [*at.markdown, *at.caption, *at.subheader] if isinstance(e.value, str))
+
+
+def test_setup_headline_range_interval_and_one_strata_count(open_app, store, project_id):
+    at = open_app(project_id=project_id)
+    headline = next(m.value for m in at.markdown if m.value.startswith("### To reach"))
+    assert "±0.050 at 95%, grade about" in headline and "(uniform would need" in headline
+    text = _text(at)
+    assert "Likely between" in text and "the one the stopping rule uses" in text and "Korn-Graubard" in text
+    h = design_from_items(store.load_items(project_id), stratify_by=None).H
+    assert {m.label: m.value for m in at.metric}["Strata"] == str(h)
+    assert f"{h} strata" in text  # the caption and the strata section say the same count
+
+
+def test_setup_shows_the_stratifying_variables_ranges_and_the_design_picture(open_app, project_id):
+    at = open_app(project_id=project_id)
+    strata = at.dataframe[0].value  # stratified by agreement (the default): agreement ranges, no entropy
+    assert {"agreement from", "agreement to"} <= set(strata.columns) and "entropy from" not in strata.columns
+    assert len(set(zip(strata["agreement from"], strata["agreement to"]))) == len(strata)
+    assert "Stratified by agreement" in [s.value for s in at.subheader]
+    assert len(at.get("vega_lite_chart")) == 2  # the histogram by stratum and planned vs proportional
+    allocation = at.dataframe[1].value
+    assert {"planned grades", "proportional", "predicted spread"} <= set(allocation.columns)
+
+
+def test_every_term_has_plain_help_and_a_formula(open_app, project_id):
+    at = open_app(project_id=project_id)
+    text = _text(at)
+    for term, (plain, formula) in TERMS.items():
+        assert f"**{term}**: {plain}" in text and formula
+    assert len(at.get("latex")) == len(TERMS)
+    assert all(s.help for s in at.subheader if s.value in ("Strata", "Planned allocation"))
+
+
+@pytest.mark.parametrize("grades", [0, 12])
+def test_presenter_view_shows_the_estimate_large_and_live(open_app, store, project_id, grades):
+    items = store.load_items(project_id)
+    for position in range(grades):
+        submit(store, project_id, position, BINARY, "Correct" if items.loc[position, "label"] else "Incorrect", "ann")
+    at = open_app("app_pages/presenter.py", project_id=project_id)
+    shown = "\n".join(h.proto.body for h in at.get("html"))
+    if grades == 0:
+        assert "waiting" in shown and not at.get("vega_lite_chart")
+        return
+    assert "ag-big" in shown and "±" in shown and f"{grades}" in shown
+    assert len(at.get("vega_lite_chart")) == 1 and "Grey band" in at.caption[0].value
+
+
+def test_presenter_view_is_for_those_who_see_the_dashboard():
+    from core import auth
+    from ui.signin import PAGE_ACTIONS
+
+    assert PAGE_ACTIONS["Presenter view"] == auth.VIEW_DASHBOARD
+    assert auth.VIEW_DASHBOARD in auth.PERMISSIONS[auth.VIEWER]
+    assert auth.VIEW_DASHBOARD not in auth.PERMISSIONS[auth.GRADER]  # graders grade blind to the estimate
+
+
+def test_presenter_and_dashboard_follow_new_grades_and_count_skips(open_app, store, project_id):
+    items = store.load_items(project_id)
+
+    def grade(positions, grader="ann"):
+        for p in positions:
+            submit(store, project_id, p, BINARY, "Correct" if items.loc[p, "label"] else "Incorrect", grader)
+
+    grade(range(12))
+    store.add_skip(project_id, 20, "ann")
+    at = open_app("app_pages/presenter.py", project_id=project_id)
+    assert "12</p>" in "".join(h.proto.body for h in at.get("html"))
+    grade(range(12, 16))
+    at.run()  # what the fragment's timer does
+    assert "16</p>" in "".join(h.proto.body for h in at.get("html"))
+    dash = open_app("app_pages/dashboard.py", project_id=project_id)
+    assert any("1 skipped items not graded" in c.value for c in dash.caption)

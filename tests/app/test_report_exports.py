@@ -1,0 +1,127 @@
+"""Exports anyone can check: the grades export carries the design, the estimate is recomputed from it with
+a few lines of pandas (the report's formula, not core/), and downloads keep their bytes across reruns."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import numpy as np
+import pandas as pd
+
+from core.allocation import design_from_items
+from core.grading import submit
+from core.report import grades_csv, grades_table, report, report_markdown
+from core.report_html import report_html
+from core.scales import BINARY
+from core.skips import skip_bound
+from core.tracking import current_estimate
+
+
+def _grade(store, project_id: int) -> None:
+    """Every item of the pool graded by ann except a few; some double-graded by bob, some disagreeing."""
+    items = store.load_items(project_id)
+    for position in range(0, 30):
+        label = "Correct" if items.loc[position, "label"] == 1 else "Incorrect"
+        submit(store, project_id, position, BINARY, label, "ann", seconds=3.0)
+    for position in range(0, 8):
+        submit(store, project_id, position, BINARY, "Correct" if position % 2 else "Incorrect", "bob", seconds=4.0)
+    store.add_skip(project_id, 35, "ann")
+
+
+def _report(store, project_id: int) -> tuple[dict, pd.DataFrame]:
+    items = store.load_items(project_id)
+    design = design_from_items(items, stratify_by=None)
+    graded = store.graded_positions(project_id)
+    grades = store.grades(project_id)
+    skips = skip_bound(design, list(graded), graded.values(), store.skipped_positions(project_id))
+    project = store.project(project_id)
+    data = report(project, design, current_estimate(design, graded), {"pool": ("p.jsonl", b"x")}, grades, skips)
+    return data, grades_table(grades, items, design)
+
+
+def test_estimate_and_variance_recomputed_from_the_grades_export_alone(store, project_id):
+    _grade(store, project_id)
+    data, table = _report(store, project_id)
+    g = pd.read_csv(StringIO(grades_csv(table).decode()))
+    # the report's formula, step by step
+    y = g.groupby("position").agg(
+        y=("grade", "mean"),
+        h=("stratum", "first"),
+        N=("stratum_size", "first"),
+        W=("weight", "first"),
+        pi=("inclusion_probability", "first"),
+    )
+    s = y.groupby("h").agg(
+        n=("y", "size"),
+        m=("y", "mean"),
+        v=("y", "var"),
+        t=("y", "sum"),
+        N=("N", "first"),
+        W=("W", "first"),
+        spread=("y", lambda v: v.max() - v.min()),
+    )
+    p = (s.t + s.W / 2) / (s.n + s.W)
+    s2 = np.where(s.spread < 1e-9, p * (1 - p), s.v)
+    mu = (s.W * s.m).sum()
+    variance = (s.W**2 * (1 - s.n / s.N) * s2 / s.n).sum()
+    assert np.isclose(mu, data["estimate"]["value"]) and np.isclose(mu, data["recompute"]["value"])
+    assert np.isclose(variance, data["estimate"]["se"] ** 2) and np.isclose(variance, data["recompute"]["variance"])
+    assert np.isclose((y.y / y.pi).sum() / s.N.sum(), mu)  # the Horvitz-Thompson form with the export's pi
+    assert np.isclose(s.W.sum(), 1.0) and data["estimate"]["grades_given"] == 38 and data["estimate"]["grades"] == 30
+
+
+def test_report_has_method_graders_agreement_skips_stopping_settings_and_hashes(store, project_id):
+    _grade(store, project_id)
+    data, _ = _report(store, project_id)
+    assert data["graders"]["agreement"]["items_graded_twice"] == 8
+    assert {r["grader"] for r in data["graders"]["by_grader"]} == {"ann", "bob"}
+    assert data["skips"]["skipped"] == 1 and data["stopping_rule"]["target_half_width"] == 0.05
+    assert isinstance(data["stopping_rule"]["met"], bool)
+    text = report_markdown(data)
+    for heading in ("## Method", "## Graders", "## Skips", "## Recompute", "## Settings", "Stopping rule"):
+        assert heading in text
+    assert "| setting | value |" in text and "| seed | 0 |" in text
+    assert data["inputs"]["pool"]["sha256"] in text
+    page = report_html(data)
+    assert page.count("<svg") == 2 and "Krippendorff" in page and "<script" not in page
+    assert "Recompute" in page and "<table" in page
+
+
+def test_report_bytes_do_not_change_on_a_rerun_and_date_from_the_last_grade(store, project_id):
+    _grade(store, project_id)
+    first, _ = _report(store, project_id)
+    again, _ = _report(store, project_id)
+    assert json.dumps(first) == json.dumps(again) and report_html(first) == report_html(again)
+    last = pd.to_datetime(store.grades(project_id)["created_at"], utc=True).max()
+    assert pd.Timestamp(first["generated_at"]) == last
+    submit(store, project_id, 31, BINARY, "Correct", "ann")
+    assert _report(store, project_id)[0]["generated_at"] != first["generated_at"]
+
+
+def test_export_page_offers_the_html_report_and_keeps_it_across_reruns(open_app, store, project_id):
+    _grade(store, project_id)
+    at = open_app("app_pages/export.py", project_id=project_id)
+    keys = {b.key for b in at.get("download_button")}
+    assert keys == {"dl_csv", "dl_jsonl", "dl_parquet", "dl_report_json", "dl_report_md", "dl_report_html"}
+    shown = [m.value for m in at.markdown if "Recompute" in m.value]
+    assert shown and "inclusion probability" in at.caption[0].value
+    links = {b.key: b.proto.url for b in at.get("download_button")}
+    at.run()
+    assert [m.value for m in at.markdown if "Recompute" in m.value] == shown
+    assert {b.key: b.proto.url for b in at.get("download_button")} == links  # same bytes, same link
+    submit(store, project_id, 32, BINARY, "Correct", "ann")
+    at.run()
+    changed = {b.key: b.proto.url for b in at.get("download_button")}
+    assert all(changed[key] != links[key] for key in links)  # new content, new link
+
+
+def test_the_reports_script_prints_the_reports_estimate(store, project_id, tmp_path, monkeypatch, capsys):
+    _grade(store, project_id)
+    data, table = _report(store, project_id)
+    (tmp_path / "grades.csv").write_bytes(grades_csv(table))
+    monkeypatch.chdir(tmp_path)
+    exec(data["recompute"]["script"], {})
+    mu, variance, se = (float(v) for v in capsys.readouterr().out.split())
+    assert np.isclose(mu, data["estimate"]["value"]) and np.isclose(variance, data["recompute"]["variance"])
+    assert np.isclose(se, data["estimate"]["se"])

@@ -1,0 +1,58 @@
+"""core.overview (the stratifying variable's own ranges) and core.target_plan (the setup page's headline)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from core.allocation import make_design
+from core.overview import histogram, strata_table, stratifying_columns
+from core.progress import items_to_target
+from core.target_plan import plan_for_target, uniform_items
+
+
+def _items() -> pd.DataFrame:
+    agreement = np.r_[np.ones(10), np.linspace(0.1, 0.9, 20)]
+    return pd.DataFrame(
+        {
+            "agreement": agreement,
+            "semantic_entropy": np.r_[np.zeros(10), np.full(20, np.log(8))],  # tied entropies across strata
+            "stratum": np.r_[np.zeros(10, int), np.ones(10, int), np.full(10, 2)],
+        }
+    )
+
+
+def test_strata_by_agreement_show_agreement_ranges_that_differ():
+    table = strata_table(_items(), "agreement")
+    assert list(table.columns) == ["stratum", "items", "share", "agreement from", "agreement to", "mean agreement"]
+    ranges = list(zip(table["agreement from"], table["agreement to"]))
+    assert len(set(ranges)) == 3
+    assert "entropy from" in strata_table(_items(), "entropy").columns
+    assert stratifying_columns("both") == ["semantic_entropy", "agreement"]
+
+
+def test_histogram_counts_items_per_bin_and_stratum():
+    h = histogram(_items(), "agreement", bins=10)
+    assert h["items"].sum() == 30 and set(h["stratum"]) == {0, 1, 2}
+    assert h["to"].max() == pytest.approx(1.0)
+
+
+def test_uniform_items_is_cochrans_sample_size():
+    z = stats.norm.ppf(0.975)
+    n0 = z**2 * 0.25 / 0.05**2
+    assert uniform_items(10_000, 0.5, 0.05) == math.ceil(n0 / (1 + n0 / 10_000))
+    assert uniform_items(50, 0.5, 0.001) == 50
+
+
+def test_plan_for_target_gives_a_range_around_its_headline_below_uniform_with_signal():
+    stratum = np.repeat(np.arange(3), 2000)
+    proxy = np.array([0.98, 0.5, 0.02])[stratum]
+    design = make_design(stratum, proxy, np.c_[proxy])
+    plan = plan_for_target(design, 0.02)
+    assert plan.low <= plan.items <= plan.high <= design.N
+    assert plan.items < plan.uniform and "Korn-Graubard" in plan.interval
+    assert plan.items == items_to_target(design, [], [], 0.02)  # the dashboard's projection, the same interval

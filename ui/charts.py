@@ -1,0 +1,28 @@
+"""Charts shared by the dashboard and the presenter view."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+
+def path_chart(path: pd.DataFrame, height: int = 320, font_size: int = 11) -> alt.Chart:
+    """The estimate (dark line) and its interval (blue band) against the number of grades, over uniform random
+    sampling's interval at the same count (grey band with dashed edges)."""
+    x = alt.X("grades:Q", title="grades", axis=alt.Axis(tickMinStep=1, format="d"))
+    y_scale = alt.Scale(domain=[0, 1])
+    base = alt.Chart(path).encode(x=x)
+    uniform = base.mark_area(opacity=0.18, color="#7f7f7f").encode(
+        y=alt.Y("uniform_low:Q", title="mean grade", scale=y_scale), y2="uniform_high:Q"
+    )
+    edges = [
+        base.mark_line(color="#7f7f7f", strokeDash=[6, 4]).encode(y=alt.Y(f"{bound}:Q", scale=y_scale))
+        for bound in ("uniform_low", "uniform_high")
+    ]
+    ours = base.mark_area(opacity=0.45, color="#1f77b4").encode(y=alt.Y("ci_low:Q", scale=y_scale), y2="ci_high:Q")
+    line = base.mark_line(color="#1f3b73", strokeWidth=3).encode(y="estimate:Q")
+    return (
+        alt.layer(uniform, *edges, ours, line)
+        .properties(height=height)
+        .configure_axis(labelFontSize=font_size, titleFontSize=font_size + 2)
+    )

@@ -1,0 +1,64 @@
+"""Plain-language help for every term the setup page and the dashboard use, each with its formula."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+TERMS: dict[str, tuple[str, str]] = {
+    "stratum": (
+        "A group of items the surrogate model finds about equally doubtful. The pool is cut into strata and "
+        "each stratum's mean grade is estimated from its own graded items.",
+        r"\hat\mu = \sum_h W_h \bar y_h,\quad W_h = N_h / N",
+    ),
+    "agreement": (
+        "The share of the surrogate model's sampled answers that mean the same as the answer being graded: "
+        "1 = every sample agrees with it (likely right), 0 = none does (likely wrong).",
+        r"a_i = \frac{\#\{\text{samples in the answer's meaning class}\}}{K}",
+    ),
+    "semantic entropy": (
+        "How much the surrogate's sampled answers disagree with each other, in nats (natural-log units): 0 = all "
+        "mean the same; ln K (about 2.08 for K = 8 samples) = all K differ, the most possible.",
+        r"SE_i = -\sum_c p_c \ln p_c,\quad p_c = \text{share of samples in meaning class } c",
+    ),
+    "predicted mean grade": (
+        "What the surrogate's agreement predicts the stratum's mean grade to be, pulled halfway to 1/2 "
+        "because agreement ranks answers well but is not a calibrated probability.",
+        r"\hat p_h = \tfrac12 + \text{shrink}\,(\bar a_h - \tfrac12)",
+    ),
+    "predicted spread": (
+        "How much grades are expected to vary inside a stratum (their standard deviation). Strata whose grades "
+        "vary more need more grades; a stratum where all answers are right needs few.",
+        r"\sigma_h \approx \sqrt{\hat p_h (1 - \hat p_h)}",
+    ),
+    "proportional": (
+        "Grades spread over the strata in proportion to their size: what uniform random sampling does on average.",
+        r"n_h = n\,N_h / N",
+    ),
+    "Neyman allocation": (
+        "Grades spread in proportion to a stratum's size times its spread, which gives the narrowest interval "
+        "for a fixed number of grades (Neyman 1934). The queue follows it as grades come in, and grades every "
+        "stratum at least twice.",
+        r"n_h \propto N_h \sigma_h",
+    ),
+    "half-width (±)": (
+        "Half the width of the 95% interval: the estimate is within ± this of the true mean grade, 95 times in 100.",
+        r"\text{half-width} = (\text{high} - \text{low}) / 2",
+    ),
+    "saving vs uniform": (
+        "How many fewer items this design grades than uniform random sampling would for the same precision.",
+        r"\text{saving} = 1 - n / m,\quad m = \text{uniform's items for the same variance}",
+    ),
+}
+
+
+def term_help(term: str) -> str:
+    """The plain-language text of ``term`` (for a widget's ``help=``)."""
+    return TERMS[term][0]
+
+
+def terms_popover(label: str = "What do these terms mean?") -> None:
+    """Every term in plain words, its formula beneath it."""
+    with st.popover(label, icon=":material/help:"):
+        for term, (plain, formula) in TERMS.items():
+            st.markdown(f"**{term}**: {plain}")
+            st.latex(formula)
