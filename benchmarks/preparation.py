@@ -49,8 +49,9 @@ def cli_seconds(pool: Path, samples: Path, folder: Path) -> float:
     return time.perf_counter() - start
 
 
-def app_seconds(pool: Path, samples: Path, folder: Path) -> tuple[float, list[str], float]:
-    """(seconds from the click to ready, the distinct stages reported, longest seconds between reports)."""
+def app_seconds(pool: Path, samples: Path, folder: Path) -> tuple[float, list[str], float, int]:
+    """(seconds from the click to ready, the distinct stages reported, longest seconds between reports,
+    items prepared)."""
     from playwright.sync_api import sync_playwright
 
     os.environ[CACHE_ENV] = str(folder / "app-cache")
@@ -74,7 +75,7 @@ def app_seconds(pool: Path, samples: Path, folder: Path) -> tuple[float, list[st
             report = (info.progress_message, info.progress_done)
             if report != seen and info.status == "preparing":
                 seen, longest, last = report, max(longest, now - last), now
-                stage = re.sub(r": [\d,]+ of [\d,]+ \w+$", "", info.progress_message)
+                stage = re.sub(r": ([\d,]+ of [\d,]+ \w+|\d+ s)$", "", info.progress_message)
                 if stage and stage not in stages:
                     stages.append(stage)
             if info.status in ("ready", "failed"):
@@ -85,7 +86,7 @@ def app_seconds(pool: Path, samples: Path, folder: Path) -> tuple[float, list[st
         elapsed = time.perf_counter() - start
         assert info.status == "ready", info.error
         browser.close()
-    return elapsed, stages, longest
+    return elapsed, stages, longest, store.item_count(pid)
 
 
 def main() -> None:
@@ -98,8 +99,8 @@ def main() -> None:
             folder = Path(tmp)
             load = os.getloadavg()[0]
             cli = cli_seconds(pool, samples, folder)
-            app, stages, longest = app_seconds(pool, samples, folder)
-            rows.append((name, sum(1 for _ in pool.open()), cli, app, longest, stages, load, os.getloadavg()[0]))
+            app, stages, longest, n_items = app_seconds(pool, samples, folder)
+            rows.append((name, n_items, cli, app, longest, stages, load, os.getloadavg()[0]))
             print(rows[-1], flush=True)
     lines = [
         "# Preparation: in the app against the CLI",

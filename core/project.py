@@ -35,6 +35,8 @@ DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"
 DEMO_DIR_ENV = "ACTIVEGRADE_DEMO_DIR"  # another folder with pool.jsonl (+ samples.jsonl), e.g. for tests
 DEMO_NAME = "Demo"
 HEARTBEAT_S = 5.0
+TICK_S = 1.0
+READING = "reading the uploads"
 CLUSTERING = "clustering surrogate answers"
 STALE_AFTER = timedelta(seconds=60)
 PROGRESS_EVERY_S = 0.5
@@ -215,8 +217,9 @@ def _spawn(store: Store, project_id: int) -> subprocess.Popen:
 def run_preparation(store: Store, project_id: int) -> None:
     """The job, on a project already claimed: load the stored uploads, run core.prepare.prepare_items,
     save the items; a failure is stored with its message."""
+    report = PreparationReport(store, project_id)
     stop = threading.Event()
-    beat = threading.Thread(target=_heartbeat, args=(store, project_id, stop), daemon=True)
+    beat = threading.Thread(target=_keep_reporting, args=(report, stop), daemon=True)
     beat.start()
     try:
         from core.prepare import prepare_items
@@ -225,10 +228,9 @@ def run_preparation(store: Store, project_id: int) -> None:
         settings = store.project(project_id).settings
         if settings.get("sampling"):
             sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE))
+        report.stage(READING, 0, 0)
         files = store.input_files(project_id)
         inputs = load_project_inputs(files["pool"], files.get("samples"), settings)
-        report = PreparationReport(store, project_id)
-        report.clustering(0, len(inputs.pool))
         items = prepare_items(
             inputs,
             backend=settings["backend"],
@@ -249,11 +251,11 @@ def run_preparation(store: Store, project_id: int) -> None:
         stop.set()
 
 
-def _heartbeat(store: Store, project_id: int, stop: threading.Event) -> None:
-    """Stamp the project every HEARTBEAT_S until ``stop``. Only the time: rewriting the progress it
-    had read could put back an older count than the job wrote meanwhile."""
-    while not stop.wait(HEARTBEAT_S):
-        store.heartbeat(project_id)
+def _keep_reporting(report: PreparationReport, stop: threading.Event) -> None:
+    """Every TICK_S until ``stop``: a stage without counts says how long it has run, and the job's
+    heartbeat is stamped (core.project.is_stalled)."""
+    while not stop.wait(TICK_S):
+        report.tick()
 
 
 def progress_text(stage: str, done: int, total: int, unit: str) -> str:
@@ -276,21 +278,31 @@ def _progress_writer(store: Store, project_id: int, message: str):
 
 class PreparationReport:
     """Writes the preparation's stage to the project row, so the Projects page says what is going on:
-    loading the model, embedding k of n texts, clustering i of N items. A new stage is written at
-    once; counts within a stage at most every PROGRESS_EVERY_S, and always the last one."""
+    reading the uploads, loading the model, embedding k of n texts, clustering i of N items.
+
+    A new stage is written at once; counts within a stage at most every PROGRESS_EVERY_S, and always
+    the last one. ``tick`` (every TICK_S, from another thread) adds the seconds a stage without
+    counts has run (a model loads in one call), and otherwise stamps the heartbeat every HEARTBEAT_S.
+    """
 
     def __init__(self, store: Store, project_id: int) -> None:
         self._store, self._project_id = store, project_id
-        self._stage, self._last = "", 0.0
+        self._stage, self._started, self._last = "", 0.0, time.monotonic()
+        self._counted = True
+        self._lock = threading.Lock()
 
     def _write(self, stage: str, done: int, total: int, message: str) -> None:
-        now = time.monotonic()
-        if stage != self._stage or done >= total or now - self._last >= PROGRESS_EVERY_S:
-            self._stage, self._last = stage, now
+        with self._lock:
+            now = time.monotonic()
+            if stage != self._stage:
+                self._stage, self._started = stage, now
+            elif done < total and now - self._last < PROGRESS_EVERY_S:
+                return
+            self._last, self._counted = now, total > 0
             self._store.set_progress(self._project_id, done, total, message)
 
     def stage(self, what: str, done: int, total: int) -> None:
-        """core.semantic.base.Stage: loading the model, embedding the texts."""
+        """core.semantic.base.Stage, and READING: reading the uploads, loading the model, embedding."""
         if what == EMBEDDING:
             self._write(what, done, total, progress_text("embedding the texts", done, total, "texts"))
         else:
@@ -299,3 +311,13 @@ class PreparationReport:
     def clustering(self, done: int, total: int) -> None:
         """core.semantic.Progress: items clustered."""
         self._write(CLUSTERING, done, total, progress_text(CLUSTERING, done, total, "items"))
+
+    def tick(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            if self._stage and not self._counted:
+                self._store.set_progress(self._project_id, 0, 0, f"{self._stage}: {now - self._started:.0f} s")
+                self._last = now
+            elif now - self._last >= HEARTBEAT_S:
+                self._store.heartbeat(self._project_id)  # only the time: the counts stay as last written
+                self._last = now

@@ -46,6 +46,9 @@ class Recorder:
     def set_progress(self, project_id, done, total, message=""):
         self.messages.append((done, total, message))
 
+    def heartbeat(self, project_id):
+        self.messages.append((None, None, "heartbeat"))
+
 
 def test_the_report_writes_each_new_stage_at_once_and_counts_at_most_twice_a_second(monkeypatch):
     clock = [100.0]
@@ -67,4 +70,25 @@ def test_the_report_writes_each_new_stage_at_once_and_counts_at_most_twice_a_sec
         "embedding the texts: 500 of 500 texts",
         "clustering surrogate answers: 0 of 40 items",
         "clustering surrogate answers: 40 of 40 items",
+    ]
+
+
+def test_ticks_say_how_long_a_stage_without_counts_runs_and_keep_the_heartbeat(monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr(project.time, "monotonic", lambda: clock[0])
+    store = Recorder()
+    report = project.PreparationReport(store, 1)
+    report.stage(LOADING_MODEL, 0, 0)
+    clock[0] += 3
+    report.tick()
+    report.clustering(10, 40)
+    clock[0] += 1
+    report.tick()  # counts were written a second ago: nothing to add
+    clock[0] += project.HEARTBEAT_S
+    report.tick()
+    assert [m for _, _, m in store.messages] == [
+        "loading the model",
+        "loading the model: 3 s",
+        "clustering surrogate answers: 10 of 40 items",
+        "heartbeat",
     ]

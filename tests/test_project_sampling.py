@@ -81,8 +81,9 @@ def stored_samples(store: Store, project_id: int, role: str = SAMPLES) -> list[d
 
 
 def stage(message: str) -> str:
-    """A progress message without its counts ("sampling surrogate answers: 3 of 5 items")."""
-    return re.sub(r": [\d,]+ of [\d,]+ \w+$", "", message)
+    """A progress message without its counts ("sampling surrogate answers: 3 of 5 items") or the
+    seconds a stage has run ("loading the model: 4 s")."""
+    return re.sub(r": ([\d,]+ of [\d,]+ \w+|\d+ s)$", "", message)
 
 
 def test_the_job_samples_stores_the_samples_and_prepares(store, tiny_lm, monkeypatch):
@@ -103,6 +104,7 @@ def test_the_job_samples_stores_the_samples_and_prepares(store, tiny_lm, monkeyp
     assert phases == [
         f"loading the surrogate model {Path(tiny_lm).name}",
         "sampling surrogate answers",
+        "reading the uploads",
         "clustering surrogate answers",
     ]
     assert info.settings["sampling"] == {

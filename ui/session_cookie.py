@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 NAME = "activegrade_session"
+_SET = "session-cookie-set"  # session state: this tab has set the cookie (so signing out clears it)
 
 _JS = """
 export default function ({ data }) {
@@ -37,6 +38,12 @@ def from_request() -> str | None:
 
 
 def mirror(token: str | None, max_age_s: int) -> None:
-    """Make the browser's cookie hold ``token`` (or no cookie when None)."""
-    with st.sidebar:
-        _mount(key="session-cookie", data={"name": NAME, "token": token, "max_age": max_age_s})
+    """Make the browser's cookie hold ``token`` (in the sidebar of a signed-in page); with None,
+    clear a cookie the browser sent (on the sign-in page, which has no sidebar)."""
+    data = {"name": NAME, "token": token, "max_age": max_age_s}
+    if token is not None:
+        st.session_state[_SET] = True
+        with st.sidebar:
+            _mount(key="session-cookie", data=data)
+    elif st.session_state.pop(_SET, False) or from_request() is not None:
+        _mount(key="session-cookie", data=data)

@@ -36,7 +36,9 @@ from core.semantic.base import (
 DEFAULT_THRESHOLD = 0.85
 REPORT_EVERY_S = 1.0
 """Aim for a progress report about this often while embedding: each call of the model gets as many
-strings as the last call's rate says fit in this time (at least one batch)."""
+strings as the last call's rate says fit in this time (on a busy CPU that can be fewer than a batch)."""
+FIRST_CALL = 16
+"""Strings in the first call, before any rate is known: few enough for a slow CPU to report soon."""
 
 
 def default_model() -> str:
@@ -95,7 +97,7 @@ class EmbeddingBackend(Backend):
         measured rate so that a report comes about every REPORT_EVERY_S, whatever the machine.
         """
         model = self.model
-        parts, done, step = [], 0, self.batch_size
+        parts, done, step = [], 0, FIRST_CALL
         self._stage(EMBEDDING, 0, len(strings))
         while done < len(strings):
             chunk = strings[done : done + step]
@@ -110,7 +112,7 @@ class EmbeddingBackend(Backend):
                 )
             )
             rate = len(chunk) / max(time.perf_counter() - start, 1e-6)
-            step = max(self.batch_size, int(rate * REPORT_EVERY_S) // self.batch_size * self.batch_size)
+            step = max(1, int(rate * REPORT_EVERY_S))
             done += len(chunk)
             self.model_calls += len(chunk)
             self._stage(EMBEDDING, done, len(strings))
