@@ -34,7 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_prepare_options(parser)
 
 
-def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+def add_prepare_options(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, stratify_by_default: str = "entropy"
+) -> None:
     """The options of `prepare_items`, shared by every command that prepares a pool."""
     parser.add_argument(
         "--backend", choices=BACKENDS, default="exact", help="semantic equivalence test (default: exact)"
@@ -45,7 +47,10 @@ def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     )
     parser.add_argument("--strata", type=int, default=5, help="number of strata (default: 5)")
     parser.add_argument(
-        "--stratify-by", choices=STRATIFY_BY, default="entropy", help="score to stratify on (default: entropy)"
+        "--stratify-by",
+        choices=STRATIFY_BY,
+        default=stratify_by_default,
+        help=f"score to stratify on (default: {stratify_by_default})",
     )
     parser.add_argument(
         "--min-stratum-size",
