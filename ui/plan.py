@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.allocation import Design, design_from_items, planned_allocation, planned_saving, proportional_allocation
+from core.allocation import Design, planned_allocation, planned_saving, proportional_allocation
+from core.design import prepared_design
 from core.estimate import grades_needed
 from core.store import ProjectInfo
 from core.tracking import estimate_path
@@ -19,7 +20,7 @@ def _items(url: str, project_id: int, prepared_at: str) -> pd.DataFrame:
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _design(url: str, project_id: int, prepared_at: str) -> Design:
-    return design_from_items(_items(url, project_id, prepared_at), stratify_by=None)  # strata as prepared
+    return prepared_design(_items(url, project_id, prepared_at))
 
 
 def _key(project: ProjectInfo) -> tuple[str, int, str]:
