@@ -75,6 +75,9 @@ from core.spreads import adaptive_sd, calibrated_prior_sd
 GRID = 65
 """Grid values of each stratum mean at which the log-capital is tracked."""
 
+EXACT_POINTS = 9
+"""Values of a stratum mean at which the log-capital is recomputed exactly once its feasible range is thin."""
+
 TRUNCATION = 0.75
 """c: the largest share eta of the wealth put at risk on one grade (Waudby-Smith and Ramdas suggest 1/2 or 3/4)."""
 
@@ -149,16 +152,16 @@ def _log_factor(x, m, eta, dm) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _log_wealth_curve(
-    grid: np.ndarray, f: np.ndarray, s: np.ndarray, ok: np.ndarray, floor: np.ndarray, lo, hi, weights
+    points: np.ndarray, f: np.ndarray, s: np.ndarray, ok: np.ndarray, lo, hi, weights
 ) -> tuple[np.ndarray, np.ndarray]:
     """Breakpoints (m, log wealth) of m -> min over W.theta = m of sum_h envelope_h(theta_h), shape (R, K).
 
-    f, s: (R, H, G) log-capital and slope at the grid; ok: grid values still
-    feasible (a contiguous run per stratum); floor: (R, H) a lower bound used
-    for a stratum with no feasible grid value; lo, hi: (R, H) feasible range.
+    points: (R, H, G) increasing values of theta_h; f, s: (R, H, G) log-capital
+    and slope there; ok: points still feasible (a contiguous, non-empty run per
+    stratum); lo, hi: (R, H) feasible range.
     """
     f, s = np.where(ok, f, 0.0), np.where(ok, s, 0.0)
-    g0, g1 = grid[:-1], grid[1:]
+    g0, g1 = points[..., :-1], points[..., 1:]
     both = ok[..., :-1] & ok[..., 1:]
     ds = s[..., :-1] - s[..., 1:]
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -169,14 +172,12 @@ def _log_wealth_curve(
     left = np.maximum(left, lo[..., None])
     right = np.minimum(right, hi[..., None])
     length = np.where(ok, np.maximum(right - left, 0.0), 0.0)
-    any_ok = ok.any(axis=-1)
     first = np.argmax(ok, axis=-1)[..., None]
     at_lo = np.take_along_axis(f, first, -1)[..., 0] + np.take_along_axis(s, first, -1)[..., 0] * (
-        lo - grid[first[..., 0]]
+        lo - np.take_along_axis(points, first, -1)[..., 0]
     )
-    base = np.where(any_ok, at_lo, floor).sum(axis=-1)
-    length = np.concatenate([length, np.where(any_ok, 0.0, hi - lo)[..., None]], axis=-1)
-    slope = np.concatenate([np.where(ok, s, 0.0), np.zeros_like(lo)[..., None]], axis=-1)
+    base = at_lo.sum(axis=-1)
+    slope = np.where(ok, s, 0.0)
     w = weights[:, None]
     length_m = (length * w).reshape(lo.shape[0], -1)
     slope_m = (slope / w).reshape(lo.shape[0], -1)
@@ -208,6 +209,24 @@ def _crossing(m: np.ndarray, value: np.ndarray, threshold: float, falling: bool)
     return np.where(none, m[:, -1], point)
 
 
+def _exact_points(design: Design, history: dict, r: np.ndarray, h: np.ndarray, upto: int, theta: np.ndarray):
+    """Log-capital of stratum h[i] of replication r[i] and its slope at theta[i] (M, P), summed over its grades
+    up to step `upto` from the history (strata, grades, bets, count and sum of the stratum before each grade):
+    for a stratum whose feasible range has narrowed between two grid values. Returns f, s of shape (2, M, P)."""
+    span = slice(0, upto + 1)
+    mine = (history["strata"][r, span] == h[:, None])[..., None]
+    size = design.sizes[h].astype(float)[:, None, None]
+    k, total = history["count"][r, span][..., None], history["sum"][r, span][..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = np.clip((size * theta[:, None, :] - total) / (size - k), 0.0, 1.0)
+        dm = size / (size - k)
+        x = history["grades"][r, span][..., None]
+        up, up_slope = _log_factor(x, m, history["bets"][0][r, span][..., None], dm)
+        down, down_slope = _log_factor(1 - x, 1 - m, history["bets"][1][r, span][..., None], -dm)
+    total_of = lambda v: np.where(mine, v, 0.0).sum(axis=1)  # noqa: E731
+    return np.stack([total_of(up), total_of(down)]), np.stack([total_of(up_slope), total_of(down_slope)])
+
+
 def sequence_batch(
     design: Design,
     positions: np.ndarray,
@@ -228,7 +247,9 @@ def sequence_batch(
     (simulations only): then `covered` tells, at every k, whether the true mean
     stayed inside; it is checked at every k cheaply, by the wealth at the true
     stratum means (an upper bound of the minimum), and exactly where that
-    bound reaches the threshold.
+    bound reaches the threshold. A stratum whose feasible range holds fewer
+    than two grid values (nearly or wholly graded) gets EXACT_POINTS values
+    across its range instead, recomputed from its grades when one arrives.
     """
     if not 0 < alpha < 1:
         raise InputError(f"alpha must be in (0, 1), got {alpha}")
@@ -240,32 +261,40 @@ def sequence_batch(
     steps = np.arange(1, n + 1) if steps is None else np.unique(np.clip(np.asarray(steps, dtype=int), 1, n))
     H, sizes, w = design.H, design.sizes.astype(float), design.weights  # noqa: N806
     grid = theta_grid(grid_size)
-    if truth is not None:
-        grid = np.concatenate([grid, [0.0]])  # one more column per stratum: its true mean
-        points = np.broadcast_to(grid, (reps, H, grid.size)).copy()
+    points = np.broadcast_to(np.concatenate([grid, [0.0]]), (reps, H, grid_size + 1)).copy()
+    if truth is not None:  # the last column of every stratum: its true mean
         points[..., -1] = np.asarray(truth, dtype=float)
         mu = float(w @ truth)
-    else:
-        points = np.broadcast_to(grid, (reps, H, grid.size))
     rows = np.arange(reps)
     counts, sums, sumsq = np.zeros((reps, H)), np.zeros((reps, H)), np.zeros((reps, H))
     pooled = np.zeros((6, reps))  # n, sum d, sum d^2, sum y, sum d y, sum y^2 (core.spreads.pooled_sums)
     d_all = design.proxy - design.proxy.mean()
-    f = np.zeros((2, reps, H, grid.size))  # log K+ and log K- at the points
-    s = np.zeros((2, reps, H, grid.size))
-    ok = np.ones((reps, H, grid.size), dtype=bool)
-    floor = np.zeros((2, reps, H))
+    f = np.zeros((2, reps, H, grid_size + 1))  # log K+ and log K- at the points
+    s = np.zeros((2, reps, H, grid_size + 1))
+    ok = np.ones((reps, H, grid_size + 1), dtype=bool)
+    history = {
+        "strata": design.stratum[positions],
+        "grades": y,
+        "bets": np.empty((2, reps, n)),
+        "count": np.empty((reps, n)),
+        "sum": np.empty((reps, n)),
+    }
+    exact_theta = np.zeros((reps, H, grid_size))
+    exact_f, exact_s = np.zeros((2, reps, H, grid_size)), np.zeros((2, reps, H, grid_size))
+    exact_ok = np.zeros((reps, H, grid_size), dtype=bool)
+    exact_ok[..., :EXACT_POINTS] = True
+    current = np.zeros((reps, H), dtype=bool)
     threshold = np.log(2 / alpha)
     low, high = np.empty((reps, steps.size)), np.empty((reps, steps.size))
     covered = np.ones((reps, n), dtype=bool) if truth is not None else None
     inside = np.ones(reps, dtype=bool)
-    bets = np.empty((2, reps, n))
     j = 0
     for step in range(n):
-        h, x, pos = design.stratum[positions[:, step]], y[:, step], positions[:, step]
+        h, x, pos = history["strata"][:, step], y[:, step], positions[:, step]
         eta_up, eta_down = _bets(design, n0, alpha, step, h, counts, sums, sumsq, pooled)
-        bets[0, :, step], bets[1, :, step] = eta_up, eta_down
         size, k, total = sizes[h][:, None], counts[rows, h][:, None], sums[rows, h][:, None]
+        history["bets"][0, :, step], history["bets"][1, :, step] = eta_up, eta_down
+        history["count"][:, step], history["sum"][:, step] = k[:, 0], total[:, 0]
         theta = points[rows, h]
         m = np.clip((size * theta - total) / (size - k), 0.0, 1.0)
         dm = size / (size - k)
@@ -276,8 +305,6 @@ def sequence_batch(
         f[1, rows, h] += down
         s[0, rows, h] += up_slope
         s[1, rows, h] += down_slope
-        floor[0, rows, h] += np.log(1 - eta_up)
-        floor[1, rows, h] += np.log(1 - eta_down)
         counts[rows, h] += 1
         sums[rows, h] += x
         sumsq[rows, h] += x * x
@@ -286,6 +313,7 @@ def sequence_batch(
         after = total + xs
         ok[rows, h] &= (size * theta >= after - _TOL) & (size * theta <= after + size - k - 1 + _TOL)
         lo, hi = sums / sizes, (sums + sizes - counts) / sizes
+        current[rows, h] = False
         wanted = j < steps.size and steps[j] == step + 1
         if truth is not None and not wanted:
             at_truth = f[:, :, :, -1].sum(axis=2)  # (2, R) log wealth at the true stratum means
@@ -293,31 +321,35 @@ def sequence_batch(
         else:
             check = rows
         if check.size:
-            cols = slice(0, grid_size)
-            args = (ok[check][..., cols], lo[check], hi[check], w)
-            lows = _crossing(
-                *_log_wealth_curve(
-                    grid[cols], f[0][check][..., cols], s[0][check][..., cols], *args[:1], floor[0][check], *args[1:]
-                ),
-                threshold,
-                falling=True,
-            )
-            highs = _crossing(
-                *_log_wealth_curve(
-                    grid[cols], f[1][check][..., cols], s[1][check][..., cols], *args[:1], floor[1][check], *args[1:]
-                ),
-                threshold,
-                falling=False,
-            )
+            grid_ok = ok[check, :, :grid_size]
+            thin = grid_ok.sum(axis=-1) < 2
+            stale = np.argwhere(thin & ~current[check])
+            if stale.size:
+                r, hh = check[stale[:, 0]], stale[:, 1]
+                spread = np.linspace(lo[r, hh], hi[r, hh], EXACT_POINTS, axis=-1)
+                exact_theta[r, hh, :EXACT_POINTS] = spread
+                exact_theta[r, hh, EXACT_POINTS:] = spread[:, -1:]
+                values, slopes = _exact_points(design, history, r, hh, step, spread)
+                exact_f[:, r, hh, :EXACT_POINTS], exact_s[:, r, hh, :EXACT_POINTS] = values, slopes
+                current[r, hh] = True
+            use = thin[..., None]
+            pts = np.where(use, exact_theta[check], points[check, :, :grid_size])
+            usable = np.where(use, exact_ok[check], grid_ok)
+            ends = []
+            for side in (0, 1):
+                values = np.where(use, exact_f[side][check], f[side][check][..., :grid_size])
+                slopes = np.where(use, exact_s[side][check], s[side][check][..., :grid_size])
+                curve = _log_wealth_curve(pts, values, slopes, usable, lo[check], hi[check], w)
+                ends.append(_crossing(*curve, threshold, falling=side == 0))
             if truth is not None:
-                inside[check] &= (lows <= mu + _TOL) & (mu - _TOL <= highs)
+                inside[check] &= (ends[0] <= mu + _TOL) & (mu - _TOL <= ends[1])
             if wanted:
-                low[:, j], high[:, j] = lows, highs
+                low[:, j], high[:, j] = ends
         if truth is not None:
             covered[:, step] = inside
         if wanted:
             j += 1
-    return SequenceBatch(steps, low, high, bets[0], bets[1], covered)
+    return SequenceBatch(steps, low, high, history["bets"][0], history["bets"][1], covered)
 
 
 @dataclass(frozen=True)

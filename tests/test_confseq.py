@@ -45,10 +45,13 @@ def exact_interval(design, positions, grades, batch, k: int, grid: np.ndarray) -
     for m in grid:
         if design.H == 1:
             thetas = [np.array([m])]
-        else:
-            t0 = fine
+        else:  # theta_0 on a fine grid, and theta_1 across its feasible range (a single value once all graded)
+            graded_1 = grades[:k][strata == 1]
+            lo1 = graded_1.sum() / sizes[1]
+            hi1 = lo1 + (sizes[1] - graded_1.size) / sizes[1]
+            t0 = np.r_[fine, (m - w[1] * np.linspace(lo1, hi1, 201)) / w[0]]
             t1 = (m - w[0] * t0) / w[1]
-            keep = (t1 >= 0) & (t1 <= 1)
+            keep = (t1 >= -1e-12) & (t1 <= 1 + 1e-12) & (t0 >= 0) & (t0 <= 1)
             thetas = [t0[keep], t1[keep]]
         if thetas[0].size == 0:
             inside.append(False)
@@ -84,6 +87,22 @@ def test_agrees_with_brute_force_and_is_never_narrower(means):
         got_low, got_high = batch.low[0, j], batch.high[0, j]
         assert got_low <= low + 1e-3 and high - 1e-3 <= got_high  # never narrower (up to the brute grid)
         assert low - got_low < 0.01 and got_high - high < 0.01  # and close
+
+
+def test_a_stratum_graded_to_the_end_is_exact_not_lost():
+    """Once a stratum's feasible range is thinner than the grid, its log-capital is recomputed exactly:
+    the sequence stays close to the brute-force one instead of falling back on a loose bound."""
+    rng = np.random.default_rng(7)
+    stratum = np.r_[np.zeros(60, dtype=int), np.ones(12, dtype=int)]
+    labels = (rng.random(72) < np.where(stratum == 0, 0.3, 0.5)).astype(float)
+    design = make_design(stratum, np.full(72, 0.5))
+    positions = rng.permutation(np.r_[np.arange(60, 72), np.arange(0, 30)])[None]  # stratum 1 graded to the end
+    batch = sequence_batch(design, positions, labels[positions], n0=30)
+    low, high = exact_interval(
+        design, positions[0], labels[positions[0]], batch, positions.shape[1], np.linspace(0, 1, 1001)
+    )
+    assert batch.low[0, -1] <= low + 1e-3 and high - 1e-3 <= batch.high[0, -1]
+    assert low - batch.low[0, -1] < 0.01 and batch.high[0, -1] - high < 0.01
 
 
 def test_one_stratum_matches_the_reference_betting_cs():
