@@ -40,8 +40,10 @@ Construction: the stratified intersection betting sequence.
   grade) and replaced by the lower envelope of its tangents there, a convex
   piecewise-linear lower bound: the computed wealth never exceeds the true
   one, so the sequence can only be wider than the exact one, never invalid.
-  One sort of H (GRID + 1) slopes per replication and grade gives the whole
-  curve m -> log wealth_n(m) and both end points.
+  One sort of H GRID slopes per replication and grade gives the whole
+  curve m -> log wealth_n(m) and both end points. A stratum graded nearly
+  to the end, whose feasible range holds fewer than two grid values, is
+  recomputed exactly from its grades at EXACT_POINTS values across that range.
   Cost: benchmarks/estimation.md reports the time per replication and grade.
 - Bets tuned for a planned budget n0 (Waudby-Smith and Ramdas 2024, section
   5, the predictable plug-in for a fixed sample size:

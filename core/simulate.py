@@ -61,7 +61,7 @@ from core.allocation import (
     neyman_allocation,
     proportional_allocation,
 )
-from core.confseq import checkpoints, sequence_batch
+from core.confseq import SequenceBatch, checkpoints, sequence_batch
 from core.design import planned_budget, prepared_design
 from core.errors import InputError
 from core.estimate import DEFAULT_METHOD, estimate_batch
@@ -90,6 +90,10 @@ METHOD_NOTES = {
     "activegrade": "the project's design, queue and estimator (what the app does)",
 }
 ORACLES = ("neyman_oracle", "app_oracle")
+DESIGN_FIGURES = ("coverage_anytime", "ci_width_anytime", "saving_shown", "saving_withheld", "skips")
+"""Figures of the stratified designs only (null for lure and active_inference)."""
+SEQUENTIAL = ("uniform", "activegrade")
+"""Methods whose sample at a smaller budget is the start of that at a larger one."""
 DEFAULT_BUDGETS = ("0.02", "0.05", "0.1", "0.2")
 LEVEL = 0.95
 
@@ -388,26 +392,23 @@ def simulate(
 
     results: dict[str, dict[str, dict]] = {}
     for method in methods:
-        results[method] = {}
-        prefix: dict = {}
-        if method in ("uniform", "activegrade"):  # one grading order for every budget: one sequence
-            longest = run(method, top)
-            prefix[id(longest.design)] = sequence_batch(
-                longest.design,
-                longest.positions,
-                labels[longest.positions],
-                n0,
-                1 - LEVEL,
-                steps=checkpoints(top, sizes.values()),
-                truth=np.array([labels[longest.design.stratum == h].mean() for h in range(longest.design.H)]),
-            )
-        for budget, n in sizes.items():
-            r = run(method, n)
-            results[method][budget] = _metrics(r, n, N, mu, s2, labels, prefix, n0, original, skipped, orders)
+        # uniform and the queue grade in one order whatever the budget: one sequence serves every budget
+        shared = _sequence(run(method, top), labels, n0, sizes.values()) if method in SEQUENTIAL else None
+        results[method] = {
+            budget: _metrics(run(method, n), n, N, mu, s2, labels, shared, n0, original, skipped)
+            for budget, n in sizes.items()
+        }
     return {"N": N, "mu": mu, "n0": n0, "notes": {m: METHOD_NOTES[m] for m in methods}, "methods": results}
 
 
-def _metrics(r: Run, n: int, N: int, mu: float, s2: float, labels, prefix, n0, original, skipped, orders) -> dict:  # noqa: N803
+def _sequence(r: Run, labels: np.ndarray, n0: int, budgets) -> SequenceBatch:
+    """The run's confidence sequences over its graded positions, coverage checked against the true stratum means."""
+    truth = np.array([labels[r.design.stratum == h].mean() for h in range(r.design.H)])
+    steps = checkpoints(r.positions.shape[1], budgets)
+    return sequence_batch(r.design, r.positions, labels[r.positions], n0, 1 - LEVEL, steps=steps, truth=truth)
+
+
+def _metrics(r: Run, n: int, N: int, mu: float, s2: float, labels, shared, n0, original, skipped) -> dict:  # noqa: N803
     """The figures of one method at one budget, each with its Monte Carlo standard error."""
     reps = r.value.size
     err2 = (r.value - mu) ** 2
@@ -428,24 +429,8 @@ def _metrics(r: Run, n: int, N: int, mu: float, s2: float, labels, prefix, n0, o
         "budget_saving_se": n_mean * mse_se / s2 if s2 > 0 else 0.0,
     }
     if r.design is None:
-        return row | {
-            "coverage_anytime": None,
-            "coverage_anytime_se": None,
-            "ci_width_anytime": None,
-            "ci_width_anytime_se": None,
-            "saving_shown": None,
-            "saving_shown_se": None,
-            "saving_withheld": None,
-            "saving_withheld_se": None,
-            "skips": None,
-            "skips_se": None,
-        }
-    cs = prefix.get(id(r.design))
-    if cs is None or cs.covered.shape[1] < n:
-        truth = np.array([labels[r.design.stratum == h].mean() for h in range(r.design.H)])
-        cs = sequence_batch(
-            r.design, r.positions, labels[r.positions], n0, 1 - LEVEL, steps=checkpoints(n), truth=truth
-        )
+        return row | {f"{name}{se}": None for name in DESIGN_FIGURES for se in ("", "_se")}
+    cs = shared if shared is not None else _sequence(r, labels, n0, [n])
     low, high = cs.at(n)
     saving = shown_saving(r.design, r.positions, labels, DEFAULT_METHOD)
     return row | {
