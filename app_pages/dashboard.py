@@ -43,7 +43,7 @@ REFRESH_S = 3.0
 def pace_row(design, graded: dict[int, float], grades, e, target: float) -> None:
     """Grades and items counted apart, throughput, the stopping rule and the ETA at the current pace."""
     counted = counts(grades)
-    rule = stopping(e, target)
+    rule = stopping(plan.anytime_of(project, graded), target)
     needed = plan.items_to_target_of(project, graded, target, method)
     when = eta(needed, counted.items, item_pace(grades))
     cols = st.columns(4)
@@ -106,10 +106,14 @@ def live() -> None:
     grades = store.grades(project.id)
     cols = st.columns(4)
     cols[0].metric("Estimated mean grade", f"{e.value:.3f}", help=f"{e.method} estimator")
+    anytime = plan.anytime_of(project, graded)
     cols[1].metric(
-        f"{e.level:.0%} interval",
-        f"{e.ci_low:.3f} – {e.ci_high:.3f}",
-        help=f"half-width {(e.ci_high - e.ci_low) / 2:.3f}",
+        f"{anytime.level:.0%} interval, valid whenever you stop",
+        f"{anytime.low:.3f} – {anytime.high:.3f}",
+        help=f"Anytime-valid confidence sequence (half-width {anytime.half_width:.3f}, tuned for a planned "
+        f"{anytime.n0:,} grades): it holds however often you look and whenever you stop, so the stopping rule "
+        f"uses it. For a budget fixed in advance, the fixed-n (Korn-Graubard) interval is "
+        f"{e.ci_low:.3f} – {e.ci_high:.3f} (half-width {(e.ci_high - e.ci_low) / 2:.3f}).",
     )
     cols[2].metric(
         "Graded items", f"{e.n:,} of {design.N:,}", help="Distinct items with at least one grade (the estimate's n)."

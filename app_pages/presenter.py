@@ -41,9 +41,13 @@ def live() -> None:
     if e.n == 0 or e.missing:
         st.html(STYLE + big("waiting", f"{e.n} of {design.N:,} items graded: every stratum needs a grade first"))
         return
-    rule = stopping(e, float(project.settings["target_half_width"]))
+    anytime = plan.anytime_of(project, graded)
+    rule = stopping(anytime, float(project.settings["target_half_width"]))
     cells = [
-        big(f"{e.value:.3f} ± {rule.half_width:.3f}", f"{e.level:.0%} interval {e.ci_low:.3f} – {e.ci_high:.3f}"),
+        big(
+            f"{e.value:.3f}",
+            f"{anytime.level:.0%} interval {anytime.low:.3f} – {anytime.high:.3f}, valid whenever grading stops",
+        ),
         big(f"{e.n:,}", f"of {design.N:,} items graded ({done.grades:,} grades)"),
         big(f"{e.saving.share:.0%}" if e.saving else "—", f"saved vs uniform sampling: {saving_text(e)}"),
     ]

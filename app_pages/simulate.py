@@ -6,8 +6,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from core.design import planned_budget
 from core.errors import InputError
-from core.simulate import DEFAULT_BUDGETS, METHODS, simulate
+from core.simulate import DEFAULT_BUDGETS, METHODS, ORACLES, simulate
 from ui import plan, state
 
 project = state.require_ready_project()
@@ -18,7 +19,8 @@ if "label" not in items.columns or items["label"].isna().all():
     st.stop()
 st.caption(
     f"Replays the grading of **{project.name}** ({len(items):,} items) with the pool's labels standing in for the "
-    "grader: every method, at every budget, many times. Error is the mean squared error against the true mean."
+    "grader: every method, at every budget, many times, with this project's own strata and settings. "
+    "Error is the mean squared error against the true mean; every figure has its Monte Carlo standard error (± s.e.)."
 )
 
 with st.form("simulate"):
@@ -30,7 +32,22 @@ with st.form("simulate"):
     )
     reps = cols[1].number_input("Repetitions", 10, 5000, 200, step=50)
     seed = cols[2].number_input("Seed", 0, 2**31 - 1, int(project.settings["seed"]))
-    methods = st.multiselect("Methods", METHODS, default=list(METHODS))
+    more = st.columns(3)
+    n0 = more[0].number_input(
+        "Planned budget n0 (grades)",
+        1,
+        len(items),
+        planned_budget(project.settings, len(items)),
+        help="The anytime interval (valid however and whenever grading stops) is tuned for this many grades.",
+    )
+    skip_wrong = more[1].number_input("Graders skip wrong items", 0.0, 0.95, 0.0, step=0.05, format="%.2f")
+    skip_right = more[2].number_input("Graders skip right items", 0.0, 0.95, 0.0, step=0.05, format="%.2f")
+    methods = st.multiselect(
+        "Methods",
+        METHODS,
+        default=list(METHODS),
+        format_func=lambda m: f"{m} (reads every label)" if m in ORACLES else m,
+    )
     run = st.form_submit_button("Run the simulation", type="primary")
 
 key = f"simulation-{project.id}"
@@ -39,7 +56,17 @@ if run and not (budgets and methods):
 elif run:
     try:
         with st.spinner("Simulating..."):
-            st.session_state[key] = simulate(items, budgets, reps=int(reps), seed=int(seed), methods=methods)
+            st.session_state[key] = simulate(
+                items,
+                budgets,
+                reps=int(reps),
+                seed=int(seed),
+                methods=methods,
+                n0=int(n0),
+                skip_wrong=float(skip_wrong),
+                skip_right=float(skip_right),
+                design=plan.design(project),
+            )
     except InputError as exc:
         st.error(str(exc))
 result = st.session_state.get(key)
@@ -54,7 +81,12 @@ frame = pd.DataFrame(
     ]
 )
 frame["budget share"] = frame["n"] / result["N"]
-st.markdown(f"Pool of **{result['N']:,}** items, true mean grade **{result['mu']:.4f}**.")
+frame["note"] = frame["method"].map(result["notes"])
+st.markdown(
+    f"Pool of **{result['N']:,}** items, true mean grade **{result['mu']:.4f}**; anytime intervals tuned for "
+    f"n0 = {result['n0']:,} grades. "
+    + " ".join(f"`{m}` {result['notes'][m]}." for m in result["notes"] if m in ORACLES)
+)
 
 
 def chart(column: str, title: str, fmt: str) -> alt.Chart:
@@ -73,6 +105,8 @@ def chart(column: str, title: str, fmt: str) -> alt.Chart:
 
 left, middle, right = st.columns(3)
 left.altair_chart(chart("mse_ratio", "MSE / uniform's MSE", ".2f"), width="stretch")
-middle.altair_chart(chart("coverage", "coverage of the 95% interval", ".0%"), width="stretch")
+middle.altair_chart(
+    chart("coverage_anytime", "coverage of the anytime 95% interval, at every n", ".0%"), width="stretch"
+)
 right.altair_chart(chart("budget_saving", "budget saved vs uniform", ".0%"), width="stretch")
 st.dataframe(frame.round(4), hide_index=True, width="stretch")

@@ -49,7 +49,7 @@ from core.intervals import (
     stratified_mean_variance,
 )
 from core.model_assisted import difference_residuals
-from core.savings import LiveSaving, live_saving
+from core.savings import LiveSaving, LiveSavingBatch, live_saving, live_saving_batch
 
 METHODS = ("stratified", "difference")
 DEFAULT_METHOD = "stratified"
@@ -106,6 +106,8 @@ class BatchEstimate:
     n: np.ndarray
     counts: np.ndarray
     stratum_sd: np.ndarray
+    saving: LiveSavingBatch
+    """The live saving against uniform sampling each replication's dashboard shows (NaN where withheld)."""
 
     @property
     def missing(self) -> np.ndarray:
@@ -169,6 +171,7 @@ def estimate_batch(
         n=np.where(census, np.inf, n),
         counts=counts,
         stratum_sd=np.where(seen, np.sqrt(s2), design.prior_sd),
+        saving=live_saving_batch(w, sizes, counts, ysum, ysumsq),
     )
 
 

@@ -24,13 +24,15 @@ import numpy as np
 import pandas as pd
 
 from core.allocation import Design
-from core.estimate import Estimate, grades_needed
+from core.confseq import AnytimeInterval
+from core.estimate import Estimate, estimate, grades_needed
 
 IDLE_GAP_S = 15 * 60
 """A pause between two grades longer than this is a break, not grading time."""
 
-STOPPING_INTERVAL = "fixed-n Korn-Graubard (core.intervals)"
-"""The interval the stopping rule and ``items_to_target`` use (to switch to the anytime-valid one)."""
+STOPPING_INTERVAL = "anytime-valid confidence sequence (core.confseq)"
+"""The interval the stopping rule and ``items_to_target`` use: valid however and whenever grading stops, so a
+manager who watches the dashboard and stops when it looks good is protected (METHOD.md section 7)."""
 
 
 @dataclass(frozen=True)
@@ -108,19 +110,34 @@ class Stopping:
     interval: str = STOPPING_INTERVAL
 
 
-def stopping(result: Estimate, target: float) -> Stopping:
-    """The stopping rule's status for an estimate (not met while a stratum has no grade)."""
-    half = float("nan") if result.missing else (result.ci_high - result.ci_low) / 2
+def stopping(anytime: AnytimeInterval | None, target: float) -> Stopping:
+    """The stopping rule's status: met once the anytime interval's half-width is at most ``target`` (not met
+    before any grade; a stratum without grades keeps the interval wide by itself)."""
+    half = float("nan") if anytime is None or anytime.n == 0 else anytime.half_width
     return Stopping(half, float(target), bool(half <= target))
 
 
-def items_to_target(design: Design, positions, grades, target: float, method: str = "default") -> int:
+def items_to_target(
+    design: Design,
+    positions,
+    grades,
+    target: float,
+    method: str = "default",
+    anytime: AnytimeInterval | None = None,
+) -> int:
     """Total graded items after which the stopping rule's interval should reach ``target``.
 
-    Today the fixed-n interval's projection (``core.estimate.grades_needed``); the one function to switch
-    when the stopping rule moves to the anytime-valid interval (STOPPING_INTERVAL names it).
+    The fixed-n projection (``core.estimate.grades_needed``) for the target scaled by r = (fixed-n half-width) /
+    (anytime half-width) at the current grades: both widths shrink like 1/sqrt(n), the confidence sequence's
+    by a factor that varies slowly with n, so reaching ``target`` with the anytime interval takes about what
+    the fixed-n interval needs to reach ``r * target``. Before every stratum has grades (or without
+    ``anytime``) r is unknown and the fixed-n projection is returned, a lower bound.
     """
-    return grades_needed(design, positions, grades, target, method=method)
+    fixed = estimate(design, positions, grades, method=method)
+    ratio = 1.0
+    if anytime is not None and not fixed.missing and anytime.half_width > 0:
+        ratio = min(1.0, ((fixed.ci_high - fixed.ci_low) / 2) / anytime.half_width)
+    return grades_needed(design, positions, grades, target * ratio, method=method)
 
 
 @dataclass(frozen=True)

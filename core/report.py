@@ -21,6 +21,8 @@ import pandas as pd
 import core
 from core.agreement import agreement, level_of
 from core.allocation import Design
+from core.confseq import anytime_interval
+from core.design import planned_budget
 from core.estimate import Estimate, estimate
 from core.io import spreadsheet_safe
 from core.progress import counts, grader_pace, stopping
@@ -173,7 +175,8 @@ def report(
     positions, values = item_grades.index.to_numpy(dtype=int), item_grades.to_numpy(dtype=float)
     stratified = estimate(design, positions, values, method="stratified", level=result.level)
     target = float(project.settings["target_half_width"])
-    rule = stopping(result, target)
+    n0 = planned_budget(project.settings, design.N)
+    rule = stopping(anytime_interval(design, positions, values, n0) if len(positions) else None, target)
     counted = counts(grades)
     return json_safe(
         {

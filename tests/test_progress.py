@@ -7,9 +7,11 @@ import pandas as pd
 import pytest
 
 from core.allocation import make_design
+from core.confseq import anytime_interval
 from core.estimate import estimate, grades_needed
 from core.progress import (
     IDLE_GAP_S,
+    STOPPING_INTERVAL,
     Counts,
     Eta,
     counts,
@@ -85,17 +87,26 @@ def _design():
     return make_design(stratum, proxy, np.c_[proxy])
 
 
-def test_stopping_rule_and_items_to_target_follow_the_fixed_n_interval():
+def test_stopping_rule_and_items_to_target_follow_the_anytime_interval():
     design = _design()
     rng = np.random.default_rng(0)
     positions = list(range(0, 100, 3))
     grades = list((rng.random(len(positions)) < 0.5).astype(float))
+    anytime = anytime_interval(design, positions, grades, n0=40)
+    half = anytime.half_width
+    assert stopping(anytime, half + 1e-9).met and not stopping(anytime, half - 1e-3).met
+    assert stopping(anytime, 0.1).interval == STOPPING_INTERVAL
     e = estimate(design, positions, grades)
-    half = (e.ci_high - e.ci_low) / 2
-    assert stopping(e, half + 1e-9).met and not stopping(e, half - 1e-3).met
-    assert items_to_target(design, positions, grades, 0.05) == grades_needed(design, positions, grades, 0.05)
-    none = estimate(design, [0], [1.0])
-    assert none.missing and not stopping(none, 0.5).met and np.isnan(stopping(none, 0.5).half_width)
+    fixed_half = (e.ci_high - e.ci_low) / 2
+    assert fixed_half < half  # the anytime interval pays for its validity under peeking
+    ratio = fixed_half / half
+    assert items_to_target(design, positions, grades, 0.05, anytime=anytime) == grades_needed(
+        design, positions, grades, 0.05 * ratio
+    )
+    assert items_to_target(design, positions, grades, 0.05, anytime=anytime) > items_to_target(
+        design, positions, grades, 0.05
+    )  # without the anytime interval: the fixed-n projection, a lower bound
+    assert not stopping(None, 0.5).met and np.isnan(stopping(None, 0.5).half_width)
 
 
 def test_saving_text_has_units_or_says_why_withheld():

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.allocation import design_from_items
+from core.allocation import DEFAULT_STRATIFY_BY, design_from_items
 from core.cli import main
 from core.errors import InputError
 from core.queue import QueueState, next_item
@@ -50,11 +50,49 @@ def test_result_layout_and_sanity():
     for by_budget in result["methods"].values():
         assert list(by_budget) == ["0.05", "40"]
         for row in by_budget.values():
-            assert set(row) == {"n", "mse", "mse_ratio", "coverage", "ci_width", "budget_saving"}
+            figures = {"mse", "mse_ratio", "bias", "coverage", "ci_width", "budget_saving"}
+            anytime = {"coverage_anytime", "ci_width_anytime", "saving_shown", "saving_withheld", "skips"}
+            assert set(row) == {"n"} | {f"{name}{se}" for name in figures | anytime for se in ("", "_se")}
     uniform = result["methods"]["uniform"]["40"]
     assert uniform["n"] == 40 and 0.7 < uniform["mse_ratio"] < 1.3
+    assert abs(uniform["mse_ratio"] - 1) < 4 * uniform["mse_ratio_se"]
+    assert result["methods"]["lure"]["40"]["coverage_anytime"] is None  # the baselines keep their Wald intervals
+    for method in ("uniform", "proportional", "activegrade"):
+        row = result["methods"][method]["40"]
+        assert row["coverage_anytime"] >= 0.9 and row["ci_width_anytime"] > row["ci_width"]
+        assert row["skips"] == 0
+    assert (
+        "reads every label" in result["notes"]["neyman_oracle"] and "reads every label" in result["notes"]["app_oracle"]
+    )
     # An informative surrogate: the app's design beats uniform sampling clearly.
     assert result["methods"]["activegrade"]["40"]["mse_ratio"] < 0.8
+
+
+def test_activegrade_simulates_the_prepared_strata(monkeypatch):
+    """The project's strata as prepared (here: by entropy, 3 strata), not a re-stratification."""
+    from core.strata import stratify
+
+    items = synthetic_items(300, seed=2)
+    items["stratum"] = stratify(items["semantic_entropy"], items["agreement"], n_strata=3)
+    seen = {}
+
+    def spy(design, labels, orders, n):
+        seen["strata"] = design.stratum.copy()
+        return replay_queue(design, labels, orders, n)
+
+    monkeypatch.setattr("core.simulate.replay_queue", spy)
+    simulate(items, ["30"], reps=5, methods=["activegrade"])
+    assert (seen["strata"] == items["stratum"].to_numpy()).all()
+
+
+def test_skips_that_depend_on_the_grade_bias_the_estimate_and_are_counted():
+    items = synthetic_items(400, seed=4)
+    plain = simulate(items, ["60"], reps=100, methods=["uniform"])["methods"]["uniform"]["60"]
+    skipped = simulate(items, ["60"], reps=100, methods=["uniform"], skip_wrong=0.5)["methods"]["uniform"]["60"]
+    assert plain["skips"] == 0 and skipped["skips"] > 10
+    assert skipped["bias"] > plain["bias"] + 4 * skipped["bias_se"]  # wrong answers go missing: too high
+    with pytest.raises(InputError, match="--skip-right"):
+        simulate(items, ["60"], reps=10, skip_right=1.0)
 
 
 def test_labels_are_required_and_checked():
@@ -98,6 +136,10 @@ def test_cli_writes_the_json(tmp_path, capsys):
             "50",
             "--json",
             str(out),
+            "--skip-wrong",
+            "0.2",
+            "--n0",
+            "20",
             "--cache-dir",
             str(tmp_path / "cache"),
         ]
@@ -105,6 +147,7 @@ def test_cli_writes_the_json(tmp_path, capsys):
     assert code == 0
     result = json.loads(out.read_text())
     assert set(result["methods"]["activegrade"]) == {"0.1", "30"}
+    assert result["n0"] == 20 and result["methods"]["activegrade"]["30"]["skips"] > 0
     assert "activegrade" in capsys.readouterr().out
 
 
@@ -137,8 +180,9 @@ def test_gsm8k_goal(gsm8k):
     from core.io import load_inputs
     from core.prepare import prepare_items
 
-    items = prepare_items(load_inputs(*map(str, gsm8k)))
+    items = prepare_items(load_inputs(*map(str, gsm8k)), stratify_by=DEFAULT_STRATIFY_BY)  # a default project
     result = simulate(items, ["0.05", "0.1", "0.2"], reps=1000, methods=["uniform", "activegrade"])
     for row in result["methods"]["activegrade"].values():
         assert row["mse_ratio"] <= 0.5
         assert 0.93 <= row["coverage"] <= 0.97
+        assert row["coverage_anytime"] >= 0.95

@@ -7,7 +7,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from core.allocation import Design, design_from_items, planned_allocation, proportional_allocation
+from core.allocation import Design, planned_allocation, proportional_allocation
+from core.confseq import AnytimeInterval, anytime_interval
+from core.design import planned_budget, prepared_design
 from core.overview import NAME_OF, histogram, strata_table, stratifying_columns, without_samples
 from core.planning import MIN_PILOT, planned_saving_range
 from core.progress import items_to_target
@@ -27,7 +29,7 @@ def _items(url: str, project_id: int, prepared_at: str) -> pd.DataFrame:
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _design(url: str, project_id: int, prepared_at: str) -> Design:
-    return design_from_items(_items(url, project_id, prepared_at), stratify_by=None)  # strata as prepared
+    return prepared_design(_items(url, project_id, prepared_at))
 
 
 def _key(project: ProjectInfo) -> tuple[str, int, str]:
@@ -67,7 +69,8 @@ def headline(project: ProjectInfo) -> None:
         st.caption(
             f"Likely between {p.low:,} and {p.high:,} items, from {source} (planned saving "
             f"{p.saving.low:.0%} to {p.saving.high:.0%}). Interval: {p.interval}, the one the stopping rule uses; "
-            "uniform's count assumes correct/incorrect grades. The target is a grading setting below."
+            "until every stratum has grades the count is the fixed-n projection, a lower bound for it. "
+            "Uniform's count assumes correct/incorrect grades. The target is a grading setting below."
         )
 
 
@@ -205,10 +208,24 @@ def _path(url: str, project_id: int, prepared_at: str, positions: tuple, grades:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
+def _anytime(url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, n0: int) -> AnytimeInterval:
+    return anytime_interval(_design(url, project_id, prepared_at), list(positions), list(grades), n0)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
 def _needed(
-    url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, target: float, method: str
+    url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, target: float, method: str, n0: int
 ) -> int:
-    return items_to_target(_design(url, project_id, prepared_at), list(positions), list(grades), target, method)
+    design = _design(url, project_id, prepared_at)
+    anytime = _anytime(url, project_id, prepared_at, positions, grades, n0)
+    return items_to_target(design, list(positions), list(grades), target, method, anytime)
+
+
+def anytime_of(project: ProjectInfo, graded: dict[int, float]) -> AnytimeInterval:
+    """core.confseq's anytime interval after ``graded``, tuned for the project's planned budget n0, computed once
+    per set of grades: the interval of the live dashboard and its stopping rule."""
+    n0 = planned_budget(project.settings, design(project).N)
+    return _anytime(*_key(project), tuple(graded), tuple(graded.values()), n0)
 
 
 def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str) -> pd.DataFrame:
@@ -218,4 +235,5 @@ def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str
 
 def items_to_target_of(project: ProjectInfo, graded: dict[int, float], target: float, method: str) -> int:
     """core.progress.items_to_target, computed once per set of grades."""
-    return _needed(*_key(project), tuple(graded), tuple(graded.values()), target, method)
+    n0 = planned_budget(project.settings, design(project).N)
+    return _needed(*_key(project), tuple(graded), tuple(graded.values()), target, method, n0)

@@ -30,10 +30,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)} (default: all)"
     )
+    parser.add_argument(
+        "--n0", type=int, help="planned budget the anytime confidence sequence is tuned for (default: 10%% of the pool)"
+    )
+    parser.add_argument(
+        "--skip-wrong", type=float, default=0.0, help="share of wrong items (grade 0) graders skip (default: 0)"
+    )
+    parser.add_argument(
+        "--skip-right", type=float, default=0.0, help="share of right items (grade 1) graders skip (default: 0)"
+    )
     parser.add_argument("--json", help="write the results to this JSON file")
     add_input_options(parser)
     prepare = parser.add_argument_group(
-        "prepare options (as for `python -m core prepare`; activegrade always uses the app's design)"
+        "prepare options (as for `python -m core prepare`, with the app's default stratification; "
+        "activegrade and proportional use these strata as prepared, as a project does)"
     )
     add_prepare_options(prepare)
 
@@ -56,7 +66,17 @@ def run(args: argparse.Namespace) -> int:
         check_writable(args.json, "the results")
     items = prepare_from_args(args, inputs)
     start, cpu = time.perf_counter(), time.process_time()
-    result = simulate(items, budgets, reps=args.reps, seed=args.seed, methods=methods, n_strata=args.strata)
+    result = simulate(
+        items,
+        budgets,
+        reps=args.reps,
+        seed=args.seed,
+        methods=methods,
+        n_strata=args.strata,
+        n0=args.n0,
+        skip_wrong=args.skip_wrong,
+        skip_right=args.skip_right,
+    )
     print(format_table(result))
     print(
         f"{args.reps} replications in {time.perf_counter() - start:.1f} s ({time.process_time() - cpu:.1f} s CPU)",

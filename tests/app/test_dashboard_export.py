@@ -37,7 +37,7 @@ def test_dashboard_shows_estimate_interval_strata_and_graders(open_app, store, p
     assert "grades saved" in saved.help or "more than uniform" in saved.help
     assert "grades per hour" in at.dataframe[1].value.columns
     assert any("Skips: none" in c.value for c in at.caption)
-    low, high = (float(v) for v in metrics["95% interval"].split(" – "))
+    low, high = (float(v) for v in metrics["95% interval, valid whenever you stop"].split(" – "))
     assert 0 <= low <= float(metrics["Estimated mean grade"]) <= high <= 1
     assert at.warning or at.success  # the stopping rule speaks either way
     graders = at.dataframe[1].value

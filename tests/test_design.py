@@ -1,0 +1,34 @@
+"""The project's design: strata as prepared, and the planned budget the anytime interval is tuned for."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.design import planned_budget, prepared_design, project_design
+from core.simulate import synthetic_items
+from core.strata import stratify
+
+
+class FakeStore:
+    def __init__(self, items):
+        self.items = items
+
+    def load_items(self, project_id):
+        assert project_id == 7
+        return self.items
+
+
+def test_the_design_keeps_the_prepared_strata():
+    items = synthetic_items(200, seed=1)
+    items["stratum"] = stratify(items["semantic_entropy"], items["agreement"], n_strata=3, by="entropy")
+    design = project_design(FakeStore(items), 7)
+    assert design.H == items["stratum"].nunique()
+    assert (design.stratum == prepared_design(items).stratum).all()
+    assert (np.unique(design.stratum, return_counts=True)[1] == items["stratum"].value_counts().sort_index()).all()
+
+
+def test_planned_budget():
+    assert planned_budget({}, 1319) == 132
+    assert planned_budget({}, 40) == 10
+    assert planned_budget({"planned_budget": 200}, 1319) == 200
+    assert planned_budget({"planned_budget": 5000}, 1319) == 1319
