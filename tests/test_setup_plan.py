@@ -11,7 +11,7 @@ from scipy import stats
 
 from core.allocation import make_design
 from core.overview import histogram, strata_table, stratifying_columns
-from core.progress import items_to_target
+from core.progress import STOPPING_INTERVAL, items_to_target
 from core.target_plan import plan_for_target, uniform_items
 
 
@@ -54,5 +54,5 @@ def test_plan_for_target_gives_a_range_around_its_headline_below_uniform_with_si
     design = make_design(stratum, proxy, np.c_[proxy])
     plan = plan_for_target(design, 0.02)
     assert plan.low <= plan.items <= plan.high <= design.N
-    assert plan.items < plan.uniform and "Korn-Graubard" in plan.interval
+    assert plan.items < plan.uniform and plan.interval == STOPPING_INTERVAL
     assert plan.items == items_to_target(design, [], [], 0.02)  # the dashboard's projection, the same interval
