@@ -34,14 +34,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from core.allocation import DEFAULT_STRATIFY_BY
 from core.confseq import sequence_batch
 from core.design import prepared_design
 from core.estimate import DEFAULT_METHOD, estimate_batch
 from core.io import load_inputs
 from core.prepare import prepare_items
-from core.simulate import METHODS, ORACLES, replay_queue, replication_orders, shown_saving, simulate
-from core.strata import stratify
+from core.simulate import METHODS, ORACLES, replay_queue, replication_orders, shown_saving, simulate, surrogate_items
+from core.strata import DEFAULT_STRATIFY_BY
 
 HERE = Path(__file__).resolve().parent
 BUDGETS = ["0.02", "0.05", "0.1", "0.2"]
@@ -76,17 +75,7 @@ def generated_pool(n_items: int, auroc: float, mean: float | None, seed: int = 0
         cls = labels > 0
     score = np.sqrt(2) * stats.norm.ppf(auroc) * cls + rng.normal(size=n_items)
     agreement = np.searchsorted(np.quantile(score, np.linspace(0, 1, 7)[1:-1]), score) / 5
-    entropy = np.clip(1.6 * (1 - agreement) + rng.normal(0, 0.2, n_items), 0, None) * (agreement < 1)
-    return pd.DataFrame(
-        {
-            "id": [f"g{i:05d}" for i in range(n_items)],
-            "label": labels,
-            "n_samples": 5,
-            "semantic_entropy": entropy,
-            "agreement": agreement,
-            "stratum": stratify(entropy, agreement, by=DEFAULT_STRATIFY_BY),
-        }
-    )
+    return surrogate_items(labels, agreement, rng, id_prefix="g")
 
 
 def pm(row: dict, name: str, fmt: str) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from core.strata import stratify
+from core.simulate import surrogate_items
 
 KINDS = ("binary", "skewed")
 
@@ -36,14 +36,4 @@ def make_pool(n_items: int, mean: float, *, kind: str = "binary", auroc: float =
     delta = np.sqrt(2) * stats.norm.ppf(auroc)
     score = delta * z + rng.normal(size=n_items)
     agreement = rng.binomial(5, stats.norm.cdf(score - np.median(score))) / 5
-    entropy = np.clip(1.6 * (1 - agreement) + rng.normal(0, 0.2, n_items), 0, None) * (agreement < 1)
-    return pd.DataFrame(
-        {
-            "id": [f"item-{i:05d}" for i in range(n_items)],
-            "label": labels,
-            "n_samples": 5,
-            "semantic_entropy": entropy,
-            "agreement": agreement,
-            "stratum": stratify(entropy, agreement),
-        }
-    )
+    return surrogate_items(labels, agreement, rng)

@@ -72,6 +72,7 @@ import pandas as pd
 
 from core.allocation import Design
 from core.errors import InputError
+from core.estimate import checked_grades
 from core.spreads import adaptive_sd, calibrated_prior_sd
 
 GRID = 65
@@ -382,14 +383,7 @@ def anytime_interval(design: Design, positions, grades, n0: int, level: float = 
     With no grade it is [0, 1]. The dashboard's stopping rule reads
     `half_width`; stopping when it is small enough keeps the level.
     """
-    positions = np.asarray(positions, dtype=np.int64).ravel()
-    grades = np.asarray(grades, dtype=float).ravel()
-    if positions.size != grades.size:
-        raise InputError(f"{positions.size} graded positions but {grades.size} grades")
-    if positions.size and (positions.min() < 0 or positions.max() >= design.N):
-        raise InputError(f"a graded position is outside the pool of {design.N} items")
-    if not ((grades >= 0) & (grades <= 1)).all():
-        raise InputError("a grade is not in [0, 1]", fix="map Likert scales onto [0, 1]")
+    positions, grades = checked_grades(design, positions, grades)
     n = int(positions.size)
     if n == 0:
         return AnytimeInterval(0.0, 1.0, 0, int(n0), level, pd.DataFrame(columns=["grades", "low", "high"]))

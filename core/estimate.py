@@ -175,7 +175,9 @@ def estimate_batch(
     )
 
 
-def _validated(design: Design, positions, grades) -> tuple[np.ndarray, np.ndarray]:
+def checked_grades(design: Design, positions, grades) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and grades as flat arrays; InputError unless they pair up, lie in the pool, name each item
+    once and are grades in [0, 1]."""
     positions = np.asarray(positions, dtype=np.int64).ravel()
     grades = np.asarray(grades, dtype=float).ravel()
     if positions.size != grades.size:
@@ -198,7 +200,7 @@ def estimate(design: Design, positions, grades, method: str = "default", level: 
     none (`Estimate.missing`), the value is NaN and the interval [0, 1].
     """
     method = resolve_method(method)
-    positions, grades = _validated(design, positions, grades)
+    positions, grades = checked_grades(design, positions, grades)
     n = int(positions.size)
     table = _strata_table(design, positions, grades)
     missing = tuple(int(h) for h in np.flatnonzero(table["done"].to_numpy() == 0))
@@ -259,7 +261,7 @@ def grades_needed(
     if not half_width > 0:
         raise InputError(f"the target half-width must be positive, got {half_width}")
     method = resolve_method(method)
-    positions, grades = _validated(design, positions, grades)
+    positions, grades = checked_grades(design, positions, grades)
     if positions.size:
         sd = estimate_batch(design, positions[None], grades[None], method).stratum_sd[0]
     else:

@@ -130,8 +130,7 @@ def synthetic_items(n_items: int = 600, *, signal: float = 1.0, likert: bool = F
     Agreement a takes the values 0, 0.2, ..., 1 (as with 5 surrogate samples);
     the label is Bernoulli(q) with q = 0.5 + 0.45 signal (2a - 1), or with
     `likert` a 5-point grade mapped onto [0, 1]: q + Normal(0, 0.25) rounded to
-    a quarter and clipped. Semantic entropy falls with agreement, plus noise;
-    strata by entropy as core.prepare makes them. signal = 0 gives a surrogate
+    a quarter and clipped; entropy and strata as `surrogate_items` makes them. signal = 0 gives a surrogate
     that knows nothing.
     """
     rng = np.random.default_rng(seed)
@@ -141,10 +140,20 @@ def synthetic_items(n_items: int = 600, *, signal: float = 1.0, likert: bool = F
         labels = np.clip(np.round((q + rng.normal(0, 0.25, n_items)) * 4) / 4, 0, 1)
     else:
         labels = (rng.random(n_items) < q).astype(float)
+    return surrogate_items(labels, agreement, rng)
+
+
+def surrogate_items(
+    labels: np.ndarray, agreement: np.ndarray, rng: np.random.Generator, *, id_prefix: str = "item-"
+) -> pd.DataFrame:
+    """An items table as core.prepare makes it, for generated labels and agreement (5 samples an item):
+    semantic entropy 1.6 (1 - a) plus Normal(0, 0.2) noise, clipped at 0 and 0 where every sample agrees;
+    strata by the default stratification (core.strata)."""
+    n_items = len(labels)
     entropy = np.clip(1.6 * (1 - agreement) + rng.normal(0, 0.2, n_items), 0, None) * (agreement < 1)
     return pd.DataFrame(
         {
-            "id": [f"item-{i:05d}" for i in range(n_items)],
+            "id": [f"{id_prefix}{i:05d}" for i in range(n_items)],
             "label": labels,
             "n_samples": 5,
             "semantic_entropy": entropy,
