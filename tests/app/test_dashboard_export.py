@@ -97,19 +97,25 @@ def test_export_formats_are_complete_and_spreadsheet_safe(store, project_id):
 
 def test_simulate_page_runs_and_plots(open_app, project_id):
     at = open_app("app_pages/simulate.py", project_id=project_id)
+    at.text_input(key="sim_budgets").set_value("0.1, 0.25, 12")  # shares and a count
     at.number_input[0].set_value(20)
-    at.multiselect[1].set_value(["uniform", "activegrade"])
+    at.multiselect[0].set_value(["uniform", "activegrade"])
     at.button[0].click().run()
     assert not at.exception and not at.error
-    assert len(at.get("vega_lite_chart")) == 3
+    assert len(at.get("vega_lite_chart")) == 4  # one chart per tab, each with every method's legend
     table = at.dataframe[0].value
-    assert set(table["method"]) == {"uniform", "activegrade"} and len(table) == 8
+    assert set(table["method"]) == {"uniform", "activegrade"} and len(table) == 6
+    assert sorted(set(table["n"])) == [4, 10, 12]  # 10% and 25% of 40 items, and 12 grades
+    assert any("Monte Carlo" in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize("emptied", [0, 1])  # the budgets, then the methods
 def test_simulate_page_asks_for_a_budget_and_a_method(open_app, project_id, emptied):
     at = open_app("app_pages/simulate.py", project_id=project_id)
-    at.multiselect[emptied].set_value([])
+    if emptied == 0:
+        at.text_input(key="sim_budgets").set_value("")
+    else:
+        at.multiselect[0].set_value([])
     at.button[0].click().run()
     assert not at.exception, at.exception
     assert "at least one budget and one method" in at.error[0].value

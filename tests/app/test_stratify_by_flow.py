@@ -69,9 +69,9 @@ def test_stratify_by_and_strata_flow_from_the_form_to_the_queue_the_estimator_an
 
     monkeypatch.setattr(core.simulate, "replay_queue", spy)
     page = open_app("app_pages/simulate.py", project_id=project.id)
-    page.multiselect[0].set_value(["0.2"])
+    page.text_input(key="sim_budgets").set_value("0.2")
     page.number_input[0].set_value(10)
-    page.multiselect[1].set_value(["uniform", "activegrade"])
+    page.multiselect[0].set_value(["uniform", "activegrade"])
     page.button[0].click().run(timeout=120)
     assert not page.error, [e.value for e in page.error]
     assert seen and all(np.array_equal(stratum, expected) for stratum in seen)
