@@ -6,9 +6,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from core import simulation_job
 from core.design import planned_budget
 from core.errors import InputError
-from core.simulate import DEFAULT_BUDGETS, METHODS, ORACLES, simulate
+from core.simulate import DEFAULT_BUDGETS, METHODS, ORACLES, budget_sizes
 from ui import plan, state
 
 project = state.require_ready_project()
@@ -53,28 +54,46 @@ with st.form("simulate"):
     )
     run = st.form_submit_button("Run the simulation", type="primary")
 
-key = f"simulation-{project.id}"
+key = f"{state.store().engine.url}/simulation-{project.id}"
 if run and not (budgets and methods):
     st.error("Choose at least one budget and one method to simulate.")
 elif run:
     try:
-        with st.spinner("Simulating..."):
-            st.session_state[key] = simulate(
-                items,
-                budgets,
-                reps=int(reps),
-                seed=int(seed),
-                methods=methods,
-                n0=int(n0),
-                skip_wrong=float(skip_wrong),
-                skip_right=float(skip_right),
-                design=plan.design(project),
-            )
+        budget_sizes(budgets, len(items))  # a bad budget is said at once, not after a wait
+        simulation_job.start(
+            key,
+            items=items,
+            budgets=budgets,
+            reps=int(reps),
+            seed=int(seed),
+            methods=methods,
+            n0=int(n0),
+            skip_wrong=float(skip_wrong),
+            skip_right=float(skip_right),
+            design=plan.design(project),
+        )
     except InputError as exc:
         st.error(str(exc))
-result = st.session_state.get(key)
-if result is None:
+job = simulation_job.run_of(key)
+if job is None:
     st.stop()
+
+
+@st.fragment(run_every=1.0)
+def waiting() -> None:
+    """Shows that the run goes on; the whole page reruns once it is done."""
+    if job.done():
+        st.rerun()
+    st.info("Simulating in the background: you can leave this page and come back; the result waits here.")
+
+
+if not job.done():
+    waiting()
+    st.stop()
+if isinstance(job.exception(), InputError):
+    st.error(str(job.exception()))
+    st.stop()
+result = job.result()
 
 frame = pd.DataFrame(
     [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pandas as pd
 import pytest
@@ -95,12 +96,22 @@ def test_export_formats_are_complete_and_spreadsheet_safe(store, project_id):
     assert rows[0]["grader"] == "=HYPERLINK(1)" and rows[1]["grade"] == 0.0 and rows[1]["seconds"] is None
 
 
+def simulated(at, timeout: float = 180):
+    """Rerun the Simulate page until its background run has finished (the page says so while it runs)."""
+    deadline = time.monotonic() + timeout
+    while any("in the background" in i.value for i in at.info):
+        assert time.monotonic() < deadline, f"the simulation did not finish in {timeout} s"
+        time.sleep(0.2)
+        at.run()
+
+
 def test_simulate_page_runs_and_plots(open_app, project_id):
     at = open_app("app_pages/simulate.py", project_id=project_id)
     at.text_input(key="sim_budgets").set_value("0.1, 0.25, 12")  # shares and a count
     at.number_input[0].set_value(20)
     at.multiselect[0].set_value(["uniform", "activegrade"])
     at.button[0].click().run()
+    simulated(at)
     assert not at.exception and not at.error
     assert len(at.get("vega_lite_chart")) == 4  # one chart per tab, each with every method's legend
     table = at.dataframe[0].value

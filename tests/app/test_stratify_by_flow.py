@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-import core.simulate
+from core import simulation_job
 from core.confseq import anytime_interval
 from core.design import project_design
 from core.estimate import estimate
 from core.grading import next_position
 from core.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
+from tests.app.test_dashboard_export import simulated
 from tests.app.test_projects_page import _fill_new_project, wait_ready
 
 CHOSEN_BY, CHOSEN_STRATA = "entropy", 3
@@ -60,18 +61,20 @@ def test_stratify_by_and_strata_flow_from_the_form_to_the_queue_the_estimator_an
     assert anytime_interval(design, list(graded), list(graded.values()), n0=20).n == design.H
 
     # the Simulate page simulates this design, not a re-stratification
-    seen = []
-    replay = core.simulate.replay_queue
+    started = []
+    start = simulation_job.start
 
-    def spy(design_used, *args, **kwargs):
-        seen.append(design_used.stratum.copy())
-        return replay(design_used, *args, **kwargs)
+    def spy(key, **arguments):
+        started.append(arguments["design"].stratum.copy())
+        return start(key, **arguments)
 
-    monkeypatch.setattr(core.simulate, "replay_queue", spy)
+    monkeypatch.setattr(simulation_job, "start", spy)
     page = open_app("app_pages/simulate.py", project_id=project.id)
     page.text_input(key="sim_budgets").set_value("0.2")
     page.number_input[0].set_value(10)
     page.multiselect[0].set_value(["uniform", "activegrade"])
     page.button[0].click().run(timeout=120)
+    simulated(page)
     assert not page.error, [e.value for e in page.error]
-    assert seen and all(np.array_equal(stratum, expected) for stratum in seen)
+    assert len(started) == 1 and np.array_equal(started[0], expected)
+    assert page.dataframe[0].value["method"].tolist().count("activegrade") == 1
