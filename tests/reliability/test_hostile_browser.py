@@ -103,7 +103,12 @@ def test_a_refused_upload_is_reported_and_nothing_is_saved(browser, server):
     sign_in(page, server.url, "adam")
     # with no project yet, the "New project" form is open
     page.get_by_label("Name", exact=True).fill("Should not exist")
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(path))
+    # the file must have reached the server before the form is sent, not only be listed in the browser
+    with page.expect_response(
+        lambda r: "/_stcore/upload_file" in r.url and r.request.method == "PUT", timeout=TIMEOUT_MS
+    ) as uploaded:
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(path))
+    assert uploaded.value.ok
     page.get_by_text(name).first.wait_for(timeout=TIMEOUT_MS)
     page.get_by_role("button", name="Create project").click()
     page.locator('[data-testid="stAlertContentError"]').filter(has_text=refused.error).wait_for(timeout=TIMEOUT_MS)
