@@ -12,6 +12,7 @@ Rerunning with the same --out resumes: items already complete there are kept.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from core.commands.output import check_writable
 from core.commands.prepare import add_input_options, load_from_args
@@ -50,7 +51,6 @@ def run(args: argparse.Namespace) -> int:
     if args.api_base:
         return run_server(args)
     # Imported here so that `python -m core --help` does not pay for torch and transformers.
-    from tqdm import tqdm
 
     from core.sample import check_settings, load_model, sample_pool
 
@@ -60,13 +60,10 @@ def run(args: argparse.Namespace) -> int:
     pool = load_from_args(args, samples=False).pool
     check_writable(args.out, "the samples")
     local = load_model(args.model, gguf_file=args.gguf_file, device=args.device)
-    with tqdm(total=len(pool), unit="item", desc="sampling") as bar:
-
-        def progress(done: int, total: int) -> None:
-            bar.n = done
-            bar.refresh()
-
-        sampled = sample_pool(
+    return _sample_with_bar(
+        len(pool),
+        args.out,
+        lambda progress: sample_pool(
             pool,
             local,
             args.out,
@@ -77,14 +74,12 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             surrogate=args.name,
             progress=progress,
-        )
-    print(f"sampled {sampled} items ({len(pool) - sampled} already complete) into {args.out}")
-    return 0
+        ),
+    )
 
 
 def run_server(args: argparse.Namespace) -> int:
     """`sample --api-base`: the answers come from an OpenAI-compatible server."""
-    from tqdm import tqdm
 
     from core.sample_api import Server, api_key, sample_pool_api
 
@@ -99,13 +94,10 @@ def run_server(args: argparse.Namespace) -> int:
         max_retries=args.retries,
         concurrency=args.concurrency,
     )
-    with tqdm(total=len(pool), unit="item", desc="sampling") as bar:
-
-        def progress(done: int, total: int) -> None:
-            bar.n = done
-            bar.refresh()
-
-        sampled = sample_pool_api(
+    return _sample_with_bar(
+        len(pool),
+        args.out,
+        lambda progress: sample_pool_api(
             pool,
             server,
             args.out,
@@ -115,6 +107,20 @@ def run_server(args: argparse.Namespace) -> int:
             seed=args.seed,
             surrogate=args.name,
             progress=progress,
-        )
-    print(f"sampled {sampled} items ({len(pool) - sampled} already complete) into {args.out}")
+        ),
+    )
+
+
+def _sample_with_bar(items: int, out: str, sample: Callable[[Callable[[int, int], None]], int]) -> int:
+    """Run ``sample(progress)`` with a progress bar on stderr, then say how many items it sampled into ``out``."""
+    from tqdm import tqdm
+
+    with tqdm(total=items, unit="item", desc="sampling") as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.n = done
+            bar.refresh()
+
+        sampled = sample(progress)
+    print(f"sampled {sampled} items ({items - sampled} already complete) into {out}")
     return 0
