@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import auth
 from core.errors import InputError
-from core.project import open_demo
+from core.services import auth
+from core.services.project import open_demo
 from ui import signin, state
 
 st.set_page_config(page_title="ActiveGrade", page_icon=":material/grading:", layout="wide")

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import auth
-from core.agreement import agreement, level_of, summary
-from core.estimate import DEFAULT_METHOD, METHODS
-from core.progress import (
+from core.scales import scale_from_settings
+from core.services import auth
+from core.services.progress import (
     IDLE_GAP_S,
     counts,
     duration,
@@ -20,8 +19,10 @@ from core.progress import (
     stopping,
     throughput,
 )
-from core.skips import skip_bound
-from core.tracking import current_estimate
+from core.services.tracking import current_estimate
+from core.stats.estimate import DEFAULT_METHOD, METHODS
+from core.stats.rater_agreement import agreement, summary
+from core.stats.skips import skip_bound
 from ui import access, plan, signin, state
 from ui.charts import path_chart
 
@@ -149,7 +150,7 @@ def live() -> None:
     with right:
         st.subheader("Graders")
         st.dataframe(grader_pace(grades).round({"hours": 2, "grades per hour": 1}), hide_index=True, width="stretch")
-        st.caption(summary(agreement(grades, level_of(project.settings))))
+        st.caption(summary(agreement(grades, scale_from_settings(project.settings).level)))
 
 
 live()

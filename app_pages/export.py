@@ -10,14 +10,14 @@ import json
 
 import streamlit as st
 
-from core import auth
-from core.inspect_export import with_human_scores
-from core.markup import safe_markdown
-from core.readers import detect
-from core.report import grades_csv, grades_jsonl, grades_parquet, grades_table, report, report_markdown
-from core.report_html import report_html
-from core.skips import skip_bound
-from core.tracking import current_estimate
+from core.exports.inspect_export import with_human_scores
+from core.exports.report import grades_csv, grades_jsonl, grades_parquet, grades_table, report, report_markdown
+from core.exports.report_html import report_html
+from core.inputs.markup import safe_markdown
+from core.inputs.readers import detect
+from core.services import auth
+from core.services.tracking import current_estimate
+from core.stats.skips import skip_bound
 from ui import access, plan, signin, state
 
 store = state.store()

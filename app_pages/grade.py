@@ -1,8 +1,8 @@
 """Grade: one item at a time on the grading card (ui/grading_card.py), which owns the keys.
 
 Every press names the item the browser shows (its position, id and showing
-token, core.showings) and is checked again against the database by
-core.grade_actions with the acting user's current session, role and
+token, core.services.showings) and is checked again against the database by
+core.services.grade_actions with the acting user's current session, role and
 assignment. The card shows "sending" at once, "saved" with the next item only
 once the grade is committed, and "Not saved, press again" when it is not.
 """
@@ -15,11 +15,11 @@ import pandas as pd
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
-from core import auth, grade_actions, grading, reservations
-from core.grading import grader_view
-from core.markup import safe_markdown
+from core.inputs.markup import safe_markdown
 from core.scales import scale_from_settings
-from core.showings import Showings
+from core.services import auth, grade_actions, grading, reservations
+from core.services.grading import grader_view
+from core.services.showings import Showings
 from ui import grading_card, plan, signin, state
 from ui.markdown_html import to_html
 

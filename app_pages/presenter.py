@@ -7,9 +7,9 @@ import html
 
 import streamlit as st
 
-from core import auth
-from core.progress import counts, saving_text, stopping
-from core.tracking import current_estimate
+from core.services import auth
+from core.services.progress import counts, saving_text, stopping
+from core.services.tracking import current_estimate
 from ui import access, plan, signin, state
 from ui.charts import path_chart
 

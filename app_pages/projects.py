@@ -5,12 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import audit, auth
 from core.errors import InputError
-from core.estimate import METHODS
-from core.images import EXTERNAL_IMAGES_SETTING
-from core.markup import one_line_plain
-from core.project import (
+from core.inputs.images import EXTERNAL_IMAGES_SETTING
+from core.inputs.markup import one_line_plain
+from core.inputs.readers import FORMATS, UPLOAD_TYPES
+from core.scales import BINARY, LIKERT, parse_custom_labels
+from core.services import audit, auth
+from core.services.project import (
     change_settings,
     create_project,
     is_running_here,
@@ -18,13 +19,12 @@ from core.project import (
     open_demo,
     start_preparation,
 )
-from core.proxy import proxy_choices
-from core.readers import FORMATS, UPLOAD_TYPES
-from core.scales import BINARY, LIKERT, parse_custom_labels
-from core.semantic import BACKENDS
 from core.settings import DEFAULTS
+from core.stats.estimate import METHODS
+from core.stats.proxy import proxy_choices
+from core.stats.strata import STRATIFY_BY
 from core.store import ProjectInfo
-from core.strata import STRATIFY_BY
+from core.surrogate.semantic import BACKENDS
 from ui import access, plan, signin, state
 from ui.glossary import term_help
 from ui.sampling import sampling_settings

@@ -6,10 +6,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from core import simulation_job
-from core.design import planned_budget
 from core.errors import InputError
-from core.simulate import DEFAULT_BUDGETS, METHODS, ORACLES, budget_sizes
+from core.jobs import simulation_job
+from core.stats.design import planned_budget
+from core.stats.simulate import DEFAULT_BUDGETS, METHODS, ORACLES, budget_sizes
 from ui import plan, state
 
 project = state.require_ready_project()

@@ -7,10 +7,11 @@ import math
 import pandas as pd
 import streamlit as st
 
-from core import audit, auth
-from core.agreement import agreement, level_of
 from core.errors import InputError
-from core.markup import one_line_plain
+from core.inputs.markup import one_line_plain
+from core.scales import scale_from_settings
+from core.services import audit, auth
+from core.stats.rater_agreement import agreement
 from core.store import accounts
 from ui import access, signin, state
 
@@ -152,7 +153,7 @@ def project_section() -> None:
                 audit.record(store, admin, audit.SETTINGS_CHANGED, project.id, overlap=overlap)
             st.toast("Saved")
             st.rerun()
-    level = level_of(project.settings)
+    level = scale_from_settings(project.settings).level
     result = agreement(store.grades(project.id), level)
     cols = st.columns(4)
     cols[0].metric("Items graded twice", result.items)

@@ -2,16 +2,16 @@
 
 The stratified estimator sum_h W_h ybar_h is unbiased for any allocation fixed
 in advance. The app's queue re-estimates the strata's spreads from the grades
-as they arrive (core.queue.queue_spreads), so how many grades a stratum gets
+as they arrive (core.stats.queue.queue_spreads), so how many grades a stratum gets
 depends on its own grades, and ybar_h can be biased (a stratum whose first
 grades agree looks calm and gets fewer). Compared here, on pools of our own
 making (benchmarks/pools.py), all with the app's design and estimator:
 
 - continuous: the queue as it is, spreads updated after every grade
-  (core.simulate.replay_queue, the same order as core.queue.next_item);
+  (core.stats.simulate.replay_queue, the same order as core.stats.queue.next_item);
 - batch-wise: the same queue with the spreads updated only at n = 2H, 4H,
   8H, ... (doubling batches), from the grades before the batch;
-- static: the surrogate's planned allocation (core.allocation.planned_allocation),
+- static: the surrogate's planned allocation (core.stats.allocation.planned_allocation),
   no update: exactly unbiased, the control for Monte Carlo noise.
 
 Per pool, budget and design: bias (mean estimate - mu), its Monte Carlo
@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 from pools import make_pool  # benchmarks/pools.py, beside this script
 
-from core.allocation import Design, design_from_items, next_stratum, planned_allocation
-from core.estimate import estimate_batch
-from core.simulate import replay_queue, replication_orders, static_sample
-from core.spreads import adaptive_sd, calibrated_prior_sd
+from core.stats.allocation import Design, design_from_items, next_stratum, planned_allocation
+from core.stats.estimate import estimate_batch
+from core.stats.simulate import replay_queue, replication_orders, static_sample
+from core.stats.spreads import adaptive_sd, calibrated_prior_sd
 
 HERE = Path(__file__).resolve().parent
 POOLS = [

@@ -5,7 +5,7 @@
 For each semantic backend it prepares the demo pool (clusters, semantic
 entropy, agreement, five entropy strata), describes how well the surrogate's
 signals predict the labels, then replays grading `reps` times at several
-budgets with core.simulate.simulate and writes benchmarks/demo.md.
+budgets with core.stats.simulate.simulate and writes benchmarks/demo.md.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pathlib import Path
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-from core.io import load_inputs
-from core.prepare import prepare_items
-from core.simulate import simulate
+from core.inputs.io import load_inputs
+from core.stats.simulate import simulate
+from core.surrogate.prepare import prepare_items
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -125,7 +125,7 @@ def main() -> int:
         "Columns below: MSE / uniform's is the mean squared error of the estimate over the replications "
         "divided by uniform random sampling's exact MSE at the same number of grades (below 1 is better); "
         "coverage is the share of replications whose 95% interval contains the true mu; budget saved is "
-        "1 - n / m, where m is the number of uniform grades with the same MSE (core/simulate.py).",
+        "1 - n / m, where m is the number of uniform grades with the same MSE (core/stats/simulate.py).",
     ]
     for samples_file in args.samples:
         inputs = load_inputs(DEMO / "pool.jsonl", ROOT / samples_file)

@@ -1,11 +1,11 @@
-"""Benchmark the sampling designs, estimators and intervals of core.simulate, with Monte Carlo errors.
+"""Benchmark the sampling designs, estimators and intervals of core.stats.simulate, with Monte Carlo errors.
 
     python benchmarks/estimation.py [--reps 4000] [--generated-reps 1000] [--data ../shared/data]
 
 Writes benchmarks/estimation.md:
 
 - the shared labelled pools (gsm8k, truthfulqa), prepared as a default project
-  (strata by DEFAULT_STRATIFY_BY), every method of `core.simulate` at budgets
+  (strata by DEFAULT_STRATIFY_BY), every method of `core.stats.simulate` at budgets
   2%, 5%, 10% and 20%: MSE ratio, bias, fixed-n and anytime coverage, widths,
   realised and shown savings, each +- its Monte Carlo standard error;
 - the anytime interval's width against the fixed-n one on gsm8k with n0 = 200,
@@ -18,7 +18,7 @@ Writes benchmarks/estimation.md:
   replication and grade.
 
 Everything is computed by the product's own functions, so rerunning this
-script after a change of core.estimate (for example the fixed-n interval)
+script after a change of core.stats.estimate (for example the fixed-n interval)
 updates every figure.
 """
 
@@ -34,13 +34,21 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from core.confseq import sequence_batch
-from core.design import prepared_design
-from core.estimate import DEFAULT_METHOD, estimate_batch
-from core.io import load_inputs
-from core.prepare import prepare_items
-from core.simulate import METHODS, ORACLES, replay_queue, replication_orders, shown_saving, simulate, surrogate_items
-from core.strata import DEFAULT_STRATIFY_BY
+from core.inputs.io import load_inputs
+from core.stats.confseq import sequence_batch
+from core.stats.design import prepared_design
+from core.stats.estimate import DEFAULT_METHOD, estimate_batch
+from core.stats.simulate import (
+    METHODS,
+    ORACLES,
+    replay_queue,
+    replication_orders,
+    shown_saving,
+    simulate,
+    surrogate_items,
+)
+from core.stats.strata import DEFAULT_STRATIFY_BY
+from core.surrogate.prepare import prepare_items
 
 HERE = Path(__file__).resolve().parent
 BUDGETS = ["0.02", "0.05", "0.1", "0.2"]
@@ -220,12 +228,12 @@ Written by `python benchmarks/estimation.py --reps {args.reps} --generated-reps 
 {platform.machine()}, {os.cpu_count()} CPUs shared with other work (wall times are upper bounds); total
 {(time.perf_counter() - started) / 60:.0f} min.
 
-Every figure is a mean over replications ± its Monte Carlo standard error (`core.simulate`). Methods:
-{", ".join(f"`{m}`" for m in METHODS)} (see `core/simulate.py`); **activegrade** is what the app does
-with the project's own design (`core.design.prepared_design`). `neyman_oracle` and `app_oracle` read
+Every figure is a mean over replications ± its Monte Carlo standard error (`core.stats.simulate`). Methods:
+{", ".join(f"`{m}`" for m in METHODS)} (see `core/stats/simulate.py`); **activegrade** is what the app does
+with the project's own design (`core.stats.design.prepared_design`). `neyman_oracle` and `app_oracle` read
 every label: ceilings, not methods. lure and active_inference keep their papers' Wald intervals and
-have no anytime interval. "fixed-n coverage" is that of `core.estimate`'s interval for a budget fixed in
-advance; "anytime coverage" is the share of replications whose confidence sequence (`core.confseq`)
+have no anytime interval. "fixed-n coverage" is that of `core.stats.estimate`'s interval for a budget fixed in
+advance; "anytime coverage" is the share of replications whose confidence sequence (`core.stats.confseq`)
 covered mu at every n up to the budget (goal: 0.95 or more); "saving shown" is what the dashboard would
 show at that budget, over the replications where it is shown, "(withheld)" the share where it is not.
 

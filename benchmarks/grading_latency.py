@@ -2,7 +2,7 @@
 10,000-item project, beside a bare one-button Streamlit app's round trip in the same run.
 
 Builds a synthetic 10,000-item pool with 5 surrogate samples per item,
-prepares it through the app's own path (core.project, exact backend), serves
+prepares it through the app's own path (core.services.project, exact backend), serves
 the app with `streamlit run`, and grades GRADES items with the keyboard in a
 headless Chromium, timing inside the page. Then serves a bare Streamlit app
 (one button, a counter) with the same flags and times its key-press round
@@ -22,12 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from core import reservations
-from core.allocation import design_from_items
-from core.appserver import CHROMIUM, CHROMIUM_ARGS, Server
-from core.project import create_project, start_preparation
 from core.scales import BINARY
+from core.services import reservations
+from core.services.project import create_project, start_preparation
+from core.stats.allocation import design_from_items
 from core.store import Store
+from core.testing.appserver import CHROMIUM, CHROMIUM_ARGS, Server
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"  # the screenshot (not committed)

@@ -7,11 +7,11 @@ in the shape lm-eval 0.4 writes for a chat model with `repeats: 5` (doc,
 target, arguments with the chat messages, resps with 5 answers,
 filtered_resps, filter, metrics, hashes, exact_match), each answer about 60
 words. It is compared with loading the same content as JSONL, two ways:
-the same file read as a plain JSONL table (`core.tables.read_table`: the
+the same file read as a plain JSONL table (`core.inputs.tables.read_table`: the
 same bytes, parsed and checked, no import), and the pool the import gives
 (id, prompt, response, reference, exact_match and the 4 repeats as a samples
 list) written as a JSONL pool and loaded with every check
-(`core.io.load_inputs`; a smaller file: lm-eval writes the prompt twice, the
+(`core.inputs.io.load_inputs`; a smaller file: lm-eval writes the prompt twice, the
 first answer twice and hashes). Figures: median of `--repeats` runs, process
 CPU time. Goal: the import takes at most 1.5 times loading the same content
 as JSONL.
@@ -30,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core.io import load_inputs
-from core.readers import load
-from core.tables import read_table
+from core.inputs.io import load_inputs
+from core.inputs.readers import load
+from core.inputs.tables import read_table
 
 HERE = Path(__file__).resolve().parent
 GOAL = 1.5
@@ -101,9 +101,9 @@ Written by `python benchmarks/import_logs.py --records {args.records}` on {platf
 
 | what | file size | CPU time |
 |---|---|---|
-| lm-eval samples file, {args.records:,} documents x 5 answers, imported (`core.readers.load`) | {sizes[0] / 1e6:.1f} MB | {imported:.2f} s |
-| the same file read as a plain JSONL table (`core.tables.read_table`) | {sizes[0] / 1e6:.1f} MB | {table:.2f} s |
-| the pool it gives, as a JSONL pool (`core.io.load_inputs`) | {sizes[1] / 1e6:.1f} MB | {plain:.2f} s |
+| lm-eval samples file, {args.records:,} documents x 5 answers, imported (`core.inputs.readers.load`) | {sizes[0] / 1e6:.1f} MB | {imported:.2f} s |
+| the same file read as a plain JSONL table (`core.inputs.tables.read_table`) | {sizes[0] / 1e6:.1f} MB | {table:.2f} s |
+| the pool it gives, as a JSONL pool (`core.inputs.io.load_inputs`) | {sizes[1] / 1e6:.1f} MB | {plain:.2f} s |
 
 Import against the same file as JSONL: **{imported / table:.2f}x**; against the smaller
 pool file: {imported / plain:.2f}x (goal: at most {GOAL}x).

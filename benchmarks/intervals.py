@@ -5,7 +5,7 @@ Pools of our own making (benchmarks/pools.py): binary grades with mean 0.01,
 surrogate AUROC 0.5, 0.7 or 0.9. Budgets from n = max(10, 2H). Per method
 (activegrade: the app's design, queue and estimator; uniform; proportional on
 the prepared strata) and budget: coverage of the nominal 95% Korn-Graubard
-interval (core.intervals) with its Monte Carlo standard error, the median
+interval (core.stats.intervals) with its Monte Carlo standard error, the median
 width, and for binary pools the Clopper-Pearson width at the
 design-effect-adjusted n, n_deff = mu (1 - mu) / MSE (goal: median width at
 most 1.2 times it). "before" is the interval the estimator used before issue 13
@@ -13,7 +13,7 @@ most 1.2 times it). "before" is the interval the estimator used before issue 13
 re-implemented here for the comparison only.
 
 The second table replays the queue on pools whose surrogate knows nothing and
-reports the live saving the dashboard would show (core.savings) against the
+reports the live saving the dashboard would show (core.stats.savings) against the
 realised one, 1 - n / m with m = S^2 / (MSE + S^2 / N).
 
 Run: python benchmarks/intervals.py [--reps 1000]; writes benchmarks/intervals.md.
@@ -29,12 +29,12 @@ import numpy as np
 from pools import make_pool  # benchmarks/pools.py, beside this script
 from scipy import stats
 
-from core.allocation import Design, design_from_items, make_design, proportional_allocation
-from core.estimate import estimate_batch
-from core.intervals import beta_interval
-from core.savings import live_saving_batch
-from core.simulate import replay_queue, replication_orders, static_sample
-from core.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
+from core.stats.allocation import Design, design_from_items, make_design, proportional_allocation
+from core.stats.estimate import estimate_batch
+from core.stats.intervals import beta_interval
+from core.stats.savings import live_saving_batch
+from core.stats.simulate import replay_queue, replication_orders, static_sample
+from core.stats.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 
 HERE = Path(__file__).resolve().parent
 POOLS = [
@@ -160,7 +160,7 @@ def markdown(rows: list[dict], saving: list[dict], reps: int, seconds: float) ->
         "",
         f"{reps} replications per pool, method and budget (Monte Carlo s.e. of a coverage near 0.95: "
         f"{np.sqrt(0.95 * 0.05 / reps):.3f}); {seconds:.0f} s on one core. Interval: Korn-Graubard "
-        "(core.intervals). Goal: coverage + 2 s.e. >= 0.935 at every budget; on binary pools the median "
+        "(core.stats.intervals). Goal: coverage + 2 s.e. >= 0.935 at every budget; on binary pools the median "
         "width at most 1.2 x the Clopper-Pearson width at the design-effect-adjusted n (`CP width`). "
         "`before`: the t-interval used before issue 13.",
         "",
@@ -189,7 +189,7 @@ def markdown(rows: list[dict], saving: list[dict], reps: int, seconds: float) ->
     ]
     lines += [
         "",
-        "## Live saving on pools without signal (core.savings)",
+        "## Live saving on pools without signal (core.stats.savings)",
         "",
         "The saving the dashboard would show (mean over the replications where it is shown; withheld "
         "until every stratum has 2 grades) against the realised saving of the design at that n. Goal from "

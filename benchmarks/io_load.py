@@ -1,4 +1,4 @@
-"""How fast core.io.load_inputs reads and checks a 10,000-item pool with 100,000 samples.
+"""How fast core.inputs.io.load_inputs reads and checks a 10,000-item pool with 100,000 samples.
 
 The pool is built from ../shared/data/truthfulqa (items repeated under new
 ids, 10 samples each with a log-likelihood) and written, in memory, in every
@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.errors import InputError
-from core.io import load_inputs
+from core.inputs.io import load_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,7 +128,7 @@ def main() -> None:
     )
 
     lines = [
-        "# Loading inputs (core.io.load_inputs)",
+        "# Loading inputs (core.inputs.io.load_inputs)",
         "",
         f"Written by `python benchmarks/io_load.py --items {args.items} --samples {args.samples} "
         f"--repeat {args.repeat}` on {platform.machine()}, {os.cpu_count()} CPUs shared with other work "

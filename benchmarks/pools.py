@@ -5,8 +5,8 @@ telling a grade above the pool's median... is set: s = delta z + e, e ~ N(0, 1),
 z = y for binary grades (AUROC = Phi(delta / sqrt 2)) and the normal score of
 y's rank for continuous ones. The surrogate's 5 samples agree with the target
 on a = Binomial(5, Phi(s - median s)) / 5 of them; semantic entropy falls with
-agreement, plus noise, as in core.simulate.synthetic_items. Strata as
-core.prepare makes them.
+agreement, plus noise, as in core.stats.simulate.synthetic_items. Strata as
+core.surrogate.prepare makes them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from core.simulate import surrogate_items
+from core.stats.simulate import surrogate_items
 
 KINDS = ("binary", "skewed")
 

@@ -22,10 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from core.appserver import CHROMIUM, CHROMIUM_ARGS, Server
-from core.project import create_project
-from core.semantic.cache import CACHE_ENV
+from core.services.project import create_project
 from core.store import Store
+from core.surrogate.semantic.cache import CACHE_ENV
+from core.testing.appserver import CHROMIUM, CHROMIUM_ARGS, Server
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,9 +1,9 @@
-"""Benchmark an existing score as the design's proxy (core.proxy) against uniform sampling.
+"""Benchmark an existing score as the design's proxy (core.stats.proxy) against uniform sampling.
 
     python benchmarks/proxy.py [--reps 4000] [--data ../shared/data]
 
 Writes benchmarks/proxy.md. For every pool, the app's design with the proxy
-(`prepare_items(..., proxy=...)`, then exactly what `core.simulate`'s
+(`prepare_items(..., proxy=...)`, then exactly what `core.stats.simulate`'s
 activegrade runs: `design_from_items`, the anytime queue, the default
 estimator) and uniform sampling are run on the same replications (common
 random numbers: replication r of both reads the pool in the same random
@@ -33,12 +33,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core.allocation import design_from_items
-from core.estimate import DEFAULT_METHOD, estimate_batch
-from core.io import Inputs, load_inputs
-from core.prepare import prepare_items
-from core.proxy import PROXY_COLUMN
-from core.simulate import budget_sizes, replay_queue, replication_orders, simulate
+from core.inputs.io import Inputs, load_inputs
+from core.stats.allocation import design_from_items
+from core.stats.estimate import DEFAULT_METHOD, estimate_batch
+from core.stats.proxy import PROXY_COLUMN
+from core.stats.simulate import budget_sizes, replay_queue, replication_orders, simulate
+from core.surrogate.prepare import prepare_items
 
 HERE = Path(__file__).resolve().parent
 BUDGETS = ["0.02", "0.05", "0.1", "0.2"]
@@ -136,7 +136,7 @@ def row(title: str, cells: dict[str, dict[str, float]]) -> str:
 
 
 def uniform_row(items: pd.DataFrame, reps: int, seed: int) -> str:
-    """Uniform sampling's own interval on the pool (core.simulate's uniform): its coverage, for comparison."""
+    """Uniform sampling's own interval on the pool (core.stats.simulate's uniform): its coverage, for comparison."""
     cells = simulate(items, BUDGETS, reps=reps, seed=seed, methods=["uniform"])["methods"]["uniform"]
     return (
         "| uniform sampling itself (coverage of its interval) | "
@@ -204,7 +204,7 @@ def main() -> None:
 
 Written by `python benchmarks/proxy.py --reps {args.reps}` on {platform.machine()}, {os.cpu_count()} CPUs.
 
-The design is the app's with `--proxy COLUMN` (core/proxy.py): strata on the proxy (one per
+The design is the app's with `--proxy COLUMN` (core/stats/proxy.py): strata on the proxy (one per
 distinct value for a verdict, else 5 equal-frequency strata), approximate Neyman spreads from
 the proxy as predicted grade, recalibrated by the grades, the anytime queue and the default
 (stratified) estimator. Cells: MSE ratio to uniform sampling with its Monte Carlo 95%
@@ -220,7 +220,7 @@ section 8).
 Reading. With the judge the MSE goal holds at every budget. Its coverage sits near the lower end of
 the goal, as does uniform sampling's own interval on this pool (mean grade 0.2, few grades): the
 shortfall comes from the estimator's interval in a near-pure stratum (judge = 0, about 5% wins),
-as the diagnostic row shows (more variance-prior pseudo-grades in core.estimate lift it), and as the
+as the diagnostic row shows (more variance-prior pseudo-grades in core.stats.estimate lift it), and as the
 generated binary pools with a verdict at rho 0.9 show too; it is the estimator's to fix, not the
 proxy's. Not recalibrating the proxy by the grades also covers better here but costs up to a third
 of the gain on continuous proxies, so the app keeps one recalibration rule for every proxy. The

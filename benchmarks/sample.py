@@ -1,4 +1,4 @@
-"""Speed of local surrogate sampling (core.sample) on CPU, written to benchmarks/sample.md.
+"""Speed of local surrogate sampling (core.surrogate.sample) on CPU, written to benchmarks/sample.md.
 
     HF_HUB_OFFLINE=1 python benchmarks/sample.py [--questions 32] [--k 8] [--threads 1 2]
 
@@ -21,8 +21,8 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from core.sample import build_prompt, generate_answers, load_model
-from core.sampling_job import default_model
+from core.jobs.sampling_job import default_model
+from core.surrogate.sample import build_prompt, generate_answers, load_model
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,7 +71,7 @@ def main() -> int:
         torch.set_num_threads(threads)
         for name, run in (
             (
-                "shared prompt pass (core.sample)",
+                "shared prompt pass (core.surrogate.sample)",
                 lambda b, s: generate_answers(
                     local, b, k=args.k, temperature=1.0, max_new_tokens=MAX_NEW_TOKENS, seed=s
                 ),

@@ -19,7 +19,7 @@ For each backend and pool:
   item; bound 2UC/item: 2 x distinct strings x classes, the most the
   representative scheme can need; all pairs/item: U(U-1), what comparing
   every pair both ways would need.
-The `nli` backend runs on tiny models (core/semantic/tiny_nli.py), as no real
+The `nli` backend runs on tiny models (core/testing/tiny_nli.py), as no real
 NLI model is available offline here, whose verdicts are fixed by their bias:
 `nli-entail` (always entailment: one class per item, the fewest calls) and
 `nli-contradict` (never entailment: every distinct string its own class, the
@@ -43,11 +43,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from core.io import Inputs, load_inputs
-from core.prepare import item_texts, prepare_items
-from core.semantic import get_backend
-from core.semantic.base import dedupe
-from core.semantic.tiny_nli import build_tiny_nli_model
+from core.inputs.io import Inputs, load_inputs
+from core.surrogate.prepare import item_texts, prepare_items
+from core.surrogate.semantic import get_backend
+from core.surrogate.semantic.base import dedupe
+from core.testing.tiny_nli import build_tiny_nli_model
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1] / "shared" / "data" / "truthfulqa"

@@ -11,8 +11,8 @@ import math
 from dataclasses import dataclass
 
 from core.errors import InputError
-from core.limits import MAX_LABEL_CHARS, check_length
-from core.markup import has_image
+from core.inputs.limits import MAX_LABEL_CHARS, check_length
+from core.inputs.markup import has_image
 
 MAX_LABELS = 9  # one digit key each
 
@@ -34,6 +34,11 @@ class Scale:
             if choice.label == label:
                 return choice.value
         raise KeyError(f"{label!r} is not a label of this {self.kind} scale")
+
+    @property
+    def level(self) -> str:
+        """Krippendorff's level of measurement for this scale: nominal for binary, ordinal for the others."""
+        return "nominal" if self.kind == "binary" else "ordinal"
 
     def to_settings(self) -> dict:
         return {"kind": self.kind, "labels": [[c.label, c.value] for c in self.choices]}

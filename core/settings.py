@@ -14,16 +14,16 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from core.errors import InputError
-from core.estimate import METHODS
 from core.scales import BINARY, Scale, scale_from_settings
-from core.semantic import BACKENDS
-from core.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
+from core.stats.estimate import METHODS
+from core.stats.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
+from core.surrogate.semantic import BACKENDS
 
 
 @dataclass(frozen=True)
 class ProjectSettings:
     backend: str = "exact"
-    """Semantic equivalence test of the surrogate's answers (core.semantic.BACKENDS)."""
+    """Semantic equivalence test of the surrogate's answers (core.surrogate.semantic.BACKENDS)."""
     model: str | None = None
     """Model name or path for the embedding or NLI backend; None for the backend's default."""
     threshold: float | None = None
@@ -41,19 +41,19 @@ class ProjectSettings:
     target_half_width: float = 0.05
     """The stopping rule's target: the interval's half-width at which grading can stop."""
     method: str = "default"
-    """core.estimate method of the report ("default" is core.estimate.DEFAULT_METHOD)."""
+    """core.stats.estimate method of the report ("default" is core.stats.estimate.DEFAULT_METHOD)."""
     overlap: float = 0.0
     """Share of items graded twice, for inter-grader agreement."""
     sampling: dict[str, Any] | None = None
-    """A request to sample the surrogate's answers first (core.sampling_job.SamplingSettings as a dict)."""
+    """A request to sample the surrogate's answers first (core.jobs.sampling_job.SamplingSettings as a dict)."""
     external_images: bool = False
-    """Whether graders' browsers may fetch the pool's http(s) ``image`` URLs (core.images); data: images always show."""
+    """Whether graders' browsers may fetch the pool's http(s) ``image`` URLs (core.inputs.images); data: images always show."""
     proxy: str | None = None
     """A numeric pool column (an existing judge's score, say) that drives the strata instead of agreement."""
     input_format: str = "auto"
-    """How the uploads are read (core.readers)."""
+    """How the uploads are read (core.inputs.readers)."""
     columns: str = ""
-    """Columns picked after reading, as TARGET=SOURCE,... (core.readers.parse_columns)."""
+    """Columns picked after reading, as TARGET=SOURCE,... (core.inputs.readers.parse_columns)."""
     planned_budget: int | None = None
     """The planned number of grades n0 the anytime interval is tuned for; None for the design's default."""
 

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.normalize import normalize
-from core.sample import load_model, sample_pool
-from core.sampling_job import default_model
+from core.jobs.sampling_job import default_model
+from core.surrogate.normalize import normalize
+from core.surrogate.sample import load_model, sample_pool
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,7 +51,7 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 def matches(answer: str, references: list[str]) -> bool:
     """True when the answer gives the reference or one of its alternatives.
 
-    Both sides are normalised with core.normalize.normalize (case,
+    Both sides are normalised with core.surrogate.normalize.normalize (case,
     punctuation, articles, number formats). A numeric reference must equal the
     answer's last number ("3 * 60 = 180 minutes" gives 180, so "81 / 9 = 10"
     is not taken for 9); any other reference must occur in the answer as whole

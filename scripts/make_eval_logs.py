@@ -2,7 +2,7 @@
 
     python scripts/make_eval_logs.py [--tools /work/wt/proxy-venv/bin] [--model-dir /tmp/smollm2-served]
 
-Serves SmolLM2-135M-Instruct with `transformers serve` (core/local_server.py),
+Serves SmolLM2-135M-Instruct with `transformers serve` (core/testing/local_server.py),
 then runs, on the small arithmetic task of tests/data/evaltasks/ (8 questions,
 arith.jsonl):
 - lm-evaluation-harness, model local-chat-completions: task `arith` (one greedy
@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from core.local_server import model_folder, served
+from core.testing.local_server import model_folder, served
 
 ROOT = Path(__file__).resolve().parents[1]
 

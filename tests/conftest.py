@@ -15,7 +15,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from hypothesis import HealthCheck, settings
 
-from core.appserver import CHROMIUM, CHROMIUM_ARGS, ROOT, TIMEOUT_MS
+from core.testing.appserver import CHROMIUM, CHROMIUM_ARGS, ROOT, TIMEOUT_MS
 
 ARTIFACTS = ROOT / "artifacts"
 

@@ -1,4 +1,4 @@
-"""core.agreement: Cohen's kappa, Krippendorff's alpha (against published values) and the mean rule."""
+"""core.stats.rater_agreement: Cohen's kappa, Krippendorff's alpha (against published values) and the mean rule."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.agreement import agreement, cohen_kappa, combine, krippendorff_alpha, level_of, summary
+from core.scales import scale_from_settings
+from core.stats.rater_agreement import agreement, cohen_kappa, combine, krippendorff_alpha, summary
 
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: 4 observers, 12 units.
 K2011 = np.array(
@@ -75,8 +76,11 @@ def test_several_grades_enter_the_estimate_as_their_mean():
 
 
 def test_scale_levels_and_the_one_line_summary():
-    assert level_of({"scale": {"kind": "binary"}}) == "nominal" and level_of({}) == "nominal"
-    assert level_of({"scale": {"kind": "likert"}}) == "ordinal"
+    assert (
+        scale_from_settings({"scale": {"kind": "binary"}}).level == "nominal"
+        and scale_from_settings({}).level == "nominal"
+    )
+    assert scale_from_settings({"scale": {"kind": "likert"}}).level == "ordinal"
     grades = pd.DataFrame(
         {"position": [0, 0, 1, 1, 2, 2], "grader": ["a", "b"] * 3, "value": [1.0, 1.0, 0.0, 0.0, 1.0, 0.0]}
     )

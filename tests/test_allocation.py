@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.allocation import (
+from core.errors import InputError
+from core.stats.allocation import (
     design_from_items,
     greedy_counts,
     largest_remainder,
@@ -23,9 +24,8 @@ from core.allocation import (
     stratified_variance,
     uniform_labels_for_variance,
 )
-from core.errors import InputError
-from core.simulate import synthetic_items
-from core.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
+from core.stats.simulate import synthetic_items
+from core.stats.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 
 strata_sizes = st.lists(st.integers(1, 60), min_size=1, max_size=6)
 

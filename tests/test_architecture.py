@@ -1,4 +1,4 @@
-"""Static checks on core/'s structure: no import cycle, no Streamlit.
+"""Static checks on core/'s structure: layers that import only downwards, no import cycle, no Streamlit.
 
 The import graph is read from the source with ``ast``, so it counts every
 import: at module level, inside functions and under ``TYPE_CHECKING`` alike.
@@ -91,6 +91,46 @@ def test_the_graph_sees_imports_inside_functions_and_type_checking():
 def test_core_has_no_import_cycle():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle in core/: " + " -> ".join(cycle)
+
+
+LAYERS = [
+    {"core.errors"},
+    {"core.inputs"},
+    {"core.stats"},
+    {"core.surrogate"},
+    {"core.scales", "core.settings"},
+    {"core.store"},
+    {"core.jobs"},
+    {"core.services"},
+    {"core.exports"},
+    {"core", "core.cli", "core.__main__"},
+    {"core.testing"},
+]
+"""core/'s packages from the bottom up (docs/architecture.md): a module imports only from its own layer and the
+layers below. Statistics never touch the store; jobs never call the services that start them; only tests,
+benchmarks and scripts use core.testing."""
+
+
+def layer_of(module: str) -> int:
+    for index, layer in reversed(list(enumerate(LAYERS))):
+        if any(module == name or module.startswith(name + ".") for name in layer - {"core"}):
+            return index
+    assert module == "core", f"{module} belongs to no layer of LAYERS"
+    return next(i for i, layer in enumerate(LAYERS) if "core" in layer)
+
+
+def test_every_import_goes_down_the_layers():
+    upward = [
+        f"{module} -> {imported}"
+        for module, imports in import_graph().items()
+        for imported in imports
+        if layer_of(imported) > layer_of(module) and imported != "core"
+    ]
+    assert not upward, "imports that go up a layer:\n" + "\n".join(sorted(upward))
+
+
+def test_the_layer_check_sees_an_upward_import():
+    assert layer_of("core.stats.estimate") < layer_of("core.store.store") < layer_of("core.services.grading")
 
 
 @pytest.mark.parametrize("path", sorted(CORE.rglob("*.py")), ids=lambda p: str(p.relative_to(CORE.parent)))

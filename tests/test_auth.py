@@ -1,4 +1,4 @@
-"""core.auth: password hashing, accounts, sign-in (password and OIDC), open demo switch, audit of sign-ins."""
+"""core.services.auth: password hashing, accounts, sign-in (password and OIDC), open demo switch, audit of sign-ins."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 from argon2 import PasswordHasher
 
-from core import auth
 from core.errors import InputError
+from core.services import auth
 from core.store import Store, accounts
 
 PASSWORD = "correct horse battery"
@@ -127,7 +127,7 @@ def test_users_command_creates_assigns_and_lists_accounts(tmp_path, monkeypatch,
 
 
 def test_audit_trail_records_actor_action_project_and_exports_inert_csv(store):
-    from core import audit
+    from core.services import audit
 
     admin = auth.create_account(store, "root", auth.ADMIN, password=PASSWORD)
     audit.record(store, admin, audit.SETTINGS_CHANGED, 7, guidelines='=HYPERLINK("http://evil")')

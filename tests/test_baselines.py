@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.baselines import _capped_probabilities, active_inference, lure
+from core.stats.baselines import _capped_probabilities, active_inference, lure
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.io import load_inputs
+from core.inputs.io import load_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo"

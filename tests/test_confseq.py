@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.allocation import make_design
-from core.confseq import anytime_interval, sequence_batch
 from core.errors import InputError
-from core.simulate import replay_queue, replication_orders
+from core.stats.allocation import make_design
+from core.stats.confseq import anytime_interval, sequence_batch
+from core.stats.simulate import replay_queue, replication_orders
 
 ALPHA = 0.05
 
@@ -160,7 +160,7 @@ def test_an_ungraded_stratum_keeps_the_interval_honest():
 
 
 def test_the_dashboards_call_reads_the_grades_in_order():
-    from core.tracking import current_anytime
+    from core.services.tracking import current_anytime
 
     design, labels = pool(200, [0.2, 0.7])
     graded = {int(p): float(labels[p]) for p in replication_orders(design.N, 0, 1)[0, :30]}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.design import planned_budget, prepared_design, project_design
-from core.simulate import synthetic_items
-from core.strata import stratify
+from core.stats.design import planned_budget, prepared_design, project_design
+from core.stats.simulate import synthetic_items
+from core.stats.strata import stratify
 
 
 class FakeStore:

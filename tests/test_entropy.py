@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.entropy import agreement, semantic_entropy, weighted_semantic_entropy
+from core.surrogate.entropy import agreement, semantic_entropy, weighted_semantic_entropy
 
 
 def test_hand_computed_two_classes():

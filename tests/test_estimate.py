@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.allocation import design_from_items, make_design
 from core.errors import InputError
-from core.estimate import estimate, estimate_batch, grades_needed
-from core.model_assisted import difference_residuals
-from core.simulate import replay_queue, replication_orders, synthetic_items
+from core.stats.allocation import design_from_items, make_design
+from core.stats.estimate import estimate, estimate_batch, grades_needed
+from core.stats.model_assisted import difference_residuals
+from core.stats.simulate import replay_queue, replication_orders, synthetic_items
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""core.showings and core.grade_actions: a press acts on exactly the item it names, for a user the
+"""core.services.showings and core.services.grade_actions: a press acts on exactly the item it names, for a user the
 database still allows, or not at all."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from core import auth, grade_actions, grading, reservations
-from core.allocation import design_from_items
-from core.project import create_project, start_preparation
-from core.showings import Showings
+from core.services import auth, grade_actions, grading, reservations
+from core.services.project import create_project, start_preparation
+from core.services.showings import Showings
+from core.stats.allocation import design_from_items
 from core.store import Store, accounts
 
 DATA = Path(__file__).parent / "data" / "app"

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.errors import InputError
-from core.io import load_inputs, spreadsheet_safe
-from core.project import create_project, start_preparation
+from core.inputs.io import load_inputs, spreadsheet_safe
+from core.services.project import create_project, start_preparation
 from core.store import Store
 
 HOSTILE = Path(__file__).parent / "data" / "hostile"

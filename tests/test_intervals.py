@@ -1,4 +1,4 @@
-"""Fixed-n intervals (core.intervals): hand-computed cases and properties."""
+"""Fixed-n intervals (core.stats.intervals): hand-computed cases and properties."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from core.intervals import (
+from core.stats.intervals import (
     all_equal_floor,
     beta_interval,
     effective_size,

@@ -1,4 +1,4 @@
-"""core.io: reading pools and samples, and what every malformed input gets."""
+"""core.inputs.io: reading pools and samples, and what every malformed input gets."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import core.io
-import core.tables
+import core.inputs.io
+import core.inputs.tables
 from core.errors import InputError
-from core.io import Inputs, load_inputs, spreadsheet_safe
+from core.inputs.io import Inputs, load_inputs, spreadsheet_safe
 
 INPUTS = Path(__file__).parent / "data" / "inputs"
 
@@ -462,28 +462,28 @@ def test_a_bad_label_in_json_is_named(label, fragment):
 
 
 def test_a_too_long_field_is_refused(monkeypatch):
-    monkeypatch.setattr(core.io, "MAX_FIELD_CHARS", 20)
+    monkeypatch.setattr(core.inputs.io, "MAX_FIELD_CHARS", 20)
     message = error_of(("pool.jsonl", jsonl(item("a"), item("b", response="x" * 21))))
     assert_names(message, "pool.jsonl", row=2, column="response")
     assert "21 characters long, over the limit of 20" in message
 
 
 def test_a_file_over_the_size_limit_is_refused(monkeypatch):
-    monkeypatch.setattr(core.tables, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(core.inputs.tables, "MAX_FILE_BYTES", 100)
     message = error_of(("pool.jsonl", jsonl(*(item(f"q{k}") for k in range(5)))))
     assert_names(message, "pool.jsonl")
     assert "of data, over the limit of 100 bytes" in message
 
 
 def test_too_many_columns_are_refused(monkeypatch):
-    monkeypatch.setattr(core.tables, "MAX_COLUMNS", 4)
+    monkeypatch.setattr(core.inputs.tables, "MAX_COLUMNS", 4)
     message = error_of(("pool.csv", b"id,prompt,response,a,b\nq1,Hi,Hello,1,2\n"))
     assert_names(message, "pool.csv")
     assert "5 different columns (keys), over the limit of 4" in message
 
 
 def test_a_too_long_metadata_field_is_refused(monkeypatch):
-    monkeypatch.setattr(core.io, "MAX_FIELD_CHARS", 20)
+    monkeypatch.setattr(core.inputs.io, "MAX_FIELD_CHARS", 20)
     message = error_of(("pool.csv", (POOL_HEADER[:-1] + ",notes\nq1,Hi,Hello,1," + "n" * 30 + "\n").encode()))
     assert_names(message, "pool.csv", row=2, column="notes")
 
@@ -582,7 +582,7 @@ def test_spreadsheet_safe_leaves_everything_else(cell):
 
 # --------------------------------------------------------------------------- through the CLI
 
-CLI_READY = all(importlib.util.find_spec(f"core.commands.{name}") for name in ("prepare", "simulate", "sample"))
+CLI_READY = all(importlib.util.find_spec(f"core.cli.{name}") for name in ("prepare", "simulate", "sample"))
 
 
 @pytest.mark.skipif(not CLI_READY, reason="the CLI commands are not all written yet")

@@ -1,11 +1,11 @@
-"""core.markup and core.images: pool and project text shows without fetching anything, and renders fast."""
+"""core.inputs.markup and core.inputs.images: pool and project text shows without fetching anything, and renders fast."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.images import shown_image
-from core.markup import MAX_MARKDOWN_CHARS, has_image, one_line_plain, plain_text, safe_markdown
+from core.inputs.images import shown_image
+from core.inputs.markup import MAX_MARKDOWN_CHARS, has_image, one_line_plain, plain_text, safe_markdown
 
 IMAGE_ATTACKS = [
     "see ![chart](https://tracker.example/p.png)",
@@ -90,6 +90,6 @@ def test_plain_text_shows_every_character_literally():
     ],
 )
 def test_shown_image_hands_the_widget_only_valid_allowed_values(value, external, shown):
-    result = shown_image(value, {"external_images": external})
+    result = shown_image(value, external)
     assert result.url == shown
     assert (result.note == "") == (shown is not None or not value)

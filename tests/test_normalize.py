@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.normalize import canonical_number, normalize
+from core.surrogate.normalize import canonical_number, normalize
 
 
 @pytest.mark.parametrize(

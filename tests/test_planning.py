@@ -1,14 +1,14 @@
-"""The planned saving as a range (core.planning): before any grade, and from a pilot."""
+"""The planned saving as a range (core.stats.planning): before any grade, and from a pilot."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from core.allocation import design_from_items, make_design, planned_saving
-from core.planning import MIN_PILOT, planned_saving_range
-from core.queue import item_order
-from core.simulate import synthetic_items
+from core.stats.allocation import design_from_items, make_design, planned_saving
+from core.stats.planning import MIN_PILOT, planned_saving_range
+from core.stats.queue import item_order
+from core.stats.simulate import synthetic_items
 
 
 def test_without_a_pilot_the_range_runs_from_no_signal_to_calibrated_agreement():

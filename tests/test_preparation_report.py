@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from core import project
-from core.semantic.base import EMBEDDING, LOADING_MODEL
-from core.semantic.embedding import EmbeddingBackend
+from core.jobs import preparation_job
+from core.surrogate.semantic.base import EMBEDDING, LOADING_MODEL
+from core.surrogate.semantic.embedding import EmbeddingBackend
 
 
 class StubModel:
@@ -52,13 +52,13 @@ class Recorder:
 
 def test_the_report_writes_each_new_stage_at_once_and_counts_at_most_twice_a_second(monkeypatch):
     clock = [100.0]
-    monkeypatch.setattr(project.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(preparation_job.time, "monotonic", lambda: clock[0])
     store = Recorder()
-    report = project.PreparationReport(store, 1)
+    report = preparation_job.PreparationReport(store, 1)
     report.stage(LOADING_MODEL, 0, 0)
     report.stage(EMBEDDING, 0, 500)
     report.stage(EMBEDDING, 100, 500)  # the same instant: not written again
-    clock[0] += project.PROGRESS_EVERY_S
+    clock[0] += preparation_job.PROGRESS_EVERY_S
     report.stage(EMBEDDING, 200, 500)
     report.stage(EMBEDDING, 500, 500)  # the last count always
     report.clustering(0, 40)
@@ -75,16 +75,16 @@ def test_the_report_writes_each_new_stage_at_once_and_counts_at_most_twice_a_sec
 
 def test_ticks_say_how_long_a_stage_without_counts_runs_and_keep_the_heartbeat(monkeypatch):
     clock = [100.0]
-    monkeypatch.setattr(project.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(preparation_job.time, "monotonic", lambda: clock[0])
     store = Recorder()
-    report = project.PreparationReport(store, 1)
+    report = preparation_job.PreparationReport(store, 1)
     report.stage(LOADING_MODEL, 0, 0)
     clock[0] += 3
     report.tick()
     report.clustering(10, 40)
     clock[0] += 1
     report.tick()  # counts were written a second ago: nothing to add
-    clock[0] += project.HEARTBEAT_S
+    clock[0] += preparation_job.HEARTBEAT_S
     report.tick()
     assert [m for _, _, m in store.messages] == [
         "loading the model",

@@ -6,12 +6,12 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError
-from core.prepare import SCORE_COLUMNS, prepare_items, target_answers
+from core.surrogate.prepare import SCORE_COLUMNS, prepare_items, target_answers
 
 
 @dataclass
 class FakeInputs:
-    """Shaped like core.io.Inputs."""
+    """Shaped like core.inputs.io.Inputs."""
 
     pool: pd.DataFrame
     samples: pd.DataFrame
@@ -96,7 +96,7 @@ def test_gsm8k_exact_strata_track_correctness(gsm8k):
 def run_prepare(*argv: str) -> int:
     import argparse
 
-    from core.commands import prepare
+    from core.cli import prepare
 
     parser = argparse.ArgumentParser()
     prepare.add_arguments(parser)
@@ -187,7 +187,7 @@ def test_cli_refuses_an_output_it_cannot_write_before_preparing(tmp_path, monkey
     def prepare_from_args(*_):
         raise AssertionError("prepared although the output cannot be written")
 
-    monkeypatch.setattr("core.commands.prepare.prepare_from_args", prepare_from_args)
+    monkeypatch.setattr("core.cli.prepare.prepare_from_args", prepare_from_args)
     with pytest.raises(InputError, match=r"cannot write the items table \(it is a folder\)"):
         run_prepare("--pool", pool, "--out", str(tmp_path / "items.csv"))
 

@@ -1,4 +1,4 @@
-"""core.progress: grades and items counted apart, pace over working time, the stopping rule, the ETA."""
+"""core.services.progress: grades and items counted apart, pace over working time, the stopping rule, the ETA."""
 
 from __future__ import annotations
 
@@ -6,10 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.allocation import make_design
-from core.confseq import anytime_interval
-from core.estimate import estimate, grades_needed
-from core.progress import (
+from core.services.progress import (
     IDLE_GAP_S,
     STOPPING_INTERVAL,
     Counts,
@@ -26,6 +23,9 @@ from core.progress import (
     throughput,
     working_hours,
 )
+from core.stats.allocation import make_design
+from core.stats.confseq import anytime_interval
+from core.stats.estimate import estimate, grades_needed
 
 T0 = pd.Timestamp("2026-01-01 09:00", tz="UTC")
 

@@ -2,7 +2,7 @@
 
 The model is a tiny randomly initialised Llama (2 layers, hidden size 32) with a
 byte-level BPE tokenizer trained here on a few sentences: it exercises
-core.sample's whole path (loading from a folder, prompting, generating, log
+core.surrogate.sample's whole path (loading from a folder, prompting, generating, log
 probabilities) in about a second; its answers mean nothing.
 """
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from core import sampling_job
 from core.errors import InputError
-from core.project import create_project, start_preparation
-from core.sampling_job import PARTIAL, SAMPLES, SamplingSettings, default_model, sample_project
+from core.jobs import sampling_job
+from core.jobs.sampling_job import PARTIAL, SAMPLES, SamplingSettings, default_model, sample_project
+from core.services.project import create_project, start_preparation
 from core.store import Store
 from core.store.input_files import set_input_files
 
@@ -34,7 +34,7 @@ IDS = ["q1", "q2", "q3"]
 
 @pytest.fixture(scope="module")
 def tiny_lm(tmp_path_factory) -> str:
-    """A folder with a tiny causal LM and its tokenizer, as `core.sample.load_model` loads them."""
+    """A folder with a tiny causal LM and its tokenizer, as `core.surrogate.sample.load_model` loads them."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast

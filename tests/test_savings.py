@@ -1,4 +1,4 @@
-"""Live savings (core.savings): the between-strata correction, withholding, the range."""
+"""Live savings (core.stats.savings): the between-strata correction, withholding, the range."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.savings import live_saving, live_saving_batch
+from core.stats.savings import live_saving, live_saving_batch
 
 
 def test_live_saving_by_hand():

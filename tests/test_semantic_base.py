@@ -2,8 +2,8 @@ import pytest
 import torch
 
 from core.errors import InputError
-from core.semantic import get_backend
-from core.semantic.base import Query, cluster_by_representatives, dedupe, one_line, resolve_device
+from core.surrogate.semantic import get_backend
+from core.surrogate.semantic.base import Query, cluster_by_representatives, dedupe, one_line, resolve_device
 
 
 def test_dedupe_keeps_first_appearance_order():
@@ -56,7 +56,7 @@ def test_one_line_error_text():
 def test_a_folder_that_is_not_a_model_fails_at_once_without_walking_it(tmp_path, monkeypatch):
     import os
 
-    from core.semantic.base import model_fingerprint
+    from core.surrogate.semantic.base import model_fingerprint
 
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "big.bin").write_bytes(b"x")

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 
 from core.errors import InputError
-from core.semantic import ItemTexts
-from core.semantic.base import Backend, UniqueTexts
-from core.semantic.cache import ResultCache
+from core.surrogate.semantic import ItemTexts
+from core.surrogate.semantic.base import Backend, UniqueTexts
+from core.surrogate.semantic.cache import ResultCache
 
 
 class CountingBackend(Backend):
@@ -121,8 +121,8 @@ def test_an_interrupted_run_keeps_finished_parts_and_progress_counts_items(tmp_p
 def test_a_read_only_cache_warns_and_the_work_goes_on(tmp_path, monkeypatch):
     import sqlite3
 
-    import core.semantic.cache as cache_module
-    from core.semantic.cache import CacheNotWritten
+    import core.surrogate.semantic.cache as cache_module
+    from core.surrogate.semantic.cache import CacheNotWritten
 
     CountingBackend(tmp_path).cluster(GROUPS[:1])  # an existing cache
     connect = sqlite3.connect

@@ -3,7 +3,7 @@
 import pytest
 
 from core.errors import InputError
-from core.semantic import ItemTexts, get_backend
+from core.surrogate.semantic import ItemTexts, get_backend
 
 pytestmark = pytest.mark.slow
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from core.errors import InputError
-from core.semantic import ItemTexts, get_backend
+from core.surrogate.semantic import ItemTexts, get_backend
 
 
 def test_exact_paris_classes_with_target_last():

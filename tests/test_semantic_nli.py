@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from core.errors import InputError
-from core.semantic import ItemTexts, get_backend
-from core.semantic.nli import NLIBackend
-from core.semantic.tiny_nli import MNLI_LABELS, build_tiny_nli_model
+from core.surrogate.semantic import ItemTexts, get_backend
+from core.surrogate.semantic.nli import NLIBackend
+from core.testing.tiny_nli import MNLI_LABELS, build_tiny_nli_model
 
 REORDERED_LABELS = {0: "entailment", 1: "neutral", 2: "contradiction"}
 

@@ -1,4 +1,4 @@
-"""core.sessions: sign-in sessions stored hashed, their limits, and every way they end."""
+"""core.services.sessions: sign-in sessions stored hashed, their limits, and every way they end."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from core import auth, sessions
 from core.errors import InputError
+from core.services import auth, sessions
 from core.store import Store, accounts
 from core.store.models import utcnow
 from core.store.sessions import SignInSession

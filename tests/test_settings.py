@@ -3,7 +3,7 @@ import pytest
 from core.errors import InputError
 from core.scales import LIKERT
 from core.settings import ProjectSettings
-from core.strata import DEFAULT_STRATIFY_BY
+from core.stats.strata import DEFAULT_STRATIFY_BY
 
 
 def test_defaults_fill_what_is_not_stored_and_unknown_keys_are_ignored():

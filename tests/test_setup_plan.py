@@ -1,4 +1,4 @@
-"""core.overview (the stratifying variable's own ranges) and core.target_plan (the setup page's headline)."""
+"""core.services.overview (the stratifying variable's own ranges) and core.services.target_plan (the setup page's headline)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from core.allocation import make_design
-from core.overview import histogram, strata_table, stratifying_columns
-from core.progress import STOPPING_INTERVAL, items_to_target
-from core.target_plan import plan_for_target, uniform_items
+from core.services.overview import histogram, strata_table, stratifying_columns
+from core.services.progress import STOPPING_INTERVAL, items_to_target
+from core.services.target_plan import plan_for_target, uniform_items
+from core.stats.allocation import make_design
 
 
 def _items() -> pd.DataFrame:

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.allocation import DEFAULT_STRATIFY_BY, design_from_items
 from core.cli import main
 from core.errors import InputError
-from core.queue import QueueState, next_item
-from core.simulate import METHODS, budget_sizes, replay_queue, replication_orders, simulate, synthetic_items
+from core.stats.allocation import DEFAULT_STRATIFY_BY, design_from_items
+from core.stats.queue import QueueState, next_item
+from core.stats.simulate import METHODS, budget_sizes, replay_queue, replication_orders, simulate, synthetic_items
 
 
 def test_replay_is_the_apps_queue():
@@ -70,7 +70,7 @@ def test_result_layout_and_sanity():
 
 def test_activegrade_simulates_the_prepared_strata(monkeypatch):
     """The project's strata as prepared (here: by entropy, 3 strata), not a re-stratification."""
-    from core.strata import stratify
+    from core.stats.strata import stratify
 
     items = synthetic_items(300, seed=2)
     items["stratum"] = stratify(items["semantic_entropy"], items["agreement"], n_strata=3)
@@ -80,7 +80,7 @@ def test_activegrade_simulates_the_prepared_strata(monkeypatch):
         seen["strata"] = design.stratum.copy()
         return replay_queue(design, labels, orders, n)
 
-    monkeypatch.setattr("core.simulate.replay_queue", spy)
+    monkeypatch.setattr("core.stats.simulate.replay_queue", spy)
     simulate(items, ["30"], reps=5, methods=["activegrade"])
     assert (seen["strata"] == items["stratum"].to_numpy()).all()
 
@@ -169,7 +169,7 @@ def test_cli_checks_every_label_before_preparing(tmp_path, capsys, monkeypatch):
     def prepare_from_args(*_):
         raise AssertionError("prepared a pool whose labels are incomplete")
 
-    monkeypatch.setattr("core.commands.simulate.prepare_from_args", prepare_from_args)
+    monkeypatch.setattr("core.cli.simulate.prepare_from_args", prepare_from_args)
     assert main(["simulate", "--pool", pool, "--samples", samples, "--reps", "10"]) == 2
     err = capsys.readouterr().err
     assert "pool.jsonl" in err and "item 'q5'" in err and "label" in err
@@ -177,8 +177,8 @@ def test_cli_checks_every_label_before_preparing(tmp_path, capsys, monkeypatch):
 
 def test_gsm8k_goal(gsm8k):
     """The issue's goal on the shared gsm8k pool (fewer reps than the benchmark, fixed seed)."""
-    from core.io import load_inputs
-    from core.prepare import prepare_items
+    from core.inputs.io import load_inputs
+    from core.surrogate.prepare import prepare_items
 
     items = prepare_items(load_inputs(*map(str, gsm8k)), stratify_by=DEFAULT_STRATIFY_BY)  # a default project
     result = simulate(items, ["0.05", "0.1", "0.2"], reps=1000, methods=["uniform", "activegrade"])

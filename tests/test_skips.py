@@ -1,12 +1,12 @@
-"""Skips per stratum and their worst-case bound (core.skips)."""
+"""Skips per stratum and their worst-case bound (core.stats.skips)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from core.allocation import make_design
-from core.skips import skip_bound
+from core.stats.allocation import make_design
+from core.stats.skips import skip_bound
 
 
 def test_skip_bound_by_hand():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import event, text
 
-from core import grading
 from core.errors import InputError, NotSaved
 from core.scales import BINARY
+from core.services import grading
 from core.store import Store
 
 

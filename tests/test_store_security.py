@@ -11,10 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 from sqlalchemy import text
 
-from core import auth, grading
 from core.errors import InputError
-from core.project import create_project
 from core.scales import BINARY, parse_custom_labels
+from core.services import auth, grading
+from core.services.project import create_project
 from core.store import Store, accounts, make_engine, upgrade
 from tests.legacy_schemas import create_legacy_schema
 from tests.pg_schema import throwaway_schema_url
@@ -114,7 +114,7 @@ def test_a_2_mb_sign_in_name_is_a_failed_sign_in_not_a_database_error(store):
 
 
 def test_images_in_project_name_guidelines_and_labels_are_refused():
-    from core.project import check_project_name, check_settings
+    from core.services.project import check_project_name, check_settings
 
     with pytest.raises(InputError, match="markdown image"):
         check_project_name("Q3 ![x](https://tracker.example/n.png)")

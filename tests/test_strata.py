@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.errors import InputError
-from core.strata import merge_small_strata, stratify, zero_and_quantile_strata
+from core.stats.strata import merge_small_strata, stratify, zero_and_quantile_strata
 
 
 def test_zero_entropy_gets_stratum_zero_and_positives_split_at_quantiles():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from core import auth
 from core.cli import main
+from core.services import auth
 from core.store import Store
 
 

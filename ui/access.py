@@ -3,7 +3,7 @@
 A Streamlit fragment reruns on its own (a timer, a button inside it) and
 keeps its callbacks after the page that drew it ended in ``st.stop()``; the
 sign-in gate and the page's role check do not run then. Each fragment and
-each callback therefore asks core.auth.recheck first, which reads the
+each callback therefore asks core.services.auth.recheck first, which reads the
 account, its role, its project assignment and the project again from the
 database.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import audit, auth
+from core.services import audit, auth
 from ui import signin, state
 
 

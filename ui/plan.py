@@ -7,15 +7,15 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from core.allocation import Design, planned_allocation, proportional_allocation
-from core.confseq import AnytimeInterval, anytime_interval
-from core.design import planned_budget, prepared_design
-from core.overview import NAME_OF, histogram, strata_table, stratifying_columns, without_samples
-from core.planning import MIN_PILOT, planned_saving_range
-from core.progress import items_to_target
+from core.services.overview import NAME_OF, histogram, strata_table, stratifying_columns, without_samples
+from core.services.progress import items_to_target
+from core.services.target_plan import TargetPlan, plan_for_target
+from core.services.tracking import estimate_path
+from core.stats.allocation import Design, planned_allocation, proportional_allocation
+from core.stats.confseq import AnytimeInterval, anytime_interval
+from core.stats.design import planned_budget, prepared_design
+from core.stats.planning import MIN_PILOT, planned_saving_range
 from core.store import ProjectInfo
-from core.target_plan import TargetPlan, plan_for_target
-from core.tracking import estimate_path
 from ui import state
 from ui.glossary import term_help, terms_popover
 
@@ -222,18 +222,18 @@ def _needed(
 
 
 def anytime_of(project: ProjectInfo, graded: dict[int, float]) -> AnytimeInterval:
-    """core.confseq's anytime interval after ``graded``, tuned for the project's planned budget n0, computed once
+    """core.stats.confseq's anytime interval after ``graded``, tuned for the project's planned budget n0, computed once
     per set of grades: the interval of the live dashboard and its stopping rule."""
     n0 = planned_budget(project.settings, design(project).N)
     return _anytime(*_key(project), tuple(graded), tuple(graded.values()), n0)
 
 
 def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str) -> pd.DataFrame:
-    """core.tracking.estimate_path, computed once per set of grades (the dashboard refreshes often)."""
+    """core.services.tracking.estimate_path, computed once per set of grades (the dashboard refreshes often)."""
     return _path(*_key(project), tuple(graded), tuple(graded.values()), method)
 
 
 def items_to_target_of(project: ProjectInfo, graded: dict[int, float], target: float, method: str) -> int:
-    """core.progress.items_to_target, computed once per set of grades."""
+    """core.services.progress.items_to_target, computed once per set of grades."""
     n0 = planned_budget(project.settings, design(project).N)
     return _needed(*_key(project), tuple(graded), tuple(graded.values()), target, method, n0)

@@ -1,4 +1,4 @@
-"""The new-project form's control for sampling surrogate answers with a local model (core.sampling_job)."""
+"""The new-project form's control for sampling surrogate answers with a local model (core.jobs.sampling_job)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ from typing import Any
 
 import streamlit as st
 
-from core.sampling_job import SamplingSettings, default_model
+from core.jobs.sampling_job import SamplingSettings, default_model
 
 
 def sampling_settings() -> dict[str, Any] | None:
     """Offer to sample the surrogate answers; the project's `settings["sampling"]`, or None when not asked.
 
-    The values are checked by `core.project.create_project`, which shows what is wrong.
+    The values are checked by `core.services.project.create_project`, which shows what is wrong.
     """
     if not st.checkbox(
         "Sample surrogate answers with a local model",

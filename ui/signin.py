@@ -15,15 +15,15 @@ from collections.abc import Iterable, Mapping
 
 import streamlit as st
 
-from core import auth, sessions
 from core.errors import InputError
-from core.limits import MAX_NAME_CHARS, MAX_PASSWORD_CHARS
-from core.markup import one_line_plain
+from core.inputs.limits import MAX_NAME_CHARS, MAX_PASSWORD_CHARS
+from core.inputs.markup import one_line_plain
+from core.services import auth, sessions
 from core.store import ProjectInfo, accounts
 from ui import session_cookie, state
 
 TOKEN_KEY = "session_token"
-"""Session state key of this browser tab's sign-in token (core.sessions); the cookie carries it to new tabs."""
+"""Session state key of this browser tab's sign-in token (core.services.sessions); the cookie carries it to new tabs."""
 
 PAGE_ACTIONS = {
     "Projects": auth.VIEW_PROJECTS,
@@ -52,7 +52,7 @@ def oidc_providers() -> list[str]:
 def user() -> auth.User | None:
     """The signed-in user (the open demo's user when it is on), or None.
 
-    Resolved again on every call from the server-side session (core.sessions.resume): a session
+    Resolved again on every call from the server-side session (core.services.sessions.resume): a session
     that was signed out, expired, or ended by a password change, disabling or a role change signs
     this tab out at once, and the role is the account's current one.
     """

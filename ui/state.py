@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.markup import one_line_plain
+from core.inputs.markup import one_line_plain
 from core.store import ProjectInfo, Store, database_url
 from core.store.engine import describe_failure
 

@@ -1,7 +1,7 @@
 """Accounts, project assignments, reservations and the audit trail: their SQL (tables in core/store/models.py).
 
 - ``users``: one row per account; ``name`` is what grades record as their
-  grader. Passwords only as hashes (core.auth makes them).
+  grader. Passwords only as hashes (core.services.auth makes them).
 - ``memberships``: which account is assigned to which project.
 - ``reservations``: the item a grader is being shown, until ``expires_at``.
   The key (project, position, slot) makes a reservation exclusive: slot 0 is

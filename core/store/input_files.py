@@ -1,7 +1,7 @@
 """Replacing a project's stored input files after creation.
 
 `Store.create_project` stores the uploads; the job that samples surrogate
-answers (core.sampling_job) later adds the samples it made, and a partial file
+answers (core.jobs.sampling_job) later adds the samples it made, and a partial file
 while it works.
 """
 

@@ -27,7 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from core.limits import (
+from core.inputs.limits import (
     MAX_ADDRESS_CHARS,
     MAX_EMAIL_CHARS,
     MAX_FILE_NAME_CHARS,
@@ -166,7 +166,7 @@ class AuditEvent(Base):
 
 
 class SignInFailure(Base):
-    """Failed sign-ins in a row for one account name from one client address (core.auth's back-off)."""
+    """Failed sign-ins in a row for one account name from one client address (core.services.auth's back-off)."""
 
     __tablename__ = "sign_in_failures"
     name: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), primary_key=True)

@@ -2,7 +2,7 @@
 
 Only a SHA-256 hash of the token is stored, so a copy of the database does not
 let anyone sign in. A row lives until the user signs out, its idle or absolute
-limit passes (core.sessions decides), or the account changes in a way that
+limit passes (core.services.sessions decides), or the account changes in a way that
 must sign the user out everywhere: a new password, disabling, a role change
 (``end_for_user``, called by core.store.accounts in the same transaction), or
 deletion (the foreign key cascades).

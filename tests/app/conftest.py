@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.project import create_project, start_preparation
+from core.services.project import create_project, start_preparation
 from core.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,9 +25,9 @@ def db_url(tmp_path, monkeypatch) -> str:
     """A fresh SQLite database for the app, and tests/data/app as the demo folder.
 
     AppTest clicks within milliseconds of a render, so the grade page's guard
-    against repeated keys (core.grading.MIN_VIEW_S) is off here; one test puts it back.
+    against repeated keys (core.services.grading.MIN_VIEW_S) is off here; one test puts it back.
     """
-    monkeypatch.setattr("core.grading.MIN_VIEW_S", 0.0)
+    monkeypatch.setattr("core.services.grading.MIN_VIEW_S", 0.0)
     url = f"sqlite:///{tmp_path / 'app.db'}"
     monkeypatch.setenv("ACTIVEGRADE_DB_URL", url)
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(DATA))

@@ -8,10 +8,10 @@ import time
 import pandas as pd
 import pytest
 
-from core.allocation import design_from_items
-from core.grading import submit
-from core.report import grades_csv, grades_jsonl, grades_table
+from core.exports.report import grades_csv, grades_jsonl, grades_table
 from core.scales import BINARY
+from core.services.grading import submit
+from core.stats.allocation import design_from_items
 
 
 def grade_some(store, project_id: int, n: int, grader: str = "ann") -> None:
@@ -135,7 +135,7 @@ def test_simulate_page_asks_for_a_budget_and_a_method(open_app, project_id, empt
 def test_grades_parquet_reads_back_as_the_table():
     from io import BytesIO
 
-    from core.report import grades_parquet
+    from core.exports.report import grades_parquet
 
     table = pd.DataFrame({"item": ["a", "b"], "grade": [1.0, 0.5], "comment": ["=SUM(1)", ""]})
     pd.testing.assert_frame_equal(pd.read_parquet(BytesIO(grades_parquet(table))), table)

@@ -37,7 +37,7 @@ def test_a_late_or_repeated_press_never_moves_to_another_item(open_app, store, p
 
 
 def test_a_press_sooner_than_the_minimum_viewing_time_is_not_stored(open_app, store, project_id, monkeypatch):
-    monkeypatch.setattr("core.grading.MIN_VIEW_S", 0.3)
+    monkeypatch.setattr("core.services.grading.MIN_VIEW_S", 0.3)
     at = open_app(GRADE, project_id=project_id)
     first = shown(at)
     assert press(at, "grade", label="Correct", shown_ms=120)["status"] == "too_fast"
@@ -110,9 +110,9 @@ def test_my_items_lists_graded_and_skipped_and_searches(open_app, store, project
 
 
 def test_items_held_by_others_are_not_called_all_graded(open_app, store, project_id):
-    from core import reservations
-    from core.allocation import design_from_items
     from core.scales import BINARY
+    from core.services import reservations
+    from core.stats.allocation import design_from_items
 
     design = design_from_items(store.load_items(project_id), stratify_by=None)
     held = reservations.claim(store, project_id, design, 0, "bob")  # bob is on one item

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.allocation import design_from_items
-from core.grading import submit
 from core.scales import BINARY
+from core.services.grading import submit
+from core.stats.allocation import design_from_items
 from ui.glossary import TERMS
 
 
@@ -60,7 +60,7 @@ def test_presenter_view_shows_the_estimate_large_and_live(open_app, store, proje
 
 
 def test_presenter_view_is_for_those_who_see_the_dashboard():
-    from core import auth
+    from core.services import auth
     from ui.signin import PAGE_ACTIONS
 
     assert PAGE_ACTIONS["Presenter view"] == auth.VIEW_DASHBOARD

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from core.project import is_running_here
+from core.services.project import is_running_here
 
 
 def wait_ready(store, project_id: int, timeout: float = 120) -> None:
@@ -102,11 +102,13 @@ def test_failed_preparation_is_shown_with_a_retry(open_app, store, project_id):
 def test_running_preparation_shows_stored_progress(open_app, store, uploads, monkeypatch, tmp_path):
     from datetime import timedelta
 
-    import core.project
-    from core.project import create_project
+    import core.services.project
+    from core.services.project import create_project
 
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
-    monkeypatch.setattr(core.project, "STALE_AFTER", timedelta(days=1))  # however slow the machine, not stalled
+    monkeypatch.setattr(
+        core.services.project, "STALE_AFTER", timedelta(days=1)
+    )  # however slow the machine, not stalled
     pid = create_project(store, "Busy", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
     store.set_status(pid, "preparing")  # as a job in another process would
     store.set_progress(pid, 12, 40, "clustering surrogate answers: 12 of 40 items")
@@ -119,18 +121,20 @@ def test_running_preparation_shows_stored_progress(open_app, store, uploads, mon
 def test_stalled_preparation_offers_a_restart(open_app, store, uploads, monkeypatch, tmp_path):
     from datetime import timedelta
 
-    import core.project
+    import core.services.project
 
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
-    pid = core.project.create_project(store, "Dead", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
+    pid = core.services.project.create_project(
+        store, "Dead", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False
+    )
     store.set_status(pid, "preparing")
-    monkeypatch.setattr(core.project, "STALE_AFTER", timedelta(seconds=-1))
+    monkeypatch.setattr(core.services.project, "STALE_AFTER", timedelta(seconds=-1))
     at = open_app(project_id=pid)
     assert "stopped responding" in at.warning[0].value
     at.button(key="restart").click().run()
     wait_ready(store, pid)
     assert store.project(pid).status == "ready"
-    from core import audit
+    from core.services import audit
 
     assert list(audit.trail(store, pid)["action"]) == [audit.PREPARATION_STARTED]  # the restart is audited
 

@@ -9,13 +9,13 @@ from io import StringIO
 import numpy as np
 import pandas as pd
 
-from core.allocation import design_from_items
-from core.grading import submit
-from core.report import grades_csv, grades_table, report, report_markdown
-from core.report_html import report_html
+from core.exports.report import grades_csv, grades_table, report, report_markdown
+from core.exports.report_html import report_html
 from core.scales import BINARY
-from core.skips import skip_bound
-from core.tracking import current_estimate
+from core.services.grading import submit
+from core.services.tracking import current_estimate
+from core.stats.allocation import design_from_items
+from core.stats.skips import skip_bound
 
 
 def _grade(store, project_id: int) -> None:

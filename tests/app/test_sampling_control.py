@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import core.project
-from core.sampling_job import default_model
+import core.services.project
+from core.jobs.sampling_job import default_model
 
 
 def test_control_appears_without_samples_and_records_the_sampling_options(
@@ -11,7 +11,7 @@ def test_control_appears_without_samples_and_records_the_sampling_options(
 ):
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
     started = []
-    monkeypatch.setattr(core.project, "start_preparation", lambda store, pid, **_: started.append(pid))
+    monkeypatch.setattr(core.services.project, "start_preparation", lambda store, pid, **_: started.append(pid))
     at = open_app()
     pool = uploads["pool.jsonl"]
     at.text_input(key="new_name").set_value("Sampled")

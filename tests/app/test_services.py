@@ -8,12 +8,12 @@ from datetime import timedelta
 import pytest
 
 from core.errors import InputError
-from core.grading import grader_view, next_position
-from core.markup import has_image
-from core.project import create_project, is_stalled, start_preparation
-from core.report import report, report_markdown
+from core.exports.report import report, report_markdown
+from core.inputs.markup import has_image
 from core.scales import BINARY, LIKERT, parse_custom_labels, scale_from_settings
-from core.tracking import current_estimate, estimate_path
+from core.services.grading import grader_view, next_position
+from core.services.project import create_project, is_stalled, start_preparation
+from core.services.tracking import current_estimate, estimate_path
 
 
 def test_scales_map_labels_to_values_and_keys():
@@ -46,7 +46,7 @@ def test_bad_custom_scales_say_which_line(text, message):
 
 
 def test_two_first_visitors_open_the_same_demo(store, monkeypatch):
-    from core.project import DEMO_NAME, open_demo
+    from core.services.project import DEMO_NAME, open_demo
 
     first = open_demo(store, start=False)
     looked_up = store.project_by_name
@@ -84,12 +84,12 @@ def test_stalled_means_preparing_with_an_old_heartbeat(store, uploads):
 
 
 def test_preparation_failure_is_stored_with_its_message(store, monkeypatch, uploads):
-    import core.prepare
+    import core.surrogate.prepare
 
     def broken(*args, **kwargs):
         raise InputError("the model is missing", fix="install it")
 
-    monkeypatch.setattr(core.prepare, "prepare_items", broken)
+    monkeypatch.setattr(core.surrogate.prepare, "prepare_items", broken)
     pid = create_project(store, "p", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
     assert start_preparation(store, pid, wait=True)
     info = store.project(pid)
@@ -99,8 +99,8 @@ def test_preparation_failure_is_stored_with_its_message(store, monkeypatch, uplo
 def test_a_finished_job_is_no_longer_running_when_its_outcome_is_visible(store, monkeypatch, uploads):
     """The outcome is written after the job leaves this process's registry, so a reader that sees
     "ready" or "failed" never finds the job still running (and "Try again" is never refused by it)."""
-    import core.prepare
-    from core.project import is_running_here
+    import core.surrogate.prepare
+    from core.services.project import is_running_here
 
     pid = create_project(store, "p", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
     running_at_write = []
@@ -113,7 +113,7 @@ def test_a_finished_job_is_no_longer_running_when_its_outcome_is_visible(store, 
     def broken(*args, **kwargs):
         raise InputError("the model is missing")
 
-    monkeypatch.setattr(core.prepare, "prepare_items", broken)
+    monkeypatch.setattr(core.surrogate.prepare, "prepare_items", broken)
     store.set_status(pid, "failed", "before")
     retried = []
     set_status = store.set_status
@@ -129,9 +129,9 @@ def test_bad_upload_writes_nothing(store):
 
 
 def test_report_carries_estimate_settings_and_seed(store, project_id):
-    from core.allocation import design_from_items
-    from core.grading import submit
-    from core.skips import skip_bound
+    from core.services.grading import submit
+    from core.stats.allocation import design_from_items
+    from core.stats.skips import skip_bound
 
     design = design_from_items(store.load_items(project_id), stratify_by=None)
     for _ in range(6):

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from core import simulation_job
-from core.confseq import anytime_interval
-from core.design import project_design
-from core.estimate import estimate
-from core.grading import next_position
-from core.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
+from core.jobs import simulation_job
+from core.services.grading import next_position
+from core.stats.confseq import anytime_interval
+from core.stats.design import project_design
+from core.stats.estimate import estimate
+from core.stats.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
 from tests.app.test_dashboard_export import simulated
 from tests.app.test_projects_page import _fill_new_project, wait_ready
 

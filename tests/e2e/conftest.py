@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.appserver import ROOT, Server
+from core.testing.appserver import ROOT, Server
 
 
 @pytest.fixture

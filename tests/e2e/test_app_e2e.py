@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-from core.appserver import ITEM_SHOWN, ROOT, TIMEOUT_MS, Server, press_grade_key
-from core.grading import submit
-from core.project import create_project, start_preparation
 from core.scales import BINARY
+from core.services.grading import submit
+from core.services.project import create_project, start_preparation
 from core.store import Store
+from core.testing.appserver import ITEM_SHOWN, ROOT, TIMEOUT_MS, Server, press_grade_key
 
 pytestmark = pytest.mark.e2e
 XSS_POOL = [
@@ -113,8 +113,8 @@ def shows_prompt(page, prompt: str) -> None:
 
 
 def test_second_browser_and_restart_resume_where_the_project_stands(browser, server, artifacts, tmp_path):
-    from core.allocation import design_from_items
-    from core.grading import next_position
+    from core.services.grading import next_position
+    from core.stats.allocation import design_from_items
 
     store = Store.open(server.db_url)
     files = [(name, (ROOT / "tests" / "data" / "app" / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]

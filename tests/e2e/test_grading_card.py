@@ -9,9 +9,9 @@ import random
 import pandas as pd
 import pytest
 
-from core import auth, grading
-from core.appserver import ROOT, Server
+from core.services import auth, grading
 from core.store import Store, accounts
+from core.testing.appserver import ROOT, Server
 
 pytestmark = pytest.mark.e2e
 TIMEOUT_MS = 30_000

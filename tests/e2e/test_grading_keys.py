@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.appserver import MIN_VIEW_S
-from core.project import create_project, start_preparation
+from core.services.project import create_project, start_preparation
 from core.store import Store
+from core.testing.appserver import MIN_VIEW_S
 
 pytestmark = pytest.mark.e2e
 TIMEOUT_MS = 30_000

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from core.appserver import ROOT, TIMEOUT_MS
-from core.grading import submit
-from core.project import create_project, start_preparation
 from core.scales import BINARY
+from core.services.grading import submit
+from core.services.project import create_project, start_preparation
 from core.store import Store
+from core.testing.appserver import ROOT, TIMEOUT_MS
 
 pytestmark = pytest.mark.e2e
 PAGES = {  # url path -> what shows last once the page has drawn its data

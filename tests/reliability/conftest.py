@@ -1,5 +1,5 @@
 """Fixtures for the reliability tests: a Store on SQLite or on the PostgreSQL server scripts/test.sh starts,
-and the app served for a signed-in browser (synthetic projects of any size: core.workload)."""
+and the app served for a signed-in browser (synthetic projects of any size: core.testing.workload)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from core import auth
-from core.appserver import TIMEOUT_MS, Server
+from core.services import auth
 from core.store import Store
+from core.testing.appserver import TIMEOUT_MS, Server
 from tests.pg_schema import throwaway_schema_url
 
 ROOT = Path(__file__).resolve().parents[2]

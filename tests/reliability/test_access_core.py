@@ -1,7 +1,7 @@
 """Access at the core: every action under each role, assigned or not, and signed out.
 
 The expected table is written here from the issue's words, independently of
-core.auth.PERMISSIONS: admin creates projects, uploads, changes settings,
+core.services.auth.PERMISSIONS: admin creates projects, uploads, changes settings,
 exports (and manages the team); a grader grades the projects assigned to
 them (blind to the running estimate); a viewer sees dashboards only.
 """
@@ -12,7 +12,7 @@ import itertools
 
 import pytest
 
-from core import auth
+from core.services import auth
 from core.store import Store, accounts
 
 PASSWORD = "a long enough password"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import auth, sessions
-from core.project import create_project, start_preparation
+from core.services import auth, sessions
+from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
 from tests.card_press import press, shown
 from ui import signin

@@ -14,7 +14,7 @@ import signal
 import pytest
 
 from core.store import accounts
-from core.workload import acknowledged, start_worker, synthetic_project, true_label
+from core.testing.workload import acknowledged, start_worker, synthetic_project, true_label
 
 from .conftest import BACKENDS
 

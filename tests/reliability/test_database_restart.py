@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from core import grading
 from core.errors import NotSaved
 from core.scales import BINARY
+from core.services import grading
 from core.store import Store
 from tests.pg_schema import PG_URL_ENV
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from core import auth
-from core.appserver import ITEM_SHOWN, TIMEOUT_MS, press_grade_key
-from core.project import create_project, start_preparation
+from core.services import auth
+from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
+from core.testing.appserver import ITEM_SHOWN, TIMEOUT_MS, press_grade_key
 
 from .conftest import PASSWORD, ROOT, sign_in
 

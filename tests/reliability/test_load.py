@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.estimate import estimate
-from core.reservations import overlap_positions
+from core.services.reservations import overlap_positions
+from core.services.tracking import current_estimate
+from core.stats.estimate import estimate
 from core.store import accounts
-from core.tracking import current_estimate
-from core.workload import expected_grades, run_graders, synthetic_project, true_label
+from core.testing.workload import expected_grades, run_graders, synthetic_project, true_label
 
 from .conftest import BACKENDS
 

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 import pytest
 
-from core import reservations
 from core.scales import BINARY
+from core.services import reservations
 from core.store import accounts
-from core.workload import synthetic_project
+from core.testing.workload import synthetic_project
 
 from .conftest import BACKENDS
 

@@ -11,10 +11,10 @@ import signal
 
 import pytest
 
-from core import auth
-from core.appserver import ITEM_SHOWN, TIMEOUT_MS, Server, press_grade_key
-from core.project import create_project, start_preparation
+from core.services import auth
+from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
+from core.testing.appserver import ITEM_SHOWN, TIMEOUT_MS, Server, press_grade_key
 
 from .conftest import DATA_APP, PASSWORD, sign_in
 

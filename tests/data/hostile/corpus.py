@@ -1,9 +1,9 @@
 """The hostile-input corpus (issue 5): malformed or hostile files and what each must give.
 
-Every entry either makes `core.io.load_inputs` raise an InputError whose
+Every entry either makes `core.inputs.io.load_inputs` raise an InputError whose
 message holds `error`, or loads with every text listed in `kept` exactly as
 written: HTML, script, markdown and spreadsheet formulas are plain data (the
-app escapes them on display, `core.io.spreadsheet_safe` on CSV export).
+app escapes them on display, `core.inputs.io.spreadsheet_safe` on CSV export).
 Small files are committed next to this module; big ones are generated on
 demand. tests/ is not a package, so load this module by path:
 
@@ -26,7 +26,7 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from core.io import MAX_FIELD_CHARS
+from core.inputs.io import MAX_FIELD_CHARS
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,0 +1,47 @@
+"""Command-line entry point: `python -m core prepare|simulate|sample ...`.
+
+Each sub-command lives in core/cli/<name>.py and exposes
+`add_arguments(parser)` and `run(args) -> int`. Bad input raises
+core.errors.InputError, which is printed as one line, exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from core.errors import InputError
+
+COMMANDS = {
+    "prepare": "Cluster surrogate answers, score semantic entropy and agreement, stratify.",
+    "simulate": "Replay grading on a labelled pool and compare sampling methods.",
+    "sample": "Sample surrogate answers from a local causal language model.",
+    "users": "Create accounts, change roles, assign accounts to projects.",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m core", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, help_text in COMMANDS.items():
+        module = importlib.import_module(f"core.cli.{name}")
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(command)
+        command.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as error:
+        print(f"error: {error.filename}: no such file. Fix: check the path.", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

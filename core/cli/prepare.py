@@ -1,0 +1,185 @@
+"""`python -m core prepare`: cluster surrogate answers, score every item, stratify, write the items table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from core.cli.output import check_writable
+from core.errors import InputError
+from core.inputs.io import Inputs
+from core.inputs.readers import FORMATS, load
+from core.stats.proxy import PROXY_COLUMN, proxy_name, proxy_values
+from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
+from core.surrogate.prepare import prepare_items
+from core.surrogate.semantic import BACKENDS
+from core.surrogate.semantic.base import DEVICES
+from core.surrogate.semantic.cache import CACHE_ENV
+
+WRITERS = {
+    ".csv": lambda frame, path: frame.to_csv(path, index=False),
+    ".jsonl": lambda frame, path: frame.to_json(path, orient="records", lines=True, force_ascii=False),
+    ".parquet": lambda frame, path: frame.to_parquet(path, index=False),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pool",
+        required=True,
+        help="pool: JSONL, CSV or Parquet table, lm-eval samples file, Inspect log, HF dataset (see --format)",
+    )
+    parser.add_argument(
+        "--samples", help="surrogate samples file, one row per sample (else a 'samples' list column in the pool)"
+    )
+    parser.add_argument("--out", required=True, help="items table to write: .csv, .jsonl or .parquet")
+    add_input_options(parser)
+    add_prepare_options(parser)
+
+
+def add_input_options(parser: argparse.ArgumentParser, *, samples: bool = True) -> None:
+    """How the pool (and samples) files are read (core.inputs.readers), shared by every command that reads a pool."""
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="the pool's format: table (JSONL/CSV/Parquet), lm-eval (samples_<task>_*.jsonl), inspect "
+        "(.eval/.json log), hf (save_to_disk folder or .arrow); default auto: told apart by name and content",
+    )
+    if samples:
+        parser.add_argument(
+            "--samples-format", choices=FORMATS, default="auto", help="the samples file's format (default: auto)"
+        )
+    parser.add_argument(
+        "--columns",
+        metavar="TARGET=SOURCE,...",
+        help="columns to pick after reading, e.g. prompt=instruction,response=output,label=exact_match",
+    )
+
+
+def load_from_args(args: argparse.Namespace, *, samples: bool = True) -> Inputs:
+    """The pool (and samples file) read with the options of `add_input_options`."""
+    return load(
+        args.pool,
+        args.samples if samples else None,
+        fmt=args.format,
+        samples_fmt=getattr(args, "samples_format", "auto"),
+        columns=args.columns,
+    )
+
+
+def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The options of `prepare_items`, shared by every command that prepares a pool."""
+    parser.add_argument(
+        "--backend", choices=BACKENDS, default="exact", help="semantic equivalence test (default: exact)"
+    )
+    parser.add_argument("--model", help="model name or path for the embedding or nli backend (default: the backend's)")
+    parser.add_argument(
+        "--threshold", type=float, help="similarity (embedding) or entailment probability (nli) threshold"
+    )
+    parser.add_argument(
+        "--proxy",
+        metavar="COLUMN",
+        help="numeric pool column (a judge's verdict, a reward score, a metric) to stratify on and use as the "
+        "predicted grade instead of the surrogate's agreement; agreement and entropy then serve only as "
+        "covariates of the difference estimator (see core/stats/proxy.py)",
+    )
+    parser.add_argument(
+        "--strata", type=int, default=DEFAULT_N_STRATA, help=f"number of strata (default: {DEFAULT_N_STRATA})"
+    )
+    parser.add_argument(
+        "--stratify-by",
+        choices=STRATIFY_BY,
+        default=DEFAULT_STRATIFY_BY,
+        help=f"score to stratify on (default: {DEFAULT_STRATIFY_BY})",
+    )
+    parser.add_argument(
+        "--min-stratum-size",
+        type=int,
+        default=DEFAULT_MIN_STRATUM_SIZE,
+        help=f"merge smaller strata into a neighbour (default: {DEFAULT_MIN_STRATUM_SIZE})",
+    )
+    parser.add_argument(
+        "--device", choices=DEVICES, default="auto", help="where models run (default: auto, CUDA when present)"
+    )
+    parser.add_argument("--batch-size", type=int, help="model batch size (default: the backend's)")
+    parser.add_argument("--cache-dir", help=f"result cache folder (default: ${CACHE_ENV} or ~/.cache/activegrade)")
+
+
+def prepare_from_args(args: argparse.Namespace, inputs: Inputs) -> pd.DataFrame:
+    """`prepare_items` on `inputs` with the options of `add_prepare_options`, a progress bar on stderr."""
+    with tqdm(desc=f"{args.backend} clustering", unit="item", file=sys.stderr, disable=None) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        return prepare_items(
+            inputs,
+            backend=args.backend,
+            model=args.model,
+            threshold=args.threshold,
+            n_strata=args.strata,
+            stratify_by=args.stratify_by,
+            min_stratum_size=args.min_stratum_size,
+            device=args.device,
+            cache_dir=args.cache_dir,
+            batch_size=args.batch_size,
+            progress=progress,
+            proxy=args.proxy,
+        )
+
+
+def writer_for(out: str):
+    """The writer for the output file's extension (checked before any work is done)."""
+    suffix = Path(out).suffix.lower()
+    if suffix not in WRITERS:
+        raise InputError(
+            f"unsupported output format '{suffix}'", file=out, fix="name the output .csv, .jsonl or .parquet"
+        )
+    return WRITERS[suffix]
+
+
+def write_items(items: pd.DataFrame, out: str) -> None:
+    """Write the items table, its format chosen by the file's extension."""
+    try:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        writer_for(out)(items, Path(out))
+    except OSError as error:
+        raise InputError(
+            f"cannot write the items table ({error.strerror})", file=out, fix="check the folder is writable"
+        ) from None
+
+
+def summary(items: pd.DataFrame) -> str:
+    """A few lines for the terminal: items, strata sizes, items without samples, the design's proxy."""
+    sizes = items["stratum"].value_counts().sort_index()
+    without = items["n_samples"] == 0
+    unsampled = set() if PROXY_COLUMN in items.columns else set(items.loc[without, "stratum"])
+    return "\n".join(
+        [
+            f"{len(items)} items, {int((~without).sum())} with samples, {int(without.sum())} without samples",
+            "stratum sizes: "
+            + ", ".join(f"{h}: {n}" + (" (no samples)" if h in unsampled else "") for h, n in sizes.items()),
+            f"design proxy: {proxy_name(items)}",
+        ]
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    writer_for(args.out)
+    inputs = load_from_args(args)
+    if args.proxy:
+        proxy_values(inputs.pool, args.proxy, file=args.pool)  # before a preparation that can take hours
+    check_writable(args.out, "the items table")
+    items = prepare_from_args(args, inputs)
+    if items["semantic_entropy_weighted"].isna().all():
+        items = items.drop(columns="semantic_entropy_weighted")
+    write_items(items, args.out)
+    print(summary(items))
+    print(f"wrote {args.out}")
+    return 0

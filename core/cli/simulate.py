@@ -1,0 +1,94 @@
+"""`python -m core simulate`: replay grading on a labelled pool and compare sampling methods."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from core.cli.output import check_writable
+from core.cli.prepare import add_input_options, add_prepare_options, load_from_args, prepare_from_args
+from core.errors import InputError
+from core.stats.proxy import proxy_values
+from core.stats.simulate import DEFAULT_BUDGETS, METHODS, format_table, labels_of, simulate
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pool", required=True, help="labelled pool (any --format) with a 'label' column (see --columns)"
+    )
+    parser.add_argument("--samples", help="surrogate samples file (else a 'samples' list column in the pool)")
+    parser.add_argument(
+        "--budgets",
+        default=",".join(DEFAULT_BUDGETS),
+        help=f"comma-separated budgets: a fraction of the pool when <= 1, else a count (default: {','.join(DEFAULT_BUDGETS)})",
+    )
+    parser.add_argument("--reps", type=int, default=1000, help="replications per method and budget (default: 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument(
+        "--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)} (default: all)"
+    )
+    parser.add_argument(
+        "--n0", type=int, help="planned budget the anytime confidence sequence is tuned for (default: 10%% of the pool)"
+    )
+    parser.add_argument(
+        "--skip-wrong", type=float, default=0.0, help="share of wrong items (grade 0) graders skip (default: 0)"
+    )
+    parser.add_argument(
+        "--skip-right", type=float, default=0.0, help="share of right items (grade 1) graders skip (default: 0)"
+    )
+    parser.add_argument("--json", help="write the results to this JSON file")
+    add_input_options(parser)
+    prepare = parser.add_argument_group(
+        "prepare options (as for `python -m core prepare`, with the app's default stratification; "
+        "activegrade and proportional use these strata as prepared, as a project does)"
+    )
+    add_prepare_options(prepare)
+
+
+def _list(text: str, option: str) -> list[str]:
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if not values:
+        raise InputError(f"{option} is empty", column=option, fix="give a comma-separated list")
+    return values
+
+
+def run(args: argparse.Namespace) -> int:
+    budgets = _list(args.budgets, "--budgets")
+    methods = _list(args.methods, "--methods")
+    inputs = load_from_args(args)
+    if args.proxy:
+        proxy_values(inputs.pool, args.proxy, file=args.pool)  # before a preparation that can take hours
+    labels_of(inputs.pool, file=args.pool)  # every label, before a preparation that can take hours
+    if args.json:
+        check_writable(args.json, "the results")
+    items = prepare_from_args(args, inputs)
+    start, cpu = time.perf_counter(), time.process_time()
+    result = simulate(
+        items,
+        budgets,
+        reps=args.reps,
+        seed=args.seed,
+        methods=methods,
+        n_strata=args.strata,
+        n0=args.n0,
+        skip_wrong=args.skip_wrong,
+        skip_right=args.skip_right,
+    )
+    print(format_table(result))
+    print(
+        f"{args.reps} replications in {time.perf_counter() - start:.1f} s ({time.process_time() - cpu:.1f} s CPU)",
+        file=sys.stderr,
+    )
+    if args.json:
+        try:
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        except OSError as error:
+            raise InputError(
+                f"cannot write the results ({error.strerror})", file=args.json, fix="check the folder is writable"
+            ) from None
+        print(f"wrote {args.json}")
+    return 0

@@ -1,0 +1,395 @@
+"""Exports: the grades as CSV and JSONL, and a report (JSON, Markdown; HTML in core.exports.report_html) that lets
+anyone check and reproduce the run.
+
+The grades export carries each item's stratum h, the stratum's size N_h, its
+weight W_h = N_h / N and the item's inclusion probability pi_h = n_h / N_h
+(n_h: distinct graded items of stratum h), so that RECOMPUTE_FORMULA gives
+the stratified estimate and its variance from that file alone. The report's
+time stamp is the last grade's time (the data's own), never the clock: the
+same grades give the same bytes, so a download link does not change on a rerun.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from typing import Any
+
+import pandas as pd
+
+import core
+from core.inputs.io import spreadsheet_safe
+from core.scales import scale_from_settings
+from core.services.progress import counts, grader_pace, stopping
+from core.services.tracking import estimate_path
+from core.stats.allocation import Design
+from core.stats.confseq import anytime_interval
+from core.stats.design import planned_budget
+from core.stats.estimate import Estimate, estimate
+from core.stats.rater_agreement import agreement
+from core.stats.skips import SkipBound
+from core.store import ProjectInfo, json_safe
+
+EXPORT_COLUMNS = [
+    "item",
+    "position",
+    "stratum",
+    "stratum_size",
+    "weight",
+    "inclusion_probability",
+    "grade",
+    "label",
+    "grader",
+    "time",
+    "seconds",
+    "comment",
+]
+
+RECOMPUTE_FORMULA = """\
+From the grades export alone (the stratified estimator, METHOD.md section 4; Cochran 1977, eq. 5.7):
+
+1. Average each item's grades (an item graded by several graders enters once): y_i.
+2. Per stratum h (columns stratum, stratum_size N_h, weight W_h = N_h / N): n_h graded items,
+   their mean ybar_h and sample variance s_h^2 (divisor n_h - 1). Where a stratum's grades are all
+   equal, or it has one, s_h^2 = p (1 - p) with p = (sum_h y_i + W_h / 2) / (n_h + W_h)
+   (one grade is information, not certainty; core.stats.intervals.all_equal_floor).
+3. Estimate mu = sum_h W_h ybar_h (equivalently (1/N) sum_i y_i / pi_i, pi_i = n_h / N_h the
+   inclusion_probability column), variance V = sum_h W_h^2 (1 - n_h / N_h) s_h^2 / n_h, se = sqrt(V).
+The interval is Korn-Graubard's: Clopper-Pearson on the effective size mu (1 - mu) / V with df = n - H."""
+
+RECOMPUTE_SCRIPT = """\
+import numpy as np, pandas as pd
+g = pd.read_csv("grades.csv")
+items = g.groupby(["stratum", "position"], as_index=False).agg(y=("grade", "mean"), N=("stratum_size", "first"),
+                                                                W=("weight", "first"))
+s = items.groupby("stratum").agg(n=("y", "size"), mean=("y", "mean"), s2=("y", "var"), total=("y", "sum"),
+                                 N=("N", "first"), W=("W", "first"))
+p = (s.total + s.W / 2) / (s.n + s.W)
+equal = items.groupby("stratum")["y"].agg(lambda y: y.max() - y.min() < 1e-9)
+s2 = np.where(equal, p * (1 - p), s.s2)
+mu = (s.W * s["mean"]).sum()
+V = (s.W**2 * (1 - s.n / s.N) * s2 / s.n).sum()
+print(mu, V, np.sqrt(V))"""
+
+METHOD_TEXT = (
+    "Stratified sampling by the surrogate's signals: the pool is cut into strata of similar surrogate "
+    "doubt, and the queue spends the grades where the predicted spread of grades is largest (approximate "
+    "Neyman allocation, every stratum graded first). The estimate weights each stratum's mean grade by its "
+    "share of the pool; its variance is the stratified sampling variance with the finite-population "
+    "correction; the interval is the fixed-n Korn-Graubard interval. Savings compare that variance with "
+    "uniform random sampling's at the same number of graded items."
+)
+
+
+def _graded_counts(grades: pd.DataFrame, design: Design) -> pd.Series:
+    """Distinct graded items per stratum (n_h)."""
+    strata = design.stratum[grades["position"].drop_duplicates().to_numpy(dtype=int)]
+    return pd.Series(strata).value_counts().reindex(range(design.H), fill_value=0)
+
+
+def grades_table(grades: pd.DataFrame, items: pd.DataFrame, design: Design) -> pd.DataFrame:
+    """Active grades with the item's id and its design: EXPORT_COLUMNS, in submission order."""
+    if grades.empty:
+        return pd.DataFrame(columns=EXPORT_COLUMNS)
+    positions = grades["position"].to_numpy(dtype=int)
+    strata = design.stratum[positions]
+    n_h = _graded_counts(grades, design).to_numpy()
+    table = pd.DataFrame(
+        {
+            "item": items["id"].to_numpy()[positions],
+            "position": grades["position"],
+            "stratum": strata,
+            "stratum_size": design.sizes[strata],
+            "weight": design.weights[strata],
+            "inclusion_probability": n_h[strata] / design.sizes[strata],
+            "grade": grades["value"],
+            "label": grades["label"],
+            "grader": grades["grader"],
+            "time": pd.to_datetime(grades["created_at"], utc=True).map(lambda t: t.isoformat()),
+            "seconds": grades["seconds"],
+            "comment": grades["comment"],
+        }
+    )
+    return table[EXPORT_COLUMNS]
+
+
+def grades_csv(table: pd.DataFrame) -> bytes:
+    """CSV (UTF-8) with every text cell made inert for spreadsheets (core.inputs.io.spreadsheet_safe)."""
+    return table.map(spreadsheet_safe).to_csv(index=False).encode("utf-8")
+
+
+def grades_jsonl(table: pd.DataFrame) -> bytes:
+    """One JSON object per grade; values as stored (JSON is not a spreadsheet)."""
+    lines = (json.dumps(json_safe(row), ensure_ascii=False) for row in table.to_dict(orient="records"))
+    return ("\n".join(lines) + ("\n" if len(table) else "")).encode("utf-8")
+
+
+def grades_parquet(table: pd.DataFrame) -> bytes:
+    """The grades as a Parquet file, which Hugging Face `datasets.load_dataset("parquet", data_files=...)`
+    and the Hub's dataset viewer read as they are (values unchanged: Parquet runs no formulas)."""
+    buffer = io.BytesIO()
+    table.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def _as_of(project: ProjectInfo, grades: pd.DataFrame) -> str:
+    """The report's time: its last grade's, else the project's last change (never the clock)."""
+    if not grades.empty:
+        return pd.to_datetime(grades["created_at"], utc=True).max().isoformat()
+    return project.updated_at.isoformat()
+
+
+def _graders(grades: pd.DataFrame, settings: dict) -> dict[str, Any]:
+    agreed = agreement(grades, scale_from_settings(settings).level)
+    pace = grader_pace(grades).drop(columns=["last grade"])
+    return {
+        "by_grader": pace.to_dict(orient="records"),
+        "agreement": {
+            "items_graded_twice": agreed.items,
+            "graders": agreed.graders,
+            "same_grade_share": agreed.observed,
+            "cohen_kappa": agreed.kappa,
+            "krippendorff_alpha": agreed.alpha,
+            "level": agreed.level,
+        },
+    }
+
+
+def report(
+    project: ProjectInfo,
+    design: Design,
+    result: Estimate,
+    input_files: dict[str, tuple[str, bytes]],
+    grades: pd.DataFrame,
+    skips: SkipBound | None = None,
+) -> dict[str, Any]:
+    """Everything needed to read and reproduce the result: method, estimate, interval, stopping rule,
+    strata, savings, graders and their agreement, skips (per stratum and their worst-case bound,
+    `core.stats.skips`), settings, seed, the input files by name and SHA-256, the estimate's path, and the
+    stratified estimate recomputed by RECOMPUTE_FORMULA. ``grades``: the active grades (``Store.grades``)."""
+    saving = result.saving
+    grades = (
+        pd.DataFrame(columns=["position", "grader", "value", "seconds", "created_at"]) if grades is None else grades
+    )
+    item_grades = grades.groupby("position", sort=False)["value"].mean()
+    positions, values = item_grades.index.to_numpy(dtype=int), item_grades.to_numpy(dtype=float)
+    stratified = estimate(design, positions, values, method="stratified", level=result.level)
+    target = float(project.settings["target_half_width"])
+    n0 = planned_budget(project.settings, design.N)
+    rule = stopping(anytime_interval(design, positions, values, n0) if len(positions) else None, target)
+    counted = counts(grades)
+    return json_safe(
+        {
+            "project": project.name,
+            "generated_at": _as_of(project, grades),
+            "activegrade_version": getattr(core, "__version__", "unreleased"),
+            "method": METHOD_TEXT,
+            "inputs": {
+                role: {"file": name, "sha256": hashlib.sha256(content).hexdigest()}
+                for role, (name, content) in input_files.items()
+            },
+            "items": design.N,
+            "estimate": {
+                "value": result.value,
+                "se": result.se,
+                "ci_low": result.ci_low,
+                "ci_high": result.ci_high,
+                "level": result.level,
+                "interval": INTERVAL,
+                "method": result.method,
+                "grades": result.n,
+                "grades_given": counted.grades,
+                "missing_strata": list(result.missing),
+                "design_effect": result.deff,
+                "uniform_labels_for_same_precision": result.uniform_labels,
+                "labels_saved": result.labels_saved,
+                "saving_share": None if saving is None else saving.share,
+                "saving_range": None if saving is None else [saving.low, saving.high],
+            },
+            "stopping_rule": {
+                "rule": "stop once the interval's half-width is at most the target",
+                "target_half_width": rule.target,
+                "half_width": rule.half_width,
+                "met": rule.met,
+                "interval": rule.interval,
+            },
+            "strata": result.strata.to_dict(orient="records"),
+            "graders": _graders(grades, project.settings),
+            "skips": None
+            if skips is None
+            else {
+                "skipped": skips.skipped,
+                "estimate_if_all_skipped_were_0": skips.low,
+                "estimate_if_all_skipped_were_1": skips.high,
+                "by_stratum": skips.table.to_dict(orient="records"),
+            },
+            "recompute": {
+                "formula": RECOMPUTE_FORMULA,
+                "script": RECOMPUTE_SCRIPT,
+                "value": stratified.value,
+                "variance": stratified.se**2,
+            },
+            "path": estimate_path(design, list(positions), list(values), method=result.method).to_dict(
+                orient="records"
+            ),
+            "settings": project.settings,
+            "seed": project.settings["seed"],
+        }
+    )
+
+
+INTERVAL = "fixed-n Korn-Graubard (core.stats.intervals): valid for a number of grades decided in advance"
+
+
+def savings_line(e: dict[str, Any]) -> str:
+    if e["design_effect"] is None:
+        return "Savings against uniform sampling: withheld until every stratum has 2 grades."
+    spread = f", likely range {e['saving_range'][0]:+.0%} to {e['saving_range'][1]:+.0%}"
+    return (
+        f"Design effect {e['design_effect']:.3f}: uniform random sampling would need about "
+        f"{e['uniform_labels_for_same_precision']:.0f} grades for the same precision "
+        f"({e['labels_saved']:.0f} labels saved, {e['saving_share']:+.0%}{spread})."
+    )
+
+
+def _skips_lines(skips: dict[str, Any] | None) -> list[str]:
+    if skips is None:
+        return []
+    if not skips["skipped"]:
+        return ["## Skips", "", "No item was skipped.", ""]
+    return [
+        "## Skips",
+        "",
+        f"{skips['skipped']} items were skipped and not graded. Had they been graded, the estimate would lie "
+        f"between {skips['estimate_if_all_skipped_were_0']:.4f} (all 0) and "
+        f"{skips['estimate_if_all_skipped_were_1']:.4f} (all 1), before sampling error.",
+        "",
+        _markdown_table(pd.DataFrame(skips["by_stratum"])),
+        "",
+    ]
+
+
+def settings_table(settings: dict[str, Any], seed: Any) -> pd.DataFrame:
+    """Settings as rows of (setting, value): nested values as compact JSON, the guidelines left out (long
+    text with its own place), the seed once."""
+    rows = [
+        {"setting": k, "value": v if isinstance(v, str) else json.dumps(v)}
+        for k, v in settings.items()
+        if k not in ("guidelines", "seed")
+    ]
+    return pd.DataFrame([*rows, {"setting": "seed", "value": json.dumps(seed)}], columns=["setting", "value"])
+
+
+def stopping_line(rule: dict[str, Any]) -> str:
+    """The stopping rule's status in one sentence."""
+    if rule["half_width"] is None:
+        return f"Stopping rule (half-width at most {rule['target_half_width']:.3f}): not met, no estimate yet."
+    verdict = "met" if rule["met"] else "not met"
+    return (
+        f"Stopping rule {verdict}: the interval's half-width is {rule['half_width']:.4f}, the target "
+        f"{rule['target_half_width']:.4f} ({rule['interval']})."
+    )
+
+
+def graders_lines(graders: dict[str, Any]) -> list[str]:
+    """Graders' pace and their agreement, as Markdown lines."""
+    a = graders["agreement"]
+    if a["items_graded_twice"]:
+        agreed = (
+            f"{a['items_graded_twice']} items graded by two or more graders: same grade "
+            f"{a['same_grade_share']:.0%}, Cohen's kappa {number(a['cohen_kappa'])}, "
+            f"Krippendorff's alpha {number(a['krippendorff_alpha'])} ({a['level']})."
+        )
+    else:
+        agreed = "No item was graded twice, so agreement between graders is not measured."
+    table = pd.DataFrame(graders["by_grader"])
+    return ["## Graders", "", _markdown_table(table) if not table.empty else "(no grade)", "", agreed, ""]
+
+
+def number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def report_markdown(data: dict[str, Any]) -> str:
+    """The report as a short Markdown document."""
+    e = data["estimate"]
+    strata = pd.DataFrame(data["strata"])
+    lines = [
+        f"# ActiveGrade report: {data['project']}",
+        "",
+        f"As of {data['generated_at']} (the last grade's time), from "
+        + ", ".join(f"{role} `{f['file']}` (SHA-256 `{f['sha256']}`)" for role, f in data["inputs"].items())
+        + ".",
+        "",
+        estimate_line(data),
+        "",
+        stopping_line(data["stopping_rule"]),
+        "",
+        savings_line(e),
+        "",
+        "## Method",
+        "",
+        data["method"],
+        "",
+        f"Design proxy (strata and predicted grades): {design_proxy(data['settings'])}.",
+        "",
+        "## Strata",
+        "",
+        _markdown_table(strata) if not strata.empty else "(none)",
+        "",
+        *graders_lines(data["graders"]),
+        *_skips_lines(data.get("skips")),
+        "## Recompute the estimate from the grades export",
+        "",
+        data["recompute"]["formula"],
+        "",
+        f"Result: mu = {_float(data['recompute']['value'])}, V = {_float(data['recompute']['variance'])}.",
+        "",
+        "```python",
+        data["recompute"]["script"],
+        "```",
+        "",
+        "## Settings",
+        "",
+        _markdown_table(settings_table(data["settings"], data["seed"])),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _float(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.6g}"
+
+
+def estimate_line(data: dict[str, Any]) -> str:
+    e = data["estimate"]
+    if e["missing_strata"]:
+        return (
+            f"No estimate yet: strata {', '.join(map(str, e['missing_strata']))} have no grade "
+            f"({e['grades']} grades of {data['items']} items)."
+        )
+    return (
+        f"**Estimated mean grade: {e['value']:.4f}**, {e['level']:.0%} interval "
+        f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] ({e['interval']}; standard error {e['se']:.4f}), "
+        f"from {e['grades']} grades of {data['items']} items with the {e['method']} estimator."
+    )
+
+
+def design_proxy(settings: dict[str, Any]) -> str:
+    """Which proxy a project's design used: its pool column, or the surrogate's agreement."""
+    return f"pool column '{settings['proxy']}'" if settings.get("proxy") else "agreement of the surrogate samples"
+
+
+def _markdown_table(frame: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table; floats to 3 decimals, NaN as an empty cell."""
+
+    def cell(value: object) -> str:
+        if isinstance(value, float):
+            return "" if value != value else f"{value:.3f}"
+        return " ".join(str(value).split()).replace("|", "\\|")
+
+    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([header, rule, *body])

@@ -1,0 +1,155 @@
+"""The report as one self-contained HTML page: the Markdown report's sections as HTML tables and text, and
+its charts as inline SVG (no script, no external file: it opens offline and prints as it shows).
+
+Every text from the data is escaped (html.escape, pandas' to_html escapes by default).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import pandas as pd
+
+from core.exports.report import estimate_line, number, savings_line, settings_table, stopping_line
+
+WIDTH, HEIGHT, PAD = 640, 260, 40
+STYLE = """
+body{font:15px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}
+th{background:#f3f3f3}pre{background:#f6f6f6;padding:.7em;overflow-x:auto;font-size:12px}
+svg{max-width:100%;height:auto}.note{color:#555;font-size:13px}
+"""
+
+
+def _x(k: float, kmax: float) -> float:
+    return PAD + (WIDTH - 2 * PAD) * (k / max(kmax, 1))
+
+
+def _y(v: float) -> float:
+    return HEIGHT - PAD - (HEIGHT - 2 * PAD) * v
+
+
+def path_svg(path: list[dict[str, Any]]) -> str:
+    """The estimate (line) and its interval (blue band) against the number of grades, uniform sampling's
+    interval dashed; y from 0 to 1."""
+    rows = [r for r in path if r.get("estimate") is not None]
+    if not rows:
+        return '<p class="note">No estimate yet: the chart appears once every stratum has a grade.</p>'
+    kmax = max(r["grades"] for r in rows)
+
+    def points(key: str, rows=rows) -> list[str]:
+        return [f"{_x(r['grades'], kmax):.1f},{_y(r[key]):.1f}" for r in rows if r[key] is not None]
+
+    band = points("ci_high") + points("ci_low")[::-1]
+    axes = [f'<line x1="{PAD}" y1="{_y(0)}" x2="{WIDTH - PAD}" y2="{_y(0)}" stroke="#888"/>']
+    for v in (0.0, 0.25, 0.5, 0.75, 1.0):
+        axes.append(f'<text x="{PAD - 6}" y="{_y(v) + 4:.1f}" font-size="11" text-anchor="end">{v:.2f}</text>')
+    axes.append(f'<text x="{WIDTH - PAD}" y="{HEIGHT - 10}" font-size="11" text-anchor="end">{kmax} grades</text>')
+    dashed = "".join(
+        f'<polyline points="{" ".join(points(k))}" fill="none" stroke="#7f7f7f" stroke-dasharray="6 4"/>'
+        for k in ("uniform_low", "uniform_high")
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        'aria-label="estimate against the number of grades">'
+        + "".join(axes)
+        + f'<polygon points="{" ".join(band)}" fill="#1f77b4" fill-opacity="0.35"/>'
+        + dashed
+        + f'<polyline points="{" ".join(points("estimate"))}" fill="none" stroke="#1f3b73" stroke-width="2"/>'
+        + "</svg>"
+    )
+
+
+def allocation_svg(strata: list[dict[str, Any]]) -> str:
+    """Per stratum: grades planned (light) and done (dark) as paired bars."""
+    if not strata:
+        return ""
+    top = max(max(r["planned"], r["done"]) for r in strata) or 1
+    slot = (WIDTH - 2 * PAD) / len(strata)
+    bars = []
+    for i, r in enumerate(strata):
+        for j, (key, colour) in enumerate((("planned", "#9ecae1"), ("done", "#1f3b73"))):
+            h = (HEIGHT - 2 * PAD) * r[key] / top
+            x = PAD + i * slot + slot * (0.15 + 0.35 * j)
+            bars.append(
+                f'<rect x="{x:.1f}" y="{_y(0) - h:.1f}" width="{slot * 0.33:.1f}" height="{h:.1f}" fill="{colour}">'
+                f"<title>stratum {r['stratum']}: {r[key]} {key}</title></rect>"
+            )
+        bars.append(
+            f'<text x="{PAD + (i + 0.5) * slot:.1f}" y="{HEIGHT - 22}" font-size="11" text-anchor="middle">'
+            f"stratum {r['stratum']}</text>"
+        )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        'aria-label="grades planned and done per stratum">' + "".join(bars) + "</svg>"
+    )
+
+
+def _table(rows: list[dict[str, Any]] | pd.DataFrame) -> str:
+    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+    return frame.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.3f}", border=0)
+
+
+def _p(text: str) -> str:
+    return f"<p>{html.escape(text.replace('**', ''))}</p>"
+
+
+def report_html(data: dict[str, Any]) -> str:
+    """The one-page HTML report of ``core.exports.report.report``'s data (same content as the Markdown)."""
+    e, g, skips = data["estimate"], data["graders"], data.get("skips")
+    a = g["agreement"]
+    inputs = [{"role": role, "file": f["file"], "sha256": f["sha256"]} for role, f in data["inputs"].items()]
+    parts = [
+        f"<h1>ActiveGrade report: {html.escape(data['project'])}</h1>",
+        _p(f"As of {data['generated_at']} (the last grade's time)."),
+        _p(estimate_line(data)),
+        _p(stopping_line(data["stopping_rule"])),
+        _p(savings_line(e)),
+        "<h2>Estimate against the number of grades</h2>",
+        path_svg(data.get("path", [])),
+        '<p class="note">Line: the estimate. Blue band: its interval. Dashed grey: the interval uniform random '
+        "sampling would give at the same number of grades.</p>",
+        "<h2>Method</h2>",
+        _p(data["method"]),
+        "<h2>Strata: grades planned and done</h2>",
+        allocation_svg(data["strata"]),
+        '<p class="note">Light: grades the plan gives each stratum at this count. Dark: grades done.</p>',
+        _table(data["strata"]),
+        "<h2>Graders</h2>",
+        _table(g["by_grader"]) if g["by_grader"] else _p("No grade."),
+        _p(
+            f"{a['items_graded_twice']} items graded twice: same grade {a['same_grade_share']:.0%}, "
+            f"Cohen's kappa {number(a['cohen_kappa'])}, Krippendorff's alpha {number(a['krippendorff_alpha'])} "
+            f"({a['level']})."
+            if a["items_graded_twice"]
+            else "No item was graded twice, so agreement between graders is not measured."
+        ),
+    ]
+    if skips is not None:
+        parts += [
+            "<h2>Skips</h2>",
+            _p(
+                f"{skips['skipped']} items skipped; with all of them 0 the estimate would be "
+                f"{skips['estimate_if_all_skipped_were_0']}, with all 1 {skips['estimate_if_all_skipped_were_1']}."
+                if skips["skipped"]
+                else "No item was skipped."
+            ),
+            _table(skips["by_stratum"]),
+        ]
+    r = data["recompute"]
+    parts += [
+        "<h2>Recompute the estimate from the grades export</h2>",
+        f"<pre>{html.escape(r['formula'])}</pre>",
+        _p(f"Result: mu = {r['value']}, V = {r['variance']}."),
+        f"<pre>{html.escape(r['script'])}</pre>",
+        "<h2>Inputs</h2>",
+        _table(inputs),
+        "<h2>Settings</h2>",
+        _table(settings_table(data["settings"], data["seed"])),
+    ]
+    title = html.escape(f"ActiveGrade report: {data['project']}")
+    return (
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+        f"<style>{STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n"
+    )

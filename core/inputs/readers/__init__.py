@@ -1,0 +1,148 @@
+"""Readers for evaluation outputs as they are: lm-evaluation-harness samples files, Inspect AI logs,
+Hugging Face datasets, beside the JSONL/CSV/Parquet tables of core.inputs.tables.
+
+Each reader turns its source into a `core.inputs.tables.Table` in the pool's layout
+(id, prompt, response, reference, metric or score columns), with a samples
+table of the source's own repeats when it holds any, or into the samples'
+layout (id, sample, surrogate); `load` then runs `core.inputs.io.load_inputs` on them, so
+every pool gets the same checks. `--columns TARGET=SOURCE,...` picks or
+renames columns after reading (a dataset's `instruction` as the prompt, a
+metric as the label).
+
+Formats (`--format`): table (JSONL, CSV, Parquet), lm-eval, inspect, hf;
+auto (the default) tells them apart: a folder saved by `save_to_disk` or an
+.arrow file is hf, a .eval file or a .json file holding an Inspect log is
+inspect, a JSONL whose records have doc_id and resps is lm-eval, anything else
+is a table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from core.errors import InputError
+from core.inputs.io import Inputs, load_inputs
+from core.inputs.readers import hf_dataset, inspect_log, lm_eval
+from core.inputs.tables import Source, Table, _read_bytes, name_of, read_table
+
+FORMATS = ("auto", "table", "lm-eval", "inspect", "hf")
+UPLOAD_TYPES = ("jsonl", "json", "csv", "parquet", "eval", "arrow")
+"""File extensions the Projects page accepts for a pool or samples upload."""
+
+
+def detect(source: Source) -> str:
+    """The format of a source by its name or first bytes (lm-eval is told apart only once read: 'table')."""
+    if hf_dataset.looks_like(source):
+        return "hf"
+    name = name_of(source).lower()
+    if name.endswith(".json"):
+        try:
+            head = _read_bytes(source)[1][:4096]
+        except InputError:
+            return "table"  # read_table words the error
+        return "inspect" if inspect_log.looks_like(source, head) else "table"
+    return "inspect" if inspect_log.looks_like(source) else "table"
+
+
+def read_pool(source: Source, fmt: str = "auto") -> tuple[Table, Table | None]:
+    """The pool as a table in the pool's layout, and the samples of its own repeats (lm-eval repeats, Inspect
+    epochs) when it holds any."""
+    fmt = _format(source, fmt)
+    if fmt == "inspect":
+        return inspect_log.read_pool(source)
+    if fmt == "hf":
+        return hf_dataset.read_dataset(source), None
+    table = read_table(source)
+    if fmt == "lm-eval" or lm_eval.looks_like(table.frame):
+        return lm_eval.read_pool(table)
+    return table, None
+
+
+def read_samples(source: Source, fmt: str = "auto") -> Table:
+    """The surrogate samples as a table in the samples' layout."""
+    fmt = _format(source, fmt)
+    if fmt == "inspect":
+        return inspect_log.read_samples(source)
+    if fmt == "hf":
+        return hf_dataset.read_dataset(source)
+    table = read_table(source)
+    if fmt == "lm-eval" or lm_eval.looks_like(table.frame):
+        return lm_eval.read_samples(table)
+    return table
+
+
+def parse_columns(text: str | None) -> dict[str, str]:
+    """'prompt=instruction, label=score' -> {"prompt": "instruction", "label": "score"} (target -> source)."""
+    mapping: dict[str, str] = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        target, sep, source = (p.strip() for p in part.partition("="))
+        if not sep or not target or not source:
+            raise InputError(
+                f"column choice {part.strip()!r} is not TARGET=SOURCE",
+                column="--columns",
+                fix="write e.g. prompt=instruction,response=output,label=score",
+            )
+        if target in mapping:
+            raise InputError(f"column {target!r} is chosen twice", column="--columns", fix="choose it once")
+        mapping[target] = source
+    return mapping
+
+
+def pick_columns(table: Table, mapping: dict[str, str]) -> Table:
+    """The table with column TARGET set to column SOURCE for each choice (replacing a TARGET already there;
+    SOURCE stays, as metadata, so one metric can be both the label and the proxy)."""
+    if not mapping:
+        return table
+    frame = table.frame
+    missing = [source for source in mapping.values() if source not in frame.columns]
+    if missing:
+        raise InputError(
+            f"there is no column {missing[0]!r} to choose",
+            file=table.name,
+            column=missing[0],
+            fix=f"choose among {', '.join(map(str, frame.columns))}",
+        )
+    frame = frame.assign(**{target: frame[source] for target, source in mapping.items()})
+    return Table(table.name, frame, lambda: table.rows, table.column_label, table.note)
+
+
+def load(
+    pool: Source,
+    samples: Source | None = None,
+    *,
+    fmt: str = "auto",
+    samples_fmt: str = "auto",
+    columns: dict[str, str] | str | None = None,
+) -> Inputs:
+    """`core.inputs.io.load_inputs` on the pool and samples read by their readers, after `--columns` choices."""
+    mapping = parse_columns(columns) if isinstance(columns, str) or columns is None else columns
+    pool_table, own = read_pool(pool, fmt)
+    if own is not None and samples is not None:
+        raise InputError(
+            f"samples are given twice: the pool's own repeats and {name_of(samples)}",
+            file=pool_table.name,
+            fix="give the target's file with one answer per item, or leave out the samples file",
+        )
+    sample_table = own if samples is None else read_samples(samples, samples_fmt)
+    return load_inputs(pick_columns(pool_table, mapping), sample_table)
+
+
+def load_project_inputs(
+    pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: Mapping[str, Any]
+) -> Inputs:
+    """`load` with a project's settings: `input_format` for the pool, `columns` (core.settings.ProjectSettings)."""
+    return load(pool, samples, fmt=settings.get("input_format", "auto"), columns=settings.get("columns") or None)
+
+
+def _format(source: Source, fmt: str) -> str:
+    if fmt not in FORMATS:
+        raise InputError(f"unknown input format {fmt!r}", column="--format", fix=f"use one of {', '.join(FORMATS)}")
+    if fmt == "auto":
+        return detect(source)
+    if fmt == "hf" and not isinstance(source, tuple) and not Path(source).exists():
+        raise InputError("no such file or folder", file=name_of(source), fix="check the path")
+    return fmt

@@ -1,0 +1,556 @@
+"""Read one JSONL, CSV or Parquet file into a table that knows where each row is.
+
+Row numbers are those a person sees: the line in a JSONL or CSV file (a CSV
+header is line 1; a value with line breaks starts where it starts; LF, CRLF
+and lone CR all end lines), the 1-based row in Parquet or in a JSON array.
+Everything wrong with the file itself (type, encoding, syntax, repeated keys
+or columns, size, decompression bombs) raises `core.errors.InputError` here;
+`core.inputs.io` checks the columns and values.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from collections.abc import Callable, Collection
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core.errors import InputError
+
+Source = str | os.PathLike | tuple[str, bytes]
+"""A path, or an upload as a (file name, bytes) pair."""
+
+MAX_COLUMNS = 1_000
+"""Most columns (distinct JSON keys) accepted: rows with different keys each
+would otherwise spread a small file over a huge, mostly empty table."""
+
+MAX_FILE_BYTES = 1_000_000_000
+"""Largest file accepted, and largest decoded content of a Parquet file."""
+
+JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
+CSV_SUFFIXES = (".csv",)
+PARQUET_SUFFIXES = (".parquet", ".pq")
+SUPPORTED = "JSON lines (.jsonl), CSV (.csv) or Parquet (.parquet)"
+
+UTF8_BOM = b"\xef\xbb\xbf"
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+class Table:
+    """A parsed file: its display name, its rows, and where each row is in the file.
+
+    `rows` computes, only when an error needs it, the row number of each frame
+    row; `column_label` and `note` let a derived table (samples taken from a
+    pool column) word its errors in terms of the file they came from.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        frame: pd.DataFrame,
+        rows: Callable[[], np.ndarray],
+        column_label: Callable[[str], str] = str,
+        note: Callable[[int], str] = lambda position: "",
+    ) -> None:
+        self.name = name
+        self.frame = frame
+        self._rows = rows
+        self.column_label = column_label
+        self.note = note
+
+    @classmethod
+    def of_frame(cls, name: str, frame: pd.DataFrame) -> Table:
+        """Rows numbered 1, 2, ... (Parquet, JSON arrays)."""
+        return cls(name, frame, lambda: np.arange(1, len(frame) + 1))
+
+    @cached_property
+    def rows(self) -> np.ndarray:
+        """Row number (as a person sees it in the file) of each frame row."""
+        return self._rows()
+
+    def fail(
+        self,
+        mask: np.ndarray | pd.Series,
+        column: str | None,
+        problem: str | Callable[[int], str],
+        fix: str,
+    ) -> None:
+        """Raise InputError at the first row where `mask` is true, counting the others.
+
+        `problem` may be a function of the first offending position.
+        """
+        positions = np.flatnonzero(np.asarray(mask, dtype=bool))
+        if not len(positions):
+            return
+        first = int(positions[0])
+        text = problem(first) if callable(problem) else problem
+        text += self.note(first)
+        if len(positions) > 1:
+            more = len(positions) - 1
+            text += f" (and {more} more row{'s' if more > 1 else ''})"
+        raise InputError(
+            text,
+            file=self.name,
+            row=int(self.rows[first]),
+            column=self.column_label(column) if column else None,
+            fix=fix,
+        )
+
+
+def name_of(source: Source) -> str:
+    """How messages name a source: the upload's file name or the path as given."""
+    if isinstance(source, tuple):
+        return str(source[0])
+    return str(source)
+
+
+def _read_bytes(source: Source) -> tuple[str, bytes]:
+    """The display name and raw content of a path or an upload pair."""
+    if isinstance(source, tuple):
+        if len(source) != 2 or not isinstance(source[1], (bytes, bytearray, memoryview)):
+            raise TypeError("an upload must be a (file_name, bytes) pair")
+        return str(source[0]), bytes(source[1])
+    name = str(source)
+    try:
+        return name, Path(source).read_bytes()
+    except FileNotFoundError:
+        raise InputError("no such file", file=name, fix="check the path") from None
+    except IsADirectoryError:
+        raise InputError("is a folder, not a file", file=name, fix="give the path of the file inside it") from None
+    except PermissionError:
+        raise InputError("cannot be read (permission denied)", file=name, fix="make the file readable") from None
+
+
+def read_table(source: Source) -> Table:
+    """Read a path or upload by its extension; every value as the file holds it
+    (CSV cells as text, JSON and Parquet values with their types)."""
+    name, data = _read_bytes(source)
+    suffix = Path(name).suffix.lower()
+    if suffix not in JSON_SUFFIXES + CSV_SUFFIXES + PARQUET_SUFFIXES:
+        shown = f"'{suffix}'" if suffix else "no extension"
+        raise InputError(
+            f"unsupported file type ({shown})",
+            file=name,
+            fix=f"save the file as {SUPPORTED} and give it that extension",
+        )
+    if not data.strip():
+        raise InputError("the file is empty", file=name, fix="choose the file that holds the data")
+    _check_size(name, len(data), "is")
+    if suffix in PARQUET_SUFFIXES:
+        return _read_parquet(name, data)
+    data = _strip_bom(name, data)
+    text = _decode(name, data)
+    if not text.strip():
+        raise InputError("the file is empty", file=name, fix="choose the file that holds the data")
+    if suffix in CSV_SUFFIXES:
+        return _read_csv(name, data, text)
+    return _read_json(name, text)
+
+
+def _strip_bom(name: str, data: bytes) -> bytes:
+    """Drop a UTF-8 byte-order mark; refuse UTF-16 (with a mark, or text whose every
+    other byte is zero)."""
+    if data.startswith(UTF8_BOM):
+        return data[len(UTF8_BOM) :]
+    head = data[:1024]
+    if data.startswith(UTF16_BOMS) or head.count(0) > len(head) // 3:
+        raise InputError(
+            "the file is UTF-16 text, not UTF-8",
+            file=name,
+            fix="re-save it as UTF-8 (e.g. in Excel: Save As > CSV UTF-8)",
+        )
+    return data
+
+
+def _decode(name: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        byte = data[error.start]
+        hint = " (it looks like a Parquet file)" if data.startswith(b"PAR1") else ""
+        raise InputError(
+            f"the file is not UTF-8 text: byte 0x{byte:02x} cannot be decoded{hint}",
+            file=name,
+            row=line,
+            fix="re-save the file as UTF-8 (e.g. in Excel: Save As > CSV UTF-8)",
+        ) from None
+
+
+class BadJson(ValueError):
+    """Text that is not acceptable JSON: `problem` completes "the line is ...",
+    `line` says where (1-based)."""
+
+    def __init__(self, problem: str, line: int = 1) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
+
+
+def parse_json(text: str) -> object:
+    """json.loads that also refuses a key repeated in one object (json keeps only
+    the last value, silently) and nesting too deep to parse."""
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as error:
+        problem = error.msg.removesuffix(" at")
+        raise BadJson(f"not valid JSON ({problem}, character {error.colno})", error.lineno) from None
+    except RecursionError:
+        raise BadJson("nested too deeply to read") from None
+    if ("\\ud" in text or "\\uD" in text) and _LONE_SURROGATE.search(text) and not _encodable(value):
+        raise BadJson("not text: a \\u escape holds half a character (a lone UTF-16 surrogate)")
+    return value
+
+
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F]"
+)
+"""A \\u escape of a high surrogate not followed by a low one, or a low one not after a
+high one (a fast pre-check: an escaped backslash can make it match valid text)."""
+
+
+def _encodable(value: object) -> bool:
+    """Every string inside a parsed JSON value can be written as UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_encodable(key) and _encodable(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_encodable(item) for item in value)
+    return True
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise BadJson(f"an object with the key '{repeated}' twice")
+    return record
+
+
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+"""A line ends at CRLF, LF or a lone CR, as editors and pandas see it (not at
+U+2028, which str.splitlines would split and JSON strings may hold)."""
+
+
+def _read_json(name: str, text: str) -> Table:
+    """JSON lines (blank lines skipped), or in a .json file one array of objects."""
+    if Path(name).suffix.lower() == ".json" and text.lstrip().startswith("["):
+        return _read_json_array(name, text)
+    lines = _LINE_BREAK.split(text) if "\r" in text else text.split("\n")
+    numbered = [(number, line) for number, line in enumerate(lines, start=1) if line and not line.isspace()]
+    try:  # one C call for the whole file; line by line only to locate an error
+        records = parse_json("[" + ",".join(line for _, line in numbered) + "]")
+    except BadJson:
+        records = []
+    if len(records) != len(numbered):
+        records = [
+            _json_line(name, number, line, first=not position) for position, (number, line) in enumerate(numbered)
+        ]
+    for position, value in enumerate(records):
+        if type(value) is not dict:
+            raise InputError(
+                f"the line is {kind_of(value)}, not a JSON object",
+                file=name,
+                row=numbered[position][0],
+                fix='write one object per line, e.g. {"id": "q1", "prompt": "...", "response": "..."}',
+            )
+    check_column_count(name, set().union(*records))
+    row_numbers = np.fromiter((number for number, _ in numbered), dtype=np.int64, count=len(numbered))
+    return Table(name, pd.DataFrame.from_records(records), lambda: row_numbers)
+
+
+def _json_line(name: str, number: int, line: str, *, first: bool) -> object:
+    try:
+        return parse_json(line)
+    except BadJson as error:
+        fix = "write one JSON object per line, with double-quoted keys and strings, each key once"
+        if first:
+            fix += "; if the file is CSV, give it the .csv extension"
+        raise InputError(
+            f"the line is {error.problem}",
+            file=name,
+            row=number,
+            fix=fix,
+        ) from None
+
+
+def _read_json_array(name: str, text: str) -> Table:
+    """A .json file holding one array of objects; rows are numbered by element."""
+    try:
+        values = parse_json(text)
+    except BadJson as error:
+        raise InputError(
+            f"the file is {error.problem}",
+            file=name,
+            row=error.line,
+            fix="write a JSON array of objects, each key once, or one JSON object per line",
+        ) from None
+    if not values:
+        raise InputError("the JSON array is empty", file=name, fix="add one object per item")
+    for number, value in enumerate(values, start=1):
+        if type(value) is not dict:
+            raise InputError(
+                f"element {number} of the array is {kind_of(value)}, not a JSON object",
+                file=name,
+                fix='make every element an object, e.g. {"id": "q1", "prompt": "...", "response": "..."}',
+            )
+    check_column_count(name, set().union(*values))
+    return Table.of_frame(name, pd.DataFrame.from_records(values))
+
+
+def _read_csv(name: str, data: bytes, text: str) -> Table:
+    try:
+        cells = pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False, na_filter=False)
+    except pd.errors.ParserError as error:
+        raise _csv_parse_error(name, data, error) from None
+    header = [str(cell) for cell in cells.iloc[0]]
+    header_line = len(_LINE_BREAK.findall(text[: len(text) - len(text.lstrip())])) + 1
+    for position, column in enumerate(header, start=1):
+        if not column.strip():
+            raise InputError(
+                f"column {position} has no name in the header",
+                file=name,
+                row=header_line,
+                fix="give every column a name in the first row, or delete the unnamed column"
+                + (" (pandas writes its index there unless called with to_csv(index=False))" if position == 1 else ""),
+            )
+    if len(header) == 1 and re.search(r"[;\t|]", header[0]):
+        raise InputError(
+            f"the header '{header[0]}' is one column: the file is not comma-separated",
+            file=name,
+            row=header_line,
+            fix="save it as comma-separated values (CSV with commas between columns)",
+        )
+    _check_unique_columns(name, header)
+    check_column_count(name, header)
+    frame = cells.iloc[1:].reset_index(drop=True)
+    frame.columns = header
+    if frame.empty:
+        raise InputError("the file has a header but no rows", file=name, fix="add one row per item")
+    return Table(name, frame, lambda: _csv_data_lines(data, len(frame)))
+
+
+def _csv_quoting(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The bytes, per byte 1 when it lies inside double quotes, and the line breaks.
+
+    RFC 4180: quotes inside a quoted value are doubled, which keeps the parity.
+    A line break is LF, or CR not followed by LF (as pandas reads CSV).
+    """
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    in_quotes = np.bitwise_xor.accumulate((buffer == ord('"')).view(np.uint8))
+    lone_cr = buffer == ord("\r")
+    lone_cr[:-1] &= buffer[1:] != ord("\n")
+    return buffer, in_quotes, np.flatnonzero((buffer == ord("\n")) | lone_cr)
+
+
+def _csv_records(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Byte offsets where each non-blank CSV record starts and stops, and its 1-based line.
+
+    A line break ends a record unless it is inside quotes. Blank and
+    whitespace-only lines are skipped, as pandas does.
+    """
+    buffer, in_quotes, breaks = _csv_quoting(data)
+    ends = breaks[in_quotes[breaks] == 0]
+    starts = np.concatenate(([0], ends + 1))
+    stops = np.concatenate((ends, [len(buffer)]))
+    kept = np.fromiter(
+        (bool(data[start:stop].strip()) for start, stop in zip(starts.tolist(), stops.tolist())),
+        dtype=bool,
+        count=len(starts),
+    )
+    starts, stops = starts[kept], stops[kept]
+    return starts, stops, np.searchsorted(breaks, starts) + 1
+
+
+def _csv_data_lines(data: bytes, n_rows: int) -> np.ndarray:
+    """1-based line where each of the n_rows data records starts.
+
+    Where quoting is not RFC 4180 (a lone quote inside an unquoted value) the
+    count can disagree with pandas; then rows are numbered as if each record
+    held one line, which is exact for most files and never fails.
+    """
+    lines = _csv_records(data)[2][1:]
+    return lines if len(lines) == n_rows else np.arange(2, n_rows + 2)
+
+
+def _csv_parse_error(name: str, data: bytes, error: Exception) -> InputError:
+    """Locate what pandas could not tokenise: an unclosed quote or a row with extra fields."""
+    buffer, in_quotes, breaks = _csv_quoting(data)
+    if in_quotes[-1]:
+        outside = np.flatnonzero(in_quotes == 0)
+        opening = int(outside[-1]) + 1 if len(outside) else 0
+        return InputError(
+            "a double quote opens a value that is never closed",
+            file=name,
+            row=int(np.searchsorted(breaks, opening)) + 1,
+            fix='close the quote; inside a quoted value write a double quote as two ("")',
+        )
+    starts, stops, lines = _csv_records(data)
+    commas = np.flatnonzero((buffer == ord(",")) & (in_quotes == 0))
+    fields = np.searchsorted(commas, stops) - np.searchsorted(commas, starts) + 1
+    extra = np.flatnonzero(fields > fields[0])
+    if not len(extra):  # quoting that is not RFC 4180: pandas' own count is the best we have
+        match = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(error))
+        return InputError(
+            f"a row has {match[3]} fields where the first row has {match[1]} (record {match[2]})"
+            if match
+            else f"the file is not valid CSV ({error})",
+            file=name,
+            fix="check the quoting there: a value that holds a comma or a double quote must be in double quotes, "
+            'with its own double quotes written twice ("")',
+        )
+    first = int(extra[0])
+    return InputError(
+        f"the row has {fields[first]} fields where the first row has {fields[0]}",
+        file=name,
+        row=int(lines[first]),
+        fix="put double quotes around values that contain commas, or remove the extra commas",
+    )
+
+
+def _read_parquet(name: str, data: bytes) -> Table:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        layout = pq.ParquetFile(pa.BufferReader(data))
+        _check_unique_columns(name, layout.schema_arrow.names)
+        check_column_count(name, layout.schema_arrow.names)
+        text_leaves = [
+            leaf.path
+            for leaf in (layout.schema.column(i) for i in range(len(layout.schema)))
+            if leaf.physical_type == "BYTE_ARRAY" and str(leaf.logical_type) == "String"
+        ]
+        # Text stays dictionary-encoded until its decoded size is known: a few
+        # kilobytes of Parquet can repeat one long string into gigabytes.
+        table = pq.read_table(pa.BufferReader(data), read_dictionary=text_leaves)
+        _check_size(name, sum(_decoded_bytes(chunk) for column in table.columns for chunk in column.chunks), "holds")
+        columns = [column.cast(_plain_type(column.type)) for column in table.columns]
+        for column_name, column in zip(table.column_names, columns):
+            _check_parquet_column(name, column_name, column)
+        frame = pa.table(columns, names=table.column_names, metadata=table.schema.metadata).to_pandas()
+    except InputError:
+        raise
+    except (pa.ArrowException, OSError, ValueError) as error:  # ValueError: e.g. column names not UTF-8
+        raise InputError(
+            f"the file is not a readable Parquet file ({error})",
+            file=name,
+            fix="export it again as Parquet, or give the file the extension of its real format (.csv, .jsonl)",
+        ) from None
+    if frame.empty:
+        raise InputError("the file has no rows", file=name, fix="add one row per item")
+    named_index = any(level is not None for level in frame.index.names)  # e.g. written with set_index("id")
+    return Table.of_frame(name, frame.reset_index(drop=not named_index))
+
+
+def _decoded_bytes(array) -> int:
+    """Bytes an Arrow array takes once its dictionary-encoded text is spelt out
+    (lists and structs included; an upper bound for sliced arrays)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        lengths = pc.binary_length(array.dictionary)
+        return (pc.sum(pc.take(lengths, array.indices)).as_py() or 0) + array.indices.nbytes
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return array.offsets.nbytes + _decoded_bytes(array.values)
+    if pa.types.is_struct(kind):
+        return sum(_decoded_bytes(array.field(index)) for index in range(kind.num_fields))
+    return array.nbytes
+
+
+def _plain_type(kind):
+    """`kind` with every dictionary type replaced by its value type."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        return _plain_type(kind.value_type)
+    if pa.types.is_list(kind):
+        return pa.list_(kind.value_field.with_type(_plain_type(kind.value_type)))
+    if pa.types.is_large_list(kind):
+        return pa.large_list(kind.value_field.with_type(_plain_type(kind.value_type)))
+    if pa.types.is_struct(kind):
+        return pa.struct([field.with_type(_plain_type(field.type)) for field in kind])
+    return kind
+
+
+def _bytes(size: int) -> str:
+    return f"{size / 1e6:,.0f} MB" if size >= 1e6 else f"{size:,} bytes"
+
+
+def _check_parquet_column(name: str, column_name: str, column) -> None:
+    """Parquet does not check its text on writing: refuse bytes that are not UTF-8."""
+    import pyarrow as pa
+
+    try:
+        column.validate(full=True)
+    except pa.ArrowInvalid as error:
+        raise InputError(
+            f"the column holds data that is not valid ({error})",
+            file=name,
+            column=column_name,
+            fix="export the file again from the original data; text must be UTF-8",
+        ) from None
+
+
+def _check_size(name: str, size: int, verb: str) -> None:
+    """Refuse more than MAX_FILE_BYTES; `verb` is "is" (raw file) or "holds" (decoded)."""
+    if size > MAX_FILE_BYTES:
+        raise InputError(
+            f"the file {verb} {_bytes(size)} of data, over the limit of {_bytes(MAX_FILE_BYTES)}",
+            file=name,
+            fix="split the pool into several projects, or move long documents out of the file",
+        )
+
+
+def check_column_count(name: str, columns: Collection[str]) -> None:
+    """Refuse more than MAX_COLUMNS columns (see there)."""
+    if len(columns) > MAX_COLUMNS:
+        raise InputError(
+            f"the file has {len(columns):,} different columns (keys), over the limit of {MAX_COLUMNS:,}",
+            file=name,
+            fix="use the same keys on every row, and keep extra data in a few columns",
+        )
+
+
+def _check_unique_columns(name: str, columns: list[str]) -> None:
+    seen: dict[str, int] = {}
+    for position, column in enumerate(columns, start=1):
+        if column in seen:
+            raise InputError(
+                f"the column name appears twice (columns {seen[column]} and {position})",
+                file=name,
+                column=column,
+                fix="rename or remove one of the two columns",
+            )
+        seen[column] = position
+
+
+def kind_of(value: object) -> str:
+    """How a person would call a value's type in an error message."""
+    if value is None:
+        return "null"
+    if isinstance(value, (bool, np.bool_)):
+        return f"a true/false value ({str(value).lower()})"
+    if isinstance(value, dict):
+        return "a JSON object"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "a list"
+    if isinstance(value, (int, float, np.number)):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return "text"
+    return f"a {type(value).__name__} value"

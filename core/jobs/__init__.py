@@ -1,0 +1,1 @@
+"""Long work outside the web request: sampling, preparation and simulation jobs."""

@@ -1,0 +1,1 @@
+"""The rules of a project in use: accounts, sessions, grading, reservations, settings, progress, audit."""

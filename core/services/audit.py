@@ -1,0 +1,52 @@
+"""The audit trail: who changed what and when, and its export for admins.
+
+Grades carry their grader and time themselves (core.store, never deleted,
+only retracted); the trail adds what grades cannot say: sign-ins, changed
+grades, undos, skips, settings changes, uploads, preparation starts,
+deletions, account and assignment changes, exports. Events are appended, never edited.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from core.inputs.io import spreadsheet_safe
+from core.services.auth import User
+from core.store import Store, accounts
+
+# event names the app records (sign_in / sign_in_failed come from core.services.auth)
+GRADE_CHANGED = "grade_changed"
+UNDO = "undo"
+SKIP = "skip"
+SETTINGS_CHANGED = "settings_changed"
+PROJECT_CREATED = "project_created"
+PROJECT_DELETED = "project_deleted"
+PREPARATION_STARTED = "preparation_started"
+ACCOUNT_CREATED = "account_created"
+ACCOUNT_CHANGED = "account_changed"
+ACCOUNT_UNLOCKED = "account_unlocked"  # failed sign-ins cleared (core.services.auth.unlock)
+MEMBER_ADDED = "member_added"
+MEMBER_REMOVED = "member_removed"
+EXPORTED = "exported"
+
+
+def record(store: Store, user: User, action: str, project_id: int | None = None, **detail: Any) -> None:
+    """Append ``action`` by ``user`` (on ``project_id``) with ``detail`` to the trail."""
+    accounts.record_event(store, user.name, action, project_id=project_id, detail=detail)
+
+
+def trail(store: Store, project_id: int | None = None) -> pd.DataFrame:
+    """The trail, oldest first (one project's when given): id, at, actor, action, project_id, detail."""
+    return accounts.events(store, project_id)
+
+
+def trail_csv(events: pd.DataFrame) -> bytes:
+    """CSV (UTF-8) of the trail; detail as JSON text; every text cell made inert for spreadsheets."""
+    table = events.assign(
+        at=pd.to_datetime(events["at"], utc=True).map(lambda t: t.isoformat()),
+        detail=events["detail"].map(lambda d: json.dumps(d or {}, ensure_ascii=False, sort_keys=True)),
+    )
+    return table.map(spreadsheet_safe).to_csv(index=False).encode("utf-8")

@@ -1,0 +1,396 @@
+"""Accounts and roles: who may do what, password hashing and sign-in.
+
+Three roles. ``admin`` creates projects, uploads, changes settings, exports,
+manages accounts and reads the audit trail, on every project. ``grader``
+grades the projects assigned to them, blind to their dashboards (a running
+estimate would bias the grades). ``viewer`` sees the dashboards of the
+projects assigned to them, nothing else. Both see the list of their projects. The permission matrix is data (``PERMISSIONS``), so the app, the tests
+and the docs read the same table.
+
+Passwords are stored only as salted argon2id hashes (argon2-cffi's
+``PasswordHasher``: a random 16-byte salt per hash, parameters inside the
+encoded string, so hashes made with older parameters still verify and are
+upgraded at the next sign-in). Sign-in through an OpenID Connect provider
+(Streamlit's ``st.login``) maps the provider's verified e-mail address onto an
+account an admin created; nobody gets in without an account, except in the
+open demo mode, which is on only when ``$ACTIVEGRADE_OPEN_DEMO`` is ``1``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from core.errors import InputError
+from core.inputs.limits import MAX_ADDRESS_CHARS, MAX_EMAIL_CHARS, MAX_NAME_CHARS, MAX_PASSWORD_CHARS, check_length
+from core.store import URL_ENV, Store, accounts
+
+ADMIN, GRADER, VIEWER = "admin", "grader", "viewer"
+ROLES = (ADMIN, GRADER, VIEWER)
+
+# Actions the app performs on behalf of a user. Project actions need the
+# project's membership unless the role has them on every project (admin).
+VIEW_PROJECTS = "view_projects"
+CREATE_PROJECT = "create_project"  # includes uploading the pool and samples
+PREPARE_PROJECT = "prepare_project"
+CHANGE_SETTINGS = "change_settings"
+DELETE_PROJECT = "delete_project"
+GRADE = "grade"
+VIEW_DASHBOARD = "view_dashboard"
+EXPORT = "export"
+SIMULATE = "simulate"
+MANAGE_USERS = "manage_users"  # accounts, roles, project assignments
+VIEW_AUDIT = "view_audit"  # read and export the audit trail
+ACTIONS = (
+    VIEW_PROJECTS,
+    CREATE_PROJECT,
+    PREPARE_PROJECT,
+    CHANGE_SETTINGS,
+    DELETE_PROJECT,
+    GRADE,
+    VIEW_DASHBOARD,
+    EXPORT,
+    SIMULATE,
+    MANAGE_USERS,
+    VIEW_AUDIT,
+)
+
+PERMISSIONS: Mapping[str, frozenset[str]] = {
+    ADMIN: frozenset(ACTIONS),
+    GRADER: frozenset({VIEW_PROJECTS, GRADE}),  # not the dashboard: a running estimate would bias their grades
+    VIEWER: frozenset({VIEW_PROJECTS, VIEW_DASHBOARD}),
+}
+"""role -> the actions it may perform (on the projects it may see)."""
+
+ALL_PROJECTS_ROLES = frozenset({ADMIN})
+"""Roles that act on every project; the others only on the projects assigned to them."""
+
+OPEN_DEMO_ENV = "ACTIVEGRADE_OPEN_DEMO"
+MIN_PASSWORD_LENGTH = 10
+FREE_FAILURES = 5
+"""Failed sign-ins in a row (one name, one client address) before the back-off starts."""
+MAX_BACK_OFF = timedelta(minutes=15)
+"""The longest wait the back-off imposes: 1 s after FREE_FAILURES, doubling with each failure up to this."""
+MAX_CONCURRENT_HASHES = 4
+"""Argon2 hashes computed at once (64 MiB each, argon2-cffi's default); further sign-ins wait their turn."""
+
+_hasher = PasswordHasher()
+_hash_slots = threading.BoundedSemaphore(MAX_CONCURRENT_HASHES)
+
+
+class AccessDenied(PermissionError):
+    """The signed-in user (or nobody) may not perform this action; ``str()`` says why."""
+
+
+@dataclass(frozen=True)
+class User:
+    """A signed-in user: ``name`` is what grades and audit events record."""
+
+    name: str
+    role: str
+    id: int | None = None  # None for the open demo's anonymous user
+    email: str | None = None
+
+
+def open_demo_enabled(environ: Mapping[str, str] = os.environ) -> bool:
+    """True only when $ACTIVEGRADE_OPEN_DEMO is exactly ``1`` (anyone may use the app as an admin)."""
+    return environ.get(OPEN_DEMO_ENV, "").strip() == "1"
+
+
+def demo_user(name: str) -> User:
+    """The open demo's user: whatever name was typed (cut to MAX_NAME_CHARS), with the admin role and no account."""
+    return User(name=name.strip()[:MAX_NAME_CHARS].strip(), role=ADMIN)
+
+
+DEMO_FORBIDDEN = frozenset({MANAGE_USERS})
+"""What the open demo's anonymous users may not do although they are admins: accounts belong to real
+deployments, and the open demo refuses a database that has any (check_open_demo)."""
+
+
+def check_open_demo(store: Store) -> None:
+    """Raise InputError when the open demo would run on a database with accounts: anyone could then act
+    as an admin of a real deployment (reset the admin's password, read every project)."""
+    if accounts.users(store):
+        raise InputError(
+            f"{OPEN_DEMO_ENV}=1 (open demo: no sign-in, everyone is an admin) was set on a database that has "
+            "accounts, so the app refuses to start",
+            fix=f"unset {OPEN_DEMO_ENV} to sign in, or point {URL_ENV} at a separate demo database (make demo does so)",
+        )
+
+
+# passwords ----------------------------------------------------------------
+
+
+def hash_password(password: str) -> str:
+    """A salted argon2id hash of ``password`` in PHC string form; raises InputError for a weak one
+    (short, only spaces) or one over MAX_PASSWORD_CHARS."""
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise InputError(
+            f"the password has {len(password)} characters, fewer than {MIN_PASSWORD_LENGTH}",
+            fix=f"choose a password of at least {MIN_PASSWORD_LENGTH} characters",
+        )
+    if not password.strip():
+        raise InputError("the password is only spaces", fix="choose a password with other characters too")
+    check_length(password, MAX_PASSWORD_CHARS, "the password")
+    with _hash_slots:
+        return _hasher.hash(password)
+
+
+def verify_password(encoded: str | None, password: str) -> bool:
+    """Whether ``password`` matches the stored hash (False for no hash or a malformed one).
+    At most MAX_CONCURRENT_HASHES verifications run at once."""
+    if not encoded:
+        return False
+    try:
+        with _hash_slots:
+            return _hasher.verify(encoded, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+# accounts -------------------------------------------------------------------
+
+
+def _check_role(role: str) -> None:
+    if role not in ROLES:
+        raise InputError(f"unknown role {role!r}", fix=f"use one of {', '.join(ROLES)}")
+
+
+def normalise_name(name: str) -> str:
+    """Account names are case-insensitive: stored stripped and lower-case."""
+    return name.strip().lower()
+
+
+NAME_PUNCTUATION = frozenset(" ._-@+'")
+_SCRIPT_FAMILIES = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}
+
+
+def _script(char: str) -> str:
+    """The script of a letter by its Unicode name's first word (LATIN, CYRILLIC, GREEK, CJK, ...)."""
+    word = unicodedata.name(char, "UNKNOWN").split()[0]
+    return _SCRIPT_FAMILIES.get(word, word)
+
+
+def check_account_name(name: str) -> str:
+    """``name`` normalised (NFKC, stripped, lower-case) if it is a name people can tell apart; else InputError.
+
+    Letters of one script (Japanese and Korean scripts count as one with CJK ideographs), digits, single
+    spaces and ``. _ - @ + '``, at most MAX_NAME_CHARS: no look-alike mixing Latin with Cyrillic or Greek
+    (``аdmin`` with a Cyrillic a), no invisible, blank-looking (Hangul filler, Braille blank) or
+    control characters.
+    """
+    fix = f"use letters of one alphabet, digits, single spaces and {' '.join(sorted(NAME_PUNCTUATION - {' '}))}"
+    name = normalise_name(unicodedata.normalize("NFKC", name))
+    check_length(name, MAX_NAME_CHARS, "the account name")
+    if not any(c.isalnum() for c in name):
+        raise InputError("the account name has no letter or digit", fix=fix)
+    odd = [c for c in name if not (c in NAME_PUNCTUATION or (c.isalnum() and "FILLER" not in unicodedata.name(c, "")))]
+    if odd:
+        raise InputError(f"the account name holds the character {ascii(odd[0])}", fix=fix)
+    if "  " in name:
+        raise InputError("the account name has two spaces in a row", fix=fix)
+    scripts = {_script(c) for c in name if c.isalpha()}
+    if len(scripts) > 1:
+        raise InputError(
+            f"the account name mixes the scripts {', '.join(sorted(scripts))}, so it can look like another name",
+            fix=fix,
+        )
+    return name
+
+
+def create_account(
+    store: Store, name: str, role: str, *, password: str | None = None, email: str | None = None
+) -> User:
+    """Create an account (password and/or OIDC e-mail); raises InputError for a bad or taken name."""
+    _check_role(role)
+    name = check_account_name(name)
+    if email:
+        check_length(email.strip(), MAX_EMAIL_CHARS, "the e-mail address")
+    if password is None and not email:
+        raise InputError(f"account {name!r} has neither a password nor an e-mail", fix="give one or both")
+    row = accounts.create_user(
+        store,
+        name,
+        role,
+        password_hash=None if password is None else hash_password(password),
+        email=email.strip().lower() if email else None,
+    )
+    return _user(row)
+
+
+def create_first_admin(store: Store, name: str, password: str) -> User | None:
+    """The first admin account, created only while there is no account at all; None when another
+    account exists already (two first-admin forms sent at once create one admin, not two)."""
+    name = check_account_name(name)
+    row = accounts.create_first_user(store, name, ADMIN, password_hash=hash_password(password))
+    return None if row is None else _user(row)
+
+
+def set_password(store: Store, name: str, password: str) -> None:
+    """Replace an account's password (hashing it)."""
+    accounts.set_password_hash(store, normalise_name(name), hash_password(password))
+
+
+def set_role(store: Store, name: str, role: str) -> None:
+    _check_role(role)
+    accounts.set_role(store, normalise_name(name), role)
+
+
+def _user(row: accounts.UserInfo) -> User:
+    return User(name=row.name, role=row.role, id=row.id, email=row.email)
+
+
+class SignInThrottled(AccessDenied):
+    """Too many failed sign-ins for this name from this address: ``str()`` says how long to wait."""
+
+
+def back_off(failures: int) -> timedelta:
+    """The wait after ``failures`` failed sign-ins in a row: none for the first FREE_FAILURES, then
+    1 s doubling with each further failure, at most MAX_BACK_OFF (exponential back-off, as RFC 6749's
+    and NIST SP 800-63B's throttling advice has it: slow guessing down, never lock anyone out for good)."""
+    if failures < FREE_FAILURES:
+        return timedelta(0)
+    return min(timedelta(seconds=2 ** min(failures - FREE_FAILURES, 20)), MAX_BACK_OFF)
+
+
+def sign_in(store: Store, name: str, password: str, address: str | None = None) -> User | None:
+    """The account if ``name`` and ``password`` match an active one, else None.
+
+    Every attempt is in the audit trail (``sign_in`` or ``sign_in_failed``, with the client
+    ``address`` when known). Failures in a row for one name from one address make the next try
+    wait (``back_off``; raises SignInThrottled, checking nothing, while it lasts); a success or an
+    admin's ``unlock`` clears them. Keyed by name and address, an attacker slows down only their own
+    tries at that name, and can lock no one out. A name over MAX_NAME_CHARS or a password over
+    MAX_PASSWORD_CHARS fails without hashing. Unknown names, disabled accounts and accounts without a
+    password (OIDC only) are checked against a throw-away hash, so timing does not tell them apart.
+    A hash made with older argon2 parameters is replaced by a current one.
+    """
+    name = normalise_name(name)[:MAX_NAME_CHARS]
+    address = (address or "")[:MAX_ADDRESS_CHARS]
+    failures, last = accounts.failures(store, name, address)
+    wait = back_off(failures)
+    if last is not None and (left := last + wait - datetime.now(UTC)) > timedelta(0):
+        raise SignInThrottled(
+            f"too many failed sign-ins for {name!r} from here: try again in {math.ceil(left.total_seconds())} s"
+        )
+    too_long = len(password) > MAX_PASSWORD_CHARS
+    row = None if too_long else accounts.user_by_name(store, name)
+    usable = row is not None and row.active and bool(row.password_hash)
+    ok = not too_long and verify_password(row.password_hash if usable else _DUMMY_HASH, password) and usable
+    detail = {"address": address} if address else {}
+    if not ok:
+        accounts.add_failure(store, name, address)
+        accounts.record_event(store, name, "sign_in_failed", detail=detail)
+        return None
+    accounts.clear_failures(store, name, address)
+    if _hasher.check_needs_rehash(row.password_hash):
+        accounts.set_password_hash(store, name, _hasher.hash(password))
+    accounts.record_event(store, name, "sign_in", detail=detail)
+    return _user(row)
+
+
+def unlock(store: Store, name: str) -> int:
+    """Clear every failed sign-in of account ``name`` (all addresses): it may try again at once.
+    Returns how many addresses had failures."""
+    return accounts.clear_failures(store, normalise_name(name))
+
+
+_DUMMY_HASH = _hasher.hash("not a password of anyone")
+
+
+def recheck(store: Store, user: User | None, action: str, project_id: int | None = None) -> User:
+    """``user`` as the database has them now, if they may still perform ``action`` (on ``project_id``);
+    else raises AccessDenied saying why.
+
+    For everything that runs without the page's gate: Streamlit fragments (a grading card, a live
+    dashboard) rerun on their own and keep their callbacks after the page stopped, so each of them,
+    and each callback, calls this first. It reads the account (disabled, demoted), the project
+    assignment and the project itself (deleted) again; the open demo's user passes only while the
+    open demo is on.
+    """
+    if user is None:
+        raise AccessDenied("you are signed out; sign in again")
+    if user.id is None:
+        current = user if open_demo_enabled() else None
+    else:
+        current = refresh(store, user)
+    if current is None:
+        raise AccessDenied("your account is disabled or you are signed out; sign in again")
+    if project_id is not None and not store.has_project(project_id):
+        raise AccessDenied(f"project {project_id} has been deleted; choose another project")
+    return require(store, current, action, project_id)
+
+
+def refresh(store: Store, user: User) -> User | None:
+    """``user`` as the accounts table has them now: None once the account is disabled or gone, else
+    with its current role (a session signed in earlier never keeps a role an admin has taken away)."""
+    row = accounts.user_by_name(store, user.name)
+    return _user(row) if row is not None and row.active else None
+
+
+def sign_in_oidc(store: Store, claims: Mapping[str, object]) -> User:
+    """The account for an OIDC identity (Streamlit's ``st.user``), matched by verified e-mail.
+
+    Raises AccessDenied, naming the e-mail, when no active account has it:
+    an admin must create the account (with that e-mail) first.
+    """
+    email = str(claims.get("email") or "").strip().lower()
+    if not email:
+        raise AccessDenied(
+            "the identity provider did not send an e-mail address; ask an admin to configure the scope 'email'"
+        )
+    if claims.get("email_verified") is False:
+        raise AccessDenied(f"the identity provider has not verified {email}")
+    row = accounts.user_by_email(store, email)
+    if row is None or not row.active:
+        accounts.record_event(store, email, "sign_in_failed", detail={"via": "oidc"})
+        raise AccessDenied(f"no active ActiveGrade account has the e-mail {email}; ask an admin to create one")
+    accounts.record_event(store, row.name, "sign_in", detail={"via": "oidc"})
+    return _user(row)
+
+
+# permissions -----------------------------------------------------------------
+
+
+def allowed(role: str | None, action: str) -> bool:
+    """Whether ``role`` (None: signed out) may ever perform ``action`` (the matrix alone)."""
+    return role is not None and action in PERMISSIONS.get(role, frozenset())
+
+
+def visible_projects(store: Store, user: User | None) -> set[int] | None:
+    """Project ids the user may open: None means all of them (admins), an empty set when signed out."""
+    if user is None:
+        return set()
+    if user.role in ALL_PROJECTS_ROLES:
+        return None
+    return set() if user.id is None else accounts.projects_of(store, user.id)
+
+
+def may(store: Store, user: User | None, action: str, project_id: int | None = None) -> bool:
+    """Whether ``user`` may perform ``action`` (on ``project_id`` when given): role and assignment
+    (the open demo's users, who have no account, never DEMO_FORBIDDEN)."""
+    if user is None or not allowed(user.role, action) or (user.id is None and action in DEMO_FORBIDDEN):
+        return False
+    if project_id is None:
+        return True
+    projects = visible_projects(store, user)
+    return projects is None or project_id in projects
+
+
+def require(store: Store, user: User | None, action: str, project_id: int | None = None) -> User:
+    """``user`` if ``may(...)``; otherwise raises AccessDenied saying what is missing."""
+    if may(store, user, action, project_id):
+        return user
+    if user is None:
+        raise AccessDenied(f"sign in to {action.replace('_', ' ')}")
+    if not allowed(user.role, action):
+        raise AccessDenied(f"the {user.role} role may not {action.replace('_', ' ')}; ask an admin")
+    raise AccessDenied(f"{user.name} is not assigned to project {project_id}; ask an admin to assign you")

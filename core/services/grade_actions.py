@@ -1,0 +1,146 @@
+"""What a grader's key press or click does, checked against the database every time.
+
+The grade page (app_pages/grade.py) passes the acting user explicitly; every
+function here reads that user's account, role and project assignment again
+(a disabled, demoted or unassigned grader is refused even in a callback of a
+page opened before the change) and acts on the item position the press names,
+never on another one. The page keeps the binding between what the browser
+shows and that position (core.services.showings).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.scales import scale_from_settings
+from core.services import audit, auth, grading, reservations
+from core.store import Store, accounts
+
+COMMENTED = "commented"
+
+
+class Refused(Exception):
+    """The press was not stored; ``str()`` says why, in the grader's words."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened: ``status`` is saved, changed, commented, skipped, undone or too_fast."""
+
+    status: str
+    message: str
+    position: int | None = None
+
+
+def acting_grader(store: Store, actor: auth.User | None, project_id: int) -> auth.User:
+    """``actor`` as the database has them now, allowed to grade the project; Refused otherwise."""
+    current = actor if actor is None or actor.id is None else auth.refresh(store, actor)
+    if current is None:
+        raise Refused("you are signed out (or your account was disabled); sign in again")
+    try:
+        auth.require(store, current, auth.GRADE, project_id)
+    except auth.AccessDenied as exc:
+        raise Refused(str(exc)) from None
+    if not current.name:
+        raise Refused("a grade needs the grader's name")
+    try:
+        status = store.project(project_id).status
+    except KeyError:
+        raise Refused("the project was deleted") from None
+    if status != "ready":
+        raise Refused(f"the project is not ready ({status})")
+    return current
+
+
+def _still_mine(store: Store, project_id: int, position: int, grader: str) -> bool:
+    """The grader's to act on: graded by them, reserved for them, or reserved by nobody."""
+    if store.grade_of(project_id, position, grader) is not None:
+        return True
+    holders = [r.grader for r in accounts.live(store, project_id) if r.position == position]
+    return not holders or grader in holders
+
+
+def grade(
+    store: Store,
+    actor: auth.User | None,
+    project_id: int,
+    position: int,
+    label: str,
+    *,
+    seconds: float,
+    comment: str = "",
+) -> Outcome:
+    """Store ``label`` for the item at ``position`` (a first grade or a change of the grader's own).
+
+    A press sooner than core.services.grading.MIN_VIEW_S after the browser showed the
+    item is not a judgement of it (a key held or pressed twice): nothing is
+    stored. An item another grader holds now is refused, never swapped.
+    """
+    grader = acting_grader(store, actor, project_id)
+    if seconds < grading.MIN_VIEW_S:
+        return Outcome("too_fast", f"ignored: pressed {seconds:.2f} s after the item appeared", position)
+    scale = scale_from_settings(store.project(project_id).settings)
+    try:
+        scale.value_of(label)
+    except KeyError:
+        raise Refused(f"{label!r} is not a grade of this project") from None
+    if not 0 <= position < store.item_count(project_id):
+        raise Refused("no such item")
+    if not _still_mine(store, project_id, position, grader.name):
+        raise Refused("another grader holds this item now")
+    earlier = store.grade_of(project_id, position, grader.name)
+    if earlier is None:  # a queue item: record it and free its reservation
+        reservations.grade(store, project_id, position, scale, label, grader.name, comment=comment, seconds=seconds)
+        return Outcome("saved", f"saved: {label}", position)
+    # a changed grade: the old one is kept, retracted; the comment stays unless a new one is given
+    grading.submit(
+        store, project_id, position, scale, label, grader.name, comment=comment or earlier["comment"], seconds=seconds
+    )
+    audit.record(
+        store, grader, audit.GRADE_CHANGED, project_id, position=position, before=earlier["label"], after=label
+    )
+    return Outcome("changed", f"changed to: {label}", position)
+
+
+def comment(store: Store, actor: auth.User | None, project_id: int, position: int, text: str) -> Outcome:
+    """Set the comment of the grader's grade of the item, leaving the grade alone (its own audit event)."""
+    grader = acting_grader(store, actor, project_id)
+    before = store.set_comment(project_id, position, grader.name, text.strip())
+    if before is None:
+        raise Refused("grade the item first; the comment is saved with the grade")
+    audit.record(store, grader, COMMENTED, project_id, position=position, before=before, after=text.strip())
+    return Outcome(COMMENTED, "comment saved", position)
+
+
+def skip(store: Store, actor: auth.User | None, project_id: int, position: int) -> Outcome:
+    """Pass on the item: it goes back to the queue."""
+    grader = acting_grader(store, actor, project_id)
+    if store.grade_of(project_id, position, grader.name) is not None:
+        raise Refused("you graded this item; undo or change the grade instead")
+    reservations.skip(store, project_id, position, grader.name)
+    audit.record(store, grader, audit.SKIP, project_id, position=position)
+    return Outcome("skipped", "skipped: the item went back to the queue", position)
+
+
+def undo(store: Store, actor: auth.User | None, project_id: int) -> Outcome:
+    """Retract the grader's last grade; the item is theirs again unless another grader took it."""
+    grader = acting_grader(store, actor, project_id)
+    position = store.retract_last_grade(project_id, grader.name)
+    if position is None:
+        return Outcome("undone", "nothing to undo")
+    audit.record(store, grader, audit.UNDO, project_id, position=position)
+    if reservations.hold(store, project_id, position, grader.name):
+        return Outcome("undone", "undone: the item is back, ungraded", position)
+    return Outcome("undone", "undone: the grade is withdrawn; another grader holds the item now", position)
+
+
+def reopen(store: Store, actor: auth.User | None, project_id: int, position: int) -> Outcome:
+    """Take a skipped item back (from the grader's list): reserved for the grader if nobody holds it."""
+    grader = acting_grader(store, actor, project_id)
+    if store.grade_of(project_id, position, grader.name) is not None:
+        return Outcome("review", "your grade of this item", position)
+    if position in store.graded_positions(project_id) or not reservations.hold(
+        store, project_id, position, grader.name
+    ):
+        raise Refused("another grader has this item now")
+    return Outcome("reopened", "the skipped item is yours to grade", position)

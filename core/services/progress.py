@@ -1,0 +1,184 @@
+"""How far a project is, and when it will be done: counts, pace, the stopping rule, an ETA.
+
+Pure functions over the grades as ``Store.grades`` returns them (one row per
+active grade: ``position``, ``grader``, ``value``, ``seconds``,
+``created_at``) and over a ``core.stats.estimate.Estimate``.
+
+- Grades and graded items are counted apart: with double grading an item
+  carries several grades and enters the estimate once (core.stats.rater_agreement.combine).
+- Pace is measured over working time: the time between consecutive grades
+  (of the project, or of one grader) summed with every gap longer than
+  IDLE_GAP_S left out, so a lunch break or a night does not lower it. The
+  first grade of each working spell adds its own grading time (``seconds``,
+  else the median gap) so that one spell of k grades is not k-1 grades.
+- The ETA is (items still needed) / (graded items per working hour), the
+  items still needed from ``items_to_target``: the one place that decides
+  which interval the stopping rule and the forecast use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from core.stats.allocation import Design
+from core.stats.confseq import AnytimeInterval
+from core.stats.estimate import Estimate, estimate, grades_needed
+
+IDLE_GAP_S = 15 * 60
+"""A pause between two grades longer than this is a break, not grading time."""
+
+STOPPING_INTERVAL = "anytime-valid confidence sequence (core.stats.confseq)"
+"""The interval the stopping rule and ``items_to_target`` use: valid however and whenever grading stops, so a
+manager who watches the dashboard and stops when it looks good is protected (METHOD.md section 7)."""
+
+
+@dataclass(frozen=True)
+class Counts:
+    """grades: active grades (several per double-graded item); items: distinct graded items; graders."""
+
+    grades: int
+    items: int
+    graders: int
+
+
+def counts(grades: pd.DataFrame) -> Counts:
+    """Grades and graded items counted apart."""
+    if grades.empty:
+        return Counts(0, 0, 0)
+    return Counts(len(grades), int(grades["position"].nunique()), int(grades["grader"].nunique()))
+
+
+def working_hours(times: pd.Series, seconds: pd.Series | None = None, idle_gap_s: float = IDLE_GAP_S) -> float:
+    """Hours of grading behind grades given at ``times``: gaps up to ``idle_gap_s`` summed, plus each spell's
+    first grade's own ``seconds`` (else the median kept gap, else 0)."""
+    if len(times) == 0:
+        return 0.0
+    order = np.argsort(pd.to_datetime(times, utc=True).to_numpy())
+    stamps = pd.to_datetime(times, utc=True).to_numpy()[order]
+    gaps = np.diff(stamps).astype("timedelta64[ms]").astype(float) / 1000.0
+    kept = gaps[gaps <= idle_gap_s]
+    fallback = float(np.median(kept)) if kept.size else 0.0
+    starts = np.concatenate([[True], gaps > idle_gap_s])
+    own = np.full(len(stamps), np.nan) if seconds is None else pd.to_numeric(seconds, errors="coerce").to_numpy()[order]
+    first = np.where(np.isfinite(own[starts]), own[starts], fallback)
+    return float((kept.sum() + first.sum()) / 3600.0)
+
+
+def throughput(grades: pd.DataFrame) -> float:
+    """Grades per working hour of the whole project (NaN before there is any working time)."""
+    hours = working_hours(grades.get("created_at", pd.Series(dtype=object)), grades.get("seconds"))
+    return len(grades) / hours if hours > 0 else float("nan")
+
+
+def item_pace(grades: pd.DataFrame) -> float:
+    """Distinct graded items per working hour: what the ETA divides by (a double grade adds no item)."""
+    hours = working_hours(grades.get("created_at", pd.Series(dtype=object)), grades.get("seconds"))
+    return counts(grades).items / hours if hours > 0 else float("nan")
+
+
+def grader_pace(grades: pd.DataFrame) -> pd.DataFrame:
+    """Per grader: grades, working hours, grades per hour, median seconds per grade, last grade; busiest first."""
+    columns = ["grader", "grades", "hours", "grades per hour", "median seconds", "last grade"]
+    if grades.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for grader, own in grades.groupby("grader"):
+        hours = working_hours(own["created_at"], own["seconds"])
+        rows.append(
+            {
+                "grader": grader,
+                "grades": len(own),
+                "hours": hours,
+                "grades per hour": len(own) / hours if hours > 0 else float("nan"),
+                "median seconds": pd.to_numeric(own["seconds"], errors="coerce").median(),
+                "last grade": pd.to_datetime(own["created_at"], utc=True).max(),
+            }
+        )
+    return pd.DataFrame(rows, columns=columns).sort_values("grades", ascending=False, kind="stable")
+
+
+@dataclass(frozen=True)
+class Stopping:
+    """The stopping rule: stop once the interval's half-width is at most the target. half_width NaN: no estimate."""
+
+    half_width: float
+    target: float
+    met: bool
+    interval: str = STOPPING_INTERVAL
+
+
+def stopping(anytime: AnytimeInterval | None, target: float) -> Stopping:
+    """The stopping rule's status: met once the anytime interval's half-width is at most ``target`` (not met
+    before any grade; a stratum without grades keeps the interval wide by itself)."""
+    half = float("nan") if anytime is None or anytime.n == 0 else anytime.half_width
+    return Stopping(half, float(target), bool(half <= target))
+
+
+def items_to_target(
+    design: Design,
+    positions,
+    grades,
+    target: float,
+    method: str = "default",
+    anytime: AnytimeInterval | None = None,
+) -> int:
+    """Total graded items after which the stopping rule's interval should reach ``target``.
+
+    The fixed-n projection (``core.stats.estimate.grades_needed``) for the target scaled by r = (fixed-n half-width) /
+    (anytime half-width) at the current grades: both widths shrink like 1/sqrt(n), the confidence sequence's
+    by a factor that varies slowly with n, so reaching ``target`` with the anytime interval takes about what
+    the fixed-n interval needs to reach ``r * target``. Before every stratum has grades (or without
+    ``anytime``) r is unknown and the fixed-n projection is returned, a lower bound.
+    """
+    fixed = estimate(design, positions, grades, method=method)
+    ratio = 1.0
+    if anytime is not None and not fixed.missing and anytime.half_width > 0:
+        ratio = min(1.0, ((fixed.ci_high - fixed.ci_low) / 2) / anytime.half_width)
+    return grades_needed(design, positions, grades, target * ratio, method=method)
+
+
+@dataclass(frozen=True)
+class Eta:
+    """items_left: graded items still needed; pace: items per working hour; hours: items_left / pace (NaN: no pace)."""
+
+    items_left: int
+    pace: float
+    hours: float
+
+
+def eta(items_needed: int, items_done: int, pace: float) -> Eta:
+    """Working hours to the target at the current pace (0 once enough items are graded)."""
+    left = max(int(items_needed) - int(items_done), 0)
+    hours = 0.0 if left == 0 else (left / pace if np.isfinite(pace) and pace > 0 else float("nan"))
+    return Eta(left, float(pace), float(hours))
+
+
+def duration(hours: float) -> str:
+    """'2 h 10 min', '25 min', '< 1 min'; 'unknown' for NaN (no pace yet)."""
+    if not np.isfinite(hours):
+        return "unknown"
+    minutes = round(hours * 60)
+    if minutes < 1:
+        return "< 1 min"
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def saving_short(result: Estimate) -> str:
+    """The live saving for a metric labelled in grades: '41 (23%)', or 'withheld'."""
+    if result.saving is None:
+        return "withheld"
+    return f"{result.labels_saved:,.0f} ({result.saving.share:.0%})"
+
+
+def saving_text(result: Estimate) -> str:
+    """The live saving with its units, e.g. '41 grades saved, 23%', or why it is withheld."""
+    if result.saving is None:
+        return "withheld until every stratum has 2 grades"
+    if result.labels_saved < 0:
+        return f"{-result.labels_saved:,.0f} grades more than uniform would need, {result.saving.share:.0%}"
+    return f"{result.labels_saved:,.0f} grades saved, {result.saving.share:.0%}"

@@ -1,0 +1,105 @@
+"""Sign-in sessions that survive a reload and a new tab, and end when they must.
+
+Signing in makes a random token (``secrets.token_urlsafe``, 256 bits); the
+browser keeps it in a cookie and the database keeps only its SHA-256 hash
+(core.store.sessions). Every request resolves the token again (``resume``):
+the session must exist, be younger than the absolute limit, have been used
+within the idle limit, and belong to an active account, whose current role it
+gets. Signing out deletes the row; so do a new password, disabling and a role
+change (core.store.accounts), so every browser of that user is signed out at
+its next request.
+
+Limits: ``$ACTIVEGRADE_SESSION_IDLE_HOURS`` (default 12) and
+``$ACTIVEGRADE_SESSION_MAX_DAYS`` (default 7).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from core.errors import InputError
+from core.services import auth
+from core.store import Store, accounts
+from core.store import sessions as table
+from core.store.models import utcnow
+
+IDLE_ENV = "ACTIVEGRADE_SESSION_IDLE_HOURS"
+MAX_ENV = "ACTIVEGRADE_SESSION_MAX_DAYS"
+TOUCH_EVERY = timedelta(minutes=1)
+"""Activity is written at most this often per session (not one write per key press)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    idle: timedelta = timedelta(hours=12)
+    absolute: timedelta = timedelta(days=7)
+
+
+def _positive(environ: Mapping[str, str], name: str, default: float) -> float:
+    text = environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise InputError(f"${name} is {text!r}, not a positive number", fix="set it to a number > 0 or unset it")
+    return value
+
+
+def limits(environ: Mapping[str, str] = os.environ) -> Limits:
+    """The configured limits (InputError for a value that is not a positive number)."""
+    default = Limits()
+    return Limits(
+        idle=timedelta(hours=_positive(environ, IDLE_ENV, default.idle / timedelta(hours=1))),
+        absolute=timedelta(days=_positive(environ, MAX_ENV, default.absolute / timedelta(days=1))),
+    )
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def start(store: Store, user: auth.User) -> str:
+    """A new session for a signed-in account; returns the token for the cookie (never stored)."""
+    if user.id is None:
+        raise ValueError("only an account can have a sign-in session")
+    token = secrets.token_urlsafe(32)
+    table.add(store, _hash(token), user.id)
+    return token
+
+
+def resume(
+    store: Store, token: str | None, *, now: datetime | None = None, limit: Limits | None = None
+) -> auth.User | None:
+    """The account of a live session, with its current role; None (and the row deleted when it has
+    expired) otherwise."""
+    if not isinstance(token, str) or not token:
+        return None
+    now = now or utcnow()
+    limit = limit or limits()
+    digest = _hash(token)
+    row = table.find(store, digest)
+    if row is None:
+        return None
+    if now - row.created_at > limit.absolute or now - row.last_seen_at > limit.idle:
+        table.remove(store, digest)
+        return None
+    user = accounts.user_by_id(store, row.user_id)
+    if user is None or not user.active:
+        return None
+    if now - row.last_seen_at > TOUCH_EVERY:
+        table.touch(store, digest, now)
+    return auth.User(name=user.name, role=user.role, id=user.id, email=user.email)
+
+
+def end(store: Store, token: str | None) -> None:
+    """Sign out: the session is gone for every tab that shares its cookie."""
+    if token:
+        table.remove(store, _hash(token))

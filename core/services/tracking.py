@@ -1,0 +1,65 @@
+"""The live view of a project: the estimate now and its path against the number of grades."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from core.stats.allocation import Design
+from core.stats.confseq import AnytimeInterval, anytime_interval
+from core.stats.estimate import Estimate, estimate
+
+
+def estimate_path(
+    design: Design,
+    positions: list[int],
+    grades: list[float],
+    *,
+    points: int = 40,
+    method: str = "default",
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Estimate and interval after the first k grades, for up to ``points`` values of k.
+
+    Columns: ``grades`` (k), ``estimate``, ``ci_low``, ``ci_high``, and
+    ``uniform_low``/``uniform_high``: the interval uniform random sampling
+    would have at the same k, i.e. the estimate +- z sqrt(V / deff) with
+    V / deff = (1 - k/N) S^2 / k (METHOD.md section 4), centred on the
+    estimate so the two widths compare directly. Prefixes that leave a stratum
+    without a grade have no estimate and no row.
+    """
+    n = len(positions)
+    columns = ["grades", "estimate", "ci_low", "ci_high", "uniform_low", "uniform_high"]
+    if n == 0:
+        return pd.DataFrame(columns=columns)
+    ks = np.unique(np.linspace(1, n, num=min(points, n)).round().astype(int))
+    z = stats.norm.ppf(0.5 + level / 2)
+    rows = []
+    for k in ks:
+        e = estimate(design, positions[:k], grades[:k], method=method, level=level)
+        if e.missing:
+            continue
+        uniform_half = z * e.se / np.sqrt(e.deff) if e.deff and np.isfinite(e.deff) and e.deff > 0 else np.nan
+        rows.append(
+            {
+                "grades": int(k),
+                "estimate": e.value,
+                "ci_low": e.ci_low,
+                "ci_high": e.ci_high,
+                "uniform_low": max(e.value - uniform_half, 0.0),
+                "uniform_high": min(e.value + uniform_half, 1.0),
+            }
+        )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def current_estimate(design: Design, graded: dict[int, float], method: str = "default") -> Estimate:
+    """The estimate from ``graded`` (position -> grade, in grading order)."""
+    return estimate(design, list(graded), list(graded.values()), method=method)
+
+
+def current_anytime(design: Design, graded: dict[int, float], n0: int, level: float = 0.95) -> AnytimeInterval:
+    """The anytime-valid interval after ``graded`` (position -> grade, in grading order), its bets tuned for the
+    planned budget n0 (`core.stats.design.planned_budget`): what the live dashboard and its stopping rule read."""
+    return anytime_interval(design, list(graded), list(graded.values()), n0, level)

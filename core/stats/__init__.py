@@ -1,0 +1,1 @@
+"""The statistics: strata, allocation, the queue, estimators, intervals, savings, planning, simulation."""

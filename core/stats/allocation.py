@@ -1,0 +1,392 @@
+"""Sampling design: strata, surrogate spreads and how a grading budget is spread.
+
+A `Design` is built once from the prepared items (`design_from_items`) and
+never changes while experts grade. Everything here is a pure function of the
+design, a budget and (for the adaptive spreads) the grades seen so far.
+
+Notation (docs: ../shared/METHOD.md sections 3 and 5): N items in H strata of
+sizes N_h, weights W_h = N_h / N, spreads S_h (standard deviation of the grade
+inside stratum h), allocation n_h with sum_h n_h = n.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from core.errors import InputError
+from core.stats.proxy import PROXY_COLUMN, SURROGATE, proxy_strata
+from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
+
+DEFAULT_FLOOR = 2
+"""Minimum grades per stratum (METHOD.md section 3): two give a spread estimate."""
+
+DEFAULT_PRIOR_STRENGTH = 100.0
+"""Pseudo-grades behind a stratum's prior spread against its own grades (core.stats.spreads.adaptive_sd)."""
+
+DEFAULT_CALIBRATION_STRENGTH = 40.0
+"""Pseudo-grades behind the surrogate's own scale when all grades recalibrate it (core.stats.spreads.calibrated_prior_sd)."""
+
+DEFAULT_SHRINK = 0.5
+"""Weight of the surrogate's signal in a stratum's predicted mean grade; the
+rest goes to the neutral 1/2, so an uncalibrated surrogate cannot starve a
+stratum (the predicted spread m(1-m) is flat near m = 1/2)."""
+
+COVARIATES = ("agreement", "semantic_entropy")
+"""Surrogate signals used as covariates by the model-assisted estimator."""
+
+
+@dataclass(frozen=True, eq=False)
+class Design:
+    """A stratified sampling design over a pool of N items (positions 0..N-1, pool order).
+
+    stratum:     (N,) int, stratum of each item, 0..H-1, every stratum non-empty.
+    proxy:       (N,) float in [0, 1], the surrogate's smoothed predicted grade of each
+                 item, 1/2 + shrink (a_i - 1/2), a_i the agreement of the target with
+                 the surrogate samples (1/2 where unknown).
+    covariates:  (N, p) float, standardised surrogate signals (see COVARIATES).
+    prior_mean:  (H,) smoothed predicted mean grade per stratum.
+    prior_sd:    (H,) predicted spread S_h = sqrt(m_h (1 - m_h)) from prior_mean.
+    floor:       minimum grades per stratum before Neyman takes over.
+    prior_strength: pseudo-grades behind a stratum's prior spread against its own grades.
+    calibration_strength: pseudo-grades behind the surrogate's scale against all grades.
+    ids:         item ids in pool order (for the app; may be empty).
+    shrink:      the weight of the surrogate's signal in `proxy` (DEFAULT_SHRINK).
+    """
+
+    stratum: np.ndarray
+    proxy: np.ndarray
+    covariates: np.ndarray
+    prior_mean: np.ndarray
+    prior_sd: np.ndarray
+    floor: int = DEFAULT_FLOOR
+    prior_strength: float = DEFAULT_PRIOR_STRENGTH
+    calibration_strength: float = DEFAULT_CALIBRATION_STRENGTH
+    ids: tuple[str, ...] = field(default=())
+    shrink: float = DEFAULT_SHRINK
+
+    @property
+    def N(self) -> int:  # noqa: N802 - survey notation
+        return int(self.stratum.size)
+
+    @property
+    def H(self) -> int:  # noqa: N802 - survey notation
+        return int(self.prior_sd.size)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """N_h, the number of items in each stratum."""
+        return np.bincount(self.stratum, minlength=self.H)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """W_h = N_h / N."""
+        return self.sizes / self.N
+
+    @property
+    def covariate_means(self) -> np.ndarray:
+        """(H, p) population mean of each covariate inside each stratum (known: no grade needed)."""
+        sums = np.zeros((self.H, self.covariates.shape[1]))
+        np.add.at(sums, self.stratum, self.covariates)
+        return sums / self.sizes[:, None]
+
+
+def make_design(
+    stratum: np.ndarray,
+    proxy: np.ndarray,
+    covariates: np.ndarray | None = None,
+    *,
+    floor: int = DEFAULT_FLOOR,
+    prior_strength: float = DEFAULT_PRIOR_STRENGTH,
+    calibration_strength: float = DEFAULT_CALIBRATION_STRENGTH,
+    shrink: float = DEFAULT_SHRINK,
+    ids: tuple[str, ...] = (),
+) -> Design:
+    """Design from arrays: strata are relabelled 0..H-1 in sorted order of the given labels.
+
+    The smoothed predicted grade of item i is p_i = 1/2 + shrink (proxy_i - 1/2),
+    that of stratum h m_h = mean_h(p_i), and its predicted spread S_h = sqrt(m_h (1 - m_h)): for a 0/1 grade with
+    predicted probability p_i, the law of total variance gives
+    S_h^2 = E_h[p(1-p)] + Var_h(p) = mean_h(p) (1 - mean_h(p)) (METHOD.md section 3).
+    """
+    stratum = np.asarray(stratum)
+    proxy = np.asarray(proxy, dtype=float)
+    if stratum.ndim != 1 or stratum.size == 0:
+        raise InputError("the design needs at least one item")
+    if proxy.shape != stratum.shape:
+        raise InputError(f"proxy has {proxy.size} values for {stratum.size} items")
+    if floor < 1:
+        raise InputError(f"floor must be at least 1, got {floor}")
+    if not 0.0 <= shrink <= 1.0:
+        raise InputError(f"shrink must be in [0, 1], got {shrink}")
+    _, codes = np.unique(stratum, return_inverse=True)
+    codes = codes.astype(np.int64)
+    proxy = 0.5 + shrink * (np.where(np.isfinite(proxy), np.clip(proxy, 0.0, 1.0), 0.5) - 0.5)
+    if covariates is None:
+        covariates = np.zeros((stratum.size, 0))
+    covariates = _standardise(np.asarray(covariates, dtype=float).reshape(stratum.size, -1))
+    sizes = np.bincount(codes)
+    prior_mean = np.clip(np.bincount(codes, weights=proxy) / sizes, 0.0, 1.0)  # rounding could leave [0, 1]
+    return Design(
+        stratum=codes,
+        proxy=proxy,
+        covariates=covariates,
+        prior_mean=prior_mean,
+        prior_sd=np.sqrt(prior_mean * (1.0 - prior_mean)),
+        floor=int(floor),
+        prior_strength=float(prior_strength),
+        calibration_strength=float(calibration_strength),
+        ids=tuple(ids),
+        shrink=float(shrink),
+    )
+
+
+def design_from_items(
+    items: pd.DataFrame,
+    *,
+    stratify_by: str | None = DEFAULT_STRATIFY_BY,
+    n_strata: int = DEFAULT_N_STRATA,
+    min_stratum_size: int = DEFAULT_MIN_STRATUM_SIZE,
+    proxy_column: str | None = None,
+    covariates: tuple[str, ...] = COVARIATES,
+    floor: int = DEFAULT_FLOOR,
+    prior_strength: float = DEFAULT_PRIOR_STRENGTH,
+    calibration_strength: float = DEFAULT_CALIBRATION_STRENGTH,
+    shrink: float = DEFAULT_SHRINK,
+) -> Design:
+    """The design the app grades with, from `core.surrogate.prepare.prepare_items`'s DataFrame.
+
+    Strata: with `stratify_by` (default DEFAULT_STRATIFY_BY) the items are
+    re-stratified by `core.stats.strata.stratify(semantic_entropy, agreement, by=stratify_by,
+    n_strata=n_strata, min_size=min_stratum_size)`; with `stratify_by=None`
+    the prepared `stratum` column is used as it is. The surrogate's
+    predicted grade is `proxy_column` (agreement; 1/2 where an item has no
+    samples); covariates missing from the frame are skipped, NaN covariate
+    values are replaced by the column mean.
+
+    Items prepared with a proxy (a PROXY_COLUMN, core.stats.proxy) use it by default (`proxy_column=None`):
+    its strata replace the surrogate's `stratify_by`, it is the predicted grade and the first
+    covariate (core.stats.proxy states the rule). `proxy_column="agreement"` keeps the surrogate's design.
+    """
+    if proxy_column is None and PROXY_COLUMN in items.columns:
+        if stratify_by is not None:
+            stratum = proxy_strata(items[PROXY_COLUMN].to_numpy(dtype=float), n_strata, min_stratum_size)
+            items = items.assign(stratum=stratum)
+            stratify_by = None
+        proxy_column, covariates = PROXY_COLUMN, (PROXY_COLUMN, *covariates)
+    proxy_column = proxy_column or SURROGATE
+    needed = ["stratum" if stratify_by is None else "semantic_entropy", proxy_column]
+    missing = [c for c in needed if c not in items.columns]
+    if missing:
+        raise InputError(
+            f"the items have no column {', '.join(repr(c) for c in missing)}",
+            fix="prepare the items with core.surrogate.prepare.prepare_items first",
+        )
+    if stratify_by is None:
+        stratum = items["stratum"].to_numpy()
+    else:
+        entropy = items["semantic_entropy"].to_numpy(dtype=float)
+        stratum = stratify(
+            entropy,
+            items[proxy_column].to_numpy(dtype=float),
+            n_strata=n_strata,
+            by=stratify_by,
+            min_size=min_stratum_size,
+        )
+    if pd.isna(stratum).any():
+        row = int(np.flatnonzero(pd.isna(stratum))[0])
+        raise InputError("the item has no stratum", row=row + 1, column="stratum")
+    columns = [c for c in covariates if c in items.columns]
+    values = items[columns].to_numpy(dtype=float) if columns else None
+    if values is not None:
+        finite = np.isfinite(values)
+        column_means = np.where(finite, values, 0.0).sum(axis=0) / np.maximum(
+            finite.sum(axis=0), 1
+        )  # 0 for an all-NaN column
+        values = np.where(finite, values, column_means)
+    ids = tuple(items["id"].astype(str)) if "id" in items.columns else ()
+    return make_design(
+        stratum,
+        items[proxy_column].to_numpy(dtype=float),
+        values,
+        floor=floor,
+        prior_strength=prior_strength,
+        calibration_strength=calibration_strength,
+        shrink=shrink,
+        ids=ids,
+    )
+
+
+def _standardise(x: np.ndarray) -> np.ndarray:
+    """Columns centred and scaled to unit standard deviation; constant columns dropped."""
+    sd = x.std(axis=0)
+    keep = sd > 1e-12
+    return (x[:, keep] - x[:, keep].mean(axis=0)) / sd[keep]
+
+
+# --- allocations -----------------------------------------------------------------
+
+
+def largest_remainder(quota: np.ndarray, n: int, caps: np.ndarray, floors: np.ndarray | None = None) -> np.ndarray:
+    """Integer allocation closest to real quotas: floor(quota), then +1 to the largest remainders.
+
+    Hamilton's largest-remainder method, with lower bounds `floors` and upper
+    bounds `caps` honoured: returns integers n_h with floors_h <= n_h <= caps_h
+    and sum n_h = n (requires sum floors <= n <= sum caps).
+    """
+    caps = np.asarray(caps, dtype=np.int64)
+    floors = np.zeros_like(caps) if floors is None else np.minimum(np.asarray(floors, dtype=np.int64), caps)
+    if not floors.sum() <= n <= caps.sum():
+        raise InputError(
+            f"cannot allocate {n} grades to strata holding {int(caps.sum())} items with floors summing to {int(floors.sum())}"
+        )
+    quota = np.clip(np.asarray(quota, dtype=float), floors, caps)
+    alloc = np.clip(np.floor(quota).astype(np.int64), floors, caps)
+    remainder = quota - alloc
+    while alloc.sum() != n:
+        if alloc.sum() < n:
+            open_ = alloc < caps
+            h = np.flatnonzero(open_)[np.argmax(remainder[open_])]
+            alloc[h] += 1
+        else:
+            open_ = alloc > floors
+            h = np.flatnonzero(open_)[np.argmin(remainder[open_])]
+            alloc[h] -= 1
+        remainder[h] = -np.inf if alloc.sum() < n else np.inf
+    return alloc
+
+
+def neyman_allocation(sizes: np.ndarray, sds: np.ndarray, n: int, floor: int = DEFAULT_FLOOR) -> np.ndarray:
+    """Neyman allocation n_h = n N_h S_h / sum_j N_j S_j, with floors and caps, rounded.
+
+    Source: Neyman (1934); Cochran, Sampling Techniques (1977), section 5.5.
+    Every stratum first gets min(floor, N_h); if n cannot cover the floors,
+    they go to the strata with the largest N_h S_h. A stratum whose quota
+    exceeds N_h is fully sampled and the rest re-allocated among the others
+    (Cochran 5.8); then largest-remainder rounding.
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n = int(min(n, sizes.sum()))
+    floors = np.minimum(floor, sizes)
+    if floors.sum() >= n:
+        return _round_robin(floors, sizes * np.asarray(sds, dtype=float), n)
+    weight = sizes * np.maximum(np.asarray(sds, dtype=float), 0.0)
+    if weight.sum() <= 0:
+        weight = sizes.astype(float)
+    fixed = np.zeros(sizes.size, dtype=bool)
+    quota = floors.astype(float)
+    for _ in range(sizes.size + 1):
+        free = ~fixed
+        left = n - quota[fixed].sum()
+        share = weight[free] / weight[free].sum() if weight[free].sum() > 0 else sizes[free] / sizes[free].sum()
+        quota[free] = left * share
+        over = free & ((quota > sizes) | (quota < floors))
+        if not over.any():
+            break
+        quota[over] = np.clip(quota[over], floors[over], sizes[over])
+        fixed |= over
+    return largest_remainder(quota, n, sizes, floors)
+
+
+def _round_robin(floors: np.ndarray, priority: np.ndarray, n: int) -> np.ndarray:
+    """n grades (n <= sum floors) one per stratum per round, largest priority first, up to the floors."""
+    alloc = np.zeros(floors.size, dtype=np.int64)
+    order = np.argsort(-priority, kind="stable")
+    for _ in range(int(floors.max(initial=0))):
+        for h in order:
+            if alloc.sum() < n and alloc[h] < floors[h]:
+                alloc[h] += 1
+    return alloc
+
+
+def proportional_allocation(sizes: np.ndarray, n: int, floor: int = DEFAULT_FLOOR) -> np.ndarray:
+    """Proportional allocation n_h = n N_h / N (Neyman with equal spreads), floors, caps, rounded."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    return neyman_allocation(sizes, np.ones(sizes.size), n, floor)
+
+
+def next_stratum(weights: np.ndarray, sds: np.ndarray, counts: np.ndarray, sizes: np.ndarray, floor: int) -> np.ndarray:
+    """Stratum that should get the next grade, for one state or a batch (leading axes).
+
+    Floors first, before anything else: while a stratum has fewer than
+    min(floor, N_h) grades, the next grade goes to the stratum with the fewest
+    grades among those, ties to the largest W_h S_h (round robin), so after
+    H grades every stratum has one and no estimate leans on a stratum without
+    grades (METHOD.md section 7). Then the stratum with the largest
+    W_h^2 S_h^2 / (n_h (n_h + 1)) among those with n_h < N_h: the largest drop
+    in sum_h W_h^2 S_h^2 / n_h from one more grade. Repeating the greedy step
+    gives at every prefix size the integer allocation that minimises the
+    stratified variance given the floors (marginal analysis for a separable
+    convex objective, Gross 1966; METHOD.md section 5). Strata with zero
+    spread then get grades in proportion to N_h.
+    Returns -1 where every stratum is exhausted.
+    """
+    counts = np.asarray(counts)
+    sds = np.broadcast_to(np.asarray(sds, dtype=float), counts.shape)
+    open_ = counts < sizes
+    due = counts < np.minimum(floor, sizes)
+    ws = weights * sds
+    tie = ws / (ws.max(axis=-1, keepdims=True) + 1e-300) * 0.5
+    first = np.where(due, -counts + tie, -np.inf)
+    gain = np.where(open_, ws**2 / (np.maximum(counts, 1) * (counts + 1.0)), -np.inf)
+    gain = np.where(open_ & (gain <= 0), -(counts + 1.0) / weights, gain)
+    score = np.where(due.any(axis=-1, keepdims=True), first, gain)
+    choice = np.argmax(score, axis=-1)
+    return np.where(open_.any(axis=-1), choice, -1)
+
+
+def greedy_counts(sizes: np.ndarray, sds: np.ndarray, n: int, floor: int) -> np.ndarray:
+    """Counts per stratum after n steps of `next_stratum` (the anytime queue's prefix of size n)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    weights = sizes / sizes.sum()
+    counts = np.zeros(sizes.size, dtype=np.int64)
+    for _ in range(min(int(n), int(sizes.sum()))):
+        counts[next_stratum(weights, sds, counts, sizes, floor)] += 1
+    return counts
+
+
+def planned_allocation(design: Design, n: int) -> np.ndarray:
+    """Grades per stratum the queue plans for a budget of n, before any grade (surrogate spreads)."""
+    return greedy_counts(design.sizes, design.prior_sd, n, design.floor)
+
+
+def stratified_variance(weights: np.ndarray, sizes: np.ndarray, sds: np.ndarray, alloc: np.ndarray) -> float:
+    """V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h (Cochran 1977, eq. 5.7).
+
+    A stratum with n_h = 0 (only while the queue is still giving the strata
+    their first grades) counts W_h^2 S_h^2, as if it had one grade.
+    """
+    alloc = np.asarray(alloc, dtype=float)
+    return float(np.sum(weights**2 * (1 - alloc / sizes) * sds**2 / np.maximum(alloc, 1)))
+
+
+def uniform_labels_for_variance(variance: float, s2: float, N: int) -> float:  # noqa: N803
+    """Labels m uniform sampling needs for variance V: solve (1 - m/N) S^2 / m = V, m = S^2 / (V + S^2/N)."""
+    if s2 <= 0:
+        return 0.0
+    return float(s2 / (max(variance, 0.0) + s2 / N))
+
+
+def planned_saving(design: Design, n: int, means: np.ndarray | None = None, rho: float = 1.0) -> float:
+    """Share of labels saved against uniform sampling by the queue's plan, if the stratum means were `means`.
+
+    1 - n / m, where m = S^2 / (V + S^2/N) is the uniform sample size with the
+    planned allocation's variance V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h,
+    S_h^2 = rho m_h (1 - m_h) and S^2 = sum_h W_h S_h^2 + sum_h W_h (m_h - m)^2
+    (METHOD.md section 4). By default m_h = the surrogate's smoothed predicted
+    means (design.prior_mean) and rho = 1 (binary grades): the forecast before
+    any grade. core.stats.planning.planned_saving_range puts a range around it.
+    """
+    n = int(min(n, design.N))
+    if n <= 0:
+        return 0.0
+    means = design.prior_mean if means is None else np.asarray(means, dtype=float)
+    sds = np.sqrt(rho * means * (1.0 - means))
+    w = design.weights
+    alloc = greedy_counts(design.sizes, sds, n, design.floor)
+    s2 = float(w @ sds**2 + w @ (means - w @ means) ** 2)
+    variance = stratified_variance(w, design.sizes, sds, alloc)
+    m = uniform_labels_for_variance(variance, s2, design.N)
+    return 0.0 if m <= 0 else 1.0 - n / m

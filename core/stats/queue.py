@@ -1,0 +1,100 @@
+"""The anytime grading queue: which item an expert should grade next.
+
+`next_item` is a pure function of the design, the project's grading state and
+a seed, so any number of graders can draw at once: the caller records the
+returned item as reserved (in one transaction) before the next draw. Every
+prefix of the grading order is close to the optimal allocation for its own
+size (see `core.stats.allocation.next_stratum`), and the spreads it allocates by are
+re-estimated from the grades as they arrive (adaptive Neyman: `queue_spreads`). Within a stratum the item
+is the first free one in a random order of the pool fixed by the seed, i.e.
+uniform at random without replacement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.errors import InputError
+from core.stats.allocation import Design, next_stratum
+from core.stats.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """What the project has done so far, by item position (0..N-1, pool order).
+
+    graded:   position -> grade in [0, 1].
+    skipped:  positions a grader passed over; they go back to the queue (after
+              the stratum's other free items) and count as not graded.
+    reserved: positions handed to a grader and not yet graded or skipped.
+    """
+
+    graded: Mapping[int, float] = field(default_factory=dict)
+    skipped: frozenset[int] = frozenset()
+    reserved: frozenset[int] = frozenset()
+
+    @classmethod
+    def from_lists(
+        cls,
+        positions: Iterable[int] = (),
+        grades: Iterable[float] = (),
+        skipped: Iterable[int] = (),
+        reserved: Iterable[int] = (),
+    ) -> QueueState:
+        positions, grades = list(positions), list(grades)
+        if len(positions) != len(grades):
+            raise ValueError(f"{len(positions)} graded positions but {len(grades)} grades")
+        graded = dict(zip((int(p) for p in positions), (float(g) for g in grades)))
+        return cls(
+            graded,
+            frozenset(int(p) for p in skipped) - graded.keys(),
+            frozenset(int(p) for p in reserved) - graded.keys(),
+        )
+
+
+def item_order(n_items: int, seed: int) -> np.ndarray:
+    """The seed's random order of positions 0..n_items-1 (numpy PCG64 permutation)."""
+    return np.random.default_rng(seed).permutation(n_items)
+
+
+def queue_spreads(design: Design, positions: np.ndarray, grades: np.ndarray) -> np.ndarray:
+    """The spreads the queue allocates by: the surrogate prior recalibrated by the grades
+    (`calibrated_prior_sd`), blended with each stratum's own grades (`adaptive_sd`)."""
+    strata = design.stratum[positions]
+    counts = np.bincount(strata, minlength=design.H)
+    sums = np.bincount(strata, weights=grades, minlength=design.H)
+    sumsq = np.bincount(strata, weights=grades**2, minlength=design.H)
+    prior = calibrated_prior_sd(design, *pooled_sums(design, positions, grades))
+    return adaptive_sd(prior, design.prior_strength, counts, sums, sumsq)
+
+
+def next_item(design: Design, state: QueueState, seed: int) -> int | None:
+    """Position of the next item to grade, or None when every item is graded or reserved.
+
+    The stratum comes from `next_stratum` with n_h = graded + reserved items of
+    stratum h and the adaptive spreads of the graded ones; the item is the first
+    position of `item_order(N, seed)` in that stratum that is neither graded nor
+    reserved, preferring items nobody skipped.
+    """
+    positions = np.fromiter(state.graded.keys(), dtype=np.int64, count=len(state.graded))
+    grades = np.fromiter(state.graded.values(), dtype=float, count=len(state.graded))
+    outside = [p for p in (*state.graded, *state.skipped, *state.reserved) if not 0 <= p < design.N]
+    if outside:
+        raise InputError(
+            f"position {outside[0]} is outside the pool of {design.N} items", fix="use the items' row numbers, 0 to N-1"
+        )
+    taken = np.zeros(design.N, dtype=bool)
+    taken[positions] = True
+    taken[list(state.reserved)] = True
+    counts = np.bincount(design.stratum[taken], minlength=design.H)
+    sds = queue_spreads(design, positions, grades)
+    h = int(next_stratum(design.weights, sds, counts, design.sizes, design.floor))
+    if h < 0:
+        return None
+    order = item_order(design.N, seed)
+    free = order[(design.stratum[order] == h) & ~taken[order]]
+    fresh = free[~np.isin(free, list(state.skipped))]
+    return int(fresh[0] if fresh.size else free[0])

@@ -1,0 +1,126 @@
+"""Agreement between graders, and how several grades of one item enter the estimate.
+
+When a project double-grades a share of its items (core.services.reservations), the
+items graded by two or more graders measure how reliable the grading is:
+
+- Cohen's kappa (Cohen 1960), kappa = (p_o - p_e) / (1 - p_e), with p_o the
+  observed and p_e the chance agreement from each rater's label frequencies,
+  computed by ``sklearn.metrics.cohen_kappa_score``. It is defined for two
+  raters; with several graders the two raters are an item's first and second
+  grade (the usual convention for double coding). Ordered scales use the
+  linearly weighted kappa (Cohen 1968).
+- Krippendorff's alpha (Krippendorff 2011, "Computing Krippendorff's
+  alpha-reliability"), alpha = 1 - D_o / D_e over every pair of grades of the
+  same item, for any number of graders and missing grades, computed by the
+  ``krippendorff`` package at the scale's level of measurement.
+
+The rule for the estimate (``combine``): an item graded by several graders
+enters the estimate once, with the mean of its active grades. The estimand
+is then the pool's mean of the grade expected from a randomly chosen grader;
+averaging two grades only lowers the item's rater noise, so the stratified
+estimator stays unbiased and its variance estimate (which treats the mean as
+the item's one value) stays valid. core.store.Store.graded_positions applies
+the same rule in SQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import krippendorff
+import numpy as np
+import pandas as pd
+from sklearn.metrics import cohen_kappa_score
+
+
+def summary(result: Agreement) -> str:
+    """One line for the app, e.g. "12 items graded twice: same grade 83%, Cohen's kappa 0.61,
+    Krippendorff's alpha 0.62 (nominal)"."""
+    if result.items == 0:
+        return "No item graded twice yet."
+    kappa, alpha = (("n/a" if np.isnan(x) else f"{x:.2f}") for x in (result.kappa, result.alpha))
+    return (
+        f"{result.items} items graded twice: same grade {result.observed:.0%}, "
+        f"Cohen's kappa {kappa}, Krippendorff's alpha {alpha} ({result.level})"
+    )
+
+
+KAPPA_WEIGHTS = {"nominal": None, "ordinal": "linear", "interval": "quadratic", "ratio": "quadratic"}
+
+
+def combine(grades: Iterable[float]) -> float:
+    """The value an item enters the estimate with: the mean of its grades."""
+    values = np.fromiter(grades, dtype=float)
+    if values.size == 0:
+        raise ValueError("an item needs at least one grade to enter the estimate")
+    return float(values.mean())
+
+
+def cohen_kappa(first: Iterable[float], second: Iterable[float], level: str = "nominal") -> float:
+    """Cohen's kappa of two raters' grades of the same items (weighted for ordered levels).
+
+    NaN when it is undefined: fewer than two items, or both raters always
+    giving the one same grade (chance agreement 1).
+    """
+    a, b = np.asarray(list(first), dtype=float), np.asarray(list(second), dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"{a.size} grades from the first rater but {b.size} from the second")
+    if a.size < 2 or np.unique(np.concatenate([a, b])).size < 2:
+        return float("nan")
+    # grades are floats in [0, 1]; sklearn wants discrete labels, so compare them as rounded strings
+    return float(
+        cohen_kappa_score(
+            _labels(a), _labels(b), weights=KAPPA_WEIGHTS[level], labels=_labels(np.unique(np.concatenate([a, b])))
+        )
+    )
+
+
+def _labels(values: np.ndarray) -> np.ndarray:
+    # rank-preserving integer codes of the grade values, so weighted kappa sees their order
+    return np.round(values * 1_000_000).astype(np.int64)
+
+
+def krippendorff_alpha(reliability: np.ndarray, level: str = "nominal") -> float:
+    """Krippendorff's alpha of a graders x items matrix (NaN for a missing grade).
+
+    NaN when undefined: no item with two grades, or one single value in all grades.
+    """
+    data = np.asarray(reliability, dtype=float)
+    pairable = (np.isfinite(data).sum(axis=0) >= 2) if data.ndim == 2 else np.zeros(0, bool)
+    if not pairable.any() or np.unique(data[:, pairable][np.isfinite(data[:, pairable])]).size < 2:
+        return float("nan")
+    return float(krippendorff.alpha(reliability_data=data[:, pairable], level_of_measurement=level))
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Agreement over the items with at least two active grades."""
+
+    items: int  # items graded by two or more graders
+    graders: int  # distinct graders among those grades
+    observed: float  # share of items whose first two grades are equal
+    kappa: float  # Cohen's kappa, first vs second grade of each item
+    alpha: float  # Krippendorff's alpha over all their grades
+    level: str
+
+
+def agreement(grades: pd.DataFrame, level: str = "nominal") -> Agreement:
+    """Agreement from active grades as ``Store.grades`` returns them (``position``, ``grader``, ``value``, in order)."""
+    multi = grades[grades.groupby("position")["position"].transform("size") >= 2]
+    if multi.empty:
+        nan = float("nan")
+        return Agreement(0, 0, nan, nan, nan, level)
+    # one row per grader, one column per item; a grader who graded an item twice keeps the last grade
+    matrix = multi.pivot_table(index="grader", columns="position", values="value", aggfunc="last")
+    rank = multi.groupby("position").cumcount()
+    pairs = multi[rank < 2].assign(rank=rank).pivot(index="position", columns="rank", values="value")
+    firsts, seconds = pairs[0].to_numpy(), pairs[1].to_numpy()
+    return Agreement(
+        items=int(matrix.shape[1]),
+        graders=int(matrix.shape[0]),
+        observed=float(np.mean(firsts == seconds)),
+        kappa=cohen_kappa(firsts, seconds, level),
+        alpha=krippendorff_alpha(matrix.to_numpy(), level),
+        level=level,
+    )

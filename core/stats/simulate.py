@@ -1,0 +1,481 @@
+"""Replay grading on a pool whose every item has a label, and compare sampling methods.
+
+Each method is run `reps` times at every budget; the grader is replaced by the
+pool's `label`. Replication r of every stratified method uses the same random
+order of the pool, `core.stats.queue.item_order(N, seed_r)` (common random numbers).
+
+Methods (METHOD.md section 6):
+- uniform:        simple random sampling, the sample mean (a one-stratum design).
+- proportional:   the prepared strata, proportional allocation, stratified estimator.
+- neyman_paper:   entropy strata (the surrogate's, also when the items carry a proxy), approximate Neyman allocation from the
+                  surrogate's spreads, stratified estimator (the paper's method).
+- neyman_oracle:  entropy strata, Neyman allocation with the true spreads: it
+                  reads every label (a ceiling, not a method).
+- app_oracle:     the project's own strata, Neyman allocation with the true
+                  spreads: reads every label too (the ceiling of this design).
+- lure, active_inference: see core.stats.baselines (their papers' Wald intervals).
+- activegrade:    what the app does: the project's design
+                  (`core.stats.design.prepared_design`: strata as prepared with the
+                  project's settings, never re-stratified), the anytime queue
+                  (`next_item`, replayed here in a batch that gives the very
+                  same order; tests/test_simulate.py checks it) and the
+                  default estimator (`core.stats.estimate.estimate_batch`).
+
+Metrics per method and budget: mse against the pool's true mean mu; mse_ratio
+= mse / uniform's MSE at the same n; bias = mean(estimate - mu); coverage of
+the nominal 95% fixed-n interval; ci_width, its mean width; budget_saving =
+1 - n / m, with m the uniform sample size of equal MSE; coverage_anytime, the
+share of replications whose confidence sequence (core.stats.confseq, tuned for the
+planned budget n0) covered mu at every n up to the budget, and
+ci_width_anytime, the mean width of its running intersection at the budget
+(intersected over `core.stats.confseq.checkpoints`, so at least as wide as the
+dashboard's, which intersects over every grade); the stratified methods grade
+their sample in the replication's random order (a predictable order), the
+baselines have none (null); saving_shown, the mean saving the dashboard would
+show at the budget, over the replications where it is shown (null when
+withheld in all), and saving_withheld, the share where it is withheld; skips,
+the mean number of items skipped on the way (see `skip_mask`). Every figure
+has a Monte Carlo standard error beside it, named FIGURE_se (the standard
+deviation over replications / sqrt(reps); for mse_ratio and budget_saving the
+delta method on the MSE's). Uniform's MSE is the exact variance of the sample mean
+under simple random sampling, MSE_unif(m) = (1 - m/N) S^2 / m with
+S^2 = sum_i (y_i - mu)^2 / (N - 1) (Cochran 1977, theorem 2.2), so
+m = S^2 / (MSE + S^2/N); this avoids dividing by a noisy simulated MSE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from core.errors import InputError
+from core.stats import baselines
+from core.stats.allocation import (
+    Design,
+    design_from_items,
+    make_design,
+    next_stratum,
+    neyman_allocation,
+    proportional_allocation,
+)
+from core.stats.confseq import SequenceBatch, checkpoints, sequence_batch
+from core.stats.design import planned_budget, prepared_design
+from core.stats.estimate import DEFAULT_METHOD, estimate_batch
+from core.stats.proxy import proxy_name
+from core.stats.queue import item_order
+from core.stats.spreads import adaptive_sd, calibrated_prior_sd
+from core.stats.strata import stratify
+
+METHODS = (
+    "uniform",
+    "proportional",
+    "neyman_paper",
+    "neyman_oracle",
+    "app_oracle",
+    "lure",
+    "active_inference",
+    "activegrade",
+)
+METHOD_NOTES = {
+    "uniform": "simple random sampling, sample mean",
+    "proportional": "the project's strata, proportional allocation",
+    "neyman_paper": "entropy strata, approximate Neyman from the surrogate (the paper's method)",
+    "neyman_oracle": "reads every label: entropy strata, Neyman with the true spreads (a ceiling, not a method)",
+    "app_oracle": "reads every label: the project's strata, Neyman with the true spreads (this design's ceiling)",
+    "lure": "surrogate-weighted sampling, LURE estimator, its paper's Wald interval",
+    "active_inference": "active inference (Poisson sampling), its paper's Wald interval",
+    "activegrade": "the project's design, queue and estimator (what the app does)",
+}
+ORACLES = ("neyman_oracle", "app_oracle")
+DESIGN_FIGURES = ("coverage_anytime", "ci_width_anytime", "saving_shown", "saving_withheld", "skips")
+"""Figures of the stratified designs only (null for lure and active_inference)."""
+SEQUENTIAL = ("uniform", "activegrade")
+"""Methods whose sample at a smaller budget is the start of that at a larger one."""
+DEFAULT_BUDGETS = ("0.02", "0.05", "0.1", "0.2")
+LEVEL = 0.95
+
+
+def budget_sizes(budgets: Sequence[str | float], n_items: int) -> dict[str, int]:
+    """Budget as given -> number of grades: a fraction of N when <= 1 (rounded, at least 2), else a count."""
+    sizes = {}
+    for budget in budgets:
+        try:
+            value = float(budget)
+        except ValueError:
+            raise InputError(
+                f"budget {budget!r} is not a number", fix="give fractions of the pool like 0.05 or counts like 50"
+            ) from None
+        if not value > 0 or (value > 1 and not value.is_integer()):  # is_integer: False for inf, where int() raises
+            raise InputError(
+                f"budget {budget!r} is neither a fraction in (0, 1] nor a whole count",
+                fix="give fractions of the pool like 0.05 or counts like 50",
+            )
+        n = int(round(value * n_items)) if value <= 1 else int(value)
+        if n > n_items:
+            raise InputError(
+                f"budget {budget!r} is more than the pool's {n_items} items",
+                fix=f"give at most {n_items} or a fraction of the pool",
+            )
+        sizes[str(budget)] = max(n, 2)
+    return sizes
+
+
+def synthetic_items(n_items: int = 600, *, signal: float = 1.0, likert: bool = False, seed: int = 0) -> pd.DataFrame:
+    """A labelled items table with surrogate signals, for tests and demonstrations.
+
+    Agreement a takes the values 0, 0.2, ..., 1 (as with 5 surrogate samples);
+    the label is Bernoulli(q) with q = 0.5 + 0.45 signal (2a - 1), or with
+    `likert` a 5-point grade mapped onto [0, 1]: q + Normal(0, 0.25) rounded to
+    a quarter and clipped; entropy and strata as `surrogate_items` makes them. signal = 0 gives a surrogate
+    that knows nothing.
+    """
+    rng = np.random.default_rng(seed)
+    agreement = rng.integers(0, 6, n_items) / 5
+    q = 0.5 + 0.45 * signal * (2 * agreement - 1)
+    if likert:
+        labels = np.clip(np.round((q + rng.normal(0, 0.25, n_items)) * 4) / 4, 0, 1)
+    else:
+        labels = (rng.random(n_items) < q).astype(float)
+    return surrogate_items(labels, agreement, rng)
+
+
+def surrogate_items(
+    labels: np.ndarray, agreement: np.ndarray, rng: np.random.Generator, *, id_prefix: str = "item-"
+) -> pd.DataFrame:
+    """An items table as core.surrogate.prepare makes it, for generated labels and agreement (5 samples an item):
+    semantic entropy 1.6 (1 - a) plus Normal(0, 0.2) noise, clipped at 0 and 0 where every sample agrees;
+    strata by the default stratification (core.stats.strata)."""
+    n_items = len(labels)
+    entropy = np.clip(1.6 * (1 - agreement) + rng.normal(0, 0.2, n_items), 0, None) * (agreement < 1)
+    return pd.DataFrame(
+        {
+            "id": [f"{id_prefix}{i:05d}" for i in range(n_items)],
+            "label": labels,
+            "n_samples": 5,
+            "semantic_entropy": entropy,
+            "agreement": agreement,
+            "stratum": stratify(entropy, agreement),
+        }
+    )
+
+
+def labels_of(items: pd.DataFrame, file: str | None = None) -> np.ndarray:
+    """The pool's labels as floats in [0, 1]; InputError naming the first bad item by its id,
+    and by its 1-based row in `items`, or by `file` when given (whose row numbering
+    depends on the format, so no row is claimed there)."""
+    if "label" not in items.columns:
+        raise InputError(
+            "the pool has no 'label' column", file=file, column="label", fix="the simulator needs every item's grade"
+        )
+    labels = pd.to_numeric(items["label"], errors="coerce").to_numpy(dtype=float)
+    bad = ~((labels >= 0) & (labels <= 1))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        item = f" of item '{items['id'].iat[row]}'" if "id" in items.columns else ""
+        raise InputError(
+            f"label {items['label'].iat[row]!r}{item} is not a number in [0, 1]",
+            file=file,
+            row=None if file else row + 1,
+            column="label",
+            fix="give every item a grade in [0, 1]",
+        )
+    return labels
+
+
+def replication_orders(n_items: int, seed: int, reps: int) -> np.ndarray:
+    """(reps, N): replication r's random order of the pool, item_order(N, seed_r)."""
+    seeds = np.random.SeedSequence(seed).generate_state(reps)
+    return np.stack([item_order(n_items, int(s)) for s in seeds])
+
+
+def skip_mask(labels: np.ndarray, skip_wrong: float, skip_right: float, reps: int, seed: int) -> np.ndarray:
+    """(reps, N) bool: whether the grader of replication r passes over item i when it is shown.
+
+    Skips depend on the grade: an item with grade y is skipped with probability
+    skip_wrong (1 - y) + skip_right y, independently (not at random when the two
+    rates differ, the case that biases an estimate which ignores skips).
+    """
+    for name, rate in (("--skip-wrong", skip_wrong), ("--skip-right", skip_right)):
+        if not 0 <= rate < 1:
+            raise InputError(f"{name} must be in [0, 1), got {rate}", fix="give the share of items graders skip")
+    rate = skip_wrong * (1 - labels) + skip_right * labels
+    return np.random.default_rng([seed, 2]).random((reps, labels.size)) < rate
+
+
+def skipped_last(orders: np.ndarray, skipped: np.ndarray) -> np.ndarray:
+    """Each order with the items its grader skips moved behind the others (order kept within each group).
+
+    This is where core.stats.queue.next_item puts a skipped item: after the
+    stratum's other free items; so every design reads its sample from here.
+    """
+    return np.take_along_axis(orders, np.argsort(np.take_along_axis(skipped, orders, 1), axis=1, kind="stable"), 1)
+
+
+def skips_on_the_way(design: Design, orders: np.ndarray, skipped: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """(R,) items skipped before the sample was complete: per stratum, the skipped items that come,
+    in the replication's original order, before the stratum's last graded item."""
+    rank = np.argsort(orders, axis=1)
+    rows = np.arange(orders.shape[0])[:, None]
+    total = np.zeros(orders.shape[0])
+    for h in range(design.H):
+        in_h = design.stratum[positions] == h
+        last = np.where(in_h, rank[rows, positions], -1).max(axis=1)
+        total += (skipped & (design.stratum == h) & (rank < last[:, None])).sum(axis=1)
+    return total
+
+
+def in_order(positions: np.ndarray, orders: np.ndarray) -> np.ndarray:
+    """A static sample's positions re-ordered as the replication's random order meets them: a predictable
+    grading order in which the confidence sequence can be read."""
+    rank = np.argsort(orders, axis=1)
+    return np.take_along_axis(positions, np.argsort(np.take_along_axis(rank, positions, 1), axis=1), 1)
+
+
+def _by_stratum(design: Design, orders: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each order regrouped by stratum (order kept within a stratum), and the strata's offsets."""
+    grouped = np.take_along_axis(orders, np.argsort(design.stratum[orders], axis=1, kind="stable"), axis=1)
+    offsets = np.concatenate([[0], np.cumsum(design.sizes)[:-1]])
+    return grouped, offsets
+
+
+def static_sample(design: Design, alloc: np.ndarray, orders: np.ndarray) -> np.ndarray:
+    """(R, n) positions: the first alloc_h items of each stratum in each replication's order."""
+    grouped, offsets = _by_stratum(design, orders)
+    columns = np.concatenate([np.arange(o, o + a) for o, a in zip(offsets, alloc)])
+    return grouped[:, columns]
+
+
+def replay_queue(design: Design, labels: np.ndarray, orders: np.ndarray, n: int) -> np.ndarray:
+    """(R, n) positions in the order `core.stats.queue.next_item` hands them out, grading each at once.
+
+    Per step: the spreads of `queue_spreads` (calibrated_prior_sd and
+    adaptive_sd of the grades so far), the stratum of `next_stratum`, and the stratum's first free item in
+    the replication's order, exactly as next_item does for one project.
+    """
+    reps = orders.shape[0]
+    grouped, offsets = _by_stratum(design, orders)
+    counts = np.zeros((reps, design.H), dtype=np.int64)
+    sums = np.zeros((reps, design.H))
+    sumsq = np.zeros((reps, design.H))
+    pooled = np.zeros((5, reps))  # sum d, sum d^2, sum y, sum d y, sum y^2 over the graded items (pooled_sums)
+    d_all = design.proxy - design.proxy.mean()
+    rows = np.arange(reps)
+    positions = np.empty((reps, n), dtype=np.int64)
+    for step in range(n):
+        prior = calibrated_prior_sd(design, np.full(reps, step), *pooled)
+        sds = adaptive_sd(prior, design.prior_strength, counts, sums, sumsq)
+        h = next_stratum(design.weights, sds, counts, design.sizes, design.floor)
+        pos = grouped[rows, offsets[h] + counts[rows, h]]
+        positions[:, step] = pos
+        counts[rows, h] += 1
+        sums[rows, h] += labels[pos]
+        sumsq[rows, h] += labels[pos] ** 2
+        d, y = d_all[pos], labels[pos]
+        pooled += (d, d * d, y, d * y, y * y)
+    return positions
+
+
+@dataclass(frozen=True)
+class Run:
+    """One method at one budget over the replications: estimates, fixed-n interval, realised sample sizes,
+    and for the stratified designs the design and graded positions (in grading order)."""
+
+    value: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    n: np.ndarray
+    design: Design | None = None
+    positions: np.ndarray | None = None
+
+
+def _wald(value: np.ndarray, variance: np.ndarray, n: np.ndarray) -> Run:
+    half = stats.norm.ppf(0.5 + LEVEL / 2) * np.sqrt(variance)
+    return Run(value, np.clip(value - half, 0, 1), np.clip(value + half, 0, 1), n)
+
+
+def _stratified_run(design: Design, positions: np.ndarray, labels: np.ndarray, method: str) -> Run:
+    batch = estimate_batch(design, positions, labels[positions], method)
+    low, high = batch.interval(LEVEL)
+    return Run(batch.value, low, high, np.full(positions.shape[0], positions.shape[1]), design, positions)
+
+
+def shown_saving(design: Design, positions: np.ndarray, labels: np.ndarray, method: str) -> np.ndarray:
+    """(R,) the live saving the dashboard shows after these grades (core.stats.savings through
+    core.stats.estimate.estimate_batch); NaN where it is withheld."""
+    return estimate_batch(design, positions, labels[positions], method).saving.share
+
+
+def _mean_se(values: np.ndarray) -> tuple[float | None, float | None]:
+    """Mean and its Monte Carlo standard error over the finite values; (None, None) where there is none."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return None, None
+    se = float(values.std(ddof=1) / np.sqrt(values.size)) if values.size > 1 else None
+    return float(values.mean()), se
+
+
+def _figures(prefix: str, values: np.ndarray) -> dict:
+    mean, se = _mean_se(values)
+    return {prefix: mean, f"{prefix}_se": se}
+
+
+def simulate(
+    items: pd.DataFrame,
+    budgets: Sequence[str | float] = DEFAULT_BUDGETS,
+    *,
+    reps: int = 1000,
+    seed: int = 0,
+    methods: Sequence[str] = METHODS,
+    n_strata: int = 5,
+    n0: int | None = None,
+    skip_wrong: float = 0.0,
+    skip_right: float = 0.0,
+    design: Design | None = None,
+) -> dict:
+    """Run every method at every budget; returns {"N", "mu", "n0", "notes", "methods": {METHOD: {BUDGET: metrics}}}.
+
+    `items` is core.surrogate.prepare.prepare_items's table with a `label` column; its
+    `stratum` column is the prepared stratification, which the project's design
+    (`design`, default `core.stats.design.prepared_design(items)`) and proportional
+    use. n0: the planned budget the confidence sequences are tuned for
+    (default `core.stats.design.planned_budget` of an unset project). skip_wrong,
+    skip_right: see `skip_mask`.
+    """
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise InputError(f"unknown method {unknown[0]!r}", fix=f"use some of {', '.join(METHODS)}")
+    if reps < 2:
+        raise InputError(f"reps must be at least 2, got {reps}")
+    labels = labels_of(items)
+    N = labels.size  # noqa: N806
+    sizes = budget_sizes(budgets, N)
+    n0 = planned_budget({}, N) if n0 is None else int(n0)
+    if not 1 <= n0 <= N:
+        raise InputError(f"the planned budget n0 = {n0} is not between 1 and the pool's {N} items")
+    mu = float(labels.mean())
+    s2 = float(labels.var(ddof=1)) if N > 1 else 0.0
+    skipped = skip_mask(labels, skip_wrong, skip_right, reps, seed)
+    original = replication_orders(N, seed, reps)
+    orders = skipped_last(original, skipped)
+    rng = np.random.default_rng([seed, 1])
+    app = prepared_design(items) if design is None else design
+    paper = design_from_items(items, stratify_by="entropy", n_strata=n_strata, proxy_column="agreement")
+    one = make_design(np.zeros(N, dtype=np.int64), items["agreement"].to_numpy(dtype=float))
+    predicted = app.proxy
+    top = max(sizes.values())
+    queue = replay_queue(app, labels, orders, top) if "activegrade" in methods else None
+
+    def true_sd(d: Design) -> np.ndarray:
+        return np.array([labels[d.stratum == h].std(ddof=1) if d.sizes[h] > 1 else 0.0 for h in range(d.H)])
+
+    def static(d: Design, alloc: np.ndarray) -> Run:
+        return _stratified_run(d, in_order(static_sample(d, alloc, orders), orders), labels, "stratified")
+
+    def run(method: str, n: int) -> Run:
+        if method == "uniform":
+            return _stratified_run(one, orders[:, :n], labels, "stratified")
+        if method == "proportional":
+            return static(app, proportional_allocation(app.sizes, n, app.floor))
+        if method == "neyman_paper":
+            return static(paper, neyman_allocation(paper.sizes, paper.prior_sd, n, paper.floor))
+        if method == "neyman_oracle":
+            return static(paper, neyman_allocation(paper.sizes, true_sd(paper), n, paper.floor))
+        if method == "app_oracle":
+            return static(app, neyman_allocation(app.sizes, true_sd(app), n, app.floor))
+        if method == "lure":
+            return _wald(*baselines.lure(labels, predicted, n, rng, reps))
+        if method == "active_inference":
+            return _wald(*baselines.active_inference(labels, predicted, n, rng, reps))
+        return _stratified_run(app, queue[:, :n], labels, DEFAULT_METHOD)
+
+    results: dict[str, dict[str, dict]] = {}
+    for method in methods:
+        # uniform and the queue grade in one order whatever the budget: one sequence serves every budget
+        shared = _sequence(run(method, top), labels, n0, sizes.values()) if method in SEQUENTIAL else None
+        results[method] = {
+            budget: _metrics(run(method, n), n, N, mu, s2, labels, shared, n0, original, skipped)
+            for budget, n in sizes.items()
+        }
+    return {
+        "N": N,
+        "mu": mu,
+        "proxy": proxy_name(items),
+        "n0": n0,
+        "notes": {m: METHOD_NOTES[m] for m in methods},
+        "methods": results,
+    }
+
+
+def _sequence(r: Run, labels: np.ndarray, n0: int, budgets) -> SequenceBatch:
+    """The run's confidence sequences over its graded positions, coverage checked against the true stratum means."""
+    truth = np.array([labels[r.design.stratum == h].mean() for h in range(r.design.H)])
+    steps = checkpoints(r.positions.shape[1], budgets)
+    return sequence_batch(r.design, r.positions, labels[r.positions], n0, 1 - LEVEL, steps=steps, truth=truth)
+
+
+def _metrics(r: Run, n: int, N: int, mu: float, s2: float, labels, shared, n0, original, skipped) -> dict:  # noqa: N803
+    """The figures of one method at one budget, each with its Monte Carlo standard error."""
+    reps = r.value.size
+    err2 = (r.value - mu) ** 2
+    mse, mse_se = float(err2.mean()), float(err2.std(ddof=1) / np.sqrt(reps))
+    n_mean = float(r.n.mean())
+    uniform_mse = (1 - n_mean / N) * s2 / n_mean
+    m = s2 / (mse + s2 / N) if s2 > 0 else float(N)
+    row = {
+        "n": n_mean,
+        "mse": mse,
+        "mse_se": mse_se,
+        "mse_ratio": mse / uniform_mse if uniform_mse > 0 else float("nan"),
+        "mse_ratio_se": mse_se / uniform_mse if uniform_mse > 0 else float("nan"),
+        **_figures("bias", r.value - mu),
+        **_figures("coverage", ((r.low <= mu) & (mu <= r.high)).astype(float)),
+        **_figures("ci_width", r.high - r.low),
+        "budget_saving": 1 - n_mean / m,
+        "budget_saving_se": n_mean * mse_se / s2 if s2 > 0 else 0.0,
+    }
+    if r.design is None:
+        return row | {f"{name}{se}": None for name in DESIGN_FIGURES for se in ("", "_se")}
+    cs = shared if shared is not None else _sequence(r, labels, n0, [n])
+    low, high = cs.at(n)
+    saving = shown_saving(r.design, r.positions, labels, DEFAULT_METHOD)
+    return row | {
+        **_figures("coverage_anytime", cs.covered[:, n - 1].astype(float)),
+        **_figures("ci_width_anytime", high - low),
+        **_figures("saving_shown", saving),
+        **_figures("saving_withheld", np.isnan(saving).astype(float)),
+        **_figures("skips", skips_on_the_way(r.design, original, skipped, r.positions)),
+    }
+
+
+def _cell(value, se, fmt: str) -> str:
+    return "-" if value is None else f"{value:{fmt}}" + ("" if se is None else f"±{se:{fmt.lstrip('+')}}")
+
+
+def format_table(result: dict) -> str:
+    """The simulation as a plain-text table, one row per method and budget, figures ± Monte Carlo s.e."""
+    header = (
+        f"{'method':<17} {'budget':>7} {'n':>7} {'MSE ratio':>13} {'bias':>15} {'cover':>13} {'width':>6} "
+        f"{'saving':>7} {'anytime':>13} {'width':>6} {'shown':>6} {'skips':>6}"
+    )
+    lines = [
+        f"N = {result['N']}, mu = {result['mu']:.4f}, design proxy: {result.get('proxy', 'agreement')}, "
+        f"planned budget n0 = {result['n0']}",
+        header,
+    ]
+    for method, by_budget in result["methods"].items():
+        for budget, row in by_budget.items():
+            lines.append(
+                f"{method:<17} {budget:>7} {row['n']:>7.1f} {_cell(row['mse_ratio'], row['mse_ratio_se'], '.3f'):>13} "
+                f"{_cell(row['bias'], row['bias_se'], '+.4f'):>15} {_cell(row['coverage'], row['coverage_se'], '.3f'):>13} "
+                f"{row['ci_width']:>6.3f} {row['budget_saving']:>+7.1%} "
+                f"{_cell(row['coverage_anytime'], row['coverage_anytime_se'], '.3f'):>13} "
+                f"{_cell(row['ci_width_anytime'], None, '.3f'):>6} {_cell(row['saving_shown'], None, '+.0%'):>6} "
+                f"{_cell(row['skips'], None, '.1f'):>6}"
+            )
+    lines += [f"{m}: {note}" for m, note in result["notes"].items() if m in ORACLES]
+    return "\n".join(lines)

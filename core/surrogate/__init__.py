@@ -1,0 +1,1 @@
+"""The surrogate's signal: sampling its answers, clustering them by meaning, entropy, proxies, preparation."""

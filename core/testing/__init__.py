@@ -1,0 +1,1 @@
+"""Tooling for tests and benchmarks (not shipped in the wheel): app servers, simulated graders, tiny models."""

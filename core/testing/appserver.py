@@ -1,0 +1,140 @@
+"""Serve the app from a source checkout with `streamlit run` on a free port, and drive its grade page in a
+headless browser: the Chromium settings, the grade page's on-screen contract (which element holds the item
+shown), and a grade key pressed as a grader presses it.
+
+A smoke test of a checkout or a deployment's database (``Server(url, demo_dir, log)``), used by the
+end-to-end tests and benchmarks/grading_latency.py. Streamlit runs in the subprocess only: this module
+imports neither Streamlit nor a browser library (``page`` is a Playwright page the caller made).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from core.services import grading
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: app.py, app_pages/, ui/
+STARTUP_S = 120.0  # deadline for the server's health check: a busy machine starts Streamlit slowly
+TIMEOUT_MS = 90_000  # deadline for any wait on a page; every wait is on a condition, this only ends a stuck one
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """The app (or another ``script``, e.g. a benchmark's bare app) served by Streamlit in a subprocess."""
+
+    def __init__(self, db_url: str, demo_dir: Path, log: Path, script: str = "app.py") -> None:
+        self.db_url = db_url
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {
+            **os.environ,
+            "ACTIVEGRADE_DB_URL": db_url,
+            "ACTIVEGRADE_DEMO_DIR": str(demo_dir),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "ACTIVEGRADE_OPEN_DEMO": os.environ.get("ACTIVEGRADE_OPEN_DEMO", "1"),
+        }  # "0": real sign-in
+        self._log = log.open("w")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                script,
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(self.port),
+                "--server.address",
+                "127.0.0.1",
+                "--browser.gatherUsageStats",
+                "false",
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + STARTUP_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"streamlit exited: {log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as response:
+                    if response.read() == b"ok":
+                        return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"streamlit did not start: {log.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        """Terminate the server (idempotent)."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self._log.close()
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.stop()
+
+
+# The grading card (ui/grading_card.js) carries the shown item's id in data-ag-item and its state
+# (ready, sending, saved, error, note) in data-ag-state; an item is ready once no press is in flight.
+ITEM_SHOWN = """() => {
+  const card = document.querySelector('.ag-card');
+  if (card === null || !card.dataset.agItem || card.dataset.agState === 'sending') return null;
+  return 'Item ' + card.dataset.agItem;
+}"""
+NEXT_ITEM_READY = f"""(previous) => {{ const now = ({ITEM_SHOWN})(); return now !== null && now !== previous; }}"""
+MIN_VIEW_S = grading.MIN_VIEW_S + 0.05  # the grade page ignores grades sooner than this after an item appears
+
+
+def shown_item(page) -> str | None:
+    """'Item <id>' of the item on the grade page (None while none is ready)."""
+    return page.evaluate(ITEM_SHOWN)
+
+
+def press_grade_key(page, key: str, timeout_ms: int = TIMEOUT_MS) -> float:
+    """Press a grade shortcut once the item has been on screen for MIN_VIEW_S, wait until the next
+    item is shown with its grade buttons ready (checked every animation frame); returns the
+    milliseconds from the key press to that moment.
+
+    The pause before the key is the product's rule, not a guess at how long something takes: the
+    server times an item from its own render, which the browser sees later, so MIN_VIEW_S after the
+    browser shows it is always past the rule, however busy the machine."""
+    previous = shown_item(page)
+    page.wait_for_timeout(MIN_VIEW_S * 1000)
+    start = time.perf_counter()
+    page.keyboard.press(key)
+    page.wait_for_function(NEXT_ITEM_READY, arg=previous, polling="raf", timeout=timeout_ms)
+    return (time.perf_counter() - start) * 1000

