@@ -21,8 +21,9 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m core", description=__doc__.splitlines()[0])
+def build_parser(prog: str = "activegrade") -> argparse.ArgumentParser:
+    """The parser; ``prog`` is how the user called it (the console script, or `python -m core`)."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text in COMMANDS.items():
         module = importlib.import_module(f"core.cli.{name}")
@@ -32,8 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = "activegrade") -> int:
+    args = build_parser(prog).parse_args(argv)
     try:
         return int(args.run(args) or 0)
     except InputError as error:
