@@ -1,5 +1,5 @@
 """Shared fixtures: the labelled pools in ../shared/data (skipped when absent), a headless Chromium for the
-browser tests (skipped when absent; one per session, fresh contexts per test) and the app served for the
+browser tests (skipped when absent; one per module, fresh contexts per test) and the app served for the
 whole session, in open demo mode and with sign-in."""
 
 from __future__ import annotations
@@ -66,10 +66,12 @@ def _with_default_timeout(make):
     return made
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium():
-    """One headless Chromium for the whole session (a launch costs seconds on a busy machine); tests use
-    ``browser``, which gives each test its own contexts."""
+    """One headless Chromium per test module (a launch costs seconds on a busy machine); tests use
+    ``browser``, which gives each test its own contexts. Not per session: Playwright's sync API keeps an
+    asyncio loop running on the main thread while it is started, so a later module's ``asyncio.run()``
+    (core.surrogate.sample_api) would fail."""
     playwright_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is absent (scripts/install-system.sh installs it)")
