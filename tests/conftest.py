@@ -1,5 +1,6 @@
-"""Shared fixtures: the labelled pools in ../shared/data (skipped when absent), and a headless
-Chromium for the browser tests (skipped when absent)."""
+"""Shared fixtures: the labelled pools in ../shared/data (skipped when absent), a headless Chromium for the
+browser tests (skipped when absent; one per module, fresh contexts per test) and the app served for the
+whole session, in open demo mode and with sign-in."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from hypothesis import HealthCheck, settings
 
-from core.testing.appserver import CHROMIUM, CHROMIUM_ARGS, ROOT, TIMEOUT_MS
+from core.services.auth import OPEN_DEMO_ENV
+from core.testing.appserver import CHROMIUM, CHROMIUM_ARGS, ROOT, TIMEOUT_MS, Server
 
 ARTIFACTS = ROOT / "artifacts"
 
@@ -64,26 +66,70 @@ def _with_default_timeout(make):
     return made
 
 
-@pytest.fixture
-def browser(request, artifacts):
-    """Headless Chromium; a failed test leaves a screenshot of every open page in artifacts/."""
+@pytest.fixture(scope="module")
+def chromium():
+    """One headless Chromium per test module (a launch costs seconds on a busy machine); tests use
+    ``browser``, which gives each test its own contexts. Not per session: Playwright's sync API keeps an
+    asyncio loop running on the main thread while it is started, so a later module's ``asyncio.run()``
+    (core.surrogate.sample_api) would fail."""
     playwright_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is absent (scripts/install-system.sh installs it)")
     with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        browser.new_page = _with_default_timeout(browser.new_page)
-        browser.new_context = _with_default_timeout(browser.new_context)
-        yield browser
-        report = getattr(request.node, "report_call", None)
-        if report is not None and report.failed:
-            for c, context in enumerate(browser.contexts):
-                for n, page in enumerate(context.pages):
-                    page.screenshot(path=artifacts / f"failed-{request.node.name}-{c}-{n}.png", full_page=True)
-        browser.close()
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        launched.new_page = _with_default_timeout(launched.new_page)
+        launched.new_context = _with_default_timeout(launched.new_context)
+        yield launched
+        launched.close()
 
 
 @pytest.fixture
+def browser(request, chromium, artifacts):
+    """The session's headless Chromium; every page or context a test opens (``new_page`` opens a context of
+    its own) is closed after it, so no cookie or storage outlives the test. A failed test first leaves a
+    screenshot of every open page in artifacts/."""
+    yield chromium
+    report = getattr(request.node, "report_call", None)
+    for c, context in enumerate(list(chromium.contexts)):
+        if report is not None and report.failed:
+            for n, page in enumerate(context.pages):
+                page.screenshot(path=artifacts / f"failed-{request.node.name}-{c}-{n}.png", full_page=True)
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def shared_server(tmp_path_factory, artifacts):
+    """The app in open demo mode on one SQLite database for the whole session (its start and first page
+    cost 10-15 s on a busy machine). A test on it makes its own project (and names it apart) and opens it
+    by URL (``/grade?project=ID``); one that needs an empty database or stops the server uses
+    tests/e2e's ``server``, started for it alone."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(OPEN_DEMO_ENV, "1")
+        app = Server(
+            f"sqlite:///{tmp_path_factory.mktemp('shared-app') / 'app.db'}",
+            ROOT / "tests" / "data" / "app",
+            artifacts / "streamlit-shared.log",
+        )
+    yield app
+    app.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_signed_in_server(tmp_path_factory, artifacts):
+    """The app with sign-in (no open demo) on one SQLite database for the whole session: a test on it makes
+    its own project and accounts, with names no other test uses."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(OPEN_DEMO_ENV, "0")
+        app = Server(
+            f"sqlite:///{tmp_path_factory.mktemp('shared-signed-in') / 'app.db'}",
+            ROOT / "tests" / "data" / "app",
+            artifacts / "streamlit-shared-signed-in.log",
+        )
+    yield app
+    app.stop()
+
+
+@pytest.fixture(scope="session")
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS

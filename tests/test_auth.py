@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from datetime import timedelta
 from types import SimpleNamespace
 
@@ -13,6 +12,7 @@ from argon2 import PasswordHasher
 from core.errors import InputError
 from core.services import auth
 from core.store import Store, accounts
+from core.testing.waiting import until
 
 PASSWORD = "correct horse battery"
 
@@ -208,7 +208,7 @@ def test_argon2_hashing_runs_at_most_max_concurrent_hashes_at_once(monkeypatch):
         with lock:
             running[0] += 1
             peak[0] = max(peak[0], running[0])
-        release.wait(5)
+        release.wait()  # held until the test has seen the slots taken
         with lock:
             running[0] -= 1
         return False
@@ -217,10 +217,10 @@ def test_argon2_hashing_runs_at_most_max_concurrent_hashes_at_once(monkeypatch):
     threads = [threading.Thread(target=auth.verify_password, args=("$argon2id$x", "pw")) for _ in range(16)]
     for t in threads:
         t.start()
-    deadline = time.monotonic() + 10
-    while running[0] < auth.MAX_CONCURRENT_HASHES and time.monotonic() < deadline:
-        time.sleep(0.01)  # poll until the slots are taken
-    release.set()
+    try:  # every slot taken (a peak above the limit shows below); then the waiting threads may go
+        until(lambda: running[0] >= auth.MAX_CONCURRENT_HASHES, timeout=60, what="the hash slots to be taken")
+    finally:
+        release.set()
     for t in threads:
         t.join()
     assert peak[0] == auth.MAX_CONCURRENT_HASHES

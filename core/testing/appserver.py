@@ -18,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from core.services import grading
+from core.testing.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: app.py, app_pages/, ui/
 STARTUP_S = 120.0  # deadline for the server's health check: a busy machine starts Streamlit slowly
@@ -78,18 +79,21 @@ class Server:
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + STARTUP_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"streamlit exited: {log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as response:
-                    if response.read() == b"ok":
-                        return
-            except OSError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"streamlit did not start: {log.read_text()[-2000:]}")
+        try:
+            until(self._healthy, timeout=STARTUP_S, what="streamlit's health check", every=0.2)
+        except (RuntimeError, TimeoutError) as exc:
+            self.stop()
+            raise RuntimeError(f"{exc}: {log.read_text()[-2000:]}") from exc
+
+    def _healthy(self) -> bool:
+        """Whether the server answers its health check; RuntimeError once the process has exited."""
+        if self.process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with status {self.process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as response:
+                return response.read() == b"ok"
+        except OSError:
+            return False
 
     def stop(self) -> None:
         """Terminate the server (idempotent)."""
@@ -116,6 +120,11 @@ ITEM_SHOWN = """() => {
   return 'Item ' + card.dataset.agItem;
 }"""
 NEXT_ITEM_READY = f"""(previous) => {{ const now = ({ITEM_SHOWN})(); return now !== null && now !== previous; }}"""
+# The card's item has been painted (data-ag-shown-at, the browser's performance.now() of that frame) at least
+# ``ms`` milliseconds ago, and no press is in flight.
+SHOWN_FOR = """(ms) => { const c = document.querySelector('.ag-card');
+  return c !== null && c.dataset.agShownAt !== undefined && c.dataset.agState !== 'sending'
+    && performance.now() - Number(c.dataset.agShownAt) > ms; }"""
 MIN_VIEW_S = grading.MIN_VIEW_S + 0.05  # the grade page ignores grades sooner than this after an item appears
 
 
@@ -124,16 +133,21 @@ def shown_item(page) -> str | None:
     return page.evaluate(ITEM_SHOWN)
 
 
+def shown_for(page, seconds: float, timeout_ms: int = TIMEOUT_MS) -> None:
+    """Wait (every animation frame) until the card's item has been on screen for ``seconds``, no press in flight."""
+    page.wait_for_function(SHOWN_FOR, arg=seconds * 1000, polling="raf", timeout=timeout_ms)
+
+
 def press_grade_key(page, key: str, timeout_ms: int = TIMEOUT_MS) -> float:
     """Press a grade shortcut once the item has been on screen for MIN_VIEW_S, wait until the next
     item is shown with its grade buttons ready (checked every animation frame); returns the
     milliseconds from the key press to that moment.
 
-    The pause before the key is the product's rule, not a guess at how long something takes: the
-    server times an item from its own render, which the browser sees later, so MIN_VIEW_S after the
-    browser shows it is always past the rule, however busy the machine."""
+    The wait before the key is the product's rule, measured on the card: the server times an item
+    from its own render, which the browser paints later, so MIN_VIEW_S after the card's own paint
+    time is always past the rule, however busy the machine."""
     previous = shown_item(page)
-    page.wait_for_timeout(MIN_VIEW_S * 1000)
+    shown_for(page, MIN_VIEW_S, timeout_ms)
     start = time.perf_counter()
     page.keyboard.press(key)
     page.wait_for_function(NEXT_ITEM_READY, arg=previous, polling="raf", timeout=timeout_ms)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pandas as pd
 import pytest
@@ -12,6 +11,7 @@ from core.exports.report import grades_csv, grades_jsonl, grades_table
 from core.scales import BINARY
 from core.services.grading import submit
 from core.stats.allocation import design_from_items
+from core.testing.waiting import until
 
 
 def grade_some(store, project_id: int, n: int, grader: str = "ann") -> None:
@@ -96,13 +96,16 @@ def test_export_formats_are_complete_and_spreadsheet_safe(store, project_id):
     assert rows[0]["grader"] == "=HYPERLINK(1)" and rows[1]["grade"] == 0.0 and rows[1]["seconds"] is None
 
 
-def simulated(at, timeout: float = 180):
+def simulated(at, timeout: float = 180) -> None:
     """Rerun the Simulate page until its background run has finished (the page says so while it runs)."""
-    deadline = time.monotonic() + timeout
-    while any("in the background" in i.value for i in at.info):
-        assert time.monotonic() < deadline, f"the simulation did not finish in {timeout} s"
-        time.sleep(0.2)
-        at.run()
+
+    def finished() -> bool:
+        if any("in the background" in i.value for i in at.info):
+            at.run()
+            return False
+        return True
+
+    until(finished, timeout=timeout, what="the background simulation to finish", every=0.2)
 
 
 def test_simulate_page_runs_and_plots(open_app, project_id):

@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from core.services.project import is_running_here
-
-
-def wait_ready(store, project_id: int, timeout: float = 120) -> None:
-    """Poll until the project's preparation job has written its outcome; fail at the deadline."""
-    deadline = time.monotonic() + timeout
-    while store.project(project_id).status == "preparing":
-        assert time.monotonic() < deadline, f"project {project_id} still preparing after {timeout} s"
-        time.sleep(0.1)
+from core.testing.waiting import prepared
 
 
 def test_first_run_opens_the_demo_and_shows_its_strata(open_app, store):
     at = open_app()
     demo = store.project_by_name("Demo")
     assert demo is not None and at.query_params["project"] == str(demo.id)
-    wait_ready(store, demo.id)
+    prepared(store, demo.id)
     assert not is_running_here(store, demo.id)
     at.run()
     assert at.header[0].value == "Demo"
@@ -59,7 +51,7 @@ def test_upload_creates_and_prepares_a_project(open_app, store, uploads, monkeyp
     assert project.settings["scale"]["kind"] == "likert"
     assert project.settings["guidelines"] == "Grade **carefully**."
     assert store.input_files(project.id)["pool"] == uploads["pool.jsonl"]
-    wait_ready(store, project.id)
+    prepared(store, project.id)
     assert store.project(project.id).status == "ready"
     assert store.item_count(project.id) == 40
 
@@ -132,7 +124,7 @@ def test_stalled_preparation_offers_a_restart(open_app, store, uploads, monkeypa
     at = open_app(project_id=pid)
     assert "stopped responding" in at.warning[0].value
     at.button(key="restart").click().run()
-    wait_ready(store, pid)
+    prepared(store, pid)
     assert store.project(pid).status == "ready"
     from core.services import audit
 

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
+from core.testing.waiting import prepared
+
 LOGS = Path(__file__).resolve().parents[1] / "data" / "eval_logs"
-
-
-def wait_ready(store, project_id: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while store.project(project_id).status == "preparing" and time.monotonic() < deadline:
-        time.sleep(0.1)
 
 
 def test_a_numeric_column_can_be_the_proxy(open_app, store, uploads, monkeypatch, tmp_path):
@@ -30,7 +25,7 @@ def test_a_numeric_column_can_be_the_proxy(open_app, store, uploads, monkeypatch
     assert not at.error, [e.value for e in at.error]
     project = store.project_by_name("Judged")
     assert project.settings["proxy"] == "judge"
-    wait_ready(store, project.id)
+    prepared(store, project.id)
     assert store.project(project.id).status == "ready", store.project(project.id).error
     at.run()
     assert "proxy judge" in at.caption[0].value
@@ -49,6 +44,6 @@ def test_an_inspect_log_upload_with_a_picked_label(open_app, store, monkeypatch,
     assert not at.error, [e.value for e in at.error]
     project = store.project_by_name("Inspect")
     assert project.settings["columns"] == "label=match"
-    wait_ready(store, project.id)
+    prepared(store, project.id)
     assert store.project(project.id).status == "ready", store.project(project.id).error
     assert store.item_count(project.id) == 8

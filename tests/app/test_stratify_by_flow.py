@@ -12,8 +12,9 @@ from core.stats.confseq import anytime_interval
 from core.stats.design import project_design
 from core.stats.estimate import estimate
 from core.stats.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
+from core.testing.waiting import prepared
 from tests.app.test_dashboard_export import simulated
-from tests.app.test_projects_page import _fill_new_project, wait_ready
+from tests.app.test_projects_page import _fill_new_project
 
 CHOSEN_BY, CHOSEN_STRATA = "entropy", 3
 
@@ -31,7 +32,7 @@ def test_stratify_by_and_strata_flow_from_the_form_to_the_queue_the_estimator_an
     assert not at.error, [e.value for e in at.error]
     project = store.project_by_name("Flow")
     assert (project.settings["stratify_by"], project.settings["n_strata"]) == (CHOSEN_BY, CHOSEN_STRATA)
-    wait_ready(store, project.id)
+    prepared(store, project.id)
 
     # preparation stratified by the choice, once
     items = store.load_items(project.id)

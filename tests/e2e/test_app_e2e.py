@@ -91,9 +91,10 @@ def test_demo_grade_by_keyboard_and_watch_the_dashboard(browser, server, artifac
     page.screenshot(path=artifacts / "simulate.png", full_page=True)
 
 
-def test_responses_render_as_markdown_never_as_html(browser, server, artifacts, tmp_path):
+def test_responses_render_as_markdown_never_as_html(browser, shared_server, artifacts, tmp_path):
     pool = tmp_path / "xss.jsonl"
     pool.write_text("\n".join(json.dumps(r) for r in XSS_POOL) + "\n")
+    server = shared_server
     store = Store.open(server.db_url)
     project_id = create_project(store, "XSS", (pool.name, pool.read_bytes()), start=False)
     start_preparation(store, project_id, wait=True)

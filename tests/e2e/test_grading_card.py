@@ -11,10 +11,9 @@ import pytest
 
 from core.services import auth, grading
 from core.store import Store, accounts
-from core.testing.appserver import ROOT, Server
+from core.testing.appserver import TIMEOUT_MS, shown_for
 
 pytestmark = pytest.mark.e2e
-TIMEOUT_MS = 30_000
 PASSWORD = "e2e-test-password"
 N_ITEMS = 80
 
@@ -61,18 +60,18 @@ const check = () => {
 };
 new MutationObserver(() => { window.__cards += 1; check(); }).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
 """
-READY = "() => { const c = document.querySelector('.ag-card'); return c !== null && c.dataset.agShownAt !== undefined && c.dataset.agState !== 'sending' && performance.now() - Number(c.dataset.agShownAt) > %d; }"
 
 
 @pytest.fixture
-def pool_project(server):
-    store = Store.open(server.db_url)
-    pid = store.create_project("Distinct", {"seed": 1}, {"pool": ("pool.jsonl", b"{}\n")})
+def pool_project(shared_server):
+    store = Store.open(shared_server.db_url)
+    pid = store.create_project("Pairs", {"seed": 1}, {"pool": ("pool.jsonl", b"{}\n")})
     store.save_items(pid, distinct_pool(N_ITEMS))
     return store, pid
 
 
-def test_presses_in_pairs_grade_only_items_seen_and_no_card_is_mixed(browser, server, pool_project, artifacts):
+def test_presses_in_pairs_grade_only_items_seen_and_no_card_is_mixed(browser, shared_server, pool_project, artifacts):
+    server = shared_server
     store, pid = pool_project
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.add_init_script(WATCH)
@@ -80,7 +79,7 @@ def test_presses_in_pairs_grade_only_items_seen_and_no_card_is_mixed(browser, se
     min_view_ms = grading.MIN_VIEW_S * 1000
     rng = random.Random(12)
     for pair in range(50):  # 100 presses: Y,Y and Y,N, the second 50-400 ms after the first
-        page.wait_for_function(READY % (min_view_ms + rng.randint(20, 300)), polling="raf", timeout=TIMEOUT_MS)
+        shown_for(page, (min_view_ms + rng.randint(20, 300)) / 1000)
         page.keyboard.press("y")
         page.wait_for_timeout(rng.randint(50, 400))  # the interval under test, not a wait for a condition
         page.keyboard.press("y" if pair % 2 else "n")
@@ -113,9 +112,9 @@ def sign_in(page, url: str, name: str) -> None:
     page.get_by_text(f"Signed in as {name}").wait_for(timeout=TIMEOUT_MS)
 
 
-def card_item(page, shown_ms: float = 0) -> str:
-    """The id of the item on the card, once it has been shown for ``shown_ms``."""
-    page.wait_for_function(READY % shown_ms, polling="raf", timeout=TIMEOUT_MS)
+def card_item(page, shown_s: float = 0) -> str:
+    """The id of the item on the card, once it has been shown for ``shown_s`` seconds."""
+    shown_for(page, shown_s)
     return page.locator(".ag-card").get_attribute("data-ag-item")
 
 
@@ -123,20 +122,12 @@ def signed_out(page) -> None:
     page.get_by_role("button", name="Sign in").wait_for(timeout=TIMEOUT_MS)
 
 
-@pytest.fixture
-def signed_in_server(tmp_path, artifacts, monkeypatch):
-    monkeypatch.setenv(auth.OPEN_DEMO_ENV, "0")
-    app = Server(f"sqlite:///{tmp_path / 'sessions.db'}", ROOT / "tests" / "data" / "app", artifacts / "sessions.log")
-    yield app
-    app.stop()
-
-
-def test_sessions_survive_reload_and_new_tab_and_end_when_they_must(browser, signed_in_server):
-    server = signed_in_server
+def test_sessions_survive_reload_and_new_tab_and_end_when_they_must(browser, shared_signed_in_server):
+    server = shared_signed_in_server
     store = Store.open(server.db_url)
     pid = store.create_project("Distinct", {"seed": 1}, {"pool": ("pool.jsonl", b"{}\n")})
     store.save_items(pid, distinct_pool(N_ITEMS))
-    auth.create_account(store, "admin", auth.ADMIN, password=PASSWORD)
+    auth.create_account(store, "sessions-admin", auth.ADMIN, password=PASSWORD)
     gina = auth.create_account(store, "gina", auth.GRADER, password=PASSWORD)
     accounts.assign(store, pid, gina.id)
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -154,7 +145,7 @@ def test_sessions_survive_reload_and_new_tab_and_end_when_they_must(browser, sig
 
     first.get_by_role("button", name="Sign out").click()
     signed_out(first)
-    card_item(second, grading.MIN_VIEW_S * 1000)
+    card_item(second, grading.MIN_VIEW_S)
     second.keyboard.press("y")  # the other tab's next press: refused, and that tab is signed out too
     signed_out(second)
     assert store.grades(pid).empty
@@ -169,7 +160,7 @@ def test_sessions_survive_reload_and_new_tab_and_end_when_they_must(browser, sig
         card_item(first)
         end()
         accounts.set_active(store, "gina", True)
-        card_item(first, grading.MIN_VIEW_S * 1000)
+        card_item(first, grading.MIN_VIEW_S)
         first.keyboard.press("y")
         signed_out(first)
         assert store.grades(pid).empty

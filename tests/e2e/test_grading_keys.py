@@ -7,16 +7,13 @@ import pytest
 
 from core.services.project import create_project, start_preparation
 from core.store import Store
-from core.testing.appserver import MIN_VIEW_S
+from core.testing.appserver import MIN_VIEW_S, TIMEOUT_MS, shown_for
 
 pytestmark = pytest.mark.e2e
-TIMEOUT_MS = 30_000
-READY = """(ms) => { const c = document.querySelector('.ag-card');
-  return c !== null && c.dataset.agShownAt !== undefined && c.dataset.agState !== 'sending'
-    && performance.now() - Number(c.dataset.agShownAt) > ms; }"""
 
 
-def test_keyboard_flow(browser, server, artifacts):
+def test_keyboard_flow(browser, shared_server, artifacts):
+    server = shared_server
     from pathlib import Path
 
     data = Path(__file__).resolve().parents[1] / "data" / "app"
@@ -30,7 +27,7 @@ def test_keyboard_flow(browser, server, artifacts):
     name = page.get_by_label("Your name (grader)")
     name.fill("tra")
     name.press("Enter")  # the name is committed and focus goes back to the card
-    page.wait_for_function(READY, arg=MIN_VIEW_S * 1000, polling="raf", timeout=TIMEOUT_MS)
+    shown_for(page, MIN_VIEW_S)
     first = page.locator(".ag-card").get_attribute("data-ag-item")
     page.keyboard.press("c")  # the comment box opens, and the key does not type into it
     page.keyboard.type("why y")

@@ -23,7 +23,8 @@ SETTLED = (
 )
 
 
-def test_manager_pages_at_desktop_and_phone_width(browser, server, artifacts):
+def test_manager_pages_at_desktop_and_phone_width(browser, shared_server, artifacts):
+    server = shared_server
     store = Store.open(server.db_url)
     files = [(name, (ROOT / "tests" / "data" / "app" / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
     project_id = create_project(store, "Managers", *files, start=False)

@@ -11,7 +11,6 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from core.errors import NotSaved
 from core.scales import BINARY
 from core.services import grading
 from core.store import Store
+from core.testing.waiting import until
 from tests.pg_schema import PG_URL_ENV
 
 pytestmark = pytest.mark.postgres
@@ -57,14 +57,15 @@ def own_server(tmp_path_factory) -> Iterator[tuple[str, dict[str, str]]]:
 
 def _grade_until_saved(store: Store, pid: int, position: int, deadline_s: float = 60) -> None:
     """Press again, as the grader is told to, until the restarted server takes the grade."""
-    deadline = time.monotonic() + deadline_s
-    while True:
+
+    def saved() -> bool:
         try:
             grading.submit(store, pid, position, BINARY, "Correct", "ann")
-            return
         except NotSaved:
-            assert time.monotonic() < deadline, "the restarted server never took the grade"
-            time.sleep(0.2)
+            return False
+        return True
+
+    until(saved, timeout=deadline_s, what="the restarted server to take the grade", every=0.2)
 
 
 def test_a_grade_while_postgresql_is_down_is_not_saved_and_grading_resumes_after_a_restart(own_server):

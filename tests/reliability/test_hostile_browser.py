@@ -47,20 +47,21 @@ def corpus():
     return module
 
 
-def test_script_and_html_in_items_are_shown_inert(browser, server):
+def test_script_and_html_in_items_are_shown_inert(browser, shared_signed_in_server):
+    server = shared_signed_in_server
     store = Store.open(server.db_url)
     files = [(name, (HOSTILE / name).read_bytes()) for name in ("html_script.jsonl", "html_script_samples.jsonl")]
     pid = create_project(store, "Hostile", *files, start=False)
     start_preparation(store, pid, wait=True)
     assert store.project(pid).status == "ready", store.project(pid).error
-    grader = auth.create_account(store, "gina", auth.GRADER, password=PASSWORD)
+    grader = auth.create_account(store, "hilda", auth.GRADER, password=PASSWORD)
     accounts.assign(store, pid, grader.id)
     n_items = store.item_count(pid)
 
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    sign_in(page, f"{server.url}/?project={pid}", "gina")
+    sign_in(page, f"{server.url}/?project={pid}", "hilda")
     page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Grade").click()
     page.wait_for_function(f"() => ({ITEM_SHOWN})() !== null", timeout=TIMEOUT_MS)
     prompt_of = dict(zip(store.load_items(pid)["id"], store.load_items(pid)["prompt"]))
@@ -88,7 +89,7 @@ def test_script_and_html_in_items_are_shown_inert(browser, server):
             press_grade_key(page, "y")
     assert seen == literal
     assert dialogs == [] and page.evaluate("typeof window.xss") == "undefined"
-    assert len(store.grades(pid)) == n_items - 1 and set(store.grades(pid)["grader"]) == {"gina"}
+    assert len(store.grades(pid)) == n_items - 1 and set(store.grades(pid)["grader"]) == {"hilda"}
 
 
 def test_a_refused_upload_is_reported_and_nothing_is_saved(browser, server):
