@@ -84,11 +84,13 @@ def _projects_sql(engine) -> str:
         (_pool(meta=pa.array([decimal.Decimal("1.5"), decimal.Decimal("2")])), "type Decimal"),
         (_pool(meta=pa.array([datetime.date(2024, 1, 1), None])), "type date"),
         (_pool(meta=pa.array([b"\x00\x01", b"x"])), "type bytes"),
+        (_pool(meta=pa.array([datetime.timedelta(days=1), None])), "type Timedelta"),
+        (_pool(meta=pa.array([{"wait": datetime.timedelta(seconds=3)}, None])), "another type"),
         (("pool.jsonl", b'{"id": "a", "prompt": "p", "response": "r", "meta": Infinity}\n'), "infinite"),
         (("pool.jsonl", b'{"id": "a", "prompt": "p", "response": "r", "m": {"x": [-Infinity]}}\n'), "infinite"),
         (("pool.jsonl", b'{"id": "' + b"i" * 501 + b'", "prompt": "p", "response": "r"}\n'), "over the limit of 500"),
     ],
-    ids=["decimal", "date", "binary", "infinity", "nested-infinity", "long-id"],
+    ids=["decimal", "date", "binary", "duration", "nested-duration", "infinity", "nested-infinity", "long-id"],
 )
 def test_values_postgresql_would_refuse_are_input_errors_on_both_databases(store, pool, problem):
     with pytest.raises(InputError, match=problem):
