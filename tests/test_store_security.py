@@ -145,3 +145,23 @@ def test_two_first_admin_forms_sent_at_once_create_one_admin(store):
         t.join()
     assert len([r for r in results if r is not None]) == 1
     assert [u.role for u in accounts.users(store)] == [auth.ADMIN]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "bob:hunter2secret@db.example/app",  # the scheme forgotten: SQLAlchemy cannot parse it
+        "postgres ql://bob:hunter2secret@db.example/app",
+        "postgresql+psycopg://bob@127.0.0.1:1/app?password=hunter2secret&port=x",  # libpq reads ?password=
+        "postgresql+psycopg://bob:hunter2%40secret@127.0.0.1:notaport/app",
+        "postgresql+psycopg://bob:hunter2secret@127.0.0.1:1/app",
+    ],
+    ids=["no-scheme", "bad-scheme", "query-password", "encoded", "refused"],
+)
+def test_a_database_url_that_fails_is_described_without_its_password(url):
+    from core.store.engine import describe_failure, redact_url
+
+    with pytest.raises(Exception) as failure:
+        Store.open(url)
+    assert "hunter2" not in describe_failure(url, failure.value)
+    assert "hunter2" not in redact_url(url) and "bob" in redact_url(url)
