@@ -149,9 +149,14 @@ def raw_replay(page, frame: bytes, session_id: str | None) -> tuple[set[str], st
             msg = ForwardMsg()
             msg.ParseFromString(bytes(raw))
             messages.append(msg)
-        sessions.update(m.new_session.initialize.session_id for m in messages if m.WhichOneof("type") == "new_session")
-        drawn = "\n".join(str(m.delta) for m in messages if m.WhichOneof("type") == "delta")
-        return SIGN_IN_FORM in drawn or CARD in drawn
+        kinds = [m.WhichOneof("type") for m in messages]
+        if "new_session" not in kinds:  # what a resumed session flushes first is the end of a run from before
+            return False
+        since = messages[kinds.index("new_session") :]  # runs started by the replay
+        sessions.update(m.new_session.initialize.session_id for m in since if m.WhichOneof("type") == "new_session")
+        drawn = "\n".join(str(m.delta) for m in since if m.WhichOneof("type") == "delta")
+        finished = any(m.WhichOneof("type") == "script_finished" for m in since)
+        return finished and (SIGN_IN_FORM in drawn or CARD in drawn)
 
     wait_until(page, answered)
     return sessions, drawn
