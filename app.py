@@ -6,6 +6,8 @@ opens the demo project (data/demo/) so there is something to grade at once.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from core.errors import InputError
@@ -13,7 +15,8 @@ from core.services import auth
 from core.services.project import open_demo
 from ui import signin, state
 
-st.set_page_config(page_title="ActiveGrade", page_icon=":material/grading:", layout="wide")
+# a local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com (issue 14)
+st.set_page_config(page_title="ActiveGrade", page_icon=str(Path(__file__).parent / "ui" / "favicon.svg"), layout="wide")
 
 PAGES = [
     st.Page("app_pages/projects.py", title="Projects", icon=":material/folder_open:", default=True),

@@ -20,7 +20,7 @@ from core.scales import scale_from_settings
 from core.services import auth, grade_actions, grading, reservations
 from core.services.grading import grader_view
 from core.services.showings import Showings
-from ui import grading_card, plan, signin, state
+from ui import access, grading_card, plan, signin, state
 from ui.markdown_html import to_html
 
 store = state.store()
@@ -176,8 +176,7 @@ def payload() -> dict[str, Any]:
 
 @st.fragment
 def grading_section() -> None:
-    if signin.user() is None:  # signed out, disabled or expired since the page was drawn: to the sign-in page
-        st.rerun(scope="app")
+    access.fragment_guard(auth.GRADE, pid)  # no item for a grader signed out, unassigned or demoted since
     ack = st.session_state.pop(ACK, None)
     try:
         data = payload()
@@ -200,8 +199,7 @@ def _excerpt(text: object, length: int = 120) -> str:
 @st.fragment
 def my_items() -> None:
     """The grader's graded and skipped items, searchable by id or text; choosing one opens it on the card."""
-    if signin.user() is None:
-        st.rerun(scope="app")
+    access.fragment_guard(auth.GRADE, pid)
     items = plan.items(project)
     try:
         grades = store.grades(pid)

@@ -8,9 +8,10 @@ import streamlit as st
 
 from core.errors import InputError
 from core.jobs import simulation_job
+from core.services import auth
 from core.stats.design import planned_budget
 from core.stats.simulate import DEFAULT_BUDGETS, METHODS, ORACLES, budget_sizes
-from ui import plan, state
+from ui import access, plan, state
 
 project = state.require_ready_project()
 st.title("Simulate")
@@ -82,6 +83,7 @@ if job is None:
 @st.fragment(run_every=1.0)
 def waiting() -> None:
     """Shows that the run goes on; the whole page reruns once it is done."""
+    access.fragment_guard(auth.SIMULATE, project.id)
     if job.done():
         st.rerun()
     st.info("Simulating in the background: you can leave this page and come back; the result waits here.")

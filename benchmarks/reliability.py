@@ -179,6 +179,10 @@ def crash_run(backend: str, folder: Path) -> dict:
     }
 
 
+ATTACKS = "## Attacks"
+"""The heading of the hand-kept section of reliability.md (attacks run by the tests named in it): kept as it is."""
+
+
 def main() -> None:
     backends = ["sqlite"] + (["postgres"] if os.environ.get("ACTIVEGRADE_TEST_PG_URL") else [])
     results = []
@@ -225,7 +229,9 @@ def main() -> None:
             f"| {r['lost']} | {r['duplicated']} | {r['ungraded items']} | {'yes' if r['estimate equal'] else 'NO'} "
             f"| {'n/a' if r['lost races'] is None else r['lost races']} |"
         )
-    (ROOT / "benchmarks" / "reliability.md").write_text("\n".join(lines) + "\n")
+    out = ROOT / "benchmarks" / "reliability.md"
+    kept = out.read_text().partition(ATTACKS)[2] if out.exists() else ""
+    out.write_text("\n".join(lines) + "\n" + (f"\n{ATTACKS}{kept}" if kept else ""))
     print("\n".join(lines))
 
 

@@ -84,11 +84,13 @@ def _projects_sql(engine) -> str:
         (_pool(meta=pa.array([decimal.Decimal("1.5"), decimal.Decimal("2")])), "type Decimal"),
         (_pool(meta=pa.array([datetime.date(2024, 1, 1), None])), "type date"),
         (_pool(meta=pa.array([b"\x00\x01", b"x"])), "type bytes"),
+        (_pool(meta=pa.array([datetime.timedelta(days=1), None])), "type Timedelta"),
+        (_pool(meta=pa.array([{"wait": datetime.timedelta(seconds=3)}, None])), "another type"),
         (("pool.jsonl", b'{"id": "a", "prompt": "p", "response": "r", "meta": Infinity}\n'), "infinite"),
         (("pool.jsonl", b'{"id": "a", "prompt": "p", "response": "r", "m": {"x": [-Infinity]}}\n'), "infinite"),
         (("pool.jsonl", b'{"id": "' + b"i" * 501 + b'", "prompt": "p", "response": "r"}\n'), "over the limit of 500"),
     ],
-    ids=["decimal", "date", "binary", "infinity", "nested-infinity", "long-id"],
+    ids=["decimal", "date", "binary", "duration", "nested-duration", "infinity", "nested-infinity", "long-id"],
 )
 def test_values_postgresql_would_refuse_are_input_errors_on_both_databases(store, pool, problem):
     with pytest.raises(InputError, match=problem):
@@ -143,3 +145,23 @@ def test_two_first_admin_forms_sent_at_once_create_one_admin(store):
         t.join()
     assert len([r for r in results if r is not None]) == 1
     assert [u.role for u in accounts.users(store)] == [auth.ADMIN]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "bob:hunter2secret@db.example/app",  # the scheme forgotten: SQLAlchemy cannot parse it
+        "postgres ql://bob:hunter2secret@db.example/app",
+        "postgresql+psycopg://bob@127.0.0.1:1/app?password=hunter2secret&port=x",  # libpq reads ?password=
+        "postgresql+psycopg://bob:hunter2%40secret@127.0.0.1:notaport/app",
+        "postgresql+psycopg://bob:hunter2secret@127.0.0.1:1/app",
+    ],
+    ids=["no-scheme", "bad-scheme", "query-password", "encoded", "refused"],
+)
+def test_a_database_url_that_fails_is_described_without_its_password(url):
+    from core.store.engine import describe_failure, redact_url
+
+    with pytest.raises(Exception) as failure:
+        Store.open(url)
+    assert "hunter2" not in describe_failure(url, failure.value)
+    assert "hunter2" not in redact_url(url) and "bob" in redact_url(url)

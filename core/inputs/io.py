@@ -279,7 +279,7 @@ def _storable(value: object) -> bool:
         return all(isinstance(key, str) and _storable(item) for key, item in value.items())
     if isinstance(value, (list, tuple, np.ndarray)):
         return all(_storable(item) for item in value)
-    return False  # Decimal, date, time, bytes, ...: PostgreSQL's JSON has no such type
+    return False  # Decimal, date, time, duration, bytes, ...: JSON has no such type
 
 
 def _check_storable(table: Table, column: str, values: pd.Series) -> None:
@@ -287,6 +287,8 @@ def _check_storable(table: Table, column: str, values: pd.Series) -> None:
     kind = values.dtype
     if pd.api.types.is_float_dtype(kind):
         bad = np.isinf(values.to_numpy(dtype=float, na_value=np.nan))
+    elif pd.api.types.is_timedelta64_dtype(kind):  # a Parquet duration: no JSON form on either database
+        bad = values.notna().to_numpy(dtype=bool)
     elif not pd.api.types.is_object_dtype(kind):
         return  # integers, true/false, text, timestamps
     else:

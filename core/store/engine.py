@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from urllib.parse import unquote
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
@@ -31,29 +32,39 @@ def database_url(configured: str | None = None) -> str:
     return f"sqlite:///{(DEFAULT_DIR / 'activegrade.db').resolve()}"
 
 
-_PASSWORD_IN_URL = re.compile(r"(?P<head>://[^/@]*?:)(?P<password>[^/]*)@")
-"""``scheme://user:password@host``: the password is what follows the first colon after ``//`` up to the
-last ``@`` before the path (a password may itself hold ``@`` or ``:``)."""
+_PASSWORD_IN_URL = re.compile(r"(?P<head>(?:^|://)[^/@]*?:)(?P<password>[^/]*)@")
+"""``scheme://user:password@host`` (or ``user:password@host`` with the scheme forgotten): the password is what
+follows the first colon after ``//`` (or the start) up to the last ``@`` before the path (a password may itself
+hold ``@`` or ``:``)."""
+_PASSWORD_IN_QUERY = re.compile(r"[?&][^=&#]*password[^=&#]*=(?P<password>[^&#]*)", re.IGNORECASE)
+"""``?password=...`` (libpq, hence psycopg, reads the password from the query too; ``sslpassword`` likewise)."""
+
+
+def url_secrets(url: str) -> list[str]:
+    """Every password ``url`` holds, as written and percent-decoded, longest first: the user's and any query
+    parameter named like ``password``. Found by pattern, so a URL SQLAlchemy cannot parse gives them too."""
+    found = [m.group("password") for m in _PASSWORD_IN_URL.finditer(url)]
+    found += [m.group("password") for m in _PASSWORD_IN_QUERY.finditer(url)]
+    found += [unquote(secret) for secret in found]
+    return sorted({secret for secret in found if secret}, key=len, reverse=True)
+
+
+def _redacted(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
 
 
 def redact_url(url: str) -> str:
-    """``url`` with its password replaced by ``***``, whether or not SQLAlchemy can parse it."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - unparseable: fall back to the URL's generic shape
-        return _PASSWORD_IN_URL.sub(lambda m: m.group("head") + "***@", url)
+    """``url`` with every password in it (url_secrets) replaced by ``***``, whether or not SQLAlchemy can parse it."""
+    return _redacted(url, url_secrets(url))
 
 
 def describe_failure(url: str, error: BaseException) -> str:
     """What to tell a person when the database at ``url`` cannot be opened: the error without the
-    URL's password, wherever the driver's message repeats it."""
+    URL's passwords, wherever the driver's message repeats them."""
     text = f"{type(error).__name__}: {error}" if not isinstance(error, InputError) else str(error)
-    try:
-        password = make_url(url).password
-    except Exception:  # noqa: BLE001
-        password = _PASSWORD_IN_URL.search(url).group("password") if _PASSWORD_IN_URL.search(url) else None
-    text = text.replace(url, redact_url(url))
-    return text.replace(str(password), "***") if password else text
+    return _redacted(text, url_secrets(url))
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -89,6 +100,6 @@ def make_engine(url: str) -> Engine:
         return create_engine(parsed, pool_pre_ping=True)
     except Exception as exc:  # missing driver module, bad option
         raise InputError(
-            f"cannot use database URL {parsed.render_as_string(hide_password=True)} ({exc})",
+            f"cannot use database URL {redact_url(url)} ({_redacted(str(exc), url_secrets(url))})",
             fix="install the driver it names (PostgreSQL: psycopg[binary]) or fix the URL",
         ) from None

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.services import auth, sessions
+from core.scales import BINARY
+from core.services import auth, grading, sessions
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
 from ui import signin
@@ -141,3 +142,20 @@ def test_failed_sign_ins_back_off_and_an_admin_unlocks_from_team(world):
 def test_error_details_are_not_shown_to_users():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert config["client"]["showErrorDetails"] == "none"
+
+
+def test_every_download_is_in_the_audit_trail(world):
+    root = auth.create_account(world, "root", auth.ADMIN, password=PASSWORD)
+    pid = _ready_project(world)
+    for position in range(3):
+        grading.submit(world, pid, position, BINARY, "Correct", "root")
+    at = _run(root, "app_pages/export.py", project=pid)
+    labels = [b.label for b in at.download_button]
+    assert len(labels) >= 6, labels  # grades and reports in each format
+    for k in range(len(labels)):
+        at.download_button[k].click().run()
+        assert not at.exception, at.exception
+    exported = accounts.events(world, pid)
+    exported = exported[exported["action"] == "exported"]
+    assert len(exported) == len(labels) and set(exported["actor"]) == {"root"}
+    assert len({str(d["what"]) for d in exported["detail"]}) == len(labels)  # each names what was taken

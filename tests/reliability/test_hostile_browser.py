@@ -11,7 +11,9 @@ specific error, and nothing of it is saved.
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -115,3 +117,39 @@ def test_a_refused_upload_is_reported_and_nothing_is_saved(browser, server):
     page.locator('[data-testid="stAlertContentError"]').filter(has_text=refused.error).wait_for(timeout=TIMEOUT_MS)
     assert store.project_by_name("Should not exist") is None
     assert store.projects() == []
+
+
+def test_items_that_name_outside_urls_make_the_browser_fetch_nothing_outside(browser, server, tmp_path):
+    """Markdown images of every form in the prompt, the response and the id, and an http(s) ``image``
+    column, with the default settings (external images off): every request the grader's browser makes
+    goes to the app's own address."""
+    from tests.test_markup import IMAGE_ATTACKS
+
+    store = Store.open(server.db_url)
+    rows = [
+        {
+            "id": f"![i{k}](https://tracker.example/id{k}.png)",
+            "prompt": attack,
+            "response": IMAGE_ATTACKS[-1 - k],
+            "image": f"https://tracker.example/column{k}.png",
+        }
+        for k, attack in enumerate(IMAGE_ATTACKS)
+    ]
+    pool = "".join(json.dumps(row) + "\n" for row in rows).encode()
+    pid = create_project(store, "Trackers", ("pool.jsonl", pool), None, start=False)
+    start_preparation(store, pid, wait=True)
+    assert store.project(pid).status == "ready", store.project(pid).error
+    grader = auth.create_account(store, "tess", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, grader.id)
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    sign_in(page, f"{server.url}/?project={pid}", "tess")
+    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Grade").click()
+    page.wait_for_function(f"() => ({ITEM_SHOWN})() !== null", timeout=TIMEOUT_MS)
+    for _ in range(len(rows) - 1):
+        press_grade_key(page, "y")
+    assert len(store.grades(pid)) == len(rows) - 1  # every item was on screen
+    outside = [url for url in requested if urlsplit(url).hostname not in ("127.0.0.1", None)]
+    assert requested and outside == []
