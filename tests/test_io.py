@@ -19,6 +19,7 @@ import core.inputs.io
 import core.inputs.tables
 from core.errors import InputError
 from core.inputs.io import Inputs, load_inputs, spreadsheet_safe
+from core.inputs.tables import Table
 
 INPUTS = Path(__file__).parent / "data" / "inputs"
 
@@ -466,6 +467,33 @@ def test_a_too_long_field_is_refused(monkeypatch):
     message = error_of(("pool.jsonl", jsonl(item("a"), item("b", response="x" * 21))))
     assert_names(message, "pool.jsonl", row=2, column="response")
     assert "21 characters long, over the limit of 20" in message
+
+
+def arrow_text(values: list[str]) -> pd.Series:
+    return pd.Series(values, dtype=pd.StringDtype("pyarrow"))
+
+
+def test_arrow_text_columns_are_checked_from_their_buffers(monkeypatch):
+    """The fast path (core.inputs.io._arrow_text_is_clean) passes only what the cell-by-cell check passes, and
+    a NUL or an over-long cell in an Arrow-backed column (what readers make) is still named with its row."""
+    monkeypatch.setattr(core.inputs.io, "MAX_FIELD_CHARS", 20)
+    check = core.inputs.io._check_cells
+    clean = arrow_text(["a", "", "é" * 20, "b"])  # 40 bytes but 20 characters: the cells decide
+    check(Table.of_frame("t.jsonl", pd.DataFrame({"c": clean})), "c", clean)
+    assert core.inputs.io._arrow_text_is_clean(arrow_text(["a", "", "bc"]))
+    sliced = arrow_text(["x\x00y", "fine", "also fine"])[1:]  # the NUL lies in the buffer, outside the slice
+    check(Table.of_frame("t.jsonl", pd.DataFrame({"c": sliced.reset_index(drop=True)})), "c", sliced)
+    for bad, fragment, row in ((["a", "b\x00", "c"], "NUL character", 2), (["a", "b", "x" * 21], "21 characters", 3)):
+        values = arrow_text(bad)
+        with pytest.raises(InputError, match=fragment) as error:
+            check(Table.of_frame("t.jsonl", pd.DataFrame({"c": values})), "c", values)
+        assert_names(str(error.value), "t.jsonl", row=row, column="c")
+
+
+@given(st.lists(st.text(st.characters(blacklist_categories=("Cs",)), max_size=12), max_size=6))
+def test_the_arrow_fast_path_passes_exactly_the_text_without_nul(texts):
+    """Short texts (far under MAX_FIELD_CHARS): clean exactly when no cell holds a NUL."""
+    assert core.inputs.io._arrow_text_is_clean(arrow_text(texts)) == (not any("\x00" in t for t in texts))
 
 
 def test_a_file_over_the_size_limit_is_refused(monkeypatch):

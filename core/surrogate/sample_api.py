@@ -54,6 +54,15 @@ class Server:
     concurrency: int = 8
 
 
+def check_server(server: Server) -> None:
+    """Raise InputError for a server's options that cannot work, before any request."""
+    if server.concurrency < 1 or server.timeout <= 0 or server.max_retries < 0:
+        raise InputError(
+            "concurrency must be at least 1, the timeout positive and the retries not negative",
+            fix="e.g. --concurrency 8 --timeout 60 --retries 5",
+        )
+
+
 def messages_for(question: str) -> list[dict[str, str]]:
     """System instruction, worked examples as earlier turns, then the question."""
     messages = [{"role": "system", "content": SYSTEM_PROMPT}]
@@ -157,11 +166,7 @@ def sample_pool_api(
     were sampled. `surrogate` names the model in the output (default: server.model). `client` replaces the
     openai.AsyncOpenAI made from `server` (tests of the recorded replies)."""
     check_settings(k=k, temperature=temperature, max_new_tokens=max_tokens, batch_size=1)
-    if server.concurrency < 1 or server.timeout <= 0 or server.max_retries < 0:
-        raise InputError(
-            "concurrency must be at least 1, the timeout positive and the retries not negative",
-            fix="e.g. --concurrency 8 --timeout 60 --retries 5",
-        )
+    check_server(server)
     for column in ("id", "prompt"):
         if column not in pool.columns:
             raise InputError(f"the pool has no '{column}' column", column=column, fix="give 'id' and 'prompt'")

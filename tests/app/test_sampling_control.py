@@ -1,6 +1,9 @@
-"""Projects page: the control that samples surrogate answers with a local model (no model runs here)."""
+"""Projects page: the control that samples surrogate answers with a local model or from a server (no model runs
+and no server is asked here: tests/test_project_sampling.py runs both)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import core.services.project
 from core.jobs.sampling_job import default_model
@@ -60,4 +63,59 @@ def test_bad_sampling_options_are_shown_and_create_nothing(open_app, store, uplo
     at.number_input(key="new_sampling_temperature").set_value(0.0)
     at.button(key="create").click().run()
     assert "greedy decoding" in at.error[0].value
+    assert store.projects() == []
+
+
+def fill_server_form(at, uploads, name: str, key_env: str):
+    pool = uploads["pool.jsonl"]
+    at.text_input(key="new_name").set_value(name)
+    at.file_uploader(key="new_pool").set_value((pool[0], pool[1], "application/octet-stream"))
+    at.checkbox(key="new_sampling").check().run()
+    at.radio(key="new_sampling_source").set_value("server").run()
+    assert not any(c.key == "new_sampling_gguf" for c in at.text_input)  # the local model's fields are gone
+    at.text_input(key="new_sampling_api_base").set_value("http://127.0.0.1:8000/v1")
+    at.text_input(key="new_sampling_server_model").set_value("served-model")
+    at.text_input(key="new_sampling_key_env").set_value(key_env)
+    at.number_input(key="new_sampling_concurrency").set_value(3)
+    at.number_input(key="new_sampling_k").set_value(4)
+    at.button(key="create").click().run()
+
+
+def test_server_sampling_records_the_server_and_the_key_variable_never_the_key(
+    open_app, store, db_url, uploads, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    secret = "sk-app-test-never-shown-0123456789"
+    monkeypatch.setenv("AG_PAGE_API_KEY", secret)
+    started = []
+    monkeypatch.setattr(core.services.project, "start_preparation", lambda store, pid, **_: started.append(pid))
+    at = open_app()
+    fill_server_form(at, uploads, "Served", "AG_PAGE_API_KEY")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    project = store.project_by_name("Served")
+    assert project is not None and started == [project.id]
+    assert project.settings["sampling"] == {
+        "api_base": "http://127.0.0.1:8000/v1",
+        "model": "served-model",
+        "api_key_env": "AG_PAGE_API_KEY",
+        "k": 4,
+        "temperature": 1.0,
+        "max_new_tokens": 32,
+        "concurrency": 3,
+        "timeout": 60.0,
+        "max_retries": 5,
+    }
+    database = db_url.removeprefix("sqlite:///")
+    assert secret.encode() not in b"".join(p.read_bytes() for p in Path(database).parent.glob("app.db*"))
+    assert secret not in str(at.main)
+
+
+def test_server_sampling_without_its_key_variable_set_says_which_and_creates_nothing(
+    open_app, store, uploads, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    monkeypatch.delenv("AG_UNSET_API_KEY", raising=False)
+    at = open_app()
+    fill_server_form(at, uploads, "Unset", "AG_UNSET_API_KEY")
+    assert "AG_UNSET_API_KEY holding the API key is not set" in at.error[0].value
     assert store.projects() == []

@@ -25,7 +25,7 @@ from typing import Any
 from core.errors import InputError
 from core.inputs.io import Inputs, load_inputs
 from core.inputs.readers import hf_dataset, inspect_log, lm_eval
-from core.inputs.tables import Source, Table, _read_bytes, name_of, read_table
+from core.inputs.tables import Source, Table, _read_bytes, name_of, paused_gc, read_table
 
 FORMATS = ("auto", "table", "lm-eval", "inspect", "hf")
 UPLOAD_TYPES = ("jsonl", "json", "csv", "parquet", "eval", "arrow")
@@ -110,6 +110,7 @@ def pick_columns(table: Table, mapping: dict[str, str]) -> Table:
     return Table(table.name, frame, lambda: table.rows, table.column_label, table.note)
 
 
+@paused_gc()
 def load(
     pool: Source,
     samples: Source | None = None,

@@ -5,8 +5,13 @@ The log's layout is Inspect's (https://inspect.aisi.org.uk/eval-logs.html): a
 model, ...) and one `samples/<id>_epoch_<n>.json` per sample and epoch; a
 `.json` log is one object with `eval` and a `samples` list. Both are read
 with the standard library, not through `inspect_ai.log`: installing
-inspect-ai would change packages the app pins (fsspec, python-dateutil). The
-tests read logs made by the real `inspect eval` (scripts/make_eval_logs.py).
+inspect-ai downgrades packages the app uses. Checked with
+`pip install --dry-run inspect-ai` on 2026-12-02: inspect-ai 0.3.285, the
+newest release, would replace fsspec 2026.9.0 by 2026.6.0 (inspect-ai's own
+requirement, with s3fs 2026.6.0) and python-dateutil 4.0.0 by 2.9.0.post0
+(aiobotocore, through s3fs, needs python-dateutil < 3). The README points
+here. The tests read logs made by the real `inspect eval`
+(scripts/make_eval_logs.py).
 
 As the pool (the target model's log), one item per sample id:
 - prompt = the sample's input (a string, or its chat messages written out as

@@ -36,11 +36,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from core.errors import InputError
 from core.inputs.tables import Source, Table, read_table
 
 REQUIRED = ("doc_id", "resps")
+TEXT = pd.StringDtype("pyarrow", na_value=np.nan)
+"""pandas' default text dtype (`str`), which the readers' other columns get too."""
 FIX = "give the samples_<task>_*.jsonl file that lm-eval writes with --log_samples"
 
 
@@ -54,17 +57,18 @@ def read_pool(source: Source | Table) -> tuple[Table, Table | None]:
     table of its own repeats when it has any (see the module docstring)."""
     table = _records(source)
     frame, rows = table.frame, table.rows
-    answers = [_answers(table, i, resps) for i, resps in enumerate(frame["resps"].tolist())]
+    answers = _all_answers(table)
     arguments = frame["arguments"].tolist() if "arguments" in frame.columns else [None] * len(frame)
     docs = frame["doc"].tolist() if "doc" in frame.columns else [None] * len(frame)
     ids = _ids(frame["doc_id"])
     prompts = _chat_texts([_prompt(table, i, a, d) for i, (a, d) in enumerate(zip(arguments, docs))])
-    pool = pd.DataFrame({"id": ids, "prompt": prompts, "response": [a[0] for a in answers]})
+    responses = [a[0] for a in answers]
+    pool = pd.DataFrame({"id": _texts(ids), "prompt": _texts(prompts), "response": _texts(responses)})
     if "target" in frame.columns:
-        pool["reference"] = pd.Series([_text(t) for t in frame["target"].tolist()])
+        pool["reference"] = _texts([_text(t) for t in frame["target"].tolist()])
     if "filtered_resps" in frame.columns:
         filtered = [_first_text(f) for f in frame["filtered_resps"].tolist()]
-        if filtered != pool["response"].tolist():
+        if filtered != responses:
             pool["filtered_response"] = filtered
     for metric in _metric_names(frame):
         values = pd.to_numeric(frame[metric].map(_number), errors="coerce")
@@ -80,18 +84,21 @@ def read_samples(source: Source | Table) -> Table:
     """A surrogate model's samples file (or its table) as a long samples table: every raw answer of every
     document."""
     table = _records(source)
-    answers = [_answers(table, i, resps) for i, resps in enumerate(table.frame["resps"].tolist())]
-    return _long(table, _ids(table.frame["doc_id"]), answers, Path(table.name).stem)
+    return _long(table, _ids(table.frame["doc_id"]), _all_answers(table), Path(table.name).stem)
 
 
 def _long(table: Table, ids: np.ndarray, answers: list[list[str]], surrogate: str) -> Table:
     """One row per answer: id (the record's doc_id), sample, surrogate; errors point at the record's line."""
-    counts = np.fromiter((len(a) for a in answers), dtype=np.int64, count=len(answers))
-    ids = np.repeat(ids, counts)
-    rows = np.repeat(table.rows, counts)
+    counts = np.fromiter(map(len, answers), dtype=np.int64, count=len(answers))
     texts = [text for texts in answers for text in texts]
-    samples = pd.DataFrame({"id": ids, "sample": texts, "surrogate": surrogate})
-    return Table(table.name, samples, lambda: rows)
+    samples = pd.DataFrame({"id": _texts(np.repeat(ids, counts)), "sample": _texts(texts), "surrogate": surrogate})
+    return Table(table.name, samples, lambda: np.repeat(table.rows, counts))
+
+
+def _texts(values: list[str] | np.ndarray) -> pd.Series:
+    """Strings as pandas' Arrow-backed text column, converted by pyarrow in one call (pandas' own conversion
+    first checks every element in Python: twice as slow on 50,000 answers, benchmarks/import_logs.md)."""
+    return pd.Series(pa.array(values, type=pa.large_string()), dtype=TEXT)
 
 
 def _records(source: Source | Table) -> Table:
@@ -110,6 +117,17 @@ def _records(source: Source | Table) -> Table:
         return table
     rows = table.rows[keep]
     return Table(table.name, frame.loc[keep].reset_index(drop=True), lambda: rows)
+
+
+def _all_answers(table: Table) -> list[list[str]]:
+    """The raw answers of every record's first request, resps[0]; `_answers` record by record only to name
+    the first record without generated text."""
+    resps = table.frame["resps"].tolist()
+    firsts = [r[0] if type(r) is list and r else None for r in resps]
+    answers = [f if type(f) is list else [f] for f in firsts]
+    if all(answers) and set(map(type, (text for texts in answers for text in texts))) == {str}:
+        return answers
+    return [_answers(table, i, r) for i, r in enumerate(resps)]
 
 
 def _answers(table: Table, i: int, resps: object) -> list[str]:
