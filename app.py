@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.config import config
 from core.errors import InputError
 from core.services import auth
 from core.services.project import open_demo
 from ui import signin, state
 
 st.set_page_config(page_title="ActiveGrade", page_icon=":material/grading:", layout="wide")
+try:
+    config()  # every ACTIVEGRADE_* variable checked before anything reads one
+except InputError as bad:
+    st.error(str(bad))
+    st.stop()
 
 PAGES = [
     st.Page("app_pages/projects.py", title="Projects", icon=":material/folder_open:", default=True),

@@ -9,6 +9,7 @@ import random
 import pandas as pd
 import pytest
 
+from core import config
 from core.services import auth, grading
 from core.store import Store, accounts
 from core.testing.appserver import ROOT, Server
@@ -125,7 +126,7 @@ def signed_out(page) -> None:
 
 @pytest.fixture
 def signed_in_server(tmp_path, artifacts, monkeypatch):
-    monkeypatch.setenv(auth.OPEN_DEMO_ENV, "0")
+    monkeypatch.setenv(config.OPEN_DEMO, "0")
     app = Server(f"sqlite:///{tmp_path / 'sessions.db'}", ROOT / "tests" / "data" / "app", artifacts / "sessions.log")
     yield app
     app.stop()
