@@ -104,6 +104,11 @@ def open_demo_enabled() -> bool:
     return config.config().open_demo
 
 
+OPERATOR = User(name="cli", role=ADMIN)
+"""The command line's user (``python -m core users ...``): whoever can reach the database acts as its admin;
+audit events name it ``cli``."""
+
+
 def demo_user(name: str) -> User:
     """The open demo's user: whatever name was typed (cut to MAX_NAME_CHARS), with the admin role and no account."""
     return User(name=name.strip()[:MAX_NAME_CHARS].strip(), role=ADMIN)

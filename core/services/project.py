@@ -110,12 +110,6 @@ def check_settings(settings: dict[str, Any]) -> None:
         scale_from_settings(settings)
 
 
-def change_settings(store: Store, project_id: int, changes: dict[str, Any]) -> None:
-    """Check (check_settings) and save changed settings of a project."""
-    check_settings(changes)
-    store.update_settings(project_id, changes)
-
-
 def open_demo(store: Store, *, start: bool = True) -> int:
     """The demo project, created from data/demo/ on first use; raises InputError while that data is missing."""
     existing = store.project_by_name(DEMO_NAME)
