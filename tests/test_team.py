@@ -132,3 +132,12 @@ def test_deleting_a_project_is_audited_with_its_name(store, root):
     assert audit.trail(store, pid)["detail"].tolist() == [{"name": "Gone"}]
     with pytest.raises(Refused, match="deleted"):
         project_actions.delete(store, root, pid)
+
+
+def test_a_download_is_audited_only_for_someone_who_may_export(store, root):
+    audit.exported(store, root, "grades (CSV)", None, auth.EXPORT)
+    assert audit.trail(store)["detail"].tolist()[-1] == {"what": "grades (CSV)"}
+    grader = team.create_account(store, root, "gil", auth.GRADER, password=PASSWORD)
+    assert grader.status == "created"
+    with pytest.raises(Refused, match="may not export"):
+        audit.exported(store, auth.sign_in(store, "gil", PASSWORD), "grades (CSV)", None, auth.EXPORT)
