@@ -10,6 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from core.config import config
 from core.errors import InputError
 from core.services import auth
 from core.services.project import open_demo
@@ -17,6 +18,11 @@ from ui import signin, state
 
 # a local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com (issue 14)
 st.set_page_config(page_title="ActiveGrade", page_icon=str(Path(__file__).parent / "ui" / "favicon.svg"), layout="wide")
+try:
+    config()  # every ACTIVEGRADE_* variable checked before anything reads one
+except InputError as bad:
+    st.error(str(bad))
+    st.stop()
 
 PAGES = [
     st.Page("app_pages/projects.py", title="Projects", icon=":material/folder_open:", default=True),

@@ -10,15 +10,9 @@ from core.inputs.images import EXTERNAL_IMAGES_SETTING
 from core.inputs.markup import one_line_plain
 from core.inputs.readers import FORMATS, UPLOAD_TYPES
 from core.scales import BINARY, LIKERT, parse_custom_labels
-from core.services import audit, auth
-from core.services.project import (
-    change_settings,
-    create_project,
-    is_running_here,
-    is_stalled,
-    open_demo,
-    start_preparation,
-)
+from core.services import auth, project_actions
+from core.services.outcome import Refused
+from core.services.project import is_running_here, is_stalled
 from core.settings import DEFAULTS
 from core.stats.estimate import METHODS
 from core.stats.proxy import proxy_choices
@@ -89,18 +83,11 @@ def settings_editor(project: ProjectInfo) -> None:
                 "method": method,
             }
             try:
-                change_settings(store, project.id, changes)
-            except InputError as exc:
+                outcome = project_actions.change_settings(store, signin.user(), project.id, changes)
+            except (InputError, Refused) as exc:
                 st.error(str(exc))
                 return
-            audit.record(
-                store,
-                signin.user(),
-                audit.SETTINGS_CHANGED,
-                project.id,
-                **{k: v for k, v in changes.items() if project.settings.get(k) != v},
-            )
-            st.toast("Settings saved")
+            st.toast(outcome.message.capitalize())
 
 
 def overview(project: ProjectInfo) -> None:
@@ -155,8 +142,11 @@ def current(project: ProjectInfo) -> None:
 def prepare_button(project: ProjectInfo, label: str, key: str) -> None:
     """A button, for those allowed to prepare, that starts the preparation job (audited when it starts)."""
     if signin.may(auth.PREPARE_PROJECT, project.id) and st.button(label, key=key):
-        if start_preparation(store, project.id):
-            audit.record(store, signin.user(), audit.PREPARATION_STARTED, project.id)
+        try:
+            project_actions.prepare(store, signin.user(), project.id)
+        except Refused as exc:
+            st.error(str(exc))
+            return
         st.rerun()
 
 
@@ -273,19 +263,10 @@ def new_project() -> None:
             pool_upload = (pool.name, pool.getvalue())
             samples_upload = (samples.name, samples.getvalue()) if samples else None
             try:
-                project_id = create_project(store, name, pool_upload, samples_upload, settings)
-            except InputError as exc:
+                project_id = project_actions.create(store, signin.user(), name, pool_upload, samples_upload, settings)
+            except (InputError, Refused) as exc:
                 st.error(str(exc))
                 return
-            audit.record(
-                store,
-                signin.user(),
-                audit.PROJECT_CREATED,
-                project_id,
-                name=name,
-                pool=pool.name,
-                samples=samples.name if samples else None,
-            )
             state.select_project(project_id)
             st.rerun()
 
@@ -296,9 +277,9 @@ def all_projects() -> None:
     top = st.columns([1, 1, 3])
     if signin.may(auth.CREATE_PROJECT) and top[0].button("Open the demo", key="demo"):
         try:
-            state.select_project(open_demo(store))
+            state.select_project(project_actions.open_demo(store, signin.user()))
             st.rerun()
-        except InputError as exc:
+        except (InputError, Refused) as exc:
             st.error(str(exc))
     if not projects:
         st.caption("No project yet.")
@@ -317,8 +298,11 @@ def all_projects() -> None:
         victim = st.selectbox("Project to delete", list(names), format_func=names.get, key="delete_choice")
         sure = st.checkbox("Yes, delete it with all its grades", key="delete_sure")
         if st.button("Delete", disabled=not sure, key="delete"):
-            store.delete_project(victim)
-            audit.record(store, signin.user(), audit.PROJECT_DELETED, victim, name=names[victim])
+            try:
+                project_actions.delete(store, signin.user(), victim)
+            except Refused as exc:
+                st.error(str(exc))
+                return
             if st.session_state.get("project_id") == victim:
                 state.select_project(None)
             st.rerun()

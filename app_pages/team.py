@@ -10,7 +10,8 @@ import streamlit as st
 from core.errors import InputError
 from core.inputs.markup import one_line_plain
 from core.scales import scale_from_settings
-from core.services import audit, auth
+from core.services import audit, auth, project_actions, team
+from core.services.outcome import Refused
 from core.stats.rater_agreement import agreement
 from core.store import accounts
 from ui import access, signin, state
@@ -50,12 +51,11 @@ def accounts_section() -> None:
         email = st.text_input("E-mail for OIDC sign-in (optional)", key="new_account_email")
         if st.form_submit_button("Create account"):
             try:
-                created = auth.create_account(store, name, role, password=password or None, email=email or None)
-            except InputError as exc:
+                outcome = team.create_account(store, admin, name, role, password=password or None, email=email or None)
+            except (InputError, Refused) as exc:
                 st.error(str(exc))
             else:
-                audit.record(store, admin, audit.ACCOUNT_CREATED, name=created.name, role=created.role)
-                st.toast(f"Account {created.name} created")
+                st.toast(outcome.message.capitalize())
                 st.rerun()
     with right:
         st.markdown("**Change an account**")
@@ -78,27 +78,14 @@ def change_account(current: accounts.UserInfo | None) -> None:
             "New password (blank: keep)", type="password", key=f"change_account_password_{current.id}"
         )
         if st.form_submit_button("Save account"):
-            if current.name == admin.name and (role != auth.ADMIN or not active):
-                st.error("You cannot demote or disable your own account; ask another admin.")
-                return
             try:
-                if password:
-                    auth.set_password(store, current.name, password)
-                auth.set_role(store, current.name, role)
-                accounts.set_active(store, current.name, active)
-            except InputError as exc:
+                outcome = team.change_account(
+                    store, admin, current.name, role=role, active=active, password=password or None
+                )
+            except (InputError, Refused) as exc:
                 st.error(str(exc))
                 return
-            audit.record(
-                store,
-                admin,
-                audit.ACCOUNT_CHANGED,
-                name=current.name,
-                role=role,
-                active=active,
-                password_changed=bool(password),
-            )
-            st.toast(f"Account {current.name} saved")
+            st.toast(outcome.message.capitalize())
             st.rerun()
     st.button(
         "Unlock sign-in",
@@ -110,12 +97,11 @@ def change_account(current: accounts.UserInfo | None) -> None:
 
 
 def unlock(name: str) -> None:
-    """Callback: clear the account's failed sign-ins (rechecking that the admin still may)."""
-    if (user := access.allowed_now(auth.MANAGE_USERS)) is None:
-        return
-    auth.unlock(store, name)
-    audit.record(store, user, audit.ACCOUNT_UNLOCKED, name=name)
-    st.toast(f"{name} may sign in again")
+    """Callback: clear the account's failed sign-ins (the service rechecks that the admin still may)."""
+    try:
+        st.toast(team.unlock(store, signin.user(), name).message)
+    except (InputError, Refused) as exc:
+        st.toast(f"Not allowed: {exc}.")
 
 
 def project_section() -> None:
@@ -124,13 +110,13 @@ def project_section() -> None:
         st.info("Choose a project in the sidebar to assign graders and set double grading.")
         return
     st.subheader(f"Project {one_line_plain(project.name)}")
-    everyone = {u.name: u for u in accounts.users(store)}
+    choices = team.assignable(store)
     assigned = {u.name for u in accounts.members(store, project.id)}
     with st.form(f"members_{project.id}"):
         chosen = st.multiselect(
             "Graders and viewers assigned to this project (admins see every project)",
-            sorted(n for n, u in everyone.items() if u.role != auth.ADMIN),
-            default=sorted(assigned - {n for n, u in everyone.items() if u.role == auth.ADMIN}),
+            choices,
+            default=[n for n in choices if n in assigned],
             key=f"members_choice_{project.id}",
         )
         overlap = st.slider(
@@ -142,15 +128,12 @@ def project_section() -> None:
             key=f"overlap_{project.id}",
         )
         if st.form_submit_button("Save"):
-            for name in sorted(set(chosen) - assigned):
-                accounts.assign(store, project.id, everyone[name].id)
-                audit.record(store, admin, audit.MEMBER_ADDED, project.id, name=name)
-            for name in sorted(assigned - set(chosen)):
-                accounts.unassign(store, project.id, everyone[name].id)
-                audit.record(store, admin, audit.MEMBER_REMOVED, project.id, name=name)
-            if overlap != float(project.settings["overlap"]):
-                store.update_settings(project.id, {"overlap": overlap})
-                audit.record(store, admin, audit.SETTINGS_CHANGED, project.id, overlap=overlap)
+            try:
+                team.set_members(store, admin, project.id, chosen)
+                project_actions.change_settings(store, admin, project.id, {"overlap": overlap})
+            except (InputError, Refused) as exc:
+                st.error(str(exc))
+                return
             st.toast("Saved")
             st.rerun()
     level = scale_from_settings(project.settings).level

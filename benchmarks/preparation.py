@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from core.config import CACHE_DIR as CACHE_ENV
 from core.services.project import create_project
 from core.store import Store
-from core.surrogate.semantic.cache import CACHE_ENV
 from core.testing.appserver import CHROMIUM, CHROMIUM_ARGS, Server
 
 ROOT = Path(__file__).resolve().parents[1]

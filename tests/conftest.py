@@ -18,7 +18,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from hypothesis import HealthCheck, settings
 
-from core.services.auth import OPEN_DEMO_ENV
+from core import config
 from core.testing.appserver import CHROMIUM, CHROMIUM_ARGS, ROOT, TIMEOUT_MS, Server
 
 ARTIFACTS = ROOT / "artifacts"
@@ -121,7 +121,7 @@ def shared_server(tmp_path_factory, artifacts):
     by URL (``/grade?project=ID``); one that needs an empty database or stops the server uses
     tests/e2e's ``server``, started for it alone."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(OPEN_DEMO_ENV, "1")
+        mp.setenv(config.OPEN_DEMO, "1")
         app = Server(
             f"sqlite:///{tmp_path_factory.mktemp('shared-app') / 'app.db'}",
             ROOT / "tests" / "data" / "app",
@@ -136,7 +136,7 @@ def shared_signed_in_server(tmp_path_factory, artifacts):
     """The app with sign-in (no open demo) on one SQLite database for the whole session: a test on it makes
     its own project and accounts, with names no other test uses."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(OPEN_DEMO_ENV, "0")
+        mp.setenv(config.OPEN_DEMO, "0")
         app = Server(
             f"sqlite:///{tmp_path_factory.mktemp('shared-signed-in') / 'app.db'}",
             ROOT / "tests" / "data" / "app",

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 from argon2 import PasswordHasher
 
+from core import config
 from core.errors import InputError
 from core.services import auth
 from core.store import Store, accounts
@@ -95,14 +96,6 @@ def test_oidc_identity_maps_to_an_account_by_verified_email(store):
     with pytest.raises(auth.AccessDenied, match="did not send an e-mail"):
         auth.sign_in_oidc(store, {"name": "Dee"})
     assert auth.sign_in(store, "dee", "") is None  # an OIDC-only account has no password
-
-
-@pytest.mark.parametrize(
-    ("value", "enabled"), [("1", True), (" 1 ", True), ("", False), ("0", False), ("true", False), ("yes", False)]
-)
-def test_open_demo_is_on_only_when_switched_on_explicitly(value, enabled):
-    assert auth.open_demo_enabled({auth.OPEN_DEMO_ENV: value}) is enabled
-    assert auth.open_demo_enabled({}) is False
 
 
 def test_users_command_creates_assigns_and_lists_accounts(tmp_path, monkeypatch, capsys):
@@ -291,9 +284,9 @@ def test_recheck_reads_account_role_assignment_and_project_again(store, monkeypa
     with pytest.raises(auth.AccessDenied, match="signed out"):
         auth.recheck(store, None, auth.VIEW_DASHBOARD, pid)
     store.delete_project(pid)
-    monkeypatch.setenv(auth.OPEN_DEMO_ENV, "1")
+    monkeypatch.setenv(config.OPEN_DEMO, "1")
     with pytest.raises(auth.AccessDenied, match="deleted"):
         auth.recheck(store, auth.demo_user("x"), auth.VIEW_DASHBOARD, pid)
-    monkeypatch.delenv(auth.OPEN_DEMO_ENV, raising=False)
+    monkeypatch.delenv(config.OPEN_DEMO, raising=False)
     with pytest.raises(auth.AccessDenied, match="signed out"):  # the demo's user, once the demo is off
         auth.recheck(store, auth.demo_user("x"), auth.VIEW_PROJECTS)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from core.services import auth, grade_actions, grading, reservations
+from core.scales import BINARY
+from core.services import audit, auth, grade_actions, grading, reservations
 from core.services.project import create_project, start_preparation
 from core.services.showings import Showings
 from core.stats.allocation import design_from_items
@@ -117,3 +118,39 @@ def test_skip_undo_and_reopening_a_skipped_item(world):
     assert grade_actions.reopen(store, ann, pid, held).status == "review"
     assert grade_actions.undo(store, ann, pid).position == held
     assert store.grades(pid).empty and accounts.held(store, pid, "ann").position == held
+
+
+def test_every_path_that_changes_a_grade_is_audited(world):
+    """Below the grade page too (the services the load tests use, and the store itself): a changed grade, an undo,
+    a comment and a skip each write their audit event with the change; a first grade carries its own trace."""
+    store, pid, ann, design = world
+    held = reservations.claim(store, pid, design, 0, "ann")
+    reservations.grade(store, pid, held, BINARY, "Correct", "ann")
+    grading.submit(store, pid, held, BINARY, "Incorrect", "ann")
+    store.add_grade(pid, held, value=1.0, label="Correct", grader="ann")
+    store.set_comment(pid, held, "ann", "checked twice")
+    assert store.retract_last_grade(pid, "ann") == held
+    store.add_skip(pid, held, "ann")
+    trail = audit.trail(store, pid)
+    assert trail[["actor", "action"]].values.tolist() == [
+        ["ann", audit.GRADE_CHANGED],
+        ["ann", audit.GRADE_CHANGED],
+        ["ann", audit.COMMENTED],
+        ["ann", audit.UNDO],
+        ["ann", audit.SKIP],
+    ]
+    assert trail["detail"].tolist()[:2] == [
+        {"position": held, "before": "Correct", "after": "Incorrect"},
+        {"position": held, "before": "Incorrect", "after": "Correct"},
+    ]
+
+
+def test_a_grade_action_writes_its_audit_event_once(world):
+    store, pid, ann, design = world
+    held = reservations.claim(store, pid, design, 0, "ann")
+    grade_actions.grade(store, ann, pid, held, "Correct", seconds=1.0)
+    grade_actions.grade(store, ann, pid, held, "Incorrect", seconds=1.0)
+    grade_actions.comment(store, ann, pid, held, "hm")
+    grade_actions.undo(store, ann, pid)
+    actions = audit.trail(store, pid)["action"].tolist()
+    assert actions == [audit.GRADE_CHANGED, grade_actions.COMMENTED, audit.UNDO]

@@ -108,3 +108,22 @@ def test_state_validation():
         QueueState.from_lists([1, 2], [1.0])
     state = QueueState.from_lists([1], [1.0], skipped=[1, 2], reserved=[1, 3])
     assert state.skipped == {2} and state.reserved == {3}
+
+
+def test_the_app_and_the_simulator_take_the_same_step(design, monkeypatch):
+    """next_item and the simulator's batched replay both choose the stratum with core.stats.queue.queue_stratum."""
+    import core.stats.queue as queue
+    import core.stats.simulate as simulate
+
+    calls = []
+
+    def counting(*args):
+        calls.append(np.shape(args[1]))
+        return queue_stratum(*args)
+
+    queue_stratum = queue.queue_stratum
+    monkeypatch.setattr(queue, "queue_stratum", counting)
+    monkeypatch.setattr(simulate, "queue_stratum", counting)
+    next_item(design, QueueState(), seed=1)
+    simulate.replay_queue(design, np.zeros(design.N), simulate.replication_orders(design.N, 1, 3), 4)
+    assert calls == [(design.H,)] + [(3, design.H)] * 4

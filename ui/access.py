@@ -13,6 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.services import audit, auth
+from core.services.outcome import Refused
 from ui import signin, state
 
 
@@ -48,6 +49,7 @@ def audited_download(what: str, project_id: int | None, action: str = auth.EXPOR
 
 
 def _record_download(what: str, project_id: int | None, action: str) -> None:
-    user = allowed_now(action, project_id)
-    if user is not None:
-        audit.record(state.store(), user, audit.EXPORTED, project_id, what=what)
+    try:
+        audit.exported(state.store(), signin.user(), what, project_id, action)
+    except Refused as exc:
+        st.toast(f"Not allowed: {exc}.")

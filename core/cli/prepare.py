@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
+from core import config
 from core.cli.output import check_writable
 from core.errors import InputError
 from core.inputs.io import Inputs
@@ -18,7 +19,6 @@ from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAUL
 from core.surrogate.prepare import prepare_items
 from core.surrogate.semantic import BACKENDS
 from core.surrogate.semantic.base import DEVICES
-from core.surrogate.semantic.cache import CACHE_ENV
 
 WRITERS = {
     ".csv": lambda frame, path: frame.to_csv(path, index=False),
@@ -107,7 +107,9 @@ def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
         "--device", choices=DEVICES, default="auto", help="where models run (default: auto, CUDA when present)"
     )
     parser.add_argument("--batch-size", type=int, help="model batch size (default: the backend's)")
-    parser.add_argument("--cache-dir", help=f"result cache folder (default: ${CACHE_ENV} or ~/.cache/activegrade)")
+    parser.add_argument(
+        "--cache-dir", help=f"result cache folder (default: ${config.CACHE_DIR} or ~/.cache/activegrade)"
+    )
 
 
 def prepare_from_args(args: argparse.Namespace, inputs: Inputs) -> pd.DataFrame:

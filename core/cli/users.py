@@ -15,10 +15,9 @@ import argparse
 import sys
 
 from core.errors import InputError
-from core.services import auth
+from core.services import auth, team
+from core.services.outcome import Refused
 from core.store import Store, accounts
-
-ACTOR = "cli"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,13 +39,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub.add_parser("list", help="list the accounts")
 
 
-def _account(store: Store, name: str) -> accounts.UserInfo:
-    found = accounts.user_by_name(store, auth.normalise_name(name))
-    if found is None:
-        raise InputError(f"no account named {name!r}", fix="create it with: python -m core users add NAME --role ROLE")
-    return found
-
-
 def _project_id(store: Store, name: str) -> int:
     project = store.project_by_name(name)
     if project is None:
@@ -56,29 +48,24 @@ def _project_id(store: Store, name: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     store = Store.open(args.db)
-    if args.action == "add":
-        password = None if args.email else sys.stdin.readline().rstrip("\r\n")  # a line as Windows writes it too
-        user = auth.create_account(store, args.name, args.role, password=password, email=args.email)
-        accounts.record_event(store, ACTOR, "account_created", detail={"name": user.name, "role": user.role})
-        print(f"created {user.role} account {user.name}")
-    elif args.action == "role":
-        auth.set_role(store, args.name, args.role)
-        accounts.record_event(
-            store, ACTOR, "account_changed", detail={"name": auth.normalise_name(args.name), "role": args.role}
-        )
-        print(f"{auth.normalise_name(args.name)} is now {args.role}")
-    elif args.action in ("assign", "unassign"):
-        user, project_id = _account(store, args.name), _project_id(store, args.project)
-        (accounts.assign if args.action == "assign" else accounts.unassign)(store, project_id, user.id)
-        event = "member_added" if args.action == "assign" else "member_removed"
-        accounts.record_event(store, ACTOR, event, project_id=project_id, detail={"name": user.name})
-        print(f"{user.name} {args.action}ed {'to' if args.action == 'assign' else 'from'} {args.project}")
-    elif args.action == "unlock":
-        user = _account(store, args.name)
-        auth.unlock(store, user.name)
-        accounts.record_event(store, ACTOR, "account_unlocked", detail={"name": user.name})
-        print(f"{user.name} may sign in again")
-    else:
-        for user in accounts.users(store):
-            print(f"{user.name}\t{user.role}\t{user.email or ''}\t{'active' if user.active else 'disabled'}")
+    actor = auth.OPERATOR
+    try:
+        if args.action == "add":
+            password = None if args.email else sys.stdin.readline().rstrip("\r\n")  # a line as Windows writes it too
+            outcome = team.create_account(store, actor, args.name, args.role, password=password, email=args.email)
+        elif args.action == "role":
+            outcome = team.change_account(store, actor, args.name, role=args.role)
+        elif args.action == "assign":
+            outcome = team.assign(store, actor, _project_id(store, args.project), args.name)
+        elif args.action == "unassign":
+            outcome = team.unassign(store, actor, _project_id(store, args.project), args.name)
+        elif args.action == "unlock":
+            outcome = team.unlock(store, actor, args.name)
+        else:
+            for user in accounts.users(store):
+                print(f"{user.name}\t{user.role}\t{user.email or ''}\t{'active' if user.active else 'disabled'}")
+            return 0
+    except Refused as exc:
+        raise InputError(str(exc)) from None
+    print(outcome.message)
     return 0

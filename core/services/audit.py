@@ -15,12 +15,13 @@ import pandas as pd
 
 from core.inputs.io import spreadsheet_safe
 from core.services.auth import User
+from core.services.outcome import permitted
 from core.store import Store, accounts
+from core.store.store import COMMENTED, GRADE_CHANGED, SKIP, UNDO
 
-# event names the app records (sign_in / sign_in_failed come from core.services.auth)
-GRADE_CHANGED = "grade_changed"
-UNDO = "undo"
-SKIP = "skip"
+# event names the app records (sign_in / sign_in_failed come from core.services.auth; GRADE_CHANGED, UNDO,
+# COMMENTED and SKIP are written by the store in the transaction of the change itself)
+__all__ = ["COMMENTED", "GRADE_CHANGED", "SKIP", "UNDO", "record", "trail", "trail_csv"]
 SETTINGS_CHANGED = "settings_changed"
 PROJECT_CREATED = "project_created"
 PROJECT_DELETED = "project_deleted"
@@ -36,6 +37,11 @@ EXPORTED = "exported"
 def record(store: Store, user: User, action: str, project_id: int | None = None, **detail: Any) -> None:
     """Append ``action`` by ``user`` (on ``project_id``) with ``detail`` to the trail."""
     accounts.record_event(store, user.name, action, project_id=project_id, detail=detail)
+
+
+def exported(store: Store, actor: User | None, what: str, project_id: int | None, action: str) -> None:
+    """Record that ``actor`` downloaded ``what`` (an export needing ``action``), if they still may (else Refused)."""
+    record(store, permitted(store, actor, action, project_id), EXPORTED, project_id, what=what)
 
 
 def trail(store: Store, project_id: int | None = None) -> pd.DataFrame:

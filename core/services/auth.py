@@ -19,7 +19,6 @@ open demo mode, which is on only when ``$ACTIVEGRADE_OPEN_DEMO`` is ``1``.
 from __future__ import annotations
 
 import math
-import os
 import threading
 import unicodedata
 from collections.abc import Mapping
@@ -29,9 +28,10 @@ from datetime import UTC, datetime, timedelta
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from core import config
 from core.errors import InputError
 from core.inputs.limits import MAX_ADDRESS_CHARS, MAX_EMAIL_CHARS, MAX_NAME_CHARS, MAX_PASSWORD_CHARS, check_length
-from core.store import URL_ENV, Store, accounts
+from core.store import Store, accounts
 
 ADMIN, GRADER, VIEWER = "admin", "grader", "viewer"
 ROLES = (ADMIN, GRADER, VIEWER)
@@ -73,7 +73,6 @@ PERMISSIONS: Mapping[str, frozenset[str]] = {
 ALL_PROJECTS_ROLES = frozenset({ADMIN})
 """Roles that act on every project; the others only on the projects assigned to them."""
 
-OPEN_DEMO_ENV = "ACTIVEGRADE_OPEN_DEMO"
 MIN_PASSWORD_LENGTH = 10
 FREE_FAILURES = 5
 """Failed sign-ins in a row (one name, one client address) before the back-off starts."""
@@ -100,9 +99,14 @@ class User:
     email: str | None = None
 
 
-def open_demo_enabled(environ: Mapping[str, str] = os.environ) -> bool:
-    """True only when $ACTIVEGRADE_OPEN_DEMO is exactly ``1`` (anyone may use the app as an admin)."""
-    return environ.get(OPEN_DEMO_ENV, "").strip() == "1"
+def open_demo_enabled() -> bool:
+    """True only when $ACTIVEGRADE_OPEN_DEMO is ``1`` (anyone may use the app as an admin; core.config)."""
+    return config.config().open_demo
+
+
+OPERATOR = User(name="cli", role=ADMIN)
+"""The command line's user (``python -m core users ...``): whoever can reach the database acts as its admin;
+audit events name it ``cli``."""
 
 
 def demo_user(name: str) -> User:
@@ -120,9 +124,9 @@ def check_open_demo(store: Store) -> None:
     as an admin of a real deployment (reset the admin's password, read every project)."""
     if accounts.users(store):
         raise InputError(
-            f"{OPEN_DEMO_ENV}=1 (open demo: no sign-in, everyone is an admin) was set on a database that has "
+            f"{config.OPEN_DEMO}=1 (open demo: no sign-in, everyone is an admin) was set on a database that has "
             "accounts, so the app refuses to start",
-            fix=f"unset {OPEN_DEMO_ENV} to sign in, or point {URL_ENV} at a separate demo database (make demo does so)",
+            fix=f"unset {config.OPEN_DEMO} to sign in, or point {config.DB_URL} at a separate demo database (make demo does so)",
         )
 
 

@@ -10,26 +10,13 @@ shows and that position (core.services.showings).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from core.scales import scale_from_settings
-from core.services import audit, auth, grading, reservations
+from core.services import auth, grading, reservations
+from core.services.audit import COMMENTED
+from core.services.outcome import Outcome, Refused
 from core.store import Store, accounts
 
-COMMENTED = "commented"
-
-
-class Refused(Exception):
-    """The press was not stored; ``str()`` says why, in the grader's words."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What happened: ``status`` is saved, changed, commented, skipped, undone or too_fast."""
-
-    status: str
-    message: str
-    position: int | None = None
+__all__ = ["COMMENTED", "Outcome", "Refused", "acting_grader", "comment", "grade", "reopen", "skip", "undo"]
 
 
 def acting_grader(store: Store, actor: auth.User | None, project_id: int) -> auth.User:
@@ -93,11 +80,8 @@ def grade(
         reservations.grade(store, project_id, position, scale, label, grader.name, comment=comment, seconds=seconds)
         return Outcome("saved", f"saved: {label}", position)
     # a changed grade: the old one is kept, retracted; the comment stays unless a new one is given
-    grading.submit(
+    grading.submit(  # the store records the change in the audit trail with it
         store, project_id, position, scale, label, grader.name, comment=comment or earlier["comment"], seconds=seconds
-    )
-    audit.record(
-        store, grader, audit.GRADE_CHANGED, project_id, position=position, before=earlier["label"], after=label
     )
     return Outcome("changed", f"changed to: {label}", position)
 
@@ -105,10 +89,8 @@ def grade(
 def comment(store: Store, actor: auth.User | None, project_id: int, position: int, text: str) -> Outcome:
     """Set the comment of the grader's grade of the item, leaving the grade alone (its own audit event)."""
     grader = acting_grader(store, actor, project_id)
-    before = store.set_comment(project_id, position, grader.name, text.strip())
-    if before is None:
+    if store.set_comment(project_id, position, grader.name, text.strip()) is None:
         raise Refused("grade the item first; the comment is saved with the grade")
-    audit.record(store, grader, COMMENTED, project_id, position=position, before=before, after=text.strip())
     return Outcome(COMMENTED, "comment saved", position)
 
 
@@ -118,7 +100,6 @@ def skip(store: Store, actor: auth.User | None, project_id: int, position: int) 
     if store.grade_of(project_id, position, grader.name) is not None:
         raise Refused("you graded this item; undo or change the grade instead")
     reservations.skip(store, project_id, position, grader.name)
-    audit.record(store, grader, audit.SKIP, project_id, position=position)
     return Outcome("skipped", "skipped: the item went back to the queue", position)
 
 
@@ -128,7 +109,6 @@ def undo(store: Store, actor: auth.User | None, project_id: int) -> Outcome:
     position = store.retract_last_grade(project_id, grader.name)
     if position is None:
         return Outcome("undone", "nothing to undo")
-    audit.record(store, grader, audit.UNDO, project_id, position=position)
     if reservations.hold(store, project_id, position, grader.name):
         return Outcome("undone", "undone: the item is back, ungraded", position)
     return Outcome("undone", "undone: the grade is withdrawn; another grader holds the item now", position)

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from core import config
 from core.errors import InputError, one_line
 from core.inputs.limits import MAX_FILE_NAME_CHARS, MAX_NAME_CHARS, check_length
 from core.inputs.markup import MAX_MARKDOWN_CHARS, MAX_NESTING, MAX_TABLE_CELLS, has_image, safe_markdown
@@ -28,10 +29,9 @@ from core.jobs.preparation_job import run_preparation
 from core.jobs.sampling_job import sampling_request
 from core.scales import scale_from_settings
 from core.settings import ProjectSettings
-from core.store import URL_ENV, ProjectInfo, Store
+from core.store import ProjectInfo, Store
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "data" / "demo"
-DEMO_DIR_ENV = "ACTIVEGRADE_DEMO_DIR"  # another folder with pool.jsonl (+ samples.jsonl), e.g. for tests
 DEMO_NAME = "Demo"
 STALE_AFTER = timedelta(seconds=60)
 
@@ -110,12 +110,6 @@ def check_settings(settings: dict[str, Any]) -> None:
         scale_from_settings(settings)
 
 
-def change_settings(store: Store, project_id: int, changes: dict[str, Any]) -> None:
-    """Check (check_settings) and save changed settings of a project."""
-    check_settings(changes)
-    store.update_settings(project_id, changes)
-
-
 def open_demo(store: Store, *, start: bool = True) -> int:
     """The demo project, created from data/demo/ on first use; raises InputError while that data is missing."""
     existing = store.project_by_name(DEMO_NAME)
@@ -144,8 +138,8 @@ def open_demo(store: Store, *, start: bool = True) -> int:
 
 
 def demo_dir() -> Path:
-    """data/demo/, or the folder named by $ACTIVEGRADE_DEMO_DIR."""
-    return Path(os.environ.get(DEMO_DIR_ENV) or DEMO_DIR)
+    """data/demo/, or the folder named by $ACTIVEGRADE_DEMO_DIR (core.config)."""
+    return config.config().demo_dir or DEMO_DIR
 
 
 def _demo_guidelines(folder: Path) -> str:
@@ -202,7 +196,7 @@ def _spawn(store: Store, project_id: int) -> subprocess.Popen:
     root = str(Path(__file__).resolve().parents[2])
     env = {
         **os.environ,
-        URL_ENV: store.engine.url.render_as_string(hide_password=False),
+        config.DB_URL: store.engine.url.render_as_string(hide_password=False),
         "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p),
     }
     return subprocess.Popen([sys.executable, "-m", "core.jobs.preparation_job", str(project_id)], env=env)

@@ -10,56 +10,36 @@ change (core.store.accounts), so every browser of that user is signed out at
 its next request.
 
 Limits: ``$ACTIVEGRADE_SESSION_IDLE_HOURS`` (default 12) and
-``$ACTIVEGRADE_SESSION_MAX_DAYS`` (default 7).
+``$ACTIVEGRADE_SESSION_MAX_DAYS`` (default 7), read by core.config.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from core.errors import InputError
+from core import config
 from core.services import auth
 from core.store import Store, accounts
 from core.store import sessions as table
 from core.store.models import utcnow
 
-IDLE_ENV = "ACTIVEGRADE_SESSION_IDLE_HOURS"
-MAX_ENV = "ACTIVEGRADE_SESSION_MAX_DAYS"
 TOUCH_EVERY = timedelta(minutes=1)
 """Activity is written at most this often per session (not one write per key press)."""
 
 
 @dataclass(frozen=True)
 class Limits:
-    idle: timedelta = timedelta(hours=12)
-    absolute: timedelta = timedelta(days=7)
+    idle: timedelta = config.Config.session_idle
+    absolute: timedelta = config.Config.session_max
 
 
-def _positive(environ: Mapping[str, str], name: str, default: float) -> float:
-    text = environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise InputError(f"${name} is {text!r}, not a positive number", fix="set it to a number > 0 or unset it")
-    return value
-
-
-def limits(environ: Mapping[str, str] = os.environ) -> Limits:
-    """The configured limits (InputError for a value that is not a positive number)."""
-    default = Limits()
-    return Limits(
-        idle=timedelta(hours=_positive(environ, IDLE_ENV, default.idle / timedelta(hours=1))),
-        absolute=timedelta(days=_positive(environ, MAX_ENV, default.absolute / timedelta(days=1))),
-    )
+def limits() -> Limits:
+    """The configured limits (core.config; InputError for a value that is not a positive number)."""
+    current = config.config()
+    return Limits(idle=current.session_idle, absolute=current.session_max)
 
 
 def _hash(token: str) -> str:

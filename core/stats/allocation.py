@@ -11,6 +11,9 @@ inside stratum h), allocation n_h with sum_h n_h = n.
 
 from __future__ import annotations
 
+import collections
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -337,14 +340,34 @@ def next_stratum(weights: np.ndarray, sds: np.ndarray, counts: np.ndarray, sizes
     return np.where(open_.any(axis=-1), choice, -1)
 
 
-def greedy_counts(sizes: np.ndarray, sds: np.ndarray, n: int, floor: int) -> np.ndarray:
-    """Counts per stratum after n steps of `next_stratum` (the anytime queue's prefix of size n)."""
+def greedy_prefixes(sizes: np.ndarray, sds: np.ndarray, floor: int) -> Iterator[np.ndarray]:
+    """Counts per stratum after 1, 2, ..., N steps of `next_stratum` with fixed spreads ``sds``: the anytime
+    queue's prefixes (the one greedy loop; each yielded array is a fresh copy)."""
     sizes = np.asarray(sizes, dtype=np.int64)
     weights = sizes / sizes.sum()
     counts = np.zeros(sizes.size, dtype=np.int64)
-    for _ in range(min(int(n), int(sizes.sum()))):
+    for _ in range(int(sizes.sum())):
         counts[next_stratum(weights, sds, counts, sizes, floor)] += 1
-    return counts
+        yield counts.copy()
+
+
+def greedy_counts(sizes: np.ndarray, sds: np.ndarray, n: int, floor: int) -> np.ndarray:
+    """Counts per stratum after n steps of `next_stratum` (the anytime queue's prefix of size n)."""
+    last = collections.deque(itertools.islice(greedy_prefixes(sizes, sds, floor), max(int(n), 0)), maxlen=1)
+    return last[0] if last else np.zeros(np.asarray(sizes).size, dtype=np.int64)
+
+
+def stratum_moments(design: Design, positions, grades) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per stratum h: the count n_h, the sum sum_i y_i and the sum of squares sum_i y_i^2 of the grades y at
+    ``positions`` (the sufficient statistics of every per-stratum mean and variance). positions and grades are
+    (n,) or (R, n) for R replications; each result is (H,) or (R, H), floats."""
+    onehot = (design.stratum[np.asarray(positions, dtype=np.int64)][..., None] == np.arange(design.H)).astype(float)
+    y = np.asarray(grades, dtype=float)
+    return (
+        onehot.sum(axis=-2),
+        np.einsum("...nh,...n->...h", onehot, y),
+        np.einsum("...nh,...n->...h", onehot, y * y),
+    )
 
 
 def planned_allocation(design: Design, n: int) -> np.ndarray:

@@ -39,7 +39,7 @@ import pandas as pd
 from scipy import stats
 
 from core.errors import InputError
-from core.stats.allocation import Design, next_stratum, planned_allocation, stratified_variance
+from core.stats.allocation import Design, greedy_prefixes, planned_allocation, stratified_variance, stratum_moments
 from core.stats.intervals import (
     LEVEL,
     all_equal_floor,
@@ -130,14 +130,6 @@ def resolve_method(method: str) -> str:
     return method
 
 
-def _moments(onehot: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-stratum count, sum and sum of squares; onehot (R, n, H), values (R, n)."""
-    counts = onehot.sum(axis=1).astype(float)
-    sums = np.einsum("rnh,rn->rh", onehot, values)
-    sumsq = np.einsum("rnh,rn->rh", onehot, values**2)
-    return counts, sums, sumsq
-
-
 def estimate_batch(
     design: Design, positions: np.ndarray, grades: np.ndarray, method: str = DEFAULT_METHOD
 ) -> BatchEstimate:
@@ -150,11 +142,9 @@ def estimate_batch(
     method = resolve_method(method)
     positions = np.atleast_2d(positions)
     y = np.atleast_2d(np.asarray(grades, dtype=float))
-    strata = design.stratum[positions]
-    onehot = (strata[..., None] == np.arange(design.H)).astype(float)
     values = difference_residuals(design, positions, y) if method == "difference" else y
-    counts, sums, sumsq = _moments(onehot, values)
-    _, ysum, ysumsq = _moments(onehot, y)
+    counts, sums, sumsq = stratum_moments(design, positions, values)
+    _, ysum, ysumsq = (counts, sums, sumsq) if values is y else stratum_moments(design, positions, y)
     sizes, w = design.sizes.astype(float), design.weights
     seen = counts > 0
     s2 = np.maximum(sample_variance(counts, sums, sumsq), all_equal_floor(counts, ysum, ysumsq, w))
@@ -208,9 +198,7 @@ def estimate(design: Design, positions, grades, method: str = "default", level: 
         return Estimate(np.nan, np.nan, 0.0, 1.0, n, method, level, table, missing)
     batch = estimate_batch(design, positions[None], grades[None], method)
     low, high = batch.interval(level)
-    strata = design.stratum[positions]
-    sums = np.bincount(strata, weights=grades, minlength=design.H)
-    sumsq = np.bincount(strata, weights=grades**2, minlength=design.H)
+    done, sums, sumsq = stratum_moments(design, positions, grades)
     return Estimate(
         value=float(batch.value[0]),
         se=float(np.sqrt(batch.variance[0])),
@@ -220,15 +208,12 @@ def estimate(design: Design, positions, grades, method: str = "default", level: 
         method=method,
         level=level,
         strata=table,
-        saving=live_saving(design.weights, design.sizes, table["done"].to_numpy(), sums, sumsq),
+        saving=live_saving(design.weights, design.sizes, done, sums, sumsq),
     )
 
 
 def _strata_table(design: Design, positions: np.ndarray, grades: np.ndarray) -> pd.DataFrame:
-    strata = design.stratum[positions]
-    done = np.bincount(strata, minlength=design.H)
-    sums = np.bincount(strata, weights=grades, minlength=design.H)
-    sumsq = np.bincount(strata, weights=grades**2, minlength=design.H)
+    done, sums, sumsq = stratum_moments(design, positions, grades)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = sums / done
         sd = np.sqrt(np.maximum(sumsq - done * mean**2, 0) / (done - 1))
@@ -238,7 +223,7 @@ def _strata_table(design: Design, positions: np.ndarray, grades: np.ndarray) -> 
             "size": design.sizes,
             "weight": design.weights,
             "planned": planned_allocation(design, positions.size),
-            "done": done,
+            "done": done.astype(np.int64),
             "mean": np.where(done > 0, mean, np.nan),
             "sd": np.where(done > 1, sd, np.nan),
         }
@@ -268,9 +253,7 @@ def grades_needed(
         sd = design.prior_sd
     z = stats.norm.ppf(0.5 + level / 2)
     w, sizes = design.weights, design.sizes
-    counts = np.zeros(design.H, dtype=np.int64)
-    for n in range(1, design.N + 1):
-        counts[next_stratum(w, sd, counts, sizes, design.floor)] += 1
+    for n, counts in enumerate(greedy_prefixes(sizes, sd, design.floor), start=1):
         if n >= positions.size and z * np.sqrt(stratified_variance(w, sizes, sd, counts)) <= half_width:
             return n
     return design.N

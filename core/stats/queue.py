@@ -8,6 +8,10 @@ size (see `core.stats.allocation.next_stratum`), and the spreads it allocates by
 re-estimated from the grades as they arrive (adaptive Neyman: `queue_spreads`). Within a stratum the item
 is the first free one in a random order of the pool fixed by the seed, i.e.
 uniform at random without replacement.
+
+`queue_stratum` is the queue's one step, the stratum of the next grade from the grades' sums; it works on
+one project's state and on R replications at once. `next_item` calls it for the app, and
+`core.stats.simulate.replay_queue` calls it at every step of its batched replay.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.errors import InputError
-from core.stats.allocation import Design, next_stratum
+from core.stats.allocation import Design, next_stratum, stratum_moments
 from core.stats.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 
 
@@ -60,15 +64,29 @@ def item_order(n_items: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).permutation(n_items)
 
 
-def queue_spreads(design: Design, positions: np.ndarray, grades: np.ndarray) -> np.ndarray:
+def queue_spreads(
+    design: Design, moments: tuple[np.ndarray, np.ndarray, np.ndarray], pooled: tuple[np.ndarray, ...]
+) -> np.ndarray:
     """The spreads the queue allocates by: the surrogate prior recalibrated by the grades
-    (`calibrated_prior_sd`), blended with each stratum's own grades (`adaptive_sd`)."""
-    strata = design.stratum[positions]
-    counts = np.bincount(strata, minlength=design.H)
-    sums = np.bincount(strata, weights=grades, minlength=design.H)
-    sumsq = np.bincount(strata, weights=grades**2, minlength=design.H)
-    prior = calibrated_prior_sd(design, *pooled_sums(design, positions, grades))
-    return adaptive_sd(prior, design.prior_strength, counts, sums, sumsq)
+    (`calibrated_prior_sd` on the pooled sums, `core.stats.spreads.pooled_sums`), blended with each
+    stratum's own grades (`adaptive_sd` on `core.stats.allocation.stratum_moments`). Vectorised over a
+    leading replication axis."""
+    return adaptive_sd(calibrated_prior_sd(design, *pooled), design.prior_strength, *moments)
+
+
+def queue_stratum(
+    design: Design,
+    taken: np.ndarray,
+    moments: tuple[np.ndarray, np.ndarray, np.ndarray],
+    pooled: tuple[np.ndarray, ...],
+) -> np.ndarray:
+    """The queue's step: the stratum of the next grade (-1 when every stratum is taken), for one state or R at once.
+
+    ``taken``: items graded or reserved per stratum, (H,) or (R, H); ``moments``: (count, sum, sum of squares)
+    of the grades per stratum; ``pooled``: the pooled sums of `core.stats.spreads.pooled_sums`. The stratum is
+    `next_stratum`'s with the spreads of `queue_spreads`.
+    """
+    return next_stratum(design.weights, queue_spreads(design, moments, pooled), taken, design.sizes, design.floor)
 
 
 def next_item(design: Design, state: QueueState, seed: int) -> int | None:
@@ -90,8 +108,8 @@ def next_item(design: Design, state: QueueState, seed: int) -> int | None:
     taken[positions] = True
     taken[list(state.reserved)] = True
     counts = np.bincount(design.stratum[taken], minlength=design.H)
-    sds = queue_spreads(design, positions, grades)
-    h = int(next_stratum(design.weights, sds, counts, design.sizes, design.floor))
+    moments = stratum_moments(design, positions, grades)
+    h = int(queue_stratum(design, counts, moments, pooled_sums(design, positions, grades)))
     if h < 0:
         return None
     order = item_order(design.N, seed)

@@ -58,7 +58,6 @@ from core.stats.allocation import (
     Design,
     design_from_items,
     make_design,
-    next_stratum,
     neyman_allocation,
     proportional_allocation,
 )
@@ -66,8 +65,7 @@ from core.stats.confseq import SequenceBatch, checkpoints, sequence_batch
 from core.stats.design import planned_budget, prepared_design
 from core.stats.estimate import DEFAULT_METHOD, estimate_batch
 from core.stats.proxy import proxy_name
-from core.stats.queue import item_order
-from core.stats.spreads import adaptive_sd, calibrated_prior_sd
+from core.stats.queue import item_order, queue_stratum
 from core.stats.strata import stratify
 
 METHODS = (
@@ -252,30 +250,29 @@ def static_sample(design: Design, alloc: np.ndarray, orders: np.ndarray) -> np.n
 def replay_queue(design: Design, labels: np.ndarray, orders: np.ndarray, n: int) -> np.ndarray:
     """(R, n) positions in the order `core.stats.queue.next_item` hands them out, grading each at once.
 
-    Per step: the spreads of `queue_spreads` (calibrated_prior_sd and
-    adaptive_sd of the grades so far), the stratum of `next_stratum`, and the stratum's first free item in
-    the replication's order, exactly as next_item does for one project.
+    Per step: the app's step, `core.stats.queue.queue_stratum`, on all R replications at once (their
+    per-stratum and pooled sums kept up to date here rather than recomputed from the grades), then the
+    stratum's first free item in the replication's order, as next_item takes it for one project.
     """
     reps = orders.shape[0]
     grouped, offsets = _by_stratum(design, orders)
-    counts = np.zeros((reps, design.H), dtype=np.int64)
+    counts = np.zeros((reps, design.H))
     sums = np.zeros((reps, design.H))
     sumsq = np.zeros((reps, design.H))
-    pooled = np.zeros((5, reps))  # sum d, sum d^2, sum y, sum d y, sum y^2 over the graded items (pooled_sums)
+    pooled = np.zeros((6, reps))  # n, sum d, sum d^2, sum y, sum d y, sum y^2 (core.stats.spreads.pooled_sums)
     d_all = design.proxy - design.proxy.mean()
     rows = np.arange(reps)
     positions = np.empty((reps, n), dtype=np.int64)
     for step in range(n):
-        prior = calibrated_prior_sd(design, np.full(reps, step), *pooled)
-        sds = adaptive_sd(prior, design.prior_strength, counts, sums, sumsq)
-        h = next_stratum(design.weights, sds, counts, design.sizes, design.floor)
-        pos = grouped[rows, offsets[h] + counts[rows, h]]
+        h = queue_stratum(design, counts, (counts, sums, sumsq), tuple(pooled))
+        pos = grouped[rows, offsets[h] + counts[rows, h].astype(np.int64)]
         positions[:, step] = pos
+        y, d = labels[pos], d_all[pos]
         counts[rows, h] += 1
-        sums[rows, h] += labels[pos]
-        sumsq[rows, h] += labels[pos] ** 2
-        d, y = d_all[pos], labels[pos]
-        pooled += (d, d * d, y, d * y, y * y)
+        sums[rows, h] += y
+        sumsq[rows, h] += y * y
+        pooled[0] += 1
+        pooled[1:] += (d, d * d, y, d * y, y * y)
     return positions
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.stats.allocation import Design
+from core.stats.allocation import Design, stratum_moments
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,8 @@ def skip_bound(design: Design, positions, grades, skipped) -> SkipBound:
     positions = np.asarray(list(positions), dtype=np.int64)
     grades = np.asarray(list(grades), dtype=float)
     skipped = np.setdiff1d(np.asarray(list(skipped), dtype=np.int64), positions)
-    graded = np.bincount(design.stratum[positions], minlength=design.H)
-    total = np.bincount(design.stratum[positions], weights=grades, minlength=design.H)
+    graded, total, _ = stratum_moments(design, positions, grades)
+    graded = graded.astype(np.int64)
     skips = np.bincount(design.stratum[skipped], minlength=design.H)
     drawn = graded + skips
     with np.errstate(invalid="ignore", divide="ignore"):

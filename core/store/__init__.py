@@ -6,13 +6,12 @@ overridden by ``$ACTIVEGRADE_DB_URL`` or an explicit URL (PostgreSQL:
 ``postgresql+psycopg://user@host/db``).
 """
 
-from core.store.engine import URL_ENV, database_url, make_engine
+from core.store.engine import database_url, make_engine
 from core.store.migrations import head, upgrade
 from core.store.store import GRADE_COLUMNS, ProjectInfo, Store, json_safe
 
 __all__ = [
     "GRADE_COLUMNS",
-    "URL_ENV",
     "ProjectInfo",
     "Store",
     "database_url",

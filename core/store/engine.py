@@ -8,7 +8,6 @@ browser sessions can write side by side. PostgreSQL is used as given by URL
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from urllib.parse import unquote
@@ -17,16 +16,16 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from core import config
 from core.errors import InputError
 
-URL_ENV = "ACTIVEGRADE_DB_URL"
 DEFAULT_DIR = Path(".activegrade")
 BUSY_TIMEOUT_MS = 30_000
 
 
 def database_url(configured: str | None = None) -> str:
     """The URL to use: ``configured`` if given, else $ACTIVEGRADE_DB_URL, else the default file."""
-    url = configured or os.environ.get(URL_ENV)
+    url = configured or config.config().db_url
     if url:
         return url
     return f"sqlite:///{(DEFAULT_DIR / 'activegrade.db').resolve()}"
@@ -87,7 +86,7 @@ def make_engine(url: str) -> Engine:
     except ArgumentError:
         raise InputError(
             f"cannot parse database URL {redact_url(url)!r}",
-            fix=f"set {URL_ENV} to e.g. sqlite:///path/to/file.db or postgresql+psycopg://user@host/db",
+            fix=f"set {config.DB_URL} to e.g. sqlite:///path/to/file.db or postgresql+psycopg://user@host/db",
         ) from None
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database

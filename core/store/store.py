@@ -23,7 +23,7 @@ from core.errors import InputError, NotSaved
 from core.settings import ProjectSettings
 from core.store.engine import database_url, make_engine
 from core.store.migrations import upgrade
-from core.store.models import Grade, InputFile, Item, Project, Skip, aware, utcnow
+from core.store.models import AuditEvent, Grade, InputFile, Item, Project, Skip, aware, utcnow
 
 GRADE_COLUMNS = ["id", "position", "value", "label", "grader", "comment", "seconds", "created_at"]
 
@@ -74,6 +74,15 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, (pd.Timestamp, datetime)):
         return value.isoformat()
     return value
+
+
+GRADE_CHANGED, UNDO, COMMENTED, SKIP = "grade_changed", "undo", "commented", "skip"
+GRADE_EVENTS = (GRADE_CHANGED, UNDO, COMMENTED, SKIP)
+"""Audit events the store writes itself, each with its change in one transaction (actor: the grader)."""
+
+
+def _event(s: Session, actor: str, action: str, project_id: int, **detail: Any) -> None:
+    s.add(AuditEvent(actor=actor, action=action, project_id=project_id, detail=json_safe(detail)))
 
 
 class Store:
@@ -241,6 +250,9 @@ class Store:
             return s.scalar(select(func.count()).select_from(Item).where(Item.project_id == project_id))
 
     # grades and skips -----------------------------------------------------
+    # Every change to a grade, and every skip, writes its audit event in the same transaction (GRADE_EVENTS),
+    # so no path through core changes a grade without its trace. A first grade needs none: it carries its
+    # grader and time itself.
 
     def add_grade(
         self,
@@ -260,7 +272,7 @@ class Store:
         """
         with self._writing("the grade", project_id), self.session() as s, s.begin():
             now = utcnow()
-            s.execute(
+            earlier = s.scalars(
                 update(Grade)
                 .where(
                     Grade.project_id == project_id,
@@ -269,7 +281,10 @@ class Store:
                     Grade.retracted_at.is_(None),
                 )
                 .values(retracted_at=now)
-            )
+                .returning(Grade.label)
+            ).all()
+            if earlier:
+                _event(s, grader, GRADE_CHANGED, project_id, position=position, before=earlier[-1], after=label)
             grade = Grade(
                 project_id=project_id,
                 position=position,
@@ -322,6 +337,7 @@ class Store:
             if grade is None:
                 return None
             grade.retracted_at = utcnow()
+            _event(s, grader, UNDO, project_id, position=grade.position)
             return grade.position
 
     def set_comment(self, project_id: int, position: int, grader: str, comment: str) -> str | None:
@@ -341,6 +357,7 @@ class Store:
             if grade is None:
                 return None
             before, grade.comment = grade.comment, comment
+            _event(s, grader, COMMENTED, project_id, position=position, before=before, after=comment)
             return before
 
     def skipped_by(self, project_id: int, grader: str) -> list[int]:
@@ -359,6 +376,7 @@ class Store:
         """Record a skip (NotSaved: see add_grade)."""
         with self._writing("the skip", project_id), self.session() as s, s.begin():
             s.add(Skip(project_id=project_id, position=position, grader=grader))
+            _event(s, grader, SKIP, project_id, position=position)
 
     def grades(self, project_id: int, *, include_retracted: bool = False) -> pd.DataFrame:
         """Grades in submission order, columns GRADE_COLUMNS (+ ``retracted_at`` if asked)."""

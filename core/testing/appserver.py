@@ -17,6 +17,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from core import config
 from core.services import grading
 from core.testing.waiting import until
 
@@ -48,13 +49,13 @@ class Server:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {
+            config.OPEN_DEMO: "1",  # the open demo unless this process's environment says "0" (real sign-in)
             **os.environ,
-            "ACTIVEGRADE_DB_URL": db_url,
-            "ACTIVEGRADE_DEMO_DIR": str(demo_dir),
+            config.DB_URL: db_url,
+            config.DEMO_DIR: str(demo_dir),
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
-            "ACTIVEGRADE_OPEN_DEMO": os.environ.get("ACTIVEGRADE_OPEN_DEMO", "1"),
-        }  # "0": real sign-in
+        }
         self._log = log.open("w")
         self.process = subprocess.Popen(
             [

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import config
 from core.scales import BINARY
 from core.services import auth, grading, sessions
 from core.services.project import create_project, start_preparation
@@ -33,7 +34,7 @@ def world(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 'security.db'}"
     monkeypatch.setenv("ACTIVEGRADE_DB_URL", url)
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(DATA))
-    monkeypatch.delenv(auth.OPEN_DEMO_ENV, raising=False)
+    monkeypatch.delenv(config.OPEN_DEMO, raising=False)
     return Store.open(url)
 
 
@@ -69,7 +70,7 @@ def _text(at: AppTest) -> str:
 
 def test_open_demo_refuses_a_database_with_accounts(world, monkeypatch):
     auth.create_account(world, "root", auth.ADMIN, password=PASSWORD)
-    monkeypatch.setenv(auth.OPEN_DEMO_ENV, "1")
+    monkeypatch.setenv(config.OPEN_DEMO, "1")
     at = _run()
     assert "has accounts" in at.error[0].value
     assert not at.text_input  # no form at all: nobody reaches Team to reset the admin's password
@@ -77,7 +78,7 @@ def test_open_demo_refuses_a_database_with_accounts(world, monkeypatch):
 
 
 def test_open_demo_shows_a_banner_and_hides_team(world, monkeypatch):
-    monkeypatch.setenv(auth.OPEN_DEMO_ENV, "1")
+    monkeypatch.setenv(config.OPEN_DEMO, "1")
     at = _run()
     assert "Open demo" in _text(at)
     with pytest.raises(ValueError, match="Could not find a navigation page"):  # no Team page in the demo:

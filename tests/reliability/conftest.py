@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.services import auth
+from core import config
 from core.store import Store
 from core.testing.appserver import TIMEOUT_MS, Server
 from tests.pg_schema import throwaway_schema_url
@@ -41,7 +41,7 @@ def store(db_url) -> Store:
 @pytest.fixture
 def server(tmp_path, monkeypatch):
     """The app served by `streamlit run` on a fresh SQLite file, with sign-in (no open demo)."""
-    monkeypatch.setenv(auth.OPEN_DEMO_ENV, "0")
+    monkeypatch.setenv(config.OPEN_DEMO, "0")
     app = Server(f"sqlite:///{tmp_path / 'app.db'}", tmp_path, tmp_path / "streamlit.log")
     yield app
     app.stop()

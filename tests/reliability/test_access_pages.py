@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import config
 from core.services import auth, sessions
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
@@ -60,7 +61,7 @@ def open_as(world, monkeypatch):
     url = world[0]
     monkeypatch.setenv("ACTIVEGRADE_DB_URL", url)
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(DATA))
-    monkeypatch.delenv(auth.OPEN_DEMO_ENV, raising=False)
+    monkeypatch.delenv(config.OPEN_DEMO, raising=False)
 
     def run(user: auth.User | None, page: str | None = None, project: int | None = None) -> AppTest:
         at = AppTest.from_file(APP, default_timeout=60)
@@ -216,7 +217,7 @@ OIDC = {
 def test_oidc_sign_in_maps_the_identity_to_an_account(world, monkeypatch):
     url, store, pid, _, _ = world
     monkeypatch.setenv("ACTIVEGRADE_DB_URL", url)
-    monkeypatch.delenv(auth.OPEN_DEMO_ENV, raising=False)
+    monkeypatch.delenv(config.OPEN_DEMO, raising=False)
     if accounts.user_by_email(store, "olga@example.org") is None:
         olga = auth.create_account(store, "olga", auth.VIEWER, email="olga@example.org")
         accounts.assign(store, pid, olga.id)
@@ -243,7 +244,7 @@ def test_the_first_visitor_of_an_empty_database_creates_the_admin(tmp_path, monk
     url = f"sqlite:///{tmp_path / 'empty.db'}"
     monkeypatch.setenv("ACTIVEGRADE_DB_URL", url)
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path))
-    monkeypatch.delenv(auth.OPEN_DEMO_ENV, raising=False)
+    monkeypatch.delenv(config.OPEN_DEMO, raising=False)
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
     at.text_input(key="first_admin_name").input("Root")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import warnings
 from collections.abc import Iterable, Mapping
@@ -17,15 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
+from core import config
 from core.errors import InputError
 
-CACHE_ENV = "ACTIVEGRADE_CACHE_DIR"
 _CHUNK = 500  # keys per SELECT, below SQLite's limit on bound parameters
 
 
 def default_cache_dir() -> Path:
-    """$ACTIVEGRADE_CACHE_DIR if set, else ~/.cache/activegrade."""
-    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "activegrade")
+    """$ACTIVEGRADE_CACHE_DIR if set (core.config), else ~/.cache/activegrade."""
+    return config.config().cache_dir or Path.home() / ".cache" / "activegrade"
 
 
 def content_key(*parts: object) -> str:
@@ -53,7 +52,7 @@ class ResultCache:
             raise InputError(
                 f"cannot use the cache directory ({error})",
                 file=str(directory),
-                fix=f"pass a writable --cache-dir or set {CACHE_ENV}",
+                fix=f"pass a writable --cache-dir or set {config.CACHE_DIR}",
             ) from None
 
     def get_many(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
@@ -83,7 +82,7 @@ class ResultCache:
             self._writable = False
             warnings.warn(
                 f"cannot write the cache {self._path} ({error}); going on without caching the results. "
-                f"Fix: make it writable, or pass another --cache-dir or {CACHE_ENV}",
+                f"Fix: make it writable, or pass another --cache-dir or {config.CACHE_DIR}",
                 CacheNotWritten,
                 stacklevel=2,
             )

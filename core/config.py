@@ -1,0 +1,92 @@
+"""The deployment's configuration: every ``ACTIVEGRADE_*`` environment variable, read here and nowhere else.
+
+``config()`` parses the process environment into one frozen, typed ``Config``
+and refuses a bad value with an InputError naming the variable and the fix.
+The result is cached per set of ``ACTIVEGRADE_*`` values, so it is parsed once
+and a test that changes a variable (``monkeypatch.setenv``) sees the change.
+The README's *Configuration* table documents each variable; tests/test_config.py
+fails on a module outside this one that reads an ``ACTIVEGRADE_`` variable.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from core.errors import InputError
+
+PREFIX = "ACTIVEGRADE_"
+DB_URL = "ACTIVEGRADE_DB_URL"
+OPEN_DEMO = "ACTIVEGRADE_OPEN_DEMO"
+SESSION_IDLE_HOURS = "ACTIVEGRADE_SESSION_IDLE_HOURS"
+SESSION_MAX_DAYS = "ACTIVEGRADE_SESSION_MAX_DAYS"
+DEMO_DIR = "ACTIVEGRADE_DEMO_DIR"
+CACHE_DIR = "ACTIVEGRADE_CACHE_DIR"
+VARIABLES = (DB_URL, OPEN_DEMO, SESSION_IDLE_HOURS, SESSION_MAX_DAYS, DEMO_DIR, CACHE_DIR)
+"""The variables the Python code reads (the shell scripts read a few more; the README lists them all)."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """The configuration; each field's default is what an unset variable means."""
+
+    db_url: str | None = None
+    """SQLAlchemy URL of the database; None: a SQLite file under ./.activegrade/ (core.store.engine)."""
+    open_demo: bool = False
+    """Open demo mode (no sign-in, everyone an admin): on only when the variable is exactly ``1``."""
+    session_idle: timedelta = timedelta(hours=12)
+    """A sign-in session unused for this long ends."""
+    session_max: timedelta = timedelta(days=7)
+    """A sign-in session ends this long after it began, however much it is used."""
+    demo_dir: Path | None = None
+    """Folder of the demo pool; None: data/demo/ of the checkout."""
+    cache_dir: Path | None = None
+    """Cache of clustering results; None: ~/.cache/activegrade."""
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> Config:
+        """The configuration ``environ`` describes (blank values count as unset); InputError for a bad value."""
+        text = {name: environ.get(name, "").strip() for name in VARIABLES}
+        return cls(
+            db_url=text[DB_URL] or None,
+            open_demo=_switch(OPEN_DEMO, text[OPEN_DEMO]),
+            session_idle=timedelta(hours=_positive(SESSION_IDLE_HOURS, text[SESSION_IDLE_HOURS], 12)),
+            session_max=timedelta(days=_positive(SESSION_MAX_DAYS, text[SESSION_MAX_DAYS], 7)),
+            demo_dir=Path(text[DEMO_DIR]).expanduser() if text[DEMO_DIR] else None,
+            cache_dir=Path(text[CACHE_DIR]).expanduser() if text[CACHE_DIR] else None,
+        )
+
+
+def _switch(name: str, text: str) -> bool:
+    """``1`` on; blank or ``0`` off; anything else is refused rather than guessed (``true`` is not ``1``)."""
+    if text in ("", "0"):
+        return False
+    if text == "1":
+        return True
+    raise InputError(f"${name} is {text!r}", fix="set it to 1 (on) or 0 (off), or unset it")
+
+
+def _positive(name: str, text: str, default: float) -> float:
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise InputError(f"${name} is {text!r}, not a positive number", fix="set it to a number > 0 or unset it")
+    return value
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(items: frozenset[tuple[str, str]]) -> Config:
+    return Config.from_environ(dict(items))
+
+
+def config() -> Config:
+    """This process's configuration, from its environment (parsed once per set of ACTIVEGRADE_* values)."""
+    return _parsed(frozenset((k, v) for k, v in os.environ.items() if k.startswith(PREFIX)))

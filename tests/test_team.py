@@ -1,0 +1,143 @@
+"""core.services.team and core.services.project_actions: the rules of accounts, membership and project actions,
+each with its audit event, the same for the Team page and ``python -m core users``."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.errors import InputError
+from core.services import audit, auth, project_actions, team
+from core.services.outcome import Refused
+from core.store import Store, accounts
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def store(tmp_path):
+    return Store.open(f"sqlite:///{tmp_path / 't.db'}")
+
+
+@pytest.fixture
+def root(store):
+    return auth.create_account(store, "root", auth.ADMIN, password=PASSWORD)
+
+
+def _actions(store) -> list[tuple[str, str]]:
+    return [tuple(row) for row in audit.trail(store)[["actor", "action"]].values.tolist()]
+
+
+def test_creating_and_changing_an_account_is_audited(store, root):
+    assert team.create_account(store, root, "Bob", auth.GRADER, password=PASSWORD).status == "created"
+    team.change_account(store, root, "bob", role=auth.VIEWER, password="another long password")
+    bob = accounts.user_by_name(store, "bob")
+    assert bob.role == auth.VIEWER and auth.sign_in(store, "bob", "another long password") is not None
+    trail = audit.trail(store)
+    changed = trail[trail["action"] == audit.ACCOUNT_CHANGED]["detail"].tolist()
+    assert changed == [{"name": "bob", "role": auth.VIEWER, "active": True, "password_changed": True}]
+    assert (root.name, audit.ACCOUNT_CREATED) in _actions(store)
+
+
+def test_an_admin_cannot_demote_or_disable_themselves(store, root):
+    auth.create_account(store, "second", auth.ADMIN, password=PASSWORD)
+    with pytest.raises(Refused, match="your own account"):
+        team.change_account(store, root, "root", role=auth.GRADER)
+    with pytest.raises(Refused, match="your own account"):
+        team.change_account(store, root, "root", active=False)
+    assert accounts.user_by_name(store, "root").role == auth.ADMIN
+    team.change_account(store, root, "second", active=False)  # another admin may be disabled
+    assert not accounts.user_by_name(store, "second").active
+
+
+def test_the_last_active_admin_is_kept(store, root):
+    with pytest.raises(Refused, match="last active admin"):
+        team.change_account(store, auth.OPERATOR, "root", role=auth.VIEWER)  # the command line too
+    with pytest.raises(Refused, match="last active admin"):
+        team.change_account(store, auth.OPERATOR, "root", active=False)
+    team.create_account(store, auth.OPERATOR, "other", auth.ADMIN, password=PASSWORD)
+    team.change_account(store, auth.OPERATOR, "root", role=auth.VIEWER)  # now there is another one
+    assert accounts.user_by_name(store, "root").role == auth.VIEWER
+    assert ("cli", audit.ACCOUNT_CHANGED) in _actions(store)
+
+
+def test_only_someone_who_manages_users_may(store, root):
+    grader = team.create_account(store, root, "gus", auth.GRADER, password=PASSWORD)
+    assert grader.status == "created"
+    gus = auth.sign_in(store, "gus", PASSWORD)
+    with pytest.raises(Refused, match="may not manage users"):
+        team.create_account(store, gus, "eve", auth.ADMIN, password=PASSWORD)
+    with pytest.raises(Refused, match="signed out"):
+        team.unlock(store, None, "gus")
+    demo_cli = auth.demo_user("cli")  # the open demo's anonymous admin, whatever name it types, is not the operator
+    with pytest.raises(Refused):
+        team.create_account(store, demo_cli, "eve", auth.ADMIN, password=PASSWORD)
+    team.change_account(store, root, "root", password="a new long password")  # a password change ends sessions
+    with pytest.raises(Refused):  # root as signed in before is still allowed: the account is active and admin
+        team.change_account(store, auth.User("ghost", auth.ADMIN, id=999), "gus", role=auth.VIEWER)
+    assert accounts.user_by_name(store, "eve") is None
+
+
+def test_membership_changes_are_audited_and_admins_are_never_assigned(store, root):
+    pid = store.create_project("P", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    for name in ("ann", "bob"):
+        team.create_account(store, root, name, auth.GRADER, password=PASSWORD)
+    assert team.assignable(store) == ["ann", "bob"]
+    team.set_members(store, root, pid, ["ann", "bob"])
+    assert {u.name for u in accounts.members(store, pid)} == {"ann", "bob"}
+    assert team.assign(store, root, pid, "ann").status == "unchanged"
+    team.set_members(store, root, pid, ["bob"])
+    assert [u.name for u in accounts.members(store, pid)] == ["bob"]
+    trail = audit.trail(store, pid)
+    assert trail["action"].tolist() == [audit.MEMBER_ADDED, audit.MEMBER_ADDED, audit.MEMBER_REMOVED]
+    assert trail["detail"].tolist() == [{"name": "ann"}, {"name": "bob"}, {"name": "ann"}]
+    with pytest.raises(Refused, match="admin"):
+        team.assign(store, root, pid, "root")
+    with pytest.raises(InputError, match="no account named"):
+        team.assign(store, root, pid, "nobody")
+
+
+def test_unlock_is_audited(store, root):
+    team.create_account(store, root, "ann", auth.GRADER, password=PASSWORD)
+    for _ in range(auth.FREE_FAILURES + 1):
+        accounts.add_failure(store, "ann", "")
+    with pytest.raises(auth.SignInThrottled):
+        auth.sign_in(store, "ann", PASSWORD)
+    assert team.unlock(store, root, "ann").message == "ann may sign in again"
+    assert auth.sign_in(store, "ann", PASSWORD) is not None
+    assert (root.name, audit.ACCOUNT_UNLOCKED) in _actions(store)
+
+
+def test_settings_changes_record_only_what_changed(store, root):
+    pid = store.create_project("P", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    assert project_actions.change_settings(store, root, pid, {"overlap": 0.0}).status == "unchanged"
+    outcome = project_actions.change_settings(store, root, pid, {"overlap": 0.2, "guidelines": "Be fair."})
+    assert outcome.status == "changed" and store.project(pid).settings["overlap"] == 0.2
+    trail = audit.trail(store, pid)
+    assert trail["action"].tolist() == [audit.SETTINGS_CHANGED]
+    assert trail["detail"].tolist() == [{"overlap": 0.2, "guidelines": "Be fair."}]
+    with pytest.raises(InputError, match="markdown image"):
+        project_actions.change_settings(store, root, pid, {"guidelines": "![x](http://evil/x.png)"})
+    with pytest.raises(InputError, match="overlap"):
+        project_actions.change_settings(store, root, pid, {"overlap": 2.0})
+    viewer = team.create_account(store, root, "vic", auth.VIEWER, password=PASSWORD)
+    assert viewer.status == "created"
+    with pytest.raises(Refused, match="may not change settings"):
+        project_actions.change_settings(store, auth.sign_in(store, "vic", PASSWORD), pid, {"overlap": 0.1})
+
+
+def test_deleting_a_project_is_audited_with_its_name(store, root):
+    pid = store.create_project("Gone", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    assert project_actions.delete(store, root, pid).status == "deleted"
+    assert not store.has_project(pid)
+    assert audit.trail(store, pid)["detail"].tolist() == [{"name": "Gone"}]
+    with pytest.raises(Refused, match="deleted"):
+        project_actions.delete(store, root, pid)
+
+
+def test_a_download_is_audited_only_for_someone_who_may_export(store, root):
+    audit.exported(store, root, "grades (CSV)", None, auth.EXPORT)
+    assert audit.trail(store)["detail"].tolist()[-1] == {"what": "grades (CSV)"}
+    grader = team.create_account(store, root, "gil", auth.GRADER, password=PASSWORD)
+    assert grader.status == "created"
+    with pytest.raises(Refused, match="may not export"):
+        audit.exported(store, auth.sign_in(store, "gil", PASSWORD), "grades (CSV)", None, auth.EXPORT)
