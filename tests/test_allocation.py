@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from core.errors import InputError
 from core.stats.allocation import (
+    KAPPA,
+    allocation_objective,
     design_from_items,
     greedy_counts,
     largest_remainder,
@@ -21,7 +23,6 @@ from core.stats.allocation import (
     planned_allocation,
     planned_saving,
     proportional_allocation,
-    stratified_variance,
     uniform_labels_for_variance,
 )
 from core.stats.simulate import synthetic_items
@@ -107,11 +108,29 @@ def test_queue_prefix_is_the_optimal_allocation_once_floors_are_met(sizes, data)
     n = data.draw(st.integers(floor * sizes.size, int(sizes.sum())))
     greedy = greedy_counts(sizes, sds, n, floor)
     best = min(
-        stratified_variance(weights, sizes, sds, np.array(a))
+        allocation_objective(weights, sizes, sds, np.array(a))
         for a in itertools.product(*(range(floor, s + 1) for s in sizes))
         if sum(a) == n
     )
-    assert stratified_variance(weights, sizes, sds, greedy) == pytest.approx(best, rel=1e-9, abs=1e-15)
+    assert allocation_objective(weights, sizes, sds, greedy) == pytest.approx(best, rel=1e-9, abs=1e-15)
+
+
+def test_strata_whose_grades_agree_still_get_grades_for_the_anytime_interval():
+    """Neyman alone gives a stratum of spread ~0 nothing beyond its floor; the anytime term (KAPPA / n_h^2)
+    keeps giving it grades, and the allocation tends to Neyman's as every n_h grows."""
+    sizes = np.array([200, 800])
+    weights = sizes / sizes.sum()
+    sds = np.array([0.0, 0.5])
+    counts = greedy_counts(sizes, sds, 200, 2)
+    assert counts[0] > 2
+    # The greedy stops giving stratum 0 grades exactly where its drop falls below stratum 1's.
+    k0, k1 = counts.astype(float)
+    drop0 = weights[0] ** 2 * KAPPA * (2 * k0 + 1) / (k0**2 * (k0 + 1) ** 2)
+    drop1 = weights[1] ** 2 * (sds[1] ** 2 / (k1 * (k1 + 1)) + KAPPA * (2 * k1 + 1) / (k1**2 * (k1 + 1) ** 2))
+    assert drop0 <= drop1 * (1 + 1e-12)
+    neyman = 200 * 0.1 / (200 * 0.1 + 800 * 0.5)
+    gaps = [greedy_counts(sizes, np.array([0.1, 0.5]), n, 2)[0] / n - neyman for n in (50, 150, 450)]
+    assert gaps[0] > gaps[1] > gaps[2] > 0
 
 
 def test_adaptive_sd_by_hand():

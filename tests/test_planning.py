@@ -34,7 +34,7 @@ def test_a_pilot_moves_the_range_to_what_the_surrogate_is_worth(signal):
     if signal == 0:
         assert forecast.low <= 0.02 and forecast.high - forecast.low < before.high - before.low
     else:
-        assert forecast.low > 0.3
+        assert forecast.low > 0.2  # a useless surrogate saves about 0; the queue now also buys the anytime width
 
 
 def test_a_pilot_of_equal_grades_is_not_taken_for_certainty():

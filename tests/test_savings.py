@@ -6,14 +6,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.stats.savings import live_saving, live_saving_batch
+from core.stats.intervals import stratum_variance
+from core.stats.savings import HETEROGENEITY_LEVEL, heterogeneity_pvalue, live_saving, live_saving_batch
 
 
 def test_live_saving_by_hand():
     """Two strata of 500, grades (1, 0, 1, 0, 1, 0) and (1, 1, 1, 1, 1, 0): s^2 = 3/10 and 1/6.
 
     v_h = (1 - 6/500) s_h^2 / 6; V = sum 1/4 v_h; B = sum 1/2 (ybar_h - mu)^2 - sum 1/4 v_h;
-    se(B)^2 = 2 sum (v_h / 4)^2 + 4 sum (ybar_h - mu)^2 v_h / 4. The range is the saving at B -+ z se."""
+    se(B)^2 = 2 sum (v_h / 4)^2 + 4 sum (ybar_h - mu)^2 v_h / 4. The range is the saving at B -+ z se;
+    the saving shown leaves B out until the F test of equal stratum means rejects at 5%."""
     w, sizes = np.array([0.5, 0.5]), np.array([500, 500])
     counts, sums = np.array([6, 6]), np.array([3.0, 5.0])
     s2 = np.array([3 / 10, 1 / 6])
@@ -32,11 +34,12 @@ def test_live_saving_by_hand():
     saving = live_saving(w, sizes, counts, sums, sums)
     assert saving.low == pytest.approx(share(max(between - z * se, 0)))
     assert saving.high == pytest.approx(share(between + z * se))
-    expected = share(between) if between > z * se else share(0.0)
-    assert saving.share == pytest.approx(expected)
-    assert saving.deff == pytest.approx(
-        variance / ((1 - 12 / 1000) * (0.5 * s2.sum() + (between if between > z * se else 0)) / 12)
-    )
+    # F test of equal means: SSB = 6 (1/6)^2 2 = 1/3 on 1 df, SSW = 5 (3/10 + 1/6) on 10 df; p ~ 0.26.
+    f = (1 / 3) / (5 * s2.sum() / 10)
+    assert f == pytest.approx(10 / 7)
+    assert not stats.f.sf(f, 1, 10) < 0.05  # not shown: the saving at B = 0
+    assert saving.share == pytest.approx(share(0.0))
+    assert saving.deff == pytest.approx(variance / ((1 - 12 / 1000) * (0.5 * s2.sum()) / 12))
     assert saving.low <= saving.share <= saving.high
 
 
@@ -75,3 +78,17 @@ def test_a_real_between_strata_gap_is_shown():
     grades = np.stack([rng.random(30) < 0.1, rng.random(30) < 0.9]).astype(float)
     saving = live_saving(np.array([0.5, 0.5]), np.array([1000, 1000]), np.array([30, 30]), grades.sum(1), grades.sum(1))
     assert saving.share > 0.5 and saving.low > 0.3 and saving.low <= saving.share <= saving.high
+
+
+def test_the_f_test_claims_a_gain_in_about_five_percent_of_samples_without_one():
+    """Equal stratum means, unequal counts (3 to 8 grades): the share of samples where the between-strata gain
+    counts stays near HETEROGENEITY_LEVEL; with means 0.1 and 0.9 it counts in most."""
+    rng = np.random.default_rng(2)
+    reps, counts = 4000, np.array([3, 4, 5, 6, 8])
+    mask = np.arange(8) < counts[:, None]
+    for means, low, high in (([0.4] * 5, 0.02, 0.08), ([0.1, 0.1, 0.9, 0.9, 0.9], 0.8, 1.0)):
+        grades = (rng.random((reps, 5, 8)) < np.array(means)[:, None]) * mask
+        sums = grades.sum(-1).astype(float)
+        s2 = stratum_variance(np.broadcast_to(counts, sums.shape), sums, sums, np.full(5, 0.2))
+        claimed = heterogeneity_pvalue(np.broadcast_to(counts, sums.shape), sums, s2) < HETEROGENEITY_LEVEL
+        assert low < claimed.mean() < high

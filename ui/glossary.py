@@ -36,9 +36,10 @@ TERMS: dict[str, tuple[str, str]] = {
     ),
     "Neyman allocation": (
         "Grades spread in proportion to a stratum's size times its spread, which gives the narrowest interval "
-        "for a fixed number of grades (Neyman 1934). The queue follows it as grades come in, and grades every "
-        "stratum at least twice.",
-        r"n_h \propto N_h \sigma_h",
+        "for a fixed number of grades (Neyman 1934). The queue follows it as grades come in, grades every "
+        "stratum at least twice, and adds to each spread the anytime interval's price for a stratum with few "
+        "grades (kappa / n_h, kappa = log(40) / 2), so a stratum whose grades all agree still gets enough of them.",
+        r"n_h \propto N_h \sqrt{\sigma_h^2 + \kappa / n_h}",
     ),
     "half-width (±)": (
         "Half the width of the 95% interval: the estimate is within ± this of the true mean grade, 95 times in 100.",

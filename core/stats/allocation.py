@@ -37,6 +37,24 @@ DEFAULT_SHRINK = 0.5
 rest goes to the neutral 1/2, so an uncalibrated surrogate cannot starve a
 stratum (the predicted spread m(1-m) is flat near m = 1/2)."""
 
+KAPPA = float(np.log(2 / 0.05) / 2)
+"""Half the log-wealth threshold L = log(2/alpha) of the anytime interval at 95% (core.stats.confseq).
+
+The confidence sequence cannot pin a stratum's mean closer than about
+L / n_h after n_h grades, even when they all agree: its betting wealth
+against a mean theta below n_h grades of 1 is at most theta^-n_h (every
+factor 1 + lambda (x - m) <= 1/m), which reaches e^L only for
+theta <= e^(-L/n_h) ~ 1 - L/n_h. A stratum of spread S_h and deviation d costs
+the sequence about n_h d^2 / (2 S_h^2) of log-wealth, so at d = L / n_h it
+acts as a spread of at least S_h^2 = L / (2 n_h) = KAPPA / n_h: the queue
+allocates by S_h^2 + KAPPA / n_h (`allocation_objective`), Neyman allocation
+for the width of the interval the dashboard shows. Without it, strata whose
+grades nearly all agree get so few grades under plain Neyman that they alone
+set the anytime interval's width (gsm8k, n0 = 200: 2.35 times the fixed-n
+width; benchmarks/estimation.md). The term fades as n_h grows, so the
+allocation tends to Neyman's.
+"""
+
 COVARIATES = ("agreement", "semantic_entropy")
 """Surrogate signals used as covariates by the model-assisted estimator."""
 
@@ -317,14 +335,13 @@ def next_stratum(weights: np.ndarray, sds: np.ndarray, counts: np.ndarray, sizes
     min(floor, N_h) grades, the next grade goes to the stratum with the fewest
     grades among those, ties to the largest W_h S_h (round robin), so after
     H grades every stratum has one and no estimate leans on a stratum without
-    grades (METHOD.md section 7). Then the stratum with the largest
-    W_h^2 S_h^2 / (n_h (n_h + 1)) among those with n_h < N_h: the largest drop
-    in sum_h W_h^2 S_h^2 / n_h from one more grade. Repeating the greedy step
-    gives at every prefix size the integer allocation that minimises the
-    stratified variance given the floors (marginal analysis for a separable
-    convex objective, Gross 1966; METHOD.md section 5). Strata with zero
-    spread then get grades in proportion to N_h.
-    Returns -1 where every stratum is exhausted.
+    grades (METHOD.md section 7). Then the stratum, among those with
+    n_h < N_h, whose next grade lowers `allocation_objective` the most:
+    W_h^2 S_h^2 / (n_h (n_h + 1)) + W_h^2 KAPPA (2 n_h + 1) / (n_h^2 (n_h + 1)^2).
+    Repeating the greedy step gives at every prefix size the integer
+    allocation that minimises the objective given the floors (marginal
+    analysis for a separable convex objective, Gross 1966; METHOD.md
+    section 5). Returns -1 where every stratum is exhausted.
     """
     counts = np.asarray(counts)
     sds = np.broadcast_to(np.asarray(sds, dtype=float), counts.shape)
@@ -333,11 +350,24 @@ def next_stratum(weights: np.ndarray, sds: np.ndarray, counts: np.ndarray, sizes
     ws = weights * sds
     tie = ws / (ws.max(axis=-1, keepdims=True) + 1e-300) * 0.5
     first = np.where(due, -counts + tie, -np.inf)
-    gain = np.where(open_, ws**2 / (np.maximum(counts, 1) * (counts + 1.0)), -np.inf)
-    gain = np.where(open_ & (gain <= 0), -(counts + 1.0) / weights, gain)
+    k = np.maximum(counts, 1.0)
+    drop = (ws**2 + weights**2 * KAPPA * (2 * k + 1) / (k * (k + 1))) / (k * (k + 1))
+    gain = np.where(open_, drop, -np.inf)
     score = np.where(due.any(axis=-1, keepdims=True), first, gain)
     choice = np.argmax(score, axis=-1)
     return np.where(open_.any(axis=-1), choice, -1)
+
+
+def allocation_objective(weights: np.ndarray, sizes: np.ndarray, sds: np.ndarray, alloc: np.ndarray) -> float:
+    """J = V + sum_h W_h^2 KAPPA / n_h^2, V the stratified variance (`stratified_variance`): what the queue minimises.
+
+    V alone is the fixed-n interval's variance; the second term is the
+    anytime interval's price for a stratum with few grades (see KAPPA).
+    """
+    alloc = np.asarray(alloc, dtype=float)
+    return stratified_variance(weights, sizes, sds, alloc) + float(
+        np.sum(weights**2 * KAPPA / np.maximum(alloc, 1) ** 2)
+    )
 
 
 def greedy_prefixes(sizes: np.ndarray, sds: np.ndarray, floor: int) -> Iterator[np.ndarray]:
