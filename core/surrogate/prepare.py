@@ -38,8 +38,11 @@ def target_answers(pool: pd.DataFrame) -> list[str]:
 
 
 def sample_lengths(samples: pd.DataFrame) -> np.ndarray:
-    """Length of each sample for likelihood normalisation: `n_tokens` if given, else word count."""
-    words = samples["sample"].astype(str).str.split().str.len().to_numpy(dtype=float)
+    """Length of each sample for likelihood normalisation: `n_tokens` if given, else word count
+    (`str.split()`, counted once per distinct text: no list of words per sample is ever held)."""
+    codes, distinct = pd.factorize(samples["sample"].astype(str))
+    per_text = np.fromiter((len(text.split()) for text in distinct), dtype=float, count=len(distinct))
+    words = per_text[codes]
     if "n_tokens" not in samples.columns:
         return words
     tokens = pd.to_numeric(samples["n_tokens"], errors="coerce").to_numpy(dtype=float)
@@ -52,9 +55,21 @@ chunk are alive at a time, so preparing 10^6 items x 10 samples stays within a f
 The result does not depend on it: every item is clustered on its own strings."""
 
 
-def sample_index(samples: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray]:
+class SampleTexts:
+    """Every sample's text, each distinct string held once (answers repeat: 10^7 samples of a 10^6-item pool
+    hold at most 10^5 strings in benchmarks/scale.md's pools); ``texts[rows]`` is a list of those rows' texts."""
+
+    def __init__(self, samples: pd.DataFrame) -> None:
+        self.codes, distinct = pd.factorize(samples["sample"].astype(str))
+        self.distinct = np.asarray(distinct, dtype=object)
+
+    def __getitem__(self, rows: np.ndarray) -> np.ndarray:
+        return self.distinct[self.codes[rows]]
+
+
+def sample_index(samples: pd.DataFrame) -> tuple[dict[str, np.ndarray], SampleTexts]:
     """Sample rows of each id, and every sample's text."""
-    return samples.groupby("id", sort=False).indices, samples["sample"].astype(str).to_numpy()
+    return samples.groupby("id", sort=False).indices, SampleTexts(samples)
 
 
 def item_texts(inputs: Inputs) -> tuple[dict[str, np.ndarray], dict[int, ItemTexts]]:
