@@ -44,19 +44,29 @@ def _open_grade_page(page, server: Server, pid: int, name: str) -> None:
     page.get_by_role("heading", name="Grade", exact=True, level=1).click()  # the card owns the keys
 
 
-def _dashboard(page, server: Server, pid: int) -> dict[str, str]:
-    """The dashboard's metrics (label -> value) once it shows every grade."""
-    page.goto(f"{server.url}/?project={pid}")
+DASHBOARD_METRICS = 8  # estimate, interval, graded items, saving; grades, throughput, items still needed, ETA
+
+
+def _dashboard(browser, server: Server, pid: int) -> dict[str, str]:
+    """The dashboard's metrics (label -> value) on ``server``, signed in there, once every one shows every grade."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    sign_in(page, f"{server.url}/?project={pid}", "vera")
     page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Dashboard").click()
     page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=stMetricValue]')].some(e => e.innerText === '1,000')",
+        f"""() => {{
+          const values = [...document.querySelectorAll('[data-testid=stMetricValue]')].map(e => e.innerText);
+          return values.length === {DASHBOARD_METRICS} && values.includes('1,000')
+            && values.includes('{N_ITEMS:,} of {N_ITEMS:,}');
+        }}""",
         timeout=TIMEOUT_MS,
     )
     metrics = page.locator('[data-testid="stMetric"]')
-    return {
+    shown = {
         m.locator('[data-testid="stMetricLabel"]').inner_text(): m.locator('[data-testid="stMetricValue"]').inner_text()
         for m in metrics.all()
     }
+    page.close()
+    return shown
 
 
 def _start(crew: list[Grader], store: Store, pid: int, limit: int | None) -> tuple[list, list[BaseException]]:
@@ -133,10 +143,8 @@ def test_two_replicas_on_one_postgres_grade_1000_with_no_item_twice_and_equal_da
         assert (per_item.drop(index=sorted(double))["size"] == 1).all()  # every other item exactly once
         assert accounts.reserved(store, pid) == {}
 
-        viewer = browser.new_page(viewport={"width": 1400, "height": 1000})
-        sign_in(viewer, f"{replicas[0].url}/?project={pid}", "vera")
-        shown = [_dashboard(viewer, server, pid) for server in replicas]  # one session cookie, both replicas
-        assert shown[0] == shown[1]
+        shown = [_dashboard(browser, server, pid) for server in replicas]
+        assert len(shown[0]) == DASHBOARD_METRICS and shown[0] == shown[1]
         e = current_estimate(design, store.graded_positions(pid))
         assert shown[0]["Grades"] == f"{counts(store.grades(pid)).grades:,}" == "1,000"
         assert shown[0]["Graded items"] == f"{N_ITEMS:,} of {N_ITEMS:,}"
