@@ -196,3 +196,25 @@ def test_cli_makes_the_output_folder(tmp_path):
     pool = write_jsonl(tmp_path / "pool.jsonl", [{"id": "q", "prompt": "p", "response": "r", "samples": ["r"]}])
     assert run_prepare("--pool", pool, "--out", str(tmp_path / "new" / "items.csv")) == 0
     assert pd.read_csv(tmp_path / "new" / "items.csv")["id"].tolist() == ["q"]
+
+
+def test_chunked_preparation_equals_one_chunk_and_reports_every_item(monkeypatch, tmp_path):
+    from pathlib import Path
+
+    from core.inputs.io import load_inputs
+    from core.surrogate import prepare
+
+    data = Path(__file__).parent / "data" / "app"
+    inputs = load_inputs(data / "pool.jsonl", data / "samples.jsonl")
+    whole = prepare_items(inputs, backend="exact", cache_dir=tmp_path / "one")
+    monkeypatch.setattr(prepare, "CHUNK_ITEMS", 7)  # 40 items in 6 chunks
+    reports = []
+    chunked = prepare_items(
+        inputs,
+        backend="exact",
+        cache_dir=tmp_path / "chunked",
+        progress=lambda done, total: reports.append((done, total)),
+    )
+    pd.testing.assert_frame_equal(chunked, whole)
+    assert reports[-1] == (len(whole), len(whole))
+    assert [done for done, _ in reports] == sorted(done for done, _ in reports)  # never backwards

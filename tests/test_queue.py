@@ -127,3 +127,27 @@ def test_the_app_and_the_simulator_take_the_same_step(design, monkeypatch):
     next_item(design, QueueState(), seed=1)
     simulate.replay_queue(design, np.zeros(design.N), simulate.replication_orders(design.N, 1, 3), 4)
     assert calls == [(design.H,)] + [(3, design.H)] * 4
+
+
+def _first_free_by_scanning(design, state: QueueState, seed: int, h: int) -> int:
+    """The rule as stated, over the whole pool: the first position of the seed's order in stratum h that is
+    neither graded nor reserved, preferring those nobody skipped."""
+    order = item_order(design.N, seed)
+    taken = set(state.graded) | set(state.reserved)
+    free = [int(p) for p in order if design.stratum[p] == h and p not in taken]
+    fresh = [p for p in free if p not in state.skipped]
+    return (fresh or free)[0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_draw_reads_only_a_strata_head_yet_picks_what_a_full_scan_picks(design, seed):
+    rng = np.random.default_rng(seed)
+    picks = rng.permutation(design.N)
+    graded = {int(p): float(rng.random() < 0.5) for p in picks[: rng.integers(0, design.N // 2)]}
+    rest = picks[len(graded) :]
+    reserved = rest[: rng.integers(0, 5)]
+    skipped = rest[len(reserved) : len(reserved) + rng.integers(0, 8)]
+    state = QueueState.from_lists(graded, graded.values(), skipped, reserved)
+    position = next_item(design, state, seed)
+    assert position is not None
+    assert position == _first_free_by_scanning(design, state, seed, int(design.stratum[position]))

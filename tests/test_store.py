@@ -87,6 +87,19 @@ def test_items_roundtrip_keeps_order_types_and_nan(store):
     assert store.item_count(pid) == 3
 
 
+def test_items_written_in_chunks_come_back_whole_in_order(store, monkeypatch):
+    from core.store import store as store_module
+
+    pid = store.create_project("chunks", {}, {})
+    monkeypatch.setattr(store_module, "SAVE_CHUNK", 4)
+    store.save_items(pid, _items(6))
+    chunked = store.load_items(pid)
+    monkeypatch.setattr(store_module, "SAVE_CHUNK", 1000)
+    store.save_items(pid, _items(6))
+    pd.testing.assert_frame_equal(chunked, store.load_items(pid))
+    assert list(chunked["id"]) == [f"q{i}" for i in range(6)] and store.item_count(pid) == 6
+
+
 def test_grade_change_undo_and_skip(store):
     pid = _project(store)
     store.save_items(pid, _items())

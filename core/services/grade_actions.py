@@ -14,7 +14,7 @@ from core.scales import scale_from_settings
 from core.services import auth, grading, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
-from core.store import Store, accounts
+from core.store import Store
 
 __all__ = ["COMMENTED", "Outcome", "Refused", "acting_grader", "comment", "grade", "reopen", "skip", "undo"]
 
@@ -39,14 +39,6 @@ def acting_grader(store: Store, actor: auth.User | None, project_id: int) -> aut
     return current
 
 
-def _still_mine(store: Store, project_id: int, position: int, grader: str) -> bool:
-    """The grader's to act on: graded by them, reserved for them, or reserved by nobody."""
-    if store.grade_of(project_id, position, grader) is not None:
-        return True
-    holders = [r.grader for r in accounts.live(store, project_id) if r.position == position]
-    return not holders or grader in holders
-
-
 def grade(
     store: Store,
     actor: auth.User | None,
@@ -61,7 +53,9 @@ def grade(
 
     A press sooner than core.services.grading.MIN_VIEW_S after the browser showed the
     item is not a judgement of it (a key held or pressed twice): nothing is
-    stored. An item another grader holds now is refused, never swapped.
+    stored. A first grade is saved only while the grader holds the item
+    (core.services.reservations.hold: the expiry rule); an item another grader
+    holds or has graded since is refused with reservations.LATE, never swapped.
     """
     grader = acting_grader(store, actor, project_id)
     if seconds < grading.MIN_VIEW_S:
@@ -73,10 +67,10 @@ def grade(
         raise Refused(f"{label!r} is not a grade of this project") from None
     if not 0 <= position < store.item_count(project_id):
         raise Refused("no such item")
-    if not _still_mine(store, project_id, position, grader.name):
-        raise Refused("another grader holds this item now")
     earlier = store.grade_of(project_id, position, grader.name)
     if earlier is None:  # a queue item: record it and free its reservation
+        if not reservations.hold(store, project_id, position, grader.name):
+            raise Refused(reservations.LATE)
         reservations.grade(store, project_id, position, scale, label, grader.name, comment=comment, seconds=seconds)
         return Outcome("saved", f"saved: {label}", position)
     # a changed grade: the old one is kept, retracted; the comment stays unless a new one is given
@@ -119,8 +113,6 @@ def reopen(store: Store, actor: auth.User | None, project_id: int, position: int
     grader = acting_grader(store, actor, project_id)
     if store.grade_of(project_id, position, grader.name) is not None:
         return Outcome("review", "your grade of this item", position)
-    if position in store.graded_positions(project_id) or not reservations.hold(
-        store, project_id, position, grader.name
-    ):
+    if not reservations.hold(store, project_id, position, grader.name):
         raise Refused("another grader has this item now")
     return Outcome("reopened", "the skipped item is yours to grade", position)

@@ -10,6 +10,26 @@ graders never hold the same item at once unless it is chosen for double
 grading, and then they hold its two different grades. A grader who walks away
 lets the reservation expire, and the item returns to the queue.
 
+The claim is the database's, never a lock of this process: the primary key
+(project, position, slot) of ``reservations`` admits one live holder, and
+``try_reserve`` inserts before it checks the item's grades, so several app
+replicas on one PostgreSQL keep their graders apart (tests/reliability/
+test_replicas.py). ``_claim_lock`` only spares the graders of one process
+races they would lose anyway.
+
+Expiry rule (a reservation lapses while its grader still works on the item):
+the late grade is saved only if the grader can hold the item again now
+(``hold``: nobody else holds it, and it still needs a grade: its first, or the
+second of an item chosen for double grading). Otherwise it is refused with
+``LATE`` and the grader gets the next item. Why refuse rather than keep both:
+a second, unplanned grade would give that item a weight the design never drew
+(its two grades enter as their mean, and agreement counts a pair that was not
+sampled), and "no item is graded twice outside the double-grading share"
+becomes a rule with exceptions every report must explain. What is lost is one
+item's look by one grader who left it untouched for DEFAULT_TTL, and they are
+told so at once; a grader who is back before anyone takes the item keeps
+their grade.
+
 Double grading: ``overlap_positions`` picks round(fraction * N) items
 uniformly at random (seeded per project); each of them, once graded, is
 offered to a second, different grader before any new item, so agreement
@@ -33,6 +53,10 @@ from core.stats.queue import QueueState, next_item
 from core.store import Store, accounts
 
 DEFAULT_TTL = timedelta(minutes=10)
+LATE = (
+    f"another grader has this item now: your hold on it lapsed after {DEFAULT_TTL.seconds // 60} minutes "
+    "without a grade and the item went back to the queue. This grade was not saved; your next item is on the card"
+)
 OVERLAP_SEED_OFFSET = 104_729  # keeps the overlap draw independent of the queue's order for the same seed
 
 
@@ -121,9 +145,8 @@ def _claim_lock(store: Store, project_id: int) -> threading.Lock:
 def grade(store: Store, project_id: int, position: int, scale: Scale, label: str, grader: str, **details) -> int:
     """Record the grade (core.services.grading.submit) and free the grader's reservation; returns the grade id.
 
-    A grade whose reservation expired (or was never taken) is still recorded:
-    the expert's work is never thrown away, and an item graded twice this
-    way enters the estimate with the mean of its grades.
+    It records whatever it is given: the grade page's path, core.services.grade_actions.grade, first
+    makes sure the grader holds the item (``hold``, the expiry rule above).
     """
     grade_id = submit(store, project_id, position, scale, label, grader, **details)
     try:
@@ -140,7 +163,22 @@ def skip(store: Store, project_id: int, position: int, grader: str) -> None:
 
 
 def hold(store: Store, project_id: int, position: int, grader: str, *, ttl: timedelta = DEFAULT_TTL) -> bool:
-    """Reserve a given item for the grader (after an undo brings it back); False if someone else holds it."""
-    return accounts.try_reserve(
-        store, project_id, position, accounts.grade_count(store, project_id, position), grader, ttl
-    )
+    """Make sure ``grader`` holds the item: their live reservation, else a new one if nobody else holds it and it
+    still needs a grade from them (its first, or the second of an item chosen for double grading); False otherwise.
+
+    Used before a grade is saved (a reservation may have lapsed: the expiry rule), after an undo and to reopen a
+    skipped item. The new reservation is ``try_reserve``'s, atomic across processes.
+    """
+    current = accounts.held(store, project_id, grader)
+    if current is not None and current.position == position:
+        return True
+    count = accounts.grade_count(store, project_id, position)
+    if count >= (2 if position in double_graded(store, project_id) else 1):
+        return False
+    return accounts.try_reserve(store, project_id, position, count, grader, ttl)
+
+
+def double_graded(store: Store, project_id: int) -> frozenset[int]:
+    """The project's items chosen for double grading, from its settings (``overlap``, ``seed``)."""
+    settings = store.project(project_id).settings
+    return overlap_positions(store.item_count(project_id), float(settings["overlap"]), int(settings["seed"]))

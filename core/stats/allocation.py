@@ -12,6 +12,7 @@ inside stratum h), allocation n_h with sum_h n_h = n.
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -96,15 +97,19 @@ class Design:
     def H(self) -> int:  # noqa: N802 - survey notation
         return int(self.prior_sd.size)
 
-    @property
+    @functools.cached_property
     def sizes(self) -> np.ndarray:
-        """N_h, the number of items in each stratum."""
-        return np.bincount(self.stratum, minlength=self.H)
+        """N_h, the number of items in each stratum (counted once: O(N), and the queue asks on every draw)."""
+        sizes = np.bincount(self.stratum, minlength=self.H)
+        sizes.flags.writeable = False
+        return sizes
 
-    @property
+    @functools.cached_property
     def weights(self) -> np.ndarray:
         """W_h = N_h / N."""
-        return self.sizes / self.N
+        weights = self.sizes / self.N
+        weights.flags.writeable = False
+        return weights
 
     @property
     def covariate_means(self) -> np.ndarray:

@@ -16,6 +16,7 @@ one project's state and on R replications at once. `next_item` calls it for the 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -89,6 +90,17 @@ def queue_stratum(
     return next_stratum(design.weights, queue_spreads(design, moments, pooled), taken, design.sizes, design.floor)
 
 
+@functools.lru_cache(maxsize=16)
+def stratum_orders(design: Design, seed: int) -> tuple[np.ndarray, ...]:
+    """`item_order(N, seed)` split by stratum: for each h, the positions of stratum h in that order.
+
+    Computed once per design and seed (O(N)); a draw then reads only the head of one stratum's order.
+    """
+    order = item_order(design.N, seed)
+    strata = design.stratum[order]
+    return tuple(order[strata == h] for h in range(design.H))
+
+
 def next_item(design: Design, state: QueueState, seed: int) -> int | None:
     """Position of the next item to grade, or None when every item is graded or reserved.
 
@@ -96,6 +108,10 @@ def next_item(design: Design, state: QueueState, seed: int) -> int | None:
     stratum h and the adaptive spreads of the graded ones; the item is the first
     position of `item_order(N, seed)` in that stratum that is neither graded nor
     reserved, preferring items nobody skipped.
+
+    Work per draw grows with the grades, never with N: the first free item
+    lies among the first n_h + (skipped) + 1 of the stratum's order
+    (`stratum_orders`), since at most n_h of them are taken.
     """
     positions = np.fromiter(state.graded.keys(), dtype=np.int64, count=len(state.graded))
     grades = np.fromiter(state.graded.values(), dtype=float, count=len(state.graded))
@@ -104,15 +120,15 @@ def next_item(design: Design, state: QueueState, seed: int) -> int | None:
         raise InputError(
             f"position {outside[0]} is outside the pool of {design.N} items", fix="use the items' row numbers, 0 to N-1"
         )
-    taken = np.zeros(design.N, dtype=bool)
-    taken[positions] = True
-    taken[list(state.reserved)] = True
+    reserved = np.fromiter(state.reserved, dtype=np.int64, count=len(state.reserved))
+    taken = np.unique(np.concatenate([positions, reserved]))
     counts = np.bincount(design.stratum[taken], minlength=design.H)
     moments = stratum_moments(design, positions, grades)
     h = int(queue_stratum(design, counts, moments, pooled_sums(design, positions, grades)))
     if h < 0:
         return None
-    order = item_order(design.N, seed)
-    free = order[(design.stratum[order] == h) & ~taken[order]]
-    fresh = free[~np.isin(free, list(state.skipped))]
+    skipped = np.fromiter(state.skipped, dtype=np.int64, count=len(state.skipped))
+    head = stratum_orders(design, seed)[h][: counts[h] + skipped.size + 1]
+    free = head[~np.isin(head, taken)]
+    fresh = free[~np.isin(free, skipped)]
     return int(fresh[0] if fresh.size else free[0])

@@ -25,6 +25,9 @@ from core.store.engine import database_url, make_engine
 from core.store.migrations import upgrade
 from core.store.models import AuditEvent, Grade, InputFile, Item, Project, Skip, aware, utcnow
 
+SAVE_CHUNK = 20_000
+"""Items written per insert by ``save_items``."""
+
 GRADE_COLUMNS = ["id", "position", "value", "label", "grader", "comment", "seconds", "created_at"]
 
 
@@ -199,21 +202,23 @@ class Store:
     # items --------------------------------------------------------------
 
     def save_items(self, project_id: int, items: pd.DataFrame) -> None:
-        """Replace the project's items with ``items`` (pool order, with ``id`` and ``stratum``) and mark it ready."""
-        records = items.to_dict(orient="records")
-        rows = [
-            {
-                "project_id": project_id,
-                "position": position,
-                "item_id": str(record["id"]),
-                "stratum": int(record["stratum"]),
-                "data": json_safe({k: v for k, v in record.items() if k not in ("id", "stratum")}),
-            }
-            for position, record in enumerate(records)
-        ]
+        """Replace the project's items with ``items`` (pool order, with ``id`` and ``stratum``) and mark it ready.
+
+        One transaction, written SAVE_CHUNK rows at a time: only one chunk's row dicts exist at once."""
         with self.session() as s, s.begin():
             s.execute(delete(Item).where(Item.project_id == project_id))
-            if rows:
+            for start in range(0, len(items), SAVE_CHUNK):
+                records = items.iloc[start : start + SAVE_CHUNK].to_dict(orient="records")
+                rows = [
+                    {
+                        "project_id": project_id,
+                        "position": start + offset,
+                        "item_id": str(record["id"]),
+                        "stratum": int(record["stratum"]),
+                        "data": json_safe({k: v for k, v in record.items() if k not in ("id", "stratum")}),
+                    }
+                    for offset, record in enumerate(records)
+                ]
                 s.execute(Item.__table__.insert(), rows)
             s.execute(
                 update(Project).where(Project.id == project_id).values(status="ready", error="", updated_at=utcnow())
@@ -246,8 +251,11 @@ class Store:
             return {r.position: {"id": r.item_id, "stratum": r.stratum, **r.data} for r in rows}
 
     def item_count(self, project_id: int) -> int:
+        """N: positions are 0..N-1, so the last position + 1, read from the primary key's index (no count of
+        N rows: the grade page asks on every press)."""
         with self.session() as s:
-            return s.scalar(select(func.count()).select_from(Item).where(Item.project_id == project_id))
+            last = s.scalar(select(func.max(Item.position)).where(Item.project_id == project_id))
+            return 0 if last is None else int(last) + 1
 
     # grades and skips -----------------------------------------------------
     # Every change to a grade, and every skip, writes its audit event in the same transaction (GRADE_EVENTS),

