@@ -202,3 +202,28 @@ def test_scores_survive_the_json_round_trip_exactly():
     values = np.array([np.nan, 0.1 + 0.2, 1 / 3, np.log(7) * 1e-300, 5e-324, 1.7976931348623157e308])
     back = scores_from_json(json.loads(json.dumps(scores_to_json({"agreement": values}))))["agreement"]
     assert np.isnan(back[0]) and back[1:].tobytes() == values[1:].tobytes()
+
+
+def test_a_chunked_nli_preparation_gives_the_unchunked_scores(tmp_path, monkeypatch):
+    """A model backend (a tiny random NLI model) scores every item from its own pairs: the chunks,
+    each with a cache of its own, give the same classes and entropies within 1e-9."""
+    from core.surrogate.semantic.cache import CACHE_ENV
+    from core.testing.tiny_nli import MNLI_LABELS, build_tiny_nli_model
+
+    store = Store.open(f"sqlite:///{tmp_path / 'nli.db'}")
+    model = build_tiny_nli_model(tmp_path / "nli", MNLI_LABELS)
+    data = Path(__file__).resolve().parent / "data" / "app"
+    files = [(name, (data / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
+    prepared = []
+    for name, chunk_items in (("whole", None), ("chunked", 15)):
+        monkeypatch.setenv(CACHE_ENV, str(tmp_path / f"cache-{name}"))
+        pid = create_project(store, name, *files, {"backend": "nli", "model": model}, start=False)
+        assert start_preparation(store, pid, wait=True, chunk_items=chunk_items)
+        assert store.project(pid).status == "ready", store.project(pid).error
+        prepared.append(store.load_items(pid))
+    whole, chunked = prepared
+    assert len(job_table.children(store, job_table.latest(store, 2, PREPARE).id)) == 3
+    for column in ("n_clusters", "stratum"):
+        assert whole[column].tolist() == chunked[column].tolist()
+    for column in ("semantic_entropy", "semantic_entropy_weighted", "agreement"):
+        np.testing.assert_allclose(chunked[column], whole[column], rtol=0, atol=1e-9)
