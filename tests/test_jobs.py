@@ -14,8 +14,9 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError
+from core.jobs.context import Kind, WorkerOptions
 from core.jobs.preparation_job import CHUNK, PREPARE, scores_from_json, scores_to_json
-from core.jobs.worker import Kind, Worker, WorkerOptions
+from core.jobs.worker import Worker
 from core.services.project import create_project, start_preparation, waiting_for_worker
 from core.store import Store
 from core.store import jobs as job_table

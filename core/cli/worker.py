@@ -16,7 +16,8 @@ import signal
 import sys
 import threading
 
-from core.jobs.worker import HEARTBEAT_S, MAX_ATTEMPTS, STALE_AFTER_S, Worker, WorkerOptions
+from core.jobs.context import HEARTBEAT_S, MAX_ATTEMPTS, STALE_AFTER_S, WorkerOptions
+from core.jobs.worker import Worker
 from core.store import Store
 
 ONLY = {"all": None, "model": True, "light": False}

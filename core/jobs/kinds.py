@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from core.jobs.context import Kind
 from core.jobs.preparation_job import CHUNK, CHUNK_KIND, PREPARE, PREPARE_KIND
 from core.jobs.simulation_job import SIMULATE, SIMULATE_KIND
-from core.jobs.worker import Kind
 
 KINDS: dict[str, Kind] = {PREPARE: PREPARE_KIND, CHUNK: CHUNK_KIND, SIMULATE: SIMULATE_KIND}

@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
+from core.jobs.context import JobContext, Kind
 from core.jobs.sampling_job import SAMPLING_MESSAGE, sample_project
-from core.jobs.worker import JobContext, Kind
 from core.store import Store, json_safe
 from core.store import jobs as job_table
 from core.store.jobs import JobRow, NewJob

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.jobs.worker import JobContext, Kind
+from core.jobs.context import JobContext, Kind
 from core.store import Store, json_safe
 from core.store import jobs as job_table
 from core.store.jobs import JobRow, NewJob

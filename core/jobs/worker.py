@@ -16,71 +16,16 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from core.errors import InputError
+from core.jobs.context import JobContext, Kind, Lost, WorkerOptions
+from core.jobs.kinds import KINDS
 from core.store import Store
 from core.store import jobs as job_table
-from core.store.jobs import JobRow, NewJob
+from core.store.jobs import JobRow
 
-HEARTBEAT_S = 5.0
-STALE_AFTER_S = 60.0
-MAX_ATTEMPTS = 3
-POLL_S = 1.0
 GAVE_UP = "its worker stopped responding (killed, or out of memory)"
-
-
-@dataclass(frozen=True)
-class WorkerOptions:
-    """How a worker runs. ``uses_model``: None takes every job, True only those that run a model
-    (a GPU worker), False only those that do not. ``device``/``batch_size`` go to the models
-    (cuda: half precision). ``idle_exit_s``: stop after that long without a job; ``parent_pid``:
-    stop when that process is gone (the app's own worker); ``project_id``: that project's jobs only."""
-
-    device: str = "auto"
-    batch_size: int | None = None
-    uses_model: bool | None = None
-    heartbeat_s: float = HEARTBEAT_S
-    stale_after_s: float = STALE_AFTER_S
-    max_attempts: int = MAX_ATTEMPTS
-    poll_s: float = POLL_S
-    idle_exit_s: float | None = None
-    parent_pid: int | None = None
-    project_id: int | None = None
-
-
-@dataclass
-class JobContext:
-    """What a running job sees: the store, its row, the worker's name and options."""
-
-    store: Store
-    job: JobRow
-    worker: str
-    options: WorkerOptions
-    released: bool = field(default=False)
-
-    def split(self, children: Sequence[NewJob], checkpoint: dict[str, Any]) -> None:
-        """Hand the rest of the work to ``children``; this job waits, queued, until they are done and then
-        runs again with ``checkpoint``."""
-        self.released = job_table.split(self.store, self.job.id, self.worker, children, checkpoint)
-        if not self.released:
-            raise Lost(self.job.id)
-
-
-class Lost(Exception):
-    """The job was taken over by another worker (this one missed its heartbeat)."""
-
-
-@dataclass(frozen=True)
-class Kind:
-    """One kind of job: ``run(context)`` returns the result to store; ``failed(store, job, error)``
-    tells whoever waits on it (a project's status) that it failed for good."""
-
-    run: Callable[[JobContext], dict[str, Any] | None]
-    failed: Callable[[Store, JobRow, str], None]
 
 
 def default_name() -> str:
@@ -97,14 +42,8 @@ class Worker:
         name: str | None = None,
         kinds: dict[str, Kind] | None = None,
     ) -> None:
-        if kinds is None:
-            from core.jobs.kinds import KINDS as kinds
-        self.store, self.options, self.name, self.kinds = (
-            store,
-            options or WorkerOptions(),
-            name or default_name(),
-            kinds,
-        )
+        self.store, self.options, self.name = store, options or WorkerOptions(), name or default_name()
+        self.kinds = KINDS if kinds is None else kinds
 
     def claim(self) -> JobRow | None:
         stale_before = datetime.now(UTC) - timedelta(seconds=self.options.stale_after_s)

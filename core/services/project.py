@@ -18,9 +18,10 @@ from typing import Any
 from core.errors import InputError, one_line
 from core.inputs.limits import MAX_FILE_NAME_CHARS, MAX_NAME_CHARS, check_length
 from core.inputs.markup import MAX_MARKDOWN_CHARS, MAX_NESTING, MAX_TABLE_CELLS, has_image, safe_markdown
+from core.jobs.context import WorkerOptions
 from core.jobs.preparation_job import PREPARE, enqueue_preparation
 from core.jobs.sampling_job import sampling_request
-from core.jobs.worker import Worker, WorkerOptions
+from core.jobs.worker import Worker
 from core.scales import scale_from_settings
 from core.settings import ProjectSettings
 from core.store import Store
