@@ -64,7 +64,7 @@ def run_prepare(context: JobContext) -> None:
         return
     settings = store.project(project_id).settings
     if settings.get("sampling"):
-        sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE))
+        sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE), context.options.device)
     inputs = _reading(store, project_id)
     size, n = int(job.payload["chunk_items"]), len(inputs.pool)
     count = max(math.ceil(n / size), 1)

@@ -114,9 +114,10 @@ def sampling_request(
     return SamplingSettings.from_settings(values).to_settings()
 
 
-def sample_project(store: Store, project_id: int, progress: Progress) -> None:
+def sample_project(store: Store, project_id: int, progress: Progress, device: str = "auto") -> None:
     """Sample the project's surrogate answers (its `settings["sampling"]`) unless its samples are
-    stored; store them as its "samples" input. `progress(done, total)` counts items.
+    stored; store them as its "samples" input. `progress(done, total)` counts items; the model runs
+    on `device` (the worker's: cuda in half precision).
 
     Raises InputError when the settings are bad or the model cannot be loaded.
     """
@@ -130,7 +131,7 @@ def sample_project(store: Store, project_id: int, progress: Progress) -> None:
     pool_name = files["pool"][0]
     pool = load_project_inputs(files["pool"], None, settings).pool
     store.set_progress(project_id, 0, len(pool), f"loading the surrogate model {Path(sampling.model).name}")
-    local = load_model(sampling.model, gguf_file=sampling.gguf_file)
+    local = load_model(sampling.model, gguf_file=sampling.gguf_file, device=device)
     with tempfile.TemporaryDirectory(prefix="activegrade-sampling-") as scratch:
         out = Path(scratch) / "samples.jsonl"
         if PARTIAL in files:
