@@ -166,8 +166,8 @@ CHUNK_KIND = Kind(run=run_chunk, failed=preparation_failed)
 
 
 def _keep_reporting(report: PreparationReport, stop: threading.Event) -> None:
-    """Every TICK_S until ``stop``: a stage without counts says how long it has run, and the job's
-    heartbeat is stamped (core.services.project.is_stalled)."""
+    """Every TICK_S until ``stop``: a stage without counts says how long it has run, and the
+    project row's heartbeat (``updated_at``) is stamped."""
     while not stop.wait(TICK_S):
         report.tick()
 
