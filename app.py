@@ -89,4 +89,5 @@ if signin.may(auth.CREATE_PROJECT):
     first_run()
 navigation = st.navigation(signin.allowed_pages(PAGES))
 sidebar()
+state.ensure_worker()  # the app's own worker, while jobs wait (a page that queues one calls it too)
 navigation.run()

@@ -12,7 +12,7 @@ from core.inputs.readers import FORMATS, UPLOAD_TYPES
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.services import auth, project_actions
 from core.services.outcome import Refused
-from core.services.project import is_running_here, is_stalled
+from core.services.project import preparation_queued, waiting_for_worker
 from core.settings import DEFAULTS
 from core.stats.estimate import METHODS
 from core.stats.proxy import proxy_choices
@@ -33,11 +33,14 @@ if "demo_error" in st.session_state:
 @st.fragment(run_every=1.0)
 def preparation_progress(project_id: int) -> None:
     """Polls the database each second; a full rerun once the job has finished (or the viewer may no
-    longer see the project: a fragment's reruns skip the page's gate)."""
+    longer see the project: a fragment's reruns skip the page's gate). Says so when no worker is at it."""
     access.fragment_guard(auth.VIEW_PROJECTS, project_id)
     info = store.project(project_id)
-    if info.status != "preparing" or is_stalled(info):
+    if info.status != "preparing":
         st.rerun(scope="app")
+    waiting = waiting_for_worker(store, project_id)
+    if waiting:
+        st.warning(f"Preparation is waiting: {waiting}.")
     total = max(info.progress_total, 1)
     st.progress(
         min(info.progress_done / total, 1.0),
@@ -130,10 +133,7 @@ def current(project: ProjectInfo) -> None:
     if project.status == "failed":
         st.error(f"Preparation failed: {one_line_plain(project.error)}")
         prepare_button(project, "Try again", "retry")
-    elif is_stalled(project) and not is_running_here(store, project.id):
-        st.warning("Preparation stopped responding (the server was probably restarted).")
-        prepare_button(project, "Restart preparation", "restart")
-    elif project.status == "new":
+    elif project.status == "new" or not preparation_queued(store, project.id):
         prepare_button(project, "Prepare", "prepare")
     else:
         preparation_progress(project.id)

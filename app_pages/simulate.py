@@ -7,10 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from core.errors import InputError
-from core.jobs import simulation_job
+from core.jobs.simulation_job import enqueue_simulation, latest_simulation
 from core.services import auth
 from core.stats.design import planned_budget
 from core.stats.simulate import DEFAULT_BUDGETS, METHODS, ORACLES, budget_sizes
+from core.store.jobs import ACTIVE, FAILED
 from ui import access, plan, state
 
 project = state.require_ready_project()
@@ -55,15 +56,15 @@ with st.form("simulate"):
     )
     run = st.form_submit_button("Run the simulation", type="primary")
 
-key = f"{state.store().engine.url}/simulation-{project.id}"
+store = state.store()
 if run and not (budgets and methods):
     st.error("Choose at least one budget and one method to simulate.")
 elif run:
     try:
         budget_sizes(budgets, len(items))  # a bad budget is said at once, not after a wait
-        simulation_job.start(
-            key,
-            items=items,
+        enqueue_simulation(
+            store,
+            project.id,
             budgets=budgets,
             reps=int(reps),
             seed=int(seed),
@@ -71,11 +72,11 @@ elif run:
             n0=int(n0),
             skip_wrong=float(skip_wrong),
             skip_right=float(skip_right),
-            design=plan.design(project),
         )
+        state.ensure_worker()
     except InputError as exc:
         st.error(str(exc))
-job = simulation_job.run_of(key)
+job = latest_simulation(store, project.id)
 if job is None:
     st.stop()
 
@@ -84,18 +85,18 @@ if job is None:
 def waiting() -> None:
     """Shows that the run goes on; the whole page reruns once it is done."""
     access.fragment_guard(auth.SIMULATE, project.id)
-    if job.done():
+    if latest_simulation(store, project.id).state not in ACTIVE:
         st.rerun()
     st.info("Simulating in the background: you can leave this page and come back; the result waits here.")
 
 
-if not job.done():
+if job.state in ACTIVE:
     waiting()
     st.stop()
-if isinstance(job.exception(), InputError):
-    st.error(str(job.exception()))
+if job.state == FAILED:
+    st.error(job.error)
     st.stop()
-result = job.result()
+result = job.result
 
 frame = pd.DataFrame(
     [

@@ -26,7 +26,9 @@ SESSION_IDLE_HOURS = "ACTIVEGRADE_SESSION_IDLE_HOURS"
 SESSION_MAX_DAYS = "ACTIVEGRADE_SESSION_MAX_DAYS"
 DEMO_DIR = "ACTIVEGRADE_DEMO_DIR"
 CACHE_DIR = "ACTIVEGRADE_CACHE_DIR"
-VARIABLES = (DB_URL, OPEN_DEMO, SESSION_IDLE_HOURS, SESSION_MAX_DAYS, DEMO_DIR, CACHE_DIR)
+APP_WORKER = "ACTIVEGRADE_APP_WORKER"
+CHUNK_ITEMS = "ACTIVEGRADE_CHUNK_ITEMS"
+VARIABLES = (DB_URL, OPEN_DEMO, SESSION_IDLE_HOURS, SESSION_MAX_DAYS, DEMO_DIR, CACHE_DIR, APP_WORKER, CHUNK_ITEMS)
 """The variables the Python code reads (the shell scripts read a few more; the README lists them all)."""
 
 
@@ -46,6 +48,10 @@ class Config:
     """Folder of the demo pool; None: data/demo/ of the checkout."""
     cache_dir: Path | None = None
     """Cache of clustering results; None: ~/.cache/activegrade."""
+    app_worker: bool = True
+    """The app starts a worker of its own when jobs wait (core.jobs.background); ``0`` when workers run apart."""
+    chunk_items: int = 20_000
+    """Pool rows per preparation chunk (core.jobs.preparation_job): larger pools are prepared in chunks."""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Config:
@@ -58,6 +64,8 @@ class Config:
             session_max=timedelta(days=_positive(SESSION_MAX_DAYS, text[SESSION_MAX_DAYS], 7)),
             demo_dir=Path(text[DEMO_DIR]).expanduser() if text[DEMO_DIR] else None,
             cache_dir=Path(text[CACHE_DIR]).expanduser() if text[CACHE_DIR] else None,
+            app_worker=_switch(APP_WORKER, text[APP_WORKER] or "1"),
+            chunk_items=int(_positive(CHUNK_ITEMS, text[CHUNK_ITEMS], 20_000)),
         )
 
 

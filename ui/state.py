@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.inputs.markup import one_line_plain
+from core.jobs import background
 from core.store import ProjectInfo, Store, database_url
 from core.store.engine import describe_failure
 
@@ -35,6 +36,11 @@ def store() -> Store:
     except Exception as exc:  # noqa: BLE001 - a bad URL, an unreachable server, permissions, ...
         st.error(one_line_plain(f"Cannot open the database: {describe_failure(url, exc)}"))
         st.stop()
+
+
+def ensure_worker() -> None:
+    """Start the app's own worker process when jobs wait (core.jobs.background; off with $ACTIVEGRADE_APP_WORKER=0)."""
+    background.ensure_worker(store())
 
 
 def select_project(project_id: int | None) -> None:

@@ -1,4 +1,4 @@
-"""Command-line entry point: `python -m core prepare|simulate|sample ...`.
+"""Command-line entry point: `python -m core prepare|simulate|sample|users|worker ...`.
 
 Each sub-command lives in core/cli/<name>.py and exposes
 `add_arguments(parser)` and `run(args) -> int`. Bad input raises
@@ -18,6 +18,7 @@ COMMANDS = {
     "simulate": "Replay grading on a labelled pool and compare sampling methods.",
     "sample": "Sample surrogate answers from a local causal language model.",
     "users": "Create accounts, change roles, assign accounts to projects.",
+    "worker": "Claim jobs (preparation, simulations) from the database and run them.",
 }
 
 

@@ -1,1 +1,2 @@
-"""Long work outside the web request: sampling, preparation and simulation jobs."""
+"""Long work outside the web request, as rows of the jobs table that workers claim and run: preparation
+(sampling, chunks), simulation (core.jobs.worker, core.jobs.kinds)."""

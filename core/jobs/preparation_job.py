@@ -1,69 +1,171 @@
-"""One project's preparation: sample surrogate answers if asked, read the uploads, cluster, score and stratify,
-save the items, and say at every stage what is going on.
+"""One project's preparation as jobs: sample surrogate answers if asked, read the uploads, cluster, score
+and stratify, save the items, and say at every stage what is going on.
 
-core.services.project.start_preparation claims the project and runs this in a process of its own,
-``python -m core.jobs.preparation_job PROJECT_ID`` (the database URL in $ACTIVEGRADE_DB_URL), or in-process
-for scripts and tests that wait for it.
+`enqueue_preparation` queues a PREPARE job; a worker (core.jobs.worker) runs it. A pool of more than
+``chunk_items`` items is split: the PREPARE job queues one CHUNK job per ``chunk_items`` pool rows,
+which any workers score in parallel (core.surrogate.prepare.score_items, each chunk's scores its
+result), and waits; once every chunk is done it runs again, joins the scores in pool order and
+stratifies the whole pool (core.surrogate.prepare.stratified_items), exactly as one worker scoring
+the whole pool would. Sampling checkpoints itself (core.jobs.sampling_job); every finished chunk is
+a checkpoint of the preparation, so a worker killed mid-way costs at most the chunk it held.
 """
 
 from __future__ import annotations
 
-import sys
+import math
 import threading
 import time
 
-from core.errors import InputError
+import numpy as np
+
+from core.config import config
+from core.jobs.context import JobContext, Kind
 from core.jobs.sampling_job import SAMPLING_MESSAGE, sample_project
-from core.store import Store
+from core.store import Store, json_safe
+from core.store import jobs as job_table
+from core.store.jobs import JobRow, NewJob
 from core.surrogate.semantic.base import EMBEDDING
 
+PREPARE, CHUNK = "prepare", "prepare_chunk"
 HEARTBEAT_S = 5.0
 TICK_S = 1.0
 READING = "reading the uploads"
 CLUSTERING = "clustering surrogate answers"
+JOINING = "joining the chunks and stratifying the pool"
 PROGRESS_EVERY_S = 0.5
 
 
-def run_preparation(store: Store, project_id: int) -> None:
-    """The job, on a project already claimed: load the stored uploads, run core.surrogate.prepare.prepare_items,
-    save the items; a failure is stored with its message."""
-    report = PreparationReport(store, project_id)
-    stop = threading.Event()
-    beat = threading.Thread(target=_keep_reporting, args=(report, stop), daemon=True)
-    beat.start()
-    try:
-        from core.inputs.readers import load_project_inputs
-        from core.surrogate.prepare import prepare_items
+def chunk_items() -> int:
+    """Pool rows per chunk: $ACTIVEGRADE_CHUNK_ITEMS (core.config), 20,000 when unset."""
+    return config().chunk_items
 
-        settings = store.project(project_id).settings
-        if settings.get("sampling"):
-            sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE))
-        report.stage(READING, 0, 0)
-        files = store.input_files(project_id)
-        inputs = load_project_inputs(files["pool"], files.get("samples"), settings)
-        items = prepare_items(
-            inputs,
-            backend=settings["backend"],
-            model=settings["model"],
-            threshold=settings["threshold"],
-            n_strata=settings["n_strata"],
-            stratify_by=settings["stratify_by"],
-            progress=report.clustering,
-            stage=report.stage,
-            proxy=settings["proxy"],
+
+def enqueue_preparation(store: Store, project_id: int, chunk_size: int | None = None) -> int:
+    """Queue the project's preparation; it runs a model unless it clusters exactly without sampling."""
+    settings = store.project(project_id).settings
+    uses_model = settings["backend"] != "exact" or bool(settings.get("sampling"))
+    payload = {"chunk_items": chunk_size or chunk_items()}
+    return job_table.enqueue(store, NewJob(PREPARE, project_id, payload, uses_model))
+
+
+def run_prepare(context: JobContext) -> None:
+    """The PREPARE job: sample if asked, then score the pool (split into chunks when it is large), or,
+    run again once its chunks are done, join them; saves the items (the project is then ready)."""
+    store, job = context.store, context.job
+    project_id = job.project_id
+    if "chunks" in job.checkpoint:
+        report = PreparationReport(store, project_id)
+        report.stage(JOINING, 0, 0)
+        parts = [scores_from_json(child.result["scores"]) for child in job_table.children(store, job.id)]
+        scores = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+        _save(store, project_id, _inputs(store, project_id).pool, scores)
+        return
+    settings = store.project(project_id).settings
+    if settings.get("sampling"):
+        sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE), context.options.device)
+    inputs = _reading(store, project_id)
+    size, n = int(job.payload["chunk_items"]), len(inputs.pool)
+    count = max(math.ceil(n / size), 1)
+    if count == 1:
+        _save(store, project_id, inputs.pool, _score(context, inputs, 0, n, PreparationReport(store, project_id)))
+        return
+    chunks = [
+        NewJob(
+            CHUNK,
+            project_id,
+            {"start": i * size, "stop": min((i + 1) * size, n), "index": i, "count": count},
+            job.uses_model,
         )
-        store.save_items(project_id, items)
-    except InputError as exc:
-        store.set_status(project_id, "failed", str(exc))
-    except Exception as exc:  # noqa: BLE001 - any failure must reach the page, not vanish with the thread
-        store.set_status(project_id, "failed", f"{type(exc).__name__}: {exc}")
+        for i in range(count)
+    ]
+    store.set_progress(project_id, 0, count, f"split into {count} chunks of up to {size:,} items")
+    context.split(chunks, {"chunks": count})
+
+
+def run_chunk(context: JobContext) -> dict:
+    """A CHUNK job: the scores of its pool rows, as its result."""
+    store, payload, project_id = context.store, context.job.payload, context.job.project_id
+    report = PreparationReport(store, project_id, prefix=f"chunk {payload['index'] + 1} of {payload['count']}: ")
+    inputs = _reading(store, project_id, report)
+    scores = _score(context, inputs, payload["start"], payload["stop"], report)
+    return {"scores": scores_to_json(scores)}
+
+
+def _inputs(store: Store, project_id: int):
+    from core.inputs.readers import load_project_inputs
+
+    files = store.input_files(project_id)
+    return load_project_inputs(files["pool"], files.get("samples"), store.project(project_id).settings)
+
+
+def _reading(store: Store, project_id: int, report: PreparationReport | None = None):
+    (report or PreparationReport(store, project_id)).stage(READING, 0, 0)
+    return _inputs(store, project_id)
+
+
+def _score(context: JobContext, inputs, start: int, stop: int, report: PreparationReport) -> dict[str, np.ndarray]:
+    """score_items on rows start:stop with the project's backend on the worker's device, the report ticking."""
+    from core.surrogate.prepare import score_items
+    from core.surrogate.semantic import get_backend
+
+    settings = context.store.project(context.job.project_id).settings
+    engine = get_backend(
+        settings["backend"],
+        model=settings["model"],
+        threshold=settings["threshold"],
+        device=context.options.device,
+        batch_size=context.options.batch_size,
+    )
+    stop_ticking = threading.Event()
+    ticking = threading.Thread(target=_keep_reporting, args=(report, stop_ticking), daemon=True)
+    ticking.start()
+    try:
+        return score_items(inputs, engine, start=start, stop=stop, progress=report.clustering, stage=report.stage)
     finally:
-        stop.set()
+        stop_ticking.set()
+
+
+def _save(store: Store, project_id: int, pool, scores: dict[str, np.ndarray]) -> None:
+    from core.surrogate.prepare import stratified_items
+
+    settings = store.project(project_id).settings
+    items = stratified_items(
+        pool,
+        scores,
+        n_strata=settings["n_strata"],
+        stratify_by=settings["stratify_by"],
+        proxy=settings["proxy"],
+    )
+    store.save_items(project_id, items)
+
+
+def scores_to_json(scores: dict[str, np.ndarray]) -> dict[str, list]:
+    """A chunk's scores as JSON values (NaN -> null; Python's JSON writes every float's shortest exact form)."""
+    return json_safe({name: values.tolist() for name, values in scores.items()})
+
+
+def scores_from_json(scores: dict[str, list]) -> dict[str, np.ndarray]:
+    """A chunk's stored scores as arrays again (JSON null -> NaN; JSON keeps every float exactly)."""
+    return {
+        name: np.array(values, dtype=int if name in ("n_samples", "n_clusters") else float)
+        for name, values in scores.items()
+    }
+
+
+def preparation_failed(store: Store, job: JobRow, error: str) -> None:
+    """A PREPARE or CHUNK job failed for good: the project shows the error (a chunk's parent fails too)."""
+    if job.parent_id is not None:
+        job_table.fail(store, job.parent_id, None, error)
+    store.set_status(job.project_id, "failed", error)
+
+
+PREPARE_KIND = Kind(run=run_prepare, failed=preparation_failed)
+CHUNK_KIND = Kind(run=run_chunk, failed=preparation_failed)
 
 
 def _keep_reporting(report: PreparationReport, stop: threading.Event) -> None:
-    """Every TICK_S until ``stop``: a stage without counts says how long it has run, and the job's
-    heartbeat is stamped (core.services.project.is_stalled)."""
+    """Every TICK_S until ``stop``: a stage without counts says how long it has run, and the
+    project row's heartbeat (``updated_at``) is stamped."""
     while not stop.wait(TICK_S):
         report.tick()
 
@@ -95,8 +197,8 @@ class PreparationReport:
     counts has run (a model loads in one call), and otherwise stamps the heartbeat every HEARTBEAT_S.
     """
 
-    def __init__(self, store: Store, project_id: int) -> None:
-        self._store, self._project_id = store, project_id
+    def __init__(self, store: Store, project_id: int, prefix: str = "") -> None:
+        self._store, self._project_id, self._prefix = store, project_id, prefix
         self._stage, self._started, self._last = "", 0.0, time.monotonic()
         self._counted = True
         self._lock = threading.Lock()
@@ -109,7 +211,7 @@ class PreparationReport:
             elif done < total and now - self._last < PROGRESS_EVERY_S:
                 return
             self._last, self._counted = now, total > 0
-            self._store.set_progress(self._project_id, done, total, message)
+            self._store.set_progress(self._project_id, done, total, self._prefix + message)
 
     def stage(self, what: str, done: int, total: int) -> None:
         """core.surrogate.semantic.base.Stage, and READING: reading the uploads, loading the model, embedding."""
@@ -126,16 +228,10 @@ class PreparationReport:
         with self._lock:
             now = time.monotonic()
             if self._stage and not self._counted:
-                self._store.set_progress(self._project_id, 0, 0, f"{self._stage}: {now - self._started:.0f} s")
+                self._store.set_progress(
+                    self._project_id, 0, 0, f"{self._prefix}{self._stage}: {now - self._started:.0f} s"
+                )
                 self._last = now
             elif now - self._last >= HEARTBEAT_S:
                 self._store.heartbeat(self._project_id)  # only the time: the counts stay as last written
                 self._last = now
-
-
-def main(argv: list[str]) -> None:
-    run_preparation(Store.open(), int(argv[0]))
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

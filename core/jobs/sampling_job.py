@@ -94,12 +94,14 @@ class SamplingSettings:
     def to_settings(self) -> dict[str, Any]:
         return asdict(self)
 
-    def sample(self, pool: pd.DataFrame, out: Path, *, seed: int, progress: Progress, announce: Announce) -> None:
+    def sample(
+        self, pool: pd.DataFrame, out: Path, *, seed: int, progress: Progress, announce: Announce, device: str = "auto"
+    ) -> None:
         """Sample the pool's items not yet complete in `out` with the local model (loaded here)."""
         from core.surrogate.sample import load_model, sample_pool
 
         announce(f"loading the surrogate model {Path(self.model).name}")
-        local = load_model(self.model, gguf_file=self.gguf_file)
+        local = load_model(self.model, gguf_file=self.gguf_file, device=device)
         sample_pool(
             pool,
             local,
@@ -178,7 +180,9 @@ class ServerSamplingSettings:
 
         return Server(self.api_base, self.model, self.api_key_env, self.timeout, self.max_retries, self.concurrency)
 
-    def sample(self, pool: pd.DataFrame, out: Path, *, seed: int, progress: Progress, announce: Announce) -> None:
+    def sample(
+        self, pool: pd.DataFrame, out: Path, *, seed: int, progress: Progress, announce: Announce, device: str = "auto"
+    ) -> None:
         """Sample the pool's items not yet complete in `out` from the server."""
         from core.surrogate.sample_api import sample_pool_api
 
@@ -277,9 +281,10 @@ def sampling_request(
     return sampling_from_settings(values).to_settings()
 
 
-def sample_project(store: Store, project_id: int, progress: Progress) -> None:
+def sample_project(store: Store, project_id: int, progress: Progress, device: str = "auto") -> None:
     """Sample the project's surrogate answers (its `settings["sampling"]`) unless its samples are
-    stored; store them as its "samples" input. `progress(done, total)` counts items.
+    stored; store them as its "samples" input. `progress(done, total)` counts items; the model runs
+    on `device` (the worker's: cuda in half precision).
 
     Raises InputError when the settings are bad, the model cannot be loaded or the server refuses.
     """
@@ -300,6 +305,7 @@ def sample_project(store: Store, project_id: int, progress: Progress) -> None:
             seed=settings["seed"],
             progress=_checkpointing(store, project_id, out, progress),
             announce=lambda message: store.set_progress(project_id, 0, len(pool), message),
+            device=device,
         )
         finished = (f"{Path(pool_name).stem}.samples.jsonl", out.read_bytes())
     set_input_files(store, project_id, {SAMPLES: finished, PARTIAL: None})

@@ -1,37 +1,43 @@
-"""Simulations in the background: `core.stats.simulate.simulate` runs in a worker thread, so the page that asked
-stays responsive and the result waits for whoever comes back to it (a rerun, another page, another tab on
-the same server). The simulator's work is numpy's, which releases the interpreter lock.
-
-One worker per server: runs queue up behind each other rather than compete for the CPUs.
+"""Simulations as jobs: the Simulate page queues one (`enqueue_simulation`), a worker runs
+`core.stats.simulate.simulate` on the project's prepared items and stores its figures as the job's
+result, and the page shows the project's latest run to whoever comes back to it, on any server.
 """
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from core.stats.simulate import simulate
+from core.jobs.context import JobContext, Kind
+from core.store import Store, json_safe
+from core.store import jobs as job_table
+from core.store.jobs import JobRow, NewJob
 
-_executor: ThreadPoolExecutor | None = None
-_runs: dict[str, Future] = {}
-_lock = threading.Lock()
-
-
-def start(key: str, **arguments: Any) -> Future:
-    """Start ``simulate(**arguments)`` as the run named ``key``; while one of that name still runs, that one."""
-    global _executor
-    with _lock:
-        running = _runs.get(key)
-        if running is not None and not running.done():
-            return running
-        if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="simulation")
-        _runs[key] = _executor.submit(simulate, **arguments)
-        return _runs[key]
+SIMULATE = "simulate"
+ARGUMENTS = ("budgets", "reps", "seed", "methods", "n0", "skip_wrong", "skip_right")
 
 
-def run_of(key: str) -> Future | None:
-    """The latest run named ``key`` (running or finished), or None."""
-    with _lock:
-        return _runs.get(key)
+def enqueue_simulation(store: Store, project_id: int, **arguments: Any) -> int:
+    """Queue ``simulate(items, **arguments)`` on the project's items (ARGUMENTS only); returns the job's id."""
+    unknown = sorted(set(arguments) - set(ARGUMENTS))
+    if unknown:
+        raise TypeError(f"unknown simulation argument {unknown[0]!r}")
+    return job_table.enqueue(store, NewJob(SIMULATE, project_id, json_safe(arguments)))
+
+
+def latest_simulation(store: Store, project_id: int) -> JobRow | None:
+    """The project's newest simulation job (queued, running, done or failed), or None."""
+    return job_table.latest(store, project_id, SIMULATE)
+
+
+def run_simulation(context: JobContext) -> dict:
+    from core.stats.simulate import simulate
+
+    items = context.store.load_items(context.job.project_id)
+    return json_safe(simulate(items, **context.job.payload))
+
+
+def _failed(store: Store, job: JobRow, error: str) -> None:
+    """Nothing waits on a simulation but its page, which reads the job's error."""
+
+
+SIMULATE_KIND = Kind(run=run_simulation, failed=_failed)

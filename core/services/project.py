@@ -1,22 +1,15 @@
 """Project lifecycle: create a project from uploads, prepare it in the background, open the demo.
 
-Preparation (semantic clustering, entropy, strata) runs in a process of its
-own (core.jobs.preparation_job), started by the app: inside the app's server it
-would share the interpreter lock with Streamlit's threads, and every model
-call (which releases and retakes the lock) would wait for them, 2 to 7 times
-slower than the CLI. Scripts and tests that wait for it run it in their own
-process. Its progress and outcome live in the database, so a page reload,
-another browser or a restart sees the same state and never recomputes
-finished work. A job whose heartbeat stops (the process died) is shown as
-stalled and can be restarted.
+Preparation (sampling, semantic clustering, entropy, strata) is a job in the database
+(core.jobs.preparation_job), run by a worker: the app's own child process by default
+(core.jobs.background), or workers apart, on other machines and GPUs (`python -m core worker`).
+Scripts and tests that wait for it run its jobs in their own process. Its progress and outcome
+live in the database, so a page reload, another browser or a restart sees the same state and never
+recomputes finished work; a worker that dies leaves the job to another.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,18 +18,18 @@ from core import config
 from core.errors import InputError, one_line
 from core.inputs.limits import MAX_FILE_NAME_CHARS, MAX_NAME_CHARS, check_length
 from core.inputs.markup import MAX_MARKDOWN_CHARS, MAX_NESTING, MAX_TABLE_CELLS, has_image, safe_markdown
-from core.jobs.preparation_job import run_preparation
+from core.jobs.context import WorkerOptions
+from core.jobs.preparation_job import PREPARE, enqueue_preparation
 from core.jobs.sampling_job import sampling_request
+from core.jobs.worker import Worker
 from core.scales import scale_from_settings
 from core.settings import ProjectSettings
-from core.store import ProjectInfo, Store
+from core.store import Store
+from core.store import jobs as job_table
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "data" / "demo"
 DEMO_NAME = "Demo"
 STALE_AFTER = timedelta(seconds=60)
-
-_jobs: dict[tuple[str, int], subprocess.Popen] = {}
-_jobs_lock = threading.Lock()
 
 
 def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: dict[str, Any]) -> None:
@@ -153,50 +146,46 @@ def _demo_guidelines(folder: Path) -> str:
     )
 
 
-def is_stalled(info: ProjectInfo, now: datetime | None = None) -> bool:
-    """True when the project says 'preparing' but its job's heartbeat stopped."""
-    now = now or datetime.now(UTC)
-    return info.status == "preparing" and now - info.updated_at > STALE_AFTER
+def waiting_for_worker(store: Store, project_id: int, now: datetime | None = None) -> str | None:
+    """Why a preparation makes no progress, when no worker has touched it for STALE_AFTER: queued and
+    never taken, or held by a worker that stopped responding; None while all is well."""
+    job = job_table.latest(store, project_id, PREPARE)
+    if job is None or job.state not in job_table.ACTIVE:
+        return None
+    running = [j for j in [job, *job_table.children(store, job.id)] if j.state == job_table.RUNNING]
+    beats = [j.heartbeat_at for j in running if j.heartbeat_at is not None]
+    last = max(beats, default=None) or max(filter(None, (job.heartbeat_at, job.created_at)))
+    if (now or datetime.now(UTC)) - last <= STALE_AFTER:
+        return None
+    if running:
+        return "its worker stopped responding; another worker takes the job over and resumes it"
+    return "no worker has taken it yet: is the app's worker turned off ($ACTIVEGRADE_APP_WORKER=0)? Start one with `python -m core worker`"
 
 
-def is_running_here(store: Store, project_id: int) -> bool:
-    """Whether a preparation this process started is still at work on the project: its process runs and
-    has not written its outcome. Read together, so "ready" or "failed" never comes with a job still here."""
-    with _jobs_lock:
-        return _running_here(store, project_id)
+def preparation_queued(store: Store, project_id: int) -> bool:
+    """Whether the project's preparation job is queued or running (a project left 'preparing' by a
+    process that died before jobs existed has none, and may be prepared again)."""
+    job = job_table.latest(store, project_id, PREPARE)
+    return job is not None and job.state in job_table.ACTIVE
 
 
-def _running_here(store: Store, project_id: int) -> bool:
-    job = _jobs.get((str(store.engine.url), project_id))
-    return job is not None and job.poll() is None and store.project(project_id).status == "preparing"
+def start_preparation(store: Store, project_id: int, *, wait: bool = False, chunk_items: int | None = None) -> bool:
+    """Queue the project's preparation unless it is ready or already queued or running.
 
-
-def start_preparation(store: Store, project_id: int, *, wait: bool = False) -> bool:
-    """Start preparing the project unless it is ready or already being prepared.
-
-    Returns True when a job was started: a separate process (core.jobs.preparation_job), or with
-    ``wait=True`` (scripts and tests) the preparation itself, run to the end before returning.
+    Returns True when a job was queued. With ``wait=True`` (scripts and tests) this process runs the
+    project's jobs to the end before returning. ``chunk_items`` (default
+    core.jobs.preparation_job.chunk_items) sizes the chunks several workers share.
     """
-    key = (str(store.engine.url), project_id)
-    with _jobs_lock:
-        if _running_here(store, project_id):
-            return False  # a job that wrote its outcome but has not exited yet no longer counts ("Try again")
-        if not store.claim_preparation(project_id, stale_before=datetime.now(UTC) - STALE_AFTER):
-            return False  # ready, or a live job (here or in another process) holds it
-        if not wait:
-            _jobs[key] = _spawn(store, project_id)
-            return True
-    run_preparation(store, project_id)
+    if preparation_queued(store, project_id):
+        return False
+    if not store.claim_preparation(project_id, stale_before=datetime.now(UTC) - STALE_AFTER):
+        return False  # ready, or another session claimed it at the same moment
+    enqueue_preparation(store, project_id, chunk_items)
+    if wait:
+        run_project_jobs(store, project_id)
     return True
 
 
-def _spawn(store: Store, project_id: int) -> subprocess.Popen:
-    """The preparation job in its own Python process, on the same database (its URL passed in the
-    environment, not on the command line, where other users could read a password)."""
-    root = str(Path(__file__).resolve().parents[2])
-    env = {
-        **os.environ,
-        config.DB_URL: store.engine.url.render_as_string(hide_password=False),
-        "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p),
-    }
-    return subprocess.Popen([sys.executable, "-m", "core.jobs.preparation_job", str(project_id)], env=env)
+def run_project_jobs(store: Store, project_id: int) -> int:
+    """Run the project's waiting jobs in this process until none is left; returns how many ran."""
+    return Worker(store, WorkerOptions(project_id=project_id)).run_until_idle()

@@ -175,6 +175,43 @@ class SignInFailure(Base):
     last_failed_at: Mapped[datetime] = mapped_column()
 
 
+class Job(Base):
+    """Long work (preparing a project, a chunk of it, a simulation) waiting for or held by a worker.
+
+    queued -> running -> done, or failed (``error`` holds the message). A running job whose
+    ``heartbeat_at`` is older than the workers' expiry is taken over by another worker (``attempts``
+    counts the starts); a job with unfinished children (``parent_id``: the chunks of a preparation)
+    waits, queued, until they are done. ``checkpoint`` is what a job keeps to resume from,
+    ``result`` what it hands on (a chunk's scores, a simulation's figures).
+    """
+
+    __tablename__ = "jobs"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    project_id: Mapped[int | None] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), nullable=True)
+    parent_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), nullable=True)
+    state: Mapped[str] = mapped_column(String(20), default="queued")
+    uses_model: Mapped[bool] = mapped_column(Boolean, default=False)
+    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    checkpoint: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    result: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+    progress_done: Mapped[int] = mapped_column(default=0)
+    progress_total: Mapped[int] = mapped_column(default=0)
+    message: Mapped[str] = mapped_column(Text, default="")
+    attempts: Mapped[int] = mapped_column(default=0)
+    error: Mapped[str] = mapped_column(Text, default="")
+    worker: Mapped[str | None] = mapped_column(String(MAX_NAME_CHARS), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    __table_args__ = (
+        Index("ix_jobs_state", "state", "id"),
+        Index("ix_jobs_project", "project_id", "kind"),
+        Index("ix_jobs_parent", "parent_id"),
+    )
+
+
 class SignInSession(Base):
     __tablename__ = "sign_in_sessions"
     id: Mapped[int] = mapped_column(primary_key=True)

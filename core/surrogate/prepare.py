@@ -19,7 +19,7 @@ import pandas as pd
 from core.stats.proxy import PROXY_COLUMN, predicted_grade, proxy_strata, proxy_values
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
 from core.surrogate.entropy import agreement, semantic_entropy, weighted_semantic_entropy
-from core.surrogate.semantic import ItemTexts, Progress, get_backend
+from core.surrogate.semantic import Backend, ItemTexts, Progress, get_backend
 from core.surrogate.semantic.base import Stage
 
 if TYPE_CHECKING:
@@ -86,6 +86,10 @@ def item_texts(inputs: Inputs) -> tuple[dict[str, np.ndarray], dict[int, ItemTex
     return rows_of, groups
 
 
+SCORES = ("n_samples", "n_clusters", "semantic_entropy", "semantic_entropy_weighted", "agreement")
+"""What clustering gives each item, apart from its stratum (decided over the whole pool)."""
+
+
 def prepare_items(
     inputs: Inputs,
     *,
@@ -112,12 +116,38 @@ def prepare_items(
     numeric pool column, the strata are the proxy's (core.stats.proxy.proxy_strata)
     instead of `stratify_by`'s, and the items get its predicted grade in the
     column core.stats.proxy.PROXY_COLUMN, the column's name in `items.attrs["proxy"]`.
+
+    The same as `stratified_items(inputs.pool, score_items(inputs, ...), ...)`, which is how a
+    pool prepared in chunks (core.jobs.preparation_job) gives exactly this result.
     """
-    proxy_scores = None if proxy is None else proxy_values(inputs.pool, proxy)
-    pool, samples = inputs.pool, inputs.samples
+    if proxy is not None:
+        proxy_values(inputs.pool, proxy)  # a bad proxy column is said before any model loads
     engine = get_backend(
         backend, model=model, threshold=threshold, device=device, cache_dir=cache_dir, batch_size=batch_size
     )
+    scores = score_items(inputs, engine, progress=progress, stage=stage)
+    return stratified_items(
+        inputs.pool, scores, n_strata=n_strata, stratify_by=stratify_by, min_stratum_size=min_stratum_size, proxy=proxy
+    )
+
+
+def score_items(
+    inputs: Inputs,
+    engine: Backend,
+    *,
+    start: int = 0,
+    stop: int | None = None,
+    progress: Progress | None = None,
+    stage: Stage | None = None,
+) -> dict[str, np.ndarray]:
+    """SCORES of the pool rows ``start:stop``, each an array of that length.
+
+    Every item is scored from its own texts alone (an exact backend gives the same classes in any
+    company; a model backend's batches differ with the chunk, see README's note on workers), so the
+    scores of consecutive chunks, concatenated, are those of the whole pool.
+    """
+    pool, samples = inputs.pool, inputs.samples
+    stop = len(pool) if stop is None else min(stop, len(pool))
     engine.on_stage = stage
     rows_of, texts = sample_index(samples)
     ids = pool["id"].to_numpy()
@@ -130,31 +160,41 @@ def prepare_items(
     )
     lengths = sample_lengths(samples)
 
-    n = len(pool)
+    n = max(stop - start, 0)
     scores = {name: np.full(n, np.nan) for name in ("semantic_entropy", "semantic_entropy_weighted", "agreement")}
-    n_samples, n_clusters = np.zeros(n, dtype=int), np.zeros(n, dtype=int)
-    with_samples = [p for p in range(n) if ids[p] in rows_of]
-    for start in range(0, len(with_samples), CHUNK_ITEMS):
-        part = with_samples[start : start + CHUNK_ITEMS]
+    scores["n_samples"], scores["n_clusters"] = np.zeros(n, dtype=int), np.zeros(n, dtype=int)
+    with_samples = [p for p in range(start, stop) if ids[p] in rows_of]
+    for first in range(0, len(with_samples), CHUNK_ITEMS):
+        part = with_samples[first : first + CHUNK_ITEMS]
         groups = [ItemTexts(questions[p], texts[rows_of[ids[p]]].tolist(), targets[p]) for p in part]
-        classes = engine.cluster(groups, _offset(progress, start, len(part), len(with_samples)))
+        classes = engine.cluster(groups, _offset(progress, first, len(part), len(with_samples)))
         for p, item_classes in zip(part, classes):
-            rows = rows_of[ids[p]]
+            rows, i = rows_of[ids[p]], p - start
             sample_classes, target_class = item_classes[:-1], item_classes[-1]
-            n_samples[p] = sample_classes.size
-            n_clusters[p] = np.unique(sample_classes).size
-            scores["semantic_entropy"][p] = semantic_entropy(sample_classes)
-            scores["semantic_entropy_weighted"][p] = weighted_semantic_entropy(
+            scores["n_samples"][i] = sample_classes.size
+            scores["n_clusters"][i] = np.unique(sample_classes).size
+            scores["semantic_entropy"][i] = semantic_entropy(sample_classes)
+            scores["semantic_entropy_weighted"][i] = weighted_semantic_entropy(
                 sample_classes, logprobs[rows], lengths[rows]
             )
-            scores["agreement"][p] = agreement(sample_classes, target_class)
+            scores["agreement"][i] = agreement(sample_classes, target_class)
+    return {name: scores[name] for name in SCORES}
 
+
+def stratified_items(
+    pool: pd.DataFrame,
+    scores: dict[str, np.ndarray],
+    *,
+    n_strata: int = DEFAULT_N_STRATA,
+    stratify_by: str = DEFAULT_STRATIFY_BY,
+    min_stratum_size: int = DEFAULT_MIN_STRATUM_SIZE,
+    proxy: str | None = None,
+) -> pd.DataFrame:
+    """The items table: the pool's columns, the whole pool's SCORES, and the strata decided over all of them."""
     items = pool.copy()
-    items["n_samples"] = n_samples
-    items["n_clusters"] = n_clusters
-    for name, values in scores.items():
-        items[name] = values
-    if proxy_scores is None:
+    for name in SCORES:
+        items[name] = scores[name]
+    if proxy is None:
         items["stratum"] = stratify(
             scores["semantic_entropy"],
             scores["agreement"],
@@ -163,6 +203,7 @@ def prepare_items(
             min_size=min_stratum_size,
         )
     else:
+        proxy_scores = proxy_values(pool, proxy)
         items[PROXY_COLUMN] = predicted_grade(proxy_scores)
         items["stratum"] = proxy_strata(proxy_scores, n_strata, min_stratum_size)
         items.attrs["proxy"] = proxy

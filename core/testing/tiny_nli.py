@@ -21,9 +21,14 @@ def build_tiny_nli_model(
     kind: str = "bert",
     hidden_size: int = 16,
     layers: int = 1,
+    heads: int = 2,
+    intermediate_size: int | None = None,
 ) -> str:
     """Save a `kind` ("bert" or "deberta-v2") sequence classifier with the
     all-MiniLM-L6-v2 WordPiece vocabulary to `folder` and return its path.
+
+    `hidden_size`, `layers`, `heads` and `intermediate_size` (default twice the hidden size) size it:
+    benchmarks/gpu.py builds one of DeBERTa-v3-base's size (768, 12, 12, 3072).
 
     With `always` (a label name), the classifier head is zeroed and its bias
     makes that label win for every input; otherwise the seeded random weights
@@ -49,8 +54,8 @@ def build_tiny_nli_model(
         vocab_size=tokenizer.vocab_size,
         hidden_size=hidden_size,
         num_hidden_layers=layers,
-        num_attention_heads=2,
-        intermediate_size=2 * hidden_size,
+        num_attention_heads=heads,
+        intermediate_size=intermediate_size or 2 * hidden_size,
         max_position_embeddings=512,
         num_labels=len(id2label),
         id2label=id2label,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.services.project import is_running_here
-from core.testing.waiting import prepared
+from core.store import jobs as job_table
+from core.testing.waiting import prepared, until
 
 
 def test_first_run_opens_the_demo_and_shows_its_strata(open_app, store):
@@ -13,7 +13,11 @@ def test_first_run_opens_the_demo_and_shows_its_strata(open_app, store):
     demo = store.project_by_name("Demo")
     assert demo is not None and at.query_params["project"] == str(demo.id)
     prepared(store, demo.id)
-    assert not is_running_here(store, demo.id)
+    until(  # the app's own worker ran it
+        lambda: {job.state for job in job_table.jobs(store, demo.id)} == {"done"},
+        timeout=60,
+        what="the demo's jobs to be done",
+    )
     at.run()
     assert at.header[0].value == "Demo"
     assert {m.label: m.value for m in at.metric}["Items"] == "40"
@@ -92,43 +96,44 @@ def test_failed_preparation_is_shown_with_a_retry(open_app, store, project_id):
 
 
 def test_running_preparation_shows_stored_progress(open_app, store, uploads, monkeypatch, tmp_path):
-    from datetime import timedelta
+    from datetime import UTC, datetime, timedelta
 
     import core.services.project
-    from core.services.project import create_project
+    from core.services.project import create_project, start_preparation
 
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    monkeypatch.setenv("ACTIVEGRADE_APP_WORKER", "0")
     monkeypatch.setattr(
         core.services.project, "STALE_AFTER", timedelta(days=1)
     )  # however slow the machine, not stalled
     pid = create_project(store, "Busy", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
-    store.set_status(pid, "preparing")  # as a job in another process would
+    assert start_preparation(store, pid)
+    assert job_table.claim(store, "elsewhere", stale_before=datetime.now(UTC)) is not None  # a worker holds it
     store.set_progress(pid, 12, 40, "clustering surrogate answers: 12 of 40 items")
     at = open_app(project_id=pid)
     progress = at.get("progress")[0].proto
     assert abs(progress.value - 30) <= 1 and "12 of 40 items" in progress.text
-    assert store.project(pid).status == "preparing"  # the page did not start a second job
+    assert not at.warning  # its worker is alive
+    assert [job.state for job in job_table.jobs(store, pid)] == ["running"]  # the page queued no second job
 
 
-def test_stalled_preparation_offers_a_restart(open_app, store, uploads, monkeypatch, tmp_path):
+def test_a_preparation_no_worker_takes_says_so_until_the_apps_worker_runs_it(
+    open_app, store, uploads, monkeypatch, tmp_path
+):
     from datetime import timedelta
 
     import core.services.project
 
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
-    pid = core.services.project.create_project(
-        store, "Dead", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False
-    )
-    store.set_status(pid, "preparing")
+    monkeypatch.setenv("ACTIVEGRADE_APP_WORKER", "0")  # a deployment whose workers run apart, none yet
+    pid = core.services.project.create_project(store, "Waiting", uploads["pool.jsonl"], uploads["samples.jsonl"])
     monkeypatch.setattr(core.services.project, "STALE_AFTER", timedelta(seconds=-1))
     at = open_app(project_id=pid)
-    assert "stopped responding" in at.warning[0].value
-    at.button(key="restart").click().run()
+    assert "no worker has taken it" in at.warning[0].value and "python -m core worker" in at.warning[0].value
+    monkeypatch.setenv("ACTIVEGRADE_APP_WORKER", "1")
+    at.run()  # the app starts its own worker, which prepares the project
     prepared(store, pid)
     assert store.project(pid).status == "ready"
-    from core.services import audit
-
-    assert list(audit.trail(store, pid)["action"]) == [audit.PREPARATION_STARTED]  # the restart is audited
 
 
 def test_database_url_from_streamlit_secrets(tmp_path, monkeypatch):

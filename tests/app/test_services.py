@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 
 import pytest
 
@@ -12,7 +11,7 @@ from core.exports.report import report, report_markdown
 from core.inputs.markup import has_image
 from core.scales import BINARY, LIKERT, parse_custom_labels, scale_from_settings
 from core.services.grading import grader_view, next_position
-from core.services.project import create_project, is_stalled, start_preparation
+from core.services.project import create_project, start_preparation
 from core.services.tracking import current_estimate, estimate_path
 
 
@@ -74,13 +73,11 @@ def test_grader_view_hides_reference_and_signals_unless_allowed():
     assert "label" not in shown and "label" not in shown["signals"]
 
 
-def test_stalled_means_preparing_with_an_old_heartbeat(store, uploads):
+def test_a_queued_preparation_is_not_queued_twice(store, uploads):
     pid = create_project(store, "p", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
-    store.set_status(pid, "preparing")
-    info = store.project(pid)
-    assert not is_stalled(info, now=info.updated_at)  # a fresh heartbeat, however slow the machine
-    assert is_stalled(info, now=info.updated_at + timedelta(minutes=2))
-    assert not start_preparation(store, pid)  # a live job is not started twice
+    assert start_preparation(store, pid)
+    assert store.project(pid).status == "preparing"
+    assert not start_preparation(store, pid)  # a queued job is not queued twice
 
 
 def test_preparation_failure_is_stored_with_its_message(store, monkeypatch, uploads):
@@ -89,37 +86,11 @@ def test_preparation_failure_is_stored_with_its_message(store, monkeypatch, uplo
     def broken(*args, **kwargs):
         raise InputError("the model is missing", fix="install it")
 
-    monkeypatch.setattr(core.surrogate.prepare, "prepare_items", broken)
+    monkeypatch.setattr(core.surrogate.prepare, "score_items", broken)
     pid = create_project(store, "p", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
     assert start_preparation(store, pid, wait=True)
     info = store.project(pid)
     assert info.status == "failed" and "the model is missing" in info.error and "install it" in info.error
-
-
-def test_a_finished_job_is_no_longer_running_when_its_outcome_is_visible(store, monkeypatch, uploads):
-    """The outcome is written after the job leaves this process's registry, so a reader that sees
-    "ready" or "failed" never finds the job still running (and "Try again" is never refused by it)."""
-    import core.surrogate.prepare
-    from core.services.project import is_running_here
-
-    pid = create_project(store, "p", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
-    running_at_write = []
-    save_items = store.save_items
-    monkeypatch.setattr(
-        store, "save_items", lambda *a: (running_at_write.append(is_running_here(store, pid)), save_items(*a))
-    )
-    assert start_preparation(store, pid, wait=True) and store.project(pid).status == "ready"
-
-    def broken(*args, **kwargs):
-        raise InputError("the model is missing")
-
-    monkeypatch.setattr(core.surrogate.prepare, "prepare_items", broken)
-    store.set_status(pid, "failed", "before")
-    retried = []
-    set_status = store.set_status
-    monkeypatch.setattr(store, "set_status", lambda *a: (set_status(*a), retried.append(is_running_here(store, pid))))
-    assert start_preparation(store, pid, wait=True) and store.project(pid).status == "failed"
-    assert running_at_write == [False] and retried == [False]
 
 
 def test_bad_upload_writes_nothing(store):

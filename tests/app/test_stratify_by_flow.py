@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.jobs import simulation_job
+from core.jobs.simulation_job import latest_simulation
 from core.services.grading import next_position
 from core.stats.confseq import anytime_interval
-from core.stats.design import project_design
+from core.stats.design import prepared_design, project_design
 from core.stats.estimate import estimate
 from core.stats.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
 from core.testing.waiting import prepared
@@ -61,15 +61,7 @@ def test_stratify_by_and_strata_flow_from_the_form_to_the_queue_the_estimator_an
     assert len(result.strata) == design.H and not result.missing
     assert anytime_interval(design, list(graded), list(graded.values()), n0=20).n == design.H
 
-    # the Simulate page simulates this design, not a re-stratification
-    started = []
-    start = simulation_job.start
-
-    def spy(key, **arguments):
-        started.append(arguments["design"].stratum.copy())
-        return start(key, **arguments)
-
-    monkeypatch.setattr(simulation_job, "start", spy)
+    # the Simulate page simulates this design (its worker reads the prepared items), not a re-stratification
     page = open_app("app_pages/simulate.py", project_id=project.id)
     page.text_input(key="sim_budgets").set_value("0.2")
     page.number_input[0].set_value(10)
@@ -77,5 +69,7 @@ def test_stratify_by_and_strata_flow_from_the_form_to_the_queue_the_estimator_an
     page.button[0].click().run(timeout=120)
     simulated(page)
     assert not page.error, [e.value for e in page.error]
-    assert len(started) == 1 and np.array_equal(started[0], expected)
+    job = latest_simulation(store, project.id)
+    assert job.state == "done" and "design" not in job.payload
+    assert np.array_equal(prepared_design(store.load_items(project.id)).stratum, expected)
     assert page.dataframe[0].value["method"].tolist().count("activegrade") == 1

@@ -15,6 +15,7 @@ import threading
 
 import pytest
 
+from core import config
 from core.services import auth
 from core.services.progress import counts
 from core.services.reservations import overlap_positions
@@ -103,7 +104,7 @@ def test_two_replicas_on_one_postgres_grade_1000_with_no_item_twice_and_equal_da
     browser, pg_url, tmp_path, monkeypatch
 ):
     assert expected_grades(N_ITEMS, OVERLAP) == GRADES
-    monkeypatch.setenv(auth.OPEN_DEMO_ENV, "0")
+    monkeypatch.setenv(config.OPEN_DEMO, "0")
     store = Store.open(pg_url)
     pid, design = synthetic_project(store, N_ITEMS, settings={"overlap": OVERLAP})
     people = [f"web-{r}{s}" for r in "ab" for s in range(SESSIONS_PER_REPLICA)] + ["vera"]

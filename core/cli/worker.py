@@ -1,0 +1,62 @@
+"""`python -m core worker`: claim jobs (preparation, its chunks, simulations) from the database and run them.
+
+Run as many as the machines allow, beside the app, on the app's database:
+
+    python -m core worker                          # every job, models on the CPU (or a GPU when one is free)
+    python -m core worker --device cuda --only model   # a GPU worker: the model-heavy jobs, fp16, batched
+    python -m core worker --only light             # a CPU worker for everything that runs no model
+
+A worker that dies leaves its job to another once its heartbeat is older than --stale-after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+from core.jobs.context import HEARTBEAT_S, MAX_ATTEMPTS, STALE_AFTER_S, WorkerOptions
+from core.jobs.worker import Worker
+from core.store import Store
+
+ONLY = {"all": None, "model": True, "light": False}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", help="database URL (default: $ACTIVEGRADE_DB_URL or ./.activegrade/activegrade.db)")
+    parser.add_argument("--device", default="auto", help="where models run: auto, cpu, cuda (fp16), cuda:1, mps")
+    parser.add_argument("--batch-size", type=int, help="texts or pairs per model call (default: the backend's)")
+    parser.add_argument(
+        "--only", choices=list(ONLY), default="all", help="take only jobs that run a model, or only those that do not"
+    )
+    parser.add_argument("--heartbeat", type=float, default=HEARTBEAT_S, help="seconds between heartbeats")
+    parser.add_argument(
+        "--stale-after", type=float, default=STALE_AFTER_S, help="take over a job whose heartbeat is this old (s)"
+    )
+    parser.add_argument("--max-attempts", type=int, default=MAX_ATTEMPTS, help="starts of a job before it fails")
+    parser.add_argument("--idle-exit", type=float, help="stop after this many seconds without a job")
+    parser.add_argument("--parent-pid", type=int, help="stop when this process is gone (the app's own worker)")
+    parser.add_argument("--once", action="store_true", help="run the jobs waiting now, then stop")
+
+
+def run(args: argparse.Namespace) -> int:
+    options = WorkerOptions(
+        device=args.device,
+        batch_size=args.batch_size,
+        uses_model=ONLY[args.only],
+        heartbeat_s=args.heartbeat,
+        stale_after_s=args.stale_after,
+        max_attempts=args.max_attempts,
+        idle_exit_s=args.idle_exit,
+        parent_pid=args.parent_pid,
+    )
+    worker = Worker(Store.open(args.db), options)
+    print(f"worker {worker.name} started", file=sys.stderr, flush=True)
+    if args.once:
+        worker.run_until_idle()
+        return 0
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    worker.run(stop)
+    return 0

@@ -1,0 +1,230 @@
+"""Jobs in the database (core.store.jobs) and the worker (core.jobs.worker), on SQLite and PostgreSQL:
+one claim per job among concurrent workers, a stuck job's takeover, retries and failures, and a
+preparation split into chunks that gives exactly the unchunked result."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.errors import InputError
+from core.jobs.context import Kind, WorkerOptions
+from core.jobs.preparation_job import CHUNK, PREPARE, scores_from_json, scores_to_json
+from core.jobs.worker import Worker
+from core.services.project import create_project, start_preparation, waiting_for_worker
+from core.store import Store
+from core.store import jobs as job_table
+from core.store.jobs import NewJob
+from tests.pg_schema import throwaway_schema_url
+
+DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request, tmp_path):
+    if request.param == "sqlite":
+        yield Store.open(f"sqlite:///{tmp_path / 'jobs.db'}")
+        return
+    with throwaway_schema_url() as url:
+        store = Store.open(url)
+        yield store
+        store.engine.dispose()
+
+
+def later(seconds: float = 1.0) -> datetime:
+    return datetime.now(UTC) + timedelta(seconds=seconds)
+
+
+def earlier(seconds: float = 60.0) -> datetime:
+    return datetime.now(UTC) - timedelta(seconds=seconds)
+
+
+def recording_kinds(runs: list, *, error: Exception | None = None, failures: list | None = None) -> dict[str, Kind]:
+    """A 'noop' kind that records each run's job id (and raises ``error`` when given)."""
+
+    def run(context):
+        runs.append(context.job.id)
+        if error is not None:
+            raise error
+        return {"ran": context.job.id}
+
+    failures = [] if failures is None else failures
+    return {"noop": Kind(run=run, failed=lambda store, job, message: failures.append((job.id, message)))}
+
+
+def test_concurrent_workers_claim_each_job_once(store):
+    ids = [job_table.enqueue(store, NewJob("noop", None, {"n": i})) for i in range(24)]
+    runs: list[int] = []
+    workers = [Worker(store, name=f"w{i}", kinds=recording_kinds(runs)) for i in range(4)]
+    threads = [threading.Thread(target=w.run_until_idle) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(runs) == ids  # every job ran, none twice
+    rows = job_table.jobs(store)
+    assert {r.state for r in rows} == {"done"} and {r.attempts for r in rows} == {1}
+    assert [r.result for r in rows] == [{"ran": i} for i in ids]
+
+
+def test_a_claim_is_refused_while_another_holds_the_job(store):
+    job_id = job_table.enqueue(store, NewJob("noop", None, {}))
+    assert job_table.claim(store, "a", stale_before=earlier()).id == job_id
+    assert job_table.claim(store, "b", stale_before=earlier()) is None  # a's heartbeat is fresh
+
+
+def test_a_stuck_job_is_taken_over_and_the_first_worker_can_no_longer_write(store):
+    job_id = job_table.enqueue(store, NewJob("noop", None, {}))
+    job_table.claim(store, "a", stale_before=earlier())
+    assert job_table.save_checkpoint(store, job_id, "a", {"done": 3})
+    taken = job_table.claim(store, "b", stale_before=later())  # a's heartbeat counts as expired
+    assert taken.id == job_id and taken.worker == "b" and taken.attempts == 2
+    assert taken.checkpoint == {"done": 3}  # b resumes from a's checkpoint
+    assert not job_table.heartbeat(store, job_id, "a")
+    assert not job_table.finish(store, job_id, "a", {"by": "a"})
+    assert job_table.finish(store, job_id, "b", {"by": "b"})
+    row = job_table.job(store, job_id)
+    assert row.state == "done" and row.result == {"by": "b"}
+
+
+def test_a_worker_takes_over_a_stuck_job_after_its_heartbeat_expires(store):
+    job_id = job_table.enqueue(store, NewJob("noop", None, {}))
+    job_table.claim(store, "dead", stale_before=earlier())
+    runs: list[int] = []
+    patient = Worker(store, WorkerOptions(stale_after_s=3600), name="patient", kinds=recording_kinds(runs))
+    assert not patient.run_once()  # the heartbeat is younger than an hour
+    eager = Worker(store, WorkerOptions(stale_after_s=-1), name="eager", kinds=recording_kinds(runs))
+    assert eager.run_once() and runs == [job_id]
+    assert job_table.job(store, job_id).attempts == 2
+
+
+def test_a_failing_job_is_retried_then_fails_with_its_error(store):
+    job_id = job_table.enqueue(store, NewJob("noop", None, {}))
+    runs, failures = [], []
+    kinds = recording_kinds(runs, error=RuntimeError("the GPU fell off"), failures=failures)
+    Worker(store, WorkerOptions(max_attempts=3), kinds=kinds).run_until_idle()
+    row = job_table.job(store, job_id)
+    assert runs == [job_id] * 3 and row.state == "failed" and row.attempts == 3
+    assert row.error == "RuntimeError: the GPU fell off" and failures == [(job_id, row.error)]
+
+
+def test_bad_input_fails_at_once(store):
+    job_id = job_table.enqueue(store, NewJob("noop", None, {}))
+    runs: list[int] = []
+    kinds = recording_kinds(runs, error=InputError("the pool has no prompt column", fix="add one"))
+    Worker(store, kinds=kinds).run_until_idle()
+    row = job_table.job(store, job_id)
+    assert runs == [job_id] and row.state == "failed" and "add one" in row.error
+
+
+def test_a_job_whose_workers_keep_dying_gives_up(store):
+    job_id = job_table.enqueue(store, NewJob("noop", None, {}))
+    for name in ("a", "b"):
+        job_table.claim(store, name, stale_before=later())  # each dies holding it
+    runs, failures = [], []
+    worker = Worker(
+        store, WorkerOptions(max_attempts=2, stale_after_s=-1), kinds=recording_kinds(runs, failures=failures)
+    )
+    assert worker.run_once()
+    row = job_table.job(store, job_id)
+    assert runs == [] and row.state == "failed" and row.attempts == 3
+    assert "gave up after 2 attempts" in row.error and failures == [(job_id, row.error)]
+
+
+def test_the_light_worker_leaves_model_jobs_to_the_model_worker(store):
+    heavy = job_table.enqueue(store, NewJob("noop", None, {}, uses_model=True))
+    light = job_table.enqueue(store, NewJob("noop", None, {}))
+    runs: list[int] = []
+    Worker(store, WorkerOptions(uses_model=False), kinds=recording_kinds(runs)).run_until_idle()
+    assert runs == [light]
+    Worker(store, WorkerOptions(uses_model=True), kinds=recording_kinds(runs)).run_until_idle()
+    assert runs == [light, heavy]
+
+
+def demo_project(store: Store, name: str, **settings) -> int:
+    files = [(path.name, path.read_bytes()) for path in (DEMO / "pool.jsonl", DEMO / "samples.jsonl")]
+    return create_project(store, name, files[0], files[1], settings, start=False)
+
+
+@pytest.mark.parametrize("settings", [{}, {"stratify_by": "both", "n_strata": 4}])
+def test_a_chunked_preparation_gives_the_unchunked_items_bit_for_bit(store, settings):
+    whole, chunked = demo_project(store, "whole", **settings), demo_project(store, "chunked", **settings)
+    assert start_preparation(store, whole, wait=True)
+    assert start_preparation(store, chunked, wait=True, chunk_items=40)
+    prepare = job_table.latest(store, chunked, PREPARE)
+    chunks = job_table.children(store, prepare.id)
+    assert prepare.state == "done" and len(chunks) == 8 and {c.kind for c in chunks} == {CHUNK}
+    assert [c.payload["start"] for c in chunks] == list(range(0, 301, 40))
+    assert job_table.children(store, job_table.latest(store, whole, PREPARE).id) == []
+    a, b = store.load_items(whole), store.load_items(chunked)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    for column in ("semantic_entropy", "semantic_entropy_weighted", "agreement"):
+        assert a[column].to_numpy().tobytes() == b[column].to_numpy().tobytes()
+    assert store.project(chunked).status == "ready"
+
+
+def test_a_chunk_that_fails_fails_the_preparation(store, monkeypatch):
+    import core.surrogate.prepare
+
+    pid = demo_project(store, "p")
+    score_items = core.surrogate.prepare.score_items
+
+    def broken(inputs, engine, *, start=0, **kwargs):
+        if start == 120:
+            raise InputError("chunk three is broken", fix="mend it")
+        return score_items(inputs, engine, start=start, **kwargs)
+
+    monkeypatch.setattr(core.surrogate.prepare, "score_items", broken)
+    start_preparation(store, pid, wait=True, chunk_items=40)
+    info = store.project(pid)
+    assert info.status == "failed" and "chunk three is broken" in info.error
+    assert job_table.latest(store, pid, PREPARE).state == "failed"
+    assert start_preparation(store, pid)  # "Try again" queues it anew
+
+
+def test_a_preparation_no_worker_takes_says_so(store):
+    pid = demo_project(store, "p")
+    assert start_preparation(store, pid)
+    assert not start_preparation(store, pid)  # queued once
+    assert waiting_for_worker(store, pid) is None
+    message = waiting_for_worker(store, pid, now=later(3600))
+    assert "no worker has taken it" in message
+    job_table.claim(store, "w", stale_before=earlier())
+    assert "stopped responding" in waiting_for_worker(store, pid, now=later(3600))
+
+
+def test_scores_survive_the_json_round_trip_exactly():
+    values = np.array([np.nan, 0.1 + 0.2, 1 / 3, np.log(7) * 1e-300, 5e-324, 1.7976931348623157e308])
+    back = scores_from_json(json.loads(json.dumps(scores_to_json({"agreement": values}))))["agreement"]
+    assert np.isnan(back[0]) and back[1:].tobytes() == values[1:].tobytes()
+
+
+def test_a_chunked_nli_preparation_gives_the_unchunked_scores(tmp_path, monkeypatch):
+    """A model backend (a tiny random NLI model) scores every item from its own pairs: the chunks,
+    each with a cache of its own, give the same classes and entropies within 1e-9."""
+    from core.surrogate.semantic.cache import CACHE_ENV
+    from core.testing.tiny_nli import MNLI_LABELS, build_tiny_nli_model
+
+    store = Store.open(f"sqlite:///{tmp_path / 'nli.db'}")
+    model = build_tiny_nli_model(tmp_path / "nli", MNLI_LABELS)
+    data = Path(__file__).resolve().parent / "data" / "app"
+    files = [(name, (data / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
+    prepared = []
+    for name, chunk_items in (("whole", None), ("chunked", 15)):
+        monkeypatch.setenv(CACHE_ENV, str(tmp_path / f"cache-{name}"))
+        pid = create_project(store, name, *files, {"backend": "nli", "model": model}, start=False)
+        assert start_preparation(store, pid, wait=True, chunk_items=chunk_items)
+        assert store.project(pid).status == "ready", store.project(pid).error
+        prepared.append(store.load_items(pid))
+    whole, chunked = prepared
+    assert len(job_table.children(store, job_table.latest(store, 2, PREPARE).id)) == 3
+    for column in ("n_clusters", "stratum"):
+        assert whole[column].tolist() == chunked[column].tolist()
+    for column in ("semantic_entropy", "semantic_entropy_weighted", "agreement"):
+        np.testing.assert_allclose(chunked[column], whole[column], rtol=0, atol=1e-9)
