@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
+from core import config
 from core.errors import InputError
 from core.inputs.readers import load_project_inputs
 from core.store import Store
@@ -116,7 +117,6 @@ class SamplingSettings:
 
 
 KEY_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(KEY|TOKEN)", re.IGNORECASE)
-APP_VARIABLES = "ACTIVEGRADE_"
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,7 @@ def _server_url(url: str) -> str:
 
 
 def _check_key_variable(name: str) -> None:
-    if not KEY_VARIABLE.fullmatch(name) or name.upper().startswith(APP_VARIABLES):
+    if not KEY_VARIABLE.fullmatch(name) or name.upper().startswith(config.PREFIX):
         raise InputError(
             f"{name!r} is not the name of an API key's environment variable",
             fix="name a variable ending in KEY or TOKEN (e.g. OPENAI_API_KEY), not one of the app's ACTIVEGRADE_ ones",
