@@ -208,7 +208,7 @@ def test_scores_survive_the_json_round_trip_exactly():
 def test_a_chunked_nli_preparation_gives_the_unchunked_scores(tmp_path, monkeypatch):
     """A model backend (a tiny random NLI model) scores every item from its own pairs: the chunks,
     each with a cache of its own, give the same classes and entropies within 1e-9."""
-    from core.surrogate.semantic.cache import CACHE_ENV
+    from core.config import CACHE_DIR
     from core.testing.tiny_nli import MNLI_LABELS, build_tiny_nli_model
 
     store = Store.open(f"sqlite:///{tmp_path / 'nli.db'}")
@@ -217,7 +217,7 @@ def test_a_chunked_nli_preparation_gives_the_unchunked_scores(tmp_path, monkeypa
     files = [(name, (data / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
     prepared = []
     for name, chunk_items in (("whole", None), ("chunked", 15)):
-        monkeypatch.setenv(CACHE_ENV, str(tmp_path / f"cache-{name}"))
+        monkeypatch.setenv(CACHE_DIR, str(tmp_path / f"cache-{name}"))
         pid = create_project(store, name, *files, {"backend": "nli", "model": model}, start=False)
         assert start_preparation(store, pid, wait=True, chunk_items=chunk_items)
         assert store.project(pid).status == "ready", store.project(pid).error
