@@ -114,36 +114,33 @@ def browser(request, chromium, artifacts):
         context.close()
 
 
+def _session_server(tmp_path_factory, artifacts: Path, name: str, open_demo: bool):
+    """The app on a SQLite database of its own for the whole session, in open demo mode or with sign-in."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(config.OPEN_DEMO, "1" if open_demo else "0")
+        app = Server(
+            f"sqlite:///{tmp_path_factory.mktemp(name) / 'app.db'}",
+            ROOT / "tests" / "data" / "app",
+            artifacts / f"streamlit-{name}.log",
+        )
+    yield app
+    app.stop()
+
+
 @pytest.fixture(scope="session")
 def shared_server(tmp_path_factory, artifacts):
     """The app in open demo mode on one SQLite database for the whole session (its start and first page
     cost 10-15 s on a busy machine). A test on it makes its own project (and names it apart) and opens it
     by URL (``/grade?project=ID``); one that needs an empty database or stops the server uses
     tests/e2e's ``server``, started for it alone."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(config.OPEN_DEMO, "1")
-        app = Server(
-            f"sqlite:///{tmp_path_factory.mktemp('shared-app') / 'app.db'}",
-            ROOT / "tests" / "data" / "app",
-            artifacts / "streamlit-shared.log",
-        )
-    yield app
-    app.stop()
+    yield from _session_server(tmp_path_factory, artifacts, "shared", open_demo=True)
 
 
 @pytest.fixture(scope="session")
 def shared_signed_in_server(tmp_path_factory, artifacts):
     """The app with sign-in (no open demo) on one SQLite database for the whole session: a test on it makes
     its own project and accounts, with names no other test uses."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(config.OPEN_DEMO, "0")
-        app = Server(
-            f"sqlite:///{tmp_path_factory.mktemp('shared-signed-in') / 'app.db'}",
-            ROOT / "tests" / "data" / "app",
-            artifacts / "streamlit-shared-signed-in.log",
-        )
-    yield app
-    app.stop()
+    yield from _session_server(tmp_path_factory, artifacts, "shared-signed-in", open_demo=False)
 
 
 @pytest.fixture(scope="session")
