@@ -63,6 +63,17 @@ def truthfulqa() -> tuple[Path, Path]:
     return shared_pool("truthfulqa")
 
 
+HEAVY_MARKERS = ("e2e", "slow")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules with browser or slow tests run first (each keeps its own order). The suite runs on two
+    pytest-xdist workers one module at a time (pyproject.toml): longest jobs first keeps one worker from
+    starting a minute-long module while the other has nothing left to do."""
+    heavy = {item.module.__name__ for item in items if any(item.get_closest_marker(m) for m in HEAVY_MARKERS)}
+    items.sort(key=lambda item: item.module.__name__ not in heavy)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """Keep each phase's report on the test item, so fixtures can tell a failed test."""

@@ -13,7 +13,8 @@ import pytest
 from core.cli import main
 from core.errors import InputError
 from core.jobs.sampling_job import default_model
-from core.surrogate.sample import answer_length, batch_seed, build_prompt, completed_items, load_model, sample_pool
+from core.surrogate.sample import answer_length, batch_seed, build_prompt, load_model, sample_pool
+from core.surrogate.sampler_base import completed_items
 
 POOL = pd.DataFrame(
     {

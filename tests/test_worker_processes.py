@@ -29,6 +29,7 @@ from core.jobs.preparation_job import CHUNK, PREPARE
 from core.services.project import start_preparation
 from core.store import Store
 from core.store import jobs as job_table
+from core.testing.waiting import prepared
 from tests.pg_schema import throwaway_schema_url
 from tests.test_jobs import demo_project
 
@@ -89,13 +90,6 @@ def kill_holding_a_chunk(store: Store, worker: subprocess.Popen) -> int:
     raise AssertionError(f"the worker held no job within {DEADLINE_S} s")
 
 
-def wait_until(condition, what: str) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        assert time.monotonic() < deadline, f"{what} not within {DEADLINE_S} s"
-        time.sleep(0.1)
-
-
 def test_a_killed_worker_leaves_its_job_to_another_and_nothing_is_done_twice(url):
     store = Store.open(url)
     reference = demo_project(store, "one worker")
@@ -107,7 +101,7 @@ def test_a_killed_worker_leaves_its_job_to_another_and_nothing_is_done_twice(url
     try:
         killed = kill_holding_a_chunk(store, first)
         second = start_worker(url)
-        wait_until(lambda: store.project(pid).status != "preparing", "the preparation's end")
+        prepared(store, pid, timeout=DEADLINE_S)
         assert second.wait(timeout=DEADLINE_S) == 0  # it stops by itself once idle
     finally:
         for process in (first, second):

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,9 +40,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from core.errors import InputError
-from core.surrogate.sampler_base import FEW_SHOT, SYSTEM_PROMPT, Answer, check_settings, completed_items, write_answers
-
-Progress = Callable[[int, int], None]
+from core.surrogate.sampler_base import FEW_SHOT, SYSTEM_PROMPT, Answer, Progress, check_settings, samples_file
 
 
 @dataclass
@@ -213,21 +211,7 @@ def sample_pool(
     output (default: the model's folder or GGUF file name).
     """
     check_settings(k=k, temperature=temperature, max_new_tokens=max_new_tokens, batch_size=batch_size)
-    for column in ("id", "prompt"):
-        if column not in pool.columns:
-            raise InputError(
-                f"the pool has no '{column}' column", column=column, fix="give a pool with 'id' and 'prompt' columns"
-            )
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    done = completed_items(path, k)
-    ids = pool["id"].astype(str).tolist()
-    todo = [(item, prompt) for item, prompt in zip(ids, pool["prompt"].astype(str)) if item not in done]
-    total, finished = len(ids), len(ids) - len(todo)
-    name = surrogate or local.name
-    if progress:
-        progress(finished, total)
-    with path.open("a", encoding="utf-8") as handle:
+    with samples_file(pool, out, k, surrogate or local.name, progress) as (todo, write):
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
             batch_ids = [item for item, _ in batch]
@@ -241,8 +225,5 @@ def sample_pool(
                 seed=batch_seed(seed, batch_ids),
             )
             for item, item_answers in zip(batch_ids, answers):
-                write_answers(handle, item, item_answers, name)
-                finished += 1
-                if progress:
-                    progress(finished, total)
+                write(item, item_answers)
     return len(todo)

@@ -28,18 +28,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
 from core.errors import InputError
-from core.surrogate.sampler_base import FEW_SHOT, SYSTEM_PROMPT, Answer, check_settings, completed_items, write_answers
+from core.surrogate.sampler_base import FEW_SHOT, SYSTEM_PROMPT, Answer, Progress, check_settings, samples_file
 
 NO_KEY = "EMPTY"
-
-Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -167,17 +163,9 @@ def sample_pool_api(
     openai.AsyncOpenAI made from `server` (tests of the recorded replies)."""
     check_settings(k=k, temperature=temperature, max_new_tokens=max_tokens, batch_size=1)
     check_server(server)
-    for column in ("id", "prompt"):
-        if column not in pool.columns:
-            raise InputError(f"the pool has no '{column}' column", column=column, fix="give 'id' and 'prompt'")
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    done = completed_items(path, k)
-    items = [(i, p) for i, p in zip(pool["id"].astype(str), pool["prompt"].astype(str)) if i not in done]
-    total, name = len(pool), surrogate or server.model
     key = api_key(server.api_key_env) if client is None else NO_KEY
 
-    async def run() -> None:
+    async def run(todo: list[tuple[str, str]], write) -> None:
         import openai
 
         own = client or openai.AsyncOpenAI(
@@ -188,18 +176,10 @@ def sample_pool_api(
         async def one(position: int, item: str, prompt: str) -> tuple[str, list[Answer]]:
             return item, await asker.answers(prompt, seed * 1_000_003 + 7919 * position)
 
-        finished = total - len(items)
-        if progress:
-            progress(finished, total)
-        tasks = [asyncio.ensure_future(one(p, item, prompt)) for p, (item, prompt) in enumerate(items)]
+        tasks = [asyncio.ensure_future(one(p, item, prompt)) for p, (item, prompt) in enumerate(todo)]
         try:
-            with path.open("a", encoding="utf-8") as handle:
-                for next_done in asyncio.as_completed(tasks):
-                    item, answers = await next_done
-                    write_answers(handle, item, answers, name)
-                    finished += 1
-                    if progress:
-                        progress(finished, total)
+            for next_done in asyncio.as_completed(tasks):
+                write(*await next_done)
         finally:
             for task in tasks:
                 task.cancel()
@@ -207,5 +187,6 @@ def sample_pool_api(
             if client is None:
                 await own.close()
 
-    asyncio.run(run())
-    return len(items)
+    with samples_file(pool, out, k, surrogate or server.model, progress) as (todo, write):
+        asyncio.run(run(todo, write))
+    return len(todo)

@@ -11,13 +11,20 @@ flushed at once, so a rerun keeps the items already complete
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+import pandas as pd
+
 from core.errors import InputError
+
+Progress = Callable[[int, int], None]
+"""progress(items finished, items in the pool)."""
 
 SYSTEM_PROMPT = (
     "You answer quiz questions. Reply with the answer only: a number, a name "
@@ -99,3 +106,37 @@ def check_settings(*, k: int, temperature: float, max_new_tokens: int, batch_siz
         raise InputError(
             "greedy decoding (temperature 0) gives K identical answers", fix="use --k 1 or a positive temperature"
         )
+
+
+@contextmanager
+def samples_file(
+    pool: pd.DataFrame, out: str | os.PathLike, k: int, surrogate: str, progress: Progress | None
+) -> Iterator[tuple[list[tuple[str, str]], Callable[[str, Sequence[Answer]], None]]]:
+    """A sampling run's output: ``(todo, write)``, the (id, prompt) of the pool's items not yet complete in
+    `out` (`completed_items`) and a function that appends one item's answers (`write_answers`) and reports
+    progress. `pool` needs `id` and `prompt` columns; the folder of `out` is made."""
+    for column in ("id", "prompt"):
+        if column not in pool.columns:
+            raise InputError(
+                f"the pool has no '{column}' column", column=column, fix="give a pool with 'id' and 'prompt' columns"
+            )
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = completed_items(path, k)
+    todo = [
+        (item, prompt) for item, prompt in zip(pool["id"].astype(str), pool["prompt"].astype(str)) if item not in done
+    ]
+    total = len(pool)
+    finished = total - len(todo)
+    if progress:
+        progress(finished, total)
+    with path.open("a", encoding="utf-8") as handle:
+
+        def write(item: str, answers: Sequence[Answer]) -> None:
+            nonlocal finished
+            write_answers(handle, item, answers, surrogate)
+            finished += 1
+            if progress:
+                progress(finished, total)
+
+        yield todo, write

@@ -45,11 +45,16 @@ def model_folder(folder: Path) -> Path:
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    partial = folder.with_name(folder.name + ".partial")
+    partial = folder.with_name(f"{folder.name}.partial-{os.getpid()}")  # one per process: test workers race here
     shutil.rmtree(partial, ignore_errors=True)
     model.save_pretrained(partial)
     tokenizer.save_pretrained(partial)
-    partial.rename(folder)
+    try:
+        partial.rename(folder)
+    except OSError:  # another process finished first: its folder holds the same model
+        shutil.rmtree(partial, ignore_errors=True)
+        if not (folder / "config.json").exists():
+            raise
     return folder
 
 
