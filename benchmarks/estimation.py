@@ -35,6 +35,7 @@ import pandas as pd
 from scipy import stats
 
 from core.inputs.io import load_inputs
+from core.stats.allocation import Design
 from core.stats.confseq import sequence_batch
 from core.stats.design import prepared_design
 from core.stats.estimate import DEFAULT_METHOD, estimate_batch
@@ -117,29 +118,42 @@ def method_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def width_ratios(items: pd.DataFrame, n0: int, reps: int, seed: int) -> str:
-    """Median anytime width (running intersection at every grade) / median fixed-n width of activegrade."""
-    design = prepared_design(items)
-    labels = items["label"].to_numpy(dtype=float)
+def width_figures(design: Design, labels: np.ndarray, n0: int, reps: int, seed: int) -> tuple[list[tuple], float]:
+    """Per n in (n0/2, n0, 2 n0): (n, median anytime width (running intersection at every grade), median fixed-n
+    width, median estimate - anytime low, median anytime high - estimate) of the queue on ``design``; and the
+    confidence sequence's process CPU per replication and grade."""
     ns = [n for n in (n0 // 2, n0, 2 * n0) if n <= design.N]
     orders = replication_orders(design.N, seed, reps)
     queue = replay_queue(design, labels, orders, max(ns))
     start = time.process_time()
     cs = sequence_batch(design, queue, labels[queue], n0, 1 - LEVEL)
     per_grade = (time.process_time() - start) / (reps * max(ns))
-    lines = [
-        "| n | anytime width (median) | fixed-n width (median) | ratio | anytime: estimate - low | high - estimate |",
-        "|---|---|---|---|---|---|",
-    ]
+    rows = []
     for n in ns:
         batch = estimate_batch(design, queue[:, :n], labels[queue[:, :n]], DEFAULT_METHOD)
         low, high = batch.interval(LEVEL)
         a_low, a_high = cs.low_run[:, n - 1], cs.high_run[:, n - 1]
-        fixed, anytime = np.median(high - low), np.median(a_high - a_low)
-        lines.append(
-            f"| {n} | {anytime:.4f} | {fixed:.4f} | **{anytime / fixed:.2f}** | "
-            f"{np.median(batch.value - a_low):.4f} | {np.median(a_high - batch.value):.4f} |"
+        rows.append(
+            (
+                n,
+                float(np.median(a_high - a_low)),
+                float(np.median(high - low)),
+                float(np.median(batch.value - a_low)),
+                float(np.median(a_high - batch.value)),
+            )
         )
+    return rows, per_grade
+
+
+def width_ratios(items: pd.DataFrame, n0: int, reps: int, seed: int) -> tuple[str, float]:
+    """Median anytime width / median fixed-n width of activegrade, as a markdown table; and the cost per grade."""
+    rows, per_grade = width_figures(prepared_design(items), items["label"].to_numpy(dtype=float), n0, reps, seed)
+    lines = [
+        "| n | anytime width (median) | fixed-n width (median) | ratio | anytime: estimate - low | high - estimate |",
+        "|---|---|---|---|---|---|",
+    ]
+    for n, anytime, fixed, below, above in rows:
+        lines.append(f"| {n} | {anytime:.4f} | {fixed:.4f} | **{anytime / fixed:.2f}** | {below:.4f} | {above:.4f} |")
     return "\n".join(lines), per_grade
 
 
