@@ -29,7 +29,7 @@ def times(report: Path) -> dict[str, float]:
 def selected(marker: str) -> set[str]:
     """The tests ``-m marker`` selects, named as in the JUnit report."""
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", marker],
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider", "-m", marker],
         cwd=ROOT,
         capture_output=True,
         text=True,
