@@ -100,6 +100,26 @@ def test_items_written_in_chunks_come_back_whole_in_order(store, monkeypatch):
     assert list(chunked["id"]) == [f"q{i}" for i in range(6)] and store.item_count(pid) == 6
 
 
+def test_items_read_in_chunks_with_a_column_null_throughout_one_chunk(store, monkeypatch):
+    """load_items reads SAVE_CHUNK rows at a time: a chunk where a column is all null (objects there, numbers
+    in the next) still gives the column one frame read at once gives: float with NaN, ints widened."""
+    from core.store import store as store_module
+
+    items = _items(6).assign(
+        agreement=[np.nan] * 3 + [0.5, 0.25, 1.0],
+        n_clusters=[None] * 3 + [1, 2, 3],
+        flag=[None, None, None, True, False, True],
+    )
+    pid = store.create_project("null chunk", {}, {})
+    store.save_items(pid, items)
+    whole = store.load_items(pid)
+    monkeypatch.setattr(store_module, "SAVE_CHUNK", 3)
+    chunked = store.load_items(pid)
+    pd.testing.assert_frame_equal(chunked, whole)
+    assert chunked["agreement"].dtype == float and np.isnan(chunked.loc[0, "agreement"])
+    assert chunked["n_clusters"].dtype == float and chunked.loc[5, "n_clusters"] == 3.0
+
+
 def test_grade_change_undo_and_skip(store):
     pid = _project(store)
     store.save_items(pid, _items())
