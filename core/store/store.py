@@ -6,6 +6,7 @@ objects, never live ORM rows, so callers can hold them across threads.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -77,6 +78,23 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, (pd.Timestamp, datetime)):
         return value.isoformat()
     return value
+
+
+ITEM_COLUMNS = ("project_id", "position", "item_id", "stratum", "data")
+
+
+def _insert_items(s: Session, rows: list[dict[str, Any]]) -> None:
+    """Insert item rows in the session's transaction. On PostgreSQL with one COPY: psycopg's executemany
+    runs one INSERT per row (each parsed, bound and executed by the server), which made saving 10^6 items
+    take minutes; COPY streams the rows into one statement. ``data`` is written as SQLAlchemy's JSON type
+    writes it (json.dumps), so it reads back the same."""
+    if s.get_bind().dialect.name != "postgresql":
+        s.execute(Item.__table__.insert(), rows)
+        return
+    cursor = s.connection().connection.driver_connection.cursor()
+    with cursor, cursor.copy(f"COPY items ({', '.join(ITEM_COLUMNS)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row((*(row[c] for c in ITEM_COLUMNS[:-1]), json.dumps(row["data"])))
 
 
 GRADE_CHANGED, UNDO, COMMENTED, SKIP = "grade_changed", "undo", "commented", "skip"
@@ -219,7 +237,7 @@ class Store:
                     }
                     for offset, record in enumerate(records)
                 ]
-                s.execute(Item.__table__.insert(), rows)
+                _insert_items(s, rows)
             s.execute(
                 update(Project).where(Project.id == project_id).values(status="ready", error="", updated_at=utcnow())
             )
