@@ -33,6 +33,12 @@ OUT = ROOT / "benchmarks" / "scale.md"
 
 
 def peak_mb() -> float:
+    """This process's peak resident memory: VmHWM, which starts afresh at exec (ru_maxrss carries the
+    parent's peak over into a child, so a child of a large parent would report the parent's)."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        line = next(x for x in status.read_text().splitlines() if x.startswith("VmHWM:"))
+        return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
