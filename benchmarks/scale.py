@@ -10,7 +10,11 @@ For each size, each step in a fresh process (its peak memory is the process's ow
   dashboard's computations (graded positions, the estimate, the anytime interval, the estimate's path,
   grades, skips), with the process's peak memory.
 
-    nice -n 10 python benchmarks/scale.py --sizes 10000,100000,1000000 --pg URL [--backends exact,embedding] [--model-upto 100000]
+- workers (`--steps workers`): chunked preparation by real worker processes on PostgreSQL, one and two
+  (`--workers 1,2`, `--chunks 10`): benchmarks/scale_workers.py.
+
+    nice -n 10 python benchmarks/scale.py --sizes 10000,100000,1000000 --pg URL [--steps prepare,workers,serve]
+        [--backends exact,embedding] [--model-upto 100000]
 
 Writes benchmarks/scale.md. Pools are made under --work (default /tmp/ag-scale) when absent.
 """
