@@ -1,17 +1,16 @@
 """Scale: pools of 10^4, 10^5 and 10^6 items x 10 short samples (benchmarks/scale_pool.py), from the files to grading.
 
-For each size, each step in a fresh process (its peak memory is the process's own, ru_maxrss):
+For each size, each step in a fresh process (its peak memory is the process's own, VmHWM):
 - prepare: `load_inputs` of the Parquet files, then `prepare_items` (the CLI's and the preparation job's path),
-  exact or embedding backend; "two processes" runs two processes at once, each preparing one half of the pool
-  (core/jobs has no chunked job worker on this branch: this is what two workers would do), wall time of both;
-- serve: the web server's side on PostgreSQL: the items stored (`Store.save_items`), loaded as the app loads
-  them (`load_items`, `prepared_design`), then the grade page's server work per press, timed over GRADES
-  presses (claim the next item, read it, record the grade: core.testing.workload.Grader.step), and the
-  dashboard's computations (graded positions, the estimate, the anytime interval, the estimate's path,
-  grades, skips), with the process's peak memory.
-
-- workers (`--steps workers`): chunked preparation by real worker processes on PostgreSQL, one and two
-  (`--workers 1,2`, `--chunks 10`): benchmarks/scale_workers.py.
+  exact or embedding backend; "two processes" runs two processes at once, each preparing one half of the pool,
+  wall time of both;
+- workers: chunked preparation by real worker processes (`python -m core worker`) on PostgreSQL, one and two
+  (`--workers 1,2`, `--chunks 10`): benchmarks/scale_workers.py;
+- serve: the web server's side on PostgreSQL: the items stored (`Store.save_items`, in a process of its own,
+  unless the workers prepared them), then loaded as the app loads them (`load_items`, `prepared_design`), the
+  grade page's server work per press, timed over GRADES presses (claim the next item, read it, record the
+  grade: core.testing.workload.Grader.step), and the dashboard's computations (graded positions, the
+  estimate, the anytime interval, the estimate's path, grades, skips), with the process's peak memory.
 
     nice -n 10 python benchmarks/scale.py --sizes 10000,100000,1000000 --pg URL [--steps prepare,workers,serve]
         [--backends exact,embedding] [--model-upto 100000]
