@@ -1,16 +1,19 @@
 """Scale: pools of 10^4, 10^5 and 10^6 items x 10 short samples (benchmarks/scale_pool.py), from the files to grading.
 
-For each size, each step in a fresh process (its peak memory is the process's own, ru_maxrss):
+For each size, each step in a fresh process (its peak memory is the process's own, VmHWM):
 - prepare: `load_inputs` of the Parquet files, then `prepare_items` (the CLI's and the preparation job's path),
-  exact or embedding backend; "two processes" runs two processes at once, each preparing one half of the pool
-  (core/jobs has no chunked job worker on this branch: this is what two workers would do), wall time of both;
-- serve: the web server's side on PostgreSQL: the items stored (`Store.save_items`), loaded as the app loads
-  them (`load_items`, `prepared_design`), then the grade page's server work per press, timed over GRADES
-  presses (claim the next item, read it, record the grade: core.testing.workload.Grader.step), and the
-  dashboard's computations (graded positions, the estimate, the anytime interval, the estimate's path,
-  grades, skips), with the process's peak memory.
+  exact or embedding backend; "two processes" runs two processes at once, each preparing one half of the pool,
+  wall time of both;
+- workers: chunked preparation by real worker processes (`python -m core worker`) on PostgreSQL, one and two
+  (`--workers 1,2`, `--chunks 10`): benchmarks/scale_workers.py;
+- serve: the web server's side on PostgreSQL: the items stored (`Store.save_items`, in a process of its own,
+  unless the workers prepared them), then loaded as the app loads them (`load_items`, `prepared_design`), the
+  grade page's server work per press, timed over GRADES presses (claim the next item, read it, record the
+  grade: core.testing.workload.Grader.step), and the dashboard's computations (graded positions, the
+  estimate, the anytime interval, the estimate's path, grades, skips), with the process's peak memory.
 
-    nice -n 10 python benchmarks/scale.py --sizes 10000,100000,1000000 --pg URL [--backends exact,embedding] [--model-upto 100000]
+    nice -n 10 python benchmarks/scale.py --sizes 10000,100000,1000000 --pg URL [--steps prepare,workers,serve]
+        [--backends exact,embedding] [--model-upto 100000]
 
 Writes benchmarks/scale.md. Pools are made under --work (default /tmp/ag-scale) when absent.
 """
@@ -33,6 +36,12 @@ OUT = ROOT / "benchmarks" / "scale.md"
 
 
 def peak_mb() -> float:
+    """This process's peak resident memory: VmHWM, which starts afresh at exec (ru_maxrss carries the
+    parent's peak over into a child, so a child of a large parent would report the parent's)."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        line = next(x for x in status.read_text().splitlines() if x.startswith("VmHWM:"))
+        return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -60,10 +69,24 @@ def prepare_step(folder: Path, backend: str, half: int | None) -> dict:
     }
 
 
-def serve_step(folder: Path, pg_url: str) -> dict:
-    """The web server's side on PostgreSQL for the prepared items: store, load, grade, dashboard."""
-    import numpy as np
+def save_step(folder: Path, pg_url: str) -> dict:
+    """The prepared items stored as one worker stores them (`Store.save_items`); the project's id and the time."""
     import pandas as pd
+
+    from core.store import Store
+
+    items = pd.read_parquet(folder / "items-exact.parquet")
+    store = Store.open(pg_url)
+    start = time.perf_counter()
+    pid = store.create_project(f"scale-{len(items)}-{time.time_ns()}", {"seed": 3}, {"pool": ("pool", b"")})
+    store.save_items(pid, items)
+    return {"project_id": pid, "save_s": time.perf_counter() - start}
+
+
+def serve_step(project_id: int, pg_url: str) -> dict:
+    """The web server's side on PostgreSQL for a prepared project, in a process of its own (its peak is the
+    server's): load the items, grade, the dashboard's computations."""
+    import numpy as np
 
     from core.services.tracking import current_estimate, estimate_path
     from core.stats.confseq import anytime_interval
@@ -72,34 +95,27 @@ def serve_step(folder: Path, pg_url: str) -> dict:
     from core.store import Store
     from core.testing.workload import Grader
 
-    items = pd.read_parquet(folder / "items-exact.parquet")
     store = Store.open(pg_url)
     start = time.perf_counter()
-    pid = store.create_project(f"scale-{len(items)}-{time.time_ns()}", {"seed": 3}, {"pool": ("pool", b"")})
-    store.save_items(pid, items)
-    saved = time.perf_counter()
-    del items
     base_mb = peak_mb()
-    design = prepared_design(store.load_items(pid))
+    design = prepared_design(store.load_items(project_id))
     loaded = time.perf_counter()
-    grader = Grader(store, pid, design, "bench")
+    grader = Grader(store, project_id, design, "bench")
     times = []
     for _ in range(GRADES):
         t = time.perf_counter()
         grader.step()
         times.append((time.perf_counter() - t) * 1000)
     t = time.perf_counter()
-    graded = store.graded_positions(pid)
+    graded = store.graded_positions(project_id)
     current_estimate(design, graded)
     anytime_interval(design, list(graded), list(graded.values()), max(10, design.N // 10))
     estimate_path(design, list(graded), list(graded.values()))
-    store.grades(pid)
-    skip_bound(design, graded, graded.values(), store.skipped_positions(pid))
+    store.grades(project_id)
+    skip_bound(design, graded, graded.values(), store.skipped_positions(project_id))
     dashboard = time.perf_counter() - t
-    store.delete_project(pid)
     return {
-        "save_s": saved - start,
-        "load_s": loaded - saved,
+        "load_s": loaded - start,
         "grade_ms_median": float(np.median(times[10:])),
         "grade_ms_p90": float(np.percentile(times[10:], 90)),
         "dashboard_s": dashboard,
@@ -153,22 +169,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", nargs="+")
     parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--steps", default="prepare,serve", help="any of prepare, workers, serve")
     parser.add_argument("--backends", default="exact")
     parser.add_argument("--halves", default="10000,100000", help="sizes also prepared by two processes")
     parser.add_argument("--model-upto", type=int, default=100_000, help="largest size run with a model backend")
-    parser.add_argument("--pg", help="PostgreSQL URL for the serving step")
+    parser.add_argument("--workers", default="1,2", help="worker process counts of the workers step")
+    parser.add_argument("--chunks", type=int, default=10, help="chunks per pool in the workers step")
+    parser.add_argument("--pg", help="PostgreSQL URL for the workers and serving steps")
     parser.add_argument("--work", type=Path, default=Path("/tmp/ag-scale"))
     args = parser.parse_args()
     if args.child:
-        kind, folder = args.child[0], Path(args.child[1])
+        kind, where, rest = args.child[0], args.child[1], args.child[2:]
         if kind == "prepare":
-            half = int(args.child[3]) if len(args.child) > 3 else None
-            print(json.dumps(prepare_step(folder, args.child[2], half)))
+            result = prepare_step(Path(where), rest[0], int(rest[1]) if len(rest) > 1 else None)
+        elif kind == "save":
+            result = save_step(Path(where), rest[0])
         else:
-            print(json.dumps(serve_step(folder, args.child[2])))
+            result = serve_step(int(where), rest[0])
+        print(json.dumps(result))
         return
-    from scale_pool import write_pool  # benchmarks/scale_pool.py, beside this script
+    from scale_pool import write_pool  # benchmarks/scale_pool.py and scale_workers.py, beside this script
+    from scale_workers import workers_run
 
+    steps = args.steps.split(",")
     rows = []
     for n in [int(s) for s in args.sizes.split(",")]:
         folder = args.work / str(n)
@@ -177,13 +200,23 @@ def main() -> None:
         size_mb = sum(f.stat().st_size for f in folder.glob("*.parquet") if not f.name.startswith("items")) / 1e6
         row = {"items": n, "files_mb": size_mb}
         models = [b for b in args.backends.split(",") if b != "exact" and n <= args.model_upto]
-        for backend in ["exact", *models]:
+        for backend in ["exact", *models] if "prepare" in steps else []:
             row[backend] = child(["prepare", str(folder), backend])
             if str(n) in args.halves.split(","):
                 row[f"{backend}_halves"] = two_halves(folder, backend)
             print(n, backend, row[backend], row.get(f"{backend}_halves"), flush=True)
-        if args.pg:
-            row["serve"] = child(["serve", str(folder), args.pg])
+        for backend in ["exact", *models] if "workers" in steps else []:
+            row[f"{backend}_workers"] = []
+            for count in [int(w) for w in args.workers.split(",")]:
+                row[f"{backend}_workers"].append(workers_run(folder, args.pg, count, -(-n // args.chunks), backend))
+                print(n, backend, row[f"{backend}_workers"][-1], flush=True)
+        if "serve" in steps:
+            if "exact_workers" in row:  # the items one worker prepared
+                project_id, row["save_s"] = row["exact_workers"][0]["project_id"], None
+            else:
+                saved = child(["save", str(folder), args.pg])
+                project_id, row["save_s"] = saved["project_id"], saved["save_s"]
+            row["serve"] = child(["serve", str(project_id), args.pg])
             print(n, row["serve"], flush=True)
         rows.append(row)
         (args.work / "scale.json").write_text(json.dumps(rows, indent=1))
@@ -222,11 +255,36 @@ def report(rows: list[dict], argv: str) -> str:
                 )
     lines += [
         "",
+        "## Preparation by worker processes on PostgreSQL (`python -m core worker`, chunked)",
+        "",
+        "Wall seconds from submitting the preparation to the project being ready (workers started and idle "
+        "before). Chunks: from submission to the last chunk done; finish: from then to the end (the PREPARE "
+        "job reads the uploads, joins the chunks' scores, stratifies and saves every item). CPU seconds of "
+        "each worker (start-up included) and of PostgreSQL; load: the 1-minute load average before / after.",
+        "",
+        "| items | backend | workers | chunks of | wall s | chunks s | finish s | speed-up | worker CPU s "
+        "| PostgreSQL CPU s | worker peak MB | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        for backend in ("exact", "embedding"):
+            runs = row.get(f"{backend}_workers", [])
+            for w in runs:
+                lines.append(
+                    f"| {row['items']:,} | {backend} | {w['workers']} | {w['chunk_items']:,} | {w['wall_s']:.1f} "
+                    f"| {w['chunks_s']:.1f} | {w['finish_s']:.1f} | {runs[0]['wall_s'] / w['wall_s']:.2f}x "
+                    f"| {' + '.join(f'{c:.0f}' for c in w['worker_cpu_s'])} | {w['postgres_cpu_s']:.0f} "
+                    f"| {' / '.join(f'{m:,.0f}' for m in w['worker_peak_mb'])} "
+                    f"| {w['load_before']:.1f} / {w['load_after']:.1f} |"
+                )
+    lines += [
+        "",
         "## Serving on PostgreSQL (the web server's side)",
         "",
         f"Per press: claim the next item, read it, record the grade ({GRADES} presses, the first 10 left out). "
         "Dashboard: its computations (graded positions, estimate, anytime interval, path, grades, skips), "
-        "not the browser's drawing.",
+        "not the browser's drawing. Load, grades and dashboard run in a process of their own, so its peak is "
+        "the web server's; save items: `Store.save_items` in another (blank when the workers saved them).",
         "",
         "| items | save items s | load items + design s | per grade ms median | p90 | dashboard s | peak MB |",
         "|---|---|---|---|---|---|---|",
@@ -235,7 +293,7 @@ def report(rows: list[dict], argv: str) -> str:
         if "serve" in row:
             s = row["serve"]
             lines.append(
-                f"| {row['items']:,} | {s['save_s']:.1f} | {s['load_s']:.1f} | {s['grade_ms_median']:.1f} "
+                f"| {row['items']:,} | {'' if row['save_s'] is None else round(row['save_s'], 1)} | {s['load_s']:.1f} | {s['grade_ms_median']:.1f} "
                 f"| {s['grade_ms_p90']:.1f} | {s['dashboard_s']:.2f} | {s['peak_mb']:,.0f} |"
             )
     return "\n".join(lines) + "\n"

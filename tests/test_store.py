@@ -100,6 +100,40 @@ def test_items_written_in_chunks_come_back_whole_in_order(store, monkeypatch):
     assert list(chunked["id"]) == [f"q{i}" for i in range(6)] and store.item_count(pid) == 6
 
 
+def test_items_with_awkward_text_and_floats_come_back_exactly(store):
+    """save_items writes with COPY on PostgreSQL: tabs, newlines, backslashes, quotes and non-ASCII text,
+    and floats at the ends of their range, read back the same."""
+    items = _items(4).assign(
+        prompt=["tab\there", "line\nbreak\r\n", 'back\\slash \\N "quoted"', "é ü \u2028 😀 \x01"],
+        semantic_entropy=[0.1 + 0.2, 1e-300, -0.0, 1.7976931348623157e308],
+    )
+    pid = store.create_project("awkward", {}, {})
+    store.save_items(pid, items)
+    loaded = store.load_items(pid)
+    assert list(loaded["prompt"]) == list(items["prompt"])
+    assert loaded["semantic_entropy"].to_numpy().tobytes() == items["semantic_entropy"].to_numpy().tobytes()
+
+
+def test_items_read_in_chunks_with_a_column_null_throughout_one_chunk(store, monkeypatch):
+    """load_items reads SAVE_CHUNK rows at a time: a chunk where a column is all null (objects there, numbers
+    in the next) still gives the column one frame read at once gives: float with NaN, ints widened."""
+    from core.store import store as store_module
+
+    items = _items(6).assign(
+        agreement=[np.nan] * 3 + [0.5, 0.25, 1.0],
+        n_clusters=[None] * 3 + [1, 2, 3],
+        flag=[None, None, None, True, False, True],
+    )
+    pid = store.create_project("null chunk", {}, {})
+    store.save_items(pid, items)
+    whole = store.load_items(pid)
+    monkeypatch.setattr(store_module, "SAVE_CHUNK", 3)
+    chunked = store.load_items(pid)
+    pd.testing.assert_frame_equal(chunked, whole)
+    assert chunked["agreement"].dtype == float and np.isnan(chunked.loc[0, "agreement"])
+    assert chunked["n_clusters"].dtype == float and chunked.loc[5, "n_clusters"] == 3.0
+
+
 def test_grade_change_undo_and_skip(store):
     pid = _project(store)
     store.save_items(pid, _items())
