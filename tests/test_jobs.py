@@ -15,7 +15,7 @@ import pytest
 
 from core.errors import InputError
 from core.jobs.context import Kind, WorkerOptions
-from core.jobs.preparation_job import CHUNK, PREPARE, scores_from_json, scores_to_json
+from core.jobs.preparation_job import CHUNK, PREPARE, scores_from_json, scores_to_json, worker_backend
 from core.jobs.worker import Worker
 from core.services.project import create_project, start_preparation, waiting_for_worker
 from core.store import Store
@@ -218,6 +218,7 @@ def test_a_chunked_nli_preparation_gives_the_unchunked_scores(tmp_path, monkeypa
     prepared = []
     for name, chunk_items in (("whole", None), ("chunked", 15)):
         monkeypatch.setenv(CACHE_DIR, str(tmp_path / f"cache-{name}"))
+        worker_backend.cache_clear()  # a fresh model and memo for each run, as two workers would have
         pid = create_project(store, name, *files, {"backend": "nli", "model": model}, start=False)
         assert start_preparation(store, pid, wait=True, chunk_items=chunk_items)
         assert store.project(pid).status == "ready", store.project(pid).error
@@ -228,3 +229,18 @@ def test_a_chunked_nli_preparation_gives_the_unchunked_scores(tmp_path, monkeypa
         assert whole[column].tolist() == chunked[column].tolist()
     for column in ("semantic_entropy", "semantic_entropy_weighted", "agreement"):
         np.testing.assert_allclose(chunked[column], whole[column], rtol=0, atol=1e-9)
+
+
+def test_a_worker_thread_keeps_its_backend_across_jobs_and_threads_do_not_share_one():
+    """Chunk after chunk, a worker scores with the same backend (its model loaded once, its memo kept);
+    another thread, running another job at the same time, gets its own (progress goes to its own job)."""
+    worker_backend.cache_clear()
+    here = worker_backend(threading.get_ident(), "exact", None, None, "cpu", None)
+    assert worker_backend(threading.get_ident(), "exact", None, None, "cpu", None) is here
+    other = []
+    thread = threading.Thread(
+        target=lambda: other.append(worker_backend(threading.get_ident(), "exact", None, None, "cpu", None))
+    )
+    thread.start()
+    thread.join()
+    assert other[0] is not here

@@ -12,6 +12,7 @@ a checkpoint of the preparation, so a worker killed mid-way costs at most the ch
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
@@ -24,7 +25,7 @@ from core.jobs.sampling_job import SAMPLING_MESSAGE, sample_project
 from core.store import Store, json_safe
 from core.store import jobs as job_table
 from core.store.jobs import JobRow, NewJob
-from core.surrogate.semantic.base import EMBEDDING
+from core.surrogate.semantic.base import EMBEDDING, Backend
 
 PREPARE, CHUNK = "prepare", "prepare_chunk"
 HEARTBEAT_S = 5.0
@@ -107,18 +108,31 @@ def _reading(store: Store, project_id: int, report: PreparationReport | None = N
     return _inputs(store, project_id)
 
 
+@functools.lru_cache(maxsize=2)
+def worker_backend(
+    thread: int, name: str, model: str | None, threshold: float | None, device: str, batch_size: int | None
+) -> Backend:
+    """The backend a worker thread scores with, kept across the jobs it runs (one at a time): a pool
+    prepared in chunks loads the model once per worker and embeds each distinct string once per worker
+    (the backend's own memo), not once per chunk. Per thread, because a backend reports progress to
+    the job it is running."""
+    from core.surrogate.semantic import get_backend
+
+    return get_backend(name, model=model, threshold=threshold, device=device, batch_size=batch_size)
+
+
 def _score(context: JobContext, inputs, start: int, stop: int, report: PreparationReport) -> dict[str, np.ndarray]:
     """score_items on rows start:stop with the project's backend on the worker's device, the report ticking."""
     from core.surrogate.prepare import score_items
-    from core.surrogate.semantic import get_backend
 
     settings = context.store.project(context.job.project_id).settings
-    engine = get_backend(
+    engine = worker_backend(
+        threading.get_ident(),
         settings["backend"],
-        model=settings["model"],
-        threshold=settings["threshold"],
-        device=context.options.device,
-        batch_size=context.options.batch_size,
+        settings["model"],
+        settings["threshold"],
+        context.options.device,
+        context.options.batch_size,
     )
     stop_ticking = threading.Event()
     ticking = threading.Thread(target=_keep_reporting, args=(report, stop_ticking), daemon=True)
