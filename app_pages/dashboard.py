@@ -108,14 +108,27 @@ def live() -> None:
     cols = st.columns(4)
     cols[0].metric("Estimated mean grade", f"{e.value:.3f}", help=f"{e.method} estimator")
     anytime = plan.anytime_of(project, graded)
-    cols[1].metric(
-        f"{anytime.level:.0%} interval, valid whenever you stop",
-        f"{anytime.low:.3f} – {anytime.high:.3f}",
-        help=f"Anytime-valid confidence sequence (half-width {anytime.half_width:.3f}, tuned for a planned "
-        f"{anytime.n0:,} grades): it holds however often you look and whenever you stop, so the stopping rule "
-        f"uses it. For a budget fixed in advance, the fixed-n (Korn-Graubard) interval is "
-        f"{e.ci_low:.3f} – {e.ci_high:.3f} (half-width {(e.ci_high - e.ci_low) / 2:.3f}).",
+    anytime_text = (
+        f"Anytime-valid confidence sequence (half-width {anytime.half_width:.3f}, tuned for a planned "
+        f"{anytime.n0:,} grades): it holds however often you look and whenever you stop, so the stopping rule uses it."
     )
+    fixed_text = (
+        f"fixed-n (Korn-Graubard) interval {e.ci_low:.3f} – {e.ci_high:.3f} (half-width "
+        f"{(e.ci_high - e.ci_low) / 2:.3f}), valid when read once at a number of grades decided in advance"
+    )
+    if project.settings["budget_fixed"]:
+        cols[1].metric(
+            f"{e.level:.0%} interval at the fixed budget of {anytime.n0:,}",
+            f"{e.ci_low:.3f} – {e.ci_high:.3f}",
+            help=f"The {fixed_text}; the queue allocates for it (the project's budget is fixed in advance). "
+            f"{anytime_text} Now {anytime.low:.3f} – {anytime.high:.3f}.",
+        )
+    else:
+        cols[1].metric(
+            f"{anytime.level:.0%} interval, valid whenever you stop",
+            f"{anytime.low:.3f} – {anytime.high:.3f}",
+            help=f"{anytime_text} For a budget fixed in advance, the {fixed_text}.",
+        )
     cols[2].metric(
         "Graded items", f"{e.n:,} of {design.N:,}", help="Distinct items with at least one grade (the estimate's n)."
     )

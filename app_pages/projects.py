@@ -14,6 +14,7 @@ from core.services import auth, project_actions
 from core.services.outcome import Refused
 from core.services.project import preparation_queued, waiting_for_worker
 from core.settings import DEFAULTS
+from core.stats.design import planned_budget
 from core.stats.estimate import METHODS
 from core.stats.proxy import proxy_choices
 from core.stats.strata import STRATIFY_BY
@@ -49,7 +50,8 @@ def preparation_progress(project_id: int) -> None:
 
 
 def settings_editor(project: ProjectInfo) -> None:
-    """What may change after preparation: guidelines, what graders see, the stopping target."""
+    """What may change after preparation: guidelines, what graders see, the stopping target, the planned budget."""
+    default_n0 = planned_budget({}, plan.design(project).N)
     with st.expander("Grading settings", expanded=False), st.form(f"settings-{project.id}"):
         guidelines = st.text_area("Guidelines (markdown)", project.settings["guidelines"], height=160)
         show_reference = st.checkbox("Show graders the reference answer", project.settings["show_reference"])
@@ -72,6 +74,19 @@ def settings_editor(project: ProjectInfo) -> None:
             format="%.3f",
             value=float(project.settings["target_half_width"]),
         )
+        n0 = st.number_input(
+            "Planned number of grades (n0)",
+            min_value=1,
+            max_value=plan.design(project).N,
+            step=10,
+            value=planned_budget(project.settings, plan.design(project).N),
+            help="The anytime interval's bets are tuned for it (the interval is narrowest near n0).",
+        )
+        budget_fixed = st.checkbox(
+            "The budget is fixed in advance: grade n0 items and report the fixed-n interval",
+            project.settings["budget_fixed"],
+            help=term_help("budget fixed"),
+        )
         estimators = ["default", *METHODS]
         method = st.selectbox(
             "Estimator for the report", estimators, index=estimators.index(project.settings["method"])
@@ -84,6 +99,8 @@ def settings_editor(project: ProjectInfo) -> None:
                 EXTERNAL_IMAGES_SETTING: external_images,
                 "target_half_width": target,
                 "method": method,
+                "planned_budget": None if project.settings["planned_budget"] is None and n0 == default_n0 else int(n0),
+                "budget_fixed": budget_fixed,
             }
             try:
                 outcome = project_actions.change_settings(store, signin.user(), project.id, changes)

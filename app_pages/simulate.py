@@ -109,7 +109,8 @@ frame["budget share"] = frame["n"] / result["N"]
 frame["note"] = frame["method"].map(result["notes"])
 st.markdown(
     f"Pool of **{result['N']:,}** items, true mean grade **{result['mu']:.4f}**; anytime intervals tuned for "
-    f"n0 = {result['n0']:,} grades. "
+    f"n0 = {result['n0']:,} grades; `activegrade` allocates "
+    + ("for a budget fixed in advance (plain Neyman). " if result.get("kappa") == 0 else "for anytime stopping. ")
     + " ".join(f"`{m}` {result['notes'][m]}." for m in result["notes"] if m in ORACLES)
 )
 

@@ -16,22 +16,19 @@ pseudo-grades). Each variant below changes one of them and runs the product's ow
 - on gsm8k, the anytime width against the fixed-n width at n0/2, n0, 2 n0 (n0 = 200, as in
   benchmarks/estimation.md).
 
-KAPPA is a module constant read by `next_stratum` at each call, so a variant patches it for the duration
-of its runs; the strengths are fields of the design (`dataclasses.replace`).
+KAPPA, the strengths and the floor are fields of the design (`dataclasses.replace`); KAPPA = 0 is the
+design of a project whose budget is fixed in advance (`core.stats.allocation.allocation_kappa`).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import os
 import platform
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from unittest import mock
 
 import pandas as pd
 from estimation import BUDGETS, generated_pool, prepared, width_figures  # benchmarks/estimation.py, beside this script
@@ -58,7 +55,7 @@ class Variant:
 VARIANTS = (
     Variant("today (KAPPA = L/2 = 1.84, k = 100, K = 40)"),
     Variant("KAPPA = L/4", kappa=KAPPA / 2),
-    Variant("KAPPA = 0", kappa=0.0),
+    Variant("KAPPA = 0 (budget fixed in advance)", kappa=0.0),
     Variant("spreads: k = 20, K = 10", prior_strength=20.0, calibration_strength=10.0),
     Variant("spreads: k = 5, K = 10", prior_strength=5.0, calibration_strength=10.0),
     Variant("KAPPA = 0, k = 20, K = 10", kappa=0.0, prior_strength=20.0, calibration_strength=10.0),
@@ -67,16 +64,10 @@ VARIANTS = (
 )
 
 
-@contextlib.contextmanager
-def applied(variant: Variant) -> Iterator[None]:
-    """The queue as the variant would have it (KAPPA patched in core.stats.allocation while inside)."""
-    with mock.patch.object(allocation, "KAPPA", variant.kappa):
-        yield
-
-
 def design_of(items: pd.DataFrame, variant: Variant) -> allocation.Design:
     return dataclasses.replace(
         prepared_design(items),
+        kappa=variant.kappa,
         prior_strength=variant.prior_strength,
         calibration_strength=variant.calibration_strength,
         floor=variant.floor,
@@ -98,10 +89,9 @@ def pool_rows(pool: str, items: pd.DataFrame, reps: int, seed: int) -> list[str]
     reference = simulate(items, BUDGETS, reps=reps, seed=seed, methods=["proportional", "app_oracle"])
     lines = [row(pool, m, rows) for m, rows in reference["methods"].items()]
     for variant in VARIANTS:
-        with applied(variant):
-            result = simulate(
-                items, BUDGETS, reps=reps, seed=seed, methods=["activegrade"], design=design_of(items, variant)
-            )
+        result = simulate(
+            items, BUDGETS, reps=reps, seed=seed, methods=["activegrade"], design=design_of(items, variant)
+        )
         lines.append(row(pool, f"activegrade: {variant.name}", result["methods"]["activegrade"]))
     return lines
 
@@ -113,8 +103,7 @@ def width_table(items: pd.DataFrame, n0: int, reps: int, seed: int) -> str:
         "|---|---|---|---|---|---|",
     ]
     for variant in VARIANTS:
-        with applied(variant):
-            figures, _ = width_figures(design_of(items, variant), labels, n0, reps, seed)
+        figures, _ = width_figures(design_of(items, variant), labels, n0, reps, seed)
         ratios = " | ".join(f"{anytime / fixed:.2f}" for _, anytime, fixed, _, _ in figures)
         at_n0 = next(f for f in figures if f[0] == n0)
         lines.append(f"| {variant.name} | {ratios} | {at_n0[1]:.4f} | {at_n0[2]:.4f} |")
@@ -168,11 +157,16 @@ of coverage + 2 s.e. (goal: 0.935 fixed-n, 0.95 anytime).
   `core.stats.confseq`) the same argument gives a floor of L / (0.75 n_h), i.e. a KAPPA of L / (2 * 0.75^2),
   larger than today's, not smaller: the derivation gives no reason for a smaller constant, and an
   intermediate value (the KAPPA = L/4 row) would be a constant fitted to the goal, not derived.
-- Decision: no variant qualifies and core/ is unchanged. KAPPA = 0 reaches app_oracle on gsm8k but breaks the
-  width goal at n0; the spread strengths (k, K) and the floor barely move gsm8k, and the weaker strengths fall
-  further behind proportional than today on the no-signal (AUROC 0.5, mean 0.5) pool; floor = 1 with KAPPA = 0 loses fixed-n
-  coverage on the rare pools (mean 0.03).
-- A change to core/ qualifies only if it keeps every goal of issue 13 (coverage, width ratio <= 1.8 at n0 on
+- Decision: no one allocation serves both intervals, so the product allocates for the interval the project
+  reads. The default (today's row) allocates for anytime stopping: the dashboard's stopping rule reads the
+  confidence sequence, and KAPPA keeps its width at n0 within the goal. A project whose budget is fixed in
+  advance (setting `budget_fixed`, `core.stats.allocation.allocation_kappa`) reads the fixed-n interval at that
+  budget, whose variance plain Neyman minimises: its design has KAPPA = 0 (the "budget fixed in advance" row),
+  which reaches app_oracle on gsm8k; its confidence sequence stays valid (any predictable allocation), only
+  wider. The other knobs stay as they are: the spread strengths (k, K) and the floor barely move gsm8k, the
+  weaker strengths fall further behind proportional on the no-signal (AUROC 0.5, mean 0.5) pool, and floor = 1
+  with KAPPA = 0 loses fixed-n coverage on the rare pools (mean 0.03).
+- A change to a default qualifies only if it keeps every goal of issue 13 (coverage, width ratio <= 1.8 at n0 on
   gsm8k, honest savings, no pool worse than proportional beyond Monte Carlo noise) for a stated reason.
 
 ## Anytime width against fixed-n width: gsm8k, n0 = 200 ({args.width_reps} replications)

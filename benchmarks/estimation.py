@@ -12,7 +12,8 @@ Writes benchmarks/estimation.md:
   at n0/2, n0 and 2 n0;
 - generated pools (N 500 and 5000, surrogate AUROC 0.5, 0.7, 0.9, binary means
   0.01, 0.03, 0.5, 0.97, 0.99 and a skewed continuous grade): coverage of the
-  product's intervals (uniform, proportional, activegrade);
+  product's intervals (uniform, proportional, activegrade, and activegrade on a
+  project whose budget is fixed in advance);
 - honest savings on a pool whose surrogate carries no signal;
 - cost: the simulator on the issue's workload, and the confidence sequence per
   replication and grade.
@@ -54,6 +55,8 @@ from core.surrogate.prepare import prepare_items
 HERE = Path(__file__).resolve().parent
 BUDGETS = ["0.02", "0.05", "0.1", "0.2"]
 PRODUCT = ["uniform", "proportional", "activegrade"]
+FIXED = "activegrade (budget fixed)"
+"""activegrade on a project whose budget is fixed in advance (settings budget_fixed: plain Neyman allocation)."""
 LEVEL = 0.95
 
 
@@ -94,6 +97,17 @@ def pm(row: dict, name: str, fmt: str) -> str:
     return f"{value:{fmt}}" + ("" if se is None else f" ± {se:{fmt.lstrip('+')}}")
 
 
+def product_results(items: pd.DataFrame, reps: int, seed: int, methods=None) -> dict:
+    """`simulate` of every method (or ``methods``), plus FIXED: activegrade on the same pool with the project's
+    budget fixed in advance (`core.stats.design.prepared_design(items, {"budget_fixed": True})`)."""
+    result = simulate(items, BUDGETS, reps=reps, seed=seed, **({} if methods is None else {"methods": methods}))
+    fixed = prepared_design(items, {"budget_fixed": True})
+    result["methods"][FIXED] = simulate(items, BUDGETS, reps=reps, seed=seed, methods=["activegrade"], design=fixed)[
+        "methods"
+    ]["activegrade"]
+    return result
+
+
 def method_table(result: dict) -> str:
     lines = [
         "| method | budget | n | MSE ratio | bias | fixed-n coverage | width | anytime coverage | anytime width "
@@ -103,7 +117,7 @@ def method_table(result: dict) -> str:
     for method, rows in result["methods"].items():
         name = (
             f"**{method}**"
-            if method == "activegrade"
+            if method.startswith("activegrade")
             else method + (" (reads every label)" if method in ORACLES else "")
         )
         for budget, r in rows.items():
@@ -146,15 +160,23 @@ def width_figures(design: Design, labels: np.ndarray, n0: int, reps: int, seed: 
 
 
 def width_ratios(items: pd.DataFrame, n0: int, reps: int, seed: int) -> tuple[str, float]:
-    """Median anytime width / median fixed-n width of activegrade, as a markdown table; and the cost per grade."""
-    rows, per_grade = width_figures(prepared_design(items), items["label"].to_numpy(dtype=float), n0, reps, seed)
+    """Median anytime width / median fixed-n width of activegrade (anytime and budget fixed), as a markdown
+    table; and the cost per grade (of the default design)."""
     lines = [
-        "| n | anytime width (median) | fixed-n width (median) | ratio | anytime: estimate - low | high - estimate |",
-        "|---|---|---|---|---|---|",
+        "| allocation | n | anytime width (median) | fixed-n width (median) | ratio | anytime: estimate - low "
+        "| high - estimate |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for n, anytime, fixed, below, above in rows:
-        lines.append(f"| {n} | {anytime:.4f} | {fixed:.4f} | **{anytime / fixed:.2f}** | {below:.4f} | {above:.4f} |")
-    return "\n".join(lines), per_grade
+    labels = items["label"].to_numpy(dtype=float)
+    costs = []
+    for name, budget_fixed in (("anytime (default)", False), ("budget fixed", True)):
+        rows, per_grade = width_figures(prepared_design(items, {"budget_fixed": budget_fixed}), labels, n0, reps, seed)
+        costs.append(per_grade)
+        for n, anytime, fixed, below, above in rows:
+            lines.append(
+                f"| {name} | {n} | {anytime:.4f} | {fixed:.4f} | **{anytime / fixed:.2f}** | {below:.4f} | {above:.4f} |"
+            )
+    return "\n".join(lines), costs[0]
 
 
 def generated_section(reps: int, seed: int) -> str:
@@ -169,7 +191,7 @@ def generated_section(reps: int, seed: int) -> str:
     worst: dict[str, float] = {}
     for n_items, auc, mean in pools:
         items = generated_pool(n_items, auc, mean, seed=seed)
-        result = simulate(items, BUDGETS, reps=reps, seed=seed, methods=PRODUCT)
+        result = product_results(items, reps, seed, PRODUCT)
         kind = "skewed continuous (Beta(0.4, 4))" if mean is None else f"binary, mean {mean}"
         for method, rows in result["methods"].items():
             cells = []
@@ -226,7 +248,7 @@ def main() -> None:
     sections = []
     for name in ("gsm8k", "truthfulqa"):
         items = gsm8k if name == "gsm8k" else prepared(data, name)
-        result = simulate(items, BUDGETS, reps=args.reps, seed=args.seed)
+        result = product_results(items, args.reps, args.seed)
         sections += [
             f"## {name} (exact backend, a default project: strata by {DEFAULT_STRATIFY_BY})",
             "",
@@ -244,7 +266,9 @@ Written by `python benchmarks/estimation.py --reps {args.reps} --generated-reps 
 
 Every figure is a mean over replications ± its Monte Carlo standard error (`core.stats.simulate`). Methods:
 {", ".join(f"`{m}`" for m in METHODS)} (see `core/stats/simulate.py`); **activegrade** is what the app does
-with the project's own design (`core.stats.design.prepared_design`). `neyman_oracle` and `app_oracle` read
+with the project's own design (`core.stats.design.prepared_design`), allocating for anytime stopping (the
+default); **{FIXED}** is the same on a project whose budget is fixed in advance (setting `budget_fixed`:
+plain Neyman allocation, for the fixed-n interval read at that budget). `neyman_oracle` and `app_oracle` read
 every label: ceilings, not methods. lure and active_inference keep their papers' Wald intervals and
 have no anytime interval. "fixed-n coverage" is that of `core.stats.estimate`'s interval for a budget fixed in
 advance; "anytime coverage" is the share of replications whose confidence sequence (`core.stats.confseq`)
@@ -261,8 +285,9 @@ show at that budget, over the replications where it is shown, "(withheld)" the s
 
 ## Anytime width against fixed-n width: gsm8k, activegrade, n0 = 200
 
-Goal: at most 1.8 at n0. Medians over {min(args.reps, 500)} replications; the last two columns split
-the anytime interval's width around the estimate.
+Goal: at most 1.8 at n0 (for the default allocation, the one made for anytime stopping; a project whose budget is
+fixed in advance reads the fixed-n interval). Medians over {min(args.reps, 500)} replications; the last two columns
+split the anytime interval's width around the estimate.
 
 {ratios}
 

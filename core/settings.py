@@ -56,6 +56,9 @@ class ProjectSettings:
     """Columns picked after reading, as TARGET=SOURCE,... (core.inputs.readers.parse_columns)."""
     planned_budget: int | None = None
     """The planned number of grades n0 the anytime interval is tuned for; None for the design's default."""
+    budget_fixed: bool = False
+    """Whether n0 is a budget fixed in advance: the queue then allocates for the fixed-n interval read at n0
+    (core.stats.allocation.allocation_kappa) instead of for the anytime interval (the default)."""
 
     def __post_init__(self) -> None:
         _check(self.backend in BACKENDS, "backend", self.backend, f"use one of {', '.join(BACKENDS)}")
@@ -87,6 +90,7 @@ class ProjectSettings:
             self.planned_budget,
             "use a whole number of grades from 1, or none for the design's default",
         )
+        _check(isinstance(self.budget_fixed, bool), "budget_fixed", self.budget_fixed, "use true or false")
         scale_from_settings({"scale": self.scale})  # InputError when the stored scale is malformed
 
     @property

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from core.errors import InputError
 from core.stats.allocation import (
     KAPPA,
+    allocation_kappa,
     allocation_objective,
     design_from_items,
     greedy_counts,
@@ -23,6 +24,7 @@ from core.stats.allocation import (
     planned_allocation,
     planned_saving,
     proportional_allocation,
+    stratified_variance,
     uniform_labels_for_variance,
 )
 from core.stats.simulate import synthetic_items
@@ -131,6 +133,25 @@ def test_strata_whose_grades_agree_still_get_grades_for_the_anytime_interval():
     neyman = 200 * 0.1 / (200 * 0.1 + 800 * 0.5)
     gaps = [greedy_counts(sizes, np.array([0.1, 0.5]), n, 2)[0] / n - neyman for n in (50, 150, 450)]
     assert gaps[0] > gaps[1] > gaps[2] > 0
+
+
+def test_with_kappa_zero_the_queue_is_plain_neyman_at_every_prefix():
+    """A budget fixed in advance (kappa = 0): after the floors every prefix minimises the stratified variance
+    alone, so a stratum whose grades all agree gets nothing beyond its floor."""
+    sizes = np.array([200, 800])
+    assert greedy_counts(sizes, np.array([0.0, 0.5]), 200, 2, kappa=0.0)[0] == 2
+    sds = np.array([0.1, 0.3, 0.5])
+    sizes = np.array([6, 7, 8])
+    weights = sizes / sizes.sum()
+    for n in range(6, 22):
+        greedy = greedy_counts(sizes, sds, n, 2, kappa=0.0)
+        best = min(
+            stratified_variance(weights, sizes, sds, np.array(a))
+            for a in itertools.product(*(range(2, s + 1) for s in sizes))
+            if sum(a) == n
+        )
+        assert stratified_variance(weights, sizes, sds, greedy) == pytest.approx(best, rel=1e-12)
+    assert allocation_kappa(True) == 0.0 and allocation_kappa(False) == KAPPA
 
 
 def test_adaptive_sd_by_hand():

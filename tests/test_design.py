@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.stats.allocation import KAPPA
 from core.stats.design import planned_budget, prepared_design, project_design
 from core.stats.simulate import synthetic_items
 from core.stats.strata import stratify
@@ -25,6 +26,14 @@ def test_the_design_keeps_the_prepared_strata():
     assert design.H == items["stratum"].nunique()
     assert (design.stratum == prepared_design(items).stratum).all()
     assert (np.unique(design.stratum, return_counts=True)[1] == items["stratum"].value_counts().sort_index()).all()
+
+
+def test_a_budget_fixed_in_advance_allocates_by_plain_neyman():
+    items = synthetic_items(200, seed=1)
+    assert prepared_design(items).kappa == KAPPA == prepared_design(items, {"budget_fixed": False}).kappa
+    fixed = project_design(FakeStore(items), 7, {"budget_fixed": True})
+    assert fixed.kappa == 0.0
+    assert (fixed.stratum == prepared_design(items).stratum).all()
 
 
 def test_planned_budget():

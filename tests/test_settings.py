@@ -27,6 +27,8 @@ def test_defaults_fill_what_is_not_stored_and_unknown_keys_are_ignored():
         ({"method": "magic"}, "method"),
         ({"overlap": 1.5}, "overlap"),
         ({"threshold": 2.0}, "threshold"),
+        ({"planned_budget": 0}, "planned_budget"),
+        ({"budget_fixed": "yes"}, "budget_fixed"),
     ],
 )
 def test_a_bad_value_is_an_input_error_naming_the_setting(stored, name):

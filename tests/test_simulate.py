@@ -10,15 +10,16 @@ import pytest
 
 from core.cli import main
 from core.errors import InputError
-from core.stats.allocation import DEFAULT_STRATIFY_BY, design_from_items
+from core.stats.allocation import DEFAULT_STRATIFY_BY, KAPPA, design_from_items
 from core.stats.queue import QueueState, next_item
 from core.stats.simulate import METHODS, budget_sizes, replay_queue, replication_orders, simulate, synthetic_items
 
 
-def test_replay_is_the_apps_queue():
-    """The batch replay hands out the items in the very order repeated next_item calls do."""
+@pytest.mark.parametrize("kappa", [KAPPA, 0.0], ids=["anytime", "budget fixed"])
+def test_replay_is_the_apps_queue(kappa):
+    """The batch replay hands out the items in the very order repeated next_item calls do, for either allocation."""
     items = synthetic_items(150, seed=3)
-    design = design_from_items(items)
+    design = design_from_items(items, kappa=kappa)
     labels = items["label"].to_numpy()
     seeds = np.random.SeedSequence(9).generate_state(3)
     replayed = replay_queue(design, labels, replication_orders(design.N, 9, 3), 60)
@@ -148,7 +149,17 @@ def test_cli_writes_the_json(tmp_path, capsys):
     result = json.loads(out.read_text())
     assert set(result["methods"]["activegrade"]) == {"0.1", "30"}
     assert result["n0"] == 20 and result["methods"]["activegrade"]["30"]["skips"] > 0
+    assert result["kappa"] == KAPPA
     assert "activegrade" in capsys.readouterr().out
+
+
+def test_cli_simulates_a_budget_fixed_in_advance(tmp_path):
+    pool, samples = write_pool(tmp_path)
+    out = tmp_path / "fixed.json"
+    args = ["simulate", "--pool", pool, "--samples", samples, "--budgets", "30", "--reps", "20"]
+    args += ["--methods", "activegrade", "--budget-fixed", "--json", str(out), "--cache-dir", str(tmp_path / "c")]
+    assert main(args) == 0
+    assert json.loads(out.read_text())["kappa"] == 0.0
 
 
 def test_cli_without_labels_is_an_input_error(tmp_path, capsys):

@@ -41,6 +41,13 @@ TERMS: dict[str, tuple[str, str]] = {
         "grades (kappa / n_h, kappa = log(40) / 2), so a stratum whose grades all agree still gets enough of them.",
         r"n_h \propto N_h \sqrt{\sigma_h^2 + \kappa / n_h}",
     ),
+    "budget fixed": (
+        "Whether the number of grades n0 is decided before grading starts. If it is, the queue follows plain "
+        "Neyman allocation (kappa = 0), which gives the narrowest fixed-n interval at n0, and the report reads "
+        "that interval. If not (the default), the queue also pays for the anytime interval, which stays valid "
+        "however often you look and whenever you stop.",
+        r"\kappa = 0 \text{ (budget fixed)},\quad \kappa = \log(40)/2 \text{ (anytime)}",
+    ),
     "half-width (±)": (
         "Half the width of the 95% interval: the estimate is within ± this of the true mean grade, 95 times in 100.",
         r"\text{half-width} = (\text{high} - \text{low}) / 2",

@@ -28,13 +28,19 @@ def _items(url: str, project_id: int, prepared_at: str) -> pd.DataFrame:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def _design(url: str, project_id: int, prepared_at: str) -> Design:
-    return prepared_design(_items(url, project_id, prepared_at))
+def _design(key: tuple[str, int, str, bool]) -> Design:
+    url, project_id, prepared_at, budget_fixed = key
+    return prepared_design(_items(url, project_id, prepared_at), {"budget_fixed": budget_fixed})
 
 
 def _key(project: ProjectInfo) -> tuple[str, int, str]:
     # items change only when a preparation finishes, which also stamps updated_at
     return str(state.store().engine.url), project.id, project.updated_at.isoformat()
+
+
+def _design_key(project: ProjectInfo) -> tuple[str, int, str, bool]:
+    """The items' key and the one setting the design reads besides them (core.stats.design.prepared_design)."""
+    return (*_key(project), bool(project.settings["budget_fixed"]))
 
 
 def items(project: ProjectInfo) -> pd.DataFrame:
@@ -44,21 +50,19 @@ def items(project: ProjectInfo) -> pd.DataFrame:
 
 def design(project: ProjectInfo) -> Design:
     """The project's sampling design (shared, read-only)."""
-    return _design(*_key(project))
+    return _design(_design_key(project))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _target_plan(
-    url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, target: float
-) -> TargetPlan:
-    return plan_for_target(_design(url, project_id, prepared_at), target, list(positions), list(grades))
+def _target_plan(key: tuple, positions: tuple, grades: tuple, target: float) -> TargetPlan:
+    return plan_for_target(_design(key), target, list(positions), list(grades))
 
 
 def headline(project: ProjectInfo) -> None:
     """'To reach ±X at 95%, grade about N items (uniform would need M)', with its range and interval."""
     graded = state.store().graded_positions(project.id)
     target = float(project.settings["target_half_width"])
-    p = _target_plan(*_key(project), tuple(graded), tuple(graded.values()), target)
+    p = _target_plan(_design_key(project), tuple(graded), tuple(graded.values()), target)
     with st.container(border=True, key="setup-headline"):
         st.markdown(
             f"### To reach ±{p.target:.3f} at {p.level:.0%}, grade about {p.items:,} items "
@@ -203,21 +207,19 @@ def show_setup(project: ProjectInfo) -> None:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _path(url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, method: str) -> pd.DataFrame:
-    return estimate_path(_design(url, project_id, prepared_at), list(positions), list(grades), method=method)
+def _path(key: tuple, positions: tuple, grades: tuple, method: str) -> pd.DataFrame:
+    return estimate_path(_design(key), list(positions), list(grades), method=method)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _anytime(url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, n0: int) -> AnytimeInterval:
-    return anytime_interval(_design(url, project_id, prepared_at), list(positions), list(grades), n0)
+def _anytime(key: tuple, positions: tuple, grades: tuple, n0: int) -> AnytimeInterval:
+    return anytime_interval(_design(key), list(positions), list(grades), n0)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _needed(
-    url: str, project_id: int, prepared_at: str, positions: tuple, grades: tuple, target: float, method: str, n0: int
-) -> int:
-    design = _design(url, project_id, prepared_at)
-    anytime = _anytime(url, project_id, prepared_at, positions, grades, n0)
+def _needed(key: tuple, positions: tuple, grades: tuple, target: float, method: str, n0: int) -> int:
+    design = _design(key)
+    anytime = _anytime(key, positions, grades, n0)
     return items_to_target(design, list(positions), list(grades), target, method, anytime)
 
 
@@ -225,15 +227,15 @@ def anytime_of(project: ProjectInfo, graded: dict[int, float]) -> AnytimeInterva
     """core.stats.confseq's anytime interval after ``graded``, tuned for the project's planned budget n0, computed once
     per set of grades: the interval of the live dashboard and its stopping rule."""
     n0 = planned_budget(project.settings, design(project).N)
-    return _anytime(*_key(project), tuple(graded), tuple(graded.values()), n0)
+    return _anytime(_design_key(project), tuple(graded), tuple(graded.values()), n0)
 
 
 def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str) -> pd.DataFrame:
     """core.services.tracking.estimate_path, computed once per set of grades (the dashboard refreshes often)."""
-    return _path(*_key(project), tuple(graded), tuple(graded.values()), method)
+    return _path(_design_key(project), tuple(graded), tuple(graded.values()), method)
 
 
 def items_to_target_of(project: ProjectInfo, graded: dict[int, float], target: float, method: str) -> int:
     """core.services.progress.items_to_target, computed once per set of grades."""
     n0 = planned_budget(project.settings, design(project).N)
-    return _needed(*_key(project), tuple(graded), tuple(graded.values()), target, method, n0)
+    return _needed(_design_key(project), tuple(graded), tuple(graded.values()), target, method, n0)

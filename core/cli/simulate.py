@@ -11,6 +11,7 @@ from pathlib import Path
 from core.cli.output import check_writable
 from core.cli.prepare import add_input_options, add_prepare_options, load_from_args, prepare_from_args
 from core.errors import InputError
+from core.stats.design import prepared_design
 from core.stats.proxy import proxy_values
 from core.stats.simulate import DEFAULT_BUDGETS, METHODS, format_table, labels_of, simulate
 
@@ -32,6 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--n0", type=int, help="planned budget the anytime confidence sequence is tuned for (default: 10%% of the pool)"
+    )
+    parser.add_argument(
+        "--budget-fixed",
+        action="store_true",
+        help="simulate a project whose budget is fixed in advance: the queue allocates for the fixed-n interval "
+        "(plain Neyman) instead of for the anytime interval (the default)",
     )
     parser.add_argument(
         "--skip-wrong", type=float, default=0.0, help="share of wrong items (grade 0) graders skip (default: 0)"
@@ -76,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         n0=args.n0,
         skip_wrong=args.skip_wrong,
         skip_right=args.skip_right,
+        design=prepared_design(items, {"budget_fixed": args.budget_fixed}),
     )
     print(format_table(result))
     print(

@@ -190,6 +190,7 @@ def report(
                 for role, (name, content) in input_files.items()
             },
             "items": design.N,
+            "allocation": allocation_text(project.settings, n0),
             "estimate": {
                 "value": result.value,
                 "se": result.se,
@@ -240,6 +241,19 @@ def report(
 
 
 INTERVAL = "fixed-n Korn-Graubard (core.stats.intervals): valid for a number of grades decided in advance"
+
+
+def allocation_text(settings: dict[str, Any], n0: int) -> str:
+    """What the queue allocated for, from the project's budget_fixed setting (core.stats.allocation.allocation_kappa)."""
+    if settings["budget_fixed"]:
+        return (
+            f"for a budget fixed in advance of {n0:,} grades: plain Neyman allocation, which minimises the "
+            "fixed-n interval's variance; read the fixed-n interval at that budget"
+        )
+    return (
+        f"for anytime stopping (planned budget {n0:,} grades): Neyman allocation that also gives strata with few "
+        "grades what the anytime interval needs; stop by the anytime interval"
+    )
 
 
 def savings_line(e: dict[str, Any]) -> str:
@@ -323,6 +337,8 @@ def report_markdown(data: dict[str, Any]) -> str:
         + ".",
         "",
         estimate_line(data),
+        "",
+        f"Allocation: {data['allocation']}.",
         "",
         stopping_line(data["stopping_rule"]),
         "",

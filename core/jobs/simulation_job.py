@@ -30,10 +30,12 @@ def latest_simulation(store: Store, project_id: int) -> JobRow | None:
 
 
 def run_simulation(context: JobContext) -> dict:
+    from core.stats.design import prepared_design
     from core.stats.simulate import simulate
 
     items = context.store.load_items(context.job.project_id)
-    return json_safe(simulate(items, **context.job.payload))
+    design = prepared_design(items, context.store.project(context.job.project_id).settings)
+    return json_safe(simulate(items, design=design, **context.job.payload))
 
 
 def _failed(store: Store, job: JobRow, error: str) -> None:

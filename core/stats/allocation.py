@@ -52,9 +52,20 @@ allocates by S_h^2 + KAPPA / n_h (`allocation_objective`), Neyman allocation
 for the width of the interval the dashboard shows. Without it, strata whose
 grades nearly all agree get so few grades under plain Neyman that they alone
 set the anytime interval's width (gsm8k, n0 = 200: 2.35 times the fixed-n
-width; benchmarks/estimation.md). The term fades as n_h grows, so the
+width; benchmarks/efficiency.md). The term fades as n_h grows, so the
 allocation tends to Neyman's.
+
+A project whose budget is fixed in advance reads the fixed-n interval at that
+budget, not the sequence: its design allocates with kappa = 0 (plain Neyman,
+the fixed-n variance's optimum), `allocation_kappa`.
 """
+
+
+def allocation_kappa(budget_fixed: bool) -> float:
+    """The small-n term the queue allocates with: KAPPA for anytime stopping (the default), 0 for a budget fixed
+    in advance, whose report reads the fixed-n interval (whose variance plain Neyman minimises)."""
+    return 0.0 if budget_fixed else KAPPA
+
 
 COVARIATES = ("agreement", "semantic_entropy")
 """Surrogate signals used as covariates by the model-assisted estimator."""
@@ -76,6 +87,8 @@ class Design:
     calibration_strength: pseudo-grades behind the surrogate's scale against all grades.
     ids:         item ids in pool order (for the app; may be empty).
     shrink:      the weight of the surrogate's signal in `proxy` (DEFAULT_SHRINK).
+    kappa:       the allocation's small-n term for the anytime interval (KAPPA; 0 for a budget fixed in
+                 advance, `allocation_kappa`).
     """
 
     stratum: np.ndarray
@@ -88,6 +101,7 @@ class Design:
     calibration_strength: float = DEFAULT_CALIBRATION_STRENGTH
     ids: tuple[str, ...] = field(default=())
     shrink: float = DEFAULT_SHRINK
+    kappa: float = KAPPA
 
     @property
     def N(self) -> int:  # noqa: N802 - survey notation
@@ -128,6 +142,7 @@ def make_design(
     prior_strength: float = DEFAULT_PRIOR_STRENGTH,
     calibration_strength: float = DEFAULT_CALIBRATION_STRENGTH,
     shrink: float = DEFAULT_SHRINK,
+    kappa: float = KAPPA,
     ids: tuple[str, ...] = (),
 ) -> Design:
     """Design from arrays: strata are relabelled 0..H-1 in sorted order of the given labels.
@@ -147,6 +162,8 @@ def make_design(
         raise InputError(f"floor must be at least 1, got {floor}")
     if not 0.0 <= shrink <= 1.0:
         raise InputError(f"shrink must be in [0, 1], got {shrink}")
+    if not kappa >= 0.0:
+        raise InputError(f"kappa must be at least 0, got {kappa}")
     _, codes = np.unique(stratum, return_inverse=True)
     codes = codes.astype(np.int64)
     proxy = 0.5 + shrink * (np.where(np.isfinite(proxy), np.clip(proxy, 0.0, 1.0), 0.5) - 0.5)
@@ -166,6 +183,7 @@ def make_design(
         calibration_strength=float(calibration_strength),
         ids=tuple(ids),
         shrink=float(shrink),
+        kappa=float(kappa),
     )
 
 
@@ -181,6 +199,7 @@ def design_from_items(
     prior_strength: float = DEFAULT_PRIOR_STRENGTH,
     calibration_strength: float = DEFAULT_CALIBRATION_STRENGTH,
     shrink: float = DEFAULT_SHRINK,
+    kappa: float = KAPPA,
 ) -> Design:
     """The design the app grades with, from `core.surrogate.prepare.prepare_items`'s DataFrame.
 
@@ -241,6 +260,7 @@ def design_from_items(
         prior_strength=prior_strength,
         calibration_strength=calibration_strength,
         shrink=shrink,
+        kappa=kappa,
         ids=ids,
     )
 
@@ -333,7 +353,9 @@ def proportional_allocation(sizes: np.ndarray, n: int, floor: int = DEFAULT_FLOO
     return neyman_allocation(sizes, np.ones(sizes.size), n, floor)
 
 
-def next_stratum(weights: np.ndarray, sds: np.ndarray, counts: np.ndarray, sizes: np.ndarray, floor: int) -> np.ndarray:
+def next_stratum(
+    weights: np.ndarray, sds: np.ndarray, counts: np.ndarray, sizes: np.ndarray, floor: int, kappa: float = KAPPA
+) -> np.ndarray:
     """Stratum that should get the next grade, for one state or a batch (leading axes).
 
     Floors first, before anything else: while a stratum has fewer than
@@ -342,7 +364,7 @@ def next_stratum(weights: np.ndarray, sds: np.ndarray, counts: np.ndarray, sizes
     H grades every stratum has one and no estimate leans on a stratum without
     grades (METHOD.md section 7). Then the stratum, among those with
     n_h < N_h, whose next grade lowers `allocation_objective` the most:
-    W_h^2 S_h^2 / (n_h (n_h + 1)) + W_h^2 KAPPA (2 n_h + 1) / (n_h^2 (n_h + 1)^2).
+    W_h^2 S_h^2 / (n_h (n_h + 1)) + W_h^2 kappa (2 n_h + 1) / (n_h^2 (n_h + 1)^2).
     Repeating the greedy step gives at every prefix size the integer
     allocation that minimises the objective given the floors (marginal
     analysis for a separable convex objective, Gross 1966; METHOD.md
@@ -356,39 +378,41 @@ def next_stratum(weights: np.ndarray, sds: np.ndarray, counts: np.ndarray, sizes
     tie = ws / (ws.max(axis=-1, keepdims=True) + 1e-300) * 0.5
     first = np.where(due, -counts + tie, -np.inf)
     k = np.maximum(counts, 1.0)
-    drop = (ws**2 + weights**2 * KAPPA * (2 * k + 1) / (k * (k + 1))) / (k * (k + 1))
+    drop = (ws**2 + weights**2 * kappa * (2 * k + 1) / (k * (k + 1))) / (k * (k + 1))
     gain = np.where(open_, drop, -np.inf)
     score = np.where(due.any(axis=-1, keepdims=True), first, gain)
     choice = np.argmax(score, axis=-1)
     return np.where(open_.any(axis=-1), choice, -1)
 
 
-def allocation_objective(weights: np.ndarray, sizes: np.ndarray, sds: np.ndarray, alloc: np.ndarray) -> float:
-    """J = V + sum_h W_h^2 KAPPA / n_h^2, V the stratified variance (`stratified_variance`): what the queue minimises.
+def allocation_objective(
+    weights: np.ndarray, sizes: np.ndarray, sds: np.ndarray, alloc: np.ndarray, kappa: float = KAPPA
+) -> float:
+    """J = V + sum_h W_h^2 kappa / n_h^2, V the stratified variance (`stratified_variance`): what the queue minimises.
 
     V alone is the fixed-n interval's variance; the second term is the
     anytime interval's price for a stratum with few grades (see KAPPA).
     """
     alloc = np.asarray(alloc, dtype=float)
     return stratified_variance(weights, sizes, sds, alloc) + float(
-        np.sum(weights**2 * KAPPA / np.maximum(alloc, 1) ** 2)
+        np.sum(weights**2 * kappa / np.maximum(alloc, 1) ** 2)
     )
 
 
-def greedy_prefixes(sizes: np.ndarray, sds: np.ndarray, floor: int) -> Iterator[np.ndarray]:
+def greedy_prefixes(sizes: np.ndarray, sds: np.ndarray, floor: int, kappa: float = KAPPA) -> Iterator[np.ndarray]:
     """Counts per stratum after 1, 2, ..., N steps of `next_stratum` with fixed spreads ``sds``: the anytime
     queue's prefixes (the one greedy loop; each yielded array is a fresh copy)."""
     sizes = np.asarray(sizes, dtype=np.int64)
     weights = sizes / sizes.sum()
     counts = np.zeros(sizes.size, dtype=np.int64)
     for _ in range(int(sizes.sum())):
-        counts[next_stratum(weights, sds, counts, sizes, floor)] += 1
+        counts[next_stratum(weights, sds, counts, sizes, floor, kappa)] += 1
         yield counts.copy()
 
 
-def greedy_counts(sizes: np.ndarray, sds: np.ndarray, n: int, floor: int) -> np.ndarray:
+def greedy_counts(sizes: np.ndarray, sds: np.ndarray, n: int, floor: int, kappa: float = KAPPA) -> np.ndarray:
     """Counts per stratum after n steps of `next_stratum` (the anytime queue's prefix of size n)."""
-    last = collections.deque(itertools.islice(greedy_prefixes(sizes, sds, floor), max(int(n), 0)), maxlen=1)
+    last = collections.deque(itertools.islice(greedy_prefixes(sizes, sds, floor, kappa), max(int(n), 0)), maxlen=1)
     return last[0] if last else np.zeros(np.asarray(sizes).size, dtype=np.int64)
 
 
@@ -407,7 +431,7 @@ def stratum_moments(design: Design, positions, grades) -> tuple[np.ndarray, np.n
 
 def planned_allocation(design: Design, n: int) -> np.ndarray:
     """Grades per stratum the queue plans for a budget of n, before any grade (surrogate spreads)."""
-    return greedy_counts(design.sizes, design.prior_sd, n, design.floor)
+    return greedy_counts(design.sizes, design.prior_sd, n, design.floor, design.kappa)
 
 
 def stratified_variance(weights: np.ndarray, sizes: np.ndarray, sds: np.ndarray, alloc: np.ndarray) -> float:
@@ -443,7 +467,7 @@ def planned_saving(design: Design, n: int, means: np.ndarray | None = None, rho:
     means = design.prior_mean if means is None else np.asarray(means, dtype=float)
     sds = np.sqrt(rho * means * (1.0 - means))
     w = design.weights
-    alloc = greedy_counts(design.sizes, sds, n, design.floor)
+    alloc = greedy_counts(design.sizes, sds, n, design.floor, design.kappa)
     s2 = float(w @ sds**2 + w @ (means - w @ means) ** 2)
     variance = stratified_variance(w, design.sizes, sds, alloc)
     m = uniform_labels_for_variance(variance, s2, design.N)

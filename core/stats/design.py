@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from core.stats.allocation import Design, design_from_items
+from core.stats.allocation import Design, allocation_kappa, design_from_items
 
 
 class ItemSource(Protocol):
@@ -27,14 +27,16 @@ PLANNED_BUDGET_SHARE = 0.1
 MIN_PLANNED_BUDGET = 10
 
 
-def prepared_design(items: pd.DataFrame) -> Design:
-    """The design of a prepared items table: its `stratum` column as it is, the app's other defaults."""
-    return design_from_items(items, stratify_by=None)
+def prepared_design(items: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> Design:
+    """The design of a prepared items table: its `stratum` column as it is, the app's other defaults, and the
+    allocation the project's settings ask for (settings["budget_fixed"]: `allocation_kappa`)."""
+    budget_fixed = bool((settings or {}).get("budget_fixed", False))
+    return design_from_items(items, stratify_by=None, kappa=allocation_kappa(budget_fixed))
 
 
-def project_design(store: ItemSource, project_id: int) -> Design:
-    """The design project `project_id` grades with: `prepared_design` of its stored items."""
-    return prepared_design(store.load_items(project_id))
+def project_design(store: ItemSource, project_id: int, settings: Mapping[str, Any] | None = None) -> Design:
+    """The design project `project_id` grades with: `prepared_design` of its stored items and its settings."""
+    return prepared_design(store.load_items(project_id), settings)
 
 
 def planned_budget(settings: Mapping[str, Any], n_items: int) -> int:

@@ -253,7 +253,7 @@ def grades_needed(
         sd = design.prior_sd
     z = stats.norm.ppf(0.5 + level / 2)
     w, sizes = design.weights, design.sizes
-    for n, counts in enumerate(greedy_prefixes(sizes, sd, design.floor), start=1):
+    for n, counts in enumerate(greedy_prefixes(sizes, sd, design.floor, design.kappa), start=1):
         if n >= positions.size and z * np.sqrt(stratified_variance(w, sizes, sd, counts)) <= half_width:
             return n
     return design.N

@@ -87,7 +87,8 @@ def queue_stratum(
     of the grades per stratum; ``pooled``: the pooled sums of `core.stats.spreads.pooled_sums`. The stratum is
     `next_stratum`'s with the spreads of `queue_spreads`.
     """
-    return next_stratum(design.weights, queue_spreads(design, moments, pooled), taken, design.sizes, design.floor)
+    spreads = queue_spreads(design, moments, pooled)
+    return next_stratum(design.weights, spreads, taken, design.sizes, design.floor, design.kappa)
 
 
 @functools.lru_cache(maxsize=16)

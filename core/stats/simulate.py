@@ -16,7 +16,8 @@ Methods (METHOD.md section 6):
 - lure, active_inference: see core.stats.baselines (their papers' Wald intervals).
 - activegrade:    what the app does: the project's design
                   (`core.stats.design.prepared_design`: strata as prepared with the
-                  project's settings, never re-stratified), the anytime queue
+                  project's settings, never re-stratified, allocating as its settings ask:
+                  for anytime stopping, or for a budget fixed in advance), the queue
                   (`next_item`, replayed here in a batch that gives the very
                   same order; tests/test_simulate.py checks it) and the
                   default estimator (`core.stats.estimate.estimate_batch`).
@@ -334,12 +335,13 @@ def simulate(
     skip_right: float = 0.0,
     design: Design | None = None,
 ) -> dict:
-    """Run every method at every budget; returns {"N", "mu", "n0", "notes", "methods": {METHOD: {BUDGET: metrics}}}.
+    """Run every method at every budget; returns {"N", "mu", "n0", "kappa", "notes", "methods": {METHOD: {BUDGET: metrics}}}.
 
     `items` is core.surrogate.prepare.prepare_items's table with a `label` column; its
     `stratum` column is the prepared stratification, which the project's design
     (`design`, default `core.stats.design.prepared_design(items)`) and proportional
-    use. n0: the planned budget the confidence sequences are tuned for
+    use; kappa is the design's allocation term (`core.stats.allocation.allocation_kappa`: 0 for a budget
+    fixed in advance). n0: the planned budget the confidence sequences are tuned for
     (default `core.stats.design.planned_budget` of an unset project). skip_wrong,
     skip_right: see `skip_mask`.
     """
@@ -403,6 +405,7 @@ def simulate(
         "mu": mu,
         "proxy": proxy_name(items),
         "n0": n0,
+        "kappa": app.kappa,
         "notes": {m: METHOD_NOTES[m] for m in methods},
         "methods": results,
     }

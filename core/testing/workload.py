@@ -26,7 +26,8 @@ import pandas as pd
 
 from core.scales import BINARY
 from core.services import reservations
-from core.stats.allocation import Design, design_from_items
+from core.stats.allocation import Design
+from core.stats.design import project_design
 from core.store import Store
 
 POLL_S = 0.05  # how often an idle grader asks again for an item
@@ -62,8 +63,8 @@ def true_label(position: int) -> str:
 
 
 def design_of(store: Store, project_id: int) -> Design:
-    """The design exactly as the app builds it (ui/plan.py)."""
-    return design_from_items(store.load_items(project_id), stratify_by=None)
+    """The design exactly as the app builds it (ui/plan.py): the stored items and the project's settings."""
+    return project_design(store, project_id, store.project(project_id).settings)
 
 
 @dataclass

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from core.exports.report import grades_csv, grades_jsonl, grades_table
+from core.jobs.simulation_job import latest_simulation
 from core.scales import BINARY
 from core.services.grading import submit
 from core.stats.allocation import design_from_items
@@ -44,6 +45,14 @@ def test_dashboard_shows_estimate_interval_strata_and_graders(open_app, store, p
     graders = at.dataframe[1].value
     assert dict(zip(graders["grader"], graders["grades"])) == {"ann": 12, "bob": 3}
     assert len(at.get("vega_lite_chart")) == 1
+
+
+def test_a_fixed_budget_dashboard_headlines_the_fixed_n_interval(open_app, store, project_id):
+    store.update_settings(project_id, {"budget_fixed": True, "planned_budget": 20})
+    grade_some(store, project_id, 12)
+    at = open_app("app_pages/dashboard.py", project_id=project_id)
+    interval = next(m for m in at.metric if m.label == "95% interval at the fixed budget of 20")
+    assert "Anytime-valid confidence sequence" in interval.help and "Korn-Graubard" in interval.help
 
 
 def test_dashboard_names_the_strata_without_grades_and_counts_skips(open_app, store, project_id):
@@ -121,6 +130,18 @@ def test_simulate_page_runs_and_plots(open_app, project_id):
     assert set(table["method"]) == {"uniform", "activegrade"} and len(table) == 6
     assert sorted(set(table["n"])) == [4, 10, 12]  # 10% and 25% of 40 items, and 12 grades
     assert any("Monte Carlo" in c.value for c in at.caption)
+
+
+def test_simulate_page_simulates_the_projects_allocation(open_app, store, project_id):
+    store.update_settings(project_id, {"budget_fixed": True})
+    at = open_app("app_pages/simulate.py", project_id=project_id)
+    at.text_input(key="sim_budgets").set_value("12")
+    at.number_input[0].set_value(10)
+    at.multiselect[0].set_value(["activegrade"])
+    at.button[0].click().run()
+    simulated(at)
+    assert latest_simulation(store, project_id).result["kappa"] == 0.0
+    assert any("for a budget fixed in advance" in m.value for m in at.markdown)
 
 
 @pytest.mark.parametrize("emptied", [0, 1])  # the budgets, then the methods

@@ -166,3 +166,16 @@ def test_grading_settings_can_change_after_preparation(open_app, store, project_
         False,
         "stratified",
     )
+    assert settings["planned_budget"] is None and settings["budget_fixed"] is False  # the defaults stay unset
+
+
+def test_a_fixed_budget_changes_the_design_the_app_grades_with(open_app, store, project_id):
+    at = open_app(project_id=project_id)
+    next(n for n in at.number_input if n.label == "Planned number of grades (n0)").set_value(30)
+    next(c for c in at.checkbox if c.label.startswith("The budget is fixed in advance")).check()
+    next(b for b in at.button if b.label == "Save settings").click().run()
+    settings = store.project(project_id).settings
+    assert (settings["planned_budget"], settings["budget_fixed"]) == (30, True)
+    from ui import plan
+
+    assert plan.design(store.project(project_id)).kappa == 0.0

@@ -118,6 +118,10 @@ def test_report_carries_estimate_settings_and_seed(store, project_id):
     assert "Estimated mean grade" in text and "| stratum |" in text
     assert text.count("| seed | 0 |") == 1  # the settings' seed is listed once, as the seed
     assert data["skips"] is None and "## Skips" not in text
+    assert "Allocation: for anytime stopping" in text
+    store.update_settings(project_id, {"budget_fixed": True, "planned_budget": 40})
+    fixed = report(store.project(project_id), design, result, {"pool": ("pool.jsonl", b"abc")}, grades)
+    assert "Allocation: for a budget fixed in advance of 40 grades" in report_markdown(fixed)
     skipped = next(p for p in range(design.N) if p not in graded)
     skips = skip_bound(design, list(graded), list(graded.values()), [skipped])
     with_skips = report(store.project(project_id), design, result, {"pool": ("pool.jsonl", b"abc")}, grades, skips)
