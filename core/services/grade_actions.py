@@ -71,8 +71,10 @@ def grade(
     if earlier is None:  # a queue item: record it and free its reservation
         if not reservations.hold(store, project_id, position, grader.name):
             raise Refused(reservations.LATE)
-        reservations.grade(store, project_id, position, scale, label, grader.name, comment=comment, seconds=seconds)
-        return Outcome("saved", f"saved: {label}", position)
+        grade_id = reservations.grade(
+            store, project_id, position, scale, label, grader.name, comment=comment, seconds=seconds
+        )
+        return Outcome("saved", f"saved: {label}", position, grade_id)
     # a changed grade: the old one is kept, retracted; the comment stays unless a new one is given
     grading.submit(  # the store records the change in the audit trail with it
         store, project_id, position, scale, label, grader.name, comment=comment or earlier["comment"], seconds=seconds

@@ -21,11 +21,12 @@ class Refused(Exception):
 @dataclass(frozen=True)
 class Outcome:
     """``status`` says what happened (e.g. saved, changed, skipped, created); ``message`` says it to a person;
-    ``position`` is the item it concerned, for grading actions."""
+    ``position`` is the item it concerned, for grading actions; ``grade_id`` the grade a grading action stored."""
 
     status: str
     message: str
     position: int | None = None
+    grade_id: int | None = None
 
 
 def permitted(store, actor: auth.User | None, action: str, project_id: int | None = None) -> auth.User:

@@ -1,4 +1,6 @@
-"""Graders at work, through the functions the grade page calls: claim an item, load it, grade it.
+"""Graders at work, through the functions the grade page calls: claim an item, load it, grade it
+(`core.services.grade_actions.grade`, with the checks a press gets: the grader's rights, the viewing time, the
+hold on the item).
 
 A load and crash drill for a database: `synthetic_project` makes a throw-away
 project of any size, `run_graders` grades it to the end with threads of this
@@ -24,8 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core.scales import BINARY
-from core.services import reservations
+from core.services import auth, grade_actions, grading, reservations
 from core.stats.allocation import Design
 from core.stats.design import project_design
 from core.store import Store
@@ -87,9 +88,13 @@ class Grader:
         if position is None:
             return None
         self.store.item(self.project_id, position)  # the page shows it
-        grade_id = reservations.grade(
-            self.store, self.project_id, position, BINARY, true_label(position), self.name, seconds=0.0
+        actor = auth.demo_user(self.name)  # a named grader of the open demo: the page's own actor
+        outcome = grade_actions.grade(
+            self.store, actor, self.project_id, position, true_label(position), seconds=grading.MIN_VIEW_S
         )
+        if outcome.status != "saved":
+            raise RuntimeError(f"{self.name}'s grade of item {position} was not saved: {outcome.message}")
+        grade_id = outcome.grade_id
         self.graded.append((grade_id, position))
         if self.on_grade is not None:
             self.on_grade(grade_id, position)
