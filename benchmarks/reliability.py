@@ -5,7 +5,7 @@ set, as scripts/postgres.sh start prints it) and each way of running the
 graders (8 threads of one process = one server; 8 worker processes = 8
 servers on one database), grade a 1,818-item synthetic project to the end
 with 10% of the items double-graded: 2,000 grades, through the grade page's
-functions (core.services.reservations.claim / grade). Then one crash run: a worker
+functions (core.services.reservations.claim, core.services.grade_actions.grade). Then one crash run: a worker
 killed with SIGKILL after 100 grades and restarted.
 
 lost = acknowledged grades missing from the database; duplicated = grades
@@ -215,8 +215,8 @@ def main() -> None:
         f"{load_before:.1f} (a machine shared with other jobs: durations are upper bounds and vary up to 2x "
         "between runs; the counts do not).",
         "",
-        f"{N_ITEMS:,} items, {OVERLAP:.0%} double-graded: 2,000 grades per run, through core.services.reservations "
-        "(the grade page's path). Threads share one process, as the graders of one Streamlit server do; "
+        f"{N_ITEMS:,} items, {OVERLAP:.0%} double-graded: 2,000 grades per run, through the grade page's path "
+        "(core.services.reservations.claim, core.services.grade_actions.grade). Threads share one process, as the graders of one Streamlit server do; "
         "processes are separate servers on one database. lost races: reservations a grader tried and lost to "
         "another (each costs a transaction and a redraw), counted in the benchmark's own process.",
         "",
