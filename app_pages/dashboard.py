@@ -14,9 +14,9 @@ from core.services.progress import (
     eta,
     grader_pace,
     item_pace,
+    project_stopping,
     saving_short,
     saving_text,
-    stopping,
     throughput,
 )
 from core.services.tracking import current_estimate
@@ -44,8 +44,8 @@ REFRESH_S = 3.0
 def pace_row(design, graded: dict[int, float], grades, e, target: float) -> None:
     """Grades and items counted apart, throughput, the stopping rule and the ETA at the current pace."""
     counted = counts(grades)
-    rule = stopping(plan.anytime_of(project, graded), target)
-    needed = plan.items_to_target_of(project, graded, target, method)
+    rule = project_stopping(project.settings, design.N, plan.anytime_of(project, graded), e)
+    needed = rule.budget if rule.budget is not None else plan.items_to_target_of(project, graded, target, method)
     when = eta(needed, counted.items, item_pace(grades))
     cols = st.columns(4)
     cols[0].metric(
@@ -62,7 +62,9 @@ def pace_row(design, graded: dict[int, float], grades, e, target: float) -> None
     cols[2].metric(
         "Items still needed",
         f"{when.items_left:,}",
-        help=f"Projected graded items for a half-width of {target:.3f} ({needed:,} in all), from the grades' "
+        help=f"Graded items left to the budget fixed in advance ({needed:,} in all)."
+        if rule.budget is not None
+        else f"Projected graded items for a half-width of {target:.3f} ({needed:,} in all), from the grades' "
         f"spreads so far and the {rule.interval} interval; a projection, not a promise.",
     )
     cols[3].metric(
@@ -70,7 +72,13 @@ def pace_row(design, graded: dict[int, float], grades, e, target: float) -> None
         "done" if rule.met else duration(when.hours),
         help=f"Items still needed / graded items per hour of grading time ({when.pace:,.1f} items/h).",
     )
-    if rule.met:
+    if rule.budget is not None:
+        message = f"{rule.graded:,} of the {rule.budget:,} items of the budget fixed in advance graded"
+        if rule.met:
+            st.success(f"Budget reached: {message}; report the fixed-n interval (half-width {rule.half_width:.3f}).")
+        else:
+            st.info(f"{message}: {when.items_left:,} more, {duration(when.hours)} at the current pace (ETA).")
+    elif rule.met:
         st.success(
             f"Stopping rule met: the interval's half-width {rule.half_width:.3f} is at most the target "
             f"{rule.target:.3f}."

@@ -8,7 +8,7 @@ import html
 import streamlit as st
 
 from core.services import auth
-from core.services.progress import counts, saving_text, stopping
+from core.services.progress import counts, project_stopping, saving_text
 from core.services.tracking import current_estimate
 from ui import access, plan, signin, state
 from ui.charts import path_chart
@@ -42,11 +42,13 @@ def live() -> None:
         st.html(STYLE + big("waiting", f"{e.n} of {design.N:,} items graded: every stratum needs a grade first"))
         return
     anytime = plan.anytime_of(project, graded)
-    rule = stopping(anytime, float(project.settings["target_half_width"]))
+    rule = project_stopping(project.settings, design.N, anytime, e)
     cells = [
         big(
             f"{e.value:.3f}",
-            f"{anytime.level:.0%} interval {anytime.low:.3f} – {anytime.high:.3f}, valid whenever grading stops",
+            f"{e.level:.0%} interval {e.ci_low:.3f} – {e.ci_high:.3f} at the budget of {rule.budget:,} fixed in advance"
+            if rule.budget is not None
+            else f"{anytime.level:.0%} interval {anytime.low:.3f} – {anytime.high:.3f}, valid whenever grading stops",
         ),
         big(f"{e.n:,}", f"of {design.N:,} items graded ({done.grades:,} grades)"),
         big(f"{e.saving.share:.0%}" if e.saving else "—", f"saved vs uniform sampling: {saving_text(e)}"),
@@ -57,8 +59,9 @@ def live() -> None:
     )
     st.caption(
         "Dark line: the estimate. Blue band: its interval with this design. Grey band: the interval uniform "
-        f"random sampling would give with the same number of grades. Target ±{rule.target:.3f}: "
-        + ("reached." if rule.met else "not yet.")
+        "random sampling would give with the same number of grades. "
+        + (f"Budget of {rule.budget:,} items" if rule.budget is not None else f"Target ±{rule.target:.3f}")
+        + (": reached." if rule.met else ": not yet.")
     )
 
 

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from core.services.progress import (
+    FIXED_BUDGET_INTERVAL,
     IDLE_GAP_S,
     STOPPING_INTERVAL,
     Counts,
@@ -17,6 +18,7 @@ from core.services.progress import (
     grader_pace,
     item_pace,
     items_to_target,
+    project_stopping,
     saving_short,
     saving_text,
     stopping,
@@ -107,6 +109,21 @@ def test_stopping_rule_and_items_to_target_follow_the_anytime_interval():
         design, positions, grades, 0.05
     )  # without the anytime interval: the fixed-n projection, a lower bound
     assert not stopping(None, 0.5).met and np.isnan(stopping(None, 0.5).half_width)
+
+
+def test_a_budget_fixed_in_advance_stops_at_its_budget():
+    design = _design()
+    positions, grades = list(range(0, 100, 5)), [1.0, 0.0] * 10
+    anytime = anytime_interval(design, positions, grades, n0=20)
+    e = estimate(design, positions, grades)
+    default = {"target_half_width": 0.5, "budget_fixed": False, "planned_budget": 20}
+    assert project_stopping(default, design.N, anytime, e) == stopping(anytime, 0.5)
+    fixed = {**default, "budget_fixed": True}
+    rule = project_stopping(fixed, design.N, anytime, e)
+    assert (rule.budget, rule.graded, rule.met, rule.interval) == (20, 20, True, FIXED_BUDGET_INTERVAL)
+    assert rule.half_width == (e.ci_high - e.ci_low) / 2
+    assert not project_stopping({**fixed, "planned_budget": 21}, design.N, anytime, e).met
+    assert not project_stopping(fixed, design.N, None, None).met
 
 
 def test_saving_text_has_units_or_says_why_withheld():

@@ -21,7 +21,7 @@ import pandas as pd
 import core
 from core.inputs.io import spreadsheet_safe
 from core.scales import scale_from_settings
-from core.services.progress import counts, grader_pace, stopping
+from core.services.progress import counts, grader_pace, project_stopping
 from core.services.tracking import estimate_path
 from core.stats.allocation import Design
 from core.stats.confseq import anytime_interval
@@ -175,9 +175,9 @@ def report(
     item_grades = grades.groupby("position", sort=False)["value"].mean()
     positions, values = item_grades.index.to_numpy(dtype=int), item_grades.to_numpy(dtype=float)
     stratified = estimate(design, positions, values, method="stratified", level=result.level)
-    target = float(project.settings["target_half_width"])
     n0 = planned_budget(project.settings, design.N)
-    rule = stopping(anytime_interval(design, positions, values, n0) if len(positions) else None, target)
+    anytime = anytime_interval(design, positions, values, n0) if len(positions) else None
+    rule = project_stopping(project.settings, design.N, anytime, result)
     counted = counts(grades)
     return json_safe(
         {
@@ -209,7 +209,11 @@ def report(
                 "saving_range": None if saving is None else [saving.low, saving.high],
             },
             "stopping_rule": {
-                "rule": "stop once the interval's half-width is at most the target",
+                "rule": "stop once the interval's half-width is at most the target"
+                if rule.budget is None
+                else "stop at the budget fixed in advance",
+                "budget": rule.budget,
+                "graded": rule.graded,
                 "target_half_width": rule.target,
                 "half_width": rule.half_width,
                 "met": rule.met,
@@ -297,6 +301,12 @@ def settings_table(settings: dict[str, Any], seed: Any) -> pd.DataFrame:
 
 def stopping_line(rule: dict[str, Any]) -> str:
     """The stopping rule's status in one sentence."""
+    if rule.get("budget") is not None:
+        verdict = "met" if rule["met"] else "not met"
+        return (
+            f"Stopping rule {verdict}: {rule['graded']:,} of the {rule['budget']:,} items of the budget fixed in "
+            f"advance graded ({rule['interval']})."
+        )
     if rule["half_width"] is None:
         return f"Stopping rule (half-width at most {rule['target_half_width']:.3f}): not met, no estimate yet."
     verdict = "met" if rule["met"] else "not met"

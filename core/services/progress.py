@@ -18,13 +18,16 @@ active grade: ``position``, ``grader``, ``value``, ``seconds``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval
+from core.stats.design import planned_budget
 from core.stats.estimate import Estimate, estimate, grades_needed
 
 IDLE_GAP_S = 15 * 60
@@ -33,6 +36,9 @@ IDLE_GAP_S = 15 * 60
 STOPPING_INTERVAL = "anytime-valid confidence sequence (core.stats.confseq)"
 """The interval the stopping rule and ``items_to_target`` use: valid however and whenever grading stops, so a
 manager who watches the dashboard and stops when it looks good is protected (METHOD.md section 7)."""
+
+FIXED_BUDGET_INTERVAL = "fixed-n Korn-Graubard interval (core.stats.intervals), read at the budget fixed in advance"
+"""The interval of a project whose budget is fixed in advance (settings budget_fixed): valid when read once, at n0."""
 
 
 @dataclass(frozen=True)
@@ -102,12 +108,15 @@ def grader_pace(grades: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Stopping:
-    """The stopping rule: stop once the interval's half-width is at most the target. half_width NaN: no estimate."""
+    """The stopping rule: stop once the interval's half-width is at most the target; or, with ``budget`` (a
+    budget fixed in advance, n0), once ``graded`` items reach it. half_width NaN: no estimate."""
 
     half_width: float
     target: float
     met: bool
     interval: str = STOPPING_INTERVAL
+    budget: int | None = None
+    graded: int = 0
 
 
 def stopping(anytime: AnytimeInterval | None, target: float) -> Stopping:
@@ -115,6 +124,21 @@ def stopping(anytime: AnytimeInterval | None, target: float) -> Stopping:
     before any grade; a stratum without grades keeps the interval wide by itself)."""
     half = float("nan") if anytime is None or anytime.n == 0 else anytime.half_width
     return Stopping(half, float(target), bool(half <= target))
+
+
+def project_stopping(
+    settings: Mapping[str, Any], n_items: int, anytime: AnytimeInterval | None, fixed: Estimate | None
+) -> Stopping:
+    """The project's stopping rule, the one place that picks it: by default `stopping` on the anytime interval
+    and the target half-width; with a budget fixed in advance (settings["budget_fixed"]) stop at n0 graded
+    items (`core.stats.design.planned_budget`), the half-width then that of the fixed-n interval ``fixed``."""
+    target = float(settings["target_half_width"])
+    if not settings["budget_fixed"]:
+        return stopping(anytime, target)
+    graded = 0 if fixed is None else fixed.n
+    half = float("nan") if fixed is None or fixed.missing else (fixed.ci_high - fixed.ci_low) / 2
+    n0 = planned_budget(settings, n_items)
+    return Stopping(half, target, graded >= n0, FIXED_BUDGET_INTERVAL, n0, graded)
 
 
 def items_to_target(

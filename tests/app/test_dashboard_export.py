@@ -53,6 +53,8 @@ def test_a_fixed_budget_dashboard_headlines_the_fixed_n_interval(open_app, store
     at = open_app("app_pages/dashboard.py", project_id=project_id)
     interval = next(m for m in at.metric if m.label == "95% interval at the fixed budget of 20")
     assert "Anytime-valid confidence sequence" in interval.help and "Korn-Graubard" in interval.help
+    assert "12 of the 20 items of the budget fixed in advance graded" in at.info[0].value
+    assert next(m for m in at.metric if m.label == "Items still needed").value == "8"
 
 
 def test_dashboard_names_the_strata_without_grades_and_counts_skips(open_app, store, project_id):

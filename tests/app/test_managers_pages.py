@@ -59,6 +59,15 @@ def test_presenter_view_shows_the_estimate_large_and_live(open_app, store, proje
     assert len(at.get("vega_lite_chart")) == 1 and "Grey band" in at.caption[0].value
 
 
+def test_presenter_view_of_a_fixed_budget_shows_the_fixed_n_interval(open_app, store, project_id):
+    store.update_settings(project_id, {"budget_fixed": True, "planned_budget": 30})
+    for position in range(12):
+        submit(store, project_id, position, BINARY, "Correct", "ann")
+    at = open_app("app_pages/presenter.py", project_id=project_id)
+    shown = "\n".join(h.proto.body for h in at.get("html"))
+    assert "at the budget of 30 fixed in advance" in shown and "Budget of 30 items: not yet." in at.caption[0].value
+
+
 def test_presenter_view_is_for_those_who_see_the_dashboard():
     from core.services import auth
     from ui.signin import PAGE_ACTIONS
