@@ -37,6 +37,21 @@ def test_device_resolution():
         resolve_device("tpu")
 
 
+def test_models_take_the_cpu_threads_the_configuration_gives(monkeypatch):
+    from core import config
+
+    before = torch.get_num_threads()
+    try:
+        monkeypatch.setenv(config.TORCH_THREADS, "1")
+        resolve_device("cpu")
+        assert torch.get_num_threads() == 1
+        monkeypatch.setenv(config.TORCH_THREADS, "3")
+        resolve_device("auto")
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is present")
 def test_cuda_without_a_device_is_an_input_error():
     with pytest.raises(InputError, match="no CUDA device"):

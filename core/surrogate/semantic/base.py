@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core import config
 from core.errors import InputError
 from core.surrogate.normalize import normalize
 from core.surrogate.semantic.cache import ResultCache, content_key
@@ -53,8 +54,14 @@ class UniqueTexts:
 
 
 def resolve_device(device: str) -> str:
-    """'auto' -> 'cuda' when a CUDA device is present, else 'cpu'; checks the other values."""
+    """'auto' -> 'cuda' when a CUDA device is present, else 'cpu'; checks the other values. Every model
+    (embedding, NLI, sampling) is placed through here, so here torch also takes the CPU threads
+    $ACTIVEGRADE_TORCH_THREADS gives (core.config), before the model loads."""
     import torch
+
+    threads = config.config().torch_threads
+    if threads is not None and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
     if device not in DEVICES:
         raise InputError(f"unknown device '{device}'", fix="use auto, cpu or cuda")
