@@ -28,7 +28,18 @@ DEMO_DIR = "ACTIVEGRADE_DEMO_DIR"
 CACHE_DIR = "ACTIVEGRADE_CACHE_DIR"
 APP_WORKER = "ACTIVEGRADE_APP_WORKER"
 CHUNK_ITEMS = "ACTIVEGRADE_CHUNK_ITEMS"
-VARIABLES = (DB_URL, OPEN_DEMO, SESSION_IDLE_HOURS, SESSION_MAX_DAYS, DEMO_DIR, CACHE_DIR, APP_WORKER, CHUNK_ITEMS)
+TORCH_THREADS = "ACTIVEGRADE_TORCH_THREADS"
+VARIABLES = (
+    DB_URL,
+    OPEN_DEMO,
+    SESSION_IDLE_HOURS,
+    SESSION_MAX_DAYS,
+    DEMO_DIR,
+    CACHE_DIR,
+    APP_WORKER,
+    CHUNK_ITEMS,
+    TORCH_THREADS,
+)
 """The variables the Python code reads (the shell scripts read a few more; the README lists them all)."""
 
 
@@ -52,6 +63,10 @@ class Config:
     """The app starts a worker of its own when jobs wait (core.jobs.background); ``0`` when workers run apart."""
     chunk_items: int = 20_000
     """Pool rows per preparation chunk (core.jobs.preparation_job): larger pools are prepared in chunks."""
+    torch_threads: int | None = None
+    """CPU threads the process's models use (torch.set_num_threads, core.surrogate.semantic.base.resolve_device);
+    None: torch's default, one per core. Workers that share a machine's cores with each other or with other
+    busy processes each take their share (benchmarks/scale.md)."""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Config:
@@ -66,6 +81,7 @@ class Config:
             cache_dir=Path(text[CACHE_DIR]).expanduser() if text[CACHE_DIR] else None,
             app_worker=_switch(APP_WORKER, text[APP_WORKER] or "1"),
             chunk_items=int(_positive(CHUNK_ITEMS, text[CHUNK_ITEMS], 20_000)),
+            torch_threads=_whole(TORCH_THREADS, text[TORCH_THREADS]),
         )
 
 
@@ -88,6 +104,15 @@ def _positive(name: str, text: str, default: float) -> float:
     if not value > 0 or value == float("inf"):
         raise InputError(f"${name} is {text!r}, not a positive number", fix="set it to a number > 0 or unset it")
     return value
+
+
+def _whole(name: str, text: str) -> int | None:
+    """A whole number of at least 1, or None when unset."""
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise InputError(f"${name} is {text!r}, not a whole number of at least 1", fix="set it to e.g. 1, or unset it")
+    return int(text)
 
 
 @functools.lru_cache(maxsize=8)

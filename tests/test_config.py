@@ -39,10 +39,17 @@ def test_every_variable_is_parsed(tmp_path):
             config.SESSION_MAX_DAYS: "2",
             config.DEMO_DIR: str(tmp_path / "demo"),
             config.CACHE_DIR: str(tmp_path / "cache"),
+            config.TORCH_THREADS: "1",
         }
     )
     assert parsed == Config(
-        "sqlite:///x.db", True, timedelta(minutes=30), timedelta(days=2), tmp_path / "demo", tmp_path / "cache"
+        "sqlite:///x.db",
+        True,
+        timedelta(minutes=30),
+        timedelta(days=2),
+        tmp_path / "demo",
+        tmp_path / "cache",
+        torch_threads=1,
     )
     assert Config.from_environ({config.OPEN_DEMO: "0"}).open_demo is False
 
@@ -57,6 +64,9 @@ def test_every_variable_is_parsed(tmp_path):
         (config.SESSION_MAX_DAYS, "soon"),
         (config.SESSION_MAX_DAYS, "inf"),
         (config.SESSION_MAX_DAYS, "nan"),
+        (config.TORCH_THREADS, "0"),
+        (config.TORCH_THREADS, "1.5"),
+        (config.TORCH_THREADS, "all"),
     ],
 )
 def test_a_bad_value_is_refused_naming_the_variable(name, value):

@@ -159,6 +159,37 @@ def test_integer_ids_become_text_and_still_match_their_samples():
     assert inputs.without_samples == ["8"]
 
 
+def cut(inputs: Inputs, rows: range) -> Inputs:
+    """The inputs of pool rows ``rows`` and their samples, cut from the whole."""
+    pool = inputs.pool.iloc[rows.start : rows.stop].reset_index(drop=True)
+    samples = inputs.samples[inputs.samples["id"].isin(set(pool["id"]))].reset_index(drop=True)
+    return Inputs(pool, samples, [i for i in inputs.without_samples if i in set(pool["id"])])
+
+
+@pytest.mark.parametrize(
+    "pool, samples", [("pool.jsonl", "samples.jsonl"), ("pool.csv", "samples.csv"), ("pool_with_samples.jsonl", None)]
+)
+@pytest.mark.parametrize("rows", [range(0, 1), range(1, 3), range(2, 4), range(3, 9)])
+def test_rows_read_those_pool_rows_and_their_samples_alone(reference, pool, samples, rows):
+    """A chunk of a preparation reads its pool rows and the samples of their ids, nothing else."""
+    chunk = load_inputs(INPUTS / pool, samples and INPUTS / samples, rows=rows)
+    assert_same_inputs(chunk, cut(reference, rows))
+
+
+def test_an_error_in_a_chunk_names_its_row_in_the_file():
+    pool = ("pool.csv", (POOL_HEADER + "a,Q,R,1\nb,Q,R,0\nc,Q,R,1\n").encode())
+    samples = ("samples.csv", b"id,sample,logprob\nc,4,-1\nb,5,-1\nc,6,2.5\n")
+    message = str(pytest.raises(InputError, load_inputs, pool, samples, rows=range(2, 3)).value)
+    assert_names(message, "samples.csv", row=4, column="logprob")
+    nested = (
+        "pool.jsonl",
+        jsonl(item("a"), item("b", samples=[{"sample": "x", "logprob": -1}, {"sample": "y", "logprob": 3}])),
+    )
+    message = str(pytest.raises(InputError, load_inputs, nested, rows=range(1, 2)).value)
+    assert_names(message, "pool.jsonl", row=2, column="samples")
+    assert "(element 2 of the list)" in message
+
+
 def test_a_pool_without_samples_lists_every_item_as_without_samples():
     inputs = load_inputs(("pool.jsonl", jsonl(item("a"), item("b"))))
     assert inputs.samples.empty

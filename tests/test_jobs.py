@@ -169,16 +169,44 @@ def test_a_chunked_preparation_gives_the_unchunked_items_bit_for_bit(store, sett
     assert store.project(chunked).status == "ready"
 
 
+def test_a_chunk_reads_its_pool_rows_and_their_samples_alone(store, monkeypatch):
+    """Each chunk scores exactly its own pool rows with exactly their samples, even when the samples file
+    is in another order than the pool (here reversed) and its ids are numbers where the pool's are text."""
+    import core.surrogate.prepare
+
+    pool = "".join(json.dumps({"id": str(i), "prompt": f"q{i}", "response": f"r{i % 3}"}) + "\n" for i in range(10))
+    rows = [{"id": i, "sample": f"r{(i + k) % 3}"} for i in range(10) for k in range(i % 4 + 1)]
+    samples = "".join(json.dumps(row) + "\n" for row in reversed(rows))
+    pid = create_project(
+        store, "p", ("pool.jsonl", pool.encode()), ("samples.jsonl", samples.encode()), {}, start=False
+    )
+    seen: list[tuple[list[str], list[str], list[str]]] = []
+    score_items = core.surrogate.prepare.score_items
+
+    def recording(inputs, engine, **kwargs):
+        seen.append((inputs.pool["id"].tolist(), inputs.samples["id"].tolist(), inputs.samples["sample"].tolist()))
+        return score_items(inputs, engine, **kwargs)
+
+    monkeypatch.setattr(core.surrogate.prepare, "score_items", recording)
+    assert start_preparation(store, pid, wait=True, chunk_items=4)
+    assert [pool_ids for pool_ids, _, _ in seen] == [["0", "1", "2", "3"], ["4", "5", "6", "7"], ["8", "9"]]
+    for pool_ids, sample_ids, texts in seen:
+        mine = [row for row in reversed(rows) if str(row["id"]) in pool_ids]
+        assert sample_ids == [str(row["id"]) for row in mine] and texts == [row["sample"] for row in mine]
+    items = store.load_items(pid)
+    assert items["n_samples"].tolist() == [i % 4 + 1 for i in range(10)]
+
+
 def test_a_chunk_that_fails_fails_the_preparation(store, monkeypatch):
     import core.surrogate.prepare
 
     pid = demo_project(store, "p")
     score_items = core.surrogate.prepare.score_items
 
-    def broken(inputs, engine, *, start=0, **kwargs):
-        if start == 120:
+    def broken(inputs, engine, **kwargs):
+        if inputs.pool["id"].iloc[0] == "science-26":  # pool row 120, where chunk three starts
             raise InputError("chunk three is broken", fix="mend it")
-        return score_items(inputs, engine, start=start, **kwargs)
+        return score_items(inputs, engine, **kwargs)
 
     monkeypatch.setattr(core.surrogate.prepare, "score_items", broken)
     start_preparation(store, pid, wait=True, chunk_items=40)

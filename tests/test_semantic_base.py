@@ -12,11 +12,44 @@ def test_dedupe_keeps_first_appearance_order():
     assert inverse.tolist() == [0, 1, 0, 2, 2]
 
 
+def test_a_backend_normalises_each_text_once_across_its_calls_within_its_bound(monkeypatch, tmp_path):
+    import core.surrogate.semantic.base as base
+    from core.surrogate.semantic import ItemTexts
+
+    normalised: list[str] = []
+    monkeypatch.setattr(base, "normalize", lambda text: normalised.append(text) or text.lower())
+    backend = get_backend("exact", cache_dir=tmp_path)
+    groups = [ItemTexts("q", [f"A{i % 7}", f"B{i % 5}", f"A{i % 7}"], f"B{i % 3}") for i in range(50)]
+    first = backend.cluster(groups[:25])
+    assert [c.tolist() for c in backend.cluster(groups[:25])] == [c.tolist() for c in first]
+    backend.cluster(groups[25:])
+    assert sorted(normalised) == sorted({t for g in groups for t in [*g.samples, g.target]})
+    monkeypatch.setattr(base, "NORMAL_FORM_CHARS", 10)  # past the bound, the next call starts afresh
+    normalised.clear()
+    backend.cluster(groups[:1])
+    assert sorted(normalised) == ["A0", "B0"]
+
+
 def test_device_resolution():
     assert resolve_device("cpu") == "cpu"
     assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
     with pytest.raises(InputError, match="unknown device"):
         resolve_device("tpu")
+
+
+def test_models_take_the_cpu_threads_the_configuration_gives(monkeypatch):
+    from core import config
+
+    before = torch.get_num_threads()
+    try:
+        monkeypatch.setenv(config.TORCH_THREADS, "1")
+        resolve_device("cpu")
+        assert torch.get_num_threads() == 1
+        monkeypatch.setenv(config.TORCH_THREADS, "3")
+        resolve_device("auto")
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is present")

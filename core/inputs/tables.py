@@ -71,6 +71,16 @@ class Table:
         """Rows numbered 1, 2, ... (Parquet, JSON arrays)."""
         return cls(name, frame, lambda: np.arange(1, len(frame) + 1))
 
+    def take(self, positions: np.ndarray) -> Table:
+        """The table of the frame rows at ``positions`` (ascending), each still named by its row in the file."""
+        return Table(
+            self.name,
+            self.frame.iloc[positions].reset_index(drop=True),
+            lambda: self.rows[positions],
+            self.column_label,
+            lambda position: self.note(int(positions[position])),
+        )
+
     @cached_property
     def rows(self) -> np.ndarray:
         """Row number (as a person sees it in the file) of each frame row."""

@@ -3,10 +3,10 @@ and stratify, save the items, and say at every stage what is going on.
 
 `enqueue_preparation` queues a PREPARE job; a worker (core.jobs.worker) runs it. A pool of more than
 ``chunk_items`` items is split: the PREPARE job queues one CHUNK job per ``chunk_items`` pool rows,
-which any workers score in parallel (core.surrogate.prepare.score_items, each chunk's scores its
-result), and waits; once every chunk is done it runs again, joins the scores in pool order and
-stratifies the whole pool (core.surrogate.prepare.stratified_items), exactly as one worker scoring
-the whole pool would. Sampling checkpoints itself (core.jobs.sampling_job); every finished chunk is
+which any workers score in parallel (core.surrogate.prepare.score_items on its rows and their samples
+alone, each chunk's scores its result), and waits; once every chunk is done it runs again, joins the
+scores in pool order and stratifies the whole pool (core.surrogate.prepare.stratified_items), exactly
+as one worker scoring the whole pool would. Sampling checkpoints itself (core.jobs.sampling_job); every finished chunk is
 a checkpoint of the preparation, so a worker killed mid-way costs at most the chunk it held.
 """
 
@@ -68,7 +68,7 @@ def run_prepare(context: JobContext) -> None:
     size, n = int(job.payload["chunk_items"]), len(inputs.pool)
     count = max(math.ceil(n / size), 1)
     if count == 1:
-        _save(store, project_id, inputs.pool, _score(context, inputs, 0, n, PreparationReport(store, project_id)))
+        _save(store, project_id, inputs.pool, _score(context, inputs, PreparationReport(store, project_id)))
         return
     chunks = [
         NewJob(
@@ -84,28 +84,31 @@ def run_prepare(context: JobContext) -> None:
 
 
 def run_chunk(context: JobContext) -> dict:
-    """A CHUNK job: the scores of its pool rows, as its result."""
+    """A CHUNK job: the scores of its pool rows, as its result, from those rows and their samples alone
+    (every item is scored from its own texts, core.surrogate.prepare.score_items): at 10^6 items in 10
+    chunks, a chunk checks, indexes and clusters its 10^6 samples, not all 10^7."""
     store, payload, project_id = context.store, context.job.payload, context.job.project_id
     report = PreparationReport(store, project_id, prefix=f"chunk {payload['index'] + 1} of {payload['count']}: ")
-    inputs = _reading(store, project_id, report)
-    scores = _score(context, inputs, payload["start"], payload["stop"], report)
+    inputs = _reading(store, project_id, report, rows=range(payload["start"], payload["stop"]))
+    scores = _score(context, inputs, report)
     return {"scores": scores_to_json(scores)}
 
 
-def _inputs(store: Store, project_id: int, *, samples: bool = True):
-    """The project's uploads, read and checked. ``samples=False`` reads the pool alone, for the join, which
+def _inputs(store: Store, project_id: int, *, samples: bool = True, rows: range | None = None):
+    """The project's uploads, read and checked (``rows``: those pool rows and their samples alone, see
+    core.inputs.io.load_inputs). ``samples=False`` reads the pool alone, for the join, which
     needs only the pool's rows (core.inputs.io.load_inputs makes the pool's frame from the pool file only):
     the finish, the serial part of a chunked preparation, then skips parsing every sample (10^7 at 10^6 items)."""
     from core.inputs.readers import load_project_inputs
 
     files = store.input_files(project_id)
     chosen = files.get("samples") if samples else None
-    return load_project_inputs(files["pool"], chosen, store.project(project_id).settings)
+    return load_project_inputs(files["pool"], chosen, store.project(project_id).settings, rows)
 
 
-def _reading(store: Store, project_id: int, report: PreparationReport | None = None):
+def _reading(store: Store, project_id: int, report: PreparationReport | None = None, rows: range | None = None):
     (report or PreparationReport(store, project_id)).stage(READING, 0, 0)
-    return _inputs(store, project_id)
+    return _inputs(store, project_id, rows=rows)
 
 
 @functools.lru_cache(maxsize=2)
@@ -121,8 +124,8 @@ def worker_backend(
     return get_backend(name, model=model, threshold=threshold, device=device, batch_size=batch_size)
 
 
-def _score(context: JobContext, inputs, start: int, stop: int, report: PreparationReport) -> dict[str, np.ndarray]:
-    """score_items on rows start:stop with the project's backend on the worker's device, the report ticking."""
+def _score(context: JobContext, inputs, report: PreparationReport) -> dict[str, np.ndarray]:
+    """score_items on the inputs' pool rows with the project's backend on the worker's device, the report ticking."""
     from core.surrogate.prepare import score_items
 
     settings = context.store.project(context.job.project_id).settings
@@ -138,7 +141,7 @@ def _score(context: JobContext, inputs, start: int, stop: int, report: Preparati
     ticking = threading.Thread(target=_keep_reporting, args=(report, stop_ticking), daemon=True)
     ticking.start()
     try:
-        return score_items(inputs, engine, start=start, stop=stop, progress=report.clustering, stage=report.stage)
+        return score_items(inputs, engine, progress=report.clustering, stage=report.stage)
     finally:
         stop_ticking.set()
 

@@ -135,19 +135,17 @@ def score_items(
     inputs: Inputs,
     engine: Backend,
     *,
-    start: int = 0,
-    stop: int | None = None,
     progress: Progress | None = None,
     stage: Stage | None = None,
 ) -> dict[str, np.ndarray]:
-    """SCORES of the pool rows ``start:stop``, each an array of that length.
+    """SCORES of every pool row, each an array of the pool's length.
 
     Every item is scored from its own texts alone (an exact backend gives the same classes in any
     company; a model backend's batches differ with the chunk, see README's note on workers), so the
-    scores of consecutive chunks, concatenated, are those of the whole pool.
+    scores of consecutive chunks of the pool with their samples (core.inputs.io.load_inputs's ``rows``),
+    concatenated, are those of the whole pool.
     """
     pool, samples = inputs.pool, inputs.samples
-    stop = len(pool) if stop is None else min(stop, len(pool))
     engine.on_stage = stage
     rows_of, texts = sample_index(samples)
     ids = pool["id"].to_numpy()
@@ -160,24 +158,24 @@ def score_items(
     )
     lengths = sample_lengths(samples)
 
-    n = max(stop - start, 0)
+    n = len(pool)
     scores = {name: np.full(n, np.nan) for name in ("semantic_entropy", "semantic_entropy_weighted", "agreement")}
     scores["n_samples"], scores["n_clusters"] = np.zeros(n, dtype=int), np.zeros(n, dtype=int)
-    with_samples = [p for p in range(start, stop) if ids[p] in rows_of]
+    with_samples = [p for p in range(n) if ids[p] in rows_of]
     for first in range(0, len(with_samples), CHUNK_ITEMS):
         part = with_samples[first : first + CHUNK_ITEMS]
         groups = [ItemTexts(questions[p], texts[rows_of[ids[p]]].tolist(), targets[p]) for p in part]
         classes = engine.cluster(groups, _offset(progress, first, len(part), len(with_samples)))
         for p, item_classes in zip(part, classes):
-            rows, i = rows_of[ids[p]], p - start
+            rows = rows_of[ids[p]]
             sample_classes, target_class = item_classes[:-1], item_classes[-1]
-            scores["n_samples"][i] = sample_classes.size
-            scores["n_clusters"][i] = np.unique(sample_classes).size
-            scores["semantic_entropy"][i] = semantic_entropy(sample_classes)
-            scores["semantic_entropy_weighted"][i] = weighted_semantic_entropy(
+            scores["n_samples"][p] = sample_classes.size
+            scores["n_clusters"][p] = np.unique(sample_classes).size
+            scores["semantic_entropy"][p] = semantic_entropy(sample_classes)
+            scores["semantic_entropy_weighted"][p] = weighted_semantic_entropy(
                 sample_classes, logprobs[rows], lengths[rows]
             )
-            scores["agreement"][i] = agreement(sample_classes, target_class)
+            scores["agreement"][p] = agreement(sample_classes, target_class)
     return {name: scores[name] for name in SCORES}
 
 

@@ -118,8 +118,10 @@ def load(
     fmt: str = "auto",
     samples_fmt: str = "auto",
     columns: dict[str, str] | str | None = None,
+    rows: range | None = None,
 ) -> Inputs:
-    """`core.inputs.io.load_inputs` on the pool and samples read by their readers, after `--columns` choices."""
+    """`core.inputs.io.load_inputs` on the pool and samples read by their readers, after `--columns` choices
+    (``rows``: those pool rows alone, see load_inputs)."""
     mapping = parse_columns(columns) if isinstance(columns, str) or columns is None else columns
     pool_table, own = read_pool(pool, fmt)
     if own is not None and samples is not None:
@@ -129,14 +131,16 @@ def load(
             fix="give the target's file with one answer per item, or leave out the samples file",
         )
     sample_table = own if samples is None else read_samples(samples, samples_fmt)
-    return load_inputs(pick_columns(pool_table, mapping), sample_table)
+    return load_inputs(pick_columns(pool_table, mapping), sample_table, rows)
 
 
 def load_project_inputs(
-    pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: Mapping[str, Any]
+    pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: Mapping[str, Any], rows: range | None = None
 ) -> Inputs:
     """`load` with a project's settings: `input_format` for the pool, `columns` (core.settings.ProjectSettings)."""
-    return load(pool, samples, fmt=settings.get("input_format", "auto"), columns=settings.get("columns") or None)
+    return load(
+        pool, samples, fmt=settings.get("input_format", "auto"), columns=settings.get("columns") or None, rows=rows
+    )
 
 
 def _format(source: Source, fmt: str) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core import config
 from core.errors import InputError
 from core.surrogate.normalize import normalize
 from core.surrogate.semantic.cache import ResultCache, content_key
@@ -53,8 +54,14 @@ class UniqueTexts:
 
 
 def resolve_device(device: str) -> str:
-    """'auto' -> 'cuda' when a CUDA device is present, else 'cpu'; checks the other values."""
+    """'auto' -> 'cuda' when a CUDA device is present, else 'cpu'; checks the other values. Every model
+    (embedding, NLI, sampling) is placed through here, so here torch also takes the CPU threads
+    $ACTIVEGRADE_TORCH_THREADS gives (core.config), before the model loads."""
     import torch
+
+    threads = config.config().torch_threads
+    if threads is not None and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
     if device not in DEVICES:
         raise InputError(f"unknown device '{device}'", fix="use auto, cpu or cuda")
@@ -114,9 +121,24 @@ def one_line(error: Exception, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def dedupe(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
-    """Distinct normalised strings in order of first appearance, and each text's index among them."""
-    normalised = [normalize(text) for text in texts]
+NORMAL_FORM_CHARS = 20_000_000
+"""Characters of texts (and their normalised forms) whose normalised form a backend keeps across its calls,
+cleared past this (20-80 MB). core.surrogate.normalize's own cache holds 2^16 texts, fewer than a large pool's
+distinct answers (10^5 in benchmarks/scale.md's pools): past its size an LRU cache under random access misses on
+about one text of three, and each miss normalises the text again for another item that holds it (2x10^5 items x
+10 samples: 250,244 normalisations of under 10^5 texts). Kept by the backend, each text is normalised once."""
+
+
+def dedupe(texts: Sequence[str], normal_forms: dict[str, str] | None = None) -> tuple[list[str], np.ndarray]:
+    """Distinct normalised strings in order of first appearance, and each text's index among them
+    (``normal_forms``: text -> normalised text, looked up first and filled in)."""
+    if normal_forms is None:
+        normalised = [normalize(text) for text in texts]
+    else:
+        normalised = [
+            normal_forms[text] if text in normal_forms else normal_forms.setdefault(text, normalize(text))
+            for text in texts
+        ]
     position: dict[str, int] = {}
     inverse = np.array([position.setdefault(s, len(position)) for s in normalised], dtype=int)
     return list(position), inverse
@@ -133,6 +155,7 @@ class Backend(ABC):
         self._cache_dir = cache_dir
         self._use_cache = use_cache
         self.model_calls = 0  # texts (embedding) or text pairs (NLI) sent to the model so far
+        self._normal_forms: dict[str, str] = {}  # see NORMAL_FORM_CHARS
         self.on_stage: Stage | None = None  # told of each step of the work (core.services.project shows them)
 
     def _stage(self, what: str, done: int = 0, total: int = 0) -> None:
@@ -156,8 +179,10 @@ class Backend(ABC):
         """
         unique, inverses, keys = [], [], []
         identity = self.identity()
+        if sum(len(text) + len(form) for text, form in self._normal_forms.items()) > NORMAL_FORM_CHARS:
+            self._normal_forms.clear()
         for group in groups:
-            strings, inverse = dedupe([*group.samples, group.target])
+            strings, inverse = dedupe([*group.samples, group.target], self._normal_forms)
             question = group.question if self.uses_question else ""
             unique.append(UniqueTexts(question, strings))
             inverses.append(inverse)
