@@ -210,3 +210,26 @@ def test_preparation_claim_has_one_winner(store):
     assert not store.claim_preparation(pid, stale_before=datetime.now(UTC) + timedelta(seconds=1))  # ready
     store.set_status(pid, "failed", "boom")
     assert store.claim_preparation(pid, stale_before=long_ago)
+
+
+def test_items_are_made_json_column_by_column_as_json_safe_makes_each_record():
+    """save_items' fast path (core.store.store.json_rows) gives exactly what json_safe gives each record."""
+    from core.store import json_safe
+    from core.store.store import json_rows
+
+    frame = pd.DataFrame(
+        {
+            "float": [1.5, np.nan, 1e308, -0.0],
+            "int": np.array([1, 2, 3, -(2**62)], dtype=np.int64),
+            "flag": [True, False, True, False],
+            "text": pd.Series(["a", None, "tab\there", "é"], dtype="str"),
+            "nested": [[1, np.float64(2.0)], {"k": np.nan}, None, (np.int64(4),)],
+            "time": pd.to_datetime(["2024-01-01 00:00:00", None, "2024-01-02 00:00:00", "2024-01-03 04:05:06"]),
+            "nullable": pd.array([1, None, 3, 4], dtype="Int64"),
+            7: [0.1, 0.2, np.nan, 0.4],
+        }
+    )
+    fast = json_rows(frame)
+    assert fast == [json_safe(record) for record in frame.to_dict(orient="records")]
+    assert [type(v) for v in fast[3].values()] == [float, int, bool, str, list, str, int, float]
+    assert json_rows(frame.iloc[:, :0]) == [{}, {}, {}, {}]

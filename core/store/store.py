@@ -64,7 +64,7 @@ def _info(row: Project) -> ProjectInfo:
 
 
 def json_safe(value: Any) -> Any:
-    """``value`` as JSON: numpy scalars and arrays to Python, NaN and NaT to None."""
+    """``value`` as JSON: numpy scalars and arrays to Python, NaN, NaT and NA to None."""
     if isinstance(value, dict):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -73,11 +73,30 @@ def json_safe(value: Any) -> Any:
         value = value.item()
     if isinstance(value, float) and math.isnan(value):
         return None
-    if value is pd.NaT or value is None:
+    if value is pd.NaT or value is pd.NA or value is None:
         return None
     if isinstance(value, (pd.Timestamp, datetime)):
         return value.isoformat()
     return value
+
+
+def json_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of ``frame`` as ``json_safe`` makes ``frame.to_dict(orient="records")``, built column by column:
+    a numpy number or bool column becomes Python values in one ``tolist`` (NaN to None), the others go through
+    ``json_safe`` value by value. At 10^5 prepared items the per-value path took 3.3 of save_items' 3.6 CPU s."""
+    names = [str(name) for name in frame.columns]
+    columns = []
+    for _, column in frame.items():
+        if isinstance(column.dtype, np.dtype) and column.dtype.kind in "fiub":
+            array = column.to_numpy()
+            values = array.tolist()
+            if array.dtype.kind == "f":
+                for i in np.flatnonzero(np.isnan(array)):
+                    values[i] = None
+        else:
+            values = [json_safe(v) for v in column.tolist()]
+        columns.append(values)
+    return [dict(zip(names, row)) for row in zip(*columns)] if columns else [{} for _ in range(len(frame))]
 
 
 ITEM_COLUMNS = ("project_id", "position", "item_id", "stratum", "data")
@@ -226,16 +245,19 @@ class Store:
         with self.session() as s, s.begin():
             s.execute(delete(Item).where(Item.project_id == project_id))
             for start in range(0, len(items), SAVE_CHUNK):
-                records = items.iloc[start : start + SAVE_CHUNK].to_dict(orient="records")
+                chunk = items.iloc[start : start + SAVE_CHUNK]
+                data = json_rows(chunk.drop(columns=["id", "stratum"]))
                 rows = [
                     {
                         "project_id": project_id,
                         "position": start + offset,
-                        "item_id": str(record["id"]),
-                        "stratum": int(record["stratum"]),
-                        "data": json_safe({k: v for k, v in record.items() if k not in ("id", "stratum")}),
+                        "item_id": str(item_id),
+                        "stratum": int(stratum),
+                        "data": values,
                     }
-                    for offset, record in enumerate(records)
+                    for offset, (item_id, stratum, values) in enumerate(
+                        zip(chunk["id"].tolist(), chunk["stratum"].tolist(), data)
+                    )
                 ]
                 _insert_items(s, rows)
             s.execute(
