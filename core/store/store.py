@@ -85,18 +85,20 @@ def json_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     a numpy number or bool column becomes Python values in one ``tolist`` (NaN to None), the others go through
     ``json_safe`` value by value. At 10^5 prepared items the per-value path took 3.3 of save_items' 3.6 CPU s."""
     names = [str(name) for name in frame.columns]
-    columns = []
-    for _, column in frame.items():
-        if isinstance(column.dtype, np.dtype) and column.dtype.kind in "fiub":
-            array = column.to_numpy()
-            values = array.tolist()
-            if array.dtype.kind == "f":
-                for i in np.flatnonzero(np.isnan(array)):
-                    values[i] = None
-        else:
-            values = [json_safe(v) for v in column.tolist()]
-        columns.append(values)
+    columns = [_json_values(column) for _, column in frame.items()]
     return [dict(zip(names, row)) for row in zip(*columns)] if columns else [{} for _ in range(len(frame))]
+
+
+def _json_values(column: pd.Series) -> list[Any]:
+    """``json_safe`` of each value of ``column``: numpy numbers and bools, and pandas' string columns, in one
+    ``tolist`` with the missing values set to None afterwards; anything else value by value."""
+    numeric = isinstance(column.dtype, np.dtype) and column.dtype.kind in "fiub"
+    if not numeric and not isinstance(column.dtype, pd.StringDtype):
+        return [json_safe(v) for v in column.tolist()]
+    values = column.tolist()
+    for i in np.flatnonzero(column.isna().to_numpy()):
+        values[i] = None
+    return values
 
 
 ITEM_COLUMNS = ("project_id", "position", "item_id", "stratum", "data")
