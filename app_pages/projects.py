@@ -51,7 +51,8 @@ def preparation_progress(project_id: int) -> None:
 
 def settings_editor(project: ProjectInfo) -> None:
     """What may change after preparation: guidelines, what graders see, the stopping target, the planned budget."""
-    default_n0 = planned_budget({}, plan.design(project).N)
+    n_items = plan.design(project).N
+    default_n0 = planned_budget({}, n_items)
     with st.expander("Grading settings", expanded=False), st.form(f"settings-{project.id}"):
         guidelines = st.text_area("Guidelines (markdown)", project.settings["guidelines"], height=160)
         show_reference = st.checkbox("Show graders the reference answer", project.settings["show_reference"])
@@ -77,9 +78,9 @@ def settings_editor(project: ProjectInfo) -> None:
         n0 = st.number_input(
             "Planned number of grades (n0)",
             min_value=1,
-            max_value=plan.design(project).N,
+            max_value=n_items,
             step=10,
-            value=planned_budget(project.settings, plan.design(project).N),
+            value=planned_budget(project.settings, n_items),
             help="The anytime interval's bets are tuned for it (the interval is narrowest near n0).",
         )
         budget_fixed = st.checkbox(
