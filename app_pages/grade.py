@@ -20,6 +20,7 @@ from core.scales import scale_from_settings
 from core.services import auth, grade_actions, grading, reservations
 from core.services.grading import grader_view
 from core.services.showings import Showings
+from core.stats.design import grading_budget
 from ui import access, grading_card, plan, signin, state
 from ui.markdown_html import to_html
 
@@ -118,6 +119,7 @@ def current_position(mine: list[int]) -> tuple[int | None, bool]:
         int(project.settings["seed"]),
         grader,
         overlap=float(project.settings["overlap"]),
+        budget=grading_budget(project.settings, plan.design(project).N),
     )
     return position, False
 
@@ -149,8 +151,11 @@ def payload() -> dict[str, Any]:
     graded, mine = store.graded_positions(pid), store.grader_positions(pid, grader)
     position, reviewing = current_position(mine)
     total = plan.design(project).N
+    budget = grading_budget(project.settings, total)
     data: dict[str, Any] = {
-        "progress": f"{len(graded):,} of {total:,} items graded · you: {len(mine)}",
+        "progress": f"{len(graded):,} of {total:,} items graded"
+        + ("" if budget is None else f" (budget fixed at {budget:,})")
+        + f" · you: {len(mine)}",
         "choices": [{"label": c.label, "key": c.key} for c in scale.choices],
         "min_view_ms": round(grading.MIN_VIEW_S * 1000),
         "can_back": bool(mine),
@@ -159,7 +164,7 @@ def payload() -> dict[str, Any]:
     }
     if position is not None:
         data["card"] = card_of(position, reviewing)
-    elif (left := total - len(graded)) > 0:  # every ungraded item is held by another grader
+    elif (left := (total if budget is None else budget) - len(graded)) > 0:  # the items left are held by others
         data["empty"] = {
             "kind": "held",
             "text": f"Nothing to grade for you right now: {'the item' if left == 1 else f'the {left:,} items'} left "
@@ -167,9 +172,11 @@ def payload() -> dict[str, Any]:
             "reload to check.",
         }
     else:
-        done = "Every item is graded." + (
-            " See the Dashboard for the result." if signin.may(auth.VIEW_DASHBOARD, pid) else ""
-        )
+        done = (
+            "Every item is graded."
+            if budget is None
+            else f"The budget fixed in advance is graded: {budget:,} items, read once at that size."
+        ) + (" See the Dashboard for the result." if signin.may(auth.VIEW_DASHBOARD, pid) else "")
         data["empty"] = {"kind": "done", "text": done}
     return data
 

@@ -43,8 +43,9 @@ TERMS: dict[str, tuple[str, str]] = {
     ),
     "budget fixed": (
         "Whether the number of grades n0 is decided before grading starts. If it is, the queue follows plain "
-        "Neyman allocation (kappa = 0), which gives the narrowest fixed-n interval at n0, and the report reads "
-        "that interval. If not (the default), the queue also pays for the anytime interval, which stays valid "
+        "Neyman allocation (kappa = 0), which gives the narrowest fixed-n interval at n0, the report reads "
+        "that interval, and graders get no new item once n0 items are graded (reading it after more grades "
+        "chosen on sight would be peeking). If not (the default), the queue also pays for the anytime interval, which stays valid "
         "however often you look and whenever you stop.",
         r"\kappa = 0 \text{ (budget fixed)},\quad \kappa = \log(40)/2 \text{ (anytime)}",
     ),

@@ -27,7 +27,7 @@ import pandas as pd
 
 from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval
-from core.stats.design import planned_budget
+from core.stats.design import grading_budget
 from core.stats.estimate import Estimate, estimate, grades_needed
 
 IDLE_GAP_S = 15 * 60
@@ -131,13 +131,13 @@ def project_stopping(
 ) -> Stopping:
     """The project's stopping rule, the one place that picks it: by default `stopping` on the anytime interval
     and the target half-width; with a budget fixed in advance (settings["budget_fixed"]) stop at n0 graded
-    items (`core.stats.design.planned_budget`), the half-width then that of the fixed-n interval ``fixed``."""
+    items (`core.stats.design.grading_budget`), the half-width then that of the fixed-n interval ``fixed``."""
     target = float(settings["target_half_width"])
-    if not settings["budget_fixed"]:
+    n0 = grading_budget(settings, n_items)
+    if n0 is None:
         return stopping(anytime, target)
     graded = 0 if fixed is None else fixed.n
     half = float("nan") if fixed is None or fixed.missing else (fixed.ci_high - fixed.ci_low) / 2
-    n0 = planned_budget(settings, n_items)
     return Stopping(half, target, graded >= n0, FIXED_BUDGET_INTERVAL, n0, graded)
 
 

@@ -83,10 +83,20 @@ def _second_grade(
 
 
 def _first_grade(
-    store: Store, project_id: int, grader: str, design: Design, seed: int, taken: set[int], ttl: timedelta
+    store: Store,
+    project_id: int,
+    grader: str,
+    design: Design,
+    seed: int,
+    taken: set[int],
+    ttl: timedelta,
+    budget: int | None,
 ) -> int | None:
-    """Reserve the queue's next item that nobody holds; None when every item is graded or held."""
+    """Reserve the queue's next item that nobody holds; None when every item is graded or held, or when the
+    items graded and held by others already reach ``budget``."""
     state = queue_state(store, project_id, taken)
+    if budget is not None and len(state.graded) + len(state.reserved) >= budget:
+        return None
     lost: set[int] = set()
     while True:
         position = next_item(design, QueueState(state.graded, state.skipped, state.reserved | lost), seed)
@@ -106,8 +116,12 @@ def claim(
     *,
     overlap: float = 0.0,
     ttl: timedelta = DEFAULT_TTL,
+    budget: int | None = None,
 ) -> int | None:
-    """The position to show ``grader`` now, reserved for them; None when nothing is left for them."""
+    """The position to show ``grader`` now, reserved for them; None when nothing is left for them.
+
+    ``budget``: the most items to grade (core.stats.design.grading_budget); once the items graded and held by
+    others reach it, no new item is handed out, while second grades of double-graded items go on."""
     if not grader:
         raise ValueError("a reservation needs the grader's name")
     with _claim_lock(store, project_id):
@@ -121,7 +135,8 @@ def claim(
         second = _second_grade(store, project_id, grader, double, {r.position for r in others if r.slot == 1}, ttl)
         if second is not None:
             return second
-        return _first_grade(store, project_id, grader, design, seed, {r.position for r in others if r.slot == 0}, ttl)
+        held = {r.position for r in others if r.slot == 0}
+        return _first_grade(store, project_id, grader, design, seed, held, ttl, budget)
 
 
 _claim_locks: dict[tuple[str, int], threading.Lock] = {}

@@ -47,3 +47,10 @@ def planned_budget(settings: Mapping[str, Any], n_items: int) -> int:
     value = settings.get("planned_budget")
     n0 = int(value) if value else max(MIN_PLANNED_BUDGET, round(PLANNED_BUDGET_SHARE * n_items))
     return max(1, min(n0, n_items))
+
+
+def grading_budget(settings: Mapping[str, Any], n_items: int) -> int | None:
+    """The most items the queue hands out: n0 (`planned_budget`) when the budget is fixed in advance
+    (settings["budget_fixed"]), since its fixed-n interval is valid only when read at n0 and not after more
+    grades seen; None otherwise (grading goes on until every item is graded; the anytime interval allows it)."""
+    return planned_budget(settings, n_items) if settings.get("budget_fixed") else None

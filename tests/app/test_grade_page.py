@@ -127,6 +127,21 @@ def test_items_held_by_others_are_not_called_all_graded(open_app, store, project
     assert card_data(at)["empty"]["text"].startswith("Every item is graded.")
 
 
+def test_a_budget_fixed_in_advance_stops_handing_out_items_at_n0(open_app, store, project_id):
+    store.update_settings(project_id, {"budget_fixed": True, "planned_budget": 2})
+    at = open_app(GRADE, project_id=project_id)
+    assert card_data(at)["progress"].startswith("0 of 40 items graded (budget fixed at 2)")
+    for _ in range(2):
+        assert press(at, "grade", label="Correct")["status"] == "saved"
+    data = card_data(at)
+    assert data["card"] is None and data["empty"]["kind"] == "done"
+    assert data["empty"]["text"].startswith("The budget fixed in advance is graded: 2 items")
+    assert len(store.grades(project_id)) == 2
+    store.update_settings(project_id, {"budget_fixed": False})
+    at.run()
+    assert card_data(at)["card"] is not None  # without a fixed budget grading goes on
+
+
 def test_a_failed_commit_says_not_saved_and_the_next_press_saves(open_app, store, project_id, monkeypatch):
     from sqlalchemy.exc import OperationalError
 

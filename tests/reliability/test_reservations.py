@@ -61,6 +61,25 @@ def test_every_item_is_handed_out_once_then_none(store):
 
 
 @on_both
+def test_a_fixed_budget_hands_out_n0_items_counting_those_held_and_second_grades_go_on(store):
+    pid, design = synthetic_project(store, 20)
+    ann = reservations.claim(store, pid, design, 3, "ann", budget=3)
+    bob = reservations.claim(store, pid, design, 3, "bob", budget=3)
+    reservations.grade(store, pid, ann, BINARY, "Correct", "ann")
+    cy = reservations.claim(store, pid, design, 3, "cy", budget=3)  # 1 graded + bob's held: the third item
+    assert len({ann, bob, cy}) == 3
+    assert reservations.claim(store, pid, design, 3, "ann", budget=3) is None  # 1 graded + 2 held reach 3
+    reservations.grade(store, pid, cy, BINARY, "Correct", "cy")
+    assert reservations.claim(store, pid, design, 3, "cy", budget=3) is None
+    assert reservations.claim(store, pid, design, 3, "bob", budget=3) == bob  # a held item is still graded
+    reservations.grade(store, pid, bob, BINARY, "Correct", "bob")
+    assert reservations.claim(store, pid, design, 3, "ann", budget=3) is None
+    assert reservations.claim(store, pid, design, 3, "ann", budget=4) is not None  # n0 raised: grading resumes
+    # with every item chosen for double grading, a graded item still gets its second grade past the budget
+    assert reservations.claim(store, pid, design, 3, "dee", overlap=1.0, budget=3) in {ann, bob, cy}
+
+
+@on_both
 def test_double_graded_items_go_to_a_second_different_grader(store):
     pid, design = synthetic_project(store, 20)
     double = reservations.overlap_positions(20, 0.25, 3)
