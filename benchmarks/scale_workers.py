@@ -74,7 +74,9 @@ def _stop(worker: subprocess.Popen) -> dict:
 
 
 def _timeline(store, project_id: int) -> dict:
-    """From the jobs table: seconds from submission to the last chunk done, and from then to the end."""
+    """From the jobs table: seconds from submission to the last chunk (or the whole-upload check) done, and
+    from then to the end."""
+    from core.jobs.preparation_job import CHUNK
     from core.store import jobs as job_table
 
     rows = job_table.jobs(store, project_id)
@@ -82,7 +84,7 @@ def _timeline(store, project_id: int) -> dict:
     chunks = [r for r in rows if r.parent_id is not None]
     last_chunk = max((r.finished_at for r in chunks), default=parent.created_at)
     return {
-        "chunks": len(chunks),
+        "chunks": sum(r.kind == CHUNK for r in chunks),
         "chunks_s": (last_chunk - parent.created_at).total_seconds(),
         "finish_s": (parent.finished_at - last_chunk).total_seconds(),
     }

@@ -15,9 +15,10 @@ import pytest
 
 from core.errors import InputError
 from core.jobs.context import Kind, WorkerOptions
-from core.jobs.preparation_job import CHUNK, PREPARE, scores_from_json, scores_to_json, worker_backend
+from core.jobs.preparation_job import CHECK, CHUNK, PREPARE, scores_from_json, scores_to_json, worker_backend
 from core.jobs.worker import Worker
 from core.services.project import create_project, start_preparation, waiting_for_worker
+from core.settings import ProjectSettings
 from core.store import Store
 from core.store import jobs as job_table
 from core.store.jobs import NewJob
@@ -158,8 +159,8 @@ def test_a_chunked_preparation_gives_the_unchunked_items_bit_for_bit(store, sett
     assert start_preparation(store, whole, wait=True)
     assert start_preparation(store, chunked, wait=True, chunk_items=40)
     prepare = job_table.latest(store, chunked, PREPARE)
-    chunks = job_table.children(store, prepare.id)
-    assert prepare.state == "done" and len(chunks) == 8 and {c.kind for c in chunks} == {CHUNK}
+    check, *chunks = job_table.children(store, prepare.id)
+    assert prepare.state == "done" and check.kind == CHECK and len(chunks) == 8 and {c.kind for c in chunks} == {CHUNK}
     assert [c.payload["start"] for c in chunks] == list(range(0, 301, 40))
     assert job_table.children(store, job_table.latest(store, whole, PREPARE).id) == []
     a, b = store.load_items(whole), store.load_items(chunked)
@@ -216,6 +217,29 @@ def test_a_chunk_that_fails_fails_the_preparation(store, monkeypatch):
     assert start_preparation(store, pid)  # "Try again" queues it anew
 
 
+def test_a_chunked_preparation_checks_the_whole_upload(store):
+    """Chunks read only their own samples; the CHECK job beside them finds a sample of no pool item, and
+    the pool's own rows are checked whole before the split (a duplicate id in two chunks). The files go
+    in through the store, as sampled answers do, not through the upload's own check."""
+    pool, samples = ((DEMO / name).read_bytes() for name in ("pool.jsonl", "samples.jsonl"))
+    settings = ProjectSettings.from_dict({}).to_dict()
+
+    def prepared(name: str, pool_bytes: bytes, sample_bytes: bytes):
+        files = {"pool": ("pool.jsonl", pool_bytes), "samples": ("samples.jsonl", sample_bytes)}
+        pid = store.create_project(name, settings, files)
+        start_preparation(store, pid, wait=True, chunk_items=40)
+        return store.project(pid), job_table.latest(store, pid, PREPARE)
+
+    info, prepare = prepared("stray", pool, samples + b'{"id": "nowhere-1", "sample": "42"}\n')
+    assert info.status == "failed" and "samples.jsonl, row 2409" in info.error
+    assert "id 'nowhere-1' is not in the pool" in info.error and prepare.state == "failed"
+
+    first = pool.splitlines()[0]  # the first item again as the pool's last row, in another chunk
+    info, prepare = prepared("twice", pool + first + b"\n", samples)
+    assert info.status == "failed" and "used more than once, on rows 1, 302" in info.error
+    assert job_table.children(store, prepare.id) == []  # failed before the split
+
+
 def test_a_preparation_no_worker_takes_says_so(store):
     pid = demo_project(store, "p")
     assert start_preparation(store, pid)
@@ -252,7 +276,8 @@ def test_a_chunked_nli_preparation_gives_the_unchunked_scores(tmp_path, monkeypa
         assert store.project(pid).status == "ready", store.project(pid).error
         prepared.append(store.load_items(pid))
     whole, chunked = prepared
-    assert len(job_table.children(store, job_table.latest(store, 2, PREPARE).id)) == 3
+    children = job_table.children(store, job_table.latest(store, 2, PREPARE).id)
+    assert [c.kind for c in children] == [CHECK, CHUNK, CHUNK, CHUNK]
     for column in ("n_clusters", "stratum"):
         assert whole[column].tolist() == chunked[column].tolist()
     for column in ("semantic_entropy", "semantic_entropy_weighted", "agreement"):

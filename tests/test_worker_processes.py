@@ -25,7 +25,7 @@ import pytest
 from sqlalchemy import text
 
 from core import config
-from core.jobs.preparation_job import CHUNK, PREPARE
+from core.jobs.preparation_job import CHECK, CHUNK, PREPARE
 from core.services.project import start_preparation
 from core.store import Store
 from core.store import jobs as job_table
@@ -111,12 +111,12 @@ def test_a_killed_worker_leaves_its_job_to_another_and_nothing_is_done_twice(url
     info = store.project(pid)
     assert info.status == "ready", info.error
     prepare = job_table.latest(store, pid, PREPARE)
-    chunks = job_table.children(store, prepare.id)
-    every = [prepare, *chunks]
-    assert len(chunks) == 4 and {j.state for j in every} == {"done"}
+    check, *chunks = job_table.children(store, prepare.id)
+    every = [prepare, check, *chunks]
+    assert check.kind == CHECK and len(chunks) == 4 and {j.state for j in every} == {"done"}
     assert [j.payload["start"] for j in chunks] == [0, 100, 200, 300]  # each chunk made once
     taken_over = next(j for j in chunks if j.id == killed)
     assert taken_over.attempts == 2 and f":{second.pid}:" in taken_over.worker
-    assert all(j.attempts == 1 for j in chunks if j.id != killed)
+    assert all(j.attempts == 1 for j in [check, *chunks] if j.id != killed)
     pd.testing.assert_frame_equal(store.load_items(reference), store.load_items(pid), check_exact=True)
     store.engine.dispose()

@@ -2,8 +2,8 @@
 and stratify, save the items, and say at every stage what is going on.
 
 `enqueue_preparation` queues a PREPARE job; a worker (core.jobs.worker) runs it. A pool of more than
-``chunk_items`` items is split: the PREPARE job queues one CHUNK job per ``chunk_items`` pool rows,
-which any workers score in parallel (core.surrogate.prepare.score_items on its rows and their samples
+``chunk_items`` items is split: the PREPARE job queues a CHECK job (the whole upload checked) and one
+CHUNK job per ``chunk_items`` pool rows, which any workers run in parallel (core.surrogate.prepare.score_items on its rows and their samples
 alone, each chunk's scores its result), and waits; once every chunk is done it runs again, joins the
 scores in pool order and stratifies the whole pool (core.surrogate.prepare.stratified_items), exactly
 as one worker scoring the whole pool would. Sampling checkpoints itself (core.jobs.sampling_job); every finished chunk is
@@ -27,7 +27,7 @@ from core.store import jobs as job_table
 from core.store.jobs import JobRow, NewJob
 from core.surrogate.semantic.base import EMBEDDING, Backend
 
-PREPARE, CHUNK = "prepare", "prepare_chunk"
+PREPARE, CHUNK, CHECK = "prepare", "prepare_chunk", "prepare_check"
 HEARTBEAT_S = 5.0
 TICK_S = 1.0
 READING = "reading the uploads"
@@ -51,24 +51,30 @@ def enqueue_preparation(store: Store, project_id: int, chunk_size: int | None = 
 
 def run_prepare(context: JobContext) -> None:
     """The PREPARE job: sample if asked, then score the pool (split into chunks when it is large), or,
-    run again once its chunks are done, join them; saves the items (the project is then ready)."""
+    run again once its chunks are done, join them; saves the items (the project is then ready).
+
+    Before a split it reads and checks the pool alone (its rows, ids and columns, whole), for the number
+    of chunks; a CHECK job checks the samples against the whole pool beside the chunks (each chunk
+    checks its own samples, not those of no pool row). At 10^6 items that whole read took 7 s of the
+    serial part of a preparation; the pool alone takes 2 s."""
     store, job = context.store, context.job
     project_id = job.project_id
     if "chunks" in job.checkpoint:
         report = PreparationReport(store, project_id)
         report.stage(JOINING, 0, 0)
-        parts = [scores_from_json(child.result["scores"]) for child in job_table.children(store, job.id)]
+        parts = [scores_from_json(c.result["scores"]) for c in job_table.children(store, job.id) if c.kind == CHUNK]
         scores = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
         _save(store, project_id, _inputs(store, project_id, samples=False).pool, scores)
         return
     settings = store.project(project_id).settings
     if settings.get("sampling"):
         sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE), context.options.device)
-    inputs = _reading(store, project_id)
-    size, n = int(job.payload["chunk_items"]), len(inputs.pool)
+    report = PreparationReport(store, project_id)
+    report.stage(READING, 0, 0)
+    size, n = int(job.payload["chunk_items"]), len(_inputs(store, project_id, samples=False).pool)
     count = max(math.ceil(n / size), 1)
     if count == 1:
-        _save(store, project_id, inputs.pool, _score(context, inputs, PreparationReport(store, project_id)))
+        _save(store, project_id, *_scored(context, _inputs(store, project_id), report))
         return
     chunks = [
         NewJob(
@@ -80,7 +86,13 @@ def run_prepare(context: JobContext) -> None:
         for i in range(count)
     ]
     store.set_progress(project_id, 0, count, f"split into {count} chunks of up to {size:,} items")
-    context.split(chunks, {"chunks": count})
+    context.split([NewJob(CHECK, project_id, {}, job.uses_model), *chunks], {"chunks": count})
+
+
+def run_check(context: JobContext) -> None:
+    """A CHECK job: read and check the whole upload, samples and pool together, and store nothing; its
+    InputError fails the preparation (``preparation_failed``) with the file and row to mend."""
+    _inputs(context.store, context.job.project_id)
 
 
 def run_chunk(context: JobContext) -> dict:
@@ -89,9 +101,9 @@ def run_chunk(context: JobContext) -> dict:
     chunks, a chunk checks, indexes and clusters its 10^6 samples, not all 10^7."""
     store, payload, project_id = context.store, context.job.payload, context.job.project_id
     report = PreparationReport(store, project_id, prefix=f"chunk {payload['index'] + 1} of {payload['count']}: ")
-    inputs = _reading(store, project_id, report, rows=range(payload["start"], payload["stop"]))
-    scores = _score(context, inputs, report)
-    return {"scores": scores_to_json(scores)}
+    report.stage(READING, 0, 0)
+    inputs = _inputs(store, project_id, rows=range(payload["start"], payload["stop"]))
+    return {"scores": scores_to_json(_scored(context, inputs, report)[1])}
 
 
 def _inputs(store: Store, project_id: int, *, samples: bool = True, rows: range | None = None):
@@ -104,11 +116,6 @@ def _inputs(store: Store, project_id: int, *, samples: bool = True, rows: range 
     files = store.input_files(project_id)
     chosen = files.get("samples") if samples else None
     return load_project_inputs(files["pool"], chosen, store.project(project_id).settings, rows)
-
-
-def _reading(store: Store, project_id: int, report: PreparationReport | None = None, rows: range | None = None):
-    (report or PreparationReport(store, project_id)).stage(READING, 0, 0)
-    return _inputs(store, project_id, rows=rows)
 
 
 @functools.lru_cache(maxsize=2)
@@ -124,8 +131,9 @@ def worker_backend(
     return get_backend(name, model=model, threshold=threshold, device=device, batch_size=batch_size)
 
 
-def _score(context: JobContext, inputs, report: PreparationReport) -> dict[str, np.ndarray]:
-    """score_items on the inputs' pool rows with the project's backend on the worker's device, the report ticking."""
+def _scored(context: JobContext, inputs, report: PreparationReport):
+    """(the inputs' pool, score_items on its rows) with the project's backend on the worker's device, the
+    report ticking."""
     from core.surrogate.prepare import score_items
 
     settings = context.store.project(context.job.project_id).settings
@@ -141,7 +149,7 @@ def _score(context: JobContext, inputs, report: PreparationReport) -> dict[str, 
     ticking = threading.Thread(target=_keep_reporting, args=(report, stop_ticking), daemon=True)
     ticking.start()
     try:
-        return score_items(inputs, engine, progress=report.clustering, stage=report.stage)
+        return inputs.pool, score_items(inputs, engine, progress=report.clustering, stage=report.stage)
     finally:
         stop_ticking.set()
 
@@ -182,6 +190,7 @@ def preparation_failed(store: Store, job: JobRow, error: str) -> None:
 
 PREPARE_KIND = Kind(run=run_prepare, failed=preparation_failed)
 CHUNK_KIND = Kind(run=run_chunk, failed=preparation_failed)
+CHECK_KIND = Kind(run=run_check, failed=preparation_failed)
 
 
 def _keep_reporting(report: PreparationReport, stop: threading.Event) -> None:

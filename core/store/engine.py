@@ -18,6 +18,7 @@ from sqlalchemy.exc import ArgumentError
 
 from core import config
 from core.errors import InputError
+from core.store.json_codec import dumps, loads
 
 DEFAULT_DIR = Path(".activegrade")
 BUSY_TIMEOUT_MS = 30_000
@@ -92,11 +93,13 @@ def make_engine(url: str) -> Engine:
         database = parsed.database
         if database and database != ":memory:":
             Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(parsed, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+        engine = create_engine(
+            parsed, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000}, json_serializer=dumps, json_deserializer=loads
+        )
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     try:
-        return create_engine(parsed, pool_pre_ping=True)
+        return create_engine(parsed, pool_pre_ping=True, json_serializer=dumps, json_deserializer=loads)
     except Exception as exc:  # missing driver module, bad option
         raise InputError(
             f"cannot use database URL {redact_url(url)} ({_redacted(str(exc), url_secrets(url))})",
