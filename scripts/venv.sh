@@ -61,7 +61,7 @@ if ! current "$want" && ! { [ "$want" = app ] && current test; }; then  # the te
   fi
   if [ "$want" = test ]; then
     "$py" -m pip install --disable-pip-version-check --progress-bar on -r "$root/requirements-dev.txt"
-    "$py" -m pip install --disable-pip-version-check --no-deps -r "$root/requirements-nodeps.txt"
+    "$py" -m pip install --disable-pip-version-check --no-deps --no-build-isolation -r "$root/requirements-nodeps.txt"
   else
     "$py" -m pip install --disable-pip-version-check --progress-bar on -r "$root/requirements.txt"
   fi

@@ -105,8 +105,12 @@ def test_a_stratum_graded_to_the_end_is_exact_not_lost():
     assert low - batch.low[0, -1] < 0.01 and batch.high[0, -1] - high < 0.01
 
 
-def test_one_stratum_matches_the_reference_betting_cs():
-    """confseq's betting_mart (Waudby-Smith and Ramdas's reference code), fed the same bets, rejects the same means."""
+def test_one_stratum_matches_the_reference_betting_cs(monkeypatch):
+    """confseq's betting_mart (Waudby-Smith and Ramdas's reference code), fed the same bets, rejects the same means.
+
+    confseq 0.0.11 (PyPI's latest) builds from source (scripts/test.sh) and names np.float_ in its type
+    hints, which NumPy 2 removed: the alias is put back for its import."""
+    monkeypatch.setattr(np, "float_", np.float64, raising=False)
     betting = pytest.importorskip("confseq.betting")
     design, labels = pool(300, [0.35], seed=4)
     positions = replication_orders(design.N, 2, 1)[:, :120]
