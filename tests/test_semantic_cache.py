@@ -134,3 +134,46 @@ def test_a_read_only_cache_warns_and_the_work_goes_on(tmp_path, monkeypatch):
         result = backend.cluster(GROUPS)
     assert backend.model_calls == 3  # only the uncached item (3 strings) was computed; all results come back
     assert [r.tolist() for r in result] == [[0, 0, 1, 0], [0, 1, 2]]
+
+
+class StubEncoder:
+    """Stands in for a SentenceTransformer: a unit vector per string, fixed by the string; counts strings."""
+
+    def __init__(self) -> None:
+        self.encoded: list[str] = []
+
+    def encode(self, strings, **_options):
+        self.encoded += strings
+        angles = np.array([sum(map(ord, s)) % 360 for s in strings], dtype=np.float32) * np.pi / 180
+        return np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
+
+
+def stub_embedding(cache_dir, threshold: float):
+    from core.surrogate.semantic.embedding import EmbeddingBackend
+
+    backend = EmbeddingBackend(model="stub", threshold=threshold, cache_dir=cache_dir, device="cpu")
+    backend._model = StubEncoder()
+    return backend
+
+
+def test_embeddings_are_stored_once_per_cache_directory_and_reused_at_another_threshold(tmp_path):
+    first = stub_embedding(tmp_path / "shared", 0.9)
+    first.cluster(GROUPS)
+    assert first.model_calls == 5 and sorted(first._model.encoded) == ["1", "2", "3", "lyon", "paris"]
+    other = stub_embedding(tmp_path / "shared", 0.2)  # a new run (a fresh memo), another threshold
+    result = other.cluster(GROUPS)
+    assert other.model_calls == 0 and other._model.encoded == []  # clustered again, nothing embedded
+    fresh = stub_embedding(tmp_path / "fresh", 0.2)
+    assert [r.tolist() for r in result] == [r.tolist() for r in fresh.cluster(GROUPS)]
+    assert fresh.model_calls == 5
+
+
+def test_embedding_cache_round_trip_keeps_float32_exactly(tmp_path):
+    from core.surrogate.semantic.cache import EmbeddingCache
+
+    vector = np.array([0.1, 1 / 3, -2.5e-8], dtype=np.float32)
+    cache = EmbeddingCache(tmp_path)
+    cache.put_many({"k": vector})
+    back = cache.get_many(["k"])["k"]
+    assert back.dtype == np.float32 and back.tobytes() == vector.tobytes()
+    assert ResultCache(tmp_path).get_many(["k"]) == {}  # a table of its own

@@ -36,6 +36,15 @@ def test_default_model_clusters_and_second_run_is_served_from_cache(tmp_path):
     assert [r.tolist() for r in result] == [paris.tolist(), vaccine.tolist()]
 
 
+def test_another_threshold_clusters_again_from_the_stored_embeddings(tmp_path):
+    get_backend("embedding", cache_dir=tmp_path / "shared", device="cpu").cluster(GROUPS)
+    lower = get_backend("embedding", threshold=0.3, cache_dir=tmp_path / "shared", device="cpu")
+    result = lower.cluster(GROUPS)
+    assert lower.model_calls == 0 and lower._model is None  # every string's embedding was stored
+    fresh = get_backend("embedding", threshold=0.3, cache_dir=tmp_path / "fresh", device="cpu")
+    assert [r.tolist() for r in result] == [r.tolist() for r in fresh.cluster(GROUPS)]
+
+
 def test_lowest_threshold_puts_everything_in_one_class(tmp_path):
     (classes,) = get_backend("embedding", threshold=-1.0, cache_dir=tmp_path, device="cpu").cluster(GROUPS[:1])
     assert set(classes.tolist()) == {0}

