@@ -121,7 +121,11 @@ def claim(
     """The position to show ``grader`` now, reserved for them; None when nothing is left for them.
 
     ``budget``: the most items to grade (core.stats.design.grading_budget); once the items graded and held by
-    others reach it, no new item is handed out, while second grades of double-graded items go on."""
+    others reach it, no new item is handed out, while second grades of double-graded items go on. Graders
+    of one process are counted one after another (``_claim_lock``); on several replicas two claims at the
+    same instant can both pass the count, so the budget can be passed by one item per grader claiming at
+    once. That overshoot depends on timing, never on the grades seen, so the fixed-n interval stays valid
+    at the number of items actually graded."""
     if not grader:
         raise ValueError("a reservation needs the grader's name")
     with _claim_lock(store, project_id):
