@@ -7,7 +7,9 @@ through here, so a value reads back the same whichever path wrote it. orjson wri
 exactly (shortest round-trip form), as json does, and is about ten times faster: at 10^6 prepared items
 the JSON of the items' ``data`` was most of a chunked preparation's serial finish (benchmarks/scale.md).
 It refuses integers beyond 64 bits and anything but str keys (values are made ``json_safe`` before), and
-reads no NaN literal; json takes over there, so older databases and odd values still work.
+reads no NaN literal; json takes over there, so older databases and odd values still work. It writes an
+infinite float as null, as ``json_safe`` does NaN (json wrote "Infinity", which is not JSON and which
+PostgreSQL's json type refused).
 """
 
 from __future__ import annotations
