@@ -3,11 +3,12 @@ and stratify, save the items, and say at every stage what is going on.
 
 `enqueue_preparation` queues a PREPARE job; a worker (core.jobs.worker) runs it. A pool of more than
 ``chunk_items`` items is split: the PREPARE job queues a CHECK job (the whole upload checked) and one
-CHUNK job per ``chunk_items`` pool rows, which any workers run in parallel (core.surrogate.prepare.score_items on its rows and their samples
-alone, each chunk's scores its result), and waits; once every chunk is done it runs again, joins the
-scores in pool order and stratifies the whole pool (core.surrogate.prepare.stratified_items), exactly
-as one worker scoring the whole pool would. Sampling checkpoints itself (core.jobs.sampling_job); every finished chunk is
-a checkpoint of the preparation, so a worker killed mid-way costs at most the chunk it held.
+CHUNK job per ``chunk_items`` pool rows (core.surrogate.prepare.score_items on its rows and their
+samples alone, each chunk's scores its result), which any workers run in parallel, and waits; once
+every child is done it runs again, joins the scores in pool order and stratifies the whole pool
+(core.surrogate.prepare.stratified_items), exactly as one worker scoring the whole pool would.
+Sampling checkpoints itself (core.jobs.sampling_job); every finished chunk is a checkpoint of the
+preparation, so a worker killed mid-way costs at most the chunk it held.
 """
 
 from __future__ import annotations
