@@ -169,11 +169,40 @@ def test_embeddings_are_stored_once_per_cache_directory_and_reused_at_another_th
 
 
 def test_embedding_cache_round_trip_keeps_float32_exactly(tmp_path):
-    from core.surrogate.semantic.cache import EmbeddingCache
+    from core.surrogate.semantic.cache import EmbeddingCache, content_key
 
     vector = np.array([0.1, 1 / 3, -2.5e-8], dtype=np.float32)
-    cache = EmbeddingCache(tmp_path)
-    cache.put_many({"k": vector})
-    back = cache.get_many(["k"])["k"]
-    assert back.dtype == np.float32 and back.tobytes() == vector.tobytes()
-    assert ResultCache(tmp_path).get_many(["k"]) == {}  # a table of its own
+    EmbeddingCache(tmp_path, ("model a",)).store({"paris": vector})
+    back = EmbeddingCache(tmp_path, ("model a",)).vectors(["paris", "lyon"])
+    assert list(back) == ["paris"] and back["paris"].dtype == np.float32
+    assert back["paris"].tobytes() == vector.tobytes()
+    assert EmbeddingCache(tmp_path, ("model b",)).vectors(["paris"]) == {}  # another model's are its own
+    assert ResultCache(tmp_path).get_many([content_key(("model a",), "paris")]) == {}  # a table of its own
+
+
+class Crash(Exception):
+    pass
+
+
+def test_a_run_killed_mid_way_keeps_the_embeddings_of_its_finished_calls(tmp_path, monkeypatch):
+    from core.surrogate.semantic import embedding
+
+    strings = [f"answer {k}" for k in range(40)]
+    first = stub_embedding(tmp_path, 0.9)
+    encode = first._model.encode
+
+    def once(part, **options):  # the first call of the model succeeds, the second dies
+        if first._model.encoded:
+            raise Crash
+        return encode(part, **options)
+
+    first._model.encode = once
+    monkeypatch.setattr(embedding, "REPORT_EVERY_S", 0.0)  # every call one string after the first
+    with pytest.raises(Crash):
+        first._vectors(strings)
+    assert len(first._model.encoded) == embedding.FIRST_CALL
+    second = stub_embedding(tmp_path, 0.9)
+    vectors = second._vectors(strings)
+    assert second.model_calls == 40 - embedding.FIRST_CALL and second._model.encoded == strings[embedding.FIRST_CALL :]
+    fresh = stub_embedding(tmp_path / "fresh", 0.9)
+    assert vectors.tobytes() == fresh._vectors(strings).tobytes()

@@ -100,11 +100,25 @@ class ResultCache:
 
 
 class EmbeddingCache(ResultCache):
-    """Maps a content key (model, precision, normalised string) to that string's float32 embedding, so a
-    string is embedded once per cache directory: by whichever run or worker met it first, not again when
-    the threshold changes or a worker that took over a chunk starts with an empty memo."""
+    """The float32 embeddings of one model at one precision, by string (content keys of ``identity``, the
+    model's, and the normalised string), so a string is embedded once per cache directory: by whichever
+    run or worker met it first, not again when the threshold changes or a worker that took over a chunk
+    starts with an empty memo."""
 
     TABLE, COLUMN, DTYPE = "embeddings", "vector", np.dtype(np.float32)
 
+    def __init__(self, directory: str | Path | None, identity: tuple) -> None:
+        super().__init__(directory)
+        self._identity = identity
+
     def _value(self, stored: np.ndarray) -> np.ndarray:
         return stored
+
+    def vectors(self, strings: Iterable[str]) -> dict[str, np.ndarray]:
+        """The stored embeddings of those ``strings`` that have one."""
+        keys = {content_key(self._identity, s): s for s in strings}
+        return {keys[key]: vector for key, vector in self.get_many(keys).items()}
+
+    def store(self, vectors: Mapping[str, np.ndarray]) -> None:
+        """Store embeddings by their strings (see `put_many`: a cache that cannot be written warns once)."""
+        self.put_many({content_key(self._identity, s): vector for s, vector in vectors.items()})

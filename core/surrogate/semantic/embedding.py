@@ -35,7 +35,7 @@ from core.surrogate.semantic.base import (
     one_line,
     resolve_device,
 )
-from core.surrogate.semantic.cache import EmbeddingCache, content_key
+from core.surrogate.semantic.cache import EmbeddingCache
 
 DEFAULT_THRESHOLD = 0.85
 REPORT_EVERY_S = 1.0
@@ -100,61 +100,69 @@ class EmbeddingBackend(Backend):
                 self._model.half()
         return self._model
 
-    def embed(self, strings: list[str]) -> np.ndarray:
-        """Unit-length embeddings of `strings` (at least one), one row each; counts them in model_calls.
+    def embed(self, strings: list[str], stored: EmbeddingCache | None = None) -> np.ndarray:
+        """Unit-length embeddings of `strings` (at least one), one row each; counts those the model computes
+        in model_calls.
 
         Reports EMBEDDING (strings done of all) after each call of the model; calls are sized from the
-        measured rate so that a report comes about every REPORT_EVERY_S, whatever the machine.
+        measured rate so that a report comes about every REPORT_EVERY_S, whatever the machine. With
+        ``stored``, the strings stored there already are read, not embedded (the model is not even loaded
+        when that is all of them), and each call reads again those of its part that another worker on the
+        same cache directory stored meanwhile, and stores what it computes: two workers embedding at once
+        share as they go, and a worker killed mid-way keeps what it embedded.
         """
-        model = self.model
-        parts, done, step = [], 0, FIRST_CALL
-        self._stage(EMBEDDING, 0, len(strings))
-        while done < len(strings):
-            chunk = strings[done : done + step]
+        vectors = stored.vectors(strings) if stored is not None else {}
+        todo = [s for s in strings if s not in vectors]
+        if todo:
+            self.model  # noqa: B018 - loaded now, its LOADING_MODEL stage before the first count
+        done, step = len(strings) - len(todo), FIRST_CALL
+        self._stage(EMBEDDING, done, len(strings))
+        position = 0
+        while position < len(todo):
+            part = todo[position : position + step]
             start = time.perf_counter()
-            parts.append(
-                model.encode(
-                    chunk,
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
-            )
-            rate = len(chunk) / max(time.perf_counter() - start, 1e-6)
+            vectors |= self._embed_part(part, stored)
+            rate = len(part) / max(time.perf_counter() - start, 1e-6)
             step = max(1, int(rate * REPORT_EVERY_S))
-            done += len(chunk)
-            self.model_calls += len(chunk)
+            position, done = position + len(part), done + len(part)
             self._stage(EMBEDDING, done, len(strings))
-        return np.concatenate(parts).astype(np.float32)
+        return np.stack([vectors[s] for s in strings])
+
+    def _embed_part(self, strings: list[str], stored: EmbeddingCache | None) -> dict[str, np.ndarray]:
+        """One call of `embed`: the embeddings of ``strings`` stored meanwhile, the model's for the others
+        (then stored)."""
+        found = stored.vectors(strings) if stored is not None else {}
+        missing = [s for s in strings if s not in found]
+        if missing:
+            computed = self.model.encode(
+                missing,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            self.model_calls += len(missing)
+            fresh = dict(zip(missing, computed.astype(np.float32)))
+            if stored is not None:
+                stored.store(fresh)
+            found |= fresh
+        return found
 
     def _vectors(self, strings: list[str]) -> np.ndarray:
         """Embeddings of the distinct ``strings``: those seen in this run from its memo (at most MEMO_STRINGS
-        kept), the others from the cache directory's or embedded now."""
+        kept), the others from the cache directory (EmbeddingCache: by the model, its precision, half on
+        CUDA, and the string) or embedded now and stored there."""
         new = [s for s in strings if s not in self._seen]
         if new:
             if len(self._seen) + len(new) > MEMO_STRINGS:
                 self._seen.clear()
-            self._seen.update(self._stored_or_embedded(new))
+            precision = "float16" if self.device == "cuda" else "float32"
+            stored = EmbeddingCache(self._cache_dir, (CACHE_VERSION, model_fingerprint(self.model_name), precision))
+            try:
+                self._seen.update(zip(new, self.embed(new, stored)))
+            finally:
+                stored.close()
         return np.stack([self._seen[s] for s in strings])
-
-    def _stored_or_embedded(self, strings: list[str]) -> dict[str, np.ndarray]:
-        """The embeddings of ``strings`` (distinct) stored in the cache directory (EmbeddingCache, keyed by
-        the model, its precision, half on CUDA, and the string), the others embedded now and stored."""
-        precision = "float16" if self.device == "cuda" else "float32"
-        identity = (CACHE_VERSION, model_fingerprint(self.model_name), precision)
-        keys = [content_key(identity, s) for s in strings]
-        cache = EmbeddingCache(self._cache_dir)
-        try:
-            found = cache.get_many(keys)
-            missing = [i for i, key in enumerate(keys) if key not in found]
-            if missing:
-                fresh = dict(zip((keys[i] for i in missing), self.embed([strings[i] for i in missing])))
-                cache.put_many(fresh)
-                found.update(fresh)
-        finally:
-            cache.close()
-        return {s: found[key] for s, key in zip(strings, keys)}
 
     def _classes(self, items: list[UniqueTexts], progress: Progress | None) -> list[np.ndarray]:
         index: dict[str, int] = {}
