@@ -9,6 +9,7 @@ from core.scales import scale_from_settings
 from core.services import auth
 from core.services.progress import (
     IDLE_GAP_S,
+    budget_reading,
     counts,
     duration,
     eta,
@@ -124,9 +125,10 @@ def live() -> None:
         f"fixed-n (Korn-Graubard) interval {e.ci_low:.3f} – {e.ci_high:.3f} (half-width "
         f"{(e.ci_high - e.ci_low) / 2:.3f}), valid when read once at a number of grades decided in advance"
     )
-    if project.settings["budget_fixed"]:
+    rule = project_stopping(project.settings, design.N, anytime, e)
+    if rule.budget is not None:
         cols[1].metric(
-            f"{e.level:.0%} interval at the fixed budget of {anytime.n0:,}",
+            f"{e.level:.0%} interval {budget_reading(e.n, rule.budget)}",
             f"{e.ci_low:.3f} – {e.ci_high:.3f}",
             help=f"The {fixed_text}; the queue allocates for it (the project's budget is fixed in advance). "
             f"{anytime_text} Now {anytime.low:.3f} – {anytime.high:.3f}.",

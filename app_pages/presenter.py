@@ -8,7 +8,7 @@ import html
 import streamlit as st
 
 from core.services import auth
-from core.services.progress import counts, project_stopping, saving_text
+from core.services.progress import budget_reading, counts, project_stopping, saving_text
 from core.services.tracking import current_estimate
 from ui import access, plan, signin, state
 from ui.charts import path_chart
@@ -46,7 +46,7 @@ def live() -> None:
     cells = [
         big(
             f"{e.value:.3f}",
-            f"{e.level:.0%} interval {e.ci_low:.3f} – {e.ci_high:.3f} at the budget of {rule.budget:,} fixed in advance"
+            f"{e.level:.0%} interval {e.ci_low:.3f} – {e.ci_high:.3f} {budget_reading(e.n, rule.budget)}"
             if rule.budget is not None
             else f"{anytime.level:.0%} interval {anytime.low:.3f} – {anytime.high:.3f}, valid whenever grading stops",
         ),

@@ -12,6 +12,7 @@ from core.services.progress import (
     STOPPING_INTERVAL,
     Counts,
     Eta,
+    budget_reading,
     counts,
     duration,
     eta,
@@ -134,3 +135,9 @@ def test_saving_text_has_units_or_says_why_withheld():
     text = saving_text(e)
     assert "grades" in text and "%" in text
     assert saving_short(e) == f"{e.labels_saved:,.0f} ({e.saving.share:.0%})"
+
+
+def test_a_fixed_n_interval_says_where_it_stands_against_the_budget():
+    assert budget_reading(3, 5) == "now, at 3 of the 5 items of the budget fixed in advance (read it at 5)"
+    assert budget_reading(5, 5) == "at the budget of 5 items fixed in advance"
+    assert budget_reading(8, 5) == "at 8 items graded, past the budget of 5 fixed in advance"

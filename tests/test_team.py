@@ -125,6 +125,29 @@ def test_settings_changes_record_only_what_changed(store, root):
         project_actions.change_settings(store, auth.sign_in(store, "vic", PASSWORD), pid, {"overlap": 0.1})
 
 
+def test_a_fixed_budget_below_the_design_s_first_grades_or_the_grades_given_is_refused(store, root):
+    import pandas as pd
+
+    from core.scales import BINARY
+    from core.services import reservations
+
+    pid = store.create_project("P", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    strata = [0] * 5 + [1] * 5 + [2]  # three strata, the last of one item: 2 + 2 + 1 first grades
+    store.save_items(pid, pd.DataFrame({"id": [f"i{k}" for k in range(11)], "stratum": strata}))
+    assert store.stratum_sizes(pid) == [5, 5, 1]
+    with pytest.raises(InputError, match=r"n0 = 4 grades is below the 5 the design gives its 3 strata"):
+        project_actions.change_settings(store, root, pid, {"budget_fixed": True, "planned_budget": 4})
+    assert project_actions.change_settings(store, root, pid, {"budget_fixed": True, "planned_budget": 5}).status
+    assert project_actions.change_settings(store, root, pid, {"budget_fixed": False}).status == "changed"
+    for position in range(6):
+        reservations.grade(store, pid, position, BINARY, "Correct", "ann")
+    with pytest.raises(InputError, match="6 items are graded already, more than n0 = 5"):
+        project_actions.change_settings(store, root, pid, {"budget_fixed": True})
+    assert store.project(pid).settings["budget_fixed"] is False
+    project_actions.change_settings(store, root, pid, {"budget_fixed": True, "planned_budget": 6})
+    assert project_actions.change_settings(store, root, pid, {"guidelines": "Be fair."}).status == "changed"
+
+
 def test_deleting_a_project_is_audited_with_its_name(store, root):
     pid = store.create_project("Gone", {}, {"pool": ("pool.jsonl", b"{}\n")})
     assert project_actions.delete(store, root, pid).status == "deleted"

@@ -21,7 +21,7 @@ import pandas as pd
 import core
 from core.inputs.io import spreadsheet_safe
 from core.scales import scale_from_settings
-from core.services.progress import counts, grader_pace, project_stopping
+from core.services.progress import budget_reading, counts, grader_pace, project_stopping
 from core.services.tracking import estimate_path
 from core.stats.allocation import Design
 from core.stats.confseq import anytime_interval
@@ -305,7 +305,8 @@ def stopping_line(rule: dict[str, Any]) -> str:
         verdict = "met" if rule["met"] else "not met"
         return (
             f"Stopping rule {verdict}: {rule['graded']:,} of the {rule['budget']:,} items of the budget fixed in "
-            f"advance graded ({rule['interval']})."
+            f"advance graded; the fixed-n interval is read {budget_reading(rule['graded'], rule['budget'])} "
+            f"({rule['interval']})."
         )
     if rule["half_width"] is None:
         return f"Stopping rule (half-width at most {rule['target_half_width']:.3f}): not met, no estimate yet."

@@ -119,6 +119,17 @@ class Stopping:
     graded: int = 0
 
 
+def budget_reading(graded: int, budget: int) -> str:
+    """Where a fixed-n interval stands against a budget fixed in advance, for its label: read at n0 it is the
+    report's interval; before, it is the interval now; past n0 (the budget was raised or fixed late, or
+    graders on several replicas claimed at once), it is read at the items actually graded."""
+    if graded < budget:
+        return f"now, at {graded:,} of the {budget:,} items of the budget fixed in advance (read it at {budget:,})"
+    if graded == budget:
+        return f"at the budget of {budget:,} items fixed in advance"
+    return f"at {graded:,} items graded, past the budget of {budget:,} fixed in advance"
+
+
 def stopping(anytime: AnytimeInterval | None, target: float) -> Stopping:
     """The stopping rule's status: met once the anytime interval's half-width is at most ``target`` (not met
     before any grade; a stratum without grades keeps the interval wide by itself)."""

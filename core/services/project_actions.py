@@ -14,6 +14,7 @@ from typing import Any
 from core.services import audit, auth, project
 from core.services.outcome import Outcome, Refused, permitted
 from core.settings import ProjectSettings
+from core.stats.design import fixed_budget_problem, planned_budget
 from core.store import Store
 
 
@@ -58,6 +59,13 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
     changed = {k: v for k, v in changes.items() if before.get(k) != v}
     if not changed:
         return Outcome("unchanged", "no setting changed")
+    after = {**before, **changes}
+    sizes = store.stratum_sizes(project_id) if changed.keys() & {"budget_fixed", "planned_budget"} else []
+    if after.get("budget_fixed") and sizes:  # a budget fixed in advance, or its n0, changed
+        n0 = planned_budget(after, sum(sizes))
+        problem = fixed_budget_problem(n0, sizes, len(store.graded_positions(project_id)))
+        if problem is not None:
+            raise problem
     store.update_settings(project_id, changed)
     audit.record(store, user, audit.SETTINGS_CHANGED, project_id, **changed)
     return Outcome("changed", "settings saved")

@@ -131,16 +131,30 @@ def claim(
     with _claim_lock(store, project_id):
         live = accounts.live(store, project_id)
         current = next((r for r in live if r.grader == grader), None)
-        if current is not None and store.grade_of(project_id, current.position, grader) is None:
-            accounts.renew(store, project_id, grader, ttl)
-            return current.position
         others = [r for r in live if r.grader != grader]
+        if current is not None and store.grade_of(project_id, current.position, grader) is None:
+            if not _past_budget(store, project_id, budget, current, others):
+                accounts.renew(store, project_id, grader, ttl)
+                return current.position
+            accounts.release(store, project_id, grader)  # held from before the budget was fixed or lowered
         double = overlap_positions(design.N, overlap, seed)
         second = _second_grade(store, project_id, grader, double, {r.position for r in others if r.slot == 1}, ttl)
         if second is not None:
             return second
         held = {r.position for r in others if r.slot == 0}
         return _first_grade(store, project_id, grader, design, seed, held, ttl, budget)
+
+
+def _past_budget(
+    store: Store, project_id: int, budget: int | None, mine: accounts.Held, others: list[accounts.Held]
+) -> bool:
+    """Whether the grader's held first grade would pass ``budget``: the items graded and those others hold
+    for a first grade reach it already. Only after the budget was fixed or lowered while the item was held:
+    otherwise it was counted when it was handed out."""
+    if budget is None or mine.slot != 0:
+        return False
+    graded = store.graded_positions(project_id)
+    return len(graded) + len({r.position for r in others if r.slot == 0} - graded.keys()) >= budget
 
 
 _claim_locks: dict[tuple[str, int], threading.Lock] = {}

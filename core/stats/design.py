@@ -7,12 +7,13 @@ surrogate's predicted grade and covariates are read from the same items.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import pandas as pd
 
-from core.stats.allocation import Design, allocation_kappa, design_from_items
+from core.errors import InputError
+from core.stats.allocation import DEFAULT_FLOOR, Design, allocation_kappa, design_from_items
 
 
 class ItemSource(Protocol):
@@ -54,3 +55,27 @@ def grading_budget(settings: Mapping[str, Any], n_items: int) -> int | None:
     (settings["budget_fixed"]), since its fixed-n interval is valid only when read at n0 and not after more
     grades seen; None otherwise (grading goes on until every item is graded; the anytime interval allows it)."""
     return planned_budget(settings, n_items) if settings.get("budget_fixed") else None
+
+
+def fixed_budget_problem(n0: int, sizes: Sequence[int], graded: int, floor: int = DEFAULT_FLOOR) -> InputError | None:
+    """Why a budget fixed at ``n0`` cannot be read as planned, or None.
+
+    The queue first gives every stratum min(floor, N_h) grades (core.stats.allocation.Design.floor); below their
+    sum some stratum has fewer than two grades and the fixed-n interval has no variance for it, so the project
+    would stop with no interval. And with ``graded`` items already past n0, the interval can no longer be read
+    at n0.
+    """
+    needed = int(sum(min(floor, size) for size in sizes))
+    if n0 < needed:
+        return InputError(
+            f"a budget fixed at n0 = {n0:,} grades is below the {needed:,} the design gives its {len(sizes)} strata "
+            f"first ({floor} each): some stratum would end with too few grades for an interval",
+            fix=f"set the planned number of grades n0 to {needed:,} or more",
+        )
+    if graded > n0:
+        return InputError(
+            f"{graded:,} items are graded already, more than n0 = {n0:,}: the fixed-n interval can no longer be "
+            "read at the budget fixed in advance",
+            fix=f"set n0 to {graded:,} or more, or leave the budget not fixed (the anytime interval stays valid)",
+        )
+    return None

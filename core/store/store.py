@@ -320,6 +320,15 @@ class Store:
             last = s.scalar(select(func.max(Item.position)).where(Item.project_id == project_id))
             return 0 if last is None else int(last) + 1
 
+    def stratum_sizes(self, project_id: int) -> list[int]:
+        """N_h, the number of items in each stratum 0..H-1 (empty before preparation), counted by the database."""
+        with self.session() as s:
+            rows = s.execute(
+                select(Item.stratum, func.count()).where(Item.project_id == project_id).group_by(Item.stratum)
+            ).all()
+        sizes = dict(rows)
+        return [int(sizes.get(h, 0)) for h in range(max(sizes, default=-1) + 1)]
+
     # grades and skips -----------------------------------------------------
     # Every change to a grade, and every skip, writes its audit event in the same transaction (GRADE_EVENTS),
     # so no path through core changes a grade without its trace. A first grade needs none: it carries its

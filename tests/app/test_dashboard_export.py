@@ -51,10 +51,15 @@ def test_a_fixed_budget_dashboard_headlines_the_fixed_n_interval(open_app, store
     store.update_settings(project_id, {"budget_fixed": True, "planned_budget": 20})
     grade_some(store, project_id, 12)
     at = open_app("app_pages/dashboard.py", project_id=project_id)
-    interval = next(m for m in at.metric if m.label == "95% interval at the fixed budget of 20")
+    label = "95% interval now, at 12 of the 20 items of the budget fixed in advance (read it at 20)"
+    interval = next(m for m in at.metric if m.label == label)
     assert "Anytime-valid confidence sequence" in interval.help and "Korn-Graubard" in interval.help
     assert "12 of the 20 items of the budget fixed in advance graded" in at.info[0].value
     assert next(m for m in at.metric if m.label == "Items still needed").value == "8"
+    for position in range(12, 20):
+        submit(store, project_id, position, BINARY, "Correct", "bob", seconds=1.5)
+    at.run()
+    assert any(m.label == "95% interval at the budget of 20 items fixed in advance" for m in at.metric)
 
 
 def test_dashboard_names_the_strata_without_grades_and_counts_skips(open_app, store, project_id):

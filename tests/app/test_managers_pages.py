@@ -65,7 +65,10 @@ def test_presenter_view_of_a_fixed_budget_shows_the_fixed_n_interval(open_app, s
         submit(store, project_id, position, BINARY, "Correct", "ann")
     at = open_app("app_pages/presenter.py", project_id=project_id)
     shown = "\n".join(h.proto.body for h in at.get("html"))
-    assert "at the budget of 30 fixed in advance" in shown and "Budget of 30 items: not yet." in at.caption[0].value
+    assert (
+        "now, at 12 of the 30 items of the budget fixed in advance (read it at 30)" in shown
+        and "Budget of 30 items: not yet." in at.caption[0].value
+    )
 
 
 def test_presenter_view_is_for_those_who_see_the_dashboard():

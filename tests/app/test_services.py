@@ -123,7 +123,9 @@ def test_report_carries_estimate_settings_and_seed(store, project_id):
     fixed = report(store.project(project_id), design, result, {"pool": ("pool.jsonl", b"abc")}, grades)
     assert "Allocation: for a budget fixed in advance of 40 grades" in report_markdown(fixed)
     assert fixed["stopping_rule"]["budget"] == 40 and not fixed["stopping_rule"]["met"]
-    assert "6 of the 40 items of the budget fixed in advance graded" in report_markdown(fixed)
+    assert "6 of the 40 items of the budget fixed in advance graded; the fixed-n interval is read now" in (
+        report_markdown(fixed)
+    )
     skipped = next(p for p in range(design.N) if p not in graded)
     skips = skip_bound(design, list(graded), list(graded.values()), [skipped])
     with_skips = report(store.project(project_id), design, result, {"pool": ("pool.jsonl", b"abc")}, grades, skips)

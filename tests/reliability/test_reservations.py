@@ -75,6 +75,9 @@ def test_a_fixed_budget_hands_out_n0_items_counting_those_held_and_second_grades
     reservations.grade(store, pid, bob, BINARY, "Correct", "bob")
     assert reservations.claim(store, pid, design, 3, "ann", budget=3) is None
     assert reservations.claim(store, pid, design, 3, "ann", budget=4) is not None  # n0 raised: grading resumes
+    held = reservations.claim(store, pid, design, 3, "eve", budget=None)  # the budget not fixed for a while
+    assert reservations.claim(store, pid, design, 3, "eve", budget=4) is None  # fixed again, and reached
+    assert accounts.held(store, pid, "eve") is None and held not in accounts.reserved(store, pid)
     # with every item chosen for double grading, a graded item still gets its second grade past the budget
     assert reservations.claim(store, pid, design, 3, "dee", overlap=1.0, budget=3) in {ann, bob, cy}
 
