@@ -17,6 +17,7 @@ from core.services.progress import (
     duration,
     eta,
     grader_pace,
+    grades_saved,
     item_pace,
     items_to_target,
     project_stopping,
@@ -141,3 +142,9 @@ def test_a_fixed_n_interval_says_where_it_stands_against_the_budget():
     assert budget_reading(3, 5) == "now, at 3 of the 5 items of the budget fixed in advance (read it at 5)"
     assert budget_reading(5, 5) == "at the budget of 5 items fixed in advance"
     assert budget_reading(8, 5) == "at 8 items graded, past the budget of 5 fixed in advance"
+
+
+def test_grades_saved_counts_in_words():
+    assert grades_saved(41.2) == "41 grades saved" and grades_saved(1.0) == "1 grade saved"
+    assert grades_saved(-1.0) == "1 grade more than uniform sampling would need"
+    assert grades_saved(-3.4) == "3 grades more than uniform sampling would need"

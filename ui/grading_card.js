@@ -186,7 +186,7 @@ function onKey(inst, event) {
     } else if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
       if (inst.data.card && inst.data.card.reviewing) dispatch(inst, "comment");
-      else focusCard(inst);
+      focusCard(inst); // the next key is the card's again, saved or not (Q back to the queue, B further back)
     }
     return;
   }

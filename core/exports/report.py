@@ -21,7 +21,7 @@ import pandas as pd
 import core
 from core.inputs.io import spreadsheet_safe
 from core.scales import scale_from_settings
-from core.services.progress import budget_reading, counts, grader_pace, project_stopping
+from core.services.progress import budget_reading, counts, grader_pace, grades_saved, project_stopping
 from core.services.tracking import estimate_path
 from core.stats.allocation import Design
 from core.stats.confseq import anytime_interval
@@ -267,7 +267,7 @@ def savings_line(e: dict[str, Any]) -> str:
     return (
         f"Design effect {e['design_effect']:.3f}: uniform random sampling would need about "
         f"{e['uniform_labels_for_same_precision']:.0f} grades for the same precision "
-        f"({e['labels_saved']:.0f} labels saved, {e['saving_share']:+.0%}{spread})."
+        f"({grades_saved(e['labels_saved'])}, {e['saving_share']:+.0%}{spread})."
     )
 
 

@@ -210,10 +210,16 @@ def saving_short(result: Estimate) -> str:
     return f"{result.labels_saved:,.0f} ({result.saving.share:.0%})"
 
 
+def grades_saved(labels_saved: float) -> str:
+    """Grades saved against uniform sampling in words: '41 grades saved', '1 grade saved', or, when the design
+    needs more than uniform sampling would, '3 grades more than uniform sampling would need'."""
+    count = round(labels_saved)
+    grades = f"{abs(count):,} grade{'' if abs(count) == 1 else 's'}"
+    return f"{grades} saved" if count >= 0 else f"{grades} more than uniform sampling would need"
+
+
 def saving_text(result: Estimate) -> str:
     """The live saving with its units, e.g. '41 grades saved, 23%', or why it is withheld."""
     if result.saving is None:
         return "withheld until every stratum has 2 grades"
-    if result.labels_saved < 0:
-        return f"{-result.labels_saved:,.0f} grades more than uniform would need, {result.saving.share:.0%}"
-    return f"{result.labels_saved:,.0f} grades saved, {result.saving.share:.0%}"
+    return f"{grades_saved(result.labels_saved)}, {result.saving.share:.0%}"

@@ -45,5 +45,19 @@ def test_keyboard_flow(browser, shared_server, artifacts):
         timeout=TIMEOUT_MS,
     )
     assert name.input_value() == "tra"  # no grading key went into the name field
+    second = page.locator(".ag-card").get_attribute("data-ag-item")
+    page.keyboard.press("b")  # back to the earlier grade, to add to its comment
+    page.wait_for_function("(first) => document.querySelector('.ag-card').dataset.agItem === first", arg=first)
+    page.keyboard.press("c")
+    page.keyboard.type(", checked")
+    page.keyboard.press("Control+Enter")  # saves the comment, and the keys are the card's again
+    page.wait_for_function(
+        "() => document.querySelector('.ag-card .ag-status').textContent.includes('comment saved')",
+        timeout=TIMEOUT_MS,
+    )
+    page.keyboard.press("q")  # back to the queue, not a "q" typed into the comment
+    page.wait_for_function(
+        "(second) => document.querySelector('.ag-card').dataset.agItem === second", arg=second, timeout=TIMEOUT_MS
+    )
     grades = store.grades(pid)
-    assert grades[["grader", "label", "comment"]].values.tolist() == [["tra", "Incorrect", "why y"]]
+    assert grades[["grader", "label", "comment"]].values.tolist() == [["tra", "Incorrect", "why y, checked"]]
