@@ -56,3 +56,27 @@ def test_plan_for_target_gives_a_range_around_its_headline_below_uniform_with_si
     assert plan.low <= plan.items <= plan.high <= design.N
     assert plan.items < plan.uniform and plan.interval == STOPPING_INTERVAL
     assert plan.items == items_to_target(design, [], [], 0.02)  # the dashboard's projection, the same interval
+
+
+def test_with_the_anytime_interval_both_counts_are_for_it_and_a_fixed_budget_reads_the_fixed_n_one():
+    from core.services.progress import FIXED_BUDGET_INTERVAL, width_ratio
+    from core.stats.confseq import anytime_interval
+    from core.stats.estimate import estimate
+
+    stratum = np.repeat(np.arange(3), 2000)
+    proxy = np.array([0.98, 0.5, 0.02])[stratum]
+    design = make_design(stratum, proxy, np.c_[proxy])
+    rng = np.random.default_rng(1)
+    positions = [int(p) for h in range(3) for p in rng.choice(np.flatnonzero(stratum == h), 20, replace=False)]
+    grades = [float(rng.random() < proxy[p]) for p in positions]
+    anytime = anytime_interval(design, positions, grades, 200)
+    ratio = width_ratio(design, positions, grades, anytime=anytime)
+    assert 0 < ratio < 1  # the anytime interval is the wider
+    plan = plan_for_target(design, 0.02, positions, grades, anytime=anytime)
+    assert plan.items == items_to_target(design, positions, grades, 0.02, anytime=anytime)  # the dashboard's
+    p = float(np.clip(estimate(design, positions, grades).value, 0.01, 0.99))
+    assert plan.uniform == uniform_items(design.N, p, 0.02 * ratio)  # uniform's count for the same interval
+    assert plan.items < plan.uniform and plan.interval == STOPPING_INTERVAL
+    fixed = plan_for_target(design, 0.02, positions, grades, anytime=anytime, budget_fixed=True)
+    assert fixed.interval == FIXED_BUDGET_INTERVAL and fixed.items == items_to_target(design, positions, grades, 0.02)
+    assert fixed.uniform == uniform_items(design.N, p, 0.02) and fixed.items < plan.items

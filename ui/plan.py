@@ -54,15 +54,20 @@ def design(project: ProjectInfo) -> Design:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _target_plan(key: tuple, positions: tuple, grades: tuple, target: float) -> TargetPlan:
-    return plan_for_target(_design(key), target, list(positions), list(grades))
+def _target_plan(key: tuple, positions: tuple, grades: tuple, target: float, n0: int) -> TargetPlan:
+    budget_fixed = key[-1]
+    anytime = None if budget_fixed or not positions else _anytime(key, positions, grades, n0)
+    return plan_for_target(
+        _design(key), target, list(positions), list(grades), anytime=anytime, budget_fixed=budget_fixed
+    )
 
 
 def headline(project: ProjectInfo) -> None:
     """'To reach ±X at 95%, grade about N items (uniform would need M)', with its range and interval."""
     graded = state.store().graded_positions(project.id)
     target = float(project.settings["target_half_width"])
-    p = _target_plan(_design_key(project), tuple(graded), tuple(graded.values()), target)
+    n0 = planned_budget(project.settings, design(project).N)
+    p = _target_plan(_design_key(project), tuple(graded), tuple(graded.values()), target, n0)
     with st.container(border=True, key="setup-headline"):
         st.markdown(
             f"### To reach ±{p.target:.3f} at {p.level:.0%}, grade about {p.items:,} items "
@@ -72,9 +77,15 @@ def headline(project: ProjectInfo) -> None:
         source = f"a pilot of {p.saving.pilot} grades" if p.saving.pilot else "the surrogate alone, before any grade"
         st.caption(
             f"Likely between {p.low:,} and {p.high:,} items, from {source} (planned saving "
-            f"{p.saving.low:.0%} to {p.saving.high:.0%}). Interval: {p.interval}, the one the stopping rule uses; "
-            "until every stratum has grades the count is the fixed-n projection, a lower bound for it. "
-            "Uniform's count assumes correct/incorrect grades. The target is a grading setting below."
+            f"{p.saving.low:.0%} to {p.saving.high:.0%}). Interval: {p.interval}; "
+            + (
+                "the stopping rule is the budget n0 itself, this count what that interval needs for the target. "
+                if project.settings["budget_fixed"]
+                else "the one the stopping rule uses; until every stratum has grades the count is the fixed-n "
+                "projection, a lower bound for it. "
+            )
+            + "Uniform's count is for the same interval and assumes correct/incorrect grades. The target is a "
+            "grading setting below."
         )
 
 
@@ -142,9 +153,8 @@ def show_planned_allocation(project: ProjectInfo) -> None:
     d = design(project)
     st.subheader("Planned allocation", help=term_help("Neyman allocation"))
     if d.N > MIN_BUDGET:
-        budget = st.slider(
-            "Grading budget (items)", MIN_BUDGET, d.N, max(MIN_BUDGET, d.N // 10), key=f"budget-{project.id}"
-        )
+        n0 = planned_budget(project.settings, d.N)
+        budget = st.slider("Grading budget (items)", MIN_BUDGET, d.N, max(MIN_BUDGET, n0), key=f"budget-{project.id}")
     else:  # a slider from MIN_BUDGET to N would have no range
         budget = d.N
         st.caption(f"Grading budget: all {d.N:,} items.")

@@ -160,19 +160,25 @@ def items_to_target(
     method: str = "default",
     anytime: AnytimeInterval | None = None,
 ) -> int:
-    """Total graded items after which the stopping rule's interval should reach ``target``.
-
-    The fixed-n projection (``core.stats.estimate.grades_needed``) for the target scaled by r = (fixed-n half-width) /
-    (anytime half-width) at the current grades: both widths shrink like 1/sqrt(n), the confidence sequence's
-    by a factor that varies slowly with n, so reaching ``target`` with the anytime interval takes about what
-    the fixed-n interval needs to reach ``r * target``. Before every stratum has grades (or without
-    ``anytime``) r is unknown and the fixed-n projection is returned, a lower bound.
-    """
-    fixed = estimate(design, positions, grades, method=method)
-    ratio = 1.0
-    if anytime is not None and not fixed.missing and anytime.half_width > 0:
-        ratio = min(1.0, ((fixed.ci_high - fixed.ci_low) / 2) / anytime.half_width)
+    """Total graded items after which the stopping rule's interval should reach ``target``: the fixed-n
+    projection (``core.stats.estimate.grades_needed``) for ``target`` times `width_ratio`."""
+    ratio = width_ratio(design, positions, grades, method, anytime)
     return grades_needed(design, positions, grades, target * ratio, method=method)
+
+
+def width_ratio(
+    design: Design, positions, grades, method: str = "default", anytime: AnytimeInterval | None = None
+) -> float:
+    """r = (fixed-n half-width) / (anytime half-width) at the current grades, at most 1.
+
+    Both widths shrink like 1/sqrt(n), the confidence sequence's by a factor that varies slowly with n, so
+    reaching a half-width h with the anytime interval takes about what the fixed-n interval needs to reach
+    r h. Before every stratum has grades, or without ``anytime`` (a budget fixed in advance reads the
+    fixed-n interval), r is 1: the fixed-n projection, a lower bound for the anytime one."""
+    fixed = estimate(design, positions, grades, method=method)
+    if anytime is None or fixed.missing or anytime.half_width <= 0:
+        return 1.0
+    return min(1.0, ((fixed.ci_high - fixed.ci_low) / 2) / anytime.half_width)
 
 
 @dataclass(frozen=True)

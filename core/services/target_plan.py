@@ -13,10 +13,13 @@ vary less, so M is then an upper figure.
 
 The headline's N is ``core.services.progress.items_to_target``: the projection the
 dashboard's "items still needed" and ETA use, with the stopping rule's
-interval (``core.services.progress.STOPPING_INTERVAL``), from the surrogate's spreads
-before any grade and the grades' own after. Its range is M (1 - s) over the
-range of the planned saving s (``core.stats.planning.planned_saving_range`` at
-that budget), widened to hold N.
+interval (``core.services.progress.STOPPING_INTERVAL``; the fixed-n interval for a
+budget fixed in advance), from the surrogate's spreads before any grade and the
+grades' own after. Both counts are for that one interval: the anytime interval
+is wider than the fixed-n one by 1 / r (``core.services.progress.width_ratio``),
+so M is uniform's count for the half-width r h, as N is the design's. Its range
+is M (1 - s) over the range of the planned saving s
+(``core.stats.planning.planned_saving_range`` at that budget), widened to hold N.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from core.services.progress import STOPPING_INTERVAL, items_to_target
+from core.services.progress import FIXED_BUDGET_INTERVAL, STOPPING_INTERVAL, items_to_target, width_ratio
 from core.stats.allocation import Design
+from core.stats.confseq import AnytimeInterval
 from core.stats.estimate import estimate
 from core.stats.intervals import LEVEL
 from core.stats.planning import SavingForecast, planned_saving_range
@@ -55,17 +59,30 @@ def uniform_items(size: int, p: float, target: float, level: float = LEVEL) -> i
     return int(min(size, math.ceil(n0 / (1 + n0 / size))))
 
 
-def plan_for_target(design: Design, target: float, positions=(), grades=(), level: float = LEVEL) -> TargetPlan:
-    """The headline's numbers (module docstring), from a pilot of grades where given."""
+def plan_for_target(
+    design: Design,
+    target: float,
+    positions=(),
+    grades=(),
+    level: float = LEVEL,
+    anytime: AnytimeInterval | None = None,
+    budget_fixed: bool = False,
+) -> TargetPlan:
+    """The headline's numbers (module docstring), from a pilot of grades where given; ``anytime``, the
+    stopping rule's interval now (None before it is known: the fixed-n projection, a lower bound), unused
+    with a budget fixed in advance, whose interval is the fixed-n one."""
+    anytime = None if budget_fixed else anytime
     positions, grades = list(positions), list(grades)
     current = estimate(design, positions, grades, level=level) if positions else None
     p = current.value if current is not None and not current.missing else float(design.proxy.mean())
-    uniform = uniform_items(design.N, float(np.clip(p, 0.01, 0.99)), target, level)
-    items = items_to_target(design, positions, grades, target)
+    ratio = width_ratio(design, positions, grades, anytime=anytime)
+    uniform = uniform_items(design.N, float(np.clip(p, 0.01, 0.99)), target * ratio, level)
+    items = items_to_target(design, positions, grades, target, anytime=anytime)
     saving = planned_saving_range(design, items, positions, grades)
 
     def needed(share: float) -> int:
         return int(min(design.N, max(math.ceil(uniform * (1 - share)), design.H)))
 
     low, high = min(items, needed(saving.high)), max(items, needed(saving.low))
-    return TargetPlan(target, level, items, low, high, uniform, saving)
+    interval = FIXED_BUDGET_INTERVAL if budget_fixed else STOPPING_INTERVAL
+    return TargetPlan(target, level, items, low, high, uniform, saving, interval)
