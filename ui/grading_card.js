@@ -68,7 +68,8 @@ function buildCard(inst, data) {
   root.append(head);
   if (!card) {
     root.append(el("div", { class: `ag-empty ag-${data.empty.kind}`, text: data.empty.text }));
-    root.append(el("div", { class: "ag-actions" }, button(inst, "Undo my last grade", "U", "undo")));
+    const back = button(inst, "Back to my previous grade", "B", "back", data.can_back ? {} : { disabled: true });
+    root.append(el("div", { class: "ag-actions" }, back, button(inst, "Undo my last grade", "U", "undo")));
     return root;
   }
   if (card.reviewing) {
@@ -141,7 +142,7 @@ function toggleHelp(inst, show) {
 function dispatch(inst, action, label) {
   const card = inst.data && inst.data.card;
   if (inst.pending !== null) return; // keys are dead until the server answers
-  if (!card && action !== "undo") return;
+  if (!card && action !== "undo" && action !== "back") return; // with nothing left: earlier grades only
   const shownMs = inst.shownAt === null ? 0 : performance.now() - inst.shownAt;
   if (action === "grade" && shownMs < inst.data.min_view_ms) {
     setStatus(inst, "note", "Too fast: read the item first");

@@ -137,6 +137,11 @@ def test_a_budget_fixed_in_advance_stops_handing_out_items_at_n0(open_app, store
     assert data["card"] is None and data["empty"]["kind"] == "done"
     assert data["empty"]["text"].startswith("The budget fixed in advance is graded: 2 items")
     assert len(store.grades(project_id)) == 2
+    nothing = {"token": None, "position": None, "item_id": None}  # no card on screen
+    assert press(at, "back", card=nothing)["status"] == "review"  # earlier grades stay reachable
+    assert shown(at)["reviewing"] and shown(at)["position"] == store.grader_positions(project_id, "ann")[-1]
+    press(at, "queue")
+    assert card_data(at)["card"] is None
     store.update_settings(project_id, {"budget_fixed": False})
     at.run()
     assert card_data(at)["card"] is not None  # without a fixed budget grading goes on
