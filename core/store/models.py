@@ -85,10 +85,12 @@ class InputFile(Base):
 
 
 class Item(Base):
-    """One prepared pool item; ``position`` is its 0-based row in the pool."""
+    """One prepared pool item; ``position`` is its 0-based row in the pool. No foreign key to projects
+    (revision 0006: its row-by-row check was most of saving a large pool); Store.delete_project removes
+    a project's items with it."""
 
     __tablename__ = "items"
-    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
+    project_id: Mapped[int] = mapped_column(primary_key=True)
     position: Mapped[int] = mapped_column(primary_key=True)
     item_id: Mapped[str] = mapped_column(String(MAX_ID_CHARS))
     stratum: Mapped[int] = mapped_column()
