@@ -115,8 +115,9 @@ def _item_writer(s: Session, project_id: int) -> Iterator[ItemRows]:
     save go through a single COPY: psycopg's executemany runs one INSERT per row (each parsed, bound and
     executed by the server), which made saving 10^6 items take minutes. The COPY's data is sent by a
     writer thread (psycopg's QueuedLibpqWriter), so the server stores rows while this thread encodes the
-    next ones: at 10^6 items the two took about 5 s each, one after the other. ``data`` is written as
-    SQLAlchemy's JSON type writes it (core.store.json_codec.dumps), so it reads back the same."""
+    next ones (at 10^6 items about 4 s each; the items' foreign key, dropped in revision 0006, had cost
+    the server 6 s more). ``data`` is written as SQLAlchemy's JSON type writes it
+    (core.store.json_codec.dumps), so it reads back the same."""
     if s.get_bind().dialect.name != "postgresql":
 
         def insert(start: int, ids: list, strata: list, data: list[dict]) -> None:
