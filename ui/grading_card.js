@@ -69,7 +69,8 @@ function buildCard(inst, data) {
   if (!card) {
     root.append(el("div", { class: `ag-empty ag-${data.empty.kind}`, text: data.empty.text }));
     const back = button(inst, "Back to my previous grade", "B", "back", data.can_back ? {} : { disabled: true });
-    root.append(el("div", { class: "ag-actions" }, back, button(inst, "Undo my last grade", "U", "undo")));
+    const undo = button(inst, "Undo my last grade", "U", "undo", data.can_back ? {} : { disabled: true });
+    root.append(el("div", { class: "ag-actions" }, back, undo));
     return root;
   }
   if (card.reviewing) {
@@ -109,7 +110,7 @@ function buildCard(inst, data) {
   side.append(comment);
   side.append(button(inst, "Skip", "S", "skip", card.reviewing ? { disabled: true } : {}));
   side.append(button(inst, "Back to my previous grade", "B", "back", data.can_back ? {} : { disabled: true }));
-  side.append(button(inst, "Undo my last grade", "U", "undo"));
+  side.append(button(inst, "Undo my last grade", "U", "undo", data.can_back ? {} : { disabled: true }));
   if (card.reviewing) side.append(button(inst, "Back to the queue", "Q", "queue"));
   const help = el("button", { type: "button", class: "ag-link", text: "All keys (?)" });
   help.addEventListener("click", () => toggleHelp(inst));
@@ -149,7 +150,7 @@ function dispatch(inst, action, label) {
     return;
   }
   if (action === "skip" && card.reviewing) return;
-  if (action === "back" && !inst.data.can_back) return;
+  if ((action === "back" || action === "undo") && !inst.data.can_back) return; // no grade of mine yet
   if (action === "queue" && !card.reviewing) return;
   const text = inst.root.querySelector(".ag-comment-text");
   inst.seq += 1;
