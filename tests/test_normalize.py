@@ -1,5 +1,5 @@
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from core.surrogate.normalize import canonical_number, normalize
@@ -54,6 +54,8 @@ def test_only_articles_and_punctuation_normalise_to_empty():
 
 
 @given(st.text(max_size=40))
+@example(",00")  # a number only once its comma is gone: a second pass of the rules is needed
+@example("1,05.")
 def test_normalisation_is_idempotent(text):
     once = normalize(text)
     assert normalize(once) == once

@@ -56,9 +56,23 @@ def _strip_symbols(text: str) -> str:
     return "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in text)
 
 
+MAX_PASSES = 4
+"""The rules are applied again until the text no longer changes: one pass can leave a number to a later
+one (",00" -> "00", a number once its comma is gone, -> "0"); a normal form must be its own normal form."""
+
+
 @lru_cache(maxsize=1 << 16)
 def normalize(text: str) -> str:
-    """The normalised form of an answer (see the module docstring for the rules)."""
+    """The normalised form of an answer (see the module docstring for the rules), a fixed point of them."""
+    for _ in range(MAX_PASSES):
+        once = _one_pass(text)
+        if once == text:
+            break
+        text = once
+    return text
+
+
+def _one_pass(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     parts = _NUMBER.split(text)
     # re.split with one capturing group: even positions are text, odd are numbers.
