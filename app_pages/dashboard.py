@@ -9,6 +9,7 @@ from core.scales import scale_from_settings
 from core.services import auth
 from core.services.progress import (
     IDLE_GAP_S,
+    Stopping,
     budget_reading,
     counts,
     duration,
@@ -42,10 +43,9 @@ method = st.sidebar.selectbox(
 REFRESH_S = 3.0
 
 
-def pace_row(design, graded: dict[int, float], grades, e, target: float) -> None:
+def pace_row(graded: dict[int, float], grades, rule: Stopping, target: float) -> None:
     """Grades and items counted apart, throughput, the stopping rule and the ETA at the current pace."""
     counted = counts(grades)
-    rule = project_stopping(project.settings, design.N, plan.anytime_of(project, graded), e)
     needed = rule.budget if rule.budget is not None else plan.items_to_target_of(project, graded, target, method)
     when = eta(needed, counted.items, item_pace(grades))
     cols = st.columns(4)
@@ -153,7 +153,7 @@ def live() -> None:
             f"precision (design effect {e.deff:.2f}; likely range {e.saving.low:+.0%} to {e.saving.high:+.0%})."
         ),
     )
-    pace_row(design, graded, grades, e, target)
+    pace_row(graded, grades, rule, target)
     st.subheader("Estimate against the number of grades")
     st.altair_chart(path_chart(plan.estimate_path_of(project, graded, method)), width="stretch")
     st.caption(

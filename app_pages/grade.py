@@ -104,7 +104,7 @@ def on_press() -> None:
     st.session_state[ACK] = ack
 
 
-def current_position(mine: list[int]) -> tuple[int | None, bool]:
+def current_position(mine: list[int], budget: int | None) -> tuple[int | None, bool]:
     """(position to show, whether it is an earlier grade being reviewed)."""
     review = st.session_state.get(REVIEW)
     if review is not None:
@@ -119,7 +119,7 @@ def current_position(mine: list[int]) -> tuple[int | None, bool]:
         int(project.settings["seed"]),
         grader,
         overlap=float(project.settings["overlap"]),
-        budget=grading_budget(project.settings, plan.design(project).N),
+        budget=budget,
     )
     return position, False
 
@@ -149,9 +149,9 @@ def card_of(position: int, reviewing: bool) -> dict[str, Any]:
 
 def payload() -> dict[str, Any]:
     graded, mine = store.graded_positions(pid), store.grader_positions(pid, grader)
-    position, reviewing = current_position(mine)
     total = plan.design(project).N
     budget = grading_budget(project.settings, total)
+    position, reviewing = current_position(mine, budget)
     data: dict[str, Any] = {
         "progress": f"{len(graded):,} of {total:,} items graded"
         + ("" if budget is None else f" (budget fixed at {budget:,})")

@@ -95,7 +95,7 @@ def _first_grade(
     """Reserve the queue's next item that nobody holds; None when every item is graded or held, or when the
     items graded and held by others already reach ``budget``."""
     state = queue_state(store, project_id, taken)
-    if budget is not None and len(state.graded) + len(state.reserved) >= budget:
+    if _reached(state, budget):
         return None
     lost: set[int] = set()
     while True:
@@ -132,29 +132,25 @@ def claim(
         live = accounts.live(store, project_id)
         current = next((r for r in live if r.grader == grader), None)
         others = [r for r in live if r.grader != grader]
+        held = {r.position for r in others if r.slot == 0}
         if current is not None and store.grade_of(project_id, current.position, grader) is None:
-            if not _past_budget(store, project_id, budget, current, others):
+            # a first grade held from before the budget was fixed or lowered, when the others' items reach it
+            passed = current.slot == 0 and budget is not None and _reached(queue_state(store, project_id, held), budget)
+            if not passed:
                 accounts.renew(store, project_id, grader, ttl)
                 return current.position
-            accounts.release(store, project_id, grader)  # held from before the budget was fixed or lowered
+            accounts.release(store, project_id, grader)
         double = overlap_positions(design.N, overlap, seed)
         second = _second_grade(store, project_id, grader, double, {r.position for r in others if r.slot == 1}, ttl)
         if second is not None:
             return second
-        held = {r.position for r in others if r.slot == 0}
         return _first_grade(store, project_id, grader, design, seed, held, ttl, budget)
 
 
-def _past_budget(
-    store: Store, project_id: int, budget: int | None, mine: accounts.Held, others: list[accounts.Held]
-) -> bool:
-    """Whether the grader's held first grade would pass ``budget``: the items graded and those others hold
-    for a first grade reach it already. Only after the budget was fixed or lowered while the item was held:
-    otherwise it was counted when it was handed out."""
-    if budget is None or mine.slot != 0:
-        return False
-    graded = store.graded_positions(project_id)
-    return len(graded) + len({r.position for r in others if r.slot == 0} - graded.keys()) >= budget
+def _reached(state: QueueState, budget: int | None) -> bool:
+    """Whether the items graded and those held by others (``state.reserved``) reach ``budget`` (None: no
+    budget), so that no other first grade may be handed out or kept."""
+    return budget is not None and len(state.graded) + len(state.reserved) >= budget
 
 
 _claim_locks: dict[tuple[str, int], threading.Lock] = {}
