@@ -43,6 +43,12 @@ method = st.sidebar.selectbox(
 REFRESH_S = 3.0
 
 
+def strata_view(strata):
+    """The strata table to show: three decimals, and "–" for a mean before a stratum's first grade or an sd
+    before its second."""
+    return strata.style.format(precision=3, na_rep="–")
+
+
 def pace_row(graded: dict[int, float], grades, rule: Stopping, target: float) -> None:
     """Grades and items counted apart, throughput, the stopping rule and the ETA at the current pace."""
     counted = counts(grades)
@@ -111,7 +117,7 @@ def live() -> None:
             f"No estimate yet: stratum {', '.join(map(str, e.missing))} ({share:.0%} of the pool) has no grade. "
             "The queue grades every stratum first, so the estimate appears within a few grades."
         )
-        st.dataframe(strata.round(3), hide_index=True, width="stretch")
+        st.dataframe(strata_view(strata), hide_index=True, width="stretch")
         return
     grades = store.grades(project.id)
     cols = st.columns(4)
@@ -157,13 +163,13 @@ def live() -> None:
     st.subheader("Estimate against the number of grades")
     st.altair_chart(path_chart(plan.estimate_path_of(project, graded, method)), width="stretch")
     st.caption(
-        "Line: the estimate. Blue band: its interval. Grey band: the interval uniform random sampling "
-        "would give at the same number of grades."
+        "Line: the estimate. Blue band: its interval. Grey band between dashed lines: the interval uniform "
+        "random sampling would give at the same number of grades, drawn once every stratum has 2 grades."
     )
     left, right = st.columns(2)
     with left:
         st.subheader("Strata")
-        st.dataframe(strata.round(3), hide_index=True, width="stretch")
+        st.dataframe(strata_view(strata), hide_index=True, width="stretch")
         st.caption(
             f"{skips.skipped} skipped items not graded: had they been, the estimate would lie between "
             f"{skips.low:.3f} (all 0) and {skips.high:.3f} (all 1), before sampling error."
@@ -172,7 +178,9 @@ def live() -> None:
         )
     with right:
         st.subheader("Graders")
-        st.dataframe(grader_pace(grades).round({"hours": 2, "grades per hour": 1}), hide_index=True, width="stretch")
+        pace = grader_pace(grades)
+        pace = pace.assign(hours=pace["hours"].map(duration)).rename(columns={"hours": "working time"})
+        st.dataframe(pace.style.format(precision=1, na_rep="–"), hide_index=True, width="stretch")
         st.caption(summary(agreement(grades, scale_from_settings(project.settings).level)))
 
 

@@ -44,6 +44,7 @@ def test_dashboard_shows_estimate_interval_strata_and_graders(open_app, store, p
     assert at.warning or at.success  # the stopping rule speaks either way
     graders = at.dataframe[1].value
     assert dict(zip(graders["grader"], graders["grades"])) == {"ann": 12, "bob": 3}
+    assert graders["working time"].str.endswith("min").all()  # "< 1 min", "12 min": not hours rounded to 0
     assert len(at.get("vega_lite_chart")) == 1
 
 
