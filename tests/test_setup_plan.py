@@ -64,9 +64,9 @@ def test_with_the_anytime_interval_both_counts_are_for_it_and_a_fixed_budget_rea
     from core.stats.estimate import estimate
 
     stratum = np.repeat(np.arange(3), 2000)
-    proxy = np.array([0.98, 0.5, 0.02])[stratum]
-    design = make_design(stratum, proxy, np.c_[proxy])
     rng = np.random.default_rng(1)
+    proxy = np.clip(np.array([0.95, 0.5, 0.05])[stratum] + rng.uniform(-0.3, 0.3, stratum.size), 0, 1)
+    design = make_design(stratum, proxy, np.c_[proxy])  # the proxy varies within strata: the estimators differ
     positions = [int(p) for h in range(3) for p in rng.choice(np.flatnonzero(stratum == h), 20, replace=False)]
     grades = [float(rng.random() < proxy[p]) for p in positions]
     anytime = anytime_interval(design, positions, grades, 200)
@@ -80,3 +80,6 @@ def test_with_the_anytime_interval_both_counts_are_for_it_and_a_fixed_budget_rea
     fixed = plan_for_target(design, 0.02, positions, grades, anytime=anytime, budget_fixed=True)
     assert fixed.interval == FIXED_BUDGET_INTERVAL and fixed.items == items_to_target(design, positions, grades, 0.02)
     assert fixed.uniform == uniform_items(design.N, p, 0.02) and fixed.items < plan.items
+    other = plan_for_target(design, 0.02, positions, grades, anytime=anytime, method="difference")
+    assert other.items == items_to_target(design, positions, grades, 0.02, "difference", anytime)  # the project's
+    assert other.items != plan.items  # estimator, as the dashboard's projection uses it

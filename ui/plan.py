@@ -54,11 +54,12 @@ def design(project: ProjectInfo) -> Design:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _target_plan(key: tuple, positions: tuple, grades: tuple, target: float, n0: int) -> TargetPlan:
-    budget_fixed = key[-1]
+def _target_plan(
+    key: tuple, positions: tuple, grades: tuple, target: float, n0: int, budget_fixed: bool, method: str
+) -> TargetPlan:
     anytime = None if budget_fixed or not positions else _anytime(key, positions, grades, n0)
     return plan_for_target(
-        _design(key), target, list(positions), list(grades), anytime=anytime, budget_fixed=budget_fixed
+        _design(key), target, positions, grades, anytime=anytime, budget_fixed=budget_fixed, method=method
     )
 
 
@@ -67,7 +68,16 @@ def headline(project: ProjectInfo) -> None:
     graded = state.store().graded_positions(project.id)
     target = float(project.settings["target_half_width"])
     n0 = planned_budget(project.settings, design(project).N)
-    p = _target_plan(_design_key(project), tuple(graded), tuple(graded.values()), target, n0)
+    settings = project.settings
+    p = _target_plan(
+        _design_key(project),
+        tuple(graded),
+        tuple(graded.values()),
+        target,
+        n0,
+        bool(settings["budget_fixed"]),
+        settings["method"],
+    )
     with st.container(border=True, key="setup-headline"):
         st.markdown(
             f"### To reach ±{p.target:.3f} at {p.level:.0%}, grade about {p.items:,} items "

@@ -67,17 +67,19 @@ def plan_for_target(
     level: float = LEVEL,
     anytime: AnytimeInterval | None = None,
     budget_fixed: bool = False,
+    method: str = "default",
 ) -> TargetPlan:
     """The headline's numbers (module docstring), from a pilot of grades where given; ``anytime``, the
     stopping rule's interval now (None before it is known: the fixed-n projection, a lower bound), unused
-    with a budget fixed in advance, whose interval is the fixed-n one."""
+    with a budget fixed in advance, whose interval is the fixed-n one; ``method``, the project's estimator
+    (core.stats.estimate.METHODS), as on the dashboard."""
     anytime = None if budget_fixed else anytime
     positions, grades = list(positions), list(grades)
-    current = estimate(design, positions, grades, level=level) if positions else None
+    current = estimate(design, positions, grades, level=level, method=method) if positions else None
     p = current.value if current is not None and not current.missing else float(design.proxy.mean())
-    ratio = width_ratio(design, positions, grades, anytime=anytime)
+    ratio = width_ratio(design, positions, grades, method, anytime)
     uniform = uniform_items(design.N, float(np.clip(p, 0.01, 0.99)), target * ratio, level)
-    items = items_to_target(design, positions, grades, target, anytime=anytime)
+    items = items_to_target(design, positions, grades, target, method, anytime)
     saving = planned_saving_range(design, items, positions, grades)
 
     def needed(share: float) -> int:
