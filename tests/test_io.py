@@ -19,6 +19,7 @@ import core.inputs.io
 import core.inputs.tables
 from core.errors import InputError
 from core.inputs.io import Inputs, load_inputs, spreadsheet_safe
+from core.inputs.readers import load, sample_rows_by_chunk
 from core.inputs.tables import Table
 
 INPUTS = Path(__file__).parent / "data" / "inputs"
@@ -172,22 +173,80 @@ def cut(inputs: Inputs, rows: range) -> Inputs:
 @pytest.mark.parametrize("rows", [range(0, 1), range(1, 3), range(2, 4), range(3, 9)])
 def test_rows_read_those_pool_rows_and_their_samples_alone(reference, pool, samples, rows):
     """A chunk of a preparation reads its pool rows and the samples of their ids, nothing else."""
-    chunk = load_inputs(INPUTS / pool, samples and INPUTS / samples, rows=rows)
+    chunk = load(INPUTS / pool, samples and INPUTS / samples, rows=rows)
     assert_same_inputs(chunk, cut(reference, rows))
+
+
+def parquet_files(inputs: Inputs, folder: Path) -> tuple[Path, Path]:
+    """The inputs as a Parquet pool in row groups of 2 and a Parquet samples file in reversed order, in row
+    groups of 1."""
+    pool, samples = folder / "pool.parquet", folder / "samples.parquet"
+    pq.write_table(pa.Table.from_pandas(inputs.pool), pool, row_group_size=2)
+    pq.write_table(pa.Table.from_pandas(inputs.samples.iloc[::-1]), samples, row_group_size=1)
+    return pool, samples
+
+
+def count_row_group_reads(monkeypatch) -> dict[str, list[int]]:
+    """Rows of each row group decoded from now on: of the id column alone ("id") and of every column ("all")."""
+    decoded: dict[str, list[int]] = {"id": [], "all": []}
+    read_row_groups = pq.ParquetFile.read_row_groups
+
+    def counted(layout, groups, columns=None, *args, **kwargs):
+        decoded["id" if columns == ["id"] else "all"].extend(layout.metadata.row_group(g).num_rows for g in groups)
+        return read_row_groups(layout, groups, columns, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", counted)
+    return decoded
+
+
+@pytest.mark.parametrize("rows", [range(0, 1), range(1, 3), range(2, 4), range(3, 9)])
+def test_rows_of_parquet_files_are_read_from_their_row_groups_alone(reference, tmp_path, rows, monkeypatch):
+    """A Parquet pool and samples file in small row groups, the samples in another order than the pool's: a
+    chunk decodes only the row groups that hold its rows, and reads what cutting the whole files gives."""
+    pool, samples = parquet_files(reference, tmp_path)
+    whole = load_inputs(pool, samples)
+    decoded = count_row_group_reads(monkeypatch)
+    chunk = load(pool, samples, rows=rows)
+    assert_same_inputs(chunk, cut(whole, rows))
+    assert sum(decoded["all"]) < len(whole.pool) + len(whole.samples)
+
+
+def test_each_chunk_searches_only_the_sample_rows_of_its_items(reference, tmp_path, monkeypatch):
+    """The preparation reads the samples' ids once for every chunk's first and last sample row; a chunk then
+    reads the ids of those rows alone, and still reads exactly its samples."""
+    pool, samples = parquet_files(reference, tmp_path)
+    whole = load_inputs(pool, samples)
+    bounds = sample_rows_by_chunk(samples, whole.pool["id"], 2)
+    assert bounds is not None and len(bounds) == 2
+    assert sample_rows_by_chunk(INPUTS / "samples.jsonl", whole.pool["id"], 2) is None  # parsed whole anyway
+    decoded = count_row_group_reads(monkeypatch)
+    for k, within in enumerate(bounds):
+        rows = range(2 * k, 2 * k + 2)
+        assert_same_inputs(load(pool, samples, rows=rows, sample_rows=within), cut(whole, rows))
+    assert sum(decoded["id"]) == sum(len(within) for within in bounds) < 2 * len(whole.samples)
 
 
 def test_an_error_in_a_chunk_names_its_row_in_the_file():
     pool = ("pool.csv", (POOL_HEADER + "a,Q,R,1\nb,Q,R,0\nc,Q,R,1\n").encode())
     samples = ("samples.csv", b"id,sample,logprob\nc,4,-1\nb,5,-1\nc,6,2.5\n")
-    message = str(pytest.raises(InputError, load_inputs, pool, samples, rows=range(2, 3)).value)
+    message = str(pytest.raises(InputError, load, pool, samples, rows=range(2, 3)).value)
     assert_names(message, "samples.csv", row=4, column="logprob")
     nested = (
         "pool.jsonl",
         jsonl(item("a"), item("b", samples=[{"sample": "x", "logprob": -1}, {"sample": "y", "logprob": 3}])),
     )
-    message = str(pytest.raises(InputError, load_inputs, nested, rows=range(1, 2)).value)
+    message = str(pytest.raises(InputError, load, nested, rows=range(1, 2)).value)
     assert_names(message, "pool.jsonl", row=2, column="samples")
     assert "(element 2 of the list)" in message
+
+
+def test_an_error_in_a_parquet_chunk_names_its_row_in_the_file(tmp_path):
+    pool, samples = tmp_path / "pool.parquet", tmp_path / "samples.parquet"
+    pq.write_table(pa.table({"id": list("abcd"), "prompt": ["Q"] * 4, "response": ["R"] * 4}), pool, row_group_size=1)
+    rows = {"id": list("dcbadc"), "sample": list("123456"), "logprob": [-1.0, -1.0, -1.0, -1.0, -1.0, 2.5]}
+    pq.write_table(pa.table(rows), samples, row_group_size=2)
+    message = str(pytest.raises(InputError, load, pool, samples, rows=range(2, 3)).value)
+    assert_names(message, str(samples), row=6, column="logprob")  # item c's samples: rows 2 and 6 of the file
 
 
 def test_a_pool_without_samples_lists_every_item_as_without_samples():

@@ -4,6 +4,7 @@ preparation split into chunks that gives exactly the unchunked result."""
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 from datetime import UTC, datetime, timedelta
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from core.errors import InputError
@@ -170,17 +173,25 @@ def test_a_chunked_preparation_gives_the_unchunked_items_bit_for_bit(store, sett
     assert store.project(chunked).status == "ready"
 
 
-def test_a_chunk_reads_its_pool_rows_and_their_samples_alone(store, monkeypatch):
+def samples_file(rows: list[dict], kind: str) -> tuple[str, bytes]:
+    """The rows as a JSONL file, or as Parquet in row groups of 3 rows."""
+    if kind == "jsonl":
+        return "samples.jsonl", "".join(json.dumps(row) + "\n" for row in rows).encode()
+    out = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), out, row_group_size=3)
+    return "samples.parquet", out.getvalue()
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_a_chunk_reads_its_pool_rows_and_their_samples_alone(store, monkeypatch, kind):
     """Each chunk scores exactly its own pool rows with exactly their samples, even when the samples file
-    is in another order than the pool (here reversed) and its ids are numbers where the pool's are text."""
+    is in another order than the pool (here reversed) and its ids are numbers where the pool's are text. A
+    Parquet samples file's rows of each chunk are found once, before the split, and each chunk searches those."""
     import core.surrogate.prepare
 
     pool = "".join(json.dumps({"id": str(i), "prompt": f"q{i}", "response": f"r{i % 3}"}) + "\n" for i in range(10))
     rows = [{"id": i, "sample": f"r{(i + k) % 3}"} for i in range(10) for k in range(i % 4 + 1)]
-    samples = "".join(json.dumps(row) + "\n" for row in reversed(rows))
-    pid = create_project(
-        store, "p", ("pool.jsonl", pool.encode()), ("samples.jsonl", samples.encode()), {}, start=False
-    )
+    pid = create_project(store, "p", ("pool.jsonl", pool.encode()), samples_file(rows[::-1], kind), {}, start=False)
     seen: list[tuple[list[str], list[str], list[str]]] = []
     score_items = core.surrogate.prepare.score_items
 
@@ -196,6 +207,9 @@ def test_a_chunk_reads_its_pool_rows_and_their_samples_alone(store, monkeypatch)
         assert sample_ids == [str(row["id"]) for row in mine] and texts == [row["sample"] for row in mine]
     items = store.load_items(pid)
     assert items["n_samples"].tolist() == [i % 4 + 1 for i in range(10)]
+    chunks = job_table.children(store, job_table.latest(store, pid, PREPARE).id)[1:]
+    searched = [c.payload.get("sample_rows") for c in chunks]
+    assert searched == ([[13, 23], [3, 13], [0, 3]] if kind == "parquet" else [None] * 3)
 
 
 def test_a_chunk_that_fails_fails_the_preparation(store, monkeypatch):

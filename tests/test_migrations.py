@@ -5,6 +5,7 @@ On SQLite, and on PostgreSQL when the test server runs."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 
 import pytest
@@ -29,6 +30,9 @@ def engine(request, tmp_path) -> Iterator[Engine]:
             engine = create_engine(url)
             yield engine
             engine.dispose()
+
+
+POOL_BYTES = b'{"id": "q0", "prompt": "p", "response": "r"}\n'
 
 
 def legacy_database(engine: Engine, version: int) -> None:
@@ -56,6 +60,10 @@ def legacy_database(engine: Engine, version: int) -> None:
                 ),
                 {"p": position, "v": value, "now": now, "r": retracted},
             )
+        c.execute(
+            text("INSERT INTO input_files (project_id, role, name, content) VALUES (1, 'pool', 'pool.jsonl', :c)"),
+            {"c": POOL_BYTES},
+        )
         if version >= 2:
             c.execute(
                 text("INSERT INTO users (name, role, active, created_at) VALUES ('alice', 'grader', true, :now)"),
@@ -86,6 +94,9 @@ def test_a_database_of_every_released_version_upgrades_and_keeps_every_grade(eng
     assert sorted(zip(grades["position"], grades["value"], strict=True)) == [(0, 1.0), (1, 0.0), (1, 1.0)]
     assert store.graded_positions(1) == {0: 1.0, 1: 1.0}
     assert store.project(1).settings["seed"] == 3
+    assert store.input_files(1) == {"pool": ("pool.jsonl", POOL_BYTES)}
+    with engine.connect() as c:  # revision 0007 gave the stored file its digest
+        assert c.execute(text("SELECT digest FROM input_files")).scalar_one() == hashlib.sha256(POOL_BYTES).hexdigest()
 
 
 def test_a_newer_database_is_refused(engine):

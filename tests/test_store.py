@@ -233,3 +233,30 @@ def test_items_are_made_json_column_by_column_as_json_safe_makes_each_record():
     assert fast == [json_safe(record) for record in frame.to_dict(orient="records")]
     assert [type(v) for v in fast[3].values()] == [float, int, bool, str, list, str, int, float]
     assert json_rows(frame.iloc[:, :0]) == [{}, {}, {}, {}]
+
+
+def test_uploads_are_read_from_the_database_once_and_again_once_replaced(store):
+    """A worker's Store keeps the uploads it read by their digest: each chunk of a preparation reads them, so
+    only the first reads their bytes from the database; a replaced file (SQLite may give it the same row id)
+    is read anew, and one larger than the Store keeps is read each time."""
+    from sqlalchemy import event
+
+    from core.store.input_files import set_input_files
+
+    store = Store(store.engine, kept_file_bytes=10)  # a worker's
+    reads: list[str] = []
+    event.listen(store.engine, "before_cursor_execute", lambda *args: reads.append(args[2]))
+    project_id = store.create_project("files", {}, {"pool": ("pool.jsonl", b"one"), "samples": ("s.jsonl", b"two")})
+
+    def content_reads() -> int:
+        return sum("input_files.content" in sql and "digest" not in sql for sql in reads)
+
+    assert store.input_files(project_id) == {"pool": ("pool.jsonl", b"one"), "samples": ("s.jsonl", b"two")}
+    assert content_reads() == 2
+    assert store.input_files(project_id)["pool"] == ("pool.jsonl", b"one") and content_reads() == 2
+    set_input_files(store, project_id, {"pool": ("pool.jsonl", b"three")})
+    assert store.input_files(project_id) == {"pool": ("pool.jsonl", b"three"), "samples": ("s.jsonl", b"two")}
+    assert content_reads() == 3
+    set_input_files(store, project_id, {"samples": ("s.jsonl", b"eleven bytes")})
+    store.input_files(project_id)
+    assert store.input_files(project_id)["samples"] == ("s.jsonl", b"eleven bytes") and content_reads() == 5

@@ -19,6 +19,7 @@ import threading
 from core.jobs.context import HEARTBEAT_S, MAX_ATTEMPTS, STALE_AFTER_S, WorkerOptions
 from core.jobs.worker import Worker
 from core.store import Store
+from core.store.store import WORKER_FILE_BYTES
 
 ONLY = {"all": None, "model": True, "light": False}
 
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         idle_exit_s=args.idle_exit,
         parent_pid=args.parent_pid,
     )
-    worker = Worker(Store.open(args.db), options)
+    worker = Worker(Store.open(args.db, WORKER_FILE_BYTES), options)
     print(f"worker {worker.name} started", file=sys.stderr, flush=True)
     if args.once:
         worker.run_until_idle()

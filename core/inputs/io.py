@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,7 +66,7 @@ class Inputs:
 
 
 @paused_gc()
-def load_inputs(pool: Source | Table, samples: Source | Table | None = None, rows: range | None = None) -> Inputs:
+def load_inputs(pool: Source | Table, samples: Source | Table | None = None) -> Inputs:
     """Read, check and normalise a pool and (optionally) a samples file.
 
     `pool` and `samples` are paths or `(file_name, bytes)` upload pairs, or
@@ -73,17 +74,11 @@ def load_inputs(pool: Source | Table, samples: Source | Table | None = None, row
     samples come either from the second file (long format) or from a
     list-valued `samples` column in the pool, not both.
 
-    `rows`, a range of pool rows, keeps those pool rows and the samples whose id is one of theirs, in
-    file order, before their values are checked and normalised: the inputs of the whole files cut to
-    them, for a chunk of a preparation (core.jobs.preparation_job) that scores only those items. The
-    rest of the files is parsed but neither checked nor kept (at 10^6 items, 9 of every 10 of the
-    10^7 samples a chunk of 10^5 items does not use); the preparation checked the whole files before
-    it split them.
+    A chunk of a preparation reads its pool rows and their samples alone (core.inputs.readers.load's
+    ``rows``, with `among_ids`) and gives them here.
     """
-    pool_table = pool if isinstance(pool, Table) else read_table(pool)
+    pool_table = _table(pool)
     _check_columns(pool_table, POOL_REQUIRED, POOL_OPTIONAL)
-    if rows is not None:
-        pool_table = pool_table.take(np.arange(len(pool_table.frame))[rows.start : rows.stop])
     pool_frame = _validate_pool(pool_table)
     if "samples" in pool_table.frame.columns:
         if samples is not None:
@@ -97,10 +92,8 @@ def load_inputs(pool: Source | Table, samples: Source | Table | None = None, row
         sample_table = _samples_from_column(pool_table, pool_frame["id"])
         pool_frame = pool_frame.drop(columns="samples")
     elif samples is not None:
-        sample_table = samples if isinstance(samples, Table) else read_table(samples)
+        sample_table = _table(samples)
         _check_columns(sample_table, SAMPLES_REQUIRED, SAMPLES_OPTIONAL)
-        if rows is not None:
-            sample_table = _samples_of(sample_table, pool_frame["id"])
     else:
         sample_table = Table.of_frame(
             pool_table.name, pd.DataFrame({"id": pd.Series([], dtype=str), "sample": pd.Series([], dtype=str)})
@@ -374,10 +367,26 @@ def _member(values: pd.Series, universe: pd.Series) -> np.ndarray:
     return pc.is_in(pa.array(values, type=text), value_set=pa.array(universe, type=text)).to_numpy(zero_copy_only=False)
 
 
-def _samples_of(table: Table, pool_ids: pd.Series) -> Table:
-    """The rows of a samples table whose id, read as `_text_column` reads it, is one of `pool_ids`."""
-    ids = _text_column(table, "id", what="the id", required=True)
-    return table.take(np.flatnonzero(_member(ids, pool_ids)))
+def among_ids(pool: Table) -> Callable[[Table], np.ndarray]:
+    """A mask of a samples table's rows: true where the id, read as load_inputs reads ids, is one of the
+    pool's (a part of a preparation's pool keeps the samples of its own items, core.inputs.readers.load)."""
+    pool_ids = _text_column(pool, "id", what="the id", required=True)
+    return lambda table: _member(_text_column(table, "id", what="the id", required=True), pool_ids)
+
+
+def pool_positions(samples: Table, pool_ids: pd.Series) -> np.ndarray:
+    """Each row's position among ``pool_ids`` by its id, read as load_inputs reads ids; -1 for an id of no
+    pool item (one lookup each in Arrow's hash table of the pool's ids)."""
+    import pyarrow.compute as pc
+
+    text = pa.large_string()
+    ids = _text_column(samples, "id", what="the id", required=True)
+    found = pc.index_in(pa.array(ids, type=text), value_set=pa.array(pool_ids, type=text))
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _table(source: Source | Table) -> Table:
+    return source if isinstance(source, Table) else read_table(source)
 
 
 def _numbers(table: Table, column: str, what: str, fix: str) -> np.ndarray:

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Collection, Iterator
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -160,9 +161,55 @@ def paused_gc() -> Iterator[None]:
 
 
 @paused_gc()
-def read_table(source: Source) -> Table:
+def read_table(source: Source, rows: range | None = None) -> Table:
     """Read a path or upload by its extension; every value as the file holds it
-    (CSV cells as text, JSON and Parquet values with their types)."""
+    (CSV cells as text, JSON and Parquet values with their types).
+
+    ``rows``, positions among the file's rows (0 for the first): the table of those rows alone, each still
+    named by its row in the file. A Parquet file then has only the row groups that hold them decoded; a
+    text file is parsed whole and cut."""
+    name, suffix, data = _opened(source)
+    if suffix in PARQUET_SUFFIXES:
+        return _read_parquet(name, data, None if rows is None else lambda layout: _positions(layout, rows))
+    table = _read_text(name, suffix, data)
+    return table if rows is None else table.take(np.arange(len(table.frame))[rows.start : rows.stop])
+
+
+@paused_gc()
+def read_table_where(
+    source: Source, column: str, keep: Callable[[Table], np.ndarray], within: range | None = None
+) -> Table:
+    """The rows of a file where ``keep`` is true, each still named by its row in the file: ``keep`` gets a
+    table of the file and returns a boolean mask of its rows (a part of a pool's samples: those of its ids).
+    ``within``, positions among the file's rows that hold every row to keep, narrows the search.
+
+    A Parquet file that has ``column`` has that column read alone for ``keep`` (from the row groups
+    ``within`` reaches), then only the row groups that hold the kept rows decoded (at 10^6 items x 10
+    samples, a tenth of the pool's samples read in 1 s rather than 4 s). A text file is parsed whole and
+    cut; a file without ``column`` comes back whole, for its reader to cut once it has its columns."""
+    name, suffix, data = _opened(source)
+    if suffix in PARQUET_SUFFIXES:
+        return _read_parquet(name, data, lambda layout: _kept(name, layout, column, keep, within))
+    table = _read_text(name, suffix, data)
+    if column not in table.frame.columns:
+        return table
+    if within is not None:
+        table = table.take(np.arange(len(table.frame))[within.start : within.stop])
+    return table.take(np.flatnonzero(keep(table)))
+
+
+@paused_gc()
+def read_column(source: Source, column: str) -> Table | None:
+    """A Parquet file's ``column`` alone, read alone, as a table of one column; None for a text file (its
+    column costs a whole parse) or a file without that column."""
+    name, suffix, data = _opened(source)
+    if suffix not in PARQUET_SUFFIXES or column not in _parquet_names(data):
+        return None
+    return _read_parquet(name, data, columns=[column])
+
+
+def _opened(source: Source) -> tuple[str, str, bytes]:
+    """A file's display name, lower-case extension and bytes, once its type and size are known to be fine."""
     name, data = _read_bytes(source)
     suffix = Path(name).suffix.lower()
     if suffix not in JSON_SUFFIXES + CSV_SUFFIXES + PARQUET_SUFFIXES:
@@ -175,8 +222,11 @@ def read_table(source: Source) -> Table:
     if not data.strip():
         raise InputError("the file is empty", file=name, fix="choose the file that holds the data")
     _check_size(name, len(data), "is")
-    if suffix in PARQUET_SUFFIXES:
-        return _read_parquet(name, data)
+    return name, suffix, data
+
+
+def _read_text(name: str, suffix: str, data: bytes) -> Table:
+    """A JSON lines, JSON or CSV file's table."""
     data = _strip_bom(name, data)
     text = _decode(name, data)
     if not text.strip():
@@ -453,27 +503,23 @@ def _csv_parse_error(name: str, data: bytes, error: Exception) -> InputError:
     )
 
 
-def _read_parquet(name: str, data: bytes) -> Table:
+def _read_parquet(
+    name: str, data: bytes, select: Callable[[Any], np.ndarray] | None = None, columns: list[str] | None = None
+) -> Table:
+    """A Parquet file's table (``columns``: those alone); ``select``, given the opened file
+    (pyarrow.parquet.ParquetFile), returns the ascending positions of the rows to read, and only the row
+    groups that hold them are decoded."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     try:
-        layout = pq.ParquetFile(pa.BufferReader(data))
-        _check_unique_columns(name, layout.schema_arrow.names)
-        check_column_count(name, layout.schema_arrow.names)
-        text_leaves = [
-            leaf.path
-            for leaf in (layout.schema.column(i) for i in range(len(layout.schema)))
-            if leaf.physical_type == "BYTE_ARRAY" and str(leaf.logical_type) == "String"
-        ]
-        # Text stays dictionary-encoded until its decoded size is known: a few
-        # kilobytes of Parquet can repeat one long string into gigabytes.
-        table = pq.read_table(pa.BufferReader(data), read_dictionary=text_leaves)
-        _check_size(name, sum(_decoded_bytes(chunk) for column in table.columns for chunk in column.chunks), "holds")
-        columns = [column.cast(_plain_type(column.type)) for column in table.columns]
-        for column_name, column in zip(table.column_names, columns):
-            _check_parquet_column(name, column_name, column)
-        frame = pa.table(columns, names=table.column_names, metadata=table.schema.metadata).to_pandas()
+        layout = _parquet_layout(name, data)
+        positions = None if select is None else select(layout)
+        if positions is None:
+            frame = _parquet_frame(name, layout.read(columns=columns))
+            if frame.empty:
+                raise InputError("the file has no rows", file=name, fix="add one row per item")
+        else:
+            frame = _parquet_frame(name, _row_group_rows(layout, positions, columns))
     except InputError:
         raise
     except (pa.ArrowException, OSError, ValueError) as error:  # ValueError: e.g. column names not UTF-8
@@ -482,10 +528,81 @@ def _read_parquet(name: str, data: bytes) -> Table:
             file=name,
             fix="export it again as Parquet, or give the file the extension of its real format (.csv, .jsonl)",
         ) from None
-    if frame.empty:
-        raise InputError("the file has no rows", file=name, fix="add one row per item")
-    named_index = any(level is not None for level in frame.index.names)  # e.g. written with set_index("id")
-    return Table.of_frame(name, frame.reset_index(drop=not named_index))
+    if positions is None:
+        return Table.of_frame(name, frame)
+    return Table(name, frame, lambda: positions + 1)
+
+
+def _parquet_names(data: bytes) -> list[str]:
+    """A Parquet file's column names; none when it cannot be read (its full read then says why)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_schema(pa.BufferReader(data)).names
+    except (pa.ArrowException, OSError, ValueError):
+        return []
+
+
+def _parquet_layout(name: str, data: bytes):
+    """The opened Parquet file (pyarrow.parquet.ParquetFile), its columns checked, its text read
+    dictionary-encoded: text stays so until its decoded size is known, since a few kilobytes of
+    Parquet can repeat one long string into gigabytes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pq.ParquetFile(pa.BufferReader(data)).schema
+    _check_unique_columns(name, schema.to_arrow_schema().names)
+    check_column_count(name, schema.to_arrow_schema().names)
+    text_leaves = [
+        leaf.path
+        for leaf in (schema.column(i) for i in range(len(schema)))
+        if leaf.physical_type == "BYTE_ARRAY" and str(leaf.logical_type) == "String"
+    ]
+    return pq.ParquetFile(pa.BufferReader(data), read_dictionary=text_leaves)
+
+
+def _parquet_frame(name: str, table) -> pd.DataFrame:
+    """An Arrow table read from a Parquet file as a frame, once its decoded size and its text are
+    checked (a pandas index written with the file, e.g. set_index("id"), becomes a column again)."""
+    import pyarrow as pa
+
+    _check_size(name, sum(_decoded_bytes(chunk) for column in table.columns for chunk in column.chunks), "holds")
+    columns = [column.cast(_plain_type(column.type)) for column in table.columns]
+    for column_name, column in zip(table.column_names, columns):
+        _check_parquet_column(name, column_name, column)
+    frame = pa.table(columns, names=table.column_names, metadata=table.schema.metadata).to_pandas()
+    named_index = any(level is not None for level in frame.index.names)
+    return frame.reset_index(drop=not named_index)
+
+
+def _row_group_rows(layout, positions: np.ndarray, columns: list[str] | None = None):
+    """The rows at ``positions`` (ascending) of an opened Parquet file as an Arrow table (``columns``:
+    those alone), from the row groups that hold them alone."""
+    sizes = np.array([layout.metadata.row_group(i).num_rows for i in range(layout.num_row_groups)], dtype=np.int64)
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    group_of = np.searchsorted(bounds, positions, side="right") - 1
+    groups = np.unique(group_of)
+    read_start = np.concatenate([[0], np.cumsum(sizes[groups])])
+    local = positions - bounds[group_of] + read_start[np.searchsorted(groups, group_of)]
+    table = layout.read_row_groups(groups.tolist(), columns=columns)
+    return table if np.array_equal(local, np.arange(table.num_rows)) else table.take(local)
+
+
+def _positions(layout, rows: range) -> np.ndarray:
+    """The positions of ``rows`` among an opened Parquet file's rows."""
+    return np.arange(layout.metadata.num_rows)[rows.start : rows.stop]
+
+
+def _kept(name: str, layout, column: str, keep: Callable[[Table], np.ndarray], within: range | None) -> np.ndarray:
+    """The positions of an opened Parquet file's rows where ``keep`` is true of ``column``, read alone
+    from the rows ``within`` (all when None); every row when the file has no such column."""
+    every = np.arange(layout.metadata.num_rows)
+    if column not in layout.schema_arrow.names:
+        return every
+    candidates = every if within is None else every[within.start : within.stop]
+    frame = _parquet_frame(name, _row_group_rows(layout, candidates, [column]))
+    return candidates[keep(Table(name, frame, lambda: candidates + 1))]
 
 
 def _decoded_bytes(array) -> int:

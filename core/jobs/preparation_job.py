@@ -72,7 +72,8 @@ def run_prepare(context: JobContext) -> None:
         sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE), context.options.device)
     report = PreparationReport(store, project_id)
     report.stage(READING, 0, 0)
-    size, n = int(job.payload["chunk_items"]), len(_inputs(store, project_id, samples=False).pool)
+    size, pool_ids = int(job.payload["chunk_items"]), _inputs(store, project_id, samples=False).pool["id"]
+    n = len(pool_ids)
     count = max(math.ceil(n / size), 1)
     if count == 1:
         _save(store, project_id, *_scored(context, _inputs(store, project_id), report))
@@ -81,10 +82,10 @@ def run_prepare(context: JobContext) -> None:
         NewJob(
             CHUNK,
             project_id,
-            {"start": i * size, "stop": min((i + 1) * size, n), "index": i, "count": count},
+            {"start": i * size, "stop": min((i + 1) * size, n), "index": i, "count": count} | where,
             job.uses_model,
         )
-        for i in range(count)
+        for i, where in enumerate(_sample_rows(store, project_id, pool_ids, size) or [{}] * count)
     ]
     store.set_progress(project_id, 0, count, f"split into {count} chunks of up to {size:,} items")
     context.split([NewJob(CHECK, project_id, {}, job.uses_model), *chunks], {"chunks": count})
@@ -103,20 +104,36 @@ def run_chunk(context: JobContext) -> dict:
     store, payload, project_id = context.store, context.job.payload, context.job.project_id
     report = PreparationReport(store, project_id, prefix=f"chunk {payload['index'] + 1} of {payload['count']}: ")
     report.stage(READING, 0, 0)
-    inputs = _inputs(store, project_id, rows=range(payload["start"], payload["stop"]))
+    sample_rows = range(*payload["sample_rows"]) if "sample_rows" in payload else None
+    inputs = _inputs(store, project_id, rows=range(payload["start"], payload["stop"]), sample_rows=sample_rows)
     return {"scores": scores_to_json(_scored(context, inputs, report)[1])}
 
 
-def _inputs(store: Store, project_id: int, *, samples: bool = True, rows: range | None = None):
-    """The project's uploads, read and checked (``rows``: those pool rows and their samples alone, see
-    core.inputs.io.load_inputs). ``samples=False`` reads the pool alone, for the join, which
-    needs only the pool's rows (core.inputs.io.load_inputs makes the pool's frame from the pool file only):
-    the finish, the serial part of a chunked preparation, then skips parsing every sample (10^7 at 10^6 items)."""
+def _inputs(
+    store: Store, project_id: int, *, samples: bool = True, rows: range | None = None, sample_rows: range | None = None
+):
+    """The project's uploads, read and checked (``rows``: those pool rows and their samples alone, searched
+    for in ``sample_rows``, see core.inputs.readers.load). ``samples=False`` reads the pool alone, for the
+    join, which needs only the pool's rows (core.inputs.io.load_inputs makes the pool's frame from the pool
+    file only): the finish, the serial part of a chunked preparation, then skips parsing every sample
+    (10^7 at 10^6 items)."""
     from core.inputs.readers import load_project_inputs
 
     files = store.input_files(project_id)
     chosen = files.get("samples") if samples else None
-    return load_project_inputs(files["pool"], chosen, store.project(project_id).settings, rows)
+    return load_project_inputs(files["pool"], chosen, store.project(project_id).settings, rows, sample_rows)
+
+
+def _sample_rows(store: Store, project_id: int, pool_ids, size: int) -> list[dict] | None:
+    """Each chunk's ``sample_rows`` (the rows of the samples file from its first sample to its last), read
+    once here from a Parquet samples file's id column (core.inputs.readers.sample_rows_by_chunk): each
+    chunk then reads the ids of its own rows, not all of them (at 10^6 items in 50 chunks, 0.7 s of each
+    chunk's read). None for other uploads."""
+    from core.inputs.readers import sample_rows_by_chunk
+
+    samples = store.input_files(project_id).get("samples")
+    bounds = None if samples is None else sample_rows_by_chunk(samples, pool_ids, size)
+    return None if bounds is None else [{"sample_rows": [rows.start, rows.stop]} for rows in bounds]
 
 
 @functools.lru_cache(maxsize=2)

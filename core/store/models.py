@@ -9,6 +9,7 @@ can add a users table and point to it without rewriting grades.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
@@ -72,6 +73,11 @@ class Project(Base):
     __table_args__ = {"sqlite_autoincrement": True}
 
 
+def content_digest(context) -> str:
+    """The SHA-256 (hex) of the content an input file row is inserted with (a column default's context)."""
+    return hashlib.sha256(context.get_current_parameters()["content"]).hexdigest()
+
+
 class InputFile(Base):
     """An uploaded pool or samples file, kept so preparation can be rerun."""
 
@@ -81,6 +87,8 @@ class InputFile(Base):
     role: Mapped[str] = mapped_column(String(20))  # "pool" or "samples"
     name: Mapped[str] = mapped_column(String(MAX_FILE_NAME_CHARS))
     content: Mapped[bytes] = mapped_column(LargeBinary)
+    digest: Mapped[str] = mapped_column(String(64), default=lambda context: content_digest(context))
+    """SHA-256 of ``content`` (hex), set on insert: Store.input_files keeps files by it (revision 0007)."""
     __table_args__ = (UniqueConstraint("project_id", "role"),)
 
 

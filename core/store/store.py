@@ -7,6 +7,7 @@ objects, never live ORM rows, so callers can hold them across threads.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from cachetools import LRUCache
 from psycopg.copy import QueuedLibpqWriter
 from sqlalchemy import Engine, and_, delete, func, or_, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -29,6 +31,12 @@ from core.store.models import AuditEvent, Grade, InputFile, Item, Project, Skip,
 
 SAVE_CHUNK = 20_000
 """Items written per insert by ``save_items``."""
+
+WORKER_FILE_BYTES = 512_000_000
+"""Upload bytes a worker's Store keeps in memory, the most recently read first, by their digest
+(``input_files``): every chunk of a preparation reads the project's uploads, at 10^6 items x 10 samples
+61 MB from the database each time. Half the largest file accepted (core.inputs.tables.MAX_FILE_BYTES): a
+file too large for it is read each time. The web server keeps none (it reads an upload to export it)."""
 
 GRADE_COLUMNS = ["id", "position", "value", "label", "grader", "comment", "seconds", "created_at"]
 
@@ -149,16 +157,19 @@ def _event(s: Session, actor: str, action: str, project_id: int, **detail: Any) 
 class Store:
     """A connection to one ActiveGrade database (SQLite file or PostgreSQL)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, kept_file_bytes: int = 0) -> None:
+        """``kept_file_bytes``: upload bytes to keep in memory (see WORKER_FILE_BYTES)."""
         self.engine = engine
         self._session = sessionmaker(engine, expire_on_commit=False)
+        self._files: LRUCache[str, bytes] = LRUCache(maxsize=kept_file_bytes, getsizeof=len)
+        self._files_lock = threading.Lock()
 
     @classmethod
-    def open(cls, url: str | None = None) -> Store:
+    def open(cls, url: str | None = None, kept_file_bytes: int = 0) -> Store:
         """Connect to ``url`` (default: see ``database_url``) and create or upgrade its schema."""
         engine = make_engine(database_url(url))
         upgrade(engine)
-        return cls(engine)
+        return cls(engine, kept_file_bytes)
 
     def session(self) -> Session:
         return self._session()
@@ -252,10 +263,30 @@ class Store:
             s.execute(delete(Project).where(Project.id == project_id))
 
     def input_files(self, project_id: int) -> dict[str, tuple[str, bytes]]:
-        """The project's uploads: role -> (file name, bytes)."""
-        with self.session() as s:
-            rows = s.scalars(select(InputFile).where(InputFile.project_id == project_id))
-            return {r.role: (r.name, r.content) for r in rows}
+        """The project's uploads: role -> (file name, bytes). A file read before, by its digest (kept up to
+        the Store's ``kept_file_bytes``), is not read from the database again."""
+        while True:
+            with self.session() as s:
+                listed = s.execute(
+                    select(InputFile.id, InputFile.role, InputFile.name, InputFile.digest).where(
+                        InputFile.project_id == project_id
+                    )
+                ).all()
+                files = {role: (name, self._file(s, file_id, digest)) for file_id, role, name, digest in listed}
+            if all(content is not None for _name, content in files.values()):
+                return files
+            # a file was replaced between the listing and its read (sampling replaces its partial file): list again
+
+    def _file(self, s: Session, file_id: int, digest: str) -> bytes | None:
+        """An input file's content, from memory when this Store read it before; None once it is replaced."""
+        with self._files_lock:
+            content = self._files.get(digest)
+        if content is None:
+            content = s.scalar(select(InputFile.content).where(InputFile.id == file_id))
+            if content is not None and 0 < len(content) <= self._files.maxsize:
+                with self._files_lock:
+                    self._files[digest] = content
+        return content
 
     # items --------------------------------------------------------------
 
