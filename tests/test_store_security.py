@@ -51,9 +51,9 @@ def test_the_migration_keeps_every_grade_and_stops_id_reuse_on_an_older_sqlite_d
     url = f"sqlite:///{tmp_path / 'v2.db'}"
     engine = make_engine(url)  # the app's engine: foreign keys on
     create_legacy_schema(engine, 2)  # projects without AUTOINCREMENT, no back-off table
-    old = Store(engine)
-    kept = old.create_project("kept", {}, {"pool": ("pool.jsonl", b"{}\n")})
-    gone = old.create_project("gone", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    old = Store(engine)  # today's code on version 2's tables: projects without files (their rows have changed)
+    kept = old.create_project("kept", {}, {})
+    gone = old.create_project("gone", {}, {})
     for position in range(7):
         grading.submit(old, kept, position, BINARY, "Correct", "ann")
     accounts.record_event(old, "root", "project_deleted", project_id=gone)
