@@ -40,6 +40,9 @@ def distinct_pool(n: int) -> pd.DataFrame:
 # Installed before the app's scripts: a keydown listener on window (capture) that runs before the
 # card's own, logging what was on screen at each press; and a DOM observer that checks, after every
 # change, that the card's id, prompt and response all belong to one item.
+CLOCKS_MS = 20
+"""How far apart this page's key watcher and the grading card's own key handler may read the clock."""
+
 WATCH = """
 window.__presses = []; window.__mixed = []; window.__cards = 0;
 window.addEventListener('keydown', (e) => {
@@ -89,18 +92,28 @@ def test_presses_in_pairs_grade_only_items_seen_and_no_card_is_mixed(browser, sh
     mixed = page.evaluate("window.__mixed")
     assert len(presses) == 100 and page.evaluate("window.__cards") > 50
     assert mixed == [], mixed[:5]
-    seen = {  # items pressed while shown, not in flight, for at least the minimum viewing time
-        p["item"]
-        for p in presses
-        if p["item"] and p["shownAt"] is not None and p["state"] != "sending" and p["t"] - p["shownAt"] >= min_view_ms
-    }
+
+    def seen(margin_ms: float) -> set[str]:
+        """Items pressed while shown, not in flight, for at least the minimum viewing time plus ``margin_ms``.
+        The card times a press in its own key handler, a few ms after this page's watcher: a press within
+        CLOCKS_MS of the minimum may fall either side of it (the grade's stored seconds are the card's)."""
+        return {
+            p["item"]
+            for p in presses
+            if p["item"]
+            and p["shownAt"] is not None
+            and p["state"] != "sending"
+            and p["t"] - p["shownAt"] >= min_view_ms + margin_ms
+        }
+
     grades = store.grades(pid)
     ids = store.load_items(pid)["id"]
     graded = [ids[p] for p in grades["position"]]
     pressed_before = {p["item"] for p in presses}
     assert set(graded) <= pressed_before  # every grade's item was on screen at a press
-    assert len(graded) == len(set(graded)) == len(seen), (sorted(graded), sorted(seen))
-    assert set(graded) == seen
+    assert len(graded) == len(set(graded)), sorted(graded)  # one grade per item
+    assert seen(CLOCKS_MS) <= set(graded) <= seen(-CLOCKS_MS), (sorted(graded), sorted(seen(0)))
+    assert len(seen(CLOCKS_MS)) > 25  # the pairs' first presses at least
     assert (grades["seconds"] >= grading.MIN_VIEW_S).all()
 
 
