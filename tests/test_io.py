@@ -216,9 +216,18 @@ def test_each_chunk_searches_only_the_sample_rows_of_its_items(reference, tmp_pa
     reads the ids of those rows alone, and still reads exactly its samples."""
     pool, samples = parquet_files(reference, tmp_path)
     whole = load_inputs(pool, samples)
-    bounds = sample_rows_by_chunk(samples, whole.pool["id"], 2)
+    bounds = sample_rows_by_chunk(samples, whole.pool["id"], "pool.parquet", 2)
     assert bounds is not None and len(bounds) == 2
-    assert sample_rows_by_chunk(INPUTS / "samples.jsonl", whole.pool["id"], 2) is None  # parsed whole anyway
+    assert sample_rows_by_chunk(INPUTS / "samples.jsonl", whole.pool["id"], "pool.parquet", 2) is None  # parsed anyway
+    stray = pa.Table.from_pandas(whole.samples.iloc[:2].assign(id=["q1", " q3"]))
+    pq.write_table(stray, tmp_path / "stray.parquet")
+    message = str(
+        pytest.raises(
+            InputError, sample_rows_by_chunk, tmp_path / "stray.parquet", whole.pool["id"], "p.jsonl", 2
+        ).value
+    )
+    assert_names(message, str(tmp_path / "stray.parquet"), row=2, column="id")  # a sample of no pool item
+    assert "id ' q3' is not in the pool p.jsonl" in message and "remove the spaces" in message
     decoded = count_row_group_reads(monkeypatch)
     for k, within in enumerate(bounds):
         rows = range(2 * k, 2 * k + 2)

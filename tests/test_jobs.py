@@ -207,9 +207,10 @@ def test_a_chunk_reads_its_pool_rows_and_their_samples_alone(store, monkeypatch,
         assert sample_ids == [str(row["id"]) for row in mine] and texts == [row["sample"] for row in mine]
     items = store.load_items(pid)
     assert items["n_samples"].tolist() == [i % 4 + 1 for i in range(10)]
-    chunks = job_table.children(store, job_table.latest(store, pid, PREPARE).id)[1:]
-    searched = [c.payload.get("sample_rows") for c in chunks]
+    children = job_table.children(store, job_table.latest(store, pid, PREPARE).id)
+    searched = [c.payload.get("sample_rows") for c in children if c.kind == CHUNK]
     assert searched == ([[13, 23], [3, 13], [0, 3]] if kind == "parquet" else [None] * 3)
+    assert [c.kind for c in children if c.kind != CHUNK] == ([] if kind == "parquet" else [CHECK])  # ids checked
 
 
 def test_a_chunk_that_fails_fails_the_preparation(store, monkeypatch):
@@ -232,8 +233,9 @@ def test_a_chunk_that_fails_fails_the_preparation(store, monkeypatch):
 
 
 def test_a_chunked_preparation_checks_the_whole_upload(store):
-    """Chunks read only their own samples; the CHECK job beside them finds a sample of no pool item, and
-    the pool's own rows are checked whole before the split (a duplicate id in two chunks). The files go
+    """Chunks read only their own samples; the CHECK job beside them finds a sample of no pool item (from a
+    Parquet samples file the PREPARE job reads every sample id before the split and finds it), and the
+    pool's own rows are checked whole before the split (a duplicate id in two chunks). The files go
     in through the store, as sampled answers do, not through the upload's own check."""
     pool, samples = ((DEMO / name).read_bytes() for name in ("pool.jsonl", "samples.jsonl"))
     settings = ProjectSettings.from_dict({}).to_dict()
@@ -247,6 +249,15 @@ def test_a_chunked_preparation_checks_the_whole_upload(store):
     info, prepare = prepared("stray", pool, samples + b'{"id": "nowhere-1", "sample": "42"}\n')
     assert info.status == "failed" and "samples.jsonl, row 2409" in info.error
     assert "id 'nowhere-1' is not in the pool" in info.error and prepare.state == "failed"
+
+    files = {"pool": ("pool.jsonl", pool), "samples": ("samples.jsonl", samples)}
+    rows = [json.loads(line) for line in samples.splitlines()] + [{"id": "nowhere-2", "sample": "42"}]
+    pid = store.create_project("stray parquet", settings, files | {"samples": samples_file(rows, "parquet")})
+    start_preparation(store, pid, wait=True, chunk_items=40)
+    info, prepare = store.project(pid), job_table.latest(store, pid, PREPARE)
+    assert info.status == "failed" and "samples.parquet, row 2409" in info.error
+    assert "id 'nowhere-2' is not in the pool" in info.error
+    assert job_table.children(store, prepare.id) == []  # a Parquet file's ids are all read before the split
 
     first = pool.splitlines()[0]  # the first item again as the pool's last row, in another chunk
     info, prepare = prepared("twice", pool + first + b"\n", samples)

@@ -374,15 +374,26 @@ def among_ids(pool: Table) -> Callable[[Table], np.ndarray]:
     return lambda table: _member(_text_column(table, "id", what="the id", required=True), pool_ids)
 
 
-def pool_positions(samples: Table, pool_ids: pd.Series) -> np.ndarray:
-    """Each row's position among ``pool_ids`` by its id, read as load_inputs reads ids; -1 for an id of no
-    pool item (one lookup each in Arrow's hash table of the pool's ids)."""
+def pool_positions(samples: Table, pool_ids: pd.Series, pool_name: str) -> np.ndarray:
+    """Each sample row's position among ``pool_ids`` by its id, read as load_inputs reads ids (one lookup
+    each in Arrow's hash table of the pool's ids). InputError, as load_inputs words it, at the first id of
+    no pool item: with this, every sample id of a file is checked."""
     import pyarrow.compute as pc
 
     text = pa.large_string()
     ids = _text_column(samples, "id", what="the id", required=True)
     found = pc.index_in(pa.array(ids, type=text), value_set=pa.array(pool_ids, type=text))
-    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    _refuse_unknown_ids(samples, ids, found.is_null().to_numpy(zero_copy_only=False), pool_ids, pool_name)
+    return found.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _refuse_unknown_ids(table: Table, ids: pd.Series, unknown: np.ndarray, pool_ids: pd.Series, pool_name: str) -> None:
+    """InputError at the first sample whose id is in no pool row (``unknown``), with the fix: the spaces
+    around it where that is all that keeps it from a pool id."""
+    fix = "remove samples of items that are not in the pool, or add those items to the pool"
+    if unknown.any() and _member(ids[unknown].str.strip(), pool_ids).any():
+        fix = "remove the spaces around the ids so that they match the pool's ids exactly"
+    table.fail(unknown, "id", lambda position: f"id '{ids.iloc[position]}' is not in the pool {pool_name}", fix)
 
 
 def _table(source: Source | Table) -> Table:
@@ -495,11 +506,7 @@ def _sample_list(pool: Table, position: int, cell: object) -> list:
 def _validate_samples(table: Table, pool_ids: pd.Series, pool_name: str) -> pd.DataFrame:
     frame = table.frame
     ids = _text_column(table, "id", what="the id", required=True)
-    unknown = ~_member(ids, pool_ids)
-    fix = "remove samples of items that are not in the pool, or add those items to the pool"
-    if unknown.any() and _member(ids[unknown].str.strip(), pool_ids).any():
-        fix = "remove the spaces around the ids so that they match the pool's ids exactly"
-    table.fail(unknown, "id", lambda position: f"id '{ids.iloc[position]}' is not in the pool {pool_name}", fix)
+    _refuse_unknown_ids(table, ids, ~_member(ids, pool_ids), pool_ids, pool_name)
     checked = {
         "id": ids,
         "sample": _text_column(table, "sample", what="the sample", required=True, blank_ok=True),

@@ -2,9 +2,9 @@
 and stratify, save the items, and say at every stage what is going on.
 
 `enqueue_preparation` queues a PREPARE job; a worker (core.jobs.worker) runs it. A pool of more than
-``chunk_items`` items is split: the PREPARE job queues a CHECK job (the whole upload checked) and one
-CHUNK job per ``chunk_items`` pool rows (core.surrogate.prepare.score_items on its rows and their
-samples alone, each chunk's scores its result), which any workers run in parallel, and waits; once
+``chunk_items`` items is split: the PREPARE job queues one CHUNK job per ``chunk_items`` pool rows (core.surrogate.prepare.score_items on its rows and their
+samples alone, each chunk's scores its result), and a CHECK job (the whole upload checked) unless it
+checked every sample id itself, which any workers run in parallel, and waits; once
 every child is done it runs again, joins the scores in pool order and stratifies the whole pool
 (core.surrogate.prepare.stratified_items), exactly as one worker scoring the whole pool would.
 Sampling checkpoints itself (core.jobs.sampling_job); every finished chunk is a checkpoint of the
@@ -55,9 +55,10 @@ def run_prepare(context: JobContext) -> None:
     run again once its chunks are done, join them; saves the items (the project is then ready).
 
     Before a split it reads and checks the pool alone (its rows, ids and columns, whole), for the number
-    of chunks; a CHECK job checks the samples against the whole pool beside the chunks (each chunk
-    checks its own samples, not those of no pool row). At 10^6 items that whole read took 7 s of the
-    serial part of a preparation; the pool alone takes 2 s."""
+    of chunks. Each chunk checks its own samples, not those of no pool item: from a Parquet samples file
+    this job reads every sample id (`_sample_rows`) and refuses those; otherwise a CHECK job checks the
+    samples against the whole pool beside the chunks. At 10^6 items that whole read took 7 s of the
+    serial part of a preparation; the pool alone takes 2 s, the samples' ids 2 s more."""
     store, job = context.store, context.job
     project_id = job.project_id
     if "chunks" in job.checkpoint:
@@ -78,17 +79,19 @@ def run_prepare(context: JobContext) -> None:
     if count == 1:
         _save(store, project_id, *_scored(context, _inputs(store, project_id), report))
         return
+    where = _sample_rows(store, project_id, pool_ids, size)
     chunks = [
         NewJob(
             CHUNK,
             project_id,
-            {"start": i * size, "stop": min((i + 1) * size, n), "index": i, "count": count} | where,
+            {"start": i * size, "stop": min((i + 1) * size, n), "index": i, "count": count} | found,
             job.uses_model,
         )
-        for i, where in enumerate(_sample_rows(store, project_id, pool_ids, size) or [{}] * count)
+        for i, found in enumerate(where or [{}] * count)
     ]
+    check = [] if where is not None else [NewJob(CHECK, project_id, {}, job.uses_model)]
     store.set_progress(project_id, 0, count, f"split into {count} chunks of up to {size:,} items")
-    context.split([NewJob(CHECK, project_id, {}, job.uses_model), *chunks], {"chunks": count})
+    context.split([*check, *chunks], {"chunks": count})
 
 
 def run_check(context: JobContext) -> None:
@@ -128,11 +131,13 @@ def _sample_rows(store: Store, project_id: int, pool_ids, size: int) -> list[dic
     """Each chunk's ``sample_rows`` (the rows of the samples file from its first sample to its last), read
     once here from a Parquet samples file's id column (core.inputs.readers.sample_rows_by_chunk): each
     chunk then reads the ids of its own rows, not all of them (at 10^6 items in 50 chunks, 0.7 s of each
-    chunk's read). None for other uploads."""
+    chunk's read). Every sample id is checked on the way, so no CHECK job reads the whole upload again.
+    None for other uploads."""
     from core.inputs.readers import sample_rows_by_chunk
 
-    samples = store.input_files(project_id).get("samples")
-    bounds = None if samples is None else sample_rows_by_chunk(samples, pool_ids, size)
+    files = store.input_files(project_id)
+    samples = files.get("samples")
+    bounds = None if samples is None else sample_rows_by_chunk(samples, pool_ids, files["pool"][0], size)
     return None if bounds is None else [{"sample_rows": [rows.start, rows.stop]} for rows in bounds]
 
 

@@ -92,22 +92,23 @@ def read_samples(
     return table if keep is None else cut(table, keep)
 
 
-def sample_rows_by_chunk(samples: Source, pool_ids: pd.Series, size: int) -> list[range] | None:
-    """For each chunk of ``size`` pool rows (``pool_ids``, in pool order), the rows of a samples file from
-    the chunk's first sample to its last (empty for a chunk without samples): where that chunk's read
+def sample_rows_by_chunk(samples: Source, pool: pd.Series, pool_name: str, size: int) -> list[range] | None:
+    """For each chunk of ``size`` pool rows (``pool``: their ids, in pool order), the rows of a samples file
+    from the chunk's first sample to its last (empty for a chunk without samples): where that chunk's read
     searches (load's ``sample_rows``). None unless the file is a Parquet table with an id column, read
-    alone here once (a text file is parsed whole by each chunk anyway). Samples of no pool item belong to
-    no chunk: the whole upload's check names them."""
+    alone here once (a text file is parsed whole by each chunk anyway). Every sample id is checked on the
+    way: one of no pool item is an InputError (core.inputs.io.pool_positions), so that the chunks, each
+    checking its own samples, check them all."""
     ids = read_column(samples, "id") if _format(samples, "auto") == "table" else None
     if ids is None:
         return None
-    count = -(-len(pool_ids) // size)
-    chunk = pool_positions(ids, pool_ids) // size  # -1 (no pool item) stays negative: the last bucket, dropped
+    count = -(-len(pool) // size)
+    chunk = pool_positions(ids, pool, pool_name) // size
     rows = np.arange(chunk.size)
-    first, last = np.full(count + 1, chunk.size), np.full(count + 1, -1)
+    first, last = np.full(count, chunk.size), np.full(count, -1)
     np.minimum.at(first, chunk, rows)
     np.maximum.at(last, chunk, rows)
-    return [range(int(f), int(t) + 1) if t >= 0 else range(0) for f, t in zip(first[:count], last[:count])]
+    return [range(int(f), int(t) + 1) if t >= 0 else range(0) for f, t in zip(first, last)]
 
 
 def cut(table: Table, keep: Callable[[Table], np.ndarray]) -> Table:
