@@ -3,6 +3,7 @@ apart, throughput, the stopping rule and an ETA at the current pace, savings wit
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from core.scales import scale_from_settings
@@ -11,6 +12,7 @@ from core.services.progress import (
     IDLE_GAP_S,
     Stopping,
     budget_reading,
+    counted,
     counts,
     duration,
     eta,
@@ -21,7 +23,7 @@ from core.services.progress import (
     saving_text,
     throughput,
 )
-from core.services.tracking import current_estimate
+from core.services.tracking import PATH_NOTE, current_estimate
 from core.stats.estimate import DEFAULT_METHOD, METHODS
 from core.stats.rater_agreement import agreement, summary
 from core.stats.skips import skip_bound
@@ -43,10 +45,16 @@ method = st.sidebar.selectbox(
 REFRESH_S = 3.0
 
 
-def strata_view(strata):
-    """The strata table to show: three decimals, and "–" for a mean before a stratum's first grade or an sd
-    before its second."""
-    return strata.style.format(precision=3, na_rep="–")
+def shown(table):
+    """A table to show: decimals to three places and "–" for a value not known yet (a stratum's mean before its
+    first grade, its sd before its second; one grade's pace), as text, since st.dataframe shows NaN as "None"."""
+    return table.assign(
+        **{
+            column: table[column].map(lambda v: "–" if pd.isna(v) else f"{v:,.3f}")
+            for column in table.columns
+            if pd.api.types.is_float_dtype(table[column])
+        }
+    )
 
 
 def pace_row(graded: dict[int, float], grades, rule: Stopping, target: float) -> None:
@@ -114,10 +122,11 @@ def live() -> None:
     if e.missing:
         share = float(design.weights[list(e.missing)].sum())
         st.warning(
-            f"No estimate yet: stratum {', '.join(map(str, e.missing))} ({share:.0%} of the pool) has no grade. "
+            f"No estimate yet: {'stratum' if len(e.missing) == 1 else 'strata'} {', '.join(map(str, e.missing))} "
+            f"({share:.0%} of the pool) {'has' if len(e.missing) == 1 else 'have'} no grade. "
             "The queue grades every stratum first, so the estimate appears within a few grades."
         )
-        st.dataframe(strata_view(strata), hide_index=True, width="stretch")
+        st.dataframe(shown(strata), hide_index=True, width="stretch")
         return
     grades = store.grades(project.id)
     cols = st.columns(4)
@@ -162,16 +171,13 @@ def live() -> None:
     pace_row(graded, grades, rule, target)
     st.subheader("Estimate against the number of grades")
     st.altair_chart(path_chart(plan.estimate_path_of(project, graded, method)), width="stretch")
-    st.caption(
-        "Line: the estimate. Blue band: its interval. Grey band between dashed lines: the interval uniform "
-        "random sampling would give at the same number of grades, drawn once every stratum has 2 grades."
-    )
+    st.caption(PATH_NOTE)
     left, right = st.columns(2)
     with left:
         st.subheader("Strata")
-        st.dataframe(strata_view(strata), hide_index=True, width="stretch")
+        st.dataframe(shown(strata), hide_index=True, width="stretch")
         st.caption(
-            f"{skips.skipped} skipped items not graded: had they been, the estimate would lie between "
+            f"{counted(skips.skipped, 'skipped item')} not graded: had they been, the estimate would lie between "
             f"{skips.low:.3f} (all 0) and {skips.high:.3f} (all 1), before sampling error."
             if skips.skipped
             else "Skips: none."
@@ -180,7 +186,7 @@ def live() -> None:
         st.subheader("Graders")
         pace = grader_pace(grades)
         pace = pace.assign(hours=pace["hours"].map(duration)).rename(columns={"hours": "working time"})
-        st.dataframe(pace.style.format(precision=1, na_rep="–"), hide_index=True, width="stretch")
+        st.dataframe(shown(pace), hide_index=True, width="stretch")
         st.caption(summary(agreement(grades, scale_from_settings(project.settings).level)))
 
 

@@ -8,8 +8,8 @@ import html
 import streamlit as st
 
 from core.services import auth
-from core.services.progress import budget_reading, counts, project_stopping, saving_text
-from core.services.tracking import current_estimate
+from core.services.progress import budget_reading, counts, project_stopping, saving_headline
+from core.services.tracking import PATH_NOTE, current_estimate
 from ui import access, plan, signin, state
 from ui.charts import path_chart
 
@@ -51,15 +51,15 @@ def live() -> None:
             else f"{anytime.level:.0%} interval {anytime.low:.3f} – {anytime.high:.3f}, valid whenever grading stops",
         ),
         big(f"{e.n:,}", f"of {design.N:,} items graded ({done.grades:,} grades)"),
-        big(f"{e.saving.share:.0%}" if e.saving else "—", f"saved vs uniform sampling: {saving_text(e)}"),
+        big(*saving_headline(e)),
     ]
     st.html(STYLE + '<div class="ag-row">' + "".join(cells) + "</div>")
     st.altair_chart(
         path_chart(plan.estimate_path_of(project, graded, method), height=420, font_size=16), width="stretch"
     )
     st.caption(
-        "Dark line: the estimate. Blue band: its interval with this design. Grey band: the interval uniform "
-        "random sampling would give with the same number of grades. "
+        PATH_NOTE
+        + " "
         + (f"Budget of {rule.budget:,} items" if rule.budget is not None else f"Target ±{rule.target:.3f}")
         + (": reached." if rule.met else ": not yet.")
     )

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from core.services.overview import NAME_OF, histogram, strata_table, stratifying_columns, without_samples
-from core.services.progress import items_to_target
+from core.services.progress import items_to_target, percent
 from core.services.target_plan import TargetPlan, plan_for_target
 from core.services.tracking import estimate_path
 from core.stats.allocation import Design, planned_allocation, proportional_allocation
@@ -86,8 +86,9 @@ def headline(project: ProjectInfo) -> None:
         )
         source = f"a pilot of {p.saving.pilot} grades" if p.saving.pilot else "the surrogate alone, before any grade"
         st.caption(
-            f"Likely between {p.low:,} and {p.high:,} items, from {source} (planned saving "
-            f"{p.saving.low:.0%} to {p.saving.high:.0%}). Interval: {p.interval}; "
+            f"Likely between {p.low:,} and {p.high:,} items, from {source} (a saving of "
+            f"{percent(p.saving_range[0])} to {percent(p.saving_range[1])} against uniform's {p.uniform:,}). "
+            f"Interval: {p.interval}; "
             + (
                 "the stopping rule is the budget n0 itself, this count what that interval needs for the target. "
                 if project.settings["budget_fixed"]

@@ -21,7 +21,16 @@ import pandas as pd
 import core
 from core.inputs.io import spreadsheet_safe
 from core.scales import scale_from_settings
-from core.services.progress import budget_reading, counts, grader_pace, grades_saved, project_stopping
+from core.services.progress import (
+    STOPPING_INTERVAL,
+    budget_reading,
+    counted,
+    counts,
+    duration,
+    grader_pace,
+    grades_saved,
+    project_stopping,
+)
 from core.services.tracking import estimate_path
 from core.stats.allocation import Design
 from core.stats.confseq import anytime_interval
@@ -72,14 +81,28 @@ mu = (s.W * s["mean"]).sum()
 V = (s.W**2 * (1 - s.n / s.N) * s2 / s.n).sum()
 print(mu, V, np.sqrt(V))"""
 
-METHOD_TEXT = (
-    "Stratified sampling by the surrogate's signals: the pool is cut into strata of similar surrogate "
-    "doubt, and the queue spends the grades where the predicted spread of grades is largest (approximate "
-    "Neyman allocation, every stratum graded first). The estimate weights each stratum's mean grade by its "
-    "share of the pool; its variance is the stratified sampling variance with the finite-population "
-    "correction; the interval is the fixed-n Korn-Graubard interval. Savings compare that variance with "
-    "uniform random sampling's at the same number of graded items."
-)
+ESTIMATORS_TEXT = {
+    "stratified": "The estimate weights each stratum's mean grade by its share of the pool",
+    "difference": (
+        "The estimate (the difference estimator) weights each stratum's mean residual by its share of the "
+        "pool: a grade minus its prediction from the surrogate's signals, a within-stratum regression fitted on "
+        "the other half of the stratum's grades (cross-fitting), whose known pool means it adds back "
+        "(core.stats.model_assisted; Sarndal, Swensson and Wretman 1992, ch. 6)"
+    ),
+}
+
+
+def method_text(method: str) -> str:
+    """How the result was reached, for the estimator ``method`` (core.stats.estimate.METHODS)."""
+    return (
+        "Stratified sampling by the surrogate's signals: the pool is cut into strata of similar surrogate "
+        "doubt, and the queue spends the grades where the predicted spread of grades is largest (approximate "
+        f"Neyman allocation, every stratum graded first). {ESTIMATORS_TEXT[method]}; its variance is the "
+        "stratified sampling variance with the finite-population correction; the fixed-n interval is "
+        "Korn-Graubard's, and the interval valid whenever grading stops is a confidence sequence "
+        "(core.stats.confseq). Savings compare the fixed-n variance with uniform random sampling's at the same "
+        "number of graded items."
+    )
 
 
 def _graded_counts(grades: pd.DataFrame, design: Design) -> pd.Series:
@@ -184,7 +207,7 @@ def report(
             "project": project.name,
             "generated_at": _as_of(project, grades),
             "activegrade_version": getattr(core, "__version__", "unreleased"),
-            "method": METHOD_TEXT,
+            "method": method_text(result.method),
             "inputs": {
                 role: {"file": name, "sha256": hashlib.sha256(content).hexdigest()}
                 for role, (name, content) in input_files.items()
@@ -198,6 +221,9 @@ def report(
                 "ci_high": result.ci_high,
                 "level": result.level,
                 "interval": INTERVAL,
+                "anytime": None
+                if rule.budget is not None or anytime is None or result.missing
+                else {"ci_low": anytime.low, "ci_high": anytime.high, "interval": STOPPING_INTERVAL},
                 "method": result.method,
                 "grades": result.n,
                 "grades_given": counted.grades,
@@ -234,6 +260,10 @@ def report(
                 "script": RECOMPUTE_SCRIPT,
                 "value": stratified.value,
                 "variance": stratified.se**2,
+                "note": None
+                if result.method == "stratified"
+                else f"The estimate above is the {result.method} estimator's: it adjusts the stratified estimate "
+                "recomputed here by the regression on the surrogate's signals (Method).",
             },
             "path": estimate_path(design, list(positions), list(values), method=result.method).to_dict(
                 orient="records"
@@ -279,7 +309,7 @@ def _skips_lines(skips: dict[str, Any] | None) -> list[str]:
     return [
         "## Skips",
         "",
-        f"{skips['skipped']} items were skipped and not graded. Had they been graded, the estimate would lie "
+        f"{counted(skips['skipped'], 'item')} skipped and not graded. Had they been graded, the estimate would lie "
         f"between {skips['estimate_if_all_skipped_were_0']:.4f} (all 0) and "
         f"{skips['estimate_if_all_skipped_were_1']:.4f} (all 1), before sampling error.",
         "",
@@ -328,8 +358,16 @@ def graders_lines(graders: dict[str, Any]) -> list[str]:
         )
     else:
         agreed = "No item was graded twice, so agreement between graders is not measured."
-    table = pd.DataFrame(graders["by_grader"])
+    table = grader_rows(graders["by_grader"])
     return ["## Graders", "", _markdown_table(table) if not table.empty else "(no grade)", "", agreed, ""]
+
+
+def grader_rows(by_grader: list[dict[str, Any]]) -> pd.DataFrame:
+    """The graders' table as the report shows it: working time as a duration ('< 1 min', '1 h 05 min')."""
+    table = pd.DataFrame(by_grader)
+    if table.empty:
+        return table
+    return table.assign(hours=table["hours"].map(duration)).rename(columns={"hours": "working time"})
 
 
 def number(value: float | None) -> str:
@@ -371,7 +409,7 @@ def report_markdown(data: dict[str, Any]) -> str:
         "",
         data["recompute"]["formula"],
         "",
-        f"Result: mu = {_float(data['recompute']['value'])}, V = {_float(data['recompute']['variance'])}.",
+        recompute_line(data["recompute"]),
         "",
         "```python",
         data["recompute"]["script"],
@@ -389,17 +427,34 @@ def _float(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.6g}"
 
 
+def recompute_line(recompute: dict[str, Any]) -> str:
+    """The recomputed stratified estimate, and how it stands to the report's estimate."""
+    line = f"Result (stratified): mu = {_float(recompute['value'])}, V = {_float(recompute['variance'])}."
+    return line if recompute.get("note") is None else f"{line} {recompute['note']}"
+
+
 def estimate_line(data: dict[str, Any]) -> str:
+    """The estimate and its interval: the stopping rule's (valid whenever grading stops) first where it has
+    one, then the fixed-n interval."""
     e = data["estimate"]
     if e["missing_strata"]:
+        missing = e["missing_strata"]
         return (
-            f"No estimate yet: strata {', '.join(map(str, e['missing_strata']))} have no grade "
-            f"({e['grades']} grades of {data['items']} items)."
+            f"No estimate yet: {'stratum' if len(missing) == 1 else 'strata'} {', '.join(map(str, missing))} "
+            f"{'has' if len(missing) == 1 else 'have'} no grade ({counted(e['grades'], 'graded item')} of "
+            f"{data['items']:,})."
         )
+    fixed = f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] ({e['interval']}; standard error {e['se']:.4f})"
+    anytime = e.get("anytime")
+    interval = (
+        f"{e['level']:.0%} interval {fixed}"
+        if anytime is None
+        else f"{e['level']:.0%} interval valid whenever grading stops [{anytime['ci_low']:.4f}, "
+        f"{anytime['ci_high']:.4f}] ({anytime['interval']}); fixed-n interval {fixed}"
+    )
     return (
-        f"**Estimated mean grade: {e['value']:.4f}**, {e['level']:.0%} interval "
-        f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] ({e['interval']}; standard error {e['se']:.4f}), "
-        f"from {e['grades']} grades of {data['items']} items with the {e['method']} estimator."
+        f"**Estimated mean grade: {e['value']:.4f}**, {interval}, from {counted(e['grades'], 'graded item')} of "
+        f"{data['items']:,} with the {e['method']} estimator."
     )
 
 
@@ -412,8 +467,10 @@ def _markdown_table(frame: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table; floats to 3 decimals, NaN as an empty cell."""
 
     def cell(value: object) -> str:
+        if value is None or (isinstance(value, float) and value != value):
+            return "–"
         if isinstance(value, float):
-            return "" if value != value else f"{value:.3f}"
+            return f"{value:.3f}"
         return " ".join(str(value).split()).replace("|", "\\|")
 
     header = "| " + " | ".join(map(str, frame.columns)) + " |"

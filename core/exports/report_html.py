@@ -11,7 +11,17 @@ from typing import Any
 
 import pandas as pd
 
-from core.exports.report import estimate_line, number, savings_line, settings_table, stopping_line
+from core.exports.report import (
+    estimate_line,
+    grader_rows,
+    number,
+    recompute_line,
+    savings_line,
+    settings_table,
+    stopping_line,
+)
+from core.services.progress import counted
+from core.services.tracking import PATH_NOTE
 
 WIDTH, HEIGHT, PAD = 640, 260, 40
 STYLE = """
@@ -88,7 +98,7 @@ def allocation_svg(strata: list[dict[str, Any]]) -> str:
 
 def _table(rows: list[dict[str, Any]] | pd.DataFrame) -> str:
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    return frame.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.3f}", border=0)
+    return frame.to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.3f}", border=0)
 
 
 def _p(text: str) -> str:
@@ -108,8 +118,7 @@ def report_html(data: dict[str, Any]) -> str:
         _p(savings_line(e)),
         "<h2>Estimate against the number of grades</h2>",
         path_svg(data.get("path", [])),
-        '<p class="note">Line: the estimate. Blue band: its interval. Dashed grey: the interval uniform random '
-        "sampling would give at the same number of grades.</p>",
+        f'<p class="note">{html.escape(PATH_NOTE)}</p>',
         "<h2>Method</h2>",
         _p(data["method"]),
         "<h2>Strata: grades planned and done</h2>",
@@ -117,7 +126,7 @@ def report_html(data: dict[str, Any]) -> str:
         '<p class="note">Light: grades the plan gives each stratum at this count. Dark: grades done.</p>',
         _table(data["strata"]),
         "<h2>Graders</h2>",
-        _table(g["by_grader"]) if g["by_grader"] else _p("No grade."),
+        _table(grader_rows(g["by_grader"])) if g["by_grader"] else _p("No grade."),
         _p(
             f"{a['items_graded_twice']} items graded twice: same grade {a['same_grade_share']:.0%}, "
             f"Cohen's kappa {number(a['cohen_kappa'])}, Krippendorff's alpha {number(a['krippendorff_alpha'])} "
@@ -130,7 +139,7 @@ def report_html(data: dict[str, Any]) -> str:
         parts += [
             "<h2>Skips</h2>",
             _p(
-                f"{skips['skipped']} items skipped; with all of them 0 the estimate would be "
+                f"{counted(skips['skipped'], 'item')} skipped; with all of them 0 the estimate would be "
                 f"{skips['estimate_if_all_skipped_were_0']}, with all 1 {skips['estimate_if_all_skipped_were_1']}."
                 if skips["skipped"]
                 else "No item was skipped."
@@ -141,7 +150,7 @@ def report_html(data: dict[str, Any]) -> str:
     parts += [
         "<h2>Recompute the estimate from the grades export</h2>",
         f"<pre>{html.escape(r['formula'])}</pre>",
-        _p(f"Result: mu = {r['value']}, V = {r['variance']}."),
+        _p(recompute_line(r)),
         f"<pre>{html.escape(r['script'])}</pre>",
         "<h2>Inputs</h2>",
         _table(inputs),

@@ -86,7 +86,8 @@ def item_pace(grades: pd.DataFrame) -> float:
 
 
 def grader_pace(grades: pd.DataFrame) -> pd.DataFrame:
-    """Per grader: grades, working hours, grades per hour, median seconds per grade, last grade; busiest first."""
+    """Per grader: grades, working hours, grades per hour (from 2 grades on, as the project's throughput: one
+    grade's own seconds are no pace), median seconds per grade, last grade; busiest first."""
     columns = ["grader", "grades", "hours", "grades per hour", "median seconds", "last grade"]
     if grades.empty:
         return pd.DataFrame(columns=columns)
@@ -98,7 +99,7 @@ def grader_pace(grades: pd.DataFrame) -> pd.DataFrame:
                 "grader": grader,
                 "grades": len(own),
                 "hours": hours,
-                "grades per hour": len(own) / hours if hours > 0 else float("nan"),
+                "grades per hour": len(own) / hours if hours > 0 and len(own) > 1 else float("nan"),
                 "median seconds": pd.to_numeric(own["seconds"], errors="coerce").median(),
                 "last grade": pd.to_datetime(own["created_at"], utc=True).max(),
             }
@@ -216,12 +217,32 @@ def saving_short(result: Estimate) -> str:
     return f"{result.labels_saved:,.0f} ({result.saving.share:.0%})"
 
 
+def percent(share: float) -> str:
+    """'23%', '-8%', and '0%' for a share that rounds to zero from below (never '-0%')."""
+    return f"{round(share, 2) + 0.0:.0%}"
+
+
+def counted(count: int, noun: str) -> str:
+    """'1 item', '2 items', '1,200 grades': a count with its noun in the number it takes."""
+    return f"{count:,} {noun}{'' if abs(count) == 1 else 's'}"
+
+
 def grades_saved(labels_saved: float) -> str:
     """Grades saved against uniform sampling in words: '41 grades saved', '1 grade saved', or, when the design
     needs more than uniform sampling would, '3 grades more than uniform sampling would need'."""
     count = round(labels_saved)
-    grades = f"{abs(count):,} grade{'' if abs(count) == 1 else 's'}"
+    grades = counted(abs(count), "grade")
     return f"{grades} saved" if count >= 0 else f"{grades} more than uniform sampling would need"
+
+
+def saving_headline(result: Estimate) -> tuple[str, str]:
+    """The saving as a big number and its words (the presenter): a design that needs more grades than
+    uniform sampling says so, never "-8% saved"."""
+    if result.saving is None:
+        return "—", f"saved vs uniform sampling: {saving_text(result)}"
+    share = result.saving.share
+    words = "fewer grades than uniform sampling" if share >= 0 else "more grades than uniform sampling"
+    return f"{abs(share):.0%}", f"{words} ({grades_saved(result.labels_saved)})"
 
 
 def saving_text(result: Estimate) -> str:

@@ -51,6 +51,12 @@ class TargetPlan:
     saving: SavingForecast
     interval: str = STOPPING_INTERVAL
 
+    @property
+    def saving_range(self) -> tuple[float, float]:
+        """The saving against uniform's M that the range low..high means: 1 - high / M to 1 - low / M (the
+        middle count's own saving, 1 - items / M, lies within it)."""
+        return 1 - self.high / self.uniform, 1 - self.low / self.uniform
+
 
 def uniform_items(size: int, p: float, target: float, level: float = LEVEL) -> int:
     """M of the module docstring: uniform sampling's items for half-width ``target`` at mean ``p``."""

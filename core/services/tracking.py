@@ -10,6 +10,14 @@ from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval, anytime_interval
 from core.stats.estimate import Estimate, estimate
 
+PATH_NOTE = (
+    "Line: the estimate. Blue band: its fixed-n interval at each number of grades. Grey band between dashed "
+    "lines: the fixed-n interval uniform random sampling would give at the same number, drawn once every "
+    "stratum has 2 grades. The interval valid whenever grading stops is wider."
+)
+"""How to read `estimate_path`'s chart (dashboard, presenter, report): both bands are fixed-n intervals, so
+they compare like with like."""
+
 
 def estimate_path(
     design: Design,

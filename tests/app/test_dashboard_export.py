@@ -70,9 +70,10 @@ def test_dashboard_names_the_strata_without_grades_and_counts_skips(open_app, st
         submit(store, project_id, position, BINARY, "Correct", "ann")
     store.add_skip(project_id, first[3], "ann")
     at = open_app("app_pages/dashboard.py", project_id=project_id)
-    assert "No estimate yet" in at.warning[0].value and "has no grade" in at.warning[0].value
+    assert "No estimate yet: stratum 1 " in at.warning[0].value and "has no grade" in at.warning[0].value
     strata = at.dataframe[0].value
     assert strata["skipped"].sum() == 1 and (strata["done"] == 0).any()
+    assert (strata.loc[strata["done"] == 0, ["mean", "sd"]] == "–").all(axis=None)  # not "None"
     assert not at.metric
 
 

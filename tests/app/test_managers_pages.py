@@ -95,4 +95,4 @@ def test_presenter_and_dashboard_follow_new_grades_and_count_skips(open_app, sto
     at.run()  # what the fragment's timer does
     assert "16</p>" in "".join(h.proto.body for h in at.get("html"))
     dash = open_app("app_pages/dashboard.py", project_id=project_id)
-    assert any("1 skipped items not graded" in c.value for c in dash.caption)
+    assert any("1 skipped item not graded" in c.value for c in dash.caption)

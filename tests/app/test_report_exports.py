@@ -9,7 +9,7 @@ from io import StringIO
 import numpy as np
 import pandas as pd
 
-from core.exports.report import grades_csv, grades_table, report, report_markdown
+from core.exports.report import estimate_line, grades_csv, grades_table, report, report_markdown
 from core.exports.report_html import report_html
 from core.scales import BINARY
 from core.services.grading import submit
@@ -125,3 +125,24 @@ def test_the_reports_script_prints_the_reports_estimate(store, project_id, tmp_p
     mu, variance, se = (float(v) for v in capsys.readouterr().out.split())
     assert np.isclose(mu, data["estimate"]["value"]) and np.isclose(variance, data["recompute"]["variance"])
     assert np.isclose(se, data["estimate"]["se"])
+
+
+def test_the_report_reads_the_stopping_rules_interval_first_and_names_what_its_recipe_recomputes(store, project_id):
+    """With anytime stopping the report's interval is the one valid whenever grading stops (the dashboard's),
+    the fixed-n one after it; with the difference estimator the recipe says it recomputes the stratified
+    estimate; unknown values read "–", never "None", and working time is a duration."""
+    _grade(store, project_id)
+    items = store.load_items(project_id)
+    design = design_from_items(items, stratify_by=None)
+    graded = store.graded_positions(project_id)
+    result = current_estimate(design, graded, "difference")
+    data = report(store.project(project_id), design, result, {"pool": ("p.jsonl", b"x")}, store.grades(project_id))
+    e, anytime = data["estimate"], data["estimate"]["anytime"]
+    line = estimate_line(data)
+    assert f"valid whenever grading stops [{anytime['ci_low']:.4f}, {anytime['ci_high']:.4f}]" in line
+    assert line.index("valid whenever") < line.index("fixed-n interval [") and "30 graded items of 40" in line
+    assert anytime["ci_high"] - anytime["ci_low"] > e["ci_high"] - e["ci_low"]  # the anytime interval is wider
+    text = report_markdown(data)
+    assert "the difference estimator" in data["method"] and "Result (stratified): mu = " in text
+    assert "adjusts the stratified estimate" in text and "None" not in text
+    assert "| working time |" in text.replace("| grader | grades | working time", "| working time |")
