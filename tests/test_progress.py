@@ -13,6 +13,7 @@ from core.services.progress import (
     Counts,
     Eta,
     budget_reading,
+    counted,
     counts,
     duration,
     eta,
@@ -20,7 +21,9 @@ from core.services.progress import (
     grades_saved,
     item_pace,
     items_to_target,
+    percent,
     project_stopping,
+    saving_headline,
     saving_short,
     saving_text,
     stopping,
@@ -148,3 +151,20 @@ def test_grades_saved_counts_in_words():
     assert grades_saved(41.2) == "41 grades saved" and grades_saved(1.0) == "1 grade saved"
     assert grades_saved(-1.0) == "1 grade more than uniform sampling would need"
     assert grades_saved(-3.4) == "3 grades more than uniform sampling would need"
+
+
+def test_counts_and_shares_in_words():
+    assert counted(1, "skipped item") == "1 skipped item" and counted(1200, "grade") == "1,200 grades"
+    assert percent(0.234) == "23%" and percent(-0.08) == "-8%" and percent(-0.001) == "0%"  # never "-0%"
+
+
+def test_a_negative_saving_is_said_as_more_grades_than_uniform_never_as_a_negative_saving():
+    from types import SimpleNamespace
+
+    worse = SimpleNamespace(saving=SimpleNamespace(share=-0.08), labels_saved=-1.0)
+    better = SimpleNamespace(saving=SimpleNamespace(share=0.23), labels_saved=41.0)
+    assert saving_headline(worse) == (
+        "8%",
+        "more grades than uniform sampling (1 grade more than uniform sampling would need)",
+    )
+    assert saving_headline(better) == ("23%", "fewer grades than uniform sampling (41 grades saved)")

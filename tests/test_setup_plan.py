@@ -55,6 +55,8 @@ def test_plan_for_target_gives_a_range_around_its_headline_below_uniform_with_si
     plan = plan_for_target(design, 0.02)
     assert plan.low <= plan.items <= plan.high <= design.N
     assert plan.items < plan.uniform and plan.interval == STOPPING_INTERVAL
+    low, high = plan.saving_range  # the headline's saving range holds its own point figure
+    assert low <= 1 - plan.items / plan.uniform <= high and low < high
     assert plan.items == items_to_target(design, [], [], 0.02)  # the dashboard's projection, the same interval
 
 
@@ -77,6 +79,8 @@ def test_with_the_anytime_interval_both_counts_are_for_it_and_a_fixed_budget_rea
     p = float(np.clip(estimate(design, positions, grades).value, 0.01, 0.99))
     assert plan.uniform == uniform_items(design.N, p, 0.02 * ratio)  # uniform's count for the same interval
     assert plan.items < plan.uniform and plan.interval == STOPPING_INTERVAL
+    low, high = plan.saving_range  # the headline's saving range holds its own point figure
+    assert low <= 1 - plan.items / plan.uniform <= high and low < high
     fixed = plan_for_target(design, 0.02, positions, grades, anytime=anytime, budget_fixed=True)
     assert fixed.interval == FIXED_BUDGET_INTERVAL and fixed.items == items_to_target(design, positions, grades, 0.02)
     assert fixed.uniform == uniform_items(design.N, p, 0.02) and fixed.items < plan.items
