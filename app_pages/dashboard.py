@@ -45,12 +45,12 @@ method = st.sidebar.selectbox(
 REFRESH_S = 3.0
 
 
-def shown(table):
-    """A table to show: decimals to three places and "–" for a value not known yet (a stratum's mean before its
-    first grade, its sd before its second; one grade's pace), as text, since st.dataframe shows NaN as "None"."""
+def shown(table, digits: int = 3):
+    """A table to show: decimals to ``digits`` places and "–" for a value not known yet (a stratum's mean before
+    its first grade, its sd before its second; one grade's pace), as text, since st.dataframe shows NaN as "None"."""
     return table.assign(
         **{
-            column: table[column].map(lambda v: "–" if pd.isna(v) else f"{v:,.3f}")
+            column: table[column].map(lambda v: "–" if pd.isna(v) else f"{v:,.{digits}f}")
             for column in table.columns
             if pd.api.types.is_float_dtype(table[column])
         }
@@ -186,7 +186,7 @@ def live() -> None:
         st.subheader("Graders")
         pace = grader_pace(grades)
         pace = pace.assign(hours=pace["hours"].map(duration)).rename(columns={"hours": "working time"})
-        st.dataframe(shown(pace), hide_index=True, width="stretch")
+        st.dataframe(shown(pace, digits=1), hide_index=True, width="stretch")
         st.caption(summary(agreement(grades, scale_from_settings(project.settings).level)))
 
 

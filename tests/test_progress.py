@@ -138,7 +138,7 @@ def test_saving_text_has_units_or_says_why_withheld():
     e = estimate(design, positions, [0.0] * 9 + [1.0] + [1.0] * 9 + [0.0])
     text = saving_text(e)
     assert "grades" in text and "%" in text
-    assert saving_short(e) == f"{e.labels_saved:,.0f} ({e.saving.share:.0%})"
+    assert saving_short(e) == f"{round(e.labels_saved):,} ({percent(e.saving.share)})"
 
 
 def test_a_fixed_n_interval_says_where_it_stands_against_the_budget():

@@ -9,7 +9,8 @@ import pandas as pd
 def path_chart(path: pd.DataFrame, height: int = 320, font_size: int = 11) -> alt.Chart:
     """The estimate (dark line) and its interval (blue band) against the number of grades, over uniform random
     sampling's interval at the same count (grey band, its dashed edges drawn over the blue band so that they
-    show where the two intervals overlap)."""
+    show where the two intervals overlap), and the interval valid whenever grading stops (dotted blue lines,
+    where the path has it)."""
     x = alt.X("grades:Q", title="grades", axis=alt.Axis(tickMinStep=1, format="d"))
     y_scale = alt.Scale(domain=[0, 1])
     base = alt.Chart(path).encode(x=x)
@@ -21,9 +22,13 @@ def path_chart(path: pd.DataFrame, height: int = 320, font_size: int = 11) -> al
         for bound in ("uniform_low", "uniform_high")
     ]
     ours = base.mark_area(opacity=0.45, color="#1f77b4").encode(y=alt.Y("ci_low:Q", scale=y_scale), y2="ci_high:Q")
+    anytime = [
+        base.mark_line(color="#1f77b4", strokeDash=[2, 3], strokeWidth=2).encode(y=alt.Y(f"{bound}:Q", scale=y_scale))
+        for bound in ("anytime_low", "anytime_high")
+    ]
     line = base.mark_line(color="#1f3b73", strokeWidth=3).encode(y="estimate:Q")
     return (
-        alt.layer(uniform, ours, *edges, line)
+        alt.layer(uniform, ours, *edges, *anytime, line)
         .properties(height=height)
         .configure_axis(labelFontSize=font_size, titleFontSize=font_size + 2)
     )

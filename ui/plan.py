@@ -228,8 +228,9 @@ def show_setup(project: ProjectInfo) -> None:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _path(key: tuple, positions: tuple, grades: tuple, method: str) -> pd.DataFrame:
-    return estimate_path(_design(key), list(positions), list(grades), method=method)
+def _path(key: tuple, positions: tuple, grades: tuple, method: str, n0: int | None) -> pd.DataFrame:
+    anytime = None if n0 is None else _anytime(key, positions, grades, n0)
+    return estimate_path(_design(key), list(positions), list(grades), method=method, anytime=anytime)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -252,8 +253,10 @@ def anytime_of(project: ProjectInfo, graded: dict[int, float]) -> AnytimeInterva
 
 
 def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str) -> pd.DataFrame:
-    """core.services.tracking.estimate_path, computed once per set of grades (the dashboard refreshes often)."""
-    return _path(_design_key(project), tuple(graded), tuple(graded.values()), method)
+    """core.services.tracking.estimate_path, computed once per set of grades (the dashboard refreshes often),
+    with the stopping rule's anytime interval unless the budget is fixed in advance."""
+    n0 = None if project.settings["budget_fixed"] else planned_budget(project.settings, design(project).N)
+    return _path(_design_key(project), tuple(graded), tuple(graded.values()), method, n0)
 
 
 def items_to_target_of(project: ProjectInfo, graded: dict[int, float], target: float, method: str) -> int:

@@ -265,9 +265,13 @@ def report(
                 else f"The estimate above is the {result.method} estimator's: it adjusts the stratified estimate "
                 "recomputed here by the regression on the surrogate's signals (Method).",
             },
-            "path": estimate_path(design, list(positions), list(values), method=result.method).to_dict(
-                orient="records"
-            ),
+            "path": estimate_path(
+                design,
+                list(positions),
+                list(values),
+                method=result.method,
+                anytime=anytime if rule.budget is None else None,
+            ).to_dict(orient="records"),
             "settings": project.settings,
             "seed": project.settings["seed"],
         }

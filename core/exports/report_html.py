@@ -41,8 +41,8 @@ def _y(v: float) -> float:
 
 
 def path_svg(path: list[dict[str, Any]]) -> str:
-    """The estimate (line) and its interval (blue band) against the number of grades, uniform sampling's
-    interval dashed; y from 0 to 1."""
+    """The estimate (line) and its fixed-n interval (blue band) against the number of grades, uniform sampling's
+    interval dashed grey, the interval valid whenever grading stops dotted blue; y from 0 to 1."""
     rows = [r for r in path if r.get("estimate") is not None]
     if not rows:
         return '<p class="note">No estimate yet: the chart appears once every stratum has a grade.</p>'
@@ -57,8 +57,14 @@ def path_svg(path: list[dict[str, Any]]) -> str:
         axes.append(f'<text x="{PAD - 6}" y="{_y(v) + 4:.1f}" font-size="11" text-anchor="end">{v:.2f}</text>')
     axes.append(f'<text x="{WIDTH - PAD}" y="{HEIGHT - 10}" font-size="11" text-anchor="end">{kmax} grades</text>')
     dashed = "".join(
-        f'<polyline points="{" ".join(points(k))}" fill="none" stroke="#7f7f7f" stroke-dasharray="6 4"/>'
-        for k in ("uniform_low", "uniform_high")
+        f'<polyline points="{" ".join(points(k))}" fill="none" stroke="{colour}" stroke-dasharray="{dash}"/>'
+        for k, colour, dash in (
+            ("uniform_low", "#7f7f7f", "6 4"),
+            ("uniform_high", "#7f7f7f", "6 4"),
+            ("anytime_low", "#1f77b4", "2 3"),
+            ("anytime_high", "#1f77b4", "2 3"),
+        )
+        if any(r.get(k) is not None for r in rows)
     )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '

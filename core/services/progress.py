@@ -214,7 +214,7 @@ def saving_short(result: Estimate) -> str:
     """The live saving for a metric labelled in grades: '41 (23%)', or 'withheld'."""
     if result.saving is None:
         return "withheld"
-    return f"{result.labels_saved:,.0f} ({result.saving.share:.0%})"
+    return f"{round(result.labels_saved):,} ({percent(result.saving.share)})"
 
 
 def percent(share: float) -> str:

@@ -11,12 +11,13 @@ from core.stats.confseq import AnytimeInterval, anytime_interval
 from core.stats.estimate import Estimate, estimate
 
 PATH_NOTE = (
-    "Line: the estimate. Blue band: its fixed-n interval at each number of grades. Grey band between dashed "
-    "lines: the fixed-n interval uniform random sampling would give at the same number, drawn once every "
-    "stratum has 2 grades. The interval valid whenever grading stops is wider."
+    "Line: the estimate. Blue band: its fixed-n interval at each number of grades. Dotted blue lines: the "
+    "interval valid whenever grading stops, which the stopping rule reads (unless the budget is fixed in "
+    "advance). Grey band between dashed lines: the fixed-n interval uniform random sampling would give at the "
+    "same number, drawn once every stratum has 2 grades."
 )
-"""How to read `estimate_path`'s chart (dashboard, presenter, report): both bands are fixed-n intervals, so
-they compare like with like."""
+"""How to read `estimate_path`'s chart (dashboard, presenter, report): the two bands are fixed-n intervals, so
+they compare like with like; the dotted lines are the interval the headline figure reads."""
 
 
 def estimate_path(
@@ -27,6 +28,7 @@ def estimate_path(
     points: int = 40,
     method: str = "default",
     level: float = 0.95,
+    anytime: AnytimeInterval | None = None,
 ) -> pd.DataFrame:
     """Estimate and interval after the first k grades, for up to ``points`` values of k.
 
@@ -34,11 +36,14 @@ def estimate_path(
     ``uniform_low``/``uniform_high``: the interval uniform random sampling
     would have at the same k, i.e. the estimate +- z sqrt(V / deff) with
     V / deff = (1 - k/N) S^2 / k (METHOD.md section 4), centred on the
-    estimate so the two widths compare directly. Prefixes that leave a stratum
+    estimate so the two widths compare directly; ``anytime_low``/``anytime_high``:
+    ``anytime``'s confidence sequence after k grades (its path; NaN without it), the
+    interval valid whenever grading stops. Prefixes that leave a stratum
     without a grade have no estimate and no row.
     """
     n = len(positions)
-    columns = ["grades", "estimate", "ci_low", "ci_high", "uniform_low", "uniform_high"]
+    columns = ["grades", "estimate", "ci_low", "ci_high", "uniform_low", "uniform_high", "anytime_low", "anytime_high"]
+    sequence = None if anytime is None else anytime.path.set_index("grades")
     if n == 0:
         return pd.DataFrame(columns=columns)
     ks = np.unique(np.linspace(1, n, num=min(points, n)).round().astype(int))
@@ -57,6 +62,8 @@ def estimate_path(
                 "ci_high": e.ci_high,
                 "uniform_low": max(e.value - uniform_half, 0.0),
                 "uniform_high": min(e.value + uniform_half, 1.0),
+                "anytime_low": np.nan if sequence is None else float(sequence.at[k, "low"]),
+                "anytime_high": np.nan if sequence is None else float(sequence.at[k, "high"]),
             }
         )
     return pd.DataFrame(rows, columns=columns)

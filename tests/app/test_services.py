@@ -13,6 +13,7 @@ from core.scales import BINARY, LIKERT, parse_custom_labels, scale_from_settings
 from core.services.grading import grader_view, next_position
 from core.services.project import create_project, start_preparation
 from core.services.tracking import current_estimate, estimate_path
+from core.stats.confseq import anytime_interval
 
 
 def test_scales_map_labels_to_values_and_keys():
@@ -140,6 +141,10 @@ def test_report_carries_estimate_settings_and_seed(store, project_id):
         path["grades"].max() == 6 and path["grades"].min() >= design.H
     )  # no estimate before every stratum has a grade
     assert (path["ci_low"] <= path["estimate"]).all() and (path["estimate"] <= path["ci_high"]).all()
+    assert path["anytime_low"].isna().all()  # drawn only with the stopping rule's interval
+    anytime = anytime_interval(design, list(graded), list(graded.values()), 40)
+    drawn = estimate_path(design, list(graded), list(graded.values()), points=3, anytime=anytime).iloc[-1]
+    assert (drawn["anytime_low"], drawn["anytime_high"]) == (anytime.low, anytime.high)  # the headline's interval
 
 
 def test_markdown_images_in_item_text_fetch_nothing_and_external_images_are_off_by_default():
