@@ -18,10 +18,13 @@ from core.services.progress import (
     eta,
     grader_pace,
     item_pace,
+    percent,
     project_stopping,
     saving_short,
     saving_text,
     throughput,
+    with_working_time,
+    without_grades,
 )
 from core.services.tracking import PATH_NOTE, current_estimate
 from core.stats.estimate import DEFAULT_METHOD, METHODS
@@ -122,8 +125,7 @@ def live() -> None:
     if e.missing:
         share = float(design.weights[list(e.missing)].sum())
         st.warning(
-            f"No estimate yet: {'stratum' if len(e.missing) == 1 else 'strata'} {', '.join(map(str, e.missing))} "
-            f"({share:.0%} of the pool) {'has' if len(e.missing) == 1 else 'have'} no grade. "
+            f"No estimate yet: {without_grades(e.missing, share)}. "
             "The queue grades every stratum first, so the estimate appears within a few grades."
         )
         st.dataframe(shown(strata), hide_index=True, width="stretch")
@@ -165,7 +167,7 @@ def live() -> None:
             "shown once every stratum has 2 grades"
             if e.saving is None
             else f"uniform random sampling would need about {e.uniform_labels:,.0f} graded items for this "
-            f"precision (design effect {e.deff:.2f}; likely range {e.saving.low:+.0%} to {e.saving.high:+.0%})."
+            f"precision (design effect {e.deff:.2f}; likely range {percent(e.saving.low, signed=True)} to {percent(e.saving.high, signed=True)})."
         ),
     )
     pace_row(graded, grades, rule, target)
@@ -184,9 +186,7 @@ def live() -> None:
         )
     with right:
         st.subheader("Graders")
-        pace = grader_pace(grades)
-        pace = pace.assign(hours=pace["hours"].map(duration)).rename(columns={"hours": "working time"})
-        st.dataframe(shown(pace, digits=1), hide_index=True, width="stretch")
+        st.dataframe(shown(with_working_time(grader_pace(grades)), digits=1), hide_index=True, width="stretch")
         st.caption(summary(agreement(grades, scale_from_settings(project.settings).level)))
 
 

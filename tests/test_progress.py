@@ -28,6 +28,7 @@ from core.services.progress import (
     saving_text,
     stopping,
     throughput,
+    without_grades,
     working_hours,
 )
 from core.stats.allocation import make_design
@@ -156,6 +157,9 @@ def test_grades_saved_counts_in_words():
 def test_counts_and_shares_in_words():
     assert counted(1, "skipped item") == "1 skipped item" and counted(1200, "grade") == "1,200 grades"
     assert percent(0.234) == "23%" and percent(-0.08) == "-8%" and percent(-0.001) == "0%"  # never "-0%"
+    assert percent(0.234, signed=True) == "+23%" and percent(-0.001, signed=True) == "+0%"
+    assert without_grades([1]) == "stratum 1 has no grade"
+    assert without_grades([0, 2], 0.35) == "strata 0, 2 (35% of the pool) have no grade"
 
 
 def test_a_negative_saving_is_said_as_more_grades_than_uniform_never_as_a_negative_saving():

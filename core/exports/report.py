@@ -26,10 +26,12 @@ from core.services.progress import (
     budget_reading,
     counted,
     counts,
-    duration,
     grader_pace,
     grades_saved,
+    percent,
     project_stopping,
+    with_working_time,
+    without_grades,
 )
 from core.services.tracking import estimate_path
 from core.stats.allocation import Design
@@ -201,7 +203,8 @@ def report(
     n0 = planned_budget(project.settings, design.N)
     anytime = anytime_interval(design, positions, values, n0) if len(positions) else None
     rule = project_stopping(project.settings, design.N, anytime, result)
-    counted = counts(grades)
+    stopping_by = anytime if rule.budget is None else None  # the anytime interval, unless the budget is fixed
+    given = counts(grades)
     return json_safe(
         {
             "project": project.name,
@@ -222,11 +225,11 @@ def report(
                 "level": result.level,
                 "interval": INTERVAL,
                 "anytime": None
-                if rule.budget is not None or anytime is None or result.missing
-                else {"ci_low": anytime.low, "ci_high": anytime.high, "interval": STOPPING_INTERVAL},
+                if stopping_by is None or result.missing
+                else {"ci_low": stopping_by.low, "ci_high": stopping_by.high, "interval": STOPPING_INTERVAL},
                 "method": result.method,
                 "grades": result.n,
-                "grades_given": counted.grades,
+                "grades_given": given.grades,
                 "missing_strata": list(result.missing),
                 "design_effect": result.deff,
                 "uniform_labels_for_same_precision": result.uniform_labels,
@@ -270,7 +273,7 @@ def report(
                 list(positions),
                 list(values),
                 method=result.method,
-                anytime=anytime if rule.budget is None else None,
+                anytime=stopping_by,
             ).to_dict(orient="records"),
             "settings": project.settings,
             "seed": project.settings["seed"],
@@ -297,11 +300,12 @@ def allocation_text(settings: dict[str, Any], n0: int) -> str:
 def savings_line(e: dict[str, Any]) -> str:
     if e["design_effect"] is None:
         return "Savings against uniform sampling: withheld until every stratum has 2 grades."
-    spread = f", likely range {e['saving_range'][0]:+.0%} to {e['saving_range'][1]:+.0%}"
+    low, high = (percent(share, signed=True) for share in e["saving_range"])
+    spread = f", likely range {low} to {high}"
     return (
         f"Design effect {e['design_effect']:.3f}: uniform random sampling would need about "
         f"{e['uniform_labels_for_same_precision']:.0f} grades for the same precision "
-        f"({grades_saved(e['labels_saved'])}, {e['saving_share']:+.0%}{spread})."
+        f"({grades_saved(e['labels_saved'])}, {percent(e['saving_share'], signed=True)}{spread})."
     )
 
 
@@ -369,9 +373,7 @@ def graders_lines(graders: dict[str, Any]) -> list[str]:
 def grader_rows(by_grader: list[dict[str, Any]]) -> pd.DataFrame:
     """The graders' table as the report shows it: working time as a duration ('< 1 min', '1 h 05 min')."""
     table = pd.DataFrame(by_grader)
-    if table.empty:
-        return table
-    return table.assign(hours=table["hours"].map(duration)).rename(columns={"hours": "working time"})
+    return table if table.empty else with_working_time(table)
 
 
 def number(value: float | None) -> str:
@@ -442,10 +444,8 @@ def estimate_line(data: dict[str, Any]) -> str:
     one, then the fixed-n interval."""
     e = data["estimate"]
     if e["missing_strata"]:
-        missing = e["missing_strata"]
         return (
-            f"No estimate yet: {'stratum' if len(missing) == 1 else 'strata'} {', '.join(map(str, missing))} "
-            f"{'has' if len(missing) == 1 else 'have'} no grade ({counted(e['grades'], 'graded item')} of "
+            f"No estimate yet: {without_grades(e['missing_strata'])} ({counted(e['grades'], 'graded item')} of "
             f"{data['items']:,})."
         )
     fixed = f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] ({e['interval']}; standard error {e['se']:.4f})"

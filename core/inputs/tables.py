@@ -552,8 +552,9 @@ def _parquet_layout(name: str, data: bytes):
     import pyarrow.parquet as pq
 
     schema = pq.ParquetFile(pa.BufferReader(data)).schema
-    _check_unique_columns(name, schema.to_arrow_schema().names)
-    check_column_count(name, schema.to_arrow_schema().names)
+    names = schema.to_arrow_schema().names
+    _check_unique_columns(name, names)
+    check_column_count(name, names)
     text_leaves = [
         leaf.path
         for leaf in (schema.column(i) for i in range(len(schema)))

@@ -18,7 +18,7 @@ active grade: ``position``, ``grader``, ``value``, ``seconds``,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,14 +217,28 @@ def saving_short(result: Estimate) -> str:
     return f"{round(result.labels_saved):,} ({percent(result.saving.share)})"
 
 
-def percent(share: float) -> str:
-    """'23%', '-8%', and '0%' for a share that rounds to zero from below (never '-0%')."""
-    return f"{round(share, 2) + 0.0:.0%}"
+def percent(share: float, signed: bool = False) -> str:
+    """'23%', '-8%', and '0%' for a share that rounds to zero from below (never '-0%'); ``signed``: '+23%'."""
+    return f"{round(share, 2) + 0.0:{'+' if signed else ''}.0%}"
 
 
 def counted(count: int, noun: str) -> str:
     """'1 item', '2 items', '1,200 grades': a count with its noun in the number it takes."""
     return f"{count:,} {noun}{'' if abs(count) == 1 else 's'}"
+
+
+def without_grades(strata: Sequence[int], share: float | None = None) -> str:
+    """'stratum 1 has no grade', 'strata 0, 2 (35% of the pool) have no grade': the strata an estimate waits for."""
+    one = len(strata) == 1
+    of_pool = "" if share is None else f" ({percent(share)} of the pool)"
+    return (
+        f"{'stratum' if one else 'strata'} {', '.join(map(str, strata))}{of_pool} {'has' if one else 'have'} no grade"
+    )
+
+
+def with_working_time(pace: pd.DataFrame) -> pd.DataFrame:
+    """`grader_pace`'s table as people read it: its hours as a working time ('< 1 min', '1 h 05 min')."""
+    return pace.assign(hours=pace["hours"].map(duration)).rename(columns={"hours": "working time"})
 
 
 def grades_saved(labels_saved: float) -> str:
@@ -242,11 +256,11 @@ def saving_headline(result: Estimate) -> tuple[str, str]:
         return "—", f"saved vs uniform sampling: {saving_text(result)}"
     share = result.saving.share
     words = "fewer grades than uniform sampling" if share >= 0 else "more grades than uniform sampling"
-    return f"{abs(share):.0%}", f"{words} ({grades_saved(result.labels_saved)})"
+    return percent(abs(share)), f"{words} ({grades_saved(result.labels_saved)})"
 
 
 def saving_text(result: Estimate) -> str:
     """The live saving with its units, e.g. '41 grades saved, 23%', or why it is withheld."""
     if result.saving is None:
         return "withheld until every stratum has 2 grades"
-    return f"{grades_saved(result.labels_saved)}, {result.saving.share:.0%}"
+    return f"{grades_saved(result.labels_saved)}, {percent(result.saving.share)}"
