@@ -38,6 +38,7 @@ from scipy import stats
 from core.inputs.io import load_inputs
 from core.stats.allocation import Design
 from core.stats.confseq import sequence_batch
+from core.stats import stopping
 from core.stats.design import prepared_design
 from core.stats.estimate import DEFAULT_METHOD, estimate_batch
 from core.stats.simulate import (
@@ -99,9 +100,9 @@ def pm(row: dict, name: str, fmt: str) -> str:
 
 def product_results(items: pd.DataFrame, reps: int, seed: int, methods=None) -> dict:
     """`simulate` of every method (or ``methods``), plus FIXED: activegrade on the same pool with the project's
-    budget fixed in advance (`core.stats.design.prepared_design(items, {"budget_fixed": True})`)."""
+    budget fixed in advance (`core.stats.design.prepared_design(items, FIXED)`)."""
     result = simulate(items, BUDGETS, reps=reps, seed=seed, **({} if methods is None else {"methods": methods}))
-    fixed = prepared_design(items, {"budget_fixed": True})
+    fixed = prepared_design(items, stopping.FIXED)
     result["methods"][FIXED] = simulate(items, BUDGETS, reps=reps, seed=seed, methods=["activegrade"], design=fixed)[
         "methods"
     ]["activegrade"]
@@ -169,8 +170,8 @@ def width_ratios(items: pd.DataFrame, n0: int, reps: int, seed: int) -> tuple[st
     ]
     labels = items["label"].to_numpy(dtype=float)
     costs = []
-    for name, budget_fixed in (("anytime (default)", False), ("budget fixed", True)):
-        rows, per_grade = width_figures(prepared_design(items, {"budget_fixed": budget_fixed}), labels, n0, reps, seed)
+    for name, regime in (("anytime", stopping.ANYTIME), ("budget fixed", stopping.FIXED)):
+        rows, per_grade = width_figures(prepared_design(items, regime), labels, n0, reps, seed)
         costs.append(per_grade)
         for n, anytime, fixed, below, above in rows:
             lines.append(

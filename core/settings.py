@@ -16,6 +16,7 @@ from typing import Any
 from core.errors import InputError
 from core.scales import BINARY, Scale, scale_from_settings
 from core.stats.estimate import METHODS
+from core.stats.stopping import ANYTIME, DEFAULT_REGIME, FIXED, LOOKS
 from core.stats.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
 from core.surrogate.semantic import BACKENDS
 
@@ -57,8 +58,12 @@ class ProjectSettings:
     planned_budget: int | None = None
     """The planned number of grades n0 the anytime interval is tuned for; None for the design's default."""
     budget_fixed: bool = False
-    """Whether n0 is a budget fixed in advance: the queue then allocates for the fixed-n interval read at n0
-    (core.stats.allocation.allocation_kappa) instead of for the anytime interval (the default)."""
+    """Whether n0 is a budget fixed in advance: the project then stops at n0 and reads the fixed-n interval
+    there (the regime ``fixed`` of core.stats.stopping), whatever ``regime`` says."""
+    regime: str = DEFAULT_REGIME
+    """How grading may stop when no budget is fixed (core.stats.stopping): ``looks``, at planned looks on
+    information (the default), or ``anytime``, at any grade with the anytime-valid interval. Projects stored
+    before this setting existed read ``anytime``, the regime they were made with (`from_dict`)."""
 
     def __post_init__(self) -> None:
         _check(self.backend in BACKENDS, "backend", self.backend, f"use one of {', '.join(BACKENDS)}")
@@ -91,7 +96,14 @@ class ProjectSettings:
             "use a whole number of grades from 1, or none for the design's default",
         )
         _check(isinstance(self.budget_fixed, bool), "budget_fixed", self.budget_fixed, "use true or false")
+        _check(self.regime in (LOOKS, ANYTIME), "regime", self.regime, f"use {LOOKS} or {ANYTIME}")
         scale_from_settings({"scale": self.scale})  # InputError when the stored scale is malformed
+
+    @property
+    def stopping(self) -> str:
+        """The project's stopping regime (core.stats.stopping.REGIMES): ``fixed`` when the budget is fixed in
+        advance, else ``regime``. The one place that decides it."""
+        return FIXED if self.budget_fixed else self.regime
 
     @property
     def grading_scale(self) -> Scale:
@@ -102,7 +114,10 @@ class ProjectSettings:
         """Settings from their stored JSON: missing keys take their defaults, unknown keys (written by a
         newer or older version) are ignored. InputError for a bad value."""
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (stored or {}).items() if k in known})
+        values = {k: v for k, v in (stored or {}).items() if k in known}
+        if stored is not None and "regime" not in values:
+            values["regime"] = ANYTIME  # stored before regimes: the anytime interval it was made with
+        return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

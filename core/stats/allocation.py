@@ -55,16 +55,10 @@ set the anytime interval's width (gsm8k, n0 = 200: 2.35 times the fixed-n
 width; benchmarks/efficiency.md). The term fades as n_h grows, so the
 allocation tends to Neyman's.
 
-A project whose budget is fixed in advance reads the fixed-n interval at that
-budget, not the sequence: its design allocates with kappa = 0 (plain Neyman,
-the fixed-n variance's optimum), `allocation_kappa`.
+Only the anytime regime reads the sequence; the others read fixed-n intervals
+and allocate with kappa = 0 (plain Neyman, the fixed-n variance's optimum):
+core.stats.stopping.allocation_kappa decides.
 """
-
-
-def allocation_kappa(budget_fixed: bool) -> float:
-    """The small-n term the queue allocates with: KAPPA for anytime stopping (the default), 0 for a budget fixed
-    in advance, whose report reads the fixed-n interval (whose variance plain Neyman minimises)."""
-    return 0.0 if budget_fixed else KAPPA
 
 
 COVARIATES = ("agreement", "semantic_entropy")
@@ -87,8 +81,8 @@ class Design:
     calibration_strength: pseudo-grades behind the surrogate's scale against all grades.
     ids:         item ids in pool order (for the app; may be empty).
     shrink:      the weight of the surrogate's signal in `proxy` (DEFAULT_SHRINK).
-    kappa:       the allocation's small-n term for the anytime interval (KAPPA; 0 for a budget fixed in
-                 advance, `allocation_kappa`).
+    kappa:       the allocation's small-n term (KAPPA for the anytime regime, else 0:
+                 core.stats.stopping.allocation_kappa).
     """
 
     stratum: np.ndarray

@@ -13,7 +13,8 @@ from typing import Any, Protocol
 import pandas as pd
 
 from core.errors import InputError
-from core.stats.allocation import DEFAULT_FLOOR, Design, allocation_kappa, design_from_items
+from core.stats.allocation import DEFAULT_FLOOR, Design, design_from_items
+from core.stats.stopping import DEFAULT_REGIME, allocation_kappa
 
 
 class ItemSource(Protocol):
@@ -28,16 +29,15 @@ PLANNED_BUDGET_SHARE = 0.1
 MIN_PLANNED_BUDGET = 10
 
 
-def prepared_design(items: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> Design:
+def prepared_design(items: pd.DataFrame, regime: str = DEFAULT_REGIME) -> Design:
     """The design of a prepared items table: its `stratum` column as it is, the app's other defaults, and the
-    allocation the project's settings ask for (settings["budget_fixed"]: `allocation_kappa`)."""
-    budget_fixed = bool((settings or {}).get("budget_fixed", False))
-    return design_from_items(items, stratify_by=None, kappa=allocation_kappa(budget_fixed))
+    allocation the project's stopping regime asks for (core.stats.stopping.allocation_kappa)."""
+    return design_from_items(items, stratify_by=None, kappa=allocation_kappa(regime))
 
 
-def project_design(store: ItemSource, project_id: int, settings: Mapping[str, Any] | None = None) -> Design:
-    """The design project `project_id` grades with: `prepared_design` of its stored items and its settings."""
-    return prepared_design(store.load_items(project_id), settings)
+def project_design(store: ItemSource, project_id: int, regime: str = DEFAULT_REGIME) -> Design:
+    """The design project `project_id` grades with: `prepared_design` of its stored items and its regime."""
+    return prepared_design(store.load_items(project_id), regime)
 
 
 def planned_budget(settings: Mapping[str, Any], n_items: int) -> int:

@@ -144,16 +144,34 @@ def estimate_batch(
     y = np.atleast_2d(np.asarray(grades, dtype=float))
     values = difference_residuals(design, positions, y) if method == "difference" else y
     counts, sums, sumsq = stratum_moments(design, positions, values)
-    _, ysum, ysumsq = (counts, sums, sumsq) if values is y else stratum_moments(design, positions, y)
+    grade_moments = (counts, sums, sumsq) if values is y else stratum_moments(design, positions, y)
+    binary = ((y == 0) | (y == 1)).all(axis=1)
+    return from_moments(design, (counts, sums, sumsq), grade_moments, binary)
+
+
+def from_moments(
+    design: Design,
+    moments: tuple[np.ndarray, np.ndarray, np.ndarray],
+    grade_moments: tuple[np.ndarray, np.ndarray, np.ndarray],
+    binary: np.ndarray,
+) -> BatchEstimate:
+    """The estimate of the module docstring from per-stratum sufficient statistics, (R, H) each.
+
+    ``moments``: count, sum and sum of squares of the values the estimator averages (the grades, or the
+    difference estimator's residuals); ``grade_moments``: those of the grades themselves (for the all-equal
+    floor and the saving); ``binary``: (R,) whether every grade is 0 or 1 (the df rule). What
+    `estimate_batch` computes, and what core.stats.stopping updates grade by grade.
+    """
+    counts, sums, sumsq = moments
+    _, ysum, ysumsq = grade_moments
     sizes, w = design.sizes.astype(float), design.weights
     seen = counts > 0
-    s2 = np.maximum(sample_variance(counts, sums, sumsq), all_equal_floor(counts, ysum, ysumsq, w))
+    s2 = np.maximum(sample_variance(counts, sums, sumsq), all_equal_floor(counts, ysum, ysumsq))
     value = np.sum(w * np.where(seen, sums / np.maximum(counts, 1), 0.0), axis=1)
     value = np.where(seen.all(axis=1), value, np.nan)
     variance = stratified_mean_variance(w, sizes, counts, s2)
     n = counts.sum(axis=1)
     census = (counts >= sizes).all(axis=1)
-    binary = ((y == 0) | (y == 1)).all(axis=1)
     return BatchEstimate(
         value=value,
         variance=variance,

@@ -67,25 +67,20 @@ def sample_variance(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> 
     return np.where(counts > 1, dev / np.maximum(counts - 1.0, 1.0), 0.0)
 
 
-def all_equal_floor(
-    counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray, weights: np.ndarray | float = 1.0
-) -> np.ndarray:
-    """p~_h (1 - p~_h), p~_h = (sum y + W_h/2) / (n_h + W_h), where a stratum's grades are all equal
-    (or it has one grade); 0 elsewhere and where it has none (module docstring)."""
+def all_equal_floor(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
+    """p~_h (1 - p~_h), p~_h = (sum y + 1/2) / (n_h + 1) (Jeffreys: half a pseudo-grade at each end), where a
+    stratum's grades are all equal (or it has one grade); 0 elsewhere and where it has none (module docstring)."""
     counts = np.asarray(counts, dtype=float)
     sums, sumsq = np.asarray(sums, dtype=float), np.asarray(sumsq, dtype=float)
     dev = np.maximum(sumsq - sums**2 / np.maximum(counts, 1.0), 0.0)
     equal = (counts > 0) & (dev <= 1e-9 * np.maximum(counts, 1.0))
-    pseudo = np.asarray(weights, dtype=float)
-    centre = (sums + pseudo / 2) / (counts + pseudo)
+    centre = (sums + 0.5) / (counts + 1.0)
     return np.where(equal, centre * (1.0 - centre), 0.0)
 
 
-def stratum_variance(
-    counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray, weights: np.ndarray | float = 1.0
-) -> np.ndarray:
+def stratum_variance(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
     """s~_h^2 = max(s_h^2, `all_equal_floor`) of each stratum's grades; shape (..., H)."""
-    return np.maximum(sample_variance(counts, sums, sumsq), all_equal_floor(counts, sums, sumsq, weights))
+    return np.maximum(sample_variance(counts, sums, sumsq), all_equal_floor(counts, sums, sumsq))
 
 
 def stratified_mean_variance(weights: np.ndarray, sizes: np.ndarray, counts: np.ndarray, s2: np.ndarray) -> np.ndarray:

@@ -117,7 +117,7 @@ def live_saving_batch(
     n = counts.sum(axis=-1)
     big_n = sizes.sum()
     safe = np.maximum(counts, 1.0)
-    s2 = stratum_variance(counts, sums, sumsq, weights)
+    s2 = stratum_variance(counts, sums, sumsq)
     v = (1.0 - counts / sizes) * s2 / safe
     dev = sums / safe - np.sum(weights * sums / safe, axis=-1, keepdims=True)
     between = np.sum(weights * dev**2, axis=-1) - np.sum(weights * (1 - weights) * v, axis=-1)

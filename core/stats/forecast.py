@@ -1,0 +1,209 @@
+"""How many grades the project will need before it may stop, with an 80% range: the one forecast.
+
+The setup headline, the dashboard's projection, the Simulate page, the report
+and the simulator's stopping mode all call `forecast`.
+
+Grades to stop. Under Neyman allocation a stratified design reaches a
+fixed-n half-width h at level 1 - a after (Cochran 1977, eq. 5.25)
+
+    n(S) = (sum_h W_h S_h)^2 / ((h / z)^2 + sum_h W_h S_h^2 / N),
+
+z = the normal quantile of the interval the regime reads at its stop: the
+last planned look's (core.stats.looks) for ``looks``, 1.96 at n0 for
+``fixed`` (whose stop is n0 itself), and for ``anytime`` the fixed-n
+projection at the half-width r h, r = the fixed-n over the anytime
+half-width (measured on the grades once the sequence is known, else
+ANYTIME_WIDTH_RATIO). S_h = sqrt(rho m_h (1 - m_h)), m_h the stratum's mean
+grade and rho the share of the Bernoulli variance the grades use (1 for
+correct/incorrect grades; estimated from the grades for finer scales).
+
+The range. The stratum means are unknown, so n(S) is a random variable;
+the forecast is its median and 10% and 90% quantiles over DRAWS draws of
+
+    logit m_h = logit(p_h) + delta,  delta ~ Normal(0, sigma^2),  then
+    m_h ~ Beta(k p_h' + s_h, k (1 - p_h') + n_h - s_h),
+
+where p_h is the prior stratum mean, delta a shift common to all strata
+(how far the surrogate's, or the manager's, level is off: sigma =
+SIGMA_SURROGATE for the surrogate's own prediction, SIGMA_EXPECTED for a
+score the manager expects), p_h' = p_h shifted by delta, k = PRIOR_GRADES
+pseudo-grades, and s_h, n_h the stratum's grades so far: before any grade
+the range is the prior's, after grades the Beta posterior takes over and
+the range narrows as the grades accumulate. The prior stratum mean p_h is the
+surrogate's raw prediction (the design's smoothed proxy unshrunk), shifted
+on the logit scale so that the pool's mean is the manager's expected score
+where one is given. A draw's stop then varies by the sampling noise of the
+variance estimate that triggers it (the Chow-Robbins stop is the first n with
+z^2 V_hat(n) <= h^2): for binary grades the relative standard deviation of
+m (1 - m) estimated from n grades, |1 - 2m| / sqrt(n m (1 - m)), enters as a
+log-normal factor.
+
+Before any grade the forecast is only as good as the surrogate's (or the
+manager's) idea of the mean, and its range says so: sigma is wide; and a
+surrogate that cannot tell strata apart leaves the slope of the strata's
+means unknown, which the per-stratum Beta draws carry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+from core.stats.allocation import Design, stratum_moments
+from core.stats.looks import look_plan
+from core.stats.stopping import ANYTIME, FIXED, LOOKS, check_regime
+
+RANGE = (0.1, 0.9)
+"""Quantiles of the forecast's range: an 80% range."""
+
+DRAWS = 400
+"""Draws of the stratum means per forecast."""
+
+SIGMA_SURROGATE = 0.6
+"""sd, on the logit scale, of how far the pool's mean may lie from the surrogate's prediction of it."""
+
+SIGMA_EXPECTED = 0.35
+"""sd, on the logit scale, of how far the pool's mean may lie from a score the manager expects."""
+
+PRIOR_GRADES = 4.0
+"""k: pseudo-grades behind each stratum's prior mean (enough to keep an ungraded stratum finite; few enough
+that a stratum's own grades take over within a dozen)."""
+
+ANYTIME_WIDTH_RATIO = 0.62
+"""r before the confidence sequence is known: its fixed-n half-width is about 0.62 times the anytime one
+near the n0 it is tuned for (benchmarks/estimation.md: 1.5-1.9 times), i.e. about 2.6 times the grades."""
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """Grades to stop under the regime: ``n`` (median), ``low``..``high`` (the 80% range), ``regime``, and
+    ``graded`` (the grades it was made from; 0: before any grade)."""
+
+    n: int
+    low: int
+    high: int
+    regime: str
+    graded: int
+
+    @property
+    def spread(self) -> float:
+        """high / low: how far apart the range's ends are (1: a point)."""
+        return self.high / max(self.low, 1)
+
+
+def neyman_grades(
+    weights: np.ndarray, sds: np.ndarray, size: int, half_width: float, z: float, mean: np.ndarray
+) -> np.ndarray:
+    """n(S) of the module docstring over leading axes of ``sds`` (..., H), with the exact interval's own
+    width: the Clopper-Pearson interval at the effective size n* = m (1 - m) / V is wider than the normal one
+    by about 1 / (2 n*) (its continuity correction), so the stop solves z sqrt(A / n) + A / (2 n m (1 - m)) = h,
+    A = (sum_h W_h S_h)^2, before the finite-population correction n / (1 + n B / (A N)),
+    B = sum_h W_h S_h^2 (Cochran 1977, eq. 5.25). ``mean``: the pool's mean m (...,). At least 1, at most N."""
+    a = np.sum(weights * sds, axis=-1) ** 2
+    b = np.sum(weights * sds**2, axis=-1)
+    spread = np.maximum(mean * (1 - mean), 1e-6)
+    quad = a / (2 * spread)
+    root = (-z * np.sqrt(a) + np.sqrt(z**2 * a + 4 * quad * half_width)) / (2 * quad)
+    n = 1.0 / np.maximum(root, 1e-12) ** 2
+    n = n / (1 + n * b / np.maximum(a * size, 1e-300))
+    return np.clip(np.ceil(n), 1, size)
+
+
+def _prior_logits(design: Design, expected: float | None) -> tuple[np.ndarray, float, float]:
+    """The surrogate's raw stratum predictions on the logit scale (the design's smoothed proxy unshrunk), the
+    logit of the pool's prior mean (the surrogate's own, or the manager's ``expected`` score) and sigma."""
+    raw = np.clip(0.5 + (design.proxy - 0.5) / max(design.shrink, 1e-9), 0.02, 0.98)
+    prior = np.clip(np.bincount(design.stratum, weights=raw, minlength=design.H) / design.sizes, 0.02, 0.98)
+    pool = float(design.weights @ prior) if expected is None else float(np.clip(expected, 0.005, 0.995))
+    return special.logit(prior), float(special.logit(pool)), SIGMA_SURROGATE if expected is None else SIGMA_EXPECTED
+
+
+def _shift_to(weights: np.ndarray, logits: np.ndarray, target: float) -> float:
+    """delta with sum_h W_h expit(logit_h + delta) = target (bisection: the sum increases in delta)."""
+    low, high = -20.0, 20.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        if weights @ special.expit(logits + mid) < target:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
+
+
+def forecast_batch(
+    design: Design,
+    positions: np.ndarray,
+    grades: np.ndarray,
+    target: float,
+    regime: str,
+    *,
+    n0: int | None = None,
+    expected: float | None = None,
+    width_ratio: np.ndarray | float | None = None,
+    seed: int = 0,
+) -> np.ndarray:
+    """(R, 3): low, median and high of grades to stop for R replications of grades, (R, n) in grading order
+    (n = 0: before any grade). ``n0`` the budget of the ``fixed`` regime; ``width_ratio`` r for ``anytime``
+    (default ANYTIME_WIDTH_RATIO)."""
+    check_regime(regime)
+    positions = np.atleast_2d(np.asarray(positions, dtype=np.int64))
+    y = np.atleast_2d(np.asarray(grades, dtype=float))
+    reps = positions.shape[0]
+    if regime == FIXED:
+        budget = float(n0 if n0 is not None else design.N)
+        return np.full((reps, 3), budget)
+    counts, sums, sumsq = stratum_moments(design, positions, y)
+    logits, pool_logit, sigma = _prior_logits(design, expected)
+    rng = np.random.default_rng(seed)
+    shift = rng.normal(0.0, sigma, (reps, DRAWS, 1))
+    slope = rng.uniform(0.0, 1.0, (reps, DRAWS, 1))
+    offsets = logits - design.weights @ logits
+    centre = special.expit(pool_logit + shift + slope * offsets)
+    a = PRIOR_GRADES * centre + sums[:, None, :]
+    b = PRIOR_GRADES * (1 - centre) + (counts - sums)[:, None, :]
+    means = rng.beta(a, b)
+    spread = a * b / ((a + b) ** 2 * (a + b + 1))  # the variance the grades will show: E[m (1 - m)] + Var(m)
+    rho = _variance_share(counts, sums, sumsq)[:, None, None]
+    sds = np.sqrt(rho * (means * (1 - means) + spread))
+    z = look_plan().constants[-1] if regime == LOOKS else stats.norm.ppf(0.975)
+    ratio = ANYTIME_WIDTH_RATIO if width_ratio is None else np.asarray(width_ratio, dtype=float).reshape(-1, 1)
+    half = target * (ratio if regime == ANYTIME else 1.0)
+    pool = means @ design.weights
+    n = neyman_grades(design.weights, sds, design.N, half, z, pool)
+    noise = np.abs(1 - 2 * pool) / np.sqrt(np.maximum(n * pool * (1 - pool), 1e-9))
+    n = np.clip(n * np.exp(rng.normal(0.0, 1.0, n.shape) * noise * np.sqrt(rho[..., 0])), 1, design.N)
+    done = counts.sum(axis=1)[:, None]
+    n = np.maximum(n, np.maximum(done, np.minimum(design.floor, design.sizes).sum()))
+    return np.quantile(n, [RANGE[0], 0.5, RANGE[1]], axis=1).T
+
+
+def _variance_share(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
+    """rho: the pooled within-stratum variance of the grades over that of Bernoulli grades of the same means,
+    from strata with 2 grades or more (1 where there are none: binary grades have rho = 1)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = sums / counts
+        within = np.where(counts > 1, sumsq - counts * mean**2, 0.0).sum(axis=1)
+        bernoulli = np.where(counts > 1, counts * mean * (1 - mean), 0.0).sum(axis=1)
+    return np.where(bernoulli > 0, np.clip(within / np.where(bernoulli > 0, bernoulli, 1), 0.05, 1.0), 1.0)
+
+
+def forecast(
+    design: Design,
+    positions,
+    grades,
+    target: float,
+    regime: str,
+    *,
+    n0: int | None = None,
+    expected: float | None = None,
+    width_ratio: float | None = None,
+) -> Forecast:
+    """The forecast for one project's grades so far (in grading order; none before grading): `forecast_batch`."""
+    positions = np.asarray(list(positions), dtype=np.int64)
+    grades = np.asarray(list(grades), dtype=float)
+    low, mid, high = forecast_batch(
+        design, positions[None], grades[None], target, regime, n0=n0, expected=expected, width_ratio=width_ratio
+    )[0]
+    return Forecast(int(round(mid)), int(round(low)), int(round(high)), regime, int(positions.size))

@@ -1,0 +1,209 @@
+"""How a project stops, and which interval it reads when it does: the regimes, decided here and nowhere else.
+
+- ``looks`` (the default): planned looks on information (core.stats.looks).
+  The information after n grades is measured by the interval the last look
+  reads, the fixed-n Korn-Graubard interval (core.stats.intervals) at the
+  last look's level 2 Phi(c_K) - 1: its information fraction is
+  t(n) = (target / h_K(n))^2, h_K(n) that interval's half-width now, so
+  t = 1 exactly when the last look's interval is as narrow as the target.
+  Look k is taken at the first n (from MIN_LOOK_GRADES grades, every stratum
+  given its first grades) with t(n) >= t_k; its interval is the repeated
+  confidence interval at level 2 Phi(c_k) - 1. Grading is done at the first
+  look whose interval is at most the target wide, at the last look at the
+  latest. Because the looks are set on information, not on grade counts,
+  nobody needs to know beforehand how many grades the target takes, and
+  because every look's interval holds jointly with the others, a manager may
+  stop at any look for any reason. Between looks the interval valid now is
+  the anytime one (core.stats.confseq).
+  This is the information-based monitoring of group-sequential designs
+  (Mehta and Tsiatis 2001, "Flexible sample size considerations using
+  information-based interim monitoring", Drug Inf. J. 35; Jennison and
+  Turnbull 2000, section 7.2.2) applied to the fixed-width stopping rule of
+  Chow and Robbins (1965, "On the asymptotic theory of fixed-width sequential
+  confidence intervals for the mean", Ann. Math. Statist. 36), which stops at
+  the first n whose interval is narrow enough and covers at the nominal level
+  as the width shrinks; the few looks and the spending cap what peeking
+  at the variance can cost.
+- ``anytime``: the betting confidence sequence, read at any grade; the
+  stopping rule stops once its half-width is at most the target.
+- ``fixed``: a budget n0 fixed in advance; the fixed-n interval read at n0.
+
+`run_looks` replays the ``looks`` regime on R grading orders at once: the
+simulator's stopping mode and the live project (R = 1) run this one function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from core.errors import InputError
+from core.stats.allocation import KAPPA, Design
+from core.stats.estimate import from_moments
+from core.stats.intervals import korn_graubard
+from core.stats.looks import LookPlan, look_plan
+
+LOOKS, ANYTIME, FIXED = "looks", "anytime", "fixed"
+REGIMES = (LOOKS, ANYTIME, FIXED)
+DEFAULT_REGIME = LOOKS
+REGIME_NAMES = {
+    LOOKS: "planned looks on information",
+    ANYTIME: "any grade (anytime-valid)",
+    FIXED: "a budget fixed in advance",
+}
+"""How each regime is named to people (pages, report)."""
+
+MIN_LOOK_GRADES = 10
+"""No look before this many grades: the intervals' small-sample rules are checked from n = 10
+(benchmarks/stopping.md); the queue's first grades go to every stratum anyway."""
+
+_SCREEN = 1.5
+"""A look is checked exactly (Korn-Graubard) only where the normal-theory half-width is within this factor of
+the look's trigger: the exact interval is never this much narrower, and the check costs a Beta quantile."""
+
+
+def check_regime(regime: str) -> str:
+    """The regime's name, or InputError naming the choices."""
+    if regime not in REGIMES:
+        raise InputError(f"unknown stopping regime {regime!r}", fix=f"use one of {', '.join(REGIMES)}")
+    return regime
+
+
+FLOOR_KAPPA = 0.5
+"""The small-n term of the fixed-n interval: a stratum whose n_h grades all agree has the variance floor
+p~ (1 - p~) ~ 1 / (2 n_h) (core.stats.intervals.all_equal_floor), which adds W_h^2 / (2 n_h^2) to V, the
+form of core.stats.allocation.KAPPA's term with kappa = 1/2."""
+
+
+def allocation_kappa(regime: str) -> float:
+    """The small-n term the queue allocates with (core.stats.allocation.allocation_objective): the anytime
+    regime reads the confidence sequence, whose width a stratum with few grades sets (KAPPA); the others read
+    the fixed-n interval, whose floor for a stratum of equal grades costs FLOOR_KAPPA."""
+    return KAPPA if check_regime(regime) == ANYTIME else FLOOR_KAPPA
+
+
+@dataclass(frozen=True)
+class LookBatch:
+    """The ``looks`` regime replayed on R grading orders (arrays of shape (R,), ``taken`` (R, K)).
+
+    stopped: whether the rule said done within the grades given; n: grades at the stop (the grades given where
+    not stopped); look: the look at the stop (0-based; -1 where not stopped); value, low, high: the estimate and
+    the look's interval at the stop (NaN where not stopped); taken: the grades at which each look was taken
+    (0: not yet); last: the latest look taken (-1: none) and last_low, last_high its interval.
+    """
+
+    stopped: np.ndarray
+    n: np.ndarray
+    look: np.ndarray
+    value: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    taken: np.ndarray
+    last_low: np.ndarray
+    last_high: np.ndarray
+
+    @property
+    def last(self) -> np.ndarray:
+        return (self.taken > 0).sum(axis=1) - 1
+
+
+def run_looks(
+    design: Design,
+    positions: np.ndarray,
+    grades: np.ndarray,
+    target: float,
+    plan: LookPlan | None = None,
+    *,
+    start: int = MIN_LOOK_GRADES,
+) -> LookBatch:
+    """Replay the ``looks`` regime (module docstring) on the grades at ``positions``, (R, n) in grading order.
+
+    Every grade is one step; the stratified estimator's interval is computed exactly where a look is due. The
+    first grade at which each replication's rule says done is its stop; later grades are ignored.
+    """
+    if not 0 < target <= 0.5:
+        raise InputError(f"the target half-width must be in (0, 0.5], got {target}")
+    plan = plan or look_plan()
+    positions = np.atleast_2d(np.asarray(positions, dtype=np.int64))
+    y = np.atleast_2d(np.asarray(grades, dtype=float))
+    reps, n_max = positions.shape
+    fractions = np.asarray(plan.fractions)
+    levels = np.asarray(plan.levels)
+    z_last = plan.constants[-1]
+    counts, sums, sumsq = (np.zeros((reps, design.H)) for _ in range(3))
+    binary = np.ones(reps, dtype=bool)
+    rows = np.arange(reps)
+    strata = design.stratum[positions]
+    floors = np.minimum(design.floor, design.sizes)
+    stopped = np.zeros(reps, dtype=bool)
+    out = {k: np.full(reps, np.nan) for k in ("value", "low", "high", "last_low", "last_high")}
+    stop_n = np.full(reps, n_max, dtype=np.int64)
+    look = np.full(reps, -1, dtype=np.int64)
+    taken = np.zeros((reps, fractions.size), dtype=np.int64)
+    following = np.zeros(reps, dtype=np.int64)  # the next look each replication waits for
+    for step in range(n_max):
+        h, x = strata[:, step], y[:, step]
+        counts[rows, h] += 1
+        sums[rows, h] += x
+        sumsq[rows, h] += x * x
+        binary &= (x == 0) | (x == 1)
+        n = step + 1
+        if n < start:
+            continue
+        wanted = ~stopped & (counts >= floors).all(axis=1)
+        if not wanted.any():
+            continue
+        moments = (counts[wanted], sums[wanted], sumsq[wanted])
+        batch = from_moments(design, moments, moments, binary[wanted])
+        trigger = target / np.sqrt(fractions[following[wanted]])
+        near = z_last * np.sqrt(batch.variance) <= _SCREEN * trigger
+        if not near.any():
+            continue
+        idx = np.flatnonzero(wanted)[near]
+        value, variance, size, df = batch.value[near], batch.variance[near], batch.n[near], batch.df[near]
+        low, high = korn_graubard(value, variance, size, df, levels[-1])
+        half = (high - low) / 2
+        info = np.where(half > 0, (target / np.maximum(half, 1e-300)) ** 2, np.inf)
+        due = info >= fractions[following[idx]]
+        if not due.any():
+            continue
+        idx, value, variance, size, df, info = (a[due] for a in (idx, value, variance, size, df, info))
+        k = np.searchsorted(fractions, info, side="right") - 1  # the furthest look reached
+        low = np.empty(idx.size)
+        high = np.empty(idx.size)
+        for j in np.unique(k):
+            at = k == j
+            low[at], high[at] = korn_graubard(value[at], variance[at], size[at], df[at], levels[j])
+        taken[idx, k] = n
+        following[idx] = k + 1
+        out["last_low"][idx], out["last_high"][idx] = low, high
+        done = (high - low) / 2 <= target + 1e-12
+        if done.any():
+            hit = idx[done]
+            stopped[hit] = True
+            stop_n[hit] = n
+            look[hit] = k[done]
+            out["value"][hit], out["low"][hit], out["high"][hit] = value[done], low[done], high[done]
+        if stopped.all():
+            break
+    return LookBatch(
+        stopped=stopped,
+        n=stop_n,
+        look=look,
+        value=out["value"],
+        low=out["low"],
+        high=out["high"],
+        taken=taken,
+        last_low=out["last_low"],
+        last_high=out["last_high"],
+    )
+
+
+def uniform_fixed_n(s2: float, size: int, target: float, level: float = 0.95) -> int:
+    """Grades a plain uniform random sample needs for half-width ``target`` with the usual fixed-n interval:
+    n0 = z^2 S^2 / h^2 and n = n0 / (1 + n0 / N), rounded up, at most N (Cochran 1977, eq. 4.1-4.2)."""
+    z = stats.norm.ppf(0.5 + level / 2)
+    n0 = z**2 * max(s2, 0.0) / target**2
+    return int(min(size, np.ceil(n0 / (1 + n0 / size))))
