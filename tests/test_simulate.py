@@ -13,6 +13,7 @@ from core.errors import InputError
 from core.stats.allocation import DEFAULT_STRATIFY_BY, KAPPA, design_from_items
 from core.stats.queue import QueueState, next_item
 from core.stats.simulate import METHODS, budget_sizes, replay_queue, replication_orders, simulate, synthetic_items
+from core.stats.stopping import FLOOR_KAPPA
 
 
 @pytest.mark.parametrize("kappa", [KAPPA, 0.0], ids=["anytime", "budget fixed"])
@@ -149,7 +150,7 @@ def test_cli_writes_the_json(tmp_path, capsys):
     result = json.loads(out.read_text())
     assert set(result["methods"]["activegrade"]) == {"0.1", "30"}
     assert result["n0"] == 20 and result["methods"]["activegrade"]["30"]["skips"] > 0
-    assert result["kappa"] == KAPPA
+    assert result["kappa"] == FLOOR_KAPPA and result["regime"] == "looks" and "stopping" not in result
     assert "activegrade" in capsys.readouterr().out
 
 
@@ -159,7 +160,27 @@ def test_cli_simulates_a_budget_fixed_in_advance(tmp_path):
     args = ["simulate", "--pool", pool, "--samples", samples, "--budgets", "30", "--reps", "20"]
     args += ["--methods", "activegrade", "--budget-fixed", "--json", str(out), "--cache-dir", str(tmp_path / "c")]
     assert main(args) == 0
-    assert json.loads(out.read_text())["kappa"] == 0.0
+    assert json.loads(out.read_text())["regime"] == "fixed"
+    anytime = args[:-5] + ["--regime", "anytime", "--json", str(out), "--cache-dir", str(tmp_path / "c")]
+    assert main(anytime) == 0
+    assert json.loads(out.read_text())["kappa"] == KAPPA
+
+
+def test_cli_stopping_mode_reports_the_stop_and_the_forecast(tmp_path):
+    pool, samples = write_pool(tmp_path)
+    out = tmp_path / "stop.json"
+    args = ["simulate", "--pool", pool, "--samples", samples, "--budgets", "30", "--reps", "40"]
+    args += ["--target-half-width", "0.1", "--json", str(out), "--cache-dir", str(tmp_path / "c")]
+    assert main(args) == 0
+    stopping = json.loads(out.read_text())["stopping"]
+    assert stopping["regime"] == "looks" and stopping["uniform_fixed_n"] > 0
+    fields = {"stop_n_median", "stop_n_mean", "stop_coverage", "stop_bias", "saving_shown_at_stop", "forecast_n"}
+    fields |= {"forecast_low", "forecast_high", "forecast_hit", "projection_low", "projection_high", "projection_hit"}
+    for method in ("activegrade", "uniform"):
+        row = stopping[method]
+        assert fields <= set(row)
+        assert row["forecast_low"] <= row["forecast_n"] <= row["forecast_high"]
+        assert 0 < row["stop_n_median"] <= 200 and 0 <= row["stop_coverage"] <= 1
 
 
 def test_cli_without_labels_is_an_input_error(tmp_path, capsys):

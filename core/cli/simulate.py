@@ -14,6 +14,7 @@ from core.errors import InputError
 from core.stats.design import prepared_design
 from core.stats.proxy import proxy_values
 from core.stats.simulate import DEFAULT_BUDGETS, METHODS, format_table, labels_of, simulate
+from core.stats.stopping import DEFAULT_REGIME, FIXED, REGIMES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,10 +36,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--n0", type=int, help="planned budget the anytime confidence sequence is tuned for (default: 10%% of the pool)"
     )
     parser.add_argument(
-        "--budget-fixed",
-        action="store_true",
-        help="simulate a project whose budget is fixed in advance: the queue allocates for the fixed-n interval "
-        "(plain Neyman) instead of for the anytime interval (the default)",
+        "--regime",
+        choices=REGIMES,
+        default=DEFAULT_REGIME,
+        help="how the project stops (default: looks, planned looks on information; anytime: at any grade with "
+        "the anytime-valid interval; fixed: a budget fixed in advance)",
+    )
+    parser.add_argument("--budget-fixed", action="store_true", help="the same as --regime fixed")
+    parser.add_argument(
+        "--target-half-width",
+        type=float,
+        help="stopping mode: grade until the regime's rule stops at this half-width, and report grades at the "
+        "stop, coverage there, the saving shown and the forecast (a 'stopping' object in the JSON)",
+    )
+    parser.add_argument(
+        "--expected", type=float, help="the score the manager expects, for the forecast (default: the surrogate's)"
     )
     parser.add_argument(
         "--skip-wrong", type=float, default=0.0, help="share of wrong items (grade 0) graders skip (default: 0)"
@@ -71,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
     labels_of(inputs.pool, file=args.pool)  # every label, before a preparation that can take hours
     if args.json:
         check_writable(args.json, "the results")
+    regime = FIXED if args.budget_fixed else args.regime
+    if args.target_half_width is not None and not 0 < args.target_half_width <= 0.5:
+        raise InputError(f"--target-half-width {args.target_half_width} is not in (0, 0.5]", fix="give e.g. 0.05")
     items = prepare_from_args(args, inputs)
     start, cpu = time.perf_counter(), time.process_time()
     result = simulate(
@@ -83,7 +98,10 @@ def run(args: argparse.Namespace) -> int:
         n0=args.n0,
         skip_wrong=args.skip_wrong,
         skip_right=args.skip_right,
-        design=prepared_design(items, {"budget_fixed": args.budget_fixed}),
+        regime=regime,
+        design=prepared_design(items, regime),
+        target_half_width=args.target_half_width,
+        expected=args.expected,
     )
     print(format_table(result))
     print(

@@ -207,3 +207,47 @@ def forecast(
         design, positions[None], grades[None], target, regime, n0=n0, expected=expected, width_ratio=width_ratio
     )[0]
     return Forecast(int(round(mid)), int(round(low)), int(round(high)), regime, int(positions.size))
+
+
+def uniform_grades(
+    s2: np.ndarray | float,
+    mean: np.ndarray | float,
+    size: int,
+    target: float,
+    regime: str,
+    width_ratio: np.ndarray | float | None = None,
+) -> np.ndarray:
+    """Grades a plain uniform random sample of a pool of variance S^2 and mean m needs to stop under
+    ``regime``: `neyman_grades` with one stratum (so the same exact-interval and finite-population terms); for
+    ``fixed`` the usual fixed-n size z^2 S^2 / h^2 with the correction (core.stats.stopping.uniform_fixed_n)."""
+    s2 = np.asarray(s2, dtype=float)
+    mean = np.asarray(mean, dtype=float)
+    if check_regime(regime) == FIXED:
+        z = stats.norm.ppf(0.975)
+        n0 = z**2 * np.maximum(s2, 0.0) / target**2
+        return np.minimum(size, np.ceil(n0 / (1 + n0 / size)))
+    z = look_plan().constants[-1] if regime == LOOKS else stats.norm.ppf(0.975)
+    ratio = ANYTIME_WIDTH_RATIO if width_ratio is None else np.asarray(width_ratio, dtype=float)
+    half = target * (ratio if regime == ANYTIME else 1.0)
+    return neyman_grades(np.ones(1), np.sqrt(np.maximum(s2, 0.0))[..., None], size, half, z, mean)
+
+
+@dataclass(frozen=True)
+class StopSaving:
+    """Grades saved at the stop against uniform random sampling, as shares 1 - n / m: ``same_regime``, m its
+    grades to stop under the project's regime (``uniform_same``); ``fixed_n``, m the usual fixed-n size for
+    the target (``uniform_fixed``). NaN until S^2 is known (every stratum with 2 grades)."""
+
+    same_regime: float
+    fixed_n: float
+    uniform_same: float
+    uniform_fixed: float
+
+
+def stop_saving(n: int, s2: float, mean: float, size: int, target: float, regime: str) -> StopSaving:
+    """`StopSaving` for a project that stops after ``n`` grades, S^2 and the mean estimated from its grades."""
+    if not np.isfinite(s2):
+        return StopSaving(float("nan"), float("nan"), float("nan"), float("nan"))
+    same = float(uniform_grades(s2, mean, size, target, regime))
+    fixed = float(uniform_grades(s2, mean, size, target, FIXED))
+    return StopSaving(1 - n / same, 1 - n / fixed, same, fixed)

@@ -67,13 +67,15 @@ HETEROGENEITY_LEVEL = 0.05
 
 @dataclass(frozen=True)
 class LiveSaving:
-    """The live saving shown (share = 1 - n/m, m = uniform_labels, deff) and its range low..high (shares)."""
+    """The live saving shown (share = 1 - n/m, m = uniform_labels, deff) and its range low..high (shares);
+    s2, the pool's variance S^2 it compares with (within + B)."""
 
     share: float
     uniform_labels: float
     deff: float
     low: float
     high: float
+    s2: float
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ class LiveSavingBatch:
     deff: np.ndarray
     low: np.ndarray
     high: np.ndarray
+    s2: np.ndarray
 
 
 def heterogeneity_pvalue(counts: np.ndarray, sums: np.ndarray, s2: np.ndarray) -> np.ndarray:
@@ -142,6 +145,7 @@ def live_saving_batch(
         deff=deff,
         low=at(np.maximum(between - z * se, 0.0))[0],
         high=at(between + z * se)[0],
+        s2=np.where(shown, within + np.where(evident, between, 0.0), np.nan),
     )
 
 
@@ -150,5 +154,5 @@ def live_saving(
 ) -> LiveSaving | None:
     """`live_saving_batch` for one sample ((H,) arrays); None where it is withheld."""
     batch = live_saving_batch(weights, sizes, counts, sums, sumsq)
-    values = {name: float(getattr(batch, name)) for name in ("share", "uniform_labels", "deff", "low", "high")}
+    values = {name: float(getattr(batch, name)) for name in ("share", "uniform_labels", "deff", "low", "high", "s2")}
     return None if np.isnan(values["share"]) else LiveSaving(**values)

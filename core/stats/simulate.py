@@ -67,6 +67,8 @@ from core.stats.design import planned_budget, prepared_design
 from core.stats.estimate import DEFAULT_METHOD, estimate_batch
 from core.stats.proxy import proxy_name
 from core.stats.queue import item_order, queue_stratum
+from core.stats.simulate_stopping import replay_cap, stopping_figures
+from core.stats.stopping import DEFAULT_REGIME, check_regime
 from core.stats.strata import stratify
 
 METHODS = (
@@ -334,6 +336,9 @@ def simulate(
     skip_wrong: float = 0.0,
     skip_right: float = 0.0,
     design: Design | None = None,
+    regime: str = DEFAULT_REGIME,
+    target_half_width: float | None = None,
+    expected: float | None = None,
 ) -> dict:
     """Run every method at every budget; returns {"N", "mu", "n0", "kappa", "notes", "methods": {METHOD: {BUDGET: metrics}}}.
 
@@ -343,7 +348,10 @@ def simulate(
     use; kappa is the design's allocation term (`core.stats.allocation.allocation_kappa`: 0 for a budget
     fixed in advance). n0: the planned budget the confidence sequences are tuned for
     (default `core.stats.design.planned_budget` of an unset project). skip_wrong,
-    skip_right: see `skip_mask`.
+    skip_right: see `skip_mask`. regime: the project's stopping regime (core.stats.stopping; the design's
+    allocation follows it unless ``design`` is given). target_half_width: the stopping mode
+    (core.stats.simulate_stopping): the result gains a ``stopping`` object; expected: the score the manager
+    expects, for its forecast (None: the surrogate's).
     """
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
@@ -351,6 +359,7 @@ def simulate(
     if reps < 2:
         raise InputError(f"reps must be at least 2, got {reps}")
     labels = labels_of(items)
+    check_regime(regime)
     N = labels.size  # noqa: N806
     sizes = budget_sizes(budgets, N)
     n0 = planned_budget({}, N) if n0 is None else int(n0)
@@ -362,7 +371,7 @@ def simulate(
     original = replication_orders(N, seed, reps)
     orders = skipped_last(original, skipped)
     rng = np.random.default_rng([seed, 1])
-    app = prepared_design(items) if design is None else design
+    app = prepared_design(items, regime) if design is None else design
     paper = design_from_items(items, stratify_by="entropy", n_strata=n_strata, proxy_column="agreement")
     one = make_design(np.zeros(N, dtype=np.int64), items["agreement"].to_numpy(dtype=float))
     predicted = app.proxy
@@ -400,15 +409,22 @@ def simulate(
             budget: _metrics(run(method, n), n, N, mu, s2, labels, shared, n0, original, skipped)
             for budget, n in sizes.items()
         }
-    return {
+    result = {
         "N": N,
         "mu": mu,
         "proxy": proxy_name(items),
         "n0": n0,
         "kappa": app.kappa,
+        "regime": regime,
         "notes": {m: METHOD_NOTES[m] for m in methods},
         "methods": results,
     }
+    if target_half_width is not None:
+        cap = replay_cap(labels, target_half_width)
+        designs = {"activegrade": app, "uniform": one}
+        replays = {"activegrade": replay_queue(app, labels, orders, cap), "uniform": orders[:, :cap]}
+        result["stopping"] = stopping_figures(designs, replays, labels, target_half_width, regime, n0, expected)
+    return result
 
 
 def _sequence(r: Run, labels: np.ndarray, n0: int, budgets) -> SequenceBatch:

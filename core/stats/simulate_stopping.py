@@ -1,0 +1,133 @@
+"""The simulator's stopping mode: grade until the project's stopping rule says done, as a manager would.
+
+For each replication (the same random orders as core.stats.simulate) and each
+of ``activegrade`` (the project's design, queue and regime) and ``uniform``
+(simple random sampling under the same regime), grading goes on until the
+regime's rule stops it (core.stats.stopping); figures, each with its Monte
+Carlo standard error where it has one:
+
+- stop_n_median, stop_n_mean: grades at the stop; stop_n_ratio: the median over
+  ``uniform_fixed_n``, the grades a uniform sample read with the usual fixed-n
+  interval needs for the same half-width (Cochran 1977, eq. 4.1-4.2, with the
+  pool's true S^2);
+- stop_coverage: the share of stops whose interval (the one shown then) holds
+  the pool's mean; stop_bias: the mean error of the estimate at the stop;
+- saving_shown_at_stop: the saving the dashboard shows at the stop against
+  uniform's fixed-n size (core.stats.forecast.stop_saving, from the grades), and
+  saving_shown_same_regime against uniform under the same regime;
+- forecast_n, forecast_low, forecast_high: the setup's forecast before any grade
+  (core.stats.forecast), and forecast_hit, the share of stops inside its range;
+- projection_low, projection_high (means), projection_hit: the dashboard's
+  forecast after max(20, 2H) grades, per replication.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.stats.allocation import Design
+from core.stats.confseq import checkpoints, sequence_batch
+from core.stats.estimate import estimate_batch
+from core.stats.forecast import forecast_batch, stop_saving
+from core.stats.stopping import FIXED, LOOKS, run_looks, uniform_fixed_n
+
+STOP_CAP = 4.0
+"""Replays run to at most this many times uniform's fixed-n size (or the pool): a stop later than that counts
+as a stop there (the figures say how often: stopped)."""
+
+
+def _stops(design: Design, positions: np.ndarray, labels: np.ndarray, target: float, regime: str, n0: int):
+    """(n, value, low, high, stopped) at each replication's stop under ``regime``."""
+    y = labels[positions]
+    if regime == LOOKS:
+        b = run_looks(design, positions, y, target)
+        n = b.n
+        value = np.where(b.stopped, b.value, np.nan)
+        low, high, stopped = b.low, b.high, b.stopped
+        if not b.stopped.all():  # read where the replay ends, with the last look's level
+            end = estimate_batch(design, positions, y)
+            low_end, high_end = end.interval(0.95)
+            value = np.where(b.stopped, value, end.value)
+            low, high = np.where(b.stopped, low, low_end), np.where(b.stopped, high, high_end)
+        return n, value, low, high, stopped
+    if regime == FIXED:
+        batch = estimate_batch(design, positions[:, :n0], y[:, :n0])
+        low, high = batch.interval(0.95)
+        return np.full(positions.shape[0], n0), batch.value, low, high, np.ones(positions.shape[0], dtype=bool)
+    steps = checkpoints(positions.shape[1], per_decade=48)
+    cs = sequence_batch(design, positions, y, n0, 0.05, steps=steps)
+    low_run, high_run = cs.low_run, cs.high_run
+    narrow = (high_run - low_run) / 2 <= target
+    j = np.where(narrow.any(axis=1), narrow.argmax(axis=1), steps.size - 1)
+    rows = np.arange(positions.shape[0])
+    n = steps[j]
+    value = np.array([estimate_batch(design, positions[r : r + 1, : n[r]], y[r : r + 1, : n[r]]).value[0] for r in rows])
+    return n, value, low_run[rows, j], high_run[rows, j], narrow.any(axis=1)
+
+
+def stopping_figures(
+    designs: dict[str, Design],
+    positions: dict[str, np.ndarray],
+    labels: np.ndarray,
+    target: float,
+    regime: str,
+    n0: int,
+    expected: float | None = None,
+) -> dict:
+    """The ``stopping`` object (module docstring) for the methods in ``designs`` (their replays in
+    ``positions``, (R, cap) each)."""
+    N, mu = labels.size, float(labels.mean())  # noqa: N806
+    s2 = float(labels.var(ddof=1))
+    reference = uniform_fixed_n(s2, N, target)
+    out: dict = {"target_half_width": target, "regime": regime, "uniform_fixed_n": reference}
+    for method, design in designs.items():
+        pos = positions[method]
+        setup = forecast_batch(design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0, expected=expected)[0]
+        fixed_n0 = int(round(setup[1])) if regime == FIXED else n0
+        n, value, low, high, stopped = _stops(design, pos, labels, target, regime, fixed_n0)
+        k = max(20, 2 * design.H)
+        projection = forecast_batch(design, pos[:, :k], labels[pos[:, :k]], target, regime, n0=fixed_n0)
+        shown = _shown_savings(design, pos, labels, n, target, regime)
+        reps = n.size
+        cover = ((low <= mu) & (mu <= high)).astype(float)
+        out[method] = {
+            "stop_n_median": float(np.median(n)),
+            "stop_n_mean": float(n.mean()),
+            "stop_n_mean_se": float(n.std(ddof=1) / np.sqrt(reps)),
+            "stop_n_ratio": float(np.median(n) / max(reference, 1)),
+            "stopped": float(stopped.mean()),
+            "stop_coverage": float(cover.mean()),
+            "stop_coverage_se": float(cover.std(ddof=1) / np.sqrt(reps)),
+            "stop_bias": float(np.nanmean(value - mu)),
+            "stop_bias_se": float(np.nanstd(value - mu, ddof=1) / np.sqrt(reps)),
+            "saving_shown_at_stop": float(np.nanmean(shown[:, 1])),
+            "saving_shown_same_regime": float(np.nanmean(shown[:, 0])),
+            "saving_realised": float(1 - np.median(n) / max(reference, 1)),
+            "forecast_n": float(setup[1]),
+            "forecast_low": float(setup[0]),
+            "forecast_high": float(setup[2]),
+            "forecast_hit": float(((n >= setup[0]) & (n <= setup[2])).mean()),
+            "projection_at": k,
+            "projection_low": float(projection[:, 0].mean()),
+            "projection_high": float(projection[:, 2].mean()),
+            "projection_hit": float(((n >= projection[:, 0]) & (n <= projection[:, 2])).mean()),
+        }
+    return out
+
+
+def _shown_savings(design: Design, positions: np.ndarray, labels: np.ndarray, n: np.ndarray, target, regime):
+    """(R, 2): the savings the dashboard shows at each stop, against uniform under the regime and fixed-n."""
+    rows = []
+    for r in range(positions.shape[0]):
+        p = positions[r : r + 1, : n[r]]
+        batch = estimate_batch(design, p, labels[p])
+        saving = stop_saving(int(n[r]), float(batch.saving.s2[0]), float(batch.value[0]), design.N, target, regime)
+        rows.append((saving.same_regime, saving.fixed_n))
+    return np.array(rows)
+
+
+def replay_cap(labels: np.ndarray, target: float) -> int:
+    """Grades a stopping replay runs to: STOP_CAP times uniform's fixed-n size, at most the pool, at least 50."""
+    n = uniform_fixed_n(float(labels.var(ddof=1)), labels.size, target)
+    return int(min(labels.size, max(50, STOP_CAP * n)))
+

@@ -1,0 +1,93 @@
+"""The stopping regimes (core.stats.stopping) and the one forecast (core.stats.forecast)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.errors import InputError
+from core.stats.allocation import design_from_items, make_design
+from core.stats.forecast import forecast, forecast_batch, stop_saving, uniform_grades
+from core.stats.looks import look_plan
+from core.stats.simulate import labels_of, replay_queue, replication_orders, synthetic_items
+from core.stats.stopping import FLOOR_KAPPA, allocation_kappa, check_regime, run_looks, uniform_fixed_n
+
+
+@pytest.fixture(scope="module")
+def pool():
+    items = synthetic_items(2000, signal=1.0, seed=3)
+    labels = labels_of(items)
+    design = design_from_items(items, stratify_by=None, kappa=FLOOR_KAPPA)
+    orders = replication_orders(labels.size, 0, 200)
+    positions = replay_queue(design, labels, orders, 900)
+    return design, labels, positions
+
+
+def test_the_looks_stop_cheaper_than_uniform_and_cover(pool):
+    design, labels, positions = pool
+    target = 0.05
+    stop = run_looks(design, positions, labels[positions], target)
+    assert stop.stopped.all()
+    assert ((stop.high - stop.low) / 2 <= target + 1e-12).all()
+    mu = labels.mean()
+    covered = ((stop.low <= mu) & (mu <= stop.high)).mean()
+    assert covered >= 0.93  # 200 replications: 2 s.e. below 0.95 is about 0.92
+    assert np.median(stop.n) < 0.8 * uniform_fixed_n(labels.var(ddof=1), labels.size, target)
+    assert (stop.taken[:, -1] == stop.n).all() | (stop.look < len(look_plan().fractions) - 1).any()
+
+
+def test_a_look_is_taken_once_and_in_order(pool):
+    design, labels, positions = pool
+    stop = run_looks(design, positions, labels[positions], 0.05)
+    first, last = stop.taken[:, 0], stop.taken[:, -1]
+    assert ((first == 0) | (first < last)).all()  # the half-information look comes first, or was passed over
+
+
+def test_no_look_before_every_stratum_has_its_first_grades(pool):
+    design, labels, positions = pool
+    stop = run_looks(design, positions[:, :8], labels[positions[:, :8]], 0.5)
+    assert not stop.stopped.any() and (stop.taken == 0).all()  # MIN_LOOK_GRADES
+
+
+def test_an_unreachable_target_does_not_stop(pool):
+    design, labels, positions = pool
+    stop = run_looks(design, positions[:, :100], labels[positions[:, :100]], 0.005)
+    assert not stop.stopped.any() and (stop.n == 100).all()
+
+
+def test_regimes_are_checked():
+    assert check_regime("looks") == "looks" and allocation_kappa("looks") == FLOOR_KAPPA
+    with pytest.raises(InputError, match="stopping regime"):
+        check_regime("whenever")
+    with pytest.raises(InputError):
+        run_looks(make_design(np.zeros(10, dtype=int), np.full(10, 0.5)), np.zeros((1, 0)), np.zeros((1, 0)), 0.0)
+
+
+def test_the_forecast_narrows_with_grades_and_holds_the_stop(pool):
+    design, labels, positions = pool
+    stop = run_looks(design, positions, labels[positions], 0.05)
+    before = forecast(design, [], [], 0.05, "looks")
+    assert before.low <= before.n <= before.high and before.graded == 0
+    k = int(np.median(stop.n) * 0.5)
+    later = forecast_batch(design, positions[:, :k], labels[positions[:, :k]], 0.05, "looks")
+    assert np.median(later[:, 2] / later[:, 0]) < before.spread
+    assert ((stop.n >= later[:, 0]) & (stop.n <= later[:, 2])).mean() >= 0.6
+
+
+def test_a_score_the_manager_expects_narrows_the_setup_forecast(pool):
+    design = pool[0]
+    mine = forecast(design, [], [], 0.03, "looks", expected=0.3)
+    assert mine.spread < forecast(design, [], [], 0.03, "looks").spread
+
+
+def test_a_fixed_budget_forecasts_its_budget(pool):
+    assert forecast(pool[0], [], [], 0.05, "fixed", n0=123).n == 123
+
+
+def test_uniform_grades_match_the_textbook_size_and_the_saving_compares_with_both():
+    assert uniform_grades(0.25, 0.5, 4000, 0.05, "fixed") == uniform_fixed_n(0.25, 4000, 0.05) == 351
+    looks = float(uniform_grades(0.25, 0.5, 4000, 0.05, "looks"))
+    assert 351 < looks < 1.1 * 351  # the last look's level and the exact interval cost a few grades
+    saving = stop_saving(200, 0.25, 0.5, 4000, 0.05, "looks")
+    assert saving.fixed_n == pytest.approx(1 - 200 / 351) and saving.same_regime > saving.fixed_n
+    assert np.isnan(stop_saving(200, float("nan"), 0.5, 4000, 0.05, "looks").fixed_n)
