@@ -36,9 +36,9 @@ import pandas as pd
 from scipy import stats
 
 from core.inputs.io import load_inputs
+from core.stats import stopping
 from core.stats.allocation import Design
 from core.stats.confseq import sequence_batch
-from core.stats import stopping
 from core.stats.design import prepared_design
 from core.stats.estimate import DEFAULT_METHOD, estimate_batch
 from core.stats.simulate import (

@@ -27,8 +27,8 @@ from core.stats.allocation import (
     uniform_labels_for_variance,
 )
 from core.stats.simulate import synthetic_items
-from core.stats.stopping import FLOOR_KAPPA, allocation_kappa
 from core.stats.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
+from core.stats.stopping import FLOOR_KAPPA, allocation_kappa
 
 strata_sizes = st.lists(st.integers(1, 60), min_size=1, max_size=6)
 
@@ -151,7 +151,9 @@ def test_with_kappa_zero_the_queue_is_plain_neyman_at_every_prefix():
             if sum(a) == n
         )
         assert stratified_variance(weights, sizes, sds, greedy) == pytest.approx(best, rel=1e-12)
-    assert allocation_kappa('fixed') == FLOOR_KAPPA == allocation_kappa('looks') and allocation_kappa('anytime') == KAPPA
+    assert (
+        allocation_kappa("fixed") == FLOOR_KAPPA == allocation_kappa("looks") and allocation_kappa("anytime") == KAPPA
+    )
 
 
 def test_adaptive_sd_by_hand():

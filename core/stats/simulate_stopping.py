@@ -61,7 +61,9 @@ def _stops(design: Design, positions: np.ndarray, labels: np.ndarray, target: fl
     j = np.where(narrow.any(axis=1), narrow.argmax(axis=1), steps.size - 1)
     rows = np.arange(positions.shape[0])
     n = steps[j]
-    value = np.array([estimate_batch(design, positions[r : r + 1, : n[r]], y[r : r + 1, : n[r]]).value[0] for r in rows])
+    value = np.array(
+        [estimate_batch(design, positions[r : r + 1, : n[r]], y[r : r + 1, : n[r]]).value[0] for r in rows]
+    )
     return n, value, low_run[rows, j], high_run[rows, j], narrow.any(axis=1)
 
 
@@ -130,4 +132,3 @@ def replay_cap(labels: np.ndarray, target: float) -> int:
     """Grades a stopping replay runs to: STOP_CAP times uniform's fixed-n size, at most the pool, at least 50."""
     n = uniform_fixed_n(float(labels.var(ddof=1)), labels.size, target)
     return int(min(labels.size, max(50, STOP_CAP * n)))
-
