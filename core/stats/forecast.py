@@ -172,7 +172,7 @@ def forecast_batch(
     half = target * (ratio if regime == ANYTIME else 1.0)
     pool = means @ design.weights
     n = neyman_grades(design.weights, sds, design.N, half, z, pool)
-    noise = np.abs(1 - 2 * pool) / np.sqrt(np.maximum(n * pool * (1 - pool), 1e-9))
+    noise = np.minimum(np.abs(1 - 2 * pool) / np.sqrt(np.maximum(n * pool * (1 - pool), 1e-9)), 1.0)
     n = np.clip(n * np.exp(rng.normal(0.0, 1.0, n.shape) * noise * np.sqrt(rho[..., 0])), 1, design.N)
     done = counts.sum(axis=1)[:, None]
     n = np.maximum(n, np.maximum(done, np.minimum(design.floor, design.sizes).sum()))

@@ -18,7 +18,9 @@ Carlo standard error where it has one:
 - forecast_n, forecast_low, forecast_high: the setup's forecast before any grade
   (core.stats.forecast), and forecast_hit, the share of stops inside its range;
 - projection_low, projection_high (means), projection_hit: the dashboard's
-  forecast after max(20, 2H) grades, per replication.
+  forecast after max(20, 2H) grades, per replication;
+- with a score the manager expects, the setup forecast is made from it and
+  forecast_surrogate_low, _high and _hit give the surrogate's own beside it.
 """
 
 from __future__ import annotations
@@ -114,6 +116,13 @@ def stopping_figures(
             "projection_high": float(projection[:, 2].mean()),
             "projection_hit": float(((n >= projection[:, 0]) & (n <= projection[:, 2])).mean()),
         }
+        if expected is not None:  # the surrogate's own forecast beside the one from the manager's score
+            own = forecast_batch(design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0)[0]
+            out[method] |= {
+                "forecast_surrogate_low": float(own[0]),
+                "forecast_surrogate_high": float(own[2]),
+                "forecast_surrogate_hit": float(((n >= own[0]) & (n <= own[2])).mean()),
+            }
     return out
 
 
