@@ -56,6 +56,15 @@ def test_models_take_the_cpu_threads_the_configuration_gives(monkeypatch):
 def test_cuda_without_a_device_is_an_input_error():
     with pytest.raises(InputError, match="no CUDA device"):
         resolve_device("cuda")
+    with pytest.raises(InputError, match="no CUDA device"):  # a numbered device, as the worker's --device takes
+        resolve_device("cuda:1")
+
+
+def test_the_sampler_places_its_model_through_the_one_resolve_device():
+    """One name, one meaning: the local sampler takes its device (and the CPU threads) from semantic.base."""
+    from core.surrogate import sample
+
+    assert sample.resolve_device is resolve_device
 
 
 def test_representative_clustering_batches_across_items_and_reports_progress():
