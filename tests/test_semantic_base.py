@@ -3,7 +3,7 @@ import torch
 
 from core.errors import InputError
 from core.surrogate.semantic import get_backend
-from core.surrogate.semantic.base import Query, cluster_by_representatives, dedupe, one_line, resolve_device
+from core.surrogate.semantic.base import Query, cluster_by_representatives, dedupe, resolve_device, short_error
 
 
 def test_dedupe_keeps_first_appearance_order():
@@ -91,8 +91,8 @@ def test_a_batch_size_below_one_is_an_input_error(backend, tmp_path):
 
 
 def test_one_line_error_text():
-    assert one_line(ValueError("a\n  b")) == "a b"
-    assert len(one_line(ValueError("x" * 500))) == 200
+    assert short_error(ValueError("a\n  b")) == "a b"
+    assert len(short_error(ValueError("x" * 500))) == 200
 
 
 def test_a_folder_that_is_not_a_model_fails_at_once_without_walking_it(tmp_path, monkeypatch):

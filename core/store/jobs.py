@@ -198,11 +198,6 @@ def progress(store: Store, job_id: int, worker: str, done: int, total: int, mess
     )
 
 
-def save_checkpoint(store: Store, job_id: int, worker: str, checkpoint: dict[str, Any]) -> bool:
-    """Store what the job resumes from after a takeover; False when it is no longer this worker's."""
-    return _update_mine(store, job_id, worker, checkpoint=checkpoint, heartbeat_at=utcnow())
-
-
 def finish(store: Store, job_id: int, worker: str, result: dict[str, Any] | None = None) -> bool:
     """Mark the job done with its result; False (nothing written) when it is no longer this worker's."""
     return _update_mine(store, job_id, worker, state=DONE, result=result, error="", finished_at=utcnow())

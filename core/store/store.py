@@ -339,12 +339,6 @@ class Store:
                 raise KeyError(f"project {project_id} has no item at position {position}")
             return {"id": row.item_id, "stratum": row.stratum, **row.data}
 
-    def items_at(self, project_id: int, positions: list[int]) -> dict[int, dict[str, Any]]:
-        """Several items by position (as ``item``), in one query."""
-        with self.session() as s:
-            rows = s.scalars(select(Item).where(Item.project_id == project_id, Item.position.in_(positions)))
-            return {r.position: {"id": r.item_id, "stratum": r.stratum, **r.data} for r in rows}
-
     def item_count(self, project_id: int) -> int:
         """N: positions are 0..N-1, so the last position + 1, read from the primary key's index (no count of
         N rows: the grade page asks on every press)."""

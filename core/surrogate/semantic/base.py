@@ -118,7 +118,7 @@ def _model_files(folder: Path) -> list[Path]:
     return files
 
 
-def one_line(error: Exception, limit: int = 200) -> str:
+def short_error(error: Exception, limit: int = 200) -> str:
     """An exception's message on one line, cut to `limit` characters (library errors can run long)."""
     text = " ".join(str(error).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
