@@ -40,6 +40,7 @@ def test_every_variable_is_parsed(tmp_path):
             config.DEMO_DIR: str(tmp_path / "demo"),
             config.CACHE_DIR: str(tmp_path / "cache"),
             config.TORCH_THREADS: "1",
+            config.LOG_LEVEL: "warning",
         }
     )
     assert parsed == Config(
@@ -50,6 +51,7 @@ def test_every_variable_is_parsed(tmp_path):
         tmp_path / "demo",
         tmp_path / "cache",
         torch_threads=1,
+        log_level="WARNING",
     )
     assert Config.from_environ({config.OPEN_DEMO: "0"}).open_demo is False
 
@@ -67,6 +69,7 @@ def test_every_variable_is_parsed(tmp_path):
         (config.TORCH_THREADS, "0"),
         (config.TORCH_THREADS, "1.5"),
         (config.TORCH_THREADS, "all"),
+        (config.LOG_LEVEL, "verbose"),
     ],
 )
 def test_a_bad_value_is_refused_naming_the_variable(name, value):
