@@ -4,7 +4,7 @@
 and refuses a bad value with an InputError naming the variable and the fix.
 The result is cached per set of ``ACTIVEGRADE_*`` values, so it is parsed once
 and a test that changes a variable (``monkeypatch.setenv``) sees the change.
-The README's *Configuration* table documents each variable; tests/test_config.py
+docs/configuration.md documents each variable; tests/test_config.py
 fails on a module outside this one that reads an ``ACTIVEGRADE_`` variable.
 """
 
@@ -42,7 +42,7 @@ VARIABLES = (
     TORCH_THREADS,
     LOG_LEVEL,
 )
-"""The variables the Python code reads (the shell scripts read a few more; the README lists them all)."""
+"""The variables the Python code reads (the shell scripts read a few more; docs/configuration.md lists them all)."""
 
 
 @dataclass(frozen=True)
