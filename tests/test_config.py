@@ -124,3 +124,9 @@ def test_the_check_sees_a_read():
 def test_only_core_config_reads_activegrade_variables(path):
     reads = _reads_of_activegrade_variables(path.read_text(encoding="utf-8"))
     assert not reads, f"{path.relative_to(ROOT)} reads ACTIVEGRADE_ variables itself (use core.config): {reads}"
+
+
+def test_every_variable_is_documented():
+    """docs/configuration.md is the one table of the deployment's variables."""
+    table = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert [name for name in config.VARIABLES if f"`{name}`" not in table] == []
