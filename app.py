@@ -10,6 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from core import logs
 from core.config import config
 from core.errors import InputError
 from core.services import auth
@@ -20,6 +21,7 @@ from ui import signin, state
 st.set_page_config(page_title="ActiveGrade", page_icon=str(Path(__file__).parent / "ui" / "favicon.svg"), layout="wide")
 try:
     config()  # every ACTIVEGRADE_* variable checked before anything reads one
+    logs.configure()
 except InputError as bad:
     st.error(str(bad))
     st.stop()

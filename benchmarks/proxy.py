@@ -208,8 +208,8 @@ interval (common random numbers: both designs read the pool in the same random o
 replication), then the coverage of the nominal 95% interval (goal 0.93-0.97). {args.reps}
 replications per row (the generated rows: over 10 pools; the shuffled rows: over
 {args.shuffles} shuffles). Goals: ratio <= 0.6 at 5-20% with the judge; with a proxy carrying no
-signal the interval reaches 1.05 or below. Strata alone reach about 1 - corr^2 (METHOD.md
-section 8).
+signal the interval reaches 1.05 or below. Strata alone reach about 1 - corr^2 (docs/method.md,
+*Proxies*).
 
 {chr(10).join(lines)}
 

@@ -4,7 +4,7 @@
 and refuses a bad value with an InputError naming the variable and the fix.
 The result is cached per set of ``ACTIVEGRADE_*`` values, so it is parsed once
 and a test that changes a variable (``monkeypatch.setenv``) sees the change.
-The README's *Configuration* table documents each variable; tests/test_config.py
+docs/configuration.md documents each variable; tests/test_config.py
 fails on a module outside this one that reads an ``ACTIVEGRADE_`` variable.
 """
 
@@ -29,6 +29,7 @@ CACHE_DIR = "ACTIVEGRADE_CACHE_DIR"
 APP_WORKER = "ACTIVEGRADE_APP_WORKER"
 CHUNK_ITEMS = "ACTIVEGRADE_CHUNK_ITEMS"
 TORCH_THREADS = "ACTIVEGRADE_TORCH_THREADS"
+LOG_LEVEL = "ACTIVEGRADE_LOG_LEVEL"
 VARIABLES = (
     DB_URL,
     OPEN_DEMO,
@@ -39,8 +40,9 @@ VARIABLES = (
     APP_WORKER,
     CHUNK_ITEMS,
     TORCH_THREADS,
+    LOG_LEVEL,
 )
-"""The variables the Python code reads (the shell scripts read a few more; the README lists them all)."""
+"""The variables the Python code reads (the shell scripts read a few more; docs/configuration.md lists them all)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ class Config:
     """CPU threads the process's models use (torch.set_num_threads, core.surrogate.semantic.base.resolve_device);
     None: torch's default, one per core. Workers that share a machine's cores with each other or with other
     busy processes each take their share (benchmarks/scale.md)."""
+    log_level: str = "INFO"
+    """The least severe log records written (core.logs): DEBUG, INFO, WARNING, ERROR or CRITICAL."""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Config:
@@ -82,6 +86,7 @@ class Config:
             app_worker=_switch(APP_WORKER, text[APP_WORKER] or "1"),
             chunk_items=int(_positive(CHUNK_ITEMS, text[CHUNK_ITEMS], 20_000)),
             torch_threads=_whole(TORCH_THREADS, text[TORCH_THREADS]),
+            log_level=_log_level(text[LOG_LEVEL]),
         )
 
 
@@ -113,6 +118,18 @@ def _whole(name: str, text: str) -> int | None:
     if not text.isdigit() or int(text) < 1:
         raise InputError(f"${name} is {text!r}, not a whole number of at least 1", fix="set it to e.g. 1, or unset it")
     return int(text)
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(text: str) -> str:
+    """One of LOG_LEVELS, in any case; the field's default when unset."""
+    if not text:
+        return Config.log_level
+    if text.upper() not in LOG_LEVELS:
+        raise InputError(f"${LOG_LEVEL} is {text!r}", fix=f"set it to one of {', '.join(LOG_LEVELS)}, or unset it")
+    return text.upper()
 
 
 @functools.lru_cache(maxsize=8)

@@ -16,7 +16,7 @@ hf_arith/ is the task's data with the answers of the lm-eval run, written by
 `datasets.Dataset.save_to_disk` (a DatasetDict of it in hf_arith_dict/).
 lm-eval, inspect-ai and datasets come from --tools, a separate virtual
 environment: installing them beside the app would change packages it pins
-(README, Dependencies).
+(docs/dependencies.md).
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def test_core_has_no_import_cycle():
 
 
 LAYERS = [
-    {"core.errors", "core.config"},
+    {"core.errors", "core.config", "core.logs"},
     {"core.inputs"},
     {"core.stats"},
     {"core.surrogate"},

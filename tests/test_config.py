@@ -40,6 +40,7 @@ def test_every_variable_is_parsed(tmp_path):
             config.DEMO_DIR: str(tmp_path / "demo"),
             config.CACHE_DIR: str(tmp_path / "cache"),
             config.TORCH_THREADS: "1",
+            config.LOG_LEVEL: "warning",
         }
     )
     assert parsed == Config(
@@ -50,6 +51,7 @@ def test_every_variable_is_parsed(tmp_path):
         tmp_path / "demo",
         tmp_path / "cache",
         torch_threads=1,
+        log_level="WARNING",
     )
     assert Config.from_environ({config.OPEN_DEMO: "0"}).open_demo is False
 
@@ -67,6 +69,7 @@ def test_every_variable_is_parsed(tmp_path):
         (config.TORCH_THREADS, "0"),
         (config.TORCH_THREADS, "1.5"),
         (config.TORCH_THREADS, "all"),
+        (config.LOG_LEVEL, "verbose"),
     ],
 )
 def test_a_bad_value_is_refused_naming_the_variable(name, value):
@@ -121,3 +124,9 @@ def test_the_check_sees_a_read():
 def test_only_core_config_reads_activegrade_variables(path):
     reads = _reads_of_activegrade_variables(path.read_text(encoding="utf-8"))
     assert not reads, f"{path.relative_to(ROOT)} reads ACTIVEGRADE_ variables itself (use core.config): {reads}"
+
+
+def test_every_variable_is_documented():
+    """docs/configuration.md is the one table of the deployment's variables."""
+    table = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert [name for name in config.VARIABLES if f"`{name}`" not in table] == []

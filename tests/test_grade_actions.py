@@ -3,6 +3,7 @@ database still allows, or not at all."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -58,13 +59,15 @@ def test_a_grade_goes_to_the_named_item_only(world):
     assert len(store.grades(pid)) == 1
 
 
-def test_too_fast_and_held_by_another_are_not_stored(world):
+def test_too_fast_and_held_by_another_are_not_stored(world, caplog):
     store, pid, ann, design = world
     held = reservations.claim(store, pid, design, 0, "ann")
     assert grade_actions.grade(store, ann, pid, held, "Correct", seconds=0.1).status == "too_fast"
     theirs = reservations.claim(store, pid, design, 0, "bob")
-    with pytest.raises(grade_actions.Refused, match="another grader"):
-        grade_actions.grade(store, ann, pid, theirs, "Correct", seconds=1.0)
+    with caplog.at_level(logging.INFO, logger="core.services.grade_actions"):
+        with pytest.raises(grade_actions.Refused, match="another grader"):
+            grade_actions.grade(store, ann, pid, theirs, "Correct", seconds=1.0)
+    assert f"project {pid}: grade refused for ann: another grader has this item now" in caplog.text
     with pytest.raises(grade_actions.Refused, match="not a grade"):
         grade_actions.grade(store, ann, pid, held, "Maybe", seconds=1.0)
     assert store.grades(pid).empty

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from sqlalchemy import update
 
 from core.errors import InputError
 from core.jobs.context import Kind, WorkerOptions
@@ -25,6 +27,8 @@ from core.settings import ProjectSettings
 from core.store import Store
 from core.store import jobs as job_table
 from core.store.jobs import NewJob
+from core.store.models import Job
+from core.testing.waiting import until
 from tests.pg_schema import throwaway_schema_url
 
 DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
@@ -83,11 +87,16 @@ def test_a_claim_is_refused_while_another_holds_the_job(store):
     assert job_table.claim(store, "b", stale_before=earlier()) is None  # a's heartbeat is fresh
 
 
-def test_a_stuck_job_is_taken_over_and_the_first_worker_can_no_longer_write(store):
+def test_a_stuck_job_is_taken_over_and_the_first_worker_can_no_longer_write(store, caplog):
     job_id = job_table.enqueue(store, NewJob("noop", None, {}))
     job_table.claim(store, "a", stale_before=earlier())
-    assert job_table.save_checkpoint(store, job_id, "a", {"done": 3})
-    taken = job_table.claim(store, "b", stale_before=later())  # a's heartbeat counts as expired
+    with store.session() as s, s.begin():  # what a split leaves (job_table.split): the job resumes from it
+        s.execute(update(Job).where(Job.id == job_id).values(checkpoint={"done": 3}))
+    assert job_table.heartbeat(store, job_id, "a")
+    with caplog.at_level(logging.INFO, logger="core.store.jobs"):
+        taken = job_table.claim(store, "b", stale_before=later())  # a's heartbeat counts as expired
+    assert [r.levelname for r in caplog.records] == ["WARNING"]  # the operator sees the takeover
+    assert f"job {job_id} (noop) taken over by b from a" in caplog.text and "attempt 2" in caplog.text
     assert taken.id == job_id and taken.worker == "b" and taken.attempts == 2
     assert taken.checkpoint == {"done": 3}  # b resumes from a's checkpoint
     assert not job_table.heartbeat(store, job_id, "a")
@@ -322,3 +331,25 @@ def test_a_worker_thread_keeps_its_backend_across_jobs_and_threads_do_not_share_
     thread.start()
     thread.join()
     assert other[0] is not here
+
+
+def test_a_claim_and_a_heartbeat_the_database_refuses_are_logged(store, caplog, monkeypatch):
+    """The worker's heartbeat thread used to swallow every failure: now each one is a warning."""
+    job_id = job_table.enqueue(store, NewJob("noop", None, {}))
+    with caplog.at_level(logging.INFO, logger="core"):
+        job = job_table.claim(store, "a", stale_before=earlier())
+        assert f"job {job_id} (noop) claimed by a; attempt 1" in caplog.text
+
+        def refused(*_args):
+            raise OSError("disk I/O error\nstatement and values")
+
+        monkeypatch.setattr(job_table, "heartbeat", refused)
+        worker = Worker(store, WorkerOptions(heartbeat_s=0.01), name="a")
+        stop = threading.Event()
+        beat = threading.Thread(target=worker._beat, args=(job.id, stop))
+        beat.start()
+        until(lambda: "heartbeat not stamped" in caplog.text, timeout=10, what="a logged heartbeat failure")
+        stop.set()
+        beat.join()
+    assert f"job {job_id}: heartbeat not stamped (OSError: disk I/O error)" in caplog.text
+    assert "statement and values" not in caplog.text  # the first line only

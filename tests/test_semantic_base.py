@@ -3,7 +3,7 @@ import torch
 
 from core.errors import InputError
 from core.surrogate.semantic import get_backend
-from core.surrogate.semantic.base import Query, cluster_by_representatives, dedupe, one_line, resolve_device
+from core.surrogate.semantic.base import Query, cluster_by_representatives, dedupe, resolve_device, short_error
 
 
 def test_dedupe_keeps_first_appearance_order():
@@ -56,6 +56,15 @@ def test_models_take_the_cpu_threads_the_configuration_gives(monkeypatch):
 def test_cuda_without_a_device_is_an_input_error():
     with pytest.raises(InputError, match="no CUDA device"):
         resolve_device("cuda")
+    with pytest.raises(InputError, match="no CUDA device"):  # a numbered device, as the worker's --device takes
+        resolve_device("cuda:1")
+
+
+def test_the_sampler_places_its_model_through_the_one_resolve_device():
+    """One name, one meaning: the local sampler takes its device (and the CPU threads) from semantic.base."""
+    from core.surrogate import sample
+
+    assert sample.resolve_device is resolve_device
 
 
 def test_representative_clustering_batches_across_items_and_reports_progress():
@@ -82,8 +91,8 @@ def test_a_batch_size_below_one_is_an_input_error(backend, tmp_path):
 
 
 def test_one_line_error_text():
-    assert one_line(ValueError("a\n  b")) == "a b"
-    assert len(one_line(ValueError("x" * 500))) == 200
+    assert short_error(ValueError("a\n  b")) == "a b"
+    assert len(short_error(ValueError("x" * 500))) == 200
 
 
 def test_a_folder_that_is_not_a_model_fails_at_once_without_walking_it(tmp_path, monkeypatch):

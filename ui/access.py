@@ -32,16 +32,6 @@ def fragment_guard(action: str, project_id: int | None = None) -> auth.User:
         st.stop()
 
 
-def allowed_now(action: str, project_id: int | None = None) -> auth.User | None:
-    """In a callback: the current user if they may still perform ``action``, else None (and a toast
-    saying why); the callback then does nothing."""
-    try:
-        return auth.recheck(state.store(), signin.user(), action, project_id)
-    except auth.AccessDenied as exc:
-        st.toast(f"Not allowed: {exc}.")
-        return None
-
-
 def audited_download(what: str, project_id: int | None, action: str = auth.EXPORT) -> dict:
     """``on_click``/``args`` for st.download_button: records who downloaded ``what`` in the audit trail
     (rechecking that they still may)."""

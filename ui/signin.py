@@ -153,7 +153,7 @@ def _sign_in_page(providers: list[str]) -> None:
 
 def client_address() -> str | None:
     """The client's IP address as Streamlit gives it (None on localhost or where it gives none; behind a
-    reverse proxy, the proxy's: see the README's deployment section)."""
+    reverse proxy, the proxy's: see docs/deployment.md)."""
     address = st.context.ip_address
     return address if isinstance(address, str) else None
 

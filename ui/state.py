@@ -7,12 +7,16 @@ bookmark or a second browser opens the same place.
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 
 from core.inputs.markup import one_line_plain
 from core.jobs import background
 from core.store import ProjectInfo, Store, database_url
 from core.store.engine import describe_failure
+
+logger = logging.getLogger(__name__)
 
 
 def _configured_url() -> str | None:
@@ -34,7 +38,9 @@ def store() -> Store:
     try:
         return _open_store(url)
     except Exception as exc:  # noqa: BLE001 - a bad URL, an unreachable server, permissions, ...
-        st.error(one_line_plain(f"Cannot open the database: {describe_failure(url, exc)}"))
+        reason = describe_failure(url, exc)  # passwords redacted
+        logger.error("cannot open the database: %s", reason)
+        st.error(one_line_plain(f"Cannot open the database: {reason}"))
         st.stop()
 
 

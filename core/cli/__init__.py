@@ -11,6 +11,7 @@ import argparse
 import importlib
 import sys
 
+from core import logs
 from core.errors import InputError
 
 COMMANDS = {
@@ -37,6 +38,7 @@ def build_parser(prog: str = "activegrade") -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, prog: str = "activegrade") -> int:
     args = build_parser(prog).parse_args(argv)
     try:
+        logs.configure()  # the worker (`worker`) and every other command log as the operator set
         return int(args.run(args) or 0)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -58,7 +58,7 @@ EXPORT_COLUMNS = [
 ]
 
 RECOMPUTE_FORMULA = """\
-From the grades export alone (the stratified estimator, METHOD.md section 4; Cochran 1977, eq. 5.7):
+From the grades export alone (the stratified estimator, docs/method.md, *Estimators*; Cochran 1977, eq. 5.7):
 
 1. Average each item's grades (an item graded by several graders enters once): y_i.
 2. Per stratum h (columns stratum, stratum_size N_h, weight W_h = N_h / N): n_h graded items,

@@ -4,7 +4,7 @@ The web server runs no model itself: when jobs wait, `ensure_worker` starts
 ``python -m core worker`` as a child process of the server, on the server's database, which stops
 when the server is gone or after IDLE_EXIT_S without a job (the next job starts another).
 $ACTIVEGRADE_APP_WORKER=0 turns it off, for deployments whose workers run apart (GPU machines,
-several app replicas): see README, "Workers".
+several app replicas): see docs/workers.md.
 """
 
 from __future__ import annotations

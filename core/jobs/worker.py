@@ -11,6 +11,7 @@ takeovers included) up to ``max_attempts``, then fails with its error; bad input
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -24,6 +25,8 @@ from core.jobs.kinds import KINDS
 from core.store import Store
 from core.store import jobs as job_table
 from core.store.jobs import JobRow
+
+logger = logging.getLogger(__name__)
 
 GAVE_UP = "its worker stopped responding (killed, or out of memory)"
 
@@ -101,6 +104,7 @@ class Worker:
         try:
             result = kind.run(context)
         except Lost:
+            logger.warning("job %d (%s): another worker has taken it over; %s stops it", job.id, job.kind, self.name)
             return
         except InputError as exc:
             self._fail(kind, job, str(exc))
@@ -109,25 +113,48 @@ class Worker:
             if job.attempts >= self.options.max_attempts:
                 self._fail(kind, job, message)
             else:
+                logger.warning(
+                    "job %d (%s) failed on attempt %d of %d and goes back to the queue: %s",
+                    job.id,
+                    job.kind,
+                    job.attempts,
+                    self.options.max_attempts,
+                    message,
+                    exc_info=True,
+                )
                 job_table.requeue(self.store, job.id, self.name, message)
         else:
             if not context.released:
                 job_table.finish(self.store, job.id, self.name, result)
+                logger.info("job %d (%s) done by %s", job.id, job.kind, self.name)
         finally:
             stop.set()
             beat.join()
 
     def _fail(self, kind: Kind, job: JobRow, error: str) -> None:
+        logger.error("job %d (%s) failed for good after %d attempts: %s", job.id, job.kind, job.attempts, error)
         if job_table.fail(self.store, job.id, self.name, error):
             kind.failed(self.store, job, error)
 
     def _beat(self, job_id: int, stop: threading.Event) -> None:
         """Every heartbeat_s until ``stop``: stamp the job's heartbeat. The app's own worker ends its
         process at once when the app is gone, so another worker takes the job over."""
+        lost = False
         while not stop.wait(self.options.heartbeat_s):
             if not self._parent_alive():
+                logger.warning("job %d: the app that started worker %s is gone; the worker exits", job_id, self.name)
                 os._exit(1)
             try:
-                job_table.heartbeat(self.store, job_id, self.name)
-            except Exception:  # noqa: BLE001 - a database blip: the next beat tries again
-                pass
+                mine = job_table.heartbeat(self.store, job_id, self.name)
+            except Exception as exc:  # noqa: BLE001 - a database blip: the next beat tries again
+                logger.warning(
+                    "job %d: heartbeat not stamped (%s: %s); the next beat tries again in %g s",
+                    job_id,
+                    type(exc).__name__,
+                    str(exc).strip().split("\n")[0][:200],
+                    self.options.heartbeat_s,
+                )
+                continue
+            if not mine and not lost:
+                lost = True
+                logger.warning("job %d: heartbeat refused, the job is no longer %s's (taken over)", job_id, self.name)

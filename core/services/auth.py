@@ -18,6 +18,7 @@ open demo mode, which is on only when ``$ACTIVEGRADE_OPEN_DEMO`` is ``1``.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import unicodedata
@@ -32,6 +33,8 @@ from core import config
 from core.errors import InputError
 from core.inputs.limits import MAX_ADDRESS_CHARS, MAX_EMAIL_CHARS, MAX_NAME_CHARS, MAX_PASSWORD_CHARS, check_length
 from core.store import Store, accounts
+
+logger = logging.getLogger(__name__)
 
 ADMIN, GRADER, VIEWER = "admin", "grader", "viewer"
 ROLES = (ADMIN, GRADER, VIEWER)
@@ -282,6 +285,9 @@ def sign_in(store: Store, name: str, password: str, address: str | None = None) 
     failures, last = accounts.failures(store, name, address)
     wait = back_off(failures)
     if last is not None and (left := last + wait - datetime.now(UTC)) > timedelta(0):
+        logger.warning(
+            "sign-in for %r from %s held back %.0f s more (back-off)", name, address or "?", left.total_seconds()
+        )
         raise SignInThrottled(
             f"too many failed sign-ins for {name!r} from here: try again in {math.ceil(left.total_seconds())} s"
         )
@@ -291,6 +297,7 @@ def sign_in(store: Store, name: str, password: str, address: str | None = None) 
     ok = not too_long and verify_password(row.password_hash if usable else _DUMMY_HASH, password) and usable
     detail = {"address": address} if address else {}
     if not ok:
+        logger.info("sign-in refused for %r from %s (%d failures in a row before)", name, address or "?", failures)
         accounts.add_failure(store, name, address)
         accounts.record_event(store, name, "sign_in_failed", detail=detail)
         return None
@@ -356,6 +363,7 @@ def sign_in_oidc(store: Store, claims: Mapping[str, object]) -> User:
     row = accounts.user_by_email(store, email)
     if row is None or not row.active:
         accounts.record_event(store, email, "sign_in_failed", detail={"via": "oidc"})
+        logger.info("OIDC sign-in refused: no active account has the e-mail %r", email)
         raise AccessDenied(f"no active ActiveGrade account has the e-mail {email}; ask an admin to create one")
     accounts.record_event(store, row.name, "sign_in", detail={"via": "oidc"})
     return _user(row)

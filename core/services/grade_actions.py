@@ -10,13 +10,35 @@ shows and that position (core.services.showings).
 
 from __future__ import annotations
 
+import functools
+import logging
+from collections.abc import Callable
+
 from core.scales import scale_from_settings
 from core.services import auth, grading, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
 from core.store import Store
 
+logger = logging.getLogger(__name__)
+
 __all__ = ["COMMENTED", "Outcome", "Refused", "acting_grader", "comment", "grade", "reopen", "skip", "undo"]
+
+
+def _logs_refusals(action: Callable[..., Outcome]) -> Callable[..., Outcome]:
+    """``action`` (a press: its arguments start with store, actor, project_id) logging each refusal, with the
+    grader's name and why, before the page shows it (never the grade or the comment)."""
+
+    @functools.wraps(action)
+    def logged(store: Store, actor: auth.User | None, project_id: int, *args, **kwargs) -> Outcome:
+        try:
+            return action(store, actor, project_id, *args, **kwargs)
+        except Refused as refused:
+            who = actor.name if actor is not None else "a signed-out user"
+            logger.info("project %d: %s refused for %s: %s", project_id, action.__name__, who, refused)
+            raise
+
+    return logged
 
 
 def acting_grader(store: Store, actor: auth.User | None, project_id: int) -> auth.User:
@@ -39,6 +61,7 @@ def acting_grader(store: Store, actor: auth.User | None, project_id: int) -> aut
     return current
 
 
+@_logs_refusals
 def grade(
     store: Store,
     actor: auth.User | None,
@@ -59,6 +82,9 @@ def grade(
     """
     grader = acting_grader(store, actor, project_id)
     if seconds < grading.MIN_VIEW_S:
+        logger.info(
+            "project %d: a press by %s ignored, %.2f s after the item appeared", project_id, grader.name, seconds
+        )
         return Outcome("too_fast", f"ignored: pressed {seconds:.2f} s after the item appeared", position)
     scale = scale_from_settings(store.project(project_id).settings)
     try:
@@ -82,6 +108,7 @@ def grade(
     return Outcome("changed", f"changed to: {label}", position)
 
 
+@_logs_refusals
 def comment(store: Store, actor: auth.User | None, project_id: int, position: int, text: str) -> Outcome:
     """Set the comment of the grader's grade of the item, leaving the grade alone (its own audit event)."""
     grader = acting_grader(store, actor, project_id)
@@ -90,6 +117,7 @@ def comment(store: Store, actor: auth.User | None, project_id: int, position: in
     return Outcome(COMMENTED, "comment saved", position)
 
 
+@_logs_refusals
 def skip(store: Store, actor: auth.User | None, project_id: int, position: int) -> Outcome:
     """Pass on the item: it goes back to the queue."""
     grader = acting_grader(store, actor, project_id)
@@ -99,6 +127,7 @@ def skip(store: Store, actor: auth.User | None, project_id: int, position: int) 
     return Outcome("skipped", "skipped: the item went back to the queue", position)
 
 
+@_logs_refusals
 def undo(store: Store, actor: auth.User | None, project_id: int) -> Outcome:
     """Retract the grader's last grade; the item is theirs again unless another grader took it."""
     grader = acting_grader(store, actor, project_id)
@@ -110,6 +139,7 @@ def undo(store: Store, actor: auth.User | None, project_id: int) -> Outcome:
     return Outcome("undone", "undone: the grade is withdrawn; another grader holds the item now", position)
 
 
+@_logs_refusals
 def reopen(store: Store, actor: auth.User | None, project_id: int, position: int) -> Outcome:
     """Take a skipped item back (from the grader's list): reserved for the grader if nobody holds it."""
     grader = acting_grader(store, actor, project_id)

@@ -13,8 +13,7 @@ from core.inputs.limits import MAX_NAME_CHARS, check_length
 from core.inputs.markup import one_line_plain, safe_markdown
 from core.scales import Scale
 from core.settings import ProjectSettings
-from core.stats.allocation import Design
-from core.stats.queue import QueueState, next_item
+from core.stats.queue import QueueState
 from core.store import Store
 
 MIN_VIEW_S = 0.3
@@ -30,12 +29,6 @@ def queue_state(store: Store, project_id: int, reserved: set[int] = frozenset())
     """The project's grading state as the queue wants it."""
     graded = store.graded_positions(project_id)
     return QueueState(graded, frozenset(store.skipped_positions(project_id)), frozenset(reserved) - graded.keys())
-
-
-def next_position(store: Store, project_id: int, design: Design, seed: int) -> int | None:
-    """The queue's next item on the stored state, reservations aside (core.services.reservations.claim adds
-    them), or None when every item is graded."""
-    return next_item(design, queue_state(store, project_id), seed)
 
 
 def grader_view(item: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:

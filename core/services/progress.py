@@ -35,7 +35,7 @@ IDLE_GAP_S = 15 * 60
 
 STOPPING_INTERVAL = "anytime-valid confidence sequence (core.stats.confseq)"
 """The interval the stopping rule and ``items_to_target`` use: valid however and whenever grading stops, so a
-manager who watches the dashboard and stops when it looks good is protected (METHOD.md section 7)."""
+manager who watches the dashboard and stops when it looks good is protected (docs/method.md, *The confidence sequence*)."""
 
 FIXED_BUDGET_INTERVAL = "fixed-n Korn-Graubard interval (core.stats.intervals), read at the budget fixed in advance"
 """The interval of a project whose budget is fixed in advance (settings budget_fixed): valid when read once, at n0."""

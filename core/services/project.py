@@ -115,7 +115,7 @@ def open_demo(store: Store, *, start: bool = True) -> int:
         raise InputError(
             "the demo pool is not available yet",
             file=str(pool_path),
-            fix="create it (see the README's section on the demo data) or upload your own pool",
+            fix="create it (data/demo/README.md says how) or upload your own pool",
         )
     samples = (samples_path.name, samples_path.read_bytes()) if samples_path.exists() else None
     settings = {"guidelines": _demo_guidelines(folder)}

@@ -40,6 +40,7 @@ the estimate through their mean (core.stats.rater_agreement.combine).
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from datetime import timedelta
 
@@ -51,6 +52,8 @@ from core.services.grading import queue_state, submit
 from core.stats.allocation import Design
 from core.stats.queue import QueueState, next_item
 from core.store import Store, accounts
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TTL = timedelta(minutes=10)
 LATE = (
@@ -180,8 +183,13 @@ def grade(store: Store, project_id: int, position: int, scale: Scale, label: str
     grade_id = submit(store, project_id, position, scale, label, grader, **details)
     try:
         accounts.release(store, project_id, grader)
-    except DBAPIError:  # the grade is saved; the reservation expires by itself (its ttl)
-        pass
+    except DBAPIError as exc:  # the grade is saved; the reservation expires by itself (its ttl)
+        logger.warning(
+            "project %d: %s's reservation not released after a grade (%s); it expires by itself",
+            project_id,
+            grader,
+            type(exc.orig).__name__,
+        )
     return grade_id
 
 

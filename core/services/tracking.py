@@ -35,7 +35,7 @@ def estimate_path(
     Columns: ``grades`` (k), ``estimate``, ``ci_low``, ``ci_high``, and
     ``uniform_low``/``uniform_high``: the interval uniform random sampling
     would have at the same k, i.e. the estimate +- z sqrt(V / deff) with
-    V / deff = (1 - k/N) S^2 / k (METHOD.md section 4), centred on the
+    V / deff = (1 - k/N) S^2 / k (docs/method.md, *Savings*), centred on the
     estimate so the two widths compare directly; ``anytime_low``/``anytime_high``:
     ``anytime``'s confidence sequence after k grades (its path; NaN without it), the
     interval valid whenever grading stops. Prefixes that leave a stratum

@@ -4,7 +4,7 @@ A `Design` is built once from the prepared items (`design_from_items`) and
 never changes while experts grade. Everything here is a pure function of the
 design, a budget and (for the adaptive spreads) the grades seen so far.
 
-Notation (docs: ../shared/METHOD.md sections 3 and 5): N items in H strata of
+Notation (docs/method.md, *Allocation*): N items in H strata of
 sizes N_h, weights W_h = N_h / N, spreads S_h (standard deviation of the grade
 inside stratum h), allocation n_h with sum_h n_h = n.
 """
@@ -25,7 +25,7 @@ from core.stats.proxy import PROXY_COLUMN, SURROGATE, proxy_strata
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
 
 DEFAULT_FLOOR = 2
-"""Minimum grades per stratum (METHOD.md section 3): two give a spread estimate."""
+"""Minimum grades per stratum (docs/method.md, *Allocation*, the floor): two give a spread estimate."""
 
 DEFAULT_PRIOR_STRENGTH = 100.0
 """Pseudo-grades behind a stratum's prior spread against its own grades (core.stats.spreads.adaptive_sd)."""
@@ -144,7 +144,7 @@ def make_design(
     The smoothed predicted grade of item i is p_i = 1/2 + shrink (proxy_i - 1/2),
     that of stratum h m_h = mean_h(p_i), and its predicted spread S_h = sqrt(m_h (1 - m_h)): for a 0/1 grade with
     predicted probability p_i, the law of total variance gives
-    S_h^2 = E_h[p(1-p)] + Var_h(p) = mean_h(p) (1 - mean_h(p)) (METHOD.md section 3).
+    S_h^2 = E_h[p(1-p)] + Var_h(p) = mean_h(p) (1 - mean_h(p)) (docs/method.md, *Allocation*).
     """
     stratum = np.asarray(stratum)
     proxy = np.asarray(proxy, dtype=float)
@@ -356,13 +356,13 @@ def next_stratum(
     min(floor, N_h) grades, the next grade goes to the stratum with the fewest
     grades among those, ties to the largest W_h S_h (round robin), so after
     H grades every stratum has one and no estimate leans on a stratum without
-    grades (METHOD.md section 7). Then the stratum, among those with
+    grades (docs/method.md, *Allocation*, the floor). Then the stratum, among those with
     n_h < N_h, whose next grade lowers `allocation_objective` the most:
     W_h^2 S_h^2 / (n_h (n_h + 1)) + W_h^2 kappa (2 n_h + 1) / (n_h^2 (n_h + 1)^2).
     Repeating the greedy step gives at every prefix size the integer
     allocation that minimises the objective given the floors (marginal
-    analysis for a separable convex objective, Gross 1966; METHOD.md
-    section 5). Returns -1 where every stratum is exhausted.
+    analysis for a separable convex objective, Gross 1966; docs/method.md,
+    *Allocation*, the queue order). Returns -1 where every stratum is exhausted.
     """
     counts = np.asarray(counts)
     sds = np.broadcast_to(np.asarray(sds, dtype=float), counts.shape)
@@ -451,7 +451,7 @@ def planned_saving(design: Design, n: int, means: np.ndarray | None = None, rho:
     1 - n / m, where m = S^2 / (V + S^2/N) is the uniform sample size with the
     planned allocation's variance V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h,
     S_h^2 = rho m_h (1 - m_h) and S^2 = sum_h W_h S_h^2 + sum_h W_h (m_h - m)^2
-    (METHOD.md section 4). By default m_h = the surrogate's smoothed predicted
+    (docs/method.md, *Savings*). By default m_h = the surrogate's smoothed predicted
     means (design.prior_mean) and rho = 1 (binary grades): the forecast before
     any grade. core.stats.planning.planned_saving_range puts a range around it.
     """

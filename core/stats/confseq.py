@@ -3,7 +3,7 @@
 Valid at every number of grades at once, under stratified sampling without
 replacement and any predictable allocation (the next stratum chosen from past
 grades only, as `core.stats.queue.next_item` does): P(exists n: mu not in C_n) <= alpha
-(METHOD.md section 7). It is what a manager who watches the dashboard and stops
+(docs/method.md, *The confidence sequence*). It is what a manager who watches the dashboard and stops
 when it looks good can rely on; the fixed-n interval of core.stats.estimate is not.
 
 Construction: the stratified intersection betting sequence.

@@ -1,6 +1,6 @@
 """Estimate the pool's mean grade from the grades so far, with an honest interval.
 
-Two estimators, both inside the stratified design (METHOD.md section 4):
+Two estimators, both inside the stratified design (docs/method.md, *Estimators*):
 
 - "stratified": mu = sum_h W_h ybar_h.
 - "difference": the model-assisted difference estimator

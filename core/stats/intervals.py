@@ -1,6 +1,6 @@
 """Fixed-n confidence intervals for a stratified mean of grades in [0, 1] that hold at any pass rate.
 
-For a budget decided in advance (METHOD.md section 7). All functions are pure
+For a budget decided in advance (docs/method.md, *Fixed-n intervals*). All functions are pure
 and vectorised over leading (replication) axes.
 
 Korn-Graubard interval (Korn & Graubard 1998, "Confidence intervals for

@@ -1,7 +1,7 @@
 """An existing score as the design's proxy: a judge's verdict, a reward model's score, a metric.
 
 Any numeric pool column can drive the design instead of the surrogate's
-agreement (METHOD.md section 8): it decides the strata and the predicted
+agreement (docs/method.md, *Proxies*): it decides the strata and the predicted
 grade behind the approximate Neyman spreads, and it is the first covariate
 of the difference estimator. The design stays valid whatever the proxy is
 worth; only its efficiency changes.

@@ -1,4 +1,4 @@
-"""Labels saved against uniform random sampling, read from the grades so far (METHOD.md sections 4 and 7).
+"""Labels saved against uniform random sampling, read from the grades so far (docs/method.md, *Savings*).
 
 For a stratified sample with n_h grades in stratum h (sample means ybar_h,
 sample variances s_h^2, v_h = (1 - n_h/N_h) s_h^2 / n_h the variance of ybar_h):

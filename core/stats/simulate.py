@@ -4,7 +4,7 @@ Each method is run `reps` times at every budget; the grader is replaced by the
 pool's `label`. Replication r of every stratified method uses the same random
 order of the pool, `core.stats.queue.item_order(N, seed_r)` (common random numbers).
 
-Methods (METHOD.md section 6):
+Methods (docs/method.md, *Simulation*):
 - uniform:        simple random sampling, the sample mean (a one-stratum design).
 - proportional:   the prepared strata, proportional allocation, stratified estimator.
 - neyman_paper:   entropy strata (the surrogate's, also when the items carry a proxy), approximate Neyman allocation from the

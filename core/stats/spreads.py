@@ -7,7 +7,7 @@ Two steps, both pure and vectorised over leading (replication) axes:
    after a handful of grades).
 2. `adaptive_sd`: each stratum's own sample variance blended with that prior.
 
-The queue allocates by the result (adaptive Neyman, METHOD.md section 5) and
+The queue allocates by the result (adaptive Neyman, docs/method.md, *Allocation*) and
 the estimator stabilises its variance with it (core.stats.estimate).
 """
 

@@ -1,4 +1,4 @@
-"""Stratify a pool by semantic entropy and/or agreement (../shared/METHOD.md, section 2).
+"""Stratify a pool by semantic entropy and/or agreement (docs/method.md, *Stratification*).
 
 Stratum numbers are ordered by surrogate doubt, lowest first:
 

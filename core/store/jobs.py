@@ -11,6 +11,7 @@ other; on SQLite, a single writer, the claim is one conditional ``UPDATE ... WHE
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,6 +24,8 @@ from core.store.models import Job, aware, utcnow
 
 if TYPE_CHECKING:
     from core.store.store import Store
+
+logger = logging.getLogger(__name__)
 
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 ACTIVE = (QUEUED, RUNNING)
@@ -150,12 +153,13 @@ def claim(
         filters.append(Job.kind.in_(list(kinds)))
     while True:
         with store.session() as s, s.begin():
-            query = select(Job.id).where(*filters).order_by(Job.id).limit(1)
+            query = select(Job.id, Job.state, Job.worker).where(*filters).order_by(Job.id).limit(1)
             if s.bind.dialect.name == "postgresql":
                 query = query.with_for_update(skip_locked=True, of=Job)
-            job_id = s.scalar(query)
-            if job_id is None:
+            found = s.execute(query).first()
+            if found is None:
                 return None
+            job_id, state, holder = found
             now = utcnow()
             won = s.execute(
                 update(Job)
@@ -170,7 +174,20 @@ def claim(
                 .execution_options(synchronize_session=False)
             )
             if won.rowcount == 1:
-                return _row(s.get(Job, job_id))
+                job = _row(s.get(Job, job_id))
+                if state == RUNNING:  # its holder stopped stamping the heartbeat
+                    logger.warning(
+                        "job %d (%s) taken over by %s from %s, whose heartbeat was older than %s; attempt %d",
+                        job.id,
+                        job.kind,
+                        worker,
+                        holder,
+                        stale_before.isoformat(timespec="seconds"),
+                        job.attempts,
+                    )
+                else:
+                    logger.info("job %d (%s) claimed by %s; attempt %d", job.id, job.kind, worker, job.attempts)
+                return job
         # another worker won this one between the read and the write (SQLite): look again
 
 
@@ -196,11 +213,6 @@ def progress(store: Store, job_id: int, worker: str, done: int, total: int, mess
     return _update_mine(
         store, job_id, worker, progress_done=done, progress_total=total, message=message, heartbeat_at=utcnow()
     )
-
-
-def save_checkpoint(store: Store, job_id: int, worker: str, checkpoint: dict[str, Any]) -> bool:
-    """Store what the job resumes from after a takeover; False when it is no longer this worker's."""
-    return _update_mine(store, job_id, worker, checkpoint=checkpoint, heartbeat_at=utcnow())
 
 
 def finish(store: Store, job_id: int, worker: str, result: dict[str, Any] | None = None) -> bool:

@@ -55,8 +55,3 @@ def remove(store: Store, token_hash: str) -> None:
 def end_for_user(session: Session, user_id: int) -> None:
     """Delete every session of the account, inside the caller's transaction."""
     session.execute(delete(SignInSession).where(SignInSession.user_id == user_id))
-
-
-def count_for_user(store: Store, user_id: int) -> int:
-    with store.session() as s:
-        return len(s.scalars(select(SignInSession.id).where(SignInSession.user_id == user_id)).all())

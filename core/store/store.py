@@ -6,6 +6,7 @@ objects, never live ORM rows, so callers can hold them across threads.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from collections.abc import Callable, Iterator
@@ -28,6 +29,8 @@ from core.store import json_codec
 from core.store.engine import database_url, make_engine
 from core.store.migrations import upgrade
 from core.store.models import AuditEvent, Grade, InputFile, Item, Project, Skip, aware, utcnow
+
+logger = logging.getLogger(__name__)
 
 SAVE_CHUNK = 20_000
 """Items written per insert by ``save_items``."""
@@ -339,12 +342,6 @@ class Store:
                 raise KeyError(f"project {project_id} has no item at position {position}")
             return {"id": row.item_id, "stratum": row.stratum, **row.data}
 
-    def items_at(self, project_id: int, positions: list[int]) -> dict[int, dict[str, Any]]:
-        """Several items by position (as ``item``), in one query."""
-        with self.session() as s:
-            rows = s.scalars(select(Item).where(Item.project_id == project_id, Item.position.in_(positions)))
-            return {r.position: {"id": r.item_id, "stratum": r.stratum, **r.data} for r in rows}
-
     def item_count(self, project_id: int) -> int:
         """N: positions are 0..N-1, so the last position + 1, read from the primary key's index (no count of
         N rows: the grade page asks on every press)."""
@@ -425,10 +422,10 @@ class Store:
                 ) from None
             raise
         except DBAPIError as exc:
+            reason = f"{type(exc.orig).__name__}: {_first_line(exc.orig)}"
+            logger.error("project %d: the database refused a write (%s): %s", project_id, what, reason)
             raise NotSaved(
-                f"{what} was not saved: the database did not accept it ({type(exc.orig).__name__}: "
-                f"{str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else 'no detail'}). "
-                "Nothing else was lost; press again"
+                f"{what} was not saved: the database did not accept it ({reason}). Nothing else was lost; press again"
             ) from exc
 
     def has_project(self, project_id: int) -> bool:
@@ -545,3 +542,10 @@ class Store:
             if row is None:
                 return None
             return {c: getattr(row, c) for c in GRADE_COLUMNS}
+
+
+def _first_line(error: BaseException) -> str:
+    """The first line of a database driver's message (the next lines hold the statement and its values,
+    which may be grades or comments: never shown or logged)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else "no detail"

@@ -2,7 +2,7 @@
 
 Reference: Kuhn, Gal, Farquhar, "Semantic Uncertainty", ICLR 2023; Farquhar,
 Kossen, Kuhn, Gal, "Detecting hallucinations in large language models using
-semantic entropy", Nature 2024. See ../shared/METHOD.md, section 1.
+semantic entropy", Nature 2024. See docs/method.md, *Semantic clustering and entropy*.
 """
 
 from __future__ import annotations

@@ -141,7 +141,7 @@ def score_items(
     """SCORES of every pool row, each an array of the pool's length.
 
     Every item is scored from its own texts alone (an exact backend gives the same classes in any
-    company; a model backend's batches differ with the chunk, see README's note on workers), so the
+    company; a model backend's batches differ with the chunk, see docs/workers.md), so the
     scores of consecutive chunks of the pool with their samples (core.inputs.io.load_inputs's ``rows``),
     concatenated, are those of the whole pool.
     """

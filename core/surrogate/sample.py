@@ -41,6 +41,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, P
 
 from core.errors import InputError
 from core.surrogate.sampler_base import FEW_SHOT, SYSTEM_PROMPT, Answer, Progress, check_settings, samples_file
+from core.surrogate.semantic.base import resolve_device
 
 
 @dataclass
@@ -53,25 +54,12 @@ class LocalModel:
     name: str
 
 
-def resolve_device(device: str = "auto") -> torch.device:
-    """`auto` picks CUDA when available, else CPU; any torch device string is accepted."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        resolved = torch.device(device)
-    except RuntimeError as error:
-        raise InputError(f"unknown device '{device}'", fix="use auto, cpu, cuda or cuda:N") from error
-    if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise InputError(f"device '{device}' requested but CUDA is not available", fix="use --device auto or cpu")
-    return resolved
-
-
 def load_model(name_or_path: str, *, gguf_file: str | None = None, device: str = "auto") -> LocalModel:
     """Load a Hugging Face causal LM (hub name or local folder; a GGUF file inside it with `gguf_file`).
 
     Raises InputError when the model cannot be found or loaded.
     """
-    target = resolve_device(device)
+    target = torch.device(resolve_device(device))
     options: dict = {"gguf_file": gguf_file} if gguf_file else {}
     try:
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, **options)

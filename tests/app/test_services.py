@@ -10,10 +10,11 @@ from core.errors import InputError
 from core.exports.report import report, report_markdown
 from core.inputs.markup import has_image
 from core.scales import BINARY, LIKERT, parse_custom_labels, scale_from_settings
-from core.services.grading import grader_view, next_position
+from core.services.grading import grader_view, queue_state
 from core.services.project import create_project, start_preparation
 from core.services.tracking import current_estimate, estimate_path
 from core.stats.confseq import anytime_interval
+from core.stats.queue import next_item
 
 
 def test_scales_map_labels_to_values_and_keys():
@@ -107,7 +108,7 @@ def test_report_carries_estimate_settings_and_seed(store, project_id):
 
     design = design_from_items(store.load_items(project_id), stratify_by=None)
     for _ in range(6):
-        submit(store, project_id, next_position(store, project_id, design, 0), BINARY, "Correct", "ann")
+        submit(store, project_id, next_item(design, queue_state(store, project_id), 0), BINARY, "Correct", "ann")
     graded = store.graded_positions(project_id)
     result = current_estimate(design, graded)
     grades = store.grades(project_id)

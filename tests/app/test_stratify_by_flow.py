@@ -7,10 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from core.jobs.simulation_job import latest_simulation
-from core.services.grading import next_position
+from core.services.grading import queue_state
 from core.stats.confseq import anytime_interval
 from core.stats.design import prepared_design, project_design
 from core.stats.estimate import estimate
+from core.stats.queue import next_item
 from core.stats.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
 from core.testing.waiting import prepared
 from tests.app.test_dashboard_export import simulated
@@ -50,7 +51,7 @@ def test_stratify_by_and_strata_flow_from_the_form_to_the_queue_the_estimator_an
     # the queue hands out items of those strata, every stratum first
     firsts = []
     for _ in range(design.H):
-        position = next_position(store, project.id, design, project.settings["seed"])
+        position = next_item(design, queue_state(store, project.id), project.settings["seed"])
         firsts.append(int(design.stratum[position]))
         store.add_grade(project.id, position, value=1.0, label="Correct", grader="ann")
     assert sorted(firsts) == list(range(design.H))

@@ -9,7 +9,7 @@ inspect-ai downgrades packages the app uses. Checked with
 `pip install --dry-run inspect-ai` on 2026-12-02: inspect-ai 0.3.285, the
 newest release, would replace fsspec 2026.9.0 by 2026.6.0 (inspect-ai's own
 requirement, with s3fs 2026.6.0) and python-dateutil 4.0.0 by 2.9.0.post0
-(aiobotocore, through s3fs, needs python-dateutil < 3). The README points
+(aiobotocore, through s3fs, needs python-dateutil < 3). docs/dependencies.md points
 here. The tests read logs made by the real `inspect eval`
 (scripts/make_eval_logs.py).
 

@@ -54,21 +54,24 @@ class UniqueTexts:
 
 
 def resolve_device(device: str) -> str:
-    """'auto' -> 'cuda' when a CUDA device is present, else 'cpu'; checks the other values. Every model
-    (embedding, NLI, sampling) is placed through here, so here torch also takes the CPU threads
-    $ACTIVEGRADE_TORCH_THREADS gives (core.config), before the model loads."""
+    """Where a model runs: 'auto' -> 'cuda' when a CUDA device is present, else 'cpu'; any other torch device
+    string ('cpu', 'cuda', 'cuda:1', 'mps') as it is, checked. Every model (embedding, NLI, sampling:
+    core.surrogate.sample.load_model) is placed through here, so here torch also takes the CPU threads
+    $ACTIVEGRADE_TORCH_THREADS gives (core.config), before the model loads. DEVICES are the usual choices."""
     import torch
 
     threads = config.config().torch_threads
     if threads is not None and torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
 
-    if device not in DEVICES:
-        raise InputError(f"unknown device '{device}'", fix="use auto, cpu or cuda")
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise InputError("device 'cuda' requested but no CUDA device is available", fix="use --device auto or cpu")
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise InputError(f"unknown device '{device}'", fix="use auto, cpu, cuda or cuda:N") from error
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"device '{device}' requested but no CUDA device is available", fix="use --device auto or cpu")
     return device
 
 
@@ -115,7 +118,7 @@ def _model_files(folder: Path) -> list[Path]:
     return files
 
 
-def one_line(error: Exception, limit: int = 200) -> str:
+def short_error(error: Exception, limit: int = 200) -> str:
     """An exception's message on one line, cut to `limit` characters (library errors can run long)."""
     text = " ".join(str(error).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -32,8 +32,8 @@ from core.surrogate.semantic.base import (
     UniqueTexts,
     cluster_by_representatives,
     model_fingerprint,
-    one_line,
     resolve_device,
+    short_error,
 )
 from core.surrogate.semantic.cache import EmbeddingCache
 
@@ -93,7 +93,7 @@ class EmbeddingBackend(Backend):
                 self._model = SentenceTransformer(self.model_name, device=self.device)
             except (OSError, ValueError) as error:
                 raise InputError(
-                    f"cannot load sentence-transformers model '{self.model_name}' ({one_line(error)})",
+                    f"cannot load sentence-transformers model '{self.model_name}' ({short_error(error)})",
                     fix="give the path of a local sentence-transformers model folder or a model name in the local Hugging Face cache",
                 ) from None
             if self.device == "cuda":

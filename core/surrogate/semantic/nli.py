@@ -30,8 +30,8 @@ from core.surrogate.semantic.base import (
     UniqueTexts,
     cluster_by_representatives,
     model_fingerprint,
-    one_line,
     resolve_device,
+    short_error,
 )
 
 DEFAULT_MODEL = "microsoft/deberta-large-mnli"
@@ -87,7 +87,7 @@ class NLIBackend(Backend):
                 model = AutoModelForSequenceClassification.from_pretrained(self.model_name)
             except (OSError, ValueError) as error:
                 raise InputError(
-                    f"cannot load NLI model '{self.model_name}' ({one_line(error)})",
+                    f"cannot load NLI model '{self.model_name}' ({short_error(error)})",
                     fix="give the path of a local Hugging Face NLI model folder or a model name in the local Hugging Face cache",
                 ) from None
             id2label = model.config.id2label

@@ -1,0 +1,37 @@
+"""core.logs: one handler on standard error, at the level $ACTIVEGRADE_LOG_LEVEL names, for ActiveGrade's loggers."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import pytest
+
+from core import config, logs
+
+
+@pytest.fixture
+def configured():
+    """configure() as an entry point calls it; the loggers are put back afterwards."""
+    before = {name: (logging.getLogger(name).level, list(logging.getLogger(name).handlers)) for name in logs.PACKAGES}
+    yield lambda: logs.configure()
+    for name, (level, handlers) in before.items():
+        logging.getLogger(name).setLevel(level)
+        logging.getLogger(name).handlers[:] = handlers
+
+
+def test_records_reach_standard_error_in_the_format_at_the_level_set(configured, monkeypatch, capsys):
+    monkeypatch.setenv(config.LOG_LEVEL, "warning")
+    configured()
+    configured()  # a second call adds no second handler
+    logger = logging.getLogger("core.store.jobs")
+    logger.info("not shown")
+    logger.warning("job %d taken over", 7)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].endswith(f"WARNING core.store.jobs [pid {os.getpid()}]: job 7 taken over")
+
+
+def test_other_libraries_loggers_are_left_alone(configured):
+    configured()
+    assert logs._HANDLER not in logging.getLogger("sqlalchemy").handlers
+    assert logs._HANDLER not in logging.getLogger().handlers
