@@ -10,8 +10,6 @@ from core.scales import scale_from_settings
 from core.services import auth
 from core.services.progress import (
     IDLE_GAP_S,
-    Stopping,
-    budget_reading,
     counted,
     counts,
     duration,
@@ -19,13 +17,11 @@ from core.services.progress import (
     grader_pace,
     item_pace,
     percent,
-    project_stopping,
-    saving_short,
-    saving_text,
     throughput,
     with_working_time,
     without_grades,
 )
+from core.services.reading import Reading, interval_when, read_project, saving_words, stopping_words
 from core.services.tracking import PATH_NOTE, current_estimate
 from core.stats.estimate import DEFAULT_METHOD, METHODS
 from core.stats.rater_agreement import agreement, summary
@@ -60,11 +56,11 @@ def shown(table, digits: int = 3):
     )
 
 
-def pace_row(graded: dict[int, float], grades, rule: Stopping, target: float) -> None:
+def pace_row(grades, reading: Reading) -> None:
     """Grades and items counted apart, throughput, the stopping rule and the ETA at the current pace."""
     counted = counts(grades)
-    needed = rule.budget if rule.budget is not None else plan.items_to_target_of(project, graded, target, method)
-    when = eta(needed, counted.items, item_pace(grades))
+    f = reading.forecast
+    when = eta(reading.graded + reading.items_left, counted.items, item_pace(grades))
     cols = st.columns(4)
     cols[0].metric(
         "Grades",
@@ -80,31 +76,20 @@ def pace_row(graded: dict[int, float], grades, rule: Stopping, target: float) ->
     cols[2].metric(
         "Items still needed",
         f"{when.items_left:,}",
-        help=f"Graded items left to the budget fixed in advance ({needed:,} in all)."
-        if rule.budget is not None
-        else f"Projected graded items for a half-width of {target:.3f} ({needed:,} in all), from the grades' "
-        f"spreads so far and the {rule.interval} interval; a projection, not a promise.",
+        help=f"Forecast of graded items to the stop ({reading.regime_name}): about {f.n:,} in all, likely "
+        f"{f.low:,} to {f.high:,} (an 80% range, from the grades so far); a forecast, not a promise.",
     )
     cols[3].metric(
         "ETA at the current pace",
-        "done" if rule.met else duration(when.hours),
+        "done" if reading.done else duration(when.hours),
         help=f"Items still needed / graded items per hour of grading time ({when.pace:,.1f} items/h).",
     )
-    if rule.budget is not None:
-        message = f"{rule.graded:,} of the {rule.budget:,} items of the budget fixed in advance graded"
-        if rule.met:
-            st.success(f"Budget reached: {message}; report the fixed-n interval (half-width {rule.half_width:.3f}).")
-        else:
-            st.info(f"{message}: {when.items_left:,} more, {duration(when.hours)} at the current pace (ETA).")
-    elif rule.met:
-        st.success(
-            f"Stopping rule met: the interval's half-width {rule.half_width:.3f} is at most the target "
-            f"{rule.target:.3f}."
-        )
+    if reading.done:
+        st.success(stopping_words(reading))
     else:
-        st.warning(
-            f"Half-width {rule.half_width:.3f} > target {rule.target:.3f}: about **{when.items_left:,} more items** "
-            f"({needed:,} in all, projected), {duration(when.hours)} of grading at the current pace (ETA)."
+        st.info(
+            f"{stopping_words(reading)} About **{when.items_left:,} more items** ({f.n:,} in all, likely "
+            f"{f.low:,} to {f.high:,}), {duration(when.hours)} of grading at the current pace (ETA)."
         )
 
 
@@ -116,7 +101,6 @@ def live() -> None:
     design = plan.design(project)
     graded = store.graded_positions(project.id)
     e = current_estimate(design, graded, method)
-    target = float(project.settings["target_half_width"])
     if e.n == 0:
         st.info("No grade yet: grade a few items and the estimate appears here.")
         return
@@ -134,43 +118,22 @@ def live() -> None:
     cols = st.columns(4)
     cols[0].metric("Estimated mean grade", f"{e.value:.3f}", help=f"{e.method} estimator")
     anytime = plan.anytime_of(project, graded)
-    anytime_text = (
-        f"Anytime-valid confidence sequence (half-width {anytime.half_width:.3f}, tuned for a planned "
-        f"{anytime.n0:,} grades): it holds however often you look and whenever you stop, so the stopping rule uses it."
+    reading = read_project(design, project.settings, graded, e, anytime)
+    cols[1].metric(
+        f"{reading.now.level:.1%} interval, {interval_when(reading)}",
+        f"{reading.now.low:.3f} – {reading.now.high:.3f}",
+        help=f"{reading.now.name}. Fixed-n interval now {e.ci_low:.3f} – {e.ci_high:.3f}; anytime-valid "
+        f"{anytime.low:.3f} – {anytime.high:.3f} (tuned for {anytime.n0:,} grades).",
     )
-    fixed_text = (
-        f"fixed-n (Korn-Graubard) interval {e.ci_low:.3f} – {e.ci_high:.3f} (half-width "
-        f"{(e.ci_high - e.ci_low) / 2:.3f}), valid when read once at a number of grades decided in advance"
-    )
-    rule = project_stopping(project.settings, design.N, anytime, e)
-    if rule.budget is not None:
-        cols[1].metric(
-            f"{e.level:.0%} interval {budget_reading(e.n, rule.budget)}",
-            f"{e.ci_low:.3f} – {e.ci_high:.3f}",
-            help=f"The {fixed_text}; the queue allocates for it (the project's budget is fixed in advance). "
-            f"{anytime_text} Now {anytime.low:.3f} – {anytime.high:.3f}.",
-        )
-    else:
-        cols[1].metric(
-            f"{anytime.level:.0%} interval, valid whenever you stop",
-            f"{anytime.low:.3f} – {anytime.high:.3f}",
-            help=f"{anytime_text} For a budget fixed in advance, the {fixed_text}.",
-        )
     cols[2].metric(
         "Graded items", f"{e.n:,} of {design.N:,}", help="Distinct items with at least one grade (the estimate's n)."
     )
     cols[3].metric(
-        "Grades saved vs uniform",
-        saving_short(e),
-        help=f"{saving_text(e)}: "
-        + (
-            "shown once every stratum has 2 grades"
-            if e.saving is None
-            else f"uniform random sampling would need about {e.uniform_labels:,.0f} graded items for this "
-            f"precision (design effect {e.deff:.2f}; likely range {percent(e.saving.low, signed=True)} to {percent(e.saving.high, signed=True)})."
-        ),
+        "Saving vs uniform sampling",
+        percent(reading.saving.fixed_n) if reading.saving_known else "withheld",
+        help=saving_words(reading),
     )
-    pace_row(graded, grades, rule, target)
+    pace_row(grades, reading)
     st.subheader("Estimate against the number of grades")
     st.altair_chart(path_chart(plan.estimate_path_of(project, graded, method)), width="stretch")
     st.caption(PATH_NOTE)

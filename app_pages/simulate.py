@@ -11,6 +11,7 @@ from core.jobs.simulation_job import enqueue_simulation, latest_simulation
 from core.services import auth
 from core.stats.design import planned_budget
 from core.stats.simulate import DEFAULT_BUDGETS, METHODS, ORACLES, budget_sizes
+from core.stats.stopping import ANYTIME, REGIME_NAMES
 from core.store.jobs import ACTIVE, FAILED
 from ui import access, plan, state
 
@@ -110,7 +111,7 @@ frame["note"] = frame["method"].map(result["notes"])
 st.markdown(
     f"Pool of **{result['N']:,}** items, true mean grade **{result['mu']:.4f}**; anytime intervals tuned for "
     f"n0 = {result['n0']:,} grades; `activegrade` allocates "
-    + ("for a budget fixed in advance (plain Neyman). " if result.get("kappa") == 0 else "for anytime stopping. ")
+    + f"for stopping at {REGIME_NAMES[result.get('regime', ANYTIME)]}. "
     + " ".join(f"`{m}` {result['notes'][m]}." for m in result["notes"] if m in ORACLES)
 )
 

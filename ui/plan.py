@@ -8,9 +8,9 @@ import pandas as pd
 import streamlit as st
 
 from core.services.overview import NAME_OF, histogram, strata_table, stratifying_columns, without_samples
-from core.services.progress import items_to_target, percent
-from core.services.target_plan import TargetPlan, plan_for_target
-from core.services.tracking import estimate_path
+from core.services.reading import Reading, read_project, saving_words
+from core.services.tracking import current_estimate, estimate_path
+from core.settings import ProjectSettings
 from core.stats.allocation import Design, planned_allocation, proportional_allocation
 from core.stats.confseq import AnytimeInterval, anytime_interval
 from core.stats.design import planned_budget, prepared_design
@@ -28,9 +28,9 @@ def _items(url: str, project_id: int, prepared_at: str) -> pd.DataFrame:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def _design(key: tuple[str, int, str, bool]) -> Design:
-    url, project_id, prepared_at, budget_fixed = key
-    return prepared_design(_items(url, project_id, prepared_at), {"budget_fixed": budget_fixed})
+def _design(key: tuple[str, int, str, str]) -> Design:
+    url, project_id, prepared_at, regime = key
+    return prepared_design(_items(url, project_id, prepared_at), regime)
 
 
 def _key(project: ProjectInfo) -> tuple[str, int, str]:
@@ -38,9 +38,10 @@ def _key(project: ProjectInfo) -> tuple[str, int, str]:
     return str(state.store().engine.url), project.id, project.updated_at.isoformat()
 
 
-def _design_key(project: ProjectInfo) -> tuple[str, int, str, bool]:
-    """The items' key and the one setting the design reads besides them (core.stats.design.prepared_design)."""
-    return (*_key(project), bool(project.settings["budget_fixed"]))
+def _design_key(project: ProjectInfo) -> tuple[str, int, str, str]:
+    """The items' key and the one setting the design reads besides them: the stopping regime
+    (core.stats.design.prepared_design)."""
+    return (*_key(project), ProjectSettings.from_dict(project.settings).stopping)
 
 
 def items(project: ProjectInfo) -> pd.DataFrame:
@@ -53,50 +54,31 @@ def design(project: ProjectInfo) -> Design:
     return _design(_design_key(project))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _target_plan(
-    key: tuple, positions: tuple, grades: tuple, target: float, n0: int, budget_fixed: bool, method: str
-) -> TargetPlan:
-    anytime = None if budget_fixed or not positions else _anytime(key, positions, grades, n0)
-    return plan_for_target(
-        _design(key), target, positions, grades, anytime=anytime, budget_fixed=budget_fixed, method=method
-    )
+def reading_of(project: ProjectInfo, graded: dict[int, float], method: str = "default") -> Reading:
+    """core.services.reading.read_project for the project's grades now: what every page renders."""
+    design_ = design(project)
+    estimate = current_estimate(design_, graded, method)
+    return read_project(design_, project.settings, graded, estimate, anytime_of(project, graded) if graded else None)
 
 
 def headline(project: ProjectInfo) -> None:
-    """'To reach ±X at 95%, grade about N items (uniform would need M)', with its range and interval."""
+    """'To reach ±X at 95%, grade about N items (likely L to H; uniform random sampling would need M)'."""
     graded = state.store().graded_positions(project.id)
-    target = float(project.settings["target_half_width"])
-    n0 = planned_budget(project.settings, design(project).N)
-    settings = project.settings
-    p = _target_plan(
-        _design_key(project),
-        tuple(graded),
-        tuple(graded.values()),
-        target,
-        n0,
-        bool(settings["budget_fixed"]),
-        settings["method"],
-    )
+    reading = reading_of(project, graded, project.settings["method"])
+    f, s = reading.forecast, reading.saving
+    uniform = f"; uniform random sampling would need about {s.uniform_fixed:,.0f}"
     with st.container(border=True, key="setup-headline"):
         st.markdown(
-            f"### To reach ±{p.target:.3f} at {p.level:.0%}, grade about {p.items:,} items "
-            f"(uniform would need {p.uniform:,})",
+            f"### To reach ±{reading.target:.3f} at 95%, grade about {f.n:,} items (likely {f.low:,} to "
+            f"{f.high:,}{uniform})",
             help=term_help("half-width (±)"),
         )
-        source = f"a pilot of {p.saving.pilot} grades" if p.saving.pilot else "the surrogate alone, before any grade"
+        source = f"{f.graded:,} grades so far" if f.graded else "the surrogate alone, before any grade"
         st.caption(
-            f"Likely between {p.low:,} and {p.high:,} items, from {source} (a saving of "
-            f"{percent(p.saving_range[0])} to {percent(p.saving_range[1])} against uniform's {p.uniform:,}). "
-            f"Interval: {p.interval}; "
-            + (
-                "the stopping rule is the budget n0 itself, this count what that interval needs for the target. "
-                if project.settings["budget_fixed"]
-                else "the one the stopping rule uses; until every stratum has grades the count is the fixed-n "
-                "projection, a lower bound for it. "
-            )
-            + "Uniform's count is for the same interval and assumes correct/incorrect grades. The target is a "
-            "grading setting below."
+            f"Stopping: {reading.regime_name}. An 80% range for the grades to the stop, from {source}; before "
+            "grades it is only as good as the surrogate's idea of the pool's mean. "
+            + (saving_words(reading) + " " if reading.saving_known else "")
+            + "The target is a grading setting below."
         )
 
 
@@ -238,13 +220,6 @@ def _anytime(key: tuple, positions: tuple, grades: tuple, n0: int) -> AnytimeInt
     return anytime_interval(_design(key), list(positions), list(grades), n0)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _needed(key: tuple, positions: tuple, grades: tuple, target: float, method: str, n0: int) -> int:
-    design = _design(key)
-    anytime = _anytime(key, positions, grades, n0)
-    return items_to_target(design, list(positions), list(grades), target, method, anytime)
-
-
 def anytime_of(project: ProjectInfo, graded: dict[int, float]) -> AnytimeInterval:
     """core.stats.confseq's anytime interval after ``graded``, tuned for the project's planned budget n0, computed once
     per set of grades: the interval of the live dashboard and its stopping rule."""
@@ -255,11 +230,6 @@ def anytime_of(project: ProjectInfo, graded: dict[int, float]) -> AnytimeInterva
 def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str) -> pd.DataFrame:
     """core.services.tracking.estimate_path, computed once per set of grades (the dashboard refreshes often),
     with the stopping rule's anytime interval unless the budget is fixed in advance."""
-    n0 = None if project.settings["budget_fixed"] else planned_budget(project.settings, design(project).N)
+    regime = ProjectSettings.from_dict(project.settings).stopping
+    n0 = None if regime == "fixed" else planned_budget(project.settings, design(project).N)
     return _path(_design_key(project), tuple(graded), tuple(graded.values()), method, n0)
-
-
-def items_to_target_of(project: ProjectInfo, graded: dict[int, float], target: float, method: str) -> int:
-    """core.services.progress.items_to_target, computed once per set of grades."""
-    n0 = planned_budget(project.settings, design(project).N)
-    return _needed(_design_key(project), tuple(graded), tuple(graded.values()), target, method, n0)

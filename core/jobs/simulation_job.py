@@ -37,7 +37,7 @@ def run_simulation(context: JobContext) -> dict:
     items = context.store.load_items(context.job.project_id)
     settings = ProjectSettings.from_dict(context.store.project(context.job.project_id).settings)
     design = prepared_design(items, settings.stopping)
-    return json_safe(simulate(items, design=design, **context.job.payload))
+    return json_safe(simulate(items, design=design, regime=settings.stopping, **context.job.payload))
 
 
 def _failed(store: Store, job: JobRow, error: str) -> None:

@@ -111,6 +111,13 @@ def neyman_grades(
     return np.clip(np.ceil(n), 1, size)
 
 
+def surrogate_mean(design: Design) -> float:
+    """The surrogate's own prediction of the pool's mean grade: its raw predictions (the design's smoothed
+    proxy unshrunk) averaged over the pool."""
+    raw = np.clip(0.5 + (design.proxy - 0.5) / max(design.shrink, 1e-9), 0.02, 0.98)
+    return float(raw.mean())
+
+
 def _prior_logits(design: Design, expected: float | None) -> tuple[np.ndarray, float, float]:
     """The surrogate's raw stratum predictions on the logit scale (the design's smoothed proxy unshrunk), the
     logit of the pool's prior mean (the surrogate's own, or the manager's ``expected`` score) and sigma."""

@@ -12,6 +12,7 @@ from core.jobs.simulation_job import latest_simulation
 from core.scales import BINARY
 from core.services.grading import submit
 from core.stats.allocation import design_from_items
+from core.stats.stopping import FLOOR_KAPPA
 from core.testing.waiting import until
 
 
@@ -34,14 +35,14 @@ def test_dashboard_shows_estimate_interval_strata_and_graders(open_app, store, p
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Graded items"] == "12 of 40" and metrics["Grades"] == "15"  # bob's 3 are second grades
     assert metrics["Throughput"].endswith("grades/h") and metrics["Items still needed"]
-    assert metrics["ETA at the current pace"] and metrics["Grades saved vs uniform"].endswith("%)")
-    saved = next(m for m in at.metric if m.label == "Grades saved vs uniform")
-    assert "grades saved" in saved.help or "more than uniform" in saved.help
+    assert metrics["ETA at the current pace"] and metrics["Saving vs uniform sampling"].endswith("%")
+    saved = next(m for m in at.metric if m.label == "Saving vs uniform sampling")
+    assert "usual fixed-n interval" in saved.help and "same rule" in saved.help
     assert "grades per hour" in at.dataframe[1].value.columns
     assert any("Skips: none" in c.value for c in at.caption)
-    low, high = (float(v) for v in metrics["95% interval, valid whenever you stop"].split(" – "))
+    low, high = (float(v) for v in metrics["95.0% interval, valid whenever you stop"].split(" – "))
     assert 0 <= low <= float(metrics["Estimated mean grade"]) <= high <= 1
-    assert at.warning or at.success  # the stopping rule speaks either way
+    assert at.info or at.success  # the stopping rule speaks either way
     graders = at.dataframe[1].value
     assert dict(zip(graders["grader"], graders["grades"])) == {"ann": 12, "bob": 3}
     assert graders["working time"].str.endswith("min").all()  # "< 1 min", "12 min": not hours rounded to 0
@@ -52,15 +53,15 @@ def test_a_fixed_budget_dashboard_headlines_the_fixed_n_interval(open_app, store
     store.update_settings(project_id, {"budget_fixed": True, "planned_budget": 20})
     grade_some(store, project_id, 12)
     at = open_app("app_pages/dashboard.py", project_id=project_id)
-    label = "95% interval now, at 12 of the 20 items of the budget fixed in advance (read it at 20)"
+    label = "95.0% interval, fixed-n, to be read at the budget"
     interval = next(m for m in at.metric if m.label == label)
-    assert "Anytime-valid confidence sequence" in interval.help and "Korn-Graubard" in interval.help
+    assert "fixed-n interval" in interval.help and "anytime-valid" in interval.help
     assert "12 of the 20 items of the budget fixed in advance graded" in at.info[0].value
     assert next(m for m in at.metric if m.label == "Items still needed").value == "8"
     for position in range(12, 20):
         submit(store, project_id, position, BINARY, "Correct", "bob", seconds=1.5)
     at.run()
-    assert any(m.label == "95% interval at the budget of 20 items fixed in advance" for m in at.metric)
+    assert any(m.label == "95.0% interval, at the budget fixed in advance" for m in at.metric)
 
 
 def test_dashboard_names_the_strata_without_grades_and_counts_skips(open_app, store, project_id):
@@ -149,8 +150,8 @@ def test_simulate_page_simulates_the_projects_allocation(open_app, store, projec
     at.multiselect[0].set_value(["activegrade"])
     at.button[0].click().run()
     simulated(at)
-    assert latest_simulation(store, project_id).result["kappa"] == 0.0
-    assert any("for a budget fixed in advance" in m.value for m in at.markdown)
+    assert latest_simulation(store, project_id).result["kappa"] == FLOOR_KAPPA
+    assert any("for stopping at a budget fixed in advance" in m.value for m in at.markdown)
 
 
 @pytest.mark.parametrize("emptied", [0, 1])  # the budgets, then the methods

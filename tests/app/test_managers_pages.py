@@ -17,9 +17,9 @@ def _text(at) -> str:
 def test_setup_headline_range_interval_and_one_strata_count(open_app, store, project_id):
     at = open_app(project_id=project_id)
     headline = next(m.value for m in at.markdown if m.value.startswith("### To reach"))
-    assert "±0.050 at 95%, grade about" in headline and "(uniform would need" in headline
+    assert "±0.050 at 95%, grade about" in headline and "uniform random sampling would need" in headline
     text = _text(at)
-    assert "Likely between" in text and "the one the stopping rule uses" in text and "anytime-valid" in text
+    assert "likely" in headline and "Stopping: planned looks on information" in text and "80% range" in text
     h = design_from_items(store.load_items(project_id), stratify_by=None).H
     assert {m.label: m.value for m in at.metric}["Strata"] == str(h)
     assert f"{h} strata" in text  # the caption and the strata section say the same count

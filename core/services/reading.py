@@ -1,0 +1,224 @@
+"""One reading of a project: every interval with its name and level, the one the stopping rule reads, the
+stopping decision, the forecast and the saving, decided here once for the dashboard, the presenter view, the
+setup headline and the report, which render it and decide nothing.
+
+The regime (core.stats.stopping) is the project's (``ProjectSettings.stopping``):
+
+- ``looks``: the rule reads the repeated confidence interval of the latest planned look
+  (core.stats.stopping.run_looks over the grades in grading order); done at the first look whose interval is
+  at most the target wide. Until then the interval valid if grading stopped now is the anytime one.
+- ``anytime``: the rule reads the anytime-valid confidence sequence; done once it is narrow enough.
+- ``fixed``: the rule is the budget n0; the fixed-n interval is read there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.settings import ProjectSettings
+from core.stats.allocation import Design
+from core.stats.confseq import AnytimeInterval
+from core.stats.design import grading_budget
+from core.stats.estimate import Estimate
+from core.stats.forecast import Forecast, StopSaving, forecast, stop_saving, surrogate_mean
+from core.stats.looks import look_plan
+from core.stats.stopping import ANYTIME, FIXED, LOOKS, REGIME_NAMES, run_looks
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One interval of the reading: what it is (``name``), its ``level``, ``low`` and ``high``."""
+
+    name: str
+    level: float
+    low: float
+    high: float
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+
+FIXED_N = "fixed-n interval, valid when read once at a number of grades decided in advance"
+ANYTIME_NAME = "anytime-valid interval, valid however often you look and whenever you stop"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The project read once (module docstring).
+
+    regime: core.stats.stopping's; target: the half-width the rule stops at; graded: items graded.
+    fixed_n, anytime: those intervals now (anytime None where not computed); rule: the interval the stopping
+    rule reads (None before the first look); now: the interval to report if grading stopped now; done: the
+    rule's decision; stop_at: grades at which it said done (None: not yet); looks_taken: grades at each planned
+    look taken (0: not yet); information: the share of the last look's information reached (looks only);
+    forecast: grades to stop with an 80% range; saving: at the stop (or the forecast stop) against uniform
+    sampling, from the grades' S^2 once every stratum has 2 grades (``saving_known``), else from Bernoulli
+    grades at the surrogate's mean (a plan, not a measurement).
+    """
+
+    regime: str
+    target: float
+    graded: int
+    fixed_n: Interval
+    anytime: Interval | None
+    rule: Interval | None
+    now: Interval
+    done: bool
+    stop_at: int | None
+    looks_taken: tuple[int, ...]
+    information: float
+    forecast: Forecast
+    saving: StopSaving
+    saving_known: bool
+    budget: int | None = None
+
+    @property
+    def regime_name(self) -> str:
+        return REGIME_NAMES[self.regime]
+
+    @property
+    def items_left(self) -> int:
+        """Graded items still needed: 0 once done, else the forecast's middle count less the items graded."""
+        return 0 if self.done else max(self.forecast.n - self.graded, 0)
+
+
+def read_project(
+    design: Design,
+    settings: ProjectSettings | Mapping,
+    graded: Mapping[int, float],
+    estimate: Estimate,
+    anytime: AnytimeInterval | None = None,
+    *,
+    expected: float | None = None,
+) -> Reading:
+    """The reading of a project whose items at ``graded`` (position -> grade, in grading order) gave the
+    fixed-n ``estimate``; ``anytime`` its confidence sequence (None where the page did not compute it)."""
+    settings = settings if isinstance(settings, ProjectSettings) else ProjectSettings.from_dict(settings)
+    regime, target = settings.stopping, float(settings.target_half_width)
+    positions = np.fromiter(graded.keys(), dtype=np.int64, count=len(graded))
+    grades = np.fromiter(graded.values(), dtype=float, count=len(graded))
+    fixed_n = Interval(FIXED_N, estimate.level, estimate.ci_low, estimate.ci_high)
+    sequence = None if anytime is None else Interval(ANYTIME_NAME, anytime.level, anytime.low, anytime.high)
+    budget = grading_budget(settings.to_dict(), design.N)
+    taken: tuple[int, ...] = ()
+    information = float("nan")
+    stop_at = None
+    if regime == FIXED:
+        done = estimate.n >= (budget or design.N)
+        rule, stop_at = fixed_n, (estimate.n if done else None)
+    elif regime == ANYTIME:
+        rule = sequence
+        done = sequence is not None and estimate.n > 0 and sequence.half_width <= target
+        stop_at = estimate.n if done else None
+    else:
+        plan = look_plan()
+        looks = run_looks(design, positions[None], grades[None], target, plan)
+        taken = tuple(int(n) for n in looks.taken[0])
+        done = bool(looks.stopped[0])
+        last = int(looks.last[0])
+        rule = None
+        if last >= 0:
+            name = f"look {last + 1} of {plan.count} (repeated confidence interval, at {plan.levels[last]:.1%})"
+            rule = Interval(name, plan.levels[last], float(looks.last_low[0]), float(looks.last_high[0]))
+        stop_at = int(looks.n[0]) if done else None
+        half = fixed_n.half_width * plan.constants[-1] / 1.96  # the last look's width, to first order
+        information = float(min((target / half) ** 2, 1.0)) if half > 0 and not estimate.missing else 0.0
+    now = rule if (done and rule is not None) or sequence is None else sequence
+    if regime == FIXED:
+        now = fixed_n
+    forecast_ = forecast(
+        design,
+        positions,
+        grades,
+        target,
+        regime,
+        n0=budget,
+        expected=expected,
+        width_ratio=_width_ratio(fixed_n, sequence) if regime == ANYTIME else None,
+    )
+    if estimate.saving is None:  # before S^2 is known: Bernoulli grades at the surrogate's (or estimate's) mean
+        mean = estimate.value if np.isfinite(estimate.value) else surrogate_mean(design)
+        s2 = mean * (1 - mean)
+    else:
+        mean, s2 = estimate.value, estimate.saving.s2
+    saving = stop_saving(stop_at or max(forecast_.n, estimate.n), s2, mean, design.N, target, regime)
+    return Reading(
+        regime=regime,
+        target=target,
+        graded=estimate.n,
+        fixed_n=fixed_n,
+        anytime=sequence,
+        rule=rule,
+        now=now,
+        done=bool(done),
+        stop_at=stop_at,
+        looks_taken=taken,
+        information=information,
+        forecast=forecast_,
+        saving=saving,
+        saving_known=estimate.saving is not None,
+        budget=budget,
+    )
+
+
+def _width_ratio(fixed_n: Interval, sequence: Interval | None) -> float | None:
+    """The fixed-n over the anytime half-width now, at most 1 (None before both are known)."""
+    if sequence is None or sequence.half_width <= 0 or fixed_n.half_width <= 0:
+        return None
+    return min(1.0, fixed_n.half_width / sequence.half_width)
+
+
+def interval_when(reading: Reading) -> str:
+    """When the headline interval holds, in words: 'at the stop (look 2 of 2)', 'valid whenever you stop'."""
+    if reading.regime == FIXED:
+        return "at the budget fixed in advance" if reading.done else "fixed-n, to be read at the budget"
+    if reading.done and reading.rule is not None:
+        return f"at the stop ({reading.rule.name.split(' (')[0]})" if reading.regime == LOOKS else "at the stop"
+    return "valid whenever you stop"
+
+
+def stopping_words(reading: Reading) -> str:
+    """The stopping rule's state in words for the dashboard and the presenter view."""
+    target = f"±{reading.target:.3f}"
+    if reading.regime == FIXED:
+        state = f"{reading.graded:,} of the {reading.budget:,} items of the budget fixed in advance graded"
+        return f"Budget reached: {state}; report the fixed-n interval." if reading.done else f"{state}."
+    if reading.regime == ANYTIME:
+        if reading.done:
+            return f"Done: the anytime-valid interval is within the target {target}."
+        half = float("nan") if reading.anytime is None else reading.anytime.half_width
+        return f"Anytime-valid half-width {half:.3f} > target {target}."
+    plan = look_plan()
+    if reading.done:
+        return (
+            f"Done at {reading.stop_at:,} grades: the interval of {reading.rule.name} is within the target {target}. "
+            "Report it; more grades add nothing to it."
+        )
+    taken = sum(1 for n in reading.looks_taken if n > 0)
+    nxt = plan.fractions[min(taken, plan.count - 1)]
+    return (
+        f"Planned looks: {taken} of {plan.count} taken; the next at {nxt:.0%} of the information the target "
+        f"{target} needs ({reading.information:.0%} reached). Grading may stop at a look; between looks, report "
+        "the anytime-valid interval."
+    )
+
+
+def saving_words(reading: Reading) -> str:
+    """The saving against uniform sampling in words: both comparisons, labelled, or why they are withheld."""
+    s = reading.saving
+    if not reading.saving_known:
+        return "Withheld until every stratum has 2 grades."
+    at = (
+        f"at the stop ({reading.stop_at:,} grades)"
+        if reading.done
+        else f"at the forecast stop ({reading.forecast.n:,})"
+    )
+    return (
+        f"Grades {at} against uniform random sampling: {1 - s.fixed_n:.0%} of the {s.uniform_fixed:,.0f} a "
+        f"uniform sample needs with the usual fixed-n interval (saving {s.fixed_n:+.0%}), and {1 - s.same_regime:.0%} "
+        f"of the {s.uniform_same:,.0f} it needs stopped by the same rule (saving {s.same_regime:+.0%})."
+    )
