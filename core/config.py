@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from core.errors import InputError
 
@@ -29,6 +31,7 @@ CACHE_DIR = "ACTIVEGRADE_CACHE_DIR"
 APP_WORKER = "ACTIVEGRADE_APP_WORKER"
 CHUNK_ITEMS = "ACTIVEGRADE_CHUNK_ITEMS"
 TORCH_THREADS = "ACTIVEGRADE_TORCH_THREADS"
+SAMPLING_SERVERS = "ACTIVEGRADE_SAMPLING_SERVERS"
 VARIABLES = (
     DB_URL,
     OPEN_DEMO,
@@ -39,13 +42,32 @@ VARIABLES = (
     APP_WORKER,
     CHUNK_ITEMS,
     TORCH_THREADS,
+    SAMPLING_SERVERS,
 )
 """The variables the Python code reads (the shell scripts read a few more; the README lists them all)."""
 
 
 @dataclass(frozen=True)
+class SamplingServer:
+    """An OpenAI-compatible server the app may ask for surrogate answers (``$ACTIVEGRADE_SAMPLING_SERVERS``)."""
+
+    url: str
+    """Its base URL (…/v1), exactly as the client is given it: http(s), a host, no user, password, query or fragment."""
+    key_env: str | None = None
+    """The environment variable of the app's process holding its API key; None: the server needs none."""
+
+
+@dataclass(frozen=True)
 class Config:
-    """The configuration; each field's default is what an unset variable means."""
+    """The configuration; each field's default is what an unset variable means.
+
+    ``$ACTIVEGRADE_SAMPLING_SERVERS`` lists the only servers the app (its projects' preparation jobs) may
+    send requests to, each as ``URL`` or ``URL=VARIABLE``, separated by commas, e.g.
+    ``http://127.0.0.1:8000/v1,https://api.openai.com/v1=OPENAI_API_KEY``: the server's base URL and the
+    name of the environment variable holding its key (none: the server needs no key). Admins choose among
+    these; they never type a URL or a variable name. Unset: no server (the command line's
+    ``sample --api-base``, run by the operator, is not bound by it).
+    """
 
     db_url: str | None = None
     """SQLAlchemy URL of the database; None: a SQLite file under ./.activegrade/ (core.store.engine)."""
@@ -67,6 +89,8 @@ class Config:
     """CPU threads the process's models use (torch.set_num_threads, core.surrogate.semantic.base.resolve_device);
     None: torch's default, one per core. Workers that share a machine's cores with each other or with other
     busy processes each take their share (benchmarks/scale.md)."""
+    sampling_servers: tuple[SamplingServer, ...] = ()
+    """The servers projects may sample surrogate answers from (see the class docstring); () allows none."""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Config:
@@ -82,6 +106,7 @@ class Config:
             app_worker=_switch(APP_WORKER, text[APP_WORKER] or "1"),
             chunk_items=int(_positive(CHUNK_ITEMS, text[CHUNK_ITEMS], 20_000)),
             torch_threads=_whole(TORCH_THREADS, text[TORCH_THREADS]),
+            sampling_servers=_sampling_servers(text[SAMPLING_SERVERS]),
         )
 
 
@@ -113,6 +138,34 @@ def _whole(name: str, text: str) -> int | None:
     if not text.isdigit() or int(text) < 1:
         raise InputError(f"${name} is {text!r}, not a whole number of at least 1", fix="set it to e.g. 1, or unset it")
     return int(text)
+
+
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _sampling_servers(text: str) -> tuple[SamplingServer, ...]:
+    """``URL[=VARIABLE]`` entries separated by commas (see Config); InputError naming a bad one."""
+    fix = "write e.g. http://127.0.0.1:8000/v1,https://api.openai.com/v1=OPENAI_API_KEY"
+    servers: list[SamplingServer] = []
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        url, _, key_env = (part.strip() for part in entry.partition("="))
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise InputError(f"${SAMPLING_SERVERS} lists {url!r}, not an http(s) URL with a host", fix=fix)
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise InputError(
+                f"${SAMPLING_SERVERS} lists a URL with a user, password, query or fragment",
+                fix="give the bare base URL and the key in the variable named after '='",
+            )
+        if key_env and (not _VARIABLE_NAME.fullmatch(key_env) or key_env.upper().startswith(PREFIX)):
+            raise InputError(
+                f"${SAMPLING_SERVERS} names {key_env!r} for the key of {url}, not a variable name",
+                fix="name a variable such as OPENAI_API_KEY (letters, digits, _), not one of the app's ACTIVEGRADE_ ones",
+            )
+        if any(server.url == url for server in servers):
+            raise InputError(f"${SAMPLING_SERVERS} lists {url} twice", fix="list each server once")
+        servers.append(SamplingServer(url, key_env or None))
+    return tuple(servers)
 
 
 @functools.lru_cache(maxsize=8)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -121,3 +122,30 @@ def test_the_check_sees_a_read():
 def test_only_core_config_reads_activegrade_variables(path):
     reads = _reads_of_activegrade_variables(path.read_text(encoding="utf-8"))
     assert not reads, f"{path.relative_to(ROOT)} reads ACTIVEGRADE_ variables itself (use core.config): {reads}"
+
+
+def test_sampling_servers_are_url_and_key_variable_pairs():
+    parsed = Config.from_environ(
+        {config.SAMPLING_SERVERS: " http://127.0.0.1:8000/v1 , https://api.openai.com/v1 = OPENAI_API_KEY ,"}
+    )
+    assert parsed.sampling_servers == (
+        config.SamplingServer("http://127.0.0.1:8000/v1"),
+        config.SamplingServer("https://api.openai.com/v1", "OPENAI_API_KEY"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("ftp://host/v1", "not an http(s) URL"),
+        ("http:///v1", "not an http(s) URL"),
+        ("http://u:p@host/v1", "user, password, query or fragment"),
+        ("http://host/v1?x", "user, password, query or fragment"),
+        ("http://host/v1=ACTIVEGRADE_DB_URL", "not a variable name"),
+        ("http://host/v1=MY-KEY", "not a variable name"),
+        ("http://host/v1,http://host/v1=K", "twice"),
+    ],
+)
+def test_bad_sampling_servers_are_refused(value, message):
+    with pytest.raises(InputError, match=re.escape(message)):
+        Config.from_environ({config.SAMPLING_SERVERS: value})
