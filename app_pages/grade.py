@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
+from core.errors import InputError
 from core.inputs.markup import safe_markdown
 from core.scales import scale_from_settings
 from core.services import auth, grade_actions, grading, reservations
@@ -58,7 +59,7 @@ def _act(press: dict[str, Any]) -> grade_actions.Outcome:
         if action == "skip":
             outcome = grade_actions.skip(store, actor, pid, showing.position)
         else:
-            seconds = max(float(press.get("shown_ms") or 0), 0.0) / 1000
+            seconds = grading.viewing_seconds(press.get("shown_ms"), showing.seconds_since_released())
             outcome = grade_actions.grade(
                 store,
                 actor,
@@ -97,7 +98,7 @@ def on_press() -> None:
     try:
         outcome = _act(press)
         ack |= {"status": outcome.status, "message": outcome.message}
-    except grade_actions.Refused as exc:
+    except (grade_actions.Refused, InputError) as exc:  # refused, or a comment too long, a forged viewing time
         ack |= {"status": "error", "message": f"Not saved: {exc}"}
     except (SQLAlchemyError, OSError) as exc:  # database down, disk full: nothing stored, and the grader knows
         ack |= {"status": "error", "message": f"Not saved, press again: the database failed ({type(exc).__name__})"}
@@ -158,6 +159,7 @@ def payload() -> dict[str, Any]:
         + f" · you: {len(mine)}",
         "choices": [{"label": c.label, "key": c.key} for c in scale.choices],
         "min_view_ms": round(grading.MIN_VIEW_S * 1000),
+        "max_comment_chars": grading.MAX_COMMENT_CHARS,
         "can_back": bool(mine),
         "card": None,
         "empty": None,
