@@ -16,7 +16,6 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.errors import InputError
-from core.inputs.markup import safe_markdown
 from core.scales import scale_from_settings
 from core.services import auth, grade_actions, grading, reservations
 from core.services.grading import grader_view
@@ -259,8 +258,8 @@ def my_items() -> None:
         st.rerun(scope="app")
 
 
-with st.sidebar.expander("Guidelines", expanded=True):
-    st.markdown(safe_markdown(project.settings["guidelines"] or "") or "_No guidelines were written for this project._")
+with st.sidebar.expander("Guidelines", expanded=True):  # the card's inert renderer: no image, no raw HTML, no footnote
+    st.html(to_html(project.settings["guidelines"] or "_No guidelines were written for this project._"))
 grading_section()
 with st.expander("My graded and skipped items"):
     my_items()

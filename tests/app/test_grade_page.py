@@ -226,3 +226,16 @@ def test_a_database_that_stops_answering_keeps_the_card_and_says_not_saved(open_
     ack = press(at, "grade", label="Correct")
     assert ack["status"] == "error" and "Not saved, press again" in ack["message"]
     assert shown(at)["token"] == first["token"] and not at.exception
+
+
+def test_guidelines_are_rendered_inert_so_a_footnote_pixel_fetches_nothing(open_app, store, project_id):
+    pixel = (
+        "See the note[^a].\n\n[^a]: ![x](http://host.example/p.png)\n\nAnd ![y](http://host.example/q.png) <img src=x>"
+    )
+    store.update_settings(project_id, {"guidelines": pixel})
+    at = open_app(GRADE, project_id=project_id)
+    markdown = [e.value for e in at.sidebar.markdown]
+    html = [e.proto.body for e in at.sidebar.get("html")]
+    assert not any("host.example" in text for text in markdown)  # Streamlit's renderer never sees the text
+    assert html and "See the note" in html[0] and "[image: y]" in html[0]
+    assert "<img" not in html[0] and 'src="' not in html[0]  # the footnote is at most a link, nothing loads
