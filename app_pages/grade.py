@@ -184,9 +184,9 @@ def payload() -> dict[str, Any]:
 
 @st.fragment
 def grading_section() -> None:
-    access.fragment_guard(auth.GRADE, pid)  # no item for a grader signed out, unassigned or demoted since
     ack = st.session_state.pop(ACK, None)
-    try:
+    try:  # the guard reads the database too: a failure there is "not saved", like any other
+        access.fragment_guard(auth.GRADE, pid)  # no item for a grader signed out, unassigned or demoted since
         data = payload()
         st.session_state[LAST] = data
     except (SQLAlchemyError, OSError) as exc:
@@ -207,9 +207,9 @@ def _excerpt(text: object, length: int = 120) -> str:
 @st.fragment
 def my_items() -> None:
     """The grader's graded and skipped items, searchable by id or text; choosing one opens it on the card."""
-    access.fragment_guard(auth.GRADE, pid)
     items = plan.items(project)
     try:
+        access.fragment_guard(auth.GRADE, pid)
         grades = store.grades(pid)
         skipped = store.skipped_by(pid, grader)
     except (SQLAlchemyError, OSError) as exc:

@@ -228,6 +228,25 @@ def test_a_database_that_stops_answering_keeps_the_card_and_says_not_saved(open_
     assert shown(at)["token"] == first["token"] and not at.exception
 
 
+def test_a_database_stopped_for_the_access_guard_too_says_not_saved(open_app, store, project_id, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    from core.store.store import Store
+
+    at = open_app(GRADE, project_id=project_id)
+    first = shown(at)
+
+    def down(self, *args, **kwargs):
+        raise OperationalError("SELECT", {}, Exception("connection refused: is the server running?"))
+
+    for name in ("add_grade", "graded_positions", "has_project", "grades"):  # the guard's read fails as well
+        monkeypatch.setattr(Store, name, down)
+    ack = press(at, "grade", label="Correct")
+    assert not at.exception
+    assert ack["status"] == "error" and "Not saved, press again" in ack["message"]
+    assert shown(at)["token"] == first["token"]
+
+
 def test_guidelines_are_rendered_inert_so_a_footnote_pixel_fetches_nothing(open_app, store, project_id):
     pixel = (
         "See the note[^a].\n\n[^a]: ![x](http://host.example/p.png)\n\nAnd ![y](http://host.example/q.png) <img src=x>"
