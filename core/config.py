@@ -11,6 +11,7 @@ fails on a module outside this one that reads an ``ACTIVEGRADE_`` variable.
 from __future__ import annotations
 
 import functools
+import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -20,6 +21,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from core.errors import InputError
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 PREFIX = "ACTIVEGRADE_"
 DB_URL = "ACTIVEGRADE_DB_URL"
@@ -32,6 +35,7 @@ APP_WORKER = "ACTIVEGRADE_APP_WORKER"
 CHUNK_ITEMS = "ACTIVEGRADE_CHUNK_ITEMS"
 TORCH_THREADS = "ACTIVEGRADE_TORCH_THREADS"
 SAMPLING_SERVERS = "ACTIVEGRADE_SAMPLING_SERVERS"
+TRUSTED_PROXIES = "ACTIVEGRADE_TRUSTED_PROXIES"
 VARIABLES = (
     DB_URL,
     OPEN_DEMO,
@@ -43,6 +47,7 @@ VARIABLES = (
     CHUNK_ITEMS,
     TORCH_THREADS,
     SAMPLING_SERVERS,
+    TRUSTED_PROXIES,
 )
 """The variables the Python code reads (the shell scripts read a few more; the README lists them all)."""
 
@@ -91,6 +96,10 @@ class Config:
     busy processes each take their share (benchmarks/scale.md)."""
     sampling_servers: tuple[SamplingServer, ...] = ()
     """The servers projects may sample surrogate answers from (see the class docstring); () allows none."""
+    trusted_proxies: tuple[IPNetwork, ...] = ()
+    """Reverse proxies (addresses or networks, comma-separated, e.g. ``127.0.0.1,10.0.0.0/8``) whose
+    ``X-Forwarded-For`` header names the client (core.services.auth.client_address); () trusts none, and the
+    client address is the connection's own."""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Config:
@@ -107,6 +116,7 @@ class Config:
             chunk_items=int(_positive(CHUNK_ITEMS, text[CHUNK_ITEMS], 20_000)),
             torch_threads=_whole(TORCH_THREADS, text[TORCH_THREADS]),
             sampling_servers=_sampling_servers(text[SAMPLING_SERVERS]),
+            trusted_proxies=_networks(TRUSTED_PROXIES, text[TRUSTED_PROXIES]),
         )
 
 
@@ -166,6 +176,19 @@ def _sampling_servers(text: str) -> tuple[SamplingServer, ...]:
             raise InputError(f"${SAMPLING_SERVERS} lists {url} twice", fix="list each server once")
         servers.append(SamplingServer(url, key_env or None))
     return tuple(servers)
+
+
+def _networks(name: str, text: str) -> tuple[IPNetwork, ...]:
+    """Comma-separated IP addresses or networks (``ipaddress.ip_network``, host bits must be zero)."""
+    networks = []
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        try:
+            networks.append(ipaddress.ip_network(entry))
+        except ValueError:
+            raise InputError(
+                f"${name} lists {entry!r}, not an IP address or network", fix="write e.g. 127.0.0.1,10.0.0.0/8"
+            ) from None
+    return tuple(networks)
 
 
 @functools.lru_cache(maxsize=8)

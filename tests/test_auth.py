@@ -290,3 +290,48 @@ def test_recheck_reads_account_role_assignment_and_project_again(store, monkeypa
     monkeypatch.delenv(config.OPEN_DEMO, raising=False)
     with pytest.raises(auth.AccessDenied, match="signed out"):  # the demo's user, once the demo is off
         auth.recheck(store, auth.demo_user("x"), auth.VIEW_PROJECTS)
+
+
+def test_unknown_addresses_share_no_long_wait_so_five_guesses_lock_no_one_out(store):
+    auth.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
+    for _ in range(auth.FREE_FAILURES + 3):  # someone else on localhost, or behind an untrusted proxy
+        assert auth.sign_in(store, "ann", "guess guess guess", address=None) is None
+    assert auth.sign_in(store, "ann", PASSWORD, address=None) is not None  # ann is not refused
+
+
+def test_the_account_back_off_slows_guessing_spread_over_addresses_and_is_audited(store):
+    auth.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
+    for n in range(auth.ACCOUNT_FREE_FAILURES):
+        assert auth.sign_in(store, "ann", "guess guess guess", address=f"203.0.113.{n}") is None
+    with pytest.raises(auth.SignInThrottled, match=r"too many failed sign-ins for 'ann': try again in 1 s"):
+        auth.sign_in(store, "ann", "guess guess guess", address="198.51.100.77")  # a fresh address waits too
+    events = accounts.events(store)
+    throttled = events[events["action"] == auth.THROTTLED]
+    assert throttled["detail"].tolist() == [{"failures": auth.ACCOUNT_FREE_FAILURES, "address": "203.0.113.19"}]
+    _age_failures(store, 1.5)
+    assert auth.sign_in(store, "ann", PASSWORD, address="198.51.100.77") is not None
+    assert accounts.failures(store, "ann", auth.ACCOUNT)[0] == 0  # the success clears the account's back-off
+
+
+def test_the_account_back_off_never_keeps_the_right_password_out_longer_than_a_minute():
+    waits = [auth.back_off(n, auth.ACCOUNT_FREE_FAILURES, auth.MAX_ACCOUNT_BACK_OFF) for n in range(10_000)]
+    assert max(waits) == auth.MAX_ACCOUNT_BACK_OFF == timedelta(minutes=1)
+    assert waits[: auth.ACCOUNT_FREE_FAILURES] == [timedelta(0)] * auth.ACCOUNT_FREE_FAILURES
+
+
+@pytest.mark.parametrize(
+    ("trusted", "peer", "forwarded", "client"),
+    [
+        ("", None, "203.0.113.5", None),  # no proxy is trusted: the header is anyone's to write
+        ("", "198.51.100.2", "203.0.113.5", "198.51.100.2"),
+        ("127.0.0.1", None, "203.0.113.5", "203.0.113.5"),  # a local reverse proxy (Streamlit: None on loopback)
+        ("127.0.0.1", None, "6.6.6.6, 203.0.113.5", "203.0.113.5"),  # what the client wrote itself is ignored
+        ("127.0.0.1,10.0.0.0/8", None, "203.0.113.5, 10.1.2.3", "203.0.113.5"),  # two proxies in a row
+        ("10.0.0.0/8", "198.51.100.2", "203.0.113.5", "198.51.100.2"),  # the peer is no trusted proxy
+        ("127.0.0.1", None, "not-an-address", None),
+        ("127.0.0.1", None, None, None),
+    ],
+)
+def test_the_client_address_comes_from_a_trusted_proxys_header_only(monkeypatch, trusted, peer, forwarded, client):
+    monkeypatch.setenv("ACTIVEGRADE_TRUSTED_PROXIES", trusted)
+    assert auth.client_address(peer, forwarded) == client

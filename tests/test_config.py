@@ -149,3 +149,10 @@ def test_sampling_servers_are_url_and_key_variable_pairs():
 def test_bad_sampling_servers_are_refused(value, message):
     with pytest.raises(InputError, match=re.escape(message)):
         Config.from_environ({config.SAMPLING_SERVERS: value})
+
+
+def test_trusted_proxies_are_addresses_or_networks():
+    parsed = Config.from_environ({config.TRUSTED_PROXIES: "127.0.0.1, 10.0.0.0/8,::1"})
+    assert [str(n) for n in parsed.trusted_proxies] == ["127.0.0.1/32", "10.0.0.0/8", "::1/128"]
+    with pytest.raises(InputError, match="not an IP address or network"):
+        Config.from_environ({config.TRUSTED_PROXIES: "proxy.local"})

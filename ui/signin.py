@@ -152,10 +152,10 @@ def _sign_in_page(providers: list[str]) -> None:
 
 
 def client_address() -> str | None:
-    """The client's IP address as Streamlit gives it (None on localhost or where it gives none; behind a
-    reverse proxy, the proxy's: see the README's deployment section)."""
+    """The client's IP address (core.services.auth.client_address): the connection's as Streamlit gives it (None
+    on localhost), or behind a proxy named in $ACTIVEGRADE_TRUSTED_PROXIES the one its X-Forwarded-For names."""
     address = st.context.ip_address
-    return address if isinstance(address, str) else None
+    return auth.client_address(address if isinstance(address, str) else None, st.context.headers.get("X-Forwarded-For"))
 
 
 def _first_admin() -> None:
