@@ -23,7 +23,7 @@ import math
 import threading
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from argon2 import PasswordHasher
@@ -74,7 +74,9 @@ PERMISSIONS: Mapping[str, frozenset[str]] = {
 ALL_PROJECTS_ROLES = frozenset({ADMIN})
 """Roles that act on every project; the others only on the projects assigned to them."""
 
-MIN_PASSWORD_LENGTH = 10
+MIN_PASSWORD_LENGTH = 12
+"""New and changed passwords have at least this many characters (OWASP ASVS 4, 2.1.1). A shorter one set before
+signs in once more, to choose a new one (``User.must_change_password``), and starts no session."""
 FREE_FAILURES = 5
 """Failed sign-ins in a row for one name from one known client address before that address's back-off starts."""
 MAX_BACK_OFF = timedelta(minutes=15)
@@ -107,6 +109,9 @@ class User:
     role: str
     id: int | None = None  # None for the open demo's anonymous user
     email: str | None = None
+    must_change_password: bool = field(default=False, compare=False)
+    """Signed in with a password shorter than MIN_PASSWORD_LENGTH: may do nothing but choose a new one
+    (``replace_short_password``); core.services.sessions.start refuses to start a session for them."""
 
 
 def open_demo_enabled() -> bool:
@@ -346,7 +351,20 @@ def sign_in(store: Store, name: str, password: str, address: str | None = None) 
     if _hasher.check_needs_rehash(row.password_hash):
         accounts.set_password_hash(store, name, _hasher.hash(password))
     accounts.record_event(store, name, "sign_in", detail=detail)
-    return _user(row)
+    return replace(_user(row), must_change_password=len(password) < MIN_PASSWORD_LENGTH)
+
+
+def replace_short_password(store: Store, user: User, new_password: str) -> User:
+    """Set the new password of a user who signed in with one shorter than MIN_PASSWORD_LENGTH (InputError
+    for a new one hash_password refuses, the old one among them); the user, free to start a session."""
+    if not user.must_change_password or user.id is None:
+        raise AccessDenied("no password change is pending; sign in again")
+    row = accounts.user_by_name(store, user.name)
+    if row is None or not row.active or row.id != user.id:
+        raise AccessDenied("your account is disabled or gone; ask an admin")
+    set_password(store, user.name, new_password)
+    accounts.record_event(store, user.name, "password_changed", detail={"reason": "shorter than the minimum"})
+    return replace(_user(row), must_change_password=False)
 
 
 def unlock(store: Store, name: str) -> int:

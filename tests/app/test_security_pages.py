@@ -161,3 +161,23 @@ def test_every_download_is_in_the_audit_trail(world):
     exported = exported[exported["action"] == "exported"]
     assert len(exported) == len(labels) and set(exported["actor"]) == {"root"}
     assert len({str(d["what"]) for d in exported["detail"]}) == len(labels)  # each names what was taken
+
+
+def test_a_short_password_signs_in_only_to_choose_a_new_one(world):
+    from argon2 import PasswordHasher
+
+    auth.create_account(world, "root", auth.ADMIN, password=PASSWORD)
+    accounts.create_user(world, "ann", auth.GRADER, password_hash=PasswordHasher().hash("ten chars!"), email=None)
+    at = _run()
+    _sign_in(at, "ann", "ten chars!")
+    assert "shorter than 12 characters" in at.warning[0].value
+    assert signin.TOKEN_KEY not in at.session_state  # no session yet: no page
+    at.text_input(key="new_password").input("still short")
+    at.text_input(key="new_password_repeat").input("still short")
+    at.button(key="FormSubmitter:new_password-Save and sign in").click().run()
+    assert "fewer than 12" in at.error[0].value and signin.TOKEN_KEY not in at.session_state
+    at.text_input(key="new_password").input("a brand new long password")
+    at.text_input(key="new_password_repeat").input("a brand new long password")
+    at.button(key="FormSubmitter:new_password-Save and sign in").click().run()
+    assert sessions.resume(world, at.session_state[signin.TOKEN_KEY]).name == "ann"
+    assert auth.sign_in(world, "ann", "ten chars!") is None
