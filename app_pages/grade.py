@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
-from core.inputs.markup import safe_markdown
+from core.errors import InputError
 from core.scales import scale_from_settings
 from core.services import auth, grade_actions, grading, reservations
 from core.services.grading import grader_view
@@ -58,7 +58,7 @@ def _act(press: dict[str, Any]) -> grade_actions.Outcome:
         if action == "skip":
             outcome = grade_actions.skip(store, actor, pid, showing.position)
         else:
-            seconds = max(float(press.get("shown_ms") or 0), 0.0) / 1000
+            seconds = grading.viewing_seconds(press.get("shown_ms"), showing.seconds_since_released())
             outcome = grade_actions.grade(
                 store,
                 actor,
@@ -97,7 +97,7 @@ def on_press() -> None:
     try:
         outcome = _act(press)
         ack |= {"status": outcome.status, "message": outcome.message}
-    except grade_actions.Refused as exc:
+    except (grade_actions.Refused, InputError) as exc:  # refused, or a comment too long, a forged viewing time
         ack |= {"status": "error", "message": f"Not saved: {exc}"}
     except (SQLAlchemyError, OSError) as exc:  # database down, disk full: nothing stored, and the grader knows
         ack |= {"status": "error", "message": f"Not saved, press again: the database failed ({type(exc).__name__})"}
@@ -158,6 +158,7 @@ def payload() -> dict[str, Any]:
         + f" · you: {len(mine)}",
         "choices": [{"label": c.label, "key": c.key} for c in scale.choices],
         "min_view_ms": round(grading.MIN_VIEW_S * 1000),
+        "max_comment_chars": grading.MAX_COMMENT_CHARS,
         "can_back": bool(mine),
         "card": None,
         "empty": None,
@@ -183,9 +184,9 @@ def payload() -> dict[str, Any]:
 
 @st.fragment
 def grading_section() -> None:
-    access.fragment_guard(auth.GRADE, pid)  # no item for a grader signed out, unassigned or demoted since
     ack = st.session_state.pop(ACK, None)
-    try:
+    try:  # the guard reads the database too: a failure there is "not saved", like any other
+        access.fragment_guard(auth.GRADE, pid)  # no item for a grader signed out, unassigned or demoted since
         data = payload()
         st.session_state[LAST] = data
     except (SQLAlchemyError, OSError) as exc:
@@ -206,9 +207,9 @@ def _excerpt(text: object, length: int = 120) -> str:
 @st.fragment
 def my_items() -> None:
     """The grader's graded and skipped items, searchable by id or text; choosing one opens it on the card."""
-    access.fragment_guard(auth.GRADE, pid)
     items = plan.items(project)
     try:
+        access.fragment_guard(auth.GRADE, pid)
         grades = store.grades(pid)
         skipped = store.skipped_by(pid, grader)
     except (SQLAlchemyError, OSError) as exc:
@@ -257,8 +258,8 @@ def my_items() -> None:
         st.rerun(scope="app")
 
 
-with st.sidebar.expander("Guidelines", expanded=True):
-    st.markdown(safe_markdown(project.settings["guidelines"] or "") or "_No guidelines were written for this project._")
+with st.sidebar.expander("Guidelines", expanded=True):  # the card's inert renderer: no image, no raw HTML, no footnote
+    st.html(to_html(project.settings["guidelines"] or "_No guidelines were written for this project._"))
 grading_section()
 with st.expander("My graded and skipped items"):
     my_items()

@@ -11,13 +11,18 @@ fails on a module outside this one that reads an ``ACTIVEGRADE_`` variable.
 from __future__ import annotations
 
 import functools
+import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from core.errors import InputError
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 PREFIX = "ACTIVEGRADE_"
 DB_URL = "ACTIVEGRADE_DB_URL"
@@ -30,6 +35,8 @@ APP_WORKER = "ACTIVEGRADE_APP_WORKER"
 CHUNK_ITEMS = "ACTIVEGRADE_CHUNK_ITEMS"
 TORCH_THREADS = "ACTIVEGRADE_TORCH_THREADS"
 LOG_LEVEL = "ACTIVEGRADE_LOG_LEVEL"
+SAMPLING_SERVERS = "ACTIVEGRADE_SAMPLING_SERVERS"
+TRUSTED_PROXIES = "ACTIVEGRADE_TRUSTED_PROXIES"
 VARIABLES = (
     DB_URL,
     OPEN_DEMO,
@@ -41,13 +48,33 @@ VARIABLES = (
     CHUNK_ITEMS,
     TORCH_THREADS,
     LOG_LEVEL,
+    SAMPLING_SERVERS,
+    TRUSTED_PROXIES,
 )
 """The variables the Python code reads (the shell scripts read a few more; docs/configuration.md lists them all)."""
 
 
 @dataclass(frozen=True)
+class SamplingServer:
+    """An OpenAI-compatible server the app may ask for surrogate answers (``$ACTIVEGRADE_SAMPLING_SERVERS``)."""
+
+    url: str
+    """Its base URL (…/v1), exactly as the client is given it: http(s), a host, no user, password, query or fragment."""
+    key_env: str | None = None
+    """The environment variable of the app's process holding its API key; None: the server needs none."""
+
+
+@dataclass(frozen=True)
 class Config:
-    """The configuration; each field's default is what an unset variable means."""
+    """The configuration; each field's default is what an unset variable means.
+
+    ``$ACTIVEGRADE_SAMPLING_SERVERS`` lists the only servers the app (its projects' preparation jobs) may
+    send requests to, each as ``URL`` or ``URL=VARIABLE``, separated by commas, e.g.
+    ``http://127.0.0.1:8000/v1,https://api.openai.com/v1=OPENAI_API_KEY``: the server's base URL and the
+    name of the environment variable holding its key (none: the server needs no key). Admins choose among
+    these; they never type a URL or a variable name. Unset: no server (the command line's
+    ``sample --api-base``, run by the operator, is not bound by it).
+    """
 
     db_url: str | None = None
     """SQLAlchemy URL of the database; None: a SQLite file under ./.activegrade/ (core.store.engine)."""
@@ -71,6 +98,12 @@ class Config:
     busy processes each take their share (benchmarks/scale.md)."""
     log_level: str = "INFO"
     """The least severe log records written (core.logs): DEBUG, INFO, WARNING, ERROR or CRITICAL."""
+    sampling_servers: tuple[SamplingServer, ...] = ()
+    """The servers projects may sample surrogate answers from (see the class docstring); () allows none."""
+    trusted_proxies: tuple[IPNetwork, ...] = ()
+    """Reverse proxies (addresses or networks, comma-separated, e.g. ``127.0.0.1,10.0.0.0/8``) whose
+    ``X-Forwarded-For`` header names the client (core.services.auth.client_address); () trusts none, and the
+    client address is the connection's own."""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Config:
@@ -87,6 +120,8 @@ class Config:
             chunk_items=int(_positive(CHUNK_ITEMS, text[CHUNK_ITEMS], 20_000)),
             torch_threads=_whole(TORCH_THREADS, text[TORCH_THREADS]),
             log_level=_log_level(text[LOG_LEVEL]),
+            sampling_servers=_sampling_servers(text[SAMPLING_SERVERS]),
+            trusted_proxies=_networks(TRUSTED_PROXIES, text[TRUSTED_PROXIES]),
         )
 
 
@@ -130,6 +165,47 @@ def _log_level(text: str) -> str:
     if text.upper() not in LOG_LEVELS:
         raise InputError(f"${LOG_LEVEL} is {text!r}", fix=f"set it to one of {', '.join(LOG_LEVELS)}, or unset it")
     return text.upper()
+
+
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _sampling_servers(text: str) -> tuple[SamplingServer, ...]:
+    """``URL[=VARIABLE]`` entries separated by commas (see Config); InputError naming a bad one."""
+    fix = "write e.g. http://127.0.0.1:8000/v1,https://api.openai.com/v1=OPENAI_API_KEY"
+    servers: list[SamplingServer] = []
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        url, _, key_env = (part.strip() for part in entry.partition("="))
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise InputError(f"${SAMPLING_SERVERS} lists {url!r}, not an http(s) URL with a host", fix=fix)
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise InputError(
+                f"${SAMPLING_SERVERS} lists a URL with a user, password, query or fragment",
+                fix="give the bare base URL and the key in the variable named after '='",
+            )
+        if key_env and (not _VARIABLE_NAME.fullmatch(key_env) or key_env.upper().startswith(PREFIX)):
+            raise InputError(
+                f"${SAMPLING_SERVERS} names {key_env!r} for the key of {url}, not a variable name",
+                fix="name a variable such as OPENAI_API_KEY (letters, digits, _), not one of the app's ACTIVEGRADE_ ones",
+            )
+        if any(server.url == url for server in servers):
+            raise InputError(f"${SAMPLING_SERVERS} lists {url} twice", fix="list each server once")
+        servers.append(SamplingServer(url, key_env or None))
+    return tuple(servers)
+
+
+def _networks(name: str, text: str) -> tuple[IPNetwork, ...]:
+    """Comma-separated IP addresses or networks (``ipaddress.ip_network``, host bits must be zero)."""
+    networks = []
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        try:
+            networks.append(ipaddress.ip_network(entry))
+        except ValueError:
+            raise InputError(
+                f"${name} lists {entry!r}, not an IP address or network", fix="write e.g. 127.0.0.1,10.0.0.0/8"
+            ) from None
+    return tuple(networks)
 
 
 @functools.lru_cache(maxsize=8)

@@ -34,8 +34,9 @@ def test_hashes_are_salted_argon2_and_verify():
 
 
 def test_short_password_is_refused_with_the_fix():
-    with pytest.raises(InputError, match="at least 10 characters"):
-        auth.hash_password("short")
+    with pytest.raises(InputError, match="the password has 11 characters, fewer than 12"):
+        auth.hash_password("elevenchars")  # OWASP ASVS 4, 2.1.1
+    assert auth.hash_password("twelve chars")
 
 
 def test_sign_in_checks_name_password_and_active_flag(store):
@@ -290,3 +291,74 @@ def test_recheck_reads_account_role_assignment_and_project_again(store, monkeypa
     monkeypatch.delenv(config.OPEN_DEMO, raising=False)
     with pytest.raises(auth.AccessDenied, match="signed out"):  # the demo's user, once the demo is off
         auth.recheck(store, auth.demo_user("x"), auth.VIEW_PROJECTS)
+
+
+def test_unknown_addresses_share_no_long_wait_so_five_guesses_lock_no_one_out(store):
+    auth.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
+    for _ in range(auth.FREE_FAILURES + 3):  # someone else on localhost, or behind an untrusted proxy
+        assert auth.sign_in(store, "ann", "guess guess guess", address=None) is None
+    assert auth.sign_in(store, "ann", PASSWORD, address=None) is not None  # ann is not refused
+
+
+def test_the_account_back_off_slows_guessing_spread_over_addresses_and_is_audited(store):
+    auth.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
+    for n in range(auth.ACCOUNT_FREE_FAILURES):
+        assert auth.sign_in(store, "ann", "guess guess guess", address=f"203.0.113.{n}") is None
+    with pytest.raises(auth.SignInThrottled, match=r"too many failed sign-ins for 'ann': try again in 1 s"):
+        auth.sign_in(store, "ann", "guess guess guess", address="198.51.100.77")  # a fresh address waits too
+    events = accounts.events(store)
+    throttled = events[events["action"] == auth.THROTTLED]
+    assert throttled["detail"].tolist() == [{"failures": auth.ACCOUNT_FREE_FAILURES, "address": "203.0.113.19"}]
+    _age_failures(store, 1.5)
+    assert auth.sign_in(store, "ann", PASSWORD, address="198.51.100.77") is not None
+    assert accounts.failures(store, "ann", auth.ACCOUNT)[0] == 0  # the success clears the account's back-off
+
+
+def test_the_account_back_off_never_keeps_the_right_password_out_longer_than_a_minute():
+    waits = [auth.back_off(n, auth.ACCOUNT_FREE_FAILURES, auth.MAX_ACCOUNT_BACK_OFF) for n in range(10_000)]
+    assert max(waits) == auth.MAX_ACCOUNT_BACK_OFF == timedelta(minutes=1)
+    assert waits[: auth.ACCOUNT_FREE_FAILURES] == [timedelta(0)] * auth.ACCOUNT_FREE_FAILURES
+
+
+@pytest.mark.parametrize(
+    ("trusted", "peer", "forwarded", "client"),
+    [
+        ("", None, "203.0.113.5", None),  # no proxy is trusted: the header is anyone's to write
+        ("", "198.51.100.2", "203.0.113.5", "198.51.100.2"),
+        ("127.0.0.1", None, "203.0.113.5", "203.0.113.5"),  # a local reverse proxy (Streamlit: None on loopback)
+        ("127.0.0.1", None, "6.6.6.6, 203.0.113.5", "203.0.113.5"),  # what the client wrote itself is ignored
+        ("127.0.0.1,10.0.0.0/8", None, "203.0.113.5, 10.1.2.3", "203.0.113.5"),  # two proxies in a row
+        ("10.0.0.0/8", "198.51.100.2", "203.0.113.5", "198.51.100.2"),  # the peer is no trusted proxy
+        ("127.0.0.1", None, "not-an-address", None),
+        ("127.0.0.1", None, None, None),
+    ],
+)
+def test_the_client_address_comes_from_a_trusted_proxys_header_only(monkeypatch, trusted, peer, forwarded, client):
+    monkeypatch.setenv("ACTIVEGRADE_TRUSTED_PROXIES", trusted)
+    assert auth.client_address(peer, forwarded) == client
+
+
+def _short_password_account(store, name: str, password: str) -> None:
+    """An account whose password was set before the minimum grew (its hash made directly)."""
+    accounts.create_user(store, name, auth.GRADER, password_hash=PasswordHasher().hash(password), email=None)
+
+
+def test_a_short_password_signs_in_once_more_only_to_be_changed(store):
+    from core.services import sessions
+
+    _short_password_account(store, "ann", "ten chars!")
+    user = auth.sign_in(store, "ann", "ten chars!")
+    assert user is not None and user.must_change_password
+    with pytest.raises(auth.AccessDenied, match="choose a new password first"):
+        sessions.start(store, user)  # no session, so no page, with the short password
+    with pytest.raises(InputError, match="fewer than 12"):
+        auth.replace_short_password(store, user, "still short")
+    with pytest.raises(InputError, match="fewer than 12"):
+        auth.replace_short_password(store, user, "ten chars!")  # the old one
+    changed = auth.replace_short_password(store, user, PASSWORD)
+    assert not changed.must_change_password and sessions.resume(store, sessions.start(store, changed)).name == "ann"
+    assert auth.sign_in(store, "ann", "ten chars!") is None
+    assert not auth.sign_in(store, "ann", PASSWORD).must_change_password
+    assert "password_changed" in accounts.events(store)["action"].tolist()
+    with pytest.raises(auth.AccessDenied, match="no password change is pending"):
+        auth.replace_short_password(store, changed, "another long password")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -130,3 +131,37 @@ def test_every_variable_is_documented():
     """docs/configuration.md is the one table of the deployment's variables."""
     table = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert [name for name in config.VARIABLES if f"`{name}`" not in table] == []
+
+
+def test_sampling_servers_are_url_and_key_variable_pairs():
+    parsed = Config.from_environ(
+        {config.SAMPLING_SERVERS: " http://127.0.0.1:8000/v1 , https://api.openai.com/v1 = OPENAI_API_KEY ,"}
+    )
+    assert parsed.sampling_servers == (
+        config.SamplingServer("http://127.0.0.1:8000/v1"),
+        config.SamplingServer("https://api.openai.com/v1", "OPENAI_API_KEY"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("ftp://host/v1", "not an http(s) URL"),
+        ("http:///v1", "not an http(s) URL"),
+        ("http://u:p@host/v1", "user, password, query or fragment"),
+        ("http://host/v1?x", "user, password, query or fragment"),
+        ("http://host/v1=ACTIVEGRADE_DB_URL", "not a variable name"),
+        ("http://host/v1=MY-KEY", "not a variable name"),
+        ("http://host/v1,http://host/v1=K", "twice"),
+    ],
+)
+def test_bad_sampling_servers_are_refused(value, message):
+    with pytest.raises(InputError, match=re.escape(message)):
+        Config.from_environ({config.SAMPLING_SERVERS: value})
+
+
+def test_trusted_proxies_are_addresses_or_networks():
+    parsed = Config.from_environ({config.TRUSTED_PROXIES: "127.0.0.1, 10.0.0.0/8,::1"})
+    assert [str(n) for n in parsed.trusted_proxies] == ["127.0.0.1/32", "10.0.0.0/8", "::1/128"]
+    with pytest.raises(InputError, match="not an IP address or network"):
+        Config.from_environ({config.TRUSTED_PROXIES: "proxy.local"})

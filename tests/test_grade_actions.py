@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from core.errors import InputError
 from core.scales import BINARY
 from core.services import audit, auth, grade_actions, grading, reservations
 from core.services.project import create_project, start_preparation
@@ -157,3 +158,36 @@ def test_a_grade_action_writes_its_audit_event_once(world):
     grade_actions.undo(store, ann, pid)
     actions = audit.trail(store, pid)["action"].tolist()
     assert actions == [audit.GRADE_CHANGED, grade_actions.COMMENTED, audit.UNDO]
+
+
+def test_a_comment_over_the_limit_is_refused_and_nothing_is_stored(world):
+    store, pid, ann, design = world
+    held = reservations.claim(store, pid, design, 0, "ann")
+    long = "x" * (grading.MAX_COMMENT_CHARS + 1)
+    with pytest.raises(InputError, match="the comment has 5,001 characters, more than the 5,000 allowed"):
+        grade_actions.grade(store, ann, pid, held, "Correct", seconds=1.0, comment=long)
+    assert store.grades(pid).empty
+    grade_actions.grade(store, ann, pid, held, "Correct", seconds=1.0, comment=" " + "y" * 5000 + " ")
+    with pytest.raises(InputError, match="the comment has"):
+        grade_actions.comment(store, ann, pid, held, long)
+    assert store.grade_of(pid, held, "ann")["comment"] == "y" * 5000
+    assert not any(long in str(d) for d in accounts.events(store)["detail"])
+
+
+@pytest.mark.parametrize("seconds", [float("nan"), float("inf"), 1e27])
+def test_a_viewing_time_that_is_no_measurement_is_refused(world, seconds):
+    store, pid, ann, design = world
+    held = reservations.claim(store, pid, design, 0, "ann")
+    with pytest.raises(InputError, match="the viewing time"):
+        grade_actions.grade(store, ann, pid, held, "Correct", seconds=seconds)
+    assert store.grades(pid).empty
+
+
+def test_the_browsers_viewing_time_is_bounded_by_the_servers():
+    assert grading.viewing_seconds(4000, 10.0) == 4.0
+    assert grading.viewing_seconds(1e8, 2.5) == 2.5  # a forged long view: no longer than since the card was released
+    for forged in (float("nan"), float("inf"), -5, 1e30, "1000", None, True):
+        with pytest.raises(InputError, match="the viewing time"):
+            grading.viewing_seconds(forged, 10.0)
+    showing = Showings().current(0, "a", False)
+    assert 0 <= showing.seconds_since_released() < 5

@@ -188,13 +188,15 @@ def parquet_files(inputs: Inputs, folder: Path) -> tuple[Path, Path]:
 def count_row_group_reads(monkeypatch) -> dict[str, list[int]]:
     """Rows of each row group decoded from now on: of the id column alone ("id") and of every column ("all")."""
     decoded: dict[str, list[int]] = {"id": [], "all": []}
-    read_row_groups = pq.ParquetFile.read_row_groups
+    iter_batches = pq.ParquetFile.iter_batches
 
-    def counted(layout, groups, columns=None, *args, **kwargs):
-        decoded["id" if columns == ["id"] else "all"].extend(layout.metadata.row_group(g).num_rows for g in groups)
-        return read_row_groups(layout, groups, columns, *args, **kwargs)
+    def counted(layout, *args, row_groups=None, columns=None, **kwargs):
+        groups = range(layout.num_row_groups) if row_groups is None else row_groups
+        if len(groups) < layout.num_row_groups:  # a chunk's rows, not the whole file
+            decoded["id" if columns == ["id"] else "all"].extend(layout.metadata.row_group(g).num_rows for g in groups)
+        return iter_batches(layout, *args, row_groups=row_groups, columns=columns, **kwargs)
 
-    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", counted)
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", counted)
     return decoded
 
 

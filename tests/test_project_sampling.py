@@ -219,14 +219,22 @@ def server_sampling(api_base: str = "http://127.0.0.1:8000/v1", **options) -> di
     return {"api_base": api_base, "model": "served-model", "k": 2, "max_new_tokens": 8, **options}
 
 
-def test_server_settings_are_normalised_and_name_the_key_variable_only(monkeypatch):
+@pytest.fixture
+def allowed(monkeypatch) -> None:
+    """The operator allows the test's server, its key in AG_TEST_API_KEY."""
+    monkeypatch.setenv("ACTIVEGRADE_SAMPLING_SERVERS", "http://127.0.0.1:8000/v1=AG_TEST_API_KEY,http://other/v1")
     monkeypatch.setenv("AG_TEST_API_KEY", "sk-never-stored")
-    values = server_sampling(" http://127.0.0.1:8000/v1 ", api_key_env=" AG_TEST_API_KEY ", concurrency="4")
+
+
+def test_server_settings_are_normalised_and_name_an_allowed_server_only(allowed):
+    values = server_sampling(" http://127.0.0.1:8000/v1 ", api_key_env=" IGNORED_API_KEY ", concurrency="4")
     settings = sampling_job.sampling_from_settings(values)
     assert settings == ServerSamplingSettings(
-        "http://127.0.0.1:8000/v1", "served-model", "AG_TEST_API_KEY", k=2, max_new_tokens=8, concurrency=4
+        "http://127.0.0.1:8000/v1", "served-model", k=2, max_new_tokens=8, concurrency=4
     )
+    assert settings.server().api_key_env == "AG_TEST_API_KEY"  # the operator's variable, not the one sent
     assert "sk-never-stored" not in json.dumps(settings.to_settings())
+    assert "api_key_env" not in settings.to_settings()
     assert sampling_job.sampling_from_settings(settings.to_settings()) == settings
     assert isinstance(sampling_job.sampling_from_settings(sampling("folder")), SamplingSettings)
 
@@ -234,25 +242,31 @@ def test_server_settings_are_normalised_and_name_the_key_variable_only(monkeypat
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"api_base": " "}, "no server URL is given"),
-        ({"api_base": "ftp://host/v1"}, "is not an http"),
-        ({"api_base": "http://user:sk-123@host/v1"}, "holds a user, password or query string"),
-        ({"api_base": "http://host/v1?api_key=sk-123"}, "holds a user, password or query string"),
+        ({"api_base": " "}, "no server is chosen"),
+        ({"api_base": "ftp://host/v1"}, "the server chosen is not one this deployment allows"),
+        ({"api_base": "http://127.0.0.1:8000/v1/"}, "the server chosen is not one this deployment allows"),
+        ({"api_base": "http://user:sk-123@127.0.0.1:8000/v1"}, "the server chosen is not one this deployment allows"),
         ({"model": ""}, "no model is given to ask the server for"),
-        ({"api_key_env": "ACTIVEGRADE_DB_URL"}, "is not the name of an API key's environment variable"),
-        ({"api_key_env": "ACTIVEGRADE_API_KEY"}, "is not the name of an API key's environment variable"),
-        ({"api_key_env": "PGPASSWORD"}, "is not the name of an API key's environment variable"),
-        ({"api_key_env": "AG_UNSET_API_KEY"}, "AG_UNSET_API_KEY holding the API key is not set"),
         ({"concurrency": 0}, "concurrency must be at least 1"),
         ({"k": 0}, "k is 0"),
         ({"gguf_file": "x.gguf"}, "unknown sampling setting 'gguf_file'"),
     ],
 )
-def test_bad_server_settings_are_refused_before_anything_is_stored(store, monkeypatch, options, message):
-    monkeypatch.delenv("AG_UNSET_API_KEY", raising=False)
-    monkeypatch.setenv("ACTIVEGRADE_API_KEY", "set")
+def test_bad_server_settings_are_refused_before_anything_is_stored(store, allowed, options, message):
     with pytest.raises(InputError, match=re.escape(message)):
         create_project(store, "Bad", ("pool.jsonl", POOL), None, {"sampling": server_sampling() | options}, start=False)
+    assert store.projects() == []
+
+
+def test_an_unset_key_or_no_allowed_server_is_refused_without_naming_variables(store, monkeypatch):
+    monkeypatch.setenv("ACTIVEGRADE_SAMPLING_SERVERS", "http://127.0.0.1:8000/v1=AG_UNSET_API_KEY")
+    monkeypatch.delenv("AG_UNSET_API_KEY", raising=False)
+    with pytest.raises(InputError, match="is not set where the app runs") as unset:
+        create_project(store, "Bad", ("pool.jsonl", POOL), None, {"sampling": server_sampling()}, start=False)
+    assert "AG_UNSET_API_KEY" not in str(unset.value)
+    monkeypatch.delenv("ACTIVEGRADE_SAMPLING_SERVERS")
+    with pytest.raises(InputError, match="this deployment allows no server"):
+        create_project(store, "Bad", ("pool.jsonl", POOL), None, {"sampling": server_sampling()}, start=False)
     assert store.projects() == []
 
 
@@ -265,8 +279,9 @@ def test_a_project_samples_from_a_real_server_resumes_and_prepares(served_url, s
     url, model = served_url
     secret = "sk-test-never-stored-0123456789"
     monkeypatch.setenv("AG_SERVER_API_KEY", secret)
+    monkeypatch.setenv("ACTIVEGRADE_SAMPLING_SERVERS", f"{url}=AG_SERVER_API_KEY")
     monkeypatch.setattr(sampling_job, "CHECKPOINT_S", 0.0)
-    options = {"api_key_env": "AG_SERVER_API_KEY", "concurrency": 2}
+    options = {"concurrency": 2}
     pid = create_project(
         store,
         "Served",
@@ -294,5 +309,5 @@ def test_a_project_samples_from_a_real_server_resumes_and_prepares(served_url, s
     assert sorted(row["id"] for row in rows) == sorted(IDS * 2) and PARTIAL not in store.input_files(pid)
     assert all(row["surrogate"] == model for row in rows[2:])
     assert (store.load_items(pid)["n_samples"] == 2).all()
-    assert info.settings["sampling"]["api_key_env"] == "AG_SERVER_API_KEY"
+    assert info.settings["sampling"]["api_base"] == url and "api_key_env" not in info.settings["sampling"]
     assert secret.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("sampling.db*"))  # with the WAL

@@ -121,4 +121,4 @@ def test_cli_against_the_real_server_never_shows_the_key(served_url, tmp_path, m
     assert len(read_jsonl(out)) == 2
     bad = ["sample", "--pool", str(pool), "--api-base", url, "--model", model, "--out", str(tmp_path / "o.jsonl")]
     assert main([*bad, "--api-base", url.replace("/v1", "/nothing")]) == 2
-    assert "the server answered 404" in capsys.readouterr().err
+    assert "the server answered HTTP 404" in capsys.readouterr().err

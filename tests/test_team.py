@@ -98,8 +98,8 @@ def test_membership_changes_are_audited_and_admins_are_never_assigned(store, roo
 
 def test_unlock_is_audited(store, root):
     team.create_account(store, root, "ann", auth.GRADER, password=PASSWORD)
-    for _ in range(auth.FREE_FAILURES + 1):
-        accounts.add_failure(store, "ann", "")
+    for _ in range(auth.ACCOUNT_FREE_FAILURES + 1):
+        accounts.add_failure(store, "ann", auth.ACCOUNT)
     with pytest.raises(auth.SignInThrottled):
         auth.sign_in(store, "ann", PASSWORD)
     assert team.unlock(store, root, "ann").message == "ann may sign in again"

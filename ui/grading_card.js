@@ -99,7 +99,7 @@ function buildCard(inst, data) {
     if (card.previous_label === choice.label) b.classList.add("ag-chosen");
     side.append(b);
   }
-  const box = el("textarea", { class: "ag-comment-text", rows: "3", "aria-label": "Comment", placeholder: "optional" });
+  const box = el("textarea", { class: "ag-comment-text", rows: "3", "aria-label": "Comment", placeholder: "optional", maxlength: data.max_comment_chars ? String(data.max_comment_chars) : null });
   box.value = card.previous_comment || "";
   const comment = el("details", { class: "ag-comment" }, el("summary", {}, el("span", { text: "Comment " }), el("kbd", { text: "C" })), box);
   if (card.reviewing) {

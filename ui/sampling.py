@@ -7,6 +7,7 @@ from typing import Any
 
 import streamlit as st
 
+from core.config import SAMPLING_SERVERS, config
 from core.jobs.sampling_job import SamplingSettings, ServerSamplingSettings, default_model
 
 SOURCES = {"local": "A local model", "server": "An OpenAI-compatible server"}
@@ -54,21 +55,23 @@ def _local() -> dict[str, Any]:
 
 
 def _server() -> dict[str, Any]:
-    """The server's URL, model, the name of the variable holding its key (never the key) and concurrency."""
+    """One of the servers the operator allows ($ACTIVEGRADE_SAMPLING_SERVERS), the model and concurrency; the
+    key is the one the operator named for that server (never typed, stored or shown here)."""
+    servers = [server.url for server in config().sampling_servers]
+    if not servers:
+        st.info(
+            f"This deployment allows no server: the operator lists the servers the app may ask, and each one's "
+            f"key variable, in {SAMPLING_SERVERS} (docs/configuration.md). Sample with a local model instead."
+        )
     cols = st.columns([3, 2])
-    api_base = cols[0].text_input(
-        "Server URL (OpenAI-compatible)", key="new_sampling_api_base", placeholder="http://127.0.0.1:8000/v1"
+    api_base = cols[0].selectbox(
+        "Server (as the operator allows them)",
+        servers,
+        key="new_sampling_api_base",
+        help="The key is the one the operator set for this server where the app runs; it is never stored or shown.",
     )
     model = cols[1].text_input("Model (as the server names it)", key="new_sampling_server_model")
-    cols = st.columns([3, 2])
-    key_env = cols[0].text_input(
-        "Environment variable holding the API key (blank: none)",
-        key="new_sampling_key_env",
-        placeholder="OPENAI_API_KEY",
-        help="The name of a variable set where the app runs, ending in KEY or TOKEN. The key itself is "
-        "read when sampling and never stored, logged or shown.",
-    )
-    concurrency = cols[1].number_input(
+    concurrency = st.number_input(
         "Requests at once", 1, 256, ServerSamplingSettings.concurrency, key="new_sampling_concurrency"
     )
-    return {"api_base": api_base, "model": model, "api_key_env": key_env, "concurrency": int(concurrency)}
+    return {"api_base": api_base or "", "model": model, "concurrency": int(concurrency)}

@@ -22,6 +22,8 @@ from core.services import auth, sessions
 from core.store import ProjectInfo, accounts
 from ui import session_cookie, state
 
+PENDING_CHANGE = "password_change_for"
+"""Session state key of the account that signed in with a too-short password and must choose a new one first."""
 TOKEN_KEY = "session_token"
 """Session state key of this browser tab's sign-in token (core.services.sessions); the cookie carries it to new tabs."""
 
@@ -131,6 +133,9 @@ def _sign_in_page(providers: list[str]) -> None:
     if not accounts.users(store):
         _first_admin()
         return
+    if st.session_state.get(PENDING_CHANGE) is not None:
+        _new_password(st.session_state[PENDING_CHANGE])
+        return
     with st.form("sign_in"):
         st.subheader("Sign in")
         name = st.text_input("Name", key="sign_in_name", max_chars=MAX_NAME_CHARS)
@@ -143,6 +148,9 @@ def _sign_in_page(providers: list[str]) -> None:
                 return
             if found is None:
                 st.error("Wrong name or password (or the account is disabled).")
+            elif found.must_change_password:
+                st.session_state[PENDING_CHANGE] = found
+                st.rerun()
             else:
                 _signed_in(found)
                 st.rerun()
@@ -151,11 +159,43 @@ def _sign_in_page(providers: list[str]) -> None:
         st.button(label, on_click=st.login, args=(provider,) if provider else (), key=f"oidc_{provider}")
 
 
+def _new_password(pending: auth.User) -> None:
+    """The form of a user who signed in with a password shorter than the minimum: a new one, then signed in."""
+    st.warning(
+        f"Your password is shorter than {auth.MIN_PASSWORD_LENGTH} characters, which is no longer accepted: "
+        "choose a new one to continue."
+    )
+    with st.form("new_password"):
+        password = st.text_input(
+            "New password",
+            type="password",
+            key="new_password",
+            max_chars=MAX_PASSWORD_CHARS,
+            help=f"at least {auth.MIN_PASSWORD_LENGTH} characters",
+        )
+        repeat = st.text_input("New password again", type="password", key="new_password_repeat")
+        if st.form_submit_button("Save and sign in", type="primary"):
+            if password != repeat:
+                st.error("The two passwords differ.")
+                return
+            try:
+                changed = auth.replace_short_password(state.store(), pending, password)
+            except (InputError, auth.AccessDenied) as exc:
+                st.error(str(exc))
+                return
+            st.session_state.pop(PENDING_CHANGE, None)
+            _signed_in(changed)
+            st.rerun()
+    if st.button("Cancel", key="new_password_cancel"):
+        st.session_state.pop(PENDING_CHANGE, None)
+        st.rerun()
+
+
 def client_address() -> str | None:
-    """The client's IP address as Streamlit gives it (None on localhost or where it gives none; behind a
-    reverse proxy, the proxy's: see docs/deployment.md)."""
+    """The client's IP address (core.services.auth.client_address): the connection's as Streamlit gives it (None
+    on localhost), or behind a proxy named in $ACTIVEGRADE_TRUSTED_PROXIES the one its X-Forwarded-For names."""
     address = st.context.ip_address
-    return address if isinstance(address, str) else None
+    return auth.client_address(address if isinstance(address, str) else None, st.context.headers.get("X-Forwarded-For"))
 
 
 def _first_admin() -> None:

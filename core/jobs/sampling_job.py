@@ -8,11 +8,12 @@ apart by its `api_base`) as a dict. Its preparation job (core.services.project) 
 `core.surrogate.sample_api.sample_pool_api` into a scratch file, and the finished file is stored as the
 project's "samples" input, exactly as if it had been uploaded.
 
-A server's API key is never part of the settings: they name the environment variable of the app's
-process that holds it (`api_key_env`), and the job reads it from there when it asks the server. The
-name must look like a key's (ending in KEY or TOKEN) and not be one of the app's own ACTIVEGRADE_
-variables, so that whoever creates a project cannot send another secret of the server (the database
-URL, a password) to a URL of their choosing; the base URL may hold no user, password or query string.
+Servers are the operator's choice, never an admin's: the settings name one of the servers
+`$ACTIVEGRADE_SAMPLING_SERVERS` lists (core.config.SamplingServer) by its URL, and the key comes from the
+variable the operator named for it. The URL is checked against that list when the project is created and
+again when the job runs (a server the operator has removed since is refused), so whoever creates a
+project can neither send a request elsewhere nor any other secret of the server's environment anywhere.
+Errors say which configured server failed, never which environment variables exist.
 
 Resuming: while sampling, the finished items are stored every CHECKPOINT_S as
 the "samples_partial" input; a rerun (after a restart, a stalled job or a
@@ -22,14 +23,13 @@ failure) starts from them, and once "samples" is stored it samples nothing.
 from __future__ import annotations
 
 import importlib.util
-import re
+import os
 import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import pandas as pd
 
@@ -116,18 +116,18 @@ class SamplingSettings:
         )
 
 
-KEY_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(KEY|TOKEN)", re.IGNORECASE)
+LEGACY_SERVER_SETTINGS = frozenset({"api_key_env"})
+"""Settings of projects created before servers were configured: ignored (the key's variable is the operator's)."""
 
 
 @dataclass(frozen=True)
 class ServerSamplingSettings:
     """An OpenAI-compatible server's model and the sampling options, as `core.surrogate.sample_api` takes them.
 
-    `api_key_env` names the environment variable holding the key (None: the server needs none)."""
+    `api_base` is the URL of one of the servers `$ACTIVEGRADE_SAMPLING_SERVERS` lists (core.config)."""
 
     api_base: str
     model: str
-    api_key_env: str | None = None
     k: int = 8
     temperature: float = 1.0
     max_new_tokens: int = 32
@@ -137,21 +137,18 @@ class ServerSamplingSettings:
 
     @classmethod
     def from_settings(cls, values: Mapping[str, Any]) -> ServerSamplingSettings:
-        """Check and normalise a settings dict; InputError for an unknown key, a missing or unusable URL or model,
-        a variable name that is not a key's or is not set, or numbers `check_settings`/`check_server` refuse."""
-        from core.surrogate.sample_api import api_key, check_server
+        """Check and normalise a settings dict; InputError for an unknown key, a server the deployment does not
+        allow (or whose key is not set), a missing model, or numbers `check_settings`/`check_server` refuse."""
+        from core.surrogate.sample_api import check_server
 
+        values = {name: value for name, value in values.items() if name not in LEGACY_SERVER_SETTINGS}
         _check_known(cls, values)
-        api_base = _server_url(str(values.get("api_base") or "").strip())
+        api_base = allowed_server(str(values.get("api_base") or "").strip()).url
         model = str(values.get("model") or "").strip()
         if not model:
             raise InputError(
                 "no model is given to ask the server for", fix="give the model's name as the server lists it"
             )
-        key_env = str(values.get("api_key_env") or "").strip() or None
-        if key_env is not None:
-            _check_key_variable(key_env)
-            api_key(key_env)  # set in the app's environment, or the job could never ask
         numbers = _numbers(
             cls,
             values,
@@ -167,7 +164,7 @@ class ServerSamplingSettings:
         check_settings(
             k=numbers["k"], temperature=numbers["temperature"], max_new_tokens=numbers["max_new_tokens"], batch_size=1
         )
-        settings = cls(api_base=api_base, model=model, api_key_env=key_env, **numbers)
+        settings = cls(api_base=api_base, model=model, **numbers)
         check_server(settings.server())
         return settings
 
@@ -178,7 +175,8 @@ class ServerSamplingSettings:
         """The `core.surrogate.sample_api.Server` these settings ask."""
         from core.surrogate.sample_api import Server
 
-        return Server(self.api_base, self.model, self.api_key_env, self.timeout, self.max_retries, self.concurrency)
+        key_env = allowed_server(self.api_base).key_env
+        return Server(self.api_base, self.model, key_env, self.timeout, self.max_retries, self.concurrency)
 
     def sample(
         self, pool: pd.DataFrame, out: Path, *, seed: int, progress: Progress, announce: Announce, device: str = "auto"
@@ -208,30 +206,28 @@ def sampling_from_settings(values: Mapping[str, Any]) -> Sampling:
     return kind.from_settings(values)
 
 
-def _server_url(url: str) -> str:
-    """The base URL, checked: http(s), a host, no user, password, query or fragment (a key in the URL
-    would be stored with the settings)."""
-    if not url:
+def allowed_server(url: str) -> config.SamplingServer:
+    """The configured server (`$ACTIVEGRADE_SAMPLING_SERVERS`) whose URL is exactly `url`, with its key set in
+    the app's environment; else InputError, naming neither the variable nor which variables exist."""
+    servers = config.config().sampling_servers
+    where = f"${config.SAMPLING_SERVERS} (docs/configuration.md)"
+    if not servers:
         raise InputError(
-            "no server URL is given", fix="give the server's OpenAI-compatible URL, e.g. http://host:8000/v1"
+            "this deployment allows no server to sample from",
+            fix=f"sample with a local model, or the operator lists servers in {where}",
         )
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError(f"the server URL {url!r} is not an http(s) URL", fix="write e.g. http://127.0.0.1:8000/v1")
-    if parts.username or parts.password or parts.query or parts.fragment:
+    server = next((s for s in servers if s.url == url), None)
+    if server is None:
         raise InputError(
-            "the server URL holds a user, password or query string, which would be stored with the project",
-            fix="give the URL without them and the key in an environment variable named as the API key variable",
+            "the server chosen is not one this deployment allows" if url else "no server is chosen",
+            fix=f"choose one of {', '.join(s.url for s in servers)} (the operator lists them in {where})",
         )
-    return url
-
-
-def _check_key_variable(name: str) -> None:
-    if not KEY_VARIABLE.fullmatch(name) or name.upper().startswith(config.PREFIX):
+    if server.key_env and not os.environ.get(server.key_env):
         raise InputError(
-            f"{name!r} is not the name of an API key's environment variable",
-            fix="name a variable ending in KEY or TOKEN (e.g. OPENAI_API_KEY), not one of the app's ACTIVEGRADE_ ones",
+            f"the API key of the server {server.url} is not set where the app runs",
+            fix=f"the operator sets the variable {where} names for it and restarts the app",
         )
+    return server
 
 
 def _check_known(cls, values: Mapping[str, Any]) -> None:

@@ -18,12 +18,13 @@ open demo mode, which is on only when ``$ACTIVEGRADE_OPEN_DEMO`` is ``1``.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import threading
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from argon2 import PasswordHasher
@@ -76,11 +77,22 @@ PERMISSIONS: Mapping[str, frozenset[str]] = {
 ALL_PROJECTS_ROLES = frozenset({ADMIN})
 """Roles that act on every project; the others only on the projects assigned to them."""
 
-MIN_PASSWORD_LENGTH = 10
+MIN_PASSWORD_LENGTH = 12
+"""New and changed passwords have at least this many characters (OWASP ASVS 4, 2.1.1). A shorter one set before
+signs in once more, to choose a new one (``User.must_change_password``), and starts no session."""
 FREE_FAILURES = 5
-"""Failed sign-ins in a row (one name, one client address) before the back-off starts."""
+"""Failed sign-ins in a row for one name from one known client address before that address's back-off starts."""
 MAX_BACK_OFF = timedelta(minutes=15)
-"""The longest wait the back-off imposes: 1 s after FREE_FAILURES, doubling with each failure up to this."""
+"""The longest wait one address's back-off imposes: 1 s after FREE_FAILURES, doubling with each failure up to this."""
+ACCOUNT = "*"
+"""The failure bucket of an account from every address together (no client address is ``*``)."""
+ACCOUNT_FREE_FAILURES = 20
+"""Failed sign-ins in a row for one name, from anywhere, before the account's own back-off starts."""
+MAX_ACCOUNT_BACK_OFF = timedelta(minutes=1)
+"""The longest wait the account's back-off imposes: guessing spread over many addresses (or from an unknown
+address, where every client looks alike) gets about one try a minute, and the right password waits at most this."""
+THROTTLED = "sign_in_throttled"
+"""The audit event recorded when an account's back-off starts (its ACCOUNT_FREE_FAILURES-th failure in a row)."""
 MAX_CONCURRENT_HASHES = 4
 """Argon2 hashes computed at once (64 MiB each, argon2-cffi's default); further sign-ins wait their turn."""
 
@@ -100,6 +112,9 @@ class User:
     role: str
     id: int | None = None  # None for the open demo's anonymous user
     email: str | None = None
+    must_change_password: bool = field(default=False, compare=False)
+    """Signed in with a password shorter than MIN_PASSWORD_LENGTH: may do nothing but choose a new one
+    (``replace_short_password``); core.services.sessions.start refuses to start a session for them."""
 
 
 def open_demo_enabled() -> bool:
@@ -256,56 +271,110 @@ def _user(row: accounts.UserInfo) -> User:
 
 
 class SignInThrottled(AccessDenied):
-    """Too many failed sign-ins for this name from this address: ``str()`` says how long to wait."""
+    """Too many failed sign-ins for this name (from this address, or from everywhere): ``str()`` says how long to wait."""
 
 
-def back_off(failures: int) -> timedelta:
-    """The wait after ``failures`` failed sign-ins in a row: none for the first FREE_FAILURES, then
-    1 s doubling with each further failure, at most MAX_BACK_OFF (exponential back-off, as RFC 6749's
-    and NIST SP 800-63B's throttling advice has it: slow guessing down, never lock anyone out for good)."""
-    if failures < FREE_FAILURES:
+def back_off(failures: int, free: int = FREE_FAILURES, cap: timedelta = MAX_BACK_OFF) -> timedelta:
+    """The wait after ``failures`` failed sign-ins in a row: none for the first ``free``, then 1 s doubling with
+    each further failure, at most ``cap`` (exponential back-off, as RFC 6749's and NIST SP 800-63B's throttling
+    advice has it: slow guessing down, never lock anyone out for good)."""
+    if failures < free:
         return timedelta(0)
-    return min(timedelta(seconds=2 ** min(failures - FREE_FAILURES, 20)), MAX_BACK_OFF)
+    return min(timedelta(seconds=2 ** min(failures - free, 20)), cap)
+
+
+def client_address(peer: str | None, forwarded_for: str | None) -> str | None:
+    """The client's IP address: the connection's ``peer`` (None: loopback, as Streamlit reports it), or, when
+    the peer is one of the trusted proxies (``$ACTIVEGRADE_TRUSTED_PROXIES``, core.config), the right-most
+    address of ``X-Forwarded-For`` that is not a trusted proxy itself (the ones left of it are the client's
+    to forge). None when unknown."""
+    trusted = config.config().trusted_proxies
+
+    def is_trusted(text: str | None) -> bool:
+        try:
+            address = ipaddress.ip_address(text or "127.0.0.1")
+        except ValueError:
+            return False
+        return any(address in network for network in trusted)
+
+    if not (trusted and forwarded_for and is_trusted(peer)):
+        return peer
+    hops = [hop.strip() for hop in forwarded_for.split(",") if hop.strip()]
+    for hop in reversed(hops):
+        if not is_trusted(hop):
+            try:
+                return str(ipaddress.ip_address(hop))
+            except ValueError:
+                return None  # a malformed hop: unknown, never a name a client can choose
+    return peer
 
 
 def sign_in(store: Store, name: str, password: str, address: str | None = None) -> User | None:
     """The account if ``name`` and ``password`` match an active one, else None.
 
-    Every attempt is in the audit trail (``sign_in`` or ``sign_in_failed``, with the client
-    ``address`` when known). Failures in a row for one name from one address make the next try
-    wait (``back_off``; raises SignInThrottled, checking nothing, while it lasts); a success or an
-    admin's ``unlock`` clears them. Keyed by name and address, an attacker slows down only their own
-    tries at that name, and can lock no one out. A name over MAX_NAME_CHARS or a password over
-    MAX_PASSWORD_CHARS fails without hashing. Unknown names, disabled accounts and accounts without a
-    password (OIDC only) are checked against a throw-away hash, so timing does not tell them apart.
-    A hash made with older argon2 parameters is replaced by a current one.
+    Every attempt is in the audit trail (``sign_in`` or ``sign_in_failed``, with the client ``address`` when
+    known). Two back-offs make the next try wait (``back_off``; raises SignInThrottled, checking nothing,
+    while one lasts), each cleared by a success or an admin's ``unlock``:
+    - one address's failures for the name (only when the address is known): FREE_FAILURES free, then up to
+      MAX_BACK_OFF. An attacker slows down only their own tries at that name;
+    - the account's failures from everywhere (bucket ACCOUNT): ACCOUNT_FREE_FAILURES free, then up to
+      MAX_ACCOUNT_BACK_OFF, with a THROTTLED audit event when it starts. Guessing spread over many
+      addresses is slowed as much as from one; and where the address is unknown (localhost, a proxy not
+      named as trusted) no one shares a long wait: the right password waits at most a minute.
+    A name over MAX_NAME_CHARS or a password over MAX_PASSWORD_CHARS fails without hashing. Unknown names,
+    disabled accounts and accounts without a password (OIDC only) are checked against a throw-away hash, so
+    timing does not tell them apart. A hash made with older argon2 parameters is replaced by a current one.
     """
     name = normalise_name(name)[:MAX_NAME_CHARS]
     address = (address or "")[:MAX_ADDRESS_CHARS]
-    failures, last = accounts.failures(store, name, address)
-    wait = back_off(failures)
-    if last is not None and (left := last + wait - datetime.now(UTC)) > timedelta(0):
-        logger.warning(
-            "sign-in for %r from %s held back %.0f s more (back-off)", name, address or "?", left.total_seconds()
-        )
-        raise SignInThrottled(
-            f"too many failed sign-ins for {name!r} from here: try again in {math.ceil(left.total_seconds())} s"
-        )
+    buckets = [(ACCOUNT, ACCOUNT_FREE_FAILURES, MAX_ACCOUNT_BACK_OFF)]
+    if address:
+        buckets.append((address, FREE_FAILURES, MAX_BACK_OFF))
+    for bucket, free, cap in buckets:
+        failures, last = accounts.failures(store, name, bucket)
+        if last is not None and (left := last + back_off(failures, free, cap) - datetime.now(UTC)) > timedelta(0):
+            where = " from here" if bucket == address else ""
+            logger.warning(
+                "sign-in for %r%s held back %.0f s more (back-off)",
+                name,
+                f" from {address}" if where else "",
+                left.total_seconds(),
+            )
+            raise SignInThrottled(
+                f"too many failed sign-ins for {name!r}{where}: try again in {math.ceil(left.total_seconds())} s"
+            )
     too_long = len(password) > MAX_PASSWORD_CHARS
     row = None if too_long else accounts.user_by_name(store, name)
     usable = row is not None and row.active and bool(row.password_hash)
     ok = not too_long and verify_password(row.password_hash if usable else _DUMMY_HASH, password) and usable
     detail = {"address": address} if address else {}
     if not ok:
-        logger.info("sign-in refused for %r from %s (%d failures in a row before)", name, address or "?", failures)
-        accounts.add_failure(store, name, address)
+        logger.info("sign-in refused for %r from %s", name, address or "an unknown address")
+        for bucket, _, _ in buckets:
+            accounts.add_failure(store, name, bucket)
         accounts.record_event(store, name, "sign_in_failed", detail=detail)
+        if accounts.failures(store, name, ACCOUNT)[0] == ACCOUNT_FREE_FAILURES:
+            accounts.record_event(store, name, THROTTLED, detail={"failures": ACCOUNT_FREE_FAILURES, **detail})
         return None
-    accounts.clear_failures(store, name, address)
+    for bucket, _, _ in buckets:
+        accounts.clear_failures(store, name, bucket)
     if _hasher.check_needs_rehash(row.password_hash):
         accounts.set_password_hash(store, name, _hasher.hash(password))
     accounts.record_event(store, name, "sign_in", detail=detail)
-    return _user(row)
+    return replace(_user(row), must_change_password=len(password) < MIN_PASSWORD_LENGTH)
+
+
+def replace_short_password(store: Store, user: User, new_password: str) -> User:
+    """Set the new password of a user who signed in with one shorter than MIN_PASSWORD_LENGTH (InputError
+    for a new one hash_password refuses, the old one among them); the user, free to start a session."""
+    if not user.must_change_password or user.id is None:
+        raise AccessDenied("no password change is pending; sign in again")
+    row = accounts.user_by_name(store, user.name)
+    if row is None or not row.active or row.id != user.id:
+        raise AccessDenied("your account is disabled or gone; ask an admin")
+    set_password(store, user.name, new_password)
+    accounts.record_event(store, user.name, "password_changed", detail={"reason": "shorter than the minimum"})
+    return replace(_user(row), must_change_password=False)
 
 
 def unlock(store: Store, name: str) -> int:

@@ -112,7 +112,7 @@ def grade(
 def comment(store: Store, actor: auth.User | None, project_id: int, position: int, text: str) -> Outcome:
     """Set the comment of the grader's grade of the item, leaving the grade alone (its own audit event)."""
     grader = acting_grader(store, actor, project_id)
-    if store.set_comment(project_id, position, grader.name, text.strip()) is None:
+    if store.set_comment(project_id, position, grader.name, grading.check_comment(text)) is None:
         raise Refused("grade the item first; the comment is saved with the grade")
     return Outcome(COMMENTED, "comment saved", position)
 

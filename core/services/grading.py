@@ -6,8 +6,10 @@ so a reload or a second browser continues exactly where the project stands.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from core.errors import InputError
 from core.inputs.images import shown_image
 from core.inputs.limits import MAX_NAME_CHARS, check_length
 from core.inputs.markup import one_line_plain, safe_markdown
@@ -19,6 +21,13 @@ from core.store import Store
 MIN_VIEW_S = 0.3
 """A grade sooner than this after the item was shown is a key held down or pressed twice, not a
 judgement of that item; the grade page ignores it (and says so)."""
+
+MAX_VIEW_S = 7 * 24 * 3600.0
+"""The longest viewing time a grade records (7 days, a sign-in session's default length): a longer one is no
+measurement but a forged or broken value, refused."""
+
+MAX_COMMENT_CHARS = 5_000
+"""A grade's comment; longer ones are refused (a comment is a note, and every read of the grades loads them)."""
 
 SIGNAL_FIELDS = ("stratum", "proxy", "semantic_entropy", "agreement", "n_clusters", "n_samples")
 """Item fields that could bias a grader; shown only when the project allows it. `proxy` is the design's
@@ -53,6 +62,40 @@ def grader_view(item: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any
     return view
 
 
+def check_comment(comment: str) -> str:
+    """``comment`` stripped, if it has at most MAX_COMMENT_CHARS characters; else InputError saying so."""
+    return check_length(comment.strip(), MAX_COMMENT_CHARS, "the comment")
+
+
+def check_seconds(seconds: float | None) -> float | None:
+    """A grade's viewing time rounded to milliseconds, if it is a finite number in [0, MAX_VIEW_S] (or None); else
+    InputError (NaN, infinity, negative or absurd values would bypass MIN_VIEW_S and corrupt the pace statistics)."""
+    if seconds is None:
+        return None
+    try:
+        value = float(seconds)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= MAX_VIEW_S):
+        raise InputError(
+            f"the viewing time {seconds!r} s is not a number of seconds between 0 and {MAX_VIEW_S:,.0f}",
+            fix="reload the page and grade the item again",
+        )
+    return round(value, 3)
+
+
+def viewing_seconds(shown_ms: object, released_s: float) -> float:
+    """How long the grader saw the item: what the browser measured (``shown_ms``, from the frame that painted
+    it), never more than ``released_s``, the server's own measure since it released the card
+    (core.services.showings.Showing.seconds_since_released), so a forged value can neither lengthen a view
+    nor skip MIN_VIEW_S's check by more than the network's delay. InputError for a browser value that is
+    not a number of milliseconds in [0, MAX_VIEW_S]."""
+    if isinstance(shown_ms, bool) or not isinstance(shown_ms, int | float):
+        shown_ms = math.nan
+    browser = check_seconds(shown_ms / 1000)
+    return min(browser, max(released_s, 0.0))
+
+
 def submit(
     store: Store,
     project_id: int,
@@ -68,6 +111,8 @@ def submit(
 
     Raises core.errors.NotSaved, with the message to show, when the database does not take the grade
     (down, disk full): nothing is half-written and every earlier grade stays; pressing again retries.
+    Raises InputError, storing nothing, for a comment over MAX_COMMENT_CHARS or a viewing time ``check_seconds``
+    refuses.
     """
     if not grader:
         raise ValueError("a grade needs the grader's name")
@@ -78,6 +123,6 @@ def submit(
         value=scale.value_of(label),
         label=label,
         grader=grader,
-        comment=comment.strip(),
-        seconds=None if seconds is None else round(float(seconds), 3),
+        comment=check_comment(comment),
+        seconds=check_seconds(seconds),
     )

@@ -50,6 +50,8 @@ def start(store: Store, user: auth.User) -> str:
     """A new session for a signed-in account; returns the token for the cookie (never stored)."""
     if user.id is None:
         raise ValueError("only an account can have a sign-in session")
+    if user.must_change_password:
+        raise auth.AccessDenied("choose a new password first: yours is shorter than the minimum")
     token = secrets.token_urlsafe(32)
     table.add(store, _hash(token), user.id)
     return token

@@ -7,14 +7,17 @@ token is one this page issued for that very position and id and has not been
 used yet. A press for an item no longer on screen therefore acts, at most, on
 the item it names (the caller then checks that the item is still the
 grader's), never on whatever item happens to be current; a second press with
-the same token (a key pressed twice, a replayed message) finds it used.
+the same token (a key pressed twice, a replayed message) finds it used. A showing
+remembers when the server released it, which bounds the viewing time the
+browser reports (core.services.grading.viewing_seconds).
 """
 
 from __future__ import annotations
 
 import secrets
+import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 KEEP = 16
 """Showings remembered per page; older tokens are refused like unknown ones."""
@@ -26,6 +29,12 @@ class Showing:
     position: int
     item_id: str
     reviewing: bool
+    released_at: float = field(default_factory=time.monotonic, compare=False)
+    """When the server released the card with this item to the browser (time.monotonic)."""
+
+    def seconds_since_released(self) -> float:
+        """The server's measure of how long the grader can have seen the item (core.services.grading.viewing_seconds)."""
+        return time.monotonic() - self.released_at
 
 
 class Showings:

@@ -156,7 +156,8 @@ def set_active(store: Store, name: str, active: bool) -> None:
 
 
 def failures(store: Store, name: str, address: str) -> tuple[int, datetime | None]:
-    """(failed sign-ins in a row, the last one's time) for ``name`` from ``address``."""
+    """(failed sign-ins in a row, the last one's time) for ``name`` from ``address`` (core.services.auth.ACCOUNT:
+    from every address together)."""
     with store.session() as s:
         row = s.get(SignInFailure, (name, address))
         if row is None:

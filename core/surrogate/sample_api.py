@@ -13,7 +13,10 @@ Through the `openai` client's chat completions:
 - Retries: the client's own, with exponential back-off on connection errors,
   timeouts, 408, 409, 429 and 5xx (`max_retries`); each request times out
   after `timeout` seconds. A request that still fails stops the run with an
-  InputError; the items finished so far are kept.
+  InputError that names the HTTP status or the kind of connection failure, never the remote body (a
+  server's error text is no business of whoever started the job); the items finished so far are kept.
+- Redirects are not followed (a 3xx reply is a failure like any other): the key goes only to the
+  base URL the operator or `$ACTIVEGRADE_SAMPLING_SERVERS` named.
 - Log-probabilities: asked for (`logprobs=True`); where the server returns
   them, `logprob` is the sum of the answer's token log-probabilities and
   `n_tokens` their count, as the local sampler writes them.
@@ -113,7 +116,7 @@ class _Asker:
                 )
             except openai.APIStatusError as error:
                 raise InputError(
-                    f"the server answered {error.status_code} ({_message(error)})",
+                    f"the server answered HTTP {error.status_code}",
                     file=self.server.api_base,
                     fix="check --api-base, --model and the key's variable",
                 ) from None
@@ -134,15 +137,6 @@ class _Asker:
         missing = self.k - len(got)
         singles = await asyncio.gather(*(self._request(question, 1, item_seed + 1 + j) for j in range(missing)))
         return (got + [a for answers in singles for a in answers])[: self.k]
-
-
-def _message(error) -> str:
-    body = getattr(error, "body", None)
-    if isinstance(body, dict):
-        detail = body.get("message") or (body.get("error") or {}).get("message") if isinstance(body, dict) else None
-        if detail:
-            return str(detail)[:200]
-    return type(error).__name__
 
 
 def sample_pool_api(
@@ -169,7 +163,11 @@ def sample_pool_api(
         import openai
 
         own = client or openai.AsyncOpenAI(
-            base_url=server.api_base, api_key=key, timeout=server.timeout, max_retries=server.max_retries
+            base_url=server.api_base,
+            api_key=key,
+            timeout=server.timeout,
+            max_retries=server.max_retries,
+            http_client=openai.DefaultAsyncHttpxClient(follow_redirects=False),
         )
         asker = _Asker(own, server, k=k, temperature=temperature, max_tokens=max_tokens, seed=seed)
 

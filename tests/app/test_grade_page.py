@@ -3,12 +3,22 @@ naming a shown item does. The browser half of the card is covered by tests/e2e/t
 
 from __future__ import annotations
 
+import pytest
+
+from core.services import grading
+from core.services.showings import Showing
 from tests.card_press import card_data, press, shown
 
 GRADE = "app_pages/grade.py"
 
 
-def test_a_grade_is_stored_for_the_shown_item_with_its_comment_and_time(open_app, store, project_id):
+@pytest.fixture
+def released_long_ago(monkeypatch):
+    """The server released every card an hour ago: the browser's measure is the shorter one."""
+    monkeypatch.setattr(Showing, "seconds_since_released", lambda self: 3600.0)
+
+
+def test_a_grade_is_stored_for_the_shown_item_with_its_comment_and_time(open_app, store, project_id, released_long_ago):
     at = open_app(GRADE, project_id=project_id)
     first = shown(at)
     ack = press(at, "grade", label="Correct", comment="looks right", shown_ms=1234)
@@ -36,13 +46,45 @@ def test_a_late_or_repeated_press_never_moves_to_another_item(open_app, store, p
     assert shown(at)["token"] == second["token"]  # the card stays on the item still unjudged
 
 
-def test_a_press_sooner_than_the_minimum_viewing_time_is_not_stored(open_app, store, project_id, monkeypatch):
+def test_a_press_sooner_than_the_minimum_viewing_time_is_not_stored(
+    open_app, store, project_id, monkeypatch, released_long_ago
+):
     monkeypatch.setattr("core.services.grading.MIN_VIEW_S", 0.3)
     at = open_app(GRADE, project_id=project_id)
     first = shown(at)
     assert press(at, "grade", label="Correct", shown_ms=120)["status"] == "too_fast"
     assert store.grades(project_id).empty and shown(at)["token"] == first["token"]
     assert press(at, "grade", label="Correct", shown_ms=400)["status"] == "saved"
+
+
+def test_the_viewing_time_is_the_servers_when_the_browser_claims_more(open_app, store, project_id, monkeypatch):
+    monkeypatch.setattr("core.services.grading.MIN_VIEW_S", 0.3)
+    at = open_app(GRADE, project_id=project_id)
+    assert press(at, "grade", label="Correct", shown_ms=10**8)["status"] == "too_fast"  # released just now
+    assert store.grades(project_id).empty
+    monkeypatch.setattr(Showing, "seconds_since_released", lambda self: 2.5)
+    assert press(at, "grade", label="Correct", shown_ms=10**8)["status"] == "saved"
+    assert store.grades(project_id)["seconds"].tolist() == [2.5]
+
+
+@pytest.mark.parametrize("shown_ms", [float("nan"), float("inf"), -1000, 1e30, "soon"])
+def test_a_forged_viewing_time_is_not_saved(open_app, store, project_id, released_long_ago, shown_ms):
+    at = open_app(GRADE, project_id=project_id)
+    first = shown(at)
+    ack = press(at, "grade", label="Correct", shown_ms=shown_ms)
+    assert ack["status"] == "error" and ack["message"].startswith("Not saved: the viewing time")
+    assert store.grades(project_id).empty and shown(at)["token"] == first["token"]
+
+
+def test_a_comment_over_the_limit_is_not_saved_and_the_box_is_bounded(open_app, store, project_id):
+    at = open_app(GRADE, project_id=project_id)
+    assert card_data(at)["max_comment_chars"] == grading.MAX_COMMENT_CHARS == 5000
+    ack = press(at, "grade", label="Correct", comment="x" * 20_000)
+    assert (
+        ack["status"] == "error" and "the comment has 20,000 characters, more than the 5,000 allowed" in ack["message"]
+    )
+    assert store.grades(project_id).empty
+    assert press(at, "grade", label="Correct", comment="x" * 5000)["status"] == "saved"
 
 
 def test_skip_undo_back_change_and_comment(open_app, store, project_id):
@@ -184,3 +226,35 @@ def test_a_database_that_stops_answering_keeps_the_card_and_says_not_saved(open_
     ack = press(at, "grade", label="Correct")
     assert ack["status"] == "error" and "Not saved, press again" in ack["message"]
     assert shown(at)["token"] == first["token"] and not at.exception
+
+
+def test_a_database_stopped_for_the_access_guard_too_says_not_saved(open_app, store, project_id, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    from core.store.store import Store
+
+    at = open_app(GRADE, project_id=project_id)
+    first = shown(at)
+
+    def down(self, *args, **kwargs):
+        raise OperationalError("SELECT", {}, Exception("connection refused: is the server running?"))
+
+    for name in ("add_grade", "graded_positions", "has_project", "grades"):  # the guard's read fails as well
+        monkeypatch.setattr(Store, name, down)
+    ack = press(at, "grade", label="Correct")
+    assert not at.exception
+    assert ack["status"] == "error" and "Not saved, press again" in ack["message"]
+    assert shown(at)["token"] == first["token"]
+
+
+def test_guidelines_are_rendered_inert_so_a_footnote_pixel_fetches_nothing(open_app, store, project_id):
+    pixel = (
+        "See the note[^a].\n\n[^a]: ![x](http://host.example/p.png)\n\nAnd ![y](http://host.example/q.png) <img src=x>"
+    )
+    store.update_settings(project_id, {"guidelines": pixel})
+    at = open_app(GRADE, project_id=project_id)
+    markdown = [e.value for e in at.sidebar.markdown]
+    html = [e.proto.body for e in at.sidebar.get("html")]
+    assert not any("host.example" in text for text in markdown)  # Streamlit's renderer never sees the text
+    assert html and "See the note" in html[0] and "[image: y]" in html[0]
+    assert "<img" not in html[0] and 'src="' not in html[0]  # the footnote is at most a link, nothing loads

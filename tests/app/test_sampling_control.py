@@ -66,16 +66,17 @@ def test_bad_sampling_options_are_shown_and_create_nothing(open_app, store, uplo
     assert store.projects() == []
 
 
-def fill_server_form(at, uploads, name: str, key_env: str):
+def fill_server_form(at, uploads, name: str):
     pool = uploads["pool.jsonl"]
     at.text_input(key="new_name").set_value(name)
     at.file_uploader(key="new_pool").set_value((pool[0], pool[1], "application/octet-stream"))
     at.checkbox(key="new_sampling").check().run()
     at.radio(key="new_sampling_source").set_value("server").run()
     assert not any(c.key == "new_sampling_gguf" for c in at.text_input)  # the local model's fields are gone
-    at.text_input(key="new_sampling_api_base").set_value("http://127.0.0.1:8000/v1")
+    assert at.selectbox(key="new_sampling_api_base").options == ["http://127.0.0.1:8000/v1", "http://other/v1"]
+    at.selectbox(key="new_sampling_api_base").set_value("http://127.0.0.1:8000/v1")
     at.text_input(key="new_sampling_server_model").set_value("served-model")
-    at.text_input(key="new_sampling_key_env").set_value(key_env)
+    assert not any(c.key == "new_sampling_key_env" for c in at.text_input)  # no variable name is ever typed
     at.number_input(key="new_sampling_concurrency").set_value(3)
     at.number_input(key="new_sampling_k").set_value(4)
     at.button(key="create").click().run()
@@ -87,17 +88,17 @@ def test_server_sampling_records_the_server_and_the_key_variable_never_the_key(
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
     secret = "sk-app-test-never-shown-0123456789"
     monkeypatch.setenv("AG_PAGE_API_KEY", secret)
+    monkeypatch.setenv("ACTIVEGRADE_SAMPLING_SERVERS", "http://127.0.0.1:8000/v1=AG_PAGE_API_KEY,http://other/v1")
     started = []
     monkeypatch.setattr(core.services.project, "start_preparation", lambda store, pid, **_: started.append(pid))
     at = open_app()
-    fill_server_form(at, uploads, "Served", "AG_PAGE_API_KEY")
+    fill_server_form(at, uploads, "Served")
     assert not at.exception and not at.error, [e.value for e in at.error]
     project = store.project_by_name("Served")
     assert project is not None and started == [project.id]
     assert project.settings["sampling"] == {
         "api_base": "http://127.0.0.1:8000/v1",
         "model": "served-model",
-        "api_key_env": "AG_PAGE_API_KEY",
         "k": 4,
         "temperature": 1.0,
         "max_new_tokens": 32,
@@ -110,12 +111,31 @@ def test_server_sampling_records_the_server_and_the_key_variable_never_the_key(
     assert secret not in str(at.main)
 
 
-def test_server_sampling_without_its_key_variable_set_says_which_and_creates_nothing(
+def test_server_sampling_without_its_key_set_says_so_naming_no_variable_and_creates_nothing(
     open_app, store, uploads, monkeypatch, tmp_path
 ):
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    monkeypatch.setenv("ACTIVEGRADE_SAMPLING_SERVERS", "http://127.0.0.1:8000/v1=AG_UNSET_API_KEY,http://other/v1")
     monkeypatch.delenv("AG_UNSET_API_KEY", raising=False)
     at = open_app()
-    fill_server_form(at, uploads, "Unset", "AG_UNSET_API_KEY")
-    assert "AG_UNSET_API_KEY holding the API key is not set" in at.error[0].value
+    fill_server_form(at, uploads, "Unset")
+    assert "the API key of the server http://127.0.0.1:8000/v1 is not set where the app runs" in at.error[0].value
+    assert "AG_UNSET_API_KEY" not in at.error[0].value
+    assert store.projects() == []
+
+
+def test_no_server_is_offered_unless_the_operator_lists_one(open_app, store, uploads, monkeypatch, tmp_path):
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    monkeypatch.delenv("ACTIVEGRADE_SAMPLING_SERVERS", raising=False)
+    at = open_app()
+    pool = uploads["pool.jsonl"]
+    at.text_input(key="new_name").set_value("None")
+    at.file_uploader(key="new_pool").set_value((pool[0], pool[1], "application/octet-stream"))
+    at.checkbox(key="new_sampling").check().run()
+    at.radio(key="new_sampling_source").set_value("server").run()
+    assert at.selectbox(key="new_sampling_api_base").options == []
+    assert "ACTIVEGRADE_SAMPLING_SERVERS" in at.info[0].value
+    at.text_input(key="new_sampling_server_model").set_value("m")
+    at.button(key="create").click().run()
+    assert "this deployment allows no server" in at.error[0].value
     assert store.projects() == []

@@ -126,15 +126,16 @@ def test_failed_sign_ins_back_off_and_an_admin_unlocks_from_team(world):
     root = auth.create_account(world, "root", auth.ADMIN, password=PASSWORD)
     auth.create_account(world, "ann", auth.GRADER, password=PASSWORD)
     at = _run()
-    for _ in range(auth.FREE_FAILURES):
-        _sign_in(at, "ann", "wrong password guess")
-        assert "Wrong name or password" in at.error[0].value
+    for _ in range(auth.ACCOUNT_FREE_FAILURES - 1):  # guesses from elsewhere
+        accounts.add_failure(world, "ann", auth.ACCOUNT)
+    _sign_in(at, "ann", "wrong password guess")
+    assert "Wrong name or password" in at.error[0].value
     _sign_in(at, "ann", PASSWORD)
-    assert "too many failed sign-ins" in at.error[0].value  # even the right password waits
+    assert "too many failed sign-ins" in at.error[0].value  # even the right password waits (at most a minute)
     team = _run(root, "app_pages/team.py")
     team.selectbox(key="change_account_name").select("ann").run()
     team.button(key=f"unlock_{accounts.user_by_name(world, 'ann').id}").click().run()
-    assert accounts.failures(world, "ann", "")[0] == 0
+    assert accounts.failures(world, "ann", auth.ACCOUNT)[0] == 0
     assert "account_unlocked" in accounts.events(world)["action"].tolist()
     _sign_in(at, "ann", PASSWORD)
     assert sessions.resume(world, at.session_state[signin.TOKEN_KEY]).name == "ann"
@@ -160,3 +161,23 @@ def test_every_download_is_in_the_audit_trail(world):
     exported = exported[exported["action"] == "exported"]
     assert len(exported) == len(labels) and set(exported["actor"]) == {"root"}
     assert len({str(d["what"]) for d in exported["detail"]}) == len(labels)  # each names what was taken
+
+
+def test_a_short_password_signs_in_only_to_choose_a_new_one(world):
+    from argon2 import PasswordHasher
+
+    auth.create_account(world, "root", auth.ADMIN, password=PASSWORD)
+    accounts.create_user(world, "ann", auth.GRADER, password_hash=PasswordHasher().hash("ten chars!"), email=None)
+    at = _run()
+    _sign_in(at, "ann", "ten chars!")
+    assert "shorter than 12 characters" in at.warning[0].value
+    assert signin.TOKEN_KEY not in at.session_state  # no session yet: no page
+    at.text_input(key="new_password").input("still short")
+    at.text_input(key="new_password_repeat").input("still short")
+    at.button(key="FormSubmitter:new_password-Save and sign in").click().run()
+    assert "fewer than 12" in at.error[0].value and signin.TOKEN_KEY not in at.session_state
+    at.text_input(key="new_password").input("a brand new long password")
+    at.text_input(key="new_password_repeat").input("a brand new long password")
+    at.button(key="FormSubmitter:new_password-Save and sign in").click().run()
+    assert sessions.resume(world, at.session_state[signin.TOKEN_KEY]).name == "ann"
+    assert auth.sign_in(world, "ann", "ten chars!") is None
