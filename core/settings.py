@@ -19,6 +19,9 @@ from core.stats.estimate import METHODS
 from core.stats.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
 from core.surrogate.semantic import BACKENDS
 
+MAX_MIN_VIEW_S = 10.0
+"""The longest minimum viewing time a project may set: longer would only keep graders waiting."""
+
 
 @dataclass(frozen=True)
 class ProjectSettings:
@@ -59,6 +62,10 @@ class ProjectSettings:
     budget_fixed: bool = False
     """Whether n0 is a budget fixed in advance: the queue then allocates for the fixed-n interval read at n0
     (core.stats.allocation.allocation_kappa) instead of for the anytime interval (the default)."""
+    min_view_s: float = 0.3
+    """The minimum viewing time: a grade sooner than this many seconds after the grader's browser painted the
+    item is a key held down or pressed twice, not a judgement of it, and is not stored (core.services.grading).
+    0 turns the check off (one-word answers a practised grader reads at a glance)."""
 
     def __post_init__(self) -> None:
         _check(self.backend in BACKENDS, "backend", self.backend, f"use one of {', '.join(BACKENDS)}")
@@ -91,6 +98,12 @@ class ProjectSettings:
             "use a whole number of grades from 1, or none for the design's default",
         )
         _check(isinstance(self.budget_fixed, bool), "budget_fixed", self.budget_fixed, "use true or false")
+        _check(
+            _is_number(self.min_view_s) and 0 <= self.min_view_s <= MAX_MIN_VIEW_S,
+            "min_view_s",
+            self.min_view_s,
+            f"use a number of seconds from 0 to {MAX_MIN_VIEW_S:g}",
+        )
         scale_from_settings({"scale": self.scale})  # InputError when the stored scale is malformed
 
     @property

@@ -6,6 +6,7 @@ so a reload or a second browser continues exactly where the project stands.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from core.inputs.images import shown_image
@@ -17,9 +18,15 @@ from core.stats.allocation import Design
 from core.stats.queue import QueueState, next_item
 from core.store import Store
 
-MIN_VIEW_S = 0.3
-"""A grade sooner than this after the item was shown is a key held down or pressed twice, not a
-judgement of that item; the grade page ignores it (and says so)."""
+MIN_VIEW_S = ProjectSettings().min_view_s
+"""The default minimum viewing time (core.settings.ProjectSettings.min_view_s); a project sets its own."""
+
+
+def min_view_s(settings: Mapping[str, Any] | None) -> float:
+    """The project's minimum viewing time in seconds: a grade sooner than this after the item was shown is
+    a key held down or pressed twice, not a judgement of that item; it is not stored (and the page says so)."""
+    return ProjectSettings.from_dict(settings).min_view_s
+
 
 SIGNAL_FIELDS = ("stratum", "proxy", "semantic_entropy", "agreement", "n_clusters", "n_samples")
 """Item fields that could bias a grader; shown only when the project allows it. `proxy` is the design's
