@@ -321,7 +321,20 @@ def all_projects() -> None:
             for p in projects
         ]
     )
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.caption("Choose a row to open its project.")
+    version = st.session_state.setdefault("projects-table-version", 0)
+    chosen = st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        on_select="rerun",
+        selection_mode="single-row",
+        key=f"projects-table-{version}",
+    )
+    if chosen.selection.rows:
+        st.session_state["projects-table-version"] = version + 1  # a fresh table: no choice left standing
+        state.select_project(int(table.iloc[chosen.selection.rows[0]]["id"]))
+        st.rerun()
     names = {p.id: p.name for p in projects}
     if not signin.may(auth.DELETE_PROJECT):
         return
