@@ -14,6 +14,7 @@ from core import logs
 from core.config import config
 from core.errors import InputError
 from core.services import auth
+from core.services.navigation import default_project
 from core.services.project import open_demo
 from ui import signin, state
 
@@ -82,14 +83,41 @@ def open_demo_banner() -> None:
         )
 
 
+def choose_project(user: auth.User) -> None:
+    """Every page's URL names its project (?project=ID): keep the one asked for across page switches, drop
+    one the user may not open, and with none asked for open the only one they may, else their last used."""
+    shown = state.current_project()
+    if shown is not None and signin.visible([shown]):
+        state.select_project(shown.id)
+        return
+    visible = [p.id for p in signin.visible(state.store().projects())]
+    state.select_project(default_project(state.store(), user.name, visible))
+
+
+def refused(page: st.Page) -> st.Page:
+    """A page the user's role may not open, as its URL shows it to them: hidden from the menu, and saying
+    so instead of Streamlit's "Page not found"."""
+
+    def say() -> None:
+        st.title(page.title)
+        if auth.open_demo_enabled():  # everyone is an anonymous admin: no accounts to manage
+            st.warning(f"The open demo has no **{page.title}** page: accounts need sign-in.")
+        else:
+            st.warning(
+                f"Your account ({signin.user().role}) may not open **{page.title}**. "
+                "An admin can change your role on the Team page."
+            )
+        st.page_link(PAGES[0], label="Go to Projects", icon=":material/folder_open:")
+
+    return st.Page(say, title=page.title, icon=page.icon, url_path=page.url_path, visibility="hidden")
+
+
 open_demo_banner()
-signin.gate(PAGES)  # the sign-in page, and stop, for anyone not signed in
-if (shown := state.current_project()) is not None:
-    # keep a project from the URL across page switches; drop one the user is not assigned to
-    state.select_project(shown.id if signin.visible([shown]) else None)
+choose_project(signin.gate(PAGES))  # the sign-in page, and stop, for anyone not signed in
 if signin.may(auth.CREATE_PROJECT):
     first_run()
-navigation = st.navigation(signin.allowed_pages(PAGES))
+allowed = signin.allowed_pages(PAGES)
+navigation = st.navigation(allowed + [refused(p) for p in PAGES if p not in allowed])
 sidebar()
 state.ensure_worker()  # the app's own worker, while jobs wait (a page that queues one calls it too)
 navigation.run()

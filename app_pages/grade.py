@@ -157,7 +157,7 @@ def payload() -> dict[str, Any]:
         + ("" if budget is None else f" (budget fixed at {budget:,})")
         + f" · you: {len(mine)}",
         "choices": [{"label": c.label, "key": c.key} for c in scale.choices],
-        "min_view_ms": round(grading.MIN_VIEW_S * 1000),
+        "min_view_ms": round(grading.min_view_s(project.settings) * 1000),
         "max_comment_chars": grading.MAX_COMMENT_CHARS,
         "can_back": bool(mine),
         "card": None,

@@ -13,7 +13,7 @@ from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.services import auth, project_actions
 from core.services.outcome import Refused
 from core.services.project import preparation_queued, waiting_for_worker
-from core.settings import DEFAULTS
+from core.settings import DEFAULTS, MAX_MIN_VIEW_S
 from core.stats.design import planned_budget
 from core.stats.estimate import METHODS
 from core.stats.proxy import proxy_choices
@@ -88,6 +88,17 @@ def settings_editor(project: ProjectInfo) -> None:
             project.settings["budget_fixed"],
             help=term_help("budget fixed"),
         )
+        min_view = st.number_input(
+            "Minimum viewing time (seconds)",
+            min_value=0.0,
+            max_value=MAX_MIN_VIEW_S,
+            step=0.1,
+            format="%.1f",
+            value=float(project.settings["min_view_s"]),
+            help="A grade pressed sooner than this after the item appeared on the grader's screen is taken for "
+            "a key held down or pressed twice, and is not stored (the card says so). 0 turns the check off, "
+            "for one-word answers a practised grader reads at a glance.",
+        )
         estimators = ["default", *METHODS]
         method = st.selectbox(
             "Estimator for the report", estimators, index=estimators.index(project.settings["method"])
@@ -102,6 +113,7 @@ def settings_editor(project: ProjectInfo) -> None:
                 "method": method,
                 "planned_budget": None if project.settings["planned_budget"] is None and n0 == default_n0 else int(n0),
                 "budget_fixed": budget_fixed,
+                "min_view_s": round(float(min_view), 3),
             }
             try:
                 outcome = project_actions.change_settings(store, signin.user(), project.id, changes)
@@ -142,7 +154,8 @@ def current(project: ProjectInfo) -> None:
         one_line_plain(
             f"backend {settings['backend']} · "
             + (f"proxy {settings['proxy']} · " if settings["proxy"] else f"stratify by {settings['stratify_by']} · ")
-            + f"{strata_count(project)} · {settings['scale']['kind']} scale · seed {settings['seed']}"
+            + f"{strata_count(project)} · {settings['scale']['kind']} scale · seed {settings['seed']} · "
+            f"minimum viewing time {settings['min_view_s']:g} s"
         )
     )
     if project.status == "ready":
@@ -308,7 +321,20 @@ def all_projects() -> None:
             for p in projects
         ]
     )
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.caption("Choose a row to open its project.")
+    version = st.session_state.setdefault("projects-table-version", 0)
+    chosen = st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        on_select="rerun",
+        selection_mode="single-row",
+        key=f"projects-table-{version}",
+    )
+    if chosen.selection.rows:
+        st.session_state["projects-table-version"] = version + 1  # a fresh table: no choice left standing
+        state.select_project(int(table.iloc[chosen.selection.rows[0]]["id"]))
+        st.rerun()
     names = {p.id: p.name for p in projects}
     if not signin.may(auth.DELETE_PROJECT):
         return

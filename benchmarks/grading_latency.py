@@ -7,7 +7,9 @@ the app with `streamlit run`, and grades GRADES items with the keyboard in a
 headless Chromium, timing inside the page. Then serves a bare Streamlit app
 (one button, a counter) with the same flags and times its key-press round
 trip. Also times the server-side work per grade without a browser (record
-the grade, pick the next item, load it).
+the grade, pick the next item, load it), and follows the server's memory (RSS) and CPU time over a
+long session of LONG_GRADES keyboard grades in one tab, with the server's configuration as shipped
+(.streamlit/config.toml: no file watcher, no full garbage collection after each rerun).
 
 Writes benchmarks/grading_latency.md. Run: python benchmarks/grading_latency.py
 """
@@ -35,6 +37,8 @@ ARTIFACTS = ROOT / "artifacts"  # the screenshot (not committed)
 N_ITEMS = 10_000
 GRADES = 40
 WARMUP = 5
+LONG_GRADES = 500  # each grade is one rerun of the page (its fragment), at the card's pace
+SAMPLE_EVERY = 50
 
 
 def synthetic_pool(folder: Path) -> tuple[Path, Path]:
@@ -149,6 +153,40 @@ def card_side(server: Server, project_id: int) -> dict[str, list[float]]:
     }
 
 
+def process_usage(pid: int) -> tuple[float, float]:
+    """(resident set size in MB, user + system CPU seconds) of process ``pid``, from Linux's /proc."""
+    rss_kb = next(
+        int(line.split()[1])
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith("VmRSS:")
+    )
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return rss_kb / 1024, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def long_session(server: Server, project_id: int) -> list[tuple[int, float, float]]:
+    """(grades so far, server RSS MB, server CPU s since the first card) every SAMPLE_EVERY of LONG_GRADES
+    keyboard grades in one tab, each pressed 0.35 s after its item was painted."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser, page = _launch(p)
+        page.add_init_script(CARD_CLOCK)
+        page.goto(f"{server.url}/grade?project={project_id}&grader=long")
+        page.wait_for_function(CARD_READY, polling="raf", timeout=120_000)
+        rss, cpu0 = process_usage(server.process.pid)
+        samples = [(0, rss, 0.0)]
+        for k in range(1, LONG_GRADES + 1):
+            page.wait_for_function(CARD_READY, polling="raf", timeout=120_000)
+            page.keyboard.press("y")
+            page.wait_for_function("(k) => window.__t.saved.length >= k", arg=k, polling="raf", timeout=30_000)
+            if k % SAMPLE_EVERY == 0:
+                rss, cpu = process_usage(server.process.pid)
+                samples.append((k, rss, cpu - cpu0))
+        browser.close()
+    return samples
+
+
 def bare_side(folder: Path) -> list[float]:
     """Milliseconds from a key press to the new count on screen in a one-button Streamlit app,
     served with the same flags (its callback increments a counter)."""
@@ -193,6 +231,7 @@ def main() -> None:
         load_before = os.getloadavg()[0]
         with Server(db_url, folder, folder / "streamlit.log") as server:
             card = {k: v[WARMUP:] for k, v in card_side(server, project_id).items()}
+            long = long_session(server, project_id)
         bare = bare_side(folder)[WARMUP:]
         load_after = os.getloadavg()[0]
         python = server_side(store, project_id, GRADES)[WARMUP:]
@@ -221,6 +260,22 @@ def main() -> None:
         f"Ratio of the medians, next card / bare round trip: **{ratio:.2f}** (goal: 1.5 or less). "
         f'Goals: "sending" within 50 ms (median {sending["median"]:.0f} ms, max {sending["max"]:.0f} ms); '
         f"next card median 250 ms or less when the load average is under 1.",
+        "",
+        "## Memory and CPU over a long session",
+        "",
+        f"One tab grading {LONG_GRADES} items with the keyboard (each press one rerun of the grade page's "
+        "fragment), on the server started as above, after the timed grades; the server process's resident "
+        "memory (VmRSS) and CPU time (user + system) every "
+        f"{SAMPLE_EVERY} grades. The server runs without a full garbage collection after each rerun "
+        "(`[runner] postScriptGC = false`) and without a file watcher (.streamlit/config.toml).",
+        "",
+        "| grades | server RSS MB | server CPU s since the first card |",
+        "|---|---|---|",
+        *(f"| {k} | {rss:.0f} | {cpu:.1f} |" for k, rss, cpu in long),
+        "",
+        f"Resident memory from grade {long[2][0]} to {long[-1][0]}: {long[2][1]:.0f} -> {long[-1][1]:.0f} MB "
+        f"({(long[-1][1] - long[2][1]) / (long[-1][0] - long[2][0]) * 100:+.1f} MB per 100 grades); "
+        f"server CPU {long[-1][2] / long[-1][0] * 1000:.0f} ms per grade.",
         "",
         f"Preparing the {N_ITEMS:,} items (upload check, exact clustering, strata, save): {prepare_s:.1f} s.",
         "",

@@ -20,6 +20,9 @@ from core.stats.stopping import ANYTIME, DEFAULT_REGIME, FIXED, LOOKS
 from core.stats.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
 from core.surrogate.semantic import BACKENDS
 
+MAX_MIN_VIEW_S = 10.0
+"""The longest minimum viewing time a project may set: longer would only keep graders waiting."""
+
 
 @dataclass(frozen=True)
 class ProjectSettings:
@@ -64,6 +67,10 @@ class ProjectSettings:
     """How grading may stop when no budget is fixed (core.stats.stopping): ``looks``, at planned looks on
     information (the default), or ``anytime``, at any grade with the anytime-valid interval. Projects stored
     before this setting existed read ``anytime``, the regime they were made with (`from_dict`)."""
+    min_view_s: float = 0.3
+    """The minimum viewing time: a grade sooner than this many seconds after the grader's browser painted the
+    item is a key held down or pressed twice, not a judgement of it, and is not stored (core.services.grading).
+    0 turns the check off (one-word answers a practised grader reads at a glance)."""
 
     def __post_init__(self) -> None:
         _check(self.backend in BACKENDS, "backend", self.backend, f"use one of {', '.join(BACKENDS)}")
@@ -97,6 +104,12 @@ class ProjectSettings:
         )
         _check(isinstance(self.budget_fixed, bool), "budget_fixed", self.budget_fixed, "use true or false")
         _check(self.regime in (LOOKS, ANYTIME), "regime", self.regime, f"use {LOOKS} or {ANYTIME}")
+        _check(
+            _is_number(self.min_view_s) and 0 <= self.min_view_s <= MAX_MIN_VIEW_S,
+            "min_view_s",
+            self.min_view_s,
+            f"use a number of seconds from 0 to {MAX_MIN_VIEW_S:g}",
+        )
         scale_from_settings({"scale": self.scale})  # InputError when the stored scale is malformed
 
     @property

@@ -36,8 +36,7 @@ def test_a_token_names_one_showing_and_is_spent_once():
 
 
 @pytest.fixture
-def world(tmp_path, monkeypatch):
-    monkeypatch.setattr(grading, "MIN_VIEW_S", 0.3)
+def world(tmp_path):
     store = Store.open(f"sqlite:///{tmp_path / 'g.db'}")
     files = [(n, (DATA / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
     pid = create_project(store, "P", *files, start=False)
@@ -72,6 +71,15 @@ def test_too_fast_and_held_by_another_are_not_stored(world, caplog):
     with pytest.raises(grade_actions.Refused, match="not a grade"):
         grade_actions.grade(store, ann, pid, held, "Maybe", seconds=1.0)
     assert store.grades(pid).empty
+
+
+@pytest.mark.parametrize(("min_view_s", "seconds", "status"), [(0.0, 0.05, "saved"), (1.0, 0.5, "too_fast")])
+def test_the_minimum_viewing_time_is_the_projects(world, min_view_s, seconds, status):
+    store, pid, ann, design = world
+    store.update_settings(pid, {"min_view_s": min_view_s})
+    held = reservations.claim(store, pid, design, 0, "ann")
+    assert grade_actions.grade(store, ann, pid, held, "Correct", seconds=seconds).status == status
+    assert len(store.grades(pid)) == (status == "saved")
 
 
 @pytest.mark.parametrize(

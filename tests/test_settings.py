@@ -29,11 +29,20 @@ def test_defaults_fill_what_is_not_stored_and_unknown_keys_are_ignored():
         ({"threshold": 2.0}, "threshold"),
         ({"planned_budget": 0}, "planned_budget"),
         ({"budget_fixed": "yes"}, "budget_fixed"),
+        ({"min_view_s": -0.1}, "min_view_s"),
+        ({"min_view_s": float("inf")}, "min_view_s"),
+        ({"min_view_s": 60}, "min_view_s"),
+        ({"min_view_s": "0.3"}, "min_view_s"),
     ],
 )
 def test_a_bad_value_is_an_input_error_naming_the_setting(stored, name):
     with pytest.raises(InputError, match=f"setting {name} ="):
         ProjectSettings.from_dict(stored)
+
+
+def test_the_minimum_viewing_time_defaults_to_0_3_s_and_may_be_0():
+    assert ProjectSettings().min_view_s == 0.3
+    assert ProjectSettings.from_dict({"min_view_s": 0}).min_view_s == 0
 
 
 def test_changes_are_validated_and_unknown_settings_refused():

@@ -3,14 +3,22 @@
 // - The card is built whole from one payload and swapped in with one DOM call: the id, prompt,
 //   reference, image and response on screen always belong to one item.
 // - A press sends the shown item's position, id and showing token, with the time since the
-//   browser painted the card; the card says "sending" at once and keys are dead until the
-//   server's answer (data.ack with the press's seq) arrives: "saved" with the next card, or
-//   "Not saved, press again" on the same card.
+//   browser painted the card; the card says "sending" at once until the server's answer
+//   (data.ack with the press's seq) arrives: "saved" with the next card, or "Not saved, press
+//   again" on the same card.
+// - No press is dropped without a sign. While a press is in flight, a grade key is refused on
+//   screen (it would grade a card not yet seen); a command (S, B, U, Q) is kept and carried out
+//   in order once the answer came (or, after an answer "not saved", refused on screen). A press
+//   that does nothing where it is (U with no grade, Q outside a review, a grade too soon after the
+//   item appeared) says so too. The host element counts them for tests: data-ag-sent (presses
+//   sent, queued ones included), data-ag-queued, data-ag-refused.
 // - Keys never reach a text field: C opens the comment box, Esc returns to the card, Enter in
 //   the sidebar's name field returns to the card, ? shows every key.
 
 const INSTANCES = new WeakMap();
 const ANSWER_TIMEOUT_MS = 15000;
+const NOTICE_MS = 4000; // how long a refused or kept press's message stays on screen
+const COMMANDS = { S: "skip", B: "back", U: "undo", Q: "queue" };
 const NAME_FIELD = 'input[aria-label^="Your name"]';
 
 function el(tag, attrs = {}, ...children) {
@@ -45,7 +53,7 @@ function keyList(data) {
 function button(inst, label, key, action, extra = {}) {
   const node = el("button", { type: "button", class: "ag-button", "data-ag-action": action, ...extra });
   node.append(el("span", { text: label }), el("kbd", { text: key }));
-  node.addEventListener("click", () => dispatch(inst, action, extra["data-ag-label"]));
+  node.addEventListener("click", () => press(inst, key, action, extra["data-ag-label"]));
   return node;
 }
 
@@ -104,7 +112,7 @@ function buildCard(inst, data) {
   const comment = el("details", { class: "ag-comment" }, el("summary", {}, el("span", { text: "Comment " }), el("kbd", { text: "C" })), box);
   if (card.reviewing) {
     const save = el("button", { type: "button", class: "ag-button ag-small", "data-ag-action": "comment", text: "Save comment (Ctrl+Enter)" });
-    save.addEventListener("click", () => dispatch(inst, "comment"));
+    save.addEventListener("click", () => press(inst, "Ctrl+Enter", "comment"));
     comment.append(save);
   }
   side.append(comment);
@@ -140,26 +148,88 @@ function toggleHelp(inst, show) {
   help.hidden = show === undefined ? !help.hidden : !show;
 }
 
-function dispatch(inst, action, label) {
+function count(inst, what) {
+  inst.counts[what] += 1;
+  inst.host.dataset[`ag${what[0].toUpperCase()}${what.slice(1)}`] = String(inst.counts[what]);
+}
+
+function notify(inst, text) {
+  inst.notice.textContent = text;
+  inst.notice.hidden = false;
+  clearTimeout(inst.noticeTimer);
+  inst.noticeTimer = setTimeout(() => {
+    inst.notice.hidden = true;
+    inst.notice.textContent = "";
+  }, NOTICE_MS);
+}
+
+function refuse(inst, key, why) {
+  count(inst, "refused");
+  notify(inst, `${key} not taken: ${why}`);
+}
+
+// Why ``action`` cannot be sent for the card on screen now, or null when it can.
+function obstacle(inst, action) {
   const card = inst.data && inst.data.card;
-  if (inst.pending !== null) return; // keys are dead until the server answers
-  if (!card && action !== "undo" && action !== "back") return; // with nothing left: earlier grades only
+  if (action === "grade" || action === "skip" || action === "comment" || action === "queue") {
+    if (!card) return "there is no item on the card";
+  }
   const shownMs = inst.shownAt === null ? 0 : performance.now() - inst.shownAt;
-  if (action === "grade" && shownMs < inst.data.min_view_ms) {
-    setStatus(inst, "note", "Too fast: read the item first");
+  if (action === "grade" && shownMs < inst.data.min_view_ms) return "too fast, read the item first";
+  if (action === "skip" && card.reviewing) return "an item you graded cannot be skipped (U undoes, a grade changes it)";
+  if ((action === "back" || action === "undo") && !inst.data.can_back) return "you have no grade yet";
+  if ((action === "queue" || action === "comment") && !card.reviewing) return action === "queue" ? "you are in the queue already" : "grade the item first; the comment is saved with the grade";
+  return null;
+}
+
+// A key or click: sent now, kept until the press in flight is answered (a command), or refused on screen.
+function press(inst, key, action, label) {
+  if (inst.pending !== null) {
+    if (action === "grade" || action === "comment") {
+      refuse(inst, key, "the last press is not answered yet, and the next item is not on screen; press again once it is");
+    } else {
+      inst.queue.push({ key, action });
+      count(inst, "queued");
+      notify(inst, `${key} kept: it is carried out once the last press is answered`);
+    }
     return;
   }
-  if (action === "skip" && card.reviewing) return;
-  if ((action === "back" || action === "undo") && !inst.data.can_back) return; // no grade of mine yet
-  if (action === "queue" && !card.reviewing) return;
+  const why = obstacle(inst, action);
+  if (why) refuse(inst, key, why);
+  else dispatch(inst, action, label);
+}
+
+// The commands kept while a press was in flight, in order, each once the one before it was answered.
+function runQueue(inst) {
+  while (inst.pending === null && inst.queue.length) {
+    const { key, action } = inst.queue.shift();
+    const why = obstacle(inst, action);
+    if (why) refuse(inst, key, why);
+    else dispatch(inst, action);
+  }
+}
+
+function dropQueue(inst, why) {
+  if (!inst.queue.length) return;
+  const keys = inst.queue.map((q) => q.key).join(", ");
+  inst.queue.forEach(() => count(inst, "refused"));
+  inst.queue = [];
+  notify(inst, `${keys} not carried out: ${why}`);
+}
+
+function dispatch(inst, action, label) {
+  const card = inst.data.card;
+  const shownMs = inst.shownAt === null ? 0 : performance.now() - inst.shownAt;
   const text = inst.root.querySelector(".ag-comment-text");
   inst.seq += 1;
   inst.pending = inst.seq;
+  count(inst, "sent");
   setStatus(inst, "sending", "sending…");
   inst.timer = setTimeout(() => {
     if (inst.pending === null) return;
     inst.pending = null;
     setStatus(inst, "error", "Not saved, press again: no answer from the server");
+    dropQueue(inst, "the press before them had no answer");
   }, ANSWER_TIMEOUT_MS);
   inst.send("action", {
     seq: inst.seq,
@@ -187,7 +257,7 @@ function onKey(inst, event) {
       focusCard(inst);
     } else if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
-      if (inst.data.card && inst.data.card.reviewing) dispatch(inst, "comment");
+      press(inst, "Ctrl+Enter", "comment");
       focusCard(inst); // the next key is the card's again, saved or not (Q back to the queue, B further back)
     }
     return;
@@ -201,8 +271,7 @@ function onKey(inst, event) {
   }
   const key = event.key.length === 1 ? event.key.toUpperCase() : "";
   const choice = inst.data.choices.find((c) => c.key.toUpperCase() === key);
-  const actions = { S: "skip", B: "back", U: "undo", Q: "queue" };
-  if (!choice && !actions[key] && key !== "C") return;
+  if (!choice && !COMMANDS[key] && key !== "C") return;
   event.preventDefault();
   event.stopPropagation();
   if (key === "C" && !choice) {
@@ -214,7 +283,7 @@ function onKey(inst, event) {
     return;
   }
   if (event.repeat) return; // a key held down is not a second judgement
-  dispatch(inst, choice ? "grade" : actions[key], choice ? choice.label : undefined);
+  press(inst, key, choice ? "grade" : COMMANDS[key], choice ? choice.label : undefined);
 }
 
 function update(inst, data) {
@@ -247,6 +316,9 @@ function update(inst, data) {
   if (inst.pending !== null) return; // still waiting for this card's answer
   if (answered) setStatus(inst, answered.status === "error" ? "error" : answered.status === "saved" || answered.status === "changed" ? "saved" : "note", answered.message);
   else if (fresh) setStatus(inst, "ready", data.flash || "");
+  if (!answered || !inst.queue.length) return;
+  if (answered.status === "error") dropQueue(inst, "the press before them was not saved");
+  else setTimeout(() => runQueue(inst), 0); // after this answer is on screen: the next press is a new message
 }
 
 export default function (component) {
@@ -254,8 +326,10 @@ export default function (component) {
   let inst = INSTANCES.get(parentElement);
   if (!inst) {
     const host = el("div", { class: "ag-host" }); // our own node: the component's <style> stays in place
-    parentElement.append(host);
-    inst = { host, root: null, token: null, data: null, pending: null, seq: 0, shownAt: null, timer: null };
+    const notice = el("div", { class: "ag-notice", role: "alert", hidden: true }); // outlives a card swap
+    parentElement.append(host, notice);
+    inst = { host, notice, root: null, token: null, data: null, pending: null, seq: 0, shownAt: null, timer: null };
+    Object.assign(inst, { queue: [], noticeTimer: null, counts: { sent: 0, queued: 0, refused: 0 } });
     inst.onKey = (event) => onKey(inst, event);
     inst.cleanup = () => window.removeEventListener("keydown", inst.onKey, true);
     window.addEventListener("keydown", inst.onKey, true);

@@ -84,7 +84,7 @@ def require_ready_project() -> ProjectInfo:
     """The current project if it is prepared; otherwise explain why and stop the page."""
     project = current_project()
     if project is None:
-        st.info("Open or create a project on the **Projects** page first.")
+        st.info("Choose a project in the sidebar, or on the **Projects** page, first.")
         st.page_link("app_pages/projects.py", label="Go to Projects", icon=":material/folder_open:")
         st.stop()
     if project.status != "ready":

@@ -74,19 +74,20 @@ def grade(
 ) -> Outcome:
     """Store ``label`` for the item at ``position`` (a first grade or a change of the grader's own).
 
-    A press sooner than core.services.grading.MIN_VIEW_S after the browser showed the
-    item is not a judgement of it (a key held or pressed twice): nothing is
-    stored. A first grade is saved only while the grader holds the item
+    A press sooner than the project's minimum viewing time (core.services.grading.min_view_s)
+    after the browser showed the item is not a judgement of it (a key held or pressed twice):
+    nothing is stored. A first grade is saved only while the grader holds the item
     (core.services.reservations.hold: the expiry rule); an item another grader
     holds or has graded since is refused with reservations.LATE, never swapped.
     """
     grader = acting_grader(store, actor, project_id)
-    if seconds < grading.MIN_VIEW_S:
+    settings = store.project(project_id).settings
+    if seconds < grading.min_view_s(settings):
         logger.info(
             "project %d: a press by %s ignored, %.2f s after the item appeared", project_id, grader.name, seconds
         )
         return Outcome("too_fast", f"ignored: pressed {seconds:.2f} s after the item appeared", position)
-    scale = scale_from_settings(store.project(project_id).settings)
+    scale = scale_from_settings(settings)
     try:
         scale.value_of(label)
     except KeyError:

@@ -7,6 +7,7 @@ so a reload or a second browser continues exactly where the project stands.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from core.errors import InputError
@@ -18,9 +19,15 @@ from core.settings import ProjectSettings
 from core.stats.queue import QueueState
 from core.store import Store
 
-MIN_VIEW_S = 0.3
-"""A grade sooner than this after the item was shown is a key held down or pressed twice, not a
-judgement of that item; the grade page ignores it (and says so)."""
+MIN_VIEW_S = ProjectSettings().min_view_s
+"""The default minimum viewing time (core.settings.ProjectSettings.min_view_s); a project sets its own."""
+
+
+def min_view_s(settings: Mapping[str, Any] | None) -> float:
+    """The project's minimum viewing time in seconds: a grade sooner than this after the item was shown is
+    a key held down or pressed twice, not a judgement of that item; it is not stored (and the page says so)."""
+    return ProjectSettings.from_dict(settings).min_view_s
+
 
 MAX_VIEW_S = 7 * 24 * 3600.0
 """The longest viewing time a grade records (7 days, a sign-in session's default length): a longer one is no

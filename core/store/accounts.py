@@ -359,3 +359,22 @@ def events(store: Store, project_id: int | None = None) -> pd.DataFrame:
     with store.session() as s:
         rows = s.execute(query).all()
     return pd.DataFrame.from_records(rows, columns=AUDIT_COLUMNS)
+
+
+def last_active_project(store: Store, name: str, project_ids: Iterable[int]) -> int | None:
+    """Of ``project_ids``, the one in which ``name`` last graded or did anything the audit trail records
+    (changed settings, exported, ...); None when they did nothing in any of them."""
+    ids = list(project_ids)
+    if not name or not ids:
+        return None
+    queries = (
+        select(Grade.project_id, func.max(Grade.created_at))
+        .where(Grade.grader == name, Grade.project_id.in_(ids))
+        .group_by(Grade.project_id),
+        select(AuditEvent.project_id, func.max(AuditEvent.at))
+        .where(AuditEvent.actor == name, AuditEvent.project_id.in_(ids))
+        .group_by(AuditEvent.project_id),
+    )
+    with store.session() as s:
+        latest = [row for query in queries for row in s.execute(query).all()]
+    return max(latest, key=lambda row: row[1])[0] if latest else None

@@ -72,9 +72,7 @@ class Server:
                 "127.0.0.1",
                 "--browser.gatherUsageStats",
                 "false",
-                "--server.fileWatcherType",
-                "none",
-            ],
+            ],  # the rest (no file watcher, no collection after every rerun) from .streamlit/config.toml, as make demo
             cwd=ROOT,
             env=env,
             stdout=self._log,

@@ -22,12 +22,7 @@ def upload(name: str) -> tuple[str, bytes]:
 
 @pytest.fixture
 def db_url(tmp_path, monkeypatch) -> str:
-    """A fresh SQLite database for the app, and tests/data/app as the demo folder.
-
-    AppTest clicks within milliseconds of a render, so the grade page's guard
-    against repeated keys (core.services.grading.MIN_VIEW_S) is off here; one test puts it back.
-    """
-    monkeypatch.setattr("core.services.grading.MIN_VIEW_S", 0.0)
+    """A fresh SQLite database for the app, and tests/data/app as the demo folder."""
     url = f"sqlite:///{tmp_path / 'app.db'}"
     monkeypatch.setenv("ACTIVEGRADE_DB_URL", url)
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(DATA))

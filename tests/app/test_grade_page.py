@@ -46,11 +46,8 @@ def test_a_late_or_repeated_press_never_moves_to_another_item(open_app, store, p
     assert shown(at)["token"] == second["token"]  # the card stays on the item still unjudged
 
 
-def test_a_press_sooner_than_the_minimum_viewing_time_is_not_stored(
-    open_app, store, project_id, monkeypatch, released_long_ago
-):
-    monkeypatch.setattr("core.services.grading.MIN_VIEW_S", 0.3)
-    at = open_app(GRADE, project_id=project_id)
+def test_a_press_sooner_than_the_minimum_viewing_time_is_not_stored(open_app, store, project_id, released_long_ago):
+    at = open_app(GRADE, project_id=project_id)  # the default: 0.3 s
     first = shown(at)
     assert press(at, "grade", label="Correct", shown_ms=120)["status"] == "too_fast"
     assert store.grades(project_id).empty and shown(at)["token"] == first["token"]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from core.store import jobs as job_table
 from core.testing.waiting import prepared, until
+from tests.card_press import card_data, press
 
 
 def test_first_run_opens_the_demo_and_shows_its_strata(open_app, store):
@@ -179,3 +180,15 @@ def test_a_fixed_budget_changes_the_design_the_app_grades_with(open_app, store, 
     from ui import plan
 
     assert plan.design(store.project(project_id)).kappa == 0.0
+
+
+def test_the_minimum_viewing_time_is_set_on_the_projects_page_and_the_card_uses_it(open_app, store, project_id):
+    at = open_app(project_id=project_id)
+    field = next(n for n in at.number_input if n.label == "Minimum viewing time (seconds)")
+    assert field.value == 0.3  # today's default
+    field.set_value(0.0)
+    next(b for b in at.button if b.label == "Save settings").click().run()
+    assert store.project(project_id).settings["min_view_s"] == 0.0
+    grade = open_app("app_pages/grade.py", project_id=project_id)
+    assert card_data(grade)["min_view_ms"] == 0
+    assert press(grade, "grade", label="Correct", shown_ms=40)["status"] == "saved"  # a glance is enough now

@@ -11,6 +11,7 @@ import pytest
 
 from core.services import auth, grading
 from core.store import Store, accounts
+from core.store.store import SKIP, UNDO
 from core.testing.appserver import TIMEOUT_MS, shown_for
 
 pytestmark = pytest.mark.e2e
@@ -115,6 +116,62 @@ def test_presses_in_pairs_grade_only_items_seen_and_no_card_is_mixed(browser, sh
     assert seen(CLOCKS_MS) <= set(graded) <= seen(-CLOCKS_MS), (sorted(graded), sorted(seen(0)))
     assert len(seen(CLOCKS_MS)) > 25  # the pairs' first presses at least
     assert (grades["seconds"] >= grading.MIN_VIEW_S).all()
+
+
+# After each key, once the card's own handler ran (a task later): the card's state at the press, the card
+# host's counters before and after (ui/grading_card.js: data-ag-sent, -queued, -refused) and the notice on screen.
+BURST_WATCH = """
+window.__burst = [];
+window.addEventListener('keydown', (e) => {
+  const counts = () => { const h = document.querySelector('.ag-host'); return h ? {...h.dataset} : {}; };
+  const card = document.querySelector('.ag-card');
+  const entry = {key: e.key, state: card ? card.dataset.agState : null, before: counts()};
+  setTimeout(() => {
+    const notice = document.querySelector('.ag-notice');
+    window.__burst.push({...entry, after: counts(), notice: notice && !notice.hidden ? notice.textContent : null});
+  }, 0);
+}, true);
+"""
+BURST_KEYS = "y" * 7 + "n" * 7 + "s" * 3 + "u" * 3  # grades, and commands whose effect the database shows
+
+
+def test_a_burst_of_presses_is_each_stored_or_refused_on_screen(browser, shared_server, pool_project, artifacts):
+    """200 presses 50-400 ms apart: each is sent (at once, or kept while another was in flight and sent after
+    its answer) or refused with a message on screen; each press sent is one change in the database."""
+    store, pid = pool_project
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.add_init_script(BURST_WATCH)
+    page.goto(f"{shared_server.url}/grade?project={pid}&grader=burst")
+    shown_for(page, grading.MIN_VIEW_S)
+    rng = random.Random(28)
+    presses = 200
+    for _ in range(presses):
+        page.keyboard.press(rng.choice(BURST_KEYS))
+        page.wait_for_timeout(rng.randint(50, 400))  # the interval under test, not a wait for a condition
+    settled = """(n) => { const h = document.querySelector('.ag-host'), c = document.querySelector('.ag-card');
+      return c && c.dataset.agState !== 'sending' && Number(h.dataset.agSent || 0) + Number(h.dataset.agRefused || 0) === n; }"""
+    page.wait_for_function(settled, arg=presses, timeout=TIMEOUT_MS)
+    page.screenshot(path=artifacts / "grade-burst.png")
+    log = page.evaluate("window.__burst")
+    host = page.evaluate("({...document.querySelector('.ag-host').dataset})")
+    assert len(log) == presses
+
+    def moved(entry: dict, counter: str) -> int:
+        return int(entry["after"].get(counter, 0)) - int(entry["before"].get(counter, 0))
+
+    for entry in log:  # each press is taken (sent or kept) or refused at once, and a refusal is on screen
+        assert moved(entry, "agSent") + moved(entry, "agQueued") + moved(entry, "agRefused") >= 1, entry
+        if moved(entry, "agRefused"):
+            assert entry["notice"] and "not taken" in entry["notice"], entry
+    in_flight = [e for e in log if e["state"] == "sending"]
+    assert any(moved(e, "agQueued") for e in in_flight) and any(moved(e, "agRefused") for e in in_flight)
+    assert any(e["notice"] and "kept" in e["notice"] for e in in_flight)
+    sent = int(host["agSent"])
+    grades = store.grades(pid, include_retracted=True)
+    events = accounts.events(store, pid)
+    changes = len(grades) + int(events["action"].isin([SKIP, UNDO]).sum())
+    assert sent == changes, (host, len(grades), events["action"].value_counts().to_dict())
+    assert int(host["agQueued"]) > 0 and changes > 20
 
 
 def sign_in(page, url: str, name: str) -> None:

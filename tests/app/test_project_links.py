@@ -1,0 +1,106 @@
+"""Every page's URL names its project (issue 28), in Streamlit's AppTest with real sign-in: with no project
+in the URL the only one the user may see opens, else the one they used last; a row of the Projects table
+opens its project."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import config
+from core.services import auth, sessions
+from core.services.project import create_project, start_preparation
+from core.store import Store, accounts
+from tests.card_press import card_data
+from ui import signin
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "app"
+PASSWORD = "a long enough password"
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'links.db'}"
+    monkeypatch.setenv("ACTIVEGRADE_DB_URL", url)
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(DATA))
+    monkeypatch.delenv(config.OPEN_DEMO, raising=False)
+    store = Store.open(url)
+    files = [(n, (DATA / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
+    ids = []
+    for name in ("First", "Second"):
+        ids.append(create_project(store, name, *files, start=False))
+        start_preparation(store, ids[-1], wait=True)
+    return store, ids
+
+
+def run(store: Store, user: auth.User, page: str | None = None) -> AppTest:
+    """The app as a new tab opens it: signed in, no project in the URL."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state[signin.TOKEN_KEY] = sessions.start(store, user)
+    at.run()
+    if page is not None:
+        at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def url_project(at: AppTest) -> str:
+    """The URL's ?project= (AppTest keeps a value set by the script as a string, one from the URL as a list)."""
+    value = at.query_params["project"]
+    return value if isinstance(value, str) else value[-1]
+
+
+def test_a_grader_with_one_project_lands_on_it(world):
+    store, (first, second) = world
+    gina = auth.create_account(store, "gina", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, second, gina.id)
+    at = run(store, gina, "app_pages/grade.py")
+    assert card_data(at)["card"] is not None  # her item, not "choose a project"
+    assert url_project(at) == str(second)
+    assert accounts.held(store, second, "gina") is not None
+
+
+def test_with_several_projects_the_last_used_opens(world):
+    store, (first, second) = world
+    root = auth.create_account(store, "root", auth.ADMIN, password=PASSWORD)
+    assert not run(store, root).header  # nothing used yet: the admin chooses
+    accounts.record_event(store, "root", "exported", project_id=second)
+    assert [h.value for h in run(store, root).header][:1] == ["Second"]
+    accounts.record_event(store, "root", "settings_changed", project_id=first)
+    assert [h.value for h in run(store, root).header][:1] == ["First"]
+
+
+def choose_row(at: AppTest, key: str, row: int) -> None:
+    """Run the app as the browser does after a click on ``row`` of the dataframe whose key starts with ``key``
+    (AppTest cannot select rows itself): the selection is added to the widget states of one run."""
+    element = next(d for d in at.dataframe if key in d.proto.id)
+    tree = at._tree
+    plain = tree.get_widget_states
+
+    def with_selection():
+        states = plain()
+        state = states.widgets.add()
+        state.id = element.proto.id
+        state.string_value = json.dumps({"selection": {"rows": [row], "columns": [], "cells": []}})
+        return states
+
+    tree.get_widget_states = with_selection
+    at.run()
+    tree.get_widget_states = plain
+    assert not at.exception, at.exception
+
+
+def test_a_row_of_the_projects_table_opens_its_project(world):
+    store, (first, second) = world
+    vic = auth.create_account(store, "vic", auth.VIEWER, password=PASSWORD)
+    for pid in (first, second):
+        accounts.assign(store, pid, vic.id)
+    at = run(store, vic)
+    assert not at.header
+    table = at.dataframe[-1].value
+    choose_row(at, "projects-table", int(table.index[table["id"] == second][0]))
+    assert [h.value for h in at.header][:1] == ["Second"] and url_project(at) == str(second)
