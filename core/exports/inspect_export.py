@@ -52,8 +52,9 @@ def human_scores(table: pd.DataFrame) -> dict[str, dict]:
     return scores
 
 
-def eval_score(scores: dict[str, dict], report: dict[str, Any], total: int, scorer: str) -> dict[str, Any]:
-    """The EvalScore of the human grades (see the module docstring); ``total``: the log's samples."""
+def eval_score(scores: dict[str, dict], report: dict[str, Any], scorer: str) -> dict[str, Any]:
+    """The EvalScore of the human grades (see the module docstring); its unscored samples are the pool's
+    items without a grade (the log's epochs aside)."""
     e = report["estimate"]
     stopping = e.get("anytime") or {"ci_low": e["ci_low"], "ci_high": e["ci_high"], "interval": e["interval"]}
     values = [s["value"] for s in scores.values()]
@@ -68,7 +69,7 @@ def eval_score(scores: dict[str, dict], report: dict[str, Any], total: int, scor
         "name": scorer,
         "scorer": scorer,
         "scored_samples": len(scores),
-        "unscored_samples": max(total - len(scores), 0),
+        "unscored_samples": max(report["items"] - len(scores), 0),
         "params": {},
         "metrics": {
             name: {"name": name, "value": value, "params": {}} for name, value in numbers.items() if value is not None
@@ -91,11 +92,10 @@ def with_results(
 ) -> None:
     """Put the scorer's EvalScore in the header's ``results`` (replacing one of that name) and make it the headline."""
     results = header.get("results") or {}
-    total = int(results.get("total_samples") or len(scores))
     listed = [s for s in results.get("scores") or [] if s.get("name") != scorer]
-    results["scores"] = [*listed, eval_score(scores, report, total, scorer)]
-    results.setdefault("total_samples", total)
-    results.setdefault("completed_samples", total)
+    results["scores"] = [*listed, eval_score(scores, report, scorer)]
+    results.setdefault("total_samples", report["items"])
+    results.setdefault("completed_samples", report["items"])
     results["headline"] = {"scorer": scorer, "score": scorer, "metric": "estimate"}
     header["results"] = results
 

@@ -24,8 +24,9 @@ import pandas as pd
 
 METRIC = "human"
 FILTER = "none"
-_SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_\d{4}-\d{2}-\d{2}T[\d\-.:]+$")
-"""lm-eval's samples file name: samples_<task>_<date>.jsonl, the date as 2024-05-13T12-34-56.123456."""
+_SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+?)(_\d{4}-\d{2}-\d{2}T[\d\-.:]+)?$")
+"""lm-eval's samples file name: samples_<task>_<date>.jsonl, the date as 2024-05-13T12-34-56.123456 (a
+renamed file may have lost it)."""
 
 
 def task_of(file_name: str) -> str:
