@@ -1,4 +1,4 @@
-"""Command-line entry point: `activegrade prepare|simulate|sample|export|report|status|users|worker ...`
+"""Command-line entry point: `activegrade prepare|simulate|sample|export|report|status|import|users|worker ...`
 (also `python -m core ...`).
 
 Each sub-command lives in core/cli/<name>.py and exposes
@@ -23,9 +23,14 @@ COMMANDS = {
     "export": "Write a project's grades (CSV, JSONL, Parquet) or the grades put back into an evaluation log.",
     "report": "Write a project's report (JSON, Markdown, HTML).",
     "status": "List the projects in the database and their state.",
+    "import": "Record grades given in Label Studio as the project's grades, graders kept.",
     "users": "Create accounts, change roles, assign accounts to projects.",
     "worker": "Claim jobs (preparation, simulations) from the database and run them.",
 }
+
+
+MODULES = {"import": "import_grades"}
+"""Commands whose module is not named as they are (`import` is a Python keyword)."""
 
 
 def build_parser(prog: str = "activegrade") -> argparse.ArgumentParser:
@@ -34,7 +39,7 @@ def build_parser(prog: str = "activegrade") -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text in COMMANDS.items():
-        module = importlib.import_module(f"core.cli.{name}")
+        module = importlib.import_module(f"core.cli.{MODULES.get(name, name)}")
         command = sub.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(command)
         command.set_defaults(run=module.run)

@@ -8,10 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.errors import InputError
+from core.exports.argilla import records_parquet
 from core.exports.inspect_export import with_human_scores
+from core.exports.label_studio import labeling_config, tasks_json
 from core.exports.lm_eval_results import lm_eval_results
 from core.exports.project_export import GRADE_FORMATS, ProjectFiles, grades_bytes, slug
 from core.inputs.readers import detect
+from core.scales import scale_from_settings
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,21 @@ def lm_eval(files: ProjectFiles) -> bytes:
     return (json.dumps(results, indent=2, ensure_ascii=False) + "\n").encode()
 
 
+def label_studio_tasks(files: ProjectFiles) -> bytes:
+    """The pool as Label Studio tasks (core.exports.label_studio)."""
+    return tasks_json(files.items)
+
+
+def label_studio_config(files: ProjectFiles) -> bytes:
+    """The Label Studio labeling config for the project's scale (core.exports.label_studio)."""
+    return labeling_config(scale_from_settings(files.project.settings)).encode()
+
+
+def argilla_records(files: ProjectFiles) -> bytes:
+    """The pool and its grades as Argilla records, a Parquet file written by datasets (core.exports.argilla)."""
+    return records_parquet(files.items, files.grades)
+
+
 GRADES_NAMES = {"csv": "CSV", "jsonl": "JSONL", "parquet": "Parquet"}
 EXPORTS: dict[str, Export] = {
     **{
@@ -51,6 +69,15 @@ EXPORTS: dict[str, Export] = {
     },
     "inspect": Export("grades (Inspect log)", inspect_log, "application/octet-stream", ""),
     "lm-eval": Export("results (lm-eval JSON)", lm_eval, "application/json", "-lm-eval-results.json"),
+    "label-studio": Export(
+        "tasks (Label Studio JSON)", label_studio_tasks, "application/json", "-label-studio-tasks.json"
+    ),
+    "label-studio-config": Export(
+        "labeling config (Label Studio XML)", label_studio_config, "application/xml", "-label-studio-config.xml"
+    ),
+    "argilla": Export(
+        "records (Argilla, Parquet)", argilla_records, "application/vnd.apache.parquet", "-argilla.parquet"
+    ),
 }
 
 
