@@ -5,7 +5,7 @@ The conventions every command follows:
   complete, so a run that fails leaves no empty or half-written file;
 - ``-`` as a file (``--out -``, ``--json -``) is standard output; the command's messages then go to
   standard error, so the data on standard output stays clean for a pipe;
-- ``--quiet`` silences the messages (errors are still printed);
+- ``--quiet`` silences the messages (errors and warnings are still printed, on standard error);
 - a progress bar is drawn only when standard error is a terminal, never into a log file or CI output.
 """
 
@@ -63,6 +63,12 @@ def say(args: argparse.Namespace, text: str) -> None:
     """Print a message for the user, unless ``--quiet``; on standard error when standard output carries data."""
     if not getattr(args, "quiet", False):
         print(text, file=sys.stderr if uses_stdout(args) else sys.stdout, flush=True)
+
+
+def warn(text: str) -> None:
+    """A warning on standard error, ``--quiet`` or not: the run goes on, but its result may not be what the
+    user meant."""
+    print(f"warning: {text}", file=sys.stderr, flush=True)
 
 
 def show_progress(args: argparse.Namespace) -> bool:

@@ -3,23 +3,38 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from core import config
-from core.cli.output import add_output_options, check_writable, progress_bar, say, write_json, write_with
+from core.cli.output import add_output_options, check_writable, progress_bar, say, warn, write_json, write_with
 from core.errors import InputError
 from core.inputs.io import Inputs
 from core.inputs.readers import FORMATS, load
 from core.stats.proxy import PROXY_COLUMN, proxy_name, proxy_values
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
+from core.store import json_safe
 from core.surrogate.prepare import prepare_items
 from core.surrogate.semantic import BACKENDS
 from core.surrogate.semantic.base import DEVICES
 
+
+def json_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with every list, tuple, array or dict cell as JSON text (`["a", "b"]`), as the readers take a CSV
+    pool's list columns back (core.inputs.io): CSV has no lists, and pandas would write Python's or numpy's repr."""
+
+    def cell(value: object) -> object:
+        nested = isinstance(value, list | tuple | dict | np.ndarray)
+        return json.dumps(json_safe(value), ensure_ascii=False) if nested else value
+
+    return frame.assign(**{c: frame[c].map(cell) for c in frame.columns if frame[c].dtype == object})
+
+
 WRITERS = {
-    ".csv": lambda frame, path: frame.to_csv(path, index=False),
+    ".csv": lambda frame, path: json_cells(frame).to_csv(path, index=False),
     ".jsonl": lambda frame, path: frame.to_json(path, orient="records", lines=True, force_ascii=False),
     ".parquet": lambda frame, path: frame.to_parquet(path, index=False),
 }
@@ -111,6 +126,18 @@ def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     )
 
 
+def warn_without_samples(args: argparse.Namespace, inputs: Inputs) -> None:
+    """Warn when no item has a surrogate sample and no --proxy is given: the design then has one stratum of
+    unsampled items, no better than uniform sampling (an lm-eval samples file holds samples only when the task
+    repeats its generations; a single-epoch Inspect log none)."""
+    if inputs.samples.empty and not args.proxy:
+        warn(
+            f"no item of {args.pool} has a surrogate sample, so the design is no better than uniform sampling. "
+            "Give --samples (e.g. a cheaper model's lm-eval run with repeats, or its Inspect log with epochs), "
+            "make them with `activegrade sample`, or stratify on a score with --proxy COLUMN"
+        )
+
+
 def prepare_from_args(args: argparse.Namespace, inputs: Inputs) -> pd.DataFrame:
     """`prepare_items` on `inputs` with the options of `add_prepare_options`, a progress bar on a terminal."""
     with progress_bar(args, desc=f"{args.backend} clustering", unit="item") as bar:
@@ -187,6 +214,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = load_from_args(args)
     if args.proxy:
         proxy_values(inputs.pool, args.proxy, file=args.pool)  # before a preparation that can take hours
+    warn_without_samples(args, inputs)
     check_writable(args.out, "the items table")
     if args.json:
         check_writable(args.json, "the JSON report")

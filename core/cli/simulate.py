@@ -7,7 +7,13 @@ import sys
 import time
 
 from core.cli.output import add_output_options, check_writable, say, write_json
-from core.cli.prepare import add_input_options, add_prepare_options, load_from_args, prepare_from_args
+from core.cli.prepare import (
+    add_input_options,
+    add_prepare_options,
+    load_from_args,
+    prepare_from_args,
+    warn_without_samples,
+)
 from core.errors import InputError
 from core.stats.design import prepared_design
 from core.stats.proxy import proxy_values
@@ -67,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if args.proxy:
         proxy_values(inputs.pool, args.proxy, file=args.pool)  # before a preparation that can take hours
     labels_of(inputs.pool, file=args.pool)  # every label, before a preparation that can take hours
+    warn_without_samples(args, inputs)
     if args.json:
         check_writable(args.json, "the results")
     items = prepare_from_args(args, inputs)
