@@ -1,7 +1,10 @@
-"""core.cli: the program name in help and errors is how the user called it."""
+"""core.cli: the program name in help and errors is how the user called it; every command's conventions
+(`--json -` to standard output, `--quiet`, progress bars only on a terminal, `--version`)."""
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 from core.cli import build_parser
 
@@ -13,3 +16,48 @@ def test_the_console_script_is_named_activegrade():
 def test_python_dash_m_core_names_itself():
     out = subprocess.run([sys.executable, "-m", "core", "--help"], capture_output=True, text=True, check=True).stdout
     assert out.startswith("usage: python -m core ")
+
+
+DATA = Path(__file__).parent / "data" / "app"
+
+
+def test_json_dash_writes_to_standard_output_and_messages_go_to_stderr(capsys, tmp_path):
+    from core.cli import main
+
+    pool, samples = str(DATA / "pool.jsonl"), str(DATA / "samples.jsonl")
+    simulate = ["simulate", "--pool", pool, "--samples", samples, "--budgets", "10", "--reps", "3", "--json", "-"]
+    assert main(simulate) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) and "activegrade" in captured.err  # the table, on stderr
+    assert not (Path.cwd() / "-").exists()
+    out = tmp_path / "items.csv"
+    assert main(["prepare", "--pool", pool, "--samples", samples, "--out", str(out), "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["items"] == 40 and report["out"] == str(out) and "wrote" in captured.err
+
+
+def test_quiet_prints_nothing_and_no_progress_bar_off_a_terminal(capsys, tmp_path):
+    from core.cli import main
+
+    pool, samples = str(DATA / "pool.jsonl"), str(DATA / "samples.jsonl")
+    assert main(["prepare", "--pool", pool, "--samples", samples, "--out", str(tmp_path / "a.csv"), "-q"]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert main(["prepare", "--pool", pool, "--samples", samples, "--out", str(tmp_path / "b.csv")]) == 0
+    captured = capsys.readouterr()
+    assert "\r" not in captured.err and "clustering" not in captured.err  # stderr is no terminal here
+    assert "40 items" in captured.out
+
+
+def test_a_progress_bar_on_a_terminal(monkeypatch):
+    import argparse
+
+    from core.cli.output import show_progress
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert show_progress(argparse.Namespace(quiet=False)) and not show_progress(argparse.Namespace(quiet=True))
+
+
+def test_version_on_python_dash_m_core():
+    out = subprocess.run([sys.executable, "-m", "core", "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("python -m core ")

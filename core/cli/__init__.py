@@ -1,14 +1,17 @@
-"""Command-line entry point: `python -m core prepare|simulate|sample|users|worker ...`.
+"""Command-line entry point: `activegrade prepare|simulate|sample|export|report|status|import|users|worker ...`
+(also `python -m core ...`).
 
 Each sub-command lives in core/cli/<name>.py and exposes
 `add_arguments(parser)` and `run(args) -> int`. Bad input raises
 core.errors.InputError, which is printed as one line, exit status 2.
+How commands write files, JSON, messages and progress: core/cli/output.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 
 from core import logs
@@ -17,22 +20,39 @@ from core.errors import InputError
 COMMANDS = {
     "prepare": "Cluster surrogate answers, score semantic entropy and agreement, stratify.",
     "simulate": "Replay grading on a labelled pool and compare sampling methods.",
-    "sample": "Sample surrogate answers from a local causal language model.",
+    "sample": "Sample surrogate answers from a local causal language model or an OpenAI-compatible server.",
+    "export": "Write a project's grades (CSV, JSONL, Parquet) or the grades put back into an evaluation log.",
+    "report": "Write a project's report (JSON, Markdown, HTML).",
+    "status": "List the projects in the database and their state.",
+    "import": "Record grades given in Label Studio as the project's grades, graders kept.",
     "users": "Create accounts, change roles, assign accounts to projects.",
     "worker": "Claim jobs (preparation, simulations) from the database and run them.",
 }
 
 
+MODULES = {"import": "import_grades"}
+"""Commands whose module is not named as they are (`import` is a Python keyword)."""
+
+
 def build_parser(prog: str = "activegrade") -> argparse.ArgumentParser:
     """The parser; ``prog`` is how the user called it (the console script, or `python -m core`)."""
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text in COMMANDS.items():
-        module = importlib.import_module(f"core.cli.{name}")
+        module = importlib.import_module(f"core.cli.{MODULES.get(name, name)}")
         command = sub.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(command)
         command.set_defaults(run=module.run)
     return parser
+
+
+def version() -> str:
+    """The installed package's version (pyproject.toml's), or 'unreleased' when run from a checkout not installed."""
+    try:
+        return importlib.metadata.version("activegrade")
+    except importlib.metadata.PackageNotFoundError:
+        return "unreleased"
 
 
 def main(argv: list[str] | None = None, prog: str = "activegrade") -> int:

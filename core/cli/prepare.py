@@ -3,25 +3,38 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from core import config
-from core.cli.output import check_writable
+from core.cli.output import add_output_options, check_writable, progress_bar, say, warn, write_json, write_with
 from core.errors import InputError
 from core.inputs.io import Inputs
 from core.inputs.readers import FORMATS, load
 from core.stats.proxy import PROXY_COLUMN, proxy_name, proxy_values
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
+from core.store import json_safe
 from core.surrogate.prepare import prepare_items
 from core.surrogate.semantic import BACKENDS
 from core.surrogate.semantic.base import DEVICES
 
+
+def json_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with every list, tuple, array or dict cell as JSON text (`["a", "b"]`), as the readers take a CSV
+    pool's list columns back (core.inputs.io): CSV has no lists, and pandas would write Python's or numpy's repr."""
+
+    def cell(value: object) -> object:
+        nested = isinstance(value, list | tuple | dict | np.ndarray)
+        return json.dumps(json_safe(value), ensure_ascii=False) if nested else value
+
+    return frame.assign(**{c: frame[c].map(cell) for c in frame.columns if frame[c].dtype == object})
+
+
 WRITERS = {
-    ".csv": lambda frame, path: frame.to_csv(path, index=False),
+    ".csv": lambda frame, path: json_cells(frame).to_csv(path, index=False),
     ".jsonl": lambda frame, path: frame.to_json(path, orient="records", lines=True, force_ascii=False),
     ".parquet": lambda frame, path: frame.to_parquet(path, index=False),
 }
@@ -39,6 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="items table to write: .csv, .jsonl or .parquet")
     add_input_options(parser)
     add_prepare_options(parser)
+    add_output_options(parser)
 
 
 def add_input_options(parser: argparse.ArgumentParser, *, samples: bool = True) -> None:
@@ -112,9 +126,21 @@ def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     )
 
 
+def warn_without_samples(args: argparse.Namespace, inputs: Inputs) -> None:
+    """Warn when no item has a surrogate sample and no --proxy is given: the design then has one stratum of
+    unsampled items, no better than uniform sampling (an lm-eval samples file holds samples only when the task
+    repeats its generations; a single-epoch Inspect log none)."""
+    if inputs.samples.empty and not args.proxy:
+        warn(
+            f"no item of {args.pool} has a surrogate sample, so the design is no better than uniform sampling. "
+            "Give --samples (e.g. a cheaper model's lm-eval run with repeats, or its Inspect log with epochs), "
+            "make them with `activegrade sample`, or stratify on a score with --proxy COLUMN"
+        )
+
+
 def prepare_from_args(args: argparse.Namespace, inputs: Inputs) -> pd.DataFrame:
-    """`prepare_items` on `inputs` with the options of `add_prepare_options`, a progress bar on stderr."""
-    with tqdm(desc=f"{args.backend} clustering", unit="item", file=sys.stderr, disable=None) as bar:
+    """`prepare_items` on `inputs` with the options of `add_prepare_options`, a progress bar on a terminal."""
+    with progress_bar(args, desc=f"{args.backend} clustering", unit="item") as bar:
 
         def progress(done: int, total: int) -> None:
             bar.total = total
@@ -147,27 +173,38 @@ def writer_for(out: str):
 
 
 def write_items(items: pd.DataFrame, out: str) -> None:
-    """Write the items table, its format chosen by the file's extension."""
-    try:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        writer_for(out)(items, Path(out))
-    except OSError as error:
-        raise InputError(
-            f"cannot write the items table ({error.strerror})", file=out, fix="check the folder is writable"
-        ) from None
+    """Write the items table whole (core.cli.output.write_with), its format chosen by the file's extension."""
+    write_with(out, lambda path: writer_for(out)(items, path), "the items table")
+
+
+def summary_of(items: pd.DataFrame) -> dict:
+    """What `prepare` reports: items, with and without samples, stratum sizes (and those without samples), the
+    design's proxy."""
+    sizes = items["stratum"].value_counts().sort_index()
+    without = items["n_samples"] == 0
+    unsampled = set() if PROXY_COLUMN in items.columns else set(items.loc[without, "stratum"])
+    return {
+        "items": len(items),
+        "with_samples": int((~without).sum()),
+        "without_samples": int(without.sum()),
+        "stratum_sizes": {int(h): int(n) for h, n in sizes.items()},
+        "strata_without_samples": sorted(int(h) for h in unsampled),
+        "design_proxy": proxy_name(items),
+    }
 
 
 def summary(items: pd.DataFrame) -> str:
     """A few lines for the terminal: items, strata sizes, items without samples, the design's proxy."""
-    sizes = items["stratum"].value_counts().sort_index()
-    without = items["n_samples"] == 0
-    unsampled = set() if PROXY_COLUMN in items.columns else set(items.loc[without, "stratum"])
+    s = summary_of(items)
     return "\n".join(
         [
-            f"{len(items)} items, {int((~without).sum())} with samples, {int(without.sum())} without samples",
+            f"{s['items']} items, {s['with_samples']} with samples, {s['without_samples']} without samples",
             "stratum sizes: "
-            + ", ".join(f"{h}: {n}" + (" (no samples)" if h in unsampled else "") for h, n in sizes.items()),
-            f"design proxy: {proxy_name(items)}",
+            + ", ".join(
+                f"{h}: {n}" + (" (no samples)" if h in s["strata_without_samples"] else "")
+                for h, n in s["stratum_sizes"].items()
+            ),
+            f"design proxy: {s['design_proxy']}",
         ]
     )
 
@@ -177,11 +214,15 @@ def run(args: argparse.Namespace) -> int:
     inputs = load_from_args(args)
     if args.proxy:
         proxy_values(inputs.pool, args.proxy, file=args.pool)  # before a preparation that can take hours
+    warn_without_samples(args, inputs)
     check_writable(args.out, "the items table")
+    if args.json:
+        check_writable(args.json, "the JSON report")
     items = prepare_from_args(args, inputs)
     if items["semantic_entropy_weighted"].isna().all():
         items = items.drop(columns="semantic_entropy_weighted")
     write_items(items, args.out)
-    print(summary(items))
-    print(f"wrote {args.out}")
+    say(args, summary(items))
+    say(args, f"wrote {args.out}")
+    write_json(args, {**summary_of(items), "out": args.out})
     return 0

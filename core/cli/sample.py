@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from core.cli.output import check_writable
+from core.cli.output import add_output_options, check_writable, progress_bar, say, write_json
 from core.cli.prepare import add_input_options, load_from_args
 
 
@@ -47,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda or cuda:N")
     parser.add_argument("--name", help="surrogate name written in the output (default: the model's name)")
     parser.add_argument("--out", required=True, help="output JSONL in the surrogate long format; appended to")
+    add_output_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
     check_writable(args.out, "the samples")
     local = load_model(args.model, gguf_file=args.gguf_file, device=args.device)
     return _sample_with_bar(
+        args,
         len(pool),
-        args.out,
         lambda progress: sample_pool(
             pool,
             local,
@@ -97,8 +98,8 @@ def run_server(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
     )
     return _sample_with_bar(
+        args,
         len(pool),
-        args.out,
         lambda progress: sample_pool_api(
             pool,
             server,
@@ -113,16 +114,18 @@ def run_server(args: argparse.Namespace) -> int:
     )
 
 
-def _sample_with_bar(items: int, out: str, sample: Callable[[Callable[[int, int], None]], int]) -> int:
-    """Run ``sample(progress)`` with a progress bar on stderr, then say how many items it sampled into ``out``."""
-    from tqdm import tqdm
-
-    with tqdm(total=items, unit="item", desc="sampling") as bar:
+def _sample_with_bar(args: argparse.Namespace, items: int, sample: Callable[[Callable[[int, int], None]], int]) -> int:
+    """Run ``sample(progress)`` with a progress bar (on a terminal only), then report how many items it sampled
+    into ``--out``."""
+    if args.json:
+        check_writable(args.json, "the JSON report")
+    with progress_bar(args, total=items, unit="item", desc="sampling") as bar:
 
         def progress(done: int, total: int) -> None:
             bar.n = done
             bar.refresh()
 
         sampled = sample(progress)
-    print(f"sampled {sampled} items ({items - sampled} already complete) into {out}")
+    say(args, f"sampled {sampled} items ({items - sampled} already complete) into {args.out}")
+    write_json(args, {"items": items, "sampled": sampled, "already_complete": items - sampled, "out": args.out})
     return 0

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from pathlib import Path
 
-from core.cli.output import check_writable
-from core.cli.prepare import add_input_options, add_prepare_options, load_from_args, prepare_from_args
+from core.cli.output import add_output_options, check_writable, say, write_json
+from core.cli.prepare import (
+    add_input_options,
+    add_prepare_options,
+    load_from_args,
+    prepare_from_args,
+    warn_without_samples,
+)
 from core.errors import InputError
 from core.stats.design import prepared_design
 from core.stats.proxy import proxy_values
@@ -58,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--skip-right", type=float, default=0.0, help="share of right items (grade 1) graders skip (default: 0)"
     )
-    parser.add_argument("--json", help="write the results to this JSON file")
+    add_output_options(parser)
     add_input_options(parser)
     prepare = parser.add_argument_group(
         "prepare options (as for `python -m core prepare`, with the app's default stratification; "
@@ -81,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if args.proxy:
         proxy_values(inputs.pool, args.proxy, file=args.pool)  # before a preparation that can take hours
     labels_of(inputs.pool, file=args.pool)  # every label, before a preparation that can take hours
+    warn_without_samples(args, inputs)
     if args.json:
         check_writable(args.json, "the results")
     regime = FIXED if args.budget_fixed else args.regime
@@ -103,18 +108,11 @@ def run(args: argparse.Namespace) -> int:
         target_half_width=args.target_half_width,
         expected=args.expected,
     )
-    print(format_table(result))
-    print(
-        f"{args.reps} replications in {time.perf_counter() - start:.1f} s ({time.process_time() - cpu:.1f} s CPU)",
-        file=sys.stderr,
-    )
-    if args.json:
-        try:
-            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
-        except OSError as error:
-            raise InputError(
-                f"cannot write the results ({error.strerror})", file=args.json, fix="check the folder is writable"
-            ) from None
-        print(f"wrote {args.json}")
+    say(args, format_table(result))
+    if not args.quiet:
+        print(
+            f"{args.reps} replications in {time.perf_counter() - start:.1f} s ({time.process_time() - cpu:.1f} s CPU)",
+            file=sys.stderr,
+        )
+    write_json(args, result)
     return 0

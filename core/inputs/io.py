@@ -42,6 +42,8 @@ MAX_FIELD_CHARS = 1_000_000
 
 POOL_REQUIRED = ("id", "prompt", "response")
 POOL_OPTIONAL = ("answer", "reference", "label", "image", "samples")
+SCORE_COLUMNS = ("n_samples", "n_clusters", "semantic_entropy", "semantic_entropy_weighted", "agreement", "stratum")
+"""The columns a preparation adds to the pool's (core.surrogate.prepare): read from a pool, they are dropped."""
 SAMPLES_REQUIRED = ("id", "sample")
 SAMPLES_OPTIONAL = ("logprob", "surrogate")
 
@@ -77,7 +79,7 @@ def load_inputs(pool: Source | Table, samples: Source | Table | None = None) -> 
     A chunk of a preparation reads its pool rows and their samples alone (core.inputs.readers.load's
     ``rows``, with `among_ids`) and gives them here.
     """
-    pool_table = _table(pool)
+    pool_table = without_scores(_table(pool))
     _check_columns(pool_table, POOL_REQUIRED, POOL_OPTIONAL)
     pool_frame = _validate_pool(pool_table)
     if "samples" in pool_table.frame.columns:
@@ -105,6 +107,15 @@ def load_inputs(pool: Source | Table, samples: Source | Table | None = None) -> 
         samples=sample_frame,
         without_samples=pool_frame.loc[~has_samples, "id"].tolist(),
     )
+
+
+def without_scores(table: Table) -> Table:
+    """The table without the SCORE_COLUMNS an earlier preparation wrote (an items file given back as a pool):
+    a preparation computes them afresh."""
+    earlier = [column for column in SCORE_COLUMNS if column in table.frame.columns]
+    if not earlier:
+        return table
+    return Table(table.name, table.frame.drop(columns=earlier), lambda: table.rows, table.column_label, table.note)
 
 
 def spreadsheet_safe(value: object) -> object:

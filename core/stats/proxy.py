@@ -31,12 +31,28 @@ from core.stats.strata import merge_small_strata
 PROXY_COLUMN = "proxy"
 """Items column with the proxy's predicted grade in [0, 1] (NaN where the pool gives none)."""
 
+VERDICT_WORDS = {
+    **{word: 1.0 for word in ("correct", "right", "true", "yes", "pass", "passed")},
+    **{word: 0.0 for word in ("incorrect", "wrong", "false", "no", "fail", "failed")},
+    "partial": 0.5,
+}
+"""A judge's verdict words, in any case, as the proxy's numbers."""
+LETTER_GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+"""Inspect's letter grades CORRECT, PARTIAL, INCORRECT, NOANSWER (inspect_ai.scorer's value_to_float), capitals
+only: any other word or letter is refused (an 'A' is an answer, not a verdict)."""
+VERDICT_FIX = (
+    "write the verdict as numbers (1 right, 0 wrong), e.g. in pandas df['{column}_score'] = (df['{column}'] == "
+    "df['reference']).astype(int), and give that column; the words correct/incorrect, true/false, yes/no, "
+    "pass/fail and C/P/I/N are read as they are"
+)
+
 SURROGATE = "agreement"
 """What a design without a proxy column predicts grades from (the surrogate's agreement)."""
 
 
 def proxy_values(pool: pd.DataFrame, column: str, *, file: str | None = None) -> np.ndarray:
-    """The pool column `column` as floats; blank cells are NaN (such items get a stratum of their own).
+    """The pool column `column` as floats; blank cells are NaN (such items get a stratum of their own). A column
+    of verdict words (no number in it) is read through VERDICT_WORDS and LETTER_GRADES.
 
     InputError names the column (with the pool's numeric columns) when it is missing, and the first item
     whose value is not a number: by its id, and by its 1-based row in `pool`, or by `file` when given
@@ -56,16 +72,23 @@ def proxy_values(pool: pd.DataFrame, column: str, *, file: str | None = None) ->
     raw = pool[column]
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
     blank = raw.isna().to_numpy() | raw.astype(str).str.strip().eq("").to_numpy()
+    verdicts = bool(np.isnan(values[~blank]).all())  # not one number: a column of verdict words
+    if verdicts:
+        text = raw.astype(str).str.strip()
+        values = text.str.lower().map(VERDICT_WORDS).fillna(text.map(LETTER_GRADES)).to_numpy(dtype=float, copy=True)
+        values[blank] = np.nan
     bad = (np.isnan(values) & ~blank) | np.isinf(values)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         item = f" of item '{pool['id'].iat[row]}'" if "id" in pool.columns else ""
         raise InputError(
-            f"proxy value {raw.iat[row]!r}{item} is not a number",
+            f"proxy value {raw.iat[row]!r}{item} is not a number" + (" nor a verdict word" if verdicts else ""),
             file=file,
             row=None if file else row + 1,
             column=column,
-            fix="give the proxy column a number for every item, or leave the cell empty",
+            fix=VERDICT_FIX.format(column=column)
+            if verdicts
+            else "give the proxy column a number for every item, or leave the cell empty",
         )
     if np.isnan(values).all():
         raise InputError(

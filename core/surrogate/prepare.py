@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from core.inputs import io
 from core.stats.proxy import PROXY_COLUMN, predicted_grade, proxy_strata, proxy_values
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
 from core.surrogate.entropy import agreement, semantic_entropy, weighted_semantic_entropy
@@ -25,7 +26,7 @@ from core.surrogate.semantic.base import Stage
 if TYPE_CHECKING:
     from core.inputs.io import Inputs
 
-SCORE_COLUMNS = ["n_samples", "n_clusters", "semantic_entropy", "semantic_entropy_weighted", "agreement", "stratum"]
+SCORE_COLUMNS = list(io.SCORE_COLUMNS)
 
 
 def target_answers(pool: pd.DataFrame) -> list[str]:

@@ -114,17 +114,33 @@ class _Asker:
                     seed=seed,
                     **options,
                 )
+            except openai.RateLimitError as error:
+                raise InputError(
+                    f"the server still limits the request rate after {self.server.max_retries} retries "
+                    f"(429: {_message(error)})",
+                    file=self.server.api_base,
+                    fix=f"send fewer requests at once than {self.server.concurrency} (the concurrency: "
+                    "--concurrency, or 'Requests at once' on the Projects page), or wait and rerun: the items "
+                    "finished are kept",
+                ) from None
             except openai.APIStatusError as error:
                 raise InputError(
                     f"the server answered HTTP {error.status_code}",
                     file=self.server.api_base,
-                    fix="check --api-base, --model and the key's variable",
+                    fix="check the server's URL, the model's name and the environment variable holding the key",
                 ) from None
             except openai.APIConnectionError as error:
                 raise InputError(
                     f"no answer from the server after {self.server.max_retries} retries ({type(error).__name__})",
                     file=self.server.api_base,
-                    fix="check that the server runs and --api-base is its OpenAI-compatible URL (ending in /v1)",
+                    fix="check that the server runs and that its URL is the OpenAI-compatible one (ending in /v1)",
+                ) from None
+            except (ValueError, openai.APIResponseValidationError) as error:  # json.JSONDecodeError is a ValueError
+                raise InputError(
+                    f"the server's answer is not the JSON of an OpenAI chat completion ({error})"[:300],
+                    file=self.server.api_base,
+                    fix="check that the URL is the server's OpenAI-compatible API (ending in /v1), not another "
+                    "service or a proxy's error page",
                 ) from None
         return [answer_of(choice) for choice in reply.choices]
 

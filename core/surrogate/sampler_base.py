@@ -14,7 +14,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -114,7 +114,8 @@ def samples_file(
 ) -> Iterator[tuple[list[tuple[str, str]], Callable[[str, Sequence[Answer]], None]]]:
     """A sampling run's output: ``(todo, write)``, the (id, prompt) of the pool's items not yet complete in
     `out` (`completed_items`) and a function that appends one item's answers (`write_answers`) and reports
-    progress. `pool` needs `id` and `prompt` columns; the folder of `out` is made."""
+    progress. `pool` needs `id` and `prompt` columns; the folder of `out` is made, the file itself only once the
+    first item's answers are written."""
     for column in ("id", "prompt"):
         if column not in pool.columns:
             raise InputError(
@@ -130,10 +131,13 @@ def samples_file(
     finished = total - len(todo)
     if progress:
         progress(finished, total)
-    with path.open("a", encoding="utf-8") as handle:
+    with ExitStack() as stack:
+        handle = None  # opened at the first answers: a run that fails before them leaves no empty file
 
         def write(item: str, answers: Sequence[Answer]) -> None:
-            nonlocal finished
+            nonlocal finished, handle
+            if handle is None:
+                handle = stack.enter_context(path.open("a", encoding="utf-8"))
             write_answers(handle, item, answers, surrogate)
             finished += 1
             if progress:

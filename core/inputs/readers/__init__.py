@@ -135,9 +135,15 @@ def parse_columns(text: str | None) -> dict[str, str]:
     return mapping
 
 
+MOVED = ("id", "samples")
+"""Targets whose source column is moved, not copied: an item's identity and its samples are no metadata, and a
+second id column, or a second copy of every sample, in the items table would only mislead."""
+
+
 def pick_columns(table: Table, mapping: dict[str, str]) -> Table:
     """The table with column TARGET set to column SOURCE for each choice (replacing a TARGET already there;
-    SOURCE stays, as metadata, so one metric can be both the label and the proxy)."""
+    SOURCE stays, as metadata, so one metric can be both the label and the proxy; the sources of MOVED targets
+    are dropped unless another choice reads them)."""
     if not mapping:
         return table
     frame = table.frame
@@ -150,6 +156,9 @@ def pick_columns(table: Table, mapping: dict[str, str]) -> Table:
             fix=f"choose among {', '.join(map(str, frame.columns))}",
         )
     frame = frame.assign(**{target: frame[source] for target, source in mapping.items()})
+    kept = {source for target, source in mapping.items() if target not in MOVED} | set(mapping)
+    moved = {mapping[target] for target in MOVED if target in mapping} - kept
+    frame = frame.drop(columns=sorted(moved))
     return Table(table.name, frame, lambda: table.rows, table.column_label, table.note)
 
 

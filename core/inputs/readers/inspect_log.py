@@ -11,7 +11,9 @@ newest release, would replace fsspec 2026.9.0 by 2026.6.0 (inspect-ai's own
 requirement, with s3fs 2026.6.0) and python-dateutil 4.0.0 by 2.9.0.post0
 (aiobotocore, through s3fs, needs python-dateutil < 3). docs/dependencies.md points
 here. The tests read logs made by the real `inspect eval`
-(scripts/make_eval_logs.py).
+(scripts/make_eval_logs.py), and read the logs ActiveGrade writes back
+(core.exports.inspect_export) with `inspect_ai.log.read_eval_log`: inspect-ai
+is a test dependency only (requirements-dev.txt), never the app's.
 
 As the pool (the target model's log), one item per sample id:
 - prompt = the sample's input (a string, or its chat messages written out as

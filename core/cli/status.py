@@ -1,0 +1,63 @@
+"""`activegrade status`: the projects in the database and their state (new, preparing, ready, failed).
+
+activegrade status                    # one line per project
+activegrade status "My project"       # one project
+activegrade status --json -           # as JSON, for a script that waits until a project is ready
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from core.cli.output import add_output_options, say, write_json
+from core.cli.projects import add_database_argument, find_project
+from core.store import ProjectInfo, Store
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("project", nargs="?", help="one project's id or name (default: every project)")
+    add_database_argument(parser)
+    add_output_options(parser)
+
+
+def project_state(store: Store, project: ProjectInfo) -> dict[str, Any]:
+    """A project's state: id, name, status, preparation progress, error, items, graded items and grades."""
+    ready = project.status == "ready"
+    graded = store.graded_positions(project.id) if ready else {}
+    return {
+        "id": project.id,
+        "name": project.name,
+        "status": project.status,
+        "progress": {
+            "done": project.progress_done,
+            "total": project.progress_total,
+            "message": project.progress_message,
+        },
+        "error": project.error or None,
+        "items": store.item_count(project.id) if ready else None,
+        "graded_items": len(graded) if ready else None,
+        "grades": len(store.grades(project.id)) if ready else None,
+        "updated_at": project.updated_at.isoformat(),
+    }
+
+
+def line(state: dict[str, Any]) -> str:
+    """One project's state as a line of text."""
+    head = f"{state['id']}\t{state['name']}\t{state['status']}"
+    if state["status"] == "ready":
+        return f"{head}\t{state['graded_items']:,} of {state['items']:,} items graded ({state['grades']:,} grades)"
+    if state["status"] == "failed":
+        return f"{head}\t{state['error']}"
+    progress = state["progress"]
+    done = f"{progress['done']:,} of {progress['total']:,}" if progress["total"] else ""
+    return "\t".join(part for part in (head, done, progress["message"]) if part)
+
+
+def run(args: argparse.Namespace) -> int:
+    store = Store.open(args.db_url)
+    projects = [find_project(store, args.project)] if args.project else store.projects()
+    states = [project_state(store, project) for project in projects]
+    say(args, "\n".join(line(state) for state in states) if states else "no project in the database")
+    write_json(args, {"projects": states})
+    return 0

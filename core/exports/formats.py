@@ -1,0 +1,88 @@
+"""Every file a project exports, by the name `activegrade export --format` takes: what it is, how it is
+written from core.exports.project_export.ProjectFiles, its MIME type and file suffix."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from core.errors import InputError
+from core.exports.argilla import records_parquet
+from core.exports.inspect_export import with_human_scores
+from core.exports.label_studio import labeling_config, tasks_json
+from core.exports.lm_eval_results import lm_eval_results
+from core.exports.project_export import GRADE_FORMATS, ProjectFiles, grades_bytes, slug
+from core.inputs.readers import detect
+from core.scales import scale_from_settings
+
+
+@dataclass(frozen=True)
+class Export:
+    what: str  # what the audit trail records as downloaded, e.g. "grades (CSV)"
+    write: Callable[[ProjectFiles], bytes]
+    mime: str
+    suffix: str  # the file name's end, e.g. "-grades.csv"
+
+
+def _grades(fmt: str) -> Callable[[ProjectFiles], bytes]:
+    return lambda files: grades_bytes(files.table, fmt)
+
+
+def inspect_log(files: ProjectFiles) -> bytes:
+    """The Inspect log the pool came from with the human grades as the score 'human' (core.exports.inspect_export)."""
+    pool = files.pool
+    if detect(pool) != "inspect":
+        raise InputError(
+            f"project {files.project.name!r}'s pool {pool[0]!r} is not an Inspect log",
+            fix="choose another --format: the Inspect log exists only for a pool read from one",
+        )
+    return with_human_scores(pool, files.table, files.require_report())
+
+
+def lm_eval(files: ProjectFiles) -> bytes:
+    """The human-graded metric as lm-eval's results JSON (core.exports.lm_eval_results)."""
+    results = lm_eval_results(files.require_report(), files.pool, task=files.task, model=files.model)
+    return (json.dumps(results, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def label_studio_tasks(files: ProjectFiles) -> bytes:
+    """The pool as Label Studio tasks (core.exports.label_studio)."""
+    return tasks_json(files.items)
+
+
+def label_studio_config(files: ProjectFiles) -> bytes:
+    """The Label Studio labeling config for the project's scale (core.exports.label_studio)."""
+    return labeling_config(scale_from_settings(files.project.settings)).encode()
+
+
+def argilla_records(files: ProjectFiles) -> bytes:
+    """The pool and its grades as Argilla records, a Parquet file written by datasets (core.exports.argilla)."""
+    return records_parquet(files.items, files.grades)
+
+
+GRADES_NAMES = {"csv": "CSV", "jsonl": "JSONL", "parquet": "Parquet"}
+EXPORTS: dict[str, Export] = {
+    **{
+        fmt: Export(f"grades ({GRADES_NAMES[fmt]})", _grades(fmt), mime, f"-grades.{fmt}")
+        for fmt, (_, mime) in GRADE_FORMATS.items()
+    },
+    "inspect": Export("grades (Inspect log)", inspect_log, "application/octet-stream", ""),
+    "lm-eval": Export("results (lm-eval JSON)", lm_eval, "application/json", "-lm-eval-results.json"),
+    "label-studio": Export(
+        "tasks (Label Studio JSON)", label_studio_tasks, "application/json", "-label-studio-tasks.json"
+    ),
+    "label-studio-config": Export(
+        "labeling config (Label Studio XML)", label_studio_config, "application/xml", "-label-studio-config.xml"
+    ),
+    "argilla": Export(
+        "records (Argilla, Parquet)", argilla_records, "application/vnd.apache.parquet", "-argilla.parquet"
+    ),
+}
+
+
+def export_name(files: ProjectFiles, fmt: str) -> str:
+    """The export's file name: the project's slug and the format's suffix; the Inspect log keeps the pool's name."""
+    if fmt == "inspect":
+        return files.pool[0]
+    return slug(files.project.name) + EXPORTS[fmt].suffix

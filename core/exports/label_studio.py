@@ -1,0 +1,174 @@
+"""The round trip with Label Studio, for teams whose graders already work there: the pool as Label Studio tasks
+with a labeling config for the project's scale, and Label Studio's exported annotations back as grades, each
+under its annotator's name.
+
+Formats as Label Studio's documentation gives them (labelstud.io/guide/task_format, /guide/tasks):
+- Tasks (import into a Label Studio project): a JSON list of `{"data": {...}}`, here `data` = `item_id`
+  (the pool's id), `prompt`, `response` and `reference` where the pool has one. The reserved task `id` is left
+  to Label Studio.
+- The labeling config (`labeling_config`): the prompt and response as `<Text>`, the scale's labels as one
+  single-choice `<Choices name="grade" toName="response">`, an optional `<TextArea name="comment">`.
+- Annotations (Label Studio's "JSON" export): the task list, each task with `annotations`
+  (`completions` in Label Studio 0.x), each annotation with `result` (the choices as
+  `{"from_name": "grade", "type": "choices", "value": {"choices": [label]}}`, the comment as
+  `{"from_name": "comment", "type": "textarea", "value": {"text": [...]}}`), `completed_by` (a user id,
+  or an object with `id` and `email`), `lead_time` (seconds) and `was_cancelled` (a skip: not a grade).
+
+An annotation's grader is its annotator's e-mail when the export gives one, else `label-studio user <id>`.
+Importing checks every annotation before it writes any (the task, its item, its label, in order) and
+records each grade through core.services.grading.submit, the grade pages' own path (a changed label is
+kept as a change, an identical one is not recorded twice), and one audit event for the import.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+import pandas as pd
+
+from core.errors import InputError
+from core.inputs.limits import MAX_NAME_CHARS, check_length
+from core.scales import Scale, scale_from_settings
+from core.services import audit, auth, grading
+from core.services.outcome import Outcome, permitted
+from core.store import Store
+
+GRADE = "grade"
+COMMENT = "comment"
+TASK_FIELDS = ("prompt", "response", "reference")
+IMPORTED = "grades_imported"
+FIX = "give the JSON export of a Label Studio project whose tasks came from `activegrade export --format label-studio`"
+
+
+def labeling_config(scale: Scale) -> str:
+    """The Label Studio labeling config (XML) for grading with ``scale``: prompt, response, one choice, a comment."""
+    choices = "\n".join(f"    <Choice value={quoteattr(choice.label)}/>" for choice in scale.choices)
+    return f"""<View>
+  <Header value="Prompt"/>
+  <Text name="prompt" value="$prompt"/>
+  <Header value="Response"/>
+  <Text name="response" value="$response"/>
+  <Choices name="{GRADE}" toName="response" choice="single" required="true">
+{choices}
+  </Choices>
+  <TextArea name="{COMMENT}" toName="response" placeholder="Comment (optional)" maxSubmissions="1"/>
+</View>
+"""
+
+
+def tasks(items: pd.DataFrame) -> list[dict[str, Any]]:
+    """Every item as a Label Studio task (see the module docstring), in pool order."""
+    fields = [f for f in TASK_FIELDS if f in items.columns]
+    frame = items[["id", *fields]].astype(object).where(items[["id", *fields]].notna(), None)
+    return [{"data": {"item_id": str(row[0]), **dict(zip(fields, row[1:]))}} for row in frame.itertuples(index=False)]
+
+
+def tasks_json(items: pd.DataFrame) -> bytes:
+    return (json.dumps(tasks(items), ensure_ascii=False, indent=1) + "\n").encode()
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One grade read from Label Studio's export."""
+
+    item_id: str
+    label: str
+    grader: str
+    seconds: float | None
+    comment: str
+    task: int  # its task's place in the file, from 1, for messages
+
+
+def _grader(annotation: dict[str, Any]) -> str:
+    by = annotation.get("completed_by")
+    if isinstance(by, dict):
+        return str(by.get("email") or f"label-studio user {by.get('id')}")
+    return f"label-studio user {by}"
+
+
+def _results(annotation: dict[str, Any], name: str, kind: str, key: str) -> list[str]:
+    return [
+        str(text)
+        for result in annotation.get("result") or []
+        if isinstance(result, dict) and result.get("from_name") == name and result.get("type") == kind
+        for text in (result.get("value") or {}).get(key) or []
+    ]
+
+
+def read_annotations(name: str, data: bytes) -> list[Annotation]:
+    """The grades in Label Studio's JSON export (see the module docstring); cancelled annotations are skipped."""
+    try:
+        exported = json.loads(data)
+    except ValueError as error:
+        raise InputError(f"the file is not JSON ({error})", file=name, fix=FIX) from None
+    if not isinstance(exported, list):
+        raise InputError("the file is not a list of tasks", file=name, fix=FIX)
+    found = []
+    for place, task in enumerate(exported, start=1):
+        item = (task.get("data") or {}).get("item_id") if isinstance(task, dict) else None
+        if item is None:
+            raise InputError(f"task {place} has no data.item_id", file=name, fix=FIX)
+        for annotation in task.get("annotations") or task.get("completions") or []:
+            if annotation.get("was_cancelled"):
+                continue
+            labels = _results(annotation, GRADE, "choices", "choices")
+            if len(labels) != 1:
+                raise InputError(
+                    f"task {place} (item {item!r}): an annotation has {len(labels)} choices of '{GRADE}', not one",
+                    file=name,
+                    fix="grade with the labeling config of `activegrade export --format label-studio-config`",
+                )
+            lead = annotation.get("lead_time")
+            found.append(
+                Annotation(
+                    item_id=str(item),
+                    label=labels[0],
+                    grader=_grader(annotation),
+                    seconds=float(lead) if isinstance(lead, int | float) else None,
+                    comment="\n".join(_results(annotation, COMMENT, "textarea", "text")),
+                    task=place,
+                )
+            )
+    return found
+
+
+def import_annotations(store: Store, actor: auth.User, project_id: int, name: str, data: bytes) -> Outcome:
+    """Record Label Studio's annotations (the export ``data``, file ``name``) as the project's grades (see the
+    module docstring); ``actor`` must be allowed to change the project's settings."""
+    user = permitted(store, actor, auth.CHANGE_SETTINGS, project_id)
+    project = store.project(project_id)
+    scale = scale_from_settings(project.settings)
+    ids = store.load_items(project_id)["id"].astype(str)
+    positions = dict(zip(ids, range(len(ids))))
+    annotations = read_annotations(name, data)
+    for a in annotations:  # every annotation checked before any is written
+        check_length(a.grader, MAX_NAME_CHARS, f"task {a.task}'s annotator", file=name)
+        if a.item_id not in positions:
+            raise InputError(f"task {a.task}: item {a.item_id!r} is not in the project's pool", file=name, fix=FIX)
+        try:
+            scale.value_of(a.label)
+        except KeyError:
+            labels = ", ".join(c.label for c in scale.choices)
+            raise InputError(
+                f"task {a.task} (item {a.item_id!r}): {a.label!r} is not a label of the project's scale ({labels})",
+                file=name,
+                fix="grade with the labeling config of `activegrade export --format label-studio-config`",
+            ) from None
+    recorded = 0
+    for a in annotations:
+        position = positions[a.item_id]
+        earlier = store.grade_of(project_id, position, a.grader)
+        if earlier is not None and earlier["label"] == a.label and earlier["comment"] == a.comment:
+            continue  # imported before
+        grading.submit(store, project_id, position, scale, a.label, a.grader, comment=a.comment, seconds=a.seconds)
+        recorded += 1
+    graders = sorted({a.grader for a in annotations})
+    audit.record(store, user, IMPORTED, project_id, source="label-studio", file=name, grades=recorded, graders=graders)
+    return Outcome(
+        "imported",
+        f"imported {recorded:,} grades by {len(graders):,} graders from {name} "
+        f"({len(annotations) - recorded:,} already there)",
+    )

@@ -1,0 +1,149 @@
+"""One project's downloads as bytes, the same for the Export page (app_pages/export.py) and the command line
+(`activegrade export`, `activegrade report`): the grades (CSV, JSONL, Parquet), optionally with each item's
+prompt and response, and the report (JSON, Markdown, one-page HTML).
+
+Every file's bytes depend only on the data (the report's time is its last grade's), so the same grades give
+the same file whether downloaded or written by a script.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import pandas as pd
+
+from core.errors import InputError
+from core.exports.report import grades_csv, grades_jsonl, grades_parquet, grades_table, report, report_markdown
+from core.exports.report_html import report_html
+from core.services.tracking import current_estimate
+from core.stats.allocation import Design
+from core.stats.design import prepared_design
+from core.stats.skips import skip_bound
+from core.store import ProjectInfo, Store
+
+TEXT_COLUMNS = ("prompt", "response")
+"""The item's texts a grades export may carry beside its grades (after the grades' own columns)."""
+
+GRADE_FORMATS: dict[str, tuple[Callable[[pd.DataFrame], bytes], str]] = {
+    "csv": (grades_csv, "text/csv"),
+    "jsonl": (grades_jsonl, "application/jsonl"),
+    "parquet": (grades_parquet, "application/vnd.apache.parquet"),
+}
+"""Grades format -> (writer, MIME type)."""
+
+REPORT_FORMATS: dict[str, tuple[Callable[[dict[str, Any]], str], str]] = {
+    "json": (lambda data: json.dumps(data, indent=2), "application/json"),
+    "md": (report_markdown, "text/markdown"),
+    "html": (report_html, "text/html"),
+}
+"""Report format -> (writer, MIME type)."""
+REPORT_EXPORTED = {"json": "report (JSON)", "md": "report (Markdown)", "html": "report (HTML)"}
+"""Report format -> what the audit trail says was downloaded."""
+
+
+def slug(name: str) -> str:
+    """The project's name as a file-name stem: letters and digits, anything else a dash."""
+    return "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-") or "project"
+
+
+def file_name(project: ProjectInfo, what: str, fmt: str) -> str:
+    """The download's file name, e.g. 'my-project-grades.csv'."""
+    return f"{slug(project.name)}-{what}.{fmt}"
+
+
+def project_design(store: Store, project: ProjectInfo) -> tuple[pd.DataFrame, Design]:
+    """A ready project's items and sampling design, read from the store (the pages cache theirs, ui/plan.py)."""
+    if project.status != "ready":
+        raise InputError(
+            f"project {project.name!r} is not ready ({project.status})",
+            fix="wait for its preparation to finish (`activegrade status`)",
+        )
+    items = store.load_items(project.id)
+    return items, prepared_design(items, {"budget_fixed": project.settings["budget_fixed"]})
+
+
+def grades_export(grades: pd.DataFrame, items: pd.DataFrame, design: Design, *, texts: bool = False) -> pd.DataFrame:
+    """core.exports.report.grades_table's columns, and with ``texts`` each item's TEXT_COLUMNS (those the pool
+    has) after them."""
+    table = grades_table(grades, items, design)
+    if not texts:
+        return table
+    positions = table["position"].to_numpy(dtype=int)
+    for column in TEXT_COLUMNS:
+        if column in items.columns:
+            table[column] = items[column].to_numpy()[positions] if len(table) else pd.Series(dtype=object)
+    return table
+
+
+def grades_bytes(table: pd.DataFrame, fmt: str) -> bytes:
+    """The grades table as a file of ``fmt`` (GRADE_FORMATS)."""
+    return GRADE_FORMATS[fmt][0](table)
+
+
+def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str, Any] | None:
+    """The project's report (core.exports.report.report) from its stored grades and skips; None before the first
+    grade (a report needs one)."""
+    graded = store.graded_positions(project.id)
+    result = current_estimate(design, graded, project.settings["method"])
+    if result.n == 0:
+        return None
+    skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project.id))
+    return report(project, design, result, store.input_files(project.id), store.grades(project.id), skips)
+
+
+def report_bytes(data: dict[str, Any], fmt: str) -> bytes:
+    """The report as a file of ``fmt`` (REPORT_FORMATS), UTF-8."""
+    return REPORT_FORMATS[fmt][0](data).encode("utf-8")
+
+
+@dataclass
+class ProjectFiles:
+    """What one project's exports are made from, each part read from the store once and only when an export
+    needs it. ``texts``: grades exports carry each item's prompt and response; ``task`` and ``model`` name
+    them in the lm-eval results (core.exports.lm_eval_results)."""
+
+    store: Store
+    project: ProjectInfo
+    items: pd.DataFrame
+    design: Design
+    texts: bool = False
+    task: str | None = None
+    model: str | None = None
+
+    @classmethod
+    def of(cls, store: Store, project: ProjectInfo, **options: Any) -> ProjectFiles:
+        """A ready project's files, its items and design read from the store (project_design); ``options``: the
+        fields after ``design``."""
+        return cls(store, project, *project_design(store, project), **options)
+
+    @cached_property
+    def pool(self) -> tuple[str, bytes]:
+        """The pool's upload: (file name, bytes)."""
+        return self.store.input_files(self.project.id)["pool"]
+
+    @cached_property
+    def grades(self) -> pd.DataFrame:
+        """The active grades (Store.grades)."""
+        return self.store.grades(self.project.id)
+
+    @cached_property
+    def table(self) -> pd.DataFrame:
+        """The grades export's table (grades_export)."""
+        return grades_export(self.grades, self.items, self.design, texts=self.texts)
+
+    @cached_property
+    def report(self) -> dict[str, Any] | None:
+        """The report's data (report_data), None before the first grade."""
+        return report_data(self.store, self.project, self.design)
+
+    def require_report(self) -> dict[str, Any]:
+        """The report's data; InputError before the first grade."""
+        if self.report is None:
+            raise InputError(
+                f"project {self.project.name!r} has no grade yet, and the report needs one", fix="grade an item first"
+            )
+        return self.report

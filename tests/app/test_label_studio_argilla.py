@@ -1,0 +1,128 @@
+"""The round trip with Label Studio (tasks and labeling config out, its JSON export of annotations back as
+grades, graders kept, audited) and the Argilla records export, read back with Hugging Face datasets."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import datasets
+import pytest
+
+from core.cli import main
+from core.scales import BINARY
+from core.services import audit
+from core.services.grading import submit
+
+
+def _annotated(tasks: list[dict]) -> list[dict]:
+    """Label Studio's JSON export of the tasks after three annotators (as labelstud.io/guide/task_format gives
+    it): ids from Label Studio, completed_by an id or an object, one cancelled annotation."""
+    exported = []
+    for n, task in enumerate(tasks[:6], start=1):
+        label = "Correct" if n % 2 else "Incorrect"
+        annotations = [
+            {
+                "id": 100 + n,
+                "result": [
+                    {"from_name": "grade", "to_name": "response", "type": "choices", "value": {"choices": [label]}},
+                    *(
+                        [{"from_name": "comment", "to_name": "response", "type": "textarea", "value": {"text": ["ok"]}}]
+                        if n == 1
+                        else []
+                    ),
+                ],
+                "was_cancelled": False,
+                "ground_truth": False,
+                "lead_time": 4.5,
+                "completed_by": {"id": 1, "email": "ann@example.org", "first_name": "", "last_name": ""},
+            }
+        ]
+        if n <= 2:
+            annotations.append({"id": 200 + n, "result": [], "was_cancelled": True, "completed_by": 2})
+        if n == 3:
+            result = [
+                {"from_name": "grade", "to_name": "response", "type": "choices", "value": {"choices": ["Correct"]}}
+            ]
+            annotations.append({"id": 300, "result": result, "was_cancelled": False, "lead_time": 2, "completed_by": 7})
+        exported.append({"id": n, "project": 1, "data": task["data"], "annotations": annotations, "predictions": []})
+    return exported
+
+
+def test_label_studio_round_trip_keeps_the_graders_and_is_audited(store, project_id, db_url, tmp_path, capsys):
+    tasks_file, config_file = tmp_path / "tasks.json", tmp_path / "config.xml"
+    assert (
+        main(["export", str(project_id), "--db-url", db_url, "--format", "label-studio", "--out", str(tasks_file)]) == 0
+    )
+    assert (
+        main(
+            [
+                "export",
+                str(project_id),
+                "--db-url",
+                db_url,
+                "--format",
+                "label-studio-config",
+                "--out",
+                str(config_file),
+            ]
+        )
+        == 0
+    )
+    tasks = json.loads(tasks_file.read_text())
+    items = store.load_items(project_id)
+    assert len(tasks) == 40 and "id" not in tasks[0]  # Label Studio's own field
+    assert tasks[0]["data"] == {k: items.loc[0, k] for k in ("prompt", "response", "reference")} | {"item_id": "q00"}
+    config = ET.fromstring(config_file.read_text())
+    assert [c.get("value") for c in config.iter("Choice")] == ["Correct", "Incorrect"]
+    assert {t.get("value") for t in config.iter("Text")} == {"$prompt", "$response"}  # the tasks' data keys
+
+    exported = tmp_path / "project-1-at-2026-12-03.json"
+    exported.write_text(json.dumps(_annotated(tasks)))
+    assert main(["import", str(project_id), "--db-url", db_url, "--label-studio", str(exported)]) == 0
+    assert "imported 7 grades by 2 graders" in capsys.readouterr().out
+    grades = store.grades(project_id)
+    assert sorted(grades["grader"].unique()) == ["ann@example.org", "label-studio user 7"]
+    first = grades[(grades["position"] == 0)].iloc[0]
+    assert first["label"] == "Correct" and first["comment"] == "ok" and first["seconds"] == 4.5
+    assert grades.loc[grades["position"] == 1, "label"].tolist() == ["Incorrect"]
+    event = audit.trail(store, project_id).iloc[-1]
+    assert event["action"] == "grades_imported" and event["actor"] == "cli" and event["detail"]["grades"] == 7
+
+    assert main(["import", str(project_id), "--db-url", db_url, "--label-studio", str(exported), "-q"]) == 0
+    assert len(store.grades(project_id)) == 7  # imported again: nothing recorded twice
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda t: t[2]["annotations"][0]["result"][0]["value"].update(choices=["Maybe"]), "'Maybe' is not a label"),
+        (lambda t: t[4]["data"].update(item_id="nope"), "task 5: item 'nope' is not in the project's pool"),
+        (lambda t: t[1]["data"].pop("item_id"), "task 2 has no data.item_id"),
+    ],
+)
+def test_a_bad_annotation_is_named_and_nothing_is_imported(
+    store, project_id, db_url, tmp_path, capsys, change, message
+):
+    items = store.load_items(project_id)
+    exported = _annotated([{"data": {"item_id": str(i)}} for i in items["id"]])
+    change(exported)
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(exported))
+    assert main(["import", str(project_id), "--db-url", db_url, "--label-studio", str(path)]) == 2
+    assert message in capsys.readouterr().err and store.grades(project_id).empty
+
+
+def test_argilla_records_read_with_datasets(store, project_id, db_url, tmp_path):
+    submit(store, project_id, 0, BINARY, "Correct", "ann", seconds=2.0)
+    submit(store, project_id, 0, BINARY, "Incorrect", "bob", seconds=2.0)
+    submit(store, project_id, 3, BINARY, "Incorrect", "ann", seconds=2.0)
+    out = tmp_path / "records.parquet"
+    assert main(["export", str(project_id), "--db-url", db_url, "--format", "argilla", "--out", str(out), "-q"]) == 0
+    records = datasets.load_dataset("parquet", data_files=str(out), split="train")
+    assert len(records) == 40 and records.features["grade.responses"] == datasets.Sequence(datasets.Value("string"))
+    first, fourth, second = records[0], records[3], records[1]
+    assert first["id"] == "q00" and first["status"] == "completed"
+    assert first["grade.responses"] == ["Correct", "Incorrect"] and first["grade.responses.users"] == ["ann", "bob"]
+    assert first["grade.responses.status"] == ["submitted", "submitted"] and fourth["grade.responses"] == ["Incorrect"]
+    assert second["status"] == "pending" and second["grade.responses"] == [] and second["prompt"].startswith("What")
