@@ -114,10 +114,9 @@ class _Asker:
                     seed=seed,
                     **options,
                 )
-            except openai.RateLimitError as error:
+            except openai.RateLimitError:
                 raise InputError(
-                    f"the server still limits the request rate after {self.server.max_retries} retries "
-                    f"(429: {_message(error)})",
+                    f"the server still limits the request rate after {self.server.max_retries} retries (HTTP 429)",
                     file=self.server.api_base,
                     fix=f"send fewer requests at once than {self.server.concurrency} (the concurrency: "
                     "--concurrency, or 'Requests at once' on the Projects page), or wait and rerun: the items "
