@@ -8,7 +8,8 @@ import html
 import streamlit as st
 
 from core.services import auth
-from core.services.progress import budget_reading, counts, project_stopping, saving_headline
+from core.services.progress import counts
+from core.services.reading import interval_when, read_project, saving_headline
 from core.services.tracking import PATH_NOTE, current_estimate
 from ui import access, plan, signin, state
 from ui.charts import path_chart
@@ -41,17 +42,12 @@ def live() -> None:
     if e.n == 0 or e.missing:
         st.html(STYLE + big("waiting", f"{e.n} of {design.N:,} items graded: every stratum needs a grade first"))
         return
-    anytime = plan.anytime_of(project, graded)
-    rule = project_stopping(project.settings, design.N, anytime, e)
+    reading = read_project(design, project.settings, graded, e, plan.anytime_of(project, graded))
+    now = reading.now
     cells = [
-        big(
-            f"{e.value:.3f}",
-            f"{e.level:.0%} interval {e.ci_low:.3f} – {e.ci_high:.3f} {budget_reading(e.n, rule.budget)}"
-            if rule.budget is not None
-            else f"{anytime.level:.0%} interval {anytime.low:.3f} – {anytime.high:.3f}, valid whenever grading stops",
-        ),
+        big(f"{e.value:.3f}", f"{now.level:.1%} interval {now.low:.3f} – {now.high:.3f}, {interval_when(reading)}"),
         big(f"{e.n:,}", f"of {design.N:,} items graded ({done.grades:,} grades)"),
-        big(*saving_headline(e)),
+        big(*saving_headline(reading)),
     ]
     st.html(STYLE + '<div class="ag-row">' + "".join(cells) + "</div>")
     st.altair_chart(
@@ -60,8 +56,8 @@ def live() -> None:
     st.caption(
         PATH_NOTE
         + " "
-        + (f"Budget of {rule.budget:,} items" if rule.budget is not None else f"Target ±{rule.target:.3f}")
-        + (": reached." if rule.met else ": not yet.")
+        + (f"Budget of {reading.budget:,} items" if reading.budget is not None else f"Target ±{reading.target:.3f}")
+        + (": reached." if reading.done else ": not yet.")
     )
 
 

@@ -7,12 +7,9 @@ import pandas as pd
 import pytest
 
 from core.services.progress import (
-    FIXED_BUDGET_INTERVAL,
     IDLE_GAP_S,
-    STOPPING_INTERVAL,
     Counts,
     Eta,
-    budget_reading,
     counted,
     counts,
     duration,
@@ -20,20 +17,12 @@ from core.services.progress import (
     grader_pace,
     grades_saved,
     item_pace,
-    items_to_target,
     percent,
-    project_stopping,
-    saving_headline,
-    saving_short,
-    saving_text,
-    stopping,
     throughput,
     without_grades,
     working_hours,
 )
 from core.stats.allocation import make_design
-from core.stats.confseq import anytime_interval
-from core.stats.estimate import estimate, grades_needed
 
 T0 = pd.Timestamp("2026-01-01 09:00", tz="UTC")
 
@@ -95,59 +84,6 @@ def _design():
     return make_design(stratum, proxy, np.c_[proxy])
 
 
-def test_stopping_rule_and_items_to_target_follow_the_anytime_interval():
-    design = _design()
-    rng = np.random.default_rng(0)
-    positions = list(range(0, 100, 3))
-    grades = list((rng.random(len(positions)) < 0.5).astype(float))
-    anytime = anytime_interval(design, positions, grades, n0=40)
-    half = anytime.half_width
-    assert stopping(anytime, half + 1e-9).met and not stopping(anytime, half - 1e-3).met
-    assert stopping(anytime, 0.1).interval == STOPPING_INTERVAL
-    e = estimate(design, positions, grades)
-    fixed_half = (e.ci_high - e.ci_low) / 2
-    assert fixed_half < half  # the anytime interval pays for its validity under peeking
-    ratio = fixed_half / half
-    assert items_to_target(design, positions, grades, 0.05, anytime=anytime) == grades_needed(
-        design, positions, grades, 0.05 * ratio
-    )
-    assert items_to_target(design, positions, grades, 0.05, anytime=anytime) > items_to_target(
-        design, positions, grades, 0.05
-    )  # without the anytime interval: the fixed-n projection, a lower bound
-    assert not stopping(None, 0.5).met and np.isnan(stopping(None, 0.5).half_width)
-
-
-def test_a_budget_fixed_in_advance_stops_at_its_budget():
-    design = _design()
-    positions, grades = list(range(0, 100, 5)), [1.0, 0.0] * 10
-    anytime = anytime_interval(design, positions, grades, n0=20)
-    e = estimate(design, positions, grades)
-    default = {"target_half_width": 0.5, "budget_fixed": False, "planned_budget": 20}
-    assert project_stopping(default, design.N, anytime, e) == stopping(anytime, 0.5)
-    fixed = {**default, "budget_fixed": True}
-    rule = project_stopping(fixed, design.N, anytime, e)
-    assert (rule.budget, rule.graded, rule.met, rule.interval) == (20, 20, True, FIXED_BUDGET_INTERVAL)
-    assert rule.half_width == (e.ci_high - e.ci_low) / 2
-    assert not project_stopping({**fixed, "planned_budget": 21}, design.N, anytime, e).met
-    assert not project_stopping(fixed, design.N, None, None).met
-
-
-def test_saving_text_has_units_or_says_why_withheld():
-    design = _design()
-    assert saving_text(estimate(design, [0, 50], [1.0, 0.0])).startswith("withheld")
-    positions = list(range(0, 50, 5)) + list(range(50, 100, 5))
-    e = estimate(design, positions, [0.0] * 9 + [1.0] + [1.0] * 9 + [0.0])
-    text = saving_text(e)
-    assert "grades" in text and "%" in text
-    assert saving_short(e) == f"{round(e.labels_saved):,} ({percent(e.saving.share)})"
-
-
-def test_a_fixed_n_interval_says_where_it_stands_against_the_budget():
-    assert budget_reading(3, 5) == "now, at 3 of the 5 items of the budget fixed in advance (read it at 5)"
-    assert budget_reading(5, 5) == "at the budget of 5 items fixed in advance"
-    assert budget_reading(8, 5) == "at 8 items graded, past the budget of 5 fixed in advance"
-
-
 def test_grades_saved_counts_in_words():
     assert grades_saved(41.2) == "41 grades saved" and grades_saved(1.0) == "1 grade saved"
     assert grades_saved(-1.0) == "1 grade more than uniform sampling would need"
@@ -160,15 +96,3 @@ def test_counts_and_shares_in_words():
     assert percent(0.234, signed=True) == "+23%" and percent(-0.001, signed=True) == "+0%"
     assert without_grades([1]) == "stratum 1 has no grade"
     assert without_grades([0, 2], 0.35) == "strata 0, 2 (35% of the pool) have no grade"
-
-
-def test_a_negative_saving_is_said_as_more_grades_than_uniform_never_as_a_negative_saving():
-    from types import SimpleNamespace
-
-    worse = SimpleNamespace(saving=SimpleNamespace(share=-0.08), labels_saved=-1.0)
-    better = SimpleNamespace(saving=SimpleNamespace(share=0.23), labels_saved=41.0)
-    assert saving_headline(worse) == (
-        "8%",
-        "more grades than uniform sampling (1 grade more than uniform sampling would need)",
-    )
-    assert saving_headline(better) == ("23%", "fewer grades than uniform sampling (41 grades saved)")

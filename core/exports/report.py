@@ -22,24 +22,24 @@ import core
 from core.inputs.io import spreadsheet_safe
 from core.scales import scale_from_settings
 from core.services.progress import (
-    STOPPING_INTERVAL,
-    budget_reading,
     counted,
     counts,
     grader_pace,
     grades_saved,
     percent,
-    project_stopping,
     with_working_time,
     without_grades,
 )
+from core.services.reading import ANYTIME_NAME, interval_when, read_project, stopping_words
 from core.services.tracking import estimate_path
+from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.confseq import anytime_interval
 from core.stats.design import planned_budget
 from core.stats.estimate import Estimate, estimate
 from core.stats.rater_agreement import agreement
 from core.stats.skips import SkipBound
+from core.stats.stopping import ANYTIME, FIXED
 from core.store import ProjectInfo, json_safe
 
 EXPORT_COLUMNS = [
@@ -202,8 +202,9 @@ def report(
     stratified = estimate(design, positions, values, method="stratified", level=result.level)
     n0 = planned_budget(project.settings, design.N)
     anytime = anytime_interval(design, positions, values, n0) if len(positions) else None
-    rule = project_stopping(project.settings, design.N, anytime, result)
-    stopping_by = anytime if rule.budget is None else None  # the anytime interval, unless the budget is fixed
+    reading = read_project(design, project.settings, dict(zip(positions.tolist(), values.tolist())), result, anytime)
+    stopping_by = None if reading.regime == FIXED else anytime  # the path's anytime lines, unless the budget is fixed
+    now = reading.now
     given = counts(grades)
     return json_safe(
         {
@@ -226,7 +227,16 @@ def report(
                 "interval": INTERVAL,
                 "anytime": None
                 if stopping_by is None or result.missing
-                else {"ci_low": stopping_by.low, "ci_high": stopping_by.high, "interval": STOPPING_INTERVAL},
+                else {"ci_low": stopping_by.low, "ci_high": stopping_by.high, "interval": ANYTIME_NAME},
+                "stopping_interval": None
+                if reading.regime == FIXED or result.missing
+                else {
+                    "ci_low": now.low,
+                    "ci_high": now.high,
+                    "level": now.level,
+                    "interval": now.name,
+                    "when": interval_when(reading),
+                },
                 "method": result.method,
                 "grades": result.n,
                 "grades_given": given.grades,
@@ -238,15 +248,26 @@ def report(
                 "saving_range": None if saving is None else [saving.low, saving.high],
             },
             "stopping_rule": {
-                "rule": "stop once the interval's half-width is at most the target"
-                if rule.budget is None
-                else "stop at the budget fixed in advance",
-                "budget": rule.budget,
-                "graded": rule.graded,
-                "target_half_width": rule.target,
-                "half_width": rule.half_width,
-                "met": rule.met,
-                "interval": rule.interval,
+                "regime": reading.regime,
+                "rule": reading.regime_name,
+                "budget": reading.budget,
+                "graded": reading.graded,
+                "target_half_width": reading.target,
+                "half_width": None if reading.rule is None or result.missing else reading.rule.half_width,
+                "met": reading.done,
+                "stop_at": reading.stop_at,
+                "looks_taken": list(reading.looks_taken),
+                "interval": "no planned look yet" if reading.rule is None else reading.rule.name,
+                "words": stopping_words(reading),
+                "forecast": {"n": reading.forecast.n, "low": reading.forecast.low, "high": reading.forecast.high},
+                "saving": None
+                if not reading.saving_known
+                else {
+                    "against_uniform_fixed_n": reading.saving.fixed_n,
+                    "uniform_fixed_n": reading.saving.uniform_fixed,
+                    "against_uniform_same_rule": reading.saving.same_regime,
+                    "uniform_same_rule": reading.saving.uniform_same,
+                },
             },
             "strata": result.strata.to_dict(orient="records"),
             "graders": _graders(grades, project.settings),
@@ -285,15 +306,21 @@ INTERVAL = "fixed-n Korn-Graubard (core.stats.intervals): valid for a number of 
 
 
 def allocation_text(settings: dict[str, Any], n0: int) -> str:
-    """What the queue allocated for, from the project's budget_fixed setting (core.stats.allocation.allocation_kappa)."""
-    if settings["budget_fixed"]:
+    """What the queue allocated for, from the project's stopping regime (core.stats.stopping.allocation_kappa)."""
+    regime = ProjectSettings.from_dict(settings).stopping
+    if regime == FIXED:
         return (
-            f"for a budget fixed in advance of {n0:,} grades: plain Neyman allocation, which minimises the "
-            "fixed-n interval's variance; read the fixed-n interval at that budget"
+            f"for a budget fixed in advance of {n0:,} grades: Neyman allocation for the fixed-n interval read at "
+            "that budget"
+        )
+    if regime == ANYTIME:
+        return (
+            f"for anytime stopping (planned budget {n0:,} grades): Neyman allocation that also gives strata with "
+            "few grades what the anytime interval needs; stop by the anytime interval"
         )
     return (
-        f"for anytime stopping (planned budget {n0:,} grades): Neyman allocation that also gives strata with few "
-        "grades what the anytime interval needs; stop by the anytime interval"
+        "for stopping at planned looks on information: Neyman allocation for the fixed-n interval the looks read, "
+        "with the small-n term of strata whose grades all agree"
     )
 
 
@@ -338,21 +365,20 @@ def settings_table(settings: dict[str, Any], seed: Any) -> pd.DataFrame:
 
 
 def stopping_line(rule: dict[str, Any]) -> str:
-    """The stopping rule's status in one sentence."""
-    if rule.get("budget") is not None:
-        verdict = "met" if rule["met"] else "not met"
-        return (
-            f"Stopping rule {verdict}: {rule['graded']:,} of the {rule['budget']:,} items of the budget fixed in "
-            f"advance graded; the fixed-n interval is read {budget_reading(rule['graded'], rule['budget'])} "
-            f"({rule['interval']})."
+    """The stopping rule's status in one sentence (core.services.reading.stopping_words), its forecast and saving."""
+    forecast = rule["forecast"]
+    line = f"Stopping: {rule['rule']}. {rule['words']}"
+    if not rule["met"]:
+        line += f" Forecast: about {forecast['n']:,} graded items in all (80% range {forecast['low']:,} to {forecast['high']:,})."
+    if rule["saving"] is not None:
+        s = rule["saving"]
+        line += (
+            f" Against uniform random sampling: {percent(s['against_uniform_fixed_n'], signed=True)} of the "
+            f"{s['uniform_fixed_n']:,.0f} grades its usual fixed-n interval needs, "
+            f"{percent(s['against_uniform_same_rule'], signed=True)} of the {s['uniform_same_rule']:,.0f} it needs "
+            "stopped by the same rule."
         )
-    if rule["half_width"] is None:
-        return f"Stopping rule (half-width at most {rule['target_half_width']:.3f}): not met, no estimate yet."
-    verdict = "met" if rule["met"] else "not met"
-    return (
-        f"Stopping rule {verdict}: the interval's half-width is {rule['half_width']:.4f}, the target "
-        f"{rule['target_half_width']:.4f} ({rule['interval']})."
-    )
+    return line
 
 
 def graders_lines(graders: dict[str, Any]) -> list[str]:
@@ -449,12 +475,12 @@ def estimate_line(data: dict[str, Any]) -> str:
             f"{data['items']:,})."
         )
     fixed = f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] ({e['interval']}; standard error {e['se']:.4f})"
-    anytime = e.get("anytime")
+    rule = e.get("stopping_interval")
     interval = (
         f"{e['level']:.0%} interval {fixed}"
-        if anytime is None
-        else f"{e['level']:.0%} interval valid whenever grading stops [{anytime['ci_low']:.4f}, "
-        f"{anytime['ci_high']:.4f}] ({anytime['interval']}); fixed-n interval {fixed}"
+        if rule is None
+        else f"{rule['level']:.1%} interval {rule['when']} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
+        f"({rule['interval']}); fixed-n interval {fixed}"
     )
     return (
         f"**Estimated mean grade: {e['value']:.4f}**, {interval}, from {counted(e['grades'], 'graded item')} of "

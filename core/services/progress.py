@@ -12,34 +12,20 @@ active grade: ``position``, ``grader``, ``value``, ``seconds``,
   first grade of each working spell adds its own grading time (``seconds``,
   else the median gap) so that one spell of k grades is not k-1 grades.
 - The ETA is (items still needed) / (graded items per working hour), the
-  items still needed from ``items_to_target``: the one place that decides
-  which interval the stopping rule and the forecast use.
+  items still needed from the project's reading (core.services.reading),
+  which decides the stopping rule and the forecast.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from core.stats.allocation import Design
-from core.stats.confseq import AnytimeInterval
-from core.stats.design import grading_budget
-from core.stats.estimate import Estimate, estimate, grades_needed
-
 IDLE_GAP_S = 15 * 60
 """A pause between two grades longer than this is a break, not grading time."""
-
-STOPPING_INTERVAL = "anytime-valid confidence sequence (core.stats.confseq)"
-"""The interval the stopping rule and ``items_to_target`` use: valid however and whenever grading stops, so a
-manager who watches the dashboard and stops when it looks good is protected (docs/method.md, *The confidence sequence*)."""
-
-FIXED_BUDGET_INTERVAL = "fixed-n Korn-Graubard interval (core.stats.intervals), read at the budget fixed in advance"
-"""The interval of a project whose budget is fixed in advance (settings budget_fixed): valid when read once, at n0."""
-
 
 @dataclass(frozen=True)
 class Counts:
@@ -108,81 +94,6 @@ def grader_pace(grades: pd.DataFrame) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class Stopping:
-    """The stopping rule: stop once the interval's half-width is at most the target; or, with ``budget`` (a
-    budget fixed in advance, n0), once ``graded`` items reach it. half_width NaN: no estimate."""
-
-    half_width: float
-    target: float
-    met: bool
-    interval: str = STOPPING_INTERVAL
-    budget: int | None = None
-    graded: int = 0
-
-
-def budget_reading(graded: int, budget: int) -> str:
-    """Where a fixed-n interval stands against a budget fixed in advance, for its label: read at n0 it is the
-    report's interval; before, it is the interval now; past n0 (the budget was raised or fixed late, or
-    graders on several replicas claimed at once), it is read at the items actually graded."""
-    if graded < budget:
-        return f"now, at {graded:,} of the {budget:,} items of the budget fixed in advance (read it at {budget:,})"
-    if graded == budget:
-        return f"at the budget of {budget:,} items fixed in advance"
-    return f"at {graded:,} items graded, past the budget of {budget:,} fixed in advance"
-
-
-def stopping(anytime: AnytimeInterval | None, target: float) -> Stopping:
-    """The stopping rule's status: met once the anytime interval's half-width is at most ``target`` (not met
-    before any grade; a stratum without grades keeps the interval wide by itself)."""
-    half = float("nan") if anytime is None or anytime.n == 0 else anytime.half_width
-    return Stopping(half, float(target), bool(half <= target))
-
-
-def project_stopping(
-    settings: Mapping[str, Any], n_items: int, anytime: AnytimeInterval | None, fixed: Estimate | None
-) -> Stopping:
-    """The project's stopping rule, the one place that picks it: by default `stopping` on the anytime interval
-    and the target half-width; with a budget fixed in advance (settings["budget_fixed"]) stop at n0 graded
-    items (`core.stats.design.grading_budget`), the half-width then that of the fixed-n interval ``fixed``."""
-    target = float(settings["target_half_width"])
-    n0 = grading_budget(settings, n_items)
-    if n0 is None:
-        return stopping(anytime, target)
-    graded = 0 if fixed is None else fixed.n
-    half = float("nan") if fixed is None or fixed.missing else (fixed.ci_high - fixed.ci_low) / 2
-    return Stopping(half, target, graded >= n0, FIXED_BUDGET_INTERVAL, n0, graded)
-
-
-def items_to_target(
-    design: Design,
-    positions,
-    grades,
-    target: float,
-    method: str = "default",
-    anytime: AnytimeInterval | None = None,
-) -> int:
-    """Total graded items after which the stopping rule's interval should reach ``target``: the fixed-n
-    projection (``core.stats.estimate.grades_needed``) for ``target`` times `width_ratio`."""
-    ratio = width_ratio(design, positions, grades, method, anytime)
-    return grades_needed(design, positions, grades, target * ratio, method=method)
-
-
-def width_ratio(
-    design: Design, positions, grades, method: str = "default", anytime: AnytimeInterval | None = None
-) -> float:
-    """r = (fixed-n half-width) / (anytime half-width) at the current grades, at most 1.
-
-    Both widths shrink like 1/sqrt(n), the confidence sequence's by a factor that varies slowly with n, so
-    reaching a half-width h with the anytime interval takes about what the fixed-n interval needs to reach
-    r h. Before every stratum has grades, or without ``anytime`` (a budget fixed in advance reads the
-    fixed-n interval), r is 1: the fixed-n projection, a lower bound for the anytime one."""
-    fixed = estimate(design, positions, grades, method=method)
-    if anytime is None or fixed.missing or anytime.half_width <= 0:
-        return 1.0
-    return min(1.0, ((fixed.ci_high - fixed.ci_low) / 2) / anytime.half_width)
-
-
-@dataclass(frozen=True)
 class Eta:
     """items_left: graded items still needed; pace: items per working hour; hours: items_left / pace (NaN: no pace)."""
 
@@ -208,13 +119,6 @@ def duration(hours: float) -> str:
     if minutes < 60:
         return f"{minutes} min"
     return f"{minutes // 60} h {minutes % 60:02d} min"
-
-
-def saving_short(result: Estimate) -> str:
-    """The live saving for a metric labelled in grades: '41 (23%)', or 'withheld'."""
-    if result.saving is None:
-        return "withheld"
-    return f"{round(result.labels_saved):,} ({percent(result.saving.share)})"
 
 
 def percent(share: float, signed: bool = False) -> str:
@@ -247,20 +151,3 @@ def grades_saved(labels_saved: float) -> str:
     count = round(labels_saved)
     grades = counted(abs(count), "grade")
     return f"{grades} saved" if count >= 0 else f"{grades} more than uniform sampling would need"
-
-
-def saving_headline(result: Estimate) -> tuple[str, str]:
-    """The saving as a big number and its words (the presenter): a design that needs more grades than
-    uniform sampling says so, never "-8% saved"."""
-    if result.saving is None:
-        return "—", f"saved vs uniform sampling: {saving_text(result)}"
-    share = result.saving.share
-    words = "fewer grades than uniform sampling" if share >= 0 else "more grades than uniform sampling"
-    return percent(abs(share)), f"{words} ({grades_saved(result.labels_saved)})"
-
-
-def saving_text(result: Estimate) -> str:
-    """The live saving with its units, e.g. '41 grades saved, 23%', or why it is withheld."""
-    if result.saving is None:
-        return "withheld until every stratum has 2 grades"
-    return f"{grades_saved(result.labels_saved)}, {percent(result.saving.share)}"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.services.progress import counted, percent
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval
@@ -222,3 +223,14 @@ def saving_words(reading: Reading) -> str:
         f"uniform sample needs with the usual fixed-n interval (saving {s.fixed_n:+.0%}), and {1 - s.same_regime:.0%} "
         f"of the {s.uniform_same:,.0f} it needs stopped by the same rule (saving {s.same_regime:+.0%})."
     )
+
+
+def saving_headline(reading: Reading) -> tuple[str, str]:
+    """The saving as a big number and its words (the presenter): against uniform's fixed-n size at the stop
+    (or the forecast stop); a design that needs more grades says so, never "-8% saved"."""
+    if not reading.saving_known:
+        return "—", "saved vs uniform sampling: withheld until every stratum has 2 grades"
+    share = reading.saving.fixed_n
+    grades = abs(round(reading.saving.uniform_fixed * share))
+    words = "fewer grades than uniform sampling" if share >= 0 else "more grades than uniform sampling"
+    return percent(abs(share)), f"{words} ({counted(grades, 'grade')}, against its fixed-n size for the target)"
