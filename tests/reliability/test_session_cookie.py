@@ -1,6 +1,7 @@
 """Served by serve.py (ui/web.py): the sign-in cookie is HttpOnly, so a page on another port of the same host
 cannot read the token; every response carries the security headers; the app's pages raise no CSP error in
-Chromium; and sign-in is kept across a reload and a new tab (issue 26)."""
+Chromium; and sign-in is kept across a reload and a new tab. The open demo does not answer through a proxy
+nobody named (issue 26)."""
 
 from __future__ import annotations
 
@@ -99,3 +100,13 @@ def test_the_cookie_is_httponly_and_no_page_on_another_port_reads_it(served, bro
         page.wait_for_timeout(100)
     assert not any(c["name"] == web.COOKIE and c["value"] for c in context.cookies())
     assert problems == []
+
+
+def test_the_open_demo_answers_no_one_through_a_proxy_nobody_named(shared_server, browser):
+    proxied = browser.new_context(extra_http_headers={"X-Forwarded-For": "203.0.113.5"}).new_page()
+    proxied.goto(shared_server.url)
+    proxied.get_by_text("is reached through a reverse proxy").wait_for(timeout=TIMEOUT_MS)
+    assert proxied.get_by_role("link", name="Grade").count() == 0
+    direct = browser.new_context().new_page()
+    direct.goto(shared_server.url)
+    direct.get_by_role("link", name="Grade").first.wait_for(timeout=TIMEOUT_MS)
