@@ -362,3 +362,13 @@ def test_a_short_password_signs_in_once_more_only_to_be_changed(store):
     assert "password_changed" in accounts.events(store)["action"].tolist()
     with pytest.raises(auth.AccessDenied, match="no password change is pending"):
         auth.replace_short_password(store, changed, "another long password")
+
+
+def test_the_open_demo_does_not_answer_through_a_proxy_nobody_named(monkeypatch):
+    monkeypatch.delenv("ACTIVEGRADE_TRUSTED_PROXIES", raising=False)
+    auth.check_open_demo_request({"Host": "127.0.0.1:8501", "User-Agent": "x"})  # a direct client
+    for header in ("X-Forwarded-For", "x-real-ip", "Forwarded"):
+        with pytest.raises(auth.AccessDenied, match="reached through a reverse proxy"):
+            auth.check_open_demo_request({"Host": "demo.example", header: "203.0.113.5"})
+    monkeypatch.setenv("ACTIVEGRADE_TRUSTED_PROXIES", "127.0.0.1")
+    auth.check_open_demo_request({"Host": "demo.example", "X-Forwarded-For": "203.0.113.5"})  # on purpose

@@ -106,6 +106,12 @@ def gate(pages: list) -> auth.User:
     The requested page is resolved first (hidden navigation), so the URL keeps it and, once
     signed in, the user lands on the page and project they asked for.
     """
+    if auth.open_demo_enabled():
+        try:
+            auth.check_open_demo_request(st.context.headers)
+        except auth.AccessDenied as exc:
+            st.error(f"Not available: {exc}.")
+            st.stop()
     current = user()
     if current is not None:
         if not auth.open_demo_enabled():

@@ -132,6 +132,23 @@ def demo_user(name: str) -> User:
     return User(name=name.strip()[:MAX_NAME_CHARS].strip(), role=ADMIN)
 
 
+PROXY_HEADERS = ("x-forwarded-for", "forwarded", "x-real-ip")
+"""Headers a reverse proxy adds: a request that has one came through a proxy."""
+
+
+def check_open_demo_request(headers: Mapping[str, str]) -> None:
+    """Raise AccessDenied when the open demo (everyone an admin) is reached through a reverse proxy the operator
+    has not named in ``$ACTIVEGRADE_TRUSTED_PROXIES``: a local proxy would otherwise expose a demo served on
+    127.0.0.1 to everyone it serves. Clients that reach the app directly pass (the operator chose its address)."""
+    proxied = any(name.lower() in PROXY_HEADERS for name in headers)
+    if proxied and not config.config().trusted_proxies:
+        raise AccessDenied(
+            "this open demo (no sign-in, everyone an admin) is reached through a reverse proxy, so it does not "
+            f"answer; the operator names the proxy in {config.TRUSTED_PROXIES} to expose it on purpose, or "
+            f"unsets {config.OPEN_DEMO}"
+        )
+
+
 DEMO_FORBIDDEN = frozenset({MANAGE_USERS})
 """What the open demo's anonymous users may not do although they are admins: accounts belong to real
 deployments, and the open demo refuses a database that has any (check_open_demo)."""

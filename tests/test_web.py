@@ -1,0 +1,68 @@
+"""ui/web.py: the app's own web layer (security headers, same-origin websockets and routes, the HttpOnly
+cookie's one-time handoff), on a bare Starlette app with Starlette's test client."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route, WebSocketRoute
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from ui import web
+
+
+async def _page(request):
+    return PlainTextResponse("page")
+
+
+async def _stream(websocket):
+    await websocket.accept()
+    await websocket.send_text("hello")
+    await websocket.close()
+
+
+@pytest.fixture
+def client() -> TestClient:
+    app = Starlette(
+        routes=[*web.ROUTES, Route("/", _page), WebSocketRoute("/_stcore/stream", _stream)],
+        middleware=web.MIDDLEWARE,
+    )
+    return TestClient(app, base_url="http://127.0.0.1:8501")
+
+
+def test_every_response_carries_the_security_headers(client):
+    headers = client.get("/").headers
+    assert {name: headers[name] for name in web.HEADERS} == web.HEADERS
+    assert "frame-ancestors 'none'" in web.CSP and "object-src 'none'" in web.CSP and "img-src 'self' data:" in web.CSP
+
+
+def test_a_websocket_from_another_port_is_refused(client):
+    with client.websocket_connect("/_stcore/stream", headers={"Origin": "http://testserver"}) as ws:
+        assert ws.receive_text() == "hello"  # the test client's websockets go to the host "testserver"
+    with client.websocket_connect("/_stcore/stream") as ws:
+        assert ws.receive_text() == "hello"  # no Origin: not a browser page
+    for other in ("http://testserver:9999", "null", "http://evil.example"):
+        with pytest.raises(WebSocketDisconnect):
+            client.websocket_connect("/_stcore/stream", headers={"Origin": other}).__enter__()
+
+
+def test_the_cookie_is_set_httponly_once_per_code_and_only_for_the_apps_own_pages(client):
+    code = web.handoff("the-token", 3600)
+    assert client.post(web.SESSION_ROUTE, content=code, headers={"Origin": "http://127.0.0.1:9999"}).status_code == 403
+    reply = client.post(web.SESSION_ROUTE, content=code, headers={"Origin": "http://127.0.0.1:8501"})
+    assert reply.status_code == 204
+    cookie = reply.headers["set-cookie"]
+    assert cookie.startswith(f"{web.COOKIE}=the-token;") and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert "Max-Age=3600" in cookie and "Secure" not in cookie  # plain http here
+    assert client.post(web.SESSION_ROUTE, content=code).status_code == 400  # spent
+    assert client.post(web.SESSION_ROUTE, content="forged").status_code == 400
+    ended = client.post(web.END_ROUTE, headers={"Origin": "http://127.0.0.1:8501"})
+    assert ended.status_code == 204 and "Max-Age=0" in ended.headers["set-cookie"]
+
+
+def test_the_cookie_is_secure_behind_a_tls_proxy(client):
+    code = web.handoff("the-token", 60)
+    reply = client.post(web.SESSION_ROUTE, content=code, headers={"X-Forwarded-Proto": "https"})
+    assert reply.status_code == 204 and "Secure" in reply.headers["set-cookie"]

@@ -1,0 +1,165 @@
+"""What the app's web server adds to Streamlit's (serve.py builds the ``st.App``): security headers on every
+response, a websocket that only pages of the app's own origin may open, and the sign-in cookie set HttpOnly.
+
+- Headers (``HEADERS``): no framing by other sites (X-Frame-Options and CSP frame-ancestors), no MIME
+  sniffing, no referrer, and a Content-Security-Policy under which a page loads scripts, styles, fonts and
+  connections from the app alone and images from the app or ``data:`` (so no tracking pixel loads, whatever
+  a text holds); inline scripts, styles and ``eval`` stay allowed because Streamlit's frontend and its
+  charts need them.
+- Origins: the browser sends the ``Origin`` of the page that opens a websocket or posts to a route; one
+  whose host and port differ from the request's own ``Host`` is refused (a page on another port of the same
+  host is another origin, but SameSite cookies treat it as the same site).
+- The cookie: JavaScript cannot set an HttpOnly cookie, so a signed-in page hands the server a one-time
+  code (``handoff``) that ``POST /api/session`` exchanges for the session token in a ``Set-Cookie`` header
+  (HttpOnly, SameSite=Strict, Secure over https); ``POST /api/session/end`` clears it. No script, of
+  this origin or any other, can read the token from ``document.cookie``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from urllib.parse import urlsplit
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+COOKIE = "activegrade_session"
+"""The sign-in cookie's name (ui/session_cookie.py reads it back through st.context.cookies)."""
+SESSION_ROUTE = "/api/session"
+END_ROUTE = "/api/session/end"
+HANDOFF_S = 120.0
+"""A handoff code is redeemed within this long, once, or never."""
+
+CSP = "; ".join(
+    (
+        "default-src 'self'",
+        "script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "worker-src 'self' blob:",
+        "frame-src 'self' blob: data:",
+        "media-src 'self' data: blob:",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    )
+)
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+"""Added to every HTTP response that does not set its own."""
+
+SERVED = threading.Event()
+"""Set by serve.py: this process serves ROUTES, so ui/session_cookie.py lets the server set the cookie."""
+
+_handoffs: dict[str, tuple[str, int, float]] = {}
+_lock = threading.Lock()
+
+
+def handoff(token: str, max_age_s: int) -> str:
+    """A one-time code the browser exchanges for a cookie holding ``token`` (for ``max_age_s`` seconds)."""
+    code = secrets.token_urlsafe(24)
+    with _lock:
+        now = time.monotonic()
+        for old in [c for c, (_, _, at) in _handoffs.items() if now - at > HANDOFF_S]:
+            del _handoffs[old]
+        _handoffs[code] = (token, max_age_s, now)
+    return code
+
+
+def _redeem(code: object) -> tuple[str, int] | None:
+    with _lock:
+        found = _handoffs.pop(code, None) if isinstance(code, str) else None
+    if found is None or time.monotonic() - found[2] > HANDOFF_S:
+        return None
+    return found[0], found[1]
+
+
+def same_origin(headers: Headers) -> bool:
+    """Whether the request's ``Origin`` (when a browser sent one) names the host and port it was sent to."""
+    origin = headers.get("origin")
+    if origin is None:
+        return True  # not sent by a browser page (curl, a health check): nothing cross-site about it
+    return bool(origin != "null" and urlsplit(origin).netloc.lower() == headers.get("host", "").lower())
+
+
+async def _session(request: Request) -> Response:
+    if not same_origin(request.headers):
+        return Response(status_code=403)
+    redeemed = _redeem((await request.body()).decode(errors="replace").strip())
+    if redeemed is None:
+        return Response(status_code=400)
+    token, max_age = redeemed
+    response = Response(status_code=204)
+    _set_cookie(request, response, token, max_age)
+    return response
+
+
+async def _end(request: Request) -> Response:
+    if not same_origin(request.headers):
+        return Response(status_code=403)
+    response = Response(status_code=204)
+    _set_cookie(request, response, "", 0)
+    return response
+
+
+def _set_cookie(request: Request, response: Response, value: str, max_age: int) -> None:
+    response.set_cookie(
+        COOKIE,
+        value,
+        max_age=max_age,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=_https(request),
+    )
+
+
+def _https(request: Request) -> bool:
+    """Whether the page was served over https, here or by a TLS proxy (X-Forwarded-Proto; a forged one only makes
+    the sender's own cookie Secure, which their browser then keeps from plain http)."""
+    return request.url.scheme == "https" or request.headers.get("x-forwarded-proto", "").lower() == "https"
+
+
+ROUTES = [Route(SESSION_ROUTE, _session, methods=["POST"]), Route(END_ROUTE, _end, methods=["POST"])]
+
+
+class Guard:
+    """ASGI middleware: HEADERS on every HTTP response, and a websocket from another origin refused."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket" and not same_origin(Headers(scope=scope)):
+            await send({"type": "websocket.close", "code": 1008})  # before accepting: the handshake gets 403
+            return
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in HEADERS.items():
+                    if name not in headers:
+                        headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+MIDDLEWARE = [Middleware(Guard)]
