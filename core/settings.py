@@ -66,7 +66,7 @@ class ProjectSettings:
     regime: str = DEFAULT_REGIME
     """How grading may stop when no budget is fixed (core.stats.stopping): ``looks``, at planned looks on
     information (the default), or ``anytime``, at any grade with the anytime-valid interval. Projects stored
-    before this setting existed read ``anytime``, the regime they were made with (`from_dict`)."""
+    before this setting existed keep ``anytime``, the regime they were made with (schema revision 0008)."""
     min_view_s: float = 0.3
     """The minimum viewing time: a grade sooner than this many seconds after the grader's browser painted the
     item is a key held down or pressed twice, not a judgement of it, and is not stored (core.services.grading).
@@ -127,10 +127,7 @@ class ProjectSettings:
         """Settings from their stored JSON: missing keys take their defaults, unknown keys (written by a
         newer or older version) are ignored. InputError for a bad value."""
         known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in (stored or {}).items() if k in known}
-        if stored is not None and "regime" not in values:
-            values["regime"] = ANYTIME  # stored before regimes: the anytime interval it was made with
-        return cls(**values)
+        return cls(**{k: v for k, v in (stored or {}).items() if k in known})
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

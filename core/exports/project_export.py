@@ -20,6 +20,7 @@ from core.errors import InputError
 from core.exports.report import grades_csv, grades_jsonl, grades_parquet, grades_table, report, report_markdown
 from core.exports.report_html import report_html
 from core.services.tracking import current_estimate
+from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.design import prepared_design
 from core.stats.skips import skip_bound
@@ -63,7 +64,7 @@ def project_design(store: Store, project: ProjectInfo) -> tuple[pd.DataFrame, De
             fix="wait for its preparation to finish (`activegrade status`)",
         )
     items = store.load_items(project.id)
-    return items, prepared_design(items, {"budget_fixed": project.settings["budget_fixed"]})
+    return items, prepared_design(items, ProjectSettings.from_dict(project.settings).stopping)
 
 
 def grades_export(grades: pd.DataFrame, items: pd.DataFrame, design: Design, *, texts: bool = False) -> pd.DataFrame:

@@ -63,7 +63,7 @@ From the grades export alone (the stratified estimator, docs/method.md, *Estimat
 1. Average each item's grades (an item graded by several graders enters once): y_i.
 2. Per stratum h (columns stratum, stratum_size N_h, weight W_h = N_h / N): n_h graded items,
    their mean ybar_h and sample variance s_h^2 (divisor n_h - 1). Where a stratum's grades are all
-   equal, or it has one, s_h^2 = p (1 - p) with p = (sum_h y_i + W_h / 2) / (n_h + W_h)
+   equal, or it has one, s_h^2 = p (1 - p) with p = (sum_h y_i + 1/2) / (n_h + 1)
    (one grade is information, not certainty; core.stats.intervals.all_equal_floor).
 3. Estimate mu = sum_h W_h ybar_h (equivalently (1/N) sum_i y_i / pi_i, pi_i = n_h / N_h the
    inclusion_probability column), variance V = sum_h W_h^2 (1 - n_h / N_h) s_h^2 / n_h, se = sqrt(V).
@@ -76,7 +76,7 @@ items = g.groupby(["stratum", "position"], as_index=False).agg(y=("grade", "mean
                                                                 W=("weight", "first"))
 s = items.groupby("stratum").agg(n=("y", "size"), mean=("y", "mean"), s2=("y", "var"), total=("y", "sum"),
                                  N=("N", "first"), W=("W", "first"))
-p = (s.total + s.W / 2) / (s.n + s.W)
+p = (s.total + 0.5) / (s.n + 1)
 equal = items.groupby("stratum")["y"].agg(lambda y: y.max() - y.min() < 1e-9)
 s2 = np.where(equal, p * (1 - p), s.s2)
 mu = (s.W * s["mean"]).sum()

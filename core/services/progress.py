@@ -27,6 +27,7 @@ import pandas as pd
 IDLE_GAP_S = 15 * 60
 """A pause between two grades longer than this is a break, not grading time."""
 
+
 @dataclass(frozen=True)
 class Counts:
     """grades: active grades (several per double-graded item); items: distinct graded items; graders."""

@@ -55,7 +55,7 @@ def test_presenter_view_shows_the_estimate_large_and_live(open_app, store, proje
     if grades == 0:
         assert "waiting" in shown and not at.get("vega_lite_chart")
         return
-    assert "ag-big" in shown and "valid whenever grading stops" in shown and f"{grades}" in shown
+    assert "ag-big" in shown and "valid whenever you stop" in shown and f"{grades}" in shown
     assert len(at.get("vega_lite_chart")) == 1 and "Grey band" in at.caption[0].value
 
 
@@ -65,10 +65,7 @@ def test_presenter_view_of_a_fixed_budget_shows_the_fixed_n_interval(open_app, s
         submit(store, project_id, position, BINARY, "Correct", "ann")
     at = open_app("app_pages/presenter.py", project_id=project_id)
     shown = "\n".join(h.proto.body for h in at.get("html"))
-    assert (
-        "now, at 12 of the 30 items of the budget fixed in advance (read it at 30)" in shown
-        and "Budget of 30 items: not yet." in at.caption[0].value
-    )
+    assert "fixed-n, to be read at the budget" in shown and "Budget of 30 items: not yet." in at.caption[0].value
 
 
 def test_presenter_view_is_for_those_who_see_the_dashboard():

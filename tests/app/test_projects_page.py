@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.stats.stopping import allocation_kappa
 from core.store import jobs as job_table
 from core.testing.waiting import prepared, until
 from tests.card_press import card_data, press
@@ -179,7 +180,7 @@ def test_a_fixed_budget_changes_the_design_the_app_grades_with(open_app, store, 
     assert (settings["planned_budget"], settings["budget_fixed"]) == (30, True)
     from ui import plan
 
-    assert plan.design(store.project(project_id)).kappa == 0.0
+    assert plan.design(store.project(project_id)).kappa == allocation_kappa("fixed")
 
 
 def test_the_minimum_viewing_time_is_set_on_the_projects_page_and_the_card_uses_it(open_app, store, project_id):

@@ -61,7 +61,7 @@ def test_estimate_and_variance_recomputed_from_the_grades_export_alone(store, pr
         W=("W", "first"),
         spread=("y", lambda v: v.max() - v.min()),
     )
-    p = (s.t + s.W / 2) / (s.n + s.W)
+    p = (s.t + 0.5) / (s.n + 1)
     s2 = np.where(s.spread < 1e-9, p * (1 - p), s.v)
     mu = (s.W * s.m).sum()
     variance = (s.W**2 * (1 - s.n / s.N) * s2 / s.n).sum()
@@ -79,7 +79,7 @@ def test_report_has_method_graders_agreement_skips_stopping_settings_and_hashes(
     assert data["skips"]["skipped"] == 1 and data["stopping_rule"]["target_half_width"] == 0.05
     assert isinstance(data["stopping_rule"]["met"], bool)
     text = report_markdown(data)
-    for heading in ("## Method", "## Graders", "## Skips", "## Recompute", "## Settings", "Stopping rule"):
+    for heading in ("## Method", "## Graders", "## Skips", "## Recompute", "## Settings", "Stopping:"):
         assert heading in text
     assert "| setting | value |" in text and "| seed | 0 |" in text
     assert data["inputs"]["pool"]["sha256"] in text
@@ -139,7 +139,7 @@ def test_the_report_reads_the_stopping_rules_interval_first_and_names_what_its_r
     data = report(store.project(project_id), design, result, {"pool": ("p.jsonl", b"x")}, store.grades(project_id))
     e, anytime = data["estimate"], data["estimate"]["anytime"]
     line = estimate_line(data)
-    assert f"valid whenever grading stops [{anytime['ci_low']:.4f}, {anytime['ci_high']:.4f}]" in line
+    assert f"valid whenever you stop [{anytime['ci_low']:.4f}, {anytime['ci_high']:.4f}]" in line
     assert line.index("valid whenever") < line.index("fixed-n interval [") and "30 graded items of 40" in line
     assert anytime["ci_high"] - anytime["ci_low"] > e["ci_high"] - e["ci_low"]  # the anytime interval is wider
     text = report_markdown(data)
