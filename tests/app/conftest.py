@@ -22,7 +22,12 @@ def upload(name: str) -> tuple[str, bytes]:
 
 @pytest.fixture
 def db_url(tmp_path, monkeypatch) -> str:
-    """A fresh SQLite database for the app, and tests/data/app as the demo folder."""
+    """A fresh SQLite database for the app, and tests/data/app as the demo folder.
+
+    AppTest presses within milliseconds of a render, so the minimum viewing time
+    (core.services.grading.min_view_s) is off here; the tests of that check put the project's own back.
+    """
+    monkeypatch.setattr("core.services.grading.min_view_s", lambda settings: 0.0)
     url = f"sqlite:///{tmp_path / 'app.db'}"
     monkeypatch.setenv("ACTIVEGRADE_DB_URL", url)
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(DATA))

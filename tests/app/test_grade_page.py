@@ -10,6 +10,7 @@ from core.services.showings import Showing
 from tests.card_press import card_data, press, shown
 
 GRADE = "app_pages/grade.py"
+PROJECTS_OWN_MIN_VIEW_S = grading.min_view_s  # the rule itself, before tests/app/conftest.py turns it off
 
 
 @pytest.fixture
@@ -46,7 +47,10 @@ def test_a_late_or_repeated_press_never_moves_to_another_item(open_app, store, p
     assert shown(at)["token"] == second["token"]  # the card stays on the item still unjudged
 
 
-def test_a_press_sooner_than_the_minimum_viewing_time_is_not_stored(open_app, store, project_id, released_long_ago):
+def test_a_press_sooner_than_the_minimum_viewing_time_is_not_stored(
+    open_app, store, project_id, released_long_ago, monkeypatch
+):
+    monkeypatch.setattr(grading, "min_view_s", PROJECTS_OWN_MIN_VIEW_S)
     at = open_app(GRADE, project_id=project_id)  # the default: 0.3 s
     first = shown(at)
     assert press(at, "grade", label="Correct", shown_ms=120)["status"] == "too_fast"
@@ -55,7 +59,7 @@ def test_a_press_sooner_than_the_minimum_viewing_time_is_not_stored(open_app, st
 
 
 def test_the_viewing_time_is_the_servers_when_the_browser_claims_more(open_app, store, project_id, monkeypatch):
-    monkeypatch.setattr("core.services.grading.MIN_VIEW_S", 0.3)
+    monkeypatch.setattr(grading, "min_view_s", PROJECTS_OWN_MIN_VIEW_S)
     at = open_app(GRADE, project_id=project_id)
     assert press(at, "grade", label="Correct", shown_ms=10**8)["status"] == "too_fast"  # released just now
     assert store.grades(project_id).empty

@@ -63,7 +63,7 @@ def open_as(world, monkeypatch):
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(DATA))
     monkeypatch.delenv(config.OPEN_DEMO, raising=False)
     # AppTest presses at once: the server's viewing time is milliseconds (core.services.grading.viewing_seconds)
-    monkeypatch.setattr("core.services.grading.MIN_VIEW_S", 0.0)
+    monkeypatch.setattr("core.services.grading.min_view_s", lambda settings: 0.0)
 
     def run(user: auth.User | None, page: str | None = None, project: int | None = None) -> AppTest:
         at = AppTest.from_file(APP, default_timeout=60)
