@@ -9,8 +9,8 @@ import streamlit as st
 from core.errors import InputError
 from core.jobs.simulation_job import enqueue_simulation, latest_simulation
 from core.services import auth
-from core.stats.design import planned_budget
-from core.stats.simulate import DEFAULT_BUDGETS, METHODS, ORACLES, budget_sizes
+from core.services.target_plan import plan_for_target
+from core.stats.simulate import METHODS, ORACLES, budget_sizes, budgets_around, simulation_n0
 from core.store.jobs import ACTIVE, FAILED
 from ui import access, plan, state
 
@@ -26,11 +26,30 @@ st.caption(
     "Error is the mean squared error against the true mean; every figure has its Monte Carlo standard error (± s.e.)."
 )
 
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _needed(project_id: int, prepared: str, target: float, budget_fixed: bool, method: str) -> int:
+    """The grades the setup's plan needs for the target before any grade (its headline with no pilot yet)."""
+    return plan_for_target(plan.design(project), target, budget_fixed=budget_fixed, method=method).items
+
+
+settings = project.settings
+needed = _needed(
+    project.id,
+    project.updated_at.isoformat(),
+    float(settings["target_half_width"]),
+    bool(settings["budget_fixed"]),
+    settings["method"],
+)
+st.caption(
+    f"The defaults below are around the **{needed:,}** grades the setup's plan needs for ±"
+    f"{settings['target_half_width']:.3f} (Projects page)."
+)
 with st.form("simulate"):
     cols = st.columns(3)
     typed = cols[0].text_input(
         "Budgets: shares of the pool or counts of grades",
-        ", ".join(DEFAULT_BUDGETS),
+        ", ".join(budgets_around(needed, len(items))),
         key="sim_budgets",
         help="Comma-separated; a number up to 1 is a share of the pool (0.05 = 5%), a whole number above 1 a "
         "count of grades (50).",
@@ -43,7 +62,7 @@ with st.form("simulate"):
         "Planned budget n0 (grades)",
         1,
         len(items),
-        planned_budget(project.settings, len(items)),
+        simulation_n0(settings, needed, len(items)),
         help="The anytime interval (valid however and whenever grading stops) is tuned for this many grades.",
     )
     skip_wrong = more[1].number_input("Graders skip wrong items", 0.0, 0.95, 0.0, step=0.05, format="%.2f")
