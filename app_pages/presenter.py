@@ -18,10 +18,19 @@ store = state.store()
 project = state.require_ready_project()
 signin.require(auth.VIEW_DASHBOARD, project.id)
 REFRESH_S = 2.0
+# px: with the figures above it, one screen at 1400x1000 and 1920x1080 (tests/e2e/test_presenter_screen.py)
+CHART_HEIGHT = 480
 STYLE = """<style>
-.ag-big{font-size:clamp(2.6rem,7vw,5.5rem);font-weight:700;line-height:1.05;margin:0}
-.ag-sub{font-size:clamp(1.1rem,2.4vw,1.8rem);color:#777;margin:.2em 0 .6em}
-.ag-row{display:flex;flex-wrap:wrap;gap:1.5em 3em;align-items:baseline}
+.ag-big{font-size:clamp(2.4rem,min(6vw,8vh),5.5rem);font-weight:700;line-height:1.05;margin:0}
+.ag-sub{font-size:clamp(1rem,min(1.8vw,2.6vh),1.6rem);color:#777;margin:.2em 0 .4em}
+.ag-row{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:1em 2.5em;align-items:baseline}
+@media (max-width:700px){.ag-row{grid-template-columns:1fr}}
+</style>"""
+# this page alone is the whole screen: no sidebar, no header, no banner (the browser's back button leaves it)
+SCREEN = """<style>
+[data-testid="stSidebar"],[data-testid="stSidebarCollapsedControl"],[data-testid="stHeader"],
+.st-key-open-demo-banner{display:none !important}
+[data-testid="stMainBlockContainer"]{padding:1rem 2.5rem 0;max-width:100%}
 </style>"""
 
 
@@ -51,7 +60,8 @@ def live() -> None:
     ]
     st.html(STYLE + '<div class="ag-row">' + "".join(cells) + "</div>")
     st.altair_chart(
-        path_chart(plan.estimate_path_of(project, graded, method), height=420, font_size=16), width="stretch"
+        path_chart(plan.estimate_path_of(project, graded, method), height=CHART_HEIGHT, font_size=16),
+        width="stretch",
     )
     st.caption(
         PATH_NOTE
@@ -61,4 +71,5 @@ def live() -> None:
     )
 
 
+st.html(SCREEN)
 live()

@@ -8,7 +8,7 @@ import streamlit as st
 from core.errors import InputError
 from core.inputs.images import EXTERNAL_IMAGES_SETTING
 from core.inputs.markup import one_line_plain
-from core.inputs.readers import FORMATS, UPLOAD_TYPES
+from core.inputs.readers import FORMATS, UPLOAD_TYPES, load
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.services import auth, project_actions
 from core.services.outcome import Refused
@@ -20,6 +20,7 @@ from core.stats.proxy import proxy_choices
 from core.stats.strata import STRATIFY_BY
 from core.store import ProjectInfo
 from core.surrogate.semantic import BACKENDS
+from core.surrogate.semantic.choice import DESCRIPTIONS, BackendChoice, choose_backend, choose_backend_for
 from ui import access, plan, signin, state
 from ui.glossary import term_help
 from ui.sampling import sampling_settings
@@ -221,6 +222,42 @@ def proxy_choice(pool, input_format: str, columns: str) -> str | None:
     )
 
 
+@st.cache_data(max_entries=4, show_spinner=False)
+def _backend_choice(
+    pool: tuple[str, bytes], samples: tuple[str, bytes] | None, input_format: str, columns: str
+) -> BackendChoice:
+    try:
+        return choose_backend_for(load(pool, samples, fmt=input_format, columns=columns or None))
+    except InputError:
+        return choose_backend([])  # the upload's own error is shown when the project is created
+
+
+def backend_choice(pool, samples, input_format: str, columns: str) -> str:
+    """The semantic backend, its default chosen from the uploads' answers (core.surrogate.semantic.choice),
+    and a line saying which and why."""
+    choice = (
+        _backend_choice(
+            (pool.name, pool.getvalue()),
+            (samples.name, samples.getvalue()) if samples is not None else None,
+            input_format,
+            columns,
+        )
+        if pool is not None
+        else choose_backend([])
+    )
+    backend = st.selectbox(
+        "Semantic backend",
+        BACKENDS,
+        index=BACKENDS.index(choice.backend),
+        key=f"new_backend_{choice.backend}",  # a new default when new files call for another backend
+        help="How two surrogate answers are judged to mean the same (the strata come from it):\n\n"
+        + "\n\n".join(f"- {DESCRIPTIONS[b]}" for b in BACKENDS),
+    )
+    if pool is not None:
+        st.caption(f"Suggested from the answers: **{choice.backend}**, as {choice.reason}.")
+    return backend
+
+
 def new_project() -> None:
     with st.expander("New project", expanded=not store.projects()):
         name = st.text_input("Name", key="new_name")
@@ -246,7 +283,8 @@ def new_project() -> None:
         sampling = sampling_settings() if samples is None else None
         proxy = proxy_choice(pool, input_format, columns)
         cols = st.columns(3)
-        backend = cols[0].selectbox("Semantic backend", BACKENDS, key="new_backend")
+        with cols[0]:
+            backend = backend_choice(pool, samples, input_format, columns)
         model = cols[1].text_input(
             "Model (name or path; blank for the default)", key="new_model", disabled=backend == "exact"
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -9,8 +11,7 @@ import streamlit as st
 from core.errors import InputError
 from core.jobs.simulation_job import enqueue_simulation, latest_simulation
 from core.services import auth
-from core.stats.design import planned_budget
-from core.stats.simulate import DEFAULT_BUDGETS, METHODS, ORACLES, budget_sizes
+from core.stats.simulate import METHODS, ORACLES, budget_sizes, budgets_around, simulation_n0
 from core.stats.stopping import ANYTIME, REGIME_NAMES
 from core.store.jobs import ACTIVE, FAILED
 from ui import access, plan, state
@@ -27,11 +28,25 @@ st.caption(
     "Error is the mean squared error against the true mean; every figure has its Monte Carlo standard error (± s.e.)."
 )
 
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _forecast(project_id: int, prepared: str, settings_json: str) -> tuple[int, int, int]:
+    """The setup's forecast of grades to stop before any grade (core.services.reading), as the headline says."""
+    f = plan.reading_of(project, {}).forecast
+    return f.n, f.low, f.high
+
+
+settings = project.settings
+needed, low, high = _forecast(project.id, project.updated_at.isoformat(), json.dumps(settings, sort_keys=True))
+st.caption(
+    f"The defaults below are around the **{needed:,}** grades (likely {low:,} to {high:,}) the setup's forecast "
+    f"says ±{settings['target_half_width']:.3f} needs (Projects page)."
+)
 with st.form("simulate"):
     cols = st.columns(3)
     typed = cols[0].text_input(
         "Budgets: shares of the pool or counts of grades",
-        ", ".join(DEFAULT_BUDGETS),
+        ", ".join(budgets_around(needed, len(items))),
         key="sim_budgets",
         help="Comma-separated; a number up to 1 is a share of the pool (0.05 = 5%), a whole number above 1 a "
         "count of grades (50).",
@@ -44,7 +59,7 @@ with st.form("simulate"):
         "Planned budget n0 (grades)",
         1,
         len(items),
-        planned_budget(project.settings, len(items)),
+        simulation_n0(settings, needed, len(items)),
         help="The anytime interval (valid however and whenever grading stops) is tuned for this many grades.",
     )
     skip_wrong = more[1].number_input("Graders skip wrong items", 0.0, 0.95, 0.0, step=0.05, format="%.2f")

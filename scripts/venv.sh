@@ -50,21 +50,39 @@ current() { [ "$(cat "$venv/.activegrade-$1.sha256" 2>/dev/null)" = "$digest" ];
 if ! current "$want" && ! { [ "$want" = app ] && current test; }; then  # the test set holds the app's
   py="$venv/bin/python"
   echo "==> installing the $want dependencies into $venv (first run: several minutes; progress below)"
-  "$py" -m pip install --disable-pip-version-check --progress-bar on -U pip setuptools wheel | grep -v "^Requirement already" || true
+  # pip: quiet (no line per package), its progress bars on, and without the warning a pip configuration
+  # prints for every package a file:// index in it lacks; errors and other warnings still show
+  pip_install() {
+    "$py" -m pip install --disable-pip-version-check -q --progress-bar on "$@" \
+      2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+  }
+  echo "==> pip, setuptools, wheel"
+  pip_install -U pip setuptools wheel
   # torch: PyPI's Linux wheel is the multi-GB CUDA build. Without an NVIDIA GPU take the CPU build of the
-  # pinned version from PyTorch's own index first; requirements.txt then finds it installed.
+  # pinned version: a wheel at hand first (pip's find-links, e.g. a wheelhouse in pip.conf or PIP_FIND_LINKS,
+  # no index asked), else PyTorch's CPU index, asked once (no retries against an index that cannot be
+  # reached); requirements.txt then finds it installed.
   torch_pin="$(grep -E '^torch==' "$root/requirements.txt" | cut -d' ' -f1)"
   if ! command -v nvidia-smi >/dev/null 2>&1 && ! "$py" -c 'import torch' >/dev/null 2>&1; then
-    echo "==> no NVIDIA GPU: installing the CPU build of $torch_pin"
-    "$py" -m pip install --disable-pip-version-check --progress-bar on --no-deps \
-      --index-url "${ACTIVEGRADE_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" "$torch_pin"
+    torch_index="${ACTIVEGRADE_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
+    if pip_install --no-deps --no-index "$torch_pin" 2>/dev/null; then
+      echo "==> no NVIDIA GPU: $torch_pin installed from a wheel at hand (pip's find-links)"
+    else
+      echo "==> no NVIDIA GPU: installing the CPU build of $torch_pin from $torch_index"
+      pip_install --no-deps --retries 0 --index-url "$torch_index" "$torch_pin" || {
+        echo "error: $torch_index did not answer; set ACTIVEGRADE_TORCH_INDEX to a mirror, or install $torch_pin into $venv first" >&2
+        exit 1
+      }
+    fi
   fi
+  echo "==> the packages of requirements$([ "$want" = test ] && echo "-dev").txt"
   if [ "$want" = test ]; then
-    "$py" -m pip install --disable-pip-version-check --progress-bar on -r "$root/requirements-dev.txt"
+    pip_install -r "$root/requirements-dev.txt"
     "$py" -m pip install --disable-pip-version-check --no-deps --no-build-isolation -r "$root/requirements-nodeps.txt"
   else
-    "$py" -m pip install --disable-pip-version-check --progress-bar on -r "$root/requirements.txt"
+    pip_install -r "$root/requirements.txt"
   fi
+  echo "==> ActiveGrade itself (editable)"
   "$py" -m pip install --disable-pip-version-check --no-deps --no-build-isolation -e "$root" >/dev/null
   echo "$digest" > "$stamp"
 fi

@@ -50,3 +50,50 @@ def test_an_environment_of_ones_own_is_used_as_it_is(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "installing" not in result.stdout
     assert f"PYTHON={sys.prefix}/bin/python" in result.stdout
+
+
+# An interpreter that stands in for a virtual environment's python: it answers venv.sh's checks, has no torch,
+# logs every pip command to $FAKE_LOG (one line each) and fails the ones whose arguments hold $FAKE_FAIL.
+FAKE_PYTHON = """#!/bin/bash
+case "$*" in
+  *sys.version_info*) echo 3.11 ;;
+  *sys.base_prefix*) exit 0 ;;
+  *"print(sys.prefix)"*) echo "$FAKE_PREFIX" ;;
+  *"import torch"*) exit 1 ;;
+  "-m pip --version") echo "pip 26" ;;
+  "-m pip "*) echo "$*" >> "$FAKE_LOG"; [ -n "$FAKE_FAIL" ] && [[ "$*" == *"$FAKE_FAIL"* ]] && exit 1; exit 0 ;;
+esac
+"""
+
+
+@pytest.mark.parametrize("wheel_at_hand", [True, False])
+def test_a_first_install_is_quiet_and_asks_the_torch_index_once_only_without_a_wheel_at_hand(tmp_path, wheel_at_hand):
+    fake = tmp_path / "bin" / "python"  # where venv.sh finds the environment's interpreter
+    fake.parent.mkdir()
+    fake.write_text(FAKE_PYTHON)
+    fake.chmod(0o755)
+    log = tmp_path / "pip.log"
+    result = subprocess.run(
+        ["bash", "-c", f'source "{ROOT}/scripts/venv.sh" app'],
+        env={
+            "PATH": "/usr/bin:/bin",  # no nvidia-smi there
+            "PYTHON": str(fake),
+            "HOME": str(tmp_path),
+            "FAKE_PREFIX": str(tmp_path),
+            "FAKE_LOG": str(log),
+            "FAKE_FAIL": "" if wheel_at_hand else "--no-index",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert all(line.startswith("==> ") for line in result.stdout.splitlines()), result.stdout  # a line per stage
+    installs = [line for line in log.read_text().splitlines() if " install " in line and " -e " not in line]
+    assert all(" -q " in line and "--progress-bar on" in line for line in installs), installs  # pip's bars only
+    torch = [line for line in installs if "torch==" in line]
+    assert "--no-index" in torch[0]  # a wheel at hand first, no index asked
+    if wheel_at_hand:
+        assert len(torch) == 1 and "from a wheel at hand" in result.stdout
+    else:
+        assert len(torch) == 2 and "--retries 0" in torch[1] and "download.pytorch.org/whl/cpu" in torch[1]

@@ -12,7 +12,16 @@ from core.cli import main
 from core.errors import InputError
 from core.stats.allocation import DEFAULT_STRATIFY_BY, KAPPA, design_from_items
 from core.stats.queue import QueueState, next_item
-from core.stats.simulate import METHODS, budget_sizes, replay_queue, replication_orders, simulate, synthetic_items
+from core.stats.simulate import (
+    METHODS,
+    budget_sizes,
+    budgets_around,
+    replay_queue,
+    replication_orders,
+    simulate,
+    simulation_n0,
+    synthetic_items,
+)
 from core.stats.stopping import FLOOR_KAPPA
 
 
@@ -218,3 +227,12 @@ def test_gsm8k_goal(gsm8k):
         assert row["mse_ratio"] <= 0.5
         assert 0.93 <= row["coverage"] <= 0.985  # Jeffreys' floor for strata of equal grades is conservative at 5%
         assert row["coverage_anytime"] >= 0.95
+
+
+def test_simulate_defaults_are_around_the_grades_the_plan_needs():
+    assert budgets_around(123, 1000) == ("31", "62", "123", "184", "246")
+    assert budgets_around(3, 40) == ("2", "3", "4", "6")  # at least 2 grades, no repeats
+    assert budgets_around(30, 40) == ("8", "15", "30", "40")  # at most the pool
+    assert simulation_n0({}, 123, 1000) == 123
+    assert simulation_n0({"planned_budget": 80}, 123, 1000) == 80  # the project's own n0 when it set one
+    assert simulation_n0({}, 5000, 1000) == 1000

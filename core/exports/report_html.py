@@ -1,12 +1,16 @@
 """The report as one self-contained HTML page: the Markdown report's sections as HTML tables and text, and
 its charts as inline SVG (no script, no external file: it opens offline and prints as it shows).
 
-Every text from the data is escaped (html.escape, pandas' to_html escapes by default).
+Every text from the data is escaped (html.escape, pandas' to_html escapes by default). It reads on a phone
+(390 px wide) without sideways scrolling, and its prose names methods, not the code's modules: a reference
+such as "(core.stats.confseq)" in the report's text is left out here (the Markdown and JSON keep it).
 """
 
 from __future__ import annotations
 
 import html
+import itertools
+import re
 from typing import Any
 
 import pandas as pd
@@ -25,11 +29,15 @@ from core.services.tracking import PATH_NOTE
 
 WIDTH, HEIGHT, PAD = 640, 260, 40
 STYLE = """
-body{font:15px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}
+body{font:15px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222;overflow-wrap:break-word}
+table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;overflow-wrap:anywhere}
+.table{max-width:100%;overflow-x:auto}
 th{background:#f3f3f3}pre{background:#f6f6f6;padding:.7em;overflow-x:auto;font-size:12px}
 svg{max-width:100%;height:auto}.note{color:#555;font-size:13px}
 """
+MODULE = re.compile(r" ?\(core\.[\w.]+\)|core\.[\w.]+[;,] ?")
+"""A reference to one of the code's modules in the report's prose: "(core.stats.confseq)", or
+"core.stats.model_assisted; " before a literature reference in the same parentheses."""
 
 
 def _x(k: float, kmax: float) -> float:
@@ -38,6 +46,38 @@ def _x(k: float, kmax: float) -> float:
 
 def _y(v: float) -> float:
     return HEIGHT - PAD - (HEIGHT - 2 * PAD) * v
+
+
+def ticks(top: float, most: int = 6) -> list[int]:
+    """Whole-number ticks 0, s, 2s, ... up to ``top``, s the smallest of 1, 2, 5 x 10^k giving at most ``most``."""
+    step = next(s for power in itertools.count() for m in (1, 2, 5) if top / (s := m * 10**power) <= most - 1)
+    return list(range(0, int(top) + 1, step))
+
+
+def _axes(kmax: float) -> list[str]:
+    """The x axis (grades, ticks from 0 to kmax) and the y axis (mean grade, 0 to 1), with tick marks and titles."""
+    grey = 'stroke="#888"'
+    parts = [
+        f'<line x1="{PAD}" y1="{_y(0)}" x2="{WIDTH - PAD}" y2="{_y(0)}" {grey}/>',
+        f'<line x1="{PAD}" y1="{_y(0)}" x2="{PAD}" y2="{_y(1)}" {grey}/>',
+    ]
+    for k in ticks(kmax):
+        x = _x(k, kmax)
+        parts.append(
+            f'<g class="tick x"><line x1="{x:.1f}" y1="{_y(0)}" x2="{x:.1f}" y2="{_y(0) + 5}" {grey}/>'
+            f'<text x="{x:.1f}" y="{_y(0) + 17}" font-size="11" text-anchor="middle">{k}</text></g>'
+        )
+    for v in (0.0, 0.25, 0.5, 0.75, 1.0):
+        parts.append(
+            f'<g class="tick y"><line x1="{PAD - 4}" y1="{_y(v):.1f}" x2="{PAD}" y2="{_y(v):.1f}" {grey}/>'
+            f'<text x="{PAD - 6}" y="{_y(v) + 4:.1f}" font-size="11" text-anchor="end">{v:.2f}</text></g>'
+        )
+    parts.append(f'<text x="{WIDTH / 2}" y="{HEIGHT - 4}" font-size="12" text-anchor="middle">grades</text>')
+    parts.append(
+        f'<text x="11" y="{HEIGHT / 2}" font-size="12" text-anchor="middle" '
+        f'transform="rotate(-90 11 {HEIGHT / 2})">mean grade</text>'
+    )
+    return parts
 
 
 def path_svg(path: list[dict[str, Any]]) -> str:
@@ -52,10 +92,7 @@ def path_svg(path: list[dict[str, Any]]) -> str:
         return [f"{_x(r['grades'], kmax):.1f},{_y(r[key]):.1f}" for r in rows if r[key] is not None]
 
     band = points("ci_high") + points("ci_low")[::-1]
-    axes = [f'<line x1="{PAD}" y1="{_y(0)}" x2="{WIDTH - PAD}" y2="{_y(0)}" stroke="#888"/>']
-    for v in (0.0, 0.25, 0.5, 0.75, 1.0):
-        axes.append(f'<text x="{PAD - 6}" y="{_y(v) + 4:.1f}" font-size="11" text-anchor="end">{v:.2f}</text>')
-    axes.append(f'<text x="{WIDTH - PAD}" y="{HEIGHT - 10}" font-size="11" text-anchor="end">{kmax} grades</text>')
+    axes = _axes(kmax)
     dashed = "".join(
         f'<polyline points="{" ".join(points(k))}" fill="none" stroke="{colour}" stroke-dasharray="{dash}"/>'
         for k, colour, dash in (
@@ -104,11 +141,17 @@ def allocation_svg(strata: list[dict[str, Any]]) -> str:
 
 def _table(rows: list[dict[str, Any]] | pd.DataFrame) -> str:
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    return frame.to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.3f}", border=0)
+    table = frame.to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.3f}", border=0)
+    return f'<div class="table">{table}</div>'  # a table wider than a phone scrolls inside, not the page
+
+
+def in_words(text: str) -> str:
+    """The report's prose without references to the code's modules (MODULE)."""
+    return MODULE.sub("", text)
 
 
 def _p(text: str) -> str:
-    return f"<p>{html.escape(text.replace('**', ''))}</p>"
+    return f"<p>{html.escape(in_words(text.replace('**', '')))}</p>"
 
 
 def report_html(data: dict[str, Any]) -> str:
@@ -124,7 +167,7 @@ def report_html(data: dict[str, Any]) -> str:
         _p(savings_line(e)),
         "<h2>Estimate against the number of grades</h2>",
         path_svg(data.get("path", [])),
-        f'<p class="note">{html.escape(PATH_NOTE)}</p>',
+        f'<p class="note">{html.escape(in_words(PATH_NOTE))}</p>',
         "<h2>Method</h2>",
         _p(data["method"]),
         "<h2>Strata: grades planned and done</h2>",
@@ -165,6 +208,7 @@ def report_html(data: dict[str, Any]) -> str:
     ]
     title = html.escape(f"ActiveGrade report: {data['project']}")
     return (
-        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{title}</title>'
         f"<style>{STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n"
     )

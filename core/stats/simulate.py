@@ -46,8 +46,9 @@ m = S^2 / (MSE + S^2/N); this avoids dividing by a noisy simulated MSE.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -97,7 +98,24 @@ DESIGN_FIGURES = ("coverage_anytime", "ci_width_anytime", "saving_shown", "savin
 SEQUENTIAL = ("uniform", "activegrade")
 """Methods whose sample at a smaller budget is the start of that at a larger one."""
 DEFAULT_BUDGETS = ("0.02", "0.05", "0.1", "0.2")
+AROUND_NEEDED = (0.25, 0.5, 1.0, 1.5, 2.0)
+"""The Simulate page's default budgets, as multiples of the grades a project's plan needs for its target."""
 LEVEL = 0.95
+
+
+def budgets_around(needed: int, n_items: int) -> tuple[str, ...]:
+    """Budgets (counts of grades) around ``needed``, the grades the project's plan says its target needs
+    (core.services.reading's forecast): AROUND_NEEDED times it, rounded, each from 2 to N, no repeats."""
+    counts = sorted({min(n_items, max(2, round(m * needed))) for m in AROUND_NEEDED})
+    return tuple(str(c) for c in counts)
+
+
+def simulation_n0(settings: Mapping[str, Any], needed: int, n_items: int) -> int:
+    """The Simulate page's default n0: the project's planned budget when one is set, else ``needed`` (the grades
+    its plan says the target needs), so that the anytime interval is tuned where grading is expected to stop."""
+    if settings.get("planned_budget"):
+        return planned_budget(settings, n_items)
+    return max(1, min(needed, n_items))
 
 
 def budget_sizes(budgets: Sequence[str | float], n_items: int) -> dict[str, int]:

@@ -154,6 +154,19 @@ def test_simulate_page_simulates_the_projects_allocation(open_app, store, projec
     assert any("for stopping at a budget fixed in advance" in m.value for m in at.markdown)
 
 
+def test_simulate_defaults_come_from_the_projects_plan(open_app, store, project_id):
+    from ui import plan
+
+    store.update_settings(project_id, {"target_half_width": 0.2})  # a target the 40-item pool reaches early
+    needed = plan.reading_of(store.project(project_id), {}).forecast.n  # the setup headline's forecast
+    assert 4 < needed < 30
+    at = open_app("app_pages/simulate.py", project_id=project_id)
+    budgets = [int(b) for b in at.text_input(key="sim_budgets").value.split(",")]
+    assert needed in budgets and min(budgets) < needed < max(budgets), (needed, budgets)
+    assert next(n for n in at.number_input if n.label.startswith("Planned budget n0")).value == needed
+    assert any(f"**{needed:,}** grades (likely" in c.value for c in at.caption)
+
+
 @pytest.mark.parametrize("emptied", [0, 1])  # the budgets, then the methods
 def test_simulate_page_asks_for_a_budget_and_a_method(open_app, project_id, emptied):
     at = open_app("app_pages/simulate.py", project_id=project_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from core.stats.stopping import allocation_kappa
@@ -193,3 +194,21 @@ def test_the_minimum_viewing_time_is_set_on_the_projects_page_and_the_card_uses_
     grade = open_app("app_pages/grade.py", project_id=project_id)
     assert card_data(grade)["min_view_ms"] == 0
     assert press(grade, "grade", label="Correct", shown_ms=40)["status"] == "saved"  # a glance is enough now
+
+
+def test_the_semantic_backend_defaults_to_what_the_answers_call_for(open_app, store, uploads, monkeypatch, tmp_path):
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    at = open_app()
+    _fill_new_project(at, "Short", uploads["pool.jsonl"], uploads["samples.jsonl"])  # numbers: exact
+    at.run()
+    assert next(s for s in at.selectbox if s.label == "Semantic backend").value == "exact"
+    assert any("Suggested from the answers: **exact**" in c.value for c in at.caption)
+    rows = [json.loads(line) for line in uploads["samples.jsonl"][1].decode().splitlines()]
+    wordy = "".join(
+        json.dumps({**r, "sample": f"I think the answer is {r['sample']}, after adding."}) + "\n" for r in rows
+    )
+    _fill_new_project(at, "Long", uploads["pool.jsonl"], ("samples.jsonl", wordy.encode()))
+    at.run()
+    backend = next(s for s in at.selectbox if s.label == "Semantic backend")
+    assert backend.value == "embedding" and "sentence-embedding" in backend.help
+    assert any("Suggested from the answers: **embedding**" in c.value for c in at.caption)

@@ -4,6 +4,7 @@ a few lines of pandas (the report's formula, not core/), and downloads keep thei
 from __future__ import annotations
 
 import json
+import re
 from io import StringIO
 
 import numpy as np
@@ -146,3 +147,14 @@ def test_the_report_reads_the_stopping_rules_interval_first_and_names_what_its_r
     assert "the difference estimator" in data["method"] and "Result (stratified): mu = " in text
     assert "adjusts the stratified estimate" in text and "None" not in text
     assert "| working time |" in text.replace("| grader | grades | working time", "| working time |")
+
+
+def test_the_html_report_names_methods_not_modules_and_its_chart_has_ticks(store, project_id):
+    _grade(store, project_id)
+    data, _ = _report(store, project_id)
+    page = report_html(data)
+    prose = re.sub(r"<pre>.*?</pre>", "", page, flags=re.S)  # the recompute script is code, and stays so
+    assert "core.stats." in report_markdown(data)  # the Markdown's text names them, the HTML's does not
+    assert re.search(r"\bcore\.\w", prose) is None, re.findall(r".{40}core\.\w+", prose)
+    assert "confidence sequence" in prose
+    assert page.count('class="tick x"') >= 3 and ">grades</text>" in page and ">mean grade</text>" in page

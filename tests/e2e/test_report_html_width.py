@@ -1,0 +1,28 @@
+"""The one-page HTML report on a phone (issue 28): opened on its own in Chromium 390 px wide, the page does
+not scroll sideways (a wide table scrolls inside its own box)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.exports.report_html import report_html
+from core.services.project import create_project, start_preparation
+from core.store import Store
+from core.testing.appserver import ROOT
+from tests.app.test_report_exports import _grade, _report
+
+pytestmark = pytest.mark.e2e
+
+
+def test_the_html_report_fits_a_phone(browser, tmp_path, artifacts):
+    store = Store.open(f"sqlite:///{tmp_path / 'report.db'}")
+    files = [(name, (ROOT / "tests" / "data" / "app" / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, "A project name long enough to wrap on a phone", *files, start=False)
+    start_preparation(store, pid, wait=True)
+    _grade(store, pid)
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.set_content(report_html(_report(store, pid)[0]))
+    page.screenshot(path=artifacts / "report-html-390.png", full_page=True)
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 390, width
+    assert page.locator("svg").count() == 2 and page.locator("svg").first.bounding_box()["width"] <= 390
