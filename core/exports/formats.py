@@ -81,6 +81,11 @@ EXPORTS: dict[str, Export] = {
 }
 
 
+def exported_what(fmt: str, texts: bool = False) -> str:
+    """What the audit trail records as downloaded: the export's ``what``, and whether it held the items' texts."""
+    return EXPORTS[fmt].what + (" with prompts and responses" if texts and fmt in GRADE_FORMATS else "")
+
+
 def export_name(files: ProjectFiles, fmt: str) -> str:
     """The export's file name: the project's slug and the format's suffix; the Inspect log keeps the pool's name."""
     if fmt == "inspect":
