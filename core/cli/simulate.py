@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from core.cli.output import add_output_options, check_writable, say, write_json
+from core.cli.output import add_output_options, check_writable, progress_bar, say, write_json
 from core.cli.prepare import (
     add_input_options,
     add_prepare_options,
@@ -78,18 +78,20 @@ def run(args: argparse.Namespace) -> int:
         check_writable(args.json, "the results")
     items = prepare_from_args(args, inputs)
     start, cpu = time.perf_counter(), time.process_time()
-    result = simulate(
-        items,
-        budgets,
-        reps=args.reps,
-        seed=args.seed,
-        methods=methods,
-        n_strata=args.strata,
-        n0=args.n0,
-        skip_wrong=args.skip_wrong,
-        skip_right=args.skip_right,
-        design=prepared_design(items, {"budget_fixed": args.budget_fixed}),
-    )
+    with progress_bar(args, total=len(methods), unit="method", desc="simulating") as bar:
+        result = simulate(
+            items,
+            budgets,
+            reps=args.reps,
+            seed=args.seed,
+            methods=methods,
+            n_strata=args.strata,
+            n0=args.n0,
+            skip_wrong=args.skip_wrong,
+            skip_right=args.skip_right,
+            design=prepared_design(items, {"budget_fixed": args.budget_fixed}),
+            progress=lambda done, _total: bar.update(done - bar.n),
+        )
     say(args, format_table(result))
     if not args.quiet:
         print(
