@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.exports.formats import EXPORTS, export_name
+from core.exports.formats import EXPORTS, export_name, exported_what
 from core.exports.project_export import (
     REPORT_EXPORTED,
     REPORT_FORMATS,
@@ -31,7 +31,6 @@ GRADE_BUTTONS = {
     "parquet": "Grades (Parquet, a Hugging Face dataset)",
 }
 REPORT_BUTTONS = {"json": "Report (JSON)", "md": "Report (Markdown)", "html": "Report (HTML, one page)"}
-WITH_TEXTS = " with prompts and responses"
 
 store = state.store()
 project = state.require_ready_project()
@@ -61,7 +60,7 @@ for column, (fmt, label) in zip(st.columns(len(GRADE_BUTTONS)), GRADE_BUTTONS.it
         export.mime,
         key=f"dl_{fmt}",
         width="stretch",
-        **access.audited_download(export.what + (WITH_TEXTS if texts else ""), project.id),
+        **access.audited_download(exported_what(fmt, texts), project.id),
     )
 st.dataframe(files.table.tail(200), hide_index=True, width="stretch")
 if not files.table.empty and detect(store.input_files(project.id)["pool"]) == "inspect":

@@ -61,3 +61,13 @@ def test_a_progress_bar_on_a_terminal(monkeypatch):
 def test_version_on_python_dash_m_core():
     out = subprocess.run([sys.executable, "-m", "core", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.startswith("python -m core ")
+
+
+def test_simulate_draws_its_progress_on_a_terminal(capsys, monkeypatch):
+    from core.cli import main
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    pool, samples = str(DATA / "pool.jsonl"), str(DATA / "samples.jsonl")
+    assert main(["simulate", "--pool", pool, "--samples", samples, "--budgets", "10", "--reps", "3"]) == 0
+    err = capsys.readouterr().err
+    assert "simulating" in err and "clustering" in err

@@ -11,6 +11,7 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from core.cli import main
+from core.exports.formats import export_name
 from core.exports.lm_eval_results import task_of
 from core.exports.project_export import ProjectFiles
 from core.scales import BINARY
@@ -55,6 +56,7 @@ def test_the_inspect_log_lists_the_human_score_and_the_estimate_in_its_results(t
     assert len(graded) == 6 and graded["q01"] == 0.5  # ann's Incorrect and bob's Correct
     assert {r.scorer for r in read.reductions} >= {"human", "match"}
     assert read_eval_log(str(out), header_only=True).results.scores[-1].name == "human"
+    assert export_name(ProjectFiles.of(store, store.project(pid)), "inspect") == log.replace(".", "-graded.")
 
 
 def test_exporting_twice_lists_the_human_score_once(tmp_path):

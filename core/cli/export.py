@@ -16,7 +16,7 @@ import hashlib
 
 from core.cli.output import STDOUT, add_output_options, check_writable, say, write_bytes, write_json
 from core.cli.projects import add_project_arguments, project_from_args
-from core.exports.formats import EXPORTS, export_name
+from core.exports.formats import EXPORTS, export_name, exported_what
 from core.exports.project_export import ProjectFiles
 from core.services import audit, auth
 
@@ -48,13 +48,7 @@ def run(args: argparse.Namespace) -> int:
     export = EXPORTS[args.format]
     data = export.write(files)
     write_bytes(out, data, "the export")
-    audit.exported(
-        store,
-        auth.OPERATOR,
-        export.what + (" with prompts and responses" if args.texts else ""),
-        project.id,
-        auth.EXPORT,
-    )
+    audit.exported(store, auth.OPERATOR, exported_what(args.format, args.texts), project.id, auth.EXPORT)
     if out != STDOUT:
         say(args, f"wrote {export.what} of project {project.name!r} ({len(files.table):,} grades) to {out}")
     write_json(

@@ -124,6 +124,15 @@ def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     parser.add_argument(
         "--cache-dir", help=f"result cache folder (default: ${config.CACHE_DIR} or ~/.cache/activegrade)"
     )
+    parser.add_argument(
+        "--api-base",
+        metavar="URL",
+        help="with --backend embedding: the embeddings from this OpenAI-compatible server (its /v1 URL; vLLM, "
+        "Text Embeddings Inference, Infinity, ...), --model naming the model it serves",
+    )
+    parser.add_argument(
+        "--api-key-env", metavar="VAR", help="with --api-base: the environment variable holding the server's API key"
+    )
 
 
 def warn_without_samples(args: argparse.Namespace, inputs: Inputs) -> None:
@@ -159,6 +168,8 @@ def prepare_from_args(args: argparse.Namespace, inputs: Inputs) -> pd.DataFrame:
             batch_size=args.batch_size,
             progress=progress,
             proxy=args.proxy,
+            api_base=args.api_base,
+            api_key_env=args.api_key_env,
         )
 
 

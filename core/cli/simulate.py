@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from core.cli.output import add_output_options, check_writable, say, write_json
+from core.cli.output import add_output_options, check_writable, progress_bar, say, write_json
 from core.cli.prepare import (
     add_input_options,
     add_prepare_options,
@@ -93,21 +93,23 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--target-half-width {args.target_half_width} is not in (0, 0.5]", fix="give e.g. 0.05")
     items = prepare_from_args(args, inputs)
     start, cpu = time.perf_counter(), time.process_time()
-    result = simulate(
-        items,
-        budgets,
-        reps=args.reps,
-        seed=args.seed,
-        methods=methods,
-        n_strata=args.strata,
-        n0=args.n0,
-        skip_wrong=args.skip_wrong,
-        skip_right=args.skip_right,
-        regime=regime,
-        design=prepared_design(items, regime),
-        target_half_width=args.target_half_width,
-        expected=args.expected,
-    )
+    with progress_bar(args, total=len(methods), unit="method", desc="simulating") as bar:
+        result = simulate(
+            items,
+            budgets,
+            reps=args.reps,
+            seed=args.seed,
+            methods=methods,
+            n_strata=args.strata,
+            n0=args.n0,
+            skip_wrong=args.skip_wrong,
+            skip_right=args.skip_right,
+            regime=regime,
+            design=prepared_design(items, regime),
+            target_half_width=args.target_half_width,
+            expected=args.expected,
+            progress=lambda done, _total: bar.update(done - bar.n),
+        )
     say(args, format_table(result))
     if not args.quiet:
         print(

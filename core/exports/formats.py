@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from core.errors import InputError
 from core.exports.argilla import records_parquet
@@ -81,8 +82,16 @@ EXPORTS: dict[str, Export] = {
 }
 
 
+def exported_what(fmt: str, texts: bool = False) -> str:
+    """What the audit trail records as downloaded: the export's ``what``, and whether it held the items' texts."""
+    return EXPORTS[fmt].what + (" with prompts and responses" if texts and fmt in GRADE_FORMATS else "")
+
+
 def export_name(files: ProjectFiles, fmt: str) -> str:
-    """The export's file name: the project's slug and the format's suffix; the Inspect log keeps the pool's name."""
+    """The export's file name: the project's slug and the format's suffix; the Inspect log the pool's name with
+    '-graded' before its extension (never the original log's own name, which a command run beside it would
+    overwrite)."""
     if fmt == "inspect":
-        return files.pool[0]
+        pool = Path(files.pool[0])
+        return f"{pool.stem}-graded{pool.suffix}"
     return slug(files.project.name) + EXPORTS[fmt].suffix

@@ -46,7 +46,7 @@ m = S^2 / (MSE + S^2/N); this avoids dividing by a noisy simulated MSE.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -357,8 +357,9 @@ def simulate(
     regime: str = DEFAULT_REGIME,
     target_half_width: float | None = None,
     expected: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict:
-    """Run every method at every budget; returns {"N", "mu", "n0", "kappa", "notes", "methods": {METHOD: {BUDGET: metrics}}}.
+    """Run every method at every budget (``progress(done, total)`` told after each method); returns {"N", "mu", "n0", "kappa", "notes", "methods": {METHOD: {BUDGET: metrics}}}.
 
     `items` is core.surrogate.prepare.prepare_items's table with a `label` column; its
     `stratum` column is the prepared stratification, which the project's design
@@ -420,13 +421,15 @@ def simulate(
         return _stratified_run(app, queue[:, :n], labels, DEFAULT_METHOD)
 
     results: dict[str, dict[str, dict]] = {}
-    for method in methods:
+    for done, method in enumerate(methods, start=1):
         # uniform and the queue grade in one order whatever the budget: one sequence serves every budget
         shared = _sequence(run(method, top), labels, n0, sizes.values()) if method in SEQUENTIAL else None
         results[method] = {
             budget: _metrics(run(method, n), n, N, mu, s2, labels, shared, n0, original, skipped)
             for budget, n in sizes.items()
         }
+        if progress:
+            progress(done, len(methods))
     result = {
         "N": N,
         "mu": mu,

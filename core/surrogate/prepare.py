@@ -106,6 +106,8 @@ def prepare_items(
     progress: Progress | None = None,
     stage: Stage | None = None,
     proxy: str | None = None,
+    api_base: str | None = None,
+    api_key_env: str | None = None,
 ) -> pd.DataFrame:
     """One row per pool item, in pool order: the pool's columns plus SCORE_COLUMNS.
 
@@ -116,7 +118,8 @@ def prepare_items(
     own stratum (numbered last; see core.stats.strata). With `proxy`, the name of a
     numeric pool column, the strata are the proxy's (core.stats.proxy.proxy_strata)
     instead of `stratify_by`'s, and the items get its predicted grade in the
-    column core.stats.proxy.PROXY_COLUMN, the column's name in `items.attrs["proxy"]`.
+    column core.stats.proxy.PROXY_COLUMN, the column's name in `items.attrs["proxy"]`. With `api_base`, the
+    embedding backend's embeddings come from that OpenAI-compatible server (core.surrogate.semantic.get_backend).
 
     The same as `stratified_items(inputs.pool, score_items(inputs, ...), ...)`, which is how a
     pool prepared in chunks (core.jobs.preparation_job) gives exactly this result.
@@ -124,7 +127,14 @@ def prepare_items(
     if proxy is not None:
         proxy_values(inputs.pool, proxy)  # a bad proxy column is said before any model loads
     engine = get_backend(
-        backend, model=model, threshold=threshold, device=device, cache_dir=cache_dir, batch_size=batch_size
+        backend,
+        model=model,
+        threshold=threshold,
+        device=device,
+        cache_dir=cache_dir,
+        batch_size=batch_size,
+        api_base=api_base,
+        api_key_env=api_key_env,
     )
     scores = score_items(inputs, engine, progress=progress, stage=stage)
     return stratified_items(

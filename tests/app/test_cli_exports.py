@@ -47,6 +47,7 @@ def test_export_by_name_to_standard_output_with_texts_and_a_json_report(store, p
     rows = [json.loads(line) for line in captured.out.decode().splitlines()]
     assert len(rows) == 21 and rows[0]["prompt"].startswith("What is") and "response" in rows[0]
     assert b"wrote" not in captured.out  # messages never mix with the data
+    assert audit.trail(store, project_id).iloc[-1]["detail"] == {"what": "grades (JSONL) with prompts and responses"}
     assert main(["export", "Arithmetic", "--db-url", db_url, "--format", "parquet", "--out", "-", "-q"]) == 0
     table = pd.read_parquet(io.BytesIO(capsysbinary.readouterr().out))
     assert len(table) == 21 and "prompt" not in table.columns

@@ -27,10 +27,15 @@ def get_backend(
     device: str = "auto",
     cache_dir: str | Path | None = None,
     batch_size: int | None = None,
+    api_base: str | None = None,
+    api_key_env: str | None = None,
 ) -> Backend:
     """The backend called `name`. `model` (name or path) and `threshold` fall back
     to the backend's defaults; the `exact` backend takes neither. Models load
-    lazily, on the first item the cache does not already hold."""
+    lazily, on the first item the cache does not already hold. With `api_base`, the
+    `embedding` backend's embeddings come from that OpenAI-compatible server, `model`
+    naming the model it serves and `api_key_env` the environment variable holding its key
+    (core/surrogate/semantic/served.py)."""
     if batch_size is not None and batch_size < 1:
         raise InputError(
             f"batch size must be at least 1, got {batch_size}",
@@ -45,11 +50,24 @@ def get_backend(
         from core.surrogate.semantic.exact import ExactBackend
 
         return ExactBackend(cache_dir=cache_dir)
+    if api_base is not None and name != "embedding":
+        raise InputError(
+            f"the {name} backend runs no server", fix="drop --api-base, or use --backend embedding with it"
+        )
+    options = {"model": model, "threshold": threshold, "batch_size": batch_size}
+    if api_base is not None:
+        from core.surrogate.semantic.served import ServedEmbeddingBackend
+
+        return ServedEmbeddingBackend(
+            api_base=api_base,
+            api_key_env=api_key_env,
+            cache_dir=cache_dir,
+            **{k: v for k, v in options.items() if v is not None},
+        )
     if name == "embedding":
         from core.surrogate.semantic.embedding import EmbeddingBackend as backend_class
     elif name == "nli":
         from core.surrogate.semantic.nli import NLIBackend as backend_class
     else:
         raise InputError(f"unknown backend '{name}'", fix=f"use one of {', '.join(BACKENDS)}")
-    options = {"model": model, "threshold": threshold, "batch_size": batch_size}
     return backend_class(device=device, cache_dir=cache_dir, **{k: v for k, v in options.items() if v is not None})

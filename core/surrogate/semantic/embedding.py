@@ -68,19 +68,47 @@ class EmbeddingBackend(Backend):
         cache_dir: str | Path | None = None,
         batch_size: int = 128,
     ) -> None:
+        self._setup(model or default_model(), threshold, batch_size, cache_dir)
+        self.device = resolve_device(device)
+        self._model = None
+
+    def _setup(self, model: str, threshold: float, batch_size: int, cache_dir: str | Path | None) -> None:
+        """What every embedding backend holds, whatever computes its embeddings."""
         super().__init__(cache_dir=cache_dir)
         if not -1.0 <= threshold <= 1.0:
             raise InputError(f"cosine similarity threshold {threshold} is outside [-1, 1]", fix="use e.g. 0.85")
-        self.model_name = model or default_model()
+        if batch_size < 1:
+            raise InputError(f"batch size must be at least 1, got {batch_size}", fix="give e.g. 32")
+        self.model_name = model
         self.threshold = float(threshold)
-        self.device = resolve_device(device)
         self.batch_size = batch_size
-        self._model = None
         self._seen: dict[str, np.ndarray] = {}  # embeddings of this run's strings: a pool prepared in chunks
         # (core.surrogate.prepare.CHUNK_ITEMS) embeds each distinct string once, not once per chunk
 
     def identity(self) -> tuple:
-        return (*super().identity(), model_fingerprint(self.model_name), self.threshold)
+        return (*super().identity(), self.fingerprint(), self.threshold)
+
+    def fingerprint(self) -> str:
+        """What identifies the embeddings' source in cache keys: the model (core.surrogate.semantic.base.model_fingerprint)."""
+        return model_fingerprint(self.model_name)
+
+    def precision(self) -> str:
+        """The embeddings' precision, part of their cache key: half on CUDA."""
+        return "float16" if self.device == "cuda" else "float32"
+
+    def load(self) -> None:
+        """Make ready to embed (load the model), before the first count of EMBEDDING."""
+        self.model  # noqa: B018 - loaded now
+
+    def encode(self, strings: list[str]) -> np.ndarray:
+        """Unit-length embeddings of ``strings``, one row each, from the model."""
+        return self.model.encode(
+            strings,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
 
     @property
     def model(self):
@@ -114,7 +142,7 @@ class EmbeddingBackend(Backend):
         vectors = stored.vectors(strings) if stored is not None else {}
         todo = [s for s in strings if s not in vectors]
         if todo:
-            self.model  # noqa: B018 - loaded now, its LOADING_MODEL stage before the first count
+            self.load()  # its LOADING_MODEL stage before the first count
         done, step = len(strings) - len(todo), FIRST_CALL
         self._stage(EMBEDDING, done, len(strings))
         position = 0
@@ -134,13 +162,7 @@ class EmbeddingBackend(Backend):
         found = stored.vectors(strings) if stored is not None else {}
         missing = [s for s in strings if s not in found]
         if missing:
-            computed = self.model.encode(
-                missing,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            computed = self.encode(missing)
             self.model_calls += len(missing)
             fresh = dict(zip(missing, computed.astype(np.float32)))
             if stored is not None:
@@ -156,8 +178,7 @@ class EmbeddingBackend(Backend):
         if new:
             if len(self._seen) + len(new) > MEMO_STRINGS:
                 self._seen.clear()
-            precision = "float16" if self.device == "cuda" else "float32"
-            stored = EmbeddingCache(self._cache_dir, (CACHE_VERSION, model_fingerprint(self.model_name), precision))
+            stored = EmbeddingCache(self._cache_dir, (CACHE_VERSION, self.fingerprint(), self.precision()))
             try:
                 self._seen.update(zip(new, self.embed(new, stored)))
             finally:

@@ -1,0 +1,129 @@
+"""The `embedding` backend with its embeddings from a serving engine: any OpenAI-compatible `/v1/embeddings`
+endpoint (vLLM, Text Embeddings Inference, Infinity, Ollama, hosted APIs), for teams that already run one.
+
+Everything but the embedding is the local backend's (core.surrogate.semantic.embedding): the same
+normalised strings, each distinct string embedded at most once and stored in the same cache
+(core.surrogate.semantic.cache.EmbeddingCache), keyed by the server's URL and the model's name instead of
+a local model's files, the same threshold and clustering. The server's vectors are made unit length here
+(cosine similarity is then their dot product), whatever the server returns.
+
+Requests: `POST {api_base}/embeddings` with `{"model", "input": [strings], "encoding_format": "float"}`
+through the `openai` client, `batch_size` strings each (default 64: within every engine's default limit),
+at most `concurrency` requests at once (threads); the client retries connection errors, timeouts, 408,
+409, 429 and 5xx with exponential back-off (`max_retries`); a request that still fails stops with an
+InputError that says what to change. The answer's rows are put back in input order by their `index`. The
+API key, when the server needs one, is read from the environment variable `api_key_env` (never stored).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from core.errors import InputError
+from core.surrogate.semantic.base import one_line
+from core.surrogate.semantic.embedding import DEFAULT_THRESHOLD, EmbeddingBackend
+
+DEFAULT_BATCH = 64
+DEFAULT_CONCURRENCY = 4
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_RETRIES = 5
+
+
+class ServedEmbeddingBackend(EmbeddingBackend):
+    """Embeddings from an OpenAI-compatible server (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        api_base: str,
+        model: str | None = None,
+        api_key_env: str | None = None,
+        threshold: float = DEFAULT_THRESHOLD,
+        cache_dir: str | Path | None = None,
+        batch_size: int = DEFAULT_BATCH,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        max_retries: int = DEFAULT_RETRIES,
+    ) -> None:
+        if not model:
+            raise InputError(
+                "an embedding server needs the name of the model it serves",
+                fix="give --model NAME, as the server lists it at /v1/models",
+            )
+        self._setup(model, threshold, batch_size, cache_dir)
+        self.api_base = api_base.rstrip("/")
+        self.api_key_env = api_key_env
+        self.device = "cpu"  # nothing runs here; the vectors come as float32
+        self.concurrency, self.timeout, self.max_retries = concurrency, timeout, max_retries
+        self._client = None
+
+    def fingerprint(self) -> str:
+        return f"served {self.api_base} {self.model_name}"
+
+    def precision(self) -> str:
+        return "float32"
+
+    def load(self) -> None:
+        if self._client is None:
+            import openai
+
+            from core.surrogate.sample_api import api_key
+
+            self._client = openai.OpenAI(
+                base_url=self.api_base,
+                api_key=api_key(self.api_key_env),
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            )
+
+    def encode(self, strings: list[str]) -> np.ndarray:
+        self.load()
+        batches = [strings[i : i + self.batch_size] for i in range(0, len(strings), self.batch_size)]
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(batches))) as pool:
+            parts = list(pool.map(self._request, batches))
+        vectors = np.concatenate(parts).astype(np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms > 0, norms, 1.0)
+
+    def _request(self, batch: list[str]) -> np.ndarray:
+        """One request's embeddings, in the batch's order."""
+        import openai
+
+        try:
+            reply = self._client.embeddings.create(model=self.model_name, input=batch, encoding_format="float")
+        except openai.RateLimitError as error:
+            raise self._error(
+                f"the server still limits the request rate after {self.max_retries} retries (429)",
+                error,
+                "send fewer requests at once or smaller ones (--batch-size), or wait and rerun: the strings "
+                "embedded so far are kept in the cache",
+            ) from None
+        except openai.APIStatusError as error:
+            raise self._error(
+                f"the server answered {error.status_code}",
+                error,
+                "check the server's URL, the model's name (/v1/models lists them) and the key's environment variable",
+            ) from None
+        except openai.APIConnectionError as error:
+            raise self._error(
+                f"no answer from the server after {self.max_retries} retries",
+                error,
+                "check that the server runs and that its URL is the OpenAI-compatible one (ending in /v1)",
+            ) from None
+        except (ValueError, openai.APIResponseValidationError) as error:
+            raise self._error(
+                "the server's answer is not the JSON of OpenAI embeddings", error, self._url_fix
+            ) from None
+        rows = sorted(reply.data, key=lambda row: row.index)
+        if len(rows) != len(batch) or any(not row.embedding for row in rows):
+            raise self._error(f"the server returned {len(rows)} embeddings for {len(batch)} texts", None, self._url_fix)
+        return np.asarray([row.embedding for row in rows], dtype=np.float32)
+
+    _url_fix = "check that the URL is the server's OpenAI-compatible API (ending in /v1) and that it serves embeddings"
+
+    def _error(self, problem: str, error: Exception | None, fix: str) -> InputError:
+        detail = f" ({one_line(error)})" if error is not None else ""
+        return InputError(f"{problem}{detail}", file=f"{self.api_base}/embeddings", fix=fix)
