@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.cli.output import add_output_options, say, write_json
+from core.cli.projects import add_database_argument
 from core.errors import InputError
 from core.services import auth, team
 from core.services.outcome import Refused
@@ -21,7 +23,7 @@ from core.store import Store, accounts
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", help="database URL (default: $ACTIVEGRADE_DB_URL or ./.activegrade/activegrade.db)")
+    add_database_argument(parser)
     sub = parser.add_subparsers(dest="action", required=True)
     add = sub.add_parser("add", help="create an account; its password is read from standard input")
     add.add_argument("name")
@@ -37,6 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     unlock = sub.add_parser("unlock", help="end an account's sign-in back-off (failed tries) at once")
     unlock.add_argument("name")
     sub.add_parser("list", help="list the accounts")
+    for action in sub.choices.values():  # after the action, as `users list --json -` reads
+        add_output_options(action)
 
 
 def _project_id(store: Store, name: str) -> int:
@@ -47,7 +51,7 @@ def _project_id(store: Store, name: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = Store.open(args.db)
+    store = Store.open(args.db_url)
     actor = auth.OPERATOR
     try:
         if args.action == "add":
@@ -62,10 +66,19 @@ def run(args: argparse.Namespace) -> int:
         elif args.action == "unlock":
             outcome = team.unlock(store, actor, args.name)
         else:
-            for user in accounts.users(store):
-                print(f"{user.name}\t{user.role}\t{user.email or ''}\t{'active' if user.active else 'disabled'}")
+            users = accounts.users(store)
+            say(
+                args,
+                "\n".join(
+                    f"{u.name}\t{u.role}\t{u.email or ''}\t{'active' if u.active else 'disabled'}" for u in users
+                ),
+            )
+            write_json(
+                args, {"users": [{"name": u.name, "role": u.role, "email": u.email, "active": u.active} for u in users]}
+            )
             return 0
     except Refused as exc:
         raise InputError(str(exc)) from None
-    print(outcome.message)
+    say(args, outcome.message)
+    write_json(args, {"status": outcome.status, "message": outcome.message})
     return 0

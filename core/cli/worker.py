@@ -16,6 +16,7 @@ import signal
 import sys
 import threading
 
+from core.cli.projects import add_database_argument
 from core.jobs.context import HEARTBEAT_S, MAX_ATTEMPTS, STALE_AFTER_S, WorkerOptions
 from core.jobs.worker import Worker
 from core.store import Store
@@ -25,7 +26,7 @@ ONLY = {"all": None, "model": True, "light": False}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", help="database URL (default: $ACTIVEGRADE_DB_URL or ./.activegrade/activegrade.db)")
+    add_database_argument(parser)
     parser.add_argument("--device", default="auto", help="where models run: auto, cpu, cuda (fp16), cuda:1, mps")
     parser.add_argument("--batch-size", type=int, help="texts or pairs per model call (default: the backend's)")
     parser.add_argument(
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         idle_exit_s=args.idle_exit,
         parent_pid=args.parent_pid,
     )
-    worker = Worker(Store.open(args.db, WORKER_FILE_BYTES), options)
+    worker = Worker(Store.open(args.db_url, WORKER_FILE_BYTES), options)
     print(f"worker {worker.name} started", file=sys.stderr, flush=True)
     if args.once:
         worker.run_until_idle()
