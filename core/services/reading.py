@@ -161,7 +161,7 @@ def read_project(
         information=information,
         forecast=forecast_,
         saving=saving,
-        saving_known=estimate.saving is not None,
+        saving_known=estimate.saving is not None and bool(np.isfinite(saving.fixed_n)),
         budget=budget,
     )
 

@@ -20,16 +20,19 @@ correct/incorrect grades; estimated from the grades for finer scales).
 The range. The stratum means are unknown, so n(S) is a random variable;
 the forecast is its median and 10% and 90% quantiles over DRAWS draws of
 
-    logit m_h = logit(p_h) + delta,  delta ~ Normal(0, sigma^2),  then
-    m_h ~ Beta(k p_h' + s_h, k (1 - p_h') + n_h - s_h),
+    logit c_h = logit(l) + delta + b (logit p_h - mean logit p),  then
+    m_h ~ Beta(k c_h + s_h, k (1 - c_h) + n_h - s_h),
 
-where p_h is the prior stratum mean, delta a shift common to all strata
-(how far the surrogate's, or the manager's, level is off: sigma =
-SIGMA_SURROGATE for the surrogate's own prediction, SIGMA_EXPECTED for a
-score the manager expects), p_h' = p_h shifted by delta, k = PRIOR_GRADES
-pseudo-grades, and s_h, n_h the stratum's grades so far: before any grade
-the range is the prior's, after grades the Beta posterior takes over and
-the range narrows as the grades accumulate. The prior stratum mean p_h is the
+where l is the pool's level: the surrogate's (or the manager's) predicted
+mean p updated by the grades so far as K pseudo-grades would be,
+l = (K p + s + 1/2) / (K + n + 1) (K = POOL_PRIOR_GRADES, or
+EXPECTED_PRIOR_GRADES for the manager's score); delta ~ Normal(0, sigma^2
+K / (K + n)) how far that level may be off (sigma = SIGMA_SURROGATE or
+SIGMA_EXPECTED); b ~ Uniform(0, 1) the unknown calibration slope of the
+surrogate's stratum predictions p_h (0: no signal, 1: at face value);
+k = PRIOR_GRADES pseudo-grades per stratum and s_h, n_h the stratum's grades
+so far. Before any grade the range is the prior's; the grades move its
+level at once and its strata as they accumulate. The prior stratum mean p_h is the
 surrogate's raw prediction (the design's smoothed proxy unshrunk), shifted
 on the logit scale so that the pool's mean is the manager's expected score
 where one is given. A draw's stop then varies by the sampling noise of the
@@ -67,9 +70,20 @@ SIGMA_SURROGATE = 0.6
 SIGMA_EXPECTED = 0.35
 """sd, on the logit scale, of how far the pool's mean may lie from a score the manager expects."""
 
+POOL_PRIOR_GRADES = 4.0
+"""Pseudo-grades behind the surrogate's prediction of the pool's mean: the grades move the forecast's level
+to theirs within a few dozen (a surrogate's agreement is a ranking, not a calibrated probability)."""
+
+EXPECTED_PRIOR_GRADES = 20.0
+"""Pseudo-grades behind a score the manager expects."""
+
 PRIOR_GRADES = 4.0
 """k: pseudo-grades behind each stratum's prior mean (enough to keep an ungraded stratum finite; few enough
 that a stratum's own grades take over within a dozen)."""
+
+FLOOR_ROUNDS = 3
+"""Fixed-point rounds for the floor of strata whose grades all agree (core.stats.intervals.all_equal_floor):
+at rare means most strata see no success for a while, and the floor, not m (1 - m), sets their width."""
 
 ANYTIME_WIDTH_RATIO = 0.62
 """r before the confidence sequence is known: its fixed-n half-width is about 0.62 times the anytime one
@@ -164,10 +178,14 @@ def forecast_batch(
     counts, sums, sumsq = stratum_moments(design, positions, y)
     logits, pool_logit, sigma = _prior_logits(design, expected)
     rng = np.random.default_rng(seed)
-    shift = rng.normal(0.0, sigma, (reps, DRAWS, 1))
+    prior_grades = POOL_PRIOR_GRADES if expected is None else EXPECTED_PRIOR_GRADES
+    graded, total = counts.sum(axis=1), sums.sum(axis=1)
+    level = (prior_grades * special.expit(pool_logit) + total + 0.5) / (prior_grades + graded + 1)
+    narrowing = np.sqrt(prior_grades / (prior_grades + graded))[:, None, None]
+    shift = rng.normal(0.0, sigma, (reps, DRAWS, 1)) * narrowing
     slope = rng.uniform(0.0, 1.0, (reps, DRAWS, 1))
     offsets = logits - design.weights @ logits
-    centre = special.expit(pool_logit + shift + slope * offsets)
+    centre = special.expit(special.logit(level)[:, None, None] + shift + slope * offsets)
     a = PRIOR_GRADES * centre + sums[:, None, :]
     b = PRIOR_GRADES * (1 - centre) + (counts - sums)[:, None, :]
     means = rng.beta(a, b)
@@ -179,6 +197,13 @@ def forecast_batch(
     half = target * (ratio if regime == ANYTIME else 1.0)
     pool = means @ design.weights
     n = neyman_grades(design.weights, sds, design.N, half, z, pool)
+    for _ in range(FLOOR_ROUNDS):  # the floor a stratum of equal grades gets, at the grades the stop gives it
+        share = design.weights * sds / np.maximum((design.weights * sds).sum(axis=-1, keepdims=True), 1e-12)
+        per = np.maximum(n[..., None] * share, 1.0)
+        equal = ((1 - means) ** per + means**per) * (rho == 1.0)
+        centre = 0.5 / (per + 1)
+        floored = np.sqrt(np.maximum(sds**2, (1 - equal) * sds**2 + equal * centre * (1 - centre)))
+        n = neyman_grades(design.weights, floored, design.N, half, z, pool)
     noise = np.minimum(np.abs(1 - 2 * pool) / np.sqrt(np.maximum(n * pool * (1 - pool), 1e-9)), 1.0)
     n = np.clip(n * np.exp(rng.normal(0.0, 1.0, n.shape) * noise * np.sqrt(rho[..., 0])), 1, design.N)
     done = counts.sum(axis=1)[:, None]
@@ -253,8 +278,12 @@ class StopSaving:
 
 def stop_saving(n: int, s2: float, mean: float, size: int, target: float, regime: str) -> StopSaving:
     """`StopSaving` for a project that stops after ``n`` grades, S^2 and the mean estimated from its grades."""
-    if not np.isfinite(s2):
+    if not (np.isfinite(s2) and np.isfinite(mean)):
         return StopSaving(float("nan"), float("nan"), float("nan"), float("nan"))
     same = float(uniform_grades(s2, mean, size, target, regime))
     fixed = float(uniform_grades(s2, mean, size, target, FIXED))
-    return StopSaving(1 - n / same, 1 - n / fixed, same, fixed)
+
+    def share(m: float) -> float:  # a pool whose grades show no spread at all needs no uniform sample to compare
+        return 1 - n / m if m > 0 else float("nan")
+
+    return StopSaving(share(same), share(fixed), same, fixed)

@@ -120,12 +120,12 @@ def test_report_carries_estimate_settings_and_seed(store, project_id):
     assert "Estimated mean grade" in text and "| stratum |" in text
     assert text.count("| seed | 0 |") == 1  # the settings' seed is listed once, as the seed
     assert data["skips"] is None and "## Skips" not in text
-    assert "Allocation: for anytime stopping" in text
+    assert "Allocation: for stopping at planned looks on information" in text
     store.update_settings(project_id, {"budget_fixed": True, "planned_budget": 40})
     fixed = report(store.project(project_id), design, result, {"pool": ("pool.jsonl", b"abc")}, grades)
     assert "Allocation: for a budget fixed in advance of 40 grades" in report_markdown(fixed)
     assert fixed["stopping_rule"]["budget"] == 40 and not fixed["stopping_rule"]["met"]
-    assert "6 of the 40 items of the budget fixed in advance graded; the fixed-n interval is read now" in (
+    assert "Stopping: a budget fixed in advance. 6 of the 40 items of the budget fixed in advance graded." in (
         report_markdown(fixed)
     )
     skipped = next(p for p in range(design.N) if p not in graded)

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import InputError
-from core.surrogate.semantic.base import one_line
+from core.surrogate.semantic.base import short_error
 from core.surrogate.semantic.embedding import DEFAULT_THRESHOLD, EmbeddingBackend
 
 DEFAULT_BATCH = 64
@@ -125,5 +125,5 @@ class ServedEmbeddingBackend(EmbeddingBackend):
     _url_fix = "check that the URL is the server's OpenAI-compatible API (ending in /v1) and that it serves embeddings"
 
     def _error(self, problem: str, error: Exception | None, fix: str) -> InputError:
-        detail = f" ({one_line(error)})" if error is not None else ""
+        detail = f" ({short_error(error)})" if error is not None else ""
         return InputError(f"{problem}{detail}", file=f"{self.api_base}/embeddings", fix=fix)
