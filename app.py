@@ -1,6 +1,7 @@
 """ActiveGrade's Streamlit app: the router and the frame every page shares.
 
-Run with ``streamlit run app.py``. On a first run with an empty database it
+Run with ``streamlit run serve.py`` (serve.py serves this script with the HttpOnly sign-in cookie and the
+security headers; ``streamlit run app.py`` runs it without them). On a first run with an empty database it
 opens the demo project (data/demo/) so there is something to grade at once.
 """
 

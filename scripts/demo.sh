@@ -15,4 +15,4 @@ export ACTIVEGRADE_DB_URL="${ACTIVEGRADE_DB_URL:-sqlite:///$PWD/.activegrade/dem
 address="${ACTIVEGRADE_DEMO_ADDRESS:-127.0.0.1}"
 port="${ACTIVEGRADE_PORT:-8501}"
 echo "==> ActiveGrade demo: open http://localhost:$port  (Ctrl-C stops it)"
-exec python -m streamlit run app.py --server.address "$address" --server.port "$port" --server.headless true "$@"
+exec python -m streamlit run serve.py --server.address "$address" --server.port "$port" --server.headless true "$@"

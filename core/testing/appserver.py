@@ -44,7 +44,7 @@ def free_port() -> int:
 class Server:
     """The app (or another ``script``, e.g. a benchmark's bare app) served by Streamlit in a subprocess."""
 
-    def __init__(self, db_url: str, demo_dir: Path, log: Path, script: str = "app.py") -> None:
+    def __init__(self, db_url: str, demo_dir: Path, log: Path, script: str = "serve.py") -> None:
         self.db_url = db_url
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
