@@ -74,16 +74,7 @@ def eval_score(scores: dict[str, dict], report: dict[str, Any], scorer: str) -> 
         "metrics": {
             name: {"name": name, "value": value, "params": {}} for name, value in numbers.items() if value is not None
         },
-        "metadata": {
-            "source": "ActiveGrade",
-            "project": report["project"],
-            "estimator": e["method"],
-            "interval": stopping["interval"],
-            "level": e["level"],
-            "fixed_n_interval": [e["ci_low"], e["ci_high"]],
-            "graded_items": e["grades"],
-            "grades": e["grades_given"],
-        },
+        "metadata": {"source": "ActiveGrade", **result_summary(report, stopping)},
     }
 
 
@@ -164,3 +155,18 @@ def _add(sample: dict, scores: dict[str, dict], scorer: str) -> bool:
         return False
     sample["scores"] = {**(sample.get("scores") or {}), scorer: scores[item]}
     return True
+
+
+def result_summary(report: dict[str, Any], stopping: dict[str, Any]) -> dict[str, Any]:
+    """What a tool's results file says of ActiveGrade's result (Inspect's scorer metadata, lm-eval's results):
+    the project, estimator, the stopping rule's interval and level, the fixed-n interval and the counts."""
+    e = report["estimate"]
+    return {
+        "project": report["project"],
+        "estimator": e["method"],
+        "interval": stopping["interval"],
+        "level": e["level"],
+        "fixed_n_interval": [e["ci_low"], e["ci_high"]],
+        "graded_items": e["grades"],
+        "grades": e["grades_given"],
+    }

@@ -22,6 +22,8 @@ from typing import Any
 
 import pandas as pd
 
+from core.exports.inspect_export import result_summary
+
 METRIC = "human"
 FILTER = "none"
 _SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+?)(_\d{4}-\d{2}-\d{2}T[\d\-.:]+)?$")
@@ -64,14 +66,5 @@ def lm_eval_results(
         "model_name": model,
         "task_hashes": {task: hashlib.sha256(pool[1]).hexdigest()},
         "date": pd.Timestamp(report["generated_at"]).timestamp(),
-        "activegrade": {
-            "project": report["project"],
-            "estimator": e["method"],
-            "interval": stopping["interval"],
-            "level": e["level"],
-            "fixed_n_interval": [e["ci_low"], e["ci_high"]],
-            "graded_items": e["grades"],
-            "grades": e["grades_given"],
-            "version": report["activegrade_version"],
-        },
+        "activegrade": {**result_summary(report, stopping), "version": report["activegrade_version"]},
     }

@@ -18,17 +18,14 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
-import os
-import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from core.testing.local_server import free_port
+from core.testing.local_server import free_port, subprocess_server
 
 STARTUP_S = 120.0
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -103,28 +100,9 @@ def served(model_path: str | None = None, *, fail_first: int = 0, log: Path | No
     port = free_port()
     command = [sys.executable, "-m", "core.testing.embedding_server", "--port", str(port)]
     command += ["--fail-first", str(fail_first)] + (["--model", model_path] if model_path else [])
-    out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     root = Path(__file__).resolve().parents[2]  # where `core` imports from, whatever the caller's folder
-    server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=root)
-    try:
-        deadline = time.monotonic() + STARTUP_S
-        while not _healthy(port):
-            if server.poll() is not None:
-                raise RuntimeError(f"the embedding server exited with status {server.returncode} (log: {log})")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the embedding server did not answer /health within {STARTUP_S:.0f} s")
-            time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        if log:
-            out.close()
+    with subprocess_server(command, port, "the embedding server", log, STARTUP_S, cwd=root) as url:
+        yield url
 
 
 def fail_next(base_url: str, n: int, status: int = 503) -> None:
@@ -139,14 +117,6 @@ def stats(base_url: str) -> dict:
 
     with urllib.request.urlopen(base_url.removesuffix("/v1") + "/stats", timeout=5) as response:
         return json.loads(response.read())
-
-
-def _healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
 
 
 def main() -> None:

@@ -81,16 +81,27 @@ def served(folder: Path, log: Path | None = None) -> Iterator[str]:
         "--default-seed",
         "0",
     ]
+    with subprocess_server(command, port, "transformers serve", log, STARTUP_S) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def subprocess_server(
+    command: list[str], port: int, name: str, log: Path | None, startup_s: float, cwd: Path | None = None
+) -> Iterator[str]:
+    """Run ``command`` (a server on 127.0.0.1:``port`` with a /health route) until the block ends: yields its
+    base URL once /health answers, raises RuntimeError naming ``name`` if it exits or takes longer than
+    ``startup_s``; offline (no hub), output to ``log`` when given."""
     out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+    server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
     try:
-        deadline = time.monotonic() + STARTUP_S
-        while not _healthy(port):
+        deadline = time.monotonic() + startup_s
+        while not healthy(port):
             if server.poll() is not None:
-                raise RuntimeError(f"transformers serve exited with status {server.returncode} (log: {log})")
+                raise RuntimeError(f"{name} exited with status {server.returncode} (log: {log})")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"transformers serve did not answer /health within {STARTUP_S:.0f} s")
+                raise RuntimeError(f"{name} did not answer /health within {startup_s:.0f} s")
             time.sleep(0.2)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
@@ -104,7 +115,8 @@ def served(folder: Path, log: Path | None = None) -> Iterator[str]:
             out.close()
 
 
-def _healthy(port: int) -> bool:
+def healthy(port: int) -> bool:
+    """Whether a server on 127.0.0.1:``port`` answers /health with 200."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
             return response.status == 200
