@@ -118,7 +118,7 @@ def live() -> None:
     cols = st.columns(4)
     cols[0].metric("Estimated mean grade", f"{e.value:.3f}", help=f"{e.method} estimator")
     anytime = plan.anytime_of(project, graded)
-    reading = read_project(design, project.settings, graded, e, anytime)
+    reading = read_project(design, project.settings, graded, e, anytime, skips=skips)
     cols[1].metric(
         f"{reading.now.level:.1%} interval, {interval_when(reading)}",
         f"{reading.now.low:.3f} – {reading.now.high:.3f}",

@@ -11,6 +11,7 @@ from core.services import auth
 from core.services.progress import counts
 from core.services.reading import interval_when, read_project, saving_headline
 from core.services.tracking import PATH_NOTE, current_estimate
+from core.stats.skips import skip_bound
 from ui import access, plan, signin, state
 from ui.charts import path_chart
 
@@ -51,7 +52,8 @@ def live() -> None:
     if e.n == 0 or e.missing:
         st.html(STYLE + big("waiting", f"{e.n} of {design.N:,} items graded: every stratum needs a grade first"))
         return
-    reading = read_project(design, project.settings, graded, e, plan.anytime_of(project, graded))
+    skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project.id))
+    reading = read_project(design, project.settings, graded, e, plan.anytime_of(project, graded), skips=skips)
     now = reading.now
     cells = [
         big(f"{e.value:.3f}", f"{now.level:.1%} interval {now.low:.3f} – {now.high:.3f}, {interval_when(reading)}"),

@@ -15,6 +15,7 @@ from core.stats.allocation import Design, planned_allocation, proportional_alloc
 from core.stats.confseq import AnytimeInterval, anytime_interval
 from core.stats.design import planned_budget, prepared_design
 from core.stats.planning import MIN_PILOT, planned_saving_range
+from core.stats.skips import skip_bound
 from core.store import ProjectInfo
 from ui import state
 from ui.glossary import term_help, terms_popover
@@ -58,7 +59,9 @@ def reading_of(project: ProjectInfo, graded: dict[int, float], method: str = "de
     """core.services.reading.read_project for the project's grades now: what every page renders."""
     design_ = design(project)
     estimate = current_estimate(design_, graded, method)
-    return read_project(design_, project.settings, graded, estimate, anytime_of(project, graded) if graded else None)
+    skips = skip_bound(design_, graded, graded.values(), state.store().skipped_positions(project.id))
+    anytime = anytime_of(project, graded) if graded else None
+    return read_project(design_, project.settings, graded, estimate, anytime, skips=skips)
 
 
 def headline(project: ProjectInfo) -> None:

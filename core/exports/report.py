@@ -202,7 +202,8 @@ def report(
     stratified = estimate(design, positions, values, method="stratified", level=result.level)
     n0 = planned_budget(project.settings, design.N)
     anytime = anytime_interval(design, positions, values, n0) if len(positions) else None
-    reading = read_project(design, project.settings, dict(zip(positions.tolist(), values.tolist())), result, anytime)
+    graded = dict(zip(positions.tolist(), values.tolist()))
+    reading = read_project(design, project.settings, graded, result, anytime, skips=skips)
     stopping_by = None if reading.regime == FIXED else anytime  # the path's anytime lines, unless the budget is fixed
     now = reading.now
     given = counts(grades)

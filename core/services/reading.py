@@ -9,6 +9,10 @@ The regime (core.stats.stopping) is the project's (``ProjectSettings.stopping``)
   at most the target wide. Until then the interval valid if grading stopped now is the anytime one.
 - ``anytime``: the rule reads the anytime-valid confidence sequence; done once it is narrow enough.
 - ``fixed``: the rule is the budget n0; the fixed-n interval is read there.
+
+Skips are not grades: items skipped and never graded widen the interval the rule reads by their worst case
+(core.stats.skips: the estimate had they all been 0, or all 1; Manski 1989), so a project whose skips
+alone keep it wider than the target cannot be done, and says why.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from core.stats.design import grading_budget
 from core.stats.estimate import Estimate
 from core.stats.forecast import Forecast, StopSaving, forecast, stop_saving, surrogate_mean
 from core.stats.looks import look_plan
+from core.stats.skips import SkipBound
 from core.stats.stopping import ANYTIME, FIXED, LOOKS, REGIME_NAMES, run_looks
 
 
@@ -56,7 +61,8 @@ class Reading:
     rule reads (None before the first look); now: the interval to report if grading stopped now; done: the
     rule's decision; stop_at: grades at which it said done (None: not yet); looks_taken: grades at each planned
     look taken (0: not yet); information: the share of the last look's information reached (looks only);
-    forecast: grades to stop with an 80% range; saving: at the stop (or the forecast stop) against uniform
+    forecast: grades to stop with an 80% range; skipped: items skipped and not graded, held_by_skips: the
+    rule would be done but for them; saving: at the stop (or the forecast stop) against uniform
     sampling, from the grades' S^2 once every stratum has 2 grades (``saving_known``), else from Bernoulli
     grades at the surrogate's mean (a plan, not a measurement).
     """
@@ -76,6 +82,8 @@ class Reading:
     saving: StopSaving
     saving_known: bool
     budget: int | None = None
+    skipped: int = 0
+    held_by_skips: bool = False
 
     @property
     def regime_name(self) -> str:
@@ -95,9 +103,11 @@ def read_project(
     anytime: AnytimeInterval | None = None,
     *,
     expected: float | None = None,
+    skips: SkipBound | None = None,
 ) -> Reading:
     """The reading of a project whose items at ``graded`` (position -> grade, in grading order) gave the
-    fixed-n ``estimate``; ``anytime`` its confidence sequence (None where the page did not compute it)."""
+    fixed-n ``estimate``; ``anytime`` its confidence sequence (None where the page did not compute it);
+    ``skips`` the bound of the items skipped and not graded (None: none)."""
     settings = settings if isinstance(settings, ProjectSettings) else ProjectSettings.from_dict(settings)
     regime, target = settings.stopping, float(settings.target_half_width)
     positions = np.fromiter(graded.keys(), dtype=np.int64, count=len(graded))
@@ -128,9 +138,14 @@ def read_project(
         stop_at = int(looks.n[0]) if done else None
         half = fixed_n.half_width * plan.constants[-1] / 1.96  # the last look's width, to first order
         information = float(min((target / half) ** 2, 1.0)) if half > 0 and not estimate.missing else 0.0
+    widen = _skip_widening(estimate, skips)
+    rule, sequence = _widened(rule, widen), _widened(sequence, widen)
+    held_by_skips = bool(done and regime != FIXED and rule is not None and rule.half_width > target + 1e-12)
+    done = done and not held_by_skips
+    stop_at = stop_at if done else None
     now = rule if (done and rule is not None) or sequence is None else sequence
     if regime == FIXED:
-        now = fixed_n
+        now = _widened(fixed_n, widen)
     forecast_ = forecast(
         design,
         positions,
@@ -163,7 +178,24 @@ def read_project(
         saving=saving,
         saving_known=estimate.saving is not None and bool(np.isfinite(saving.fixed_n)),
         budget=budget,
+        skipped=0 if skips is None else skips.skipped,
+        held_by_skips=held_by_skips,
     )
+
+
+def _skip_widening(estimate: Estimate, skips: SkipBound | None) -> tuple[float, float]:
+    """How far the skipped items could move the estimate down and up (0, 0 without skips or an estimate)."""
+    if skips is None or not skips.skipped or estimate.missing or not np.isfinite(skips.low + skips.high):
+        return 0.0, 0.0
+    return max(estimate.value - skips.low, 0.0), max(skips.high - estimate.value, 0.0)
+
+
+def _widened(interval: Interval | None, widen: tuple[float, float]) -> Interval | None:
+    """``interval`` with the skips' worst case added to each side (the same interval without skips)."""
+    if interval is None or widen == (0.0, 0.0):
+        return interval
+    name = f"{interval.name}, widened by the skipped items' worst case"
+    return Interval(name, interval.level, max(interval.low - widen[0], 0.0), min(interval.high + widen[1], 1.0))
 
 
 def _width_ratio(fixed_n: Interval, sequence: Interval | None) -> float | None:
@@ -188,6 +220,11 @@ def stopping_words(reading: Reading) -> str:
     if reading.regime == FIXED:
         state = f"{reading.graded:,} of the {reading.budget:,} items of the budget fixed in advance graded"
         return f"Budget reached: {state}; report the fixed-n interval." if reading.done else f"{state}."
+    if reading.held_by_skips:
+        return (
+            f"Not done: {counted(reading.skipped, 'skipped item')} keep the interval wider than the target {target} "
+            "(they could be all 0 or all 1). Have them graded by another grader."
+        )
     if reading.regime == ANYTIME:
         if reading.done:
             return f"Done: the anytime-valid interval is within the target {target}."

@@ -1,0 +1,45 @@
+"""core.services.reading: one reading of a project, and the skips that keep it from stopping."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.services.reading import read_project, stopping_words
+from core.stats.design import prepared_design
+from core.stats.estimate import estimate
+from core.stats.simulate import labels_of, replay_queue, replication_orders, synthetic_items
+from core.stats.skips import skip_bound
+
+SETTINGS = {"target_half_width": 0.1, "regime": "looks"}
+
+
+def _graded(n: int):
+    items = synthetic_items(1000, signal=1.0, seed=5)
+    labels = labels_of(items)
+    design = prepared_design(items)
+    positions = replay_queue(design, labels, replication_orders(labels.size, 1, 1), n)[0]
+    graded = {int(p): float(labels[p]) for p in positions}
+    return design, graded
+
+
+def test_a_project_is_done_at_its_look_and_reads_the_looks_interval():
+    design, graded = _graded(400)
+    e = estimate(design, list(graded), list(graded.values()))
+    reading = read_project(design, SETTINGS, graded, e)
+    assert reading.done and reading.stop_at is not None and reading.stop_at <= 400
+    assert reading.rule is not None and reading.rule.half_width <= 0.1 and reading.now == reading.rule
+    assert reading.forecast.low <= reading.forecast.n <= reading.forecast.high
+    assert "Done at" in stopping_words(reading)
+
+
+def test_skips_that_could_move_the_estimate_past_the_target_keep_it_from_stopping():
+    design, graded = _graded(400)
+    e = estimate(design, list(graded), list(graded.values()))
+    free = np.setdiff1d(np.arange(design.N), list(graded))[:40]  # 40 items drawn and skipped, never graded
+    skips = skip_bound(design, list(graded), list(graded.values()), free)
+    reading = read_project(design, SETTINGS, graded, e, skips=skips)
+    assert not reading.done and reading.held_by_skips and reading.skipped == 40
+    assert reading.rule.half_width > 0.1  # widened by the skips' worst case
+    assert "40 skipped items keep the interval wider" in stopping_words(reading)
+    few = skip_bound(design, list(graded), list(graded.values()), free[:1])
+    assert read_project(design, SETTINGS, graded, e, skips=few).done  # one skip moves it too little
