@@ -81,6 +81,9 @@ PRIOR_GRADES = 4.0
 """k: pseudo-grades behind each stratum's prior mean (enough to keep an ungraded stratum finite; few enough
 that a stratum's own grades take over within a dozen)."""
 
+SHARE_PRIOR_GRADES = 2.0
+"""Pseudo-grades at rho = 1 behind the variance share the grades show (`_variance_share`)."""
+
 FLOOR_ROUNDS = 3
 """Fixed-point rounds for the floor of strata whose grades all agree (core.stats.intervals.all_equal_floor):
 at rare means most strata see no success for a while, and the floor, not m (1 - m), sets their width."""
@@ -213,12 +216,16 @@ def forecast_batch(
 
 def _variance_share(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
     """rho: the pooled within-stratum variance of the grades over that of Bernoulli grades of the same means,
-    from strata with 2 grades or more (1 where there are none: binary grades have rho = 1)."""
+    from strata with 2 grades or more, with SHARE_PRIOR_GRADES pseudo-grades at 1 (Bernoulli's, the most a
+    grade in [0, 1] can vary): a skewed grade's first few show too little of its spread. 1 for 0/1 grades."""
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = sums / counts
         within = np.where(counts > 1, sumsq - counts * mean**2, 0.0).sum(axis=1)
         bernoulli = np.where(counts > 1, counts * mean * (1 - mean), 0.0).sum(axis=1)
-    return np.where(bernoulli > 0, np.clip(within / np.where(bernoulli > 0, bernoulli, 1), 0.05, 1.0), 1.0)
+        graded = np.where(counts > 1, counts, 0).sum(axis=1)
+        share = np.clip(within / np.where(bernoulli > 0, bernoulli, 1), 0.05, 1.0)
+    shrunk = (graded * share + SHARE_PRIOR_GRADES) / (graded + SHARE_PRIOR_GRADES)
+    return np.where(bernoulli > 0, np.where(share >= 1.0 - 1e-9, 1.0, shrunk), 1.0)
 
 
 def forecast(
