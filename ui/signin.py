@@ -165,6 +165,22 @@ def _sign_in_page(providers: list[str]) -> None:
         st.button(label, on_click=st.login, args=(provider,) if provider else (), key=f"oidc_{provider}")
 
 
+def _chosen_password(label: str, key: str, repeat_key: str) -> str | None:
+    """A password typed twice inside a form: the password, or None (and a message) when the two differ."""
+    password = st.text_input(
+        label,
+        type="password",
+        key=key,
+        max_chars=MAX_PASSWORD_CHARS,
+        help=f"at least {auth.MIN_PASSWORD_LENGTH} characters",
+    )
+    repeat = st.text_input(f"{label} again", type="password", key=repeat_key)
+    if password != repeat:  # a form reruns the page only when submitted: this is said after the press
+        st.error("The two passwords differ.")
+        return None
+    return password
+
+
 def _new_password(pending: auth.User) -> None:
     """The form of a user who signed in with a password shorter than the minimum: a new one, then signed in."""
     st.warning(
@@ -172,18 +188,8 @@ def _new_password(pending: auth.User) -> None:
         "choose a new one to continue."
     )
     with st.form("new_password"):
-        password = st.text_input(
-            "New password",
-            type="password",
-            key="new_password",
-            max_chars=MAX_PASSWORD_CHARS,
-            help=f"at least {auth.MIN_PASSWORD_LENGTH} characters",
-        )
-        repeat = st.text_input("New password again", type="password", key="new_password_repeat")
-        if st.form_submit_button("Save and sign in", type="primary"):
-            if password != repeat:
-                st.error("The two passwords differ.")
-                return
+        password = _chosen_password("New password", "new_password", "new_password_repeat")
+        if st.form_submit_button("Save and sign in", type="primary") and password is not None:
             try:
                 changed = auth.replace_short_password(state.store(), pending, password)
             except (InputError, auth.AccessDenied) as exc:
@@ -211,17 +217,8 @@ def _first_admin() -> None:
     )
     with st.form("first_admin"):
         name = st.text_input("Admin name", key="first_admin_name", max_chars=MAX_NAME_CHARS)
-        password = st.text_input(
-            "Password",
-            type="password",
-            key="first_admin_password",
-            help=f"at least {auth.MIN_PASSWORD_LENGTH} characters",
-        )
-        repeat = st.text_input("Password again", type="password", key="first_admin_repeat")
-        if st.form_submit_button("Create the admin account", type="primary"):
-            if password != repeat:
-                st.error("The two passwords differ.")
-                return
+        password = _chosen_password("Password", "first_admin_password", "first_admin_repeat")
+        if st.form_submit_button("Create the admin account", type="primary") and password is not None:
             store = state.store()
             try:
                 created = auth.create_first_admin(store, name, password)
