@@ -162,6 +162,11 @@ def read_project(
     else:
         mean, s2 = estimate.value, estimate.saving.s2
     saving = stop_saving(stop_at or max(forecast_.n, estimate.n), s2, mean, design.N, target, regime)
+    if estimate.saving is None and regime != FIXED:  # a plan: uniform on the forecast's own draws
+        n = max(forecast_.n, estimate.n)
+        scale = forecast_.uniform / max(saving.uniform_fixed, 1.0)
+        same = saving.uniform_same * scale
+        saving = StopSaving(1 - n / max(same, 1.0), 1 - n / max(forecast_.uniform, 1), same, float(forecast_.uniform))
     return Reading(
         regime=regime,
         target=target,

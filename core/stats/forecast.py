@@ -95,14 +95,16 @@ near the n0 it is tuned for (benchmarks/estimation.md: 1.5-1.9 times), i.e. abou
 
 @dataclass(frozen=True)
 class Forecast:
-    """Grades to stop under the regime: ``n`` (median), ``low``..``high`` (the 80% range), ``regime``, and
-    ``graded`` (the grades it was made from; 0: before any grade)."""
+    """Grades to stop under the regime: ``n`` (median), ``low``..``high`` (the 80% range), ``regime``,
+    ``graded`` (the grades it was made from; 0: before any grade) and ``uniform``."""
 
     n: int
     low: int
     high: int
     regime: str
     graded: int
+    uniform: int = 0
+    """The grades a uniform random sample needs with the usual fixed-n interval, on the same draws of the pool."""
 
     @property
     def spread(self) -> float:
@@ -168,7 +170,9 @@ def forecast_batch(
     width_ratio: np.ndarray | float | None = None,
     seed: int = 0,
 ) -> np.ndarray:
-    """(R, 3): low, median and high of grades to stop for R replications of grades, (R, n) in grading order
+    """(R, 4): low, median and high of grades to stop, and the grades uniform random sampling needs with its
+    usual fixed-n interval on the same draws (the median over their ratio, draw by draw), for R replications
+    of grades, (R, n) in grading order
     (n = 0: before any grade). ``n0`` the budget of the ``fixed`` regime; ``width_ratio`` r for ``anytime``
     (default ANYTIME_WIDTH_RATIO)."""
     check_regime(regime)
@@ -177,7 +181,7 @@ def forecast_batch(
     reps = positions.shape[0]
     if regime == FIXED:
         budget = float(n0 if n0 is not None else design.N)
-        return np.full((reps, 3), budget)
+        return np.full((reps, 4), budget)
     counts, sums, sumsq = stratum_moments(design, positions, y)
     logits, pool_logit, sigma = _prior_logits(design, expected)
     rng = np.random.default_rng(seed)
@@ -211,7 +215,11 @@ def forecast_batch(
     n = np.clip(n * np.exp(rng.normal(0.0, 1.0, n.shape) * noise * np.sqrt(rho[..., 0])), 1, design.N)
     done = counts.sum(axis=1)[:, None]
     n = np.maximum(n, np.maximum(done, np.minimum(design.floor, design.sizes).sum()))
-    return np.quantile(n, [RANGE[0], 0.5, RANGE[1]], axis=1).T
+    between = ((means - pool[..., None]) ** 2) @ design.weights
+    uniform = uniform_grades(sds[..., :] ** 2 @ design.weights + between, pool, design.N, target, FIXED)
+    ranged = np.quantile(n, [RANGE[0], 0.5, RANGE[1]], axis=1).T
+    ratio = np.median(n / np.maximum(uniform, 1.0), axis=1)  # paired draw by draw: the same pool for both
+    return np.column_stack([ranged, ranged[:, 1] / np.maximum(ratio, 1e-9)])
 
 
 def _variance_share(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
@@ -242,10 +250,12 @@ def forecast(
     """The forecast for one project's grades so far (in grading order; none before grading): `forecast_batch`."""
     positions = np.asarray(list(positions), dtype=np.int64)
     grades = np.asarray(list(grades), dtype=float)
-    low, mid, high = forecast_batch(
+    low, mid, high, uniform = forecast_batch(
         design, positions[None], grades[None], target, regime, n0=n0, expected=expected, width_ratio=width_ratio
     )[0]
-    return Forecast(int(round(mid)), int(round(low)), int(round(high)), regime, int(positions.size))
+    return Forecast(
+        int(round(mid)), int(round(low)), int(round(high)), regime, int(positions.size), int(round(uniform))
+    )
 
 
 def uniform_grades(
