@@ -156,17 +156,7 @@ def read_project(
         expected=expected,
         width_ratio=_width_ratio(fixed_n, sequence) if regime == ANYTIME else None,
     )
-    if estimate.saving is None:  # before S^2 is known: Bernoulli grades at the surrogate's (or estimate's) mean
-        mean = estimate.value if np.isfinite(estimate.value) else surrogate_mean(design)
-        s2 = mean * (1 - mean)
-    else:
-        mean, s2 = estimate.value, estimate.saving.s2
-    saving = stop_saving(stop_at or max(forecast_.n, estimate.n), s2, mean, design.N, target, regime)
-    if estimate.saving is None and regime != FIXED:  # a plan: uniform on the forecast's own draws
-        n = max(forecast_.n, estimate.n)
-        scale = forecast_.uniform / max(saving.uniform_fixed, 1.0)
-        same = saving.uniform_same * scale
-        saving = StopSaving(1 - n / max(same, 1.0), 1 - n / max(forecast_.uniform, 1), same, float(forecast_.uniform))
+    saving = _saving(design, estimate, forecast_, stop_at, target, regime)
     return Reading(
         regime=regime,
         target=target,
@@ -186,6 +176,23 @@ def read_project(
         skipped=0 if skips is None else skips.skipped,
         held_by_skips=held_by_skips,
     )
+
+
+def _saving(
+    design: Design, estimate: Estimate, forecast_: Forecast, stop_at: int | None, target: float, regime: str
+) -> StopSaving:
+    """The saving at the stop (or the forecast stop): from the grades' S^2 once it is known; before, a plan on
+    the forecast's own draws (its ``uniform``), with uniform under the same rule scaled alike from Bernoulli
+    grades at the surrogate's (or the estimate's) mean."""
+    n = stop_at or max(forecast_.n, estimate.n)
+    if estimate.saving is not None:
+        return stop_saving(n, estimate.saving.s2, estimate.value, design.N, target, regime)
+    mean = estimate.value if np.isfinite(estimate.value) else surrogate_mean(design)
+    bernoulli = stop_saving(n, mean * (1 - mean), mean, design.N, target, regime)
+    if regime == FIXED:
+        return bernoulli
+    same = bernoulli.uniform_same * forecast_.uniform / max(bernoulli.uniform_fixed, 1.0)
+    return StopSaving(1 - n / max(same, 1.0), 1 - n / max(forecast_.uniform, 1), same, float(forecast_.uniform))
 
 
 def _skip_widening(estimate: Estimate, skips: SkipBound | None) -> tuple[float, float]:
