@@ -11,21 +11,14 @@ import pytest
 
 from core.cli import main
 from core.errors import InputError
-from core.surrogate.semantic import ItemTexts, get_backend
+from core.surrogate.semantic import get_backend
 from core.surrogate.semantic.served import ServedEmbeddingBackend
 from core.testing.embedding_server import MODEL_NAME, fail_next, served, stats
 from core.testing.local_server import free_port
+from tests.test_semantic_embedding import GROUPS  # the same texts the local backend is tested on
 
 pytestmark = pytest.mark.slow
 
-GROUPS = [
-    ItemTexts("Capital of France?", ["Paris", "paris.", "It's Paris, France", "Lyon"], "The Paris"),
-    ItemTexts(
-        "What does the vaccine study show?",
-        ["The vaccine is effective", "the vaccine is effective!", "Nothing"],
-        "Nothing at all",
-    ),
-]
 DATA = Path(__file__).parent / "data" / "app"
 
 
