@@ -107,12 +107,19 @@ class Item(Base):
 
 
 class Grade(Base):
-    """One grade as submitted; ``retracted_at`` is set by undo or a later change."""
+    """One grade as submitted; ``retracted_at`` is set by undo or a later change.
+
+    A grade is keyed by (project, position, target, criterion, grader): ``target`` names the model whose
+    response was graded where a project compares several ("" in a one-model project), ``criterion`` the
+    rubric question it answers ("" in a one-question project). Revision 0009 added both.
+    """
 
     __tablename__ = "grades"
     id: Mapped[int] = mapped_column(primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     position: Mapped[int] = mapped_column()
+    target: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), default="", server_default="")
+    criterion: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), default="", server_default="")
     value: Mapped[float] = mapped_column(Float)
     label: Mapped[str] = mapped_column(String(MAX_LABEL_CHARS))
     grader: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
