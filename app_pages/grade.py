@@ -49,12 +49,14 @@ def _act(press: dict[str, Any]) -> grade_actions.Outcome:
     """Carry out one press for the user signed in now (None when the session ended)."""
     actor = signin.user()
     action = press.get("action")
-    if action in ("grade", "skip", "comment"):
+    if action in ("grade", "skip", "comment", "flag"):
         showing = showings().match(press.get("token"), press.get("position"), press.get("item_id"))
         if showing is None:  # a press for an item no longer on this card: never moved to another one
             return grade_actions.Outcome("ignored", "ignored: that press was for an item no longer on screen")
         if action == "comment":
             return grade_actions.comment(store, actor, pid, showing.position, str(press.get("comment") or ""))
+        if action == "flag":  # the card stays: the grader grades or skips it still
+            return grade_actions.flag(store, actor, pid, showing.position, str(press.get("comment") or ""))
         if action == "skip":
             outcome = grade_actions.skip(store, actor, pid, showing.position)
         else:

@@ -48,6 +48,10 @@ class ProjectSettings:
     """core.stats.estimate method of the report ("default" is core.stats.estimate.DEFAULT_METHOD)."""
     overlap: float = 0.0
     """Share of items graded twice, for inter-grader agreement."""
+    audit_share: float = 0.0
+    """Share of the pool's items picked at random for a reviewer's audit once graded
+    (core.services.review.audit_positions): with the double-graded items, the random validation sample of
+    core.stats.validation. 0: the review queue holds disagreements and flags only."""
     sampling: dict[str, Any] | None = None
     """A request to sample the surrogate's answers first (core.jobs.sampling_job.SamplingSettings as a dict)."""
     external_images: bool = False
@@ -96,6 +100,12 @@ class ProjectSettings:
             f"use default or one of {', '.join(METHODS)}",
         )
         _check(_is_number(self.overlap) and 0 <= self.overlap <= 1, "overlap", self.overlap, "use a share from 0 to 1")
+        _check(
+            _is_number(self.audit_share) and 0 <= self.audit_share <= 1,
+            "audit_share",
+            self.audit_share,
+            "use a share of the items from 0 to 1",
+        )
         _check(
             self.planned_budget is None or (_is_int(self.planned_budget) and self.planned_budget >= 1),
             "planned_budget",

@@ -18,7 +18,7 @@
 const INSTANCES = new WeakMap();
 const ANSWER_TIMEOUT_MS = 15000;
 const NOTICE_MS = 4000; // how long a refused or kept press's message stays on screen
-const COMMANDS = { S: "skip", B: "back", U: "undo", Q: "queue" };
+const COMMANDS = { S: "skip", B: "back", U: "undo", Q: "queue", F: "flag" };
 const NAME_FIELD = 'input[aria-label^="Your name"]';
 
 function el(tag, attrs = {}, ...children) {
@@ -45,6 +45,7 @@ function keyList(data) {
     ["B", "back to my previous grade"],
     ["U", "undo my last grade"],
     ["Q", "back to the queue (when reviewing)"],
+    ["F", "flag the item for a reviewer (the comment box's text goes with it)"],
     ["C", "comment (Esc returns to the card)"],
     ["?", "show or hide this list"],
   ]);
@@ -117,6 +118,7 @@ function buildCard(inst, data) {
   }
   side.append(comment);
   side.append(button(inst, "Skip", "S", "skip", card.reviewing ? { disabled: true } : {}));
+  side.append(button(inst, "Flag for review", "F", "flag"));
   side.append(button(inst, "Back to my previous grade", "B", "back", data.can_back ? {} : { disabled: true }));
   side.append(button(inst, "Undo my last grade", "U", "undo", data.can_back ? {} : { disabled: true }));
   if (card.reviewing) side.append(button(inst, "Back to the queue", "Q", "queue"));
@@ -171,7 +173,7 @@ function refuse(inst, key, why) {
 // Why ``action`` cannot be sent for the card on screen now, or null when it can.
 function obstacle(inst, action) {
   const card = inst.data && inst.data.card;
-  if (action === "grade" || action === "skip" || action === "comment" || action === "queue") {
+  if (action === "grade" || action === "skip" || action === "comment" || action === "queue" || action === "flag") {
     if (!card) return "there is no item on the card";
   }
   const shownMs = inst.shownAt === null ? 0 : performance.now() - inst.shownAt;
@@ -185,7 +187,7 @@ function obstacle(inst, action) {
 // A key or click: sent now, kept until the press in flight is answered (a command), or refused on screen.
 function press(inst, key, action, label) {
   if (inst.pending !== null) {
-    if (action === "grade" || action === "comment") {
+    if (action === "grade" || action === "comment" || action === "flag") {
       refuse(inst, key, "the last press is not answered yet, and the next item is not on screen; press again once it is");
     } else {
       inst.queue.push({ key, action });

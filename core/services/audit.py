@@ -17,11 +17,12 @@ from core.inputs.io import spreadsheet_safe
 from core.services.auth import User
 from core.services.outcome import permitted
 from core.store import Store, accounts
+from core.store.reviews import FLAGGED, REVIEWED
 from core.store.store import COMMENTED, GRADE_CHANGED, SKIP, UNDO
 
 # event names the app records (sign_in / sign_in_failed come from core.services.auth; GRADE_CHANGED, UNDO,
-# COMMENTED and SKIP are written by the store in the transaction of the change itself)
-__all__ = ["COMMENTED", "GRADE_CHANGED", "SKIP", "UNDO", "record", "trail", "trail_csv"]
+# COMMENTED and SKIP, REVIEWED and FLAGGED are written by the store in the transaction of the change itself)
+__all__ = ["COMMENTED", "FLAGGED", "GRADE_CHANGED", "REVIEWED", "SKIP", "UNDO", "record", "trail", "trail_csv"]
 SETTINGS_CHANGED = "settings_changed"
 PROJECT_CREATED = "project_created"
 PROJECT_DELETED = "project_deleted"

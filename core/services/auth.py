@@ -1,10 +1,12 @@
 """Accounts and roles: who may do what, password hashing and sign-in.
 
-Three roles. ``admin`` creates projects, uploads, changes settings, exports,
+Four roles. ``admin`` creates projects, uploads, changes settings, exports,
 manages accounts and reads the audit trail, on every project. ``grader``
 grades the projects assigned to them, blind to their dashboards (a running
-estimate would bias the grades). ``viewer`` sees the dashboards of the
-projects assigned to them, nothing else. Both see the list of their projects. The permission matrix is data (``PERMISSIONS``), so the app, the tests
+estimate would bias the grades). ``viewer`` sees the dashboards and the record browser of the
+projects assigned to them, nothing else. ``reviewer`` settles the items of their projects' review
+queue (disagreements, flags, the audit share) and browses their records, blind to the dashboard
+too. All see the list of their projects. The permission matrix is data (``PERMISSIONS``), so the app, the tests
 and the docs read the same table.
 
 Passwords are stored only as salted argon2id hashes (argon2-cffi's
@@ -37,8 +39,8 @@ from core.store import Store, accounts
 
 logger = logging.getLogger(__name__)
 
-ADMIN, GRADER, VIEWER = "admin", "grader", "viewer"
-ROLES = (ADMIN, GRADER, VIEWER)
+ADMIN, GRADER, VIEWER, REVIEWER = "admin", "grader", "viewer", "reviewer"
+ROLES = (ADMIN, GRADER, VIEWER, REVIEWER)
 
 # Actions the app performs on behalf of a user. Project actions need the
 # project's membership unless the role has them on every project (admin).
@@ -53,6 +55,8 @@ EXPORT = "export"
 SIMULATE = "simulate"
 MANAGE_USERS = "manage_users"  # accounts, roles, project assignments
 VIEW_AUDIT = "view_audit"  # read and export the audit trail
+REVIEW = "review"  # settle items: disagreements, flags, the audit share (core.services.review)
+BROWSE = "browse"  # every item with its grades, comments and audit events (core.services.browser)
 ACTIONS = (
     VIEW_PROJECTS,
     CREATE_PROJECT,
@@ -65,12 +69,15 @@ ACTIONS = (
     SIMULATE,
     MANAGE_USERS,
     VIEW_AUDIT,
+    REVIEW,
+    BROWSE,
 )
 
 PERMISSIONS: Mapping[str, frozenset[str]] = {
     ADMIN: frozenset(ACTIONS),
     GRADER: frozenset({VIEW_PROJECTS, GRADE}),  # not the dashboard: a running estimate would bias their grades
-    VIEWER: frozenset({VIEW_PROJECTS, VIEW_DASHBOARD}),
+    VIEWER: frozenset({VIEW_PROJECTS, VIEW_DASHBOARD, BROWSE}),
+    REVIEWER: frozenset({VIEW_PROJECTS, REVIEW, BROWSE}),  # sees graders' grades, as a final grade needs
 }
 """role -> the actions it may perform (on the projects it may see)."""
 

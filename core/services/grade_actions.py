@@ -18,11 +18,11 @@ from core.scales import scale_from_settings
 from core.services import auth, grading, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
-from core.store import Store
+from core.store import Store, reviews
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["COMMENTED", "Outcome", "Refused", "acting_grader", "comment", "grade", "reopen", "skip", "undo"]
+__all__ = ["COMMENTED", "Outcome", "Refused", "acting_grader", "comment", "flag", "grade", "reopen", "skip", "undo"]
 
 
 def _logs_refusals(action: Callable[..., Outcome]) -> Callable[..., Outcome]:
@@ -116,6 +116,19 @@ def comment(store: Store, actor: auth.User | None, project_id: int, position: in
     if store.set_comment(project_id, position, grader.name, grading.check_comment(text)) is None:
         raise Refused("grade the item first; the comment is saved with the grade")
     return Outcome(COMMENTED, "comment saved", position)
+
+
+@_logs_refusals
+def flag(store: Store, actor: auth.User | None, project_id: int, position: int, note: str = "") -> Outcome:
+    """Send the item to the review queue (core.services.review) with the grader's note; the item stays theirs
+    to grade or skip. Only an item the grader holds or has graded: a flag is about what they were shown."""
+    grader = acting_grader(store, actor, project_id)
+    if store.grade_of(project_id, position, grader.name) is None and not reservations.hold(
+        store, project_id, position, grader.name
+    ):
+        raise Refused("flag an item on your card: this one is another grader's now")
+    reviews.add_flag(store, project_id, position, grader.name, grading.check_comment(note))
+    return Outcome(reviews.FLAGGED, "flagged for review", position)
 
 
 @_logs_refusals

@@ -63,14 +63,20 @@ LATE = (
 OVERLAP_SEED_OFFSET = 104_729  # keeps the overlap draw independent of the queue's order for the same seed
 
 
-@functools.lru_cache(maxsize=64)
-def overlap_positions(n_items: int, fraction: float, seed: int) -> frozenset[int]:
-    """The items chosen for double grading: round(fraction * n_items) positions drawn without replacement."""
+@functools.lru_cache(maxsize=128)
+def drawn_positions(n_items: int, fraction: float, seed: int) -> frozenset[int]:
+    """round(fraction * n_items) positions drawn without replacement with ``seed`` (a larger fraction keeps
+    the smaller's items): the double-graded share here, the audit share in core.services.review."""
     if not 0 <= fraction <= 1:
-        raise ValueError(f"overlap fraction {fraction} is not in [0, 1]")
+        raise ValueError(f"share {fraction} is not in [0, 1]")
     count = int(round(fraction * n_items))
-    rng = np.random.default_rng(seed + OVERLAP_SEED_OFFSET)
-    return frozenset(int(p) for p in rng.permutation(n_items)[:count])  # a larger fraction keeps the smaller's items
+    rng = np.random.default_rng(seed)
+    return frozenset(int(p) for p in rng.permutation(n_items)[:count])
+
+
+def overlap_positions(n_items: int, fraction: float, seed: int) -> frozenset[int]:
+    """The items chosen for double grading (``drawn_positions`` with the project's seed + OVERLAP_SEED_OFFSET)."""
+    return drawn_positions(n_items, fraction, seed + OVERLAP_SEED_OFFSET)
 
 
 def _second_grade(

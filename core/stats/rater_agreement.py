@@ -14,24 +14,25 @@ items graded by two or more graders measure how reliable the grading is:
   same item, for any number of graders and missing grades, computed by the
   ``krippendorff`` package at the scale's level of measurement.
 
-The rule for the estimate (``combine``): an item graded by several graders
-enters the estimate once, with the mean of its active grades. The estimand
-is then the pool's mean of the grade expected from a randomly chosen grader;
-averaging two grades only lowers the item's rater noise, so the stratified
-estimator stays unbiased and its variance estimate (which treats the mean as
-the item's one value) stays valid. core.store.Store.graded_positions applies
-the same rule in SQL.
+The rule for an item's final grade (``final_grades``, the one place it is decided; ``combine`` is it
+for one item): the grade a reviewer set (core.services.review) where there is one, otherwise the mean
+of the item's active grades. Each item enters the estimate once, with its final grade. The estimand is
+then the pool's mean final grade: the reviewed grade where a reviewer settled the item, the mean
+grader's grade elsewhere. Averaging two grades only lowers the item's rater noise, so the stratified
+estimator stays unbiased for the mean grader's grade and its variance estimate (which treats the final
+grade as the item's one value) stays valid; core.stats.validation corrects it towards the reviewed
+grade on a random reviewed sample. core.store.Store.graded_positions reads every project's final grades
+through ``final_grades``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import krippendorff
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 
 
 def summary(result: Agreement) -> str:
@@ -49,12 +50,26 @@ def summary(result: Agreement) -> str:
 KAPPA_WEIGHTS = {"nominal": None, "ordinal": "linear", "interval": "quadratic", "ratio": "quadratic"}
 
 
-def combine(grades: Iterable[float]) -> float:
-    """The value an item enters the estimate with: the mean of its grades."""
+def final_grades(positions: Iterable[int], values: Iterable[float], reviewed: Mapping[int, float]) -> dict[int, float]:
+    """Item position -> final grade: ``reviewed[p]`` where a reviewer set one, else the mean of the item's
+    ``values``. ``positions``/``values``: the active grades, one pair per grade, in grading order; the result
+    keeps the order of each item's first grade. A reviewed item without any grade is not graded (left out)."""
+    p = np.fromiter(positions, dtype=np.int64)
+    v = np.fromiter(values, dtype=float)
+    if p.size != v.size:
+        raise ValueError(f"{p.size} positions but {v.size} grades")
+    items, first, index = np.unique(p, return_index=True, return_inverse=True)
+    means = np.bincount(index, weights=v, minlength=items.size) / np.bincount(index, minlength=items.size)
+    order = np.argsort(first, kind="stable")
+    return {int(items[k]): float(reviewed.get(int(items[k]), means[k])) for k in order}
+
+
+def combine(grades: Iterable[float], reviewed: float | None = None) -> float:
+    """The final grade of one item (``final_grades``): ``reviewed`` if a reviewer set it, else the mean of its grades."""
     values = np.fromiter(grades, dtype=float)
     if values.size == 0:
         raise ValueError("an item needs at least one grade to enter the estimate")
-    return float(values.mean())
+    return final_grades(np.zeros(values.size, dtype=np.int64), values, {} if reviewed is None else {0: reviewed})[0]
 
 
 def cohen_kappa(first: Iterable[float], second: Iterable[float], level: str = "nominal") -> float:
@@ -68,6 +83,8 @@ def cohen_kappa(first: Iterable[float], second: Iterable[float], level: str = "n
         raise ValueError(f"{a.size} grades from the first rater but {b.size} from the second")
     if a.size < 2 or np.unique(np.concatenate([a, b])).size < 2:
         return float("nan")
+    from sklearn.metrics import cohen_kappa_score  # here: the store reads final_grades, and sklearn loads slowly
+
     # grades are floats in [0, 1]; sklearn wants discrete labels, so compare them as rounded strings
     return float(
         cohen_kappa_score(

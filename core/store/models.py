@@ -142,6 +142,40 @@ class Skip(Base):
     __table_args__ = (Index("ix_skips_project_position", "project_id", "position"),)
 
 
+class Review(Base):
+    """A reviewer's final grade of an item (core.services.review), keyed like a grade without its grader:
+    (project, position, target, criterion). A changed review retracts the earlier one (``retracted_at``)."""
+
+    __tablename__ = "reviews"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column()
+    target: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), default="", server_default="")
+    criterion: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), default="", server_default="")
+    value: Mapped[float] = mapped_column(Float)
+    label: Mapped[str] = mapped_column(String(MAX_LABEL_CHARS))
+    reviewer: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    retracted_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    __table_args__ = (Index("ix_reviews_project_position", "project_id", "position"),)
+
+
+class Flag(Base):
+    """An item a grader sent to review from the grading card, with their note (revision 0011)."""
+
+    __tablename__ = "flags"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column()
+    target: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), default="", server_default="")
+    criterion: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), default="", server_default="")
+    grader: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    __table_args__ = (Index("ix_flags_project_position", "project_id", "position"),)
+
+
 class User(Base):
     __tablename__ = "users"
     id: Mapped[int] = mapped_column(primary_key=True)

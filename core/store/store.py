@@ -28,7 +28,8 @@ from core.settings import ProjectSettings
 from core.store import json_codec
 from core.store.engine import database_url, make_engine
 from core.store.migrations import upgrade
-from core.store.models import AuditEvent, Grade, InputFile, Item, Project, Skip, aware, utcnow
+from core.stats.rater_agreement import final_grades
+from core.store.models import AuditEvent, Flag, Grade, InputFile, Item, Project, Review, Skip, aware, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -259,9 +260,9 @@ class Store:
             )
 
     def delete_project(self, project_id: int) -> None:
-        """Delete a project with its files, items, grades and skips."""
+        """Delete a project with its files, items, grades, skips, reviews and flags."""
         with self.session() as s, s.begin():
-            for table in (Skip, Grade, Item, InputFile):
+            for table in (Flag, Review, Skip, Grade, Item, InputFile):
                 s.execute(delete(table).where(table.project_id == project_id))
             s.execute(delete(Project).where(Project.id == project_id))
 
@@ -501,14 +502,36 @@ class Store:
         return pd.DataFrame.from_records(rows, columns=names)
 
     def graded_positions(self, project_id: int) -> dict[int, float]:
-        """Item position -> grade (mean over graders when several graded it), active grades only, in grading order."""
+        """Item position -> final grade (core.stats.rater_agreement.final_grades: the reviewed grade, else the
+        mean over its graders), active grades only, in grading order."""
         with self.session() as s:
             rows = s.execute(
-                select(Grade.position, func.avg(Grade.value))
+                select(Grade.position, Grade.value)
+                .where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
+                .order_by(Grade.id)
+            ).all()
+            reviewed = dict(
+                s.execute(
+                    select(Review.position, Review.value).where(
+                        Review.project_id == project_id,
+                        Review.retracted_at.is_(None),
+                        Review.target == "",
+                        Review.criterion == "",
+                    )
+                ).all()
+            )
+        return final_grades((p for p, _ in rows), (v for _, v in rows), reviewed)
+
+    def first_grades(self, project_id: int) -> dict[int, float]:
+        """Item position -> its first active grade (the one the validation correction compares with the final
+        grade: core.stats.validation), in grading order."""
+        with self.session() as s:
+            first = (
+                select(func.min(Grade.id))
                 .where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
                 .group_by(Grade.position)
-                .order_by(func.min(Grade.id))
-            ).all()
+            )
+            rows = s.execute(select(Grade.position, Grade.value).where(Grade.id.in_(first)).order_by(Grade.id)).all()
         return {int(p): float(v) for p, v in rows}
 
     def skipped_positions(self, project_id: int) -> set[int]:

@@ -1,0 +1,120 @@
+"""Reviewers' final grades and graders' flags: their SQL (tables ``reviews`` and ``flags``, revision 0011).
+
+A review is keyed (project, position, target, criterion): one active review per key, a changed one
+retracts the earlier row in the same transaction, which also writes its audit event, as the store does
+for grades (core.store.store.GRADE_EVENTS).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+from sqlalchemy import func, select, update
+
+from core.store.models import Flag, Grade, Review, utcnow
+
+if TYPE_CHECKING:
+    from core.store.store import Store
+
+REVIEWED, FLAGGED = "reviewed", "flagged"
+"""Audit events written with the review or the flag itself (actor: the reviewer, the grader)."""
+REVIEW_COLUMNS = ["id", "position", "target", "criterion", "value", "label", "reviewer", "note", "created_at"]
+FLAG_COLUMNS = ["id", "position", "target", "criterion", "grader", "note", "created_at"]
+
+
+def add_review(
+    store: Store,
+    project_id: int,
+    position: int,
+    *,
+    value: float,
+    label: str,
+    reviewer: str,
+    note: str = "",
+    target: str = "",
+    criterion: str = "",
+) -> int:
+    """Set the item's final grade (retracting an earlier review of the same key) with its audit event; its id."""
+    from core.store.store import _event
+
+    with store._writing("the review", project_id), store.session() as s, s.begin():
+        now = utcnow()
+        earlier = s.scalars(
+            update(Review)
+            .where(
+                Review.project_id == project_id,
+                Review.position == position,
+                Review.target == target,
+                Review.criterion == criterion,
+                Review.retracted_at.is_(None),
+            )
+            .values(retracted_at=now)
+            .returning(Review.label)
+        ).all()
+        review = Review(
+            project_id=project_id,
+            position=position,
+            target=target,
+            criterion=criterion,
+            value=float(value),
+            label=label,
+            reviewer=reviewer,
+            note=note,
+            created_at=now,
+        )
+        s.add(review)
+        s.flush()
+        detail = {"target": target, "criterion": criterion} if target or criterion else {}
+        _event(
+            s, reviewer, REVIEWED, project_id, position=position, before=earlier[-1] if earlier else None, after=label,
+            **detail,
+        )
+        return review.id
+
+
+def reviews(store: Store, project_id: int, positions: list[int] | None = None) -> pd.DataFrame:
+    """Active reviews, oldest first (of ``positions`` when given): REVIEW_COLUMNS."""
+    query = select(*(getattr(Review, c) for c in REVIEW_COLUMNS)).where(
+        Review.project_id == project_id, Review.retracted_at.is_(None)
+    )
+    if positions is not None:
+        query = query.where(Review.position.in_(positions))
+    with store.session() as s:
+        rows = s.execute(query.order_by(Review.id)).all()
+    return pd.DataFrame.from_records(rows, columns=REVIEW_COLUMNS)
+
+
+def add_flag(store: Store, project_id: int, position: int, grader: str, note: str = "") -> int:
+    """Record that ``grader`` sent the item to review, with its audit event; the flag's id."""
+    from core.store.store import _event
+
+    with store._writing("the flag", project_id), store.session() as s, s.begin():
+        flag = Flag(project_id=project_id, position=position, grader=grader, note=note)
+        s.add(flag)
+        s.flush()
+        _event(s, grader, FLAGGED, project_id, position=position, note=note)
+        return flag.id
+
+
+def flags(store: Store, project_id: int, positions: list[int] | None = None) -> pd.DataFrame:
+    """Flags, oldest first (of ``positions`` when given): FLAG_COLUMNS."""
+    query = select(*(getattr(Flag, c) for c in FLAG_COLUMNS)).where(Flag.project_id == project_id)
+    if positions is not None:
+        query = query.where(Flag.position.in_(positions))
+    with store.session() as s:
+        rows = s.execute(query.order_by(Flag.id)).all()
+    return pd.DataFrame.from_records(rows, columns=FLAG_COLUMNS)
+
+
+def disagreements(store: Store, project_id: int) -> list[int]:
+    """Positions whose active grades differ (the grades of one target and criterion), oldest grade first."""
+    with store.session() as s:
+        rows = s.execute(
+            select(Grade.position)
+            .where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
+            .group_by(Grade.position, Grade.target, Grade.criterion)
+            .having(func.min(Grade.value) != func.max(Grade.value))
+            .order_by(func.min(Grade.id))
+        ).all()
+    return list(dict.fromkeys(int(p) for (p,) in rows))

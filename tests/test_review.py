@@ -1,0 +1,133 @@
+"""core.services.review and the final-grade rule: the queue (disagreements, flags, audit share), settling
+an item (permission, own grades, audit trail), final grades everywhere the estimate reads them, and the
+validation sample."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.errors import InputError
+from core.services import audit, auth, grade_actions, reservations, review
+from core.services.project import create_project, start_preparation
+from core.settings import ProjectSettings
+from core.stats.allocation import design_from_items
+from core.stats.rater_agreement import combine, final_grades
+from core.store import Store, accounts
+from core.store import reviews as review_rows
+
+DATA = Path(__file__).parent / "data" / "app"
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def world(tmp_path):
+    store = Store.open(f"sqlite:///{tmp_path / 'r.db'}")
+    files = [(n, (DATA / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, "P", *files, start=False)
+    start_preparation(store, pid, wait=True)
+    people = {}
+    for name, role in (("ann", auth.GRADER), ("bob", auth.GRADER), ("rita", auth.REVIEWER), ("val", auth.VIEWER)):
+        people[name] = auth.create_account(store, name, role, password=PASSWORD)
+        accounts.assign(store, pid, people[name].id)
+    design = design_from_items(store.load_items(pid), stratify_by=None)
+    return store, pid, people, design
+
+
+def grade(store, pid, position, grader, label):
+    """A grade as the grading card stores it (reserved first, as the expiry rule wants)."""
+    assert reservations.hold(store, pid, position, grader) or store.grade_of(pid, position, grader) is not None
+    reservations.grade(store, pid, position, ProjectSettings().grading_scale, label, grader)
+
+
+def test_the_final_grade_is_the_review_else_the_mean():
+    assert final_grades([3, 1, 3], [1.0, 0.0, 0.0], {}) == {3: 0.5, 1: 0.0}
+    assert list(final_grades([3, 1, 3], [1.0, 0.0, 0.0], {})) == [3, 1]  # order of each item's first grade
+    assert final_grades([3, 1, 3], [1.0, 0.0, 0.0], {3: 1.0, 9: 0.0}) == {3: 1.0, 1: 0.0}  # 9: never graded
+    assert combine([1.0, 0.0]) == 0.5 and combine([1.0, 0.0], reviewed=0.0) == 0.0
+
+
+def test_disagreements_and_flags_come_to_review_and_a_review_settles_them(world):
+    store, pid, people, _ = world
+    store.update_settings(pid, {"overlap": 1.0})
+    grade(store, pid, 0, "ann", "Correct")
+    grade(store, pid, 0, "bob", "Incorrect")  # a disagreement
+    grade(store, pid, 1, "ann", "Correct")
+    grade(store, pid, 1, "bob", "Correct")  # agreement: not queued
+    grade(store, pid, 2, "ann", "Correct")
+    grade_actions.flag(store, people["ann"], pid, 2, "the reference looks wrong")
+    entries = review.queue(store, people["rita"], pid)
+    assert [(e.position, e.reasons) for e in entries] == [(2, (review.FLAGGED,)), (0, (review.DISAGREEMENT,))]
+    shown = review.item(store, people["rita"], pid, 0)
+    assert sorted(shown.grades["grader"]) == ["ann", "bob"] and shown.review is None
+    assert store.graded_positions(pid)[0] == 0.5  # the mean until reviewed
+    outcome = review.settle(store, people["rita"], pid, 0, "Incorrect", note="the answer is 41")
+    assert outcome.status == "reviewed"
+    assert store.graded_positions(pid)[0] == 0.0  # the reviewed grade is final
+    assert [e.position for e in review.queue(store, people["rita"], pid)] == [2]
+    assert review.item(store, people["rita"], pid, 0).review["note"] == "the answer is 41"
+    review.settle(store, people["rita"], pid, 0, "Correct")  # a changed review replaces the first
+    assert store.graded_positions(pid)[0] == 1.0 and len(review_rows.reviews(store, pid, [0])) == 1
+    events = audit.trail(store, pid)
+    reviewed = events[events["action"] == audit.REVIEWED]["detail"].tolist()
+    assert [(d["before"], d["after"]) for d in reviewed] == [(None, "Incorrect"), ("Incorrect", "Correct")]
+    assert (events["action"] == audit.FLAGGED).sum() == 1
+
+
+def test_only_reviewers_and_admins_settle_and_never_their_own_grades(world):
+    store, pid, people, _ = world
+    grade(store, pid, 0, "ann", "Correct")
+    for who in ("ann", "val"):
+        with pytest.raises(grade_actions.Refused, match="may not review"):
+            review.settle(store, people[who], pid, 0, "Incorrect")
+        with pytest.raises(grade_actions.Refused):
+            review.queue(store, people[who], pid)
+    admin = auth.create_account(store, "ada", auth.ADMIN, password=PASSWORD)
+    grade(store, pid, 1, "ada", "Correct")
+    with pytest.raises(grade_actions.Refused, match="graded this item yourself"):
+        review.settle(store, admin, pid, 1, "Incorrect")
+    with pytest.raises(grade_actions.Refused, match="no grade yet"):
+        review.settle(store, admin, pid, 5, "Incorrect")
+    with pytest.raises(grade_actions.Refused, match="not a grade"):
+        review.settle(store, admin, pid, 0, "Maybe")
+    assert review.settle(store, admin, pid, 0, "Incorrect").status == "reviewed"
+    other = store.create_project("other", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    with pytest.raises(grade_actions.Refused, match="not assigned"):
+        review.queue(store, people["rita"], other)
+
+
+def test_a_flag_needs_the_item_on_the_graders_card(world):
+    store, pid, people, _ = world
+    assert reservations.hold(store, pid, 4, "bob")
+    with pytest.raises(grade_actions.Refused, match="another grader"):
+        grade_actions.flag(store, people["ann"], pid, 4)
+    assert grade_actions.flag(store, people["bob"], pid, 4, "unclear prompt").status == review_rows.FLAGGED
+    with pytest.raises(InputError, match="comment"):
+        grade_actions.flag(store, people["bob"], pid, 4, "x" * 6000)
+
+
+def test_the_audit_share_is_a_validated_setting_and_queues_graded_items(world):
+    store, pid, people, _ = world
+    with pytest.raises(InputError, match="audit_share"):
+        ProjectSettings().with_changes({"audit_share": 1.5})
+    store.update_settings(pid, {"audit_share": 1.0})
+    grade(store, pid, 3, "ann", "Correct")
+    assert [(e.position, e.reasons) for e in review.queue(store, people["rita"], pid)] == [(3, (review.AUDIT,))]
+    assert review.audit_positions(100, 0.2, 0) != reservations.overlap_positions(100, 0.2, 0)
+    assert len(review.audit_positions(100, 0.2, 0)) == 20
+
+
+def test_the_validation_sample_is_the_checked_random_items(world):
+    store, pid, people, design = world
+    store.update_settings(pid, {"overlap": 1.0})
+    for position in range(design.N):
+        grade(store, pid, position, "ann", "Correct")
+    grade(store, pid, 0, "bob", "Incorrect")
+    grade(store, pid, 1, "bob", "Correct")
+    review.settle(store, people["rita"], pid, 0, "Incorrect")
+    assert review.validation_finals(store, pid) == {0: 0.0, 1: 1.0}
+    result = review.validated(store, pid, design)
+    assert result.validation == 2
+    # first grades all 1: the design estimate is 1; the validation says first grades overstate by half
+    assert result.correction == pytest.approx(-0.5, abs=0.2) and result.value < 1.0
