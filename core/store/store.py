@@ -25,10 +25,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from core.errors import InputError, NotSaved
 from core.settings import ProjectSettings
+from core.stats.rater_agreement import final_grades
 from core.store import json_codec
 from core.store.engine import database_url, make_engine
 from core.store.migrations import upgrade
-from core.stats.rater_agreement import final_grades
 from core.store.models import AuditEvent, Flag, Grade, InputFile, Item, Project, Review, Skip, aware, utcnow
 
 logger = logging.getLogger(__name__)

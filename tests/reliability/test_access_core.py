@@ -3,7 +3,8 @@
 The expected table is written here from the issue's words, independently of
 core.services.auth.PERMISSIONS: admin creates projects, uploads, changes settings,
 exports (and manages the team); a grader grades the projects assigned to
-them (blind to the running estimate); a viewer sees dashboards only.
+them (blind to the running estimate); a viewer sees dashboards and browses records; a reviewer
+settles the review queue and browses records (issue 31), blind to the estimate too.
 """
 
 from __future__ import annotations
@@ -17,19 +18,21 @@ from core.store import Store, accounts
 
 PASSWORD = "a long enough password"
 
-# action -> (admin, grader, viewer), for a project the grader/viewer is assigned to
+# action -> (admin, grader, viewer, reviewer), for a project the grader/viewer/reviewer is assigned to
 EXPECTED = {
-    auth.VIEW_PROJECTS: (True, True, True),
-    auth.CREATE_PROJECT: (True, False, False),
-    auth.PREPARE_PROJECT: (True, False, False),
-    auth.CHANGE_SETTINGS: (True, False, False),
-    auth.DELETE_PROJECT: (True, False, False),
-    auth.GRADE: (True, True, False),
-    auth.VIEW_DASHBOARD: (True, False, True),  # graders grade blind to the running estimate
-    auth.EXPORT: (True, False, False),
-    auth.SIMULATE: (True, False, False),
-    auth.MANAGE_USERS: (True, False, False),
-    auth.VIEW_AUDIT: (True, False, False),
+    auth.VIEW_PROJECTS: (True, True, True, True),
+    auth.CREATE_PROJECT: (True, False, False, False),
+    auth.PREPARE_PROJECT: (True, False, False, False),
+    auth.CHANGE_SETTINGS: (True, False, False, False),
+    auth.DELETE_PROJECT: (True, False, False, False),
+    auth.GRADE: (True, True, False, False),
+    auth.VIEW_DASHBOARD: (True, False, True, False),  # graders grade blind to the running estimate
+    auth.EXPORT: (True, False, False, False),
+    auth.SIMULATE: (True, False, False, False),
+    auth.MANAGE_USERS: (True, False, False, False),
+    auth.VIEW_AUDIT: (True, False, False, False),
+    auth.REVIEW: (True, False, False, True),
+    auth.BROWSE: (True, False, True, True),
 }
 
 
@@ -39,7 +42,7 @@ def world(tmp_path_factory):
     mine = store.create_project("mine", {}, {"pool": ("pool.jsonl", b"{}\n")})
     other = store.create_project("other", {}, {"pool": ("pool.jsonl", b"{}\n")})
     users = {role: auth.create_account(store, role, role, password=PASSWORD) for role in auth.ROLES}
-    for role in (auth.GRADER, auth.VIEWER):
+    for role in (auth.GRADER, auth.VIEWER, auth.REVIEWER):
         accounts.assign(store, mine, users[role].id)
     signed_in = {role: auth.sign_in(store, role, PASSWORD) for role in auth.ROLES}  # as the app gets them
     assert signed_in == users

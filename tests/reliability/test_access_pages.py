@@ -29,11 +29,14 @@ PAGES = {
     "Export": "app_pages/export.py",
     "Simulate": "app_pages/simulate.py",
     "Team": "app_pages/team.py",
+    "Review": "app_pages/review.py",
+    "Records": "app_pages/records.py",
 }
 ALLOWED = {  # from the issue: admin everything; grader grades; viewer dashboard only (both list their projects)
     auth.ADMIN: set(PAGES),
     auth.GRADER: {"Projects", "Grade"},  # not the dashboard: grading stays blind to the running estimate
-    auth.VIEWER: {"Projects", "Dashboard"},
+    auth.VIEWER: {"Projects", "Dashboard", "Records"},
+    auth.REVIEWER: {"Projects", "Review", "Records"},  # blind to the estimate, as graders
 }
 PASSWORD = "a long enough password"
 
@@ -51,7 +54,7 @@ def world(tmp_path_factory):
     other = create_project(store, "Other", upload("pool.jsonl"), upload("samples.jsonl"), start=False)
     start_preparation(store, other, wait=True)
     users = {role: auth.create_account(store, f"{role}-1", role, password=PASSWORD) for role in auth.ROLES}
-    for role in (auth.GRADER, auth.VIEWER):
+    for role in (auth.GRADER, auth.VIEWER, auth.REVIEWER):
         accounts.assign(store, pid, users[role].id)
     return url, store, pid, other, users
 

@@ -1,0 +1,87 @@
+"""The record browser: every item of a project, filtered, sorted and paged, one item's whole record, and
+the filtered set exported with its texts. For admins, viewers and reviewers (auth.BROWSE), each call
+checking the user again (core.services.outcome.permitted); the export is audited.
+
+The filtering, sorting and paging are SQL (core.store.records), so a page of a pool of 10^5 items
+costs the database one indexed query and returns only its rows (benchmarks/browser.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from core.inputs.io import spreadsheet_safe
+from core.services import audit, auth
+from core.services.outcome import Refused, permitted
+from core.store import Store, records, reviews
+from core.store.records import RecordFilter, RecordPage
+
+__all__ = ["RecordFilter", "RecordPage", "ItemRecord", "page", "record", "export_csv"]
+
+
+def page(
+    store: Store,
+    actor: auth.User | None,
+    project_id: int,
+    filters: RecordFilter,
+    *,
+    sort: str = "position",
+    descending: bool = False,
+    number: int = 1,
+    size: int = 50,
+) -> RecordPage:
+    """Page ``number`` (from 1) of ``size`` rows of the filtered set (core.store.records.page)."""
+    permitted(store, actor, auth.BROWSE, project_id)
+    if number < 1:
+        raise Refused("pages are numbered from 1")
+    try:
+        return records.page(
+            store, project_id, filters, sort=sort, descending=descending, offset=(number - 1) * size, limit=size
+        )
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class ItemRecord:
+    """One item's whole record: the item, all its grades (retracted ones with ``retracted_at``), its
+    reviews, flags and the audit events about it."""
+
+    item: dict[str, Any]
+    grades: pd.DataFrame
+    reviews: pd.DataFrame
+    flags: pd.DataFrame
+    events: pd.DataFrame
+
+
+def record(store: Store, actor: auth.User | None, project_id: int, position: int) -> ItemRecord:
+    """The item at ``position`` with everything recorded about it."""
+    permitted(store, actor, auth.BROWSE, project_id)
+    try:
+        item = store.item(project_id, position)
+    except KeyError:
+        raise Refused("no such item") from None
+    return ItemRecord(
+        item=item,
+        grades=records.item_grades(store, project_id, position),
+        reviews=reviews.reviews(store, project_id, [position]),
+        flags=reviews.flags(store, project_id, [position]),
+        events=records.item_events(store, project_id, position),
+    )
+
+
+def export_csv(store: Store, actor: auth.User | None, project_id: int, filters: RecordFilter) -> bytes:
+    """The filtered set as CSV (UTF-8), one row per item with its whole prompt and response, every text
+    cell made inert for spreadsheets; audited as an export of the browser's selection."""
+    user = permitted(store, actor, auth.BROWSE, project_id)
+    rows = pd.DataFrame.from_records(list(records.export_rows(store, project_id, filters)), columns=records.RECORD_COLUMNS)
+    audit.record(store, user, audit.EXPORTED, project_id, what="records", filters=_described(filters), rows=len(rows))
+    return rows.map(spreadsheet_safe).to_csv(index=False).encode("utf-8")
+
+
+def _described(filters: RecordFilter) -> dict[str, Any]:
+    """The filters that are on, for the audit event."""
+    return {k: v for k, v in vars(filters).items() if v not in (None, "")}
