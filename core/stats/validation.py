@@ -26,7 +26,8 @@ V_st(y) the stratified variance of the first grades (core.stats.estimate), d_i =
 graded items, so the two terms covary: Cov = sum_h W_h^2 S_{yd,h} / n_h. Under grader error that
 covariance is negative (a grade wrongly 1 has d = -1), so leaving it out, as here, widens the
 interval; it also absorbs the bias left by items both graders got wrong alike, which no review of
-disagreements sees (benchmarks/review.md measures both). The interval is theta +- t_{m-1} sqrt(V),
+disagreements sees (a first version with the covariance and a normal quantile covered the true mean in
+0.92 of replications at n = 200 on benchmarks/review.py's goal pool; this one in 0.95). The interval is theta +- t_{m-1} sqrt(V),
 cut to [0, 1]: few validation items make a t quantile the honest one.
 
 The estimand is the pool's mean final grade: the reviewed grade where a reviewer set one, the mean
