@@ -36,6 +36,8 @@ PAGES = [
     st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
     st.Page("app_pages/simulate.py", title="Simulate", icon=":material/science:"),
     st.Page("app_pages/team.py", title="Team", icon=":material/group:"),
+    st.Page("app_pages/review.py", title="Review", icon=":material/gavel:"),
+    st.Page("app_pages/records.py", title="Records", icon=":material/table_rows:"),
 ]
 
 

@@ -114,7 +114,7 @@ def project_section() -> None:
     assigned = {u.name for u in accounts.members(store, project.id)}
     with st.form(f"members_{project.id}"):
         chosen = st.multiselect(
-            "Graders and viewers assigned to this project (admins see every project)",
+            "Graders, reviewers and viewers assigned to this project (admins see every project)",
             choices,
             default=[n for n in choices if n in assigned],
             key=f"members_choice_{project.id}",
@@ -127,10 +127,21 @@ def project_section() -> None:
             value=float(project.settings["overlap"]),
             key=f"overlap_{project.id}",
         )
+        audit_share = st.slider(
+            "Share of items a reviewer audits once graded (with the double-graded share, the random sample "
+            "that corrects the estimate for graders' errors)",
+            0.0,
+            0.5,
+            step=0.05,
+            value=float(project.settings["audit_share"]),
+            key=f"audit_share_{project.id}",
+        )
         if st.form_submit_button("Save"):
             try:
                 team.set_members(store, admin, project.id, chosen)
-                project_actions.change_settings(store, admin, project.id, {"overlap": overlap})
+                project_actions.change_settings(
+                    store, admin, project.id, {"overlap": overlap, "audit_share": audit_share}
+                )
             except (InputError, Refused) as exc:
                 st.error(str(exc))
                 return
@@ -152,7 +163,10 @@ def project_section() -> None:
         "–" if math.isnan(result.alpha) else f"{result.alpha:.2f}",
         help=f"all grades of the double-graded items, {level} level",
     )
-    st.caption("An item graded by several graders enters the estimate with the mean of its grades.")
+    st.caption(
+        "An item graded by several graders enters the estimate with its final grade: a reviewer's where one "
+        "settled it (the Review page), else the mean of its grades."
+    )
 
 
 def audit_section() -> None:

@@ -35,6 +35,8 @@ PAGE_ACTIONS = {
     "Export": auth.EXPORT,
     "Simulate": auth.SIMULATE,
     "Team": auth.MANAGE_USERS,
+    "Review": auth.REVIEW,
+    "Records": auth.BROWSE,
 }
 """Page title -> the action a user needs to see the page; a page missing here is shown to nobody."""
 

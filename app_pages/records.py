@@ -1,0 +1,98 @@
+"""Records: every item of the project, filtered, searched, sorted and paged by the database
+(core.services.browser), one item's whole record (grades, reviews, flags, audit events), and the filtered
+set as CSV with prompt and response. For admins, viewers and reviewers."""
+
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from core.inputs.markup import one_line_plain, safe_markdown
+from core.scales import scale_from_settings
+from core.services import auth, browser
+from core.services.browser import RecordFilter
+from core.services.outcome import Refused
+from core.store.records import SORTS
+from ui import signin, state
+
+store = state.store()
+project = state.require_ready_project()
+viewer = signin.require(auth.BROWSE, project.id)
+st.title("Records")
+ANY = "any"
+PAGE_SIZES = (25, 50, 100, 250)
+
+
+def either(label: str, key: str) -> bool | None:
+    """A yes / no / any choice: True, False or None (filter off)."""
+    chosen = st.selectbox(label, (ANY, "yes", "no"), key=f"records_{key}")
+    return None if chosen == ANY else chosen == "yes"
+
+
+with st.expander("Filters", expanded=True):
+    cols = st.columns(5)
+    with cols[0]:
+        strata = st.selectbox("Stratum", [ANY, *range(len(store.stratum_sizes(project.id)))], key="records_stratum")
+        graded = either("Graded", "graded")
+    with cols[1]:
+        labels = [c.label for c in scale_from_settings(project.settings).choices]
+        label = st.selectbox("Grade", [ANY, *labels], key="records_label")
+        grader = st.text_input("Grader (exact name)", key="records_grader")
+    with cols[2]:
+        commented, skipped = either("Commented", "commented"), either("Skipped", "skipped")
+    with cols[3]:
+        disagreement, reviewed = either("Grades disagree", "disagreement"), either("Reviewed", "reviewed")
+    with cols[4]:
+        flagged = either("Flagged", "flagged")
+        search = st.text_input("Search prompt and response", key="records_search")
+filters = RecordFilter(
+    stratum=None if strata == ANY else int(strata),
+    graded=graded,
+    label=None if label == ANY else label,
+    grader=grader.strip() or None,
+    commented=commented,
+    skipped=skipped,
+    disagreement=disagreement,
+    reviewed=reviewed,
+    flagged=flagged,
+    search=search,
+)
+cols = st.columns([2, 1, 1, 1])
+sort = cols[0].selectbox("Sort by", SORTS, key="records_sort")
+descending = cols[1].toggle("Descending", key="records_descending")
+size = cols[2].selectbox("Rows per page", PAGE_SIZES, index=1, key="records_size")
+number = cols[3].number_input("Page", min_value=1, value=1, step=1, key="records_page")
+try:
+    shown = browser.page(store, viewer, project.id, filters, sort=sort, descending=descending, number=number, size=size)
+except Refused as exc:
+    st.error(f"Not allowed: {exc}.")
+    st.stop()
+pages = max(1, math.ceil(shown.total / size))
+st.caption(f"{shown.total:,} items match; page {number:,} of {pages:,}.")
+st.dataframe(shown.rows, hide_index=True, width="stretch")
+if st.button("Prepare the CSV of these items (with prompt and response)", key="records_prepare"):
+    st.session_state["records_csv"] = browser.export_csv(store, signin.user(), project.id, filters)
+if st.session_state.get("records_csv"):
+    st.download_button("Download records (CSV)", st.session_state["records_csv"], "activegrade-records.csv", "text/csv")
+
+st.subheader("One item's record")
+choices = shown.rows["position"].tolist()
+if not choices:
+    st.stop()
+position = st.selectbox("Item (position)", choices, key="records_item")
+record = browser.record(store, viewer, project.id, int(position))
+st.markdown(f"**Item {one_line_plain(str(record.item.get('id', '')))}**, stratum {record.item.get('stratum')}")
+for field in ("prompt", "reference", "response"):
+    value = record.item.get(field)
+    if isinstance(value, str) and value:
+        st.markdown(f"*{field.capitalize()}*")
+        st.markdown(safe_markdown(value))
+for title, table in (
+    ("Grades (retracted ones have retracted_at)", record.grades),
+    ("Reviews", record.reviews),
+    ("Flags", record.flags),
+    ("Audit events", record.events),
+):
+    st.markdown(f"**{title}**")
+    st.dataframe(table, hide_index=True, width="stretch")
