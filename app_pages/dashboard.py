@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from core.scales import scale_from_settings
-from core.services import auth
+from core.services import auth, review
 from core.services.progress import (
     IDLE_GAP_S,
     counted,
@@ -26,6 +26,7 @@ from core.services.tracking import PATH_NOTE, current_estimate
 from core.stats.estimate import DEFAULT_METHOD, METHODS
 from core.stats.rater_agreement import agreement, summary
 from core.stats.skips import skip_bound
+from core.stats.validation import MIN_VALIDATION
 from ui import access, plan, signin, state
 from ui.charts import path_chart
 
@@ -93,6 +94,23 @@ def pace_row(grades, reading: Reading) -> None:
         )
 
 
+def validated_row(design) -> None:
+    """The estimate corrected for graders' errors on the random reviewed sample, where the project has one."""
+    settings = project.settings
+    if not (settings["overlap"] or settings["audit_share"]):
+        return
+    v = review.validated(store, project.id, design)
+    if v.validation < MIN_VALIDATION or v.value != v.value:
+        st.caption("Corrected for graders' errors: waiting for double-graded or audited items to be checked.")
+        return
+    st.caption(
+        f"Corrected for graders' errors: **{v.value:.3f}**, {v.level:.0%} interval {v.ci_low:.3f} – "
+        f"{v.ci_high:.3f} (first grades corrected by {v.correction:+.3f}, measured on {v.validation:,} "
+        "random double-graded or audited items with disagreements reviewed). The estimand: the reviewed "
+        "grade where a reviewer settled an item, the mean grader's grade elsewhere."
+    )
+
+
 @st.fragment(run_every=REFRESH_S)
 def live() -> None:
     """Re-reads the grades every few seconds, so the page follows graders working elsewhere; and the
@@ -133,6 +151,7 @@ def live() -> None:
         percent(reading.saving.fixed_n) if reading.saving_known else "withheld",
         help=saving_words(reading),
     )
+    validated_row(design)
     pace_row(grades, reading)
     st.subheader("Estimate against the number of grades")
     st.altair_chart(path_chart(plan.estimate_path_of(project, graded, method)), width="stretch")

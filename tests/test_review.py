@@ -131,3 +131,26 @@ def test_the_validation_sample_is_the_checked_random_items(world):
     assert result.validation == 2
     # first grades all 1: the design estimate is 1; the validation says first grades overstate by half
     assert result.correction == pytest.approx(-0.5, abs=0.2) and result.value < 1.0
+
+
+def test_the_report_states_the_estimand_and_reads_final_grades(world):
+    from core.exports.project_export import report_data
+    from core.exports.report import ESTIMAND, report_markdown
+
+    store, pid, people, design = world
+    store.update_settings(pid, {"overlap": 1.0})
+    for position in range(design.N):
+        grade(store, pid, position, "ann", "Correct")
+    grade(store, pid, 0, "bob", "Incorrect")
+    grade(store, pid, 1, "bob", "Incorrect")
+    review.settle(store, people["rita"], pid, 0, "Incorrect")
+    data = report_data(store, store.project(pid), design)
+    assert data["review"]["estimand"] == ESTIMAND and data["review"]["reviewed_items"] == 1
+    assert {r["grader"]: r["agree_with_review"] for r in data["review"]["graders_vs_review"]} == {
+        "ann": 0.0,
+        "bob": 1.0,
+    }
+    assert data["review"]["validated"]["validation_items"] == 2
+    # the recomputed stratified estimate uses the final grades: item 0 at 0 (reviewed), item 1 at 0.5 (mean)
+    assert data["estimate"]["value"] == pytest.approx(data["recompute"]["value"])
+    assert "Estimand: " in report_markdown(data) and "Corrected for graders' errors: **" in report_markdown(data)

@@ -19,6 +19,7 @@ import pandas as pd
 from core.errors import InputError
 from core.exports.report import grades_csv, grades_jsonl, grades_parquet, grades_table, report, report_markdown
 from core.exports.report_html import report_html
+from core.services import review
 from core.services.tracking import current_estimate
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
@@ -93,7 +94,16 @@ def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str,
     if result.n == 0:
         return None
     skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project.id))
-    return report(project, design, result, store.input_files(project.id), store.grades(project.id), skips)
+    return report(
+        project,
+        design,
+        result,
+        store.input_files(project.id),
+        store.grades(project.id),
+        skips,
+        reviewed=store.reviewed_grades(project.id),
+        validated=review.validated(store, project.id, design),
+    )
 
 
 def report_bytes(data: dict[str, Any], fmt: str) -> bytes:

@@ -14,8 +14,10 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 import core
@@ -37,9 +39,10 @@ from core.stats.allocation import Design
 from core.stats.confseq import anytime_interval
 from core.stats.design import planned_budget
 from core.stats.estimate import Estimate, estimate
-from core.stats.rater_agreement import agreement
+from core.stats.rater_agreement import agreement, final_grades
 from core.stats.skips import SkipBound
 from core.stats.stopping import ANYTIME, FIXED
+from core.stats.validation import Validated
 from core.store import ProjectInfo, json_safe
 
 EXPORT_COLUMNS = [
@@ -188,17 +191,23 @@ def report(
     input_files: dict[str, tuple[str, bytes]],
     grades: pd.DataFrame,
     skips: SkipBound | None = None,
+    reviewed: Mapping[int, float] | None = None,
+    validated: Validated | None = None,
 ) -> dict[str, Any]:
     """Everything needed to read and reproduce the result: method, estimate, interval, stopping rule,
     strata, savings, graders and their agreement, skips (per stratum and their worst-case bound,
-    `core.stats.skips`), settings, seed, the input files by name and SHA-256, the estimate's path, and the
-    stratified estimate recomputed by RECOMPUTE_FORMULA. ``grades``: the active grades (``Store.grades``)."""
+    `core.stats.skips`), review (the estimand, reviewed items, each grader's agreement with the reviewed
+    grades, the estimate corrected on the validation sample: ``validated``), settings, seed, the input files
+    by name and SHA-256, the estimate's path, and the stratified estimate recomputed by RECOMPUTE_FORMULA.
+    ``grades``: the active grades (``Store.grades``); ``reviewed``: position -> reviewed grade."""
     saving = result.saving
     grades = (
         pd.DataFrame(columns=["position", "grader", "value", "seconds", "created_at"]) if grades is None else grades
     )
-    item_grades = grades.groupby("position", sort=False)["value"].mean()
-    positions, values = item_grades.index.to_numpy(dtype=int), item_grades.to_numpy(dtype=float)
+    reviewed = reviewed or {}
+    item_grades = final_grades(grades["position"], grades["value"], reviewed)
+    positions = np.fromiter(item_grades, dtype=int, count=len(item_grades))
+    values = np.fromiter(item_grades.values(), dtype=float, count=len(item_grades))
     stratified = estimate(design, positions, values, method="stratified", level=result.level)
     n0 = planned_budget(project.settings, design.N)
     anytime = anytime_interval(design, positions, values, n0) if len(positions) else None
@@ -272,6 +281,7 @@ def report(
             },
             "strata": result.strata.to_dict(orient="records"),
             "graders": _graders(grades, project.settings),
+            "review": _review(grades, reviewed, validated),
             "skips": None
             if skips is None
             else {
@@ -382,6 +392,65 @@ def stopping_line(rule: dict[str, Any]) -> str:
     return line
 
 
+ESTIMAND = (
+    "the pool's mean final grade: the grade a reviewer set where one settled the item, the mean of the "
+    "graders' grades where none did (core.stats.rater_agreement.final_grades)"
+)
+
+
+def _review(grades: pd.DataFrame, reviewed: Mapping[int, float], validated: Validated | None) -> dict[str, Any]:
+    """The estimand, the reviewed items, each grader's agreement with the reviewed grades (the share of
+    their grades of reviewed items equal to the final grade), and the validated estimate where it exists."""
+    final = grades["position"].map(reviewed)
+    checked = grades.assign(agrees=grades["value"] == final)[final.notna()]
+    by_grader = checked.groupby("grader")["agrees"].agg(["size", "mean"]).reset_index()
+    corrected = None
+    if validated is not None and np.isfinite(validated.value):
+        corrected = {
+            "value": validated.value,
+            "se": validated.se,
+            "ci_low": validated.ci_low,
+            "ci_high": validated.ci_high,
+            "level": validated.level,
+            "correction": validated.correction,
+            "validation_items": validated.validation,
+            "method": "first grades' stratified estimate + the mean of (final - first grade) on the random "
+            "double-graded and audited items (core.stats.validation)",
+        }
+    return {
+        "estimand": ESTIMAND,
+        "reviewed_items": len(reviewed),
+        "graders_vs_review": [
+            {"grader": g, "reviewed_items": int(k), "agree_with_review": float(m)}
+            for g, k, m in by_grader.itertuples(index=False)
+        ],
+        "validated": corrected,
+    }
+
+
+def review_lines(review: dict[str, Any] | None) -> list[str]:
+    """The review section, as Markdown lines."""
+    if review is None:
+        return []
+    lines = ["## Review", "", f"Estimand: {review['estimand']}.", ""]
+    lines.append(f"{counted(review['reviewed_items'], 'item')} settled by a reviewer.")
+    for row in review["graders_vs_review"]:
+        lines.append(
+            f"- {row['grader']}: {row['agree_with_review']:.0%} of {row['reviewed_items']} reviewed items graded as the reviewer did."
+        )
+    v = review.get("validated")
+    lines += [
+        "",
+        "Corrected for graders' errors: no validation sample yet (double grading or an audit share, reviewed)."
+        if v is None
+        else f"Corrected for graders' errors: **{v['value']:.4f}**, {v['level']:.0%} interval "
+        f"[{v['ci_low']:.4f}, {v['ci_high']:.4f}] (standard error {v['se']:.4f}; correction {v['correction']:+.4f} "
+        f"from {v['validation_items']} validation items; {v['method']}).",
+        "",
+    ]
+    return lines
+
+
 def graders_lines(graders: dict[str, Any]) -> list[str]:
     """Graders' pace and their agreement, as Markdown lines."""
     a = graders["agreement"]
@@ -437,6 +506,7 @@ def report_markdown(data: dict[str, Any]) -> str:
         _markdown_table(strata) if not strata.empty else "(none)",
         "",
         *graders_lines(data["graders"]),
+        *review_lines(data.get("review")),
         *_skips_lines(data.get("skips")),
         "## Recompute the estimate from the grades export",
         "",

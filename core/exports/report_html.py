@@ -20,6 +20,7 @@ from core.exports.report import (
     grader_rows,
     number,
     recompute_line,
+    review_lines,
     savings_line,
     settings_table,
     stopping_line,
@@ -195,6 +196,8 @@ def report_html(data: dict[str, Any]) -> str:
             ),
             _table(skips["by_stratum"]),
         ]
+    review = review_lines(data.get("review"))
+    parts += ["<h2>Review</h2>", *(_p(line.lstrip("- ")) for line in review[2:] if line)] if review else []
     r = data["recompute"]
     parts += [
         "<h2>Recompute the estimate from the grades export</h2>",

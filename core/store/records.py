@@ -191,7 +191,19 @@ def page(
     return RecordPage(frame, total)
 
 
-RECORD_COLUMNS = ["position", "item", "stratum", "grades", "low", "high", "mean", "commented", "final", "prompt", "response"]
+RECORD_COLUMNS = [
+    "position",
+    "item",
+    "stratum",
+    "grades",
+    "low",
+    "high",
+    "mean",
+    "commented",
+    "final",
+    "prompt",
+    "response",
+]
 """The columns of the filtered set (``filtered``), in order; a page adds ``graders``."""
 
 

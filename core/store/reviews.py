@@ -67,7 +67,13 @@ def add_review(
         s.flush()
         detail = {"target": target, "criterion": criterion} if target or criterion else {}
         _event(
-            s, reviewer, REVIEWED, project_id, position=position, before=earlier[-1] if earlier else None, after=label,
+            s,
+            reviewer,
+            REVIEWED,
+            project_id,
+            position=position,
+            before=earlier[-1] if earlier else None,
+            after=label,
             **detail,
         )
         return review.id

@@ -510,17 +510,20 @@ class Store:
                 .where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
                 .order_by(Grade.id)
             ).all()
-            reviewed = dict(
-                s.execute(
-                    select(Review.position, Review.value).where(
-                        Review.project_id == project_id,
-                        Review.retracted_at.is_(None),
-                        Review.target == "",
-                        Review.criterion == "",
-                    )
-                ).all()
-            )
-        return final_grades((p for p, _ in rows), (v for _, v in rows), reviewed)
+        return final_grades((p for p, _ in rows), (v for _, v in rows), self.reviewed_grades(project_id))
+
+    def reviewed_grades(self, project_id: int) -> dict[int, float]:
+        """Item position -> the grade a reviewer set (active reviews of the one-model, one-question key)."""
+        with self.session() as s:
+            rows = s.execute(
+                select(Review.position, Review.value).where(
+                    Review.project_id == project_id,
+                    Review.retracted_at.is_(None),
+                    Review.target == "",
+                    Review.criterion == "",
+                )
+            ).all()
+        return {int(p): float(v) for p, v in rows}
 
     def first_grades(self, project_id: int) -> dict[int, float]:
         """Item position -> its first active grade (the one the validation correction compares with the final
