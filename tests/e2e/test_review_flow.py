@@ -1,0 +1,59 @@
+"""Review in Chromium (open demo): F on the grading card flags the item, and the Review page settles a
+disagreement, whose final grade then stands in the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.scales import BINARY
+from core.services import reservations
+from core.services.project import create_project, start_preparation
+from core.store import Store
+from core.store import reviews as review_rows
+from core.testing.appserver import MIN_VIEW_S, TIMEOUT_MS, shown_for
+
+pytestmark = pytest.mark.e2e
+DATA = Path(__file__).resolve().parents[1] / "data" / "app"
+
+
+def test_a_flag_from_the_card_and_a_final_grade_from_the_review_page(browser, shared_server, artifacts):
+    store = Store.open(shared_server.db_url)
+    files = [(n, (DATA / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, "Review flow", *files, start=False)
+    start_preparation(store, pid, wait=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{shared_server.url}/grade?project={pid}")
+    name = page.get_by_label("Your name (grader)")
+    name.fill("fay")
+    name.press("Enter")
+    shown_for(page, MIN_VIEW_S)
+    flagged = page.locator(".ag-card").get_attribute("data-ag-item")
+    page.keyboard.press("c")
+    page.keyboard.type("the reference is wrong")
+    page.keyboard.press("Escape")
+    page.keyboard.press("f")
+    page.wait_for_function(
+        "() => document.querySelector('.ag-card .ag-status').textContent.includes('flagged for review')",
+        timeout=TIMEOUT_MS,
+    )
+    flags = review_rows.flags(store, pid)
+    assert flags[["grader", "note"]].values.tolist() == [["fay", "the reference is wrong"]]
+    assert store.item(pid, int(flags["position"].iloc[0]))["id"] == flagged  # the item on the card
+    for grader, label in (("ann", "Correct"), ("bob", "Incorrect")):  # a disagreement on item 30
+        reservations.grade(store, pid, 30, BINARY, label, grader)
+    page.goto(f"{shared_server.url}/review?project={pid}&grader=rita")
+    page.get_by_text("grades disagree").first.wait_for(timeout=TIMEOUT_MS)
+    choice = page.get_by_label("Item to review")
+    choice.click()
+    page.get_by_role("option", name="#30: grades disagree").click()
+    page.get_by_text("Incorrect", exact=True).last.wait_for(timeout=TIMEOUT_MS)
+    page.locator("[data-testid='stRadio'] label").filter(has_text="Incorrect").click()
+    page.get_by_label("Note (why)").fill("41 is the sum")
+    page.get_by_role("button", name="Set the final grade").click()
+    page.get_by_text("final grade: Incorrect").wait_for(timeout=TIMEOUT_MS)
+    page.screenshot(path=artifacts / "review-page.png")
+    settled = review_rows.reviews(store, pid, [30])
+    assert settled[["reviewer", "label", "note"]].values.tolist() == [["rita", "Incorrect", "41 is the sum"]]
+    assert store.graded_positions(pid)[30] == 0.0
