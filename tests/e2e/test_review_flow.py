@@ -13,6 +13,7 @@ from core.services.project import create_project, start_preparation
 from core.store import Store
 from core.store import reviews as review_rows
 from core.testing.appserver import MIN_VIEW_S, TIMEOUT_MS, shown_for
+from core.testing.waiting import until
 
 pytestmark = pytest.mark.e2e
 DATA = Path(__file__).resolve().parents[1] / "data" / "app"
@@ -44,15 +45,15 @@ def test_a_flag_from_the_card_and_a_final_grade_from_the_review_page(browser, sh
     for grader, label in (("ann", "Correct"), ("bob", "Incorrect")):  # a disagreement on item 30
         reservations.grade(store, pid, 30, BINARY, label, grader)
     page.goto(f"{shared_server.url}/review?project={pid}&grader=rita")
-    page.get_by_text("grades disagree").first.wait_for(timeout=TIMEOUT_MS)
-    choice = page.get_by_label("Item to review")
-    choice.click()
+    page.get_by_text("2 items wait for a final grade").wait_for(timeout=TIMEOUT_MS)
+    page.screenshot(path=artifacts / "review-queue.png")
+    page.get_by_label("Item to review").click()  # the flagged item comes first; the disagreement after it
     page.get_by_role("option", name="#30: grades disagree").click()
     page.get_by_text("Incorrect", exact=True).last.wait_for(timeout=TIMEOUT_MS)
     page.locator("[data-testid='stRadio'] label").filter(has_text="Incorrect").click()
     page.get_by_label("Note (why)").fill("41 is the sum")
     page.get_by_role("button", name="Set the final grade").click()
-    page.get_by_text("final grade: Incorrect").wait_for(timeout=TIMEOUT_MS)
+    until(lambda: not review_rows.reviews(store, pid, [30]).empty, timeout=TIMEOUT_MS / 1000, what="the review saved")
     page.screenshot(path=artifacts / "review-page.png")
     settled = review_rows.reviews(store, pid, [30])
     assert settled[["reviewer", "label", "note"]].values.tolist() == [["rita", "Incorrect", "41 is the sum"]]
