@@ -105,7 +105,9 @@ def test_the_item_view_has_every_grade_review_flag_and_event(world):
     store, pid, val = world
     store.add_grade(pid, 1, value=0.0, label="Incorrect", grader="ann")  # ann changes her grade
     record = browser.record(store, val, pid, 1)
-    assert record.grades["grader"].tolist() == ["ann", "bob", "ann"] and record.grades["retracted_at"].notna().sum() == 1
+    assert (
+        record.grades["grader"].tolist() == ["ann", "bob", "ann"] and record.grades["retracted_at"].notna().sum() == 1
+    )
     assert record.reviews["reviewer"].tolist() == ["rita"]
     assert set(record.events["action"]) == {audit.REVIEWED, audit.GRADE_CHANGED}
     assert browser.record(store, val, pid, 4).flags["note"].tolist() == ["odd prompt"]

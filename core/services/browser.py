@@ -77,7 +77,9 @@ def export_csv(store: Store, actor: auth.User | None, project_id: int, filters: 
     """The filtered set as CSV (UTF-8), one row per item with its whole prompt and response, every text
     cell made inert for spreadsheets; audited as an export of the browser's selection."""
     user = permitted(store, actor, auth.BROWSE, project_id)
-    rows = pd.DataFrame.from_records(list(records.export_rows(store, project_id, filters)), columns=records.RECORD_COLUMNS)
+    rows = pd.DataFrame.from_records(
+        list(records.export_rows(store, project_id, filters)), columns=records.RECORD_COLUMNS
+    )
     audit.record(store, user, audit.EXPORTED, project_id, what="records", filters=_described(filters), rows=len(rows))
     return rows.map(spreadsheet_safe).to_csv(index=False).encode("utf-8")
 
