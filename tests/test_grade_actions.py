@@ -10,7 +10,7 @@ import pytest
 
 from core.errors import InputError
 from core.scales import BINARY
-from core.services import audit, auth, grade_actions, grading, reservations
+from core.services import account_writes, audit, auth, grade_actions, grading, reservations
 from core.services.project import create_project, start_preparation
 from core.services.showings import Showings
 from core.stats.allocation import design_from_items
@@ -41,7 +41,7 @@ def world(tmp_path):
     files = [(n, (DATA / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
     pid = create_project(store, "P", *files, start=False)
     start_preparation(store, pid, wait=True)
-    ann = auth.create_account(store, "ann", auth.GRADER, password=PASSWORD)
+    ann = account_writes.create_account(store, "ann", auth.GRADER, password=PASSWORD)
     accounts.assign(store, pid, ann.id)
     design = design_from_items(store.load_items(pid), stratify_by=None)
     return store, pid, ann, design
@@ -87,7 +87,7 @@ def test_the_minimum_viewing_time_is_the_projects(world, min_view_s, seconds, st
     [
         lambda store, pid, ann: accounts.set_active(store, "ann", False),
         lambda store, pid, ann: accounts.unassign(store, pid, ann.id),
-        lambda store, pid, ann: auth.set_role(store, "ann", auth.VIEWER),
+        lambda store, pid, ann: account_writes.set_role(store, "ann", auth.VIEWER),
     ],
     ids=["disabled", "unassigned", "demoted"],
 )
@@ -137,7 +137,7 @@ def test_every_path_that_changes_a_grade_is_audited(world):
     a comment and a skip each write their audit event with the change; a first grade carries its own trace."""
     store, pid, ann, design = world
     held = reservations.claim(store, pid, design, 0, "ann")
-    reservations.grade(store, pid, held, BINARY, "Correct", "ann")
+    reservations.record_grade(store, pid, held, BINARY, "Correct", "ann")
     grading.submit(store, pid, held, BINARY, "Incorrect", "ann")
     store.add_grade(pid, held, value=1.0, label="Correct", grader="ann")
     store.set_comment(pid, held, "ann", "checked twice")

@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from core.errors import InputError
 from core.scales import BINARY, parse_custom_labels
-from core.services import auth, grading
+from core.services import account_writes, auth, grading, team
 from core.services.project import create_project
 from core.store import Store, accounts, make_engine, upgrade
 from tests.legacy_schemas import create_legacy_schema
@@ -104,7 +104,7 @@ def test_over_long_names_and_labels_are_input_errors_on_both_databases(store):
     with pytest.raises(InputError, match="label 1 has 201 characters"):
         parse_custom_labels("l" * 201 + " = 0\nok = 1")
     with pytest.raises(InputError, match="account name has 201 characters"):
-        auth.create_account(store, "a" * 201, auth.GRADER, password="long enough password")
+        account_writes.create_account(store, "a" * 201, auth.GRADER, password="long enough password")
     pid = store.create_project("p", {}, {"pool": ("pool.jsonl", b"{}\n")})
     with pytest.raises(InputError, match="grader's name has 201 characters"):
         grading.submit(store, pid, 0, BINARY, "Correct", "g" * 201)
@@ -136,7 +136,7 @@ def test_two_first_admin_forms_sent_at_once_create_one_admin(store):
 
     def submit(k: int) -> None:
         barrier.wait()
-        results.append(auth.create_first_admin(store, f"admin{k}", "a long enough password"))
+        results.append(team.create_first_admin(store, f"admin{k}", "a long enough password"))
 
     threads = [threading.Thread(target=submit, args=(k,)) for k in range(8)]
     for t in threads:

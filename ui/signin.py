@@ -18,7 +18,7 @@ import streamlit as st
 from core.errors import InputError
 from core.inputs.limits import MAX_NAME_CHARS, MAX_PASSWORD_CHARS
 from core.inputs.markup import one_line_plain
-from core.services import auth, sessions
+from core.services import auth, sessions, team
 from core.store import ProjectInfo, accounts
 from ui import session_cookie, state
 
@@ -221,7 +221,7 @@ def _first_admin() -> None:
         if st.form_submit_button("Create the admin account", type="primary") and password is not None:
             store = state.store()
             try:
-                created = auth.create_first_admin(store, name, password)
+                created = team.create_first_admin(store, name, password)
             except InputError as exc:
                 st.error(str(exc))
                 return

@@ -18,11 +18,14 @@ from core.scales import scale_from_settings
 from core.services import auth, grading, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
+from core.settings import ProjectSettings
+from core.stats.allocation import Design
+from core.stats.design import grading_budget
 from core.store import Store
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["COMMENTED", "Outcome", "Refused", "acting_grader", "comment", "grade", "reopen", "skip", "undo"]
+__all__ = ["COMMENTED", "Outcome", "Refused", "acting_grader", "claim", "comment", "grade", "reopen", "skip", "undo"]
 
 
 def _logs_refusals(action: Callable[..., Outcome]) -> Callable[..., Outcome]:
@@ -59,6 +62,22 @@ def acting_grader(store: Store, actor: auth.User | None, project_id: int) -> aut
     if status != "ready":
         raise Refused(f"the project is not ready ({status})")
     return current
+
+
+def claim(store: Store, actor: auth.User | None, project_id: int, design: Design) -> int | None:
+    """The position to show the grader now, reserved for them (core.services.reservations.claim with the
+    project's seed, double-grading share and budget); None when nothing is left for them."""
+    grader = acting_grader(store, actor, project_id)
+    settings = ProjectSettings.from_dict(store.project(project_id).settings)
+    return reservations.claim(
+        store,
+        project_id,
+        design,
+        settings.seed,
+        grader.name,
+        overlap=settings.overlap,
+        budget=grading_budget(settings.to_dict(), design.N),
+    )
 
 
 @_logs_refusals
@@ -98,7 +117,7 @@ def grade(
     if earlier is None:  # a queue item: record it and free its reservation
         if not reservations.hold(store, project_id, position, grader.name):
             raise Refused(reservations.LATE)
-        grade_id = reservations.grade(
+        grade_id = reservations.record_grade(
             store, project_id, position, scale, label, grader.name, comment=comment, seconds=seconds
         )
         return Outcome("saved", f"saved: {label}", position, grade_id)

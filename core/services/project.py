@@ -1,4 +1,8 @@
-"""Project lifecycle: create a project from uploads, prepare it in the background, open the demo.
+"""Project lifecycle: create a project from uploads, prepare it in the background.
+
+Nothing here checks who acts: the pages, the CLI and the API reach these only through the checked
+actions of core.services.project_actions (tests/test_architecture.py); scripts and tests that set a
+project up call them directly.
 
 Preparation (sampling, semantic clustering, entropy, strata) is a job in the database
 (core.jobs.preparation_job), run by a worker: the app's own child process by default
@@ -11,10 +15,8 @@ recomputes finished work; a worker that dies leaves the job to another.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-from core import config
 from core.errors import InputError, one_line
 from core.inputs.limits import MAX_FILE_NAME_CHARS, MAX_NAME_CHARS, check_length
 from core.inputs.markup import MAX_MARKDOWN_CHARS, MAX_NESTING, MAX_TABLE_CELLS, has_image, safe_markdown
@@ -27,8 +29,6 @@ from core.settings import ProjectSettings
 from core.store import Store
 from core.store import jobs as job_table
 
-DEMO_DIR = Path(__file__).resolve().parents[2] / "data" / "demo"
-DEMO_NAME = "Demo"
 STALE_AFTER = timedelta(seconds=60)
 
 
@@ -101,49 +101,6 @@ def check_settings(settings: dict[str, Any]) -> None:
         )
     if settings.get("scale"):
         scale_from_settings(settings)
-
-
-def open_demo(store: Store, *, start: bool = True) -> int:
-    """The demo project, created from data/demo/ on first use; raises InputError while that data is missing."""
-    existing = store.project_by_name(DEMO_NAME)
-    if existing is not None:
-        return existing.id
-    folder = demo_dir()
-    pool_path = folder / "pool.jsonl"
-    samples_path = folder / "samples.jsonl"
-    if not pool_path.exists():
-        raise InputError(
-            "the demo pool is not available yet",
-            file=str(pool_path),
-            fix="create it (data/demo/README.md says how) or upload your own pool",
-        )
-    samples = (samples_path.name, samples_path.read_bytes()) if samples_path.exists() else None
-    settings = {"guidelines": _demo_guidelines(folder)}
-    try:
-        return create_project(
-            store, DEMO_NAME, (pool_path.name, pool_path.read_bytes()), samples, settings, start=start
-        )
-    except InputError:
-        existing = store.project_by_name(DEMO_NAME)  # another session created it meanwhile
-        if existing is None:
-            raise
-        return existing.id
-
-
-def demo_dir() -> Path:
-    """data/demo/, or the folder named by $ACTIVEGRADE_DEMO_DIR (core.config)."""
-    return config.config().demo_dir or DEMO_DIR
-
-
-def _demo_guidelines(folder: Path) -> str:
-    path = folder / "guidelines.md"
-    if path.exists():
-        return path.read_text(encoding="utf-8")
-    return (
-        "Grade the **target response** against the prompt and the reference answer.\n\n"
-        "- *Correct*: the final answer is right; minor wording differences are fine.\n"
-        "- *Incorrect*: the final answer is wrong, missing, or hedged between options.\n"
-    )
 
 
 def waiting_for_worker(store: Store, project_id: int, now: datetime | None = None) -> str | None:

@@ -174,7 +174,7 @@ def _claim_lock(store: Store, project_id: int) -> threading.Lock:
         return _claim_locks.setdefault(key, threading.Lock())
 
 
-def grade(store: Store, project_id: int, position: int, scale: Scale, label: str, grader: str, **details) -> int:
+def record_grade(store: Store, project_id: int, position: int, scale: Scale, label: str, grader: str, **details) -> int:
     """Record the grade (core.services.grading.submit) and free the grader's reservation; returns the grade id.
 
     It records whatever it is given: the grade page's path, core.services.grade_actions.grade, first
