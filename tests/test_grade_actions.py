@@ -199,3 +199,14 @@ def test_the_browsers_viewing_time_is_bounded_by_the_servers():
             grading.viewing_seconds(forged, 10.0)
     showing = Showings().current(0, "a", False)
     assert 0 <= showing.seconds_since_released() < 5
+
+
+def test_the_page_claims_its_item_through_a_checked_claim(world):
+    store, pid, ann, design = world
+    position = grade_actions.claim(store, ann, pid, design)
+    assert position == reservations.claim(store, pid, design, 0, "ann")  # the same reservation, renewed
+    viewer = account_writes.create_account(store, "vic", auth.VIEWER, password=PASSWORD)
+    with pytest.raises(grade_actions.Refused):
+        grade_actions.claim(store, viewer, pid, design)
+    with pytest.raises(grade_actions.Refused, match="signed out"):
+        grade_actions.claim(store, None, pid, design)

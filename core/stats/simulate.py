@@ -66,6 +66,7 @@ from core.stats.allocation import (
 from core.stats.confseq import SequenceBatch, checkpoints, sequence_batch
 from core.stats.design import planned_budget, prepared_design
 from core.stats.estimate import DEFAULT_METHOD, estimate_batch
+from core.stats.intervals import LEVEL
 from core.stats.proxy import proxy_name
 from core.stats.queue import item_order, queue_stratum
 from core.stats.simulate_stopping import replay_cap, stopping_figures
@@ -100,7 +101,6 @@ SEQUENTIAL = ("uniform", "activegrade")
 DEFAULT_BUDGETS = ("0.02", "0.05", "0.1", "0.2")
 AROUND_NEEDED = (0.25, 0.5, 1.0, 1.5, 2.0)
 """The Simulate page's default budgets, as multiples of the grades a project's plan needs for its target."""
-LEVEL = 0.95
 
 
 def budgets_around(needed: int, n_items: int) -> tuple[str, ...]:
