@@ -138,7 +138,7 @@ def test_every_path_that_changes_a_grade_is_audited(world):
     store, pid, ann, design = world
     held = reservations.claim(store, pid, design, 0, "ann")
     reservations.record_grade(store, pid, held, BINARY, "Correct", "ann")
-    grading.submit(store, pid, held, BINARY, "Incorrect", "ann")
+    reservations.submit(store, pid, held, BINARY, "Incorrect", "ann")
     store.add_grade(pid, held, value=1.0, label="Correct", grader="ann")
     store.set_comment(pid, held, "ann", "checked twice")
     assert store.retract_last_grade(pid, "ann") == held

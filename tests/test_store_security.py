@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from core.errors import InputError
 from core.scales import BINARY, parse_custom_labels
-from core.services import account_writes, auth, grading, team
+from core.services import account_writes, auth, reservations, team
 from core.services.project import create_project
 from core.store import Store, accounts, make_engine, upgrade
 from tests.legacy_schemas import create_legacy_schema
@@ -55,7 +55,7 @@ def test_the_migration_keeps_every_grade_and_stops_id_reuse_on_an_older_sqlite_d
     kept = old.create_project("kept", {}, {})
     gone = old.create_project("gone", {}, {})
     for position in range(7):
-        grading.submit(old, kept, position, BINARY, "Correct", "ann")
+        reservations.submit(old, kept, position, BINARY, "Correct", "ann")
     accounts.record_event(old, "root", "project_deleted", project_id=gone)
     old.delete_project(gone)
     grades_before = old.grades(kept)
@@ -107,7 +107,7 @@ def test_over_long_names_and_labels_are_input_errors_on_both_databases(store):
         account_writes.create_account(store, "a" * 201, auth.GRADER, password="long enough password")
     pid = store.create_project("p", {}, {"pool": ("pool.jsonl", b"{}\n")})
     with pytest.raises(InputError, match="grader's name has 201 characters"):
-        grading.submit(store, pid, 0, BINARY, "Correct", "g" * 201)
+        reservations.submit(store, pid, 0, BINARY, "Correct", "g" * 201)
 
 
 def test_a_2_mb_sign_in_name_is_a_failed_sign_in_not_a_database_error(store):

@@ -122,7 +122,7 @@ def grade(
         )
         return Outcome("saved", f"saved: {label}", position, grade_id)
     # a changed grade: the old one is kept, retracted; the comment stays unless a new one is given
-    grading.submit(  # the store records the change in the audit trail with it
+    reservations.submit(  # the store records the change in the audit trail with it
         store, project_id, position, scale, label, grader.name, comment=comment or earlier["comment"], seconds=seconds
     )
     return Outcome("changed", f"changed to: {label}", position)

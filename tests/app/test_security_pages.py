@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import config
 from core.scales import BINARY
-from core.services import account_writes, auth, grading, sessions
+from core.services import account_writes, auth, reservations, sessions
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
 from ui import signin
@@ -150,7 +150,7 @@ def test_every_download_is_in_the_audit_trail(world):
     root = account_writes.create_account(world, "root", auth.ADMIN, password=PASSWORD)
     pid = _ready_project(world)
     for position in range(3):
-        grading.submit(world, pid, position, BINARY, "Correct", "root")
+        reservations.submit(world, pid, position, BINARY, "Correct", "root")
     at = _run(root, "app_pages/export.py", project=pid)
     labels = [b.label for b in at.download_button]
     assert len(labels) >= 6, labels  # grades and reports in each format

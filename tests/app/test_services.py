@@ -103,7 +103,7 @@ def test_bad_upload_writes_nothing(store):
 
 
 def test_report_carries_estimate_settings_and_seed(store, project_id):
-    from core.services.grading import submit
+    from core.services.reservations import submit
     from core.stats.allocation import design_from_items
     from core.stats.skips import skip_bound
 
