@@ -19,8 +19,8 @@ from core.errors import InputError
 from core.scales import scale_from_settings
 from core.services import auth, grade_actions, grading
 from core.services.grading import grader_view
+from core.services.setup import grading_budget
 from core.services.showings import Showings
-from core.stats.design import grading_budget
 from ui import access, grading_card, plan, signin, state
 from ui.markdown_html import to_html
 

@@ -11,14 +11,12 @@ from core.inputs.markup import one_line_plain
 from core.inputs.readers import FORMATS, UPLOAD_TYPES, load
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.services import auth, project_actions
+from core.services.database import ProjectInfo
+from core.services.live import ESTIMATORS
 from core.services.outcome import Refused
-from core.services.project import preparation_queued, waiting_for_worker
+from core.services.preparation import preparation_queued, waiting_for_worker
+from core.services.setup import STRATIFY_BY, planned_budget, proxy_choices
 from core.settings import DEFAULTS, MAX_MIN_VIEW_S
-from core.stats.design import planned_budget
-from core.stats.estimate import METHODS
-from core.stats.proxy import proxy_choices
-from core.stats.strata import STRATIFY_BY
-from core.store import ProjectInfo
 from core.surrogate.semantic import BACKENDS
 from core.surrogate.semantic.choice import DESCRIPTIONS, BackendChoice, choose_backend, choose_backend_for
 from ui import access, plan, signin, state
@@ -100,7 +98,7 @@ def settings_editor(project: ProjectInfo) -> None:
             "a key held down or pressed twice, and is not stored (the card says so). 0 turns the check off, "
             "for one-word answers a practised grader reads at a glance.",
         )
-        estimators = ["default", *METHODS]
+        estimators = list(ESTIMATORS)
         method = st.selectbox(
             "Estimator for the report", estimators, index=estimators.index(project.settings["method"])
         )

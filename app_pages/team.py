@@ -11,9 +11,8 @@ from core.errors import InputError
 from core.inputs.markup import one_line_plain
 from core.scales import scale_from_settings
 from core.services import audit, auth, project_actions, team
+from core.services.live import agreement_of
 from core.services.outcome import Refused
-from core.stats.rater_agreement import agreement
-from core.store import accounts
 from ui import access, signin, state
 
 admin = signin.require(auth.MANAGE_USERS)
@@ -23,7 +22,7 @@ st.title("Team")
 
 def accounts_section() -> None:
     st.subheader("Accounts")
-    everyone = accounts.users(store)
+    everyone = team.everyone(store)
     st.dataframe(
         pd.DataFrame(
             [
@@ -65,7 +64,7 @@ def accounts_section() -> None:
         change_account(next((u for u in everyone if u.name == who), None))
 
 
-def change_account(current: accounts.UserInfo | None) -> None:
+def change_account(current: team.UserInfo | None) -> None:
     """The form that changes one account's role, active flag and password (fields keyed by the account)."""
     if current is None:
         return
@@ -111,7 +110,7 @@ def project_section() -> None:
         return
     st.subheader(f"Project {one_line_plain(project.name)}")
     choices = team.assignable(store)
-    assigned = {u.name for u in accounts.members(store, project.id)}
+    assigned = {u.name for u in team.members(store, project.id)}
     with st.form(f"members_{project.id}"):
         chosen = st.multiselect(
             "Graders and viewers assigned to this project (admins see every project)",
@@ -137,7 +136,7 @@ def project_section() -> None:
             st.toast("Saved")
             st.rerun()
     level = scale_from_settings(project.settings).level
-    result = agreement(store.grades(project.id), level)
+    result = agreement_of(store.grades(project.id), project.settings)
     cols = st.columns(4)
     cols[0].metric("Items graded twice", result.items)
     cols[1].metric("Same grade", "–" if math.isnan(result.observed) else f"{result.observed:.0%}")

@@ -141,3 +141,54 @@ def test_core_does_not_import_streamlit(path):
         if isinstance(node, ast.ImportFrom):
             names = [node.module or ""]
         assert not any(n == "streamlit" or n.startswith("streamlit.") for n in names), f"{path} imports streamlit"
+
+
+ROOT = CORE.parent
+APP_FILES = [
+    ROOT / "app.py",
+    ROOT / "serve.py",
+    *sorted((ROOT / "ui").rglob("*.py")),
+    *sorted((ROOT / "app_pages").rglob("*.py")),
+]
+ABOVE_CORE_MAY_NOT_IMPORT = (
+    "core.store",
+    "core.jobs",
+    "core.stats",
+    "core.cli",
+    "core.testing",
+    "core.services.project",
+    "core.services.reservations",
+    "core.services.account_writes",
+)
+"""What app.py, serve.py, ui/ and app_pages/ may not import (docs/architecture.md, "Above core"): the store, the
+jobs and the statistics directly, and the services' unchecked writes (core.services.project's lifecycle,
+core.services.reservations' grade writes, core.services.account_writes). They reach all of those through the
+checked actions (core.services.project_actions, grade_actions, team, simulation: each takes the acting user and
+checks them) and the read models of core.services (reading, setup, overview, progress, tracking), beside the
+read-only surfaces core.errors, core.config, core.logs, core.settings, core.scales, core.inputs, core.surrogate's
+backend choice and core.exports."""
+
+
+def core_modules() -> set[str]:
+    return {module_name(p) for p in CORE.rglob("*.py")}
+
+
+def forbidden_imports(source: str, package: str) -> list[str]:
+    """The modules of ABOVE_CORE_MAY_NOT_IMPORT (or inside them) that ``source`` imports."""
+    return sorted(
+        m
+        for m in imported_modules(source, package, core_modules())
+        if any(m == f or m.startswith(f + ".") for f in ABOVE_CORE_MAY_NOT_IMPORT)
+    )
+
+
+def test_the_check_above_core_sees_a_forbidden_import():
+    source = "from core.store import Store\nfrom core.services import project_actions, reservations\nimport core.stats.queue\n"
+    assert forbidden_imports(source, "ui") == ["core.services.reservations", "core.stats.queue", "core.store"]
+    assert forbidden_imports("from core.services import project_actions, reading\n", "ui") == []
+
+
+@pytest.mark.parametrize("path", APP_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_app_imports_only_checked_services_and_read_only_surfaces(path):
+    found = forbidden_imports(path.read_text(encoding="utf-8"), ".".join(path.relative_to(ROOT).parent.parts))
+    assert not found, f"{path.relative_to(ROOT)} imports {', '.join(found)} (see ABOVE_CORE_MAY_NOT_IMPORT)"

@@ -19,7 +19,7 @@ from core.errors import InputError
 from core.inputs.limits import MAX_NAME_CHARS, MAX_PASSWORD_CHARS
 from core.inputs.markup import one_line_plain
 from core.services import auth, sessions, team
-from core.store import ProjectInfo, accounts
+from core.services.database import ProjectInfo
 from ui import session_cookie, state
 
 PENDING_CHANGE = "password_change_for"
@@ -136,7 +136,7 @@ def gate(pages: list) -> auth.User:
 def _sign_in_page(providers: list[str]) -> None:
     st.title("ActiveGrade")
     store = state.store()
-    if not accounts.users(store):
+    if team.no_account_yet(store):
         _first_admin()
         return
     if st.session_state.get(PENDING_CHANGE) is not None:
@@ -228,9 +228,6 @@ def _first_admin() -> None:
             if created is None:  # someone else was faster
                 st.error("An account was created meanwhile; sign in instead.")
                 return
-            accounts.record_event(
-                store, created.name, "account_created", detail={"name": created.name, "role": auth.ADMIN}
-            )
             _signed_in(created)
             st.rerun()
 

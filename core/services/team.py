@@ -21,6 +21,7 @@ from core.errors import InputError
 from core.services import account_writes, audit, auth
 from core.services.outcome import Outcome, Refused, permitted
 from core.store import Store, accounts
+from core.store.accounts import UserInfo
 
 
 def _account(store: Store, name: str) -> accounts.UserInfo:
@@ -59,7 +60,26 @@ def create_first_admin(store: Store, name: str, password: str) -> auth.User | No
     create one admin, not two)."""
     name = auth.check_account_name(name)
     row = accounts.create_first_user(store, name, auth.ADMIN, password_hash=auth.hash_password(password))
-    return None if row is None else auth.user_of(row)
+    if row is None:
+        return None
+    created = auth.user_of(row)
+    audit.record(store, created, audit.ACCOUNT_CREATED, name=created.name, role=created.role)
+    return created
+
+
+def no_account_yet(store: Store) -> bool:
+    """Whether the deployment has no account at all (the sign-in page then offers to create the first admin)."""
+    return not accounts.users(store)
+
+
+def everyone(store: Store) -> list[UserInfo]:
+    """Every account, for the Team page's list."""
+    return accounts.users(store)
+
+
+def members(store: Store, project_id: int) -> list[UserInfo]:
+    """The accounts assigned to the project."""
+    return accounts.members(store, project_id)
 
 
 def last_admin(store: Store, name: str) -> bool:
