@@ -111,9 +111,13 @@ def current_position(mine: list[int]) -> tuple[int | None, bool]:
         if review in mine:
             return review, True
         st.session_state[REVIEW] = None
-    # the item reserved for this grader (kept on reload, freed by grade or skip, expiring when abandoned)
-    position = grade_actions.claim(store, signin.user(), pid, plan.design(project))
-    return position, False
+    # the item reserved for this grader (kept on reload, freed by grade or skip, expiring when abandoned), as the
+    # HTTP API's next item (core/api): the same checked action
+    try:
+        return grade_actions.claim(store, signin.user(), pid, plan.design(project)), False
+    except grade_actions.Refused as exc:
+        st.warning(str(exc))
+        st.stop()
 
 
 def card_of(position: int, reviewing: bool) -> dict[str, Any]:

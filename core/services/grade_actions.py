@@ -18,7 +18,6 @@ from core.scales import scale_from_settings
 from core.services import auth, grading, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
-from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.design import grading_budget
 from core.store import Store
@@ -64,19 +63,21 @@ def acting_grader(store: Store, actor: auth.User | None, project_id: int) -> aut
     return current
 
 
+@_logs_refusals
 def claim(store: Store, actor: auth.User | None, project_id: int, design: Design) -> int | None:
     """The position to show the grader now, reserved for them (core.services.reservations.claim with the
-    project's seed, double-grading share and budget); None when nothing is left for them."""
+    project's seed, double-grading share and budget); None when nothing is left for them. ``design``: the
+    project's (core.stats.design.prepared_design; callers cache it)."""
     grader = acting_grader(store, actor, project_id)
-    settings = ProjectSettings.from_dict(store.project(project_id).settings)
+    settings = store.project(project_id).settings
     return reservations.claim(
         store,
         project_id,
         design,
-        settings.seed,
+        int(settings["seed"]),
         grader.name,
-        overlap=settings.overlap,
-        budget=grading_budget(settings.to_dict(), design.N),
+        overlap=float(settings["overlap"]),
+        budget=grading_budget(settings, design.N),
     )
 
 

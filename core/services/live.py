@@ -2,8 +2,8 @@
 headline): its grades, the estimate, the skips' bound, the anytime interval and the reading of them
 (core.services.reading.read_project), assembled here once so that each page renders it.
 
-The anytime interval is the caller's (``anytime``: graded items -> interval), since the app computes it once
-per set of grades and keeps it (ui/plan.py); everything else is read and decided here.
+The anytime interval may be the caller's (``anytime``: graded items -> interval), since the app computes it
+once per set of grades and keeps it (ui/plan.py); everything else is read and decided here.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from core.scales import scale_from_settings
 from core.services.reading import Reading, read_project
 from core.services.tracking import current_estimate
 from core.stats.allocation import Design
-from core.stats.confseq import AnytimeInterval
+from core.stats.confseq import AnytimeInterval, anytime_interval
+from core.stats.design import planned_budget
 from core.stats.estimate import DEFAULT_METHOD, METHODS, Estimate
 from core.stats.rater_agreement import Agreement, agreement, summary
 from core.stats.skips import SkipBound, skip_bound
@@ -50,18 +51,25 @@ def live_reading(
     design: Design,
     settings: Mapping,
     method: str,
-    anytime: Anytime,
+    anytime: Anytime | None = None,
     graded: Mapping[int, float] | None = None,
 ) -> Live:
     """The project's grades now (or ``graded``, e.g. none for the forecast before any grade) and their reading
-    with the ``method`` estimator."""
+    with the ``method`` estimator. ``anytime``: the caller's cached anytime interval of a set of grades; None
+    computes it here (tuned for the planned budget n0), as a script or the HTTP API does."""
     graded = store.graded_positions(project_id) if graded is None else dict(graded)
     estimate = current_estimate(design, graded, method)
     skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project_id))
-    sequence = anytime(graded) if graded else None
+    sequence = (anytime or _tuned_for_n0(design, settings))(graded) if graded else None
     return Live(
         graded, estimate, skips, sequence, read_project(design, settings, graded, estimate, sequence, skips=skips)
     )
+
+
+def _tuned_for_n0(design: Design, settings: Mapping) -> Anytime:
+    """The anytime interval of a set of grades, tuned for the project's planned budget n0."""
+    n0 = planned_budget(settings, design.N)
+    return lambda graded: anytime_interval(design, list(graded), list(graded.values()), n0)
 
 
 def agreement_of(grades: pd.DataFrame, settings: Mapping) -> Agreement:
