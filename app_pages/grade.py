@@ -19,8 +19,8 @@ from core.errors import InputError
 from core.scales import scale_from_settings
 from core.services import auth, grade_actions, grading
 from core.services.grading import grader_view
-from core.services.setup import grading_budget
 from core.services.showings import Showings
+from core.settings import ProjectSettings
 from ui import access, grading_card, plan, signin, state
 from ui.markdown_html import to_html
 
@@ -146,7 +146,7 @@ def card_of(position: int, reviewing: bool) -> dict[str, Any]:
 def payload() -> dict[str, Any]:
     graded, mine = store.graded_positions(pid), store.grader_positions(pid, grader)
     total = plan.design(project).N
-    budget = grading_budget(project.settings, total)
+    budget = ProjectSettings.from_dict(project.settings).budget(total)
     position, reviewing = current_position(mine)
     data: dict[str, Any] = {
         "progress": f"{len(graded):,} of {total:,} items graded"

@@ -15,10 +15,14 @@ from typing import Any
 
 from core.errors import InputError
 from core.scales import BINARY, Scale, scale_from_settings
+from core.stats.design import grading_budget, planned_budget
 from core.stats.estimate import METHODS
 from core.stats.stopping import ANYTIME, DEFAULT_REGIME, FIXED, LOOKS
 from core.stats.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
 from core.surrogate.semantic import BACKENDS
+
+MAX_TARGET_HALF_WIDTH = 0.5
+"""The widest stopping target: a half-width of 0.5 spans every mean grade in [0, 1]."""
 
 MAX_MIN_VIEW_S = 10.0
 """The longest minimum viewing time a project may set: longer would only keep graders waiting."""
@@ -84,10 +88,10 @@ class ProjectSettings:
             "use a number in (0, 1], or none for the backend's default",
         )
         _check(
-            _is_number(self.target_half_width) and 0 < self.target_half_width <= 0.5,
+            _is_number(self.target_half_width) and 0 < self.target_half_width <= MAX_TARGET_HALF_WIDTH,
             "target_half_width",
             self.target_half_width,
-            "use a number in (0, 0.5]",
+            f"use a number in (0, {MAX_TARGET_HALF_WIDTH:g}]",
         )
         _check(
             self.method == "default" or self.method in METHODS,
@@ -117,6 +121,15 @@ class ProjectSettings:
         """The project's stopping regime (core.stats.stopping.REGIMES): ``fixed`` when the budget is fixed in
         advance, else ``regime``. The one place that decides it."""
         return FIXED if self.budget_fixed else self.regime
+
+    def n0(self, n_items: int) -> int:
+        """The grades the project plans, n0, for a pool of ``n_items`` (core.stats.design.planned_budget)."""
+        return planned_budget(self.planned_budget, n_items)
+
+    def budget(self, n_items: int) -> int | None:
+        """The most items the queue hands out: n0 when the budget is fixed in advance, else None
+        (core.stats.design.grading_budget)."""
+        return grading_budget(self.planned_budget, self.budget_fixed, n_items)
 
     @property
     def grading_scale(self) -> Scale:

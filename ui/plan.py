@@ -11,7 +11,7 @@ from core.services import live, setup
 from core.services.database import ProjectInfo
 from core.services.overview import NAME_OF, histogram, strata_table, stratifying_columns, without_samples
 from core.services.reading import Reading, saving_words
-from core.services.setup import MIN_PILOT, AnytimeInterval, Design, planned_budget
+from core.services.setup import LEVEL, MIN_PILOT, AnytimeInterval, Design
 from core.services.tracking import estimate_path
 from core.settings import ProjectSettings
 from ui import state
@@ -73,7 +73,7 @@ def headline(project: ProjectInfo) -> None:
     uniform = f"; uniform random sampling would need about {s.uniform_fixed:,.0f}"
     with st.container(border=True, key="setup-headline"):
         st.markdown(
-            f"### To reach ±{reading.target:.3f} at 95%, grade about {f.n:,} items (likely {f.low:,} to "
+            f"### To reach ±{reading.target:.3f} at {LEVEL:.0%}, grade about {f.n:,} items (likely {f.low:,} to "
             f"{f.high:,}{uniform})",
             help=term_help("half-width (±)"),
         )
@@ -150,7 +150,7 @@ def show_planned_allocation(project: ProjectInfo) -> None:
     d = design(project)
     st.subheader("Planned allocation", help=term_help("Neyman allocation"))
     if d.N > MIN_BUDGET:
-        n0 = planned_budget(project.settings, d.N)
+        n0 = ProjectSettings.from_dict(project.settings).n0(d.N)
         budget = st.slider("Grading budget (items)", MIN_BUDGET, d.N, max(MIN_BUDGET, n0), key=f"budget-{project.id}")
     else:  # a slider from MIN_BUDGET to N would have no range
         budget = d.N
@@ -217,7 +217,7 @@ def _anytime(key: tuple, positions: tuple, grades: tuple, n0: int) -> AnytimeInt
 def anytime_of(project: ProjectInfo, graded: dict[int, float]) -> AnytimeInterval:
     """core.stats.confseq's anytime interval after ``graded``, tuned for the project's planned budget n0, computed once
     per set of grades: the interval of the live dashboard and its stopping rule."""
-    n0 = planned_budget(project.settings, design(project).N)
+    n0 = ProjectSettings.from_dict(project.settings).n0(design(project).N)
     return _anytime(_design_key(project), tuple(graded), tuple(graded.values()), n0)
 
 

@@ -35,7 +35,6 @@ from core.services.tracking import estimate_path
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.confseq import anytime_interval
-from core.stats.design import planned_budget
 from core.stats.estimate import Estimate, estimate
 from core.stats.rater_agreement import agreement
 from core.stats.skips import SkipBound
@@ -200,7 +199,7 @@ def report(
     item_grades = grades.groupby("position", sort=False)["value"].mean()
     positions, values = item_grades.index.to_numpy(dtype=int), item_grades.to_numpy(dtype=float)
     stratified = estimate(design, positions, values, method="stratified", level=result.level)
-    n0 = planned_budget(project.settings, design.N)
+    n0 = ProjectSettings.from_dict(project.settings).n0(design.N)
     anytime = anytime_interval(design, positions, values, n0) if len(positions) else None
     graded = dict(zip(positions.tolist(), values.tolist()))
     reading = read_project(design, project.settings, graded, result, anytime, skips=skips)

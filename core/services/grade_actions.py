@@ -18,8 +18,8 @@ from core.scales import scale_from_settings
 from core.services import auth, grading, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
+from core.settings import ProjectSettings
 from core.stats.allocation import Design
-from core.stats.design import grading_budget
 from core.store import Store
 
 logger = logging.getLogger(__name__)
@@ -69,15 +69,15 @@ def claim(store: Store, actor: auth.User | None, project_id: int, design: Design
     project's seed, double-grading share and budget); None when nothing is left for them. ``design``: the
     project's (core.stats.design.prepared_design; callers cache it)."""
     grader = acting_grader(store, actor, project_id)
-    settings = store.project(project_id).settings
+    settings = ProjectSettings.from_dict(store.project(project_id).settings)
     return reservations.claim(
         store,
         project_id,
         design,
-        int(settings["seed"]),
+        settings.seed,
         grader.name,
-        overlap=float(settings["overlap"]),
-        budget=grading_budget(settings, design.N),
+        overlap=settings.overlap,
+        budget=settings.budget(design.N),
     )
 
 

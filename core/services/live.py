@@ -16,9 +16,9 @@ import pandas as pd
 from core.scales import scale_from_settings
 from core.services.reading import Reading, read_project
 from core.services.tracking import current_estimate
+from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval, anytime_interval
-from core.stats.design import planned_budget
 from core.stats.estimate import DEFAULT_METHOD, METHODS, Estimate
 from core.stats.rater_agreement import Agreement, agreement, summary
 from core.stats.skips import SkipBound, skip_bound
@@ -68,7 +68,7 @@ def live_reading(
 
 def _tuned_for_n0(design: Design, settings: Mapping) -> Anytime:
     """The anytime interval of a set of grades, tuned for the project's planned budget n0."""
-    n0 = planned_budget(settings, design.N)
+    n0 = ProjectSettings.from_dict(settings).n0(design.N)
     return lambda graded: anytime_interval(design, list(graded), list(graded.values()), n0)
 
 

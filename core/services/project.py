@@ -36,9 +36,10 @@ def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, set
     from core.inputs.readers import load_project_inputs
     from core.stats.proxy import proxy_values
 
-    inputs = load_project_inputs(pool, samples, settings)
-    if settings.get("proxy"):
-        proxy_values(inputs.pool, settings["proxy"], file=pool[0])
+    read = ProjectSettings.from_dict(settings)
+    inputs = load_project_inputs(pool, samples, read)
+    if read.proxy:
+        proxy_values(inputs.pool, read.proxy, file=pool[0])
 
 
 def create_project(

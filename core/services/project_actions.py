@@ -18,7 +18,7 @@ from core.errors import InputError
 from core.services import audit, auth, project
 from core.services.outcome import Outcome, Refused, permitted
 from core.settings import ProjectSettings
-from core.stats.design import fixed_budget_problem, planned_budget
+from core.stats.design import fixed_budget_problem
 from core.store import Store
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "data" / "demo"
@@ -108,7 +108,7 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
     after = {**before, **changes}
     sizes = store.stratum_sizes(project_id) if changed.keys() & {"budget_fixed", "planned_budget"} else []
     if after.get("budget_fixed") and sizes:  # a budget fixed in advance, or its n0, changed
-        n0 = planned_budget(after, sum(sizes))
+        n0 = ProjectSettings.from_dict(after).n0(sum(sizes))
         problem = fixed_budget_problem(n0, sizes, len(store.graded_positions(project_id)))
         if problem is not None:
             raise problem

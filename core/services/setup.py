@@ -17,7 +17,8 @@ from core.jobs.sampling_job import SamplingSettings, ServerSamplingSettings, def
 from core.settings import ProjectSettings
 from core.stats.allocation import Design, planned_allocation, proportional_allocation
 from core.stats.confseq import AnytimeInterval, anytime_interval
-from core.stats.design import grading_budget, planned_budget, prepared_design
+from core.stats.design import prepared_design
+from core.stats.intervals import LEVEL
 from core.stats.planning import MIN_PILOT, SavingForecast, planned_saving_range
 from core.stats.proxy import proxy_choices
 from core.stats.stopping import FIXED
@@ -25,6 +26,7 @@ from core.stats.strata import STRATIFY_BY
 from core.store import Store
 
 __all__ = [
+    "LEVEL",
     "MIN_PILOT",
     "STRATIFY_BY",
     "AnytimeInterval",
@@ -35,9 +37,7 @@ __all__ = [
     "anytime_after",
     "default_model",
     "design_of",
-    "grading_budget",
     "path_n0",
-    "planned_budget",
     "predicted_saving",
     "proxy_choices",
 ]
@@ -79,6 +79,5 @@ def anytime_after(design: Design, positions: Iterable[int], grades: Iterable[flo
 def path_n0(settings: Mapping[str, Any], n_items: int) -> int | None:
     """The n0 of the anytime interval an estimate path draws: the planned budget, or None when the budget is
     fixed in advance (no anytime interval is read then)."""
-    if ProjectSettings.from_dict(settings).stopping == FIXED:
-        return None
-    return planned_budget(settings, n_items)
+    settings = ProjectSettings.from_dict(settings)
+    return None if settings.stopping == FIXED else settings.n0(n_items)

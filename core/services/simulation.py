@@ -8,13 +8,14 @@ what these return and decides nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from core.jobs.simulation_job import enqueue_simulation, latest_simulation
 from core.services import auth
 from core.services.outcome import permitted
+from core.settings import ProjectSettings
 from core.stats.intervals import LEVEL
 from core.stats.simulate import METHODS, ORACLES, budget_sizes, budgets_around, simulation_n0
 from core.stats.stopping import ANYTIME, REGIME_NAMES
@@ -34,10 +35,11 @@ class Run:
     result: dict[str, Any] | None = None
 
 
-def defaults(settings: dict[str, Any], needed: int, n_items: int) -> tuple[tuple[str, ...], int]:
+def defaults(settings: Mapping[str, Any], needed: int, n_items: int) -> tuple[tuple[str, ...], int]:
     """The form's default budgets (around ``needed``, the grades the setup's forecast says the target needs)
     and n0 (core.stats.simulate.budgets_around, simulation_n0)."""
-    return budgets_around(needed, n_items), simulation_n0(settings, needed, n_items)
+    planned = ProjectSettings.from_dict(settings).planned_budget
+    return budgets_around(needed, n_items), simulation_n0(planned, needed, n_items)
 
 
 def start(

@@ -18,9 +18,9 @@ is a table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -196,10 +196,17 @@ def load(
     return load_inputs(pool_table, own if own is None or keep is None else cut(own, keep))
 
 
+class ReadSettings(Protocol):
+    """What of a project's settings reading its uploads takes (core.settings.ProjectSettings has them)."""
+
+    input_format: str
+    columns: str
+
+
 def load_project_inputs(
     pool: tuple[str, bytes],
     samples: tuple[str, bytes] | None,
-    settings: Mapping[str, Any],
+    settings: ReadSettings,
     rows: range | None = None,
     sample_rows: range | None = None,
 ) -> Inputs:
@@ -207,8 +214,8 @@ def load_project_inputs(
     return load(
         pool,
         samples,
-        fmt=settings.get("input_format", "auto"),
-        columns=settings.get("columns") or None,
+        fmt=settings.input_format,
+        columns=settings.columns or None,
         rows=rows,
         sample_rows=sample_rows,
     )
