@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from core.errors import InputError
-from core.scales import BINARY, Scale, scale_from_settings
+from core.scales import DEFAULT_SCALE, Scale, scale_from_settings
 from core.stats.design import grading_budget, planned_budget
 from core.stats.estimate import METHODS
 from core.stats.stopping import ANYTIME, DEFAULT_REGIME, FIXED, LOOKS
@@ -38,7 +38,7 @@ class ProjectSettings:
     """Similarity (embedding) or entailment probability (NLI) threshold; None for the backend's default."""
     n_strata: int = DEFAULT_N_STRATA
     stratify_by: str = DEFAULT_STRATIFY_BY
-    scale: dict[str, Any] = field(default_factory=BINARY.to_settings)
+    scale: dict[str, Any] = field(default_factory=DEFAULT_SCALE.to_settings)
     """The grading scale as core.scales stores it; ``grading_scale`` gives the Scale."""
     guidelines: str = ""
     show_reference: bool = True
