@@ -11,10 +11,9 @@ import pytest
 from core.errors import InputError
 from core.scales import BINARY
 from core.services import account_writes, audit, auth, grade_actions, grading, reservations
-from core.services.project import create_project, start_preparation
 from core.services.showings import Showings
 from core.stats.allocation import design_from_items
-from core.store import Store, accounts
+from core.store import accounts
 
 DATA = Path(__file__).parent / "data" / "app"
 PASSWORD = "correct horse battery"
@@ -36,11 +35,8 @@ def test_a_token_names_one_showing_and_is_spent_once():
 
 
 @pytest.fixture
-def world(tmp_path):
-    store = Store.open(f"sqlite:///{tmp_path / 'g.db'}")
-    files = [(n, (DATA / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
-    pid = create_project(store, "P", *files, start=False)
-    start_preparation(store, pid, wait=True)
+def world(prepared_project):
+    store, pid = prepared_project
     ann = account_writes.create_account(store, "ann", auth.GRADER, password=PASSWORD)
     accounts.assign(store, pid, ann.id)
     design = design_from_items(store.load_items(pid), stratify_by=None)

@@ -3,18 +3,12 @@ anytime interval the app caches or one computed for the planned budget."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from core.scales import BINARY
 from core.services import live, reservations, setup
-from core.services.project import create_project, start_preparation
 from core.services.reading import read_project
 from core.services.tracking import current_estimate
 from core.settings import ProjectSettings
 from core.stats.skips import skip_bound
-from core.store import Store
-
-DATA = Path(__file__).parent / "data" / "app"
 
 
 def read(reading) -> tuple:
@@ -33,11 +27,8 @@ def read(reading) -> tuple:
     )
 
 
-def test_the_live_reading_is_the_reading_of_the_stored_grades_and_skips(tmp_path):
-    store = Store.open(f"sqlite:///{tmp_path / 'l.db'}")
-    files = [(n, (DATA / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
-    pid = create_project(store, "P", *files, start=False)
-    start_preparation(store, pid, wait=True)
+def test_the_live_reading_is_the_reading_of_the_stored_grades_and_skips(prepared_project):
+    store, pid = prepared_project
     settings = store.project(pid).settings
     design = setup.design_of(store.load_items(pid), ProjectSettings.from_dict(settings).stopping)
     for position in range(0, design.N, 2):

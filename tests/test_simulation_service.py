@@ -3,28 +3,21 @@ with its budgets checked at once, and read back as a Run."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from core.errors import InputError
 from core.services import account_writes, auth, simulation
 from core.services.outcome import Refused
-from core.services.project import create_project, run_project_jobs, start_preparation
-from core.store import Store, accounts
+from core.services.project import run_project_jobs
+from core.store import accounts
 
-DATA = Path(__file__).parent / "data" / "app"
 PASSWORD = "correct horse battery"
 ARGUMENTS = dict(budgets=["0.5"], reps=2, seed=0, methods=["uniform"], n0=10, skip_wrong=0.0, skip_right=0.0)
 
 
 @pytest.fixture
-def world(tmp_path):
-    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
-    files = [(n, (DATA / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
-    pid = create_project(store, "P", *files, start=False)
-    start_preparation(store, pid, wait=True)
-    return store, pid
+def world(prepared_project):
+    return prepared_project
 
 
 def test_only_a_user_who_may_simulate_queues_a_run(world):
