@@ -1,4 +1,8 @@
-"""Several graders at once: each is shown an item nobody else is being shown.
+"""Several graders at once: each is shown an item nobody else is being shown; and the grade writes.
+
+Nothing here checks who acts: the grade page, the CLI and the HTTP API reach these only through
+core.services.grade_actions, which rechecks the grader on every press (tests/test_architecture.py);
+tests, benchmarks and the load drills call them directly.
 
 ``claim`` gives a grader the item to show and reserves it in the database
 until ``expires_at`` (renewed while the grader stays on it): the grader's
