@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -255,81 +257,94 @@ def backend_choice(pool, samples, input_format: str, columns: str) -> str:
     return backend
 
 
+def _uploads() -> tuple[Any, Any, str, str]:
+    """The pool and samples files, how to read them and the columns to pick."""
+    pool = st.file_uploader(
+        "Pool: a table (JSONL, CSV, Parquet), an lm-eval samples file, an Inspect log (.eval, .json) "
+        "or a dataset's .arrow file",
+        type=list(UPLOAD_TYPES),
+        key="new_pool",
+    )
+    samples = st.file_uploader(
+        "Surrogate samples (optional if the pool has a samples column, repeats or epochs)",
+        type=list(UPLOAD_TYPES),
+        key="new_samples",
+    )
+    cols = st.columns(2)
+    input_format = cols[0].selectbox("Format", FORMATS, key="new_format", help="auto tells them apart")
+    columns = cols[1].text_input(
+        "Columns to pick (optional)",
+        key="new_columns",
+        placeholder="prompt=instruction,response=output,label=exact_match",
+        help="TARGET=SOURCE pairs, applied after reading: a dataset's columns, a metric as the label.",
+    )
+    return pool, samples, input_format, columns
+
+
+def _preparation(pool, samples, input_format: str, columns: str) -> dict[str, Any]:
+    """The settings of the preparation: sampling, proxy, backend and its model, strata."""
+    sampling = sampling_settings() if samples is None else None
+    proxy = proxy_choice(pool, input_format, columns)
+    cols = st.columns(3)
+    with cols[0]:
+        backend = backend_choice(pool, samples, input_format, columns)
+    model = cols[1].text_input(
+        "Model (name or path; blank for the default)", key="new_model", disabled=backend == "exact"
+    )
+    stratify_by = cols[2].selectbox(
+        "Stratify by", STRATIFY_BY, key="new_stratify", index=STRATIFY_BY.index(DEFAULTS.stratify_by)
+    )
+    cols = st.columns(3)
+    n_strata = cols[0].number_input("Strata", 1, 20, DEFAULTS.n_strata, key="new_strata")
+    seed = cols[1].number_input("Seed", 0, 2**31 - 1, DEFAULTS.seed, key="new_seed")
+    target = cols[2].number_input(
+        "Target half-width",
+        0.001,
+        MAX_TARGET_HALF_WIDTH,
+        DEFAULTS.target_half_width,
+        step=0.005,
+        format="%.3f",
+        key="new_target",
+    )
+    return {
+        "backend": backend,
+        "model": model.strip() or None,
+        "stratify_by": stratify_by,
+        "proxy": proxy,
+        "input_format": input_format,
+        "columns": columns.strip(),
+        "n_strata": int(n_strata),
+        "seed": int(seed),
+        "target_half_width": float(target),
+        "sampling": sampling,
+    }
+
+
+def _grading() -> dict[str, Any] | None:
+    """The settings graders see: guidelines, the reference answer, the scale; None while the scale is bad."""
+    guidelines = st.text_area("Guidelines for graders (markdown)", key="new_guidelines")
+    show_reference = st.checkbox("Show graders the reference answer", DEFAULTS.show_reference, key="new_show_reference")
+    try:
+        scale = scale_settings()
+    except InputError as exc:
+        st.error(f"Custom labels: {exc}")
+        return None
+    return {"guidelines": guidelines, "show_reference": show_reference, "scale": scale}
+
+
 def new_project() -> None:
     with st.expander("New project", expanded=not store.projects()):
         name = st.text_input("Name", key="new_name")
-        pool = st.file_uploader(
-            "Pool: a table (JSONL, CSV, Parquet), an lm-eval samples file, an Inspect log (.eval, .json) "
-            "or a dataset's .arrow file",
-            type=list(UPLOAD_TYPES),
-            key="new_pool",
-        )
-        samples = st.file_uploader(
-            "Surrogate samples (optional if the pool has a samples column, repeats or epochs)",
-            type=list(UPLOAD_TYPES),
-            key="new_samples",
-        )
-        cols = st.columns(2)
-        input_format = cols[0].selectbox("Format", FORMATS, key="new_format", help="auto tells them apart")
-        columns = cols[1].text_input(
-            "Columns to pick (optional)",
-            key="new_columns",
-            placeholder="prompt=instruction,response=output,label=exact_match",
-            help="TARGET=SOURCE pairs, applied after reading: a dataset's columns, a metric as the label.",
-        )
-        sampling = sampling_settings() if samples is None else None
-        proxy = proxy_choice(pool, input_format, columns)
-        cols = st.columns(3)
-        with cols[0]:
-            backend = backend_choice(pool, samples, input_format, columns)
-        model = cols[1].text_input(
-            "Model (name or path; blank for the default)", key="new_model", disabled=backend == "exact"
-        )
-        stratify_by = cols[2].selectbox(
-            "Stratify by", STRATIFY_BY, key="new_stratify", index=STRATIFY_BY.index(DEFAULTS.stratify_by)
-        )
-        cols = st.columns(3)
-        n_strata = cols[0].number_input("Strata", 1, 20, DEFAULTS.n_strata, key="new_strata")
-        seed = cols[1].number_input("Seed", 0, 2**31 - 1, DEFAULTS.seed, key="new_seed")
-        target = cols[2].number_input(
-            "Target half-width",
-            0.001,
-            MAX_TARGET_HALF_WIDTH,
-            DEFAULTS.target_half_width,
-            step=0.005,
-            format="%.3f",
-            key="new_target",
-        )
-        guidelines = st.text_area("Guidelines for graders (markdown)", key="new_guidelines")
-        show_reference = st.checkbox(
-            "Show graders the reference answer", DEFAULTS.show_reference, key="new_show_reference"
-        )
-        try:
-            scale = scale_settings()
-        except InputError as exc:
-            st.error(f"Custom labels: {exc}")
-            scale = None
-        if st.button("Create project", type="primary", key="create", disabled=scale is None):
+        pool, samples, input_format, columns = _uploads()
+        preparation = _preparation(pool, samples, input_format, columns)
+        grading = _grading()
+        if st.button("Create project", type="primary", key="create", disabled=grading is None):
             if pool is None:
                 st.error("Choose a pool file first.")
                 return
-            settings = {
-                "backend": backend,
-                "model": model.strip() or None,
-                "stratify_by": stratify_by,
-                "proxy": proxy,
-                "input_format": input_format,
-                "columns": columns.strip(),
-                "n_strata": int(n_strata),
-                "seed": int(seed),
-                "target_half_width": float(target),
-                "guidelines": guidelines,
-                "show_reference": show_reference,
-                "scale": scale,
-                "sampling": sampling,
-            }
             pool_upload = (pool.name, pool.getvalue())
             samples_upload = (samples.name, samples.getvalue()) if samples else None
+            settings = preparation | grading
             try:
                 project_id = project_actions.create(store, signin.user(), name, pool_upload, samples_upload, settings)
             except (InputError, Refused) as exc:
