@@ -179,6 +179,8 @@ class AuditEvent(Base):
     action: Mapped[str] = mapped_column(String(50))
     project_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    chain_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    """SHA-256 of the chain up to this event, once sealed (core.store.audit_chain); None until then."""
     __table_args__ = (Index("ix_audit_events_project", "project_id"),)
 
 
