@@ -13,6 +13,7 @@ response, a websocket that only pages of the app's own origin may open, and the 
   code (``handoff``) that ``POST /api/session`` exchanges for the session token in a ``Set-Cookie`` header
   (HttpOnly, SameSite=Strict, Secure over https); ``POST /api/session/end`` clears it. No script, of
   this origin or any other, can read the token from ``document.cookie``.
+- The HTTP API (core/api) under ``/api/v1``, on the app's own Store; it takes bearer tokens only.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from core import api
+from ui import state
 
 COOKIE = "activegrade_session"
 """The sign-in cookie's name (ui/session_cookie.py reads it back through st.context.cookies)."""
@@ -134,7 +138,11 @@ def _https(request: Request) -> bool:
     return request.url.scheme == "https" or request.headers.get("x-forwarded-proto", "").lower() == "https"
 
 
-ROUTES = [Route(SESSION_ROUTE, _session, methods=["POST"]), Route(END_ROUTE, _end, methods=["POST"])]
+ROUTES = [
+    Route(SESSION_ROUTE, _session, methods=["POST"]),
+    Route(END_ROUTE, _end, methods=["POST"]),
+    *api.routes(state.served_store),  # /api/v1: bearer tokens only, never the cookie (core/api)
+]
 
 
 class Guard:
