@@ -3,8 +3,22 @@ their own in the sidebar; the secret is shown once and then works as a bearer to
 
 from __future__ import annotations
 
+import pytest
+
+from core import config
 from core.services import auth, tokens
-from tests.app.test_security_pages import PASSWORD, _run, world  # noqa: F401 - world is a fixture
+from core.store import Store
+from tests.app.test_security_pages import DATA, PASSWORD, _run
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch) -> Store:
+    """A signed-in app's database (no open demo)."""
+    url = f"sqlite:///{tmp_path / 'tokens.db'}"
+    monkeypatch.setenv(config.DB_URL, url)
+    monkeypatch.setenv(config.DEMO_DIR, str(DATA))
+    monkeypatch.delenv(config.OPEN_DEMO, raising=False)
+    return Store.open(url)
 
 
 def _shown_secret(at) -> str:
