@@ -236,3 +236,10 @@ def test_the_openapi_document_lists_every_route(world):
 def test_the_upload_limit_is_the_projects_pages():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert http.MAX_UPLOAD_BYTES == config["server"]["maxUploadSize"] << 20
+
+
+def test_the_open_demo_has_no_api(world, monkeypatch):
+    _, _, secrets, client = world
+    monkeypatch.setenv("ACTIVEGRADE_OPEN_DEMO", "1")  # core.config reads the environment on every call
+    refused = call(client, secrets["boss"], "GET", "/me")
+    assert refused.status_code == 403 and "open demo has no API" in refused.json()["error"]["message"]

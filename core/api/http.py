@@ -213,6 +213,11 @@ class Endpoint:
 
     @staticmethod
     def _user(store: Store, request: Request) -> auth.User:
+        if auth.open_demo_enabled():
+            raise ApiError(
+                403,
+                "the open demo has no API: tokens belong to accounts, which need sign-in (unset ACTIVEGRADE_OPEN_DEMO)",
+            )
         token = bearer(request.headers)
         if token is None:
             raise ApiError(
