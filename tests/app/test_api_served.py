@@ -96,7 +96,7 @@ def test_limits_and_errors_on_the_real_server(served):
     assert broken.status_code == 422 and "not valid JSON" in broken.json()["error"]["message"]
     assert requests.get(f"{server.url}/api/v1/me", timeout=60).status_code == 401
     document = requests.get(f"{server.url}/api/v1/openapi.json", timeout=60).json()
-    assert f"/api/v1/projects/{{project_id}}/grades" in document["paths"]
+    assert "/api/v1/projects/{project_id}/grades" in document["paths"]
 
 
 def test_a_grade_survives_a_restart(tmp_path, artifacts):
