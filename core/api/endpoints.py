@@ -71,10 +71,13 @@ def _project(call: Call, action: str, *, ready: bool = False) -> ProjectInfo:
     except ValueError:
         raise ApiError(422, f"the project id must be an integer, not {raw!r}", "project_id") from None
     visible = auth.visible_projects(call.store, call.user)
-    if not call.store.has_project(project_id) or (visible is not None and project_id not in visible):
-        raise ApiError(404, f"no project {project_id} among the projects you may see")
-    auth.require(call.store, call.user, action, project_id)
-    project = call.store.project(project_id)
+    try:
+        if visible is not None and project_id not in visible:
+            raise KeyError(project_id)
+        project = call.store.project(project_id)
+    except KeyError:
+        raise ApiError(404, f"no project {project_id} among the projects you may see") from None
+    auth.require(call.store, call.user, action)  # the role (the assignment was checked just above)
     if ready and project.status != "ready":
         raise ApiError(
             409,
@@ -96,11 +99,15 @@ def _check_key(call: Call) -> None:
             raise ApiError(422, f'this project grades one model and one question, so {name!r} must be ""', name)
 
 
-def _outcome(outcome: Outcome, project_id: int, store: Store, ok: tuple[str, ...]) -> Response:
-    """An Outcome as JSON: HTTP 200 when its status is one of ``ok``, else 409 with status "refused"."""
+def _outcome(
+    outcome: Outcome, project_id: int, store: Store, ok: tuple[str, ...], item_id: str | None = None
+) -> Response:
+    """An Outcome as JSON: HTTP 200 when its status is one of ``ok``, else 409 with status "refused";
+    ``item_id`` the id of the outcome's item where the caller knows it (else read from the store)."""
     if outcome.status not in ok:
         return _press_error(409, "refused", outcome.message)
-    item_id = None if outcome.position is None else str(store.item(project_id, outcome.position).get("id", ""))
+    if item_id is None and outcome.position is not None:
+        item_id = str(store.item(project_id, outcome.position).get("id", ""))
     body = {
         "status": outcome.status,
         "message": outcome.message,
@@ -314,7 +321,7 @@ def _grade(call: Call, project: ProjectInfo, label: str, comment: str) -> Respon
     )
     if outcome.status in ("saved", "changed"):
         cards.spend(call.store, project.id, call.user.name, showing.token)
-    return _outcome(outcome, project.id, call.store, ("saved", "changed"))
+    return _outcome(outcome, project.id, call.store, ("saved", "changed"), showing.item_id)
 
 
 def skip(call: Call) -> Response:
@@ -324,7 +331,7 @@ def skip(call: Call) -> Response:
         showing = _shown(call, project)
         outcome = grade_actions.skip(call.store, call.user, project.id, showing.position)
         cards.spend(call.store, project.id, call.user.name, showing.token)
-        return _outcome(outcome, project.id, call.store, ("skipped",))
+        return _outcome(outcome, project.id, call.store, ("skipped",), showing.item_id)
 
     return _press(act)
 
