@@ -243,3 +243,23 @@ def test_the_open_demo_has_no_api(world, monkeypatch):
     monkeypatch.setenv("ACTIVEGRADE_OPEN_DEMO", "1")  # core.config reads the environment on every call
     refused = call(client, secrets["boss"], "GET", "/me")
     assert refused.status_code == 403 and "open demo has no API" in refused.json()["error"]["message"]
+
+
+def test_the_fast_pages_calls_take_the_session_cookie_from_the_apps_origin_only(world):
+    from core.api import fast
+    from core.services import sessions
+
+    store, pid, secrets, _ = world
+    app = Starlette(routes=fast.routes(lambda: store, "session"))
+    cookie = sessions.start(store, auth.sign_in(store, "ann", PASSWORD))
+    path = f"/grade-fast/api/projects/{pid}/next"
+    assert TestClient(app).get(path).status_code == 401
+    assert TestClient(app).get(path, headers={"Authorization": f"Bearer {secrets['ann']}"}).status_code == 401
+    signed_in = TestClient(app, cookies={"session": cookie})
+    assert signed_in.get(path, headers={"Origin": "http://elsewhere.example"}).status_code == 403
+    item = signed_in.get(path).json()["item"]
+    body = {"item_id": item["item_id"], "token": item["token"], "label": item["labels"][0]["label"]}
+    graded = signed_in.post(f"/grade-fast/api/projects/{pid}/grades?then=next", json=body).json()
+    assert graded["status"] == "saved" and graded["next"]["item"]["item_id"] != item["item_id"]
+    assert TestClient(app).get("/grade-fast", follow_redirects=False).status_code == 303
+    assert "Fast grading" in signed_in.get(f"/grade-fast?project={pid}").text

@@ -21,7 +21,6 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
@@ -31,6 +30,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core import api
+from core.api import fast
+from core.api.http import same_origin
 from ui import state
 
 COOKIE = "activegrade_session"
@@ -92,14 +93,6 @@ def _redeem(code: object) -> tuple[str, int] | None:
     return found[0], found[1]
 
 
-def same_origin(headers: Headers) -> bool:
-    """Whether the request's ``Origin`` (when a browser sent one) names the host and port it was sent to."""
-    origin = headers.get("origin")
-    if origin is None:
-        return True  # not sent by a browser page (curl, a health check): nothing cross-site about it
-    return bool(origin != "null" and urlsplit(origin).netloc.lower() == headers.get("host", "").lower())
-
-
 async def _session(request: Request) -> Response:
     if not same_origin(request.headers):
         return Response(status_code=403)
@@ -142,6 +135,7 @@ ROUTES = [
     Route(SESSION_ROUTE, _session, methods=["POST"]),
     Route(END_ROUTE, _end, methods=["POST"]),
     *api.routes(state.served_store),  # /api/v1: bearer tokens only, never the cookie (core/api)
+    *fast.routes(state.served_store, COOKIE),  # /grade-fast: the signed-in session's cookie (core/api/fast.py)
 ]
 
 

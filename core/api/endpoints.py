@@ -321,7 +321,11 @@ def _grade(call: Call, project: ProjectInfo, label: str, comment: str) -> Respon
     )
     if outcome.status in ("saved", "changed"):
         cards.spend(call.store, project.id, call.user.name, showing.token)
-    return _outcome(outcome, project.id, call.store, ("saved", "changed"), showing.item_id)
+    answer = _outcome(outcome, project.id, call.store, ("saved", "changed"), showing.item_id)
+    if call.query.get("then") == "next" and answer.status_code == 200:  # the next card in the same round trip
+        body = json.loads(answer.body) | {"next": next_item(call)}
+        return JSONResponse(body)
+    return answer
 
 
 def skip(call: Call) -> Response:
@@ -440,6 +444,7 @@ ENDPOINTS: tuple[Declared, ...] = (
         schemas.OUTCOME,
         body="json",
         request=schemas.GRADE_REQUEST,
+        query={"then": {"type": "string", "enum": ["next"], "description": "add the caller's next item as 'next'"}},
         description="The grade page's own path (core.services.grade_actions.grade). 409 with status refused: the "
         "hold lapsed and another grader has the item, the token is spent, or it came sooner than the project's "
         "min_view_s after next; 503 with status not_saved: the database failed, send it again.",

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
@@ -26,7 +27,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
 from core.errors import InputError, NotSaved
-from core.services import auth, tokens
+from core.services import auth, sessions, tokens
 from core.services.outcome import Refused
 from core.store import Store
 
@@ -162,11 +163,30 @@ async def _body(request: Request, kind: str | None) -> tuple[Any, dict[str, tupl
     return fields, files
 
 
-class Endpoint:
-    """An ASGI endpoint running ``handler`` for one declared route (core.api.endpoints.ENDPOINTS)."""
+def same_origin(headers: Headers) -> bool:
+    """Whether the request's ``Origin`` (when a browser sent one) names the host and port it was sent to."""
+    origin = headers.get("origin")
+    if origin is None:
+        return True  # not sent by a browser page (curl, a health check): nothing cross-site about it
+    return bool(origin != "null" and urlsplit(origin).netloc.lower() == headers.get("host", "").lower())
 
-    def __init__(self, handler: Handler, body: str | None, store: Callable[[], Store], public: bool = False) -> None:
-        self.handler, self.body, self.store, self.public = handler, body, store, public
+
+class Endpoint:
+    """An ASGI endpoint running ``handler`` for one declared route (core.api.endpoints.ENDPOINTS).
+
+    ``cookie``: None for the API (a bearer token, never a cookie); the sign-in cookie's name for the routes
+    of the app's own pages (core.api.fast), which take the signed-in session instead, from the same origin
+    only."""
+
+    def __init__(
+        self,
+        handler: Handler,
+        body: str | None,
+        store: Callable[[], Store],
+        public: bool = False,
+        cookie: str | None = None,
+    ) -> None:
+        self.handler, self.body, self.store, self.public, self.cookie = handler, body, store, public, cookie
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         start = time.perf_counter()
@@ -215,13 +235,14 @@ class Endpoint:
             return error_response(500, "the server failed on this request; its log has the details")
         return result if isinstance(result, Response) else JSONResponse(result)
 
-    @staticmethod
-    def _user(store: Store, request: Request) -> auth.User:
+    def _user(self, store: Store, request: Request) -> auth.User:
         if auth.open_demo_enabled():
             raise ApiError(
                 403,
                 "the open demo has no API: tokens belong to accounts, which need sign-in (unset ACTIVEGRADE_OPEN_DEMO)",
             )
+        if self.cookie is not None:
+            return session_user(store, request, self.cookie)
         token = bearer(request.headers)
         if token is None:
             raise ApiError(
@@ -236,6 +257,17 @@ class Endpoint:
         if user is None:
             raise ApiError(401, "the API token is wrong, revoked, or its account is disabled")
         return user
+
+
+def session_user(store: Store, request: Request, cookie: str) -> auth.User:
+    """The signed-in account of the sign-in cookie ``cookie`` (core.services.sessions.resume), for a request
+    from the app's own origin; 403 from another origin, 401 without a live session."""
+    if not same_origin(request.headers):
+        raise ApiError(403, "this route answers pages of the app's own origin only")
+    user = sessions.resume(store, request.cookies.get(cookie))
+    if user is None:
+        raise ApiError(401, "you are signed out: sign in to the app again")
+    return user
 
 
 def _size(limit: int) -> str:
