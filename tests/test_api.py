@@ -263,3 +263,17 @@ def test_the_fast_pages_calls_take_the_session_cookie_from_the_apps_origin_only(
     assert graded["status"] == "saved" and graded["next"]["item"]["item_id"] != item["item_id"]
     assert TestClient(app).get("/grade-fast", follow_redirects=False).status_code == 303
     assert "Fast grading" in signed_in.get(f"/grade-fast?project={pid}").text
+
+
+@pytest.mark.postgres
+def test_tokens_on_postgresql():
+    from tests.pg_schema import throwaway_schema_url
+
+    with throwaway_schema_url() as url:
+        store = Store.open(url)
+        team.create_account(store, auth.OPERATOR, "pat", auth.GRADER, password=PASSWORD)
+        info, secret = tokens.create(store, auth.OPERATOR, "pat", "x" * 200)
+        assert tokens.resolve(store, secret, "203.0.113.7").name == "pat"
+        assert tokens.resolve(store, "ag_wrong", "2001:db8::1") is None
+        assert tokens.revoke(store, auth.OPERATOR, info.id).status == "revoked"
+        assert tokens.resolve(store, secret) is None and tokens.listed(store, auth.OPERATOR, "pat")[0].last_used_at
