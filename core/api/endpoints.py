@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from core.api import cards, schemas
-from core.api.http import ApiError, Call, Endpoint, Handler
+from core.api.http import ApiError, Call, Endpoint, Handler, not_saved
 from core.api.openapi import document
 from core.errors import NotSaved
 from core.exports.formats import EXPORTS, export_name, exported_what
@@ -142,7 +142,7 @@ def _press(act: Callable[[], Response]) -> Response:
             raise
         return _press_error(409, "refused", exc.message, exc.field)
     except (NotSaved, SQLAlchemyError, OSError) as exc:
-        return _press_error(503, "not_saved", f"not saved: the database failed ({type(exc).__name__}); send it again")
+        return _press_error(503, "not_saved", not_saved(exc))
 
 
 # handlers -----------------------------------------------------------------------

@@ -229,7 +229,7 @@ class Endpoint:
             return error_response(422, str(exc), exc.column)
         except (NotSaved, SQLAlchemyError, OSError) as exc:
             logger.warning("API %s %s: the database failed: %s", request.method, request.url.path, type(exc).__name__)
-            return error_response(503, f"not saved: the database failed ({type(exc).__name__}); send it again")
+            return error_response(503, not_saved(exc))
         except Exception:  # noqa: BLE001 - a bug: logged with its traceback here, never sent to the client
             logger.exception("API %s %s failed", request.method, request.url.path)
             return error_response(500, "the server failed on this request; its log has the details")
@@ -268,6 +268,11 @@ def session_user(store: Store, request: Request, cookie: str) -> auth.User:
     if user is None:
         raise ApiError(401, "you are signed out: sign in to the app again")
     return user
+
+
+def not_saved(exc: BaseException) -> str:
+    """The message of a request the database did not take (nothing of it was stored)."""
+    return f"not saved: the database failed ({type(exc).__name__}); send it again"
 
 
 def _size(limit: int) -> str:
