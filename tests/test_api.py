@@ -277,3 +277,20 @@ def test_tokens_on_postgresql():
         assert tokens.resolve(store, "ag_wrong", "2001:db8::1") is None
         assert tokens.revoke(store, auth.OPERATOR, info.id).status == "revoked"
         assert tokens.resolve(store, secret) is None and tokens.listed(store, auth.OPERATOR, "pat")[0].last_used_at
+
+
+def test_a_grade_the_database_does_not_take_is_a_503_not_saved(world, monkeypatch):
+    from core.errors import NotSaved
+
+    _, pid, secrets, client = world
+    item = call(client, secrets["ann"], "GET", f"/projects/{pid}/next").json()["item"]
+
+    def down(*args, **kwargs):
+        raise NotSaved("the grade was not saved")
+
+    monkeypatch.setattr("core.services.grade_actions.grade", down)
+    body = {"item_id": item["item_id"], "token": item["token"], "label": item["labels"][0]["label"]}
+    answer = call(client, secrets["ann"], "POST", f"/projects/{pid}/grades", json=body)
+    assert answer.status_code == 503 and answer.json()["status"] == "not_saved"
+    monkeypatch.undo()
+    assert call(client, secrets["ann"], "POST", f"/projects/{pid}/grades", json=body).json()["status"] == "saved"
