@@ -14,7 +14,7 @@ from core.services import audit, auth, project_actions, team
 from core.services.outcome import Refused
 from core.stats.rater_agreement import agreement
 from core.store import accounts
-from ui import access, signin, state
+from ui import access, api_tokens, signin, state
 
 admin = signin.require(auth.MANAGE_USERS)
 store = state.store()
@@ -155,6 +155,13 @@ def project_section() -> None:
     st.caption("An item graded by several graders enters the estimate with the mean of its grades.")
 
 
+def tokens_section() -> None:
+    st.subheader("API tokens", help="Personal tokens for the HTTP API (docs/api.md); each acts as its account.")
+    who = st.selectbox("Account", [u.name for u in accounts.users(store) if u.active], key="tokens_account")
+    if who:
+        api_tokens.section(admin, who, "team")
+
+
 def audit_section() -> None:
     st.subheader("Audit trail")
     project = state.current_project()
@@ -180,5 +187,7 @@ def audit_section() -> None:
 accounts_section()
 st.divider()
 project_section()
+st.divider()
+tokens_section()
 st.divider()
 audit_section()

@@ -12,34 +12,14 @@ from typing import Any
 
 from core.cli.output import add_output_options, say, write_json
 from core.cli.projects import add_database_argument, find_project
-from core.store import ProjectInfo, Store
+from core.services.project import project_state
+from core.store import Store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("project", nargs="?", help="one project's id or name (default: every project)")
     add_database_argument(parser)
     add_output_options(parser)
-
-
-def project_state(store: Store, project: ProjectInfo) -> dict[str, Any]:
-    """A project's state: id, name, status, preparation progress, error, items, graded items and grades."""
-    ready = project.status == "ready"
-    graded = store.graded_positions(project.id) if ready else {}
-    return {
-        "id": project.id,
-        "name": project.name,
-        "status": project.status,
-        "progress": {
-            "done": project.progress_done,
-            "total": project.progress_total,
-            "message": project.progress_message,
-        },
-        "error": project.error or None,
-        "items": store.item_count(project.id) if ready else None,
-        "graded_items": len(graded) if ready else None,
-        "grades": len(store.grades(project.id)) if ready else None,
-        "updated_at": project.updated_at.isoformat(),
-    }
 
 
 def line(state: dict[str, Any]) -> str:

@@ -18,11 +18,13 @@ from core.scales import scale_from_settings
 from core.services import auth, grading, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
+from core.stats.allocation import Design
+from core.stats.design import grading_budget
 from core.store import Store
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["COMMENTED", "Outcome", "Refused", "acting_grader", "comment", "grade", "reopen", "skip", "undo"]
+__all__ = ["COMMENTED", "Outcome", "Refused", "acting_grader", "claim", "comment", "grade", "reopen", "skip", "undo"]
 
 
 def _logs_refusals(action: Callable[..., Outcome]) -> Callable[..., Outcome]:
@@ -59,6 +61,24 @@ def acting_grader(store: Store, actor: auth.User | None, project_id: int) -> aut
     if status != "ready":
         raise Refused(f"the project is not ready ({status})")
     return current
+
+
+@_logs_refusals
+def claim(store: Store, actor: auth.User | None, project_id: int, design: Design) -> int | None:
+    """The position to show the grader now, reserved for them (core.services.reservations.claim with the
+    project's seed, double-grading share and budget); None when nothing is left for them. ``design``: the
+    project's (core.stats.design.prepared_design; callers cache it)."""
+    grader = acting_grader(store, actor, project_id)
+    settings = store.project(project_id).settings
+    return reservations.claim(
+        store,
+        project_id,
+        design,
+        int(settings["seed"]),
+        grader.name,
+        overlap=float(settings["overlap"]),
+        budget=grading_budget(settings, design.N),
+    )
 
 
 @_logs_refusals

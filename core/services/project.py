@@ -24,7 +24,7 @@ from core.jobs.sampling_job import sampling_request
 from core.jobs.worker import Worker
 from core.scales import scale_from_settings
 from core.settings import ProjectSettings
-from core.store import Store
+from core.store import ProjectInfo, Store
 from core.store import jobs as job_table
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "data" / "demo"
@@ -189,3 +189,24 @@ def start_preparation(store: Store, project_id: int, *, wait: bool = False, chun
 def run_project_jobs(store: Store, project_id: int) -> int:
     """Run the project's waiting jobs in this process until none is left; returns how many ran."""
     return Worker(store, WorkerOptions(project_id=project_id)).run_until_idle()
+
+
+def project_state(store: Store, project: ProjectInfo) -> dict[str, Any]:
+    """A project's state: id, name, status, preparation progress, error, items, graded items and grades."""
+    ready = project.status == "ready"
+    graded = store.graded_positions(project.id) if ready else {}
+    return {
+        "id": project.id,
+        "name": project.name,
+        "status": project.status,
+        "progress": {
+            "done": project.progress_done,
+            "total": project.progress_total,
+            "message": project.progress_message,
+        },
+        "error": project.error or None,
+        "items": store.item_count(project.id) if ready else None,
+        "graded_items": len(graded) if ready else None,
+        "grades": len(store.grades(project.id)) if ready else None,
+        "updated_at": project.updated_at.isoformat(),
+    }

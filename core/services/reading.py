@@ -23,15 +23,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.services.progress import counted, percent
+from core.services.tracking import current_estimate
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
-from core.stats.confseq import AnytimeInterval
-from core.stats.design import grading_budget
+from core.stats.confseq import AnytimeInterval, anytime_interval
+from core.stats.design import grading_budget, planned_budget
 from core.stats.estimate import Estimate
 from core.stats.forecast import Forecast, StopSaving, forecast, stop_saving, surrogate_mean
 from core.stats.looks import look_plan
-from core.stats.skips import SkipBound
+from core.stats.skips import SkipBound, skip_bound
 from core.stats.stopping import ANYTIME, FIXED, LOOKS, REGIME_NAMES, run_looks
+from core.store import ProjectInfo, Store
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,18 @@ def read_project(
         skipped=0 if skips is None else skips.skipped,
         held_by_skips=held_by_skips,
     )
+
+
+def read_stored(store: Store, project: ProjectInfo, design: Design) -> tuple[Reading, Estimate]:
+    """The reading of a project's stored grades and skips now, with its estimate (the project's method): the
+    estimate, the anytime interval tuned for the planned budget n0 and the skips' bound, as the pages compose
+    them (ui/plan.py reading_of, which caches its parts), for the HTTP API and scripts."""
+    graded = store.graded_positions(project.id)
+    estimate = current_estimate(design, graded, project.settings["method"])
+    skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project.id))
+    n0 = planned_budget(project.settings, design.N)
+    anytime = anytime_interval(design, list(graded), list(graded.values()), n0) if graded else None
+    return read_project(design, project.settings, graded, estimate, anytime, skips=skips), estimate
 
 
 def _saving(
