@@ -20,8 +20,8 @@ from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAUL
 from core.store import json_safe
 from core.surrogate.prepare import prepare_items
 from core.surrogate.semantic import BACKENDS
-from core.surrogate.targets import prepare_targets
 from core.surrogate.semantic.base import DEVICES
+from core.surrogate.targets import prepare_targets
 
 
 def json_cells(frame: pd.DataFrame) -> pd.DataFrame:

@@ -25,7 +25,6 @@ import pyarrow as pa
 
 from core.errors import InputError
 from core.inputs.limits import MAX_ID_CHARS
-from core.inputs.targets import TARGET_COLUMN
 from core.inputs.tables import (
     BadJson,
     Source,
@@ -37,6 +36,7 @@ from core.inputs.tables import (
     paused_gc,
     read_table,
 )
+from core.inputs.targets import TARGET_COLUMN
 
 MAX_FIELD_CHARS = 1_000_000
 """Longest text accepted in any one field (about 250,000 tokens)."""

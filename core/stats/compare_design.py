@@ -88,7 +88,9 @@ def difference_strata(
     return merge_small_strata(strata, min(min_size, comparison.N))
 
 
-def stratum_difference_variance(stratum: np.ndarray, mean: np.ndarray, square: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def stratum_difference_variance(
+    stratum: np.ndarray, mean: np.ndarray, square: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Per stratum: mean_h E d and Var_h(d) = mean_h E d^2 - (mean_h E d)^2, at least MIN_DIFFERENCE_VARIANCE."""
     sizes = np.bincount(stratum)
     m = np.bincount(stratum, weights=mean) / sizes
@@ -110,8 +112,14 @@ def pair_design(
     p = predicted_grades(comparison)
     mean, square = pair_moments(comparison, a, b, p)
     base = make_design(
-        stratum, (1 + mean) / 2, mean[:, None], floor=floor, shrink=1.0, kappa=kappa,
-        prior_strength=DIFFERENCE_PRIOR_STRENGTH, ids=tuple(comparison.items[a]["id"].astype(str)),
+        stratum,
+        (1 + mean) / 2,
+        mean[:, None],
+        floor=floor,
+        shrink=1.0,
+        kappa=kappa,
+        prior_strength=DIFFERENCE_PRIOR_STRENGTH,
+        ids=tuple(comparison.items[a]["id"].astype(str)),
     )
     m, var = stratum_difference_variance(base.stratum, mean, square)
     share = np.clip(var / np.maximum(1 - m**2, 1e-12), 0.0, 1.0)

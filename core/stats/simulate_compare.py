@@ -48,7 +48,11 @@ from core.stats.simulate import LEVEL, in_order, labels_of, replay_queue, replic
 from core.stats.stopping import DEFAULT_REGIME, allocation_kappa, check_regime
 
 COMPARE_METHODS = ("uniform_paired", "activegrade")
-ESTIMANDS = {"absolute": "mean(A) - mean(B)", "side-by-side": "mean(A) - mean(B)", "pairwise": "win rate of A (ties 1/2)"}
+ESTIMANDS = {
+    "absolute": "mean(A) - mean(B)",
+    "side-by-side": "mean(A) - mean(B)",
+    "pairwise": "win rate of A (ties 1/2)",
+}
 
 
 def grade_cost(mode: str, n_models: int) -> int:
@@ -64,12 +68,14 @@ def compare_budget_items(budgets: Sequence[str | float], mode: str, n_models: in
         try:
             value = float(budget)
         except ValueError:
-            raise InputError(f"budget {budget!r} is not a number", fix="give shares of K x N grades or counts") from None
+            raise InputError(
+                f"budget {budget!r} is not a number", fix="give shares of K x N grades or counts"
+            ) from None
         if not value > 0 or (value > 1 and not value.is_integer()):
             raise InputError(f"budget {budget!r} is neither a share in (0, 1] nor a whole count of grades")
         grades = value * total if value <= 1 else value
         items = int(grades // cost)
-        if items > n_items:
+        if grades > n_items * cost:
             raise InputError(
                 f"budget {budget!r} is {int(grades)} grades, more than the {n_items * cost} a full comparison takes",
                 fix=f"give at most {n_items * cost} grades or a share of them",
@@ -95,12 +101,16 @@ def paired_values(comparison: Comparison, mode: str) -> dict[str, np.ndarray]:
         w = labels_of(first.assign(label=first["preference"]))
         if not np.isin(w, (0.0, 0.5, 1.0)).all():
             raise InputError(
-                "a preference is not 1, 0.5 or 0", column="preference", fix="1: the first model better, 0.5: tie, 0: the second"
+                "a preference is not 1, 0.5 or 0",
+                column="preference",
+                fix="1: the first model better, 0.5: tie, 0: the second",
             )
         return {pair_key(*comparison.models): 2 * w - 1}
     values = {}
     for a, b in pairs(comparison.models):
-        values[pair_key(a, b)] = 2 * preference(labels[a], labels[b]) - 1 if mode == "pairwise" else labels[a] - labels[b]
+        values[pair_key(a, b)] = (
+            2 * preference(labels[a], labels[b]) - 1 if mode == "pairwise" else labels[a] - labels[b]
+        )
     return values
 
 
@@ -142,7 +152,9 @@ def simulate_comparisons(
             return orders[:, :n]
         if queue is not None:
             return queue[:, :n]
-        return in_order(static_sample(design, neyman_allocation(design.sizes, design.prior_sd, n, design.floor), orders), orders)
+        return in_order(
+            static_sample(design, neyman_allocation(design.sizes, design.prior_sd, n, design.floor), orders), orders
+        )
 
     out: dict[str, dict] = {key: {} for key in values}
     joint: dict[str, dict] = {}

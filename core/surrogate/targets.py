@@ -24,9 +24,7 @@ ENGINE_OPTIONS = ("model", "threshold", "device", "cache_dir", "batch_size", "ap
 """prepare_items' options that pick the semantic backend (core.surrogate.semantic.get_backend's)."""
 
 
-def prepare_targets(
-    inputs: Inputs, *, backend: str = "exact", file: str | None = None, **options: Any
-) -> Comparison:
+def prepare_targets(inputs: Inputs, *, backend: str = "exact", file: str | None = None, **options: Any) -> Comparison:
     """The comparison of a long-format pool (core.inputs.targets): per target, prepare_items(backend, **options)
     of its rows; between them, `answer_classes`. `file` names the pool in errors."""
     targets = split_targets(inputs.pool, file)
