@@ -182,6 +182,8 @@ def test_the_simulator_reports_every_pair_method_and_budget():
         assert np.isfinite(row[name])
     assert result["level_per_pair"] == pytest.approx(1 - 0.05 / 3)
     assert set(result["comparisons_joint"]["uniform_paired"]["30"]) >= {"coverage", "coverage_anytime"}
+    own = result["targets"]["m1"]["activegrade"]["0.1"]
+    assert own["truth"] == pytest.approx(labels["m1"].mean()) and 0 <= own["coverage"] <= 1
 
 
 def test_pairwise_mode_estimates_the_win_rate_from_a_preference_column():
@@ -192,7 +194,7 @@ def test_pairwise_mode_estimates_the_win_rate_from_a_preference_column():
     result = simulate_comparisons(comparison, ["0.2"], mode="pairwise", reps=20)
     row = result["comparisons"]["m0 - m1"]["activegrade"]["0.2"]
     assert row["estimand"] == "win rate of A (ties 1/2)" and row["truth"] == pytest.approx(wins.mean())
-    assert row["items"] == 120 and row["grades"] == 120
+    assert row["items"] == 120 and row["grades"] == 120 and "targets" not in result
 
 
 def test_cli_adds_comparisons_for_a_pool_with_a_model_column(tmp_path, capsys):

@@ -20,7 +20,9 @@ uniform_paired's exact MSE (1 - m/N) S^2 / m, S^2 the pool variance of the paire
 theorem 2.2), bias, coverage and ci_width of the fixed-n interval, coverage_anytime (the confidence sequence
 covered at every grade up to the budget) and ci_width_anytime, all in the estimand's units; with P > 1 pairs
 every interval is at the Bonferroni level (core.stats.compare.simultaneous_level) and `comparisons_joint`
-gives the share of replications in which every pair's interval covered.
+gives the share of replications in which every pair's interval covered. Absolute and side-by-side add
+`targets`: each target's own mean from the same sample (truth, mse, bias, coverage, ci_width); pairwise grades
+give no per-model estimate.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from core.stats.compare import (
 from core.stats.compare_design import comparison_design, pair_design
 from core.stats.confseq import checkpoints, sequence_batch
 from core.stats.design import planned_budget
+from core.stats.estimate import estimate_batch
 from core.stats.simulate import LEVEL, in_order, labels_of, replay_queue, replication_orders, static_sample
 from core.stats.stopping import DEFAULT_REGIME, allocation_kappa, check_regime
 
@@ -176,7 +179,7 @@ def simulate_comparisons(
         joint[method] = {
             b: {**_mean_se("coverage", covered_all[b]), **_mean_se("coverage_anytime", anytime_all[b])} for b in sizes
         }
-    return {
+    result = {
         "compare_mode": mode,
         "models": list(comparison.models),
         "grades_per_item": grade_cost(mode, K),
@@ -184,6 +187,34 @@ def simulate_comparisons(
         "comparisons": out,
         "comparisons_joint": joint,
     }
+    if mode != "pairwise":
+        result["targets"] = {
+            model: {method: per_model(comparison, model, design, positions, method, sizes) for method in methods}
+            for model in comparison.models
+        }
+    return result
+
+
+def per_model(comparison: Comparison, model: str, design, positions, method: str, sizes: dict[str, int]) -> dict:
+    """One target's mean from the comparison's sample: the stratified estimator on the design's strata
+    (core.stats.estimate), its bias, MSE and fixed-n coverage at 95% per budget."""
+    y = labels_of(comparison.items[model])
+    strata = np.zeros(y.size, dtype=np.int64) if method == "uniform_paired" else design.stratum
+    own = make_design(strata, comparison.items[model]["agreement"].to_numpy(dtype=float))
+    rows = {}
+    for budget, n in sizes.items():
+        pos = positions(method, n)
+        batch = estimate_batch(own, pos, y[pos], "stratified")
+        low, high = batch.interval(LEVEL)
+        err = batch.value - y.mean()
+        rows[budget] = {
+            "truth": float(y.mean()),
+            **_mean_se("mse", err**2),
+            **_mean_se("bias", err),
+            **_mean_se("coverage", (low <= y.mean()) & (y.mean() <= high)),
+            **_mean_se("ci_width", high - low),
+        }
+    return rows
 
 
 def _sequence(design, positions: np.ndarray, v: np.ndarray, n0: int, alpha: float, budgets):
