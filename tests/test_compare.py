@@ -12,6 +12,7 @@ from core.cli import main
 from core.errors import InputError
 from core.inputs.io import load_inputs
 from core.inputs.targets import has_targets, split_targets
+from core.services.side_by_side import card_order, grades_for_targets, side_names
 from core.stats.allocation import make_design
 from core.stats.compare import (
     difference_batch,
@@ -231,3 +232,18 @@ def test_cli_adds_comparisons_for_a_pool_with_a_model_column(tmp_path, capsys):
     assert result["comparisons"]["alpha - beta"]["activegrade"]["0.2"]["truth"] == pytest.approx(
         frame[frame.model == "alpha"].label.mean() - frame[frame.model == "beta"].label.mean()
     )
+
+
+def test_the_side_by_side_order_is_random_per_item_fixed_per_card_and_maps_grades_back():
+    targets = ("alpha", "beta")
+    orders = [card_order(7, p, targets) for p in range(200)]
+    assert orders == [card_order(7, p, targets) for p in range(200)]
+    left_alpha = sum(order[0] == "alpha" for order in orders)
+    assert 70 < left_alpha < 130 and all(sorted(order) == list(targets) for order in orders)
+    assert side_names(2) == ("Response 1", "Response 2")
+    order = card_order(7, 0, targets)
+    assert grades_for_targets(order, [1.0, 0.0]) == {order[0]: 1.0, order[1]: 0.0}
+    with pytest.raises(InputError, match="1 grades for a card of 2 responses"):
+        grades_for_targets(order, [1.0])
+    with pytest.raises(InputError, match="the grade of Response 2 is 2"):
+        grades_for_targets(order, [1.0, 2])
