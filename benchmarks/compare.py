@@ -6,8 +6,8 @@ Writes benchmarks/compare.md. Every figure is the simulator's own (`core.stats.s
 `python -m core simulate` adds for a pool with a `model` column), one process, 1,000 replications by default.
 Pools: ../shared/data/gsm8k-compare and alpacaeval-compare (prepared with the exact backend, as the CLI's
 default), and generated pools (core.testing.compare_pools): two targets with a share of equal answers 0.2, 0.5,
-0.8; a surrogate that knows nothing (signal 0); clustering that merges answers graders tell apart (noise 0.5);
-three targets. Budgets: 5, 10 and 20% of the K x N grades of a full comparison, and 10 graded items.
+0.8; a surrogate that knows nothing (signal 0) or misleads (signal -1); clustering that merges answers graders
+tell apart (noise 0.5 and 1: the design's prior is wrong and its queue must notice); three targets. Budgets: 5, 10 and 20% of the K x N grades of a full comparison, and 10 graded items.
 
 Goals (issue 30): the difference's MSE ratio at most 0.6 on GSM8K-like pools and never above 1 + 2 s.e. at
 budgets 5-20%; coverage + 2 s.e. >= 0.935 for every difference from 10 graded items; with three targets, the
@@ -36,10 +36,15 @@ GENERATED = {
     "two targets, 80% equal answers": dict(abilities=(0.6, 0.2), equal=0.8),
     "two targets, surrogate knows nothing": dict(abilities=(0.5, 0.3), equal=0.5, signal=0.0),
     "two targets, equal answers graded apart (noise 0.5)": dict(abilities=(0.5, 0.3), equal=0.5, noise=0.5),
+    "two targets, equal answers graded independently (noise 1)": dict(abilities=(0.5, 0.3), equal=0.8, noise=1.0),
+    "two targets, surrogate misleads (signal -1)": dict(abilities=(0.5, 0.3), equal=0.3, signal=-1.0),
     "two close targets, 50% equal answers": dict(abilities=(0.4, 0.35), equal=0.5),
     "three targets, 20% equal answers": dict(abilities=(0.6, 0.3, 0.0), equal=0.2),
     "three targets, 50% equal answers": dict(abilities=(0.6, 0.3, 0.0), equal=0.5),
     "three targets, 80% equal answers": dict(abilities=(0.6, 0.3, 0.0), equal=0.8),
+    "three targets, equal answers graded independently (noise 1)": dict(
+        abilities=(0.5, 0.3, 0.1), equal=0.6, noise=1.0
+    ),
 }
 
 

@@ -24,7 +24,8 @@ from core.stats.compare import (
     simultaneous_level,
 )
 from core.stats.compare_design import comparison_design, pair_design
-from core.stats.simulate_compare import compare_budget_items, simulate_comparisons
+from core.stats.simulate import replay_queue, replication_orders
+from core.stats.simulate_compare import compare_budget_items, paired_values, replay_comparison, simulate_comparisons
 from core.surrogate.targets import prepare_targets
 from core.testing.compare_pools import synthetic_comparison
 
@@ -153,7 +154,7 @@ def test_pairs_levels_preference_and_what_is_resolved():
 
 def test_the_design_spends_grades_where_the_targets_disagree():
     comparison = synthetic_comparison(600, (0.6, 0.2), equal=0.6, seed=1)
-    design = comparison_design(comparison)
+    design = comparison_design(comparison)[("m0", "m1")]
     same = comparison.same_meaning("m0", "m1")
     agreeing = np.unique(design.stratum[same])
     assert agreeing.size == 1 and not np.isin(agreeing, design.stratum[~same]).any()
@@ -161,6 +162,30 @@ def test_the_design_spends_grades_where_the_targets_disagree():
     assert design.prior_sd[h] < design.prior_sd[np.arange(design.H) != h].min()
     assert design.spread_share is not None and design.spread_share.shape == (design.H,)
     assert pair_design(comparison, "m0", "m1", design.stratum).H == design.H
+
+
+def test_the_comparison_queue_of_one_pair_is_the_one_target_queue():
+    comparison = synthetic_comparison(300, (0.6, 0.2), equal=0.5, seed=5)
+    design = comparison_design(comparison)[("m0", "m1")]
+    labels = [comparison.items[m]["label"].to_numpy() for m in comparison.models]
+    z = (1 + labels[0] - labels[1]) / 2
+    orders = replication_orders(300, 0, 5)
+    np.testing.assert_array_equal(replay_comparison([design], [z], orders, 60), replay_queue(design, z, orders, 60))
+
+
+def test_the_comparison_queue_gives_grades_back_to_strata_whose_differences_are_not_quiet():
+    """Answers of one meaning graded independently (noise 1): the prior calls their stratum quiet, its grades
+    say otherwise, and the queue of three targets moves grades there (a fixed allocation would not)."""
+    shares = []
+    for noise in (0.0, 1.0):
+        comparison = synthetic_comparison(1000, (0.5, 0.3, 0.1), equal=0.6, noise=noise, seed=11)
+        designs = list(comparison_design(comparison).values())
+        values = paired_values(comparison, "absolute")
+        queue = replay_comparison(designs, [(1 + v) / 2 for v in values.values()], replication_orders(1000, 0, 20), 200)
+        agreeing = designs[0].stratum[comparison.classes.min(axis=0) == comparison.classes.max(axis=0)]
+        assert np.unique(agreeing).size == 1
+        shares.append((designs[0].stratum[queue] == agreeing[0]).mean())
+    assert shares[1] > shares[0] + 0.1
 
 
 def test_budgets_count_grades_of_every_target():

@@ -20,9 +20,12 @@ m_h (1 - m_h) of z, m_h = (1 + mean_h E d) / 2, is Var_h(d) / (1 - (mean_h E d)^
 these spreads, re-estimated from the grades as they arrive (core.stats.spreads.adaptive_sd, with
 DIFFERENCE_PRIOR_STRENGTH pseudo-grades behind the prior).
 
-Allocation: Neyman on S_h (Cochran 1977, 5.5). For one pair it is the queue of a one-target project run on z,
-so every prefix is close to Neyman for its size. For P pairs the sum of the pairs' variances
-sum_p sum_h W_h^2 S_h,p^2 / n_h is minimised by Neyman with S_h^2 = sum_p S_h,p^2 (`pairs_spread`).
+Allocation: Neyman on S_h (Cochran 1977, 5.5), grade by grade (`comparison_stratum`): the next item goes to
+the stratum core.stats.allocation.next_stratum picks with each pair's spreads as the one-target queue
+estimates them from the grades so far (core.stats.queue.queue_spreads on that pair's z), combined as
+S_h^2 = sum_p S_h,p^2: the sum of the pairs' variances sum_p sum_h W_h^2 S_h,p^2 / n_h is minimised by
+Neyman on that S_h. For one pair it is exactly the queue of a one-target project run on z, so every prefix
+is close to Neyman for its size; the rule reads past grades only, so the confidence sequence stays valid.
 
 Safeguards, as for one target: the shrink towards 1/2, the floor of `floor` grades in every stratum, the
 variance floor, and the prior blended with each stratum's own grades, so a stratum the surrogate thought quiet
@@ -31,12 +34,14 @@ gets its grades back once they disagree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 
-from core.stats.allocation import DEFAULT_FLOOR, DEFAULT_SHRINK, KAPPA, Design, make_design
+from core.stats.allocation import DEFAULT_FLOOR, DEFAULT_SHRINK, KAPPA, Design, make_design, next_stratum
 from core.stats.compare import Comparison, pairs
+from core.stats.queue import queue_spreads
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, merge_small_strata
 
 SAME_MEANING_DISAGREEMENT = 0.05
@@ -126,6 +131,20 @@ def pair_design(
     return replace(base, prior_sd=np.sqrt(var) / 2, spread_share=share)
 
 
+def comparison_stratum(
+    designs: Sequence[Design],
+    taken: np.ndarray,
+    moments: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    pooled: Sequence[tuple[np.ndarray, ...]],
+) -> np.ndarray:
+    """The stratum of the next graded item (-1 when every stratum is taken), for one state or R at once:
+    next_stratum with S_h = sqrt(sum_p S_h,p^2), S_h,p = queue_spreads(designs[p], moments[p], pooled[p])
+    (module docstring). Every design has the same strata; ``taken`` counts items graded or reserved."""
+    spreads = np.sqrt(sum(queue_spreads(d, m, p) ** 2 for d, m, p in zip(designs, moments, pooled)))
+    first = designs[0]
+    return next_stratum(first.weights, spreads, taken, first.sizes, first.floor, first.kappa)
+
+
 def comparison_design(
     comparison: Comparison,
     *,
@@ -133,21 +152,9 @@ def comparison_design(
     n_strata: int = DEFAULT_N_STRATA,
     min_size: int = DEFAULT_MIN_STRATUM_SIZE,
     floor: int = DEFAULT_FLOOR,
-) -> Design:
-    """The design of the whole comparison: `difference_strata`, and for two targets `pair_design` of the pair
-    (the queue allocates by it); for more, the first pair's design with prior_sd = `pairs_spread`."""
-    p = predicted_grades(comparison)
-    stratum = difference_strata(comparison, p, n_strata, min_size)
-    all_pairs = pairs(comparison.models)
-    design = pair_design(comparison, *all_pairs[0], stratum, kappa=kappa, floor=floor)
-    if len(all_pairs) == 1:
-        return design
-    return replace(design, prior_sd=pairs_spread(comparison, design.stratum, p))
-
-
-def pairs_spread(comparison: Comparison, stratum: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """(H,) S_h = sqrt(sum over pairs of Var_h(d_p)) / 2 (z units): Neyman for the sum of the pairs' variances."""
-    total = sum(
-        stratum_difference_variance(stratum, *pair_moments(comparison, a, b, p))[1] for a, b in pairs(comparison.models)
-    )
-    return np.sqrt(total) / 2
+) -> dict[tuple[str, str], Design]:
+    """Each pair's design (`pair_design`) on the comparison's strata (`difference_strata`), pairs in order."""
+    stratum = difference_strata(comparison, predicted_grades(comparison), n_strata, min_size)
+    return {
+        (a, b): pair_design(comparison, a, b, stratum, kappa=kappa, floor=floor) for a, b in pairs(comparison.models)
+    }

@@ -2,10 +2,10 @@
 
 Methods:
 - uniform_paired: items uniform at random without replacement, every target graded on each; the paired mean.
-- activegrade:    the comparison's design (core.stats.compare_design.comparison_design), its queue for two
-                  targets (core.stats.simulate.replay_queue on z = (1 + d) / 2, what a project's queue does),
-                  Neyman allocation on the pairs' summed variance for three or more, graded in the
-                  replication's random order; the estimator and intervals of core.stats.compare.
+- activegrade:    the comparison's design and queue (core.stats.compare_design: strata where the targets'
+                  answers differ, each next item to the stratum that lowers the pairs' summed variance most,
+                  spreads re-estimated from the grades; `replay_comparison`), the estimator and intervals of
+                  core.stats.compare.
 
 Budget units: a grade is one response graded, so an item graded for every target costs K grades (absolute
 grading, or one side-by-side card of K responses) and P = K (K - 1) / 2 grades in pairwise mode (one card a
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from core.errors import InputError
-from core.stats.allocation import make_design, neyman_allocation
+from core.stats.allocation import make_design
 from core.stats.compare import (
     DEFAULT_MODE,
     MODES,
@@ -43,11 +43,11 @@ from core.stats.compare import (
     preference,
     simultaneous_level,
 )
-from core.stats.compare_design import comparison_design, pair_design
+from core.stats.compare_design import comparison_design, comparison_stratum
 from core.stats.confseq import checkpoints, sequence_batch
 from core.stats.design import planned_budget
 from core.stats.estimate import estimate_batch
-from core.stats.simulate import LEVEL, in_order, labels_of, replay_queue, replication_orders, static_sample
+from core.stats.simulate import LEVEL, labels_of, replication_orders
 from core.stats.stopping import DEFAULT_REGIME, allocation_kappa, check_regime
 
 COMPARE_METHODS = ("uniform_paired", "activegrade")
@@ -140,38 +140,27 @@ def simulate_comparisons(
     sizes = compare_budget_items(budgets, mode, K, N)
     n0 = planned_budget({}, N) if n0 is None else int(n0)
     orders = replication_orders(N, seed, reps)
-    design = comparison_design(comparison, kappa=allocation_kappa(regime))
-    designs = {
-        pair_key(a, b): pair_design(comparison, a, b, design.stratum, kappa=design.kappa)
-        for a, b in pairs(comparison.models)
-    }
+    by_pair = comparison_design(comparison, kappa=allocation_kappa(regime))
+    designs = {pair_key(a, b): d for (a, b), d in by_pair.items()}
+    design = next(iter(designs.values()))
     one = make_design(np.zeros(N, dtype=np.int64), np.full(N, 0.5), kappa=design.kappa)
     top = max(sizes.values())
-    first_values = next(iter(values.values()))
-    queue = replay_queue(design, (1 + first_values) / 2, orders, top) if K == 2 else None
+    queue = replay_comparison([designs[k] for k in values], [(1 + v) / 2 for v in values.values()], orders, top)
 
     def positions(method: str, n: int) -> np.ndarray:
-        if method == "uniform_paired":
-            return orders[:, :n]
-        if queue is not None:
-            return queue[:, :n]
-        return in_order(
-            static_sample(design, neyman_allocation(design.sizes, design.prior_sd, n, design.floor), orders), orders
-        )
+        return (orders if method == "uniform_paired" else queue)[:, :n]
 
     out: dict[str, dict] = {key: {} for key in values}
     joint: dict[str, dict] = {}
     for method in methods:
-        sequential = method == "uniform_paired" or queue is not None
         covered_all = {b: np.ones(reps, dtype=bool) for b in sizes}
         anytime_all = {b: np.ones(reps, dtype=bool) for b in sizes}
         for key, v in values.items():
             d = one if method == "uniform_paired" else designs[key]
-            shared = _sequence(d, positions(method, top), v, n0, 1 - level, sizes.values()) if sequential else None
+            cs = _sequence(d, positions(method, top), v, n0, 1 - level, sizes.values())
             rows = {}
             for budget, n in sizes.items():
                 pos = positions(method, n)
-                cs = shared if sequential else _sequence(d, pos, v, n0, 1 - level, [n])
                 rows[budget], covered, anytime = _figures(d, pos, v, n, cs, level, mode, grade_cost(mode, K))
                 covered_all[budget] &= covered
                 anytime_all[budget] &= anytime
@@ -215,6 +204,37 @@ def per_model(comparison: Comparison, model: str, design, positions, method: str
             **_mean_se("ci_width", high - low),
         }
     return rows
+
+
+def replay_comparison(designs: list, grades: list[np.ndarray], orders: np.ndarray, n: int) -> np.ndarray:
+    """(R, n) positions in the order the comparison's queue hands them out, each item graded for every target
+    at once: per step core.stats.compare_design.comparison_stratum on all R replications (each pair's
+    per-stratum and pooled sums kept up to date, as core.stats.simulate.replay_queue does for one), then the
+    stratum's first free item in the replication's order. With one pair it is replay_queue."""
+    first = designs[0]
+    reps = orders.shape[0]
+    grouped = np.take_along_axis(orders, np.argsort(first.stratum[orders], axis=1, kind="stable"), axis=1)
+    offsets = np.concatenate([[0], np.cumsum(first.sizes)[:-1]])
+    counts = np.zeros((reps, first.H))
+    sums = [np.zeros((reps, first.H)) for _ in designs]
+    sumsq = [np.zeros((reps, first.H)) for _ in designs]
+    pooled = [np.zeros((6, reps)) for _ in designs]  # core.stats.spreads.pooled_sums, per pair
+    centred = [d.proxy - d.proxy.mean() for d in designs]
+    rows = np.arange(reps)
+    positions = np.empty((reps, n), dtype=np.int64)
+    for step in range(n):
+        moments = [(counts, sums[p], sumsq[p]) for p in range(len(designs))]
+        h = comparison_stratum(designs, counts, moments, [tuple(x) for x in pooled])
+        pos = grouped[rows, offsets[h] + counts[rows, h].astype(np.int64)]
+        positions[:, step] = pos
+        counts[rows, h] += 1
+        for p, (z, c) in enumerate(zip(grades, centred)):
+            y, x = z[pos], c[pos]
+            sums[p][rows, h] += y
+            sumsq[p][rows, h] += y * y
+            pooled[p][0] += 1
+            pooled[p][1:] += (x, x * x, y, x * y, y * y)
+    return positions
 
 
 def _sequence(design, positions: np.ndarray, v: np.ndarray, n0: int, alpha: float, budgets):
