@@ -12,6 +12,7 @@ from core.cli import main
 from core.errors import InputError
 from core.inputs.io import load_inputs
 from core.inputs.targets import has_targets, split_targets
+from core.services.project import check_inputs
 from core.services.side_by_side import card_order, grades_for_targets, side_names
 from core.stats.allocation import make_design
 from core.stats.compare import (
@@ -26,6 +27,7 @@ from core.stats.compare import (
 from core.stats.compare_design import comparison_design, pair_design
 from core.stats.simulate import replay_queue, replication_orders
 from core.stats.simulate_compare import compare_budget_items, paired_values, replay_comparison, simulate_comparisons
+from core.surrogate.prepare import prepare_items
 from core.surrogate.targets import prepare_targets
 from core.testing.compare_pools import synthetic_comparison
 
@@ -272,3 +274,11 @@ def test_the_side_by_side_order_is_random_per_item_fixed_per_card_and_maps_grade
         grades_for_targets(order, [1.0])
     with pytest.raises(InputError, match="the grade of Response 2 is 2"):
         grades_for_targets(order, [1.0, 2])
+
+
+def test_a_one_model_path_refuses_a_pool_of_several_targets(tmp_path):
+    pool = write_jsonl(tmp_path / "pool.jsonl", long_pool())
+    with pytest.raises(InputError, match="names 2 models .* a comparison"):
+        check_inputs(("pool.jsonl", (tmp_path / "pool.jsonl").read_bytes()), None, {})
+    with pytest.raises(InputError, match="names 2 models"):
+        prepare_items(load_inputs(pool))

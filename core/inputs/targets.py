@@ -111,3 +111,18 @@ def _check_same_prompts(pools: dict[str, pd.DataFrame], models: tuple[str, ...],
                 column="prompt",
                 fix="an item is one prompt answered by every model: give each model's row the same prompt",
             )
+
+
+def refuse_targets(pool: pd.DataFrame, file: str | None = None) -> None:
+    """InputError where a pool of several targets reaches a one-target path (a project, `prepare`): until
+    comparison projects exist, their rows would be taken for separate items."""
+    if has_targets(pool):
+        models = sorted(pool[TARGET_COLUMN].dropna().astype(str).str.strip().unique())
+        raise InputError(
+            f"the pool names {len(models)} models ({', '.join(models[:3])}{', ...' if len(models) > 3 else ''}) "
+            "in its 'model' column: a comparison, which a one-model project cannot hold",
+            file=file,
+            column=TARGET_COLUMN,
+            fix="simulate the comparison with `python -m core simulate`, or give the rows of one model "
+            "(without the 'model' column) for a one-model project",
+        )
