@@ -44,14 +44,14 @@ from core.stats.compare import Comparison, pairs
 from core.stats.queue import queue_spreads
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, merge_small_strata
 
-SAME_MEANING_DISAGREEMENT = 0.05
+SAME_MEANING_DISAGREEMENT = 0.1
 """E d^2 where two targets' answers mean the same: the chance their grades still differ (a stand-in; the
 stratum's own grades take over as they arrive)."""
 
 MIN_DIFFERENCE_VARIANCE = 0.01
 """The smallest prior Var_h(d): no stratum is predicted certain."""
 
-DIFFERENCE_PRIOR_STRENGTH = 30.0
+DIFFERENCE_PRIOR_STRENGTH = 15.0
 """Pseudo-grades behind a stratum's prior spread of the difference (core.stats.spreads.adaptive_sd)."""
 
 
