@@ -13,7 +13,7 @@ from core.scales import scale_from_settings
 from core.services import audit, auth, project_actions, team
 from core.services.live import agreement_of
 from core.services.outcome import Refused
-from ui import access, signin, state
+from ui import access, api_tokens, signin, state
 
 admin = signin.require(auth.MANAGE_USERS)
 store = state.store()
@@ -154,6 +154,13 @@ def project_section() -> None:
     st.caption("An item graded by several graders enters the estimate with the mean of its grades.")
 
 
+def tokens_section() -> None:
+    st.subheader("API tokens", help="Personal tokens for the HTTP API (docs/api.md); each acts as its account.")
+    who = st.selectbox("Account", [u.name for u in team.everyone(store) if u.active], key="tokens_account")
+    if who:
+        api_tokens.section(admin, who, "team")
+
+
 def audit_section() -> None:
     st.subheader("Audit trail")
     project = state.current_project()
@@ -179,5 +186,7 @@ def audit_section() -> None:
 accounts_section()
 st.divider()
 project_section()
+st.divider()
+tokens_section()
 st.divider()
 audit_section()

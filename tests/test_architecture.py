@@ -105,7 +105,7 @@ LAYERS = [
     {"core.jobs"},
     {"core.services"},
     {"core.exports"},
-    {"core", "core.cli", "core.__main__"},
+    {"core", "core.api", "core.cli", "core.__main__"},
     {"core.testing"},
 ]
 """core/'s packages from the bottom up (docs/architecture.md): a module imports only from its own layer and the

@@ -54,8 +54,15 @@ def test_the_migration_keeps_every_grade_and_stops_id_reuse_on_an_older_sqlite_d
     old = Store(engine)  # today's code on version 2's tables: projects without files (their rows have changed)
     kept = old.create_project("kept", {}, {})
     gone = old.create_project("gone", {}, {})
-    for position in range(7):
-        reservations.submit(old, kept, position, BINARY, "Correct", "ann")
+    with engine.begin() as c:  # grades as version 2 wrote them: its table has no target or criterion
+        for position in range(7):
+            c.execute(
+                text(
+                    "INSERT INTO grades (project_id, position, value, label, grader, comment, created_at)"
+                    " VALUES (:project, :position, 1.0, 'Correct', 'ann', '', CURRENT_TIMESTAMP)"
+                ),
+                {"project": kept, "position": position},
+            )
     accounts.record_event(old, "root", "project_deleted", project_id=gone)
     old.delete_project(gone)
     grades_before = old.grades(kept)

@@ -20,7 +20,7 @@ from core.inputs.limits import MAX_NAME_CHARS, MAX_PASSWORD_CHARS
 from core.inputs.markup import one_line_plain
 from core.services import auth, sessions, team
 from core.services.database import ProjectInfo
-from ui import session_cookie, state
+from ui import api_tokens, session_cookie, state
 
 PENDING_CHANGE = "password_change_for"
 """Session state key of the account that signed in with a too-short password and must choose a new one first."""
@@ -249,6 +249,8 @@ def sidebar() -> None:
     current = user()
     st.session_state["grader"] = current.name  # what grades record
     st.caption(f"Signed in as **{one_line_plain(current.name)}** ({current.role})")
+    with st.expander("Your API tokens"):
+        api_tokens.section(current, current.name, "own")
     if st.button("Sign out", key="sign_out"):
         sessions.end(state.store(), st.session_state.pop(TOKEN_KEY, None))
         if oidc_providers() and st.user.is_logged_in:

@@ -31,6 +31,11 @@ def _open_store(url: str) -> Store:
     return database.open_store(url)
 
 
+def served_store() -> Store:
+    """The app's Store outside a page run (the HTTP API's requests, ui/web.py): the same one, no page to stop."""
+    return _open_store(database_url(_configured_url()))
+
+
 def store() -> Store:
     """The app's Store (one per process and URL); stops the page with an error if it cannot open."""
     url = database_url(_configured_url())

@@ -13,7 +13,8 @@ from typing import Any
 
 from core.cli.output import add_output_options, say, write_json
 from core.cli.projects import add_database_argument, find_project
-from core.store import ProjectInfo, Store, audit_chain
+from core.services.preparation import project_state
+from core.store import Store, audit_chain
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,27 +26,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_database_argument(parser)
     add_output_options(parser)
-
-
-def project_state(store: Store, project: ProjectInfo) -> dict[str, Any]:
-    """A project's state: id, name, status, preparation progress, error, items, graded items and grades."""
-    ready = project.status == "ready"
-    graded = store.graded_positions(project.id) if ready else {}
-    return {
-        "id": project.id,
-        "name": project.name,
-        "status": project.status,
-        "progress": {
-            "done": project.progress_done,
-            "total": project.progress_total,
-            "message": project.progress_message,
-        },
-        "error": project.error or None,
-        "items": store.item_count(project.id) if ready else None,
-        "graded_items": len(graded) if ready else None,
-        "grades": len(store.grades(project.id)) if ready else None,
-        "updated_at": project.updated_at.isoformat(),
-    }
 
 
 def line(state: dict[str, Any]) -> str:

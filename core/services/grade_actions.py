@@ -18,13 +18,26 @@ from core.scales import scale_from_settings
 from core.services import auth, grading, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
+from core.services.reservations import DEFAULT_TTL
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.store import Store
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["COMMENTED", "Outcome", "Refused", "acting_grader", "claim", "comment", "grade", "reopen", "skip", "undo"]
+__all__ = [
+    "COMMENTED",
+    "DEFAULT_TTL",
+    "Outcome",
+    "Refused",
+    "acting_grader",
+    "claim",
+    "comment",
+    "grade",
+    "reopen",
+    "skip",
+    "undo",
+]
 
 
 def _logs_refusals(action: Callable[..., Outcome]) -> Callable[..., Outcome]:

@@ -1,14 +1,17 @@
-"""How a project's preparation stands, read from its jobs: queued or running, or waiting for a worker.
+"""How a project stands: its state (status, preparation progress, items and grades), and its preparation read
+from its jobs: queued or running, or waiting for a worker.
 
-Read-only: the Projects page and the project lifecycle (core.services.project) ask these.
+Read-only: the Projects page, `activegrade status`, the HTTP API and the project lifecycle
+(core.services.project) ask these.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from core.jobs.preparation_job import PREPARE
-from core.store import Store
+from core.store import ProjectInfo, Store
 from core.store import jobs as job_table
 
 STALE_AFTER = timedelta(seconds=60)
@@ -37,3 +40,24 @@ def preparation_queued(store: Store, project_id: int) -> bool:
     process that died before jobs existed has none, and may be prepared again)."""
     job = job_table.latest(store, project_id, PREPARE)
     return job is not None and job.state in job_table.ACTIVE
+
+
+def project_state(store: Store, project: ProjectInfo) -> dict[str, Any]:
+    """A project's state: id, name, status, preparation progress, error, items, graded items and grades."""
+    ready = project.status == "ready"
+    graded = store.graded_positions(project.id) if ready else {}
+    return {
+        "id": project.id,
+        "name": project.name,
+        "status": project.status,
+        "progress": {
+            "done": project.progress_done,
+            "total": project.progress_total,
+            "message": project.progress_message,
+        },
+        "error": project.error or None,
+        "items": store.item_count(project.id) if ready else None,
+        "graded_items": len(graded) if ready else None,
+        "grades": len(store.grades(project.id)) if ready else None,
+        "updated_at": project.updated_at.isoformat(),
+    }

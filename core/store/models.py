@@ -239,3 +239,18 @@ class SignInSession(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
     __table_args__ = (Index("ix_sign_in_sessions_user", "user_id"),)
+
+
+class ApiToken(Base):
+    """A personal API token (core.services.tokens): only its SHA-256 hash is stored; revoked ones are kept."""
+
+    __tablename__ = "api_tokens"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
+    created_by: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    __table_args__ = (Index("ix_api_tokens_user", "user_id"),)

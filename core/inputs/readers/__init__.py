@@ -29,6 +29,7 @@ from core.errors import InputError
 from core.inputs.io import Inputs, among_ids, load_inputs, pool_positions
 from core.inputs.readers import hf_dataset, inspect_log, lm_eval
 from core.inputs.tables import Source, Table, _read_bytes, name_of, paused_gc, read_column, read_table, read_table_where
+from core.inputs.targets import refuse_targets
 
 FORMATS = ("auto", "table", "lm-eval", "inspect", "hf")
 UPLOAD_TYPES = ("jsonl", "json", "csv", "parquet", "eval", "arrow")
@@ -210,8 +211,9 @@ def load_project_inputs(
     rows: range | None = None,
     sample_rows: range | None = None,
 ) -> Inputs:
-    """`load` with a project's settings: `input_format` for the pool, `columns` (core.settings.ProjectSettings)."""
-    return load(
+    """`load` with a project's settings: `input_format` for the pool, `columns` (core.settings.ProjectSettings).
+    A project holds one target: a pool of several is refused (core.inputs.targets.refuse_targets)."""
+    inputs = load(
         pool,
         samples,
         fmt=settings.input_format,
@@ -219,6 +221,8 @@ def load_project_inputs(
         rows=rows,
         sample_rows=sample_rows,
     )
+    refuse_targets(inputs.pool, pool[0])
+    return inputs
 
 
 def _format(source: Source, fmt: str) -> str:
