@@ -63,7 +63,13 @@ def test_the_migration_keeps_every_grade_and_stops_id_reuse_on_an_older_sqlite_d
                 ),
                 {"project": kept, "position": position},
             )
-    accounts.record_event(old, "root", "project_deleted", project_id=gone)
+        c.execute(  # the event as version 2 wrote it: its table has no chain hash
+            text(
+                "INSERT INTO audit_events (at, actor, action, project_id, detail)"
+                " VALUES (CURRENT_TIMESTAMP, 'root', 'project_deleted', :project, '{}')"
+            ),
+            {"project": gone},
+        )
     old.delete_project(gone)
     grades_before = old.grades(kept)
     assert "AUTOINCREMENT" not in _projects_sql(engine)

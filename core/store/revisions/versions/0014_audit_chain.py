@@ -6,14 +6,14 @@ which ``core.store.audit_chain.verify`` finds. Events stored before are NULL unt
 chains them from the start.
 
 Revision ID: 0014
-Revises: 0009
+Revises: 0010
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0014"
-down_revision = "0009"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 
