@@ -14,9 +14,8 @@ import streamlit as st
 from core import logs
 from core.config import config
 from core.errors import InputError
-from core.services import auth
+from core.services import auth, project_actions
 from core.services.navigation import default_project
-from core.services.project import open_demo
 from ui import signin, state
 
 # a local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com (issue 14)
@@ -49,7 +48,7 @@ def first_run() -> None:
     store = state.store()
     if state.current_project() is None and not store.projects():
         try:
-            state.select_project(open_demo(store))
+            state.select_project(project_actions.open_demo(store, signin.user()))
         except InputError as exc:
             st.session_state["demo_error"] = str(exc)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.scales import scale_from_settings
 from core.services import auth, review
+from core.services.live import DEFAULT_METHOD, ESTIMATORS, agreement_words
 from core.services.progress import (
     IDLE_GAP_S,
     counted,
@@ -21,12 +21,8 @@ from core.services.progress import (
     with_working_time,
     without_grades,
 )
-from core.services.reading import Reading, interval_when, read_project, saving_words, stopping_words
-from core.services.tracking import PATH_NOTE, current_estimate
-from core.stats.estimate import DEFAULT_METHOD, METHODS
-from core.stats.rater_agreement import agreement, summary
-from core.stats.skips import skip_bound
-from core.stats.validation import MIN_VALIDATION
+from core.services.reading import Reading, interval_when, saving_words, stopping_words
+from core.services.tracking import PATH_NOTE
 from ui import access, plan, signin, state
 from ui.charts import path_chart
 
@@ -34,7 +30,6 @@ store = state.store()
 project = state.require_ready_project()
 signin.require(auth.VIEW_DASHBOARD, project.id)
 st.title("Dashboard")
-ESTIMATORS = ["default", *METHODS]
 method = st.sidebar.selectbox(
     "Estimator",
     ESTIMATORS,
@@ -100,7 +95,7 @@ def validated_row(design) -> None:
     if not (settings["overlap"] or settings["audit_share"]):
         return
     v = review.validated(store, project.id, design)
-    if v.validation < MIN_VALIDATION or v.value != v.value:
+    if v.value != v.value:  # NaN: too few validation items yet (core.stats.validation.MIN_VALIDATION)
         st.caption("Corrected for graders' errors: waiting for double-graded or audited items to be checked.")
         return
     st.caption(
@@ -117,12 +112,11 @@ def live() -> None:
     viewer's account, role and assignment, since a fragment's reruns skip the page's gate."""
     access.fragment_guard(auth.VIEW_DASHBOARD, project.id)
     design = plan.design(project)
-    graded = store.graded_positions(project.id)
-    e = current_estimate(design, graded, method)
+    now = plan.live_of(project, method)
+    e, graded, skips, anytime, reading = now.estimate, now.graded, now.skips, now.anytime, now.reading
     if e.n == 0:
         st.info("No grade yet: grade a few items and the estimate appears here.")
         return
-    skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project.id))
     strata = e.strata.assign(skipped=skips.table["skipped"])
     if e.missing:
         share = float(design.weights[list(e.missing)].sum())
@@ -135,8 +129,6 @@ def live() -> None:
     grades = store.grades(project.id)
     cols = st.columns(4)
     cols[0].metric("Estimated mean grade", f"{e.value:.3f}", help=f"{e.method} estimator")
-    anytime = plan.anytime_of(project, graded)
-    reading = read_project(design, project.settings, graded, e, anytime, skips=skips)
     cols[1].metric(
         f"{reading.now.level:.1%} interval, {interval_when(reading)}",
         f"{reading.now.low:.3f} – {reading.now.high:.3f}",
@@ -169,7 +161,7 @@ def live() -> None:
     with right:
         st.subheader("Graders")
         st.dataframe(shown(with_working_time(grader_pace(grades)), digits=1), hide_index=True, width="stretch")
-        st.caption(summary(agreement(grades, scale_from_settings(project.settings).level)))
+        st.caption(agreement_words(grades, project.settings))
 
 
 live()

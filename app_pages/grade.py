@@ -17,10 +17,10 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from core.errors import InputError
 from core.scales import scale_from_settings
-from core.services import auth, grade_actions, grading, reservations
+from core.services import auth, grade_actions, grading
 from core.services.grading import grader_view
 from core.services.showings import Showings
-from core.stats.design import grading_budget
+from core.settings import ProjectSettings
 from ui import access, grading_card, plan, signin, state
 from ui.markdown_html import to_html
 
@@ -106,24 +106,20 @@ def on_press() -> None:
     st.session_state[ACK] = ack
 
 
-def current_position(mine: list[int], budget: int | None) -> tuple[int | None, bool]:
+def current_position(mine: list[int]) -> tuple[int | None, bool]:
     """(position to show, whether it is an earlier grade being reviewed)."""
     review = st.session_state.get(REVIEW)
     if review is not None:
         if review in mine:
             return review, True
         st.session_state[REVIEW] = None
-    # the item reserved for this grader (kept on reload, freed by grade or skip, expiring when abandoned)
-    position = reservations.claim(
-        store,
-        pid,
-        plan.design(project),
-        int(project.settings["seed"]),
-        grader,
-        overlap=float(project.settings["overlap"]),
-        budget=budget,
-    )
-    return position, False
+    # the item reserved for this grader (kept on reload, freed by grade or skip, expiring when abandoned), as the
+    # HTTP API's next item (core/api): the same checked action
+    try:
+        return grade_actions.claim(store, signin.user(), pid, plan.design(project)), False
+    except grade_actions.Refused as exc:
+        st.warning(str(exc))
+        st.stop()
 
 
 def card_of(position: int, reviewing: bool) -> dict[str, Any]:
@@ -152,8 +148,8 @@ def card_of(position: int, reviewing: bool) -> dict[str, Any]:
 def payload() -> dict[str, Any]:
     graded, mine = store.graded_positions(pid), store.grader_positions(pid, grader)
     total = plan.design(project).N
-    budget = grading_budget(project.settings, total)
-    position, reviewing = current_position(mine, budget)
+    budget = ProjectSettings.from_dict(project.settings).budget(total)
+    position, reviewing = current_position(mine)
     data: dict[str, Any] = {
         "progress": f"{len(graded):,} of {total:,} items graded"
         + ("" if budget is None else f" (budget fixed at {budget:,})")

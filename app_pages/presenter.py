@@ -9,9 +9,8 @@ import streamlit as st
 
 from core.services import auth
 from core.services.progress import counts
-from core.services.reading import interval_when, read_project, saving_headline
-from core.services.tracking import PATH_NOTE, current_estimate
-from core.stats.skips import skip_bound
+from core.services.reading import interval_when, saving_headline
+from core.services.tracking import PATH_NOTE
 from ui import access, plan, signin, state
 from ui.charts import path_chart
 
@@ -44,16 +43,15 @@ def live() -> None:
     """Re-reads the grades every REFRESH_S seconds; rechecks access (a fragment's reruns skip the page's gate)."""
     access.fragment_guard(auth.VIEW_DASHBOARD, project.id)
     design = plan.design(project)
-    graded = store.graded_positions(project.id)
     method = project.settings["method"]
-    e = current_estimate(design, graded, method)
+    live_now = plan.live_of(project, method)
+    e, graded = live_now.estimate, live_now.graded
     done = counts(store.grades(project.id))
     st.markdown(f"## {html.escape(project.name)}: mean grade, live")
     if e.n == 0 or e.missing:
         st.html(STYLE + big("waiting", f"{e.n} of {design.N:,} items graded: every stratum needs a grade first"))
         return
-    skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project.id))
-    reading = read_project(design, project.settings, graded, e, plan.anytime_of(project, graded), skips=skips)
+    reading = live_now.reading
     now = reading.now
     cells = [
         big(f"{e.value:.3f}", f"{now.level:.1%} interval {now.low:.3f} – {now.high:.3f}, {interval_when(reading)}"),

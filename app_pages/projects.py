@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -11,14 +13,12 @@ from core.inputs.markup import one_line_plain
 from core.inputs.readers import FORMATS, UPLOAD_TYPES, load
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.services import auth, project_actions
+from core.services.database import ProjectInfo
+from core.services.live import ESTIMATORS
 from core.services.outcome import Refused
-from core.services.project import preparation_queued, waiting_for_worker
-from core.settings import DEFAULTS, MAX_MIN_VIEW_S
-from core.stats.design import planned_budget
-from core.stats.estimate import METHODS
-from core.stats.proxy import proxy_choices
-from core.stats.strata import STRATIFY_BY
-from core.store import ProjectInfo
+from core.services.preparation import preparation_queued, waiting_for_worker
+from core.services.setup import LEVEL, STRATIFY_BY, proxy_choices
+from core.settings import DEFAULTS, MAX_MIN_VIEW_S, MAX_TARGET_HALF_WIDTH, ProjectSettings
 from core.surrogate.semantic import BACKENDS
 from core.surrogate.semantic.choice import DESCRIPTIONS, BackendChoice, choose_backend, choose_backend_for
 from ui import access, plan, signin, state
@@ -53,40 +53,41 @@ def preparation_progress(project_id: int) -> None:
 def settings_editor(project: ProjectInfo) -> None:
     """What may change after preparation: guidelines, what graders see, the stopping target, the planned budget."""
     n_items = plan.design(project).N
-    default_n0 = planned_budget({}, n_items)
+    current = ProjectSettings.from_dict(project.settings)
+    default_n0 = DEFAULTS.n0(n_items)
     with st.expander("Grading settings", expanded=False), st.form(f"settings-{project.id}"):
-        guidelines = st.text_area("Guidelines (markdown)", project.settings["guidelines"], height=160)
-        show_reference = st.checkbox("Show graders the reference answer", project.settings["show_reference"])
+        guidelines = st.text_area("Guidelines (markdown)", current.guidelines, height=160)
+        show_reference = st.checkbox("Show graders the reference answer", current.show_reference)
         show_signals = st.checkbox(
             "Show graders the stratum and surrogate signals (may bias them)",
-            project.settings["show_signals"],
+            current.show_signals,
         )
         external_images = st.checkbox(
             "Show external images (http/https URLs of the pool's image column)",
-            project.settings.get(EXTERNAL_IMAGES_SETTING, False),
+            current.external_images,
             help="Each grader's browser then fetches every image from its server when the item is shown, "
             "which tells that server who graded which item and when. Images inside the pool "
             "(data:image URIs) are always shown.",
         )
         target = st.number_input(
-            "Stop when the 95% interval's half-width is at most",
+            f"Stop when the {LEVEL:.0%} interval's half-width is at most",
             min_value=0.001,
-            max_value=0.5,
+            max_value=MAX_TARGET_HALF_WIDTH,
             step=0.005,
             format="%.3f",
-            value=float(project.settings["target_half_width"]),
+            value=float(current.target_half_width),
         )
         n0 = st.number_input(
             "Planned number of grades (n0)",
             min_value=1,
             max_value=n_items,
             step=10,
-            value=planned_budget(project.settings, n_items),
+            value=current.n0(n_items),
             help="The anytime interval's bets are tuned for it (the interval is narrowest near n0).",
         )
         budget_fixed = st.checkbox(
             "The budget is fixed in advance: grade n0 items and report the fixed-n interval",
-            project.settings["budget_fixed"],
+            current.budget_fixed,
             help=term_help("budget fixed"),
         )
         min_view = st.number_input(
@@ -95,15 +96,13 @@ def settings_editor(project: ProjectInfo) -> None:
             max_value=MAX_MIN_VIEW_S,
             step=0.1,
             format="%.1f",
-            value=float(project.settings["min_view_s"]),
+            value=float(current.min_view_s),
             help="A grade pressed sooner than this after the item appeared on the grader's screen is taken for "
             "a key held down or pressed twice, and is not stored (the card says so). 0 turns the check off, "
             "for one-word answers a practised grader reads at a glance.",
         )
-        estimators = ["default", *METHODS]
-        method = st.selectbox(
-            "Estimator for the report", estimators, index=estimators.index(project.settings["method"])
-        )
+        estimators = list(ESTIMATORS)
+        method = st.selectbox("Estimator for the report", estimators, index=estimators.index(current.method))
         if st.form_submit_button("Save settings"):
             changes = {
                 "guidelines": guidelines,
@@ -112,7 +111,7 @@ def settings_editor(project: ProjectInfo) -> None:
                 EXTERNAL_IMAGES_SETTING: external_images,
                 "target_half_width": target,
                 "method": method,
-                "planned_budget": None if project.settings["planned_budget"] is None and n0 == default_n0 else int(n0),
+                "planned_budget": None if current.planned_budget is None and n0 == default_n0 else int(n0),
                 "budget_fixed": budget_fixed,
                 "min_view_s": round(float(min_view), 3),
             }
@@ -258,79 +257,94 @@ def backend_choice(pool, samples, input_format: str, columns: str) -> str:
     return backend
 
 
+def _uploads() -> tuple[Any, Any, str, str]:
+    """The pool and samples files, how to read them and the columns to pick."""
+    pool = st.file_uploader(
+        "Pool: a table (JSONL, CSV, Parquet), an lm-eval samples file, an Inspect log (.eval, .json) "
+        "or a dataset's .arrow file",
+        type=list(UPLOAD_TYPES),
+        key="new_pool",
+    )
+    samples = st.file_uploader(
+        "Surrogate samples (optional if the pool has a samples column, repeats or epochs)",
+        type=list(UPLOAD_TYPES),
+        key="new_samples",
+    )
+    cols = st.columns(2)
+    input_format = cols[0].selectbox("Format", FORMATS, key="new_format", help="auto tells them apart")
+    columns = cols[1].text_input(
+        "Columns to pick (optional)",
+        key="new_columns",
+        placeholder="prompt=instruction,response=output,label=exact_match",
+        help="TARGET=SOURCE pairs, applied after reading: a dataset's columns, a metric as the label.",
+    )
+    return pool, samples, input_format, columns
+
+
+def _preparation(pool, samples, input_format: str, columns: str) -> dict[str, Any]:
+    """The settings of the preparation: sampling, proxy, backend and its model, strata."""
+    sampling = sampling_settings() if samples is None else None
+    proxy = proxy_choice(pool, input_format, columns)
+    cols = st.columns(3)
+    with cols[0]:
+        backend = backend_choice(pool, samples, input_format, columns)
+    model = cols[1].text_input(
+        "Model (name or path; blank for the default)", key="new_model", disabled=backend == "exact"
+    )
+    stratify_by = cols[2].selectbox(
+        "Stratify by", STRATIFY_BY, key="new_stratify", index=STRATIFY_BY.index(DEFAULTS.stratify_by)
+    )
+    cols = st.columns(3)
+    n_strata = cols[0].number_input("Strata", 1, 20, DEFAULTS.n_strata, key="new_strata")
+    seed = cols[1].number_input("Seed", 0, 2**31 - 1, DEFAULTS.seed, key="new_seed")
+    target = cols[2].number_input(
+        "Target half-width",
+        0.001,
+        MAX_TARGET_HALF_WIDTH,
+        DEFAULTS.target_half_width,
+        step=0.005,
+        format="%.3f",
+        key="new_target",
+    )
+    return {
+        "backend": backend,
+        "model": model.strip() or None,
+        "stratify_by": stratify_by,
+        "proxy": proxy,
+        "input_format": input_format,
+        "columns": columns.strip(),
+        "n_strata": int(n_strata),
+        "seed": int(seed),
+        "target_half_width": float(target),
+        "sampling": sampling,
+    }
+
+
+def _grading() -> dict[str, Any] | None:
+    """The settings graders see: guidelines, the reference answer, the scale; None while the scale is bad."""
+    guidelines = st.text_area("Guidelines for graders (markdown)", key="new_guidelines")
+    show_reference = st.checkbox("Show graders the reference answer", DEFAULTS.show_reference, key="new_show_reference")
+    try:
+        scale = scale_settings()
+    except InputError as exc:
+        st.error(f"Custom labels: {exc}")
+        return None
+    return {"guidelines": guidelines, "show_reference": show_reference, "scale": scale}
+
+
 def new_project() -> None:
     with st.expander("New project", expanded=not store.projects()):
         name = st.text_input("Name", key="new_name")
-        pool = st.file_uploader(
-            "Pool: a table (JSONL, CSV, Parquet), an lm-eval samples file, an Inspect log (.eval, .json) "
-            "or a dataset's .arrow file",
-            type=list(UPLOAD_TYPES),
-            key="new_pool",
-        )
-        samples = st.file_uploader(
-            "Surrogate samples (optional if the pool has a samples column, repeats or epochs)",
-            type=list(UPLOAD_TYPES),
-            key="new_samples",
-        )
-        cols = st.columns(2)
-        input_format = cols[0].selectbox("Format", FORMATS, key="new_format", help="auto tells them apart")
-        columns = cols[1].text_input(
-            "Columns to pick (optional)",
-            key="new_columns",
-            placeholder="prompt=instruction,response=output,label=exact_match",
-            help="TARGET=SOURCE pairs, applied after reading: a dataset's columns, a metric as the label.",
-        )
-        sampling = sampling_settings() if samples is None else None
-        proxy = proxy_choice(pool, input_format, columns)
-        cols = st.columns(3)
-        with cols[0]:
-            backend = backend_choice(pool, samples, input_format, columns)
-        model = cols[1].text_input(
-            "Model (name or path; blank for the default)", key="new_model", disabled=backend == "exact"
-        )
-        stratify_by = cols[2].selectbox(
-            "Stratify by", STRATIFY_BY, key="new_stratify", index=STRATIFY_BY.index(DEFAULTS.stratify_by)
-        )
-        cols = st.columns(3)
-        n_strata = cols[0].number_input("Strata", 1, 20, DEFAULTS.n_strata, key="new_strata")
-        seed = cols[1].number_input("Seed", 0, 2**31 - 1, 0, key="new_seed")
-        target = cols[2].number_input(
-            "Target half-width",
-            0.001,
-            0.5,
-            DEFAULTS.target_half_width,
-            step=0.005,
-            format="%.3f",
-            key="new_target",
-        )
-        guidelines = st.text_area("Guidelines for graders (markdown)", key="new_guidelines")
-        show_reference = st.checkbox("Show graders the reference answer", True, key="new_show_reference")
-        try:
-            scale = scale_settings()
-        except InputError as exc:
-            st.error(f"Custom labels: {exc}")
-            scale = None
-        if st.button("Create project", type="primary", key="create", disabled=scale is None):
+        pool, samples, input_format, columns = _uploads()
+        preparation = _preparation(pool, samples, input_format, columns)
+        grading = _grading()
+        if st.button("Create project", type="primary", key="create", disabled=grading is None):
             if pool is None:
                 st.error("Choose a pool file first.")
                 return
-            settings = {
-                "backend": backend,
-                "model": model.strip() or None,
-                "stratify_by": stratify_by,
-                "proxy": proxy,
-                "input_format": input_format,
-                "columns": columns.strip(),
-                "n_strata": int(n_strata),
-                "seed": int(seed),
-                "target_half_width": float(target),
-                "guidelines": guidelines,
-                "show_reference": show_reference,
-                "scale": scale,
-                "sampling": sampling,
-            }
             pool_upload = (pool.name, pool.getvalue())
             samples_upload = (samples.name, samples.getvalue()) if samples else None
+            settings = preparation | grading
             try:
                 project_id = project_actions.create(store, signin.user(), name, pool_upload, samples_upload, settings)
             except (InputError, Refused) as exc:

@@ -11,9 +11,8 @@ import streamlit as st
 from core.inputs.markup import one_line_plain, safe_markdown
 from core.scales import scale_from_settings
 from core.services import auth, browser
-from core.services.browser import RecordFilter
+from core.services.browser import SORTS, RecordFilter
 from core.services.outcome import Refused
-from core.store.records import SORTS
 from ui import signin, state
 
 store = state.store()

@@ -9,14 +9,13 @@ import pandas as pd
 import streamlit as st
 
 from core.errors import InputError
-from core.jobs.simulation_job import enqueue_simulation, latest_simulation
-from core.services import auth
-from core.stats.simulate import METHODS, ORACLES, budget_sizes, budgets_around, simulation_n0
-from core.stats.stopping import ANYTIME, REGIME_NAMES
-from core.store.jobs import ACTIVE, FAILED
-from ui import access, plan, state
+from core.services import auth, simulation
+from core.services.outcome import Refused
+from core.services.simulation import LEVEL, METHODS, ORACLES
+from ui import access, plan, signin, state
 
 project = state.require_ready_project()
+actor = signin.require(auth.SIMULATE, project.id)
 st.title("Simulate")
 items = plan.items(project)
 if "label" not in items.columns or items["label"].isna().all():
@@ -38,6 +37,7 @@ def _forecast(project_id: int, prepared: str, settings_json: str) -> tuple[int, 
 
 settings = project.settings
 needed, low, high = _forecast(project.id, project.updated_at.isoformat(), json.dumps(settings, sort_keys=True))
+default_budgets, default_n0 = simulation.defaults(settings, needed, len(items))
 st.caption(
     f"The defaults below are around the **{needed:,}** grades (likely {low:,} to {high:,}) the setup's forecast "
     f"says ±{settings['target_half_width']:.3f} needs (Projects page)."
@@ -46,7 +46,7 @@ with st.form("simulate"):
     cols = st.columns(3)
     typed = cols[0].text_input(
         "Budgets: shares of the pool or counts of grades",
-        ", ".join(budgets_around(needed, len(items))),
+        ", ".join(default_budgets),
         key="sim_budgets",
         help="Comma-separated; a number up to 1 is a share of the pool (0.05 = 5%), a whole number above 1 a "
         "count of grades (50).",
@@ -59,7 +59,7 @@ with st.form("simulate"):
         "Planned budget n0 (grades)",
         1,
         len(items),
-        simulation_n0(settings, needed, len(items)),
+        default_n0,
         help="The anytime interval (valid however and whenever grading stops) is tuned for this many grades.",
     )
     skip_wrong = more[1].number_input("Graders skip wrong items", 0.0, 0.95, 0.0, step=0.05, format="%.2f")
@@ -77,9 +77,9 @@ if run and not (budgets and methods):
     st.error("Choose at least one budget and one method to simulate.")
 elif run:
     try:
-        budget_sizes(budgets, len(items))  # a bad budget is said at once, not after a wait
-        enqueue_simulation(
+        simulation.start(
             store,
+            actor,
             project.id,
             budgets=budgets,
             reps=int(reps),
@@ -90,9 +90,9 @@ elif run:
             skip_right=float(skip_right),
         )
         state.ensure_worker()
-    except InputError as exc:
+    except (InputError, Refused) as exc:
         st.error(str(exc))
-job = latest_simulation(store, project.id)
+job = simulation.latest(store, actor, project.id)
 if job is None:
     st.stop()
 
@@ -101,15 +101,15 @@ if job is None:
 def waiting() -> None:
     """Shows that the run goes on; the whole page reruns once it is done."""
     access.fragment_guard(auth.SIMULATE, project.id)
-    if latest_simulation(store, project.id).state not in ACTIVE:
+    if simulation.latest(store, signin.user(), project.id).state != "running":
         st.rerun()
     st.info("Simulating in the background: you can leave this page and come back; the result waits here.")
 
 
-if job.state in ACTIVE:
+if job.state == "running":
     waiting()
     st.stop()
-if job.state == FAILED:
+if job.state == "failed":
     st.error(job.error)
     st.stop()
 result = job.result
@@ -126,12 +126,12 @@ frame["note"] = frame["method"].map(result["notes"])
 st.markdown(
     f"Pool of **{result['N']:,}** items, true mean grade **{result['mu']:.4f}**; anytime intervals tuned for "
     f"n0 = {result['n0']:,} grades; `activegrade` allocates "
-    + f"for stopping at {REGIME_NAMES[result.get('regime', ANYTIME)]}. "
+    + f"for stopping at {simulation.regime_name(result)}. "
     + " ".join(f"`{m}` {result['notes'][m]}." for m in result["notes"] if m in ORACLES)
 )
 
 
-REFERENCE = {"mse_ratio": 1.0, "coverage_anytime": 0.95, "coverage": 0.95, "budget_saving": 0.0}
+REFERENCE = {"mse_ratio": 1.0, "coverage_anytime": LEVEL, "coverage": LEVEL, "budget_saving": 0.0}
 """Where uniform sampling sits by definition (MSE ratio 1, saving 0) or the nominal level (coverage)."""
 
 
@@ -162,12 +162,16 @@ st.caption(
     "Every figure is a mean over the repetitions; the bands are ±2 Monte Carlo standard errors. With few "
     "repetitions even uniform sampling's own MSE ratio moves around 1 and its 'saving' around 0 from one seed to "
     "the next: differences inside the bands are noise. The dashed line is uniform sampling's value by "
-    "definition (MSE ratio 1, saving 0) or the nominal 95% for coverage."
+    f"definition (MSE ratio 1, saving 0) or the nominal {LEVEL:.0%} for coverage."
 )
 figures = {
     "MSE against uniform": ("mse_ratio", "MSE / uniform sampling's MSE (lower is better)", ".2f"),
-    "Coverage, anytime": ("coverage_anytime", "share of runs whose anytime 95% interval held at every n", ".0%"),
-    "Coverage, fixed n": ("coverage", "coverage of the fixed-n 95% interval at the budget", ".0%"),
+    "Coverage, anytime": (
+        "coverage_anytime",
+        f"share of runs whose anytime {LEVEL:.0%} interval held at every n",
+        ".0%",
+    ),
+    "Coverage, fixed n": ("coverage", f"coverage of the fixed-n {LEVEL:.0%} interval at the budget", ".0%"),
     "Budget saved": ("budget_saving", "budget saved against uniform sampling at equal MSE", ".0%"),
 }
 for tab, (column, title, fmt) in zip(st.tabs(list(figures)), figures.values(), strict=True):

@@ -11,10 +11,9 @@ from core.errors import InputError
 from core.inputs.markup import one_line_plain
 from core.scales import scale_from_settings
 from core.services import audit, auth, project_actions, team
+from core.services.live import agreement_of
 from core.services.outcome import Refused
-from core.stats.rater_agreement import agreement
-from core.store import accounts
-from ui import access, signin, state
+from ui import access, api_tokens, signin, state
 
 admin = signin.require(auth.MANAGE_USERS)
 store = state.store()
@@ -23,7 +22,7 @@ st.title("Team")
 
 def accounts_section() -> None:
     st.subheader("Accounts")
-    everyone = accounts.users(store)
+    everyone = team.everyone(store)
     st.dataframe(
         pd.DataFrame(
             [
@@ -65,7 +64,7 @@ def accounts_section() -> None:
         change_account(next((u for u in everyone if u.name == who), None))
 
 
-def change_account(current: accounts.UserInfo | None) -> None:
+def change_account(current: team.UserInfo | None) -> None:
     """The form that changes one account's role, active flag and password (fields keyed by the account)."""
     if current is None:
         return
@@ -111,7 +110,7 @@ def project_section() -> None:
         return
     st.subheader(f"Project {one_line_plain(project.name)}")
     choices = team.assignable(store)
-    assigned = {u.name for u in accounts.members(store, project.id)}
+    assigned = {u.name for u in team.members(store, project.id)}
     with st.form(f"members_{project.id}"):
         chosen = st.multiselect(
             "Graders, reviewers and viewers assigned to this project (admins see every project)",
@@ -148,7 +147,7 @@ def project_section() -> None:
             st.toast("Saved")
             st.rerun()
     level = scale_from_settings(project.settings).level
-    result = agreement(store.grades(project.id), level)
+    result = agreement_of(store.grades(project.id), project.settings)
     cols = st.columns(4)
     cols[0].metric("Items graded twice", result.items)
     cols[1].metric("Same grade", "–" if math.isnan(result.observed) else f"{result.observed:.0%}")
@@ -167,6 +166,13 @@ def project_section() -> None:
         "An item graded by several graders enters the estimate with its final grade: a reviewer's where one "
         "settled it (the Review page), else the mean of its grades."
     )
+
+
+def tokens_section() -> None:
+    st.subheader("API tokens", help="Personal tokens for the HTTP API (docs/api.md); each acts as its account.")
+    who = st.selectbox("Account", [u.name for u in team.everyone(store) if u.active], key="tokens_account")
+    if who:
+        api_tokens.section(admin, who, "team")
 
 
 def audit_section() -> None:
@@ -194,5 +200,7 @@ def audit_section() -> None:
 accounts_section()
 st.divider()
 project_section()
+st.divider()
+tokens_section()
 st.divider()
 audit_section()

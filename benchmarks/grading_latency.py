@@ -77,7 +77,7 @@ def server_side(store: Store, project_id: int, grades: int) -> list[float]:
     position = reservations.claim(store, project_id, design, 0, "server-bench")
     for _ in range(grades):
         start = time.perf_counter()
-        reservations.grade(store, project_id, position, BINARY, "Correct", "server-bench", seconds=1.0)
+        reservations.record_grade(store, project_id, position, BINARY, "Correct", "server-bench", seconds=1.0)
         position = reservations.claim(store, project_id, design, 0, "server-bench")
         store.item(project_id, position)
         times.append((time.perf_counter() - start) * 1000)

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import mannwhitneyu
 
-from core.services import auth
+from core.services import account_writes, auth
 from core.store import Store, accounts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,9 +43,9 @@ def time_tries(tries: int, seed: int = 0) -> dict[str, np.ndarray]:
     """Milliseconds per failed sign-in, by kind (each try from its own address, so no back-off applies)."""
     with tempfile.TemporaryDirectory() as tmp:
         store = Store.open(f"sqlite:///{Path(tmp) / 'timing.db'}")
-        auth.create_account(store, "pam", auth.GRADER, password=PASSWORD)
-        auth.create_account(store, "olga", auth.GRADER, email="olga@example.org")
-        auth.create_account(store, "dora", auth.GRADER, password=PASSWORD)
+        account_writes.create_account(store, "pam", auth.GRADER, password=PASSWORD)
+        account_writes.create_account(store, "olga", auth.GRADER, email="olga@example.org")
+        account_writes.create_account(store, "dora", auth.GRADER, password=PASSWORD)
         accounts.set_active(store, "dora", False)
         order = [kind for kind in KINDS for _ in range(tries)]
         random.Random(seed).shuffle(order)

@@ -14,10 +14,11 @@ import functools
 import ipaddress
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from core.errors import InputError
@@ -107,36 +108,41 @@ class Config:
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Config:
-        """The configuration ``environ`` describes (blank values count as unset); InputError for a bad value."""
+        """The configuration ``environ`` describes; InputError for a bad value. A variable unset (or blank)
+        is left out, so that its field's default, written once above, applies."""
         text = {name: environ.get(name, "").strip() for name in VARIABLES}
-        return cls(
-            db_url=text[DB_URL] or None,
-            open_demo=_switch(OPEN_DEMO, text[OPEN_DEMO]),
-            session_idle=timedelta(hours=_positive(SESSION_IDLE_HOURS, text[SESSION_IDLE_HOURS], 12)),
-            session_max=timedelta(days=_positive(SESSION_MAX_DAYS, text[SESSION_MAX_DAYS], 7)),
-            demo_dir=Path(text[DEMO_DIR]).expanduser() if text[DEMO_DIR] else None,
-            cache_dir=Path(text[CACHE_DIR]).expanduser() if text[CACHE_DIR] else None,
-            app_worker=_switch(APP_WORKER, text[APP_WORKER] or "1"),
-            chunk_items=int(_positive(CHUNK_ITEMS, text[CHUNK_ITEMS], 20_000)),
-            torch_threads=_whole(TORCH_THREADS, text[TORCH_THREADS]),
-            log_level=_log_level(text[LOG_LEVEL]),
-            sampling_servers=_sampling_servers(text[SAMPLING_SERVERS]),
-            trusted_proxies=_networks(TRUSTED_PROXIES, text[TRUSTED_PROXIES]),
-        )
+        given = {name: value for name, value in text.items() if value}
+        parsers: dict[str, tuple[str, Callable[[str, str], Any]]] = {
+            DB_URL: ("db_url", lambda name, value: value),
+            OPEN_DEMO: ("open_demo", _switch),
+            SESSION_IDLE_HOURS: ("session_idle", lambda name, value: timedelta(hours=_positive(name, value))),
+            SESSION_MAX_DAYS: ("session_max", lambda name, value: timedelta(days=_positive(name, value))),
+            DEMO_DIR: ("demo_dir", _path),
+            CACHE_DIR: ("cache_dir", _path),
+            APP_WORKER: ("app_worker", _switch),
+            CHUNK_ITEMS: ("chunk_items", lambda name, value: int(_positive(name, value))),
+            TORCH_THREADS: ("torch_threads", _whole),
+            LOG_LEVEL: ("log_level", _log_level),
+            SAMPLING_SERVERS: ("sampling_servers", _sampling_servers),
+            TRUSTED_PROXIES: ("trusted_proxies", _networks),
+        }
+        return cls(**{parsers[name][0]: parsers[name][1](name, value) for name, value in given.items()})
 
 
 def _switch(name: str, text: str) -> bool:
-    """``1`` on; blank or ``0`` off; anything else is refused rather than guessed (``true`` is not ``1``)."""
-    if text in ("", "0"):
+    """``1`` on, ``0`` off; anything else is refused rather than guessed (``true`` is not ``1``)."""
+    if text == "0":
         return False
     if text == "1":
         return True
     raise InputError(f"${name} is {text!r}", fix="set it to 1 (on) or 0 (off), or unset it")
 
 
-def _positive(name: str, text: str, default: float) -> float:
-    if not text:
-        return default
+def _path(name: str, text: str) -> Path:
+    return Path(text).expanduser()
+
+
+def _positive(name: str, text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -146,10 +152,8 @@ def _positive(name: str, text: str, default: float) -> float:
     return value
 
 
-def _whole(name: str, text: str) -> int | None:
-    """A whole number of at least 1, or None when unset."""
-    if not text:
-        return None
+def _whole(name: str, text: str) -> int:
+    """A whole number of at least 1."""
     if not text.isdigit() or int(text) < 1:
         raise InputError(f"${name} is {text!r}, not a whole number of at least 1", fix="set it to e.g. 1, or unset it")
     return int(text)
@@ -158,19 +162,17 @@ def _whole(name: str, text: str) -> int | None:
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
-def _log_level(text: str) -> str:
-    """One of LOG_LEVELS, in any case; the field's default when unset."""
-    if not text:
-        return Config.log_level
+def _log_level(name: str, text: str) -> str:
+    """One of LOG_LEVELS, in any case."""
     if text.upper() not in LOG_LEVELS:
-        raise InputError(f"${LOG_LEVEL} is {text!r}", fix=f"set it to one of {', '.join(LOG_LEVELS)}, or unset it")
+        raise InputError(f"${name} is {text!r}", fix=f"set it to one of {', '.join(LOG_LEVELS)}, or unset it")
     return text.upper()
 
 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _sampling_servers(text: str) -> tuple[SamplingServer, ...]:
+def _sampling_servers(name: str, text: str) -> tuple[SamplingServer, ...]:
     """``URL[=VARIABLE]`` entries separated by commas (see Config); InputError naming a bad one."""
     fix = "write e.g. http://127.0.0.1:8000/v1,https://api.openai.com/v1=OPENAI_API_KEY"
     servers: list[SamplingServer] = []

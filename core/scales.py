@@ -8,7 +8,9 @@ custom list of labels with values. Stored in a project's settings as
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from core.errors import InputError
 from core.inputs.limits import MAX_LABEL_CHARS, check_length
@@ -46,6 +48,8 @@ class Scale:
 
 BINARY = Scale("binary", (Choice("Correct", 1.0, "Y"), Choice("Incorrect", 0.0, "N")))
 LIKERT = Scale("likert", tuple(Choice(str(k), (k - 1) / 4, str(k)) for k in range(1, 6)))
+DEFAULT_SCALE = BINARY
+"""The scale of a project that stores none (core.settings.ProjectSettings.scale's default)."""
 
 
 def custom_scale(pairs: list[tuple[str, float]]) -> Scale:
@@ -93,12 +97,12 @@ def parse_custom_labels(text: str) -> Scale:
     return custom_scale(pairs)
 
 
-def scale_from_settings(settings: dict) -> Scale:
-    """The scale stored in a project's settings (binary when none is stored)."""
-    stored = settings.get("scale") or BINARY.to_settings()
-    kind = stored.get("kind", "binary")
-    if kind == "binary":
-        return BINARY
-    if kind == "likert":
-        return LIKERT
+def scale_from_settings(settings: Mapping[str, Any]) -> Scale:
+    """The scale stored in a project's settings (DEFAULT_SCALE when none is stored)."""
+    stored = settings.get("scale")
+    if not stored:
+        return DEFAULT_SCALE
+    named = {BINARY.kind: BINARY, LIKERT.kind: LIKERT}
+    if stored.get("kind") in named:
+        return named[stored["kind"]]
     return custom_scale([(str(name), float(v)) for name, v in stored["labels"]])

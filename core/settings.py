@@ -14,11 +14,15 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from core.errors import InputError
-from core.scales import BINARY, Scale, scale_from_settings
+from core.scales import DEFAULT_SCALE, Scale, scale_from_settings
+from core.stats.design import grading_budget, planned_budget
 from core.stats.estimate import METHODS
 from core.stats.stopping import ANYTIME, DEFAULT_REGIME, FIXED, LOOKS
 from core.stats.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
 from core.surrogate.semantic import BACKENDS
+
+MAX_TARGET_HALF_WIDTH = 0.5
+"""The widest stopping target: a half-width of 0.5 spans every mean grade in [0, 1]."""
 
 MAX_MIN_VIEW_S = 10.0
 """The longest minimum viewing time a project may set: longer would only keep graders waiting."""
@@ -34,7 +38,7 @@ class ProjectSettings:
     """Similarity (embedding) or entailment probability (NLI) threshold; None for the backend's default."""
     n_strata: int = DEFAULT_N_STRATA
     stratify_by: str = DEFAULT_STRATIFY_BY
-    scale: dict[str, Any] = field(default_factory=BINARY.to_settings)
+    scale: dict[str, Any] = field(default_factory=DEFAULT_SCALE.to_settings)
     """The grading scale as core.scales stores it; ``grading_scale`` gives the Scale."""
     guidelines: str = ""
     show_reference: bool = True
@@ -88,10 +92,10 @@ class ProjectSettings:
             "use a number in (0, 1], or none for the backend's default",
         )
         _check(
-            _is_number(self.target_half_width) and 0 < self.target_half_width <= 0.5,
+            _is_number(self.target_half_width) and 0 < self.target_half_width <= MAX_TARGET_HALF_WIDTH,
             "target_half_width",
             self.target_half_width,
-            "use a number in (0, 0.5]",
+            f"use a number in (0, {MAX_TARGET_HALF_WIDTH:g}]",
         )
         _check(
             self.method == "default" or self.method in METHODS,
@@ -127,6 +131,15 @@ class ProjectSettings:
         """The project's stopping regime (core.stats.stopping.REGIMES): ``fixed`` when the budget is fixed in
         advance, else ``regime``. The one place that decides it."""
         return FIXED if self.budget_fixed else self.regime
+
+    def n0(self, n_items: int) -> int:
+        """The grades the project plans, n0, for a pool of ``n_items`` (core.stats.design.planned_budget)."""
+        return planned_budget(self.planned_budget, n_items)
+
+    def budget(self, n_items: int) -> int | None:
+        """The most items the queue hands out: n0 when the budget is fixed in advance, else None
+        (core.stats.design.grading_budget)."""
+        return grading_budget(self.planned_budget, self.budget_fixed, n_items)
 
     @property
     def grading_scale(self) -> Scale:

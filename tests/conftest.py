@@ -158,3 +158,17 @@ def shared_signed_in_server(tmp_path_factory, artifacts):
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture
+def prepared_project(tmp_path):
+    """(store, project id) of tests/data/app's small pool, prepared in this process on a fresh SQLite file."""
+    from core.services.project import create_project, start_preparation
+    from core.store import Store
+
+    store = Store.open(f"sqlite:///{tmp_path / 'prepared.db'}")
+    data = Path(__file__).parent / "data" / "app"
+    files = [(n, (data / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
+    project_id = create_project(store, "P", *files, start=False)
+    start_preparation(store, project_id, wait=True)
+    return store, project_id

@@ -1,4 +1,6 @@
-"""Static checks on core/'s structure: layers that import only downwards, no import cycle, no Streamlit.
+"""Static checks on the structure: core/'s layers import only downwards, with no import cycle and no Streamlit;
+above core, app.py, serve.py, ui/ and app_pages/ import only checked services and read-only surfaces, and the
+command line and the HTTP API none of the services' unchecked writes.
 
 The import graph is read from the source with ``ast``, so it counts every
 import: at module level, inside functions and under ``TYPE_CHECKING`` alike.
@@ -103,7 +105,7 @@ LAYERS = [
     {"core.jobs"},
     {"core.services"},
     {"core.exports"},
-    {"core", "core.cli", "core.__main__"},
+    {"core", "core.api", "core.cli", "core.__main__"},
     {"core.testing"},
 ]
 """core/'s packages from the bottom up (docs/architecture.md): a module imports only from its own layer and the
@@ -141,3 +143,60 @@ def test_core_does_not_import_streamlit(path):
         if isinstance(node, ast.ImportFrom):
             names = [node.module or ""]
         assert not any(n == "streamlit" or n.startswith("streamlit.") for n in names), f"{path} imports streamlit"
+
+
+ROOT = CORE.parent
+APP_FILES = [
+    ROOT / "app.py",
+    ROOT / "serve.py",
+    *sorted((ROOT / "ui").rglob("*.py")),
+    *sorted((ROOT / "app_pages").rglob("*.py")),
+]
+UNCHECKED_SERVICES = ("core.services.project", "core.services.reservations", "core.services.account_writes")
+"""The services' unchecked writes: besides the app's files, the command line and the HTTP API (core/cli,
+core/api) never import them either; they act through the checked actions, as auth.OPERATOR or the token's
+user."""
+ABOVE_CORE_MAY_NOT_IMPORT = ("core.store", "core.jobs", "core.stats", "core.cli", "core.testing", *UNCHECKED_SERVICES)
+"""What app.py, serve.py, ui/ and app_pages/ may not import (docs/architecture.md, "Above core"): the store, the
+jobs and the statistics directly, and the services' unchecked writes (core.services.project's lifecycle,
+core.services.reservations' grade writes, core.services.account_writes). They reach all of those through the
+checked actions (core.services.project_actions, grade_actions, team, simulation: each takes the acting user and
+checks them) and the read models of core.services (reading, live, setup, overview, progress, tracking,
+preparation; database hands out the Store), beside the
+read-only surfaces core.errors, core.config, core.logs, core.settings, core.scales, core.inputs, core.surrogate's
+backend choice and core.exports."""
+
+
+def core_modules() -> set[str]:
+    return {module_name(p) for p in CORE.rglob("*.py")}
+
+
+def forbidden_imports(source: str, package: str, forbidden: tuple[str, ...] = ABOVE_CORE_MAY_NOT_IMPORT) -> list[str]:
+    """The modules of ``forbidden`` (or inside them) that ``source`` (a module of ``package``) imports."""
+    return sorted(
+        m
+        for m in imported_modules(source, package, core_modules())
+        if any(m == f or m.startswith(f + ".") for f in forbidden)
+    )
+
+
+def test_the_check_above_core_sees_a_forbidden_import():
+    source = "from core.store import Store\nfrom core.services import project_actions, reservations\nimport core.stats.queue\n"
+    assert forbidden_imports(source, "ui") == ["core.services.reservations", "core.stats.queue", "core.store"]
+    assert forbidden_imports("from core.services import project_actions, reading\n", "ui") == []
+
+
+@pytest.mark.parametrize("path", APP_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_app_imports_only_checked_services_and_read_only_surfaces(path):
+    found = forbidden_imports(path.read_text(encoding="utf-8"), ".".join(path.relative_to(ROOT).parent.parts))
+    assert not found, f"{path.relative_to(ROOT)} imports {', '.join(found)} (see ABOVE_CORE_MAY_NOT_IMPORT)"
+
+
+ENTRY_POINTS = sorted(p for folder in ("cli", "api") for p in (CORE / folder).rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", ENTRY_POINTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_cli_and_the_api_reach_no_unchecked_write(path):
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    found = forbidden_imports(path.read_text(encoding="utf-8"), package, UNCHECKED_SERVICES)
+    assert not found, f"{path.relative_to(ROOT)} imports {', '.join(found)} (see UNCHECKED_SERVICES)"

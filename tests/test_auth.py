@@ -11,7 +11,7 @@ from argon2 import PasswordHasher
 
 from core import config
 from core.errors import InputError
-from core.services import auth
+from core.services import account_writes, auth
 from core.store import Store, accounts
 from core.testing.waiting import until
 
@@ -40,7 +40,7 @@ def test_short_password_is_refused_with_the_fix():
 
 
 def test_sign_in_checks_name_password_and_active_flag(store):
-    auth.create_account(store, "  Ann ", auth.GRADER, password=PASSWORD)
+    account_writes.create_account(store, "  Ann ", auth.GRADER, password=PASSWORD)
     stored = accounts.user_by_name(store, "ann")
     assert stored.password_hash.startswith("$argon2id$")
     user = auth.sign_in(store, "ANN", PASSWORD)  # names are case-insensitive
@@ -55,8 +55,8 @@ def test_sign_in_checks_name_password_and_active_flag(store):
 
 
 def test_refresh_applies_a_role_change_and_a_disabled_account_at_once(store):
-    signed_in = auth.create_account(store, "cy", auth.ADMIN, password=PASSWORD)
-    auth.set_role(store, "cy", auth.VIEWER)
+    signed_in = account_writes.create_account(store, "cy", auth.ADMIN, password=PASSWORD)
+    account_writes.set_role(store, "cy", auth.VIEWER)
     assert auth.refresh(store, signed_in) == auth.User("cy", auth.VIEWER, signed_in.id)
     accounts.set_active(store, "cy", False)
     assert auth.refresh(store, signed_in) is None
@@ -65,7 +65,7 @@ def test_refresh_applies_a_role_change_and_a_disabled_account_at_once(store):
 
 def test_sign_in_upgrades_a_hash_made_with_older_parameters(store):
     weak = PasswordHasher(time_cost=1, memory_cost=8192).hash(PASSWORD)
-    auth.create_account(store, "bob", auth.ADMIN, password=PASSWORD)
+    account_writes.create_account(store, "bob", auth.ADMIN, password=PASSWORD)
     accounts.set_password_hash(store, "bob", weak)
     assert auth.sign_in(store, "bob", PASSWORD) is not None
     upgraded = accounts.user_by_name(store, "bob").password_hash
@@ -73,21 +73,21 @@ def test_sign_in_upgrades_a_hash_made_with_older_parameters(store):
 
 
 def test_accounts_refuse_bad_roles_duplicates_and_no_credentials(store):
-    auth.create_account(store, "ann", auth.VIEWER, password=PASSWORD)
+    account_writes.create_account(store, "ann", auth.VIEWER, password=PASSWORD)
     with pytest.raises(InputError, match="already exists"):
-        auth.create_account(store, "ANN", auth.VIEWER, password=PASSWORD)
+        account_writes.create_account(store, "ANN", auth.VIEWER, password=PASSWORD)
     with pytest.raises(InputError, match="unknown role 'owner'"):
-        auth.create_account(store, "cy", "owner", password=PASSWORD)
+        account_writes.create_account(store, "cy", "owner", password=PASSWORD)
     with pytest.raises(InputError, match="neither a password nor an e-mail"):
-        auth.create_account(store, "cy", auth.VIEWER)
+        account_writes.create_account(store, "cy", auth.VIEWER)
     with pytest.raises(InputError, match="no account named 'zed'"):
-        auth.set_role(store, "zed", auth.ADMIN)
-    auth.set_role(store, "ann", auth.GRADER)
+        account_writes.set_role(store, "zed", auth.ADMIN)
+    account_writes.set_role(store, "ann", auth.GRADER)
     assert accounts.user_by_name(store, "ann").role == auth.GRADER
 
 
 def test_oidc_identity_maps_to_an_account_by_verified_email(store):
-    auth.create_account(store, "dee", auth.GRADER, email="Dee@Example.org")
+    account_writes.create_account(store, "dee", auth.GRADER, email="Dee@Example.org")
     user = auth.sign_in_oidc(store, {"is_logged_in": True, "email": "dee@example.org", "email_verified": True})
     assert (user.name, user.role) == ("dee", "grader")
     with pytest.raises(auth.AccessDenied, match="no active ActiveGrade account has the e-mail eve@example.org"):
@@ -123,7 +123,7 @@ def test_users_command_creates_assigns_and_lists_accounts(tmp_path, monkeypatch,
 def test_audit_trail_records_actor_action_project_and_exports_inert_csv(store):
     from core.services import audit
 
-    admin = auth.create_account(store, "root", auth.ADMIN, password=PASSWORD)
+    admin = account_writes.create_account(store, "root", auth.ADMIN, password=PASSWORD)
     audit.record(store, admin, audit.SETTINGS_CHANGED, 7, guidelines='=HYPERLINK("http://evil")')
     audit.record(store, admin, audit.UNDO, 8, position=3)
     trail = audit.trail(store)
@@ -148,7 +148,7 @@ def _age_failures(store, seconds: float) -> None:
 
 
 def test_failures_back_off_per_name_and_address_and_never_lock_anyone_out(store):
-    auth.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
+    account_writes.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
     for _ in range(auth.FREE_FAILURES):
         assert auth.sign_in(store, "ann", "guess guess guess", address="203.0.113.9") is None
     with pytest.raises(auth.SignInThrottled, match="try again in 1 s"):
@@ -170,7 +170,7 @@ def test_the_back_off_doubles_up_to_its_cap():
 def test_an_admin_unlocks_an_account_from_the_cli(store, tmp_path, monkeypatch, capsys):
     from core.cli import main
 
-    auth.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
+    account_writes.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
     for _ in range(auth.FREE_FAILURES + 3):
         _age_failures(store, 3600)  # an hour between tries: each one is checked and fails
         assert auth.sign_in(store, "ann", "guess guess guess", address="203.0.113.9") is None
@@ -183,7 +183,7 @@ def test_an_admin_unlocks_an_account_from_the_cli(store, tmp_path, monkeypatch, 
 
 
 def test_over_long_names_and_passwords_fail_without_hashing_or_storing_them(store, monkeypatch):
-    auth.create_account(store, "ann", auth.GRADER, password=PASSWORD)
+    account_writes.create_account(store, "ann", auth.GRADER, password=PASSWORD)
     hashed = []
     monkeypatch.setattr(auth, "_hasher", SimpleNamespace(verify=lambda *a: hashed.append(1) or False))
     assert auth.sign_in(store, "ann", "p" * 2_000_000) is None
@@ -221,7 +221,7 @@ def test_argon2_hashing_runs_at_most_max_concurrent_hashes_at_once(monkeypatch):
 
 
 def test_an_oidc_only_account_costs_a_hash_like_any_other_name(store, monkeypatch):
-    auth.create_account(store, "olga", auth.GRADER, email="olga@example.org")  # no password
+    account_writes.create_account(store, "olga", auth.GRADER, email="olga@example.org")  # no password
     checked = []
     real = auth._hasher
     spy = SimpleNamespace(verify=lambda encoded, pw: checked.append(encoded) or real.verify(encoded, pw))
@@ -245,12 +245,12 @@ def test_an_oidc_only_account_costs_a_hash_like_any_other_name(store, monkeypatc
 )
 def test_look_alike_and_blank_account_names_are_refused(store, name, problem):
     with pytest.raises(InputError, match=problem):
-        auth.create_account(store, name, auth.GRADER, password=PASSWORD)
+        account_writes.create_account(store, name, auth.GRADER, password=PASSWORD)
 
 
 def test_accented_and_non_latin_names_are_fine(store):
     for name in ("jos\u00e9", "\u5c71\u7530\u305f\u308d\u3046", "\u0438\u0432\u0430\u043d", "o'neil-smith.2"):
-        auth.create_account(store, name, auth.GRADER, password=PASSWORD)
+        account_writes.create_account(store, name, auth.GRADER, password=PASSWORD)
 
 
 def test_an_all_space_password_is_refused():
@@ -262,21 +262,21 @@ def test_open_demo_refuses_a_database_with_accounts_and_never_manages_accounts(s
     auth.check_open_demo(store)  # empty: fine
     demo = auth.demo_user("visitor")
     assert auth.may(store, demo, auth.CREATE_PROJECT) and not auth.may(store, demo, auth.MANAGE_USERS)
-    auth.create_account(store, "root", auth.ADMIN, password=PASSWORD)
+    account_writes.create_account(store, "root", auth.ADMIN, password=PASSWORD)
     with pytest.raises(InputError, match="has accounts"):
         auth.check_open_demo(store)
 
 
 def test_recheck_reads_account_role_assignment_and_project_again(store, monkeypatch):
     pid = store.create_project("p", {}, {"pool": ("pool.jsonl", b"{}\n")})
-    gina = auth.create_account(store, "gina", auth.GRADER, password=PASSWORD)
+    gina = account_writes.create_account(store, "gina", auth.GRADER, password=PASSWORD)
     accounts.assign(store, pid, gina.id)
     assert auth.recheck(store, gina, auth.GRADE, pid).name == "gina"
     accounts.unassign(store, pid, gina.id)
     with pytest.raises(auth.AccessDenied, match="not assigned"):
         auth.recheck(store, gina, auth.GRADE, pid)
     accounts.assign(store, pid, gina.id)
-    auth.set_role(store, "gina", auth.VIEWER)
+    account_writes.set_role(store, "gina", auth.VIEWER)
     with pytest.raises(auth.AccessDenied, match="viewer role may not grade"):
         auth.recheck(store, gina, auth.GRADE, pid)
     accounts.set_active(store, "gina", False)
@@ -294,14 +294,14 @@ def test_recheck_reads_account_role_assignment_and_project_again(store, monkeypa
 
 
 def test_unknown_addresses_share_no_long_wait_so_five_guesses_lock_no_one_out(store):
-    auth.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
+    account_writes.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
     for _ in range(auth.FREE_FAILURES + 3):  # someone else on localhost, or behind an untrusted proxy
         assert auth.sign_in(store, "ann", "guess guess guess", address=None) is None
     assert auth.sign_in(store, "ann", PASSWORD, address=None) is not None  # ann is not refused
 
 
 def test_the_account_back_off_slows_guessing_spread_over_addresses_and_is_audited(store):
-    auth.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
+    account_writes.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
     for n in range(auth.ACCOUNT_FREE_FAILURES):
         assert auth.sign_in(store, "ann", "guess guess guess", address=f"203.0.113.{n}") is None
     with pytest.raises(auth.SignInThrottled, match=r"too many failed sign-ins for 'ann': try again in 1 s"):

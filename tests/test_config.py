@@ -165,3 +165,11 @@ def test_trusted_proxies_are_addresses_or_networks():
     assert [str(n) for n in parsed.trusted_proxies] == ["127.0.0.1/32", "10.0.0.0/8", "::1/128"]
     with pytest.raises(InputError, match="not an IP address or network"):
         Config.from_environ({config.TRUSTED_PROXIES: "proxy.local"})
+
+
+def test_an_unset_or_blank_variable_means_its_fields_default_written_once():
+    assert Config.from_environ({}) == Config()
+    assert Config.from_environ({name: "  " for name in config.VARIABLES}) == Config()
+    assert Config.from_environ({config.APP_WORKER: "0", config.CHUNK_ITEMS: "5"}) == Config(
+        app_worker=False, chunk_items=5
+    )

@@ -39,7 +39,7 @@ def test_only_the_anytime_regime_allocates_for_the_sequence():
 
 
 def test_planned_budget():
-    assert planned_budget({}, 1319) == 132
-    assert planned_budget({}, 40) == 10
-    assert planned_budget({"planned_budget": 200}, 1319) == 200
-    assert planned_budget({"planned_budget": 5000}, 1319) == 1319
+    assert planned_budget(None, 1319) == 132
+    assert planned_budget(None, 40) == 10
+    assert planned_budget(200, 1319) == 200
+    assert planned_budget(5000, 1319) == 1319

@@ -10,11 +10,10 @@ import pytest
 
 from core.errors import InputError
 from core.scales import BINARY
-from core.services import audit, auth, grade_actions, grading, reservations
-from core.services.project import create_project, start_preparation
+from core.services import account_writes, audit, auth, grade_actions, grading, reservations
 from core.services.showings import Showings
 from core.stats.allocation import design_from_items
-from core.store import Store, accounts
+from core.store import accounts
 
 DATA = Path(__file__).parent / "data" / "app"
 PASSWORD = "correct horse battery"
@@ -36,12 +35,9 @@ def test_a_token_names_one_showing_and_is_spent_once():
 
 
 @pytest.fixture
-def world(tmp_path):
-    store = Store.open(f"sqlite:///{tmp_path / 'g.db'}")
-    files = [(n, (DATA / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
-    pid = create_project(store, "P", *files, start=False)
-    start_preparation(store, pid, wait=True)
-    ann = auth.create_account(store, "ann", auth.GRADER, password=PASSWORD)
+def world(prepared_project):
+    store, pid = prepared_project
+    ann = account_writes.create_account(store, "ann", auth.GRADER, password=PASSWORD)
     accounts.assign(store, pid, ann.id)
     design = design_from_items(store.load_items(pid), stratify_by=None)
     return store, pid, ann, design
@@ -87,7 +83,7 @@ def test_the_minimum_viewing_time_is_the_projects(world, min_view_s, seconds, st
     [
         lambda store, pid, ann: accounts.set_active(store, "ann", False),
         lambda store, pid, ann: accounts.unassign(store, pid, ann.id),
-        lambda store, pid, ann: auth.set_role(store, "ann", auth.VIEWER),
+        lambda store, pid, ann: account_writes.set_role(store, "ann", auth.VIEWER),
     ],
     ids=["disabled", "unassigned", "demoted"],
 )
@@ -137,8 +133,8 @@ def test_every_path_that_changes_a_grade_is_audited(world):
     a comment and a skip each write their audit event with the change; a first grade carries its own trace."""
     store, pid, ann, design = world
     held = reservations.claim(store, pid, design, 0, "ann")
-    reservations.grade(store, pid, held, BINARY, "Correct", "ann")
-    grading.submit(store, pid, held, BINARY, "Incorrect", "ann")
+    reservations.record_grade(store, pid, held, BINARY, "Correct", "ann")
+    reservations.submit(store, pid, held, BINARY, "Incorrect", "ann")
     store.add_grade(pid, held, value=1.0, label="Correct", grader="ann")
     store.set_comment(pid, held, "ann", "checked twice")
     assert store.retract_last_grade(pid, "ann") == held
@@ -199,3 +195,14 @@ def test_the_browsers_viewing_time_is_bounded_by_the_servers():
             grading.viewing_seconds(forged, 10.0)
     showing = Showings().current(0, "a", False)
     assert 0 <= showing.seconds_since_released() < 5
+
+
+def test_the_page_claims_its_item_through_a_checked_claim(world):
+    store, pid, ann, design = world
+    position = grade_actions.claim(store, ann, pid, design)
+    assert position == reservations.claim(store, pid, design, 0, "ann")  # the same reservation, renewed
+    viewer = account_writes.create_account(store, "vic", auth.VIEWER, password=PASSWORD)
+    with pytest.raises(grade_actions.Refused):
+        grade_actions.claim(store, viewer, pid, design)
+    with pytest.raises(grade_actions.Refused, match="signed out"):
+        grade_actions.claim(store, None, pid, design)

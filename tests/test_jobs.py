@@ -22,7 +22,8 @@ from core.errors import InputError
 from core.jobs.context import Kind, WorkerOptions
 from core.jobs.preparation_job import CHECK, CHUNK, PREPARE, scores_from_json, scores_to_json, worker_backend
 from core.jobs.worker import Worker
-from core.services.project import create_project, start_preparation, waiting_for_worker
+from core.services.preparation import waiting_for_worker
+from core.services.project import create_project, start_preparation
 from core.settings import ProjectSettings
 from core.store import Store
 from core.store import jobs as job_table

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pandas as pd
 import pytest
 
-from core.services import audit, auth, browser, grade_actions
+from core.services import account_writes, audit, auth, browser, grade_actions
 from core.services.browser import RecordFilter
 from core.store import Store, accounts
 from core.store import reviews as review_rows
@@ -52,7 +52,7 @@ def world(store):
     store.add_skip(pid, 3, "ann")
     review_rows.add_flag(store, pid, 4, "bob", "odd prompt")
     review_rows.add_review(store, pid, 1, value=0.0, label="Incorrect", reviewer="rita")
-    viewer = auth.create_account(store, "val", auth.VIEWER, password=PASSWORD)
+    viewer = account_writes.create_account(store, "val", auth.VIEWER, password=PASSWORD)
     accounts.assign(store, pid, viewer.id)
     return store, pid, viewer
 
@@ -124,7 +124,7 @@ def test_the_export_holds_the_filtered_set_with_its_texts_and_is_audited(world):
 
 def test_graders_may_not_browse(world):
     store, pid, _ = world
-    grader = auth.create_account(store, "gus", auth.GRADER, password=PASSWORD)
+    grader = account_writes.create_account(store, "gus", auth.GRADER, password=PASSWORD)
     accounts.assign(store, pid, grader.id)
     with pytest.raises(grade_actions.Refused, match="may not browse"):
         browser.page(store, grader, pid, RecordFilter())

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import InputError
-from core.services import audit, auth, grade_actions, reservations, review
+from core.services import account_writes, audit, auth, grade_actions, reservations, review
 from core.services.project import create_project, start_preparation
 from core.settings import ProjectSettings
 from core.stats.allocation import design_from_items
@@ -29,7 +29,7 @@ def world(tmp_path):
     start_preparation(store, pid, wait=True)
     people = {}
     for name, role in (("ann", auth.GRADER), ("bob", auth.GRADER), ("rita", auth.REVIEWER), ("val", auth.VIEWER)):
-        people[name] = auth.create_account(store, name, role, password=PASSWORD)
+        people[name] = account_writes.create_account(store, name, role, password=PASSWORD)
         accounts.assign(store, pid, people[name].id)
     design = design_from_items(store.load_items(pid), stratify_by=None)
     return store, pid, people, design
@@ -38,7 +38,7 @@ def world(tmp_path):
 def grade(store, pid, position, grader, label):
     """A grade as the grading card stores it (reserved first, as the expiry rule wants)."""
     assert reservations.hold(store, pid, position, grader) or store.grade_of(pid, position, grader) is not None
-    reservations.grade(store, pid, position, ProjectSettings().grading_scale, label, grader)
+    reservations.record_grade(store, pid, position, ProjectSettings().grading_scale, label, grader)
 
 
 def test_the_final_grade_is_the_review_else_the_mean():
@@ -83,7 +83,7 @@ def test_only_reviewers_and_admins_settle_and_never_their_own_grades(world):
             review.settle(store, people[who], pid, 0, "Incorrect")
         with pytest.raises(grade_actions.Refused):
             review.queue(store, people[who], pid)
-    admin = auth.create_account(store, "ada", auth.ADMIN, password=PASSWORD)
+    admin = account_writes.create_account(store, "ada", auth.ADMIN, password=PASSWORD)
     grade(store, pid, 1, "ada", "Correct")
     with pytest.raises(grade_actions.Refused, match="graded this item yourself"):
         review.settle(store, admin, pid, 1, "Incorrect")

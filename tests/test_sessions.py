@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from core import config
-from core.services import auth, sessions
+from core.services import account_writes, auth, sessions
 from core.store import Store, accounts
 from core.store.models import utcnow
 from core.store.sessions import SignInSession
@@ -31,7 +31,7 @@ def store(request, tmp_path):
 
 @pytest.fixture
 def ann(store) -> auth.User:
-    return auth.create_account(store, "ann", auth.GRADER, password=PASSWORD)
+    return account_writes.create_account(store, "ann", auth.GRADER, password=PASSWORD)
 
 
 def test_a_session_resumes_with_the_current_role_and_stores_only_a_hash(store, ann):
@@ -53,14 +53,14 @@ def test_sign_out_ends_only_that_session(store, ann):
 @pytest.mark.parametrize(
     "change",
     [
-        lambda store: auth.set_password(store, "ann", "another long password"),
+        lambda store: account_writes.set_password(store, "ann", "another long password"),
         lambda store: accounts.set_active(store, "ann", False),
-        lambda store: auth.set_role(store, "ann", auth.VIEWER),
+        lambda store: account_writes.set_role(store, "ann", auth.VIEWER),
     ],
     ids=["password change", "disabling", "role change"],
 )
 def test_account_changes_end_every_session_of_the_account(store, ann, change):
-    other = auth.create_account(store, "bob", auth.GRADER, password=PASSWORD)
+    other = account_writes.create_account(store, "bob", auth.GRADER, password=PASSWORD)
     tokens, kept = [sessions.start(store, ann), sessions.start(store, ann)], sessions.start(store, other)
     change(store)
     assert all(sessions.resume(store, t) is None for t in tokens)
@@ -69,7 +69,7 @@ def test_account_changes_end_every_session_of_the_account(store, ann, change):
 
 def test_saving_an_unchanged_role_keeps_the_session(store, ann):
     token = sessions.start(store, ann)
-    auth.set_role(store, "ann", auth.GRADER)
+    account_writes.set_role(store, "ann", auth.GRADER)
     accounts.set_active(store, "ann", True)
     assert sessions.resume(store, token) == ann
 

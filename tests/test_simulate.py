@@ -233,6 +233,6 @@ def test_simulate_defaults_are_around_the_grades_the_plan_needs():
     assert budgets_around(123, 1000) == ("31", "62", "123", "184", "246")
     assert budgets_around(3, 40) == ("2", "3", "4", "6")  # at least 2 grades, no repeats
     assert budgets_around(30, 40) == ("8", "15", "30", "40")  # at most the pool
-    assert simulation_n0({}, 123, 1000) == 123
-    assert simulation_n0({"planned_budget": 80}, 123, 1000) == 80  # the project's own n0 when it set one
-    assert simulation_n0({}, 5000, 1000) == 1000
+    assert simulation_n0(None, 123, 1000) == 123
+    assert simulation_n0(80, 123, 1000) == 80  # the project's own n0 when it set one
+    assert simulation_n0(None, 5000, 1000) == 1000

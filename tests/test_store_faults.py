@@ -7,7 +7,7 @@ from sqlalchemy import event, text
 
 from core.errors import InputError, NotSaved
 from core.scales import BINARY
-from core.services import grading
+from core.services import reservations
 from core.store import Store
 
 
@@ -38,12 +38,12 @@ def _disk_full(store: Store) -> None:
 def test_a_grade_on_a_full_disk_is_not_saved_and_loses_nothing(store):
     pid = _project(store)
     for position in range(5):
-        grading.submit(store, pid, position, BINARY, "Correct", "ann", comment="kept")
+        reservations.submit(store, pid, position, BINARY, "Correct", "ann", comment="kept")
     before = store.grades(pid)
     _disk_full(store)
     with pytest.raises(NotSaved, match="not saved.*press again"):
         for position in range(5, 5_000):  # the next grades fill the last free pages, then one is refused
-            grading.submit(store, pid, position, BINARY, "Incorrect", "ann", comment="x" * 2_000)
+            reservations.submit(store, pid, position, BINARY, "Incorrect", "ann", comment="x" * 2_000)
     after = store.grades(pid)
     assert after.head(len(before)).equals(before)  # every grade saved before the disk filled is there
     assert set(store.graded_positions(pid)) == set(after["position"])  # and no half-written one
@@ -51,13 +51,13 @@ def test_a_grade_on_a_full_disk_is_not_saved_and_loses_nothing(store):
 
 def test_a_grade_for_a_project_deleted_meanwhile_says_so(store):
     pid = _project(store)
-    grading.submit(store, pid, 0, BINARY, "Correct", "ann")
+    reservations.submit(store, pid, 0, BINARY, "Correct", "ann")
     store.delete_project(pid)
     with pytest.raises(InputError, match="has been deleted"):
-        grading.submit(store, pid, 1, BINARY, "Correct", "ann")
+        reservations.submit(store, pid, 1, BINARY, "Correct", "ann")
 
 
 def test_an_over_long_grader_name_is_an_input_error(store):
     pid = _project(store)
     with pytest.raises(InputError, match="more than the 200 allowed"):
-        grading.submit(store, pid, 0, BINARY, "Correct", "g" * 201)
+        reservations.submit(store, pid, 0, BINARY, "Correct", "g" * 201)

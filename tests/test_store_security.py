@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from core.errors import InputError
 from core.scales import BINARY, parse_custom_labels
-from core.services import auth, grading
+from core.services import account_writes, auth, reservations, team
 from core.services.project import create_project
 from core.store import Store, accounts, make_engine, upgrade
 from tests.legacy_schemas import create_legacy_schema
@@ -54,9 +54,22 @@ def test_the_migration_keeps_every_grade_and_stops_id_reuse_on_an_older_sqlite_d
     old = Store(engine)  # today's code on version 2's tables: projects without files (their rows have changed)
     kept = old.create_project("kept", {}, {})
     gone = old.create_project("gone", {}, {})
-    for position in range(7):
-        grading.submit(old, kept, position, BINARY, "Correct", "ann")
-    accounts.record_event(old, "root", "project_deleted", project_id=gone)
+    with engine.begin() as c:  # grades as version 2 wrote them: its table has no target or criterion
+        for position in range(7):
+            c.execute(
+                text(
+                    "INSERT INTO grades (project_id, position, value, label, grader, comment, created_at)"
+                    " VALUES (:project, :position, 1.0, 'Correct', 'ann', '', CURRENT_TIMESTAMP)"
+                ),
+                {"project": kept, "position": position},
+            )
+        c.execute(  # the event as version 2 wrote it: its table has no chain hash
+            text(
+                "INSERT INTO audit_events (at, actor, action, project_id, detail)"
+                " VALUES (CURRENT_TIMESTAMP, 'root', 'project_deleted', :project, '{}')"
+            ),
+            {"project": gone},
+        )
     old.delete_project(gone)
     grades_before = old.grades(kept)
     assert "AUTOINCREMENT" not in _projects_sql(engine)
@@ -104,10 +117,10 @@ def test_over_long_names_and_labels_are_input_errors_on_both_databases(store):
     with pytest.raises(InputError, match="label 1 has 201 characters"):
         parse_custom_labels("l" * 201 + " = 0\nok = 1")
     with pytest.raises(InputError, match="account name has 201 characters"):
-        auth.create_account(store, "a" * 201, auth.GRADER, password="long enough password")
+        account_writes.create_account(store, "a" * 201, auth.GRADER, password="long enough password")
     pid = store.create_project("p", {}, {"pool": ("pool.jsonl", b"{}\n")})
     with pytest.raises(InputError, match="grader's name has 201 characters"):
-        grading.submit(store, pid, 0, BINARY, "Correct", "g" * 201)
+        reservations.submit(store, pid, 0, BINARY, "Correct", "g" * 201)
 
 
 def test_a_2_mb_sign_in_name_is_a_failed_sign_in_not_a_database_error(store):
@@ -136,7 +149,7 @@ def test_two_first_admin_forms_sent_at_once_create_one_admin(store):
 
     def submit(k: int) -> None:
         barrier.wait()
-        results.append(auth.create_first_admin(store, f"admin{k}", "a long enough password"))
+        results.append(team.create_first_admin(store, f"admin{k}", "a long enough password"))
 
     threads = [threading.Thread(target=submit, args=(k,)) for k in range(8)]
     for t in threads:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.errors import InputError
-from core.services import audit, auth, project_actions, team
+from core.services import account_writes, audit, auth, project_actions, team
 from core.services.outcome import Refused
 from core.store import Store, accounts
 
@@ -20,7 +20,7 @@ def store(tmp_path):
 
 @pytest.fixture
 def root(store):
-    return auth.create_account(store, "root", auth.ADMIN, password=PASSWORD)
+    return account_writes.create_account(store, "root", auth.ADMIN, password=PASSWORD)
 
 
 def _actions(store) -> list[tuple[str, str]]:
@@ -39,7 +39,7 @@ def test_creating_and_changing_an_account_is_audited(store, root):
 
 
 def test_an_admin_cannot_demote_or_disable_themselves(store, root):
-    auth.create_account(store, "second", auth.ADMIN, password=PASSWORD)
+    account_writes.create_account(store, "second", auth.ADMIN, password=PASSWORD)
     with pytest.raises(Refused, match="your own account"):
         team.change_account(store, root, "root", role=auth.GRADER)
     with pytest.raises(Refused, match="your own account"):
@@ -140,7 +140,7 @@ def test_a_fixed_budget_below_the_design_s_first_grades_or_the_grades_given_is_r
     assert project_actions.change_settings(store, root, pid, {"budget_fixed": True, "planned_budget": 5}).status
     assert project_actions.change_settings(store, root, pid, {"budget_fixed": False}).status == "changed"
     for position in range(6):
-        reservations.grade(store, pid, position, BINARY, "Correct", "ann")
+        reservations.record_grade(store, pid, position, BINARY, "Correct", "ann")
     with pytest.raises(InputError, match="6 items are graded already, more than n0 = 5"):
         project_actions.change_settings(store, root, pid, {"budget_fixed": True})
     assert store.project(pid).settings["budget_fixed"] is False

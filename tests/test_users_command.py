@@ -27,3 +27,20 @@ def test_users_list_as_json_on_standard_output(tmp_path, capsys):
         {"name": "dan", "role": "viewer", "email": "dan@example.org", "active": True}
     ]
     assert "dan\tviewer" in captured.err
+
+
+def test_an_api_token_is_printed_once_listed_without_its_secret_and_revoked(tmp_path, capsys):
+    from core.services import tokens
+
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    assert main(["users", "--db-url", url, "add", "eve", "--role", "grader", "--email", "eve@example.org"]) == 0
+    assert main(["users", "--db-url", url, "token", "create", "eve", "--name", "CI export"]) == 0
+    secret = capsys.readouterr().out.strip().splitlines()[-1]
+    store = Store.open(url)
+    assert tokens.resolve(store, secret).name == "eve"
+    assert main(["users", "--db-url", url, "token", "list", "eve", "--json", "-"]) == 0
+    listed = capsys.readouterr().out
+    assert secret not in listed and json.loads(listed)["tokens"][0]["name"] == "CI export"
+    assert main(["users", "--db-url", url, "token", "revoke", str(json.loads(listed)["tokens"][0]["id"])]) == 0
+    assert tokens.resolve(store, secret) is None
+    assert main(["users", "--db-url", url, "token", "revoke", "99"]) == 2

@@ -15,8 +15,8 @@ from core.exports.formats import export_name
 from core.exports.lm_eval_results import task_of
 from core.exports.project_export import ProjectFiles
 from core.scales import BINARY
-from core.services.grading import submit
 from core.services.project import create_project, start_preparation
+from core.services.reservations import submit
 from core.store import Store
 
 LOGS = Path(__file__).parent / "data" / "eval_logs"

@@ -7,16 +7,13 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from core.services import live, setup
+from core.services.database import ProjectInfo
 from core.services.overview import NAME_OF, histogram, strata_table, stratifying_columns, without_samples
-from core.services.reading import Reading, read_project, saving_words
-from core.services.tracking import current_estimate, estimate_path
+from core.services.reading import Reading, saving_words
+from core.services.setup import LEVEL, MIN_PILOT, AnytimeInterval, Design
+from core.services.tracking import estimate_path
 from core.settings import ProjectSettings
-from core.stats.allocation import Design, planned_allocation, proportional_allocation
-from core.stats.confseq import AnytimeInterval, anytime_interval
-from core.stats.design import planned_budget, prepared_design
-from core.stats.planning import MIN_PILOT, planned_saving_range
-from core.stats.skips import skip_bound
-from core.store import ProjectInfo
 from ui import state
 from ui.glossary import term_help, terms_popover
 
@@ -31,7 +28,7 @@ def _items(url: str, project_id: int, prepared_at: str) -> pd.DataFrame:
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _design(key: tuple[str, int, str, str]) -> Design:
     url, project_id, prepared_at, regime = key
-    return prepared_design(_items(url, project_id, prepared_at), regime)
+    return setup.design_of(_items(url, project_id, prepared_at), regime)
 
 
 def _key(project: ProjectInfo) -> tuple[str, int, str]:
@@ -55,13 +52,17 @@ def design(project: ProjectInfo) -> Design:
     return _design(_design_key(project))
 
 
+def live_of(project: ProjectInfo, method: str, graded: dict[int, float] | None = None) -> live.Live:
+    """core.services.live.live_reading of the project's grades now (or ``graded``), with the cached design and
+    anytime interval: what the live pages render."""
+    return live.live_reading(
+        state.store(), project.id, design(project), project.settings, method, lambda g: anytime_of(project, g), graded
+    )
+
+
 def reading_of(project: ProjectInfo, graded: dict[int, float], method: str = "default") -> Reading:
-    """core.services.reading.read_project for the project's grades now: what every page renders."""
-    design_ = design(project)
-    estimate = current_estimate(design_, graded, method)
-    skips = skip_bound(design_, graded, graded.values(), state.store().skipped_positions(project.id))
-    anytime = anytime_of(project, graded) if graded else None
-    return read_project(design_, project.settings, graded, estimate, anytime, skips=skips)
+    """The reading of ``graded`` (``live_of``'s)."""
+    return live_of(project, method, graded).reading
 
 
 def headline(project: ProjectInfo) -> None:
@@ -72,7 +73,7 @@ def headline(project: ProjectInfo) -> None:
     uniform = f"; uniform random sampling would need about {s.uniform_fixed:,.0f}"
     with st.container(border=True, key="setup-headline"):
         st.markdown(
-            f"### To reach ±{reading.target:.3f} at 95%, grade about {f.n:,} items (likely {f.low:,} to "
+            f"### To reach ±{reading.target:.3f} at {LEVEL:.0%}, grade about {f.n:,} items (likely {f.low:,} to "
             f"{f.high:,}{uniform})",
             help=term_help("half-width (±)"),
         )
@@ -149,21 +150,12 @@ def show_planned_allocation(project: ProjectInfo) -> None:
     d = design(project)
     st.subheader("Planned allocation", help=term_help("Neyman allocation"))
     if d.N > MIN_BUDGET:
-        n0 = planned_budget(project.settings, d.N)
+        n0 = ProjectSettings.from_dict(project.settings).n0(d.N)
         budget = st.slider("Grading budget (items)", MIN_BUDGET, d.N, max(MIN_BUDGET, n0), key=f"budget-{project.id}")
     else:  # a slider from MIN_BUDGET to N would have no range
         budget = d.N
         st.caption(f"Grading budget: all {d.N:,} items.")
-    table = pd.DataFrame(
-        {
-            "stratum": range(d.H),
-            "items": d.sizes,
-            "predicted mean grade": d.prior_mean.round(3),
-            "predicted spread": d.prior_sd.round(3),
-            "planned grades": planned_allocation(d, budget),
-            "proportional": proportional_allocation(d.sizes, budget, d.floor),
-        }
-    )
+    table = setup.allocation_table(d, budget)
     left, right = st.columns([3, 1])
     left.altair_chart(allocation_chart(table), width="stretch")
     left.caption(
@@ -184,8 +176,7 @@ def show_planned_allocation(project: ProjectInfo) -> None:
             )
         },
     )
-    graded = state.store().graded_positions(project.id)
-    saving = planned_saving_range(d, budget, list(graded), list(graded.values()))
+    saving = setup.predicted_saving(state.store(), project.id, d, budget)
     source = (
         f"from a pilot of {saving.pilot} grades"
         if saving.pilot
@@ -220,19 +211,18 @@ def _path(key: tuple, positions: tuple, grades: tuple, method: str, n0: int | No
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _anytime(key: tuple, positions: tuple, grades: tuple, n0: int) -> AnytimeInterval:
-    return anytime_interval(_design(key), list(positions), list(grades), n0)
+    return setup.anytime_after(_design(key), positions, grades, n0)
 
 
 def anytime_of(project: ProjectInfo, graded: dict[int, float]) -> AnytimeInterval:
     """core.stats.confseq's anytime interval after ``graded``, tuned for the project's planned budget n0, computed once
     per set of grades: the interval of the live dashboard and its stopping rule."""
-    n0 = planned_budget(project.settings, design(project).N)
+    n0 = ProjectSettings.from_dict(project.settings).n0(design(project).N)
     return _anytime(_design_key(project), tuple(graded), tuple(graded.values()), n0)
 
 
 def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str) -> pd.DataFrame:
     """core.services.tracking.estimate_path, computed once per set of grades (the dashboard refreshes often),
     with the stopping rule's anytime interval unless the budget is fixed in advance."""
-    regime = ProjectSettings.from_dict(project.settings).stopping
-    n0 = None if regime == "fixed" else planned_budget(project.settings, design(project).N)
+    n0 = setup.path_n0(project.settings, design(project).N)
     return _path(_design_key(project), tuple(graded), tuple(graded.values()), method, n0)

@@ -1,5 +1,5 @@
 """The new-project form's control for sampling surrogate answers with a local model or from an
-OpenAI-compatible server (core.jobs.sampling_job)."""
+OpenAI-compatible server (core.jobs.sampling_job, through core.services.setup)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import streamlit as st
 
 from core.config import SAMPLING_SERVERS, config
-from core.jobs.sampling_job import SamplingSettings, ServerSamplingSettings, default_model
+from core.services.setup import SamplingSettings, ServerSamplingSettings, default_model
 
 SOURCES = {"local": "A local model", "server": "An OpenAI-compatible server"}
 

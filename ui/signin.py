@@ -18,9 +18,9 @@ import streamlit as st
 from core.errors import InputError
 from core.inputs.limits import MAX_NAME_CHARS, MAX_PASSWORD_CHARS
 from core.inputs.markup import one_line_plain
-from core.services import auth, sessions
-from core.store import ProjectInfo, accounts
-from ui import session_cookie, state
+from core.services import auth, sessions, team
+from core.services.database import ProjectInfo
+from ui import api_tokens, session_cookie, state
 
 PENDING_CHANGE = "password_change_for"
 """Session state key of the account that signed in with a too-short password and must choose a new one first."""
@@ -138,7 +138,7 @@ def gate(pages: list) -> auth.User:
 def _sign_in_page(providers: list[str]) -> None:
     st.title("ActiveGrade")
     store = state.store()
-    if not accounts.users(store):
+    if team.no_account_yet(store):
         _first_admin()
         return
     if st.session_state.get(PENDING_CHANGE) is not None:
@@ -223,16 +223,13 @@ def _first_admin() -> None:
         if st.form_submit_button("Create the admin account", type="primary") and password is not None:
             store = state.store()
             try:
-                created = auth.create_first_admin(store, name, password)
+                created = team.create_first_admin(store, name, password)
             except InputError as exc:
                 st.error(str(exc))
                 return
             if created is None:  # someone else was faster
                 st.error("An account was created meanwhile; sign in instead.")
                 return
-            accounts.record_event(
-                store, created.name, "account_created", detail={"name": created.name, "role": auth.ADMIN}
-            )
             _signed_in(created)
             st.rerun()
 
@@ -254,6 +251,8 @@ def sidebar() -> None:
     current = user()
     st.session_state["grader"] = current.name  # what grades record
     st.caption(f"Signed in as **{one_line_plain(current.name)}** ({current.role})")
+    with st.expander("Your API tokens"):
+        api_tokens.section(current, current.name, "own")
     if st.button("Sign out", key="sign_out"):
         sessions.end(state.store(), st.session_state.pop(TOKEN_KEY, None))
         if oidc_providers() and st.user.is_logged_in:

@@ -12,9 +12,8 @@ import logging
 import streamlit as st
 
 from core.inputs.markup import one_line_plain
-from core.jobs import background
-from core.store import ProjectInfo, Store, database_url
-from core.store.engine import describe_failure
+from core.services import database
+from core.services.database import ProjectInfo, Store, database_url, describe_failure
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +28,12 @@ def _configured_url() -> str | None:
 
 @st.cache_resource(show_spinner=False)
 def _open_store(url: str) -> Store:
-    return Store.open(url)
+    return database.open_store(url)
+
+
+def served_store() -> Store:
+    """The app's Store outside a page run (the HTTP API's requests, ui/web.py): the same one, no page to stop."""
+    return _open_store(database_url(_configured_url()))
 
 
 def store() -> Store:
@@ -46,7 +50,7 @@ def store() -> Store:
 
 def ensure_worker() -> None:
     """Start the app's own worker process when jobs wait (core.jobs.background; off with $ACTIVEGRADE_APP_WORKER=0)."""
-    background.ensure_worker(store())
+    database.ensure_worker(store())
 
 
 def select_project(project_id: int | None) -> None:

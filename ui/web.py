@@ -13,6 +13,7 @@ response, a websocket that only pages of the app's own origin may open, and the 
   code (``handoff``) that ``POST /api/session`` exchanges for the session token in a ``Set-Cookie`` header
   (HttpOnly, SameSite=Strict, Secure over https); ``POST /api/session/end`` clears it. No script, of
   this origin or any other, can read the token from ``document.cookie``.
+- The HTTP API (core/api) under ``/api/v1``, on the app's own Store; it takes bearer tokens only.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
@@ -28,6 +28,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from core import api
+from core.api import fast
+from core.api.http import same_origin
+from ui import state
 
 COOKIE = "activegrade_session"
 """The sign-in cookie's name (ui/session_cookie.py reads it back through st.context.cookies)."""
@@ -88,14 +93,6 @@ def _redeem(code: object) -> tuple[str, int] | None:
     return found[0], found[1]
 
 
-def same_origin(headers: Headers) -> bool:
-    """Whether the request's ``Origin`` (when a browser sent one) names the host and port it was sent to."""
-    origin = headers.get("origin")
-    if origin is None:
-        return True  # not sent by a browser page (curl, a health check): nothing cross-site about it
-    return bool(origin != "null" and urlsplit(origin).netloc.lower() == headers.get("host", "").lower())
-
-
 async def _session(request: Request) -> Response:
     if not same_origin(request.headers):
         return Response(status_code=403)
@@ -134,7 +131,12 @@ def _https(request: Request) -> bool:
     return request.url.scheme == "https" or request.headers.get("x-forwarded-proto", "").lower() == "https"
 
 
-ROUTES = [Route(SESSION_ROUTE, _session, methods=["POST"]), Route(END_ROUTE, _end, methods=["POST"])]
+ROUTES = [
+    Route(SESSION_ROUTE, _session, methods=["POST"]),
+    Route(END_ROUTE, _end, methods=["POST"]),
+    *api.routes(state.served_store),  # /api/v1: bearer tokens only, never the cookie (core/api)
+    *fast.routes(state.served_store, COOKIE),  # /grade-fast: the signed-in session's cookie (core/api/fast.py)
+]
 
 
 class Guard:

@@ -14,12 +14,14 @@ from core.cli.output import add_output_options, check_writable, progress_bar, sa
 from core.errors import InputError
 from core.inputs.io import Inputs
 from core.inputs.readers import FORMATS, load
+from core.stats.compare import Comparison
 from core.stats.proxy import PROXY_COLUMN, proxy_name, proxy_values
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
 from core.store import json_safe
 from core.surrogate.prepare import prepare_items
 from core.surrogate.semantic import BACKENDS
 from core.surrogate.semantic.base import DEVICES
+from core.surrogate.targets import prepare_targets
 
 
 def json_cells(frame: pd.DataFrame) -> pd.DataFrame:
@@ -155,22 +157,29 @@ def prepare_from_args(args: argparse.Namespace, inputs: Inputs) -> pd.DataFrame:
             bar.total = total
             bar.update(done - bar.n)
 
-        return prepare_items(
-            inputs,
-            backend=args.backend,
-            model=args.model,
-            threshold=args.threshold,
-            n_strata=args.strata,
-            stratify_by=args.stratify_by,
-            min_stratum_size=args.min_stratum_size,
-            device=args.device,
-            cache_dir=args.cache_dir,
-            batch_size=args.batch_size,
-            progress=progress,
-            proxy=args.proxy,
-            api_base=args.api_base,
-            api_key_env=args.api_key_env,
-        )
+        return prepare_items(inputs, backend=args.backend, progress=progress, **prepare_options(args))
+
+
+def prepare_options(args: argparse.Namespace) -> dict:
+    """`prepare_items`' keyword options (but the backend) from the options of `add_prepare_options`."""
+    return {
+        "model": args.model,
+        "threshold": args.threshold,
+        "n_strata": args.strata,
+        "stratify_by": args.stratify_by,
+        "min_stratum_size": args.min_stratum_size,
+        "device": args.device,
+        "cache_dir": args.cache_dir,
+        "batch_size": args.batch_size,
+        "proxy": args.proxy,
+        "api_base": args.api_base,
+        "api_key_env": args.api_key_env,
+    }
+
+
+def prepare_targets_from_args(args: argparse.Namespace, inputs: Inputs) -> Comparison:
+    """`prepare_targets` (a pool with several targets) with the options of `add_prepare_options`."""
+    return prepare_targets(inputs, backend=args.backend, file=args.pool, **prepare_options(args))
 
 
 def writer_for(out: str):

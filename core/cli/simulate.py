@@ -12,12 +12,16 @@ from core.cli.prepare import (
     add_prepare_options,
     load_from_args,
     prepare_from_args,
+    prepare_targets_from_args,
     warn_without_samples,
 )
 from core.errors import InputError
+from core.inputs.targets import has_targets
+from core.stats.compare import DEFAULT_MODE, MODES
 from core.stats.design import prepared_design
 from core.stats.proxy import proxy_values
 from core.stats.simulate import DEFAULT_BUDGETS, METHODS, format_table, labels_of, simulate
+from core.stats.simulate_compare import format_comparisons, simulate_comparisons
 from core.stats.stopping import DEFAULT_REGIME, FIXED, REGIMES
 
 
@@ -62,6 +66,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--skip-right", type=float, default=0.0, help="share of right items (grade 1) graders skip (default: 0)"
     )
+    parser.add_argument(
+        "--compare-mode",
+        choices=MODES,
+        default=DEFAULT_MODE,
+        help="a pool with a 'model' column (several targets) also simulates their comparisons: absolute grades, "
+        "side-by-side cards, or pairwise preferences (a 'preference' column, else simulated from the labels); "
+        "budgets <= 1 are then shares of the K x N grades of a full comparison (default: absolute)",
+    )
     add_output_options(parser)
     add_input_options(parser)
     prepare = parser.add_argument_group(
@@ -91,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
     regime = FIXED if args.budget_fixed else args.regime
     if args.target_half_width is not None and not 0 < args.target_half_width <= 0.5:
         raise InputError(f"--target-half-width {args.target_half_width} is not in (0, 0.5]", fix="give e.g. 0.05")
-    items = prepare_from_args(args, inputs)
+    comparison = prepare_targets_from_args(args, inputs) if has_targets(inputs.pool) else None
+    items = prepare_from_args(args, inputs) if comparison is None else comparison.items[comparison.models[0]]
     start, cpu = time.perf_counter(), time.process_time()
     with progress_bar(args, total=len(methods), unit="method", desc="simulating") as bar:
         result = simulate(
@@ -110,7 +123,14 @@ def run(args: argparse.Namespace) -> int:
             expected=args.expected,
             progress=lambda done, _total: bar.update(done - bar.n),
         )
+    if comparison is not None:
+        result["target"] = comparison.models[0]
+        result |= simulate_comparisons(
+            comparison, budgets, mode=args.compare_mode, reps=args.reps, seed=args.seed, regime=regime, n0=args.n0
+        )
     say(args, format_table(result))
+    if comparison is not None:
+        say(args, format_comparisons(result))
     if not args.quiet:
         print(
             f"{args.reps} replications in {time.perf_counter() - start:.1f} s ({time.process_time() - cpu:.1f} s CPU)",

@@ -3,6 +3,7 @@
 activegrade status                    # one line per project
 activegrade status "My project"       # one project
 activegrade status --json -           # as JSON, for a script that waits until a project is ready
+activegrade status --audit            # also seal the audit trail and check its hash chain (exit 1 if broken)
 """
 
 from __future__ import annotations
@@ -12,34 +13,19 @@ from typing import Any
 
 from core.cli.output import add_output_options, say, write_json
 from core.cli.projects import add_database_argument, find_project
-from core.store import ProjectInfo, Store
+from core.services.preparation import project_state
+from core.store import Store, audit_chain
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("project", nargs="?", help="one project's id or name (default: every project)")
+    parser.add_argument(
+        "--audit",
+        action="store_true",
+        help="seal the audit trail's events and check its hash chain; exit status 1 names the first broken link",
+    )
     add_database_argument(parser)
     add_output_options(parser)
-
-
-def project_state(store: Store, project: ProjectInfo) -> dict[str, Any]:
-    """A project's state: id, name, status, preparation progress, error, items, graded items and grades."""
-    ready = project.status == "ready"
-    graded = store.graded_positions(project.id) if ready else {}
-    return {
-        "id": project.id,
-        "name": project.name,
-        "status": project.status,
-        "progress": {
-            "done": project.progress_done,
-            "total": project.progress_total,
-            "message": project.progress_message,
-        },
-        "error": project.error or None,
-        "items": store.item_count(project.id) if ready else None,
-        "graded_items": len(graded) if ready else None,
-        "grades": len(store.grades(project.id)) if ready else None,
-        "updated_at": project.updated_at.isoformat(),
-    }
 
 
 def line(state: dict[str, Any]) -> str:
@@ -59,5 +45,19 @@ def run(args: argparse.Namespace) -> int:
     projects = [find_project(store, args.project)] if args.project else store.projects()
     states = [project_state(store, project) for project in projects]
     say(args, "\n".join(line(state) for state in states) if states else "no project in the database")
-    write_json(args, {"projects": states})
-    return 0
+    if not args.audit:
+        write_json(args, {"projects": states})
+        return 0
+    sealed = audit_chain.seal(store)
+    broken = audit_chain.verify(store)
+    say(
+        args,
+        f"audit trail: {sealed:,} events sealed now; "
+        + (
+            "the hash chain holds"
+            if broken is None
+            else f"the hash chain breaks at event {broken}: it or one before it was changed"
+        ),
+    )
+    write_json(args, {"projects": states, "audit": {"sealed": sealed, "broken_at": broken}})
+    return 0 if broken is None else 1

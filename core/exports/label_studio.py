@@ -16,7 +16,7 @@ Formats as Label Studio's documentation gives them (labelstud.io/guide/task_form
 
 An annotation's grader is its annotator's e-mail when the export gives one, else `label-studio user <id>`.
 Importing checks every annotation before it writes any (the task, its item, its label, in order) and
-records each grade through core.services.grading.submit, the grade pages' own path (a changed label is
+records each grade through core.services.reservations.submit, the grade pages' own path (a changed label is
 kept as a change, an identical one is not recorded twice), and one audit event for the import.
 """
 
@@ -32,7 +32,7 @@ import pandas as pd
 from core.errors import InputError
 from core.inputs.limits import MAX_NAME_CHARS, check_length
 from core.scales import Scale, scale_from_settings
-from core.services import audit, auth, grading
+from core.services import audit, auth, reservations
 from core.services.outcome import Outcome, permitted
 from core.store import Store
 
@@ -163,7 +163,7 @@ def import_annotations(store: Store, actor: auth.User, project_id: int, name: st
         earlier = store.grade_of(project_id, position, a.grader)
         if earlier is not None and earlier["label"] == a.label and earlier["comment"] == a.comment:
             continue  # imported before
-        grading.submit(store, project_id, position, scale, a.label, a.grader, comment=a.comment, seconds=a.seconds)
+        reservations.submit(store, project_id, position, scale, a.label, a.grader, comment=a.comment, seconds=a.seconds)
         recorded += 1
     graders = sorted({a.grader for a in annotations})
     audit.record(store, user, IMPORTED, project_id, source="label-studio", file=name, grades=recorded, graders=graders)

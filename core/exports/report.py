@@ -37,7 +37,6 @@ from core.services.tracking import estimate_path
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.confseq import anytime_interval
-from core.stats.design import planned_budget
 from core.stats.estimate import Estimate, estimate
 from core.stats.rater_agreement import agreement, final_grades
 from core.stats.skips import SkipBound
@@ -209,7 +208,7 @@ def report(
     positions = np.fromiter(item_grades, dtype=int, count=len(item_grades))
     values = np.fromiter(item_grades.values(), dtype=float, count=len(item_grades))
     stratified = estimate(design, positions, values, method="stratified", level=result.level)
-    n0 = planned_budget(project.settings, design.N)
+    n0 = ProjectSettings.from_dict(project.settings).n0(design.N)
     anytime = anytime_interval(design, positions, values, n0) if len(positions) else None
     graded = dict(zip(positions.tolist(), values.tolist()))
     reading = read_project(design, project.settings, graded, result, anytime, skips=skips)

@@ -36,6 +36,7 @@ from core.inputs.tables import (
     paused_gc,
     read_table,
 )
+from core.inputs.targets import TARGET_COLUMN
 
 MAX_FIELD_CHARS = 1_000_000
 """Longest text accepted in any one field (about 250,000 tokens)."""
@@ -194,16 +195,20 @@ def _validate_pool(table: Table) -> pd.DataFrame:
 
 
 def _check_unique_ids(table: Table, ids: pd.Series) -> None:
-    repeated = ids.duplicated(keep=False).to_numpy()
+    """Every id once; in a pool with a TARGET_COLUMN (several models, long format) every (id, model) once."""
+    several = TARGET_COLUMN in table.frame.columns
+    keys = ids + "\x00" + table.frame[TARGET_COLUMN].astype(str).to_numpy() if several else ids
+    repeated = keys.duplicated(keep=False).to_numpy()
     if not repeated.any():
         return
     first = int(np.flatnonzero(repeated)[0])
     value = ids.iloc[first]
-    rows = table.rows[np.flatnonzero((ids == value).to_numpy())]
-    others = ids[repeated].nunique() - 1
+    rows = table.rows[np.flatnonzero((keys == keys.iloc[first]).to_numpy())]
+    others = keys[repeated].nunique() - 1
     more = f" (and {others} more repeated id{'s' if others > 1 else ''})" if others else ""
+    model = f" for model '{table.frame[TARGET_COLUMN].iloc[first]}'" if several else ""
     raise InputError(
-        f"id '{value}' is used more than once, on rows {', '.join(str(row) for row in rows)}{more}",
+        f"id '{value}'{model} is used more than once, on rows {', '.join(str(row) for row in rows)}{more}",
         file=table.name,
         row=int(rows[0]),
         column="id",

@@ -124,7 +124,10 @@ def _inputs(
 
     files = store.input_files(project_id)
     chosen = files.get("samples") if samples else None
-    return load_project_inputs(files["pool"], chosen, store.project(project_id).settings, rows, sample_rows)
+    from core.settings import ProjectSettings
+
+    settings = ProjectSettings.from_dict(store.project(project_id).settings)
+    return load_project_inputs(files["pool"], chosen, settings, rows, sample_rows)
 
 
 def _sample_rows(store: Store, project_id: int, pool_ids, size: int) -> list[dict] | None:

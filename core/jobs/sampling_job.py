@@ -36,6 +36,7 @@ import pandas as pd
 from core import config
 from core.errors import InputError
 from core.inputs.readers import load_project_inputs
+from core.settings import ProjectSettings
 from core.store import Store
 from core.store.input_files import set_input_files
 from core.surrogate.sampler_base import check_settings
@@ -267,7 +268,7 @@ def sampling_request(
             file=samples[0],
             fix="either upload samples or sample them, not both",
         )
-    if len(load_project_inputs(pool, None, settings or {}).samples):
+    if len(load_project_inputs(pool, None, ProjectSettings.from_dict(settings)).samples):
         raise InputError(
             "the pool already has surrogate samples",
             file=pool[0],
@@ -290,7 +291,7 @@ def sample_project(store: Store, project_id: int, progress: Progress, device: st
     settings = store.project(project_id).settings
     sampling = sampling_from_settings(settings["sampling"])
     pool_name = files["pool"][0]
-    pool = load_project_inputs(files["pool"], None, settings).pool
+    pool = load_project_inputs(files["pool"], None, ProjectSettings.from_dict(settings)).pool
     with tempfile.TemporaryDirectory(prefix="activegrade-sampling-") as scratch:
         out = Path(scratch) / "samples.jsonl"
         if PARTIAL in files:

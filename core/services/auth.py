@@ -34,7 +34,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from core import config
 from core.errors import InputError
-from core.inputs.limits import MAX_ADDRESS_CHARS, MAX_EMAIL_CHARS, MAX_NAME_CHARS, MAX_PASSWORD_CHARS, check_length
+from core.inputs.limits import MAX_ADDRESS_CHARS, MAX_NAME_CHARS, MAX_PASSWORD_CHARS, check_length
 from core.store import Store, accounts
 
 logger = logging.getLogger(__name__)
@@ -205,7 +205,7 @@ def verify_password(encoded: str | None, password: str) -> bool:
 # accounts -------------------------------------------------------------------
 
 
-def _check_role(role: str) -> None:
+def check_role(role: str) -> None:
     if role not in ROLES:
         raise InputError(f"unknown role {role!r}", fix=f"use one of {', '.join(ROLES)}")
 
@@ -252,45 +252,8 @@ def check_account_name(name: str) -> str:
     return name
 
 
-def create_account(
-    store: Store, name: str, role: str, *, password: str | None = None, email: str | None = None
-) -> User:
-    """Create an account (password and/or OIDC e-mail); raises InputError for a bad or taken name."""
-    _check_role(role)
-    name = check_account_name(name)
-    if email:
-        check_length(email.strip(), MAX_EMAIL_CHARS, "the e-mail address")
-    if password is None and not email:
-        raise InputError(f"account {name!r} has neither a password nor an e-mail", fix="give one or both")
-    row = accounts.create_user(
-        store,
-        name,
-        role,
-        password_hash=None if password is None else hash_password(password),
-        email=email.strip().lower() if email else None,
-    )
-    return _user(row)
-
-
-def create_first_admin(store: Store, name: str, password: str) -> User | None:
-    """The first admin account, created only while there is no account at all; None when another
-    account exists already (two first-admin forms sent at once create one admin, not two)."""
-    name = check_account_name(name)
-    row = accounts.create_first_user(store, name, ADMIN, password_hash=hash_password(password))
-    return None if row is None else _user(row)
-
-
-def set_password(store: Store, name: str, password: str) -> None:
-    """Replace an account's password (hashing it)."""
-    accounts.set_password_hash(store, normalise_name(name), hash_password(password))
-
-
-def set_role(store: Store, name: str, role: str) -> None:
-    _check_role(role)
-    accounts.set_role(store, normalise_name(name), role)
-
-
-def _user(row: accounts.UserInfo) -> User:
+def user_of(row: accounts.UserInfo) -> User:
+    """The User an account row signs in as."""
     return User(name=row.name, role=row.role, id=row.id, email=row.email)
 
 
@@ -385,7 +348,7 @@ def sign_in(store: Store, name: str, password: str, address: str | None = None) 
     if _hasher.check_needs_rehash(row.password_hash):
         accounts.set_password_hash(store, name, _hasher.hash(password))
     accounts.record_event(store, name, "sign_in", detail=detail)
-    return replace(_user(row), must_change_password=len(password) < MIN_PASSWORD_LENGTH)
+    return replace(user_of(row), must_change_password=len(password) < MIN_PASSWORD_LENGTH)
 
 
 def replace_short_password(store: Store, user: User, new_password: str) -> User:
@@ -396,15 +359,9 @@ def replace_short_password(store: Store, user: User, new_password: str) -> User:
     row = accounts.user_by_name(store, user.name)
     if row is None or not row.active or row.id != user.id:
         raise AccessDenied("your account is disabled or gone; ask an admin")
-    set_password(store, user.name, new_password)
+    accounts.set_password_hash(store, user.name, hash_password(new_password))
     accounts.record_event(store, user.name, "password_changed", detail={"reason": "shorter than the minimum"})
-    return replace(_user(row), must_change_password=False)
-
-
-def unlock(store: Store, name: str) -> int:
-    """Clear every failed sign-in of account ``name`` (all addresses): it may try again at once.
-    Returns how many addresses had failures."""
-    return accounts.clear_failures(store, normalise_name(name))
+    return replace(user_of(row), must_change_password=False)
 
 
 _DUMMY_HASH = _hasher.hash("not a password of anyone")
@@ -437,7 +394,7 @@ def refresh(store: Store, user: User) -> User | None:
     """``user`` as the accounts table has them now: None once the account is disabled or gone, else
     with its current role (a session signed in earlier never keeps a role an admin has taken away)."""
     row = accounts.user_by_name(store, user.name)
-    return _user(row) if row is not None and row.active else None
+    return user_of(row) if row is not None and row.active else None
 
 
 def sign_in_oidc(store: Store, claims: Mapping[str, object]) -> User:
@@ -459,7 +416,7 @@ def sign_in_oidc(store: Store, claims: Mapping[str, object]) -> User:
         logger.info("OIDC sign-in refused: no active account has the e-mail %r", email)
         raise AccessDenied(f"no active ActiveGrade account has the e-mail {email}; ask an admin to create one")
     accounts.record_event(store, row.name, "sign_in", detail={"via": "oidc"})
-    return _user(row)
+    return user_of(row)
 
 
 # permissions -----------------------------------------------------------------

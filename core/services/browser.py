@@ -17,9 +17,9 @@ from core.inputs.io import spreadsheet_safe
 from core.services import audit, auth
 from core.services.outcome import Refused, permitted
 from core.store import Store, records, reviews
-from core.store.records import RecordFilter, RecordPage
+from core.store.records import SORTS, RecordFilter, RecordPage
 
-__all__ = ["RecordFilter", "RecordPage", "ItemRecord", "page", "record", "export_csv"]
+__all__ = ["SORTS", "RecordFilter", "RecordPage", "ItemRecord", "page", "record", "export_csv"]
 
 
 def page(

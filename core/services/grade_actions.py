@@ -18,11 +18,27 @@ from core.scales import scale_from_settings
 from core.services import auth, grading, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
+from core.services.reservations import DEFAULT_TTL
+from core.settings import ProjectSettings
+from core.stats.allocation import Design
 from core.store import Store, reviews
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["COMMENTED", "Outcome", "Refused", "acting_grader", "comment", "flag", "grade", "reopen", "skip", "undo"]
+__all__ = [
+    "COMMENTED",
+    "DEFAULT_TTL",
+    "Outcome",
+    "Refused",
+    "acting_grader",
+    "claim",
+    "comment",
+    "flag",
+    "grade",
+    "reopen",
+    "skip",
+    "undo",
+]
 
 
 def _logs_refusals(action: Callable[..., Outcome]) -> Callable[..., Outcome]:
@@ -62,6 +78,24 @@ def acting_grader(store: Store, actor: auth.User | None, project_id: int) -> aut
 
 
 @_logs_refusals
+def claim(store: Store, actor: auth.User | None, project_id: int, design: Design) -> int | None:
+    """The position to show the grader now, reserved for them (core.services.reservations.claim with the
+    project's seed, double-grading share and budget); None when nothing is left for them. ``design``: the
+    project's (core.stats.design.prepared_design; callers cache it)."""
+    grader = acting_grader(store, actor, project_id)
+    settings = ProjectSettings.from_dict(store.project(project_id).settings)
+    return reservations.claim(
+        store,
+        project_id,
+        design,
+        settings.seed,
+        grader.name,
+        overlap=settings.overlap,
+        budget=settings.budget(design.N),
+    )
+
+
+@_logs_refusals
 def grade(
     store: Store,
     actor: auth.User | None,
@@ -98,12 +132,12 @@ def grade(
     if earlier is None:  # a queue item: record it and free its reservation
         if not reservations.hold(store, project_id, position, grader.name):
             raise Refused(reservations.LATE)
-        grade_id = reservations.grade(
+        grade_id = reservations.record_grade(
             store, project_id, position, scale, label, grader.name, comment=comment, seconds=seconds
         )
         return Outcome("saved", f"saved: {label}", position, grade_id)
     # a changed grade: the old one is kept, retracted; the comment stays unless a new one is given
-    grading.submit(  # the store records the change in the audit trail with it
+    reservations.submit(  # the store records the change in the audit trail with it
         store, project_id, position, scale, label, grader.name, comment=comment or earlier["comment"], seconds=seconds
     )
     return Outcome("changed", f"changed to: {label}", position)

@@ -1,4 +1,5 @@
-"""A grader's session: which item to show, what of it the grader may see, and recording decisions.
+"""A grader's session: which item to show, what of it the grader may see, and the checks of what a grade records
+(core.services.reservations.submit records it).
 
 The item shown is a pure function of the stored state (core.stats.queue.next_item),
 so a reload or a second browser continues exactly where the project stands.
@@ -12,9 +13,8 @@ from typing import Any
 
 from core.errors import InputError
 from core.inputs.images import shown_image
-from core.inputs.limits import MAX_NAME_CHARS, check_length
+from core.inputs.limits import check_length
 from core.inputs.markup import one_line_plain, safe_markdown
-from core.scales import Scale
 from core.settings import ProjectSettings
 from core.stats.queue import QueueState
 from core.store import Store
@@ -101,35 +101,3 @@ def viewing_seconds(shown_ms: object, released_s: float) -> float:
         shown_ms = math.nan
     browser = check_seconds(shown_ms / 1000)
     return min(browser, max(released_s, 0.0))
-
-
-def submit(
-    store: Store,
-    project_id: int,
-    position: int,
-    scale: Scale,
-    label: str,
-    grader: str,
-    *,
-    comment: str = "",
-    seconds: float | None = None,
-) -> int:
-    """Record ``label`` (a label of ``scale``) for the item; replaces this grader's earlier grade of it.
-
-    Raises core.errors.NotSaved, with the message to show, when the database does not take the grade
-    (down, disk full): nothing is half-written and every earlier grade stays; pressing again retries.
-    Raises InputError, storing nothing, for a comment over MAX_COMMENT_CHARS or a viewing time ``check_seconds``
-    refuses.
-    """
-    if not grader:
-        raise ValueError("a grade needs the grader's name")
-    check_length(grader, MAX_NAME_CHARS, "the grader's name")
-    return store.add_grade(
-        project_id,
-        position,
-        value=scale.value_of(label),
-        label=label,
-        grader=grader,
-        comment=check_comment(comment),
-        seconds=check_seconds(seconds),
-    )

@@ -1,4 +1,8 @@
-"""Project lifecycle: create a project from uploads, prepare it in the background, open the demo.
+"""Project lifecycle: create a project from uploads, prepare it in the background.
+
+Nothing here checks who acts: the pages, the CLI and the API reach these only through the checked
+actions of core.services.project_actions (tests/test_architecture.py); scripts and tests that set a
+project up call them directly.
 
 Preparation (sampling, semantic clustering, entropy, strata) is a job in the database
 (core.jobs.preparation_job), run by a worker: the app's own child process by default
@@ -10,26 +14,20 @@ recomputes finished work; a worker that dies leaves the job to another.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import UTC, datetime
 from typing import Any
 
-from core import config
 from core.errors import InputError, one_line
 from core.inputs.limits import MAX_FILE_NAME_CHARS, MAX_NAME_CHARS, check_length
 from core.inputs.markup import MAX_MARKDOWN_CHARS, MAX_NESTING, MAX_TABLE_CELLS, has_image, safe_markdown
 from core.jobs.context import WorkerOptions
-from core.jobs.preparation_job import PREPARE, enqueue_preparation
+from core.jobs.preparation_job import enqueue_preparation
 from core.jobs.sampling_job import sampling_request
 from core.jobs.worker import Worker
 from core.scales import scale_from_settings
+from core.services import preparation
 from core.settings import ProjectSettings
 from core.store import Store
-from core.store import jobs as job_table
-
-DEMO_DIR = Path(__file__).resolve().parents[2] / "data" / "demo"
-DEMO_NAME = "Demo"
-STALE_AFTER = timedelta(seconds=60)
 
 
 def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: dict[str, Any]) -> None:
@@ -38,9 +36,10 @@ def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, set
     from core.inputs.readers import load_project_inputs
     from core.stats.proxy import proxy_values
 
-    inputs = load_project_inputs(pool, samples, settings)
-    if settings.get("proxy"):
-        proxy_values(inputs.pool, settings["proxy"], file=pool[0])
+    read = ProjectSettings.from_dict(settings)
+    inputs = load_project_inputs(pool, samples, read)
+    if read.proxy:
+        proxy_values(inputs.pool, read.proxy, file=pool[0])
 
 
 def create_project(
@@ -103,72 +102,6 @@ def check_settings(settings: dict[str, Any]) -> None:
         scale_from_settings(settings)
 
 
-def open_demo(store: Store, *, start: bool = True) -> int:
-    """The demo project, created from data/demo/ on first use; raises InputError while that data is missing."""
-    existing = store.project_by_name(DEMO_NAME)
-    if existing is not None:
-        return existing.id
-    folder = demo_dir()
-    pool_path = folder / "pool.jsonl"
-    samples_path = folder / "samples.jsonl"
-    if not pool_path.exists():
-        raise InputError(
-            "the demo pool is not available yet",
-            file=str(pool_path),
-            fix="create it (data/demo/README.md says how) or upload your own pool",
-        )
-    samples = (samples_path.name, samples_path.read_bytes()) if samples_path.exists() else None
-    settings = {"guidelines": _demo_guidelines(folder)}
-    try:
-        return create_project(
-            store, DEMO_NAME, (pool_path.name, pool_path.read_bytes()), samples, settings, start=start
-        )
-    except InputError:
-        existing = store.project_by_name(DEMO_NAME)  # another session created it meanwhile
-        if existing is None:
-            raise
-        return existing.id
-
-
-def demo_dir() -> Path:
-    """data/demo/, or the folder named by $ACTIVEGRADE_DEMO_DIR (core.config)."""
-    return config.config().demo_dir or DEMO_DIR
-
-
-def _demo_guidelines(folder: Path) -> str:
-    path = folder / "guidelines.md"
-    if path.exists():
-        return path.read_text(encoding="utf-8")
-    return (
-        "Grade the **target response** against the prompt and the reference answer.\n\n"
-        "- *Correct*: the final answer is right; minor wording differences are fine.\n"
-        "- *Incorrect*: the final answer is wrong, missing, or hedged between options.\n"
-    )
-
-
-def waiting_for_worker(store: Store, project_id: int, now: datetime | None = None) -> str | None:
-    """Why a preparation makes no progress, when no worker has touched it for STALE_AFTER: queued and
-    never taken, or held by a worker that stopped responding; None while all is well."""
-    job = job_table.latest(store, project_id, PREPARE)
-    if job is None or job.state not in job_table.ACTIVE:
-        return None
-    running = [j for j in [job, *job_table.children(store, job.id)] if j.state == job_table.RUNNING]
-    beats = [j.heartbeat_at for j in running if j.heartbeat_at is not None]
-    last = max(beats, default=None) or max(filter(None, (job.heartbeat_at, job.created_at)))
-    if (now or datetime.now(UTC)) - last <= STALE_AFTER:
-        return None
-    if running:
-        return "its worker stopped responding; another worker takes the job over and resumes it"
-    return "no worker has taken it yet: is the app's worker turned off ($ACTIVEGRADE_APP_WORKER=0)? Start one with `python -m core worker`"
-
-
-def preparation_queued(store: Store, project_id: int) -> bool:
-    """Whether the project's preparation job is queued or running (a project left 'preparing' by a
-    process that died before jobs existed has none, and may be prepared again)."""
-    job = job_table.latest(store, project_id, PREPARE)
-    return job is not None and job.state in job_table.ACTIVE
-
-
 def start_preparation(store: Store, project_id: int, *, wait: bool = False, chunk_items: int | None = None) -> bool:
     """Queue the project's preparation unless it is ready or already queued or running.
 
@@ -176,9 +109,9 @@ def start_preparation(store: Store, project_id: int, *, wait: bool = False, chun
     project's jobs to the end before returning. ``chunk_items`` (default
     core.jobs.preparation_job.chunk_items) sizes the chunks several workers share.
     """
-    if preparation_queued(store, project_id):
+    if preparation.preparation_queued(store, project_id):
         return False
-    if not store.claim_preparation(project_id, stale_before=datetime.now(UTC) - STALE_AFTER):
+    if not store.claim_preparation(project_id, stale_before=datetime.now(UTC) - preparation.STALE_AFTER):
         return False  # ready, or another session claimed it at the same moment
     enqueue_preparation(store, project_id, chunk_items)
     if wait:

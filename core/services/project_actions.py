@@ -3,19 +3,26 @@
 The Projects and Team pages call these with the signed-in user. Each checks
 that the user may still act (core.services.outcome.permitted), calls the
 project's lifecycle (core.services.project) or the store, and records the
-audit event; the unaudited primitives stay for scripts and tests that set a
-project up.
+audit event. The unaudited primitives (core.services.project) stay for scripts
+and tests that set a project up; pages, the CLI and the API never import them
+(tests/test_architecture.py).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from core import config
+from core.errors import InputError
 from core.services import audit, auth, project
 from core.services.outcome import Outcome, Refused, permitted
 from core.settings import ProjectSettings
-from core.stats.design import fixed_budget_problem, planned_budget
+from core.stats.design import fixed_budget_problem
 from core.store import Store
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "data" / "demo"
+DEMO_NAME = "Demo"
 
 
 def create(
@@ -35,10 +42,49 @@ def create(
     return project_id
 
 
-def open_demo(store: Store, actor: auth.User | None) -> int:
-    """The demo project's id, created on first use (core.services.project.open_demo)."""
+def open_demo(store: Store, actor: auth.User | None, *, start: bool = True) -> int:
+    """The demo project's id, created from data/demo/ on first use (and, by default, prepared); raises
+    InputError while that data is missing."""
     permitted(store, actor, auth.CREATE_PROJECT)
-    return project.open_demo(store)
+    existing = store.project_by_name(DEMO_NAME)
+    if existing is not None:
+        return existing.id
+    folder = _demo_dir()
+    pool_path = folder / "pool.jsonl"
+    samples_path = folder / "samples.jsonl"
+    if not pool_path.exists():
+        raise InputError(
+            "the demo pool is not available yet",
+            file=str(pool_path),
+            fix="create it (data/demo/README.md says how) or upload your own pool",
+        )
+    samples = (samples_path.name, samples_path.read_bytes()) if samples_path.exists() else None
+    settings = {"guidelines": _demo_guidelines(folder)}
+    try:
+        return project.create_project(
+            store, DEMO_NAME, (pool_path.name, pool_path.read_bytes()), samples, settings, start=start
+        )
+    except InputError:
+        existing = store.project_by_name(DEMO_NAME)  # another session created it meanwhile
+        if existing is None:
+            raise
+        return existing.id
+
+
+def _demo_dir() -> Path:
+    """data/demo/, or the folder named by $ACTIVEGRADE_DEMO_DIR (core.config)."""
+    return config.config().demo_dir or DEMO_DIR
+
+
+def _demo_guidelines(folder: Path) -> str:
+    path = folder / "guidelines.md"
+    if path.exists():
+        return path.read_text(encoding="utf-8")
+    return (
+        "Grade the **target response** against the prompt and the reference answer.\n\n"
+        "- *Correct*: the final answer is right; minor wording differences are fine.\n"
+        "- *Incorrect*: the final answer is wrong, missing, or hedged between options.\n"
+    )
 
 
 def prepare(store: Store, actor: auth.User | None, project_id: int) -> Outcome:
@@ -62,7 +108,7 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
     after = {**before, **changes}
     sizes = store.stratum_sizes(project_id) if changed.keys() & {"budget_fixed", "planned_budget"} else []
     if after.get("budget_fixed") and sizes:  # a budget fixed in advance, or its n0, changed
-        n0 = planned_budget(after, sum(sizes))
+        n0 = ProjectSettings.from_dict(after).n0(sum(sizes))
         problem = fixed_budget_problem(n0, sizes, len(store.graded_positions(project_id)))
         if problem is not None:
             raise problem

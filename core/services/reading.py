@@ -26,7 +26,6 @@ from core.services.progress import counted, percent
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval
-from core.stats.design import grading_budget
 from core.stats.estimate import Estimate
 from core.stats.forecast import Forecast, StopSaving, forecast, stop_saving, surrogate_mean
 from core.stats.looks import look_plan
@@ -114,7 +113,7 @@ def read_project(
     grades = np.fromiter(graded.values(), dtype=float, count=len(graded))
     fixed_n = Interval(FIXED_N, estimate.level, estimate.ci_low, estimate.ci_high)
     sequence = None if anytime is None else Interval(ANYTIME_NAME, anytime.level, anytime.low, anytime.high)
-    budget = grading_budget(settings.to_dict(), design.N)
+    budget = settings.budget(design.N)
     taken: tuple[int, ...] = ()
     information = float("nan")
     stop_at = None

@@ -1,4 +1,8 @@
-"""Several graders at once: each is shown an item nobody else is being shown.
+"""Several graders at once: each is shown an item nobody else is being shown; and the grade writes.
+
+Nothing here checks who acts: the grade page, the CLI and the HTTP API reach these only through
+core.services.grade_actions, which rechecks the grader on every press (tests/test_architecture.py);
+tests, benchmarks and the load drills call them directly.
 
 ``claim`` gives a grader the item to show and reserves it in the database
 until ``expires_at`` (renewed while the grader stays on it): the grader's
@@ -47,8 +51,9 @@ from datetime import timedelta
 import numpy as np
 from sqlalchemy.exc import DBAPIError
 
+from core.inputs.limits import MAX_NAME_CHARS, check_length
 from core.scales import Scale
-from core.services.grading import queue_state, submit
+from core.services.grading import check_comment, check_seconds, queue_state
 from core.stats.allocation import Design
 from core.stats.queue import QueueState, next_item
 from core.store import Store, accounts
@@ -180,8 +185,8 @@ def _claim_lock(store: Store, project_id: int) -> threading.Lock:
         return _claim_locks.setdefault(key, threading.Lock())
 
 
-def grade(store: Store, project_id: int, position: int, scale: Scale, label: str, grader: str, **details) -> int:
-    """Record the grade (core.services.grading.submit) and free the grader's reservation; returns the grade id.
+def record_grade(store: Store, project_id: int, position: int, scale: Scale, label: str, grader: str, **details) -> int:
+    """Record the grade (``submit``) and free the grader's reservation; returns the grade id.
 
     It records whatever it is given: the grade page's path, core.services.grade_actions.grade, first
     makes sure the grader holds the item (``hold``, the expiry rule above).
@@ -197,6 +202,38 @@ def grade(store: Store, project_id: int, position: int, scale: Scale, label: str
             type(exc.orig).__name__,
         )
     return grade_id
+
+
+def submit(
+    store: Store,
+    project_id: int,
+    position: int,
+    scale: Scale,
+    label: str,
+    grader: str,
+    *,
+    comment: str = "",
+    seconds: float | None = None,
+) -> int:
+    """Record ``label`` (a label of ``scale``) for the item; replaces this grader's earlier grade of it.
+
+    Raises core.errors.NotSaved, with the message to show, when the database does not take the grade
+    (down, disk full): nothing is half-written and every earlier grade stays; pressing again retries.
+    Raises InputError, storing nothing, for a comment over MAX_COMMENT_CHARS or a viewing time ``check_seconds``
+    refuses.
+    """
+    if not grader:
+        raise ValueError("a grade needs the grader's name")
+    check_length(grader, MAX_NAME_CHARS, "the grader's name")
+    return store.add_grade(
+        project_id,
+        position,
+        value=scale.value_of(label),
+        label=label,
+        grader=grader,
+        comment=check_comment(comment),
+        seconds=check_seconds(seconds),
+    )
 
 
 def skip(store: Store, project_id: int, position: int, grader: str) -> None:

@@ -67,6 +67,12 @@ class Showings:
             return None
         return showing
 
+    def find(self, token: object, item_id: object) -> Showing | None:
+        """The unused showing with this token and item id, whatever its position; None for anything else (for
+        callers that hold only the token and the item's id: the HTTP API)."""
+        showing = self._issued.get(token) if isinstance(token, str) else None
+        return None if showing is None else self.match(token, showing.position, item_id)
+
     def use(self, token: str) -> None:
         """The press was stored: the token is spent."""
         self._used.add(token)

@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from core.errors import InputError
-from core.services import audit, auth
+from core.services import account_writes, audit, auth
 from core.services.outcome import Outcome, Refused, permitted
 from core.store import Store, accounts
+from core.store.accounts import UserInfo
 
 
 def _account(store: Store, name: str) -> accounts.UserInfo:
@@ -46,11 +47,39 @@ def create_account(
     password: str | None = None,
     email: str | None = None,
 ) -> Outcome:
-    """A new account (password and/or OIDC e-mail; core.services.auth.create_account checks both)."""
+    """A new account (password and/or OIDC e-mail; core.services.account_writes.create_account checks both)."""
     manager = permitted(store, actor, auth.MANAGE_USERS)
-    created = auth.create_account(store, name, role, password=password, email=email)
+    created = account_writes.create_account(store, name, role, password=password, email=email)
     audit.record(store, manager, audit.ACCOUNT_CREATED, name=created.name, role=created.role)
     return Outcome("created", f"created {created.role} account {created.name}")
+
+
+def create_first_admin(store: Store, name: str, password: str) -> auth.User | None:
+    """The first admin account, created only while there is no account at all (the first-run form, which
+    nobody signed in sends); None when another account exists already (two first-admin forms sent at once
+    create one admin, not two)."""
+    name = auth.check_account_name(name)
+    row = accounts.create_first_user(store, name, auth.ADMIN, password_hash=auth.hash_password(password))
+    if row is None:
+        return None
+    created = auth.user_of(row)
+    audit.record(store, created, audit.ACCOUNT_CREATED, name=created.name, role=created.role)
+    return created
+
+
+def no_account_yet(store: Store) -> bool:
+    """Whether the deployment has no account at all (the sign-in page then offers to create the first admin)."""
+    return not accounts.users(store)
+
+
+def everyone(store: Store) -> list[UserInfo]:
+    """Every account, for the Team page's list."""
+    return accounts.users(store)
+
+
+def members(store: Store, project_id: int) -> list[UserInfo]:
+    """The accounts assigned to the project."""
+    return accounts.members(store, project_id)
 
 
 def last_admin(store: Store, name: str) -> bool:
@@ -82,9 +111,9 @@ def change_account(
     if loses_admin and last_admin(store, current.name):
         raise Refused(f"{current.name} is the last active admin; make another account admin first")
     if password:
-        auth.set_password(store, current.name, password)
+        account_writes.set_password(store, current.name, password)
     if role != current.role:
-        auth.set_role(store, current.name, role)
+        account_writes.set_role(store, current.name, role)
     if active != current.active:
         accounts.set_active(store, current.name, active)
     audit.record(
@@ -103,7 +132,7 @@ def unlock(store: Store, actor: auth.User | None, name: str) -> Outcome:
     """End the account's sign-in back-off after failed tries, from every address."""
     manager = permitted(store, actor, auth.MANAGE_USERS)
     account = _account(store, name)
-    auth.unlock(store, account.name)
+    account_writes.unlock(store, account.name)
     audit.record(store, manager, audit.ACCOUNT_UNLOCKED, name=account.name)
     return Outcome("unlocked", f"{account.name} may sign in again")
 

@@ -9,6 +9,7 @@ from scipy import stats
 from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval, anytime_interval
 from core.stats.estimate import Estimate, estimate
+from core.stats.intervals import LEVEL
 
 PATH_NOTE = (
     "Line: the estimate. Blue band: its fixed-n interval at each number of grades. Dotted blue lines: the "
@@ -27,7 +28,7 @@ def estimate_path(
     *,
     points: int = 40,
     method: str = "default",
-    level: float = 0.95,
+    level: float = LEVEL,
     anytime: AnytimeInterval | None = None,
 ) -> pd.DataFrame:
     """Estimate and interval after the first k grades, for up to ``points`` values of k.
@@ -74,7 +75,7 @@ def current_estimate(design: Design, graded: dict[int, float], method: str = "de
     return estimate(design, list(graded), list(graded.values()), method=method)
 
 
-def current_anytime(design: Design, graded: dict[int, float], n0: int, level: float = 0.95) -> AnytimeInterval:
+def current_anytime(design: Design, graded: dict[int, float], n0: int, level: float = LEVEL) -> AnytimeInterval:
     """The anytime-valid interval after ``graded`` (position -> grade, in grading order), its bets tuned for the
     planned budget n0 (`core.stats.design.planned_budget`): what the live dashboard and its stopping rule read."""
     return anytime_interval(design, list(graded), list(graded.values()), n0, level)

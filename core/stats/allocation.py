@@ -83,6 +83,10 @@ class Design:
     shrink:      the weight of the surrogate's signal in `proxy` (DEFAULT_SHRINK).
     kappa:       the allocation's small-n term (KAPPA for the anytime regime, else 0:
                  core.stats.stopping.allocation_kappa).
+    spread_share: (H,) or None: each stratum's expected share of the bound m_h (1 - m_h) its grades use,
+                 for designs whose grades are not 0/1 by nature (a difference between two targets,
+                 core.stats.compare_design); it replaces the pooled share rho of
+                 core.stats.spreads.calibrated_prior_sd. None (every one-target design): rho as measured.
     """
 
     stratum: np.ndarray
@@ -96,6 +100,7 @@ class Design:
     ids: tuple[str, ...] = field(default=())
     shrink: float = DEFAULT_SHRINK
     kappa: float = KAPPA
+    spread_share: np.ndarray | None = None
 
     @property
     def N(self) -> int:  # noqa: N802 - survey notation

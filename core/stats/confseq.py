@@ -73,6 +73,7 @@ import pandas as pd
 from core.errors import InputError
 from core.stats.allocation import Design
 from core.stats.estimate import checked_grades
+from core.stats.intervals import LEVEL
 from core.stats.spreads import adaptive_sd, calibrated_prior_sd
 
 GRID = 65
@@ -377,7 +378,7 @@ class AnytimeInterval:
         return (self.high - self.low) / 2
 
 
-def anytime_interval(design: Design, positions, grades, n0: int, level: float = 0.95) -> AnytimeInterval:
+def anytime_interval(design: Design, positions, grades, n0: int, level: float = LEVEL) -> AnytimeInterval:
     """The anytime-valid interval after the grades at `positions` (in grading order), tuned for budget n0.
 
     With no grade it is [0, 1]. The dashboard's stopping rule reads

@@ -7,8 +7,8 @@ surrogate's predicted grade and covariates are read from the same items.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Protocol
 
 import pandas as pd
 
@@ -40,21 +40,22 @@ def project_design(store: ItemSource, project_id: int, regime: str = DEFAULT_REG
     return prepared_design(store.load_items(project_id), regime)
 
 
-def planned_budget(settings: Mapping[str, Any], n_items: int) -> int:
+def planned_budget(planned: int | None, n_items: int) -> int:
     """n0, the grades the project plans (the anytime interval's bets are tuned for it).
 
-    settings["planned_budget"] when set, else max(MIN_PLANNED_BUDGET, PLANNED_BUDGET_SHARE N); at most N.
+    ``planned`` (the project's ``ProjectSettings.planned_budget``) when set, else
+    max(MIN_PLANNED_BUDGET, PLANNED_BUDGET_SHARE N); at most N. ``ProjectSettings.n0`` reads it for a project.
     """
-    value = settings.get("planned_budget")
-    n0 = int(value) if value else max(MIN_PLANNED_BUDGET, round(PLANNED_BUDGET_SHARE * n_items))
+    n0 = int(planned) if planned else max(MIN_PLANNED_BUDGET, round(PLANNED_BUDGET_SHARE * n_items))
     return max(1, min(n0, n_items))
 
 
-def grading_budget(settings: Mapping[str, Any], n_items: int) -> int | None:
+def grading_budget(planned: int | None, budget_fixed: bool, n_items: int) -> int | None:
     """The most items the queue hands out: n0 (`planned_budget`) when the budget is fixed in advance
-    (settings["budget_fixed"]), since its fixed-n interval is valid only when read at n0 and not after more
-    grades seen; None otherwise (grading goes on until every item is graded; the anytime interval allows it)."""
-    return planned_budget(settings, n_items) if settings.get("budget_fixed") else None
+    (``budget_fixed``), since its fixed-n interval is valid only when read at n0 and not after more grades
+    seen; None otherwise (grading goes on until every item is graded; the anytime interval allows it).
+    ``ProjectSettings.budget`` reads it for a project."""
+    return planned_budget(planned, n_items) if budget_fixed else None
 
 
 def fixed_budget_problem(n0: int, sizes: Sequence[int], graded: int, floor: int = DEFAULT_FLOOR) -> InputError | None:

@@ -46,9 +46,8 @@ m = S^2 / (MSE + S^2/N); this avoids dividing by a noisy simulated MSE.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -66,6 +65,7 @@ from core.stats.allocation import (
 from core.stats.confseq import SequenceBatch, checkpoints, sequence_batch
 from core.stats.design import planned_budget, prepared_design
 from core.stats.estimate import DEFAULT_METHOD, estimate_batch
+from core.stats.intervals import LEVEL
 from core.stats.proxy import proxy_name
 from core.stats.queue import item_order, queue_stratum
 from core.stats.simulate_stopping import replay_cap, stopping_figures
@@ -100,7 +100,6 @@ SEQUENTIAL = ("uniform", "activegrade")
 DEFAULT_BUDGETS = ("0.02", "0.05", "0.1", "0.2")
 AROUND_NEEDED = (0.25, 0.5, 1.0, 1.5, 2.0)
 """The Simulate page's default budgets, as multiples of the grades a project's plan needs for its target."""
-LEVEL = 0.95
 
 
 def budgets_around(needed: int, n_items: int) -> tuple[str, ...]:
@@ -110,11 +109,11 @@ def budgets_around(needed: int, n_items: int) -> tuple[str, ...]:
     return tuple(str(c) for c in counts)
 
 
-def simulation_n0(settings: Mapping[str, Any], needed: int, n_items: int) -> int:
+def simulation_n0(planned: int | None, needed: int, n_items: int) -> int:
     """The Simulate page's default n0: the project's planned budget when one is set, else ``needed`` (the grades
     its plan says the target needs), so that the anytime interval is tuned where grading is expected to stop."""
-    if settings.get("planned_budget"):
-        return planned_budget(settings, n_items)
+    if planned:
+        return planned_budget(planned, n_items)
     return max(1, min(needed, n_items))
 
 
@@ -381,7 +380,7 @@ def simulate(
     check_regime(regime)
     N = labels.size  # noqa: N806
     sizes = budget_sizes(budgets, N)
-    n0 = planned_budget({}, N) if n0 is None else int(n0)
+    n0 = planned_budget(None, N) if n0 is None else int(n0)
     if not 1 <= n0 <= N:
         raise InputError(f"the planned budget n0 = {n0} is not between 1 and the pool's {N} items")
     mu = float(labels.mean())

@@ -120,8 +120,10 @@ def calibrated_prior_sd(
     S0_h^2 = rho m_h (1 - m_h) with m_h = `scenario_means` of the `surrogate_fit`
     (m_h = prior_mean_h and rho = 1 without grades). A surrogate whose
     predictions do not track the grades (b -> 0) gets flat spreads, i.e.
-    proportional allocation.
+    proportional allocation. A design with a `spread_share` uses it for rho (per stratum).
     """
     intercept, slope, _, rho = surrogate_fit(design, n, sum_d, sum_dd, sum_y, sum_dy, sum_yy)
+    if design.spread_share is not None:
+        rho = design.spread_share
     mean = np.where(np.asarray(n)[..., None] > 0, scenario_means(design, intercept, slope), design.prior_mean)
     return np.sqrt(rho * mean * (1.0 - mean))

@@ -162,7 +162,7 @@ class Review(Base):
 
 
 class Flag(Base):
-    """An item a grader sent to review from the grading card, with their note (revision 0011)."""
+    """An item a grader sent to review from the grading card, with their note (revision 0012)."""
 
     __tablename__ = "flags"
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -213,6 +213,8 @@ class AuditEvent(Base):
     action: Mapped[str] = mapped_column(String(50))
     project_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    chain_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    """SHA-256 of the chain up to this event, once sealed (core.store.audit_chain); None until then."""
     __table_args__ = (Index("ix_audit_events_project", "project_id"),)
 
 
@@ -271,3 +273,18 @@ class SignInSession(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
     __table_args__ = (Index("ix_sign_in_sessions_user", "user_id"),)
+
+
+class ApiToken(Base):
+    """A personal API token (core.services.tokens): only its SHA-256 hash is stored; revoked ones are kept."""
+
+    __tablename__ = "api_tokens"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
+    created_by: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    __table_args__ = (Index("ix_api_tokens_user", "user_id"),)

@@ -1,4 +1,4 @@
-"""Reviewers' final grades and graders' flags: their SQL (tables ``reviews`` and ``flags``, revision 0011).
+"""Reviewers' final grades and graders' flags: their SQL (tables ``reviews`` and ``flags``, revision 0012).
 
 A review is keyed (project, position, target, criterion): one active review per key, a changed one
 retracts the earlier row in the same transaction, which also writes its audit event, as the store does

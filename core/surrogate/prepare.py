@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from core.inputs import io
+from core.inputs.targets import refuse_targets
 from core.stats.proxy import PROXY_COLUMN, predicted_grade, proxy_strata, proxy_values
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
 from core.surrogate.entropy import agreement, semantic_entropy, weighted_semantic_entropy
@@ -124,6 +125,7 @@ def prepare_items(
     The same as `stratified_items(inputs.pool, score_items(inputs, ...), ...)`, which is how a
     pool prepared in chunks (core.jobs.preparation_job) gives exactly this result.
     """
+    refuse_targets(inputs.pool)  # several targets: core.surrogate.targets.prepare_targets
     if proxy is not None:
         proxy_values(inputs.pool, proxy)  # a bad proxy column is said before any model loads
     engine = get_backend(

@@ -15,7 +15,7 @@ from core.exports.formats import EXPORTS
 from core.exports.project_export import ProjectFiles, report_bytes
 from core.scales import BINARY
 from core.services import audit
-from core.services.grading import submit
+from core.services.reservations import submit
 
 
 def _grade(store, project_id: int, n: int = 20) -> None:

@@ -10,7 +10,7 @@ import pytest
 from core.exports.report import grades_csv, grades_jsonl, grades_table
 from core.jobs.simulation_job import latest_simulation
 from core.scales import BINARY
-from core.services.grading import submit
+from core.services.reservations import submit
 from core.stats.allocation import design_from_items
 from core.stats.stopping import FLOOR_KAPPA
 from core.testing.waiting import until

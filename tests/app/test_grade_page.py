@@ -160,12 +160,12 @@ def test_items_held_by_others_are_not_called_all_graded(open_app, store, project
     design = design_from_items(store.load_items(project_id), stratify_by=None)
     held = reservations.claim(store, project_id, design, 0, "bob")  # bob is on one item
     for position in set(range(design.N)) - {held}:
-        reservations.grade(store, project_id, position, BINARY, "Correct", "cy")
+        reservations.record_grade(store, project_id, position, BINARY, "Correct", "cy")
     at = open_app(GRADE, project_id=project_id)
     data = card_data(at)
     assert data["card"] is None and data["empty"]["kind"] == "held"
     assert "the item left is being graded by others" in data["empty"]["text"]
-    reservations.grade(store, project_id, held, BINARY, "Correct", "bob")
+    reservations.record_grade(store, project_id, held, BINARY, "Correct", "bob")
     at.run()
     assert card_data(at)["empty"]["text"].startswith("Every item is graded.")
 

@@ -12,7 +12,7 @@ import pytest
 from core.cli import main
 from core.scales import BINARY
 from core.services import audit
-from core.services.grading import submit
+from core.services.reservations import submit
 
 
 def _annotated(tasks: list[dict]) -> list[dict]:

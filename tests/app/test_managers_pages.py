@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.scales import BINARY
-from core.services.grading import submit
+from core.services.reservations import submit
 from core.stats.allocation import design_from_items
 from ui.glossary import TERMS
 

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import config
-from core.services import auth, sessions
+from core.services import account_writes, auth, sessions
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
 from tests.card_press import card_data
@@ -56,7 +56,7 @@ def url_project(at: AppTest) -> str:
 
 def test_a_grader_with_one_project_lands_on_it(world):
     store, (first, second) = world
-    gina = auth.create_account(store, "gina", auth.GRADER, password=PASSWORD)
+    gina = account_writes.create_account(store, "gina", auth.GRADER, password=PASSWORD)
     accounts.assign(store, second, gina.id)
     at = run(store, gina, "app_pages/grade.py")
     assert card_data(at)["card"] is not None  # her item, not "choose a project"
@@ -66,7 +66,7 @@ def test_a_grader_with_one_project_lands_on_it(world):
 
 def test_with_several_projects_the_last_used_opens(world):
     store, (first, second) = world
-    root = auth.create_account(store, "root", auth.ADMIN, password=PASSWORD)
+    root = account_writes.create_account(store, "root", auth.ADMIN, password=PASSWORD)
     assert not run(store, root).header  # nothing used yet: the admin chooses
     accounts.record_event(store, "root", "exported", project_id=second)
     assert [h.value for h in run(store, root).header][:1] == ["Second"]
@@ -96,7 +96,7 @@ def choose_row(at: AppTest, key: str, row: int) -> None:
 
 def test_a_row_of_the_projects_table_opens_its_project(world):
     store, (first, second) = world
-    vic = auth.create_account(store, "vic", auth.VIEWER, password=PASSWORD)
+    vic = account_writes.create_account(store, "vic", auth.VIEWER, password=PASSWORD)
     for pid in (first, second):
         accounts.assign(store, pid, vic.id)
     at = run(store, vic)

@@ -101,13 +101,13 @@ def test_failed_preparation_is_shown_with_a_retry(open_app, store, project_id):
 def test_running_preparation_shows_stored_progress(open_app, store, uploads, monkeypatch, tmp_path):
     from datetime import UTC, datetime, timedelta
 
-    import core.services.project
+    import core.services.preparation
     from core.services.project import create_project, start_preparation
 
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
     monkeypatch.setenv("ACTIVEGRADE_APP_WORKER", "0")
     monkeypatch.setattr(
-        core.services.project, "STALE_AFTER", timedelta(days=1)
+        core.services.preparation, "STALE_AFTER", timedelta(days=1)
     )  # however slow the machine, not stalled
     pid = create_project(store, "Busy", uploads["pool.jsonl"], uploads["samples.jsonl"], start=False)
     assert start_preparation(store, pid)
@@ -125,12 +125,13 @@ def test_a_preparation_no_worker_takes_says_so_until_the_apps_worker_runs_it(
 ):
     from datetime import timedelta
 
+    import core.services.preparation
     import core.services.project
 
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
     monkeypatch.setenv("ACTIVEGRADE_APP_WORKER", "0")  # a deployment whose workers run apart, none yet
     pid = core.services.project.create_project(store, "Waiting", uploads["pool.jsonl"], uploads["samples.jsonl"])
-    monkeypatch.setattr(core.services.project, "STALE_AFTER", timedelta(seconds=-1))
+    monkeypatch.setattr(core.services.preparation, "STALE_AFTER", timedelta(seconds=-1))
     at = open_app(project_id=pid)
     assert "no worker has taken it" in at.warning[0].value and "python -m core worker" in at.warning[0].value
     monkeypatch.setenv("ACTIVEGRADE_APP_WORKER", "1")

@@ -13,7 +13,7 @@ import pandas as pd
 from core.exports.report import estimate_line, grades_csv, grades_table, report, report_markdown
 from core.exports.report_html import report_html
 from core.scales import BINARY
-from core.services.grading import submit
+from core.services.reservations import submit
 from core.services.tracking import current_estimate
 from core.stats.allocation import design_from_items
 from core.stats.skips import skip_bound

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import config
 from core.scales import BINARY
-from core.services import auth, grading, sessions
+from core.services import account_writes, auth, reservations, sessions
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
 from ui import signin
@@ -69,7 +69,7 @@ def _text(at: AppTest) -> str:
 
 
 def test_open_demo_refuses_a_database_with_accounts(world, monkeypatch):
-    auth.create_account(world, "root", auth.ADMIN, password=PASSWORD)
+    account_writes.create_account(world, "root", auth.ADMIN, password=PASSWORD)
     monkeypatch.setenv(config.OPEN_DEMO, "1")
     at = _run()
     assert "has accounts" in at.error[0].value
@@ -87,8 +87,8 @@ def test_open_demo_shows_a_banner_and_hides_team(world, monkeypatch):
 
 def test_graders_do_not_see_strata_entropy_or_predicted_means(world):
     pid = _ready_project(world)
-    grader = auth.create_account(world, "gina", auth.GRADER, password=PASSWORD)
-    viewer = auth.create_account(world, "vic", auth.VIEWER, password=PASSWORD)
+    grader = account_writes.create_account(world, "gina", auth.GRADER, password=PASSWORD)
+    viewer = account_writes.create_account(world, "vic", auth.VIEWER, password=PASSWORD)
     for user in (grader, viewer):
         accounts.assign(world, pid, user.id)
     seen = _text(_run(grader, project=pid))
@@ -100,7 +100,7 @@ def test_graders_do_not_see_strata_entropy_or_predicted_means(world):
 
 
 def test_a_pool_of_exactly_ten_items_opens_on_projects(world):
-    admin = auth.create_account(world, "root", auth.ADMIN, password=PASSWORD)
+    admin = account_writes.create_account(world, "root", auth.ADMIN, password=PASSWORD)
     pid = _ready_project(world, "Ten", pool_lines=10)
     at = _run(admin, project=pid)
     assert "all 10 items" in _text(at)
@@ -123,8 +123,8 @@ def _sign_in(at: AppTest, name: str, password: str) -> AppTest:
 
 
 def test_failed_sign_ins_back_off_and_an_admin_unlocks_from_team(world):
-    root = auth.create_account(world, "root", auth.ADMIN, password=PASSWORD)
-    auth.create_account(world, "ann", auth.GRADER, password=PASSWORD)
+    root = account_writes.create_account(world, "root", auth.ADMIN, password=PASSWORD)
+    account_writes.create_account(world, "ann", auth.GRADER, password=PASSWORD)
     at = _run()
     for _ in range(auth.ACCOUNT_FREE_FAILURES - 1):  # guesses from elsewhere
         accounts.add_failure(world, "ann", auth.ACCOUNT)
@@ -147,10 +147,10 @@ def test_error_details_are_not_shown_to_users():
 
 
 def test_every_download_is_in_the_audit_trail(world):
-    root = auth.create_account(world, "root", auth.ADMIN, password=PASSWORD)
+    root = account_writes.create_account(world, "root", auth.ADMIN, password=PASSWORD)
     pid = _ready_project(world)
     for position in range(3):
-        grading.submit(world, pid, position, BINARY, "Correct", "root")
+        reservations.submit(world, pid, position, BINARY, "Correct", "root")
     at = _run(root, "app_pages/export.py", project=pid)
     labels = [b.label for b in at.download_button]
     assert len(labels) >= 6, labels  # grades and reports in each format
@@ -166,7 +166,7 @@ def test_every_download_is_in_the_audit_trail(world):
 def test_a_short_password_signs_in_only_to_choose_a_new_one(world):
     from argon2 import PasswordHasher
 
-    auth.create_account(world, "root", auth.ADMIN, password=PASSWORD)
+    account_writes.create_account(world, "root", auth.ADMIN, password=PASSWORD)
     accounts.create_user(world, "ann", auth.GRADER, password_hash=PasswordHasher().hash("ten chars!"), email=None)
     at = _run()
     _sign_in(at, "ann", "ten chars!")

@@ -47,13 +47,14 @@ def test_bad_custom_scales_say_which_line(text, message):
 
 
 def test_two_first_visitors_open_the_same_demo(store, monkeypatch):
-    from core.services.project import DEMO_NAME, open_demo
+    from core.services import auth
+    from core.services.project_actions import DEMO_NAME, open_demo
 
-    first = open_demo(store, start=False)
+    first = open_demo(store, auth.OPERATOR, start=False)
     looked_up = store.project_by_name
     calls = iter([None])  # the second visitor looked before the first one's demo was written
     monkeypatch.setattr(store, "project_by_name", lambda name: next(calls, looked_up(name)))
-    assert open_demo(store, start=False) == first
+    assert open_demo(store, auth.OPERATOR, start=False) == first
     assert [p.name for p in store.projects()] == [DEMO_NAME]
 
 
@@ -102,7 +103,7 @@ def test_bad_upload_writes_nothing(store):
 
 
 def test_report_carries_estimate_settings_and_seed(store, project_id):
-    from core.services.grading import submit
+    from core.services.reservations import submit
     from core.stats.allocation import design_from_items
     from core.stats.skips import skip_bound
 

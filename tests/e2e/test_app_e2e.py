@@ -10,8 +10,8 @@ import json
 import pytest
 
 from core.scales import BINARY
-from core.services.grading import submit
 from core.services.project import create_project, start_preparation
+from core.services.reservations import submit
 from core.store import Store
 from core.testing.appserver import ITEM_SHOWN, ROOT, TIMEOUT_MS, Server, press_grade_key
 

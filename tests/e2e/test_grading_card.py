@@ -9,7 +9,7 @@ import random
 import pandas as pd
 import pytest
 
-from core.services import auth, grading
+from core.services import account_writes, auth, grading
 from core.store import Store, accounts
 from core.store.store import SKIP, UNDO
 from core.testing.appserver import TIMEOUT_MS, shown_for
@@ -197,8 +197,8 @@ def test_sessions_survive_reload_and_new_tab_and_end_when_they_must(browser, sha
     store = Store.open(server.db_url)
     pid = store.create_project("Distinct", {"seed": 1}, {"pool": ("pool.jsonl", b"{}\n")})
     store.save_items(pid, distinct_pool(N_ITEMS))
-    auth.create_account(store, "sessions-admin", auth.ADMIN, password=PASSWORD)
-    gina = auth.create_account(store, "gina", auth.GRADER, password=PASSWORD)
+    account_writes.create_account(store, "sessions-admin", auth.ADMIN, password=PASSWORD)
+    gina = account_writes.create_account(store, "gina", auth.GRADER, password=PASSWORD)
     accounts.assign(store, pid, gina.id)
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     first = context.new_page()
@@ -224,7 +224,7 @@ def test_sessions_survive_reload_and_new_tab_and_end_when_they_must(browser, sha
 
     for end in (
         lambda: accounts.set_active(store, "gina", False),
-        lambda: auth.set_password(store, "gina", PASSWORD),  # a reset (to the same text) still ends sessions
+        lambda: account_writes.set_password(store, "gina", PASSWORD),  # a reset (to the same text) still ends sessions
     ):
         sign_in(first, f"{server.url}/grade?project={pid}", "gina")
         card_item(first)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from core.scales import BINARY
-from core.services.grading import submit
 from core.services.project import create_project, start_preparation
+from core.services.reservations import submit
 from core.store import Store
 from core.testing.appserver import ROOT, TIMEOUT_MS
 

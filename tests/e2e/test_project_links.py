@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.services import auth
+from core.services import account_writes, auth
 from core.store import Store, accounts
 from core.testing.appserver import TIMEOUT_MS, shown_for
 from tests.e2e.test_grading_card import PASSWORD, distinct_pool, sign_in
@@ -26,8 +26,8 @@ def test_links_keep_their_project_and_a_page_not_allowed_says_so(browser, shared
     for name in ("Links one", "Links two"):
         ids.append(store.create_project(name, {"seed": 1}, {"pool": ("pool.jsonl", b"{}\n")}))
         store.save_items(ids[-1], distinct_pool(30))
-    auth.create_account(store, "links-admin", auth.ADMIN, password=PASSWORD)
-    lena = auth.create_account(store, "lena", auth.GRADER, password=PASSWORD)
+    account_writes.create_account(store, "links-admin", auth.ADMIN, password=PASSWORD)
+    lena = account_writes.create_account(store, "lena", auth.GRADER, password=PASSWORD)
     accounts.assign(store, ids[1], lena.id)
 
     admin = browser.new_context(viewport={"width": 1400, "height": 1000})

@@ -43,7 +43,7 @@ def test_a_flag_from_the_card_and_a_final_grade_from_the_review_page(browser, sh
     assert flags[["grader", "note"]].values.tolist() == [["fay", "the reference is wrong"]]
     assert store.item(pid, int(flags["position"].iloc[0]))["id"] == flagged  # the item on the card
     for grader, label in (("ann", "Correct"), ("bob", "Incorrect")):  # a disagreement on item 30
-        reservations.grade(store, pid, 30, BINARY, label, grader)
+        reservations.record_grade(store, pid, 30, BINARY, label, grader)
     page.goto(f"{shared_server.url}/review?project={pid}&grader=rita")
     page.get_by_text("2 items wait for a final grade").wait_for(timeout=TIMEOUT_MS)
     page.screenshot(path=artifacts / "review-queue.png")

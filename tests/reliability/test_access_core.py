@@ -13,7 +13,7 @@ import itertools
 
 import pytest
 
-from core.services import auth
+from core.services import account_writes, auth
 from core.store import Store, accounts
 
 PASSWORD = "a long enough password"
@@ -41,7 +41,7 @@ def world(tmp_path_factory):
     store = Store.open(f"sqlite:///{tmp_path_factory.mktemp('access') / 'access.db'}")
     mine = store.create_project("mine", {}, {"pool": ("pool.jsonl", b"{}\n")})
     other = store.create_project("other", {}, {"pool": ("pool.jsonl", b"{}\n")})
-    users = {role: auth.create_account(store, role, role, password=PASSWORD) for role in auth.ROLES}
+    users = {role: account_writes.create_account(store, role, role, password=PASSWORD) for role in auth.ROLES}
     for role in (auth.GRADER, auth.VIEWER, auth.REVIEWER):
         accounts.assign(store, mine, users[role].id)
     signed_in = {role: auth.sign_in(store, role, PASSWORD) for role in auth.ROLES}  # as the app gets them

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import config
-from core.services import auth, sessions
+from core.services import account_writes, auth, sessions
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
 from tests.card_press import press, shown
@@ -53,7 +53,7 @@ def world(tmp_path_factory):
     start_preparation(store, pid, wait=True)
     other = create_project(store, "Other", upload("pool.jsonl"), upload("samples.jsonl"), start=False)
     start_preparation(store, other, wait=True)
-    users = {role: auth.create_account(store, f"{role}-1", role, password=PASSWORD) for role in auth.ROLES}
+    users = {role: account_writes.create_account(store, f"{role}-1", role, password=PASSWORD) for role in auth.ROLES}
     for role in (auth.GRADER, auth.VIEWER, auth.REVIEWER):
         accounts.assign(store, pid, users[role].id)
     return url, store, pid, other, users
@@ -102,8 +102,8 @@ def test_signed_out_sees_only_the_sign_in_form(open_as, world, page):
 
 def test_a_session_loses_what_an_admin_takes_away(open_as, world):
     _, store, pid, _, _ = world
-    signed_in = auth.create_account(store, "demoted", auth.ADMIN, password=PASSWORD)
-    auth.set_role(store, "demoted", auth.VIEWER)  # after they signed in
+    signed_in = account_writes.create_account(store, "demoted", auth.ADMIN, password=PASSWORD)
+    account_writes.set_role(store, "demoted", auth.VIEWER)  # after they signed in
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         open_as(signed_in, "Team", project=pid)
     accounts.set_active(store, "demoted", False)
@@ -165,7 +165,7 @@ def test_a_changed_grade_and_an_undo_are_in_the_audit_trail(open_as, world):
 
 def test_a_press_after_the_session_ended_is_not_stored(open_as, world):
     _, store, pid, _, _ = world
-    kim = auth.create_account(store, "kim", auth.GRADER, password=PASSWORD)
+    kim = account_writes.create_account(store, "kim", auth.GRADER, password=PASSWORD)
     accounts.assign(store, pid, kim.id)
     at = open_as(kim, "Grade", project=pid)
     before = len(store.grades(pid))
@@ -198,7 +198,7 @@ def test_an_admin_manages_the_team_and_exports_the_trail(open_as, world):
 
 def test_changing_an_account_keeps_what_the_admin_left_alone(open_as, world):
     _, store, pid, _, users = world
-    pat = auth.create_account(store, "pat", auth.GRADER, password=PASSWORD)
+    pat = account_writes.create_account(store, "pat", auth.GRADER, password=PASSWORD)
     at = open_as(users[auth.ADMIN], "Team", project=pid)
     at.selectbox(key="change_account_name").select("pat").run()  # the form below now shows pat's values
     assert at.selectbox(key=f"change_account_role_{pat.id}").value == auth.GRADER
@@ -224,7 +224,7 @@ def test_oidc_sign_in_maps_the_identity_to_an_account(world, monkeypatch):
     monkeypatch.setenv("ACTIVEGRADE_DB_URL", url)
     monkeypatch.delenv(config.OPEN_DEMO, raising=False)
     if accounts.user_by_email(store, "olga@example.org") is None:
-        olga = auth.create_account(store, "olga", auth.VIEWER, email="olga@example.org")
+        olga = account_writes.create_account(store, "olga", auth.VIEWER, email="olga@example.org")
         accounts.assign(store, pid, olga.id)
 
     def visit(user: dict) -> AppTest:

@@ -18,7 +18,7 @@ import pytest
 
 from core.errors import NotSaved
 from core.scales import BINARY
-from core.services import grading
+from core.services import reservations
 from core.store import Store
 from core.testing.waiting import until
 from tests.pg_schema import PG_URL_ENV
@@ -60,7 +60,7 @@ def _grade_until_saved(store: Store, pid: int, position: int, deadline_s: float 
 
     def saved() -> bool:
         try:
-            grading.submit(store, pid, position, BINARY, "Correct", "ann")
+            reservations.submit(store, pid, position, BINARY, "Correct", "ann")
         except NotSaved:
             return False
         return True
@@ -73,12 +73,12 @@ def test_a_grade_while_postgresql_is_down_is_not_saved_and_grading_resumes_after
     store = Store.open(url)
     pid = store.create_project("restart", {}, {"pool": ("pool.jsonl", b"{}\n")})
     for position in range(5):
-        grading.submit(store, pid, position, BINARY, "Correct", "ann")
+        reservations.submit(store, pid, position, BINARY, "Correct", "ann")
     before = store.grades(pid)
 
     _postgres("stop", env)
     with pytest.raises(NotSaved, match="not saved.*press again") as refused:
-        grading.submit(store, pid, 5, BINARY, "Incorrect", "ann")
+        reservations.submit(store, pid, 5, BINARY, "Incorrect", "ann")
     assert "postgres@" not in str(refused.value) and "Traceback" not in str(refused.value)
 
     _postgres("start", env)

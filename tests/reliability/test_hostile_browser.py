@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from core.services import auth
+from core.services import account_writes, auth
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
 from core.testing.appserver import ITEM_SHOWN, TIMEOUT_MS, press_grade_key
@@ -56,7 +56,7 @@ def test_script_and_html_in_items_are_shown_inert(browser, shared_signed_in_serv
     pid = create_project(store, "Hostile", *files, start=False)
     start_preparation(store, pid, wait=True)
     assert store.project(pid).status == "ready", store.project(pid).error
-    grader = auth.create_account(store, "hilda", auth.GRADER, password=PASSWORD)
+    grader = account_writes.create_account(store, "hilda", auth.GRADER, password=PASSWORD)
     accounts.assign(store, pid, grader.id)
     n_items = store.item_count(pid)
 
@@ -96,7 +96,7 @@ def test_script_and_html_in_items_are_shown_inert(browser, shared_signed_in_serv
 
 def test_a_refused_upload_is_reported_and_nothing_is_saved(browser, server):
     store = Store.open(server.db_url)
-    auth.create_account(store, "adam", auth.ADMIN, password=PASSWORD)
+    account_writes.create_account(store, "adam", auth.ADMIN, password=PASSWORD)
     refused = [e for e in corpus().HOSTILE_CORPUS if e.error and e.name == "duplicate_ids.csv"][0]
     name, content = refused.upload()
     path = Path(server.db_url.removeprefix("sqlite:///")).parent / name
@@ -139,7 +139,7 @@ def test_items_that_name_outside_urls_make_the_browser_fetch_nothing_outside(bro
     pid = create_project(store, "Trackers", ("pool.jsonl", pool), None, start=False)
     start_preparation(store, pid, wait=True)
     assert store.project(pid).status == "ready", store.project(pid).error
-    grader = auth.create_account(store, "tess", auth.GRADER, password=PASSWORD)
+    grader = account_writes.create_account(store, "tess", auth.GRADER, password=PASSWORD)
     accounts.assign(store, pid, grader.id)
 
     page = browser.new_page(viewport={"width": 1400, "height": 1000})

@@ -23,7 +23,7 @@ import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from core.services import auth
+from core.services import account_writes, auth
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
 from core.testing.appserver import ITEM_SHOWN, MIN_VIEW_S, TIMEOUT_MS
@@ -167,8 +167,8 @@ def test_a_replayed_press_stores_nothing_once_access_is_gone(browser, server):
     files = [(name, (DATA_APP / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
     pid = create_project(store, "Replay", *files, start=False)
     start_preparation(store, pid, wait=True)
-    auth.create_account(store, "adam", auth.ADMIN, password=PASSWORD)
-    grader = auth.create_account(store, "gwen", auth.GRADER, password=PASSWORD)
+    account_writes.create_account(store, "adam", auth.ADMIN, password=PASSWORD)
+    grader = account_writes.create_account(store, "gwen", auth.GRADER, password=PASSWORD)
     accounts.assign(store, pid, grader.id)
 
     context = browser.new_context(viewport={"width": 1400, "height": 1000})

@@ -16,7 +16,7 @@ import threading
 import pytest
 
 from core import config
-from core.services import auth
+from core.services import account_writes, auth
 from core.services.progress import counts
 from core.services.reservations import overlap_positions
 from core.services.tracking import current_estimate
@@ -110,7 +110,7 @@ def test_two_replicas_on_one_postgres_grade_1000_with_no_item_twice_and_equal_da
     people = [f"web-{r}{s}" for r in "ab" for s in range(SESSIONS_PER_REPLICA)] + ["vera"]
     for name in people:
         role = auth.VIEWER if name == "vera" else auth.GRADER
-        accounts.assign(store, pid, auth.create_account(store, name, role, password=PASSWORD).id)
+        accounts.assign(store, pid, account_writes.create_account(store, name, role, password=PASSWORD).id)
     replicas = [Server(pg_url, tmp_path, tmp_path / f"streamlit-{r}.log") for r in "ab"]
     try:
         pages = {}

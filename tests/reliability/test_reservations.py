@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from core.scales import BINARY
-from core.services import auth, grade_actions, reservations
+from core.services import account_writes, auth, grade_actions, reservations
 from core.store import accounts
 from core.testing.workload import synthetic_project
 
@@ -30,7 +30,7 @@ def test_two_graders_never_hold_the_same_item_and_a_reload_keeps_it(store):
 def test_grade_and_skip_free_the_reservation(store):
     pid, design = synthetic_project(store, 30)
     first = reservations.claim(store, pid, design, 3, "ann")
-    reservations.grade(store, pid, first, BINARY, "Correct", "ann")
+    reservations.record_grade(store, pid, first, BINARY, "Correct", "ann")
     assert accounts.reserved(store, pid) == {}
     second = reservations.claim(store, pid, design, 3, "ann")
     assert second != first
@@ -55,7 +55,7 @@ def test_every_item_is_handed_out_once_then_none(store):
         grader = ("ann", "bob", "cy")[turn % 3]
         position = reservations.claim(store, pid, design, 3, grader)
         seen.append(position)
-        reservations.grade(store, pid, position, BINARY, "Correct", grader)
+        reservations.record_grade(store, pid, position, BINARY, "Correct", grader)
     assert sorted(seen) == list(range(12))
     assert reservations.claim(store, pid, design, 3, "ann") is None
 
@@ -65,14 +65,14 @@ def test_a_fixed_budget_hands_out_n0_items_counting_those_held_and_second_grades
     pid, design = synthetic_project(store, 20)
     ann = reservations.claim(store, pid, design, 3, "ann", budget=3)
     bob = reservations.claim(store, pid, design, 3, "bob", budget=3)
-    reservations.grade(store, pid, ann, BINARY, "Correct", "ann")
+    reservations.record_grade(store, pid, ann, BINARY, "Correct", "ann")
     cy = reservations.claim(store, pid, design, 3, "cy", budget=3)  # 1 graded + bob's held: the third item
     assert len({ann, bob, cy}) == 3
     assert reservations.claim(store, pid, design, 3, "ann", budget=3) is None  # 1 graded + 2 held reach 3
-    reservations.grade(store, pid, cy, BINARY, "Correct", "cy")
+    reservations.record_grade(store, pid, cy, BINARY, "Correct", "cy")
     assert reservations.claim(store, pid, design, 3, "cy", budget=3) is None
     assert reservations.claim(store, pid, design, 3, "bob", budget=3) == bob  # a held item is still graded
-    reservations.grade(store, pid, bob, BINARY, "Correct", "bob")
+    reservations.record_grade(store, pid, bob, BINARY, "Correct", "bob")
     assert reservations.claim(store, pid, design, 3, "ann", budget=3) is None
     assert reservations.claim(store, pid, design, 3, "ann", budget=4) is not None  # n0 raised: grading resumes
     held = reservations.claim(store, pid, design, 3, "eve", budget=None)  # the budget not fixed for a while
@@ -95,7 +95,7 @@ def test_double_graded_items_go_to_a_second_different_grader(store):
             continue
         assert grader not in graded_by.get(position, [])
         graded_by.setdefault(position, []).append(grader)
-        reservations.grade(store, pid, position, BINARY, "Incorrect" if turn % 3 else "Correct", grader)
+        reservations.record_grade(store, pid, position, BINARY, "Incorrect" if turn % 3 else "Correct", grader)
     assert set(graded_by) == set(range(20))
     assert {p for p, g in graded_by.items() if len(g) == 2} == double
     assert all(len(g) == 1 for p, g in graded_by.items() if p not in double)
@@ -109,7 +109,7 @@ def test_a_second_grader_may_hold_a_double_graded_item_the_first_one_holds_again
     pid, design = synthetic_project(store, 10)
     everything = 1.0
     first = reservations.claim(store, pid, design, 3, "ann", overlap=everything)
-    reservations.grade(store, pid, first, BINARY, "Correct", "ann")
+    reservations.record_grade(store, pid, first, BINARY, "Correct", "ann")
     assert reservations.claim(store, pid, design, 3, "bob", overlap=everything) == first  # second grade
     assert reservations.claim(store, pid, design, 3, "cy", overlap=everything) != first  # no third holder
     store.retract_last_grade(pid, "ann")  # ann undoes: the item needs its first grade again
@@ -130,7 +130,7 @@ def _team(store, settings=None):
     pid, design = synthetic_project(store, 10, settings=settings)
     users = {}
     for name in ("ann", "bob"):
-        users[name] = auth.create_account(store, name, auth.GRADER, password="a long enough password")
+        users[name] = account_writes.create_account(store, name, auth.GRADER, password="a long enough password")
         accounts.assign(store, pid, users[name].id)
     return pid, design, users
 

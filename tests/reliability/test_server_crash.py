@@ -11,7 +11,7 @@ import signal
 
 import pytest
 
-from core.services import auth
+from core.services import account_writes, auth
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
 from core.testing.appserver import ITEM_SHOWN, TIMEOUT_MS, Server, press_grade_key
@@ -34,7 +34,7 @@ def test_sigkill_of_the_server_loses_no_grade_and_grading_resumes(browser, serve
     files = [(name, (DATA_APP / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
     pid = create_project(store, "Crash", *files, start=False)
     start_preparation(store, pid, wait=True)
-    accounts.assign(store, pid, auth.create_account(store, "gus", auth.GRADER, password=PASSWORD).id)
+    accounts.assign(store, pid, account_writes.create_account(store, "gus", auth.GRADER, password=PASSWORD).id)
 
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     open_grading(page, server, pid)

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from core import config
-from core.services import auth
+from core.services import account_writes, auth
 from core.services.project import create_project, start_preparation
 from core.store import Store
 from core.testing.appserver import ITEM_SHOWN, TIMEOUT_MS, Server
@@ -26,7 +26,7 @@ def served(tmp_path, monkeypatch):
     monkeypatch.setenv(config.OPEN_DEMO, "0")
     db_url = f"sqlite:///{tmp_path / 'app.db'}"
     store = Store.open(db_url)
-    auth.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
+    account_writes.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
     files = [(n, (DATA_APP / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
     pid = create_project(store, "Arithmetic", *files, start=False)
     start_preparation(store, pid, wait=True)

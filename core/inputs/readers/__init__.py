@@ -18,9 +18,9 @@ is a table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,7 @@ from core.errors import InputError
 from core.inputs.io import Inputs, among_ids, load_inputs, pool_positions
 from core.inputs.readers import hf_dataset, inspect_log, lm_eval
 from core.inputs.tables import Source, Table, _read_bytes, name_of, paused_gc, read_column, read_table, read_table_where
+from core.inputs.targets import refuse_targets
 
 FORMATS = ("auto", "table", "lm-eval", "inspect", "hf")
 UPLOAD_TYPES = ("jsonl", "json", "csv", "parquet", "eval", "arrow")
@@ -196,22 +197,32 @@ def load(
     return load_inputs(pool_table, own if own is None or keep is None else cut(own, keep))
 
 
+class ReadSettings(Protocol):
+    """What of a project's settings reading its uploads takes (core.settings.ProjectSettings has them)."""
+
+    input_format: str
+    columns: str
+
+
 def load_project_inputs(
     pool: tuple[str, bytes],
     samples: tuple[str, bytes] | None,
-    settings: Mapping[str, Any],
+    settings: ReadSettings,
     rows: range | None = None,
     sample_rows: range | None = None,
 ) -> Inputs:
-    """`load` with a project's settings: `input_format` for the pool, `columns` (core.settings.ProjectSettings)."""
-    return load(
+    """`load` with a project's settings: `input_format` for the pool, `columns` (core.settings.ProjectSettings).
+    A project holds one target: a pool of several is refused (core.inputs.targets.refuse_targets)."""
+    inputs = load(
         pool,
         samples,
-        fmt=settings.get("input_format", "auto"),
-        columns=settings.get("columns") or None,
+        fmt=settings.input_format,
+        columns=settings.columns or None,
         rows=rows,
         sample_rows=sample_rows,
     )
+    refuse_targets(inputs.pool, pool[0])
+    return inputs
 
 
 def _format(source: Source, fmt: str) -> str:

@@ -12,7 +12,6 @@ Revises: 0008
 import sqlalchemy as sa
 from alembic import op
 
-
 revision = "0009"
 down_revision = "0008"
 branch_labels = None

@@ -1,19 +1,19 @@
-"""Schema version 11: reviewers' final grades and graders' flags.
+"""Schema version 12: reviewers' final grades and graders' flags.
 
 ``reviews``: the grade a reviewer settled an item with (core.services.review), keyed like a grade without
 its grader: (project, position, target, criterion). A changed review retracts the earlier one
 (``retracted_at``), so every decision stays in the table. ``flags``: an item a grader sent to review from
 the grading card, with the grader's note. Both "" target and criterion in one-model, one-question projects.
 
-Revision ID: 0011
-Revises: 0009
+Revision ID: 0012
+Revises: 0011
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011"
-down_revision = "0009"
+revision = "0012"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,254 @@
+"""``Client(url, token)``: the ActiveGrade HTTP API (/api/v1, docs/api.md) as plain methods and dataclasses.
+
+HTTP through ``requests`` (already installed with the app, which Streamlit needs; a connection pool per
+client and a timeout on every call). Any answer other than a success raises ``ApiError`` with the server's
+status, message and field: a refused grade (409), a token that is wrong (401), a file the server could not
+read (422), the database down (503).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+
+PREFIX = "/api/v1"
+FileLike = str | Path | tuple[str, bytes]
+
+
+class ApiError(Exception):
+    """The server did not do what was asked: ``status`` (HTTP), ``message`` (the server's words), ``field``."""
+
+    def __init__(self, status: int, message: str, field: str | None = None) -> None:
+        super().__init__(f"{status}: {message}" + (f" (field {field!r})" if field else ""))
+        self.status, self.message, self.field = status, message, field
+
+
+@dataclass(frozen=True)
+class ProjectState:
+    """A project's state: ``status`` new, preparing, ready or failed; counts once ready; ``settings``."""
+
+    id: int
+    name: str
+    status: str
+    items: int | None = None
+    graded_items: int | None = None
+    grades: int | None = None
+    error: str | None = None
+    progress: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> ProjectState:
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+@dataclass(frozen=True)
+class Card:
+    """An item handed to the caller to grade, reserved for them; ``token`` names it in ``grade`` or ``skip``."""
+
+    item_id: str
+    token: str
+    position: int
+    prompt: str
+    response: str
+    labels: tuple[str, ...]
+    min_view_s: float = 0.0
+    reference: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a grade, skip or undo did: ``status`` saved, changed, skipped or undone, and the server's words."""
+
+    status: str
+    message: str
+    grade_id: int | None = None
+    position: int | None = None
+    item_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One interval of a reading: ``role`` fixed_n, anytime, rule (what the stopping rule reads) or now."""
+
+    role: str
+    name: str
+    level: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The project read once: the estimate, every interval, the stopping decision, forecast and saving."""
+
+    estimate: float | None
+    se: float | None
+    graded: int
+    intervals: tuple[Interval, ...]
+    done: bool
+    stopping: str
+    forecast: dict[str, Any]
+    saving: dict[str, Any]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def interval(self, role: str = "now") -> Interval | None:
+        """The interval of that role (default: the one to report if grading stopped now)."""
+        return next((i for i in self.intervals if i.role == role), None)
+
+
+class Client:
+    """The API of the ActiveGrade app at ``url`` (e.g. http://127.0.0.1:8501), acting as ``token``'s account."""
+
+    def __init__(self, url: str, token: str, *, timeout: float = 60.0, session: requests.Session | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.session = session or requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        """One call to ``PREFIX + path``; ApiError for any answer but a success."""
+        response = self.session.request(method, self.url + PREFIX + path, timeout=self.timeout, **kwargs)
+        if response.status_code >= 400:
+            try:
+                error = response.json()["error"]
+                raise ApiError(response.status_code, error["message"], error.get("field"))
+            except (ValueError, KeyError, TypeError):
+                raise ApiError(response.status_code, response.text[:500] or response.reason) from None
+        return response
+
+    def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        return self.request(method, path, **kwargs).json()
+
+    def me(self) -> dict[str, str]:
+        """The token's account: name and role."""
+        return self._json("GET", "/me")
+
+    def projects(self) -> list[ProjectState]:
+        """The projects the account may see."""
+        return [ProjectState.of(p) for p in self._json("GET", "/projects")["projects"]]
+
+    def project(self, project_id: int) -> Project:
+        """One project, to read and grade."""
+        return Project(self, int(project_id))
+
+    def create_project(self, name: str, pool: FileLike, samples: FileLike | None = None, **settings: Any) -> Project:
+        """A new project from a pool (and samples) file, path or (name, bytes); ``settings``: ProjectSettings'
+        fields (n_strata, scale, target_half_width, ...). It prepares in the background: ``wait_ready()``."""
+        files = {"pool": _file(pool)} | ({"samples": _file(samples)} if samples is not None else {})
+        data = {"settings": json.dumps({"name": name, **settings})}
+        return self.project(self._json("POST", "/projects", files=files, data=data)["id"])
+
+
+class Project:
+    """A project of the client's server: ``status()``, ``next_item()``, ``grade()``, ``reading()``, exports."""
+
+    def __init__(self, client: Client, project_id: int) -> None:
+        self.client, self.id = client, project_id
+        self._path = f"/projects/{project_id}"
+
+    def __repr__(self) -> str:
+        return f"Project({self.id})"
+
+    def status(self) -> ProjectState:
+        """Its state and settings."""
+        return ProjectState.of(self.client._json("GET", self._path))
+
+    def wait_ready(self, timeout: float = 600.0, every: float = 0.5) -> Project:
+        """Wait until its preparation is done; ApiError (status 409) if it failed, TimeoutError past ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while (state := self.status()).status != "ready":
+            if state.status == "failed":
+                raise ApiError(409, f"the preparation failed: {state.error}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"project {self.id} is still {state.status} after {timeout:.0f} s")
+            time.sleep(every)
+        return self
+
+    def reading(self) -> Reading:
+        """Estimate, intervals, stopping decision, forecast and saving (admins and viewers)."""
+        data = self.client._json("GET", self._path + "/reading")
+        return Reading(
+            estimate=data["estimate"]["value"],
+            se=data["estimate"]["se"],
+            graded=data["counts"]["graded"],
+            intervals=tuple(Interval(**i) for i in data["intervals"]),
+            done=data["stopping"]["done"],
+            stopping=data["stopping"]["words"],
+            forecast=data["forecast"],
+            saving=data["saving"],
+            raw=data,
+        )
+
+    def items(self, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
+        """A page of the prepared items (admins and viewers)."""
+        return self.client._json("GET", self._path + "/items", params={"offset": offset, "limit": limit})["items"]
+
+    def next_item(self) -> Card | None:
+        """The caller's next item, reserved for them (the same one until graded or skipped); None when nothing
+        is left for them."""
+        item = self.client._json("GET", self._path + "/next")["item"]
+        if item is None:
+            return None
+        return Card(
+            item_id=item["item_id"],
+            token=item["token"],
+            position=item["position"],
+            prompt=item.get("prompt") or "",
+            response=item.get("response") or "",
+            labels=tuple(label["label"] for label in item["labels"]),
+            min_view_s=float(item.get("min_view_s") or 0.0),
+            reference=item.get("reference"),
+            raw=item,
+        )
+
+    def grade(self, card: Card, label: str, *, comment: str = "", target: str = "", criterion: str = "") -> Outcome:
+        """Grade the card's item with ``label`` (one of ``card.labels``); ApiError 409 when refused."""
+        body = {
+            "item_id": card.item_id,
+            "token": card.token,
+            "label": label,
+            "comment": comment,
+            "target": target,
+            "criterion": criterion,
+        }
+        return Outcome(**self.client._json("POST", self._path + "/grades", json=body))
+
+    def skip(self, card: Card) -> Outcome:
+        """Pass on the card's item: it goes back to the queue."""
+        return Outcome(
+            **self.client._json("POST", self._path + "/skip", json={"item_id": card.item_id, "token": card.token})
+        )
+
+    def undo(self) -> Outcome:
+        """Retract the caller's last grade."""
+        return Outcome(**self.client._json("POST", self._path + "/undo", json={}))
+
+    def export(self, format: str = "csv", *, texts: bool = False, out: str | Path | None = None) -> bytes:
+        """The grades (csv, jsonl, parquet) or another export (inspect, lm-eval, label-studio, argilla) as
+        bytes, the same as `activegrade export`; written to ``out`` too when given."""
+        data = self.client.request(
+            "GET", self._path + "/export", params={"format": format, "texts": int(texts)}
+        ).content
+        if out is not None:
+            Path(out).write_bytes(data)
+        return data
+
+    def report(self, format: str = "json") -> dict[str, Any] | str:
+        """The report, the same as `activegrade report`: a dict for json, the text for md and html."""
+        response = self.client.request("GET", self._path + "/report", params={"format": format})
+        return response.json() if format == "json" else response.text
+
+
+def _file(source: FileLike) -> tuple[str, bytes]:
+    if isinstance(source, tuple):
+        return source
+    path = Path(source)
+    return path.name, path.read_bytes()

@@ -1,0 +1,506 @@
+"""The API's routes, declared once (ENDPOINTS): each with its method, path, handler, permission, body and
+the schemas the OpenAPI document (core.api.openapi) reads. ``routes`` turns them into Starlette routes.
+
+Every handler acts for ``call.user`` (the token's account) through the checked services: project_actions
+for creating, grade_actions for the next item, grades, skips and undo (the grade page's own path), audit
+for exports, and core.exports for the same files as `activegrade export` and `activegrade report`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from core.api import cards, schemas
+from core.api.http import ApiError, Call, Endpoint, Handler, not_saved
+from core.api.openapi import document
+from core.errors import NotSaved
+from core.exports.formats import EXPORTS, export_name, exported_what
+from core.exports.project_export import GRADE_FORMATS, REPORT_EXPORTED, REPORT_FORMATS, ProjectFiles, report_bytes
+from core.inputs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_NAME_CHARS
+from core.jobs import background
+from core.scales import scale_from_settings
+from core.services import audit, auth, grade_actions, grading, project_actions
+from core.services.grading import MAX_COMMENT_CHARS, grader_view
+from core.services.live import live_reading
+from core.services.outcome import Outcome, Refused
+from core.services.preparation import project_state
+from core.services.reading import interval_when, saving_words, stopping_words
+from core.store import ProjectInfo, Store, json_safe
+
+PREFIX = "/api/v1"
+PAGE_DEFAULT, PAGE_MAX = 100, 1000
+"""Items per page of GET items: by default, and at most."""
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One route: ``path`` under PREFIX, ``summary`` and ``description`` for the document, ``body`` (None,
+    "json" or "multipart") with its ``request`` schema, the ``response`` schema of a success, the ``query``
+    parameters (name -> schema), the success ``status`` and the other statuses it answers with."""
+
+    method: str
+    path: str
+    handler: Handler
+    summary: str
+    response: dict[str, Any]
+    description: str = ""
+    body: str | None = None
+    request: dict[str, Any] | None = None
+    query: dict[str, dict[str, Any]] = field(default_factory=dict)
+    status: int = 200
+    errors: tuple[int, ...] = (401, 403, 404, 429)
+    media: str = "application/json"
+    public: bool = False
+
+
+# helpers ------------------------------------------------------------------------
+
+
+def _project(call: Call, action: str, *, ready: bool = False) -> ProjectInfo:
+    """The path's project, if the caller may see it (404 otherwise: no hint of projects they are not
+    assigned to) and may perform ``action`` on it (403, AccessDenied); 409 unless prepared when ``ready``."""
+    raw = call.path["project_id"]
+    try:
+        project_id = int(raw)
+    except ValueError:
+        raise ApiError(422, f"the project id must be an integer, not {raw!r}", "project_id") from None
+    visible = auth.visible_projects(call.store, call.user)
+    try:
+        if visible is not None and project_id not in visible:
+            raise KeyError(project_id)
+        project = call.store.project(project_id)
+    except KeyError:
+        raise ApiError(404, f"no project {project_id} among the projects you may see") from None
+    auth.require(call.store, call.user, action)  # the role (the assignment was checked just above)
+    if ready and project.status != "ready":
+        raise ApiError(
+            409,
+            f"the project is not ready ({project.status}); wait until GET {PREFIX}/projects/{project_id} says ready",
+        )
+    return project
+
+
+def _state(store: Store, project: ProjectInfo) -> dict[str, Any]:
+    if project.status in ("new", "preparing"):
+        background.ensure_worker(store)  # a preparation waiting in a process that has served no page yet
+    return project_state(store, project) | {"settings": project.settings}
+
+
+def _check_key(call: Call) -> None:
+    """``target`` and ``criterion`` (one model and one question: both "" in this version)."""
+    for name in ("target", "criterion"):
+        if call.text(name, default="", limit=MAX_NAME_CHARS):
+            raise ApiError(422, f'this project grades one model and one question, so {name!r} must be ""', name)
+
+
+def _outcome(
+    outcome: Outcome, project_id: int, store: Store, ok: tuple[str, ...], item_id: str | None = None
+) -> Response:
+    """An Outcome as JSON: HTTP 200 when its status is one of ``ok``, else 409 with status "refused";
+    ``item_id`` the id of the outcome's item where the caller knows it (else read from the store)."""
+    if outcome.status not in ok:
+        return _press_error(409, "refused", outcome.message)
+    if item_id is None and outcome.position is not None:
+        item_id = str(store.item(project_id, outcome.position).get("id", ""))
+    body = {
+        "status": outcome.status,
+        "message": outcome.message,
+        "grade_id": outcome.grade_id,
+        "position": outcome.position,
+        "item_id": item_id,
+    }
+    return JSONResponse(body)
+
+
+def _press_error(code: int, status: str, message: str, field: str | None = None) -> JSONResponse:
+    """A grading press not carried out: the outcome's shape (status refused or not_saved) with the error's."""
+    body = {
+        "status": status,
+        "message": message,
+        "grade_id": None,
+        "position": None,
+        "item_id": None,
+        "error": {"status": code, "message": message, "field": field},
+    }
+    return JSONResponse(body, code)
+
+
+def _press(act: Callable[[], Response]) -> Response:
+    """A grading press: Refused (the rules said no) as 409 and a database failure as 503, in the outcome's shape."""
+    try:
+        return act()
+    except Refused as exc:
+        return _press_error(409, "refused", str(exc))
+    except ApiError as exc:
+        if exc.status != 409:
+            raise
+        return _press_error(409, "refused", exc.message, exc.field)
+    except (NotSaved, SQLAlchemyError, OSError) as exc:
+        return _press_error(503, "not_saved", not_saved(exc))
+
+
+# handlers -----------------------------------------------------------------------
+
+
+def me(call: Call) -> dict[str, Any]:
+    return {"name": call.user.name, "role": call.user.role}
+
+
+def list_projects(call: Call) -> dict[str, Any]:
+    auth.require(call.store, call.user, auth.VIEW_PROJECTS)
+    visible = auth.visible_projects(call.store, call.user)
+    shown = [p for p in call.store.projects() if visible is None or p.id in visible]
+    return {"projects": [project_state(call.store, p) for p in shown]}
+
+
+def create_project(call: Call) -> JSONResponse:
+    auth.require(call.store, call.user, auth.CREATE_PROJECT)  # 403 before the body is looked at
+    fields, files = call.body, call.files
+    if "pool" not in files:
+        raise ApiError(422, "the multipart body has no file 'pool' (the pool of items to grade)", "pool")
+    unknown = sorted(set(files) - {"pool", "samples"}) + sorted(set(fields) - {"settings"})
+    if unknown:
+        raise ApiError(
+            422, f"unknown part {unknown[0]!r}: send 'pool', optionally 'samples', and 'settings'", unknown[0]
+        )
+    try:
+        settings = json.loads(fields.get("settings") or "{}")
+    except json.JSONDecodeError as exc:
+        raise ApiError(
+            422, f"the part 'settings' is not valid JSON: {exc.msg} at line {exc.lineno}", "settings"
+        ) from None
+    if not isinstance(settings, dict):
+        raise ApiError(422, "the part 'settings' must be a JSON object", "settings")
+    name = settings.pop("name", None)
+    if not isinstance(name, str) or not name.strip():
+        raise ApiError(422, "the settings need a 'name' for the project", "name")
+    project_id = project_actions.create(call.store, call.user, name, files["pool"], files.get("samples"), settings)
+    background.ensure_worker(call.store)
+    return JSONResponse({"id": project_id, "status": call.store.project(project_id).status}, 201)
+
+
+def project_detail(call: Call) -> dict[str, Any]:
+    project = _project(call, auth.VIEW_PROJECTS)
+    return _state(call.store, project)
+
+
+def reading(call: Call) -> dict[str, Any]:
+    project = _project(call, auth.VIEW_DASHBOARD, ready=True)
+    _, design = cards.design(call.store, project)
+    now = live_reading(call.store, project.id, design, project.settings, project.settings["method"])
+    read, estimate = now.reading, now.estimate
+    return json_safe(
+        {
+            "estimate": {"value": estimate.value, "se": estimate.se, "method": estimate.method, "grades": estimate.n},
+            "intervals": [
+                {"role": role, "name": i.name, "level": i.level, "low": i.low, "high": i.high}
+                for role, i in (
+                    ("fixed_n", read.fixed_n),
+                    ("anytime", read.anytime),
+                    ("rule", read.rule),
+                    ("now", read.now),
+                )
+                if i is not None
+            ],
+            "now_when": interval_when(read),
+            "stopping": {
+                "regime": read.regime,
+                "rule": read.regime_name,
+                "target_half_width": read.target,
+                "done": read.done,
+                "stop_at": read.stop_at,
+                "looks_taken": list(read.looks_taken),
+                "held_by_skips": read.held_by_skips,
+                "words": stopping_words(read),
+            },
+            "forecast": {
+                "n": read.forecast.n,
+                "low": read.forecast.low,
+                "high": read.forecast.high,
+                "items_left": read.items_left,
+                "uniform": read.forecast.uniform,
+            },
+            "saving": {
+                "known": read.saving_known,
+                "fixed_n": read.saving.fixed_n,
+                "same_regime": read.saving.same_regime,
+                "uniform_fixed": read.saving.uniform_fixed,
+                "uniform_same": read.saving.uniform_same,
+                "words": saving_words(read),
+            },
+            "counts": {"items": design.N, "graded": read.graded, "skipped": read.skipped, "budget": read.budget},
+        }
+    )
+
+
+def items(call: Call) -> dict[str, Any]:
+    project = _project(call, auth.VIEW_DASHBOARD, ready=True)
+    table, _ = cards.design(call.store, project)
+    offset = call.integer("offset", default=0)
+    limit = call.integer("limit", default=PAGE_DEFAULT, low=1, high=PAGE_MAX)
+    graded = call.store.graded_positions(project.id)
+    page = table.iloc[offset : offset + limit]
+    columns = [c for c in ("prompt", "response", "answer", "reference", "label", "stratum") if c in page.columns]
+    rows = [
+        {
+            "position": offset + i,
+            "item_id": str(row["id"]),
+            **{c: row[c] for c in columns},
+            "grade": graded.get(offset + i),
+        }
+        for i, (_, row) in enumerate(page.iterrows())
+    ]
+    return json_safe({"items": rows, "offset": offset, "limit": limit, "total": len(table)})
+
+
+def next_item(call: Call) -> dict[str, Any]:
+    project = _project(call, auth.GRADE, ready=True)
+    _, design = cards.design(call.store, project)
+    position = grade_actions.claim(call.store, call.user, project.id, design)
+    if position is None:
+        return {
+            "item": None,
+            "reason": "nothing is left for you to grade now: every item is graded, held by "
+            "another grader, or the budget is reached",
+        }
+    item = call.store.item(project.id, position)
+    showing = cards.show(call.store, project.id, call.user.name, position, str(item.get("id", "")))
+    view = grader_view(item, project.settings)
+    scale = scale_from_settings(project.settings)
+    return json_safe(
+        {
+            "item": {
+                "item_id": showing.item_id,
+                "token": showing.token,
+                "position": position,
+                "expires_in_s": cards.TOKEN_TTL.total_seconds(),
+                **{k: v for k, v in view.items() if k != "id"},
+                "labels": [{"label": c.label, "value": c.value} for c in scale.choices],
+                "min_view_s": grading.min_view_s(project.settings),
+            },
+            "reason": None,
+        }
+    )
+
+
+def _shown(call: Call, project: ProjectInfo):
+    """The showing the body's ``token`` and ``item_id`` name (409 when none: used, expired or unknown)."""
+    token = call.text("token", limit=100)
+    item_id = call.text("item_id", limit=MAX_ID_CHARS)
+    showing = cards.shown(call.store, project.id, call.user.name, token, item_id)
+    if showing is None:
+        raise ApiError(
+            409,
+            "that token names none of your current items (used, expired after "
+            f"{cards.TOKEN_TTL.seconds // 60} minutes, or for another item): GET next again",
+            "token",
+        )
+    return showing
+
+
+def grade(call: Call) -> Response:
+    project = _project(call, auth.GRADE, ready=True)
+    _check_key(call)
+    label = call.text("label", limit=MAX_LABEL_CHARS)
+    comment = call.text("comment", default="", limit=MAX_COMMENT_CHARS)
+    return _press(lambda: _grade(call, project, label, comment))
+
+
+def _grade(call: Call, project: ProjectInfo, label: str, comment: str) -> Response:
+    showing = _shown(call, project)
+    released = showing.seconds_since_released()
+    shown_ms = (call.body or {}).get("shown_ms", released * 1000)
+    seconds = grading.viewing_seconds(shown_ms, released)
+    outcome = grade_actions.grade(
+        call.store, call.user, project.id, showing.position, label, seconds=seconds, comment=comment
+    )
+    if outcome.status in ("saved", "changed"):
+        cards.spend(call.store, project.id, call.user.name, showing.token)
+    answer = _outcome(outcome, project.id, call.store, ("saved", "changed"), showing.item_id)
+    if call.query.get("then") == "next" and answer.status_code == 200:  # the next card in the same round trip
+        body = json.loads(answer.body) | {"next": next_item(call)}
+        return JSONResponse(body)
+    return answer
+
+
+def skip(call: Call) -> Response:
+    project = _project(call, auth.GRADE, ready=True)
+
+    def act() -> Response:
+        showing = _shown(call, project)
+        outcome = grade_actions.skip(call.store, call.user, project.id, showing.position)
+        cards.spend(call.store, project.id, call.user.name, showing.token)
+        return _outcome(outcome, project.id, call.store, ("skipped",), showing.item_id)
+
+    return _press(act)
+
+
+def undo(call: Call) -> Response:
+    project = _project(call, auth.GRADE, ready=True)
+    return _press(
+        lambda: _outcome(grade_actions.undo(call.store, call.user, project.id), project.id, call.store, ("undone",))
+    )
+
+
+def _download(data: bytes, mime: str, name: str) -> Response:
+    return Response(data, media_type=mime, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+def export(call: Call) -> Response:
+    project = _project(call, auth.EXPORT, ready=True)
+    fmt = call.choice("format", list(EXPORTS), "csv")
+    texts = call.choice("texts", ["0", "1", "false", "true"], "0") in ("1", "true")
+    files = ProjectFiles.of(
+        call.store, project, texts=texts, task=call.query.get("task"), model=call.query.get("model")
+    )
+    data = EXPORTS[fmt].write(files)
+    audit.exported(call.store, call.user, exported_what(fmt, texts), project.id, auth.EXPORT)
+    return _download(data, EXPORTS[fmt].mime, export_name(files, fmt))
+
+
+def report(call: Call) -> Response:
+    project = _project(call, auth.EXPORT, ready=True)
+    fmt = call.choice("format", list(REPORT_FORMATS), "json")
+    files = ProjectFiles.of(call.store, project)
+    data = report_bytes(files.require_report(), fmt)
+    audit.exported(call.store, call.user, REPORT_EXPORTED[fmt], project.id, auth.EXPORT)
+    return Response(data, media_type=REPORT_FORMATS[fmt][1])
+
+
+def openapi(call: Call) -> dict[str, Any]:
+    return document(ENDPOINTS, PREFIX)
+
+
+# the declaration ----------------------------------------------------------------
+
+GRADE_FORMAT_NAMES = list(GRADE_FORMATS)
+ENDPOINTS: tuple[Declared, ...] = (
+    Declared(
+        "GET", "/openapi.json", openapi, "This document (OpenAPI 3.1)", {"type": "object"}, public=True, errors=()
+    ),
+    Declared("GET", "/me", me, "The token's account", schemas.ME, errors=(401, 429)),
+    Declared(
+        "GET",
+        "/projects",
+        list_projects,
+        "The projects the account may see, with their state",
+        schemas.PROJECT_LIST,
+        errors=(401, 403, 429),
+    ),
+    Declared(
+        "POST",
+        "/projects",
+        create_project,
+        "Create a project from a pool (and samples) file",
+        schemas.CREATED,
+        body="multipart",
+        request=schemas.CREATE_REQUEST,
+        status=201,
+        description="The same checks and messages as the Projects page: a bad file is a 422 naming the file, "
+        "row and fix. Preparation starts at once; poll GET /projects/{project_id} until its status is ready.",
+        errors=(401, 403, 413, 422, 429),
+    ),
+    Declared("GET", "/projects/{project_id}", project_detail, "A project's state and settings", schemas.PROJECT),
+    Declared(
+        "GET",
+        "/projects/{project_id}/reading",
+        reading,
+        "The project's reading: estimate, intervals, stopping, forecast, saving (admins and viewers)",
+        schemas.READING,
+        errors=(401, 403, 404, 409, 429),
+    ),
+    Declared(
+        "GET",
+        "/projects/{project_id}/items",
+        items,
+        "The prepared items, a page at a time (admins and viewers)",
+        schemas.ITEMS,
+        query={
+            "offset": {"type": "integer", "minimum": 0, "default": 0},
+            "limit": {"type": "integer", "minimum": 1, "maximum": PAGE_MAX, "default": PAGE_DEFAULT},
+        },
+        errors=(401, 403, 404, 409, 422, 429),
+    ),
+    Declared(
+        "GET",
+        "/projects/{project_id}/next",
+        next_item,
+        "The caller's next item, reserved for them",
+        schemas.NEXT,
+        description="As the grade page's card: the item reserved for the caller (the same one until "
+        "graded or skipped), with a single-use token for POST grades or skip.",
+        errors=(401, 403, 404, 409, 429),
+    ),
+    Declared(
+        "POST",
+        "/projects/{project_id}/grades",
+        grade,
+        "Grade the item a token names",
+        schemas.OUTCOME,
+        body="json",
+        request=schemas.GRADE_REQUEST,
+        query={"then": {"type": "string", "enum": ["next"], "description": "add the caller's next item as 'next'"}},
+        description="The grade page's own path (core.services.grade_actions.grade). 409 with status refused: the "
+        "hold lapsed and another grader has the item, the token is spent, or it came sooner than the project's "
+        "min_view_s after next; 503 with status not_saved: the database failed, send it again.",
+        errors=(401, 403, 404, 409, 413, 422, 429, 503),
+    ),
+    Declared(
+        "POST",
+        "/projects/{project_id}/skip",
+        skip,
+        "Skip the item a token names (back to the queue)",
+        schemas.OUTCOME,
+        body="json",
+        request=schemas.SKIP_REQUEST,
+        errors=(401, 403, 404, 409, 413, 422, 429, 503),
+    ),
+    Declared(
+        "POST",
+        "/projects/{project_id}/undo",
+        undo,
+        "Retract the caller's last grade",
+        schemas.OUTCOME,
+        body="json",
+        request={"type": "object"},
+        errors=(401, 403, 404, 409, 413, 422, 429, 503),
+    ),
+    Declared(
+        "GET",
+        "/projects/{project_id}/export",
+        export,
+        "The grades (or another export) as a file",
+        {"type": "string", "format": "binary"},
+        media="application/octet-stream",
+        query={
+            "format": {"type": "string", "enum": list(EXPORTS), "default": "csv"},
+            "texts": {"type": "string", "enum": ["0", "1", "false", "true"], "default": "0"},
+            "task": {"type": "string"},
+            "model": {"type": "string"},
+        },
+        description="The same bytes as `activegrade export --format FORMAT` (csv, jsonl, parquet: the grades).",
+        errors=(401, 403, 404, 409, 422, 429),
+    ),
+    Declared(
+        "GET",
+        "/projects/{project_id}/report",
+        report,
+        "The report as JSON, Markdown or HTML",
+        {"type": "object"},
+        query={"format": {"type": "string", "enum": list(REPORT_FORMATS), "default": "json"}},
+        description="The same bytes as `activegrade report --format FORMAT`.",
+        errors=(401, 403, 404, 409, 422, 429),
+    ),
+)
+
+
+def routes(store: Callable[[], Store]) -> list[Route]:
+    """Starlette routes for ENDPOINTS under PREFIX; ``store()`` gives the app's Store for each request."""
+    return [Route(PREFIX + d.path, Endpoint(d.handler, d.body, store, d.public), methods=[d.method]) for d in ENDPOINTS]

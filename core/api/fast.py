@@ -1,0 +1,135 @@
+"""The fast grading route: a plain HTML page at /grade-fast?project=ID that grades through the API's own
+handlers, for graders on slow links or long sessions (no Streamlit rerun per press).
+
+The page is served by the app's server (ui/web.py adds ``routes``) and acts for the signed-in session of
+the HttpOnly sign-in cookie (core.api.http.session_user: the app's own origin only, never a token); its
+calls are the API's handlers (core.api.endpoints: next_item, grade, skip), so a press here runs the same
+checks and the same grade_actions code as the Grade page and the API. Each grade asks for the next card
+in the same round trip (``POST grades?then=next``), so the card after a press is on screen as soon as the
+grade is stored. The card shows the texts as plain text; every press names the item's id and its
+single-use token, so a grade lands on the item shown or nowhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from core.api import endpoints
+from core.api.http import Endpoint
+from core.services import auth, sessions
+from core.store import Store
+
+PAGE_PATH = "/grade-fast"
+API_PATH = PAGE_PATH + "/api/projects/{project_id}"
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>ActiveGrade: fast grading</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
+.text { white-space: pre-wrap; border: 1px solid #ddd; border-radius: 6px; padding: .8rem; margin: .4rem 0 1rem; }
+button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
+#status { min-height: 1.5rem; color: #555; } .card[data-state=sending] { opacity: .6; }
+</style></head><body>
+<h1>Fast grading</h1>
+<p id="status" role="status">Loading...</p>
+<div class="card" id="card" data-state="loading">
+  <p><b>Item</b> <span id="item"></span></p>
+  <p><b>Prompt</b></p><div class="text" id="prompt"></div>
+  <p><b>Response</b></p><div class="text" id="response"></div>
+  <div id="labels"></div><button id="skip" type="button">Skip (S)</button>
+</div>
+<script>
+(() => {
+  const project = new URLSearchParams(location.search).get("project");
+  const base = "/grade-fast/api/projects/" + encodeURIComponent(project);
+  const $ = (id) => document.getElementById(id);
+  let card = null, shownAt = 0, busy = false;
+  const say = (text) => { $("status").textContent = text; };
+  function show(answer) {
+    card = answer.item;
+    $("card").dataset.item = card ? card.item_id : "";
+    $("card").dataset.state = card ? "ready" : "done";
+    $("item").textContent = card ? card.item_id : "";
+    $("prompt").textContent = card ? card.prompt : "";
+    $("response").textContent = card ? card.response : "";
+    $("labels").replaceChildren(...(card ? card.labels : []).map((l, i) => {
+      const b = document.createElement("button");
+      b.type = "button"; b.textContent = `${l.label} (${i + 1})`; b.onclick = () => send("grades?then=next", l.label);
+      return b;
+    }));
+    if (!card) say(answer.reason || "Nothing left to grade.");
+    requestAnimationFrame(() => { shownAt = performance.now(); $("card").dataset.shownAt = String(shownAt); });
+  }
+  async function call(path, body) {
+    const r = await fetch(base + path, body === undefined ? {credentials: "same-origin"} : {
+      method: "POST", credentials: "same-origin", headers: {"Content-Type": "application/json"},
+      body: JSON.stringify(body)});
+    return [r, await r.json()];
+  }
+  async function load() {
+    const [r, j] = await call("/next");
+    if (!r.ok) { say("Not available: " + j.error.message); return; }
+    show(j);
+  }
+  async function send(path, label) {
+    if (!card || busy) return;
+    const shown = performance.now() - shownAt;
+    if (shown < 1000 * (card.min_view_s || 0)) { say("Too fast: look at the item first."); return; }
+    busy = true; $("card").dataset.state = "sending"; say("Sending...");
+    const body = {item_id: card.item_id, token: card.token, shown_ms: shown};
+    if (label !== undefined) body.label = label;
+    try {
+      const [r, j] = await call("/" + path, body);
+      if (r.ok) {
+        say((j.message || j.status) + "");
+        if (j.next) show(j.next); else await load();
+      } else {
+        say("Not saved: " + (j.message || j.error.message));
+        $("card").dataset.state = "ready";
+        if (r.status === 409) await load();
+      }
+    } catch (e) {
+      say("Not saved, press again: the server did not answer"); $("card").dataset.state = "ready";
+    } finally { busy = false; }
+  }
+  $("skip").onclick = () => send("skip");
+  document.addEventListener("keydown", (e) => {
+    if (!card || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "s" || e.key === "S") { send("skip"); return; }
+    const n = Number(e.key);
+    if (n >= 1 && n <= card.labels.length) send("grades?then=next", card.labels[n - 1].label);
+  });
+  load();
+})();
+</script></body></html>
+"""
+
+
+def routes(store: Callable[[], Store], cookie: str) -> list[Route]:
+    """The page and its three calls (the API's handlers, on the sign-in cookie ``cookie``)."""
+
+    async def page(request: Request) -> Response:
+        user = (
+            None
+            if auth.open_demo_enabled()
+            else await run_in_threadpool(sessions.resume, store(), request.cookies.get(cookie))
+        )
+        if user is None:
+            return RedirectResponse("/", 303)  # sign in on the app first (the open demo has no sessions)
+        return HTMLResponse(PAGE)
+
+    calls = (
+        ("GET", "/next", endpoints.next_item, None),
+        ("POST", "/grades", endpoints.grade, "json"),
+        ("POST", "/skip", endpoints.skip, "json"),
+    )
+    return [Route(PAGE_PATH, page, methods=["GET"])] + [
+        Route(API_PATH + path, Endpoint(handler, body, store, cookie=cookie), methods=[method])
+        for method, path, handler, body in calls
+    ]

@@ -1,0 +1,279 @@
+"""What every API request goes through: the body read within a size limit, the bearer token resolved to
+its account, the handler run in a worker thread, and any failure turned into a JSON error with a status.
+
+Errors: ``{"error": {"status": 422, "message": "...", "field": "label"}}``, never a traceback. The status
+says whose move it is: 401 no or a wrong token, 403 the account may not, 404 no such project (or not one
+the account is assigned to: the API does not tell who can see what), 409 refused by the project's state
+(an item another grader holds, a project not ready), 413 a body over its limit, 422 malformed input,
+429 too many wrong tokens, 503 the database failed (nothing stored; send it again).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers, UploadFile
+from starlette.formparsers import MultiPartException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import Message, Receive, Scope, Send
+
+from core.errors import InputError, NotSaved
+from core.services import auth, sessions, tokens
+from core.services.outcome import Refused
+from core.store import Store
+
+logger = logging.getLogger(__name__)
+
+MAX_JSON_BYTES = 1 << 20
+"""A JSON body's limit (1 MiB): a grade with the longest comment is about 20 KB."""
+MAX_UPLOAD_BYTES = 500 << 20
+"""A project's uploads together (multipart), as the Projects page takes them (.streamlit/config.toml's
+server.maxUploadSize, 500 MB; tests/test_api.py checks the two agree)."""
+
+
+class ApiError(Exception):
+    """An answer other than success: ``status``, the ``message`` to a person, and the ``field`` at fault."""
+
+    def __init__(self, status: int, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.field = status, message, field
+
+
+def error_response(status: int, message: str, field: str | None = None) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse({"error": {"status": status, "message": message, "field": field}}, status, headers=headers)
+
+
+@dataclass
+class Call:
+    """One request as a handler sees it: the store, the acting account, path and query parameters, the body."""
+
+    store: Store
+    user: auth.User
+    path: Mapping[str, str]
+    query: Mapping[str, str]
+    body: Any = None
+    """The parsed JSON (a dict) or the multipart form's fields and files (dict of str or (name, bytes))."""
+    files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+
+    def text(self, name: str, *, default: str | None = None, limit: int | None = None) -> str:
+        """Field ``name`` of the JSON body as a string (``default`` when absent); 422 otherwise."""
+        value = (self.body or {}).get(name, default)
+        if value is None:
+            raise ApiError(422, f"the field {name!r} is missing", name)
+        if not isinstance(value, str):
+            raise ApiError(422, f"the field {name!r} must be a string, not {type(value).__name__}", name)
+        if limit is not None and len(value) > limit:
+            raise ApiError(422, f"the field {name!r} has {len(value):,} characters, more than {limit:,}", name)
+        return value
+
+    def integer(self, name: str, *, default: int, low: int = 0, high: int | None = None) -> int:
+        """Query parameter ``name`` as an integer in [low, high]; 422 otherwise."""
+        raw = self.query.get(name)
+        if raw is None:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ApiError(422, f"the parameter {name!r} must be an integer, not {raw!r}", name) from None
+        if value < low or (high is not None and value > high):
+            bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+            raise ApiError(422, f"the parameter {name!r} must be {bound}, not {value}", name)
+        return value
+
+    def choice(self, name: str, options: list[str], default: str) -> str:
+        """Query parameter ``name``, one of ``options``; 422 otherwise."""
+        value = self.query.get(name, default)
+        if value not in options:
+            raise ApiError(422, f"the parameter {name!r} must be one of {', '.join(options)}, not {value!r}", name)
+        return value
+
+
+Handler = Callable[[Call], Response | dict[str, Any]]
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _limited(receive: Receive, limit: int) -> Receive:
+    """``receive`` that stops a body once it passes ``limit`` bytes (whatever Content-Length said)."""
+    seen = 0
+
+    async def counted() -> Message:
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                raise _TooLarge
+        return message
+
+    return counted
+
+
+def bearer(headers: Headers) -> str | None:
+    """The token of ``Authorization: Bearer TOKEN``; None without one. Never the sign-in cookie."""
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+async def _body(request: Request, kind: str | None) -> tuple[Any, dict[str, tuple[str, bytes]]]:
+    """The parsed body: JSON (a dict), or a multipart form's fields and files; ApiError for anything else."""
+    if kind is None:
+        return None, {}
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "json":
+        raw = await request.body()
+        if not raw.strip():
+            return {}, {}
+        if content_type not in ("application/json", ""):
+            raise ApiError(415, f"the body must be JSON (Content-Type: application/json), not {content_type}")
+        try:
+            parsed = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+            raise ApiError(422, f"the body is not valid JSON{where}: {getattr(exc, 'msg', str(exc))}") from None
+        if not isinstance(parsed, dict):
+            raise ApiError(422, f"the body must be a JSON object, not {type(parsed).__name__}")
+        return parsed, {}
+    if content_type != "multipart/form-data":
+        raise ApiError(422, f"the body must be multipart/form-data (files and fields), not {content_type or 'empty'}")
+    try:
+        form = await request.form(max_files=4, max_fields=16)
+    except MultiPartException as exc:
+        raise ApiError(422, f"the multipart body is malformed: {exc.message}") from None
+    fields: dict[str, str] = {}
+    files: dict[str, tuple[str, bytes]] = {}
+    for name, value in form.multi_items():
+        if isinstance(value, UploadFile):
+            files[name] = (value.filename or name, await value.read())
+        else:
+            fields[name] = value
+    await form.close()
+    return fields, files
+
+
+def same_origin(headers: Headers) -> bool:
+    """Whether the request's ``Origin`` (when a browser sent one) names the host and port it was sent to."""
+    origin = headers.get("origin")
+    if origin is None:
+        return True  # not sent by a browser page (curl, a health check): nothing cross-site about it
+    return bool(origin != "null" and urlsplit(origin).netloc.lower() == headers.get("host", "").lower())
+
+
+class Endpoint:
+    """An ASGI endpoint running ``handler`` for one declared route (core.api.endpoints.ENDPOINTS).
+
+    ``cookie``: None for the API (a bearer token, never a cookie); the sign-in cookie's name for the routes
+    of the app's own pages (core.api.fast), which take the signed-in session instead, from the same origin
+    only."""
+
+    def __init__(
+        self,
+        handler: Handler,
+        body: str | None,
+        store: Callable[[], Store],
+        public: bool = False,
+        cookie: str | None = None,
+    ) -> None:
+        self.handler, self.body, self.store, self.public, self.cookie = handler, body, store, public, cookie
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        start = time.perf_counter()
+        limit = MAX_UPLOAD_BYTES if self.body == "multipart" else MAX_JSON_BYTES
+        request = Request(scope, _limited(receive, limit))
+        try:
+            response = await self._answer(request, limit)
+        except _TooLarge:
+            response = error_response(413, f"the body is larger than the {_size(limit)} this request takes")
+        # the server's own time on the request (W3C Server Timing), for callers measuring the API's latency
+        response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - start) * 1000:.2f}"
+        await response(scope, receive, send)
+
+    async def _answer(self, request: Request, limit: int) -> Response:
+        try:
+            declared = int(request.headers.get("content-length") or 0)
+        except ValueError:
+            return error_response(422, "the Content-Length header is not a number")
+        if declared > limit:
+            return error_response(413, f"the body is larger than the {_size(limit)} this request takes")
+        try:
+            store = self.store()
+            user = None if self.public else await run_in_threadpool(self._user, store, request)
+            body, files = await _body(request, self.body)
+            call = Call(store, user, request.path_params, request.query_params, body, files)
+            result = await run_in_threadpool(self.handler, call)
+        except _TooLarge:
+            raise
+        except ClientDisconnect:
+            return Response(status_code=400)
+        except ApiError as exc:
+            return error_response(exc.status, exc.message, exc.field)
+        except auth.SignInThrottled as exc:
+            return error_response(429, str(exc))
+        except auth.AccessDenied as exc:
+            return error_response(403, str(exc))
+        except Refused as exc:
+            return error_response(409, str(exc))
+        except InputError as exc:
+            return error_response(422, str(exc), exc.column)
+        except (NotSaved, SQLAlchemyError, OSError) as exc:
+            logger.warning("API %s %s: the database failed: %s", request.method, request.url.path, type(exc).__name__)
+            return error_response(503, not_saved(exc))
+        except Exception:  # noqa: BLE001 - a bug: logged with its traceback here, never sent to the client
+            logger.exception("API %s %s failed", request.method, request.url.path)
+            return error_response(500, "the server failed on this request; its log has the details")
+        return result if isinstance(result, Response) else JSONResponse(result)
+
+    def _user(self, store: Store, request: Request) -> auth.User:
+        if auth.open_demo_enabled():
+            raise ApiError(
+                403,
+                "the open demo has no API: tokens belong to accounts, which need sign-in (unset ACTIVEGRADE_OPEN_DEMO)",
+            )
+        if self.cookie is not None:
+            return session_user(store, request, self.cookie)
+        token = bearer(request.headers)
+        if token is None:
+            raise ApiError(
+                401,
+                "no API token: send the header 'Authorization: Bearer <token>' (Team page or "
+                "`activegrade users token create NAME`)",
+            )
+        address = auth.client_address(
+            request.client.host if request.client else None, request.headers.get("x-forwarded-for")
+        )
+        user = tokens.resolve(store, token, address)
+        if user is None:
+            raise ApiError(401, "the API token is wrong, revoked, or its account is disabled")
+        return user
+
+
+def session_user(store: Store, request: Request, cookie: str) -> auth.User:
+    """The signed-in account of the sign-in cookie ``cookie`` (core.services.sessions.resume), for a request
+    from the app's own origin; 403 from another origin, 401 without a live session."""
+    if not same_origin(request.headers):
+        raise ApiError(403, "this route answers pages of the app's own origin only")
+    user = sessions.resume(store, request.cookies.get(cookie))
+    if user is None:
+        raise ApiError(401, "you are signed out: sign in to the app again")
+    return user
+
+
+def not_saved(exc: BaseException) -> str:
+    """The message of a request the database did not take (nothing of it was stored)."""
+    return f"not saved: the database failed ({type(exc).__name__}); send it again"
+
+
+def _size(limit: int) -> str:
+    return f"{limit / (1 << 20):,.0f} MiB"

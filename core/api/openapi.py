@@ -1,0 +1,69 @@
+"""The OpenAPI 3.1 document, made from the routes' one declaration (core.api.endpoints.ENDPOINTS)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from http import HTTPStatus
+from typing import Any
+
+import core
+from core.api import schemas
+
+TITLE = "ActiveGrade API"
+
+
+def document(endpoints: Iterable[Any], prefix: str) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``endpoints`` (core.api.endpoints.Declared) served under ``prefix``."""
+    paths: dict[str, dict[str, Any]] = {}
+    for declared in endpoints:
+        paths.setdefault(prefix + declared.path, {})[declared.method.lower()] = _operation(declared)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": TITLE,
+            "version": getattr(core, "__version__", "unreleased"),
+            "description": "Projects, grading, readings and exports of ActiveGrade; docs/api.md.",
+        },
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"token": {"type": "http", "scheme": "bearer", "description": "a personal API token"}},
+            "schemas": {"Error": schemas.ERROR},
+        },
+        "security": [{"token": []}],
+    }
+
+
+def _operation(declared: Any) -> dict[str, Any]:
+    parameters = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "integer"}}
+        for name in re.findall(r"{(\w+)}", declared.path)
+    ] + [{"name": name, "in": "query", "required": False, "schema": schema} for name, schema in declared.query.items()]
+    responses: dict[str, Any] = {
+        str(declared.status): {
+            "description": HTTPStatus(declared.status).phrase,
+            "content": {declared.media: {"schema": declared.response}},
+        }
+    }
+    for status in declared.errors:
+        responses[str(status)] = {
+            "description": HTTPStatus(status).phrase,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        }
+    operation: dict[str, Any] = {
+        "operationId": declared.handler.__name__,
+        "summary": declared.summary,
+        "parameters": parameters,
+        "responses": responses,
+    }
+    if declared.description:
+        operation["description"] = declared.description
+    if declared.body:
+        media = "application/json" if declared.body == "json" else "multipart/form-data"
+        operation["requestBody"] = {
+            "required": declared.body == "multipart",
+            "content": {media: {"schema": declared.request}},
+        }
+    if declared.public:
+        operation["security"] = []
+    return operation

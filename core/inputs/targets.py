@@ -1,0 +1,128 @@
+"""Pools with several targets: the long format, one row per item and model, split into one pool per model.
+
+A comparison pool has a `model` column (TARGET_COLUMN) beside the usual `id`, `prompt`, `response`, optional
+`answer` and `label`: item `id` appears once for every model, with that model's response. Surrogate samples
+are per item (by `id`), shared by every target. `split_targets` checks the shape (every id for every model,
+one prompt per id, at least two models, at least two items) and gives each model's rows in one item order,
+so position p is the same item for every target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from core.errors import InputError
+
+TARGET_COLUMN = "model"
+"""The column naming the target model of each row of a comparison pool."""
+
+
+@dataclass(frozen=True)
+class Targets:
+    """A comparison pool split by target.
+
+    models: the target names, sorted (the order of every pair "A - B").
+    pools:  model -> that model's rows as an ordinary pool (no TARGET_COLUMN), items in the order of their
+            first appearance in the file, the same order for every model.
+    """
+
+    models: tuple[str, ...]
+    pools: dict[str, pd.DataFrame]
+
+    @property
+    def ids(self) -> list[str]:
+        return self.pools[self.models[0]]["id"].tolist()
+
+
+def has_targets(pool: pd.DataFrame) -> bool:
+    """Whether the pool is in the long format of several targets: a TARGET_COLUMN naming two models or more
+    (a one-model pool may carry a `model` column as metadata, and stays a one-model pool)."""
+    return TARGET_COLUMN in pool.columns and pool[TARGET_COLUMN].dropna().astype(str).str.strip().nunique() > 1
+
+
+def split_targets(pool: pd.DataFrame, file: str | None = None) -> Targets:
+    """The pool's rows by model (module docstring); InputError naming the file, row and fix for a bad shape.
+
+    `pool` is core.inputs.io.load_inputs's pool (ids already unique per model). Rows are 1-based positions in
+    `pool` (as a person counts them in a JSONL file).
+    """
+    if TARGET_COLUMN not in pool.columns:
+        raise InputError(
+            f"the pool has no '{TARGET_COLUMN}' column",
+            file=file,
+            column=TARGET_COLUMN,
+            fix="give one row per item and model, naming the model in a 'model' column",
+        )
+    names = pool[TARGET_COLUMN]
+    blank = names.isna() | (names.astype(str).str.strip() == "")
+    if blank.any():
+        row = int(blank.to_numpy().nonzero()[0][0])
+        raise InputError(
+            "the row names no model", file=file, row=row + 1, column=TARGET_COLUMN, fix="name the target model"
+        )
+    names = names.astype(str).str.strip()
+    models = tuple(sorted(names.unique()))
+    if len(models) < 2:
+        raise InputError(
+            f"the pool names one model ('{models[0]}'); a comparison needs two or more",
+            file=file,
+            column=TARGET_COLUMN,
+            fix="add the rows of the other models, or drop the 'model' column for a one-model project",
+        )
+    ids = pd.Index(pd.unique(pool["id"]))
+    counts = names.value_counts()
+    lonely = [m for m in models if counts[m] < 2]
+    if lonely:
+        raise InputError(
+            f"model '{lonely[0]}' has only one row",
+            file=file,
+            column=TARGET_COLUMN,
+            fix="a comparison needs every model's response to at least two items",
+        )
+    frame = pool.assign(**{TARGET_COLUMN: names})
+    pools = {}
+    for model in models:
+        rows = frame[frame[TARGET_COLUMN] == model].set_index("id", drop=False)
+        missing = ids.difference(rows.index, sort=False)
+        if len(missing):
+            raise InputError(
+                f"item '{missing[0]}' has no row for model '{model}'"
+                + (f" (and {len(missing) - 1} more items)" if len(missing) > 1 else ""),
+                file=file,
+                column="id",
+                fix="give every item one row for every model, or remove the item",
+            )
+        pools[model] = rows.loc[ids].drop(columns=TARGET_COLUMN).reset_index(drop=True)
+    _check_same_prompts(pools, models, file)
+    return Targets(models, pools)
+
+
+def _check_same_prompts(pools: dict[str, pd.DataFrame], models: tuple[str, ...], file: str | None) -> None:
+    first = pools[models[0]]["prompt"].astype(str).to_numpy()
+    for model in models[1:]:
+        differs = first != pools[model]["prompt"].astype(str).to_numpy()
+        if differs.any():
+            item = pools[model]["id"].iat[int(differs.nonzero()[0][0])]
+            raise InputError(
+                f"item '{item}' has a different prompt for model '{model}' than for '{models[0]}'",
+                file=file,
+                column="prompt",
+                fix="an item is one prompt answered by every model: give each model's row the same prompt",
+            )
+
+
+def refuse_targets(pool: pd.DataFrame, file: str | None = None) -> None:
+    """InputError where a pool of several targets reaches a one-target path (a project, `prepare`): until
+    comparison projects exist, their rows would be taken for separate items."""
+    if has_targets(pool):
+        models = sorted(pool[TARGET_COLUMN].dropna().astype(str).str.strip().unique())
+        raise InputError(
+            f"the pool names {len(models)} models ({', '.join(models[:3])}{', ...' if len(models) > 3 else ''}) "
+            "in its 'model' column: a comparison, which a one-model project cannot hold",
+            file=file,
+            column=TARGET_COLUMN,
+            fix="simulate the comparison with `python -m core simulate`, or give the rows of one model "
+            "(without the 'model' column) for a one-model project",
+        )

@@ -1,0 +1,82 @@
+"""A project read from the store now, for the pages that follow grading live (dashboard, presenter view, setup
+headline): its grades, the estimate, the skips' bound, the anytime interval and the reading of them
+(core.services.reading.read_project), assembled here once so that each page renders it.
+
+The anytime interval may be the caller's (``anytime``: graded items -> interval), since the app computes it
+once per set of grades and keeps it (ui/plan.py); everything else is read and decided here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from core.scales import scale_from_settings
+from core.services.reading import Reading, read_project
+from core.services.tracking import current_estimate
+from core.settings import ProjectSettings
+from core.stats.allocation import Design
+from core.stats.confseq import AnytimeInterval, anytime_interval
+from core.stats.estimate import DEFAULT_METHOD, METHODS, Estimate
+from core.stats.rater_agreement import Agreement, agreement, summary
+from core.stats.skips import SkipBound, skip_bound
+from core.store import Store
+
+ESTIMATORS = ("default", *METHODS)
+"""The estimators a page offers: "default" (DEFAULT_METHOD) and every named one (core.stats.estimate)."""
+
+__all__ = ["DEFAULT_METHOD", "ESTIMATORS", "Live", "agreement_of", "agreement_words", "live_reading"]
+
+Anytime = Callable[[Mapping[int, float]], AnytimeInterval]
+
+
+@dataclass(frozen=True)
+class Live:
+    """``graded``: position -> grade (an item graded twice: the mean), in grading order; ``estimate`` with
+    ``method``; ``skips``: the bound of the items skipped and not graded; ``anytime``: the confidence sequence
+    (None before any grade); ``reading``: all of it read once."""
+
+    graded: dict[int, float]
+    estimate: Estimate
+    skips: SkipBound
+    anytime: AnytimeInterval | None
+    reading: Reading
+
+
+def live_reading(
+    store: Store,
+    project_id: int,
+    design: Design,
+    settings: Mapping,
+    method: str,
+    anytime: Anytime | None = None,
+    graded: Mapping[int, float] | None = None,
+) -> Live:
+    """The project's grades now (or ``graded``, e.g. none for the forecast before any grade) and their reading
+    with the ``method`` estimator. ``anytime``: the caller's cached anytime interval of a set of grades; None
+    computes it here (tuned for the planned budget n0), as a script or the HTTP API does."""
+    graded = store.graded_positions(project_id) if graded is None else dict(graded)
+    estimate = current_estimate(design, graded, method)
+    skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project_id))
+    sequence = (anytime or _tuned_for_n0(design, settings))(graded) if graded else None
+    return Live(
+        graded, estimate, skips, sequence, read_project(design, settings, graded, estimate, sequence, skips=skips)
+    )
+
+
+def _tuned_for_n0(design: Design, settings: Mapping) -> Anytime:
+    """The anytime interval of a set of grades, tuned for the project's planned budget n0."""
+    n0 = ProjectSettings.from_dict(settings).n0(design.N)
+    return lambda graded: anytime_interval(design, list(graded), list(graded.values()), n0)
+
+
+def agreement_of(grades: pd.DataFrame, settings: Mapping) -> Agreement:
+    """Agreement of the double-graded items (core.stats.rater_agreement) at the level of the project's scale."""
+    return agreement(grades, scale_from_settings(settings).level)
+
+
+def agreement_words(grades: pd.DataFrame, settings: Mapping) -> str:
+    """Agreement in one line for a page (core.stats.rater_agreement.summary)."""
+    return summary(agreement_of(grades, settings))

@@ -1,0 +1,83 @@
+"""Setting a project up, as its manager reads and chooses it: the choices of the new-project form, the design
+the project grades with, its planned budget, where a budget's grades go (planned against proportional), the
+predicted saving, and the anytime interval the live pages read.
+
+The pages never import core.stats or core.jobs (tests/test_architecture.py): what of them a page offers or
+shows comes through here, computed from the project's settings and the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from core.jobs.sampling_job import SamplingSettings, ServerSamplingSettings, default_model
+from core.settings import ProjectSettings
+from core.stats.allocation import Design, planned_allocation, proportional_allocation
+from core.stats.confseq import AnytimeInterval, anytime_interval
+from core.stats.design import prepared_design
+from core.stats.intervals import LEVEL
+from core.stats.planning import MIN_PILOT, SavingForecast, planned_saving_range
+from core.stats.proxy import proxy_choices
+from core.stats.stopping import FIXED
+from core.stats.strata import STRATIFY_BY
+from core.store import Store
+
+__all__ = [
+    "LEVEL",
+    "MIN_PILOT",
+    "STRATIFY_BY",
+    "AnytimeInterval",
+    "Design",
+    "SamplingSettings",
+    "ServerSamplingSettings",
+    "allocation_table",
+    "anytime_after",
+    "default_model",
+    "design_of",
+    "path_n0",
+    "predicted_saving",
+    "proxy_choices",
+]
+
+
+def design_of(items: pd.DataFrame, regime: str) -> Design:
+    """The design the project grades with: its prepared strata, allocated for its stopping regime
+    (``ProjectSettings.stopping``; core.stats.design.prepared_design)."""
+    return prepared_design(items, regime)
+
+
+def allocation_table(design: Design, budget: int) -> pd.DataFrame:
+    """Per stratum: items, predicted mean grade and spread, the planned (Neyman-like) grades of ``budget`` and
+    the proportional ones (what uniform sampling gives on average)."""
+    return pd.DataFrame(
+        {
+            "stratum": range(design.H),
+            "items": design.sizes,
+            "predicted mean grade": design.prior_mean.round(3),
+            "predicted spread": design.prior_sd.round(3),
+            "planned grades": planned_allocation(design, budget),
+            "proportional": proportional_allocation(design.sizes, budget, design.floor),
+        }
+    )
+
+
+def predicted_saving(store: Store, project_id: int, design: Design, budget: int) -> SavingForecast:
+    """The saving against uniform sampling predicted at ``budget`` grades, from the grades so far as a pilot
+    (core.stats.planning.planned_saving_range)."""
+    graded = store.graded_positions(project_id)
+    return planned_saving_range(design, budget, list(graded), list(graded.values()))
+
+
+def anytime_after(design: Design, positions: Iterable[int], grades: Iterable[float], n0: int) -> AnytimeInterval:
+    """The anytime-valid interval after these grades, tuned for ``n0`` grades (core.stats.confseq)."""
+    return anytime_interval(design, list(positions), list(grades), n0)
+
+
+def path_n0(settings: Mapping[str, Any], n_items: int) -> int | None:
+    """The n0 of the anytime interval an estimate path draws: the planned budget, or None when the budget is
+    fixed in advance (no anytime interval is read then)."""
+    settings = ProjectSettings.from_dict(settings)
+    return None if settings.stopping == FIXED else settings.n0(n_items)

@@ -1,0 +1,43 @@
+"""The side-by-side card's rules: which target's response goes on which side, and whose grade is whose.
+
+Every target's response to an item is on one card, in an order drawn at random for that item (from the
+project's seed and the item's position, so the same card always shows the same order and the order can be
+recorded with the grades), under neutral names: the graders never see which model wrote what. A grade given
+to the response on side j is the grade of the target `order[j]` and is stored with that target
+(grades.target).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from core.errors import InputError
+
+
+def card_order(seed: int, position: int, targets: Sequence[str]) -> tuple[str, ...]:
+    """The targets in the order their responses are shown on item `position`'s card (left to right):
+    a uniform random permutation drawn from (seed, position)."""
+    permutation = np.random.default_rng([int(seed), int(position)]).permutation(len(targets))
+    return tuple(targets[i] for i in permutation)
+
+
+def side_names(count: int) -> tuple[str, ...]:
+    """The neutral names graders see for the sides: "Response 1", "Response 2", ..."""
+    return tuple(f"Response {j + 1}" for j in range(count))
+
+
+def grades_for_targets(order: Sequence[str], side_grades: Sequence[float]) -> dict[str, float]:
+    """Target -> grade from the grades given side by side (side j's grade is order[j]'s); InputError unless
+    every side has one grade in [0, 1]."""
+    if len(side_grades) != len(order):
+        raise InputError(
+            f"{len(side_grades)} grades for a card of {len(order)} responses", fix="grade every response on the card"
+        )
+    grades = {}
+    for name, target, grade in zip(side_names(len(order)), order, side_grades):
+        if not 0.0 <= float(grade) <= 1.0:
+            raise InputError(f"the grade of {name} is {grade!r}, not in [0, 1]", fix="map the scale onto [0, 1]")
+        grades[target] = float(grade)
+    return grades

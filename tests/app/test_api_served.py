@@ -1,0 +1,124 @@
+"""The HTTP API on the served app (serve.py on 127.0.0.1, sign-in on) through the Python client ``activegrade``:
+create a project from files, grade 30 items through next and grades (each grade on the item handed out),
+read the estimate, recompute it from the grades CSV with pandas; a grade survives a restart; limits."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+import requests
+
+import activegrade
+from core import config
+from core.services import auth, team, tokens
+from core.services.project import create_project, start_preparation
+from core.store import Store
+from core.testing.appserver import ROOT, Server
+
+DATA = ROOT / "tests" / "data" / "app"
+PASSWORD = "correct horse battery"
+
+
+def _serve(db_url: str, log) -> Server:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(config.OPEN_DEMO, "0")
+        return Server(db_url, DATA, log)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, artifacts):
+    """The app served on a database with an admin, a grader and a prepared 40-item project (no minimum
+    viewing time); (server, store, project id, admin's token, grader's token)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('api-served') / 'app.db'}"
+    store = Store.open(url)
+    files = [(name, (DATA / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, "Served", *files, {"min_view_s": 0}, start=False)
+    start_preparation(store, pid, wait=True)
+    team.create_account(store, auth.OPERATOR, "root", auth.ADMIN, password=PASSWORD)
+    team.create_account(store, auth.OPERATOR, "ann", auth.GRADER, password=PASSWORD)
+    team.assign(store, auth.OPERATOR, pid, "ann")
+    admin = tokens.create(store, auth.OPERATOR, "root", "tests")[1]
+    grader = tokens.create(store, auth.OPERATOR, "ann", "tests")[1]
+    server = _serve(url, artifacts / "streamlit-api.log")
+    yield server, store, pid, admin, grader
+    server.stop()
+
+
+def test_grading_30_items_through_the_client_and_recomputing_the_estimate(served):
+    server, store, pid, admin, grader = served
+    ann = activegrade.Client(server.url, grader).project(pid)
+    shown = []
+    for _ in range(30):
+        card = ann.next_item()
+        assert ann.next_item().token == card.token  # the item stays the caller's until graded
+        outcome = ann.grade(card, card.labels[len(shown) % len(card.labels)])
+        assert outcome.status == "saved" and outcome.item_id == card.item_id
+        shown.append((card.position, card.item_id))
+    stored = store.grades(pid)
+    mine = stored[stored["grader"] == "ann"].sort_values("id")
+    assert list(mine["position"]) == [position for position, _ in shown]
+    items = store.load_items(pid)
+    assert [items["id"][p] for p, _ in shown] == [item_id for _, item_id in shown]
+    boss = activegrade.Client(server.url, admin).project(pid)
+    reading = boss.reading()
+    assert reading.graded == 30 and reading.interval("now") is not None
+    grades = pd.read_csv(io.BytesIO(boss.export("csv")))
+    per_item = grades.groupby(["stratum", "position"], as_index=False).agg(y=("grade", "mean"), W=("weight", "first"))
+    by_stratum = per_item.groupby("stratum").agg(mean=("y", "mean"), W=("W", "first"))
+    recomputed = float((by_stratum["mean"] * by_stratum["W"]).sum())
+    assert recomputed == pytest.approx(boss.report("json")["recompute"]["value"], abs=1e-12)
+    with pytest.raises(activegrade.ApiError) as refused:
+        ann.reading()  # graders are blind to the estimate
+    assert refused.value.status == 403
+
+
+def test_a_project_created_through_the_client_gets_ready(served):
+    server, _, _, admin, _ = served
+    client = activegrade.Client(server.url, admin)
+    project = client.create_project("Made by a script", DATA / "pool.jsonl", DATA / "samples.jsonl", n_strata=3)
+    state = project.wait_ready(timeout=300).status()
+    assert state.status == "ready" and state.items == 40 and state.settings["n_strata"] == 3
+    assert project.id in [p.id for p in client.projects()]
+    with pytest.raises(activegrade.ApiError) as bad:
+        client.create_project("Broken", ("pool.csv", b"id,prompt\n1,what\n"))
+    assert bad.value.status == 422 and "pool.csv" in bad.value.message
+
+
+def test_limits_and_errors_on_the_real_server(served):
+    server, _, pid, _, grader = served
+    headers = {"Authorization": f"Bearer {grader}", "Content-Type": "application/json"}
+    url = f"{server.url}/api/v1/projects/{pid}/grades"
+    huge = requests.post(url, data=b" " * (2 << 20), headers=headers, timeout=60)
+    assert huge.status_code == 413 and huge.json()["error"]["message"].startswith("the body is larger")
+    broken = requests.post(url, data=b"{oops", headers=headers, timeout=60)
+    assert broken.status_code == 422 and "not valid JSON" in broken.json()["error"]["message"]
+    assert requests.get(f"{server.url}/api/v1/me", timeout=60).status_code == 401
+    document = requests.get(f"{server.url}/api/v1/openapi.json", timeout=60).json()
+    assert "/api/v1/projects/{project_id}/grades" in document["paths"]
+
+
+def test_a_grade_survives_a_restart(tmp_path, artifacts):
+    url = f"sqlite:///{tmp_path / 'restart.db'}"
+    store = Store.open(url)
+    files = [(name, (DATA / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, "Restarted", *files, {"min_view_s": 0}, start=False)
+    start_preparation(store, pid, wait=True)
+    team.create_account(store, auth.OPERATOR, "ann", auth.ADMIN, password=PASSWORD)
+    secret = tokens.create(store, auth.OPERATOR, "ann", "tests")[1]
+    with _serve(url, artifacts / "streamlit-api-restart-1.log") as server:
+        project = activegrade.Client(server.url, secret).project(pid)
+        graded = project.next_item()
+        project.grade(graded, graded.labels[0])
+        held = project.next_item()
+    with _serve(url, artifacts / "streamlit-api-restart-2.log") as server:
+        project = activegrade.Client(server.url, secret).project(pid)
+        assert project.status().graded_items == 1
+        with pytest.raises(activegrade.ApiError) as stale:  # tokens live in the server process
+            project.grade(held, held.labels[0])
+        assert stale.value.status == 409 and stale.value.field == "token"
+        again = project.next_item()
+        assert again.position == held.position  # the reservation is the database's: the same item
+        assert project.grade(again, again.labels[0]).status == "saved"
+    assert len(Store.open(url).grades(pid)) == 2

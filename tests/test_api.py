@@ -1,0 +1,296 @@
+"""The HTTP API's handlers (core/api) through Starlette's TestClient: tokens, permissions, grading on the item
+reserved, limits and JSON errors. tests/app/test_api_served.py drives the served app through the client."""
+
+from __future__ import annotations
+
+import io
+import json
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from core import api
+from core.api import http
+from core.services import auth, team, tokens
+from core.services.project import create_project, start_preparation
+from core.store import Store, accounts
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "app"
+PASSWORD = "correct horse battery"
+
+
+def upload(name: str) -> tuple[str, bytes]:
+    return name, (DATA / name).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A database with a prepared 40-item project (no minimum viewing time), an admin, a grader assigned to
+    it, a grader who is not, a viewer; a token each."""
+    store = Store.open(f"sqlite:///{tmp_path_factory.mktemp('api') / 'api.db'}")
+    pid = create_project(
+        store, "Arithmetic", upload("pool.jsonl"), upload("samples.jsonl"), {"min_view_s": 0}, start=False
+    )
+    start_preparation(store, pid, wait=True)
+    assert store.project(pid).status == "ready"
+    names = {"boss": auth.ADMIN, "ann": auth.GRADER, "bob": auth.GRADER, "vic": auth.VIEWER}
+    for name, role in names.items():
+        team.create_account(store, auth.OPERATOR, name, role, password=PASSWORD)
+    team.assign(store, auth.OPERATOR, pid, "ann")
+    team.assign(store, auth.OPERATOR, pid, "vic")
+    secrets = {name: tokens.create(store, auth.OPERATOR, name, "tests")[1] for name in names}
+    client = TestClient(Starlette(routes=api.routes(lambda: store)))
+    return store, pid, secrets, client
+
+
+def call(client, secret, method, path, **kwargs):
+    return client.request(method, api.PREFIX + path, headers={"Authorization": f"Bearer {secret}"}, **kwargs)
+
+
+def test_no_wrong_or_revoked_token_gets_in(world):
+    store, pid, secrets, client = world
+    assert client.get(api.PREFIX + "/me").status_code == 401
+    wrong = call(client, "ag_not-a-token", "GET", "/me")
+    assert wrong.status_code == 401 and "wrong" in wrong.json()["error"]["message"]
+    assert wrong.headers["www-authenticate"] == "Bearer"
+    info, secret = tokens.create(store, auth.OPERATOR, "bob", "to revoke")
+    assert call(client, secret, "GET", "/me").json() == {"name": "bob", "role": "grader"}
+    bob = auth.sign_in(store, "bob", PASSWORD)
+    assert tokens.revoke(store, bob, info.id).status == "revoked"  # one's own token
+    assert call(client, secret, "GET", "/me").status_code == 401
+    used = [t for t in tokens.listed(store, bob, "bob") if t.id == info.id][0]
+    assert used.last_used_at is not None and not used.active
+
+
+def test_a_cookie_is_no_token(world):
+    _, _, secrets, client = world
+    response = TestClient(client.app, cookies={"activegrade_session": secrets["boss"]}).get(api.PREFIX + "/me")
+    assert response.status_code == 401
+
+
+def test_wrong_tokens_are_throttled_like_wrong_passwords(world):
+    store, _, secrets, client = world
+    accounts.clear_failures(store, tokens.FAILURE_NAME)
+    statuses = [call(client, "ag_guess", "GET", "/me").status_code for _ in range(auth.FREE_FAILURES + 2)]
+    assert statuses == [401] * auth.FREE_FAILURES + [429, 429]  # FREE_FAILURES free, then the back-off
+    assert "try again in" in call(client, "ag_guess", "GET", "/me").json()["error"]["message"]
+    assert call(client, secrets["boss"], "GET", "/me").status_code == 200  # a right token always passes
+    assert call(client, "ag_guess", "GET", "/me").status_code == 401  # and clears the address's count
+
+
+def test_a_token_sees_only_its_accounts_projects(world):
+    store, pid, secrets, client = world
+    assert [p["id"] for p in call(client, secrets["ann"], "GET", "/projects").json()["projects"]] == [pid]
+    assert call(client, secrets["bob"], "GET", "/projects").json() == {"projects": []}
+    hidden = call(client, secrets["bob"], "GET", f"/projects/{pid}")
+    assert hidden.status_code == 404 and "no project" in hidden.json()["error"]["message"]
+    assert call(client, secrets["bob"], "GET", f"/projects/{pid}/next").status_code == 404
+    # a grader is blind to the estimate; a viewer may not grade; nobody but an admin creates projects
+    assert call(client, secrets["ann"], "GET", f"/projects/{pid}/reading").status_code == 403
+    assert call(client, secrets["vic"], "GET", f"/projects/{pid}/next").status_code == 403
+    created = call(
+        client,
+        secrets["ann"],
+        "POST",
+        "/projects",
+        files={"pool": upload("pool.jsonl")},
+        data={"settings": json.dumps({"name": "Mine"})},
+    )
+    assert created.status_code == 403 and "grader role may not create project" in created.json()["error"]["message"]
+    assert call(client, secrets["boss"], "GET", "/projects/abc").json()["error"]["field"] == "project_id"
+
+
+def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
+    store, pid, secrets, client = world
+    ann = secrets["ann"]
+    first = call(client, ann, "GET", f"/projects/{pid}/next").json()["item"]
+    assert call(client, ann, "GET", f"/projects/{pid}/next").json()["item"]["token"] == first["token"]  # still held
+    assert [label["label"] for label in first["labels"]] and first["prompt"]
+    body = {"item_id": first["item_id"], "token": first["token"], "label": first["labels"][0]["label"]}
+    saved = call(client, ann, "POST", f"/projects/{pid}/grades", json=body)
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["status"] == "saved" and saved.json()["item_id"] == first["item_id"]
+    grades = store.grades(pid)
+    assert grades.loc[grades["grader"] == "ann", "position"].tolist() == [first["position"]]
+    again = call(client, ann, "POST", f"/projects/{pid}/grades", json=body)  # the token is spent
+    assert again.status_code == 409 and again.json()["error"]["field"] == "token"
+    second = call(client, ann, "GET", f"/projects/{pid}/next").json()["item"]
+    assert second["position"] != first["position"]
+    forged = {**body, "token": second["token"]}  # the second item's token with the first item's id
+    assert call(client, ann, "POST", f"/projects/{pid}/grades", json=forged).status_code == 409
+    skipped = call(
+        client, ann, "POST", f"/projects/{pid}/skip", json={"item_id": second["item_id"], "token": second["token"]}
+    )
+    assert skipped.json()["status"] == "skipped" and store.skipped_positions(pid) == {second["position"]}
+    reading = call(client, secrets["vic"], "GET", f"/projects/{pid}/reading").json()
+    assert reading["counts"]["graded"] == 1 and reading["counts"]["skipped"] == 1
+    assert {i["role"] for i in reading["intervals"]} >= {"fixed_n", "now"}
+    undone = call(client, ann, "POST", f"/projects/{pid}/undo").json()
+    assert undone["status"] == "undone" and undone["position"] == first["position"]
+    assert "ann" not in set(store.grades(pid)["grader"])
+
+
+def test_a_grade_names_its_target_and_criterion(world):
+    _, pid, secrets, client = world
+    item = call(client, secrets["ann"], "GET", f"/projects/{pid}/next").json()["item"]
+    body = {"item_id": item["item_id"], "token": item["token"], "label": item["labels"][0]["label"], "target": "B"}
+    refused = call(client, secrets["ann"], "POST", f"/projects/{pid}/grades", json=body)
+    assert refused.status_code == 422 and refused.json()["error"]["field"] == "target"
+    bad_label = call(
+        client, secrets["ann"], "POST", f"/projects/{pid}/grades", json={**body, "target": "", "label": "maybe"}
+    )
+    assert bad_label.status_code == 409 and "'maybe' is not a grade" in bad_label.json()["message"]
+
+
+def test_malformed_json_and_a_body_too_large(world):
+    _, pid, secrets, client = world
+    headers = {"Authorization": f"Bearer {secrets['ann']}", "Content-Type": "application/json"}
+    broken = client.post(f"{api.PREFIX}/projects/{pid}/grades", content=b'{"label": "1",', headers=headers)
+    assert broken.status_code == 422
+    assert broken.json()["error"]["message"].startswith("the body is not valid JSON at line 1")
+    listed = client.post(f"{api.PREFIX}/projects/{pid}/grades", content=b"[1]", headers=headers)
+    assert listed.status_code == 422 and "JSON object" in listed.json()["error"]["message"]
+    missing = client.post(f"{api.PREFIX}/projects/{pid}/grades", content=b"{}", headers=headers)
+    assert missing.status_code == 422 and missing.json()["error"]["field"] == "label"
+    huge = client.post(f"{api.PREFIX}/projects/{pid}/grades", content=b" " * (http.MAX_JSON_BYTES + 1), headers=headers)
+    assert huge.status_code == 413 and "larger than" in huge.json()["error"]["message"]
+
+    def chunks():  # no Content-Length: the limit counts what arrives
+        for _ in range(3):
+            yield b" " * (http.MAX_JSON_BYTES // 2)
+
+    streamed = client.post(f"{api.PREFIX}/projects/{pid}/grades", content=chunks(), headers=headers)
+    assert streamed.status_code == 413
+
+
+def test_create_a_project_with_the_projects_pages_checks(world):
+    store, _, secrets, client = world
+    boss = secrets["boss"]
+    bad = call(
+        client,
+        boss,
+        "POST",
+        "/projects",
+        files={"pool": ("pool.jsonl", b'{"id": "1", "prompt": "p"}\n')},
+        data={"settings": json.dumps({"name": "Broken"})},
+    )
+    assert bad.status_code == 422 and "pool.jsonl" in bad.json()["error"]["message"]
+    no_name = call(client, boss, "POST", "/projects", files={"pool": upload("pool.jsonl")}, data={"settings": "{}"})
+    assert no_name.status_code == 422 and no_name.json()["error"]["field"] == "name"
+    made = call(
+        client,
+        boss,
+        "POST",
+        "/projects",
+        files={"pool": upload("pool.jsonl"), "samples": upload("samples.jsonl")},
+        data={"settings": json.dumps({"name": "From the API", "n_strata": 3})},
+    )
+    assert made.status_code == 201, made.text
+    project = store.project(made.json()["id"])
+    assert project.name == "From the API" and project.settings["n_strata"] == 3
+    detail = call(client, boss, "GET", f"/projects/{project.id}").json()
+    assert detail["status"] in ("new", "preparing", "ready") and detail["settings"]["n_strata"] == 3
+
+
+def test_exports_and_the_report_are_the_commands_files(world):
+    store, pid, secrets, client = world
+    item = call(client, secrets["boss"], "GET", f"/projects/{pid}/next").json()["item"]
+    call(
+        client,
+        secrets["boss"],
+        "POST",
+        f"/projects/{pid}/grades",
+        json={"item_id": item["item_id"], "token": item["token"], "label": item["labels"][-1]["label"]},
+    )
+    csv = call(client, secrets["boss"], "GET", f"/projects/{pid}/export", params={"format": "csv"})
+    assert csv.status_code == 200 and "attachment" in csv.headers["content-disposition"]
+    table = pd.read_csv(io.BytesIO(csv.content))
+    assert item["item_id"] in table["item"].astype(str).tolist()
+    jsonl = call(client, secrets["boss"], "GET", f"/projects/{pid}/export", params={"format": "jsonl"})
+    assert len(jsonl.text.strip().splitlines()) == len(table)
+    report = call(client, secrets["boss"], "GET", f"/projects/{pid}/report").json()
+    assert report["estimate"]["grades"] >= 1
+    html = call(client, secrets["boss"], "GET", f"/projects/{pid}/report", params={"format": "html"})
+    assert html.headers["content-type"].startswith("text/html")
+    assert call(client, secrets["vic"], "GET", f"/projects/{pid}/export").status_code == 403
+    wrong = call(client, secrets["boss"], "GET", f"/projects/{pid}/export", params={"format": "xlsx"})
+    assert wrong.status_code == 422 and wrong.json()["error"]["field"] == "format"
+    page = call(client, secrets["vic"], "GET", f"/projects/{pid}/items", params={"offset": 38, "limit": 5}).json()
+    assert page["total"] == 40 and [i["position"] for i in page["items"]] == [38, 39]
+
+
+def test_the_openapi_document_lists_every_route(world):
+    _, _, _, client = world
+    document = client.get(api.PREFIX + "/openapi.json").json()
+    assert document["openapi"].startswith("3.1")
+    served = {(route.path, method) for route in api.routes(lambda: None) for method in route.methods - {"HEAD"}}
+    declared = {(path, method.upper()) for path, ops in document["paths"].items() for method in ops}
+    assert declared == served
+
+
+def test_the_upload_limit_is_the_projects_pages():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert http.MAX_UPLOAD_BYTES == config["server"]["maxUploadSize"] << 20
+
+
+def test_the_open_demo_has_no_api(world, monkeypatch):
+    _, _, secrets, client = world
+    monkeypatch.setenv("ACTIVEGRADE_OPEN_DEMO", "1")  # core.config reads the environment on every call
+    refused = call(client, secrets["boss"], "GET", "/me")
+    assert refused.status_code == 403 and "open demo has no API" in refused.json()["error"]["message"]
+
+
+def test_the_fast_pages_calls_take_the_session_cookie_from_the_apps_origin_only(world):
+    from core.api import fast
+    from core.services import sessions
+
+    store, pid, secrets, _ = world
+    app = Starlette(routes=fast.routes(lambda: store, "session"))
+    cookie = sessions.start(store, auth.sign_in(store, "ann", PASSWORD))
+    path = f"/grade-fast/api/projects/{pid}/next"
+    assert TestClient(app).get(path).status_code == 401
+    assert TestClient(app).get(path, headers={"Authorization": f"Bearer {secrets['ann']}"}).status_code == 401
+    signed_in = TestClient(app, cookies={"session": cookie})
+    assert signed_in.get(path, headers={"Origin": "http://elsewhere.example"}).status_code == 403
+    item = signed_in.get(path).json()["item"]
+    body = {"item_id": item["item_id"], "token": item["token"], "label": item["labels"][0]["label"]}
+    graded = signed_in.post(f"/grade-fast/api/projects/{pid}/grades?then=next", json=body).json()
+    assert graded["status"] == "saved" and graded["next"]["item"]["item_id"] != item["item_id"]
+    assert TestClient(app).get("/grade-fast", follow_redirects=False).status_code == 303
+    assert "Fast grading" in signed_in.get(f"/grade-fast?project={pid}").text
+
+
+@pytest.mark.postgres
+def test_tokens_on_postgresql():
+    from tests.pg_schema import throwaway_schema_url
+
+    with throwaway_schema_url() as url:
+        store = Store.open(url)
+        team.create_account(store, auth.OPERATOR, "pat", auth.GRADER, password=PASSWORD)
+        info, secret = tokens.create(store, auth.OPERATOR, "pat", "x" * 200)
+        assert tokens.resolve(store, secret, "203.0.113.7").name == "pat"
+        assert tokens.resolve(store, "ag_wrong", "2001:db8::1") is None
+        assert tokens.revoke(store, auth.OPERATOR, info.id).status == "revoked"
+        assert tokens.resolve(store, secret) is None and tokens.listed(store, auth.OPERATOR, "pat")[0].last_used_at
+
+
+def test_a_grade_the_database_does_not_take_is_a_503_not_saved(world, monkeypatch):
+    from core.errors import NotSaved
+
+    _, pid, secrets, client = world
+    item = call(client, secrets["ann"], "GET", f"/projects/{pid}/next").json()["item"]
+
+    def down(*args, **kwargs):
+        raise NotSaved("the grade was not saved")
+
+    monkeypatch.setattr("core.services.grade_actions.grade", down)
+    body = {"item_id": item["item_id"], "token": item["token"], "label": item["labels"][0]["label"]}
+    answer = call(client, secrets["ann"], "POST", f"/projects/{pid}/grades", json=body)
+    assert answer.status_code == 503 and answer.json()["status"] == "not_saved"
+    monkeypatch.undo()
+    assert call(client, secrets["ann"], "POST", f"/projects/{pid}/grades", json=body).json()["status"] == "saved"

@@ -1,0 +1,45 @@
+"""core.services.simulation: the Simulate page's run is queued only for a user who may simulate the project,
+with its budgets checked at once, and read back as a Run."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.errors import InputError
+from core.services import account_writes, auth, simulation
+from core.services.outcome import Refused
+from core.services.project import run_project_jobs
+from core.store import accounts
+
+PASSWORD = "correct horse battery"
+ARGUMENTS = dict(budgets=["0.5"], reps=2, seed=0, methods=["uniform"], n0=10, skip_wrong=0.0, skip_right=0.0)
+
+
+@pytest.fixture
+def world(prepared_project):
+    return prepared_project
+
+
+def test_only_a_user_who_may_simulate_queues_a_run(world):
+    store, pid = world
+    grader = account_writes.create_account(store, "gus", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, grader.id)
+    with pytest.raises(Refused):
+        simulation.start(store, grader, pid, **ARGUMENTS)
+    with pytest.raises(Refused):
+        simulation.latest(store, grader, pid)
+    with pytest.raises(Refused):
+        simulation.start(store, None, pid, **ARGUMENTS)
+    assert simulation.latest(store, auth.OPERATOR, pid) is None
+    simulation.start(store, auth.OPERATOR, pid, **ARGUMENTS)
+    assert simulation.latest(store, auth.OPERATOR, pid) == simulation.Run("running")
+    run_project_jobs(store, pid)
+    done = simulation.latest(store, auth.OPERATOR, pid)
+    assert done.state == "done" and "uniform" in done.result["methods"]
+
+
+def test_a_bad_budget_is_said_before_anything_is_queued(world):
+    store, pid = world
+    with pytest.raises(InputError, match="budget 'lots' is not a number"):
+        simulation.start(store, auth.OPERATOR, pid, **{**ARGUMENTS, "budgets": ["lots"]})
+    assert simulation.latest(store, auth.OPERATOR, pid) is None
