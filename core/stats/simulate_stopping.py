@@ -40,17 +40,21 @@ STOP_CAP = 4.0
 as a stop there (the figures say how often: stopped)."""
 
 
-def _stops(design: Design, positions: np.ndarray, labels: np.ndarray, target: float, regime: str, n0: int):
-    """(n, value, low, high, stopped) at each replication's stop under ``regime``."""
+def _stops(design: Design, positions: np.ndarray, labels: np.ndarray, target: float, regime: str, n0: int, skipped):
+    """(n, value, low, high, stopped) at each replication's stop under ``regime`` (``skipped``: the skips met,
+    for ``looks``: core.stats.stopping.run_looks)."""
     y = labels[positions]
     if regime == LOOKS:
-        b = run_looks(design, positions, y, target)
+        b = run_looks(design, positions, y, target, skipped=skipped)
         n = b.n
         value = np.where(b.stopped, b.value, np.nan)
         low, high, stopped = b.low, b.high, b.stopped
-        if not b.stopped.all():  # read where the replay ends, with the last look's level
+        if not b.stopped.all():  # read where the replay ends: the last look's interval (held by skips), else 95%
             end = estimate_batch(design, positions, y)
             low_end, high_end = end.interval(0.95)
+            looked = b.last >= 0
+            low_end = np.where(looked, b.last_low, low_end)
+            high_end = np.where(looked, b.last_high, high_end)
             value = np.where(b.stopped, value, end.value)
             low, high = np.where(b.stopped, low, low_end), np.where(b.stopped, high, high_end)
         return n, value, low, high, stopped
@@ -79,9 +83,11 @@ def stopping_figures(
     regime: str,
     n0: int,
     expected: float | None = None,
+    skipped: dict[str, np.ndarray] | None = None,
 ) -> dict:
     """The ``stopping`` object (module docstring) for the methods in ``designs`` (their replays in
-    ``positions``, (R, cap) each)."""
+    ``positions``, (R, cap) each; ``skipped``: per method, the skips each grade met, core.stats.simulate.
+    skips_met, None without skips)."""
     N, mu = labels.size, float(labels.mean())  # noqa: N806
     s2 = float(labels.var(ddof=1))
     reference = uniform_fixed_n(s2, N, target)
@@ -99,7 +105,8 @@ def stopping_figures(
             design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0, expected=expected, binary=binary
         )[0]
         fixed_n0 = int(round(setup[1])) if regime == FIXED else n0
-        n, value, low, high, stopped = _stops(design, pos, labels, target, regime, fixed_n0)
+        met = None if skipped is None else skipped[method]
+        n, value, low, high, stopped = _stops(design, pos, labels, target, regime, fixed_n0, met)
         k = max(20, 2 * design.H)
         projection = forecast_batch(design, pos[:, :k], labels[pos[:, :k]], target, regime, n0=fixed_n0, binary=binary)
         shown = _shown_savings(design, pos, labels, n, target, regime)
