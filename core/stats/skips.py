@@ -44,7 +44,8 @@ class SkipBound:
 def stratum_bounds(graded: np.ndarray, total: np.ndarray, skips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each stratum's mean with its skipped items all 0 and all 1: G_h / (g_h + k_h) and (G_h + k_h) / (g_h + k_h)
     (module docstring), arrays of shape (..., H); NaN where the stratum was neither graded nor skipped."""
-    drawn = np.asarray(graded, dtype=float) + skips
+    graded, total, skips = (np.asarray(a, dtype=float) for a in (graded, total, skips))
+    drawn = graded + skips
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(drawn > 0, total / drawn, np.nan), np.where(drawn > 0, (total + skips) / drawn, np.nan)
 
@@ -54,7 +55,7 @@ def skip_widening(weights: np.ndarray, value: np.ndarray, graded, total, skips) 
     sum_h W_h high_h - value with `stratum_bounds` (at least 0; 0 where nothing is skipped). What the interval
     the stopping rule reads adds on each side (core.stats.stopping.run_looks, core.services.reading)."""
     low, high = stratum_bounds(graded, total, skips)
-    any_skip = np.sum(skips, axis=-1) > 0
+    any_skip = np.sum(np.asarray(skips, dtype=float), axis=-1) > 0
     down = np.where(any_skip, np.maximum(value - np.nansum(weights * low, axis=-1), 0.0), 0.0)
     up = np.where(any_skip, np.maximum(np.nansum(weights * high, axis=-1) - value, 0.0), 0.0)
     return down, up
