@@ -89,10 +89,15 @@ def queue_stratum(
 
     ``taken``: items graded or reserved per stratum, (H,) or (R, H); ``moments``: (count, sum, sum of squares)
     of the grades per stratum; ``pooled``: the pooled sums of `core.stats.spreads.pooled_sums`. The stratum is
-    `next_stratum`'s with the spreads of `queue_spreads`.
+    `next_stratum`'s with the spreads of `queue_spreads`, and a floor of one grade per stratum until the strata differ
+    (core.stats.collapse: the pooled variance needs no spread per stratum, and a floor of design.floor in every
+    stratum of unequal sizes is no proportional allocation: MSE 1.12 times uniform's at n = 10 without signal).
     """
     spreads = queue_spreads(design, moments, pooled)
-    return next_stratum(design.weights, spreads, taken, design.sizes, design.floor, design.kappa)
+    floor = np.where(strata_differ(*moments), design.floor, 1)[
+        ..., None
+    ]  # a floor that fits the budget: 1 while pooled
+    return next_stratum(design.weights, spreads, taken, design.sizes, floor, design.kappa)
 
 
 @functools.lru_cache(maxsize=16)
