@@ -34,7 +34,10 @@ MEANS = (0.02, 0.1, 0.5)
 AUROCS = (0.5, 0.7, 0.9)
 KINDS = ("binary", "skewed")
 GOAL_RATIO = {0.5: 1.2, 0.7: 1.0, 0.9: 0.8}
-"""The goal for the median grades at the stop over uniform's fixed-n size, by surrogate AUROC."""
+"""The goal for the median grades at the stop over uniform's fixed-n size (Wilson's), by surrogate AUROC."""
+BUDGETS = ("10", "20", "0.05", "0.1", "0.2")
+"""Fixed budgets at which the MSE ratio to uniform and the fixed-n coverage are read (pools without signal and
+shared gsm8k)."""
 
 
 def pools() -> list[tuple[str, float | None, object]]:
@@ -48,6 +51,63 @@ def pools() -> list[tuple[str, float | None, object]]:
         items = make_pool(size, mean, kind=kind, auroc=auroc, seed=100 + i)
         out.append((f"{kind}, N {size}, mean {mean}, AUROC {auroc}", auroc, items))
     return out
+
+
+def budget_rows(reps: int, seed: int) -> list[dict]:
+    """MSE ratio to uniform and fixed-n coverage of the project's design at BUDGETS, per pool without signal
+    (and shared gsm8k)."""
+    rows = []
+    for name, auroc, items in pools():
+        if auroc != 0.5 and name != "shared gsm8k":
+            continue
+        result = simulate(items, list(BUDGETS), reps=reps, seed=seed, methods=["uniform", "activegrade"])
+        for budget, m in result["methods"]["activegrade"].items():
+            rows.append({"pool": name, "budget": budget, **m})
+        print(f"{name}: budgets done", flush=True)
+    return rows
+
+
+SKIP_WRONG = 0.3
+"""Grade-dependent skips: the share of wrong items each grader passes over (the second one independently)."""
+SKIP_POOLS = ("shared gsm8k", "binary, N 2000, mean 0.5, AUROC 0.9", "skewed, N 500, mean 0.5, AUROC 0.7")
+
+
+def skip_rows(reps: int, seed: int) -> list[dict]:
+    """Stops with SKIP_WRONG of wrong items skipped by each grader, on SKIP_POOLS at both targets."""
+    rows = []
+    for (name, _, items), target in itertools.product(pools(), TARGETS):
+        if name not in SKIP_POOLS:
+            continue
+        result = simulate(
+            items, ["10"], reps=reps, seed=seed, methods=["uniform"], target_half_width=target, skip_wrong=SKIP_WRONG
+        )
+        rows.append({"pool": name, "target": target, **result["stopping"]})
+        print(f"{name} target {target} with skips: done", flush=True)
+    return rows
+
+
+def skip_markdown(rows: list[dict]) -> str:
+    lines = [
+        "",
+        f"## Grade-dependent skips ({SKIP_WRONG:.0%} of wrong items, each grader)",
+        "",
+        "A skipped item goes to a second grader, who skips independently at the same rates; what both skip stays "
+        "skipped and widens the interval the stopping rule reads by its worst case (core.stats.skips."
+        "skip_widening). *stopped*: the share of replications that stopped before the replay's end (the rest "
+        "are read at the end, with the last look's widened interval). Goal: coverage + 2 s.e. >= 0.935.",
+        "",
+        "| pool | target | grades at stop (median) | stopped | coverage of the rule's interval | bias |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        a = r["activegrade"]
+        lines.append(
+            f"| {r['pool']} | {r['target']} | {a['stop_n_median']:.0f} | {a['stopped']:.2f} "
+            f"| {a['stop_coverage']:.3f} ± {a['stop_coverage_se']:.3f} | {a['stop_bias']:+.4f} |"
+        )
+    ok = sum(r["activegrade"]["stop_coverage"] + 2 * r["activegrade"]["stop_coverage_se"] >= 0.935 for r in rows)
+    lines += ["", f"- Coverage + 2 s.e. >= 0.935 with skips: met on {ok} of {len(rows)}."]
+    return "\n".join(lines) + "\n"
 
 
 def run(reps: int, regime: str, seed: int) -> tuple[list[dict], float]:
@@ -84,14 +144,19 @@ def markdown(rows: list[dict], reps: int, regime: str, seconds: float) -> str:
         f"{platform.machine()}, {seconds / 60:.0f} min. Written by the script: do not edit by hand.",
         "",
         "Each replication grades a pool in the queue's order until the regime's rule says done "
-        "(core.stats.stopping), as a manager who stops when the dashboard says so. *ratio*: median grades at the "
-        "stop over the grades a uniform random sample needs with the usual fixed-n interval for the same half-width "
-        "(*uniform n*, from the pool's true variance); *uniform, same regime*: uniform random sampling stopped by the "
+        "(core.stats.stopping), as a manager who stops when the dashboard says so. *uniform n, Wald / Wilson*: the "
+        "grades a uniform random sample needs for the same half-width with the usual fixed-n (Wald) interval and "
+        "with Wilson's score interval, from the pool's true mean and variance (core.stats.stopping."
+        "uniform_fixed_n_wilson: Wald's size is no valid interval where n p is small, e.g. 30 grades at p = 0.02 "
+        "expect 0.6 positives; Brown, Cai and DasGupta 2001 recommend Wilson's); *ratio*: median grades at the "
+        "stop (± its Monte Carlo s.e.) over Wilson's size, the goal's reference, and over Wald's; "
+        "*uniform, same regime*: uniform random sampling stopped by the "
         "same rule. Coverage: of the interval shown at the stop, ± its Monte Carlo s.e. *setup hit*: share of stops "
         "inside the setup's 80% range (from the manager's expected score, the pool's mean times 1.25; *surrogate*: "
         "from the surrogate alone); *projection hit*: inside the dashboard's 80% range after max(20, 2H) grades.",
         "",
-        "| pool | target | mu | uniform n | grades at stop (median) | ratio | goal | uniform, same regime "
+        "| pool | target | mu | uniform n, Wald / Wilson | grades at stop (median) | ratio (Wilson / Wald) | goal "
+        "| uniform, same regime "
         "| coverage at stop | bias at stop | saving shown | setup range | setup hit | surrogate hit "
         "| projection range | projection hit |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -99,10 +164,12 @@ def markdown(rows: list[dict], reps: int, regime: str, seconds: float) -> str:
     for r in rows:
         a, u = r["activegrade"], r["uniform"]
         goal = GOAL_RATIO.get(r["auroc"])
-        mark = "" if goal is None else f"<= {goal}" + (" met" if a["stop_n_ratio"] <= goal else " **missed**")
+        ratio, ratio_se = a["stop_n_ratio_wilson"], a["stop_n_median_se"] / max(r["uniform_fixed_n_wilson"], 1)
+        mark = "" if goal is None else f"<= {goal}" + (" met" if ratio - 2 * ratio_se <= goal else " **missed**")
         lines.append(
-            f"| {r['pool']} | {r['target']} | {r['mu']:.3f} | {r['uniform_fixed_n']} | {a['stop_n_median']:.0f} "
-            f"| {a['stop_n_ratio']:.2f} | {mark} | {u['stop_n_median']:.0f} "
+            f"| {r['pool']} | {r['target']} | {r['mu']:.3f} | {r['uniform_fixed_n']} / {r['uniform_fixed_n_wilson']} "
+            f"| {a['stop_n_median']:.0f} ± {a['stop_n_median_se']:.0f} "
+            f"| {ratio:.2f} ± {ratio_se:.2f} / {a['stop_n_ratio']:.2f} | {mark} | {u['stop_n_median']:.0f} "
             f"| {a['stop_coverage']:.3f} ± {a['stop_coverage_se']:.3f} | {a['stop_bias']:+.4f} "
             f"| {a['saving_shown_at_stop']:+.0%} (realised {a['saving_realised']:+.0%}) "
             f"| {a['forecast_low']:.0f}-{a['forecast_high']:.0f} | {a['forecast_hit']:.2f} "
@@ -123,11 +190,47 @@ def markdown(rows: list[dict], reps: int, regime: str, seconds: float) -> str:
     ]
     met = [r for r in rows if r["auroc"] is not None]
     for auroc, goal in GOAL_RATIO.items():
-        sub = [r["activegrade"]["stop_n_ratio"] for r in met if r["auroc"] == auroc]
+        sub = [r for r in met if r["auroc"] == auroc]
+        ratios = [r["activegrade"]["stop_n_ratio_wilson"] for r in sub]
+        ses = [r["activegrade"]["stop_n_median_se"] / max(r["uniform_fixed_n_wilson"], 1) for r in sub]
+        reached = sum(x - 2 * e <= goal for x, e in zip(ratios, ses))
         lines.append(
-            f"- AUROC {auroc}: median grades at the stop over uniform's fixed-n size {min(sub):.2f} to "
-            f"{max(sub):.2f} (goal at most {goal})."
+            f"- AUROC {auroc}: median grades at the stop over uniform's Wilson size {min(ratios):.2f} to "
+            f"{max(ratios):.2f} (goal at most {goal}, within 2 s.e.: met on {reached} of {len(sub)}); over Wald's "
+            f"{min(r['activegrade']['stop_n_ratio'] for r in sub):.2f} to "
+            f"{max(r['activegrade']['stop_n_ratio'] for r in sub):.2f}."
         )
+    return "\n".join(lines) + "\n"
+
+
+def budget_markdown(rows: list[dict]) -> str:
+    """The MSE ratio and fixed-n coverage table (`budget_rows`), with the goals read from it."""
+    lines = [
+        "",
+        "## Fixed budgets: MSE ratio to uniform and fixed-n coverage",
+        "",
+        "The project's design (queue and estimator) at fixed budgets, on the pools without signal and shared "
+        "gsm8k: MSE over uniform's exact MSE at the same n, and coverage of the fixed-n interval, ± Monte Carlo "
+        "s.e. Goals: MSE ratio at most 1 + 2 s.e. without signal; coverage + 2 s.e. >= 0.935.",
+        "",
+        "| pool | budget | n | MSE ratio | fixed-n coverage |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['pool']} | {r['budget']} | {r['n']:.0f} | {r['mse_ratio']:.3f} ± {r['mse_ratio_se']:.3f} "
+            f"| {r['coverage']:.3f} ± {r['coverage_se']:.3f} |"
+        )
+    flat = [r for r in rows if r["pool"] != "shared gsm8k"]
+    mse_ok = sum(r["mse_ratio"] <= 1 + 2 * r["mse_ratio_se"] for r in flat)
+    cover_ok = sum(r["coverage"] + 2 * r["coverage_se"] >= 0.935 for r in rows)
+    lines += [
+        "",
+        f"- MSE ratio <= 1 + 2 s.e. without signal: met on {mse_ok} of {len(flat)} (pool, budget) pairs; "
+        f"highest {max(r['mse_ratio'] for r in flat):.3f}.",
+        f"- Fixed-n coverage + 2 s.e. >= 0.935: met on {cover_ok} of {len(rows)}; lowest "
+        f"{min(r['coverage'] for r in rows):.3f}.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -139,7 +242,12 @@ def main() -> None:
     parser.add_argument("--out", default=str(HERE / "stopping.md"))
     args = parser.parse_args()
     rows, seconds = run(args.reps, args.regime, args.seed)
-    Path(args.out).write_text(markdown(rows, args.reps, args.regime, seconds))
+    start = time.perf_counter()
+    budgets = budget_rows(args.reps, args.seed)
+    skips = skip_rows(args.reps, args.seed)
+    seconds += time.perf_counter() - start
+    text = markdown(rows, args.reps, args.regime, seconds) + budget_markdown(budgets) + skip_markdown(skips)
+    Path(args.out).write_text(text)
     print(f"wrote {args.out}")
 
 

@@ -38,6 +38,11 @@ class Scale:
         raise KeyError(f"{label!r} is not a label of this {self.kind} scale")
 
     @property
+    def binary(self) -> bool:
+        """Whether every value is 0 or 1 (correct/incorrect, however labelled): grades of Bernoulli variance."""
+        return all(c.value in (0.0, 1.0) for c in self.choices)
+
+    @property
     def level(self) -> str:
         """Krippendorff's level of measurement for this scale: nominal for binary, ordinal for the others."""
         return "nominal" if self.kind == "binary" else "ordinal"

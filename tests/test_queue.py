@@ -33,12 +33,13 @@ def test_same_state_and_seed_give_the_same_item(design):
 
 
 def test_every_stratum_gets_its_floor_before_anything_else(design):
-    """No estimate leans on an ungraded stratum: the first H grades visit every stratum, the first
-    H * floor grades give each its floor, whatever the weights (stratum 0 holds 6 of 36 items)."""
+    """No estimate leans on an ungraded stratum: the first H grades visit every stratum, whatever the weights
+    (stratum 0 holds 6 of 36 items); until the grades show the strata differ the floor is that one grade and
+    the next go proportionally (core.stats.collapse), not design.floor to each."""
     order = drain(design, 3)
     strata = design.stratum[np.array(order)]
     assert sorted(strata[:3]) == [0, 1, 2]
-    assert np.bincount(strata[: 3 * design.floor], minlength=3).tolist() == [design.floor] * 3
+    assert np.bincount(strata[: 3 * design.floor], minlength=3).tolist() == [1, 2, 3]  # sizes 6, 10, 20: proportional
     assert strata[0] == 2  # the largest W_h S_h goes first
 
 

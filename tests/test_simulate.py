@@ -183,7 +183,9 @@ def test_cli_stopping_mode_reports_the_stop_and_the_forecast(tmp_path):
     assert main(args) == 0
     stopping = json.loads(out.read_text())["stopping"]
     assert stopping["regime"] == "looks" and stopping["uniform_fixed_n"] > 0
+    assert stopping["uniform_fixed_n_wilson"] >= stopping["uniform_fixed_n"] - 2
     fields = {"stop_n_median", "stop_n_mean", "stop_coverage", "stop_bias", "saving_shown_at_stop", "forecast_n"}
+    fields |= {"stop_n_median_se", "stop_n_ratio", "stop_n_ratio_wilson"}
     fields |= {"forecast_low", "forecast_high", "forecast_hit", "projection_low", "projection_high", "projection_hit"}
     for method in ("activegrade", "uniform"):
         row = stopping[method]

@@ -32,3 +32,34 @@ def test_a_stratum_seen_only_through_skips_spans_its_weight():
     design = make_design(np.repeat([0, 1], [10, 30]), np.full(40, 0.5))
     bound = skip_bound(design, [10], [1.0], [0])
     assert (bound.low, bound.high) == pytest.approx((0.75, 1.0))
+
+
+def test_the_widening_is_the_bound_around_the_estimate():
+    from core.stats.skips import skip_widening
+
+    design = make_design(np.repeat([0, 1], [10, 30]), np.full(40, 0.5))
+    value = 0.25 * 0.5 + 0.75 * 2 / 3  # stratum means 1/2 and 2/3
+    down, up = skip_widening(design.weights, np.array([value]), [[2, 3]], [[1.0, 2.0]], [[2, 0]])
+    assert down[0] == pytest.approx(value - (1 / 16 + 0.5)) and up[0] == pytest.approx(3 / 16 + 0.5 - value)
+    assert skip_widening(design.weights, np.array([value]), [[2, 3]], [[1.0, 2.0]], [[0, 0]]) == (0.0, 0.0)
+
+
+def test_skips_that_stay_skipped_keep_the_looks_from_stopping_and_are_counted_as_met():
+    """Stratum 0's first two items in the order stay skipped: the queue meets them before its third item, and
+    comes back to them only after the stratum's other items; the looks then cannot stop within a target the
+    skips' worst case exceeds."""
+    from core.stats.simulate import skips_met
+    from core.stats.stopping import run_looks
+
+    design = make_design(np.repeat([0, 1], [50, 50]), np.full(100, 0.5))
+    order = np.arange(100)[None]
+    lost = np.zeros((1, 100), dtype=bool)
+    lost[0, [0, 1]] = True
+    positions = np.concatenate([np.arange(2, 50), [0, 1], np.arange(50, 100)])[None]
+    met = skips_met(design, order, lost, positions)
+    assert met[0, 0] == 2 and met[0, 47] == 2 and met[0, 48] == 1 and met[0, 49] == 0 and met[0, 50] == 0
+    grades = (np.arange(100)[positions] % 2).astype(float)
+    free = run_looks(design, positions[:, :60], grades[:, :60], 0.2)
+    held = run_looks(design, positions[:, :60], grades[:, :60], 0.2, skipped=np.full((1, 60), 20))
+    assert free.stopped[0] and not held.stopped[0]
+    assert held.last_high[0] - held.last_low[0] > free.high[0] - free.low[0]

@@ -10,7 +10,16 @@ from core.stats.allocation import design_from_items, make_design
 from core.stats.forecast import forecast, forecast_batch, stop_saving, uniform_grades
 from core.stats.looks import look_plan
 from core.stats.simulate import labels_of, replay_queue, replication_orders, synthetic_items
-from core.stats.stopping import FLOOR_KAPPA, allocation_kappa, check_regime, run_looks, share_variance, uniform_fixed_n
+from core.stats.simulate_stopping import median_se
+from core.stats.stopping import (
+    FLOOR_KAPPA,
+    allocation_kappa,
+    check_regime,
+    run_looks,
+    share_variance,
+    uniform_fixed_n,
+    uniform_fixed_n_wilson,
+)
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +101,31 @@ def test_uniform_grades_match_the_textbook_size_and_the_saving_compares_with_bot
     saving = stop_saving(200, 0.25, 0.5, 4000, 0.05, "looks")
     assert saving.fixed_n == pytest.approx(1 - 200 / 351) and saving.same_regime > saving.fixed_n
     assert np.isnan(stop_saving(200, float("nan"), 0.5, 4000, 0.05, "looks").fixed_n)
+
+
+def test_uniform_wilson_size_is_the_issues_table_and_exceeds_wald_at_rare_means():
+    """Issue 27's table (N = 4,000): Wald / Wilson 30 / 51 at mean 0.02 and h = 0.05, 843 / 841 at 0.5 and 0.03."""
+    assert uniform_fixed_n_wilson(0.02 * 0.98, 0.02, 4000, 0.05) == 51
+    assert uniform_fixed_n(0.02 * 0.98, 4000, 0.05) == 30
+    assert uniform_fixed_n_wilson(0.25, 0.5, 4000, 0.03) == 841
+    assert uniform_fixed_n_wilson(0.0, 0.0, 4000, 0.05) == uniform_fixed_n(0.0, 4000, 0.05)
+    skewed = uniform_fixed_n_wilson(0.005, 0.02, 4000, 0.05)  # a finer scale: Wilson on the effective size
+    assert uniform_fixed_n(0.005, 4000, 0.05) < skewed < uniform_fixed_n_wilson(0.0196, 0.02, 4000, 0.05)
+
+
+def test_the_median_se_is_about_that_of_a_normal_median():
+    draws = np.random.default_rng(0).normal(size=4000)
+    assert median_se(draws) == pytest.approx(np.sqrt(np.pi / 2) / np.sqrt(4000), rel=0.15)
+
+
+def test_before_any_grade_of_a_finer_scale_the_forecast_does_not_assume_bernoulli_variance(pool):
+    design = pool[0]
+    binary = forecast(design, [], [], 0.05, "looks")
+    finer = forecast(design, [], [], 0.05, "looks", binary=False)
+    assert finer.low < 0.5 * binary.low and finer.high <= binary.high and finer.spread > binary.spread
+    design, labels, positions = pool
+    after = [forecast(design, positions[0, :40], labels[positions[0, :40]], 0.05, "looks", binary=b) for b in (0, 1)]
+    assert after[0] == after[1]  # once the grades show the spread, they decide
 
 
 def test_skewed_grades_are_not_stopped_by_a_lucky_small_variance():

@@ -154,6 +154,7 @@ def read_project(
         n0=budget,
         expected=expected,
         width_ratio=_width_ratio(fixed_n, sequence) if regime == ANYTIME else None,
+        binary=settings.grading_scale.binary,
     )
     saving = _saving(design, estimate, forecast_, stop_at, target, regime)
     return Reading(

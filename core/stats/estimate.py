@@ -40,6 +40,7 @@ from scipy import stats
 
 from core.errors import InputError
 from core.stats.allocation import Design, greedy_prefixes, planned_allocation, stratified_variance, stratum_moments
+from core.stats.collapse import collapsed_variances, strata_differ
 from core.stats.intervals import (
     LEVEL,
     all_equal_floor,
@@ -166,7 +167,9 @@ def from_moments(
     _, ysum, ysumsq = grade_moments
     sizes, w = design.sizes.astype(float), design.weights
     seen = counts > 0
-    s2 = np.maximum(sample_variance(counts, sums, sumsq), all_equal_floor(counts, ysum, ysumsq))
+    own = np.maximum(sample_variance(counts, sums, sumsq), all_equal_floor(counts, ysum, ysumsq))
+    differ = strata_differ(*grade_moments)
+    s2 = collapsed_variances(own, moments, grade_moments, differ)
     value = np.sum(w * np.where(seen, sums / np.maximum(counts, 1), 0.0), axis=1)
     value = np.where(seen.all(axis=1), value, np.nan)
     variance = stratified_mean_variance(w, sizes, counts, s2)
@@ -175,7 +178,7 @@ def from_moments(
     return BatchEstimate(
         value=value,
         variance=variance,
-        df=np.where(binary, n - design.H, satterthwaite_df(w, sizes, counts, s2)),
+        df=np.where(binary | ~differ, n - design.H, satterthwaite_df(w, sizes, counts, s2)),
         n=np.where(census, np.inf, n),
         counts=counts,
         stratum_sd=np.where(seen, np.sqrt(s2), design.prior_sd),

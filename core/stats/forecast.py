@@ -85,8 +85,15 @@ SHARE_PRIOR_GRADES = 2.0
 """Pseudo-grades at rho = 1 behind the variance share the grades show (`_variance_share`)."""
 
 FLOOR_ROUNDS = 3
-"""Fixed-point rounds for the floor of strata whose grades all agree (core.stats.intervals.all_equal_floor):
-at rare means most strata see no success for a while, and the floor, not m (1 - m), sets their width."""
+"""Fixed-point rounds for the floor of a sample whose grades all agree (core.stats.intervals.all_equal_floor):
+at rare means the first grades may see no success, and the floor, not m (1 - m), sets the width. Until the
+strata differ the variance pools them (core.stats.collapse), so the floor is the whole sample's."""
+
+SHARE_PRIOR_RANGE = (0.05, 1.0)
+"""Where rho may lie before any grade of a scale finer than correct/incorrect: Var y <= m (1 - m) for y in
+[0, 1] (Bhatia and Davis 2000), so rho is in (0, 1]; the forecast draws it log-uniformly over this range
+(the scale-invariant prior of a variance ratio, as Jeffreys' for a scale), 0.05 the least `_variance_share`
+reads."""
 
 ANYTIME_WIDTH_RATIO = 0.62
 """r before the confidence sequence is known: its fixed-n half-width is about 0.62 times the anytime one
@@ -168,13 +175,15 @@ def forecast_batch(
     n0: int | None = None,
     expected: float | None = None,
     width_ratio: np.ndarray | float | None = None,
+    binary: bool = True,
     seed: int = 0,
 ) -> np.ndarray:
     """(R, 4): low, median and high of grades to stop, and the grades uniform random sampling needs with its
     usual fixed-n interval on the same draws (the median over their ratio, draw by draw), for R replications
     of grades, (R, n) in grading order
     (n = 0: before any grade). ``n0`` the budget of the ``fixed`` regime; ``width_ratio`` r for ``anytime``
-    (default ANYTIME_WIDTH_RATIO)."""
+    (default ANYTIME_WIDTH_RATIO); ``binary``: whether the grading scale is correct/incorrect (rho = 1), else
+    rho is drawn over SHARE_PRIOR_RANGE until the grades show it (`_variance_share`)."""
     check_regime(regime)
     positions = np.atleast_2d(np.asarray(positions, dtype=np.int64))
     y = np.atleast_2d(np.asarray(grades, dtype=float))
@@ -197,17 +206,20 @@ def forecast_batch(
     b = PRIOR_GRADES * (1 - centre) + (counts - sums)[:, None, :]
     means = rng.beta(a, b)
     spread = a * b / ((a + b) ** 2 * (a + b + 1))  # the variance the grades will show: E[m (1 - m)] + Var(m)
-    rho = _variance_share(counts, sums, sumsq)[:, None, None]
+    rho = np.broadcast_to(_variance_share(counts, sums, sumsq)[:, None, None], (reps, DRAWS, 1))
+    if not binary:  # before a scale finer than 0/1 shows its spread, rho is unknown: drawn (SHARE_PRIOR_RANGE)
+        low_share, high_share = np.log(SHARE_PRIOR_RANGE)
+        drawn = np.exp(np.random.default_rng([seed, 1]).uniform(low_share, high_share, (reps, DRAWS, 1)))
+        rho = np.where(_shows_share(counts)[:, None, None], rho, drawn)
     sds = np.sqrt(rho * (means * (1 - means) + spread))
     z = look_plan().constants[-1] if regime == LOOKS else stats.norm.ppf(0.975)
     ratio = ANYTIME_WIDTH_RATIO if width_ratio is None else np.asarray(width_ratio, dtype=float).reshape(-1, 1)
     half = target * (ratio if regime == ANYTIME else 1.0)
     pool = means @ design.weights
     n = neyman_grades(design.weights, sds, design.N, half, z, pool)
-    for _ in range(FLOOR_ROUNDS):  # the floor a stratum of equal grades gets, at the grades the stop gives it
-        share = design.weights * sds / np.maximum((design.weights * sds).sum(axis=-1, keepdims=True), 1e-12)
-        per = np.maximum(n[..., None] * share, 1.0)
-        equal = ((1 - means) ** per + means**per) * (rho == 1.0)
+    for _ in range(FLOOR_ROUNDS):  # the floor of a sample of equal grades, at the grades the stop gives it
+        per = np.maximum(n, 1.0)[..., None]
+        equal = ((1 - pool[..., None]) ** per + pool[..., None] ** per) * (rho == 1.0)
         centre = 0.5 / (per + 1)
         floored = np.sqrt(np.maximum(sds**2, (1 - equal) * sds**2 + equal * centre * (1 - centre)))
         n = neyman_grades(design.weights, floored, design.N, half, z, pool)
@@ -220,6 +232,11 @@ def forecast_batch(
     ranged = np.quantile(n, [RANGE[0], 0.5, RANGE[1]], axis=1).T
     ratio = np.median(n / np.maximum(uniform, 1.0), axis=1)  # paired draw by draw: the same pool for both
     return np.column_stack([ranged, ranged[:, 1] / np.maximum(ratio, 1e-9)])
+
+
+def _shows_share(counts: np.ndarray) -> np.ndarray:
+    """(R,) whether some stratum has 2 grades, so that `_variance_share` reads rho from the grades."""
+    return (counts > 1).any(axis=1)
 
 
 def _variance_share(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
@@ -246,12 +263,21 @@ def forecast(
     n0: int | None = None,
     expected: float | None = None,
     width_ratio: float | None = None,
+    binary: bool = True,
 ) -> Forecast:
     """The forecast for one project's grades so far (in grading order; none before grading): `forecast_batch`."""
     positions = np.asarray(list(positions), dtype=np.int64)
     grades = np.asarray(list(grades), dtype=float)
     low, mid, high, uniform = forecast_batch(
-        design, positions[None], grades[None], target, regime, n0=n0, expected=expected, width_ratio=width_ratio
+        design,
+        positions[None],
+        grades[None],
+        target,
+        regime,
+        n0=n0,
+        expected=expected,
+        width_ratio=width_ratio,
+        binary=binary,
     )[0]
     return Forecast(
         int(round(mid)), int(round(low)), int(round(high)), regime, int(positions.size), int(round(uniform))

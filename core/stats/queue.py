@@ -24,6 +24,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.stats.allocation import Design, next_stratum, stratum_moments
+from core.stats.collapse import strata_differ
 from core.stats.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 
 
@@ -70,9 +71,12 @@ def queue_spreads(
 ) -> np.ndarray:
     """The spreads the queue allocates by: the surrogate prior recalibrated by the grades
     (`calibrated_prior_sd` on the pooled sums, `core.stats.spreads.pooled_sums`), blended with each
-    stratum's own grades (`adaptive_sd` on `core.stats.allocation.stratum_moments`). Vectorised over a
-    leading replication axis."""
-    return adaptive_sd(calibrated_prior_sd(design, *pooled), design.prior_strength, *moments)
+    stratum's own grades (`adaptive_sd` on `core.stats.allocation.stratum_moments`), once the grades show that
+    the strata differ (core.stats.collapse.strata_differ); until then one common spread, sqrt(sum_h W_h S_h^2)
+    of those, i.e. proportional allocation (core.stats.collapse). Vectorised over a leading replication axis."""
+    spreads = adaptive_sd(calibrated_prior_sd(design, *pooled), design.prior_strength, *moments)
+    common = np.sqrt(np.sum(design.weights * spreads**2, axis=-1, keepdims=True))
+    return np.where(strata_differ(*moments)[..., None], spreads, common)
 
 
 def queue_stratum(
@@ -85,10 +89,15 @@ def queue_stratum(
 
     ``taken``: items graded or reserved per stratum, (H,) or (R, H); ``moments``: (count, sum, sum of squares)
     of the grades per stratum; ``pooled``: the pooled sums of `core.stats.spreads.pooled_sums`. The stratum is
-    `next_stratum`'s with the spreads of `queue_spreads`.
+    `next_stratum`'s with the spreads of `queue_spreads`, and a floor of one grade per stratum until the strata differ
+    (core.stats.collapse: the pooled variance needs no spread per stratum, and a floor of design.floor in every
+    stratum of unequal sizes is no proportional allocation: MSE 1.12 times uniform's at n = 10 without signal).
     """
     spreads = queue_spreads(design, moments, pooled)
-    return next_stratum(design.weights, spreads, taken, design.sizes, design.floor, design.kappa)
+    floor = np.where(strata_differ(*moments), design.floor, 1)[
+        ..., None
+    ]  # a floor that fits the budget: 1 while pooled
+    return next_stratum(design.weights, spreads, taken, design.sizes, floor, design.kappa)
 
 
 @functools.lru_cache(maxsize=16)

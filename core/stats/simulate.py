@@ -210,18 +210,21 @@ def replication_orders(n_items: int, seed: int, reps: int) -> np.ndarray:
     return np.stack([item_order(n_items, int(s)) for s in seeds])
 
 
-def skip_mask(labels: np.ndarray, skip_wrong: float, skip_right: float, reps: int, seed: int) -> np.ndarray:
-    """(reps, N) bool: whether the grader of replication r passes over item i when it is shown.
+def skip_mask(
+    labels: np.ndarray, skip_wrong: float, skip_right: float, reps: int, seed: int, grader: int = 0
+) -> np.ndarray:
+    """(reps, N) bool: whether grader ``grader`` (0: the first) of replication r passes over item i when shown.
 
     Skips depend on the grade: an item with grade y is skipped with probability
     skip_wrong (1 - y) + skip_right y, independently (not at random when the two
-    rates differ, the case that biases an estimate which ignores skips).
+    rates differ, the case that biases an estimate which ignores skips); each grader draws independently.
     """
     for name, rate in (("--skip-wrong", skip_wrong), ("--skip-right", skip_right)):
         if not 0 <= rate < 1:
             raise InputError(f"{name} must be in [0, 1), got {rate}", fix="give the share of items graders skip")
     rate = skip_wrong * (1 - labels) + skip_right * labels
-    return np.random.default_rng([seed, 2]).random((reps, labels.size)) < rate
+    stream = [seed, 2] if grader == 0 else [seed, 2, grader]
+    return np.random.default_rng(stream).random((reps, labels.size)) < rate
 
 
 def skipped_last(orders: np.ndarray, skipped: np.ndarray) -> np.ndarray:
@@ -244,6 +247,27 @@ def skips_on_the_way(design: Design, orders: np.ndarray, skipped: np.ndarray, po
         last = np.where(in_h, rank[rows, positions], -1).max(axis=1)
         total += (skipped & (design.stratum == h) & (rank < last[:, None])).sum(axis=1)
     return total
+
+
+def skips_met(design: Design, orders: np.ndarray, lost: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """(R, n): at each grade, the items of its stratum that the queue has met and that stay skipped (``lost``,
+    (R, N) by position, passed over by every grader): those coming before the stratum's furthest graded item in
+    the replication's ``orders``, less those the queue came back to and had graded (a stratum's last items).
+    core.stats.stopping.run_looks reads them as a worst-case bound."""
+    rank = np.argsort(orders, axis=1)
+    rows = np.arange(orders.shape[0])[:, None]
+    in_order_lost = np.take_along_axis(lost, orders, 1)
+    strata = design.stratum[orders]
+    at = rank[rows, positions]  # each graded position's place in the order
+    was_lost = np.take_along_axis(lost, positions, 1)
+    out = np.zeros(positions.shape, dtype=np.int64)
+    for h in range(design.H):
+        mine = design.stratum[positions] == h
+        before = np.cumsum(in_order_lost & (strata == h), axis=1)
+        reached = np.maximum.accumulate(np.where(mine & ~was_lost, np.take_along_axis(before, at, 1), 0), axis=1)
+        came_back = np.cumsum(mine & was_lost, axis=1)
+        out = np.where(mine, np.maximum(reached - came_back, 0), out)
+    return out
 
 
 def in_order(positions: np.ndarray, orders: np.ndarray) -> np.ndarray:
@@ -442,8 +466,15 @@ def simulate(
     if target_half_width is not None:
         cap = replay_cap(labels, target_half_width)
         designs = {"activegrade": app, "uniform": one}
-        replays = {"activegrade": replay_queue(app, labels, orders, cap), "uniform": orders[:, :cap]}
-        result["stopping"] = stopping_figures(designs, replays, labels, target_half_width, regime, n0, expected)
+        # a skipped item goes to a second grader, who skips independently at the same rates; what both skip
+        # stays skipped, goes behind its stratum's other items, and bounds the interval the rule reads
+        lost = skipped & skip_mask(labels, skip_wrong, skip_right, reps, seed, grader=1)
+        kept = skipped_last(original, lost)
+        replays = {"activegrade": replay_queue(app, labels, kept, cap), "uniform": kept[:, :cap]}
+        met = {m: skips_met(designs[m], original, lost, r) for m, r in replays.items()} if lost.any() else None
+        result["stopping"] = stopping_figures(
+            designs, replays, labels, target_half_width, regime, n0, expected, skipped=met
+        )
     return result
 
 

@@ -6,10 +6,12 @@ of ``activegrade`` (the project's design, queue and regime) and ``uniform``
 regime's rule stops it (core.stats.stopping); figures, each with its Monte
 Carlo standard error where it has one:
 
-- stop_n_median, stop_n_mean: grades at the stop; stop_n_ratio: the median over
+- stop_n_median (stop_n_median_se: `median_se`), stop_n_mean: grades at the stop; stop_n_ratio: the median over
   ``uniform_fixed_n``, the grades a uniform sample read with the usual fixed-n
   interval needs for the same half-width (Cochran 1977, eq. 4.1-4.2, with the
-  pool's true S^2);
+  pool's true S^2); stop_n_ratio_wilson: the median over ``uniform_fixed_n_wilson``,
+  uniform's size with Wilson's score interval, valid where the Wald size is not
+  (a rare mean: core.stats.stopping.uniform_fixed_n_wilson);
 - stop_coverage: the share of stops whose interval (the one shown then) holds
   the pool's mean; stop_bias: the mean error of the estimate at the stop;
 - saving_shown_at_stop: the saving the dashboard shows at the stop against
@@ -31,24 +33,28 @@ from core.stats.allocation import Design
 from core.stats.confseq import checkpoints, sequence_batch
 from core.stats.estimate import estimate_batch
 from core.stats.forecast import forecast_batch, stop_saving
-from core.stats.stopping import FIXED, LOOKS, run_looks, uniform_fixed_n
+from core.stats.stopping import FIXED, LOOKS, run_looks, uniform_fixed_n, uniform_fixed_n_wilson
 
 STOP_CAP = 4.0
 """Replays run to at most this many times uniform's fixed-n size (or the pool): a stop later than that counts
 as a stop there (the figures say how often: stopped)."""
 
 
-def _stops(design: Design, positions: np.ndarray, labels: np.ndarray, target: float, regime: str, n0: int):
-    """(n, value, low, high, stopped) at each replication's stop under ``regime``."""
+def _stops(design: Design, positions: np.ndarray, labels: np.ndarray, target: float, regime: str, n0: int, skipped):
+    """(n, value, low, high, stopped) at each replication's stop under ``regime`` (``skipped``: the skips met,
+    for ``looks``: core.stats.stopping.run_looks)."""
     y = labels[positions]
     if regime == LOOKS:
-        b = run_looks(design, positions, y, target)
+        b = run_looks(design, positions, y, target, skipped=skipped)
         n = b.n
         value = np.where(b.stopped, b.value, np.nan)
         low, high, stopped = b.low, b.high, b.stopped
-        if not b.stopped.all():  # read where the replay ends, with the last look's level
+        if not b.stopped.all():  # read where the replay ends: the last look's interval (held by skips), else 95%
             end = estimate_batch(design, positions, y)
             low_end, high_end = end.interval(0.95)
+            looked = b.last >= 0
+            low_end = np.where(looked, b.last_low, low_end)
+            high_end = np.where(looked, b.last_high, high_end)
             value = np.where(b.stopped, value, end.value)
             low, high = np.where(b.stopped, low, low_end), np.where(b.stopped, high, high_end)
         return n, value, low, high, stopped
@@ -77,28 +83,42 @@ def stopping_figures(
     regime: str,
     n0: int,
     expected: float | None = None,
+    skipped: dict[str, np.ndarray] | None = None,
 ) -> dict:
     """The ``stopping`` object (module docstring) for the methods in ``designs`` (their replays in
-    ``positions``, (R, cap) each)."""
+    ``positions``, (R, cap) each; ``skipped``: per method, the skips each grade met, core.stats.simulate.
+    skips_met, None without skips)."""
     N, mu = labels.size, float(labels.mean())  # noqa: N806
     s2 = float(labels.var(ddof=1))
     reference = uniform_fixed_n(s2, N, target)
-    out: dict = {"target_half_width": target, "regime": regime, "uniform_fixed_n": reference}
+    wilson = uniform_fixed_n_wilson(s2, mu, N, target)
+    out: dict = {
+        "target_half_width": target,
+        "regime": regime,
+        "uniform_fixed_n": reference,
+        "uniform_fixed_n_wilson": wilson,
+    }
+    binary = bool(np.isin(labels, (0.0, 1.0)).all())  # the pool's grading scale: correct/incorrect or finer
     for method, design in designs.items():
         pos = positions[method]
-        setup = forecast_batch(design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0, expected=expected)[0]
+        setup = forecast_batch(
+            design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0, expected=expected, binary=binary
+        )[0]
         fixed_n0 = int(round(setup[1])) if regime == FIXED else n0
-        n, value, low, high, stopped = _stops(design, pos, labels, target, regime, fixed_n0)
+        met = None if skipped is None else skipped[method]
+        n, value, low, high, stopped = _stops(design, pos, labels, target, regime, fixed_n0, met)
         k = max(20, 2 * design.H)
-        projection = forecast_batch(design, pos[:, :k], labels[pos[:, :k]], target, regime, n0=fixed_n0)
+        projection = forecast_batch(design, pos[:, :k], labels[pos[:, :k]], target, regime, n0=fixed_n0, binary=binary)
         shown = _shown_savings(design, pos, labels, n, target, regime)
         reps = n.size
         cover = ((low <= mu) & (mu <= high)).astype(float)
         out[method] = {
             "stop_n_median": float(np.median(n)),
+            "stop_n_median_se": median_se(n),
             "stop_n_mean": float(n.mean()),
             "stop_n_mean_se": float(n.std(ddof=1) / np.sqrt(reps)),
             "stop_n_ratio": float(np.median(n) / max(reference, 1)),
+            "stop_n_ratio_wilson": float(np.median(n) / max(wilson, 1)),
             "stopped": float(stopped.mean()),
             "stop_coverage": float(cover.mean()),
             "stop_coverage_se": float(cover.std(ddof=1) / np.sqrt(reps)),
@@ -117,13 +137,24 @@ def stopping_figures(
             "projection_hit": float(((n >= projection[:, 0]) & (n <= projection[:, 2])).mean()),
         }
         if expected is not None:  # the surrogate's own forecast beside the one from the manager's score
-            own = forecast_batch(design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0)[0]
+            own = forecast_batch(design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0, binary=binary)[0]
             out[method] |= {
                 "forecast_surrogate_low": float(own[0]),
                 "forecast_surrogate_high": float(own[2]),
                 "forecast_surrogate_hit": float(((n >= own[0]) & (n <= own[2])).mean()),
             }
     return out
+
+
+def median_se(values: np.ndarray) -> float:
+    """Monte Carlo s.e. of a median of R draws: half the distance between the order statistics of ranks
+    R/2 -+ sqrt(R)/2, the distribution-free interval for the median at +-1 s.e. (the ranks of the median are
+    Binomial(R, 1/2); e.g. Conover, Practical Nonparametric Statistics, 1999, section 3.2)."""
+    x = np.sort(np.asarray(values, dtype=float))
+    half = np.sqrt(x.size) / 2
+    low = int(np.clip(np.floor(x.size / 2 - half), 0, x.size - 1))
+    high = int(np.clip(np.ceil(x.size / 2 + half), 0, x.size - 1))
+    return float((x[high] - x[low]) / 2)
 
 
 def _shown_savings(design: Design, positions: np.ndarray, labels: np.ndarray, n: np.ndarray, target, regime):

@@ -41,6 +41,26 @@ class SkipBound:
     high: float
 
 
+def stratum_bounds(graded: np.ndarray, total: np.ndarray, skips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each stratum's mean with its skipped items all 0 and all 1: G_h / (g_h + k_h) and (G_h + k_h) / (g_h + k_h)
+    (module docstring), arrays of shape (..., H); NaN where the stratum was neither graded nor skipped."""
+    graded, total, skips = (np.asarray(a, dtype=float) for a in (graded, total, skips))
+    drawn = graded + skips
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(drawn > 0, total / drawn, np.nan), np.where(drawn > 0, (total + skips) / drawn, np.nan)
+
+
+def skip_widening(weights: np.ndarray, value: np.ndarray, graded, total, skips) -> tuple[np.ndarray, np.ndarray]:
+    """How far the skipped items could move the estimate ``value`` (...,) down and up: value - sum_h W_h low_h and
+    sum_h W_h high_h - value with `stratum_bounds` (at least 0; 0 where nothing is skipped). What the interval
+    the stopping rule reads adds on each side (core.stats.stopping.run_looks, core.services.reading)."""
+    low, high = stratum_bounds(graded, total, skips)
+    any_skip = np.sum(np.asarray(skips, dtype=float), axis=-1) > 0
+    down = np.where(any_skip, np.maximum(value - np.nansum(weights * low, axis=-1), 0.0), 0.0)
+    up = np.where(any_skip, np.maximum(np.nansum(weights * high, axis=-1) - value, 0.0), 0.0)
+    return down, up
+
+
 def skip_bound(design: Design, positions, grades, skipped) -> SkipBound:
     """The `SkipBound` of graded `positions` with `grades` and the `skipped` positions (not graded)."""
     positions = np.asarray(list(positions), dtype=np.int64)
@@ -49,10 +69,9 @@ def skip_bound(design: Design, positions, grades, skipped) -> SkipBound:
     graded, total, _ = stratum_moments(design, positions, grades)
     graded = graded.astype(np.int64)
     skips = np.bincount(design.stratum[skipped], minlength=design.H)
+    low_mean, high_mean = stratum_bounds(graded, total, skips)
     drawn = graded + skips
     with np.errstate(invalid="ignore", divide="ignore"):
-        low_mean = np.where(drawn > 0, total / drawn, np.nan)
-        high_mean = np.where(drawn > 0, (total + skips) / drawn, np.nan)
         share = np.where(drawn > 0, skips / drawn, np.nan)
     table = pd.DataFrame(
         {
