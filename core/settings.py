@@ -15,6 +15,7 @@ from typing import Any
 
 from core.errors import InputError
 from core.scales import DEFAULT_SCALE, Scale, scale_from_settings
+from core.stats.compare import MODES as COMPARE_MODES
 from core.stats.design import grading_budget, planned_budget
 from core.stats.estimate import METHODS
 from core.stats.stopping import ANYTIME, DEFAULT_REGIME, FIXED, LOOKS
@@ -75,6 +76,12 @@ class ProjectSettings:
     """The minimum viewing time: a grade sooner than this many seconds after the grader's browser painted the
     item is a key held down or pressed twice, not a judgement of it, and is not stored (core.services.grading).
     0 turns the check off (one-word answers a practised grader reads at a glance)."""
+    targets: list[str] = field(default_factory=list)
+    """The models a comparison project compares, sorted (core.inputs.targets.Targets.models); empty for a
+    one-model project. A grade of a comparison names one of them (grades.target)."""
+    compare_mode: str = "absolute"
+    """How a comparison is graded (core.stats.compare.MODES): ``absolute``, one response at a time;
+    ``side-by-side``, every target's response on one card; ``pairwise``, a preference. Unused with one model."""
 
     def __post_init__(self) -> None:
         _check(self.backend in BACKENDS, "backend", self.backend, f"use one of {', '.join(BACKENDS)}")
@@ -114,6 +121,8 @@ class ProjectSettings:
             self.min_view_s,
             f"use a number of seconds from 0 to {MAX_MIN_VIEW_S:g}",
         )
+        _check(_are_targets(self.targets), "targets", self.targets, "name two or more distinct models, sorted, or none")
+        _check(self.compare_mode in COMPARE_MODES, "compare_mode", self.compare_mode, f"use one of {', '.join(COMPARE_MODES)}")
         scale_from_settings({"scale": self.scale})  # InputError when the stored scale is malformed
 
     @property
@@ -130,6 +139,11 @@ class ProjectSettings:
         """The most items the queue hands out: n0 when the budget is fixed in advance, else None
         (core.stats.design.grading_budget)."""
         return grading_budget(self.planned_budget, self.budget_fixed, n_items)
+
+    @property
+    def compares(self) -> bool:
+        """Whether the project compares several targets (the one place that decides it)."""
+        return bool(self.targets)
 
     @property
     def grading_scale(self) -> Scale:
@@ -155,6 +169,17 @@ class ProjectSettings:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _are_targets(value: Any) -> bool:
+    names = list(value) if isinstance(value, (list, tuple)) else None
+    if names is None or not names:
+        return names == []
+    return (
+        len(names) >= 2
+        and all(isinstance(n, str) and n.strip() == n and n for n in names)
+        and names == sorted(set(names))
+    )
 
 
 def _is_number(value: Any) -> bool:

@@ -113,6 +113,12 @@ def _check_same_prompts(pools: dict[str, pd.DataFrame], models: tuple[str, ...],
             )
 
 
+def pool_targets(pool: pd.DataFrame, file: str | None = None) -> tuple[str, ...]:
+    """The models a pool compares, sorted: () for a one-model pool, else `split_targets`'s (which checks the
+    long format and names the file, row and fix when it is wrong)."""
+    return split_targets(pool, file).models if has_targets(pool) else ()
+
+
 def refuse_targets(pool: pd.DataFrame, file: str | None = None) -> None:
     """InputError where a pool of several targets reaches a one-target path (a project, `prepare`): until
     comparison projects exist, their rows would be taken for separate items."""
