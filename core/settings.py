@@ -146,6 +146,11 @@ class ProjectSettings:
         return bool(self.targets)
 
     @property
+    def side_by_side(self) -> bool:
+        """Whether graders grade the project's items on the side-by-side card."""
+        return self.compares and self.compare_mode == "side-by-side"
+
+    @property
     def grading_scale(self) -> Scale:
         return scale_from_settings({"scale": self.scale})
 

@@ -85,7 +85,7 @@ def test_a_one_model_project_refuses_a_card(prepared_project):
 def test_a_comparison_project_is_prepared_with_every_targets_response_and_graded_side_by_side(tmp_path):
     from core.services.project import create_project, start_preparation
     from core.store import Store
-    from core.surrogate.targets import response_column
+    from core.inputs.targets import response_column
     from tests.test_compare import long_pool, write_jsonl
 
     pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(20)))
@@ -114,3 +114,21 @@ def test_a_comparison_project_is_prepared_with_every_targets_response_and_graded
     order = card_order(settings.seed, held, TARGETS)
     stored = store.target_grades(pid).sort_values("side")
     assert stored["target"].tolist() == list(order) and stored["label"].tolist() == ["Correct", "Incorrect"]
+
+
+def test_the_reading_pairs_each_items_grades_and_counts_wins(card_world):
+    from core.services.comparison_reading import comparison_reading, statement
+
+    store, pid, ann, design = card_world
+    for n in range(12):
+        held = reservations.claim(store, pid, design, 7, "ann")
+        order = card_order(7, held, TARGETS)
+        alpha_wins = n < 9  # alpha right, beta wrong on 9 items; both right on 3
+        labels = [("Correct" if (t == "alpha" or not alpha_wins) else "Incorrect") for t in order]
+        grade_actions.grade_card(store, ann, pid, held, labels, seconds=1.0)
+    reading = comparison_reading(store, pid, design)
+    assert reading.graded_items == 12
+    (pair,) = reading.pairs
+    assert pair.pair == "alpha - beta" and (pair.wins, pair.ties, pair.losses) == (9, 3, 0)
+    assert pair.low <= pair.estimate <= pair.high and reading.models["alpha"][0] > reading.models["beta"][0]
+    assert statement(reading).startswith("alpha - beta: ")

@@ -36,6 +36,11 @@ class Targets:
         return self.pools[self.models[0]]["id"].tolist()
 
 
+def response_column(model: str) -> str:
+    """The item-data column holding `model`'s response in a comparison project's stored items."""
+    return f"response::{model}"
+
+
 def has_targets(pool: pd.DataFrame) -> bool:
     """Whether the pool is in the long format of several targets: a TARGET_COLUMN naming two models or more
     (a one-model pool may carry a `model` column as metadata, and stays a one-model pool)."""

@@ -169,7 +169,7 @@ def grade_card(
     grader = acting_grader(store, actor, project_id)
     stored = store.project(project_id).settings
     settings = ProjectSettings.from_dict(stored)
-    if not settings.compares or settings.compare_mode != "side-by-side":
+    if not settings.side_by_side:
         raise Refused("this project does not grade responses side by side")
     if seconds < grading.min_view_s(stored):
         return _too_fast(project_id, grader, position, seconds)

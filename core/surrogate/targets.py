@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from core.inputs.io import Inputs
-from core.inputs.targets import Targets, split_targets
+from core.inputs.targets import Targets, response_column, split_targets
 from core.stats.compare import Comparison
 from core.stats.compare_design import difference_strata, predicted_grades
 from core.surrogate.prepare import prepare_items, sample_index, target_answers
@@ -51,11 +51,6 @@ def answer_classes(targets: Targets, inputs: Inputs, engine) -> np.ndarray:
         groups.append(ItemTexts(question, samples + list(answers[:-1, p]), answers[-1, p]))
     k = len(targets.models)
     return np.stack([classes[-k:] for classes in engine.cluster(groups)], axis=1).astype(np.int64)
-
-
-def response_column(model: str) -> str:
-    """The item-data column holding `model`'s response in a comparison project's items."""
-    return f"response::{model}"
 
 
 def comparison_items(comparison: Comparison, n_strata: int) -> pd.DataFrame:
