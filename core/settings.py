@@ -25,6 +25,9 @@ from core.surrogate.semantic import BACKENDS
 MAX_TARGET_HALF_WIDTH = 0.5
 """The widest stopping target: a half-width of 0.5 spans every mean grade in [0, 1]."""
 
+GRADED_COMPARE_MODES = ("side-by-side",)
+"""The comparison modes the Grade page can grade (core.stats.compare.MODES are all simulated)."""
+
 MAX_MIN_VIEW_S = 10.0
 """The longest minimum viewing time a project may set: longer would only keep graders waiting."""
 
@@ -79,8 +82,8 @@ class ProjectSettings:
     targets: list[str] = field(default_factory=list)
     """The models a comparison project compares, sorted (core.inputs.targets.Targets.models); empty for a
     one-model project. A grade of a comparison names one of them (grades.target)."""
-    compare_mode: str = "absolute"
-    """How a comparison is graded (core.stats.compare.MODES): ``absolute``, one response at a time;
+    compare_mode: str = "side-by-side"
+    """How a comparison is graded (core.stats.compare.MODES; the Grade page has ``side-by-side``, GRADED_COMPARE_MODES): ``absolute``, one response at a time;
     ``side-by-side``, every target's response on one card; ``pairwise``, a preference. Unused with one model."""
 
     def __post_init__(self) -> None:
@@ -123,6 +126,12 @@ class ProjectSettings:
         )
         _check(_are_targets(self.targets), "targets", self.targets, "name two or more distinct models, sorted, or none")
         _check(self.compare_mode in COMPARE_MODES, "compare_mode", self.compare_mode, f"use one of {', '.join(COMPARE_MODES)}")
+        _check(
+            not self.targets or self.compare_mode in GRADED_COMPARE_MODES,
+            "compare_mode",
+            self.compare_mode,
+            f"a comparison project is graded {', '.join(GRADED_COMPARE_MODES)} (the other modes are simulated only, so far)",
+        )
         scale_from_settings({"scale": self.scale})  # InputError when the stored scale is malformed
 
     @property

@@ -30,6 +30,8 @@ def test_a_comparison_is_decided_by_its_targets_and_its_mode_is_checked():
     assert ProjectSettings.from_dict(ProjectSettings(targets=TARGETS).to_dict()).targets == TARGETS
     with pytest.raises(InputError, match="setting compare_mode"):
         ProjectSettings(targets=TARGETS, compare_mode="ranked")
+    with pytest.raises(InputError, match="simulated only"):
+        ProjectSettings(targets=TARGETS, compare_mode="pairwise")
 
 
 @pytest.fixture
@@ -91,7 +93,7 @@ def test_a_comparison_project_is_prepared_with_every_targets_response_and_graded
     pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(20)))
     store = Store.open(f"sqlite:///{tmp_path / 'c.db'}")
     pid = create_project(
-        store, "C", ("pool.jsonl", pool.read_bytes()), settings={"compare_mode": "side-by-side"}, start=False
+        store, "C", ("pool.jsonl", pool.read_bytes()), start=False
     )
     settings = ProjectSettings.from_dict(store.project(pid).settings)
     assert settings.targets == TARGETS and settings.compares

@@ -21,7 +21,7 @@ def _page_text(at) -> str:
 
 def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, store, tmp_path):
     pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(60, models=MODELS)))
-    pid = create_project(store, "C", ("pool.jsonl", pool.read_bytes()), settings={"compare_mode": "side-by-side"}, start=False)
+    pid = create_project(store, "C", ("pool.jsonl", pool.read_bytes()), start=False)
     start_preparation(store, pid, wait=True)
     assert store.project(pid).status == "ready", store.project(pid).error
     targets, seed = sorted(MODELS), store.project(pid).settings["seed"]
