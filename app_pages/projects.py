@@ -159,7 +159,9 @@ def current(project: ProjectInfo) -> None:
         )
     )
     if targets := ProjectSettings.from_dict(settings).targets:
-        st.info(f"A comparison of {len(targets)} models ({', '.join(targets)}), graded side by side; graders never see the names.")
+        st.info(
+            f"A comparison of {len(targets)} models ({', '.join(targets)}), graded side by side; graders never see the names."
+        )
     if project.status == "ready":
         overview(project)
         return

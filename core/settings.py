@@ -125,7 +125,12 @@ class ProjectSettings:
             f"use a number of seconds from 0 to {MAX_MIN_VIEW_S:g}",
         )
         _check(_are_targets(self.targets), "targets", self.targets, "name two or more distinct models, sorted, or none")
-        _check(self.compare_mode in COMPARE_MODES, "compare_mode", self.compare_mode, f"use one of {', '.join(COMPARE_MODES)}")
+        _check(
+            self.compare_mode in COMPARE_MODES,
+            "compare_mode",
+            self.compare_mode,
+            f"use one of {', '.join(COMPARE_MODES)}",
+        )
         _check(
             not self.targets or self.compare_mode in GRADED_COMPARE_MODES,
             "compare_mode",

@@ -85,16 +85,14 @@ def test_a_one_model_project_refuses_a_card(prepared_project):
 
 
 def test_a_comparison_project_is_prepared_with_every_targets_response_and_graded_side_by_side(tmp_path):
+    from core.inputs.targets import response_column
     from core.services.project import create_project, start_preparation
     from core.store import Store
-    from core.inputs.targets import response_column
     from tests.test_compare import long_pool, write_jsonl
 
     pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(20)))
     store = Store.open(f"sqlite:///{tmp_path / 'c.db'}")
-    pid = create_project(
-        store, "C", ("pool.jsonl", pool.read_bytes()), start=False
-    )
+    pid = create_project(store, "C", ("pool.jsonl", pool.read_bytes()), start=False)
     settings = ProjectSettings.from_dict(store.project(pid).settings)
     assert settings.targets == TARGETS and settings.compares
     start_preparation(store, pid, wait=True)
@@ -134,3 +132,23 @@ def test_the_reading_pairs_each_items_grades_and_counts_wins(card_world):
     assert pair.pair == "alpha - beta" and (pair.wins, pair.ties, pair.losses) == (9, 3, 0)
     assert pair.low <= pair.estimate <= pair.high and reading.models["alpha"][0] > reading.models["beta"][0]
     assert statement(reading).startswith("alpha - beta: ")
+
+
+def test_a_comparisons_export_names_each_grades_target_and_side(card_world):
+    from core.exports.project_export import grades_export
+
+    store, pid, ann, design = card_world
+    held = reservations.claim(store, pid, design, 7, "ann")
+    grade_actions.grade_card(store, ann, pid, held, ["Correct", "Incorrect"], seconds=1.0)
+    table = grades_export(store.target_grades(pid), store.load_items(pid), design)
+    assert list(table.columns[:3]) == ["item", "target", "side"]
+    assert table.sort_values("side")["target"].tolist() == list(card_order(7, held, TARGETS))
+    assert "target" not in grades_export(store.grades(pid), store.load_items(pid), design).columns
+
+
+def test_a_comparison_refuses_a_grade_without_its_target(card_world):
+    store, pid, ann, design = card_world
+    held = reservations.claim(store, pid, design, 7, "ann")
+    with pytest.raises(grade_actions.Refused, match="side-by-side card"):
+        grade_actions.grade(store, ann, pid, held, "Correct", seconds=1.0)
+    assert store.grades(pid).empty

@@ -12,10 +12,10 @@ import streamlit as st
 
 from core.errors import InputError
 from core.services import grade_actions
-from core.services.side_by_side import card_order, card_responses, side_names
-from core.services.showings import Showing, Showings
-from core.settings import ProjectSettings
 from core.services.database import ProjectInfo, Store
+from core.services.showings import Showing, Showings
+from core.services.side_by_side import card_order, card_responses, side_names
+from core.settings import ProjectSettings
 from ui import plan, signin
 from ui.markdown_html import to_html
 

@@ -205,7 +205,9 @@ def _save_comparison(store: Store, project_id: int, inputs, settings: dict, repo
 
     report.stage(CLUSTERING, 0, 0)
     options = {k: settings[k] for k in ("model", "threshold") if settings.get(k) is not None}
-    comparison = prepare_targets(inputs, backend=settings["backend"], file=store.input_files(project_id)["pool"][0], **options)
+    comparison = prepare_targets(
+        inputs, backend=settings["backend"], file=store.input_files(project_id)["pool"][0], **options
+    )
     store.save_items(project_id, comparison_items(comparison, settings["n_strata"]))
 
 

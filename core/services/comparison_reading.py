@@ -80,8 +80,14 @@ def comparison_reading(store: Store, project_id: int, design: Design) -> Compari
         value, low, high = estimate(d)
         readings.append(
             PairReading(
-                pair_key(a, b), value, low, high, resolved(low, high),
-                int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()),
+                pair_key(a, b),
+                value,
+                low,
+                high,
+                resolved(low, high),
+                int((d > 0).sum()),
+                int((d == 0).sum()),
+                int((d < 0).sum()),
             )
         )
     return ComparisonReading(int(positions.size), level, models, readings)

@@ -14,8 +14,8 @@ import functools
 import logging
 from collections.abc import Callable
 
-from core.scales import scale_from_settings
 from core.errors import InputError
+from core.scales import scale_from_settings
 from core.services import auth, grading, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
@@ -118,6 +118,8 @@ def grade(
     """
     grader = acting_grader(store, actor, project_id)
     settings = store.project(project_id).settings
+    if ProjectSettings.from_dict(settings).compares:  # a grade without its target would mean nothing
+        raise Refused("this project compares models: its items are graded on the side-by-side card (grade_card)")
     if seconds < grading.min_view_s(settings):
         return _too_fast(project_id, grader, position, seconds)
     scale = scale_from_settings(settings)

@@ -42,7 +42,7 @@ WORKER_FILE_BYTES = 512_000_000
 file too large for it is read each time. The web server keeps none (it reads an upload to export it)."""
 
 GRADE_COLUMNS = ["id", "position", "value", "label", "grader", "comment", "seconds", "created_at"]
-TARGET_GRADE_COLUMNS = ["id", "position", "target", "side", "value", "label", "grader", "created_at"]
+TARGET_GRADE_COLUMNS = [*GRADE_COLUMNS, "target", "side"]
 """The columns of a comparison's grades (Store.target_grades): which target, and on which side of the card."""
 
 
@@ -441,7 +441,14 @@ class Store:
                 ).all()
                 if earlier:
                     _event(
-                        s, grader, GRADE_CHANGED, project_id, position=position, target=target, before=earlier[-1], after=label
+                        s,
+                        grader,
+                        GRADE_CHANGED,
+                        project_id,
+                        position=position,
+                        target=target,
+                        before=earlier[-1],
+                        after=label,
                     )
                 grade = Grade(
                     project_id=project_id,

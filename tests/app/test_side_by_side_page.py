@@ -35,7 +35,7 @@ def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, stor
         position = int(items.index.get_loc(item_id))
         order = card_order(seed, position, targets)
         shown = [e.proto.body for e in at.get("html") if "sbs-response" in e.proto.body]
-        assert [f"data-side=\"{side}\"" in body for side, body in enumerate(shown)] == [True, True]
+        assert [f'data-side="{side}"' in body for side, body in enumerate(shown)] == [True, True]
         for side, target in enumerate(order):  # what is on side j is target order[j]'s response
             assert str(items.at[item_id, response_column(target)]) in shown[side]
         labels = ["Correct", "Incorrect"] if n % 2 else ["Incorrect", "Correct"]
@@ -56,3 +56,17 @@ def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, stor
     assert "omega-hidden-model - zeta-secret-model: " in said
     pair = board.dataframe[1].value.iloc[0]
     assert pair["wins"] + pair["ties"] + pair["losses"] == 50
+
+
+def test_the_projects_page_accepts_a_pool_of_several_models_and_says_how_many(open_app, store, tmp_path, monkeypatch):
+    from tests.app.test_projects_page import _fill_new_project
+
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(20, models=MODELS)))
+    at = open_app()
+    _fill_new_project(at, "Compare", ("pool.jsonl", pool.read_bytes()), None)
+    at.button(key="create").click().run()
+    assert not at.error, [e.value for e in at.error]
+    project = store.project_by_name("Compare")
+    assert project.settings["targets"] == sorted(MODELS)
+    assert any("A comparison of 2 models" in i.value for i in at.info)

@@ -19,7 +19,13 @@ N_ITEMS, N_CARDS = 60, 50
 
 def comparison_pool() -> bytes:
     rows = [
-        {"id": f"q{i:03d}", "model": m, "prompt": f"PROMPT-q{i:03d}", "response": f"RESP-q{i:03d}-{k}", "answer": str(k)}
+        {
+            "id": f"q{i:03d}",
+            "model": m,
+            "prompt": f"PROMPT-q{i:03d}",
+            "response": f"RESP-q{i:03d}-{k}",
+            "answer": str(k),
+        }
         for i in range(N_ITEMS)
         for k, m in enumerate(MODELS)
     ]
