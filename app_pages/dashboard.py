@@ -23,13 +23,17 @@ from core.services.progress import (
 )
 from core.services.reading import Reading, interval_when, saving_words, stopping_words
 from core.services.tracking import PATH_NOTE
-from ui import access, plan, signin, state
+from core.settings import ProjectSettings
+from ui import access, comparison_panel, plan, signin, state
 from ui.charts import path_chart
 
 store = state.store()
 project = state.require_ready_project()
 signin.require(auth.VIEW_DASHBOARD, project.id)
 st.title("Dashboard")
+if ProjectSettings.from_dict(project.settings).compares:  # a comparison of several models: its own panel
+    comparison_panel.panel(store, project)
+    st.stop()
 method = st.sidebar.selectbox(
     "Estimator",
     ESTIMATORS,

@@ -21,7 +21,7 @@ from core.services import auth, grade_actions, grading
 from core.services.grading import grader_view
 from core.services.showings import Showings
 from core.settings import ProjectSettings
-from ui import access, grading_card, plan, signin, state
+from ui import access, grading_card, plan, side_by_side_card, signin, state
 from ui.markdown_html import to_html
 
 store = state.store()
@@ -38,6 +38,9 @@ LAST = f"card-{pid}"  # the last payload sent, re-sent with the error when the d
 st.title("Grade")
 if not grader:
     st.warning("Type your name in the sidebar (**Your name**) to start grading; every grade is saved under it.")
+    st.stop()
+if ProjectSettings.from_dict(project.settings).side_by_side:
+    side_by_side_card.page(store, project, grader)  # a comparison graded side by side: its own card
     st.stop()
 
 

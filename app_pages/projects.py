@@ -158,6 +158,10 @@ def current(project: ProjectInfo) -> None:
             f"minimum viewing time {settings['min_view_s']:g} s"
         )
     )
+    if targets := ProjectSettings.from_dict(settings).targets:
+        st.info(
+            f"A comparison of {len(targets)} models ({', '.join(targets)}), graded side by side; graders never see the names."
+        )
     if project.status == "ready":
         overview(project)
         return

@@ -15,6 +15,7 @@ from typing import Any
 
 from core.errors import InputError
 from core.scales import DEFAULT_SCALE, Scale, scale_from_settings
+from core.stats.compare import MODES as COMPARE_MODES
 from core.stats.design import grading_budget, planned_budget
 from core.stats.estimate import METHODS
 from core.stats.stopping import ANYTIME, DEFAULT_REGIME, FIXED, LOOKS
@@ -23,6 +24,9 @@ from core.surrogate.semantic import BACKENDS
 
 MAX_TARGET_HALF_WIDTH = 0.5
 """The widest stopping target: a half-width of 0.5 spans every mean grade in [0, 1]."""
+
+GRADED_COMPARE_MODES = ("side-by-side",)
+"""The comparison modes the Grade page can grade (core.stats.compare.MODES are all simulated)."""
 
 MAX_MIN_VIEW_S = 10.0
 """The longest minimum viewing time a project may set: longer would only keep graders waiting."""
@@ -79,6 +83,12 @@ class ProjectSettings:
     """The minimum viewing time: a grade sooner than this many seconds after the grader's browser painted the
     item is a key held down or pressed twice, not a judgement of it, and is not stored (core.services.grading).
     0 turns the check off (one-word answers a practised grader reads at a glance)."""
+    targets: list[str] = field(default_factory=list)
+    """The models a comparison project compares, sorted (core.inputs.targets.Targets.models); empty for a
+    one-model project. A grade of a comparison names one of them (grades.target)."""
+    compare_mode: str = "side-by-side"
+    """How a comparison is graded (core.stats.compare.MODES; the Grade page has ``side-by-side``, GRADED_COMPARE_MODES): ``absolute``, one response at a time;
+    ``side-by-side``, every target's response on one card; ``pairwise``, a preference. Unused with one model."""
 
     def __post_init__(self) -> None:
         _check(self.backend in BACKENDS, "backend", self.backend, f"use one of {', '.join(BACKENDS)}")
@@ -124,6 +134,19 @@ class ProjectSettings:
             self.min_view_s,
             f"use a number of seconds from 0 to {MAX_MIN_VIEW_S:g}",
         )
+        _check(_are_targets(self.targets), "targets", self.targets, "name two or more distinct models, sorted, or none")
+        _check(
+            self.compare_mode in COMPARE_MODES,
+            "compare_mode",
+            self.compare_mode,
+            f"use one of {', '.join(COMPARE_MODES)}",
+        )
+        _check(
+            not self.targets or self.compare_mode in GRADED_COMPARE_MODES,
+            "compare_mode",
+            self.compare_mode,
+            f"a comparison project is graded {', '.join(GRADED_COMPARE_MODES)} (the other modes are simulated only, so far)",
+        )
         scale_from_settings({"scale": self.scale})  # InputError when the stored scale is malformed
 
     @property
@@ -140,6 +163,16 @@ class ProjectSettings:
         """The most items the queue hands out: n0 when the budget is fixed in advance, else None
         (core.stats.design.grading_budget)."""
         return grading_budget(self.planned_budget, self.budget_fixed, n_items)
+
+    @property
+    def compares(self) -> bool:
+        """Whether the project compares several targets (the one place that decides it)."""
+        return bool(self.targets)
+
+    @property
+    def side_by_side(self) -> bool:
+        """Whether graders grade the project's items on the side-by-side card."""
+        return self.compares and self.compare_mode == "side-by-side"
 
     @property
     def grading_scale(self) -> Scale:
@@ -165,6 +198,17 @@ class ProjectSettings:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _are_targets(value: Any) -> bool:
+    names = list(value) if isinstance(value, (list, tuple)) else None
+    if names is None or not names:
+        return names == []
+    return (
+        len(names) >= 2
+        and all(isinstance(n, str) and n.strip() == n and n for n in names)
+        and names == sorted(set(names))
+    )
 
 
 def _is_number(value: Any) -> bool:

@@ -138,7 +138,9 @@ class ProjectFiles:
 
     @cached_property
     def grades(self) -> pd.DataFrame:
-        """The active grades (Store.grades)."""
+        """The active grades (Store.grades; a comparison's with their target and side, Store.target_grades)."""
+        if ProjectSettings.from_dict(self.project.settings).compares:
+            return self.store.target_grades(self.project.id)
         return self.store.grades(self.project.id)
 
     @cached_property

@@ -44,6 +44,9 @@ from core.stats.stopping import ANYTIME, FIXED
 from core.stats.validation import Validated
 from core.store import ProjectInfo, json_safe
 
+TARGET_COLUMNS = ["target", "side"]
+"""A comparison's export columns after ``item``: the model whose response the grade is of (grades.target) and
+the side of the card it was on (grades.side)."""
 EXPORT_COLUMNS = [
     "item",
     "position",
@@ -138,7 +141,11 @@ def grades_table(grades: pd.DataFrame, items: pd.DataFrame, design: Design) -> p
             "comment": grades["comment"],
         }
     )
-    return table[EXPORT_COLUMNS]
+    if TARGET_COLUMNS[0] not in grades.columns:
+        return table[EXPORT_COLUMNS]
+    for column in TARGET_COLUMNS:  # a comparison's grades (Store.target_grades): whose response, which side
+        table[column] = grades[column].to_numpy()
+    return table[[EXPORT_COLUMNS[0], *TARGET_COLUMNS, *EXPORT_COLUMNS[1:]]]
 
 
 def grades_csv(table: pd.DataFrame) -> bytes:

@@ -36,6 +36,11 @@ class Targets:
         return self.pools[self.models[0]]["id"].tolist()
 
 
+def response_column(model: str) -> str:
+    """The item-data column holding `model`'s response in a comparison project's stored items."""
+    return f"response::{model}"
+
+
 def has_targets(pool: pd.DataFrame) -> bool:
     """Whether the pool is in the long format of several targets: a TARGET_COLUMN naming two models or more
     (a one-model pool may carry a `model` column as metadata, and stays a one-model pool)."""
@@ -111,6 +116,12 @@ def _check_same_prompts(pools: dict[str, pd.DataFrame], models: tuple[str, ...],
                 column="prompt",
                 fix="an item is one prompt answered by every model: give each model's row the same prompt",
             )
+
+
+def pool_targets(pool: pd.DataFrame, file: str | None = None) -> tuple[str, ...]:
+    """The models a pool compares, sorted: () for a one-model pool, else `split_targets`'s (which checks the
+    long format and names the file, row and fix when it is wrong)."""
+    return split_targets(pool, file).models if has_targets(pool) else ()
 
 
 def refuse_targets(pool: pd.DataFrame, file: str | None = None) -> None:

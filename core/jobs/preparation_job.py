@@ -73,6 +73,9 @@ def run_prepare(context: JobContext) -> None:
         sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE), context.options.device)
     report = PreparationReport(store, project_id)
     report.stage(READING, 0, 0)
+    if settings.get("targets"):
+        _save_comparison(store, project_id, _inputs(store, project_id), settings, report)
+        return
     size, pool_ids = int(job.payload["chunk_items"]), _inputs(store, project_id, samples=False).pool["id"]
     n = len(pool_ids)
     count = max(math.ceil(n / size), 1)
@@ -192,6 +195,20 @@ def _save(store: Store, project_id: int, pool, scores: dict[str, np.ndarray]) ->
         proxy=settings["proxy"],
     )
     store.save_items(project_id, items)
+
+
+def _save_comparison(store: Store, project_id: int, inputs, settings: dict, report: PreparationReport) -> None:
+    """A comparison project's preparation, in one job (no chunks yet): core.surrogate.targets.prepare_targets
+    with the project's backend, its items (comparison_items: one row per item, every target's response)
+    saved."""
+    from core.surrogate.targets import comparison_items, prepare_targets
+
+    report.stage(CLUSTERING, 0, 0)
+    options = {k: settings[k] for k in ("model", "threshold") if settings.get(k) is not None}
+    comparison = prepare_targets(
+        inputs, backend=settings["backend"], file=store.input_files(project_id)["pool"][0], **options
+    )
+    store.save_items(project_id, comparison_items(comparison, settings["n_strata"]))
 
 
 def scores_to_json(scores: dict[str, np.ndarray]) -> dict[str, list]:

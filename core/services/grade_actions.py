@@ -14,11 +14,13 @@ import functools
 import logging
 from collections.abc import Callable
 
+from core.errors import InputError
 from core.scales import scale_from_settings
 from core.services import auth, grading, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
 from core.services.reservations import DEFAULT_TTL
+from core.services.side_by_side import card_order, grades_for_targets
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.store import Store, reviews
@@ -35,6 +37,7 @@ __all__ = [
     "comment",
     "flag",
     "grade",
+    "grade_card",
     "reopen",
     "skip",
     "undo",
@@ -116,11 +119,10 @@ def grade(
     """
     grader = acting_grader(store, actor, project_id)
     settings = store.project(project_id).settings
+    if ProjectSettings.from_dict(settings).compares:  # a grade without its target would mean nothing
+        raise Refused("this project compares models: its items are graded on the side-by-side card (grade_card)")
     if seconds < grading.min_view_s(settings):
-        logger.info(
-            "project %d: a press by %s ignored, %.2f s after the item appeared", project_id, grader.name, seconds
-        )
-        return Outcome("too_fast", f"ignored: pressed {seconds:.2f} s after the item appeared", position)
+        return _too_fast(project_id, grader, position, seconds)
     scale = scale_from_settings(settings)
     try:
         scale.value_of(label)
@@ -141,6 +143,59 @@ def grade(
         store, project_id, position, scale, label, grader.name, comment=comment or earlier["comment"], seconds=seconds
     )
     return Outcome("changed", f"changed to: {label}", position)
+
+
+def _too_fast(project_id: int, grader: auth.User, position: int, seconds: float) -> Outcome:
+    """The outcome of a press sooner than the minimum viewing time: nothing stored (see ``grade``)."""
+    logger.info("project %d: a press by %s ignored, %.2f s after the item appeared", project_id, grader.name, seconds)
+    return Outcome("too_fast", f"ignored: pressed {seconds:.2f} s after the item appeared", position)
+
+
+@_logs_refusals
+def grade_card(
+    store: Store,
+    actor: auth.User | None,
+    project_id: int,
+    position: int,
+    labels: list[str],
+    *,
+    seconds: float,
+    comment: str = "",
+) -> Outcome:
+    """Store a side-by-side card's grades, ``labels`` side by side (left to right), in one transaction.
+
+    The card's order is the project's (core.services.side_by_side.card_order of its seed, the position and
+    its targets): side j's grade is stored with the target order[j] and side j (grades.target, grades.side).
+    Refused unless the project compares its targets side by side and every side has a grade of its scale;
+    the minimum viewing time and the expiry rule are ``grade``'s.
+    """
+    grader = acting_grader(store, actor, project_id)
+    stored = store.project(project_id).settings
+    settings = ProjectSettings.from_dict(stored)
+    if not settings.side_by_side:
+        raise Refused("this project does not grade responses side by side")
+    if seconds < grading.min_view_s(stored):
+        return _too_fast(project_id, grader, position, seconds)
+    scale = settings.grading_scale
+    known = {choice.label for choice in scale.choices}
+    for label in labels:
+        if label not in known:
+            raise Refused(f"{label!r} is not a grade of this project")
+    values = [scale.value_of(label) for label in labels]
+    if not 0 <= position < store.item_count(project_id):
+        raise Refused("no such item")
+    order = card_order(settings.seed, position, settings.targets)
+    try:
+        by_target = grades_for_targets(order, values)
+    except InputError as exc:
+        raise Refused(str(exc)) from None
+    earlier = store.grade_of(project_id, position, grader.name)
+    if earlier is None and not reservations.hold(store, project_id, position, grader.name):
+        raise Refused(reservations.LATE)
+    card = [(target, by_target[target], label) for target, label in zip(order, labels)]
+    reservations.record_card(store, project_id, position, card, grader.name, comment=comment, seconds=seconds)
+    status = "saved" if earlier is None else "changed"
+    return Outcome(status, f"{status}: {', '.join(labels)}", position)
 
 
 @_logs_refusals

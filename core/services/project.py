@@ -30,16 +30,28 @@ from core.settings import ProjectSettings
 from core.store import Store
 
 
-def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: dict[str, Any]) -> None:
-    """Validate uploads as the project's settings read them (core.inputs.readers.load_project_inputs), and the
-    proxy column when one is chosen; raises InputError naming file, row and fix."""
-    from core.inputs.readers import load_project_inputs
+def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: dict[str, Any]) -> list[str]:
+    """Validate uploads as the project's settings read them (core.inputs.readers.read_project_inputs), and the
+    proxy column when one is chosen; raises InputError naming file, row and fix. Returns the models the pool
+    compares (core.inputs.targets.pool_targets; [] for a one-model pool): a comparison is refused surrogate
+    sampling and a proxy, which are not built for several targets yet."""
+    from core.inputs.readers import read_project_inputs
+    from core.inputs.targets import pool_targets
     from core.stats.proxy import proxy_values
 
     read = ProjectSettings.from_dict(settings)
-    inputs = load_project_inputs(pool, samples, read)
+    inputs = read_project_inputs(pool, samples, read)
+    targets = list(pool_targets(inputs.pool, pool[0]))
+    if targets and (read.sampling or read.proxy):
+        raise InputError(
+            f"the pool compares {len(targets)} models; sampling the surrogate and a proxy column are not "
+            "available for a comparison yet",
+            file=pool[0],
+            fix="upload the surrogate's samples and leave the proxy unset",
+        )
     if read.proxy:
         proxy_values(inputs.pool, read.proxy, file=pool[0])
+    return targets
 
 
 def create_project(
@@ -61,7 +73,7 @@ def create_project(
         check_length(samples[0], MAX_FILE_NAME_CHARS, "the samples file's name")
     check_settings(settings or {})
     settings = ProjectSettings.from_dict(settings).to_dict()  # defaults filled in, every value checked
-    check_inputs(pool, samples, settings)
+    settings = ProjectSettings.from_dict(settings | {"targets": check_inputs(pool, samples, settings)}).to_dict()
     if settings.get("sampling"):
         settings["sampling"] = sampling_request(settings["sampling"], pool, samples, settings)
     files = {"pool": pool} | ({"samples": samples} if samples else {})

@@ -192,6 +192,31 @@ def record_grade(store: Store, project_id: int, position: int, scale: Scale, lab
     makes sure the grader holds the item (``hold``, the expiry rule above).
     """
     grade_id = submit(store, project_id, position, scale, label, grader, **details)
+    _release_after_grade(store, project_id, grader)
+    return grade_id
+
+
+def record_card(
+    store: Store,
+    project_id: int,
+    position: int,
+    card: list[tuple[str, float, str]],
+    grader: str,
+    *,
+    comment: str = "",
+    seconds: float | None = None,
+) -> list[int]:
+    """Record a side-by-side card's grades (Store.add_card_grades: (target, value, label) side by side, in one
+    transaction) and free the grader's reservation, as ``record_grade`` does for one grade."""
+    check_length(grader, MAX_NAME_CHARS, "the grader's name")
+    grade_ids = store.add_card_grades(
+        project_id, position, card, grader=grader, comment=check_comment(comment), seconds=check_seconds(seconds)
+    )
+    _release_after_grade(store, project_id, grader)
+    return grade_ids
+
+
+def _release_after_grade(store: Store, project_id: int, grader: str) -> None:
     try:
         accounts.release(store, project_id, grader)
     except DBAPIError as exc:  # the grade is saved; the reservation expires by itself (its ttl)
@@ -201,7 +226,6 @@ def record_grade(store: Store, project_id: int, position: int, scale: Scale, lab
             grader,
             type(exc.orig).__name__,
         )
-    return grade_id
 
 
 def submit(

@@ -9,11 +9,13 @@ to the response on side j is the grade of the target `order[j]` and is stored wi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from core.errors import InputError
+from core.inputs.targets import response_column
 
 
 def card_order(seed: int, position: int, targets: Sequence[str]) -> tuple[str, ...]:
@@ -41,3 +43,9 @@ def grades_for_targets(order: Sequence[str], side_grades: Sequence[float]) -> di
             raise InputError(f"the grade of {name} is {grade!r}, not in [0, 1]", fix="map the scale onto [0, 1]")
         grades[target] = float(grade)
     return grades
+
+
+def card_responses(item: Mapping[str, Any], order: Sequence[str]) -> list[str]:
+    """The responses on an item's card, side by side in `order` (the stored item's `response_column`s):
+    text only, never the target's name."""
+    return [str(item.get(response_column(target)) or "") for target in order]

@@ -111,7 +111,9 @@ class Grade(Base):
 
     A grade is keyed by (project, position, target, criterion, grader): ``target`` names the model whose
     response was graded where a project compares several ("" in a one-model project), ``criterion`` the
-    rubric question it answers ("" in a one-question project). Revision 0009 added both.
+    rubric question it answers ("" in a one-question project). Revision 0009 added both. ``side`` is the
+    0-based side of a side-by-side card the response was shown on (None for a response graded alone;
+    revision 0012).
     """
 
     __tablename__ = "grades"
@@ -120,6 +122,7 @@ class Grade(Base):
     position: Mapped[int] = mapped_column()
     target: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), default="", server_default="")
     criterion: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), default="", server_default="")
+    side: Mapped[int | None] = mapped_column(nullable=True)
     value: Mapped[float] = mapped_column(Float)
     label: Mapped[str] = mapped_column(String(MAX_LABEL_CHARS))
     grader: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))

@@ -43,6 +43,8 @@ WORKER_FILE_BYTES = 512_000_000
 file too large for it is read each time. The web server keeps none (it reads an upload to export it)."""
 
 GRADE_COLUMNS = ["id", "position", "value", "label", "grader", "comment", "seconds", "created_at"]
+TARGET_GRADE_COLUMNS = [*GRADE_COLUMNS, "target", "side"]
+"""The columns of a comparison's grades (Store.target_grades): which target, and on which side of the card."""
 
 
 @dataclass(frozen=True)
@@ -408,6 +410,71 @@ class Store:
             s.add(grade)
             s.flush()
             return grade.id
+
+    def add_card_grades(
+        self,
+        project_id: int,
+        position: int,
+        card: list[tuple[str, float, str]],
+        *,
+        grader: str,
+        comment: str = "",
+        seconds: float | None = None,
+    ) -> list[int]:
+        """Record one side-by-side card's grades in one transaction: ``card`` lists (target, value, label) side
+        by side, left to right, and side j's grade is stored with its target and ``side = j``. Each replaces
+        this grader's earlier grade of that (item, target), an audited change; either every side is stored
+        or none (NotSaved, InputError: see add_grade). Returns the grade ids, side by side."""
+        with self._writing("the card's grades", project_id), self.session() as s, s.begin():
+            now, ids = utcnow(), []
+            for side, (target, value, label) in enumerate(card):
+                earlier = s.scalars(
+                    update(Grade)
+                    .where(
+                        Grade.project_id == project_id,
+                        Grade.position == position,
+                        Grade.target == target,
+                        Grade.grader == grader,
+                        Grade.retracted_at.is_(None),
+                    )
+                    .values(retracted_at=now)
+                    .returning(Grade.label)
+                ).all()
+                if earlier:
+                    _event(
+                        s,
+                        grader,
+                        GRADE_CHANGED,
+                        project_id,
+                        position=position,
+                        target=target,
+                        before=earlier[-1],
+                        after=label,
+                    )
+                grade = Grade(
+                    project_id=project_id,
+                    position=position,
+                    target=target,
+                    side=side,
+                    value=float(value),
+                    label=label,
+                    grader=grader,
+                    comment=comment,
+                    seconds=seconds,
+                    created_at=now,
+                )
+                s.add(grade)
+                s.flush()
+                ids.append(grade.id)
+            return ids
+
+    def target_grades(self, project_id: int) -> pd.DataFrame:
+        """A comparison's active grades in submission order, columns TARGET_GRADE_COLUMNS."""
+        columns = [getattr(Grade, c) for c in TARGET_GRADE_COLUMNS]
+        query = select(*columns).where(Grade.project_id == project_id, Grade.retracted_at.is_(None)).order_by(Grade.id)
+        with self.session() as s:
+            rows = s.execute(query).all()
+        return pd.DataFrame.from_records(rows, columns=TARGET_GRADE_COLUMNS)
 
     @contextmanager
     def _writing(self, what: str, project_id: int) -> Iterator[None]:

@@ -13,10 +13,12 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from core.inputs.io import Inputs
-from core.inputs.targets import Targets, split_targets
+from core.inputs.targets import Targets, response_column, split_targets
 from core.stats.compare import Comparison
+from core.stats.compare_design import difference_strata, predicted_grades
 from core.surrogate.prepare import prepare_items, sample_index, target_answers
 from core.surrogate.semantic import ItemTexts, get_backend
 
@@ -49,3 +51,16 @@ def answer_classes(targets: Targets, inputs: Inputs, engine) -> np.ndarray:
         groups.append(ItemTexts(question, samples + list(answers[:-1, p]), answers[-1, p]))
     k = len(targets.models)
     return np.stack([classes[-k:] for classes in engine.cluster(groups)], axis=1).astype(np.int64)
+
+
+def comparison_items(comparison: Comparison, n_strata: int) -> pd.DataFrame:
+    """A comparison project's items, one row per item (stored once): the first target's prepared row
+    (id, prompt, reference answer, the surrogate's signals) without its response, each target's response in
+    `response_column(model)`, and the stratum of the design for the difference
+    (core.stats.compare_design.difference_strata)."""
+    first = comparison.items[comparison.models[0]]
+    items = first.drop(columns=["response", "stratum"], errors="ignore").copy()
+    for model in comparison.models:
+        items[response_column(model)] = comparison.items[model]["response"].to_numpy()
+    items["stratum"] = difference_strata(comparison, predicted_grades(comparison), n_strata)
+    return items

@@ -29,7 +29,7 @@ from core.errors import InputError
 from core.inputs.io import Inputs, among_ids, load_inputs, pool_positions
 from core.inputs.readers import hf_dataset, inspect_log, lm_eval
 from core.inputs.tables import Source, Table, _read_bytes, name_of, paused_gc, read_column, read_table, read_table_where
-from core.inputs.targets import refuse_targets
+from core.inputs.targets import pool_targets
 
 FORMATS = ("auto", "table", "lm-eval", "inspect", "hf")
 UPLOAD_TYPES = ("jsonl", "json", "csv", "parquet", "eval", "arrow")
@@ -202,6 +202,25 @@ class ReadSettings(Protocol):
 
     input_format: str
     columns: str
+    targets: list[str]
+
+
+def read_project_inputs(
+    pool: tuple[str, bytes],
+    samples: tuple[str, bytes] | None,
+    settings: ReadSettings,
+    rows: range | None = None,
+    sample_rows: range | None = None,
+) -> Inputs:
+    """`load` with a project's settings: `input_format` for the pool, `columns` (core.settings.ProjectSettings)."""
+    return load(
+        pool,
+        samples,
+        fmt=settings.input_format,
+        columns=settings.columns or None,
+        rows=rows,
+        sample_rows=sample_rows,
+    )
 
 
 def load_project_inputs(
@@ -211,17 +230,18 @@ def load_project_inputs(
     rows: range | None = None,
     sample_rows: range | None = None,
 ) -> Inputs:
-    """`load` with a project's settings: `input_format` for the pool, `columns` (core.settings.ProjectSettings).
-    A project holds one target: a pool of several is refused (core.inputs.targets.refuse_targets)."""
-    inputs = load(
-        pool,
-        samples,
-        fmt=settings.input_format,
-        columns=settings.columns or None,
-        rows=rows,
-        sample_rows=sample_rows,
-    )
-    refuse_targets(inputs.pool, pool[0])
+    """`read_project_inputs`, checked against the project's `targets`: a pool of several targets
+    (core.inputs.targets) must name exactly those, a one-model project's pool none; InputError otherwise."""
+    inputs = read_project_inputs(pool, samples, settings, rows, sample_rows)
+    found = pool_targets(inputs.pool, pool[0])
+    if list(found) != list(settings.targets):
+        raise InputError(
+            f"the pool names the models {', '.join(found) or '(none)'}, the project compares "
+            f"{', '.join(settings.targets) or 'none (one model)'}",
+            file=pool[0],
+            column="model",
+            fix="upload the pool the project was made with",
+        )
     return inputs
 
 

@@ -1,0 +1,72 @@
+"""The Grade page of a comparison graded side by side (AppTest): 50 cards graded, each side's grade stored on
+the target whose response was on that side, the order recorded, the models' names never on the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.inputs.targets import response_column
+from core.services.project import create_project, start_preparation
+from core.services.side_by_side import card_order
+from tests.test_compare import long_pool, write_jsonl
+
+GRADE = "app_pages/grade.py"
+MODELS = ("zeta-secret-model", "omega-hidden-model")
+
+
+def _page_text(at) -> str:
+    parts = [e.proto.body for e in at.get("html")] + [m.value for m in at.markdown] + [c.value for c in at.caption]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, store, tmp_path):
+    pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(60, models=MODELS)))
+    pid = create_project(store, "C", ("pool.jsonl", pool.read_bytes()), start=False)
+    start_preparation(store, pid, wait=True)
+    assert store.project(pid).status == "ready", store.project(pid).error
+    targets, seed = sorted(MODELS), store.project(pid).settings["seed"]
+    items = store.load_items(pid).set_index("id")
+    at = open_app(GRADE, project_id=pid)
+    expected = {}
+    for n in range(50):
+        text = _page_text(at)
+        assert not any(model in text for model in MODELS)
+        item_id = next(m.value for m in at.markdown if m.value.startswith("**Item**")).split("`")[1]
+        position = int(items.index.get_loc(item_id))
+        order = card_order(seed, position, targets)
+        shown = [e.proto.body for e in at.get("html") if "sbs-response" in e.proto.body]
+        assert [f'data-side="{side}"' in body for side, body in enumerate(shown)] == [True, True]
+        for side, target in enumerate(order):  # what is on side j is target order[j]'s response
+            assert str(items.at[item_id, response_column(target)]) in shown[side]
+        labels = ["Correct", "Incorrect"] if n % 2 else ["Incorrect", "Correct"]
+        at.radio[0].set_value(labels[0])
+        at.radio[1].set_value(labels[1])
+        at.button[0].click().run()
+        assert not at.exception, at.exception
+        expected |= {(position, target): (side, labels[side]) for side, target in enumerate(order)}
+    grades = store.target_grades(pid)
+    assert len(grades) == 100 and grades.groupby("position").size().eq(2).all()
+    stored = {(int(g.position), g.target): (int(g.side), g.label) for g in grades.itertuples()}
+    assert stored == expected
+    assert store.grades(pid)["grader"].eq("ann").all()
+
+    board = open_app("app_pages/dashboard.py", project_id=pid)
+    assert not board.exception, board.exception
+    said = " ".join(m.value for m in board.markdown)
+    assert "omega-hidden-model - zeta-secret-model: " in said
+    pair = board.dataframe[1].value.iloc[0]
+    assert pair["wins"] + pair["ties"] + pair["losses"] == 50
+
+
+def test_the_projects_page_accepts_a_pool_of_several_models_and_says_how_many(open_app, store, tmp_path, monkeypatch):
+    from tests.app.test_projects_page import _fill_new_project
+
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(20, models=MODELS)))
+    at = open_app()
+    _fill_new_project(at, "Compare", ("pool.jsonl", pool.read_bytes()), None)
+    at.button(key="create").click().run()
+    assert not at.error, [e.value for e in at.error]
+    project = store.project_by_name("Compare")
+    assert project.settings["targets"] == sorted(MODELS)
+    assert any("A comparison of 2 models" in i.value for i in at.info)

@@ -1,0 +1,71 @@
+"""The side-by-side card in a real Chromium against a real server: 50 cards graded, every grade stored on the
+response that was on that side of the screen, the side recorded, the models' names never on the page."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.inputs.targets import response_column
+from core.services.project import create_project, start_preparation
+from core.store import Store
+from core.testing.appserver import TIMEOUT_MS
+
+pytestmark = pytest.mark.e2e
+MODELS = ("kestrel-secret-7b", "osprey-hidden-13b")
+N_ITEMS, N_CARDS = 60, 50
+
+
+def comparison_pool() -> bytes:
+    rows = [
+        {
+            "id": f"q{i:03d}",
+            "model": m,
+            "prompt": f"PROMPT-q{i:03d}",
+            "response": f"RESP-q{i:03d}-{k}",
+            "answer": str(k),
+        }
+        for i in range(N_ITEMS)
+        for k, m in enumerate(MODELS)
+    ]
+    return "\n".join(json.dumps(r) for r in rows).encode()
+
+
+def test_fifty_side_by_side_cards_store_each_grade_on_the_side_shown(browser, shared_server):
+    store = Store.open(shared_server.db_url)
+    pid = create_project(store, "Side by side e2e", ("pool.jsonl", comparison_pool()), start=False)
+    store.update_settings(pid, {"min_view_s": 0.0})
+    start_preparation(store, pid, wait=True)
+    items = store.load_items(pid).set_index("id")
+    owner = {str(items.at[i, response_column(m)]): m for i in items.index for m in MODELS}
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{shared_server.url}/grade?project={pid}&grader=sbs")
+    expected, last = {}, None
+    for n in range(N_CARDS):
+        responses = page.locator(".sbs-response")
+        responses.nth(1).wait_for(timeout=TIMEOUT_MS)
+        page.wait_for_function(
+            "last => { const r = document.querySelectorAll('.sbs-response'); "
+            "return r.length == 2 && r[0].innerText.trim() !== last; }",
+            arg=last,
+            timeout=TIMEOUT_MS,
+        )
+        body = page.inner_text("body")
+        assert not any(m in body for m in MODELS)
+        texts = [responses.nth(j).inner_text().strip() for j in range(2)]
+        assert [responses.nth(j).get_attribute("data-side") for j in range(2)] == ["0", "1"]
+        item = texts[0].split("-")[1]
+        labels = ("Correct", "Incorrect") if n % 2 else ("Incorrect", "Correct")
+        for j, label in enumerate(labels):
+            group = page.get_by_role("radiogroup", name=f"Grade of Response {j + 1}")
+            group.get_by_text(label, exact=True).click()
+        page.get_by_role("button", name="Submit both grades").click()
+        position = int(items.index.get_loc(item))
+        expected |= {(position, owner[t]): (j, labels[j]) for j, t in enumerate(texts)}
+        last = texts[0]
+    page.get_by_text(f"{N_CARDS} of {N_ITEMS} items graded").wait_for(timeout=TIMEOUT_MS)
+    grades = store.target_grades(pid)
+    stored = {(int(g.position), g.target): (int(g.side), g.label) for g in grades.itertuples()}
+    assert len(grades) == 2 * N_CARDS and stored == expected
+    page.close()

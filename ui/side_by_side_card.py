@@ -1,0 +1,74 @@
+"""The side-by-side card of a comparison project (settings.compare_mode "side-by-side"): every target's
+response to one item, in the item's recorded order (core.services.side_by_side.card_order) under neutral
+names, one grade per side, and one press that submits the whole card (core.services.grade_actions.grade_card,
+one transaction). The models' names are never on the page.
+
+Rendered only: the rules (order, names, which grade is whose, the checks) are in core.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.errors import InputError
+from core.services import grade_actions
+from core.services.database import ProjectInfo, Store
+from core.services.showings import Showing, Showings
+from core.services.side_by_side import card_order, card_responses, side_names
+from core.settings import ProjectSettings
+from ui import plan, signin
+from ui.markdown_html import to_html
+
+
+def page(store: Store, project: ProjectInfo, grader: str) -> None:
+    """The card, its grades and its progress, in place of the one-response grading card."""
+    settings = ProjectSettings.from_dict(project.settings)
+    showings: Showings = st.session_state.setdefault(f"sbs-showings-{project.id}", Showings())
+    message = st.session_state.pop(f"sbs-ack-{project.id}", None)
+    if message:
+        (st.error if message.startswith("Not saved") else st.success)(message)
+    try:
+        position = grade_actions.claim(store, signin.user(), project.id, plan.design(project))
+    except grade_actions.Refused as exc:
+        st.warning(str(exc))
+        return
+    graded = store.graded_positions(project.id)
+    st.caption(f"{len(graded):,} of {store.item_count(project.id):,} items graded")
+    if position is None:
+        st.info("Nothing left to grade for you right now.")
+        return
+    item = store.item(project.id, position)
+    showing = showings.current(position, str(item.get("id", "")), False)
+    order = card_order(settings.seed, position, settings.targets)
+    st.markdown(f"**Item** `{showing.item_id}`")
+    st.html(to_html(str(item.get("prompt") or "")))
+    labels = [c.label for c in settings.grading_scale.choices]
+    with st.form(f"sbs-{project.id}-{showing.token}", border=False):
+        columns = st.columns(len(order))
+        for side, (column, name, text) in enumerate(zip(columns, side_names(len(order)), card_responses(item, order))):
+            with column:
+                st.markdown(f"**{name}**")
+                st.html(f'<div class="sbs-response" data-side="{side}">{to_html(text)}</div>')
+                st.radio(f"Grade of {name}", labels, index=None, key=f"sbs-grade-{showing.token}-{side}")
+        if st.form_submit_button("Submit both grades", type="primary"):
+            _submit(store, project.id, showings, showing, len(order))
+            st.rerun()
+
+
+def _submit(store: Store, project_id: int, showings: Showings, showing: Showing, sides: int) -> None:
+    """One press: every side's grade to grade_actions.grade_card, the outcome kept for the next run."""
+    chosen = [st.session_state.get(f"sbs-grade-{showing.token}-{side}") for side in range(sides)]
+    key = f"sbs-ack-{project_id}"
+    if any(label is None for label in chosen):
+        st.session_state[key] = "Not saved: give every response a grade"
+        return
+    try:
+        outcome = grade_actions.grade_card(
+            store, signin.user(), project_id, showing.position, chosen, seconds=showing.seconds_since_released()
+        )
+    except (grade_actions.Refused, InputError) as exc:
+        st.session_state[key] = f"Not saved: {exc}"
+        return
+    if outcome.status in ("saved", "changed"):
+        showings.use(showing.token)
+    st.session_state[key] = outcome.message if outcome.status != "too_fast" else f"Not saved: {outcome.message}"
