@@ -113,7 +113,7 @@ class Grade(Base):
     response was graded where a project compares several ("" in a one-model project), ``criterion`` the
     rubric question it answers ("" in a one-question project). Revision 0009 added both. ``side`` is the
     0-based side of a side-by-side card the response was shown on (None for a response graded alone;
-    revision 0012).
+    revision 0013).
     """
 
     __tablename__ = "grades"
