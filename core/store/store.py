@@ -383,33 +383,7 @@ class Store:
         back, earlier grades are untouched) and InputError when the project has been deleted.
         """
         with self._writing("the grade", project_id), self.session() as s, s.begin():
-            now = utcnow()
-            earlier = s.scalars(
-                update(Grade)
-                .where(
-                    Grade.project_id == project_id,
-                    Grade.position == position,
-                    Grade.grader == grader,
-                    Grade.retracted_at.is_(None),
-                )
-                .values(retracted_at=now)
-                .returning(Grade.label)
-            ).all()
-            if earlier:
-                _event(s, grader, GRADE_CHANGED, project_id, position=position, before=earlier[-1], after=label)
-            grade = Grade(
-                project_id=project_id,
-                position=position,
-                value=float(value),
-                label=label,
-                grader=grader,
-                comment=comment,
-                seconds=seconds,
-                created_at=now,
-            )
-            s.add(grade)
-            s.flush()
-            return grade.id
+            return _replace_grade(s, project_id, position, "", None, value, label, grader, comment, seconds, utcnow())
 
     def add_card_grades(
         self,
@@ -426,47 +400,11 @@ class Store:
         this grader's earlier grade of that (item, target), an audited change; either every side is stored
         or none (NotSaved, InputError: see add_grade). Returns the grade ids, side by side."""
         with self._writing("the card's grades", project_id), self.session() as s, s.begin():
-            now, ids = utcnow(), []
-            for side, (target, value, label) in enumerate(card):
-                earlier = s.scalars(
-                    update(Grade)
-                    .where(
-                        Grade.project_id == project_id,
-                        Grade.position == position,
-                        Grade.target == target,
-                        Grade.grader == grader,
-                        Grade.retracted_at.is_(None),
-                    )
-                    .values(retracted_at=now)
-                    .returning(Grade.label)
-                ).all()
-                if earlier:
-                    _event(
-                        s,
-                        grader,
-                        GRADE_CHANGED,
-                        project_id,
-                        position=position,
-                        target=target,
-                        before=earlier[-1],
-                        after=label,
-                    )
-                grade = Grade(
-                    project_id=project_id,
-                    position=position,
-                    target=target,
-                    side=side,
-                    value=float(value),
-                    label=label,
-                    grader=grader,
-                    comment=comment,
-                    seconds=seconds,
-                    created_at=now,
-                )
-                s.add(grade)
-                s.flush()
-                ids.append(grade.id)
-            return ids
+            now = utcnow()
+            return [
+                _replace_grade(s, project_id, position, target, side, value, label, grader, comment, seconds, now)
+                for side, (target, value, label) in enumerate(card)
+            ]
 
     def target_grades(self, project_id: int) -> pd.DataFrame:
         """A comparison's active grades in submission order, columns TARGET_GRADE_COLUMNS."""
@@ -642,3 +580,51 @@ def _first_line(error: BaseException) -> str:
     which may be grades or comments: never shown or logged)."""
     text = str(error).strip()
     return text.splitlines()[0] if text else "no detail"
+
+
+def _replace_grade(
+    s: Session,
+    project_id: int,
+    position: int,
+    target: str,
+    side: int | None,
+    value: float,
+    label: str,
+    grader: str,
+    comment: str,
+    seconds: float | None,
+    now: datetime,
+) -> int:
+    """Inside a write: retract this grader's active grade of (item, target), audited as a change when there
+    was one, and add the new grade; returns its id. ``side``: where a side-by-side card showed the response
+    (None for a response graded alone)."""
+    earlier = s.scalars(
+        update(Grade)
+        .where(
+            Grade.project_id == project_id,
+            Grade.position == position,
+            Grade.target == target,
+            Grade.grader == grader,
+            Grade.retracted_at.is_(None),
+        )
+        .values(retracted_at=now)
+        .returning(Grade.label)
+    ).all()
+    if earlier:
+        where = {"target": target} if target else {}
+        _event(s, grader, GRADE_CHANGED, project_id, position=position, **where, before=earlier[-1], after=label)
+    grade = Grade(
+        project_id=project_id,
+        position=position,
+        target=target,
+        side=side,
+        value=float(value),
+        label=label,
+        grader=grader,
+        comment=comment,
+        seconds=seconds,
+        created_at=now,
+    )
+    s.add(grade)
+    s.flush()
+    return grade.id
