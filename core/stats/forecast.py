@@ -127,7 +127,7 @@ def neyman_grades(
     by about 1 / (2 n*) (its continuity correction), so the stop solves z sqrt(A / n) + A / (2 n m (1 - m)) = h,
     A = (sum_h W_h S_h)^2, before the finite-population correction n / (1 + n B / (A N)),
     B = sum_h W_h S_h^2 (Cochran 1977, eq. 5.25). ``mean``: the pool's mean m (...,). At least 1, at most N."""
-    a = np.sum(weights * sds, axis=-1) ** 2
+    a = np.maximum(np.sum(weights * sds, axis=-1) ** 2, 1e-12)  # all spreads 0: one grade, without 0 / 0
     b = np.sum(weights * sds**2, axis=-1)
     spread = np.maximum(mean * (1 - mean), 1e-6)
     quad = a / (2 * spread)
