@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core.stats.allocation import make_design
-from core.stats.collapse import pooled_within_variance, strata_differ
+from core.stats.collapse import pooled_within_variance, spreads_differ, strata_differ
 from core.stats.estimate import estimate
 from core.stats.queue import queue_spreads
 from core.stats.spreads import pooled_sums
@@ -24,6 +24,25 @@ def test_the_f_test_tells_differing_strata_from_equal_ones():
     apart = _moments([[0] * 8, [1] * 8, [0, 1] * 4])
     assert not strata_differ(*same)[0] and strata_differ(*apart)[0]
     assert not strata_differ(*_moments([[0], [1]]))[0]  # undefined (n <= H): not shown to differ
+
+
+def test_bartletts_test_sees_spreads_that_differ_where_the_means_do_not():
+    """Differences between two targets' grades (z = (1 + d) / 2): a stratum of agreeing answers is all 1/2, the
+    others spread around 1/2. The means' F test cannot see it; Bartlett's test does."""
+    quiet, spread = [0.5] * 12, [0.0, 0.5, 1.0, 0.5] * 3
+    moments = _moments([quiet, spread, spread])
+    assert not strata_differ(*moments)[0] and spreads_differ(*moments)[0]
+    assert not spreads_differ(*_moments([spread, spread[::-1], spread]))[0]
+    assert not spreads_differ(*_moments([[0.5, 0.5], spread, spread]))[0]  # two equal values by chance
+    assert not spreads_differ(*_moments([[0.5] * 3, [0.5] * 4]))[0]  # no spread anywhere: undefined
+    assert not spreads_differ(*_moments([[0.5] * 9, [1.0]]))[0]  # one stratum of 2 values or more
+
+
+def test_bartletts_test_rejects_equal_spreads_at_about_its_level():
+    rng = np.random.default_rng(3)
+    values = rng.choice([0.0, 0.5, 1.0], size=(4000, 5, 12), p=[0.2, 0.6, 0.2])
+    moments = (np.full((4000, 5), 12.0), values.sum(axis=-1), (values**2).sum(axis=-1))
+    assert spreads_differ(*moments).mean() < 0.08
 
 
 def test_the_pooled_within_variance_and_its_floor():

@@ -40,6 +40,7 @@ few dozen grades (benchmarks/stopping.md measures both).
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 
 from core.stats.intervals import all_equal_floor, sample_variance, stratum_variance
 from core.stats.savings import HETEROGENEITY_LEVEL, heterogeneity_pvalue
@@ -50,6 +51,36 @@ def strata_differ(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np
     counts, sums and sums of squares (..., H). False while the test is undefined (n <= H)."""
     s2 = stratum_variance(counts, sums, sumsq)
     return heterogeneity_pvalue(counts, sums, s2) < HETEROGENEITY_LEVEL
+
+
+def spreads_differ(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
+    """(...) bool: Bartlett's test of equal stratum variances rejects at HETEROGENEITY_LEVEL (Snedecor &
+    Cochran, Statistical Methods, 8th ed., 1989, section 13.9):
+
+        T = [(n - k) ln s_p^2 - sum_h (n_h - 1) ln s_h^2] / C,
+        C = 1 + (sum_h 1/(n_h - 1) - 1/(n - k)) / (3 (k - 1)),   T ~ chi^2(k - 1),
+
+    over the k strata with at least 2 values, s_p^2 their pooled variance. A stratum whose values are all
+    equal is read at s_p^2 / n_h, not 0: n_h equal values say the spread is small, not that it is nil, so two
+    equal values drawn by chance do not reject. For values whose spread is not a function of their mean
+    (a difference between two targets' grades: equal means, a stratum of agreeing answers with no spread),
+    where `strata_differ` cannot see it. False while the test is undefined (k < 2, or no spread at all)."""
+    counts = np.asarray(counts, dtype=float)
+    used = counts >= 2
+    df = np.where(used, counts - 1.0, 0.0)
+    total = df.sum(axis=-1)
+    s2 = sample_variance(counts, sums, sumsq)
+    pooled = np.divide((df * s2).sum(axis=-1), total, out=np.zeros_like(total), where=total > 0)
+    s2 = np.maximum(s2, pooled[..., None] / np.maximum(counts, 1.0))
+    k = used.sum(axis=-1)
+    defined = (k >= 2) & (pooled > 0)
+    safe = np.where(used & defined[..., None], s2, 1.0)
+    log_pooled = np.log(np.where(defined, pooled, 1.0))
+    statistic = total * log_pooled - (df * np.log(safe)).sum(axis=-1)
+    inverse = np.divide(1.0, df, out=np.zeros_like(df), where=df > 0).sum(axis=-1)
+    correction = 1 + (inverse - 1 / np.maximum(total, 1.0)) / (3 * np.maximum(k - 1, 1))
+    p = stats.chi2.sf(statistic / correction, np.maximum(k - 1, 1))
+    return defined & (p < HETEROGENEITY_LEVEL)
 
 
 def pooled_within_variance(moments, grade_moments=None) -> np.ndarray:

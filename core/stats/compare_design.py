@@ -41,7 +41,7 @@ import numpy as np
 
 from core.stats.allocation import DEFAULT_FLOOR, DEFAULT_SHRINK, KAPPA, Design, make_design, next_stratum
 from core.stats.compare import Comparison, pairs
-from core.stats.queue import queue_spreads
+from core.stats.queue import queue_differ, queue_floor, queue_spreads
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, merge_small_strata
 
 SAME_MEANING_DISAGREEMENT = 0.1
@@ -139,10 +139,13 @@ def comparison_stratum(
 ) -> np.ndarray:
     """The stratum of the next graded item (-1 when every stratum is taken), for one state or R at once:
     next_stratum with S_h = sqrt(sum_p S_h,p^2), S_h,p = queue_spreads(designs[p], moments[p], pooled[p])
-    (module docstring). Every design has the same strata; ``taken`` counts items graded or reserved."""
-    spreads = np.sqrt(sum(queue_spreads(d, m, p) ** 2 for d, m, p in zip(designs, moments, pooled)))
+    (module docstring). The strata are read as one (proportional allocation, a floor of one grade) until some
+    pair's differences show that they differ (core.stats.queue.queue_differ: in their means or their spreads).
+    Every design has the same strata; ``taken`` counts items graded or reserved."""
+    differ = np.any([queue_differ(d, m) for d, m in zip(designs, moments)], axis=0)
+    spreads = np.sqrt(sum(queue_spreads(d, m, p, differ) ** 2 for d, m, p in zip(designs, moments, pooled)))
     first = designs[0]
-    return next_stratum(first.weights, spreads, taken, first.sizes, first.floor, first.kappa)
+    return next_stratum(first.weights, spreads, taken, first.sizes, queue_floor(first, differ), first.kappa)
 
 
 def comparison_design(

@@ -24,7 +24,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.stats.allocation import Design, next_stratum, stratum_moments
-from core.stats.collapse import strata_differ
+from core.stats.collapse import spreads_differ, strata_differ
 from core.stats.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 
 
@@ -67,16 +67,21 @@ def item_order(n_items: int, seed: int) -> np.ndarray:
 
 
 def queue_spreads(
-    design: Design, moments: tuple[np.ndarray, np.ndarray, np.ndarray], pooled: tuple[np.ndarray, ...]
+    design: Design,
+    moments: tuple[np.ndarray, np.ndarray, np.ndarray],
+    pooled: tuple[np.ndarray, ...],
+    differ: np.ndarray | None = None,
 ) -> np.ndarray:
     """The spreads the queue allocates by: the surrogate prior recalibrated by the grades
     (`calibrated_prior_sd` on the pooled sums, `core.stats.spreads.pooled_sums`), blended with each
-    stratum's own grades (`adaptive_sd` on `core.stats.allocation.stratum_moments`), once the grades show that
-    the strata differ (core.stats.collapse.strata_differ); until then one common spread, sqrt(sum_h W_h S_h^2)
-    of those, i.e. proportional allocation (core.stats.collapse). Vectorised over a leading replication axis."""
+    stratum's own grades (`adaptive_sd` on `core.stats.allocation.stratum_moments`), where the strata
+    ``differ`` (default: the grades show it, core.stats.collapse.strata_differ); elsewhere one common spread,
+    sqrt(sum_h W_h S_h^2) of those, i.e. proportional allocation (core.stats.collapse). Vectorised over a
+    leading replication axis."""
+    differ = strata_differ(*moments) if differ is None else differ
     spreads = adaptive_sd(calibrated_prior_sd(design, *pooled), design.prior_strength, *moments)
     common = np.sqrt(np.sum(design.weights * spreads**2, axis=-1, keepdims=True))
-    return np.where(strata_differ(*moments)[..., None], spreads, common)
+    return np.where(np.asarray(differ)[..., None], spreads, common)
 
 
 def queue_stratum(
@@ -93,11 +98,25 @@ def queue_stratum(
     (core.stats.collapse: the pooled variance needs no spread per stratum, and a floor of design.floor in every
     stratum of unequal sizes is no proportional allocation: MSE 1.12 times uniform's at n = 10 without signal).
     """
-    spreads = queue_spreads(design, moments, pooled)
-    floor = np.where(strata_differ(*moments), design.floor, 1)[
-        ..., None
-    ]  # a floor that fits the budget: 1 while pooled
-    return next_stratum(design.weights, spreads, taken, design.sizes, floor, design.kappa)
+    differ = queue_differ(design, moments)
+    spreads = queue_spreads(design, moments, pooled, differ)
+    return next_stratum(design.weights, spreads, taken, design.sizes, queue_floor(design, differ), design.kappa)
+
+
+def queue_differ(design: Design, moments: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """Whether the grades so far show that the strata differ, (...) bool: in their means
+    (core.stats.collapse.strata_differ), or, for a design whose grades are not 0/1 by nature (its
+    ``spread_share`` is set: a difference between two targets, whose strata of agreeing answers have mean 0 and
+    little spread), in their spreads (core.stats.collapse.spreads_differ). A 0/1 grade's spread is a function
+    of its mean, so the means' test is the test there."""
+    differ = strata_differ(*moments)
+    return differ | spreads_differ(*moments) if design.spread_share is not None else differ
+
+
+def queue_floor(design: Design, differ: np.ndarray) -> np.ndarray:
+    """The grades each stratum gets before Neyman's shares apply, (1,) or (R, 1): ``design.floor`` where the
+    strata ``differ``, 1 elsewhere, a floor that fits the budget while the strata are read as one."""
+    return np.where(differ, design.floor, 1)[..., None]
 
 
 @functools.lru_cache(maxsize=16)
