@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from core.errors import InputError
-from core.stats.allocation import design_from_items, make_design
+from core.stats.allocation import design_from_items, make_design, stratum_moments
+from core.stats.estimate import estimate_batch, from_moments
 from core.stats.forecast import forecast, forecast_batch, stop_saving, uniform_grades
+from core.stats.intervals import share_variance
 from core.stats.looks import look_plan
 from core.stats.simulate import labels_of, replay_queue, replication_orders, synthetic_items
 from core.stats.simulate_stopping import median_se
@@ -16,7 +18,6 @@ from core.stats.stopping import (
     allocation_kappa,
     check_regime,
     run_looks,
-    share_variance,
     uniform_fixed_n,
     uniform_fixed_n_wilson,
 )
@@ -143,9 +144,31 @@ def test_skewed_grades_are_not_stopped_by_a_lucky_small_variance():
     assert ((stop.low <= mu) & (mu <= stop.high)).mean() >= 0.925  # 2.5 s.e. below 0.95
 
 
+def test_a_skewed_sample_that_met_no_high_grade_is_not_read_as_precise():
+    """Ten grades of a skewed pool that all came out small: V_hat alone reads them as tight, and the
+    Korn-Graubard interval misses a mean of 0.02; the bounded variance keeps it inside. 0/1 grades are read
+    with V_hat as before."""
+    design = make_design(np.repeat([0, 1], 1000), np.full(2000, 0.5))
+    positions = np.arange(0, 2000, 200)[None, :]
+    small = np.array([[0.001, 0.002, 0.0, 0.003, 0.001, 0.0005, 0.002, 0.001, 0.0, 0.004]])
+    for grades, wider in ((small, True), ((small > 0.002).astype(float), False)):
+        moments = stratum_moments(design, positions, grades)
+        binary = ((grades == 0) | (grades == 1)).all(axis=1)
+        plain = from_moments(design, moments, moments, binary, bounded=False)
+        read = estimate_batch(design, positions, grades)
+        assert bool(read.variance[0] > 10 * plain.variance[0]) == wider
+        assert read.variance[0] >= plain.variance[0]
+    assert estimate_batch(design, positions, small).interval()[1][0] > 0.02 > plain_high(design, positions, small)
+
+
+def plain_high(design, positions, grades) -> float:
+    moments = stratum_moments(design, positions, grades)
+    return float(from_moments(design, moments, moments, np.array([False]), bounded=False).interval()[1][0])
+
+
 def test_the_share_variance_of_binary_grades_is_the_smoothed_binomial():
     design = make_design(np.repeat([0, 1], 50), np.full(100, 0.5))
     counts, sums = np.array([[10.0, 20.0]]), np.array([[3.0, 10.0]])
     smooth = (sums + 0.5) / (counts + 1)
     expected = (design.weights**2 * (1 - counts / design.sizes) * smooth * (1 - smooth) / counts).sum()
-    assert share_variance(design, counts, sums, sums)[0] == pytest.approx(expected)
+    assert share_variance(design.weights, design.sizes, counts, sums, sums)[0] == pytest.approx(expected)

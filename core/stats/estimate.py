@@ -44,6 +44,7 @@ from core.stats.collapse import collapsed_variances, strata_differ
 from core.stats.intervals import (
     LEVEL,
     all_equal_floor,
+    bounded_variance,
     korn_graubard,
     sample_variance,
     satterthwaite_df,
@@ -147,7 +148,7 @@ def estimate_batch(
     counts, sums, sumsq = stratum_moments(design, positions, values)
     grade_moments = (counts, sums, sumsq) if values is y else stratum_moments(design, positions, y)
     binary = ((y == 0) | (y == 1)).all(axis=1)
-    return from_moments(design, (counts, sums, sumsq), grade_moments, binary)
+    return from_moments(design, (counts, sums, sumsq), grade_moments, binary, bounded=values is y)
 
 
 def from_moments(
@@ -155,13 +156,17 @@ def from_moments(
     moments: tuple[np.ndarray, np.ndarray, np.ndarray],
     grade_moments: tuple[np.ndarray, np.ndarray, np.ndarray],
     binary: np.ndarray,
+    *,
+    bounded: bool = True,
 ) -> BatchEstimate:
     """The estimate of the module docstring from per-stratum sufficient statistics, (R, H) each.
 
     ``moments``: count, sum and sum of squares of the values the estimator averages (the grades, or the
     difference estimator's residuals); ``grade_moments``: those of the grades themselves (for the all-equal
-    floor and the saving); ``binary``: (R,) whether every grade is 0 or 1 (the df rule). What
-    `estimate_batch` computes, and what core.stats.stopping updates grade by grade.
+    floor and the saving); ``binary``: (R,) whether every grade is 0 or 1 (the df rule). ``bounded``: the
+    values are the grades, so the variance is core.stats.intervals.bounded_variance's (a residual's spread is
+    no share of the grades' Bernoulli variance). What `estimate_batch` computes, and what core.stats.stopping
+    updates grade by grade.
     """
     counts, sums, sumsq = moments
     _, ysum, ysumsq = grade_moments
@@ -173,6 +178,8 @@ def from_moments(
     value = np.sum(w * np.where(seen, sums / np.maximum(counts, 1), 0.0), axis=1)
     value = np.where(seen.all(axis=1), value, np.nan)
     variance = stratified_mean_variance(w, sizes, counts, s2)
+    if bounded:
+        variance = bounded_variance(w, sizes, grade_moments, variance, binary)
     n = counts.sum(axis=1)
     census = (counts >= sizes).all(axis=1)
     return BatchEstimate(

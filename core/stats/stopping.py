@@ -168,7 +168,7 @@ def run_looks(
             continue
         moments = (counts[wanted], sums[wanted], sumsq[wanted])
         batch = from_moments(design, moments, moments, binary[wanted])
-        variance_all = np.where(binary[wanted], batch.variance, share_variance(design, *moments))
+        variance_all = batch.variance
         trigger = target / np.sqrt(fractions[following[wanted]])
         near = z_last * np.sqrt(variance_all) <= _SCREEN * trigger
         if not near.any():
@@ -214,29 +214,6 @@ def run_looks(
         last_low=out["last_low"],
         last_high=out["last_high"],
     )
-
-
-def share_variance(design: Design, counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
-    """V_rho = rho sum_h W_h^2 (1 - n_h/N_h) m~_h (1 - m~_h) / n_h, (R,): the stratified variance with every
-    stratum's spread read as a common share rho of the Bernoulli variance at its mean, rho pooled over the
-    strata, rho = sum_h (n_h - 1) s_h^2 / sum_h n_h m_h (1 - m_h), and m~_h = (sum + 1/2) / (n_h + 1),
-    Jeffreys' posterior mean (half a pseudo-grade at each end).
-
-    For grades in [0, 1] the variance is at most m (1 - m), and a skewed grade's sample variance falls with its
-    sample mean: stopping when the variance looks small then stops when the mean is low (a sequential
-    stop chosen by the variance is biased with skewed data: coverage at the stop 0.83-0.89 on skewed pools of
-    mean 0.1, benchmarks/stopping.md). The pooled share is a ratio of two quantities that fall together, so it
-    moves far less, and the smoothed means damp the rest (with the raw means the coverage fell back to
-    0.83-0.87); the regime reads V_rho for grades other than 0 and 1, V for those (whose V is already a
-    function of the means alone)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
-        within = np.where(counts > 1, np.maximum(sumsq - counts * mean**2, 0.0), 0.0).sum(axis=1)
-        bernoulli = np.where(counts > 1, counts * mean * (1 - mean), 0.0).sum(axis=1)
-        rho = np.where(bernoulli > 0, np.minimum(within / np.where(bernoulli > 0, bernoulli, 1.0), 1.0), 1.0)
-        smooth = (sums + 0.5) / (counts + 1.0)
-        terms = design.weights**2 * (1 - counts / design.sizes) * smooth * (1 - smooth) / np.maximum(counts, 1.0)
-    return rho * np.where(counts > 0, terms, 0.0).sum(axis=1)
 
 
 def uniform_fixed_n(s2: float, size: int, target: float, level: float = 0.95) -> int:
