@@ -44,3 +44,35 @@ def test_an_api_token_is_printed_once_listed_without_its_secret_and_revoked(tmp_
     assert main(["users", "--db-url", url, "token", "revoke", str(json.loads(listed)["tokens"][0]["id"])]) == 0
     assert tokens.resolve(store, secret) is None
     assert main(["users", "--db-url", url, "token", "revoke", "99"]) == 2
+
+
+def test_tokens_create_prints_the_token_alone_on_its_last_line_once_and_it_authenticates(tmp_path, capsys):
+    from core.services import tokens
+
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    assert main(["users", "--db-url", url, "add", "fay", "--role", "viewer", "--email", "fay@example.org", "-q"]) == 0
+    assert main(["tokens", "--db-url", url, "create", "fay"]) == 0
+    out = capsys.readouterr().out
+    secret = out.splitlines()[-1]
+    assert secret.startswith(tokens.PREFIX) and secret == secret.strip() and out.count(secret) == 1
+    store = Store.open(url)
+    assert tokens.resolve(store, secret).name == "fay"
+    assert main(["tokens", "--db-url", url, "list", "fay", "--json", "-"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)["tokens"]
+    assert listed["name"] == "cli"
+    assert main(["tokens", "--db-url", url, "revoke", str(listed["id"])]) == 0
+    assert tokens.resolve(store, secret) is None
+
+
+def test_python_m_core_tokens_create_takes_a_label(tmp_path):
+    import subprocess
+    import sys
+
+    from core.services import tokens
+
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    assert main(["users", "--db-url", url, "add", "gil", "--role", "grader", "--email", "gil@example.org", "-q"]) == 0
+    command = [sys.executable, "-m", "core", "tokens", "--db-url", url, "create", "gil", "--name", "CI export"]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    assert tokens.resolve(Store.open(url), done.stdout.splitlines()[-1]).name == "gil"
+    assert [t.name for t in tokens.listed(Store.open(url), auth.OPERATOR, "gil")] == ["CI export"]

@@ -248,7 +248,7 @@ class Endpoint:
             raise ApiError(
                 401,
                 "no API token: send the header 'Authorization: Bearer <token>' (Team page or "
-                "`activegrade users token create NAME`)",
+                "`activegrade tokens create USER`)",
             )
         address = auth.client_address(
             request.client.host if request.client else None, request.headers.get("x-forwarded-for")

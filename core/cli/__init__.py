@@ -1,4 +1,4 @@
-"""Command-line entry point: `activegrade prepare|simulate|sample|export|report|status|import|users|worker ...`
+"""Command-line entry point: `activegrade prepare|simulate|sample|export|report|status|import|users|tokens|worker ...`
 (also `python -m core ...`).
 
 Each sub-command lives in core/cli/<name>.py and exposes
@@ -26,6 +26,7 @@ COMMANDS = {
     "status": "List the projects in the database and their state.",
     "import": "Record grades given in Label Studio as the project's grades, graders kept.",
     "users": "Create accounts, change roles, assign accounts to projects.",
+    "tokens": "Create, list and revoke personal API tokens for the HTTP API.",
     "worker": "Claim jobs (preparation, simulations) from the database and run them.",
 }
 

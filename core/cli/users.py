@@ -7,7 +7,7 @@ line, where other users of the machine could see it:
     python -m core users add bob --role grader --email bob@example.org   # OIDC only
     python -m core users assign bob "My project"
     python -m core users unlock alice   # end the sign-in back-off after failed tries
-    python -m core users token create bob --name "CI export"   # an API token, printed once on the last line
+    python -m core users token create bob --name "CI export"   # API tokens: the same as `tokens` (core/cli/tokens.py)
     python -m core users token list bob
     python -m core users token revoke 3
 """
@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import asdict
 
-from core.cli.output import STDOUT, add_output_options, say, write_json
+from core.cli import tokens as token_command
+from core.cli.output import add_output_options, say, write_json
 from core.cli.projects import add_database_argument
 from core.errors import InputError
-from core.services import auth, team, tokens
+from core.services import auth, team
 from core.services.outcome import Refused
-from core.store import Store, accounts, json_safe
+from core.store import Store, accounts
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,17 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     unlock = sub.add_parser("unlock", help="end an account's sign-in back-off (failed tries) at once")
     unlock.add_argument("name")
     sub.add_parser("list", help="list the accounts")
-    token = sub.add_parser("token", help="personal API tokens (docs/api.md): create, list, revoke")
-    token_sub = token.add_subparsers(dest="token_action", required=True)
-    create = token_sub.add_parser("create", help="a new token for the account, printed once on the last line")
-    create.add_argument("name", help="the account the token acts as")
-    create.add_argument("--name", dest="token_name", required=True, help="what the token is for, e.g. 'CI export'")
-    listed = token_sub.add_parser("list", help="the account's tokens (never their secrets)")
-    listed.add_argument("name")
-    revoke = token_sub.add_parser("revoke", help="revoke a token by its id (from `users token list`)")
-    revoke.add_argument("id", type=int)
-    for action in token_sub.choices.values():
-        add_output_options(action)
+    token_command.add_actions(sub.add_parser("token", help="personal API tokens (docs/api.md): create, list, revoke"))
     for action in sub.choices.values():  # after the action, as `users list --json -` reads
         add_output_options(action)
 
@@ -65,38 +55,12 @@ def _project_id(store: Store, name: str) -> int:
     return project.id
 
 
-def _token(store: Store, args: argparse.Namespace) -> int:
-    """``users token create|list|revoke`` as the operator."""
-    if args.token_action == "create":
-        info, secret = tokens.create(store, auth.OPERATOR, args.name, args.token_name)
-        say(args, f"created API token {info.id} ({info.name}) for {info.owner}; it is shown once, on the next line:")
-        write_json(args, {"id": info.id, "owner": info.owner, "name": info.name, "token": secret})
-        if args.json != STDOUT:
-            print(secret)
-        return 0
-    if args.token_action == "list":
-        found = tokens.listed(store, auth.OPERATOR, args.name)
-        say(args, "\n".join(_token_line(t) for t in found) or f"{args.name} has no API token")
-        write_json(args, {"tokens": [json_safe(asdict(t)) | {"active": t.active} for t in found]})
-        return 0
-    outcome = tokens.revoke(store, auth.OPERATOR, args.id)
-    say(args, outcome.message)
-    write_json(args, {"status": outcome.status, "message": outcome.message})
-    return 0
-
-
-def _token_line(token: tokens.TokenInfo) -> str:
-    used = token.last_used_at.isoformat(timespec="seconds") if token.last_used_at else "never used"
-    state = "active" if token.active else f"revoked {token.revoked_at.isoformat(timespec='seconds')}"
-    return f"{token.id}\t{token.name}\tcreated {token.created_at.isoformat(timespec='seconds')} by {token.created_by}\t{used}\t{state}"
-
-
 def run(args: argparse.Namespace) -> int:
     store = Store.open(args.db_url)
     actor = auth.OPERATOR
     try:
         if args.action == "token":
-            return _token(store, args)
+            return token_command.act(store, args)
         if args.action == "add":
             password = None if args.email else sys.stdin.readline().rstrip("\r\n")  # a line as Windows writes it too
             outcome = team.create_account(store, actor, args.name, args.role, password=password, email=args.email)

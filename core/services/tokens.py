@@ -36,7 +36,7 @@ TOKEN_REVOKED = "api_token_revoked"
 
 @dataclass(frozen=True)
 class TokenInfo:
-    """What the Team page and ``activegrade users token list`` show of a token (never its secret)."""
+    """What the Team page and ``activegrade tokens list`` show of a token (never its secret)."""
 
     id: int
     owner: str
