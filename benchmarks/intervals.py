@@ -178,14 +178,14 @@ def markdown(rows: list[dict], saving: list[dict], reps: int, seconds: float) ->
             f"| {r['width']:.4f} | {cp} | {ratio} | {r['before_cov']:.3f} | {r['before_width']:.4f} |"
         )
     misses = [r for r in rows if r["coverage"] + 2 * r["se"] < 0.935]
-    wide = [r for r in rows if np.isfinite(r["cp_width"]) and r["width"] > 1.2 * r["cp_width"]]
+    binary = [r for r in rows if np.isfinite(r["cp_width"])]
+    wide = [r for r in binary if r["width"] > 1.2 * r["cp_width"]]
     lines += [
         "",
         f"Coverage goal missed in {len(misses)} of {len(rows)} rows"
         + "".join(f"; {r['pool']}, {r['method']}, n = {r['n']}: {r['coverage']:.3f}" for r in misses)
         + f". Width above 1.2 x Clopper-Pearson in {len(wide)} of "
-        f"{sum(np.isfinite(r['cp_width']) for r in rows)} binary rows (largest ratio "
-        f"{max((r['width'] / r['cp_width'] for r in wide), default=np.nan):.2f}).",
+        f"{len(binary)} binary rows (largest ratio {max((r['width'] / r['cp_width'] for r in binary), default=np.nan):.2f}).",
     ]
     lines += [
         "",
