@@ -7,7 +7,10 @@ calls are the API's handlers (core.api.endpoints: next_item, grade, skip), so a 
 checks and the same grade_actions code as the Grade page and the API. Each grade asks for the next card
 in the same round trip (``POST grades?then=next``), so the card after a press is on screen as soon as the
 grade is stored. The card shows the texts as plain text; every press names the item's id and its
-single-use token, so a grade lands on the item shown or nowhere.
+single-use token, so a grade lands on the item shown or nowhere. As on the Grade page's card
+(ui/grading_card.js), no press is dropped without a sign: a grade key pressed while a press is in flight is
+refused on screen (the next card is not shown yet), a skip is kept and carried out once that press is
+answered; ``#card`` counts them for tests (data-sent, data-kept, data-refused).
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ PAGE = """<!doctype html>
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
 .text { white-space: pre-wrap; border: 1px solid #ddd; border-radius: 6px; padding: .8rem; margin: .4rem 0 1rem; }
 button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
-#status { min-height: 1.5rem; color: #555; } .card[data-state=sending] { opacity: .6; }
+#status { min-height: 1.5rem; color: #555; } #notice { color: #8a4b00; font-weight: 600; } .card[data-state=sending] { opacity: .6; }
 </style></head><body>
 <h1>Fast grading</h1>
 <p id="status" role="status">Loading...</p>
+<p id="notice" role="alert" hidden></p>
 <div class="card" id="card" data-state="loading">
   <p><b>Item</b> <span id="item"></span></p>
   <p><b>Prompt</b></p><div class="text" id="prompt"></div>
@@ -49,8 +53,16 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
   const project = new URLSearchParams(location.search).get("project");
   const base = "/grade-fast/api/projects/" + encodeURIComponent(project);
   const $ = (id) => document.getElementById(id);
-  let card = null, shownAt = 0, busy = false;
+  const NOTICE_MS = 4000;  // how long a refused or kept press's message stays on screen
+  let card = null, shownAt = 0, busy = false, kept = [], noticeTimer = 0;
+  const counts = {sent: 0, kept: 0, refused: 0};
   const say = (text) => { $("status").textContent = text; };
+  function count(what) { counts[what] += 1; $("card").dataset[what] = String(counts[what]); }
+  function notify(text) {
+    $("notice").textContent = text; $("notice").hidden = false; clearTimeout(noticeTimer);
+    noticeTimer = setTimeout(() => { $("notice").hidden = true; $("notice").textContent = ""; }, NOTICE_MS);
+  }
+  function refuse(key, why) { count("refused"); notify(`${key} not taken: ${why}`); }
   function show(answer) {
     card = answer.item;
     $("card").dataset.item = card ? card.item_id : "";
@@ -60,7 +72,7 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
     $("response").textContent = card ? card.response : "";
     $("labels").replaceChildren(...(card ? card.labels : []).map((l, i) => {
       const b = document.createElement("button");
-      b.type = "button"; b.textContent = `${l.label} (${i + 1})`; b.onclick = () => send("grades?then=next", l.label);
+      b.type = "button"; b.textContent = `${l.label} (${i + 1})`; b.onclick = () => press(String(i + 1), l.label);
       return b;
     }));
     if (!card) say(answer.reason || "Nothing left to grade.");
@@ -77,15 +89,27 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
     if (!r.ok) { say("Not available: " + j.error.message); return; }
     show(j);
   }
-  async function send(path, label) {
-    if (!card || busy) return;
+  // A key or click: sent now; while a press is in flight a grade is refused on screen (the next card is not
+  // shown yet) and a skip is kept, carried out once the press before it is answered (ui/grading_card.js).
+  function press(key, label) {
+    if (busy && label !== undefined) {
+      refuse(key, "still saving the last grade, press again once the next card shows");
+    } else if (busy) {
+      kept.push(key); count("kept");
+      notify(`${key} kept: it is carried out once the last press is answered`);
+    } else send(key, label);
+  }
+  async function send(key, label) {
+    if (!card) { refuse(key, "there is no item on the card"); return; }
     const shown = performance.now() - shownAt;
-    if (shown < 1000 * (card.min_view_s || 0)) { say("Too fast: look at the item first."); return; }
-    busy = true; $("card").dataset.state = "sending"; say("Sending...");
+    if (label !== undefined && shown < 1000 * (card.min_view_s || 0)) { refuse(key, "too fast, look at the item first"); return; }
+    busy = true; count("sent"); $("card").dataset.state = "sending"; say("Sending...");
     const body = {item_id: card.item_id, token: card.token, shown_ms: shown};
     if (label !== undefined) body.label = label;
+    let saved = false;
     try {
-      const [r, j] = await call("/" + path, body);
+      const [r, j] = await call(label === undefined ? "/skip" : "/grades?then=next", body);
+      saved = r.ok;
       if (r.ok) {
         say((j.message || j.status) + "");
         if (j.next) show(j.next); else await load();
@@ -97,13 +121,15 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
     } catch (e) {
       say("Not saved, press again: the server did not answer"); $("card").dataset.state = "ready";
     } finally { busy = false; }
+    if (saved && kept.length) send(kept.shift());
+    else if (kept.length) { notify(`${kept.join(", ")} not carried out: the press before them was not saved`); kept = []; }
   }
-  $("skip").onclick = () => send("skip");
+  $("skip").onclick = () => press("S");
   document.addEventListener("keydown", (e) => {
-    if (!card || e.ctrlKey || e.metaKey || e.altKey) return;
-    if (e.key === "s" || e.key === "S") { send("skip"); return; }
+    if (!card || e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;  // a key held down is not a second press
+    if (e.key === "s" || e.key === "S") { press("S"); return; }
     const n = Number(e.key);
-    if (n >= 1 && n <= card.labels.length) send("grades?then=next", card.labels[n - 1].label);
+    if (n >= 1 && n <= card.labels.length) press(e.key, card.labels[n - 1].label);
   });
   load();
 })();

@@ -5,6 +5,7 @@ and every grade is stored on the item the page showed when its key was pressed."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -13,27 +14,34 @@ from core.services.project import create_project, start_preparation
 from core.store import Store
 from core.testing.appserver import TIMEOUT_MS
 
+if TYPE_CHECKING:  # playwright is optional: the e2e tests are skipped without it (tests/conftest.py)
+    from playwright.sync_api import Page
+
 pytestmark = pytest.mark.e2e
 DATA = Path(__file__).resolve().parents[1] / "data" / "app"
 CARD_READY = """(previous) => { const c = document.getElementById('card');
   return c !== null && c.dataset.state === 'ready' && c.dataset.item && c.dataset.item !== previous; }"""
 
 
-def test_every_fast_grade_lands_on_the_item_shown(browser, shared_signed_in_server):
-    server = shared_signed_in_server
+def _fast_page(browser, server, grader: str) -> tuple[Store, int, Page]:
+    """A new prepared project (no minimum viewing time) and its /grade-fast page, signed in as ``grader``."""
     store = Store.open(server.db_url)
     files = [(n, (DATA / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
-    pid = create_project(store, "Fast grading", *files, {"min_view_s": 0}, start=False)
+    pid = create_project(store, f"Fast grading ({grader})", *files, {"min_view_s": 0}, start=False)
     start_preparation(store, pid, wait=True)
-    team.create_account(store, auth.OPERATOR, "fast-grader", auth.GRADER, password="a long enough password")
-    team.assign(store, auth.OPERATOR, pid, "fast-grader")
-    token = sessions.start(store, auth.sign_in(store, "fast-grader", "a long enough password"))
-
+    team.create_account(store, auth.OPERATOR, grader, auth.GRADER, password="a long enough password")
+    team.assign(store, auth.OPERATOR, pid, grader)
+    token = sessions.start(store, auth.sign_in(store, grader, "a long enough password"))
     context = browser.new_context()
     assert context.new_page().goto(f"{server.url}/grade-fast?project={pid}").url.rstrip("/") == server.url  # no cookie
     context.add_cookies([{"name": "activegrade_session", "value": token, "url": server.url, "httpOnly": True}])
     page = context.new_page()
     page.goto(f"{server.url}/grade-fast?project={pid}")
+    return store, pid, page
+
+
+def test_every_fast_grade_lands_on_the_item_shown(browser, shared_signed_in_server):
+    store, pid, page = _fast_page(browser, shared_signed_in_server, "fast-grader")
     assert "activegrade_session" not in page.evaluate("document.cookie")  # out of the page's reach
     shown, pressed, previous = [], [], ""
     for n in range(15):
@@ -50,3 +58,29 @@ def test_every_fast_grade_lands_on_the_item_shown(browser, shared_signed_in_serv
     labels = {"1": "Correct", "2": "Incorrect"}
     assert grades["label"].tolist() == [labels[k] for k in pressed]
     assert set(grades["grader"]) == {"fast-grader"}
+
+
+PRESS_WHILE_SENDING = """() => { const notices = [];
+  for (const key of ["1", "2", "s"]) {  // one task: the second and third keys come while the first is in flight
+    document.dispatchEvent(new KeyboardEvent("keydown", {key}));
+    notices.push(document.getElementById("notice")?.textContent ?? "");
+  }
+  return notices; }"""
+
+
+def test_a_grade_key_pressed_while_saving_is_refused_on_screen_and_a_skip_is_kept(browser, shared_signed_in_server):
+    store, pid, page = _fast_page(browser, shared_signed_in_server, "fast-pressing-grader")
+    page.wait_for_function(CARD_READY, arg="", timeout=TIMEOUT_MS)
+    first = page.get_attribute("#card", "data-item")
+    notices = page.evaluate(PRESS_WHILE_SENDING)
+    assert notices[1] == "2 not taken: still saving the last grade, press again once the next card shows"
+    assert notices[2] == "S kept: it is carried out once the last press is answered"
+    page.wait_for_function(
+        "() => { const c = document.getElementById('card'); return c.dataset.sent === '2' && c.dataset.state === 'ready'; }",
+        timeout=TIMEOUT_MS,
+    )
+    assert page.get_attribute("#card", "data-refused") == "1" and page.get_attribute("#card", "data-kept") == "1"
+    assert page.text_content("#status").startswith("skipped")  # the kept skip, carried out on the next card
+    grades = store.grades(pid)
+    items = store.load_items(pid)["id"].astype(str).to_numpy()
+    assert [items[p] for p in grades["position"]] == [first] and grades["label"].tolist() == ["Correct"]
