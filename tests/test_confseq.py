@@ -169,11 +169,11 @@ def test_an_ungraded_stratum_keeps_the_interval_honest():
 
 
 def test_the_dashboards_call_reads_the_grades_in_order():
-    from core.services.tracking import current_anytime
+    from core.services.setup import anytime_after
 
     design, labels = pool(200, [0.2, 0.7])
     graded = {int(p): float(labels[p]) for p in replication_orders(design.N, 0, 1)[0, :30]}
-    live = current_anytime(design, graded, n0=40)
+    live = anytime_after(design, graded, graded.values(), n0=40)
     direct = anytime_interval(design, list(graded), list(graded.values()), n0=40)
     assert (live.low, live.high, live.n, live.n0) == (direct.low, direct.high, 30, 40)
     assert live.low <= labels.mean() <= live.high and 0 < live.half_width < 0.5

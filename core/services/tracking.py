@@ -7,7 +7,7 @@ import pandas as pd
 from scipy import stats
 
 from core.stats.allocation import Design
-from core.stats.confseq import AnytimeInterval, anytime_interval
+from core.stats.confseq import AnytimeInterval
 from core.stats.estimate import Estimate, estimate
 from core.stats.intervals import LEVEL
 
@@ -73,9 +73,3 @@ def estimate_path(
 def current_estimate(design: Design, graded: dict[int, float], method: str = "default") -> Estimate:
     """The estimate from ``graded`` (position -> grade, in grading order)."""
     return estimate(design, list(graded), list(graded.values()), method=method)
-
-
-def current_anytime(design: Design, graded: dict[int, float], n0: int, level: float = LEVEL) -> AnytimeInterval:
-    """The anytime-valid interval after ``graded`` (position -> grade, in grading order), its bets tuned for the
-    planned budget n0 (`core.stats.design.planned_budget`): what the live dashboard and its stopping rule read."""
-    return anytime_interval(design, list(graded), list(graded.values()), n0, level)
