@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from core.scales import scale_from_settings
-from core.stats.rater_agreement import agreement, cohen_kappa, combine, krippendorff_alpha, summary
+from core.stats.rater_agreement import agreement, cohen_kappa, final_grades, krippendorff_alpha, summary
 
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: 4 observers, 12 units.
 K2011 = np.array(
@@ -69,10 +69,10 @@ def test_agreement_without_double_grades_is_empty():
 
 
 def test_several_grades_enter_the_estimate_as_their_mean():
-    assert combine([1.0, 0.0]) == 0.5
-    assert combine([0.75]) == 0.75
-    with pytest.raises(ValueError, match="at least one grade"):
-        combine([])
+    assert final_grades([0, 1, 0], [1.0, 0.75, 0.0], {}) == {0: 0.5, 1: 0.75}
+    assert final_grades([], [], {}) == {}  # no grade: no item enters the estimate
+    with pytest.raises(ValueError, match="2 positions but 1 grades"):
+        final_grades([0, 1], [1.0], {})
 
 
 def test_scale_levels_and_the_one_line_summary():

@@ -13,7 +13,7 @@ from core.services import account_writes, audit, auth, grade_actions, reservatio
 from core.services.project import create_project, start_preparation
 from core.settings import ProjectSettings
 from core.stats.allocation import design_from_items
-from core.stats.rater_agreement import combine, final_grades
+from core.stats.rater_agreement import final_grades
 from core.store import Store, accounts
 from core.store import reviews as review_rows
 
@@ -45,7 +45,6 @@ def test_the_final_grade_is_the_review_else_the_mean():
     assert final_grades([3, 1, 3], [1.0, 0.0, 0.0], {}) == {3: 0.5, 1: 0.0}
     assert list(final_grades([3, 1, 3], [1.0, 0.0, 0.0], {})) == [3, 1]  # order of each item's first grade
     assert final_grades([3, 1, 3], [1.0, 0.0, 0.0], {3: 1.0, 9: 0.0}) == {3: 1.0, 1: 0.0}  # 9: never graded
-    assert combine([1.0, 0.0]) == 0.5 and combine([1.0, 0.0], reviewed=0.0) == 0.0
 
 
 def test_disagreements_and_flags_come_to_review_and_a_review_settles_them(world):

@@ -5,7 +5,7 @@ active grade: ``position``, ``grader``, ``value``, ``seconds``,
 ``created_at``) and over a ``core.stats.estimate.Estimate``.
 
 - Grades and graded items are counted apart: with double grading an item
-  carries several grades and enters the estimate once (core.stats.rater_agreement.combine).
+  carries several grades and enters the estimate once (core.stats.rater_agreement.final_grades).
 - Pace is measured over working time: the time between consecutive grades
   (of the project, or of one grader) summed with every gap longer than
   IDLE_GAP_S left out, so a lunch break or a night does not lower it. The

@@ -38,7 +38,7 @@ Double grading: ``overlap_positions`` picks round(fraction * N) items
 uniformly at random (seeded per project); each of them, once graded, is
 offered to a second, different grader before any new item, so agreement
 (core.stats.rater_agreement) is measured as soon as grading starts. Both grades enter
-the estimate through their mean (core.stats.rater_agreement.combine).
+the estimate through their mean (core.stats.rater_agreement.final_grades).
 """
 
 from __future__ import annotations

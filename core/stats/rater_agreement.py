@@ -14,9 +14,9 @@ items graded by two or more graders measure how reliable the grading is:
   same item, for any number of graders and missing grades, computed by the
   ``krippendorff`` package at the scale's level of measurement.
 
-The rule for an item's final grade (``final_grades``, the one place it is decided; ``combine`` is it
-for one item): the grade a reviewer set (core.services.review) where there is one, otherwise the mean
-of the item's active grades. Each item enters the estimate once, with its final grade. The estimand is
+The rule for an item's final grade (``final_grades``, the one place it is decided): the grade a
+reviewer set (core.services.review) where there is one, otherwise the mean of the item's active
+grades. Each item enters the estimate once, with its final grade. The estimand is
 then the pool's mean final grade: the reviewed grade where a reviewer settled the item, the mean
 grader's grade elsewhere. Averaging two grades only lowers the item's rater noise, so the stratified
 estimator stays unbiased for the mean grader's grade and its variance estimate (which treats the final
@@ -62,14 +62,6 @@ def final_grades(positions: Iterable[int], values: Iterable[float], reviewed: Ma
     means = np.bincount(index, weights=v, minlength=items.size) / np.bincount(index, minlength=items.size)
     order = np.argsort(first, kind="stable")
     return {int(items[k]): float(reviewed.get(int(items[k]), means[k])) for k in order}
-
-
-def combine(grades: Iterable[float], reviewed: float | None = None) -> float:
-    """The final grade of one item (``final_grades``): ``reviewed`` if a reviewer set it, else the mean of its grades."""
-    values = np.fromiter(grades, dtype=float)
-    if values.size == 0:
-        raise ValueError("an item needs at least one grade to enter the estimate")
-    return final_grades(np.zeros(values.size, dtype=np.int64), values, {} if reviewed is None else {0: reviewed})[0]
 
 
 def cohen_kappa(first: Iterable[float], second: Iterable[float], level: str = "nominal") -> float:
