@@ -5,6 +5,7 @@ read the estimate, recompute it from the grades CSV with pandas; a grade survive
 from __future__ import annotations
 
 import io
+import textwrap
 
 import pandas as pd
 import pytest
@@ -84,6 +85,37 @@ def test_a_project_created_through_the_client_gets_ready(served):
     with pytest.raises(activegrade.ApiError) as bad:
         client.create_project("Broken", ("pool.csv", b"id,prompt\n1,what\n"))
     assert bad.value.status == 422 and "pool.csv" in bad.value.message
+
+
+DOCS_URL = 'url = "http://127.0.0.1:8501"'
+"""The example's one line that names the app: pointed at the served app."""
+
+
+def _python_client_blocks() -> list[str]:
+    """The code blocks (indented four spaces) of docs/api.md's "The Python client" section, in order."""
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    section = text.split("## The Python client\n", 1)[1].split("\n## ", 1)[0]
+    blocks, lines = [], []
+    for line in [*section.splitlines(), "end"]:
+        if line.startswith("    ") or (lines and not line.strip()):
+            lines.append(line)
+        elif lines:
+            blocks.append(textwrap.dedent("\n".join(lines)).strip() + "\n")
+            lines = []
+    return blocks
+
+
+def test_the_python_client_example_in_docs_api_md_runs(served, monkeypatch):
+    server, store, _, admin, grader = served
+    first, second = _python_client_blocks()
+    assert first.count(DOCS_URL) == 1
+    monkeypatch.chdir(DATA)  # the example's pool.jsonl and samples.jsonl
+    names = {"token": admin, "graders_token": grader}
+    exec(first.replace(DOCS_URL, f"url = {server.url!r}"), names)
+    team.assign(store, auth.OPERATOR, names["project"].id, "ann")  # what the text between the blocks asks
+    exec(second, names)
+    assert names["reading"].graded > 0 and 0 <= names["reading"].estimate <= 1
+    assert len(names["grades"]) == names["reading"].graded and "recompute" in names["report"]
 
 
 def test_limits_and_errors_on_the_real_server(served):
