@@ -62,6 +62,32 @@ def accounts_section() -> None:
         # (inside it, they kept the previous account's: saving a password also saved that account's role)
         who = st.selectbox("Account", [u.name for u in everyone], key="change_account_name")
         change_account(next((u for u in everyone if u.name == who), None))
+    throttled_section()
+
+
+def throttled_section() -> None:
+    """The sign-ins held back now after failed tries, beside the Unlock sign-in button above."""
+    held = team.throttled(store, admin)
+    if not held:
+        st.caption("No sign-in is held back after failed tries.")
+        return
+    st.markdown("**Sign-ins held back** (choose the account under *Change an account* to unlock it)")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "name": t.name,
+                    "from": "every address" if t.address == auth.ACCOUNT else t.address,
+                    "failures": t.failures,
+                    "since": t.since,
+                    "until": t.until,
+                }
+                for t in held
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
 
 
 def change_account(current: team.UserInfo | None) -> None:

@@ -107,6 +107,26 @@ def test_unlock_is_audited(store, root):
     assert (root.name, audit.ACCOUNT_UNLOCKED) in _actions(store)
 
 
+def test_admins_list_the_throttled_accounts_until_unlocked(store, root):
+    team.create_account(store, root, "ann", auth.GRADER, password=PASSWORD)
+    team.create_account(store, root, "gus", auth.GRADER, password=PASSWORD)
+    for _ in range(auth.FREE_FAILURES - 1):
+        assert auth.sign_in(store, "ann", "wrong password", address="203.0.113.5") is None
+    assert team.throttled(store, root) == []  # the free failures hold nothing back
+    assert auth.sign_in(store, "ann", "wrong password", address="203.0.113.5") is None
+    [held] = team.throttled(store, root)
+    assert (held.name, held.address, held.failures) == ("ann", "203.0.113.5", auth.FREE_FAILURES)
+    assert held.since < held.until <= held.since + auth.MAX_BACK_OFF
+    with pytest.raises(auth.SignInThrottled):  # the list names what sign_in itself enforces
+        auth.sign_in(store, "ann", PASSWORD, address="203.0.113.5")
+    with pytest.raises(Refused, match="may not manage users"):
+        team.throttled(store, auth.sign_in(store, "gus", PASSWORD))
+    with pytest.raises(Refused, match="signed out"):
+        team.throttled(store, None)
+    team.unlock(store, root, "ann")
+    assert team.throttled(store, root) == []
+
+
 def test_settings_changes_record_only_what_changed(store, root):
     pid = store.create_project("P", {}, {"pool": ("pool.jsonl", b"{}\n")})
     assert project_actions.change_settings(store, root, pid, {"overlap": 0.0}).status == "unchanged"

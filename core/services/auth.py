@@ -270,6 +270,39 @@ def back_off(failures: int, free: int = FREE_FAILURES, cap: timedelta = MAX_BACK
     return min(timedelta(seconds=2 ** min(failures - free, 20)), cap)
 
 
+@dataclass(frozen=True)
+class Throttle:
+    """A back-off in force: sign-ins for ``name`` from ``address`` (ACCOUNT: from every address) wait until
+    ``until``; it began with the last of ``failures`` failed sign-ins in a row, at ``since``."""
+
+    name: str
+    address: str
+    failures: int
+    since: datetime
+    until: datetime
+
+
+def _limits(bucket: str) -> tuple[int, timedelta]:
+    """(free failures, longest wait) of a failure bucket: the account's own (ACCOUNT) or one address's."""
+    return (ACCOUNT_FREE_FAILURES, MAX_ACCOUNT_BACK_OFF) if bucket == ACCOUNT else (FREE_FAILURES, MAX_BACK_OFF)
+
+
+def _held_until(bucket: str, failures: int, last: datetime | None) -> datetime | None:
+    """When the bucket's back-off after ``failures`` failures, the last at ``last``, ends (None: no failure)."""
+    return None if last is None else last + back_off(failures, *_limits(bucket))
+
+
+def throttled(store: Store) -> list[Throttle]:
+    """The back-offs in force now, by account and address: the failures sign_in reads, under its rule."""
+    now = datetime.now(UTC)
+    found = []
+    for name, bucket, failures, last in accounts.all_failures(store):
+        until = _held_until(bucket, failures, last)
+        if until is not None and until > now:
+            found.append(Throttle(name=name, address=bucket, failures=failures, since=last, until=until))
+    return found
+
+
 def client_address(peer: str | None, forwarded_for: str | None) -> str | None:
     """The client's IP address: the connection's ``peer`` (None: loopback, as Streamlit reports it), or, when
     the peer is one of the trusted proxies (``$ACTIVEGRADE_TRUSTED_PROXIES``, core.config), the right-most
@@ -314,12 +347,10 @@ def sign_in(store: Store, name: str, password: str, address: str | None = None) 
     """
     name = normalise_name(name)[:MAX_NAME_CHARS]
     address = (address or "")[:MAX_ADDRESS_CHARS]
-    buckets = [(ACCOUNT, ACCOUNT_FREE_FAILURES, MAX_ACCOUNT_BACK_OFF)]
-    if address:
-        buckets.append((address, FREE_FAILURES, MAX_BACK_OFF))
-    for bucket, free, cap in buckets:
-        failures, last = accounts.failures(store, name, bucket)
-        if last is not None and (left := last + back_off(failures, free, cap) - datetime.now(UTC)) > timedelta(0):
+    buckets = [ACCOUNT, address] if address else [ACCOUNT]
+    for bucket in buckets:
+        until = _held_until(bucket, *accounts.failures(store, name, bucket))
+        if until is not None and (left := until - datetime.now(UTC)) > timedelta(0):
             where = " from here" if bucket == address else ""
             logger.warning(
                 "sign-in for %r%s held back %.0f s more (back-off)",
@@ -337,13 +368,13 @@ def sign_in(store: Store, name: str, password: str, address: str | None = None) 
     detail = {"address": address} if address else {}
     if not ok:
         logger.info("sign-in refused for %r from %s", name, address or "an unknown address")
-        for bucket, _, _ in buckets:
+        for bucket in buckets:
             accounts.add_failure(store, name, bucket)
         accounts.record_event(store, name, "sign_in_failed", detail=detail)
         if accounts.failures(store, name, ACCOUNT)[0] == ACCOUNT_FREE_FAILURES:
             accounts.record_event(store, name, THROTTLED, detail={"failures": ACCOUNT_FREE_FAILURES, **detail})
         return None
-    for bucket, _, _ in buckets:
+    for bucket in buckets:
         accounts.clear_failures(store, name, bucket)
     if _hasher.check_needs_rehash(row.password_hash):
         accounts.set_password_hash(store, name, _hasher.hash(password))

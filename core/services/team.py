@@ -137,6 +137,13 @@ def unlock(store: Store, actor: auth.User | None, name: str) -> Outcome:
     return Outcome("unlocked", f"{account.name} may sign in again")
 
 
+def throttled(store: Store, actor: auth.User | None) -> list[auth.Throttle]:
+    """The accounts whose sign-ins wait now after failed tries (core.services.auth.throttled), for an admin
+    deciding whom to ``unlock``."""
+    permitted(store, actor, auth.MANAGE_USERS)
+    return auth.throttled(store)
+
+
 def assign(store: Store, actor: auth.User | None, project_id: int, name: str) -> Outcome:
     """Assign a grader or viewer to the project (nothing to do when already assigned)."""
     manager = permitted(store, actor, auth.MANAGE_USERS)

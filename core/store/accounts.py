@@ -162,8 +162,19 @@ def failures(store: Store, name: str, address: str) -> tuple[int, datetime | Non
         row = s.get(SignInFailure, (name, address))
         if row is None:
             return 0, None
-        last = row.last_failed_at
-        return row.failures, last if last.tzinfo else last.replace(tzinfo=UTC)
+        return row.failures, _aware(row.last_failed_at)
+
+
+def _aware(moment: datetime) -> datetime:
+    """``moment`` in UTC (SQLite hands back naive times)."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def all_failures(store: Store) -> list[tuple[str, str, int, datetime]]:
+    """Every (name, address, failed sign-ins in a row, the last one's time) on record, by name and address."""
+    query = select(SignInFailure).order_by(SignInFailure.name, SignInFailure.address)
+    with store.session() as s:
+        return [(r.name, r.address, r.failures, _aware(r.last_failed_at)) for r in s.scalars(query)]
 
 
 def add_failure(store: Store, name: str, address: str) -> None:

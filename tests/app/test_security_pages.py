@@ -132,9 +132,16 @@ def test_failed_sign_ins_back_off_and_an_admin_unlocks_from_team(world):
     assert "Wrong name or password" in at.error[0].value
     _sign_in(at, "ann", PASSWORD)
     assert "too many failed sign-ins" in at.error[0].value  # even the right password waits (at most a minute)
+    for _ in range(5):  # a wait of 32 s, not the 1 s that may end while the Team page loads
+        accounts.add_failure(world, "ann", auth.ACCOUNT)
     team = _run(root, "app_pages/team.py")
+    [held] = [t.value for t in team.dataframe if "until" in t.value.columns]
+    assert held[["name", "from", "failures"]].values.tolist() == [
+        ["ann", "every address", auth.ACCOUNT_FREE_FAILURES + 5]
+    ]
     team.selectbox(key="change_account_name").select("ann").run()
     team.button(key=f"unlock_{accounts.user_by_name(world, 'ann').id}").click().run()
+    assert "No sign-in is held back" in _text(team)
     assert accounts.failures(world, "ann", auth.ACCOUNT)[0] == 0
     assert "account_unlocked" in accounts.events(world)["action"].tolist()
     _sign_in(at, "ann", PASSWORD)
