@@ -4,8 +4,10 @@
 # The demo is open (ACTIVEGRADE_OPEN_DEMO=1: no sign-in, everyone is an admin), so it
 # - uses its own database, .activegrade/demo.db, unless ACTIVEGRADE_DB_URL names another
 #   (the app refuses to run an open demo on a database that has accounts);
-# - listens on 127.0.0.1 only, unless ACTIVEGRADE_DEMO_ADDRESS says otherwise
-#   (e.g. ACTIVEGRADE_DEMO_ADDRESS=0.0.0.0 make demo, to show it on a trusted network).
+# - listens on 127.0.0.1 only, unless ACTIVEGRADE_DEMO_ADDRESS says otherwise, and answers only
+#   clients on this machine unless ACTIVEGRADE_TRUSTED_PROXIES names who else may come in (e.g.
+#   ACTIVEGRADE_DEMO_ADDRESS=0.0.0.0 ACTIVEGRADE_TRUSTED_PROXIES=192.168.1.0/24 make demo, to show it
+#   on a trusted network).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh app

@@ -366,9 +366,24 @@ def test_a_short_password_signs_in_once_more_only_to_be_changed(store):
 
 def test_the_open_demo_does_not_answer_through_a_proxy_nobody_named(monkeypatch):
     monkeypatch.delenv("ACTIVEGRADE_TRUSTED_PROXIES", raising=False)
-    auth.check_open_demo_request({"Host": "127.0.0.1:8501", "User-Agent": "x"})  # a direct client
+    auth.check_open_demo_request({"Host": "127.0.0.1:8501", "User-Agent": "x"}, None)  # a direct local client
     for header in ("X-Forwarded-For", "x-real-ip", "Forwarded"):
         with pytest.raises(auth.AccessDenied, match="reached through a reverse proxy"):
-            auth.check_open_demo_request({"Host": "demo.example", header: "203.0.113.5"})
+            auth.check_open_demo_request({"Host": "demo.example", header: "203.0.113.5"}, None)
     monkeypatch.setenv("ACTIVEGRADE_TRUSTED_PROXIES", "127.0.0.1")
-    auth.check_open_demo_request({"Host": "demo.example", "X-Forwarded-For": "203.0.113.5"})  # on purpose
+    auth.check_open_demo_request({"Host": "demo.example", "X-Forwarded-For": "203.0.113.5"}, None)  # on purpose
+
+
+@pytest.mark.parametrize("peer", [None, "127.0.0.1", "127.0.1.1", "::1"])
+def test_the_open_demo_answers_a_direct_client_on_this_machine(monkeypatch, peer):
+    monkeypatch.delenv("ACTIVEGRADE_TRUSTED_PROXIES", raising=False)
+    auth.check_open_demo_request({"Host": "127.0.0.1:8501"}, peer)
+
+
+@pytest.mark.parametrize("peer", ["192.168.1.20", "203.0.113.5", "2001:db8::1", "not an address"])
+def test_the_open_demo_refuses_a_direct_client_elsewhere_unless_trusted_proxies_are_named(monkeypatch, peer):
+    monkeypatch.delenv("ACTIVEGRADE_TRUSTED_PROXIES", raising=False)  # served on 0.0.0.0, reached from the network
+    with pytest.raises(auth.AccessDenied, match="answers only on this machine.*ACTIVEGRADE_TRUSTED_PROXIES"):
+        auth.check_open_demo_request({"Host": "192.168.1.10:8501"}, peer)
+    monkeypatch.setenv("ACTIVEGRADE_TRUSTED_PROXIES", "192.168.1.0/24")
+    auth.check_open_demo_request({"Host": "192.168.1.10:8501"}, peer)  # exposed on purpose

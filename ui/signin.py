@@ -110,7 +110,7 @@ def gate(pages: list) -> auth.User:
     """
     if auth.open_demo_enabled():
         try:
-            auth.check_open_demo_request(st.context.headers)
+            auth.check_open_demo_request(st.context.headers, _peer())
         except auth.AccessDenied as exc:
             st.error(f"Not available: {exc}.")
             st.stop()
@@ -208,8 +208,13 @@ def _new_password(pending: auth.User) -> None:
 def client_address() -> str | None:
     """The client's IP address (core.services.auth.client_address): the connection's as Streamlit gives it (None
     on localhost), or behind a proxy named in $ACTIVEGRADE_TRUSTED_PROXIES the one its X-Forwarded-For names."""
+    return auth.client_address(_peer(), st.context.headers.get("X-Forwarded-For"))
+
+
+def _peer() -> str | None:
+    """The connection's peer address as Streamlit gives it (None on localhost)."""
     address = st.context.ip_address
-    return auth.client_address(address if isinstance(address, str) else None, st.context.headers.get("X-Forwarded-For"))
+    return address if isinstance(address, str) else None
 
 
 def _first_admin() -> None:

@@ -143,17 +143,34 @@ PROXY_HEADERS = ("x-forwarded-for", "forwarded", "x-real-ip")
 """Headers a reverse proxy adds: a request that has one came through a proxy."""
 
 
-def check_open_demo_request(headers: Mapping[str, str]) -> None:
-    """Raise AccessDenied when the open demo (everyone an admin) is reached through a reverse proxy the operator
-    has not named in ``$ACTIVEGRADE_TRUSTED_PROXIES``: a local proxy would otherwise expose a demo served on
-    127.0.0.1 to everyone it serves. Clients that reach the app directly pass (the operator chose its address)."""
-    proxied = any(name.lower() in PROXY_HEADERS for name in headers)
-    if proxied and not config.config().trusted_proxies:
+def check_open_demo_request(headers: Mapping[str, str], peer: str | None) -> None:
+    """Raise AccessDenied when the open demo (everyone an admin) is reached from anywhere but this machine and
+    the operator has not named trusted proxies in ``$ACTIVEGRADE_TRUSTED_PROXIES``: through a reverse proxy
+    (a local proxy would otherwise expose a demo served on 127.0.0.1 to everyone it serves), or by a client
+    whose connection's ``peer`` address is not loopback (a demo served on 0.0.0.0). ``peer`` None is
+    loopback, as Streamlit reports it."""
+    if config.config().trusted_proxies:
+        return
+    if any(name.lower() in PROXY_HEADERS for name in headers):
         raise AccessDenied(
             "this open demo (no sign-in, everyone an admin) is reached through a reverse proxy, so it does not "
             f"answer; the operator names the proxy in {config.TRUSTED_PROXIES} to expose it on purpose, or "
             f"unsets {config.OPEN_DEMO}"
         )
+    if not _is_loopback(peer):
+        raise AccessDenied(
+            f"this open demo (no sign-in, everyone an admin) answers only on this machine, and {peer} is another; "
+            f"the operator sets {config.TRUSTED_PROXIES} (the addresses or networks allowed in) to expose it on "
+            f"purpose, or unsets {config.OPEN_DEMO} and creates accounts"
+        )
+
+
+def _is_loopback(peer: str | None) -> bool:
+    """Whether the connection's peer address is this machine (None: Streamlit's loopback); a malformed one is not."""
+    try:
+        return peer is None or ipaddress.ip_address(peer).is_loopback
+    except ValueError:
+        return False
 
 
 DEMO_FORBIDDEN = frozenset({MANAGE_USERS})
