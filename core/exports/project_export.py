@@ -17,7 +17,15 @@ from typing import Any
 import pandas as pd
 
 from core.errors import InputError
-from core.exports.report import grades_csv, grades_jsonl, grades_parquet, grades_table, report, report_markdown
+from core.exports.report import (
+    ChainCheck,
+    grades_csv,
+    grades_jsonl,
+    grades_parquet,
+    grades_table,
+    report,
+    report_markdown,
+)
 from core.exports.report_html import report_html
 from core.services import review
 from core.services.tracking import current_estimate
@@ -25,7 +33,7 @@ from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.design import prepared_design
 from core.stats.skips import skip_bound
-from core.store import ProjectInfo, Store
+from core.store import ProjectInfo, Store, audit_chain
 
 TEXT_COLUMNS = ("prompt", "response")
 """The item's texts a grades export may carry beside its grades (after the grades' own columns)."""
@@ -87,7 +95,8 @@ def grades_bytes(table: pd.DataFrame, fmt: str) -> bytes:
 
 
 def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str, Any] | None:
-    """The project's report (core.exports.report.report) from its stored grades and skips; None before the first
+    """The project's report (core.exports.report.report) from its stored grades and skips, with the audit trail's
+    hash chain checked (core.store.audit_chain.verify: its sealed events, sealing none); None before the first
     grade (a report needs one)."""
     graded = store.graded_positions(project.id)
     result = current_estimate(design, graded, project.settings["method"])
@@ -103,6 +112,7 @@ def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str,
         skips,
         reviewed=store.reviewed_grades(project.id),
         validated=review.validated(store, project.id, design),
+        chain=ChainCheck(audit_chain.verify(store)),
     )
 
 

@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -190,6 +191,14 @@ def _graders(grades: pd.DataFrame, settings: dict) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class ChainCheck:
+    """The audit trail's hash chain as checked for a report (core.store.audit_chain.verify): ``broken_at``, the id
+    of the first sealed event whose link does not hold; None when the chain holds."""
+
+    broken_at: int | None
+
+
 def report(
     project: ProjectInfo,
     design: Design,
@@ -199,12 +208,14 @@ def report(
     skips: SkipBound | None = None,
     reviewed: Mapping[int, float] | None = None,
     validated: Validated | None = None,
+    chain: ChainCheck | None = None,
 ) -> dict[str, Any]:
     """Everything needed to read and reproduce the result: method, estimate, interval, stopping rule,
     strata, savings, graders and their agreement, skips (per stratum and their worst-case bound,
     `core.stats.skips`), review (the estimand, reviewed items, each grader's agreement with the reviewed
-    grades, the estimate corrected on the validation sample: ``validated``), settings, seed, the input files
-    by name and SHA-256, the estimate's path, and the stratified estimate recomputed by RECOMPUTE_FORMULA.
+    grades, the estimate corrected on the validation sample: ``validated``), the audit trail's hash chain
+    (``chain``; None when not checked), settings, seed, the input files by name and SHA-256, the estimate's
+    path, and the stratified estimate recomputed by RECOMPUTE_FORMULA.
     ``grades``: the active grades (``Store.grades``); ``reviewed``: position -> reviewed grade."""
     saving = result.saving
     grades = (
@@ -296,6 +307,9 @@ def report(
                 "estimate_if_all_skipped_were_1": skips.high,
                 "by_stratum": skips.table.to_dict(orient="records"),
             },
+            "audit_chain": None
+            if chain is None
+            else {"intact": chain.broken_at is None, "first_broken_event": chain.broken_at},
             "recompute": {
                 "formula": RECOMPUTE_FORMULA,
                 "script": RECOMPUTE_SCRIPT,
@@ -368,6 +382,24 @@ def _skips_lines(skips: dict[str, Any] | None) -> list[str]:
         _markdown_table(pd.DataFrame(skips["by_stratum"])),
         "",
     ]
+
+
+def audit_chain_line(chain: dict[str, Any]) -> str:
+    """The audit trail's hash chain (the report's ``audit_chain``) in words for people."""
+    if chain["intact"]:
+        return (
+            "Audit trail: its hash chain holds. No sealed event (of any project in this database) was changed, "
+            "removed or slipped in after it was sealed (core.store.audit_chain)."
+        )
+    return (
+        f"Audit trail: its hash chain is broken at event {chain['first_broken_event']}. That event was changed or "
+        "slipped in, or the one before it removed, after they were sealed, so the trail cannot be trusted from "
+        "there on (core.store.audit_chain; activegrade status --audit names the same event)."
+    )
+
+
+def _audit_chain_lines(chain: dict[str, Any] | None) -> list[str]:
+    return [] if chain is None else ["## Audit trail", "", audit_chain_line(chain), ""]
 
 
 def settings_table(settings: dict[str, Any], seed: Any) -> pd.DataFrame:
@@ -514,6 +546,7 @@ def report_markdown(data: dict[str, Any]) -> str:
         *graders_lines(data["graders"]),
         *review_lines(data.get("review")),
         *_skips_lines(data.get("skips")),
+        *_audit_chain_lines(data.get("audit_chain")),
         "## Recompute the estimate from the grades export",
         "",
         data["recompute"]["formula"],

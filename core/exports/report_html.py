@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from core.exports.report import (
+    audit_chain_line,
     estimate_line,
     grader_rows,
     number,
@@ -198,6 +199,8 @@ def report_html(data: dict[str, Any]) -> str:
         ]
     review = review_lines(data.get("review"))
     parts += ["<h2>Review</h2>", *(_p(line.lstrip("- ")) for line in review[2:] if line)] if review else []
+    chain = data.get("audit_chain")
+    parts += [] if chain is None else ["<h2>Audit trail</h2>", _p(audit_chain_line(chain))]
     r = data["recompute"]
     parts += [
         "<h2>Recompute the estimate from the grades export</h2>",

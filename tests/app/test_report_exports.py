@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime, timedelta
 from io import StringIO
 
 import numpy as np
 import pandas as pd
+from sqlalchemy import select, update
 
+from core.exports.project_export import report_bytes, report_data
 from core.exports.report import estimate_line, grades_csv, grades_table, report, report_markdown
 from core.exports.report_html import report_html
 from core.scales import BINARY
@@ -17,6 +20,8 @@ from core.services.reservations import submit
 from core.services.tracking import current_estimate
 from core.stats.allocation import design_from_items
 from core.stats.skips import skip_bound
+from core.store import accounts, audit_chain
+from core.store.models import AuditEvent
 
 
 def _grade(store, project_id: int) -> None:
@@ -158,3 +163,28 @@ def test_the_html_report_names_methods_not_modules_and_its_chart_has_ticks(store
     assert re.search(r"\bcore\.\w", prose) is None, re.findall(r".{40}core\.\w+", prose)
     assert "confidence sequence" in prose
     assert page.count('class="tick x"') >= 3 and ">grades</text>" in page and ">mean grade</text>" in page
+
+
+def test_the_report_says_whether_the_audit_trails_hash_chain_holds(store, project_id):
+    """The report (JSON, Markdown, HTML) checks the sealed audit trail: intact, then broken at the event changed
+    afterwards; the rest of the report, and its bytes on a rerun, stay the same."""
+    _grade(store, project_id)
+    for seed in range(3):
+        accounts.record_event(store, "ann", "settings_changed", project_id=project_id, detail={"seed": seed})
+    assert audit_chain.seal(store, datetime.now(UTC) + timedelta(hours=1)) >= 3
+    project, design = store.project(project_id), design_from_items(store.load_items(project_id), stratify_by=None)
+    intact = report_data(store, project, design)
+    assert intact["audit_chain"] == {"intact": True, "first_broken_event": None}
+    assert report_bytes(intact, "json") == report_bytes(report_data(store, project, design), "json")
+    for text in (report_markdown(intact), report_html(intact)):
+        assert "Audit trail" in text and "hash chain holds" in text and "broken" not in text
+    with store.session() as s, s.begin():
+        first = s.scalars(select(AuditEvent.id).order_by(AuditEvent.id)).first()
+        s.execute(update(AuditEvent).where(AuditEvent.id == first).values(actor="mallory"))
+    broken = report_data(store, project, design)
+    assert broken["audit_chain"] == {"intact": False, "first_broken_event": first}
+    for text in (report_markdown(broken), report_html(broken)):
+        assert f"hash chain is broken at event {first}" in text and "hash chain holds" not in text
+    assert {k: v for k, v in broken.items() if k != "audit_chain"} == {
+        k: v for k, v in intact.items() if k != "audit_chain"
+    }
