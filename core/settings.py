@@ -20,7 +20,7 @@ from core.stats.design import grading_budget, planned_budget
 from core.stats.estimate import METHODS
 from core.stats.stopping import ANYTIME, DEFAULT_REGIME, FIXED, LOOKS
 from core.stats.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
-from core.surrogate.semantic import BACKENDS
+from core.surrogate.semantic import BACKENDS, DEFAULT_BACKEND
 
 MAX_TARGET_HALF_WIDTH = 0.5
 """The widest stopping target: a half-width of 0.5 spans every mean grade in [0, 1]."""
@@ -34,7 +34,7 @@ MAX_MIN_VIEW_S = 10.0
 
 @dataclass(frozen=True)
 class ProjectSettings:
-    backend: str = "exact"
+    backend: str = DEFAULT_BACKEND
     """Semantic equivalence test of the surrogate's answers (core.surrogate.semantic.BACKENDS)."""
     model: str | None = None
     """Model name or path for the embedding or NLI backend; None for the backend's default."""

@@ -1,9 +1,15 @@
+import argparse
+import inspect
+
 import pytest
 
+from core.cli.prepare import add_arguments
 from core.errors import InputError
 from core.scales import LIKERT
 from core.settings import ProjectSettings
 from core.stats.strata import DEFAULT_STRATIFY_BY
+from core.surrogate.prepare import prepare_items
+from core.surrogate.targets import prepare_targets
 
 
 def test_defaults_fill_what_is_not_stored_and_unknown_keys_are_ignored():
@@ -52,3 +58,21 @@ def test_changes_are_validated_and_unknown_settings_refused():
         settings.with_changes({"sede": 1})
     with pytest.raises(InputError, match="overlap"):
         settings.with_changes({"overlap": -0.1})
+
+
+def test_the_command_lines_defaults_are_the_project_settings_defaults():
+    """`activegrade prepare` (and every command sharing its options) and `prepare_items` default to what a
+    project stores by default, read from ProjectSettings rather than written again."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--pool", "pool.jsonl", "--out", "items.csv"])
+    defaults = ProjectSettings()
+    assert (args.backend, args.format, args.strata, args.stratify_by) == (
+        defaults.backend,
+        defaults.input_format,
+        defaults.n_strata,
+        defaults.stratify_by,
+    )
+    assert (args.model, args.threshold, args.proxy) == (defaults.model, defaults.threshold, defaults.proxy)
+    for prepare in (prepare_items, prepare_targets):
+        assert inspect.signature(prepare).parameters["backend"].default == defaults.backend

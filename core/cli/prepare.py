@@ -14,6 +14,7 @@ from core.cli.output import add_output_options, check_writable, progress_bar, sa
 from core.errors import InputError
 from core.inputs.io import Inputs
 from core.inputs.readers import FORMATS, load
+from core.settings import DEFAULTS
 from core.stats.compare import Comparison
 from core.stats.proxy import PROXY_COLUMN, proxy_name, proxy_values
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
@@ -62,9 +63,10 @@ def add_input_options(parser: argparse.ArgumentParser, *, samples: bool = True) 
     parser.add_argument(
         "--format",
         choices=FORMATS,
-        default="auto",
+        default=DEFAULTS.input_format,
         help="the pool's format: table (JSONL/CSV/Parquet), lm-eval (samples_<task>_*.jsonl), inspect "
-        "(.eval/.json log), hf (save_to_disk folder or .arrow); default auto: told apart by name and content",
+        f"(.eval/.json log), hf (save_to_disk folder or .arrow); default {DEFAULTS.input_format}: told apart by "
+        "name and content",
     )
     if samples:
         parser.add_argument(
@@ -91,7 +93,10 @@ def load_from_args(args: argparse.Namespace, *, samples: bool = True) -> Inputs:
 def add_prepare_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """The options of `prepare_items`, shared by every command that prepares a pool."""
     parser.add_argument(
-        "--backend", choices=BACKENDS, default="exact", help="semantic equivalence test (default: exact)"
+        "--backend",
+        choices=BACKENDS,
+        default=DEFAULTS.backend,
+        help=f"semantic equivalence test (default: {DEFAULTS.backend})",
     )
     parser.add_argument("--model", help="model name or path for the embedding or nli backend (default: the backend's)")
     parser.add_argument(

@@ -21,7 +21,7 @@ from core.inputs.targets import refuse_targets
 from core.stats.proxy import PROXY_COLUMN, predicted_grade, proxy_strata, proxy_values
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, stratify
 from core.surrogate.entropy import agreement, semantic_entropy, weighted_semantic_entropy
-from core.surrogate.semantic import Backend, ItemTexts, Progress, get_backend
+from core.surrogate.semantic import DEFAULT_BACKEND, Backend, ItemTexts, Progress, get_backend
 from core.surrogate.semantic.base import Stage
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ SCORES = ("n_samples", "n_clusters", "semantic_entropy", "semantic_entropy_weigh
 def prepare_items(
     inputs: Inputs,
     *,
-    backend: str = "exact",
+    backend: str = DEFAULT_BACKEND,
     model: str | None = None,
     threshold: float | None = None,
     n_strata: int = DEFAULT_N_STRATA,

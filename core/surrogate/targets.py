@@ -20,13 +20,15 @@ from core.inputs.targets import Targets, response_column, split_targets
 from core.stats.compare import Comparison
 from core.stats.compare_design import difference_strata, predicted_grades
 from core.surrogate.prepare import prepare_items, sample_index, target_answers
-from core.surrogate.semantic import ItemTexts, get_backend
+from core.surrogate.semantic import DEFAULT_BACKEND, ItemTexts, get_backend
 
 ENGINE_OPTIONS = ("model", "threshold", "device", "cache_dir", "batch_size", "api_base", "api_key_env")
 """prepare_items' options that pick the semantic backend (core.surrogate.semantic.get_backend's)."""
 
 
-def prepare_targets(inputs: Inputs, *, backend: str = "exact", file: str | None = None, **options: Any) -> Comparison:
+def prepare_targets(
+    inputs: Inputs, *, backend: str = DEFAULT_BACKEND, file: str | None = None, **options: Any
+) -> Comparison:
     """The comparison of a long-format pool (core.inputs.targets): per target, prepare_items(backend, **options)
     of its rows; between them, `answer_classes`. `file` names the pool in errors."""
     targets = split_targets(inputs.pool, file)

@@ -14,9 +14,11 @@ from pathlib import Path
 from core.errors import InputError
 from core.surrogate.semantic.base import Backend, ItemTexts, Progress
 
-BACKENDS = ("exact", "embedding", "nli")
+DEFAULT_BACKEND = "exact"
+"""The backend a project, `prepare_items` and the command line use unless told otherwise (no model)."""
+BACKENDS = (DEFAULT_BACKEND, "embedding", "nli")
 
-__all__ = ["BACKENDS", "Backend", "ItemTexts", "Progress", "get_backend"]
+__all__ = ["BACKENDS", "DEFAULT_BACKEND", "Backend", "ItemTexts", "Progress", "get_backend"]
 
 
 def get_backend(
