@@ -1,7 +1,7 @@
 """Served by serve.py (ui/web.py): the sign-in cookie is HttpOnly, so a page on another port of the same host
 cannot read the token; every response carries the security headers; the app's pages raise no CSP error in
-Chromium; and sign-in is kept across a reload and a new tab. The open demo does not answer through a proxy
-nobody named (issue 26)."""
+Chromium; and sign-in is kept across a reload and a new tab; guidelines with a footnote pixel fetch nothing. The
+open demo does not answer through a proxy nobody named (issue 26)."""
 
 from __future__ import annotations
 
@@ -37,11 +37,16 @@ def served(tmp_path, monkeypatch):
 
 
 class OtherPort(http.server.ThreadingHTTPServer):
-    """A page on another port of 127.0.0.1 that shows what ``document.cookie`` holds there."""
+    """A page on another port of 127.0.0.1 that shows what ``document.cookie`` holds there; ``paths`` lists
+    every path asked of it (a tracking pixel's listener)."""
 
     def __init__(self) -> None:
+        paths: list[str] = []
+        self.paths = paths
+
         class Page(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                paths.append(self.path)
                 body = b"<html><body><pre id='c'></pre><script>c.textContent = document.cookie</script></body></html>"
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html")
@@ -100,6 +105,32 @@ def test_the_cookie_is_httponly_and_no_page_on_another_port_reads_it(served, bro
         page.wait_for_timeout(100)
     assert not any(c["name"] == web.COOKIE and c["value"] for c in context.cookies())
     assert problems == []
+
+
+def test_guidelines_with_a_footnote_pixel_fetch_nothing_in_chromium(served, browser):
+    """The attack of issue 26: a GFM footnote whose definition is an image, read by one renderer as a reference
+    and by another as an <img>; a listener on another port stands for the tracker."""
+    listener = OtherPort()
+    try:
+        host = f"http://127.0.0.1:{listener.server_address[1]}"
+        store = Store.open(served.db_url)
+        pixel = f"See the note[^a].\n\n[^a]: ![x]({host}/p.png)\n\nAnd ![y]({host}/q.png) <img src={host}/r.png>"
+        store.update_settings(served.project_id, {"guidelines": pixel})
+        context = browser.new_context()
+        page = context.new_page()
+        sign_in(page, served.url, "ann")
+        for _ in range(50):  # the cookie is set by a server route once signed in
+            if any(c["name"] == web.COOKIE for c in context.cookies()):
+                break
+            page.wait_for_timeout(100)
+        page.goto(f"{served.url}/grade?project={served.project_id}")
+        page.get_by_text("Signed in as ann").wait_for(timeout=TIMEOUT_MS)
+        page.get_by_text("See the note").first.wait_for(timeout=TIMEOUT_MS)
+        page.wait_for_timeout(1000)  # time for any image to be asked for
+        assert listener.paths == []
+    finally:
+        listener.shutdown()
+        listener.server_close()
 
 
 def test_the_open_demo_answers_no_one_through_a_proxy_nobody_named(shared_server, browser):
