@@ -67,8 +67,9 @@ def test_the_command_lines_defaults_are_the_project_settings_defaults():
     add_arguments(parser)
     args = parser.parse_args(["--pool", "pool.jsonl", "--out", "items.csv"])
     defaults = ProjectSettings()
-    assert (args.backend, args.format, args.strata, args.stratify_by) == (
+    assert (args.backend, args.format, args.samples_format, args.strata, args.stratify_by) == (
         defaults.backend,
+        defaults.input_format,
         defaults.input_format,
         defaults.n_strata,
         defaults.stratify_by,

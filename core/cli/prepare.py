@@ -70,7 +70,10 @@ def add_input_options(parser: argparse.ArgumentParser, *, samples: bool = True) 
     )
     if samples:
         parser.add_argument(
-            "--samples-format", choices=FORMATS, default="auto", help="the samples file's format (default: auto)"
+            "--samples-format",
+            choices=FORMATS,
+            default=DEFAULTS.input_format,
+            help=f"the samples file's format (default: {DEFAULTS.input_format})",
         )
     parser.add_argument(
         "--columns",
@@ -85,7 +88,7 @@ def load_from_args(args: argparse.Namespace, *, samples: bool = True) -> Inputs:
         args.pool,
         args.samples if samples else None,
         fmt=args.format,
-        samples_fmt=getattr(args, "samples_format", "auto"),
+        samples_fmt=args.samples_format if samples else DEFAULTS.input_format,
         columns=args.columns,
     )
 
