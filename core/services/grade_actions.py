@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from core.errors import InputError
 from core.scales import scale_from_settings
-from core.services import auth, grading, reservations
+from core.services import auth, grading, live, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
 from core.services.reservations import DEFAULT_TTL
@@ -83,10 +83,12 @@ def acting_grader(store: Store, actor: auth.User | None, project_id: int) -> aut
 @_logs_refusals
 def claim(store: Store, actor: auth.User | None, project_id: int, design: Design) -> int | None:
     """The position to show the grader now, reserved for them (core.services.reservations.claim with the
-    project's seed, double-grading share and budget); None when nothing is left for them. ``design``: the
-    project's (core.stats.design.prepared_design; callers cache it)."""
+    project's seed, double-grading share, budget and stopping rule: no new item once the rule has said done,
+    core.services.live.rule_says_done); None when nothing is left for them. ``design``: the project's
+    (core.stats.design.prepared_design; callers cache it)."""
     grader = acting_grader(store, actor, project_id)
-    settings = ProjectSettings.from_dict(store.project(project_id).settings)
+    raw = store.project(project_id).settings
+    settings = ProjectSettings.from_dict(raw)
     return reservations.claim(
         store,
         project_id,
@@ -95,6 +97,7 @@ def claim(store: Store, actor: auth.User | None, project_id: int, design: Design
         grader.name,
         overlap=settings.overlap,
         budget=settings.budget(design.N),
+        closed=functools.partial(live.rule_says_done, design, raw),
     )
 
 

@@ -11,23 +11,27 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from core.scales import scale_from_settings
+from core.services.live_looks import live_looks
 from core.services.reading import Reading, read_project
 from core.services.tracking import current_estimate
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval, anytime_interval
 from core.stats.estimate import DEFAULT_METHOD, METHODS, Estimate
+from core.stats.queue import QueueState
 from core.stats.rater_agreement import Agreement, agreement, summary
 from core.stats.skips import SkipBound, skip_bound
+from core.stats.stopping import LOOKS
 from core.store import Store
 
 ESTIMATORS = ("default", *METHODS)
 """The estimators a page offers: "default" (DEFAULT_METHOD) and every named one (core.stats.estimate)."""
 
-__all__ = ["DEFAULT_METHOD", "ESTIMATORS", "Live", "agreement_of", "agreement_words", "live_reading"]
+__all__ = ["DEFAULT_METHOD", "ESTIMATORS", "Live", "agreement_of", "agreement_words", "live_reading", "rule_says_done"]
 
 Anytime = Callable[[Mapping[int, float]], AnytimeInterval]
 
@@ -64,6 +68,31 @@ def live_reading(
     return Live(
         graded, estimate, skips, sequence, read_project(design, settings, graded, estimate, sequence, skips=skips)
     )
+
+
+def rule_says_done(design: Design, settings: Mapping, state: QueueState) -> bool:
+    """Whether the project's stopping rule has said done on the grades of ``state`` (the reading's ``done``), so
+    that the queue hands out no new item (core.services.reservations.claim).
+
+    Only the ``looks`` regime closes the queue this way: its replay is resumed grade by grade
+    (core.services.live_looks), so asking costs one step per grade; the reading itself, with the skips' bound,
+    is computed only once the looks have said done and items stay skipped. A ``fixed`` project's queue closes
+    at its budget (``ProjectSettings.budget``); an ``anytime`` project's stays open, since its manager may
+    stop at any grade and its interval costs a pass over every grade.
+    """
+    typed = ProjectSettings.from_dict(settings)
+    if typed.stopping != LOOKS or not state.graded:
+        return False
+    positions = np.fromiter(state.graded.keys(), dtype=np.int64, count=len(state.graded))
+    grades = np.fromiter(state.graded.values(), dtype=float, count=len(state.graded))
+    if not live_looks(design, positions, grades, float(typed.target_half_width)).stopped[0]:
+        return False
+    if not state.skipped:
+        return True
+    graded = dict(state.graded)
+    estimate = current_estimate(design, graded, DEFAULT_METHOD)
+    skips = skip_bound(design, graded, graded.values(), state.skipped)
+    return read_project(design, typed, graded, estimate, skips=skips).done
 
 
 def _tuned_for_n0(design: Design, settings: Mapping) -> Anytime:

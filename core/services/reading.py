@@ -5,7 +5,7 @@ setup headline and the report, which render it and decide nothing.
 The regime (core.stats.stopping) is the project's (``ProjectSettings.stopping``):
 
 - ``looks``: the rule reads the repeated confidence interval of the latest planned look
-  (core.stats.stopping.run_looks over the grades in grading order); done at the first look whose interval is
+  (core.stats.stopping.LookReplay over the grades in grading order, core.services.live_looks); done at the first look whose interval is
   at most the target wide. Until then the interval valid if grading stopped now is the anytime one.
 - ``anytime``: the rule reads the anytime-valid confidence sequence; done once it is narrow enough.
 - ``fixed``: the rule is the budget n0; the fixed-n interval is read there.
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.services.live_looks import live_looks
 from core.services.progress import counted, percent
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
@@ -30,7 +31,7 @@ from core.stats.estimate import Estimate
 from core.stats.forecast import Forecast, StopSaving, forecast, stop_saving, surrogate_mean
 from core.stats.looks import look_plan
 from core.stats.skips import SkipBound
-from core.stats.stopping import ANYTIME, FIXED, LOOKS, REGIME_NAMES, run_looks
+from core.stats.stopping import ANYTIME, FIXED, LOOKS, REGIME_NAMES
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def read_project(
         stop_at = estimate.n if done else None
     else:
         plan = look_plan()
-        looks = run_looks(design, positions[None], grades[None], target, plan)
+        looks = live_looks(design, positions, grades, target)
         taken = tuple(int(n) for n in looks.taken[0])
         done = bool(looks.stopped[0])
         last = int(looks.last[0])

@@ -9,7 +9,7 @@ until ``expires_at`` (renewed while the grader stays on it): the grader's
 live reservation if there is one, else the second grade of a double-graded
 item that someone else graded once, else the queue's next item
 (core.stats.queue.next_item, with the other graders' live reservations counted as
-taken). A reservation is exclusive (core.store.accounts.try_reserve), so two
+taken), until the budget is reached or the stopping rule has said done. A reservation is exclusive (core.store.accounts.try_reserve), so two
 graders never hold the same item at once unless it is chosen for double
 grading, and then they hold its two different grades. A grader who walks away
 lets the reservation expire, and the item returns to the queue.
@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+from collections.abc import Callable
 from datetime import timedelta
 
 import numpy as np
@@ -105,11 +106,13 @@ def _first_grade(
     taken: set[int],
     ttl: timedelta,
     budget: int | None,
+    closed: Callable[[QueueState], bool] | None,
 ) -> int | None:
-    """Reserve the queue's next item that nobody holds; None when every item is graded or held, or when the
-    items graded and held by others already reach ``budget``."""
+    """Reserve the queue's next item that nobody holds; None when every item is graded or held, when the
+    items graded and held by others already reach ``budget``, or when ``closed`` says the grades so far
+    close the queue (the stopping rule has said done)."""
     state = queue_state(store, project_id, taken)
-    if _reached(state, budget):
+    if _reached(state, budget) or (closed is not None and closed(state)):
         return None
     lost: set[int] = set()
     while True:
@@ -131,8 +134,12 @@ def claim(
     overlap: float = 0.0,
     ttl: timedelta = DEFAULT_TTL,
     budget: int | None = None,
+    closed: Callable[[QueueState], bool] | None = None,
 ) -> int | None:
     """The position to show ``grader`` now, reserved for them; None when nothing is left for them.
+
+    ``closed``: whether the project's grades close the queue to new first grades (the stopping rule has said
+    done: core.services.live.rule_says_done); an item the grader already holds is still theirs to grade.
 
     ``budget``: the most items to grade (core.stats.design.grading_budget); once the items graded and held by
     others reach it, no new item is handed out, while second grades of double-graded items go on. Graders
@@ -158,7 +165,7 @@ def claim(
         second = _second_grade(store, project_id, grader, double, {r.position for r in others if r.slot == 1}, ttl)
         if second is not None:
             return second
-        return _first_grade(store, project_id, grader, design, seed, held, ttl, budget)
+        return _first_grade(store, project_id, grader, design, seed, held, ttl, budget, closed)
 
 
 def _reached(state: QueueState, budget: int | None) -> bool:

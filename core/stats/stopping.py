@@ -111,6 +111,123 @@ class LookBatch:
         return (self.taken > 0).sum(axis=1) - 1
 
 
+class LookReplay:
+    """The ``looks`` regime (module docstring) replayed on R grading orders, resumable: `advance` steps through
+    more grades, in grading order, from where the last call left off, so a live project replays each grade
+    once (core.services.live_looks) and the simulator all of them in one call (`run_looks`).
+
+    The stratified estimator's interval is computed exactly where a look is due. The first grade at which each
+    replication's rule says done is its stop; later grades are ignored.
+    """
+
+    def __init__(
+        self,
+        design: Design,
+        target: float,
+        reps: int = 1,
+        plan: LookPlan | None = None,
+        *,
+        start: int = MIN_LOOK_GRADES,
+    ) -> None:
+        if not 0 < target <= 0.5:
+            raise InputError(f"the target half-width must be in (0, 0.5], got {target}")
+        self.design, self.target, self.start = design, target, start
+        self.plan = plan or look_plan()
+        self.steps = 0
+        self._counts, self._sums, self._sumsq, self._skips = (np.zeros((reps, design.H)) for _ in range(4))
+        self._binary = np.ones(reps, dtype=bool)
+        self._stopped = np.zeros(reps, dtype=bool)
+        self._out = {k: np.full(reps, np.nan) for k in ("value", "low", "high", "last_low", "last_high")}
+        self._stop_n = np.zeros(reps, dtype=np.int64)
+        self._look = np.full(reps, -1, dtype=np.int64)
+        self._taken = np.zeros((reps, len(self.plan.fractions)), dtype=np.int64)
+        self._following = np.zeros(reps, dtype=np.int64)  # the next look each replication waits for
+        # past the last look (held there by skips only) the last look's interval is read again at every grade
+
+    def advance(self, positions: np.ndarray, grades: np.ndarray, skipped: np.ndarray | None = None) -> LookReplay:
+        """Step through the grades at ``positions`` ((R, m), the grades after those replayed so far).
+
+        ``skipped`` (R, m): the items of the step's stratum drawn before it that stay skipped (passed over by
+        every grader). Skips are not grades: the look's interval is widened on each side by how far they could
+        move the estimate (core.stats.skips.skip_widening, Manski's worst case), so a project whose skips keep
+        it wider than the target cannot stop.
+        """
+        positions = np.atleast_2d(np.asarray(positions, dtype=np.int64))
+        y = np.atleast_2d(np.asarray(grades, dtype=float))
+        strata = self.design.stratum[positions]
+        for step in range(positions.shape[1]):
+            if self._stopped.all():
+                break
+            self._step(strata[:, step], y[:, step], None if skipped is None else skipped[:, step])
+        return self
+
+    def _step(self, h: np.ndarray, x: np.ndarray, skipped: np.ndarray | None) -> None:
+        """One grade per replication (stratum ``h``, grade ``x``), and the look it makes due, if any."""
+        design, rows = self.design, np.arange(h.size)
+        counts, sums, sumsq = self._counts, self._sums, self._sumsq
+        counts[rows, h] += 1
+        sums[rows, h] += x
+        sumsq[rows, h] += x * x
+        if skipped is not None:
+            self._skips[rows, h] = skipped
+        self._binary &= (x == 0) | (x == 1)
+        self.steps += 1
+        n = self.steps
+        if n < self.start:
+            return
+        wanted = ~self._stopped & (counts >= np.minimum(design.floor, design.sizes)).all(axis=1)
+        if not wanted.any():
+            return
+        fractions, levels = np.asarray(self.plan.fractions), np.asarray(self.plan.levels)
+        moments = (counts[wanted], sums[wanted], sumsq[wanted])
+        batch = from_moments(design, moments, moments, self._binary[wanted])
+        variance_all = batch.variance
+        trigger = self.target / np.sqrt(fractions[self._following[wanted]])
+        near = self.plan.constants[-1] * np.sqrt(variance_all) <= _SCREEN * trigger
+        if not near.any():
+            return
+        idx = np.flatnonzero(wanted)[near]
+        value, variance, size, df = batch.value[near], variance_all[near], batch.n[near], batch.df[near]
+        low, high = korn_graubard(value, variance, size, df, levels[-1])
+        half = (high - low) / 2
+        info = np.where(half > 0, (self.target / np.maximum(half, 1e-300)) ** 2, np.inf)
+        due = info >= fractions[self._following[idx]]
+        if not due.any():
+            return
+        idx, value, variance, size, df, info = (a[due] for a in (idx, value, variance, size, df, info))
+        k = np.searchsorted(fractions, info, side="right") - 1  # the furthest look reached
+        low = np.empty(idx.size)
+        high = np.empty(idx.size)
+        for j in np.unique(k):
+            at = k == j
+            low[at], high[at] = korn_graubard(value[at], variance[at], size[at], df[at], levels[j])
+        if skipped is not None:
+            down, up = skip_widening(design.weights, value, counts[idx], sums[idx], self._skips[idx])
+            low, high = np.maximum(low - down, 0.0), np.minimum(high + up, 1.0)
+        self._taken[idx, k] = n
+        self._following[idx] = np.minimum(k + 1, fractions.size - 1)
+        out = self._out
+        out["last_low"][idx], out["last_high"][idx] = low, high
+        done = (high - low) / 2 <= self.target + 1e-12
+        if done.any():
+            hit = idx[done]
+            self._stopped[hit] = True
+            self._stop_n[hit] = n
+            self._look[hit] = k[done]
+            out["value"][hit], out["low"][hit], out["high"][hit] = value[done], low[done], high[done]
+
+    def batch(self) -> LookBatch:
+        """The replay so far (a copy): stops, looks taken and intervals."""
+        out = {k: v.copy() for k, v in self._out.items()}
+        return LookBatch(
+            stopped=self._stopped.copy(),
+            n=np.where(self._stopped, self._stop_n, self.steps),
+            look=self._look.copy(),
+            taken=self._taken.copy(),
+            **out,
+        )
+
+
 def run_looks(
     design: Design,
     positions: np.ndarray,
@@ -121,99 +238,10 @@ def run_looks(
     start: int = MIN_LOOK_GRADES,
     skipped: np.ndarray | None = None,
 ) -> LookBatch:
-    """Replay the ``looks`` regime (module docstring) on the grades at ``positions``, (R, n) in grading order.
-
-    Every grade is one step; the stratified estimator's interval is computed exactly where a look is due. The
-    first grade at which each replication's rule says done is its stop; later grades are ignored.
-    ``skipped`` (R, n): the items of the step's stratum drawn before it that stay skipped (passed over by
-    every grader). Skips are not grades: the look's interval is widened on each side by how far they could move
-    the estimate (core.stats.skips.skip_widening, Manski's worst case), so a project whose skips keep it wider
-    than the target cannot stop.
-    """
-    if not 0 < target <= 0.5:
-        raise InputError(f"the target half-width must be in (0, 0.5], got {target}")
-    plan = plan or look_plan()
-    positions = np.atleast_2d(np.asarray(positions, dtype=np.int64))
-    y = np.atleast_2d(np.asarray(grades, dtype=float))
-    reps, n_max = positions.shape
-    fractions = np.asarray(plan.fractions)
-    levels = np.asarray(plan.levels)
-    z_last = plan.constants[-1]
-    counts, sums, sumsq = (np.zeros((reps, design.H)) for _ in range(3))
-    binary = np.ones(reps, dtype=bool)
-    rows = np.arange(reps)
-    strata = design.stratum[positions]
-    floors = np.minimum(design.floor, design.sizes)
-    stopped = np.zeros(reps, dtype=bool)
-    out = {k: np.full(reps, np.nan) for k in ("value", "low", "high", "last_low", "last_high")}
-    stop_n = np.full(reps, n_max, dtype=np.int64)
-    look = np.full(reps, -1, dtype=np.int64)
-    taken = np.zeros((reps, fractions.size), dtype=np.int64)
-    following = np.zeros(reps, dtype=np.int64)  # the next look each replication waits for
-    # past the last look (held there by skips only) the last look's interval is read again at every grade
-    skips = np.zeros((reps, design.H))
-    for step in range(n_max):
-        h, x = strata[:, step], y[:, step]
-        counts[rows, h] += 1
-        sums[rows, h] += x
-        sumsq[rows, h] += x * x
-        if skipped is not None:
-            skips[rows, h] = skipped[:, step]
-        binary &= (x == 0) | (x == 1)
-        n = step + 1
-        if n < start:
-            continue
-        wanted = ~stopped & (counts >= floors).all(axis=1)
-        if not wanted.any():
-            continue
-        moments = (counts[wanted], sums[wanted], sumsq[wanted])
-        batch = from_moments(design, moments, moments, binary[wanted])
-        variance_all = batch.variance
-        trigger = target / np.sqrt(fractions[following[wanted]])
-        near = z_last * np.sqrt(variance_all) <= _SCREEN * trigger
-        if not near.any():
-            continue
-        idx = np.flatnonzero(wanted)[near]
-        value, variance, size, df = batch.value[near], variance_all[near], batch.n[near], batch.df[near]
-        low, high = korn_graubard(value, variance, size, df, levels[-1])
-        half = (high - low) / 2
-        info = np.where(half > 0, (target / np.maximum(half, 1e-300)) ** 2, np.inf)
-        due = info >= fractions[following[idx]]
-        if not due.any():
-            continue
-        idx, value, variance, size, df, info = (a[due] for a in (idx, value, variance, size, df, info))
-        k = np.searchsorted(fractions, info, side="right") - 1  # the furthest look reached
-        low = np.empty(idx.size)
-        high = np.empty(idx.size)
-        for j in np.unique(k):
-            at = k == j
-            low[at], high[at] = korn_graubard(value[at], variance[at], size[at], df[at], levels[j])
-        if skipped is not None:
-            down, up = skip_widening(design.weights, value, counts[idx], sums[idx], skips[idx])
-            low, high = np.maximum(low - down, 0.0), np.minimum(high + up, 1.0)
-        taken[idx, k] = n
-        following[idx] = np.minimum(k + 1, fractions.size - 1)
-        out["last_low"][idx], out["last_high"][idx] = low, high
-        done = (high - low) / 2 <= target + 1e-12
-        if done.any():
-            hit = idx[done]
-            stopped[hit] = True
-            stop_n[hit] = n
-            look[hit] = k[done]
-            out["value"][hit], out["low"][hit], out["high"][hit] = value[done], low[done], high[done]
-        if stopped.all():
-            break
-    return LookBatch(
-        stopped=stopped,
-        n=stop_n,
-        look=look,
-        value=out["value"],
-        low=out["low"],
-        high=out["high"],
-        taken=taken,
-        last_low=out["last_low"],
-        last_high=out["last_high"],
-    )
+    """Replay the ``looks`` regime (module docstring) on the grades at ``positions``, (R, n) in grading order:
+    `LookReplay` through all of them at once (``skipped`` as in `LookReplay.advance`)."""
+    reps = np.atleast_2d(np.asarray(positions)).shape[0]
+    return LookReplay(design, target, reps, plan, start=start).advance(positions, grades, skipped).batch()
 
 
 def uniform_fixed_n(s2: float, size: int, target: float, level: float = 0.95) -> int:

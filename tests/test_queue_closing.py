@@ -1,0 +1,81 @@
+"""The looks replayed grade by grade (core.stats.stopping.LookReplay, core.services.live_looks), and the queue
+closed once the stopping rule says done (core.services.live.rule_says_done in grade_actions.claim)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from core.services import account_writes, auth, grade_actions, live
+from core.services.live_looks import live_looks
+from core.stats.allocation import design_from_items
+from core.stats.estimate import DEFAULT_METHOD
+from core.stats.queue import QueueState
+from core.stats.simulate import labels_of, replay_queue, replication_orders, synthetic_items
+from core.stats.stopping import FLOOR_KAPPA, LookReplay, run_looks
+from core.store import accounts
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture(scope="module")
+def pool():
+    items = synthetic_items(1500, signal=1.0, seed=5)
+    labels = labels_of(items)
+    design = design_from_items(items, stratify_by=None, kappa=FLOOR_KAPPA)
+    positions = replay_queue(design, labels, replication_orders(labels.size, 0, 6), 600)
+    return design, labels, positions
+
+
+def _same(a, b) -> bool:
+    return all(np.array_equal(getattr(a, f.name), getattr(b, f.name), equal_nan=True) for f in dataclasses.fields(a))
+
+
+def test_a_replay_resumed_in_pieces_is_the_replay_in_one_go(pool):
+    design, labels, positions = pool
+    whole = run_looks(design, positions, labels[positions], 0.05)
+    replay = LookReplay(design, 0.05, positions.shape[0])
+    for cut in np.split(np.arange(positions.shape[1]), [7, 10, 11, 150, 151, 400]):
+        replay.advance(positions[:, cut], labels[positions[:, cut]])
+    assert whole.stopped.any() and _same(replay.batch(), whole)
+
+
+def test_a_live_replay_resumes_and_starts_again_when_a_grade_changes(pool):
+    design, labels, positions = pool
+    order, grades = positions[0], labels[positions[0]].copy()
+    for n in (5, 40, 41, 300):  # grades appended: resumed
+        assert _same(live_looks(design, order[:n], grades[:n], 0.05), run_looks(design, order[:n], grades[:n], 0.05))
+    grades[3] = 1 - grades[3]  # a grade changed: replayed from the first grade
+    assert _same(
+        live_looks(design, order[:300], grades[:300], 0.05), run_looks(design, order[:300], grades[:300], 0.05)
+    )
+    assert _same(live_looks(design, order[:20], grades[:20], 0.05), run_looks(design, order[:20], grades[:20], 0.05))
+
+
+def test_the_queue_closes_when_the_looks_say_done(prepared_project):
+    store, pid = prepared_project
+    store.update_settings(pid, {"regime": "looks", "target_half_width": 0.25})
+    ann = account_writes.create_account(store, "ann", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, ann.id)
+    design = design_from_items(store.load_items(pid), stratify_by=None)
+    graded = 0
+    while (position := grade_actions.claim(store, ann, pid, design)) is not None:
+        label = "Correct" if graded % 3 else "Incorrect"
+        assert grade_actions.grade(store, ann, pid, position, label, seconds=1.0).status == "saved"
+        graded += 1
+    reading = live.live_reading(store, pid, design, store.project(pid).settings, DEFAULT_METHOD).reading
+    assert reading.done and reading.stop_at == graded < design.N  # closed at the stop, items left ungraded
+    state = QueueState(store.graded_positions(pid), frozenset(store.skipped_positions(pid)))
+    assert live.rule_says_done(design, store.project(pid).settings, state)
+    store.update_settings(pid, {"target_half_width": 0.05})  # a tighter target opens the queue again
+    assert grade_actions.claim(store, ann, pid, design) is not None
+
+
+def test_an_anytime_project_is_never_closed_by_the_rule(pool):
+    design, labels, positions = pool
+    graded = dict(zip(positions[0].tolist(), labels[positions[0]].tolist(), strict=True))
+    settings = {"regime": "anytime", "target_half_width": 0.5}
+    assert not live.rule_says_done(design, settings, QueueState(graded))
+    assert live.rule_says_done(design, {**settings, "regime": "looks"}, QueueState(graded))
