@@ -231,6 +231,204 @@ def _exact_points(design: Design, history: dict, r: np.ndarray, h: np.ndarray, u
     return np.stack([total_of(up), total_of(down)]), np.stack([total_of(up_slope), total_of(down_slope)])
 
 
+@dataclass
+class _Wealth:
+    """What sequence_batch carries from grade to grade, for R replications and H strata.
+
+    points: (R, H, G + 1) the grid values of each stratum mean, the last column its true mean (0 without a
+    truth); f, s: (2, R, H, G + 1) log K+ and log K- at the points and their slopes; ok: (R, H, G + 1) the
+    points still feasible. counts, sums, sumsq: (R, H) each stratum's grades so far; pooled: (6, R) n, sum d,
+    sum d^2, sum y, sum d y, sum y^2 (core.stats.spreads.pooled_sums); sizes: (H,) N_h as floats; d: (N,) the
+    proxy less its mean.
+    history: strata, grades, bets, count and sum of the stratum before each grade (see _exact_points).
+    exact_theta, exact_f, exact_s, exact_ok: (R, H, G) the EXACT_POINTS values of a thin stratum and its
+    log-capital there (the rest of the row repeats the last one); current: (R, H) whether they are up to date.
+    """
+
+    points: np.ndarray
+    f: np.ndarray
+    s: np.ndarray
+    ok: np.ndarray
+    counts: np.ndarray
+    sums: np.ndarray
+    sumsq: np.ndarray
+    pooled: np.ndarray
+    sizes: np.ndarray
+    d: np.ndarray
+    history: dict
+    exact_theta: np.ndarray
+    exact_f: np.ndarray
+    exact_s: np.ndarray
+    exact_ok: np.ndarray
+    current: np.ndarray
+
+    @classmethod
+    def start(cls, design: Design, positions: np.ndarray, y: np.ndarray, truth, grid_size: int) -> _Wealth:
+        """The state before the first grade: every point feasible, every log-capital 0."""
+        reps, n = positions.shape
+        H = design.H  # noqa: N806
+        points = np.broadcast_to(np.concatenate([theta_grid(grid_size), [0.0]]), (reps, H, grid_size + 1)).copy()
+        if truth is not None:  # the last column of every stratum: its true mean
+            points[..., -1] = np.asarray(truth, dtype=float)
+        exact_ok = np.zeros((reps, H, grid_size), dtype=bool)
+        exact_ok[..., :EXACT_POINTS] = True
+        history = {
+            "strata": design.stratum[positions],
+            "grades": y,
+            "bets": np.empty((2, reps, n)),
+            "count": np.empty((reps, n)),
+            "sum": np.empty((reps, n)),
+        }
+        return cls(
+            points=points,
+            f=np.zeros((2, reps, H, grid_size + 1)),
+            s=np.zeros((2, reps, H, grid_size + 1)),
+            ok=np.ones((reps, H, grid_size + 1), dtype=bool),
+            counts=np.zeros((reps, H)),
+            sums=np.zeros((reps, H)),
+            sumsq=np.zeros((reps, H)),
+            pooled=np.zeros((6, reps)),
+            sizes=design.sizes.astype(float),
+            d=design.proxy - design.proxy.mean(),
+            history=history,
+            exact_theta=np.zeros((reps, H, grid_size)),
+            exact_f=np.zeros((2, reps, H, grid_size)),
+            exact_s=np.zeros((2, reps, H, grid_size)),
+            exact_ok=exact_ok,
+            current=np.zeros((reps, H), dtype=bool),
+        )
+
+    @property
+    def grid_size(self) -> int:
+        """G, the number of grid values of each stratum mean."""
+        return self.exact_theta.shape[-1]
+
+    def feasible(self) -> tuple[np.ndarray, np.ndarray]:
+        """(R, H) each stratum mean's feasible range: its ungraded items all 0, or all 1."""
+        return self.sums / self.sizes, (self.sums + self.sizes - self.counts) / self.sizes
+
+
+def _check_arguments(alpha: float, n0: float) -> None:
+    """InputError unless 0 < alpha < 1 and n0 >= 1."""
+    if not 0 < alpha < 1:
+        raise InputError(f"alpha must be in (0, 1), got {alpha}")
+    if not n0 >= 1:
+        raise InputError(f"the planned budget n0 must be at least 1, got {n0}", fix="give the number of grades planned")
+
+
+def _add_grade(
+    state: _Wealth, design: Design, n0: float, alpha: float, step: int, pos: np.ndarray, x: np.ndarray
+) -> None:
+    """Bet on grade number step + 1 (positions ``pos``, grades ``x``, (R,) each) and add it to ``state``: its bets
+    and stratum before it to the history, its factors to the log-capital at every point, its value to the
+    stratum's and pooled sums, and the points it makes infeasible."""
+    rows = np.arange(pos.size)
+    h = state.history["strata"][:, step]
+    eta_up, eta_down = _bets(design, n0, alpha, step, h, state.counts, state.sums, state.sumsq, state.pooled)
+    size = state.sizes[h][:, None]
+    k, total = state.counts[rows, h][:, None], state.sums[rows, h][:, None]
+    state.history["bets"][0, :, step], state.history["bets"][1, :, step] = eta_up, eta_down
+    state.history["count"][:, step], state.history["sum"][:, step] = k[:, 0], total[:, 0]
+    theta = state.points[rows, h]
+    m = np.clip((size * theta - total) / (size - k), 0.0, 1.0)
+    dm = size / (size - k)
+    xs = x[:, None]
+    up, up_slope = _log_factor(xs, m, eta_up[:, None], dm)
+    down, down_slope = _log_factor(1 - xs, 1 - m, eta_down[:, None], -dm)
+    state.f[0, rows, h] += up
+    state.f[1, rows, h] += down
+    state.s[0, rows, h] += up_slope
+    state.s[1, rows, h] += down_slope
+    state.counts[rows, h] += 1
+    state.sums[rows, h] += x
+    state.sumsq[rows, h] += x * x
+    d = state.d[pos]
+    state.pooled += (np.ones(pos.size), d, d * d, x, d * x, x * x)
+    after = total + xs
+    state.ok[rows, h] &= (size * theta >= after - _TOL) & (size * theta <= after + size - k - 1 + _TOL)
+    state.current[rows, h] = False
+
+
+def _near_truth(state: _Wealth, inside: np.ndarray, threshold: float) -> np.ndarray:
+    """Replications still covering the truth whose wealth at the true stratum means (an upper bound of the
+    minimum) reaches the threshold on either side: only there can the truth have left the sequence."""
+    at_truth = state.f[:, :, :, -1].sum(axis=2)  # (2, R) log wealth at the true stratum means
+    return np.flatnonzero(inside & (at_truth >= threshold).any(axis=0))
+
+
+def _refresh_thin(
+    state: _Wealth, design: Design, check: np.ndarray, thin: np.ndarray, step: int, lo: np.ndarray, hi: np.ndarray
+) -> None:
+    """Recompute exactly, at EXACT_POINTS values across its feasible range, the log-capital of every thin stratum
+    (fewer than two feasible grid values) of the replications ``check`` whose exact values are out of date;
+    lo, hi: (R, H) the feasible ranges (_Wealth.feasible)."""
+    stale = np.argwhere(thin & ~state.current[check])
+    if not stale.size:
+        return
+    r, hh = check[stale[:, 0]], stale[:, 1]
+    spread = np.linspace(lo[r, hh], hi[r, hh], EXACT_POINTS, axis=-1)
+    state.exact_theta[r, hh, :EXACT_POINTS] = spread
+    state.exact_theta[r, hh, EXACT_POINTS:] = spread[:, -1:]
+    values, slopes = _exact_points(design, state.history, r, hh, step, spread)
+    state.exact_f[:, r, hh, :EXACT_POINTS], state.exact_s[:, r, hh, :EXACT_POINTS] = values, slopes
+    state.current[r, hh] = True
+
+
+def _end_points(state: _Wealth, design: Design, check: np.ndarray, step: int, threshold: float) -> list[np.ndarray]:
+    """The lower and upper end points of C_k for the replications ``check``, k = step + 1: the crossings of the
+    threshold by the minimum log wealth, on the grid or, for a thin stratum, on its exact values."""
+    grid_size = state.grid_size
+    grid_ok = state.ok[check, :, :grid_size]
+    thin = grid_ok.sum(axis=-1) < 2
+    lo, hi = state.feasible()
+    _refresh_thin(state, design, check, thin, step, lo, hi)
+    use = thin[..., None]
+    pts = np.where(use, state.exact_theta[check], state.points[check, :, :grid_size])
+    usable = np.where(use, state.exact_ok[check], grid_ok)
+    ends = []
+    for side in (0, 1):
+        values = np.where(use, state.exact_f[side][check], state.f[side][check][..., :grid_size])
+        slopes = np.where(use, state.exact_s[side][check], state.s[side][check][..., :grid_size])
+        curve = _log_wealth_curve(pts, values, slopes, usable, lo[check], hi[check], design.weights)
+        ends.append(_crossing(*curve, threshold, falling=side == 0))
+    return ends
+
+
+def _walk(
+    state: _Wealth,
+    design: Design,
+    n0: float,
+    alpha: float,
+    positions: np.ndarray,
+    y: np.ndarray,
+    steps: np.ndarray,
+    mu: float | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Every grade of ``positions``, ``y`` (R, n) in turn added to ``state``: the end points (R, K) at the grade
+    counts ``steps``, and with the true mean ``mu`` whether it stayed inside at every k <= n (R, n), else None."""
+    reps, n = positions.shape
+    threshold = np.log(2 / alpha)
+    low, high = np.empty((reps, steps.size)), np.empty((reps, steps.size))
+    covered = np.ones((reps, n), dtype=bool) if mu is not None else None
+    inside = np.ones(reps, dtype=bool)
+    j = 0
+    for step in range(n):
+        _add_grade(state, design, n0, alpha, step, positions[:, step], y[:, step])
+        wanted = j < steps.size and steps[j] == step + 1
+        check = _near_truth(state, inside, threshold) if mu is not None and not wanted else np.arange(reps)
+        if check.size:
+            ends = _end_points(state, design, check, step, threshold)
+            if mu is not None:
+                inside[check] &= (ends[0] <= mu + _TOL) & (mu - _TOL <= ends[1])
+            if wanted:
+                low[:, j], high[:, j] = ends
+        if mu is not None:
+            covered[:, step] = inside
+        if wanted:
+            j += 1
+    return low, high, covered
+
+
 def sequence_batch(
     design: Design,
     positions: np.ndarray,
@@ -255,105 +453,15 @@ def sequence_batch(
     than two grid values (nearly or wholly graded) gets EXACT_POINTS values
     across its range instead, recomputed from its grades when one arrives.
     """
-    if not 0 < alpha < 1:
-        raise InputError(f"alpha must be in (0, 1), got {alpha}")
-    if not n0 >= 1:
-        raise InputError(f"the planned budget n0 must be at least 1, got {n0}", fix="give the number of grades planned")
+    _check_arguments(alpha, n0)
     positions = np.atleast_2d(np.asarray(positions, dtype=np.int64))
     y = np.atleast_2d(np.asarray(grades, dtype=float))
-    reps, n = positions.shape
+    n = positions.shape[1]
     steps = np.arange(1, n + 1) if steps is None else np.unique(np.clip(np.asarray(steps, dtype=int), 1, n))
-    H, sizes, w = design.H, design.sizes.astype(float), design.weights  # noqa: N806
-    grid = theta_grid(grid_size)
-    points = np.broadcast_to(np.concatenate([grid, [0.0]]), (reps, H, grid_size + 1)).copy()
-    if truth is not None:  # the last column of every stratum: its true mean
-        points[..., -1] = np.asarray(truth, dtype=float)
-        mu = float(w @ truth)
-    rows = np.arange(reps)
-    counts, sums, sumsq = np.zeros((reps, H)), np.zeros((reps, H)), np.zeros((reps, H))
-    pooled = np.zeros((6, reps))  # n, sum d, sum d^2, sum y, sum d y, sum y^2 (core.stats.spreads.pooled_sums)
-    d_all = design.proxy - design.proxy.mean()
-    f = np.zeros((2, reps, H, grid_size + 1))  # log K+ and log K- at the points
-    s = np.zeros((2, reps, H, grid_size + 1))
-    ok = np.ones((reps, H, grid_size + 1), dtype=bool)
-    history = {
-        "strata": design.stratum[positions],
-        "grades": y,
-        "bets": np.empty((2, reps, n)),
-        "count": np.empty((reps, n)),
-        "sum": np.empty((reps, n)),
-    }
-    exact_theta = np.zeros((reps, H, grid_size))
-    exact_f, exact_s = np.zeros((2, reps, H, grid_size)), np.zeros((2, reps, H, grid_size))
-    exact_ok = np.zeros((reps, H, grid_size), dtype=bool)
-    exact_ok[..., :EXACT_POINTS] = True
-    current = np.zeros((reps, H), dtype=bool)
-    threshold = np.log(2 / alpha)
-    low, high = np.empty((reps, steps.size)), np.empty((reps, steps.size))
-    covered = np.ones((reps, n), dtype=bool) if truth is not None else None
-    inside = np.ones(reps, dtype=bool)
-    j = 0
-    for step in range(n):
-        h, x, pos = history["strata"][:, step], y[:, step], positions[:, step]
-        eta_up, eta_down = _bets(design, n0, alpha, step, h, counts, sums, sumsq, pooled)
-        size, k, total = sizes[h][:, None], counts[rows, h][:, None], sums[rows, h][:, None]
-        history["bets"][0, :, step], history["bets"][1, :, step] = eta_up, eta_down
-        history["count"][:, step], history["sum"][:, step] = k[:, 0], total[:, 0]
-        theta = points[rows, h]
-        m = np.clip((size * theta - total) / (size - k), 0.0, 1.0)
-        dm = size / (size - k)
-        xs = x[:, None]
-        up, up_slope = _log_factor(xs, m, eta_up[:, None], dm)
-        down, down_slope = _log_factor(1 - xs, 1 - m, eta_down[:, None], -dm)
-        f[0, rows, h] += up
-        f[1, rows, h] += down
-        s[0, rows, h] += up_slope
-        s[1, rows, h] += down_slope
-        counts[rows, h] += 1
-        sums[rows, h] += x
-        sumsq[rows, h] += x * x
-        d = d_all[pos]
-        pooled += (np.ones(reps), d, d * d, x, d * x, x * x)
-        after = total + xs
-        ok[rows, h] &= (size * theta >= after - _TOL) & (size * theta <= after + size - k - 1 + _TOL)
-        lo, hi = sums / sizes, (sums + sizes - counts) / sizes
-        current[rows, h] = False
-        wanted = j < steps.size and steps[j] == step + 1
-        if truth is not None and not wanted:
-            at_truth = f[:, :, :, -1].sum(axis=2)  # (2, R) log wealth at the true stratum means
-            check = np.flatnonzero(inside & (at_truth >= threshold).any(axis=0))
-        else:
-            check = rows
-        if check.size:
-            grid_ok = ok[check, :, :grid_size]
-            thin = grid_ok.sum(axis=-1) < 2
-            stale = np.argwhere(thin & ~current[check])
-            if stale.size:
-                r, hh = check[stale[:, 0]], stale[:, 1]
-                spread = np.linspace(lo[r, hh], hi[r, hh], EXACT_POINTS, axis=-1)
-                exact_theta[r, hh, :EXACT_POINTS] = spread
-                exact_theta[r, hh, EXACT_POINTS:] = spread[:, -1:]
-                values, slopes = _exact_points(design, history, r, hh, step, spread)
-                exact_f[:, r, hh, :EXACT_POINTS], exact_s[:, r, hh, :EXACT_POINTS] = values, slopes
-                current[r, hh] = True
-            use = thin[..., None]
-            pts = np.where(use, exact_theta[check], points[check, :, :grid_size])
-            usable = np.where(use, exact_ok[check], grid_ok)
-            ends = []
-            for side in (0, 1):
-                values = np.where(use, exact_f[side][check], f[side][check][..., :grid_size])
-                slopes = np.where(use, exact_s[side][check], s[side][check][..., :grid_size])
-                curve = _log_wealth_curve(pts, values, slopes, usable, lo[check], hi[check], w)
-                ends.append(_crossing(*curve, threshold, falling=side == 0))
-            if truth is not None:
-                inside[check] &= (ends[0] <= mu + _TOL) & (mu - _TOL <= ends[1])
-            if wanted:
-                low[:, j], high[:, j] = ends
-        if truth is not None:
-            covered[:, step] = inside
-        if wanted:
-            j += 1
-    return SequenceBatch(steps, low, high, history["bets"][0], history["bets"][1], covered)
+    state = _Wealth.start(design, positions, y, truth, grid_size)
+    mu = None if truth is None else float(design.weights @ truth)
+    low, high, covered = _walk(state, design, n0, alpha, positions, y, steps, mu)
+    return SequenceBatch(steps, low, high, state.history["bets"][0], state.history["bets"][1], covered)
 
 
 @dataclass(frozen=True)
