@@ -31,7 +31,6 @@ from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.live import live_reading
 from core.services.outcome import Outcome, Refused
 from core.services.preparation import project_state
-from core.services.reading import interval_when, saving_words, stopping_words
 from core.store import ProjectInfo, Store, json_safe
 
 PREFIX = "/api/v1"
@@ -195,49 +194,7 @@ def reading(call: Call) -> dict[str, Any]:
     project = _project(call, auth.VIEW_DASHBOARD, ready=True)
     _, design = cards.design(call.store, project)
     now = live_reading(call.store, project.id, design, project.settings, project.settings["method"])
-    read, estimate = now.reading, now.estimate
-    return json_safe(
-        {
-            "estimate": {"value": estimate.value, "se": estimate.se, "method": estimate.method, "grades": estimate.n},
-            "intervals": [
-                {"role": role, "name": i.name, "level": i.level, "low": i.low, "high": i.high}
-                for role, i in (
-                    ("fixed_n", read.fixed_n),
-                    ("anytime", read.anytime),
-                    ("rule", read.rule),
-                    ("now", read.now),
-                )
-                if i is not None
-            ],
-            "now_when": interval_when(read),
-            "stopping": {
-                "regime": read.regime,
-                "rule": read.regime_name,
-                "target_half_width": read.target,
-                "done": read.done,
-                "stop_at": read.stop_at,
-                "looks_taken": list(read.looks_taken),
-                "held_by_skips": read.held_by_skips,
-                "words": stopping_words(read),
-            },
-            "forecast": {
-                "n": read.forecast.n,
-                "low": read.forecast.low,
-                "high": read.forecast.high,
-                "items_left": read.items_left,
-                "uniform": read.forecast.uniform,
-            },
-            "saving": {
-                "known": read.saving_known,
-                "fixed_n": read.saving.fixed_n,
-                "same_regime": read.saving.same_regime,
-                "uniform_fixed": read.saving.uniform_fixed,
-                "uniform_same": read.saving.uniform_same,
-                "words": saving_words(read),
-            },
-            "counts": {"items": design.N, "graded": read.graded, "skipped": read.skipped, "budget": read.budget},
-        }
-    )
+    return schemas.reading_body(schemas.Read(now.reading, now.estimate, design.N))
 
 
 def items(call: Call) -> dict[str, Any]:

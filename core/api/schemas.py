@@ -1,8 +1,19 @@
-"""JSON Schemas of the API's bodies, for the OpenAPI document (core.api.openapi); one per shape."""
+"""JSON Schemas of the API's bodies, for the OpenAPI document (core.api.openapi); one per shape.
+
+GET reading's body and its schema (`reading_body`, READING) are both derived from core.services.reading.Reading
+and its nested dataclasses: a field added to Reading appears in both with no second edit (`json_schema` maps a
+field's type to its schema; a float may be NaN, written null)."""
 
 from __future__ import annotations
 
-from typing import Any
+import types
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields, is_dataclass
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+from core.services.reading import Interval, Reading, interval_when, saving_words, stopping_words
+from core.stats.estimate import Estimate
+from core.store import json_safe
 
 NUMBER_OR_NULL = {"type": ["number", "null"]}
 INT_OR_NULL = {"type": ["integer", "null"]}
@@ -52,28 +63,6 @@ CREATE_REQUEST = {
     },
     "required": ["pool", "settings"],
 }
-INTERVAL = _object(
-    {
-        "role": {"type": "string", "enum": ["fixed_n", "anytime", "rule", "now"]},
-        "name": {"type": "string"},
-        "level": {"type": "number"},
-        "low": {"type": "number"},
-        "high": {"type": "number"},
-    }
-)
-READING = _object(
-    {
-        "estimate": _object(
-            {"value": NUMBER_OR_NULL, "se": NUMBER_OR_NULL, "method": {"type": "string"}, "grades": {"type": "integer"}}
-        ),
-        "intervals": {"type": "array", "items": INTERVAL},
-        "now_when": {"type": "string"},
-        "stopping": {"type": "object"},
-        "forecast": {"type": "object"},
-        "saving": {"type": "object"},
-        "counts": {"type": "object"},
-    }
-)
 ITEMS = _object(
     {
         "items": {"type": "array", "items": {"type": "object"}},
@@ -126,3 +115,152 @@ OUTCOME = _object(
         "item_id": STRING_OR_NULL,
     }
 )
+
+
+# GET reading: its body and schema, both derived from core.services.reading.Reading ----------------------
+
+SCALARS: dict[type, dict[str, Any]] = {
+    bool: {"type": "boolean"},
+    int: {"type": "integer"},
+    float: NUMBER_OR_NULL,
+    str: {"type": "string"},
+}
+"""The JSON Schema of each scalar type a field may have (a float may be NaN, written null)."""
+
+
+def json_schema(hint: Any) -> dict[str, Any]:
+    """The JSON Schema of a value of type ``hint`` as `json_safe(asdict(...))` writes it: a dataclass is the
+    object of its fields, ``X | None`` X or null, a list or ``tuple[X, ...]`` an array of X; TypeError for a type
+    SCALARS does not map."""
+    if is_dataclass(hint):
+        hints = get_type_hints(hint)
+        return _object({f.name: json_schema(hints[f.name]) for f in fields(hint)})
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, types.UnionType) and type(None) in args:
+        schema = json_schema(_bare(hint))
+        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        return {**schema, "type": list(dict.fromkeys([*kinds, "null"]))}
+    if origin is list or (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
+        return {"type": "array", "items": json_schema(args[0])}
+    if hint in SCALARS:
+        return dict(SCALARS[hint])
+    raise TypeError(f"no JSON Schema for the type {hint!r}: add it to core.api.schemas.SCALARS")
+
+
+def _bare(hint: Any) -> Any:
+    """``hint`` without its ``| None`` (TypeError for a union of two types or more besides None)."""
+    if get_origin(hint) not in (Union, types.UnionType):
+        return hint
+    kept = [a for a in get_args(hint) if a is not type(None)]
+    if len(kept) != 1:
+        raise TypeError(f"no JSON Schema for the union {hint!r}: use one type, or one type or None")
+    return kept[0]
+
+
+READING_TYPES: dict[str, Any] = get_type_hints(Reading)
+"""Reading's fields and their types."""
+
+READING_RENAMED: dict[str, tuple[str, str]] = {
+    "target": ("stopping", "target_half_width"),
+    "graded": ("counts", "graded"),
+    "skipped": ("counts", "skipped"),
+    "budget": ("counts", "budget"),
+    "saving_known": ("saving", "known"),
+}
+"""Reading's fields the body gives under another name, as (group, key): where activegrade.client and docs/api.md
+read them."""
+
+
+def reading_place(name: str) -> tuple[str, str | None]:
+    """Where Reading's field ``name`` lies in GET reading's body, as (group, key): an Interval is the entry of
+    ``intervals`` whose ``role`` is ``name`` (key ``name``); another dataclass (Forecast, StopSaving) spreads
+    its fields into the group of its name (key None); READING_RENAMED's lie where it says; any other field is
+    the key of its name in ``stopping``."""
+    kind = _bare(READING_TYPES[name])
+    if kind is Interval:
+        return "intervals", name
+    if is_dataclass(kind):
+        return name, None
+    return READING_RENAMED.get(name, ("stopping", name))
+
+
+@dataclass(frozen=True)
+class Read:
+    """What GET reading renders: the project's ``reading``, the ``estimate`` it read and the pool's ``items``."""
+
+    reading: Reading
+    estimate: Estimate
+    items: int
+
+
+STRING, INTEGER = {"type": "string"}, {"type": "integer"}
+READING_DERIVED: tuple[tuple[tuple[str, ...], dict[str, Any], Callable[[Read], Any]], ...] = (
+    (("estimate", "value"), NUMBER_OR_NULL, lambda r: r.estimate.value),
+    (("estimate", "se"), NUMBER_OR_NULL, lambda r: r.estimate.se),
+    (("estimate", "method"), STRING, lambda r: r.estimate.method),
+    (("estimate", "grades"), INTEGER, lambda r: r.estimate.n),
+    (("now_when",), STRING, lambda r: interval_when(r.reading)),
+    (("stopping", "rule"), STRING, lambda r: r.reading.regime_name),
+    (("stopping", "words"), STRING, lambda r: stopping_words(r.reading)),
+    (("forecast", "items_left"), INTEGER, lambda r: r.reading.items_left),
+    (("saving", "words"), STRING, lambda r: saving_words(r.reading)),
+    (("counts", "items"), INTEGER, lambda r: r.items),
+)
+"""What the body holds besides Reading's fields, as (path, schema, value): the estimate, and what the pages
+derive from the reading (its words, the items left) or beside it (the pool's size)."""
+
+
+def _put(tree: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    """``value`` at ``path`` (a key, or a group and a key) of the body ``tree``."""
+    for key in path[:-1]:
+        tree = tree.setdefault(key, {})
+    tree[path[-1]] = value
+
+
+def _put_schema(schema: dict[str, Any], path: tuple[str, ...], leaf: dict[str, Any]) -> None:
+    """``leaf``, required, at ``path`` of the object ``schema``: the schema of `_put`'s value there."""
+    for key in path[:-1]:
+        schema = schema["properties"].setdefault(key, _object({}))
+    schema["properties"][path[-1]] = leaf
+    schema["required"].append(path[-1])
+
+
+def reading_body(read: Read) -> dict[str, Any]:
+    """GET reading's body: every field of ``read.reading`` at its `reading_place`, and READING_DERIVED's values."""
+    body: dict[str, Any] = {"intervals": []}
+    for path, _, value in READING_DERIVED:
+        _put(body, path, value(read))
+    for f in fields(Reading):
+        group, key = reading_place(f.name)
+        value = getattr(read.reading, f.name)
+        if group == "intervals":
+            body["intervals"] += [] if value is None else [{"role": key, **asdict(value)}]
+        elif key is None:
+            for name, part in asdict(value).items():
+                _put(body, (group, name), part)
+        else:
+            _put(body, (group, key), value)
+    return json_safe(body)
+
+
+def _reading_schema() -> dict[str, Any]:
+    """READING: the schema of `reading_body`, from the same places and READING_DERIVED's schemas."""
+    roles = [name for name in READING_TYPES if reading_place(name)[0] == "intervals"]
+    interval = _object({"role": {"type": "string", "enum": roles}, **json_schema(Interval)["properties"]})
+    schema = _object({"intervals": {"type": "array", "items": interval}})
+    for path, leaf, _ in READING_DERIVED:
+        _put_schema(schema, path, leaf)
+    for name, hint in READING_TYPES.items():
+        group, key = reading_place(name)
+        if group == "intervals":
+            continue
+        if key is None:
+            for part, leaf in json_schema(_bare(hint))["properties"].items():
+                _put_schema(schema, (group, part), leaf)
+        else:
+            _put_schema(schema, (group, key), json_schema(hint))
+    return schema
+
+
+READING = _reading_schema()
+"""GET reading's schema."""

@@ -1,0 +1,93 @@
+"""GET reading's body and schema (core.api.schemas) are derived from core.services.reading.Reading: every field
+of the reading, and of its nested dataclasses, is in both, where the client and docs/api.md read it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields, is_dataclass
+from typing import Any
+
+import jsonschema
+import numpy as np
+import pytest
+
+from activegrade.client import Interval as ClientInterval
+from core.api import schemas
+from core.services.reading import Reading, read_project
+from core.stats.confseq import anytime_interval
+from core.stats.design import prepared_design
+from core.stats.estimate import estimate
+from core.stats.simulate import labels_of, replay_queue, replication_orders, synthetic_items
+from core.stats.skips import skip_bound
+from core.store import json_safe
+
+
+@pytest.fixture(scope="module")
+def read() -> schemas.Read:
+    """A reading of 300 grades with 3 skips, its anytime interval computed, past the first planned look."""
+    items = synthetic_items(600, signal=1.0, seed=3)
+    labels = labels_of(items)
+    design = prepared_design(items)
+    positions = [int(p) for p in replay_queue(design, labels, replication_orders(labels.size, 1, 1), 300)[0]]
+    grades = [float(labels[p]) for p in positions]
+    fixed = estimate(design, positions, grades)
+    sequence = anytime_interval(design, positions, grades, 300)
+    skips = skip_bound(design, positions, grades, np.setdiff1d(np.arange(design.N), positions)[:3])
+    settings = {"target_half_width": 0.1, "regime": "looks"}
+    reading = read_project(design, settings, dict(zip(positions, grades)), fixed, sequence, skips=skips)
+    return schemas.Read(reading, fixed, design.N)
+
+
+def _json(value: Any) -> Any:
+    """A field's value as the body writes it."""
+    return json_safe(asdict(value) if is_dataclass(value) else value)
+
+
+def _body_keys(value: Any) -> Any:
+    """The keys of a body, nested (an array's by its first entry; None at a leaf)."""
+    if isinstance(value, dict):
+        return {k: _body_keys(v) for k, v in value.items()}
+    return _body_keys(value[0]) if isinstance(value, list) and value else None
+
+
+def _schema_keys(schema: dict[str, Any]) -> Any:
+    """The properties of a schema, nested as `_body_keys` gives a body's keys."""
+    if "properties" in schema:
+        return {k: _schema_keys(v) for k, v in schema["properties"].items()}
+    return _schema_keys(schema["items"]) if "properties" in schema.get("items", {}) else None
+
+
+def test_every_field_of_the_reading_is_in_the_body_and_the_schema(read):
+    body, schema = schemas.reading_body(read), schemas.READING["properties"]
+    assert read.reading.anytime is not None and read.reading.rule is not None and read.reading.skipped == 3
+    for f in fields(Reading):
+        value = _json(getattr(read.reading, f.name))
+        group, key = schemas.reading_place(f.name)
+        if group == "intervals":
+            assert [i for i in body["intervals"] if i["role"] == key] == [{"role": key, **value}], f.name
+            assert key in schema["intervals"]["items"]["properties"]["role"]["enum"], f.name
+        elif key is None:  # a nested dataclass: its fields spread into the group of its name
+            assert {k: body[group][k] for k in value} == value, f.name
+            assert set(value) <= set(schema[group]["properties"]), f.name
+        else:
+            assert body[group][key] == value, f.name
+            assert key in schema[group]["properties"], f.name
+
+
+def test_the_body_is_what_its_schema_says_and_what_the_client_reads(read):
+    body = schemas.reading_body(read)
+    jsonschema.Draft202012Validator(schemas.READING).validate(body)
+    assert _body_keys(body) == _schema_keys(schemas.READING)  # no key outside the schema, no key of the schema left out
+    assert [ClientInterval(**i).role for i in body["intervals"]] == ["fixed_n", "anytime", "rule", "now"]
+    assert body["estimate"]["value"] == pytest.approx(read.estimate.value) and body["counts"]["graded"] == 300
+    assert isinstance(body["stopping"]["done"], bool) and body["stopping"]["words"]
+    assert {"n", "low", "high", "items_left", "uniform"} <= set(body["forecast"])
+    assert {"known", "fixed_n", "same_regime", "uniform_fixed", "uniform_same", "words"} <= set(body["saving"])
+
+
+def test_a_type_without_a_json_schema_is_refused():
+    assert schemas.json_schema(tuple[int, ...]) == {"type": "array", "items": {"type": "integer"}}
+    assert schemas.json_schema(float | None) == {"type": ["number", "null"]}
+    with pytest.raises(TypeError, match="SCALARS"):
+        schemas.json_schema(complex)
+    with pytest.raises(TypeError, match="one type"):
+        schemas.json_schema(int | str | None)
