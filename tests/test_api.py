@@ -238,11 +238,37 @@ def test_the_upload_limit_is_the_projects_pages():
     assert http.MAX_UPLOAD_BYTES == config["server"]["maxUploadSize"] << 20
 
 
-def test_the_open_demo_has_no_api(world, monkeypatch):
-    _, _, secrets, client = world
+LOOPBACK = ("127.0.0.1", 50000)
+"""A TestClient's peer on this machine (its default, "testclient", is no address: another machine)."""
+
+
+def test_the_open_demo_api_answers_this_machine_as_the_demos_user(tmp_path, monkeypatch):
     monkeypatch.setenv("ACTIVEGRADE_OPEN_DEMO", "1")  # core.config reads the environment on every call
-    refused = call(client, secrets["boss"], "GET", "/me")
-    assert refused.status_code == 403 and "open demo has no API" in refused.json()["error"]["message"]
+    monkeypatch.delenv("ACTIVEGRADE_TRUSTED_PROXIES", raising=False)
+    store = Store.open(f"sqlite:///{tmp_path / 'demo.db'}")  # no accounts, as the open demo requires
+    app = Starlette(routes=api.routes(lambda: store))
+    local = TestClient(app, client=LOOPBACK)
+    assert local.get(api.PREFIX + "/me").json() == {"name": http.DEMO_GRADER, "role": auth.ADMIN}
+    assert local.get(api.PREFIX + "/me", params={"grader": " ann "}).json()["name"] == "ann"
+    assert call(local, "ag_any", "GET", "/me").status_code == 200  # a token is not read: there are no accounts
+    elsewhere = TestClient(app).get(api.PREFIX + "/me")
+    assert elsewhere.status_code == 403
+    assert "answers only on this machine" in elsewhere.json()["error"]["message"]
+    assert "ACTIVEGRADE_TRUSTED_PROXIES" in elsewhere.json()["error"]["message"]
+    proxied = local.get(api.PREFIX + "/me", headers={"X-Forwarded-For": "203.0.113.5"})
+    assert proxied.status_code == 403 and "reverse proxy" in proxied.json()["error"]["message"]
+    cross_site = local.get(api.PREFIX + "/me", headers={"Origin": "http://elsewhere.example"})
+    assert cross_site.status_code == 403 and "own origin" in cross_site.json()["error"]["message"]
+    monkeypatch.setenv("ACTIVEGRADE_TRUSTED_PROXIES", "203.0.113.0/24")  # exposed on purpose, as the app's pages
+    assert TestClient(app).get(api.PREFIX + "/me").status_code == 200
+
+
+def test_the_open_demo_api_refuses_a_database_with_accounts(world, monkeypatch):
+    store, _, secrets, _ = world
+    monkeypatch.setenv("ACTIVEGRADE_OPEN_DEMO", "1")
+    local = TestClient(Starlette(routes=api.routes(lambda: store)), client=LOOPBACK)
+    refused = call(local, secrets["boss"], "GET", "/me")
+    assert refused.status_code == 403 and "has accounts" in refused.json()["error"]["message"]
 
 
 def test_the_fast_pages_calls_take_the_session_cookie_from_the_apps_origin_only(world):

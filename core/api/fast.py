@@ -11,6 +11,9 @@ single-use token, so a grade lands on the item shown or nowhere. As on the Grade
 (ui/grading_card.js), no press is dropped without a sign: a grade key pressed while a press is in flight is
 refused on screen (the next card is not shown yet), a skip is kept and carried out once that press is
 answered; ``#card`` counts them for tests (data-sent, data-kept, data-refused).
+
+In the open demo (no sessions) the page and its calls answer browsers on this machine only, as the open
+demo's user named by the page's ``&grader=NAME`` (core.api.http.open_demo_user), and refuse others with 403.
 """
 
 from __future__ import annotations
@@ -19,11 +22,11 @@ from collections.abc import Callable
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from core.api import endpoints
-from core.api.http import Endpoint
+from core.api.http import ApiError, Endpoint, open_demo_user
 from core.services import auth, sessions
 from core.store import Store
 
@@ -50,7 +53,8 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
 </div>
 <script>
 (() => {
-  const project = new URLSearchParams(location.search).get("project");
+  const query = new URLSearchParams(location.search);
+  const project = query.get("project"), grader = query.get("grader");  // grader: the open demo's name
   const base = "/grade-fast/api/projects/" + encodeURIComponent(project);
   const $ = (id) => document.getElementById(id);
   const NOTICE_MS = 4000;  // how long a refused or kept press's message stays on screen
@@ -78,8 +82,13 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
     if (!card) say(answer.reason || "Nothing left to grade.");
     requestAnimationFrame(() => { shownAt = performance.now(); $("card").dataset.shownAt = String(shownAt); });
   }
+  function address(path) {
+    const url = new URL(base + path, location.href);
+    if (grader) url.searchParams.set("grader", grader);
+    return url;
+  }
   async function call(path, body) {
-    const r = await fetch(base + path, body === undefined ? {credentials: "same-origin"} : {
+    const r = await fetch(address(path), body === undefined ? {credentials: "same-origin"} : {
       method: "POST", credentials: "same-origin", headers: {"Content-Type": "application/json"},
       body: JSON.stringify(body)});
     return [r, await r.json()];
@@ -141,13 +150,14 @@ def routes(store: Callable[[], Store], cookie: str) -> list[Route]:
     """The page and its three calls (the API's handlers, on the sign-in cookie ``cookie``)."""
 
     async def page(request: Request) -> Response:
-        user = (
-            None
-            if auth.open_demo_enabled()
-            else await run_in_threadpool(sessions.resume, store(), request.cookies.get(cookie))
-        )
-        if user is None:
-            return RedirectResponse("/", 303)  # sign in on the app first (the open demo has no sessions)
+        if auth.open_demo_enabled():  # no sessions: this machine's clients only, as the open demo's user
+            try:
+                await run_in_threadpool(open_demo_user, store(), request)
+            except ApiError as exc:
+                return PlainTextResponse(f"Not available: {exc.message}.", exc.status)
+            return HTMLResponse(PAGE)
+        if await run_in_threadpool(sessions.resume, store(), request.cookies.get(cookie)) is None:
+            return RedirectResponse("/", 303)  # sign in on the app first
         return HTMLResponse(PAGE)
 
     calls = (

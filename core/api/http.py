@@ -1,5 +1,6 @@
 """What every API request goes through: the body read within a size limit, the bearer token resolved to
-its account, the handler run in a worker thread, and any failure turned into a JSON error with a status.
+its account (in the open demo, the demo's user for clients on this machine: open_demo_user), the handler run
+in a worker thread, and any failure turned into a JSON error with a status.
 
 Errors: ``{"error": {"status": 422, "message": "...", "field": "label"}}``, never a traceback. The status
 says whose move it is: 401 no or a wrong token, 403 the account may not, 404 no such project (or not one
@@ -38,6 +39,8 @@ MAX_JSON_BYTES = 1 << 20
 MAX_UPLOAD_BYTES = 500 << 20
 """A project's uploads together (multipart), as the Projects page takes them (.streamlit/config.toml's
 server.maxUploadSize, 500 MB; tests/test_api.py checks the two agree)."""
+DEMO_GRADER = "demo"
+"""The name the open demo's API user grades under when the request names none (``?grader=NAME``)."""
 
 
 class ApiError(Exception):
@@ -176,7 +179,7 @@ class Endpoint:
 
     ``cookie``: None for the API (a bearer token, never a cookie); the sign-in cookie's name for the routes
     of the app's own pages (core.api.fast), which take the signed-in session instead, from the same origin
-    only."""
+    only. In the open demo both act as its user, for clients on this machine only (open_demo_user)."""
 
     def __init__(
         self,
@@ -237,10 +240,7 @@ class Endpoint:
 
     def _user(self, store: Store, request: Request) -> auth.User:
         if auth.open_demo_enabled():
-            raise ApiError(
-                403,
-                "the open demo has no API: tokens belong to accounts, which need sign-in (unset ACTIVEGRADE_OPEN_DEMO)",
-            )
+            return open_demo_user(store, request)
         if self.cookie is not None:
             return session_user(store, request, self.cookie)
         token = bearer(request.headers)
@@ -257,6 +257,28 @@ class Endpoint:
         if user is None:
             raise ApiError(401, "the API token is wrong, revoked, or its account is disabled")
         return user
+
+
+def open_demo_user(store: Store, request: Request) -> auth.User:
+    """The open demo's user (core.services.auth.demo_user: an admin without an account, as on the app's pages)
+    for a request from this machine, which the API and the fast grading page answer without a token or a
+    session; a bearer token sent is not read (the open demo has no accounts). Named by the ``grader`` query
+    parameter, as the app's ``?grader=``; DEMO_GRADER without one.
+
+    403, saying why and what to set, for a client elsewhere or behind a reverse proxy unless
+    ``$ACTIVEGRADE_TRUSTED_PROXIES`` names who may reach the demo (auth.check_open_demo_request, the rule the
+    app's pages follow), for a page of another origin (any site open in this machine's browser could
+    otherwise act as the demo's admin), and on a database with accounts (auth.check_open_demo)."""
+    try:
+        auth.check_open_demo_request(request.headers, request.client.host if request.client else None)
+        auth.check_open_demo(store)
+    except (auth.AccessDenied, InputError) as exc:
+        raise ApiError(403, str(exc)) from None
+    if not same_origin(request.headers):
+        raise ApiError(
+            403, "the open demo answers pages of the app's own origin only (or scripts, which send no Origin)"
+        )
+    return auth.demo_user(request.query_params.get("grader", "").strip() or DEMO_GRADER)
 
 
 def session_user(store: Store, request: Request, cookie: str) -> auth.User:

@@ -13,6 +13,7 @@ import requests
 
 import activegrade
 from core import config
+from core.api import http
 from core.services import auth, team, tokens
 from core.services.project import create_project, start_preparation
 from core.store import Store
@@ -154,3 +155,35 @@ def test_a_grade_survives_a_restart(tmp_path, artifacts):
         assert again.position == held.position  # the reservation is the database's: the same item
         assert project.grade(again, again.labels[0]).status == "saved"
     assert len(Store.open(url).grades(pid)) == 2
+
+
+def test_the_open_demo_answers_the_api_and_the_fast_page_on_this_machine_only(tmp_path, artifacts):
+    """In the open demo (no accounts) a client on 127.0.0.1 lists, gets and grades without a token, as the
+    demo's user; a request that came through a proxy (X-Forwarded-For, not named in
+    ACTIVEGRADE_TRUSTED_PROXIES) is refused with 403 saying what to set."""
+    url = f"sqlite:///{tmp_path / 'demo.db'}"
+    store = Store.open(url)
+    files = [(name, (DATA / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, "Demo", *files, {"min_view_s": 0}, start=False)
+    start_preparation(store, pid, wait=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(config.OPEN_DEMO, "1")
+        mp.delenv(config.TRUSTED_PROXIES, raising=False)
+        server = Server(url, DATA, artifacts / "streamlit-api-open-demo.log")
+    with server:
+        listed = requests.get(f"{server.url}/api/v1/projects", timeout=60)  # no Authorization header at all
+        assert listed.status_code == 200 and pid in [p["id"] for p in listed.json()["projects"]]
+        project = activegrade.Client(server.url, "").project(pid)
+        card = project.next_item()
+        assert project.grade(card, card.labels[0]).status == "saved"
+        ann = requests.get(f"{server.url}/grade-fast/api/projects/{pid}/next", params={"grader": "ann"}, timeout=60)
+        assert ann.status_code == 200 and ann.json()["item"]["item_id"] != card.item_id  # another grader's turn
+        assert "Fast grading" in requests.get(f"{server.url}/grade-fast?project={pid}", timeout=60).text
+        proxied = {"X-Forwarded-For": "203.0.113.5"}
+        for path in ("/api/v1/projects", f"/api/v1/projects/{pid}/next", f"/grade-fast/api/projects/{pid}/next"):
+            refused = requests.get(server.url + path, headers=proxied, timeout=60)
+            assert refused.status_code == 403 and config.TRUSTED_PROXIES in refused.json()["error"]["message"]
+        page = requests.get(f"{server.url}/grade-fast?project={pid}", headers=proxied, timeout=60)
+        assert page.status_code == 403 and page.text.startswith("Not available") and config.OPEN_DEMO in page.text
+    grades = store.grades(pid)
+    assert list(grades["grader"]) == [http.DEMO_GRADER] and grades["position"].tolist() == [card.position]

@@ -84,3 +84,21 @@ def test_a_grade_key_pressed_while_saving_is_refused_on_screen_and_a_skip_is_kep
     grades = store.grades(pid)
     items = store.load_items(pid)["id"].astype(str).to_numpy()
     assert [items[p] for p in grades["position"]] == [first] and grades["label"].tolist() == ["Correct"]
+
+
+def test_the_open_demos_fast_page_grades_under_the_name_in_its_url(browser, shared_server):
+    """The open demo has no sessions: the page answers this machine's browser as the demo's user named by
+    ``&grader=`` (core.api.http.open_demo_user), and every call it makes carries that name."""
+    store = Store.open(shared_server.db_url)
+    files = [(n, (DATA / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, "Fast grading (open demo)", *files, {"min_view_s": 0}, start=False)
+    start_preparation(store, pid, wait=True)
+    page = browser.new_page()
+    page.goto(f"{shared_server.url}/grade-fast?project={pid}&grader=fast-demo")
+    previous = ""
+    for _ in range(3):
+        page.wait_for_function(CARD_READY, arg=previous, timeout=TIMEOUT_MS)
+        previous = page.get_attribute("#card", "data-item")
+        page.keyboard.press("1")
+    page.wait_for_function(CARD_READY, arg=previous, timeout=TIMEOUT_MS)
+    assert store.grades(pid)["grader"].tolist() == ["fast-demo"] * 3
