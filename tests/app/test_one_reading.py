@@ -1,14 +1,34 @@
-"""One project's reading (core.services.reading) followed into the dashboard, the presenter view, the report
-and the setup headline: the same interval, stopping decision and forecast everywhere."""
+"""One project's reading (core.services.reading) followed into the dashboard, the presenter view, the report and
+the lm-eval results as exported (core.exports), the HTTP API's GET reading and the setup headline: the same
+interval, stopping decision and forecast everywhere."""
 
 from __future__ import annotations
 
-from core.exports.report import report
-from core.services.tracking import current_estimate
+import json
+
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from core import api
+from core.exports.formats import EXPORTS
+from core.exports.project_export import ProjectFiles, report_bytes
+from core.services import auth, team, tokens
 from tests.app.test_dashboard_export import grade_some
 
 
-def test_every_page_and_the_report_show_the_same_reading(open_app, store, project_id):
+def _api_reading(store, project_id: int, monkeypatch) -> dict:
+    """GET reading's body, asked by a viewer with an API token (the open demo of these flows has no API)."""
+    monkeypatch.delenv("ACTIVEGRADE_OPEN_DEMO")
+    team.create_account(store, auth.OPERATOR, "vic", auth.VIEWER, password="correct horse battery")
+    team.assign(store, auth.OPERATOR, project_id, "vic")
+    secret = tokens.create(store, auth.OPERATOR, "vic", "tests")[1]
+    client = TestClient(Starlette(routes=api.routes(lambda: store)))
+    answer = client.get(f"{api.PREFIX}/projects/{project_id}/reading", headers={"Authorization": f"Bearer {secret}"})
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def test_every_page_export_and_the_api_show_the_same_reading(open_app, store, project_id, monkeypatch):
     from ui import plan
 
     grade_some(store, project_id, 24)
@@ -16,6 +36,8 @@ def test_every_page_and_the_report_show_the_same_reading(open_app, store, projec
     graded = store.graded_positions(project_id)
     reading = plan.reading_of(project, graded, project.settings["method"])
     interval = f"{reading.now.low:.3f} – {reading.now.high:.3f}"
+    now = (round(reading.now.low, 3), round(reading.now.high, 3))
+    forecast = {"n": reading.forecast.n, "low": reading.forecast.low, "high": reading.forecast.high}
 
     dashboard = open_app("app_pages/dashboard.py", project_id=project_id)
     metric = next(m for m in dashboard.metric if m.label.endswith("interval, valid whenever you stop"))
@@ -26,17 +48,17 @@ def test_every_page_and_the_report_show_the_same_reading(open_app, store, projec
     presenter = open_app("app_pages/presenter.py", project_id=project_id)
     assert interval in "\n".join(h.proto.body for h in presenter.get("html"))
 
-    design = plan.design(project)
-    result = current_estimate(design, graded, project.settings["method"])
-    data = report(project, design, result, {"pool": ("pool.jsonl", b"abc")}, store.grades(project_id))
+    files = ProjectFiles.of(store, project)
+    data = json.loads(report_bytes(files.require_report(), "json"))  # as `activegrade report` writes it
     rule = data["stopping_rule"]
     assert rule["met"] == reading.done and rule["regime"] == reading.regime == "looks"
-    assert rule["forecast"] == {"n": reading.forecast.n, "low": reading.forecast.low, "high": reading.forecast.high}
+    assert rule["forecast"] == forecast
     shown = data["estimate"]["stopping_interval"]
-    assert (round(shown["ci_low"], 3), round(shown["ci_high"], 3)) == (
-        round(reading.now.low, 3),
-        round(reading.now.high, 3),
-    )
+    assert (round(shown["ci_low"], 3), round(shown["ci_high"], 3)) == now
+
+    results = json.loads(EXPORTS["lm-eval"].write(files))["results"]
+    task = next(iter(results.values()))
+    assert (round(task["human_ci_low,none"], 3), round(task["human_ci_high,none"], 3)) == now
 
     setup = open_app(project_id=project_id)
     headline = next(m.value for m in setup.markdown if m.value.startswith("### To reach"))
@@ -44,3 +66,10 @@ def test_every_page_and_the_report_show_the_same_reading(open_app, store, projec
         f"grade about {reading.forecast.n:,} items (likely {reading.forecast.low:,} to {reading.forecast.high:,}"
         in headline
     )
+
+    body = _api_reading(store, project_id, monkeypatch)
+    served = next(i for i in body["intervals"] if i["role"] == "now")
+    assert (round(served["low"], 3), round(served["high"], 3)) == now and served["name"] == reading.now.name
+    assert body["stopping"]["done"] == reading.done and body["stopping"]["regime"] == reading.regime
+    assert {k: body["forecast"][k] for k in forecast} == forecast
+    assert body["forecast"]["items_left"] == reading.items_left
