@@ -19,8 +19,10 @@ Carlo standard error where it has one:
   saving_shown_same_regime against uniform under the same regime;
 - forecast_n, forecast_low, forecast_high: the setup's forecast before any grade
   (core.stats.forecast), and forecast_hit, the share of stops inside its range;
-- projection_low, projection_high (means), projection_hit: the dashboard's
-  forecast after max(20, 2H) grades, per replication;
+- projection_low, projection_high (means), projection_hit (projection_hit_se): the dashboard's
+  forecast after max(20, 2H) grades, per replication, scored on the replications still grading then
+  (projection_shown: their share): one stopped sooner has its queue closed at the stop
+  (core.services.live.rule_says_done) and its dashboard shows the stop, not a projection;
 - with a score the manager expects, the setup forecast is made from it and
   forecast_surrogate_low, _high and _hit give the surrogate's own beside it.
 """
@@ -109,6 +111,8 @@ def stopping_figures(
         n, value, low, high, stopped = _stops(design, pos, labels, target, regime, fixed_n0, met)
         k = max(20, 2 * design.H)
         projection = forecast_batch(design, pos[:, :k], labels[pos[:, :k]], target, regime, n0=fixed_n0, binary=binary)
+        still = n > k  # still grading when the projection is shown
+        inside = ((n >= projection[:, 0]) & (n <= projection[:, 2]))[still].astype(float)
         shown = _shown_savings(design, pos, labels, n, target, regime)
         reps = n.size
         cover = ((low <= mu) & (mu <= high)).astype(float)
@@ -132,9 +136,11 @@ def stopping_figures(
             "forecast_high": float(setup[2]),
             "forecast_hit": float(((n >= setup[0]) & (n <= setup[2])).mean()),
             "projection_at": k,
-            "projection_low": float(projection[:, 0].mean()),
-            "projection_high": float(projection[:, 2].mean()),
-            "projection_hit": float(((n >= projection[:, 0]) & (n <= projection[:, 2])).mean()),
+            "projection_shown": float(still.mean()),
+            "projection_low": float(projection[still, 0].mean()) if still.any() else float("nan"),
+            "projection_high": float(projection[still, 2].mean()) if still.any() else float("nan"),
+            "projection_hit": float(inside.mean()) if still.any() else float("nan"),
+            "projection_hit_se": float(inside.std(ddof=1) / np.sqrt(inside.size)) if inside.size > 1 else float("nan"),
         }
         if expected is not None:  # the surrogate's own forecast beside the one from the manager's score
             own = forecast_batch(design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0, binary=binary)[0]
