@@ -33,11 +33,11 @@ from core.services.progress import (
     with_working_time,
     without_grades,
 )
-from core.services.reading import ANYTIME_NAME, interval_when, read_project, stopping_words
+from core.services.reading import ANYTIME_NAME, Reading, interval_when, read_project, stopping_words
 from core.services.tracking import estimate_path
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
-from core.stats.confseq import anytime_interval
+from core.stats.confseq import AnytimeInterval, anytime_interval
 from core.stats.estimate import Estimate, estimate
 from core.stats.rater_agreement import agreement, final_grades
 from core.stats.skips import SkipBound
@@ -199,6 +199,143 @@ class ChainCheck:
     broken_at: int | None
 
 
+@dataclass(frozen=True)
+class _Graded:
+    """What the report reads from the grades: each graded item's final grade (``positions``, ``values``, in
+    position order), the planned budget ``n0``, the project's reading (core.services.reading) and the anytime
+    interval the estimate's path draws (None when the budget is fixed or nothing is graded)."""
+
+    positions: np.ndarray
+    values: np.ndarray
+    n0: int
+    reading: Reading
+    anytime: AnytimeInterval | None
+
+
+def _graded(
+    project: ProjectInfo,
+    design: Design,
+    result: Estimate,
+    grades: pd.DataFrame,
+    reviewed: Mapping[int, float],
+    skips: SkipBound | None,
+) -> _Graded:
+    """The items' final grades (core.stats.rater_agreement.final_grades), their anytime interval and the
+    project's reading of them."""
+    item_grades = final_grades(grades["position"], grades["value"], reviewed)
+    positions = np.fromiter(item_grades, dtype=int, count=len(item_grades))
+    values = np.fromiter(item_grades.values(), dtype=float, count=len(item_grades))
+    n0 = ProjectSettings.from_dict(project.settings).n0(design.N)
+    anytime = anytime_interval(design, positions, values, n0) if len(positions) else None
+    graded = dict(zip(positions.tolist(), values.tolist()))
+    reading = read_project(design, project.settings, graded, result, anytime, skips=skips)
+    stopping_by = None if reading.regime == FIXED else anytime  # the path's anytime lines, unless the budget is fixed
+    return _Graded(positions, values, n0, reading, stopping_by)
+
+
+def _estimate_section(result: Estimate, read: _Graded, grades_given: int) -> dict[str, Any]:
+    """The report's ``estimate``: the estimate, its fixed-n interval, the anytime interval and the interval the
+    stopping rule reads (None before every stratum has a grade or when the budget is fixed), and the savings."""
+    saving, now, anytime = result.saving, read.reading.now, read.anytime
+    return {
+        "value": result.value,
+        "se": result.se,
+        "ci_low": result.ci_low,
+        "ci_high": result.ci_high,
+        "level": result.level,
+        "interval": INTERVAL,
+        "anytime": None
+        if anytime is None or result.missing
+        else {"ci_low": anytime.low, "ci_high": anytime.high, "interval": ANYTIME_NAME},
+        "stopping_interval": None
+        if read.reading.regime == FIXED or result.missing
+        else {
+            "ci_low": now.low,
+            "ci_high": now.high,
+            "level": now.level,
+            "interval": now.name,
+            "when": interval_when(read.reading),
+        },
+        "method": result.method,
+        "grades": result.n,
+        "grades_given": grades_given,
+        "missing_strata": list(result.missing),
+        "design_effect": result.deff,
+        "uniform_labels_for_same_precision": result.uniform_labels,
+        "labels_saved": result.labels_saved,
+        "saving_share": None if saving is None else saving.share,
+        "saving_range": None if saving is None else [saving.low, saving.high],
+    }
+
+
+def _stopping_section(reading: Reading, result: Estimate) -> dict[str, Any]:
+    """The report's ``stopping_rule``: the regime, its target and decision, the looks, the forecast and the
+    saving against uniform sampling (None until it is known)."""
+    return {
+        "regime": reading.regime,
+        "rule": reading.regime_name,
+        "budget": reading.budget,
+        "graded": reading.graded,
+        "target_half_width": reading.target,
+        "half_width": None if reading.rule is None or result.missing else reading.rule.half_width,
+        "met": reading.done,
+        "stop_at": reading.stop_at,
+        "looks_taken": list(reading.looks_taken),
+        "interval": "no planned look yet" if reading.rule is None else reading.rule.name,
+        "words": stopping_words(reading),
+        "forecast": {"n": reading.forecast.n, "low": reading.forecast.low, "high": reading.forecast.high},
+        "saving": None
+        if not reading.saving_known
+        else {
+            "against_uniform_fixed_n": reading.saving.fixed_n,
+            "uniform_fixed_n": reading.saving.uniform_fixed,
+            "against_uniform_same_rule": reading.saving.same_regime,
+            "uniform_same_rule": reading.saving.uniform_same,
+        },
+    }
+
+
+def _skips_section(skips: SkipBound | None) -> dict[str, Any] | None:
+    """The report's ``skips``: how many, the estimate's worst-case range had they been graded, per stratum."""
+    if skips is None:
+        return None
+    return {
+        "skipped": skips.skipped,
+        "estimate_if_all_skipped_were_0": skips.low,
+        "estimate_if_all_skipped_were_1": skips.high,
+        "by_stratum": skips.table.to_dict(orient="records"),
+    }
+
+
+def _inputs_section(input_files: dict[str, tuple[str, bytes]]) -> dict[str, dict[str, str]]:
+    """The report's ``inputs``: each input file's name and SHA-256, by its role."""
+    return {
+        role: {"file": name, "sha256": hashlib.sha256(content).hexdigest()}
+        for role, (name, content) in input_files.items()
+    }
+
+
+def _audit_chain_section(chain: ChainCheck | None) -> dict[str, Any] | None:
+    """The report's ``audit_chain``: whether the hash chain holds and its first broken event; None unchecked."""
+    return None if chain is None else {"intact": chain.broken_at is None, "first_broken_event": chain.broken_at}
+
+
+def _recompute_section(design: Design, read: _Graded, result: Estimate) -> dict[str, Any]:
+    """The report's ``recompute``: RECOMPUTE_FORMULA and RECOMPUTE_SCRIPT with the stratified estimate and
+    variance they give, and a note where the report's estimator is another."""
+    stratified = estimate(design, read.positions, read.values, method="stratified", level=result.level)
+    return {
+        "formula": RECOMPUTE_FORMULA,
+        "script": RECOMPUTE_SCRIPT,
+        "value": stratified.value,
+        "variance": stratified.se**2,
+        "note": None
+        if result.method == "stratified"
+        else f"The estimate above is the {result.method} estimator's: it adjusts the stratified estimate "
+        "recomputed here by the regression on the surrogate's signals (Method).",
+    }
+
+
 def report(
     project: ProjectInfo,
     design: Design,
@@ -217,116 +354,30 @@ def report(
     (``chain``; None when not checked), settings, seed, the input files by name and SHA-256, the estimate's
     path, and the stratified estimate recomputed by RECOMPUTE_FORMULA.
     ``grades``: the active grades (``Store.grades``); ``reviewed``: position -> reviewed grade."""
-    saving = result.saving
     grades = (
         pd.DataFrame(columns=["position", "grader", "value", "seconds", "created_at"]) if grades is None else grades
     )
     reviewed = reviewed or {}
-    item_grades = final_grades(grades["position"], grades["value"], reviewed)
-    positions = np.fromiter(item_grades, dtype=int, count=len(item_grades))
-    values = np.fromiter(item_grades.values(), dtype=float, count=len(item_grades))
-    stratified = estimate(design, positions, values, method="stratified", level=result.level)
-    n0 = ProjectSettings.from_dict(project.settings).n0(design.N)
-    anytime = anytime_interval(design, positions, values, n0) if len(positions) else None
-    graded = dict(zip(positions.tolist(), values.tolist()))
-    reading = read_project(design, project.settings, graded, result, anytime, skips=skips)
-    stopping_by = None if reading.regime == FIXED else anytime  # the path's anytime lines, unless the budget is fixed
-    now = reading.now
-    given = counts(grades)
+    read = _graded(project, design, result, grades, reviewed, skips)
+    path = estimate_path(design, list(read.positions), list(read.values), method=result.method, anytime=read.anytime)
     return json_safe(
         {
             "project": project.name,
             "generated_at": _as_of(project, grades),
             "activegrade_version": getattr(core, "__version__", "unreleased"),
             "method": method_text(result.method),
-            "inputs": {
-                role: {"file": name, "sha256": hashlib.sha256(content).hexdigest()}
-                for role, (name, content) in input_files.items()
-            },
+            "inputs": _inputs_section(input_files),
             "items": design.N,
-            "allocation": allocation_text(project.settings, n0),
-            "estimate": {
-                "value": result.value,
-                "se": result.se,
-                "ci_low": result.ci_low,
-                "ci_high": result.ci_high,
-                "level": result.level,
-                "interval": INTERVAL,
-                "anytime": None
-                if stopping_by is None or result.missing
-                else {"ci_low": stopping_by.low, "ci_high": stopping_by.high, "interval": ANYTIME_NAME},
-                "stopping_interval": None
-                if reading.regime == FIXED or result.missing
-                else {
-                    "ci_low": now.low,
-                    "ci_high": now.high,
-                    "level": now.level,
-                    "interval": now.name,
-                    "when": interval_when(reading),
-                },
-                "method": result.method,
-                "grades": result.n,
-                "grades_given": given.grades,
-                "missing_strata": list(result.missing),
-                "design_effect": result.deff,
-                "uniform_labels_for_same_precision": result.uniform_labels,
-                "labels_saved": result.labels_saved,
-                "saving_share": None if saving is None else saving.share,
-                "saving_range": None if saving is None else [saving.low, saving.high],
-            },
-            "stopping_rule": {
-                "regime": reading.regime,
-                "rule": reading.regime_name,
-                "budget": reading.budget,
-                "graded": reading.graded,
-                "target_half_width": reading.target,
-                "half_width": None if reading.rule is None or result.missing else reading.rule.half_width,
-                "met": reading.done,
-                "stop_at": reading.stop_at,
-                "looks_taken": list(reading.looks_taken),
-                "interval": "no planned look yet" if reading.rule is None else reading.rule.name,
-                "words": stopping_words(reading),
-                "forecast": {"n": reading.forecast.n, "low": reading.forecast.low, "high": reading.forecast.high},
-                "saving": None
-                if not reading.saving_known
-                else {
-                    "against_uniform_fixed_n": reading.saving.fixed_n,
-                    "uniform_fixed_n": reading.saving.uniform_fixed,
-                    "against_uniform_same_rule": reading.saving.same_regime,
-                    "uniform_same_rule": reading.saving.uniform_same,
-                },
-            },
+            "allocation": allocation_text(project.settings, read.n0),
+            "estimate": _estimate_section(result, read, counts(grades).grades),
+            "stopping_rule": _stopping_section(read.reading, result),
             "strata": result.strata.to_dict(orient="records"),
             "graders": _graders(grades, project.settings),
             "review": _review(grades, reviewed, validated),
-            "skips": None
-            if skips is None
-            else {
-                "skipped": skips.skipped,
-                "estimate_if_all_skipped_were_0": skips.low,
-                "estimate_if_all_skipped_were_1": skips.high,
-                "by_stratum": skips.table.to_dict(orient="records"),
-            },
-            "audit_chain": None
-            if chain is None
-            else {"intact": chain.broken_at is None, "first_broken_event": chain.broken_at},
-            "recompute": {
-                "formula": RECOMPUTE_FORMULA,
-                "script": RECOMPUTE_SCRIPT,
-                "value": stratified.value,
-                "variance": stratified.se**2,
-                "note": None
-                if result.method == "stratified"
-                else f"The estimate above is the {result.method} estimator's: it adjusts the stratified estimate "
-                "recomputed here by the regression on the surrogate's signals (Method).",
-            },
-            "path": estimate_path(
-                design,
-                list(positions),
-                list(values),
-                method=result.method,
-                anytime=stopping_by,
-            ).to_dict(orient="records"),
+            "skips": _skips_section(skips),
+            "audit_chain": _audit_chain_section(chain),
+            "recompute": _recompute_section(design, read, result),
+            "path": path.to_dict(orient="records"),
             "settings": project.settings,
             "seed": project.settings["seed"],
         }
