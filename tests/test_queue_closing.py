@@ -79,3 +79,17 @@ def test_an_anytime_project_is_never_closed_by_the_rule(pool):
     settings = {"regime": "anytime", "target_half_width": 0.5}
     assert not live.rule_says_done(design, settings, QueueState(graded))
     assert live.rule_says_done(design, {**settings, "regime": "looks"}, QueueState(graded))
+
+
+def test_the_grader_is_told_why_the_queue_closed(prepared_project):
+    store, pid = prepared_project
+    design = design_from_items(store.load_items(pid), stratify_by=None)
+    settings = {**store.project(pid).settings, "regime": "looks", "target_half_width": 0.45}
+    assert live.closed_words(store, pid, design, settings) is None  # no grade yet
+    ann = account_writes.create_account(store, "ann", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, ann.id)
+    store.update_settings(pid, {"regime": "looks", "target_half_width": 0.45})
+    while (position := grade_actions.claim(store, ann, pid, design)) is not None:
+        grade_actions.grade(store, ann, pid, position, "Correct", seconds=1.0)
+    words = live.closed_words(store, pid, design, store.project(pid).settings)
+    assert words is not None and "Grading is done" in words and "±0.450" in words

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from core.scales import scale_from_settings
+from core.services.grading import queue_state
 from core.services.live_looks import live_looks
 from core.services.reading import Reading, read_project
 from core.services.tracking import current_estimate
@@ -31,7 +32,16 @@ from core.store import Store
 ESTIMATORS = ("default", *METHODS)
 """The estimators a page offers: "default" (DEFAULT_METHOD) and every named one (core.stats.estimate)."""
 
-__all__ = ["DEFAULT_METHOD", "ESTIMATORS", "Live", "agreement_of", "agreement_words", "live_reading", "rule_says_done"]
+__all__ = [
+    "DEFAULT_METHOD",
+    "ESTIMATORS",
+    "Live",
+    "agreement_of",
+    "agreement_words",
+    "closed_words",
+    "live_reading",
+    "rule_says_done",
+]
 
 Anytime = Callable[[Mapping[int, float]], AnytimeInterval]
 
@@ -93,6 +103,19 @@ def rule_says_done(design: Design, settings: Mapping, state: QueueState) -> bool
     estimate = current_estimate(design, graded, DEFAULT_METHOD)
     skips = skip_bound(design, graded, graded.values(), state.skipped)
     return read_project(design, typed, graded, estimate, skips=skips).done
+
+
+def closed_words(store: Store, project_id: int, design: Design, settings: Mapping) -> str | None:
+    """Why the queue hands a grader nothing, when the stopping rule closed it (`rule_says_done`), for the Grade
+    page and the API's ``next``; None when the rule has not said done."""
+    state = queue_state(store, project_id)
+    if not rule_says_done(design, settings, state):
+        return None
+    target = ProjectSettings.from_dict(settings).target_half_width
+    return (
+        f"Grading is done: the stopping rule reached the target ±{target:.3f} after {len(state.graded):,} grades, "
+        "and more grades would change nothing it reports. A manager can set a tighter target to go on."
+    )
 
 
 def _tuned_for_n0(design: Design, settings: Mapping) -> Anytime:
