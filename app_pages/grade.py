@@ -1,9 +1,10 @@
 """Grade: one item at a time on the grading card (ui/grading_card.py), which owns the keys.
 
 Every press names the item the browser shows (its position, id and showing
-token, core.services.showings) and is checked again against the database by
-core.services.grade_actions with the acting user's current session, role and
-assignment. The card shows "sending" at once, "saved" with the next item only
+token, core.services.showings: the database's, so the fast grading route and the
+HTTP API check this page's tokens and it theirs) and is checked again against the
+database by core.services.grade_actions with the acting user's current session,
+role and assignment. The card shows "sending" at once, "saved" with the next item only
 once the grade is committed, and "Not saved, press again" when it is not.
 """
 
@@ -17,9 +18,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from core.errors import InputError
 from core.scales import scale_from_settings
-from core.services import auth, grade_actions, grading
+from core.services import auth, grade_actions, grading, showings
 from core.services.grading import grader_view
-from core.services.showings import Showings
 from core.settings import ProjectSettings
 from ui import access, grading_card, plan, side_by_side_card, signin, state
 from ui.markdown_html import to_html
@@ -31,7 +31,6 @@ grader = state.grader()
 pid = project.id
 scale = scale_from_settings(project.settings)
 REVIEW = f"review-{pid}"  # position of an earlier grade being reviewed, or None for the queue
-SHOWINGS = f"showings-{pid}"
 ACK = f"ack-{pid}"
 LAST = f"card-{pid}"  # the last payload sent, re-sent with the error when the database fails
 
@@ -44,18 +43,18 @@ if ProjectSettings.from_dict(project.settings).side_by_side:
     st.stop()
 
 
-def showings() -> Showings:
-    return st.session_state.setdefault(SHOWINGS, Showings())
-
-
 def _act(press: dict[str, Any]) -> grade_actions.Outcome:
     """Carry out one press for the user signed in now (None when the session ended)."""
     actor = signin.user()
     action = press.get("action")
     if action in ("grade", "skip", "comment", "flag"):
-        showing = showings().match(press.get("token"), press.get("position"), press.get("item_id"))
+        showing = showings.match(store, pid, grader, press.get("token"), press.get("position"), press.get("item_id"))
         if showing is None:  # a press for an item no longer on this card: never moved to another one
-            return grade_actions.Outcome("ignored", "ignored: that press was for an item no longer on screen")
+            return grade_actions.Outcome(
+                "ignored",
+                "ignored: that press was for an item no longer on screen, or shown more than "
+                f"{showings.TTL.seconds // 60} minutes ago",
+            )
         if action == "comment":
             return grade_actions.comment(store, actor, pid, showing.position, str(press.get("comment") or ""))
         if action == "flag":  # the card stays: the grader grades or skips it still
@@ -74,7 +73,7 @@ def _act(press: dict[str, Any]) -> grade_actions.Outcome:
                 comment=str(press.get("comment") or ""),
             )
         if outcome.status in ("saved", "changed", "skipped"):
-            showings().use(showing.token)
+            showings.use(store, pid, grader, showing.token)
             if showing.reviewing:
                 st.session_state[REVIEW] = None  # a changed grade: back to the item left in the queue
         return outcome
@@ -130,7 +129,9 @@ def card_of(position: int, reviewing: bool) -> dict[str, Any]:
     item = store.item(pid, position)
     view = grader_view(item, project.settings)
     previous = store.grade_of(pid, position, grader) if reviewing else None
-    showing = showings().current(position, str(item.get("id", "")), reviewing)  # the card shows it as text
+    showing = showings.current(
+        store, pid, grader, position, str(item.get("id", "")), reviewing
+    )  # the card shows it as text
     reference = view.get("reference")
     return {
         "token": showing.token,

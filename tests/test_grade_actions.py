@@ -1,5 +1,6 @@
-"""core.services.showings and core.services.grade_actions: a press acts on exactly the item it names, for a user the
-database still allows, or not at all."""
+"""core.services.grade_actions (and the side-by-side card's showings, core.services.showings.Showings): a press
+acts on exactly the item it names, for a user the database still allows, or not at all. The database's showing
+tokens: tests/test_showings.py."""
 
 from __future__ import annotations
 
@@ -19,19 +20,14 @@ DATA = Path(__file__).parent / "data" / "app"
 PASSWORD = "correct horse battery"
 
 
-def test_a_token_names_one_showing_and_is_spent_once():
-    showings = Showings()
+def test_the_side_by_side_cards_showings_name_one_item_and_are_spent_once():
+    showings = Showings()  # ui/side_by_side_card.py's, in its session; the Grade page's: tests/test_showings.py
     first = showings.current(3, "a", False)
     assert showings.current(3, "a", False) == first  # the same item still on screen: the same showing
-    assert showings.match(first.token, 3, "a") == first
-    assert showings.match(first.token, 4, "a") is None and showings.match(first.token, 3, "b") is None
-    assert showings.match("forged", 3, "a") is None and showings.match(None, 3, "a") is None
     showings.use(first.token)
-    assert showings.match(first.token, 3, "a") is None  # a second press of a spent token
     again = showings.current(3, "a", False)
     assert again.token != first.token  # the item shown anew (after an undo) is a new showing
-    showings.current(7, "b", False)
-    assert showings.match(again.token, 3, "a") == again  # an older, unspent showing still names its own item
+    assert 0 <= again.seconds_since_released() < 5
 
 
 @pytest.fixture
@@ -193,8 +189,6 @@ def test_the_browsers_viewing_time_is_bounded_by_the_servers():
     for forged in (float("nan"), float("inf"), -5, 1e30, "1000", None, True):
         with pytest.raises(InputError, match="the viewing time"):
             grading.viewing_seconds(forged, 10.0)
-    showing = Showings().current(0, "a", False)
-    assert 0 <= showing.seconds_since_released() < 5
 
 
 def test_the_page_claims_its_item_through_a_checked_claim(world):

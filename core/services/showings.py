@@ -1,26 +1,36 @@
-"""Which item the grader's browser shows: a token per showing, so a press names exactly that item.
+"""Which item a grader's card shows: a token per showing, so a press names exactly that item.
 
-Every time the grade page puts an item on the card it is given a showing (a
-random token bound to the item's position and id). The browser sends the
-token back with every key press; ``match`` returns the showing only when the
-token is one this page issued for that very position and id and has not been
-used yet. A press for an item no longer on screen therefore acts, at most, on
-the item it names (the caller then checks that the item is still the
-grader's), never on whatever item happens to be current; a second press with
-the same token (a key pressed twice, a replayed message) finds it used. A showing
-remembers when the server released it, which bounds the viewing time the
-browser reports (core.services.grading.viewing_seconds).
+Every time the Grade page, the fast grading route or the HTTP API puts an item on a grader's card it is
+given a showing (``current``): a random token bound to the project, the grader, the item's position and id,
+kept in the database (core.store.showings) with the server's time of release and an expiry of TTL, the
+reservation's own life. The browser or client sends the token back with every press; ``match`` (and
+``find``, for callers that hold only the token and the item's id) returns the showing only when the token is
+one issued to that grader on that project for that very position and id, unused and unexpired. A press for
+an item no longer on screen therefore acts, at most, on the item it names (the caller then checks that the
+item is still the grader's), never on whatever item happens to be current; a second press with the same
+token (a key pressed twice, a replayed message) finds it used (``use``), an old one finds it expired, and a
+token issued to another grader names nothing. A showing's release time bounds the viewing time the browser
+reports (core.services.grading.viewing_seconds).
+
+Because the tokens live in the database, a token the Grade page issued is checked by the API and the fast
+route and the other way round, on every replica, after a restart. Each card costs one indexed read and at
+most one insert (which purges the expired rows); each press one indexed read and one indexed update.
 """
 
 from __future__ import annotations
 
 import secrets
-import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from datetime import datetime
 
-KEEP = 16
-"""Showings remembered per page; older tokens are refused like unknown ones."""
+from core.services.reservations import DEFAULT_TTL
+from core.store import Store
+from core.store import showings as table
+from core.store.models import utcnow
+
+TTL = DEFAULT_TTL
+"""How long a showing's token names its item: the reservation's own life (core.services.reservations)."""
 
 
 @dataclass(frozen=True)
@@ -29,16 +39,77 @@ class Showing:
     position: int
     item_id: str
     reviewing: bool
-    released_at: float = field(default_factory=time.monotonic, compare=False)
-    """When the server released the card with this item to the browser (time.monotonic)."""
+    released_at: datetime = field(default_factory=utcnow, compare=False)
+    """When the server released the card with this item (timezone-aware, the server's clock)."""
 
     def seconds_since_released(self) -> float:
         """The server's measure of how long the grader can have seen the item (core.services.grading.viewing_seconds)."""
-        return time.monotonic() - self.released_at
+        return (utcnow() - self.released_at).total_seconds()
+
+
+def _showing(row: table.ShowingRow) -> Showing:
+    return Showing(row.token, row.position, row.item_id, row.reviewing, row.released_at)
+
+
+def _live(row: table.ShowingRow | None, project_id: int, grader: str) -> bool:
+    """Whether ``row`` is a token of this grader on this project that a press may still use."""
+    return (
+        row is not None
+        and row.project_id == project_id
+        and row.grader == grader
+        and row.used_at is None
+        and utcnow() < row.expires_at
+    )
+
+
+def current(store: Store, project_id: int, grader: str, position: int, item_id: str, reviewing: bool) -> Showing:
+    """The showing of this item on the grader's card: their latest one if it is this item, unused and unexpired
+    (a rerun, a reload, a second tab or an API ``next`` keep the token), else a new one."""
+    latest = table.latest(store, project_id, grader)
+    if _live(latest, project_id, grader) and (latest.position, latest.item_id, latest.reviewing) == (
+        position,
+        item_id,
+        reviewing,
+    ):
+        return _showing(latest)
+    released = utcnow()
+    row = table.ShowingRow(
+        secrets.token_urlsafe(12), project_id, grader, position, item_id, reviewing, released, released + TTL, None
+    )
+    table.add(store, row)
+    return _showing(row)
+
+
+def match(
+    store: Store, project_id: int, grader: str, token: object, position: object, item_id: object
+) -> Showing | None:
+    """The grader's unused, unexpired showing with this token, position and item id; None for anything else."""
+    showing = find(store, project_id, grader, token, item_id)
+    return showing if showing is not None and showing.position == position else None
+
+
+def find(store: Store, project_id: int, grader: str, token: object, item_id: object) -> Showing | None:
+    """The grader's unused, unexpired showing with this token and item id, whatever its position; None for
+    anything else (for callers that hold only the token and the item's id: the HTTP API)."""
+    row = table.find(store, token) if isinstance(token, str) and token else None
+    if not _live(row, project_id, grader) or row.item_id != item_id:
+        return None
+    return _showing(row)
+
+
+def use(store: Store, project_id: int, grader: str, token: str) -> bool:
+    """The grader's press was stored: their token is spent, for every page and client (False when it was spent
+    already, or is not theirs)."""
+    return table.spend(store, project_id, grader, token, utcnow())
+
+
+KEEP = 16
+"""Showings the side-by-side card remembers per page (``Showings``); older tokens are refused like unknown ones."""
 
 
 class Showings:
-    """The showings of one browser page (kept in its Streamlit session)."""
+    """The showings of one side-by-side card's page (ui/side_by_side_card.py), kept in its Streamlit session:
+    its press is a form of that page, never a client's message, so its tokens are not the database's."""
 
     def __init__(self) -> None:
         self._issued: OrderedDict[str, Showing] = OrderedDict()
@@ -57,21 +128,6 @@ class Showings:
             old, _ = self._issued.popitem(last=False)
             self._used.discard(old)
         return showing
-
-    def match(self, token: object, position: object, item_id: object) -> Showing | None:
-        """The unused showing with this token, position and item id; None for anything else."""
-        showing = self._issued.get(token) if isinstance(token, str) else None
-        if showing is None or token in self._used:
-            return None
-        if showing.position != position or showing.item_id != item_id:
-            return None
-        return showing
-
-    def find(self, token: object, item_id: object) -> Showing | None:
-        """The unused showing with this token and item id, whatever its position; None for anything else (for
-        callers that hold only the token and the item's id: the HTTP API)."""
-        showing = self._issued.get(token) if isinstance(token, str) else None
-        return None if showing is None else self.match(token, showing.position, item_id)
 
     def use(self, token: str) -> None:
         """The press was stored: the token is spent."""

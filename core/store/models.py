@@ -291,3 +291,29 @@ class ApiToken(Base):
     last_used_at: Mapped[datetime | None] = mapped_column(nullable=True)
     revoked_at: Mapped[datetime | None] = mapped_column(nullable=True)
     __table_args__ = (Index("ix_api_tokens_user", "user_id"),)
+
+
+class ShowingToken(Base):
+    """An item put on a grader's card (core.services.showings): the single-use token a press names it by.
+
+    Shared by the Grade page, the fast grading route and the HTTP API, so a token one of them issued is
+    checked by any of them, on any replica, after a restart. ``released_at`` is the server's time the card
+    was sent (it bounds the viewing time), ``used_at`` when a press with it was stored; a row is purged once
+    ``expires_at`` (the reservation's TTL after release) has passed (revision 0014).
+    """
+
+    __tablename__ = "showings"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token: Mapped[str] = mapped_column(String(32), unique=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    grader: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
+    position: Mapped[int] = mapped_column()
+    item_id: Mapped[str] = mapped_column(String(MAX_ID_CHARS))
+    reviewing: Mapped[bool] = mapped_column(Boolean)
+    released_at: Mapped[datetime] = mapped_column()
+    expires_at: Mapped[datetime] = mapped_column()
+    used_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    __table_args__ = (
+        Index("ix_showings_project_grader", "project_id", "grader", "id"),
+        Index("ix_showings_expires", "expires_at"),
+    )

@@ -132,7 +132,7 @@ def test_limits_and_errors_on_the_real_server(served):
     assert "/api/v1/projects/{project_id}/grades" in document["paths"]
 
 
-def test_a_grade_survives_a_restart(tmp_path, artifacts):
+def test_a_grade_and_a_showing_token_survive_a_restart(tmp_path, artifacts):
     url = f"sqlite:///{tmp_path / 'restart.db'}"
     store = Store.open(url)
     files = [(name, (DATA / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
@@ -148,12 +148,13 @@ def test_a_grade_survives_a_restart(tmp_path, artifacts):
     with _serve(url, artifacts / "streamlit-api-restart-2.log") as server:
         project = activegrade.Client(server.url, secret).project(pid)
         assert project.status().graded_items == 1
-        with pytest.raises(activegrade.ApiError) as stale:  # tokens live in the server process
-            project.grade(held, held.labels[0])
-        assert stale.value.status == 409 and stale.value.field == "token"
         again = project.next_item()
         assert again.position == held.position  # the reservation is the database's: the same item
-        assert project.grade(again, again.labels[0]).status == "saved"
+        assert again.token == held.token  # and so is the token handed out before the restart
+        assert project.grade(held, held.labels[0]).status == "saved"
+        with pytest.raises(activegrade.ApiError) as spent:
+            project.grade(again, again.labels[0])
+        assert spent.value.status == 409 and spent.value.field == "token"
     assert len(Store.open(url).grades(pid)) == 2
 
 
