@@ -1,7 +1,10 @@
 """Cached items and design of a prepared project, and the setup section a manager reads: the headline (items to
-grade for the target), the stratifying variable and its strata, the planned allocation as a picture."""
+grade for the target), the stratifying variable and its strata, the planned allocation as a picture beside the
+reading's saving against uniform sampling (core.services.reading: the one forecast and the one saving)."""
 
 from __future__ import annotations
+
+import math
 
 import altair as alt
 import pandas as pd
@@ -10,8 +13,9 @@ import streamlit as st
 from core.services import live, setup
 from core.services.database import ProjectInfo
 from core.services.overview import NAME_OF, histogram, strata_table, stratifying_columns, without_samples
+from core.services.progress import percent
 from core.services.reading import Reading, saving_words
-from core.services.setup import LEVEL, MIN_PILOT, AnytimeInterval, Design
+from core.services.setup import LEVEL, AnytimeInterval, Design
 from core.services.tracking import estimate_path
 from core.settings import ProjectSettings
 from ui import state
@@ -65,10 +69,8 @@ def reading_of(project: ProjectInfo, graded: dict[int, float], method: str = "de
     return live_of(project, method, graded).reading
 
 
-def headline(project: ProjectInfo) -> None:
+def headline(reading: Reading) -> None:
     """'To reach ±X at 95%, grade about N items (likely L to H; uniform random sampling would need M)'."""
-    graded = state.store().graded_positions(project.id)
-    reading = reading_of(project, graded, project.settings["method"])
     f, s = reading.forecast, reading.saving
     uniform = f"; uniform random sampling would need about {s.uniform_fixed:,.0f}"
     with st.container(border=True, key="setup-headline"):
@@ -145,8 +147,9 @@ def allocation_chart(table: pd.DataFrame) -> alt.Chart:
     )
 
 
-def show_planned_allocation(project: ProjectInfo) -> None:
-    """The budget, where its grades will go (picture and table) and the predicted saving."""
+def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
+    """The budget and where its grades will go (picture and table), beside the reading's saving against uniform
+    sampling at the stop (or the forecast stop)."""
     d = design(project)
     st.subheader("Planned allocation", help=term_help("Neyman allocation"))
     if d.N > MIN_BUDGET:
@@ -176,31 +179,33 @@ def show_planned_allocation(project: ProjectInfo) -> None:
             )
         },
     )
-    saving = setup.predicted_saving(state.store(), project.id, d, budget)
-    source = (
-        f"from a pilot of {saving.pilot} grades"
-        if saving.pilot
-        else f"before any grade (from {MIN_PILOT} grades on, a pilot narrows it)"
-    )
+    s = reading.saving
     right.metric(
         "Predicted saving vs uniform",
-        f"{saving.low:.0%} to {saving.high:.0%}",
-        help=f"{term_help('saving vs uniform')} Share of grades saved at equal precision, {source}; middle of "
-        f"the range {saving.mid:.0%}. Without grades the low end assumes the surrogate knows nothing and the "
-        "high end that its agreement is a calibrated probability.",
+        percent(s.fixed_n, signed=True) if math.isfinite(s.fixed_n) else "—",
+        help=f"{term_help('saving vs uniform')} "
+        + (
+            saving_words(reading)
+            if reading.saving_known
+            else "Planned until every stratum has 2 grades: the forecast stop against uniform random sampling "
+            "with its usual fixed-n interval, both for correct/incorrect grades at the mean grade so far (the "
+            "surrogate's prediction before any grade)."
+        ),
     )
-    right.caption(
-        f"Uniform sampling would need about {budget / max(1 - saving.low, 1e-9):,.0f} to "
-        f"{budget / max(1 - saving.high, 1e-9):,.0f} grades for the same precision."
-    )
+    if math.isfinite(s.uniform_fixed):
+        right.caption(
+            f"Uniform random sampling would need about {s.uniform_fixed:,.0f} grades for the same precision "
+            "(with its usual fixed-n interval)."
+        )
 
 
 def show_setup(project: ProjectInfo) -> None:
-    """The setup section of a prepared project, for those who may see its strata."""
-    headline(project)
+    """The setup section of a prepared project, for those who may see its strata: its reading read once."""
+    reading = reading_of(project, state.store().graded_positions(project.id), project.settings["method"])
+    headline(reading)
     terms_popover()
     stratifying_overview(project)
-    show_planned_allocation(project)
+    show_planned_allocation(project, reading)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

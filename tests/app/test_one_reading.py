@@ -1,6 +1,6 @@
 """One project's reading (core.services.reading) followed into the dashboard, the presenter view, the report and
 the lm-eval results as exported (core.exports), the HTTP API's GET reading and the setup headline: the same
-interval, stopping decision and forecast everywhere."""
+interval, stopping decision and forecast everywhere, and the Projects page's plan section the same saving."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from core import api
 from core.exports.formats import EXPORTS
 from core.exports.project_export import ProjectFiles, report_bytes
 from core.services import auth, team, tokens
+from core.services.progress import percent
 from tests.app.test_dashboard_export import grade_some
 
 
@@ -66,6 +67,8 @@ def test_every_page_export_and_the_api_show_the_same_reading(open_app, store, pr
         f"grade about {reading.forecast.n:,} items (likely {reading.forecast.low:,} to {reading.forecast.high:,}"
         in headline
     )
+    saving = next(m for m in setup.metric if m.label == "Predicted saving vs uniform")  # the plan section's
+    assert saving.value == percent(reading.saving.fixed_n, signed=True)
 
     body = _api_reading(store, project_id, monkeypatch)
     served = next(i for i in body["intervals"] if i["role"] == "now")
