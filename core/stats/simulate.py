@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -365,6 +366,150 @@ def _figures(prefix: str, values: np.ndarray) -> dict:
     return {prefix: mean, f"{prefix}_se": se}
 
 
+@dataclass(frozen=True)
+class _Pool:
+    """The replications every method reads: the pool's ``labels``, each replication's random order of it
+    (``original``, (R, N)), the items its grader skips (``skipped``, see skip_mask, drawn at ``skip_rates``
+    (skip_wrong, skip_right) from ``seed``) and the order with them behind (``orders``, see skipped_last); the
+    project's design ``app``, the paper's entropy strata ``paper``, one stratum ``one``; the queue's positions
+    (``queue``, (R, n) at the largest budget, None when activegrade is not run) and the baselines' ``rng``."""
+
+    labels: np.ndarray
+    original: np.ndarray
+    skipped: np.ndarray
+    orders: np.ndarray
+    app: Design
+    paper: Design
+    one: Design
+    queue: np.ndarray | None
+    rng: np.random.Generator
+    seed: int
+    skip_rates: tuple[float, float]
+
+    @classmethod
+    def of(
+        cls,
+        items: pd.DataFrame,
+        labels: np.ndarray,
+        design: Design | None,
+        regime: str,
+        n_strata: int,
+        queue_size: int | None,
+        *,
+        reps: int,
+        seed: int,
+        skips: tuple[float, float],
+    ) -> _Pool:
+        """``reps`` replications of ``items`` (labels ``labels``) from ``seed``, graders skipping at ``skips``
+        (skip_wrong, skip_right); the project's design ``design`` (default: prepared_design for ``regime``), the
+        paper's in ``n_strata`` entropy strata; the queue replayed to ``queue_size`` grades when given."""
+        n_items = labels.size
+        skipped = skip_mask(labels, *skips, reps, seed)
+        original = replication_orders(n_items, seed, reps)
+        orders = skipped_last(original, skipped)
+        rng = np.random.default_rng([seed, 1])
+        app = prepared_design(items, regime) if design is None else design
+        paper = design_from_items(items, stratify_by="entropy", n_strata=n_strata, proxy_column="agreement")
+        one = make_design(np.zeros(n_items, dtype=np.int64), items["agreement"].to_numpy(dtype=float))
+        queue = replay_queue(app, labels, orders, queue_size) if queue_size else None
+        return cls(labels, original, skipped, orders, app, paper, one, queue, rng, seed, skips)
+
+    @property
+    def mu(self) -> float:
+        """The pool's true mean grade."""
+        return float(self.labels.mean())
+
+    @property
+    def s2(self) -> float:
+        """The labels' variance S^2 (divisor N - 1; 0 for a pool of one item)."""
+        return float(self.labels.var(ddof=1)) if self.labels.size > 1 else 0.0
+
+    def true_sd(self, d: Design) -> np.ndarray:
+        """(H,) the labels' standard deviation in each stratum of ``d`` (0 in a stratum of one item)."""
+        labels = self.labels
+        return np.array([labels[d.stratum == h].std(ddof=1) if d.sizes[h] > 1 else 0.0 for h in range(d.H)])
+
+    def static(self, d: Design, alloc: np.ndarray) -> Run:
+        """A static allocation ``alloc`` of design ``d``, graded in each replication's order."""
+        return _stratified_run(
+            d, in_order(static_sample(d, alloc, self.orders), self.orders), self.labels, "stratified"
+        )
+
+    def run(self, method: str, n: int) -> Run:
+        """Method ``method`` (METHODS) at ``n`` grades, over every replication."""
+        app, paper, labels, reps = self.app, self.paper, self.labels, self.orders.shape[0]
+        if method == "uniform":
+            return _stratified_run(self.one, self.orders[:, :n], labels, "stratified")
+        if method == "proportional":
+            return self.static(app, proportional_allocation(app.sizes, n, app.floor))
+        if method == "neyman_paper":
+            return self.static(paper, neyman_allocation(paper.sizes, paper.prior_sd, n, paper.floor))
+        if method == "neyman_oracle":
+            return self.static(paper, neyman_allocation(paper.sizes, self.true_sd(paper), n, paper.floor))
+        if method == "app_oracle":
+            return self.static(app, neyman_allocation(app.sizes, self.true_sd(app), n, app.floor))
+        if method == "lure":
+            return _wald(*baselines.lure(labels, app.proxy, n, self.rng, reps))
+        if method == "active_inference":
+            return _wald(*baselines.active_inference(labels, app.proxy, n, self.rng, reps))
+        return _stratified_run(app, self.queue[:, :n], labels, DEFAULT_METHOD)
+
+
+def _checked_n0(n0: int | None, n_items: int) -> int:
+    """The planned budget: ``n0`` as given, else core.stats.design.planned_budget of an unset project;
+    InputError unless it is between 1 and the pool's size."""
+    n0 = planned_budget(None, n_items) if n0 is None else int(n0)
+    if not 1 <= n0 <= n_items:
+        raise InputError(f"the planned budget n0 = {n0} is not between 1 and the pool's {n_items} items")
+    return n0
+
+
+def _check_methods(methods: Sequence[str], reps: int) -> None:
+    """InputError for a method not in METHODS, or fewer than 2 replications."""
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise InputError(f"unknown method {unknown[0]!r}", fix=f"use some of {', '.join(METHODS)}")
+    if reps < 2:
+        raise InputError(f"reps must be at least 2, got {reps}")
+
+
+def _every_method(
+    pool: _Pool,
+    methods: Sequence[str],
+    sizes: dict[str, int],
+    n0: int,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, dict[str, dict]]:
+    """{METHOD: {BUDGET: metrics}} (see _metrics), ``progress(done, total)`` told after each method."""
+    n_items, mu, s2, labels = pool.labels.size, pool.mu, pool.s2, pool.labels
+    top = max(sizes.values())
+    results: dict[str, dict[str, dict]] = {}
+    for done, method in enumerate(methods, start=1):
+        # uniform and the queue grade in one order whatever the budget: one sequence serves every budget
+        shared = _sequence(pool.run(method, top), labels, n0, sizes.values()) if method in SEQUENTIAL else None
+        results[method] = {
+            budget: _metrics(pool.run(method, n), n, n_items, mu, s2, labels, shared, n0, pool.original, pool.skipped)
+            for budget, n in sizes.items()
+        }
+        if progress:
+            progress(done, len(methods))
+    return results
+
+
+def _stopping(pool: _Pool, target_half_width: float, regime: str, n0: int, expected: float | None) -> dict[str, Any]:
+    """The stopping mode's figures (core.stats.simulate_stopping.stopping_figures) for activegrade and uniform."""
+    labels, reps = pool.labels, pool.orders.shape[0]
+    cap = replay_cap(labels, target_half_width)
+    designs = {"activegrade": pool.app, "uniform": pool.one}
+    # a skipped item goes to a second grader, who skips independently at the same rates; what both skip
+    # stays skipped, goes behind its stratum's other items, and bounds the interval the rule reads
+    lost = pool.skipped & skip_mask(labels, *pool.skip_rates, reps, pool.seed, grader=1)
+    kept = skipped_last(pool.original, lost)
+    replays = {"activegrade": replay_queue(pool.app, labels, kept, cap), "uniform": kept[:, :cap]}
+    met = {m: skips_met(designs[m], pool.original, lost, r) for m, r in replays.items()} if lost.any() else None
+    return stopping_figures(designs, replays, labels, target_half_width, regime, n0, expected, skipped=met)
+
+
 def simulate(
     items: pd.DataFrame,
     budgets: Sequence[str | float] = DEFAULT_BUDGETS,
@@ -395,86 +540,27 @@ def simulate(
     (core.stats.simulate_stopping): the result gains a ``stopping`` object; expected: the score the manager
     expects, for its forecast (None: the surrogate's).
     """
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown:
-        raise InputError(f"unknown method {unknown[0]!r}", fix=f"use some of {', '.join(METHODS)}")
-    if reps < 2:
-        raise InputError(f"reps must be at least 2, got {reps}")
+    _check_methods(methods, reps)
     labels = labels_of(items)
     check_regime(regime)
-    N = labels.size  # noqa: N806
-    sizes = budget_sizes(budgets, N)
-    n0 = planned_budget(None, N) if n0 is None else int(n0)
-    if not 1 <= n0 <= N:
-        raise InputError(f"the planned budget n0 = {n0} is not between 1 and the pool's {N} items")
-    mu = float(labels.mean())
-    s2 = float(labels.var(ddof=1)) if N > 1 else 0.0
-    skipped = skip_mask(labels, skip_wrong, skip_right, reps, seed)
-    original = replication_orders(N, seed, reps)
-    orders = skipped_last(original, skipped)
-    rng = np.random.default_rng([seed, 1])
-    app = prepared_design(items, regime) if design is None else design
-    paper = design_from_items(items, stratify_by="entropy", n_strata=n_strata, proxy_column="agreement")
-    one = make_design(np.zeros(N, dtype=np.int64), items["agreement"].to_numpy(dtype=float))
-    predicted = app.proxy
-    top = max(sizes.values())
-    queue = replay_queue(app, labels, orders, top) if "activegrade" in methods else None
-
-    def true_sd(d: Design) -> np.ndarray:
-        return np.array([labels[d.stratum == h].std(ddof=1) if d.sizes[h] > 1 else 0.0 for h in range(d.H)])
-
-    def static(d: Design, alloc: np.ndarray) -> Run:
-        return _stratified_run(d, in_order(static_sample(d, alloc, orders), orders), labels, "stratified")
-
-    def run(method: str, n: int) -> Run:
-        if method == "uniform":
-            return _stratified_run(one, orders[:, :n], labels, "stratified")
-        if method == "proportional":
-            return static(app, proportional_allocation(app.sizes, n, app.floor))
-        if method == "neyman_paper":
-            return static(paper, neyman_allocation(paper.sizes, paper.prior_sd, n, paper.floor))
-        if method == "neyman_oracle":
-            return static(paper, neyman_allocation(paper.sizes, true_sd(paper), n, paper.floor))
-        if method == "app_oracle":
-            return static(app, neyman_allocation(app.sizes, true_sd(app), n, app.floor))
-        if method == "lure":
-            return _wald(*baselines.lure(labels, predicted, n, rng, reps))
-        if method == "active_inference":
-            return _wald(*baselines.active_inference(labels, predicted, n, rng, reps))
-        return _stratified_run(app, queue[:, :n], labels, DEFAULT_METHOD)
-
-    results: dict[str, dict[str, dict]] = {}
-    for done, method in enumerate(methods, start=1):
-        # uniform and the queue grade in one order whatever the budget: one sequence serves every budget
-        shared = _sequence(run(method, top), labels, n0, sizes.values()) if method in SEQUENTIAL else None
-        results[method] = {
-            budget: _metrics(run(method, n), n, N, mu, s2, labels, shared, n0, original, skipped)
-            for budget, n in sizes.items()
-        }
-        if progress:
-            progress(done, len(methods))
+    sizes = budget_sizes(budgets, labels.size)
+    n0 = _checked_n0(n0, labels.size)
+    queue_size = max(sizes.values()) if "activegrade" in methods else None
+    pool = _Pool.of(
+        items, labels, design, regime, n_strata, queue_size, reps=reps, seed=seed, skips=(skip_wrong, skip_right)
+    )
     result = {
-        "N": N,
-        "mu": mu,
+        "N": labels.size,
+        "mu": pool.mu,
         "proxy": proxy_name(items),
         "n0": n0,
-        "kappa": app.kappa,
+        "kappa": pool.app.kappa,
         "regime": regime,
         "notes": {m: METHOD_NOTES[m] for m in methods},
-        "methods": results,
+        "methods": _every_method(pool, methods, sizes, n0, progress),
     }
     if target_half_width is not None:
-        cap = replay_cap(labels, target_half_width)
-        designs = {"activegrade": app, "uniform": one}
-        # a skipped item goes to a second grader, who skips independently at the same rates; what both skip
-        # stays skipped, goes behind its stratum's other items, and bounds the interval the rule reads
-        lost = skipped & skip_mask(labels, skip_wrong, skip_right, reps, seed, grader=1)
-        kept = skipped_last(original, lost)
-        replays = {"activegrade": replay_queue(app, labels, kept, cap), "uniform": kept[:, :cap]}
-        met = {m: skips_met(designs[m], original, lost, r) for m, r in replays.items()} if lost.any() else None
-        result["stopping"] = stopping_figures(
-            designs, replays, labels, target_half_width, regime, n0, expected, skipped=met
-        )
+        result["stopping"] = _stopping(pool, target_half_width, regime, n0, expected)
     return result
 
 
