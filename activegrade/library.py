@@ -111,6 +111,7 @@ def _inputs(pool: Source | pd.DataFrame, samples: Source | pd.DataFrame | None) 
 
 
 def _table(source: Source | pd.DataFrame, name: str) -> Source | Table:
+    """A DataFrame as the table of a file called ``name``; a path or (name, bytes) pair as it is."""
     return Table.of_frame(name, source) if isinstance(source, pd.DataFrame) else source
 
 
