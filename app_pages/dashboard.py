@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from core.services import auth, review
-from core.services.live import DEFAULT_METHOD, ESTIMATORS, agreement_words
+from core.services.live import DEFAULT_METHOD, ESTIMATORS, Design, Live, agreement_words
 from core.services.progress import (
     IDLE_GAP_S,
     counted,
@@ -110,27 +110,21 @@ def validated_row(design) -> None:
     )
 
 
-@st.fragment(run_every=REFRESH_S)
-def live() -> None:
-    """Re-reads the grades every few seconds, so the page follows graders working elsewhere; and the
-    viewer's account, role and assignment, since a fragment's reruns skip the page's gate."""
-    access.fragment_guard(auth.VIEW_DASHBOARD, project.id)
-    design = plan.design(project)
-    now = plan.live_of(project, method)
-    e, graded, skips, anytime, reading = now.estimate, now.graded, now.skips, now.anytime, now.reading
-    if e.n == 0:
-        st.info("No grade yet: grade a few items and the estimate appears here.")
-        return
-    strata = e.strata.assign(skipped=skips.table["skipped"])
-    if e.missing:
-        share = float(design.weights[list(e.missing)].sum())
-        st.warning(
-            f"No estimate yet: {without_grades(e.missing, share)}. "
-            "The queue grades every stratum first, so the estimate appears within a few grades."
-        )
-        st.dataframe(shown(strata), hide_index=True, width="stretch")
-        return
-    grades = store.grades(project.id)
+def _missing_strata(now: Live, design: Design, strata: pd.DataFrame) -> None:
+    """The strata still without a grade, and the strata table, in place of an estimate."""
+    missing = now.estimate.missing
+    share = float(design.weights[list(missing)].sum())
+    st.warning(
+        f"No estimate yet: {without_grades(missing, share)}. "
+        "The queue grades every stratum first, so the estimate appears within a few grades."
+    )
+    st.dataframe(shown(strata), hide_index=True, width="stretch")
+
+
+def _headline_row(now: Live, design: Design) -> None:
+    """The estimate, the interval the stopping rule reads (with the fixed-n and anytime intervals in its help),
+    the graded items and the saving against uniform sampling."""
+    e, anytime, reading = now.estimate, now.anytime, now.reading
     cols = st.columns(4)
     cols[0].metric("Estimated mean grade", f"{e.value:.3f}", help=f"{e.method} estimator")
     cols[1].metric(
@@ -147,11 +141,18 @@ def live() -> None:
         percent(reading.saving.fixed_n) if reading.saving_known else "withheld",
         help=saving_words(reading),
     )
-    validated_row(design)
-    pace_row(grades, reading)
+
+
+def _path_section(graded: dict[int, float]) -> None:
+    """The estimate and its intervals against the number of grades."""
     st.subheader("Estimate against the number of grades")
     st.altair_chart(path_chart(plan.estimate_path_of(project, graded, method)), width="stretch")
     st.caption(PATH_NOTE)
+
+
+def _strata_and_graders(now: Live, strata: pd.DataFrame, grades: pd.DataFrame) -> None:
+    """Side by side: the strata with the skips' bound, and the graders' pace with their agreement."""
+    skips = now.skips
     left, right = st.columns(2)
     with left:
         st.subheader("Strata")
@@ -166,6 +167,28 @@ def live() -> None:
         st.subheader("Graders")
         st.dataframe(shown(with_working_time(grader_pace(grades)), digits=1), hide_index=True, width="stretch")
         st.caption(agreement_words(grades, project.settings))
+
+
+@st.fragment(run_every=REFRESH_S)
+def live() -> None:
+    """Re-reads the grades every few seconds, so the page follows graders working elsewhere; and the
+    viewer's account, role and assignment, since a fragment's reruns skip the page's gate."""
+    access.fragment_guard(auth.VIEW_DASHBOARD, project.id)
+    design = plan.design(project)
+    now = plan.live_of(project, method)
+    if now.estimate.n == 0:
+        st.info("No grade yet: grade a few items and the estimate appears here.")
+        return
+    strata = now.estimate.strata.assign(skipped=now.skips.table["skipped"])
+    if now.estimate.missing:
+        _missing_strata(now, design, strata)
+        return
+    grades = store.grades(project.id)
+    _headline_row(now, design)
+    validated_row(design)
+    pace_row(grades, now.reading)
+    _path_section(now.graded)
+    _strata_and_graders(now, strata, grades)
 
 
 live()
