@@ -1,6 +1,6 @@
 """Setting a project up, as its manager reads and chooses it: the choices of the new-project form, the design
-the project grades with, its planned budget, where a budget's grades go (planned against proportional), the
-predicted saving, and the anytime interval the live pages read.
+the project grades with, its planned budget, where a budget's grades go (planned against proportional) and
+the anytime interval the live pages read.
 
 The pages never import core.stats or core.jobs (tests/test_architecture.py): what of them a page offers or
 shows comes through here, computed from the project's settings and the store.
@@ -19,15 +19,12 @@ from core.stats.allocation import Design, planned_allocation, proportional_alloc
 from core.stats.confseq import AnytimeInterval, anytime_interval
 from core.stats.design import prepared_design
 from core.stats.intervals import LEVEL
-from core.stats.planning import MIN_PILOT, SavingForecast, planned_saving_range
 from core.stats.proxy import proxy_choices
 from core.stats.stopping import FIXED
 from core.stats.strata import STRATIFY_BY
-from core.store import Store
 
 __all__ = [
     "LEVEL",
-    "MIN_PILOT",
     "STRATIFY_BY",
     "AnytimeInterval",
     "Design",
@@ -38,7 +35,6 @@ __all__ = [
     "default_model",
     "design_of",
     "path_n0",
-    "predicted_saving",
     "proxy_choices",
 ]
 
@@ -62,13 +58,6 @@ def allocation_table(design: Design, budget: int) -> pd.DataFrame:
             "proportional": proportional_allocation(design.sizes, budget, design.floor),
         }
     )
-
-
-def predicted_saving(store: Store, project_id: int, design: Design, budget: int) -> SavingForecast:
-    """The saving against uniform sampling predicted at ``budget`` grades, from the grades so far as a pilot
-    (core.stats.planning.planned_saving_range)."""
-    graded = store.graded_positions(project_id)
-    return planned_saving_range(design, budget, list(graded), list(graded.values()))
 
 
 def anytime_after(design: Design, positions: Iterable[int], grades: Iterable[float], n0: int) -> AnytimeInterval:

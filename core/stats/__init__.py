@@ -1,1 +1,1 @@
-"""The statistics: strata, allocation, the queue, estimators, intervals, savings, planning, simulation."""
+"""The statistics: strata, allocation, the queue, estimators, intervals, savings, the forecast, stopping, simulation."""

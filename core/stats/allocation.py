@@ -441,33 +441,3 @@ def stratified_variance(weights: np.ndarray, sizes: np.ndarray, sds: np.ndarray,
     """
     alloc = np.asarray(alloc, dtype=float)
     return float(np.sum(weights**2 * (1 - alloc / sizes) * sds**2 / np.maximum(alloc, 1)))
-
-
-def uniform_labels_for_variance(variance: float, s2: float, N: int) -> float:  # noqa: N803
-    """Labels m uniform sampling needs for variance V: solve (1 - m/N) S^2 / m = V, m = S^2 / (V + S^2/N)."""
-    if s2 <= 0:
-        return 0.0
-    return float(s2 / (max(variance, 0.0) + s2 / N))
-
-
-def planned_saving(design: Design, n: int, means: np.ndarray | None = None, rho: float = 1.0) -> float:
-    """Share of labels saved against uniform sampling by the queue's plan, if the stratum means were `means`.
-
-    1 - n / m, where m = S^2 / (V + S^2/N) is the uniform sample size with the
-    planned allocation's variance V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h,
-    S_h^2 = rho m_h (1 - m_h) and S^2 = sum_h W_h S_h^2 + sum_h W_h (m_h - m)^2
-    (docs/method.md, *Savings*). By default m_h = the surrogate's smoothed predicted
-    means (design.prior_mean) and rho = 1 (binary grades): the forecast before
-    any grade. core.stats.planning.planned_saving_range puts a range around it.
-    """
-    n = int(min(n, design.N))
-    if n <= 0:
-        return 0.0
-    means = design.prior_mean if means is None else np.asarray(means, dtype=float)
-    sds = np.sqrt(rho * means * (1.0 - means))
-    w = design.weights
-    alloc = greedy_counts(design.sizes, sds, n, design.floor, design.kappa)
-    s2 = float(w @ sds**2 + w @ (means - w @ means) ** 2)
-    variance = stratified_variance(w, design.sizes, sds, alloc)
-    m = uniform_labels_for_variance(variance, s2, design.N)
-    return 0.0 if m <= 0 else 1.0 - n / m
