@@ -12,6 +12,7 @@ from inspect_ai.log import read_eval_log
 
 from core.cli import main
 from core.exports.formats import export_name
+from core.exports.inspect_export import reported_interval, result_summary
 from core.exports.lm_eval_results import task_of
 from core.exports.project_export import ProjectFiles
 from core.scales import BINARY
@@ -48,7 +49,7 @@ def test_the_inspect_log_lists_the_human_score_and_the_estimate_in_its_results(t
     metrics = {name: m.value for name, m in human.metrics.items()}
     e = report["estimate"]
     assert metrics["estimate"] == pytest.approx(e["value"]) and metrics["stderr"] == pytest.approx(e["se"])
-    assert metrics["ci_low"] == pytest.approx(e["anytime"]["ci_low"])  # the stopping rule's interval
+    assert metrics["ci_low"] == pytest.approx(e["stopping_interval"]["ci_low"])  # the interval the reading reports
     assert metrics["ci_low"] <= metrics["estimate"] <= metrics["ci_high"]
     assert human.scored_samples == 6 and human.unscored_samples == 2 and human.metadata["level"] == 0.95
     assert read.results.headline.scorer == "human" and read.results.headline.metric == "estimate"
@@ -91,3 +92,14 @@ def test_the_task_is_read_from_lm_evals_samples_file_name():
     assert task_of("samples_gsm8k_2024-05-13T12-34-56.123456.jsonl") == "gsm8k"
     assert task_of("samples_mmlu_high_school_math_2025-01-02T03-04-05.6.jsonl") == "mmlu_high_school_math"
     assert task_of("samples_arith.jsonl") == "arith" and task_of("pool.jsonl") == "pool"
+
+
+def test_the_tools_get_the_interval_the_reading_reports_with_its_own_level():
+    estimate = {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "level": 0.95, "interval": "fixed-n", "method": "m"}
+    estimate |= {"grades": 90, "grades_given": 91, "anytime": {"ci_low": 0.3, "ci_high": 0.7, "interval": "anytime"}}
+    look = {"ci_low": 0.42, "ci_high": 0.58, "level": 0.952, "interval": "look 2 of 2", "when": "at the stop"}
+    report = {"project": "P", "estimate": {**estimate, "stopping_interval": look}}
+    assert reported_interval(report) == look  # the look's, not the anytime interval
+    assert result_summary(report, look)["level"] == 0.952
+    fixed = reported_interval({"estimate": {**estimate, "stopping_interval": None}})  # a budget fixed in advance
+    assert (fixed["ci_low"], fixed["ci_high"], fixed["level"]) == (0.4, 0.6, 0.95)

@@ -11,9 +11,8 @@ the scorer). An item graded by several graders gets their mean grade, its commen
 With the report (core.exports.report.report), `results.scores` lists the scorer
 as an EvalScore whose metrics are `mean` (the plain mean of the graded items'
 grades), `estimate` (ActiveGrade's estimate of the pool's mean grade), `stderr`,
-and `ci_low`/`ci_high` (the interval the stopping rule reads: the anytime one
-unless the budget is fixed in advance; its name and level in the score's
-metadata), and `results.headline` names its `estimate`, so `inspect view` and
+and `ci_low`/`ci_high` (the interval the project's reading reports now,
+`reported_interval`; its name and level in the score's metadata), and `results.headline` names its `estimate`, so `inspect view` and
 `inspect_ai.log.read_eval_log` show it first. A scorer of that name already in
 the log is replaced, never listed twice. Everything else in the log is copied
 unchanged; a .eval archive is rewritten with standard deflate compression
@@ -56,7 +55,7 @@ def eval_score(scores: dict[str, dict], report: dict[str, Any], scorer: str) -> 
     """The EvalScore of the human grades (see the module docstring); its unscored samples are the pool's
     items without a grade (the log's epochs aside)."""
     e = report["estimate"]
-    stopping = e.get("anytime") or {"ci_low": e["ci_low"], "ci_high": e["ci_high"], "interval": e["interval"]}
+    stopping = reported_interval(report)
     values = [s["value"] for s in scores.values()]
     numbers = {
         "mean": sum(values) / len(values) if values else None,
@@ -157,6 +156,16 @@ def _add(sample: dict, scores: dict[str, dict], scorer: str) -> bool:
     return True
 
 
+def reported_interval(report: dict[str, Any]) -> dict[str, Any]:
+    """The interval a tool's results file gives as ActiveGrade's (``ci_low``, ``ci_high``, ``interval``, ``level``):
+    the one the project's reading reports now (core.exports.report's ``stopping_interval``: the planned look's at
+    the stop, the anytime one before it, widened by the skips' worst case), or the fixed-n interval where the
+    budget is fixed in advance or a stratum has no grade yet."""
+    e = report["estimate"]
+    fixed_n = {"ci_low": e["ci_low"], "ci_high": e["ci_high"], "interval": e["interval"], "level": e["level"]}
+    return e.get("stopping_interval") or fixed_n
+
+
 def result_summary(report: dict[str, Any], stopping: dict[str, Any]) -> dict[str, Any]:
     """What a tool's results file says of ActiveGrade's result (Inspect's scorer metadata, lm-eval's results):
     the project, estimator, the stopping rule's interval and level, the fixed-n interval and the counts."""
@@ -165,7 +174,7 @@ def result_summary(report: dict[str, Any], stopping: dict[str, Any]) -> dict[str
         "project": report["project"],
         "estimator": e["method"],
         "interval": stopping["interval"],
-        "level": e["level"],
+        "level": stopping["level"],
         "fixed_n_interval": [e["ci_low"], e["ci_high"]],
         "graded_items": e["grades"],
         "grades": e["grades_given"],

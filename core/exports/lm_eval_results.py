@@ -5,7 +5,7 @@ human grade as one more metric of the task.
 The shape is lm-eval 0.4's: `results[task]` holds `alias` and `"<metric>,<filter>"` keys; the metric is
 `human` (filter `none`): `human,none` is ActiveGrade's estimate of the pool's mean grade,
 `human_stderr,none` its standard error, and `human_ci_low,none` / `human_ci_high,none` the interval the
-stopping rule reads (core.exports.report: the anytime one unless the budget is fixed in advance).
+project's reading reports now (core.exports.inspect_export.reported_interval).
 `n-samples[task]` gives the pool's size (`original`) and the graded items (`effective`),
 `higher_is_better[task].human` is true, `task_hashes[task]` is the SHA-256 of the samples file the pool came
 from (lm-eval hashes its samples there), `config.model` and `model_name` the model the user names
@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from core.exports.inspect_export import result_summary
+from core.exports.inspect_export import reported_interval, result_summary
 
 METRIC = "human"
 FILTER = "none"
@@ -44,7 +44,7 @@ def lm_eval_results(
     """The results JSON (see the module docstring) of ``report`` (core.exports.report.report) for the pool upload
     ``pool`` (name, bytes); ``task`` defaults to the one in the pool's file name."""
     e = report["estimate"]
-    stopping = e.get("anytime") or {"ci_low": e["ci_low"], "ci_high": e["ci_high"], "interval": e["interval"]}
+    stopping = reported_interval(report)
     task = task or task_of(pool[0])
     key = f"{METRIC},{FILTER}"
     return {
