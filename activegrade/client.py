@@ -12,7 +12,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import requests
 
@@ -28,6 +28,15 @@ class ApiError(Exception):
         self.status, self.message, self.field = status, message, field
 
 
+T = TypeVar("T")
+
+
+def _of(cls: type[T], data: dict[str, Any]) -> T:
+    """``cls`` (a dataclass) from a JSON object of the API, ignoring the fields this client does not know: a
+    server newer than the client may send more."""
+    return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
 @dataclass(frozen=True)
 class ProjectState:
     """A project's state: ``status`` new, preparing, ready or failed; counts once ready; ``settings``."""
@@ -41,11 +50,6 @@ class ProjectState:
     error: str | None = None
     progress: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> ProjectState:
-        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        return cls(**known)
 
 
 @dataclass(frozen=True)
@@ -133,7 +137,7 @@ class Client:
 
     def projects(self) -> list[ProjectState]:
         """The projects the account may see."""
-        return [ProjectState.of(p) for p in self._json("GET", "/projects")["projects"]]
+        return [_of(ProjectState, p) for p in self._json("GET", "/projects")["projects"]]
 
     def project(self, project_id: int) -> Project:
         """One project, to read and grade."""
@@ -159,7 +163,7 @@ class Project:
 
     def status(self) -> ProjectState:
         """Its state and settings."""
-        return ProjectState.of(self.client._json("GET", self._path))
+        return _of(ProjectState, self.client._json("GET", self._path))
 
     def wait_ready(self, timeout: float = 600.0, every: float = 0.5) -> Project:
         """Wait until its preparation is done; ApiError (status 409) if it failed, TimeoutError past ``timeout``."""
@@ -179,7 +183,7 @@ class Project:
             estimate=data["estimate"]["value"],
             se=data["estimate"]["se"],
             graded=data["counts"]["graded"],
-            intervals=tuple(Interval(**i) for i in data["intervals"]),
+            intervals=tuple(_of(Interval, i) for i in data["intervals"]),
             done=data["stopping"]["done"],
             stopping=data["stopping"]["words"],
             forecast=data["forecast"],
@@ -219,17 +223,16 @@ class Project:
             "target": target,
             "criterion": criterion,
         }
-        return Outcome(**self.client._json("POST", self._path + "/grades", json=body))
+        return _of(Outcome, self.client._json("POST", self._path + "/grades", json=body))
 
     def skip(self, card: Card) -> Outcome:
         """Pass on the card's item: it goes back to the queue."""
-        return Outcome(
-            **self.client._json("POST", self._path + "/skip", json={"item_id": card.item_id, "token": card.token})
-        )
+        body = {"item_id": card.item_id, "token": card.token}
+        return _of(Outcome, self.client._json("POST", self._path + "/skip", json=body))
 
     def undo(self) -> Outcome:
         """Retract the caller's last grade."""
-        return Outcome(**self.client._json("POST", self._path + "/undo", json={}))
+        return _of(Outcome, self.client._json("POST", self._path + "/undo", json={}))
 
     def export(self, format: str = "csv", *, texts: bool = False, out: str | Path | None = None) -> bytes:
         """The grades (csv, jsonl, parquet) or another export (inspect, lm-eval, label-studio, argilla) as
