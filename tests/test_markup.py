@@ -1,11 +1,12 @@
-"""core.inputs.markup and core.inputs.images: pool and project text shows without fetching anything, and renders fast."""
+"""core.inputs.markup and core.inputs.images: pool and project text shows without fetching anything, and renders fast,
+as markdown (safe_markdown) and as HTML (to_html, the grading card's)."""
 
 from __future__ import annotations
 
 import pytest
 
 from core.inputs.images import shown_image
-from core.inputs.markup import MAX_MARKDOWN_CHARS, has_image, one_line_plain, plain_text, safe_markdown
+from core.inputs.markup import MAX_MARKDOWN_CHARS, has_image, one_line_plain, plain_text, safe_markdown, to_html
 
 IMAGE_ATTACKS = [
     "see ![chart](https://tracker.example/p.png)",
@@ -67,6 +68,47 @@ def test_plain_text_shows_every_character_literally():
     html = MarkdownIt("commonmark").render(shown)
     assert "<img" not in html and "<a " not in html and "<em>" not in html and "<h1>" not in html
     assert one_line_plain("a\nb\u202e") == plain_text("a b\\u202e")
+
+
+def test_html_is_escaped_and_markdown_rendered():
+    html = to_html("**bold** <script>alert(1)</script> <img src=x onerror=alert(1)>\n\n```python\nprint('hi')\n```")
+    assert "<strong>bold</strong>" in html and "<script>" not in html and "<img" not in html
+    assert "&lt;script&gt;" in html and "<pre><code" in html
+
+
+@pytest.mark.parametrize("text", IMAGE_ATTACKS)
+def test_html_images_never_load(text):
+    html = to_html(text)
+    assert "<img" not in html and "tracker.example" not in html and "[image: " in html
+
+
+def test_html_images_show_as_text_and_script_links_are_refused():
+    html = to_html(
+        "![inline](http://t.example/a.png) ![ref][r] [x](javascript:alert(1))\n\n[r]: http://t.example/b.png"
+    )
+    assert "<img" not in html and "t.example" not in html
+    assert "[image: inline]" in html and "[image: ref]" in html
+    assert 'href="javascript' not in html
+
+
+def test_html_links_open_elsewhere_without_a_referrer():
+    assert 'rel="noopener noreferrer nofollow"' in to_html("[site](https://example.org)")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ">" * 100_000 + " <b>x</b> ![x](https://tracker.example/deep.png)",
+        "\n".join("  " * depth + "- x" for depth in range(900)),
+        "| a | b |\n|---|---|\n" + "| x | y |\n" * 3_000,
+        "<i>word</i> " * (MAX_MARKDOWN_CHARS // 12 + 1),
+    ],
+    ids=["nested-quotes", "deep-list", "huge-table", "huge-text"],
+)
+def test_pathological_markdown_is_html_plain_text_under_the_same_limits(text):
+    html = to_html(text)
+    assert html.startswith("<p>") and "<blockquote>" not in html and "<li>" not in html and "<td>" not in html
+    assert "<img" not in html and "<i>" not in html and "<b>" not in html
 
 
 @pytest.mark.parametrize(

@@ -11,13 +11,13 @@ from __future__ import annotations
 import streamlit as st
 
 from core.errors import InputError
+from core.inputs.markup import to_html
 from core.services import grade_actions
 from core.services.database import ProjectInfo, Store
 from core.services.showings import Showing, Showings
 from core.services.side_by_side import card_order, card_responses, side_names
 from core.settings import ProjectSettings
 from ui import plan, signin
-from ui.markdown_html import to_html
 
 
 def page(store: Store, project: ProjectInfo, grader: str) -> None:

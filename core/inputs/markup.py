@@ -14,16 +14,26 @@ any image remain. Text too big or too deeply nested for a browser to render
 in reasonable time (the review froze a tab for 30 to 85 s with 100,000 nested
 quotes, a 900-level list and a huge table) is shown as plain text.
 ``plain_text`` is for ids, captions and names: every character means itself.
+
+``to_html`` renders the same text as HTML for the pages that show it outside
+Streamlit's markdown (the grading card, the guidelines): by the same parser
+and the same limits, raw HTML escaped (every ``<tag>`` shows as text), links
+with script or data URLs refused by the parser's link validator and opening in
+a new tab without a referrer, and each image shown as a plain
+``[image: alt]`` text, so the browser fetches nothing the text names.
 """
 
 from __future__ import annotations
 
 import functools
+import html
 import string
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
 from core.errors import one_line
 
@@ -34,7 +44,27 @@ MAX_NESTING = 32
 MAX_TABLE_CELLS = 5_000
 """Most table cells rendered as markdown (a 100 x 50 table); texts with more are shown plain."""
 
+
+def _image_as_text(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    """An image rendered as the plain text ``[image: alt]``: nothing for the browser to fetch."""
+    alt = renderer.renderInlineAsText(tokens[idx].children or [], options, env)
+    return f"[image: {html.escape(alt)}]"
+
+
+def _link_elsewhere(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    """Links open in a new tab, without telling the linked site where the reader came from."""
+    tokens[idx].attrSet("target", "_blank")
+    tokens[idx].attrSet("rel", "noopener noreferrer nofollow")
+    return renderer.renderToken(tokens, idx, options, env)
+
+
 _PARSER = MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING + 2}).enable(["table", "strikethrough"])
+_PARSER.add_render_rule("image", _image_as_text)  # rendering rules only: parsing (safe_markdown) is the same
+_PARSER.add_render_rule("link_open", _link_elsewhere)
 _ESCAPED = {ord(c): "\\" + c for c in string.punctuation}
 
 
@@ -97,6 +127,25 @@ def safe_markdown(text: str) -> str:
         for number, line in enumerate(text.split("\n"))
     )
     return plain_text(text) if _has_image(_PARSER.parse(rewritten)) else rewritten
+
+
+def _plain_html(text: str) -> str:
+    """``text`` as HTML that shows every character as itself, line breaks kept (plain_text's HTML)."""
+    return "<p>" + "<br />\n".join(html.escape(line) for line in text.splitlines()) + "</p>\n"
+
+
+@functools.lru_cache(maxsize=512)
+def to_html(text: str) -> str:
+    """``text`` rendered as markdown into HTML that runs nothing and loads nothing (see the module docstring);
+    plain text (every character as itself) when it is over MAX_MARKDOWN_CHARS, nested deeper than MAX_NESTING
+    or holds more than MAX_TABLE_CELLS table cells, as safe_markdown shows it."""
+    if len(text) > MAX_MARKDOWN_CHARS:
+        return _plain_html(text)
+    env: EnvType = {}
+    tokens = _PARSER.parse(text, env)
+    if _too_complex(tokens):
+        return _plain_html(text)
+    return _PARSER.renderer.render(tokens, _PARSER.options, env)
 
 
 def has_image(text: str) -> bool:
