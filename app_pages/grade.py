@@ -106,6 +106,24 @@ def on_press() -> None:
     except (SQLAlchemyError, OSError) as exc:  # database down, disk full: nothing stored, and the grader knows
         ack |= {"status": "error", "message": f"Not saved, press again: the database failed ({type(exc).__name__})"}
     st.session_state[ACK] = ack
+    if (what := _described(press)) is not None:  # said if the session ends or the project is taken away next
+        signin.record_press(what, ack["status"] in STORED)
+
+
+STORED = ("saved", "changed", "skipped", "undone", grade_actions.COMMENTED, "flagged")
+"""The outcomes of a press that stored something."""
+
+
+def _described(press: dict[str, Any]) -> str | None:
+    """A press that stores something, in words ("grade (Correct) of item q7"); None for the others (back, queue)."""
+    item = f"item {press.get('item_id')}"
+    return {
+        "grade": f"grade ({press.get('label')}) of {item}",
+        "skip": f"skip of {item}",
+        "comment": f"comment on {item}",
+        "flag": f"flag of {item}",
+        "undo": "undo",
+    }.get(str(press.get("action")))
 
 
 def current_position(mine: list[int]) -> tuple[int | None, bool]:

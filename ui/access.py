@@ -20,15 +20,16 @@ from ui import signin, state
 def fragment_guard(action: str, project_id: int | None = None) -> auth.User:
     """In a fragment: the current user if they may still perform ``action``. Signed out (or the session
     ended: disabled, expired, password or role changed): the whole page reruns and shows the sign-in
-    form. Otherwise (unassigned, project deleted): say why and stop the fragment (it keeps nothing on
-    screen but the reason)."""
+    form, saying why (ui.signin.gate). Otherwise (unassigned, project deleted): say why and stop the
+    fragment (it keeps nothing on screen but the reason). Either way the reason says whether the last
+    press on the grading card was saved (ui.signin.press_note)."""
     current = signin.user()
     if current is None:
         st.rerun(scope="app")
     try:
         return auth.recheck(state.store(), current, action, project_id)
     except auth.AccessDenied as exc:
-        st.error(f"Not allowed: {exc}.")
+        st.error(f"Not allowed: {exc}.{signin.press_note()}")
         st.stop()
 
 

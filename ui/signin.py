@@ -26,6 +26,14 @@ PENDING_CHANGE = "password_change_for"
 """Session state key of the account that signed in with a too-short password and must choose a new one first."""
 TOKEN_KEY = "session_token"
 """Session state key of this browser tab's sign-in token (core.services.sessions); the cookie carries it to new tabs."""
+SIGNED_IN_AS = "signed_in_as"
+"""Session state key of the account (auth.User) this tab's session last resumed as: when the session ends, the
+sign-in page says why (``ended_why``)."""
+ENDED = "session_ended"
+"""Session state key of why this tab's session ended, shown once above the sign-in form."""
+LAST_PRESS = "last_press"
+"""Session state key of this tab's last press that stores something (app_pages/grade.py): (what it was, whether
+it was saved), said with the reason when the session ends or the grader loses the project (``press_note``)."""
 
 PAGE_ACTIONS = {
     "Projects": auth.VIEW_PROJECTS,
@@ -66,9 +74,39 @@ def user() -> auth.User | None:
     current = sessions.resume(state.store(), token)
     if current is None:
         st.session_state.pop(TOKEN_KEY, None)
+        previous = st.session_state.pop(SIGNED_IN_AS, None)
+        if previous is not None:
+            st.session_state[ENDED] = ended_why(previous)
     else:
         st.session_state[TOKEN_KEY] = token
+        st.session_state[SIGNED_IN_AS] = current
     return current
+
+
+def ended_why(previous: auth.User) -> str:
+    """Why the session of ``previous`` (the account as this tab last had it) ended, read from the account now."""
+    now = auth.refresh(state.store(), previous)
+    if now is None:
+        return "Your account was disabled, so you were signed out"
+    if now.role != previous.role:
+        return f"Your role changed from {previous.role} to {now.role}, so you were signed out"
+    return "Your session ended (signed out in another tab, a new password, or too long idle)"
+
+
+def record_press(what: str, saved: bool) -> None:
+    """Remember this tab's last press that stores something: ``what`` (e.g. "grade (Correct) of item q7", shown
+    literally) and whether it was saved."""
+    st.session_state[LAST_PRESS] = (what, saved)
+
+
+def press_note() -> str:
+    """What became of this tab's last press, as a sentence to add to a reason ("" when there was none); said once."""
+    last = st.session_state.pop(LAST_PRESS, None)
+    if last is None:
+        return ""
+    what, saved = last
+    fate = "was saved before the change" if saved else "was not saved"
+    return f" Your last {one_line_plain(what)} {fate}."
 
 
 def _signed_in(found: auth.User) -> None:
@@ -86,7 +124,7 @@ def require(action: str, project_id: int | None = None) -> auth.User:
     try:
         return auth.require(state.store(), user(), action, project_id)
     except auth.AccessDenied as exc:
-        st.error(f"Not allowed: {exc}.")
+        st.error(f"Not allowed: {exc}.{press_note()}")
         st.stop()
 
 
@@ -131,6 +169,9 @@ def gate(pages: list) -> auth.User:
         st.rerun()
     st.navigation(pages, position="hidden")
     session_cookie.mirror(None, 0)
+    ended = st.session_state.pop(ENDED, None)
+    if ended is not None:  # signed out by a change elsewhere: say what happened, and to the last press
+        st.warning(f"{ended}.{press_note()} Sign in again to go on.")
     _sign_in_page(providers)
     st.stop()
 
@@ -260,6 +301,7 @@ def sidebar() -> None:
         api_tokens.section(current, current.name, "own")
     if st.button("Sign out", key="sign_out"):
         sessions.end(state.store(), st.session_state.pop(TOKEN_KEY, None))
+        st.session_state.pop(SIGNED_IN_AS, None)  # signed out by choice: nothing to explain
         if oidc_providers() and st.user.is_logged_in:
             st.logout()
         st.rerun()

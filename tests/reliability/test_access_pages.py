@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import config
+from core.inputs.markup import one_line_plain
 from core.services import account_writes, auth, sessions
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
@@ -173,6 +174,68 @@ def test_a_press_after_the_session_ended_is_not_stored(open_as, world):
     press(at, "grade", label="Correct")
     assert len(store.grades(pid)) == before
     assert titles(at) == ["ActiveGrade"]  # the fragment sent the tab to the sign-in page
+
+
+CHANGES = {
+    "demoted": (
+        lambda store, pid, user: account_writes.set_role(store, user.name, auth.VIEWER),
+        "Your role changed from grader to viewer, so you were signed out.",
+    ),
+    "disabled": (
+        lambda store, pid, user: accounts.set_active(store, user.name, False),
+        "Your account was disabled, so you were signed out.",
+    ),
+}
+"""What an admin does to a grader mid-session that signs her out, and what the sign-in page then says of it. An
+unassignment leaves her signed in: the grading card's fragment says it (tests/e2e/test_role_change.py), which
+AppTest, rerunning the whole page, cannot show."""
+
+
+def said(at: AppTest) -> list[str]:
+    return [w.value for w in at.warning] + [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_a_grader_changed_mid_session_is_told_what_happened_to_her_next_press(open_as, world, change):
+    _, store, pid, _, _ = world
+    grader = account_writes.create_account(store, f"next-{change}", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, grader.id)
+    at = open_as(grader, "Grade", project=pid)
+    item = shown(at)["item_id"]
+    act, reason = CHANGES[change]
+    act(store, pid, grader)
+    before = len(store.grades(pid))
+    press(at, "grade", label="Correct")
+    assert len(store.grades(pid)) == before
+    note = f"Your last {one_line_plain(f'grade (Correct) of item {item}')} was not saved."  # shown literally
+    assert any(reason in text and note in text for text in said(at)), said(at)
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_a_grader_changed_after_her_press_is_told_it_was_saved(open_as, world, change):
+    _, store, pid, _, _ = world
+    grader = account_writes.create_account(store, f"last-{change}", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, grader.id)
+    at = open_as(grader, "Grade", project=pid)
+    item = shown(at)["item_id"]
+    assert press(at, "grade", label="Correct")["status"] == "saved"
+    act, reason = CHANGES[change]
+    act(store, pid, grader)
+    at.run()  # her next rerun: a reload, a click, the fragment's own
+    note = f"Your last {one_line_plain(f'grade (Correct) of item {item}')} was saved before the change."
+    assert any(reason in text and note in text for text in said(at)), said(at)
+    at.run()
+    assert titles(at) == ["ActiveGrade"] and not said(at)  # said once
+
+
+def test_signing_out_by_choice_says_nothing_of_it(open_as, world):
+    _, store, pid, _, _ = world
+    grader = account_writes.create_account(store, "leaves", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, grader.id)
+    at = open_as(grader, "Grade", project=pid)
+    press(at, "grade", label="Correct")
+    next(b for b in at.sidebar.button if b.label == "Sign out").click().run()
+    assert titles(at) == ["ActiveGrade"] and not said(at)
 
 
 def test_an_admin_manages_the_team_and_exports_the_trail(open_as, world):
