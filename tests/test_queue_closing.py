@@ -93,3 +93,23 @@ def test_the_grader_is_told_why_the_queue_closed(prepared_project):
         grade_actions.grade(store, ann, pid, position, "Correct", seconds=1.0)
     words = live.closed_words(store, pid, design, store.project(pid).settings)
     assert words is not None and "Grading is done" in words and "±0.450" in words
+
+
+def test_the_api_says_why_there_is_no_next_item(prepared_project):
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from core import api
+    from core.services import team, tokens
+
+    store, pid = prepared_project
+    store.update_settings(pid, {"regime": "looks", "target_half_width": 0.45, "min_view_s": 0})
+    team.create_account(store, auth.OPERATOR, "ann", auth.GRADER, password=PASSWORD)
+    team.assign(store, auth.OPERATOR, pid, "ann")
+    headers = {"Authorization": f"Bearer {tokens.create(store, auth.OPERATOR, 'ann', 'tests')[1]}"}
+    client = TestClient(Starlette(routes=api.routes(lambda: store)))
+    path = f"{api.PREFIX}/projects/{pid}"
+    while (card := client.get(path + "/next", headers=headers).json())["item"] is not None:
+        body = {"item_id": card["item"]["item_id"], "token": card["item"]["token"], "label": "Correct"}
+        assert client.post(path + "/grades", headers=headers, json=body).status_code == 200
+    assert card["reason"].startswith("Grading is done") and len(store.grades(pid)) < len(store.load_items(pid))

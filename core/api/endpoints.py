@@ -26,7 +26,7 @@ from core.exports.project_export import GRADE_FORMATS, REPORT_EXPORTED, REPORT_F
 from core.inputs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_NAME_CHARS
 from core.jobs import background
 from core.scales import scale_from_settings
-from core.services import audit, auth, grade_actions, grading, project_actions
+from core.services import audit, auth, grade_actions, grading, live, project_actions
 from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.live import live_reading
 from core.services.outcome import Outcome, Refused
@@ -222,10 +222,12 @@ def next_item(call: Call) -> dict[str, Any]:
     _, design = cards.design(call.store, project)
     position = grade_actions.claim(call.store, call.user, project.id, design)
     if position is None:
+        closed = live.closed_words(call.store, project.id, design, project.settings)
         return {
             "item": None,
-            "reason": "nothing is left for you to grade now: every item is graded, held by "
-            "another grader, or the budget is reached",
+            "reason": closed
+            or "nothing is left for you to grade now: every item is graded, held by another grader, or the budget "
+            "is reached",
         }
     item = call.store.item(project.id, position)
     showing = cards.show(call.store, project.id, call.user.name, position, str(item.get("id", "")))
