@@ -418,21 +418,26 @@ def savings_line(e: dict[str, Any]) -> str:
     )
 
 
+def skips_words(skips: dict[str, Any]) -> str:
+    """The report's ``skips`` in words for people (the Markdown and HTML reports): how many, and the estimate's
+    worst-case range had they been graded, once every stratum has a grade (before, there is no estimate)."""
+    if not skips["skipped"]:
+        return "No item was skipped."
+    low, high = skips["estimate_if_all_skipped_were_0"], skips["estimate_if_all_skipped_were_1"]
+    lead = f"{counted(skips['skipped'], 'item')} skipped and not graded."
+    if low is None or high is None or not np.isfinite([low, high]).all():
+        return f"{lead} Their worst-case range is known once every stratum has a grade."
+    return (
+        f"{lead} Had they been graded, the estimate would lie between {low:.4f} (all 0) and {high:.4f} (all 1), "
+        "before sampling error."
+    )
+
+
 def _skips_lines(skips: dict[str, Any] | None) -> list[str]:
     if skips is None:
         return []
-    if not skips["skipped"]:
-        return ["## Skips", "", "No item was skipped.", ""]
-    return [
-        "## Skips",
-        "",
-        f"{counted(skips['skipped'], 'item')} skipped and not graded. Had they been graded, the estimate would lie "
-        f"between {skips['estimate_if_all_skipped_were_0']:.4f} (all 0) and "
-        f"{skips['estimate_if_all_skipped_were_1']:.4f} (all 1), before sampling error.",
-        "",
-        _markdown_table(pd.DataFrame(skips["by_stratum"])),
-        "",
-    ]
+    lines = ["## Skips", "", skips_words(skips), ""]
+    return lines + ([_markdown_table(pd.DataFrame(skips["by_stratum"])), ""] if skips["skipped"] else [])
 
 
 def audit_chain_line(chain: dict[str, Any]) -> str:

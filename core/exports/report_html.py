@@ -24,9 +24,9 @@ from core.exports.report import (
     review_lines,
     savings_line,
     settings_table,
+    skips_words,
     stopping_line,
 )
-from core.services.progress import counted
 from core.services.tracking import PATH_NOTE
 
 WIDTH, HEIGHT, PAD = 640, 260, 40
@@ -189,12 +189,7 @@ def report_html(data: dict[str, Any]) -> str:
     if skips is not None:
         parts += [
             "<h2>Skips</h2>",
-            _p(
-                f"{counted(skips['skipped'], 'item')} skipped; with all of them 0 the estimate would be "
-                f"{skips['estimate_if_all_skipped_were_0']}, with all 1 {skips['estimate_if_all_skipped_were_1']}."
-                if skips["skipped"]
-                else "No item was skipped."
-            ),
+            _p(skips_words(skips)),
             _table(skips["by_stratum"]),
         ]
     review = review_lines(data.get("review"))

@@ -188,3 +188,12 @@ def test_the_report_says_whether_the_audit_trails_hash_chain_holds(store, projec
     assert {k: v for k, v in broken.items() if k != "audit_chain"} == {
         k: v for k, v in intact.items() if k != "audit_chain"
     }
+
+
+def test_a_skip_before_every_stratum_has_a_grade_reads_in_every_report_format(store, project_id):
+    submit(store, project_id, 0, BINARY, "Correct", "ann", seconds=3.0)  # one stratum graded: no estimate yet
+    store.add_skip(project_id, 35, "ann")
+    data, _ = _report(store, project_id)
+    assert data["skips"]["skipped"] == 1 and data["skips"]["estimate_if_all_skipped_were_0"] is None
+    words = "1 item skipped and not graded. Their worst-case range is known once every stratum has a grade."
+    assert words in report_markdown(data) and words in report_html(data)
