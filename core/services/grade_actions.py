@@ -4,8 +4,8 @@ The grade page (app_pages/grade.py) passes the acting user explicitly; every
 function here reads that user's account, role and project assignment again
 (a disabled, demoted or unassigned grader is refused even in a callback of a
 page opened before the change) and acts on the item position the press names,
-never on another one. The page keeps the binding between what the browser
-shows and that position (core.services.showings).
+never on another one. What the browser shows is bound to that position by a
+showing token in the database (core.services.showings), which the page checks first.
 """
 
 from __future__ import annotations
