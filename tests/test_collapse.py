@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.stats.allocation import make_design
+from core.stats.allocation import FLOOR_KAPPA, KAPPA, make_design
 from core.stats.collapse import pooled_within_variance, spreads_differ, strata_differ
 from core.stats.estimate import estimate
-from core.stats.queue import queue_spreads
+from core.stats.queue import queue_spreads, queue_stratum
 from core.stats.spreads import pooled_sums
 
 
@@ -79,3 +79,20 @@ def test_the_queue_allocates_proportionally_until_the_strata_differ():
     moments = _moments([apart[:10], apart[10:20], apart[20:]])
     at = np.concatenate([np.arange(10), 100 + np.arange(10), 400 + np.arange(10)])
     assert np.ptp(queue_spreads(design, moments, pooled_sums(design, at, apart))) > 0.05
+
+
+@pytest.mark.parametrize(("kappa", "largest"), [(FLOOR_KAPPA, 5), (KAPPA, 4)])
+def test_while_pooled_the_fixed_n_queue_drops_the_floors_small_n_term(kappa, largest):
+    """Grades that vary little and show no difference between strata: the queue of a design read with the
+    fixed-n interval allocates proportionally (its all-equal floor is the pooled sample's), while the anytime
+    interval's per-stratum term still evens the strata out."""
+    sizes = np.array([150, 150, 150, 550])
+    design = make_design(np.repeat(np.arange(4), sizes), np.full(sizes.sum(), 0.5), kappa=kappa)
+    counts = np.zeros(4, dtype=int)
+    grades = [[], [], [], []]
+    for _ in range(10):
+        moments = _moments(grades)
+        h = int(queue_stratum(design, counts[None], moments, pooled_sums(design, [], []))[0])
+        counts[h] += 1
+        grades[h].append(0.05 * (len(grades[h]) % 2))
+    assert not strata_differ(*_moments(grades))[0] and counts[3] == largest

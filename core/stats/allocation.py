@@ -60,6 +60,12 @@ and allocate with kappa = 0 (plain Neyman, the fixed-n variance's optimum):
 core.stats.stopping.allocation_kappa decides.
 """
 
+FLOOR_KAPPA = 0.5
+"""The small-n term of the fixed-n interval: a stratum whose n_h grades all agree has the variance floor
+p~ (1 - p~) ~ 1 / (2 n_h) (core.stats.intervals.all_equal_floor), which adds W_h^2 / (2 n_h^2) to V, the
+form of KAPPA's term with kappa = 1/2 (core.stats.stopping.allocation_kappa: the regimes that read the
+fixed-n interval)."""
+
 
 COVARIATES = ("agreement", "semantic_entropy")
 """Surrogate signals used as covariates by the model-assisted estimator."""

@@ -41,7 +41,7 @@ import numpy as np
 
 from core.stats.allocation import DEFAULT_FLOOR, DEFAULT_SHRINK, KAPPA, Design, make_design, next_stratum
 from core.stats.compare import Comparison, pairs
-from core.stats.queue import queue_differ, queue_floor, queue_spreads
+from core.stats.queue import queue_differ, queue_floor, queue_kappa, queue_spreads
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, merge_small_strata
 
 SAME_MEANING_DISAGREEMENT = 0.1
@@ -145,7 +145,9 @@ def comparison_stratum(
     differ = np.any([queue_differ(d, m) for d, m in zip(designs, moments)], axis=0)
     spreads = np.sqrt(sum(queue_spreads(d, m, p, differ) ** 2 for d, m, p in zip(designs, moments, pooled)))
     first = designs[0]
-    return next_stratum(first.weights, spreads, taken, first.sizes, queue_floor(first, differ), first.kappa)
+    return next_stratum(
+        first.weights, spreads, taken, first.sizes, queue_floor(first, differ), queue_kappa(first, differ)
+    )
 
 
 def comparison_design(

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.errors import InputError
-from core.stats.allocation import Design, next_stratum, stratum_moments
+from core.stats.allocation import FLOOR_KAPPA, Design, next_stratum, stratum_moments
 from core.stats.collapse import spreads_differ, strata_differ
 from core.stats.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 
@@ -84,6 +84,19 @@ def queue_spreads(
     return np.where(np.asarray(differ)[..., None], spreads, common)
 
 
+def queue_kappa(design: Design, differ: np.ndarray) -> np.ndarray:
+    """The small-n term the queue allocates with (core.stats.allocation.next_stratum), (1,) or (R, 1): the
+    design's where the strata ``differ``. Where they are read as one, a design allocated for the fixed-n
+    interval (its term FLOOR_KAPPA, the all-equal floor of a stratum) has none: the variance then pools the
+    strata (core.stats.collapse), so its floor is the whole sample's, a multiple of sum_h W_h^2 / n_h like V
+    itself, which proportional allocation minimises. Kept per stratum, the term gave every stratum of unequal
+    sizes the same grades on pools whose grades vary little (skewed, without signal: MSE 1.11 times uniform's
+    at n = 10, benchmarks/stopping.md before the change). The anytime interval's term (KAPPA) stays: its
+    width is set by each stratum's own grades, whether or not the strata differ."""
+    pooled = 0.0 if design.kappa == FLOOR_KAPPA else design.kappa
+    return np.where(differ, design.kappa, pooled)[..., None]
+
+
 def queue_stratum(
     design: Design,
     taken: np.ndarray,
@@ -94,13 +107,15 @@ def queue_stratum(
 
     ``taken``: items graded or reserved per stratum, (H,) or (R, H); ``moments``: (count, sum, sum of squares)
     of the grades per stratum; ``pooled``: the pooled sums of `core.stats.spreads.pooled_sums`. The stratum is
-    `next_stratum`'s with the spreads of `queue_spreads`, and a floor of one grade per stratum until the strata differ
-    (core.stats.collapse: the pooled variance needs no spread per stratum, and a floor of design.floor in every
-    stratum of unequal sizes is no proportional allocation: MSE 1.12 times uniform's at n = 10 without signal).
+    `next_stratum`'s with the spreads of `queue_spreads`, and a floor of one grade per stratum and the small-n
+    term of `queue_kappa` until the strata differ (core.stats.collapse: the pooled variance needs no spread per
+    stratum, and a floor of design.floor in every stratum of unequal sizes is no proportional allocation: MSE
+    1.12 times uniform's at n = 10 without signal).
     """
     differ = queue_differ(design, moments)
     spreads = queue_spreads(design, moments, pooled, differ)
-    return next_stratum(design.weights, spreads, taken, design.sizes, queue_floor(design, differ), design.kappa)
+    floor, kappa = queue_floor(design, differ), queue_kappa(design, differ)
+    return next_stratum(design.weights, spreads, taken, design.sizes, floor, kappa)
 
 
 def queue_differ(design: Design, moments: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:

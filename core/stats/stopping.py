@@ -41,7 +41,7 @@ import numpy as np
 from scipy import stats
 
 from core.errors import InputError
-from core.stats.allocation import KAPPA, Design
+from core.stats.allocation import FLOOR_KAPPA, KAPPA, Design
 from core.stats.estimate import from_moments
 from core.stats.intervals import korn_graubard
 from core.stats.looks import LookPlan, look_plan
@@ -71,12 +71,6 @@ def check_regime(regime: str) -> str:
     if regime not in REGIMES:
         raise InputError(f"unknown stopping regime {regime!r}", fix=f"use one of {', '.join(REGIMES)}")
     return regime
-
-
-FLOOR_KAPPA = 0.5
-"""The small-n term of the fixed-n interval: a stratum whose n_h grades all agree has the variance floor
-p~ (1 - p~) ~ 1 / (2 n_h) (core.stats.intervals.all_equal_floor), which adds W_h^2 / (2 n_h^2) to V, the
-form of core.stats.allocation.KAPPA's term with kappa = 1/2."""
 
 
 def allocation_kappa(regime: str) -> float:
