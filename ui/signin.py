@@ -110,8 +110,9 @@ def press_note() -> str:
 
 
 def _signed_in(found: auth.User) -> None:
-    """Start the server-side session of a user who just proved who they are."""
+    """Start the server-side session of a user who just proved who they are (why an earlier one ended is old news)."""
     st.session_state[TOKEN_KEY] = sessions.start(state.store(), found)
+    st.session_state.pop(ENDED, None)
 
 
 def may(action: str, project_id: int | None = None) -> bool:
