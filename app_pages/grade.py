@@ -17,12 +17,12 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.errors import InputError
+from core.inputs.markup import to_html
 from core.scales import scale_from_settings
-from core.services import auth, grade_actions, grading, showings
+from core.services import auth, grade_actions, grading, live, showings
 from core.services.grading import grader_view
 from core.settings import ProjectSettings
 from ui import access, grading_card, plan, side_by_side_card, signin, state
-from ui.markdown_html import to_html
 
 store = state.store()
 project = state.require_ready_project()
@@ -183,8 +183,11 @@ def payload() -> dict[str, Any]:
         "card": None,
         "empty": None,
     }
+    see_dashboard = " See the Dashboard for the result." if signin.may(auth.VIEW_DASHBOARD, pid) else ""
     if position is not None:
         data["card"] = card_of(position, reviewing)
+    elif (closed := live.closed_words(store, pid, plan.design(project), project.settings)) is not None:
+        data["empty"] = {"kind": "done", "text": closed + see_dashboard}  # the stopping rule has said done
     elif (left := (total if budget is None else budget) - len(graded)) > 0:  # the items left are held by others
         data["empty"] = {
             "kind": "held",
@@ -197,7 +200,7 @@ def payload() -> dict[str, Any]:
             "Every item is graded."
             if budget is None
             else f"The budget fixed in advance is graded: {budget:,} items, read once at that size."
-        ) + (" See the Dashboard for the result." if signin.may(auth.VIEW_DASHBOARD, pid) else "")
+        ) + see_dashboard
         data["empty"] = {"kind": "done", "text": done}
     return data
 

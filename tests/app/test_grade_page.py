@@ -157,6 +157,7 @@ def test_items_held_by_others_are_not_called_all_graded(open_app, store, project
     from core.services import reservations
     from core.stats.allocation import design_from_items
 
+    store.update_settings(project_id, {"regime": "anytime"})  # a rule that never closes the queue: held, then all
     design = design_from_items(store.load_items(project_id), stratify_by=None)
     held = reservations.claim(store, project_id, design, 0, "bob")  # bob is on one item
     for position in set(range(design.N)) - {held}:
@@ -168,6 +169,15 @@ def test_items_held_by_others_are_not_called_all_graded(open_app, store, project
     reservations.record_grade(store, project_id, held, BINARY, "Correct", "bob")
     at.run()
     assert card_data(at)["empty"]["text"].startswith("Every item is graded.")
+
+
+def test_the_card_says_grading_is_done_when_the_looks_say_so(open_app, store, project_id):
+    store.update_settings(project_id, {"regime": "looks", "target_half_width": 0.45, "min_view_s": 0})
+    at = open_app(GRADE, project_id=project_id)
+    while (data := card_data(at))["card"] is not None:
+        assert press(at, "grade", label="Correct")["status"] == "saved"
+    assert data["empty"]["kind"] == "done" and data["empty"]["text"].startswith("Grading is done: the stopping rule")
+    assert len(store.grades(project_id)) < 40  # the queue closed at the stop, items left ungraded
 
 
 def test_a_budget_fixed_in_advance_stops_handing_out_items_at_n0(open_app, store, project_id):
