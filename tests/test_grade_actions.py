@@ -1,6 +1,5 @@
-"""core.services.grade_actions (and the side-by-side card's showings, core.services.showings.Showings): a press
-acts on exactly the item it names, for a user the database still allows, or not at all. The database's showing
-tokens: tests/test_showings.py."""
+"""core.services.grade_actions: a press acts on exactly the item it names, for a user the database still allows,
+or not at all. The showing tokens that bind a press to its item: tests/test_showings.py."""
 
 from __future__ import annotations
 
@@ -12,22 +11,11 @@ import pytest
 from core.errors import InputError
 from core.scales import BINARY
 from core.services import account_writes, audit, auth, grade_actions, grading, reservations
-from core.services.showings import Showings
 from core.stats.allocation import design_from_items
 from core.store import accounts
 
 DATA = Path(__file__).parent / "data" / "app"
 PASSWORD = "correct horse battery"
-
-
-def test_the_side_by_side_cards_showings_name_one_item_and_are_spent_once():
-    showings = Showings()  # ui/side_by_side_card.py's, in its session; the Grade page's: tests/test_showings.py
-    first = showings.current(3, "a", False)
-    assert showings.current(3, "a", False) == first  # the same item still on screen: the same showing
-    showings.use(first.token)
-    again = showings.current(3, "a", False)
-    assert again.token != first.token  # the item shown anew (after an undo) is a new showing
-    assert 0 <= again.seconds_since_released() < 5
 
 
 @pytest.fixture

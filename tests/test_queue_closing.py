@@ -113,3 +113,10 @@ def test_the_api_says_why_there_is_no_next_item(prepared_project):
         body = {"item_id": card["item"]["item_id"], "token": card["item"]["token"], "label": "Correct"}
         assert client.post(path + "/grades", headers=headers, json=body).status_code == 200
     assert card["reason"].startswith("Grading is done") and len(store.grades(pid)) < len(store.load_items(pid))
+
+
+def test_a_comparison_is_not_closed_by_the_one_target_rule(pool):
+    design, labels, positions = pool
+    graded = dict(zip(positions[0].tolist(), labels[positions[0]].tolist(), strict=True))
+    settings = {"regime": "looks", "target_half_width": 0.5, "targets": ["a", "b"], "compare_mode": "side-by-side"}
+    assert not live.rule_says_done(design, settings, QueueState(graded))

@@ -12,9 +12,9 @@ import streamlit as st
 
 from core.errors import InputError
 from core.inputs.markup import to_html
-from core.services import grade_actions
+from core.services import grade_actions, showings
 from core.services.database import ProjectInfo, Store
-from core.services.showings import Showing, Showings
+from core.services.showings import Showing
 from core.services.side_by_side import card_order, card_responses, side_names
 from core.settings import ProjectSettings
 from ui import plan, signin
@@ -23,7 +23,6 @@ from ui import plan, signin
 def page(store: Store, project: ProjectInfo, grader: str) -> None:
     """The card, its grades and its progress, in place of the one-response grading card."""
     settings = ProjectSettings.from_dict(project.settings)
-    showings: Showings = st.session_state.setdefault(f"sbs-showings-{project.id}", Showings())
     message = st.session_state.pop(f"sbs-ack-{project.id}", None)
     if message:
         (st.error if message.startswith("Not saved") else st.success)(message)
@@ -38,7 +37,7 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
         st.info("Nothing left to grade for you right now.")
         return
     item = store.item(project.id, position)
-    showing = showings.current(position, str(item.get("id", "")), False)
+    showing = showings.current(store, project.id, grader, position, str(item.get("id", "")), False)
     order = card_order(settings.seed, position, settings.targets)
     st.markdown(f"**Item** `{showing.item_id}`")
     st.html(to_html(str(item.get("prompt") or "")))
@@ -51,11 +50,11 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
                 st.html(f'<div class="sbs-response" data-side="{side}">{to_html(text)}</div>')
                 st.radio(f"Grade of {name}", labels, index=None, key=f"sbs-grade-{showing.token}-{side}")
         if st.form_submit_button("Submit both grades", type="primary"):
-            _submit(store, project.id, showings, showing, len(order))
+            _submit(store, project.id, grader, showing, len(order))
             st.rerun()
 
 
-def _submit(store: Store, project_id: int, showings: Showings, showing: Showing, sides: int) -> None:
+def _submit(store: Store, project_id: int, grader: str, showing: Showing, sides: int) -> None:
     """One press: every side's grade to grade_actions.grade_card, the outcome kept for the next run."""
     chosen = [st.session_state.get(f"sbs-grade-{showing.token}-{side}") for side in range(sides)]
     key = f"sbs-ack-{project_id}"
@@ -70,5 +69,5 @@ def _submit(store: Store, project_id: int, showings: Showings, showing: Showing,
         st.session_state[key] = f"Not saved: {exc}"
         return
     if outcome.status in ("saved", "changed"):
-        showings.use(showing.token)
+        showings.use(store, project_id, grader, showing.token)
     st.session_state[key] = outcome.message if outcome.status != "too_fast" else f"Not saved: {outcome.message}"

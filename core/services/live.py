@@ -84,14 +84,15 @@ def rule_says_done(design: Design, settings: Mapping, state: QueueState) -> bool
     """Whether the project's stopping rule has said done on the grades of ``state`` (the reading's ``done``), so
     that the queue hands out no new item (core.services.reservations.claim).
 
-    Only the ``looks`` regime closes the queue this way: its replay is resumed grade by grade
+    Only a one-target project in the ``looks`` regime closes the queue this way (a comparison's rule reads the
+    differences between targets, core.services.comparison_reading, which this does not replay): its replay is resumed grade by grade
     (core.services.live_looks), so asking costs one step per grade; the reading itself, with the skips' bound,
     is computed only once the looks have said done and items stay skipped. A ``fixed`` project's queue closes
     at its budget (``ProjectSettings.budget``); an ``anytime`` project's stays open, since its manager may
     stop at any grade and its interval costs a pass over every grade.
     """
     typed = ProjectSettings.from_dict(settings)
-    if typed.stopping != LOOKS or not state.graded:
+    if typed.stopping != LOOKS or typed.compares or not state.graded:
         return False
     positions = np.fromiter(state.graded.keys(), dtype=np.int64, count=len(state.graded))
     grades = np.fromiter(state.graded.values(), dtype=float, count=len(state.graded))

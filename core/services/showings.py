@@ -1,7 +1,8 @@
 """Which item a grader's card shows: a token per showing, so a press names exactly that item.
 
-Every time the Grade page, the fast grading route or the HTTP API puts an item on a grader's card it is
-given a showing (``current``): a random token bound to the project, the grader, the item's position and id,
+Every time the Grade page (its one-response card or its side-by-side card), the fast grading route or the
+HTTP API puts an item on a grader's card it is given a showing (``current``): a random token bound to the
+project, the grader, the item's position and id,
 kept in the database (core.store.showings) with the server's time of release and an expiry of TTL, the
 reservation's own life. The browser or client sends the token back with every press; ``match`` (and
 ``find``, for callers that hold only the token and the item's id) returns the showing only when the token is
@@ -20,7 +21,6 @@ most one insert (which purges the expired rows); each press one indexed read and
 from __future__ import annotations
 
 import secrets
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -101,34 +101,3 @@ def use(store: Store, project_id: int, grader: str, token: str) -> bool:
     """The grader's press was stored: their token is spent, for every page and client (False when it was spent
     already, or is not theirs)."""
     return table.spend(store, project_id, grader, token, utcnow())
-
-
-KEEP = 16
-"""Showings the side-by-side card remembers per page (``Showings``); older tokens are refused like unknown ones."""
-
-
-class Showings:
-    """The showings of one side-by-side card's page (ui/side_by_side_card.py), kept in its Streamlit session:
-    its press is a form of that page, never a client's message, so its tokens are not the database's."""
-
-    def __init__(self) -> None:
-        self._issued: OrderedDict[str, Showing] = OrderedDict()
-        self._used: set[str] = set()
-
-    def current(self, position: int, item_id: str, reviewing: bool) -> Showing:
-        """The showing of this item: the latest one if it is still this item and unused, else a new one."""
-        if self._issued:
-            latest = next(reversed(self._issued.values()))
-            same = (latest.position, latest.item_id, latest.reviewing) == (position, item_id, reviewing)
-            if same and latest.token not in self._used:
-                return latest
-        showing = Showing(secrets.token_urlsafe(12), position, item_id, reviewing)
-        self._issued[showing.token] = showing
-        while len(self._issued) > KEEP:
-            old, _ = self._issued.popitem(last=False)
-            self._used.discard(old)
-        return showing
-
-    def use(self, token: str) -> None:
-        """The press was stored: the token is spent."""
-        self._used.add(token)
