@@ -185,7 +185,13 @@ class ProjectSettings:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in (stored or {}).items() if k in known})
 
+    @classmethod
+    def of(cls, settings: ProjectSettings | Mapping[str, Any] | None) -> ProjectSettings:
+        """``settings`` typed: a ProjectSettings unchanged, else ``from_dict`` of the mapping (None: the defaults)."""
+        return settings if isinstance(settings, ProjectSettings) else cls.from_dict(settings)
+
     def to_dict(self) -> dict[str, Any]:
+        """The settings as the database stores them (JSON), every field written."""
         return asdict(self)
 
     def with_changes(self, changes: Mapping[str, Any]) -> ProjectSettings:

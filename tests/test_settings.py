@@ -20,6 +20,13 @@ def test_defaults_fill_what_is_not_stored_and_unknown_keys_are_ignored():
     assert ProjectSettings.from_dict(settings.to_dict()) == settings
 
 
+def test_of_keeps_typed_settings_and_reads_a_mapping():
+    typed = ProjectSettings(seed=3)
+    assert ProjectSettings.of(typed) is typed
+    assert ProjectSettings.of({"seed": 3}) == typed
+    assert ProjectSettings.of(None) == ProjectSettings()
+
+
 @pytest.mark.parametrize(
     ("stored", "name"),
     [
