@@ -275,7 +275,7 @@ def test_the_fast_pages_calls_take_the_session_cookie_from_the_apps_origin_only(
     from core.api import fast
     from core.services import sessions
 
-    store, pid, secrets, _ = world
+    store, pid, secrets, client = world
     app = Starlette(routes=fast.routes(lambda: store, "session"))
     cookie = sessions.start(store, auth.sign_in(store, "ann", PASSWORD))
     path = f"/grade-fast/api/projects/{pid}/next"
@@ -284,9 +284,13 @@ def test_the_fast_pages_calls_take_the_session_cookie_from_the_apps_origin_only(
     signed_in = TestClient(app, cookies={"session": cookie})
     assert signed_in.get(path, headers={"Origin": "http://elsewhere.example"}).status_code == 403
     item = signed_in.get(path).json()["item"]
+    ahead = item["ahead"]  # the item expected next, to paint while a press is saved: its texts, no token, no hold
+    assert ahead["item_id"] != item["item_id"] and ahead["prompt"] and not {"token", "position"} & ahead.keys()
     body = {"item_id": item["item_id"], "token": item["token"], "label": item["labels"][0]["label"]}
     graded = signed_in.post(f"/grade-fast/api/projects/{pid}/grades?then=next", json=body).json()
-    assert graded["status"] == "saved" and graded["next"]["item"]["item_id"] != item["item_id"]
+    assert graded["status"] == "saved" and graded["next"]["item"]["item_id"] == ahead["item_id"]
+    assert graded["next"]["item"]["ahead"]["item_id"] not in (item["item_id"], ahead["item_id"])
+    assert "ahead" not in call(client, secrets["ann"], "GET", f"/projects/{pid}/next").json()["item"]  # the API's
     assert TestClient(app).get("/grade-fast", follow_redirects=False).status_code == 303
     assert "Fast grading" in signed_in.get(f"/grade-fast?project={pid}").text
 

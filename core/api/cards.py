@@ -17,9 +17,12 @@ import pandas as pd
 
 from core.exports.project_export import project_design
 from core.services import showings
+from core.services.grading import queue_state
 from core.services.showings import Showing
+from core.settings import ProjectSettings
 from core.stats.allocation import Design
-from core.store import ProjectInfo, Store
+from core.stats.queue import next_item
+from core.store import ProjectInfo, Store, accounts
 
 TOKEN_TTL = showings.TTL
 KEEP_DESIGNS = 16
@@ -61,3 +64,18 @@ def design(store: Store, project: ProjectInfo) -> tuple[pd.DataFrame, Design]:
     preparation and stopping regime (the keys ui/plan.py caches them by)."""
     key = (str(store.engine.url), project.id, project.updated_at.isoformat(), str(project.settings.get("stopping")))
     return _remember(_designs, key, lambda: project_design(store, project), KEEP_DESIGNS)
+
+
+def ahead(store: Store, project: ProjectInfo, design: Design, grader: str, position: int) -> int | None:
+    """The item the queue would hand ``grader`` once the item at ``position`` is graded, with the items the
+    other graders hold taken (core.services.reservations.claim's first grades); None when the budget would
+    then be reached or nothing is free. A guess, reserved for nobody: a second grade of a double-graded item,
+    the stopping rule, the new grade's effect on the queue's spreads or another grader's claim can make the
+    next claim differ, and only that claim's card, with its token, can be graded."""
+    settings = ProjectSettings.from_dict(project.settings)
+    others = {p for p, who in accounts.reserved(store, project.id, slot=0).items() if who != grader}
+    state = queue_state(store, project.id, others | {position})
+    budget = settings.budget(design.N)
+    if budget is not None and len(state.graded) + len(state.reserved) >= budget:
+        return None
+    return next_item(design, state, settings.seed)

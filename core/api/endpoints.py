@@ -217,7 +217,10 @@ def items(call: Call) -> dict[str, Any]:
     return json_safe({"items": rows, "offset": offset, "limit": limit, "total": len(table)})
 
 
-def next_item(call: Call) -> dict[str, Any]:
+def next_item(call: Call, *, ahead: bool = False) -> dict[str, Any]:
+    """The caller's item (reserved, with its showing token); ``ahead``: also the item the queue would most likely
+    hand out after it (core.api.cards.ahead), as the card's ``ahead`` (its texts only: no token, no hold), for
+    the fast grading page to paint while a press is being saved."""
     project = _project(call, auth.GRADE, ready=True)
     _, design = cards.design(call.store, project)
     position = grade_actions.claim(call.store, call.user, project.id, design)
@@ -233,20 +236,25 @@ def next_item(call: Call) -> dict[str, Any]:
     showing = cards.show(call.store, project.id, call.user.name, position, str(item.get("id", "")))
     view = grader_view(item, project.settings)
     scale = scale_from_settings(project.settings)
-    return json_safe(
-        {
-            "item": {
-                "item_id": showing.item_id,
-                "token": showing.token,
-                "position": position,
-                "expires_in_s": cards.TOKEN_TTL.total_seconds(),
-                **{k: v for k, v in view.items() if k != "id"},
-                "labels": [{"label": c.label, "value": c.value} for c in scale.choices],
-                "min_view_s": grading.min_view_s(project.settings),
-            },
-            "reason": None,
-        }
-    )
+    card = {
+        "item_id": showing.item_id,
+        "token": showing.token,
+        "position": position,
+        "expires_in_s": cards.TOKEN_TTL.total_seconds(),
+        **{k: v for k, v in view.items() if k != "id"},
+        "labels": [{"label": c.label, "value": c.value} for c in scale.choices],
+        "min_view_s": grading.min_view_s(project.settings),
+    }
+    if ahead:
+        after = cards.ahead(call.store, project, design, call.user.name, position)
+        card["ahead"] = None if after is None else _preview(call.store.item(project.id, after), project.settings)
+    return json_safe({"item": card, "reason": None})
+
+
+def _preview(item: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """What a card shows of ``item`` (grader_view), named by its pool id, without a token or a position."""
+    view = grader_view(item, settings)
+    return {"item_id": str(item.get("id", "")), **{k: v for k, v in view.items() if k != "id"}}
 
 
 def _shown(call: Call, project: ProjectInfo):
@@ -264,15 +272,17 @@ def _shown(call: Call, project: ProjectInfo):
     return showing
 
 
-def grade(call: Call) -> Response:
+def grade(call: Call, *, ahead: bool = False) -> Response:
+    """A grade of the item the token names; ``?then=next`` adds the caller's next card (``next_item``, with
+    ``ahead`` passed on)."""
     project = _project(call, auth.GRADE, ready=True)
     _check_key(call)
     label = call.text("label", limit=MAX_LABEL_CHARS)
     comment = call.text("comment", default="", limit=MAX_COMMENT_CHARS)
-    return _press(lambda: _grade(call, project, label, comment))
+    return _press(lambda: _grade(call, project, label, comment, ahead))
 
 
-def _grade(call: Call, project: ProjectInfo, label: str, comment: str) -> Response:
+def _grade(call: Call, project: ProjectInfo, label: str, comment: str, ahead: bool) -> Response:
     showing = _shown(call, project)
     released = showing.seconds_since_released()
     shown_ms = (call.body or {}).get("shown_ms", released * 1000)
@@ -284,7 +294,7 @@ def _grade(call: Call, project: ProjectInfo, label: str, comment: str) -> Respon
         cards.spend(call.store, project.id, call.user.name, showing.token)
     answer = _outcome(outcome, project.id, call.store, ("saved", "changed"), showing.item_id)
     if call.query.get("then") == "next" and answer.status_code == 200:  # the next card in the same round trip
-        body = json.loads(answer.body) | {"next": next_item(call)}
+        body = json.loads(answer.body) | {"next": next_item(call, ahead=ahead)}
         return JSONResponse(body)
     return answer
 

@@ -5,12 +5,19 @@ The page is served by the app's server (ui/web.py adds ``routes``) and acts for 
 the HttpOnly sign-in cookie (core.api.http.session_user: the app's own origin only, never a token); its
 calls are the API's handlers (core.api.endpoints: next_item, grade, skip), so a press here runs the same
 checks and the same grade_actions code as the Grade page and the API. Each grade asks for the next card
-in the same round trip (``POST grades?then=next``), so the card after a press is on screen as soon as the
-grade is stored. The card shows the texts as plain text; every press names the item's id and its
-single-use token, so a grade lands on the item shown or nowhere. As on the Grade page's card
-(ui/grading_card.js), no press is dropped without a sign: a grade key pressed while a press is in flight is
-refused on screen (the next card is not shown yet), a skip is kept and carried out once that press is
-answered; ``#card`` counts them for tests (data-sent, data-kept, data-refused).
+in the same round trip (``POST grades?then=next``), and every card comes with the item the queue is
+expected to hand out after it (``ahead``: its texts only, core.api.cards.ahead; a grader holds one item at a
+time, core.services.reservations, so it is neither reserved nor given a token). On a press the page paints
+that item at once, not yet pressable ("pending"), while the press is saved; the server's answer then makes it
+the card held (its token) or, when the server handed out another item, replaces it (``data-replaced``
+counts those). A press that is not saved brings the pressed card back with the server's reason: no card is
+shown as graded before the server said saved. The card shows the texts as plain text; every press names
+the item's id and its single-use token, so a grade lands on the item shown or nowhere. As on the Grade
+page's card (ui/grading_card.js), no press is dropped without a sign: a grade key pressed while a press is
+in flight is refused on screen (the card on screen is not handed out yet), a skip is kept and carried out
+once that press is answered, on the card then held if it is the one that was on screen when S was
+pressed (else the page says it was not carried out); ``#card`` counts them for tests (data-sent,
+data-kept, data-refused, data-ahead).
 
 In the open demo (no sessions) the page and its calls answer browsers on this machine only, as the open
 demo's user named by the page's ``&grader=NAME`` (core.api.http.open_demo_user), and refuse others with 403.
@@ -18,6 +25,7 @@ demo's user named by the page's ``&grader=NAME`` (core.api.http.open_demo_user),
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from starlette.concurrency import run_in_threadpool
@@ -40,7 +48,8 @@ PAGE = """<!doctype html>
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
 .text { white-space: pre-wrap; border: 1px solid #ddd; border-radius: 6px; padding: .8rem; margin: .4rem 0 1rem; }
 button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
-#status { min-height: 1.5rem; color: #555; } #notice { color: #8a4b00; font-weight: 600; } .card[data-state=sending] { opacity: .6; }
+#status { min-height: 1.5rem; color: #555; } #notice { color: #8a4b00; font-weight: 600; }
+.card[data-state=sending], .card[data-state=pending] #labels { opacity: .6; }
 </style></head><body>
 <h1>Fast grading</h1>
 <p id="status" role="status">Loading...</p>
@@ -58,8 +67,10 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
   const base = "/grade-fast/api/projects/" + encodeURIComponent(project);
   const $ = (id) => document.getElementById(id);
   const NOTICE_MS = 4000;  // how long a refused or kept press's message stays on screen
-  let card = null, shownAt = 0, busy = false, kept = [], noticeTimer = 0;
-  const counts = {sent: 0, kept: 0, refused: 0};
+  // card: the item held, with its token (null while a press is in flight: no press applies to it any more);
+  // shownAt: when the texts on screen were painted; kept: [key, item on screen when it was pressed]
+  let card = null, labels = [], shownAt = 0, busy = false, kept = [], noticeTimer = 0;
+  const counts = {sent: 0, kept: 0, refused: 0, ahead: 0, replaced: 0};
   const say = (text) => { $("status").textContent = text; };
   function count(what) { counts[what] += 1; $("card").dataset[what] = String(counts[what]); }
   function notify(text) {
@@ -67,20 +78,37 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
     noticeTimer = setTimeout(() => { $("notice").hidden = true; $("notice").textContent = ""; }, NOTICE_MS);
   }
   function refuse(key, why) { count("refused"); notify(`${key} not taken: ${why}`); }
-  function show(answer) {
-    card = answer.item;
-    $("card").dataset.item = card ? card.item_id : "";
-    $("card").dataset.state = card ? "ready" : "done";
-    $("item").textContent = card ? card.item_id : "";
-    $("prompt").textContent = card ? card.prompt : "";
-    $("response").textContent = card ? card.response : "";
-    $("labels").replaceChildren(...(card ? card.labels : []).map((l, i) => {
+  // Puts an item's texts on the card (a card, a preview painted ahead, or none) in ``state``; ``at``: when the
+  // grader first saw these texts (by default the next animation frame, once they are painted).
+  function paint(view, state, at) {
+    $("card").dataset.item = view ? view.item_id : "";
+    $("card").dataset.state = state;
+    $("item").textContent = view ? view.item_id : "";
+    $("prompt").textContent = view ? view.prompt : "";
+    $("response").textContent = view ? view.response : "";
+    $("labels").replaceChildren(...(view ? labels : []).map((l, i) => {
       const b = document.createElement("button");
       b.type = "button"; b.textContent = `${l.label} (${i + 1})`; b.onclick = () => press(String(i + 1), l.label);
       return b;
     }));
+    const mark = (t) => { shownAt = t; $("card").dataset.shownAt = String(t); };
+    if (at === undefined) requestAnimationFrame(() => mark(performance.now())); else mark(at);
+  }
+  function show(answer) {
+    card = answer.item;
+    if (card) labels = card.labels;
+    paint(card, card ? "ready" : "done");
     if (!card) say(answer.reason || "Nothing left to grade.");
-    requestAnimationFrame(() => { shownAt = performance.now(); $("card").dataset.shownAt = String(shownAt); });
+  }
+  // The server's card after a press: if it is the item painted ahead, the texts stay and it becomes pressable
+  // (seen since they were painted); otherwise it replaces them.
+  function take(answer, ahead) {
+    if (ahead && answer.item && answer.item.item_id === ahead.item_id) {
+      card = answer.item; labels = card.labels; $("card").dataset.state = "ready";
+      return;
+    }
+    if (ahead) count("replaced");
+    show(answer);
   }
   function address(path) {
     const url = new URL(base + path, location.href);
@@ -98,22 +126,28 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
     if (!r.ok) { say("Not available: " + j.error.message); return; }
     show(j);
   }
-  // A key or click: sent now; while a press is in flight a grade is refused on screen (the next card is not
-  // shown yet) and a skip is kept, carried out once the press before it is answered (ui/grading_card.js).
+  // A key or click: sent now; while a press is in flight a grade is refused on screen (the card on screen
+  // cannot be graded before the server hands it out) and a skip is kept, carried out once the press before
+  // it is answered if the card then held is the one on screen when it was pressed (ui/grading_card.js).
   function press(key, label) {
     if (busy && label !== undefined) {
-      refuse(key, "still saving the last grade, press again once the next card shows");
+      refuse(key, "still saving the last grade, press again once the card is ready");
     } else if (busy) {
-      kept.push(key); count("kept");
+      kept.push([key, $("card").dataset.item]); count("kept");
       notify(`${key} kept: it is carried out once the last press is answered`);
     } else send(key, label);
   }
+  // Sends a press on the card held; the item the server is expected to hand out next (``ahead``) is painted at
+  // once, not pressable, while the press is saved. Not saved: the pressed card comes back.
   async function send(key, label) {
     if (!card) { refuse(key, "there is no item on the card"); return; }
     const shown = performance.now() - shownAt;
     if (label !== undefined && shown < 1000 * (card.min_view_s || 0)) { refuse(key, "too fast, look at the item first"); return; }
-    busy = true; count("sent"); $("card").dataset.state = "sending"; say("Sending...");
-    const body = {item_id: card.item_id, token: card.token, shown_ms: shown};
+    const pressed = card, pressedAt = shownAt, ahead = card.ahead;
+    busy = true; card = null; count("sent");
+    if (ahead) { count("ahead"); paint(ahead, "pending"); } else $("card").dataset.state = "sending";
+    say(label === undefined ? `Skipping ${pressed.item_id}...` : `Saving ${label} for ${pressed.item_id}...`);
+    const body = {item_id: pressed.item_id, token: pressed.token, shown_ms: shown};
     if (label !== undefined) body.label = label;
     let saved = false;
     try {
@@ -121,24 +155,34 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
       saved = r.ok;
       if (r.ok) {
         say((j.message || j.status) + "");
-        if (j.next) show(j.next); else await load();
+        if (j.next) take(j.next, ahead);
+        else {
+          const [n, a] = await call("/next");
+          if (n.ok) take(a, ahead); else { paint(null, "done"); say("Not available: " + a.error.message); }
+        }
       } else {
         say("Not saved: " + (j.message || j.error.message));
-        $("card").dataset.state = "ready";
+        card = pressed; paint(pressed, "ready", pressedAt);
         if (r.status === 409) await load();
       }
     } catch (e) {
-      say("Not saved, press again: the server did not answer"); $("card").dataset.state = "ready";
+      if (saved) { paint(null, "done"); say("Saved, but the next card did not arrive: reload the page"); }
+      else { say("Not saved, press again: the server did not answer"); card = pressed; paint(pressed, "ready", pressedAt); }
     } finally { busy = false; }
-    if (saved && kept.length) send(kept.shift());
-    else if (kept.length) { notify(`${kept.join(", ")} not carried out: the press before them was not saved`); kept = []; }
+    const next = kept.shift();
+    if (next === undefined) return;
+    if (saved && card && next[1] === card.item_id) send(next[0]);
+    else {
+      const why = saved ? "the card changed before it was carried out" : "the press before it was not saved";
+      notify(`${[next, ...kept].map((k) => k[0]).join(", ")} not carried out: ${why}`); kept = [];
+    }
   }
   $("skip").onclick = () => press("S");
   document.addEventListener("keydown", (e) => {
-    if (!card || e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;  // a key held down is not a second press
+    if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;  // a key held down is not a second press
     if (e.key === "s" || e.key === "S") { press("S"); return; }
     const n = Number(e.key);
-    if (n >= 1 && n <= card.labels.length) press(e.key, card.labels[n - 1].label);
+    if (n >= 1 && n <= labels.length) press(e.key, labels[n - 1].label);
   });
   load();
 })();
@@ -160,9 +204,9 @@ def routes(store: Callable[[], Store], cookie: str) -> list[Route]:
             return RedirectResponse("/", 303)  # sign in on the app first
         return HTMLResponse(PAGE)
 
-    calls = (
-        ("GET", "/next", endpoints.next_item, None),
-        ("POST", "/grades", endpoints.grade, "json"),
+    calls = (  # the cards carry the item expected after them (``ahead``), painted while a press is saved
+        ("GET", "/next", functools.partial(endpoints.next_item, ahead=True), None),
+        ("POST", "/grades", functools.partial(endpoints.grade, ahead=True), "json"),
         ("POST", "/skip", endpoints.skip, "json"),
     )
     return [Route(PAGE_PATH, page, methods=["GET"])] + [

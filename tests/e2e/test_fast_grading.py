@@ -1,6 +1,7 @@
 """The fast grading route (/grade-fast, core/api/fast.py) in Chromium on the served app with sign-in: the
 HttpOnly session cookie is its only credential, each grade asks for the next card in the same round trip,
-and every grade is stored on the item the page showed when its key was pressed."""
+the item expected next is painted while a press is saved, and every grade is stored on the item the page
+showed when its key was pressed."""
 
 from __future__ import annotations
 
@@ -58,32 +59,65 @@ def test_every_fast_grade_lands_on_the_item_shown(browser, shared_signed_in_serv
     labels = {"1": "Correct", "2": "Incorrect"}
     assert grades["label"].tolist() == [labels[k] for k in pressed]
     assert set(grades["grader"]) == {"fast-grader"}
+    ahead, replaced = (int(page.get_attribute("#card", f"data-{n}") or 0) for n in ("ahead", "replaced"))
+    assert ahead == 15 and replaced <= 1  # each press painted the item expected next; the queue kept to it
 
 
-PRESS_WHILE_SENDING = """() => { const notices = [];
+PRESS_WHILE_SENDING = """() => { const seen = [];
   for (const key of ["1", "2", "s"]) {  // one task: the second and third keys come while the first is in flight
     document.dispatchEvent(new KeyboardEvent("keydown", {key}));
-    notices.push(document.getElementById("notice")?.textContent ?? "");
+    const c = document.getElementById("card");
+    seen.push([c.dataset.item, c.dataset.state, document.getElementById("status").textContent,
+               document.getElementById("notice")?.textContent ?? ""]);
   }
-  return notices; }"""
+  return seen; }"""
+CARD_SETTLED = """(sent) => { const c = document.getElementById('card');
+  return c.dataset.sent === String(sent) && c.dataset.state === 'ready'; }"""
 
 
 def test_a_grade_key_pressed_while_saving_is_refused_on_screen_and_a_skip_is_kept(browser, shared_signed_in_server):
     store, pid, page = _fast_page(browser, shared_signed_in_server, "fast-pressing-grader")
     page.wait_for_function(CARD_READY, arg="", timeout=TIMEOUT_MS)
     first = page.get_attribute("#card", "data-item")
-    notices = page.evaluate(PRESS_WHILE_SENDING)
-    assert notices[1] == "2 not taken: still saving the last grade, press again once the next card shows"
-    assert notices[2] == "S kept: it is carried out once the last press is answered"
-    page.wait_for_function(
-        "() => { const c = document.getElementById('card'); return c.dataset.sent === '2' && c.dataset.state === 'ready'; }",
-        timeout=TIMEOUT_MS,
-    )
+    seen = page.evaluate(PRESS_WHILE_SENDING)
+    second = seen[0][0]  # painted at once, before the grade is saved, and not yet pressable
+    assert second != first and seen[0][1] == "pending" and seen[0][2] == f"Saving Correct for {first}..."
+    assert seen[1][3] == "2 not taken: still saving the last grade, press again once the card is ready"
+    assert seen[2][3] == "S kept: it is carried out once the last press is answered"
+    page.wait_for_function(CARD_SETTLED, arg=2, timeout=TIMEOUT_MS)
     assert page.get_attribute("#card", "data-refused") == "1" and page.get_attribute("#card", "data-kept") == "1"
-    assert page.text_content("#status").startswith("skipped")  # the kept skip, carried out on the next card
+    assert page.text_content("#status").startswith("skipped")  # the kept skip, on the card it was pressed on
     grades = store.grades(pid)
     items = store.load_items(pid)["id"].astype(str).to_numpy()
     assert [items[p] for p in grades["position"]] == [first] and grades["label"].tolist() == ["Correct"]
+    assert [items[p] for p in store.skipped_positions(pid)] == [second]
+
+
+NOT_SAVED = {"status": "not_saved", "message": "the database failed (OperationalError); send it again"}
+
+
+def _grades_call(url: str) -> bool:
+    return "/grades" in url
+
+
+def test_a_grade_not_saved_brings_its_card_back_and_a_press_then_grades_it(browser, shared_signed_in_server):
+    """The next card is painted while the grade is saved; the server's refusal puts the graded card back on
+    screen, pressable, with the server's words, and a press then grades that card."""
+    store, pid, page = _fast_page(browser, shared_signed_in_server, "fast-refused-grader")
+    page.wait_for_function(CARD_READY, arg="", timeout=TIMEOUT_MS)
+    first = page.get_attribute("#card", "data-item")
+    page.route(_grades_call, lambda route: route.fulfill(status=503, json=NOT_SAVED | {"error": {}}))
+    page.keyboard.press("1")
+    page.wait_for_function(CARD_SETTLED, arg=1, timeout=TIMEOUT_MS)
+    assert page.get_attribute("#card", "data-item") == first and page.get_attribute("#card", "data-ahead") == "1"
+    assert page.text_content("#status") == "Not saved: " + NOT_SAVED["message"]
+    assert store.grades(pid).empty
+    page.unroute(_grades_call)
+    page.keyboard.press("2")
+    page.wait_for_function(CARD_READY, arg=first, timeout=TIMEOUT_MS)
+    grades = store.grades(pid)
+    items = store.load_items(pid)["id"].astype(str).to_numpy()
+    assert [items[p] for p in grades["position"]] == [first] and grades["label"].tolist() == ["Incorrect"]
 
 
 def test_the_open_demos_fast_page_grades_under_the_name_in_its_url(browser, shared_server):
