@@ -179,16 +179,14 @@ class ProjectSettings:
         return scale_from_settings({"scale": self.scale})
 
     @classmethod
-    def from_dict(cls, stored: Mapping[str, Any] | None) -> ProjectSettings:
+    def from_dict(cls, stored: ProjectSettings | Mapping[str, Any] | None) -> ProjectSettings:
         """Settings from their stored JSON: missing keys take their defaults, unknown keys (written by a
-        newer or older version) are ignored. InputError for a bad value."""
+        newer or older version) are ignored. InputError for a bad value. Settings already typed are returned
+        unchanged, so a reader may take either while readers move to ProjectSettings one at a time."""
+        if isinstance(stored, ProjectSettings):
+            return stored
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in (stored or {}).items() if k in known})
-
-    @classmethod
-    def of(cls, settings: ProjectSettings | Mapping[str, Any] | None) -> ProjectSettings:
-        """``settings`` typed: a ProjectSettings unchanged, else ``from_dict`` of the mapping (None: the defaults)."""
-        return settings if isinstance(settings, ProjectSettings) else cls.from_dict(settings)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as the database stores them (JSON), every field written."""

@@ -20,11 +20,11 @@ def test_defaults_fill_what_is_not_stored_and_unknown_keys_are_ignored():
     assert ProjectSettings.from_dict(settings.to_dict()) == settings
 
 
-def test_of_keeps_typed_settings_and_reads_a_mapping():
+def test_from_dict_keeps_typed_settings_and_reads_a_mapping():
     typed = ProjectSettings(seed=3)
-    assert ProjectSettings.of(typed) is typed
-    assert ProjectSettings.of({"seed": 3}) == typed
-    assert ProjectSettings.of(None) == ProjectSettings()
+    assert ProjectSettings.from_dict(typed) is typed
+    assert ProjectSettings.from_dict({"seed": 3}) == typed
+    assert ProjectSettings.from_dict(None) == ProjectSettings()
 
 
 @pytest.mark.parametrize(
