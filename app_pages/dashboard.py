@@ -23,7 +23,6 @@ from core.services.progress import (
 )
 from core.services.reading import Reading, interval_when, saving_words, stopping_words
 from core.services.tracking import PATH_NOTE
-from core.settings import ProjectSettings
 from ui import access, comparison_panel, plan, signin, state
 from ui.charts import path_chart
 
@@ -31,13 +30,13 @@ store = state.store()
 project = state.require_ready_project()
 signin.require(auth.VIEW_DASHBOARD, project.id)
 st.title("Dashboard")
-if ProjectSettings.from_dict(project.settings).compares:  # a comparison of several models: its own panel
+if project.settings.compares:  # a comparison of several models: its own panel
     comparison_panel.panel(store, project)
     st.stop()
 method = st.sidebar.selectbox(
     "Estimator",
     ESTIMATORS,
-    index=ESTIMATORS.index(project.settings["method"]),
+    index=ESTIMATORS.index(project.settings.method),
     help=f"default: the {DEFAULT_METHOD} estimator (benchmarks/estimation.md). The report uses the "
     "project's estimator, set on the Projects page.",
 )
@@ -96,7 +95,7 @@ def pace_row(grades, reading: Reading) -> None:
 def validated_row(design) -> None:
     """The estimate corrected for graders' errors on the random reviewed sample, where the project has one."""
     settings = project.settings
-    if not (settings["overlap"] or settings["audit_share"]):
+    if not (settings.overlap or settings.audit_share):
         return
     v = review.validated(store, project.id, design)
     if v.value != v.value:  # NaN: too few validation items yet (core.stats.validation.MIN_VALIDATION)

@@ -18,10 +18,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from core.errors import InputError
 from core.inputs.markup import to_html
-from core.scales import scale_from_settings
 from core.services import auth, grade_actions, grading, live, showings
 from core.services.grading import grader_view
-from core.settings import ProjectSettings
 from ui import access, grading_card, plan, side_by_side_card, signin, state
 
 store = state.store()
@@ -29,7 +27,7 @@ project = state.require_ready_project()
 signin.require(auth.GRADE, project.id)
 grader = state.grader()
 pid = project.id
-scale = scale_from_settings(project.settings)
+scale = project.settings.grading_scale
 REVIEW = f"review-{pid}"  # position of an earlier grade being reviewed, or None for the queue
 ACK = f"ack-{pid}"
 LAST = f"card-{pid}"  # the last payload sent, re-sent with the error when the database fails
@@ -38,7 +36,7 @@ st.title("Grade")
 if not grader:
     st.warning("Type your name in the sidebar (**Your name**) to start grading; every grade is saved under it.")
     st.stop()
-if ProjectSettings.from_dict(project.settings).side_by_side:
+if project.settings.side_by_side:
     side_by_side_card.page(store, project, grader)  # a comparison graded side by side: its own card
     st.stop()
 
@@ -170,7 +168,7 @@ def card_of(position: int, reviewing: bool) -> dict[str, Any]:
 def payload() -> dict[str, Any]:
     graded, mine = store.graded_positions(pid), store.grader_positions(pid, grader)
     total = plan.design(project).N
-    budget = ProjectSettings.from_dict(project.settings).budget(total)
+    budget = project.settings.budget(total)
     position, reviewing = current_position(mine)
     data: dict[str, Any] = {
         "progress": f"{len(graded):,} of {total:,} items graded"
@@ -282,7 +280,7 @@ def my_items() -> None:
 
 
 with st.sidebar.expander("Guidelines", expanded=True):  # the card's inert renderer: no image, no raw HTML, no footnote
-    st.html(to_html(project.settings["guidelines"] or "_No guidelines were written for this project._"))
+    st.html(to_html(project.settings.guidelines or "_No guidelines were written for this project._"))
 grading_section()
 with st.expander("My graded and skipped items"):
     my_items()

@@ -43,7 +43,7 @@ def live() -> None:
     """Re-reads the grades every REFRESH_S seconds; rechecks access (a fragment's reruns skip the page's gate)."""
     access.fragment_guard(auth.VIEW_DASHBOARD, project.id)
     design = plan.design(project)
-    method = project.settings["method"]
+    method = project.settings.method
     live_now = plan.live_of(project, method)
     e, graded = live_now.estimate, live_now.graded
     done = counts(store.grades(project.id))

@@ -18,7 +18,7 @@ from core.services.live import ESTIMATORS
 from core.services.outcome import Refused
 from core.services.preparation import preparation_queued, waiting_for_worker
 from core.services.setup import LEVEL, STRATIFY_BY, proxy_choices
-from core.settings import DEFAULTS, MAX_MIN_VIEW_S, MAX_TARGET_HALF_WIDTH, ProjectSettings
+from core.settings import DEFAULTS, MAX_MIN_VIEW_S, MAX_TARGET_HALF_WIDTH
 from core.surrogate.semantic import BACKENDS
 from core.surrogate.semantic.choice import DESCRIPTIONS, BackendChoice, choose_backend, choose_backend_for
 from ui import access, plan, signin, state
@@ -53,7 +53,7 @@ def preparation_progress(project_id: int) -> None:
 def settings_editor(project: ProjectInfo) -> None:
     """What may change after preparation: guidelines, what graders see, the stopping target, the planned budget."""
     n_items = plan.design(project).N
-    current = ProjectSettings.from_dict(project.settings)
+    current = project.settings
     default_n0 = DEFAULTS.n0(n_items)
     with st.expander("Grading settings", expanded=False), st.form(f"settings-{project.id}"):
         guidelines = st.text_area("Guidelines (markdown)", current.guidelines, height=160)
@@ -140,7 +140,7 @@ def overview(project: ProjectInfo) -> None:
 
 def strata_count(project: ProjectInfo) -> str:
     """The strata as prepared (small ones merged), and the setting where it differs: one count everywhere."""
-    asked = project.settings["n_strata"]
+    asked = project.settings.n_strata
     if project.status != "ready":
         return f"{asked} strata asked"
     made = plan.design(project).H
@@ -152,13 +152,13 @@ def current(project: ProjectInfo) -> None:
     settings = project.settings
     st.caption(
         one_line_plain(
-            f"backend {settings['backend']} · "
-            + (f"proxy {settings['proxy']} · " if settings["proxy"] else f"stratify by {settings['stratify_by']} · ")
-            + f"{strata_count(project)} · {settings['scale']['kind']} scale · seed {settings['seed']} · "
-            f"minimum viewing time {settings['min_view_s']:g} s"
+            f"backend {settings.backend} · "
+            + (f"proxy {settings.proxy} · " if settings.proxy else f"stratify by {settings.stratify_by} · ")
+            + f"{strata_count(project)} · {settings.grading_scale.kind} scale · seed {settings.seed} · "
+            f"minimum viewing time {settings.min_view_s:g} s"
         )
     )
-    if targets := ProjectSettings.from_dict(settings).targets:
+    if targets := settings.targets:
         st.info(
             f"A comparison of {len(targets)} models ({', '.join(targets)}), graded side by side; graders never see the names."
         )

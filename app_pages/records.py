@@ -9,7 +9,6 @@ import math
 import streamlit as st
 
 from core.inputs.markup import one_line_plain, safe_markdown
-from core.scales import scale_from_settings
 from core.services import auth, browser
 from core.services.browser import SORTS, RecordFilter
 from core.services.outcome import Refused
@@ -35,7 +34,7 @@ with st.expander("Filters", expanded=True):
         strata = st.selectbox("Stratum", [ANY, *range(len(store.stratum_sizes(project.id)))], key="records_stratum")
         graded = either("Graded", "graded")
     with cols[1]:
-        labels = [c.label for c in scale_from_settings(project.settings).choices]
+        labels = [c.label for c in project.settings.grading_scale.choices]
         label = st.selectbox("Grade", [ANY, *labels], key="records_label")
         grader = st.text_input("Grader (exact name)", key="records_grader")
     with cols[2]:

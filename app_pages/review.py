@@ -10,7 +10,6 @@ import streamlit as st
 
 from core.errors import InputError
 from core.inputs.markup import one_line_plain, safe_markdown
-from core.scales import scale_from_settings
 from core.services import auth, review
 from core.services.outcome import Refused
 from ui import signin, state
@@ -53,7 +52,7 @@ with right:
     if not shown.flags.empty:
         st.markdown("**Flags**")
         st.dataframe(shown.flags[["grader", "note", "created_at"]], hide_index=True, width="stretch")
-    scale = scale_from_settings(project.settings)
+    scale = project.settings.grading_scale
     with st.form(f"settle_{project.id}_{position}"):
         label = st.radio("Final grade", [c.label for c in scale.choices], horizontal=True, key="review_label")
         note = st.text_area("Note (why)", key="review_note", max_chars=5_000)

@@ -36,11 +36,13 @@ def _forecast(project_id: int, prepared: str, settings_json: str) -> tuple[int, 
 
 
 settings = project.settings
-needed, low, high = _forecast(project.id, project.updated_at.isoformat(), json.dumps(settings, sort_keys=True))
+needed, low, high = _forecast(
+    project.id, project.updated_at.isoformat(), json.dumps(settings.to_dict(), sort_keys=True)
+)
 default_budgets, default_n0 = simulation.defaults(settings, needed, len(items))
 st.caption(
     f"The defaults below are around the **{needed:,}** grades (likely {low:,} to {high:,}) the setup's forecast "
-    f"says ±{settings['target_half_width']:.3f} needs (Projects page)."
+    f"says ±{settings.target_half_width:.3f} needs (Projects page)."
 )
 with st.form("simulate"):
     cols = st.columns(3)
@@ -53,7 +55,7 @@ with st.form("simulate"):
     )
     budgets = [b.strip() for b in typed.split(",") if b.strip()]
     reps = cols[1].number_input("Repetitions", 10, 5000, 200, step=50)
-    seed = cols[2].number_input("Seed", 0, 2**31 - 1, int(project.settings["seed"]))
+    seed = cols[2].number_input("Seed", 0, 2**31 - 1, int(settings.seed))
     more = st.columns(3)
     n0 = more[0].number_input(
         "Planned budget n0 (grades)",

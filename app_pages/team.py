@@ -9,7 +9,6 @@ import streamlit as st
 
 from core.errors import InputError
 from core.inputs.markup import one_line_plain
-from core.scales import scale_from_settings
 from core.services import audit, auth, project_actions, team
 from core.services.live import agreement_of
 from core.services.outcome import Refused
@@ -149,7 +148,7 @@ def project_section() -> None:
             0.0,
             0.5,
             step=0.05,
-            value=float(project.settings["overlap"]),
+            value=float(project.settings.overlap),
             key=f"overlap_{project.id}",
         )
         audit_share = st.slider(
@@ -158,7 +157,7 @@ def project_section() -> None:
             0.0,
             0.5,
             step=0.05,
-            value=float(project.settings["audit_share"]),
+            value=float(project.settings.audit_share),
             key=f"audit_share_{project.id}",
         )
         if st.form_submit_button("Save"):
@@ -172,7 +171,7 @@ def project_section() -> None:
                 return
             st.toast("Saved")
             st.rerun()
-    level = scale_from_settings(project.settings).level
+    level = project.settings.grading_scale.level
     result = agreement_of(store.grades(project.id), project.settings)
     cols = st.columns(4)
     cols[0].metric("Items graded twice", result.items)

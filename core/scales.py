@@ -102,9 +102,10 @@ def parse_custom_labels(text: str) -> Scale:
     return custom_scale(pairs)
 
 
-def scale_from_settings(settings: Mapping[str, Any]) -> Scale:
-    """The scale stored in a project's settings (DEFAULT_SCALE when none is stored)."""
-    stored = settings.get("scale")
+def scale_from_settings(values: Mapping[str, Any]) -> Scale:
+    """The scale stored in a project's settings as JSON (DEFAULT_SCALE when none is stored); typed settings give
+    theirs as ``ProjectSettings.grading_scale``."""
+    stored = values.get("scale")
     if not stored:
         return DEFAULT_SCALE
     named = {BINARY.kind: BINARY, LIKERT.kind: LIKERT}

@@ -1,9 +1,12 @@
 """A project's settings: one frozen, validated dataclass, the only place their defaults live.
 
-The database stores them as JSON (``ProjectSettings.to_dict``); everything that
-reads them (preparation, the queue, the estimator, the pages, the report, the
-CLI) goes through ``ProjectSettings.from_dict``, which fills the defaults and
-refuses a bad value with an InputError naming the setting and the fix.
+The database stores them as JSON (``ProjectSettings.to_dict``); the store reads
+them once through ``ProjectSettings.from_dict``, which fills the defaults and
+refuses a bad value with an InputError naming the setting and the fix, and every
+reader (preparation, the queue, the estimator, the pages, the report) reads the
+typed object's attributes. A function that also takes a plain dict (from the
+CLI or a test) reads it through ``ProjectSettings.from_dict``, which returns
+typed settings unchanged.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ MAX_MIN_VIEW_S = 10.0
 
 @dataclass(frozen=True)
 class ProjectSettings:
+    """A project's settings, validated on construction (``from_dict`` reads the stored JSON)."""
+
     backend: str = DEFAULT_BACKEND
     """Semantic equivalence test of the surrogate's answers (core.surrogate.semantic.BACKENDS)."""
     model: str | None = None
@@ -179,10 +184,10 @@ class ProjectSettings:
         return scale_from_settings({"scale": self.scale})
 
     @classmethod
-    def from_dict(cls, stored: ProjectSettings | Mapping[str, Any] | None) -> ProjectSettings:
+    def from_dict(cls, stored: SettingsLike | None) -> ProjectSettings:
         """Settings from their stored JSON: missing keys take their defaults, unknown keys (written by a
         newer or older version) are ignored. InputError for a bad value. Settings already typed are returned
-        unchanged, so a reader may take either while readers move to ProjectSettings one at a time."""
+        unchanged, so a reader that also serves the CLI and tests may take either (``SettingsLike``)."""
         if isinstance(stored, ProjectSettings):
             return stored
         known = {f.name for f in fields(cls)}
@@ -223,6 +228,9 @@ def _check(ok: bool, name: str, value: Any, fix: str) -> None:
     if not ok:
         raise InputError(f"setting {name} = {value!r} is not valid", fix=fix)
 
+
+SettingsLike = ProjectSettings | Mapping[str, Any]
+"""What a reader that also serves the CLI and tests takes: typed settings, or their stored JSON (``from_dict``)."""
 
 DEFAULTS = ProjectSettings()
 """Every setting's default, for forms that offer them."""

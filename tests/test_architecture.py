@@ -9,6 +9,7 @@ import: at module level, inside functions and under ``TYPE_CHECKING`` alike.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,22 @@ def test_the_cli_and_the_api_reach_no_unchecked_write(path):
     package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
     found = forbidden_imports(path.read_text(encoding="utf-8"), package, UNCHECKED_SERVICES)
     assert not found, f"{path.relative_to(ROOT)} imports {', '.join(found)} (see UNCHECKED_SERVICES)"
+
+
+KEYED_SETTINGS = re.compile(r"\bsettings(?:\[|\.get\()")
+"""A read of a project's settings by key (``project.settings["method"]``, ``settings.get("proxy")``): the store
+hands out core.settings.ProjectSettings, and every reader reads its attributes (``project.settings.method``)."""
+SETTINGS_READERS = [p for p in sorted(CORE.rglob("*.py")) if "revisions" not in p.parts] + APP_FILES
+"""core/ (but the schema revisions, which rewrite the stored JSON itself), app.py, serve.py, ui/ and app_pages/."""
+
+
+def test_the_settings_check_sees_a_read_by_key():
+    assert KEYED_SETTINGS.search('project.settings["method"]') and KEYED_SETTINGS.search("settings.get('proxy')")
+    assert not KEYED_SETTINGS.search("project.settings.method") and not KEYED_SETTINGS.search('stored_settings["x"]')
+
+
+@pytest.mark.parametrize("path", SETTINGS_READERS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_reader_reads_settings_by_key(path):
+    lines = path.read_text(encoding="utf-8").splitlines()
+    keyed = [f"{n}: {line.strip()}" for n, line in enumerate(lines, 1) if KEYED_SETTINGS.search(line)]
+    assert not keyed, f"{path.relative_to(ROOT)} reads settings by key (use ProjectSettings' attributes): {keyed}"

@@ -34,4 +34,4 @@ def test_prepared_items_and_settings_survive_the_database(tmp_path):
     back = store.load_items(pid)
     assert back["prompt"].tolist() == ["ünï\n", "x"] and back["count"].tolist() == [2**62, 3]
     assert back["semantic_entropy"].iloc[0] == 0.1 + 0.2 and math.isnan(back["semantic_entropy"].iloc[1])
-    assert store.project(pid).settings["columns"] == {"prompt": "q"}
+    assert store.project(pid).settings.columns == {"prompt": "q"}

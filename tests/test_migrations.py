@@ -93,8 +93,8 @@ def test_a_database_of_every_released_version_upgrades_and_keeps_every_grade(eng
     grades = store.grades(1, include_retracted=True)
     assert sorted(zip(grades["position"], grades["value"], strict=True)) == [(0, 1.0), (1, 0.0), (1, 1.0)]
     assert store.graded_positions(1) == {0: 1.0, 1: 1.0}
-    assert store.project(1).settings["seed"] == 3
-    assert store.project(1).settings["regime"] == "anytime"  # revision 0008: the rule it was made with
+    assert store.project(1).settings.seed == 3
+    assert store.project(1).settings.regime == "anytime"  # revision 0008: the rule it was made with
     assert store.input_files(1) == {"pool": ("pool.jsonl", POOL_BYTES)}
     with engine.connect() as c:  # revision 0007 gave the stored file its digest
         assert c.execute(text("SELECT digest FROM input_files")).scalar_one() == hashlib.sha256(POOL_BYTES).hexdigest()

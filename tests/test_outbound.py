@@ -130,7 +130,7 @@ def test_a_server_removed_from_the_list_is_refused_when_the_job_runs(store, list
     pid = create_project(
         store, "later", ("pool.jsonl", POOL), None, {"sampling": {"api_base": listener.url, "model": "m"}}, start=False
     )
-    assert json.dumps(store.project(pid).settings["sampling"]).count("api_key_env") == 0
+    assert json.dumps(store.project(pid).settings.sampling).count("api_key_env") == 0
     monkeypatch.delenv("ACTIVEGRADE_SAMPLING_SERVERS")
     with pytest.raises(InputError, match="this deployment allows no server"):
         sample_project(store, pid, lambda done, total: None)

@@ -114,7 +114,7 @@ def test_the_job_samples_stores_the_samples_and_prepares(store, tiny_lm, monkeyp
         "reading the uploads",
         "clustering surrogate answers",
     ]
-    assert info.settings["sampling"] == {
+    assert info.settings.sampling == {
         "model": tiny_lm,
         "gguf_file": None,
         "k": 2,
@@ -309,5 +309,5 @@ def test_a_project_samples_from_a_real_server_resumes_and_prepares(served_url, s
     assert sorted(row["id"] for row in rows) == sorted(IDS * 2) and PARTIAL not in store.input_files(pid)
     assert all(row["surrogate"] == model for row in rows[2:])
     assert (store.load_items(pid)["n_samples"] == 2).all()
-    assert info.settings["sampling"]["api_base"] == url and "api_key_env" not in info.settings["sampling"]
+    assert info.settings.sampling["api_base"] == url and "api_key_env" not in info.settings.sampling
     assert secret.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("sampling.db*"))  # with the WAL

@@ -148,7 +148,7 @@ def test_project_with_a_proxy_prepares_hides_it_from_graders_and_reports_it(tmp_
     settings = store.project(pid).settings
     assert "judge" not in json.dumps(grader_view(item, settings))
     assert "proxy" not in grader_view(item, settings)
-    assert "proxy" in grader_view(item, {**settings, "show_signals": True})["signals"]
+    assert "proxy" in grader_view(item, settings.with_changes({"show_signals": True}))["signals"]
     info = store.project(pid)
     design = design_from_items(store.load_items(pid), stratify_by=None)
     report = build_report(info, design, estimate(design, [], []), store.input_files(pid), store.grades(pid))

@@ -84,7 +84,7 @@ def test_an_anytime_project_is_never_closed_by_the_rule(pool):
 def test_the_grader_is_told_why_the_queue_closed(prepared_project):
     store, pid = prepared_project
     design = design_from_items(store.load_items(pid), stratify_by=None)
-    settings = {**store.project(pid).settings, "regime": "looks", "target_half_width": 0.45}
+    settings = store.project(pid).settings.with_changes({"regime": "looks", "target_half_width": 0.45})
     assert live.closed_words(store, pid, design, settings) is None  # no grade yet
     ann = account_writes.create_account(store, "ann", auth.GRADER, password=PASSWORD)
     accounts.assign(store, pid, ann.id)

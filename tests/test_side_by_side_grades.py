@@ -93,7 +93,7 @@ def test_a_comparison_project_is_prepared_with_every_targets_response_and_graded
     pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(20)))
     store = Store.open(f"sqlite:///{tmp_path / 'c.db'}")
     pid = create_project(store, "C", ("pool.jsonl", pool.read_bytes()), start=False)
-    settings = ProjectSettings.from_dict(store.project(pid).settings)
+    settings = store.project(pid).settings
     assert settings.targets == TARGETS and settings.compares
     start_preparation(store, pid, wait=True)
     assert store.project(pid).status == "ready"

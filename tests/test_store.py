@@ -47,8 +47,9 @@ def _project(store: Store, name: str = "p") -> int:
 def test_project_roundtrip_and_duplicate_name(store):
     pid = _project(store)
     info = store.project(pid)
-    assert (info.name, info.status, info.settings["seed"]) == ("p", "new", 7)
-    assert info.settings == ProjectSettings(seed=7).to_dict()  # every other setting at its default
+    assert (info.name, info.status, info.settings.seed) == ("p", "new", 7)
+    assert isinstance(info.settings, ProjectSettings)  # read once from the stored JSON, typed for every reader
+    assert info.settings == ProjectSettings(seed=7)  # every other setting at its default
     assert store.input_files(pid) == {"pool": ("pool.jsonl", b'{"id": 1}\n')}
     with pytest.raises(InputError, match="already exists"):
         _project(store)
@@ -57,7 +58,7 @@ def test_project_roundtrip_and_duplicate_name(store):
     other = _project(store, "q")
     assert [p.id for p in store.projects()] == [other, pid]
     store.update_settings(pid, {"guidelines": "be fair"})
-    assert store.project(pid).settings == ProjectSettings(seed=7, guidelines="be fair").to_dict()
+    assert store.project(pid).settings == ProjectSettings(seed=7, guidelines="be fair")
     with pytest.raises(InputError, match="setting overlap"):
         store.update_settings(pid, {"overlap": 2})
 

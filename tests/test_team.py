@@ -131,7 +131,7 @@ def test_settings_changes_record_only_what_changed(store, root):
     pid = store.create_project("P", {}, {"pool": ("pool.jsonl", b"{}\n")})
     assert project_actions.change_settings(store, root, pid, {"overlap": 0.0}).status == "unchanged"
     outcome = project_actions.change_settings(store, root, pid, {"overlap": 0.2, "guidelines": "Be fair."})
-    assert outcome.status == "changed" and store.project(pid).settings["overlap"] == 0.2
+    assert outcome.status == "changed" and store.project(pid).settings.overlap == 0.2
     trail = audit.trail(store, pid)
     assert trail["action"].tolist() == [audit.SETTINGS_CHANGED]
     assert trail["detail"].tolist() == [{"overlap": 0.2, "guidelines": "Be fair."}]
@@ -163,7 +163,7 @@ def test_a_fixed_budget_below_the_design_s_first_grades_or_the_grades_given_is_r
         reservations.record_grade(store, pid, position, BINARY, "Correct", "ann")
     with pytest.raises(InputError, match="6 items are graded already, more than n0 = 5"):
         project_actions.change_settings(store, root, pid, {"budget_fixed": True})
-    assert store.project(pid).settings["budget_fixed"] is False
+    assert store.project(pid).settings.budget_fixed is False
     project_actions.change_settings(store, root, pid, {"budget_fixed": True, "planned_budget": 6})
     assert project_actions.change_settings(store, root, pid, {"guidelines": "Be fair."}).status == "changed"
 

@@ -17,7 +17,6 @@ from core.services.progress import percent
 from core.services.reading import Reading, saving_words
 from core.services.setup import LEVEL, AnytimeInterval, Design
 from core.services.tracking import estimate_path
-from core.settings import ProjectSettings
 from ui import state
 from ui.glossary import term_help, terms_popover
 
@@ -43,7 +42,7 @@ def _key(project: ProjectInfo) -> tuple[str, int, str]:
 def _design_key(project: ProjectInfo) -> tuple[str, int, str, str]:
     """The items' key and the one setting the design reads besides them: the stopping regime
     (core.stats.design.prepared_design)."""
-    return (*_key(project), ProjectSettings.from_dict(project.settings).stopping)
+    return (*_key(project), project.settings.stopping)
 
 
 def items(project: ProjectInfo) -> pd.DataFrame:
@@ -91,7 +90,7 @@ def headline(reading: Reading) -> None:
 def stratifying_overview(project: ProjectInfo) -> None:
     """The stratifying variable's histogram, coloured by stratum, beside the strata with that variable's ranges."""
     items_ = items(project)
-    by = project.settings["stratify_by"]
+    by = project.settings.stratify_by
     column = stratifying_columns(by)[-1]  # "both": the agreement split within entropy strata is shown
     term = "semantic entropy" if column == "semantic_entropy" else "agreement"
     left, right = st.columns(2)
@@ -153,7 +152,7 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
     d = design(project)
     st.subheader("Planned allocation", help=term_help("Neyman allocation"))
     if d.N > MIN_BUDGET:
-        n0 = ProjectSettings.from_dict(project.settings).n0(d.N)
+        n0 = project.settings.n0(d.N)
         budget = st.slider("Grading budget (items)", MIN_BUDGET, d.N, max(MIN_BUDGET, n0), key=f"budget-{project.id}")
     else:  # a slider from MIN_BUDGET to N would have no range
         budget = d.N
@@ -201,7 +200,7 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
 
 def show_setup(project: ProjectInfo) -> None:
     """The setup section of a prepared project, for those who may see its strata: its reading read once."""
-    reading = reading_of(project, state.store().graded_positions(project.id), project.settings["method"])
+    reading = reading_of(project, state.store().graded_positions(project.id), project.settings.method)
     headline(reading)
     terms_popover()
     stratifying_overview(project)
@@ -222,7 +221,7 @@ def _anytime(key: tuple, positions: tuple, grades: tuple, n0: int) -> AnytimeInt
 def anytime_of(project: ProjectInfo, graded: dict[int, float]) -> AnytimeInterval:
     """core.stats.confseq's anytime interval after ``graded``, tuned for the project's planned budget n0, computed once
     per set of grades: the interval of the live dashboard and its stopping rule."""
-    n0 = ProjectSettings.from_dict(project.settings).n0(design(project).N)
+    n0 = project.settings.n0(design(project).N)
     return _anytime(_design_key(project), tuple(graded), tuple(graded.values()), n0)
 
 

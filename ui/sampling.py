@@ -14,7 +14,7 @@ SOURCES = {"local": "A local model", "server": "An OpenAI-compatible server"}
 
 
 def sampling_settings() -> dict[str, Any] | None:
-    """Offer to sample the surrogate answers; the project's `settings["sampling"]`, or None when not asked.
+    """Offer to sample the surrogate answers; the project's `settings.sampling`, or None when not asked.
 
     The values are checked by `core.services.project.create_project`, which shows what is wrong.
     """

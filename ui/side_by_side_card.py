@@ -16,13 +16,12 @@ from core.services import grade_actions, showings
 from core.services.database import ProjectInfo, Store
 from core.services.showings import Showing
 from core.services.side_by_side import card_order, card_responses, side_names
-from core.settings import ProjectSettings
 from ui import plan, signin
 
 
 def page(store: Store, project: ProjectInfo, grader: str) -> None:
     """The card, its grades and its progress, in place of the one-response grading card."""
-    settings = ProjectSettings.from_dict(project.settings)
+    settings = project.settings
     message = st.session_state.pop(f"sbs-ack-{project.id}", None)
     if message:
         (st.error if message.startswith("Not saved") else st.success)(message)

@@ -15,7 +15,6 @@ from core.exports.label_studio import labeling_config, tasks_json
 from core.exports.lm_eval_results import lm_eval_results
 from core.exports.project_export import GRADE_FORMATS, ProjectFiles, grades_bytes, slug
 from core.inputs.readers import detect
-from core.scales import scale_from_settings
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ def label_studio_tasks(files: ProjectFiles) -> bytes:
 
 def label_studio_config(files: ProjectFiles) -> bytes:
     """The Label Studio labeling config for the project's scale (core.exports.label_studio)."""
-    return labeling_config(scale_from_settings(files.project.settings)).encode()
+    return labeling_config(files.project.settings.grading_scale).encode()
 
 
 def argilla_records(files: ProjectFiles) -> bytes:

@@ -31,7 +31,7 @@ import pandas as pd
 
 from core.errors import InputError
 from core.inputs.limits import MAX_NAME_CHARS, check_length
-from core.scales import Scale, scale_from_settings
+from core.scales import Scale
 from core.services import audit, auth, reservations
 from core.services.outcome import Outcome, permitted
 from core.store import Store
@@ -140,7 +140,7 @@ def import_annotations(store: Store, actor: auth.User, project_id: int, name: st
     module docstring); ``actor`` must be allowed to change the project's settings."""
     user = permitted(store, actor, auth.CHANGE_SETTINGS, project_id)
     project = store.project(project_id)
-    scale = scale_from_settings(project.settings)
+    scale = project.settings.grading_scale
     ids = store.load_items(project_id)["id"].astype(str)
     positions = dict(zip(ids, range(len(ids))))
     annotations = read_annotations(name, data)

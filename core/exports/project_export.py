@@ -29,7 +29,6 @@ from core.exports.report import (
 from core.exports.report_html import report_html
 from core.services import review
 from core.services.tracking import current_estimate
-from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.design import prepared_design
 from core.stats.skips import skip_bound
@@ -73,7 +72,7 @@ def project_design(store: Store, project: ProjectInfo) -> tuple[pd.DataFrame, De
             fix="wait for its preparation to finish (`activegrade status`)",
         )
     items = store.load_items(project.id)
-    return items, prepared_design(items, ProjectSettings.from_dict(project.settings).stopping)
+    return items, prepared_design(items, project.settings.stopping)
 
 
 def grades_export(grades: pd.DataFrame, items: pd.DataFrame, design: Design, *, texts: bool = False) -> pd.DataFrame:
@@ -99,7 +98,7 @@ def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str,
     hash chain checked (core.store.audit_chain.verify: its sealed events, sealing none); None before the first
     grade (a report needs one)."""
     graded = store.graded_positions(project.id)
-    result = current_estimate(design, graded, project.settings["method"])
+    result = current_estimate(design, graded, project.settings.method)
     if result.n == 0:
         return None
     skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project.id))
@@ -149,7 +148,7 @@ class ProjectFiles:
     @cached_property
     def grades(self) -> pd.DataFrame:
         """The active grades (Store.grades; a comparison's with their target and side, Store.target_grades)."""
-        if ProjectSettings.from_dict(self.project.settings).compares:
+        if self.project.settings.compares:
             return self.store.target_grades(self.project.id)
         return self.store.grades(self.project.id)
 

@@ -23,7 +23,6 @@ import pandas as pd
 
 import core
 from core.inputs.io import spreadsheet_safe
-from core.scales import scale_from_settings
 from core.services.progress import (
     counted,
     counts,
@@ -175,8 +174,8 @@ def _as_of(project: ProjectInfo, grades: pd.DataFrame) -> str:
     return project.updated_at.isoformat()
 
 
-def _graders(grades: pd.DataFrame, settings: dict) -> dict[str, Any]:
-    agreed = agreement(grades, scale_from_settings(settings).level)
+def _graders(grades: pd.DataFrame, settings: ProjectSettings) -> dict[str, Any]:
+    agreed = agreement(grades, settings.grading_scale.level)
     pace = grader_pace(grades).drop(columns=["last grade"])
     return {
         "by_grader": pace.to_dict(orient="records"),
@@ -225,7 +224,7 @@ def _graded(
     item_grades = final_grades(grades["position"], grades["value"], reviewed)
     positions = np.fromiter(item_grades, dtype=int, count=len(item_grades))
     values = np.fromiter(item_grades.values(), dtype=float, count=len(item_grades))
-    n0 = ProjectSettings.from_dict(project.settings).n0(design.N)
+    n0 = project.settings.n0(design.N)
     anytime = anytime_interval(design, positions, values, n0) if len(positions) else None
     graded = dict(zip(positions.tolist(), values.tolist()))
     reading = read_project(design, project.settings, graded, result, anytime, skips=skips)
@@ -378,8 +377,8 @@ def report(
             "audit_chain": _audit_chain_section(chain),
             "recompute": _recompute_section(design, read, result),
             "path": path.to_dict(orient="records"),
-            "settings": project.settings,
-            "seed": project.settings["seed"],
+            "settings": project.settings.to_dict(),
+            "seed": project.settings.seed,
         }
     )
 
@@ -387,9 +386,9 @@ def report(
 INTERVAL = "fixed-n Korn-Graubard (core.stats.intervals): valid for a number of grades decided in advance"
 
 
-def allocation_text(settings: dict[str, Any], n0: int) -> str:
+def allocation_text(settings: ProjectSettings, n0: int) -> str:
     """What the queue allocated for, from the project's stopping regime (core.stats.stopping.allocation_kappa)."""
-    regime = ProjectSettings.from_dict(settings).stopping
+    regime = settings.stopping
     if regime == FIXED:
         return (
             f"for a budget fixed in advance of {n0:,} grades: Neyman allocation for the fixed-n interval read at "
@@ -654,9 +653,11 @@ def estimate_line(data: dict[str, Any]) -> str:
     )
 
 
-def design_proxy(settings: dict[str, Any]) -> str:
-    """Which proxy a project's design used: its pool column, or the surrogate's agreement."""
-    return f"pool column '{settings['proxy']}'" if settings.get("proxy") else "agreement of the surrogate samples"
+def design_proxy(stored: dict[str, Any]) -> str:
+    """Which proxy a project's design used, from the report's settings (``ProjectSettings.to_dict``): its pool
+    column, or the surrogate's agreement."""
+    proxy = ProjectSettings.from_dict(stored).proxy
+    return f"pool column '{proxy}'" if proxy else "agreement of the surrogate samples"
 
 
 def _markdown_table(frame: pd.DataFrame) -> str:

@@ -23,6 +23,7 @@ import numpy as np
 from core.config import config
 from core.jobs.context import JobContext, Kind
 from core.jobs.sampling_job import SAMPLING_MESSAGE, sample_project
+from core.settings import ProjectSettings
 from core.store import Store, json_safe
 from core.store import jobs as job_table
 from core.store.jobs import JobRow, NewJob
@@ -45,7 +46,7 @@ def chunk_items() -> int:
 def enqueue_preparation(store: Store, project_id: int, chunk_size: int | None = None) -> int:
     """Queue the project's preparation; it runs a model unless it clusters exactly without sampling."""
     settings = store.project(project_id).settings
-    uses_model = settings["backend"] != "exact" or bool(settings.get("sampling"))
+    uses_model = settings.backend != "exact" or bool(settings.sampling)
     payload = {"chunk_items": chunk_size or chunk_items()}
     return job_table.enqueue(store, NewJob(PREPARE, project_id, payload, uses_model))
 
@@ -69,11 +70,11 @@ def run_prepare(context: JobContext) -> None:
         _save(store, project_id, _inputs(store, project_id, samples=False).pool, scores)
         return
     settings = store.project(project_id).settings
-    if settings.get("sampling"):
+    if settings.sampling:
         sample_project(store, project_id, _progress_writer(store, project_id, SAMPLING_MESSAGE), context.options.device)
     report = PreparationReport(store, project_id)
     report.stage(READING, 0, 0)
-    if settings.get("targets"):
+    if settings.targets:
         _save_comparison(store, project_id, _inputs(store, project_id), settings, report)
         return
     size, pool_ids = int(job.payload["chunk_items"]), _inputs(store, project_id, samples=False).pool["id"]
@@ -127,10 +128,7 @@ def _inputs(
 
     files = store.input_files(project_id)
     chosen = files.get("samples") if samples else None
-    from core.settings import ProjectSettings
-
-    settings = ProjectSettings.from_dict(store.project(project_id).settings)
-    return load_project_inputs(files["pool"], chosen, settings, rows, sample_rows)
+    return load_project_inputs(files["pool"], chosen, store.project(project_id).settings, rows, sample_rows)
 
 
 def _sample_rows(store: Store, project_id: int, pool_ids, size: int) -> list[dict] | None:
@@ -168,9 +166,9 @@ def _scored(context: JobContext, inputs, report: PreparationReport):
     settings = context.store.project(context.job.project_id).settings
     engine = worker_backend(
         threading.get_ident(),
-        settings["backend"],
-        settings["model"],
-        settings["threshold"],
+        settings.backend,
+        settings.model,
+        settings.threshold,
         context.options.device,
         context.options.batch_size,
     )
@@ -190,25 +188,27 @@ def _save(store: Store, project_id: int, pool, scores: dict[str, np.ndarray]) ->
     items = stratified_items(
         pool,
         scores,
-        n_strata=settings["n_strata"],
-        stratify_by=settings["stratify_by"],
-        proxy=settings["proxy"],
+        n_strata=settings.n_strata,
+        stratify_by=settings.stratify_by,
+        proxy=settings.proxy,
     )
     store.save_items(project_id, items)
 
 
-def _save_comparison(store: Store, project_id: int, inputs, settings: dict, report: PreparationReport) -> None:
+def _save_comparison(
+    store: Store, project_id: int, inputs, settings: ProjectSettings, report: PreparationReport
+) -> None:
     """A comparison project's preparation, in one job (no chunks yet): core.surrogate.targets.prepare_targets
     with the project's backend, its items (comparison_items: one row per item, every target's response)
     saved."""
     from core.surrogate.targets import comparison_items, prepare_targets
 
     report.stage(CLUSTERING, 0, 0)
-    options = {k: settings[k] for k in ("model", "threshold") if settings.get(k) is not None}
+    options = {k: v for k, v in (("model", settings.model), ("threshold", settings.threshold)) if v is not None}
     comparison = prepare_targets(
-        inputs, backend=settings["backend"], file=store.input_files(project_id)["pool"][0], **options
+        inputs, backend=settings.backend, file=store.input_files(project_id)["pool"][0], **options
     )
-    store.save_items(project_id, comparison_items(comparison, settings["n_strata"]))
+    store.save_items(project_id, comparison_items(comparison, settings.n_strata))
 
 
 def scores_to_json(scores: dict[str, np.ndarray]) -> dict[str, list]:

@@ -2,7 +2,7 @@
 OpenAI-compatible server.
 
 A project created from a pool without surrogate samples may ask for them in
-`settings["sampling"]`: a `SamplingSettings` (a local model) or a `ServerSamplingSettings` (a server; told
+`settings.sampling`: a `SamplingSettings` (a local model) or a `ServerSamplingSettings` (a server; told
 apart by its `api_base`) as a dict. Its preparation job (core.services.project) then calls
 `sample_project` before clustering: the pool is sampled with `core.surrogate.sample.sample_pool` or
 `core.surrogate.sample_api.sample_pool_api` into a scratch file, and the finished file is stored as the
@@ -202,7 +202,7 @@ Sampling = SamplingSettings | ServerSamplingSettings
 
 
 def sampling_from_settings(values: Mapping[str, Any]) -> Sampling:
-    """A project's `settings["sampling"]` checked: from a server when it names an `api_base`, else a local model."""
+    """A project's `settings.sampling` checked: from a server when it names an `api_base`, else a local model."""
     kind = ServerSamplingSettings if "api_base" in values else SamplingSettings
     return kind.from_settings(values)
 
@@ -256,9 +256,9 @@ def sampling_request(
     values: Mapping[str, Any],
     pool: tuple[str, bytes],
     samples: tuple[str, bytes] | None,
-    settings: Mapping[str, Any] | None = None,
+    settings: ProjectSettings | None = None,
 ) -> dict[str, Any]:
-    """The normalised `settings["sampling"]` of a new project; InputError when its settings are bad or
+    """The normalised `settings.sampling` of a new project; InputError when its settings are bad or
     the uploads, read as the project's `settings` say, already hold samples (they would be
     sampled for nothing)."""
 
@@ -279,7 +279,7 @@ def sampling_request(
 
 
 def sample_project(store: Store, project_id: int, progress: Progress, device: str = "auto") -> None:
-    """Sample the project's surrogate answers (its `settings["sampling"]`) unless its samples are
+    """Sample the project's surrogate answers (its `settings.sampling`) unless its samples are
     stored; store them as its "samples" input. `progress(done, total)` counts items; the model runs
     on `device` (the worker's: cuda in half precision).
 
@@ -289,9 +289,9 @@ def sample_project(store: Store, project_id: int, progress: Progress, device: st
     if SAMPLES in files:
         return
     settings = store.project(project_id).settings
-    sampling = sampling_from_settings(settings["sampling"])
+    sampling = sampling_from_settings(settings.sampling)
     pool_name = files["pool"][0]
-    pool = load_project_inputs(files["pool"], None, ProjectSettings.from_dict(settings)).pool
+    pool = load_project_inputs(files["pool"], None, settings).pool
     with tempfile.TemporaryDirectory(prefix="activegrade-sampling-") as scratch:
         out = Path(scratch) / "samples.jsonl"
         if PARTIAL in files:
@@ -299,7 +299,7 @@ def sample_project(store: Store, project_id: int, progress: Progress, device: st
         sampling.sample(
             pool,
             out,
-            seed=settings["seed"],
+            seed=settings.seed,
             progress=_checkpointing(store, project_id, out, progress),
             announce=lambda message: store.set_progress(project_id, 0, len(pool), message),
             device=device,

@@ -30,12 +30,11 @@ def latest_simulation(store: Store, project_id: int) -> JobRow | None:
 
 
 def run_simulation(context: JobContext) -> dict:
-    from core.settings import ProjectSettings
     from core.stats.design import prepared_design
     from core.stats.simulate import simulate
 
     items = context.store.load_items(context.job.project_id)
-    settings = ProjectSettings.from_dict(context.store.project(context.job.project_id).settings)
+    settings = context.store.project(context.job.project_id).settings
     design = prepared_design(items, settings.stopping)
     return json_safe(simulate(items, design=design, regime=settings.stopping, **context.job.payload))
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.compare import difference_batch, pair_key, pairs, resolved, simultaneous_level
 from core.stats.intervals import LEVEL
@@ -61,7 +60,7 @@ def graded_matrix(grades: pd.DataFrame, targets: list[str]) -> pd.DataFrame:
 
 def comparison_reading(store: Store, project_id: int, design: Design) -> ComparisonReading:
     """The comparison's reading from the stored grades (module docstring); ``design`` the project's strata."""
-    targets = ProjectSettings.from_dict(store.project(project_id).settings).targets
+    targets = store.project(project_id).settings.targets
     y = graded_matrix(store.target_grades(project_id), targets)
     positions = y.index.to_numpy(dtype=np.int64)
     level = simultaneous_level(LEVEL, len(pairs(tuple(targets))))

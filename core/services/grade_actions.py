@@ -15,13 +15,11 @@ import logging
 from collections.abc import Callable
 
 from core.errors import InputError
-from core.scales import scale_from_settings
 from core.services import auth, grading, live, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
 from core.services.reservations import DEFAULT_TTL
 from core.services.side_by_side import card_order, grades_for_targets
-from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.store import Store, reviews
 
@@ -87,8 +85,7 @@ def claim(store: Store, actor: auth.User | None, project_id: int, design: Design
     core.services.live.rule_says_done); None when nothing is left for them. ``design``: the project's
     (core.stats.design.prepared_design; callers cache it)."""
     grader = acting_grader(store, actor, project_id)
-    raw = store.project(project_id).settings
-    settings = ProjectSettings.from_dict(raw)
+    settings = store.project(project_id).settings
     return reservations.claim(
         store,
         project_id,
@@ -97,7 +94,7 @@ def claim(store: Store, actor: auth.User | None, project_id: int, design: Design
         grader.name,
         overlap=settings.overlap,
         budget=settings.budget(design.N),
-        closed=functools.partial(live.rule_says_done, design, raw),
+        closed=functools.partial(live.rule_says_done, design, settings),
     )
 
 
@@ -122,11 +119,11 @@ def grade(
     """
     grader = acting_grader(store, actor, project_id)
     settings = store.project(project_id).settings
-    if ProjectSettings.from_dict(settings).compares:  # a grade without its target would mean nothing
+    if settings.compares:  # a grade without its target would mean nothing
         raise Refused("this project compares models: its items are graded on the side-by-side card (grade_card)")
     if seconds < grading.min_view_s(settings):
         return _too_fast(project_id, grader, position, seconds)
-    scale = scale_from_settings(settings)
+    scale = settings.grading_scale
     try:
         scale.value_of(label)
     except KeyError:
@@ -173,11 +170,10 @@ def grade_card(
     the minimum viewing time and the expiry rule are ``grade``'s.
     """
     grader = acting_grader(store, actor, project_id)
-    stored = store.project(project_id).settings
-    settings = ProjectSettings.from_dict(stored)
+    settings = store.project(project_id).settings
     if not settings.side_by_side:
         raise Refused("this project does not grade responses side by side")
-    if seconds < grading.min_view_s(stored):
+    if seconds < grading.min_view_s(settings):
         return _too_fast(project_id, grader, position, seconds)
     scale = settings.grading_scale
     known = {choice.label for choice in scale.choices}

@@ -8,14 +8,13 @@ so a reload or a second browser continues exactly where the project stands.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 from core.errors import InputError
 from core.inputs.images import shown_image
 from core.inputs.limits import check_length
 from core.inputs.markup import one_line_plain, safe_markdown
-from core.settings import ProjectSettings
+from core.settings import ProjectSettings, SettingsLike
 from core.stats.queue import QueueState
 from core.store import Store
 
@@ -23,7 +22,7 @@ MIN_VIEW_S = ProjectSettings().min_view_s
 """The default minimum viewing time (core.settings.ProjectSettings.min_view_s); a project sets its own."""
 
 
-def min_view_s(settings: Mapping[str, Any] | None) -> float:
+def min_view_s(settings: SettingsLike | None) -> float:
     """The project's minimum viewing time in seconds: a grade sooner than this after the item was shown is
     a key held down or pressed twice, not a judgement of that item; it is not stored (and the page says so)."""
     return ProjectSettings.from_dict(settings).min_view_s
@@ -47,7 +46,7 @@ def queue_state(store: Store, project_id: int, reserved: set[int] = frozenset())
     return QueueState(graded, frozenset(store.skipped_positions(project_id)), frozenset(reserved) - graded.keys())
 
 
-def grader_view(item: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+def grader_view(item: dict[str, Any], settings: SettingsLike) -> dict[str, Any]:
     """What the grader is shown of an item, every text ready for ``st.markdown``/``st.caption``.
 
     ``id`` as plain text (core.inputs.markup.one_line_plain); ``prompt``, ``response`` and, when the project
@@ -62,7 +61,7 @@ def grader_view(item: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any
     for key in texts:
         value = item.get(key)
         view[key] = safe_markdown(value) if isinstance(value, str) else value
-    image = shown_image(item.get("image"), ProjectSettings.from_dict(settings).external_images)
+    image = shown_image(item.get("image"), shown.external_images)
     view["image"], view["image_note"] = image.url or "", image.note
     if shown.show_signals:
         view["signals"] = {k: item.get(k) for k in SIGNAL_FIELDS if k in item}

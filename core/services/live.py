@@ -14,12 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.scales import scale_from_settings
 from core.services.grading import queue_state
 from core.services.live_looks import live_looks
 from core.services.reading import Reading, read_project
 from core.services.tracking import current_estimate
-from core.settings import ProjectSettings
+from core.settings import ProjectSettings, SettingsLike
 from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval, anytime_interval
 from core.stats.estimate import DEFAULT_METHOD, METHODS, Estimate
@@ -63,7 +62,7 @@ def live_reading(
     store: Store,
     project_id: int,
     design: Design,
-    settings: Mapping,
+    settings: SettingsLike,
     method: str,
     anytime: Anytime | None = None,
     graded: Mapping[int, float] | None = None,
@@ -80,7 +79,7 @@ def live_reading(
     )
 
 
-def rule_says_done(design: Design, settings: Mapping, state: QueueState) -> bool:
+def rule_says_done(design: Design, settings: SettingsLike, state: QueueState) -> bool:
     """Whether the project's stopping rule has said done on the grades of ``state`` (the reading's ``done``), so
     that the queue hands out no new item (core.services.reservations.claim).
 
@@ -106,7 +105,7 @@ def rule_says_done(design: Design, settings: Mapping, state: QueueState) -> bool
     return read_project(design, typed, graded, estimate, skips=skips).done
 
 
-def closed_words(store: Store, project_id: int, design: Design, settings: Mapping) -> str | None:
+def closed_words(store: Store, project_id: int, design: Design, settings: SettingsLike) -> str | None:
     """Why the queue hands a grader nothing, when the stopping rule closed it (`rule_says_done`), for the Grade
     page and the API's ``next``; None when the rule has not said done."""
     state = queue_state(store, project_id)
@@ -119,17 +118,17 @@ def closed_words(store: Store, project_id: int, design: Design, settings: Mappin
     )
 
 
-def _tuned_for_n0(design: Design, settings: Mapping) -> Anytime:
+def _tuned_for_n0(design: Design, settings: SettingsLike) -> Anytime:
     """The anytime interval of a set of grades, tuned for the project's planned budget n0."""
     n0 = ProjectSettings.from_dict(settings).n0(design.N)
     return lambda graded: anytime_interval(design, list(graded), list(graded.values()), n0)
 
 
-def agreement_of(grades: pd.DataFrame, settings: Mapping) -> Agreement:
+def agreement_of(grades: pd.DataFrame, settings: SettingsLike) -> Agreement:
     """Agreement of the double-graded items (core.stats.rater_agreement) at the level of the project's scale."""
-    return agreement(grades, scale_from_settings(settings).level)
+    return agreement(grades, ProjectSettings.from_dict(settings).grading_scale.level)
 
 
-def agreement_words(grades: pd.DataFrame, settings: Mapping) -> str:
+def agreement_words(grades: pd.DataFrame, settings: SettingsLike) -> str:
     """Agreement in one line for a page (core.stats.rater_agreement.summary)."""
     return summary(agreement_of(grades, settings))

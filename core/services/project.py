@@ -14,6 +14,7 @@ recomputes finished work; a worker that dies leaves the job to another.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,7 +31,9 @@ from core.settings import ProjectSettings
 from core.store import Store
 
 
-def check_inputs(pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: dict[str, Any]) -> list[str]:
+def check_inputs(
+    pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: ProjectSettings | Mapping[str, Any]
+) -> list[str]:
     """Validate uploads as the project's settings read them (core.inputs.readers.read_project_inputs), and the
     proxy column when one is chosen; raises InputError naming file, row and fix. Returns the models the pool
     compares (core.inputs.targets.pool_targets; [] for a one-model pool): a comparison is refused surrogate
@@ -72,12 +75,12 @@ def create_project(
     if samples is not None:
         check_length(samples[0], MAX_FILE_NAME_CHARS, "the samples file's name")
     check_settings(settings or {})
-    settings = ProjectSettings.from_dict(settings).to_dict()  # defaults filled in, every value checked
-    settings = ProjectSettings.from_dict(settings | {"targets": check_inputs(pool, samples, settings)}).to_dict()
-    if settings.get("sampling"):
-        settings["sampling"] = sampling_request(settings["sampling"], pool, samples, settings)
+    typed = ProjectSettings.from_dict(settings)  # defaults filled in, every value checked
+    typed = typed.with_changes({"targets": check_inputs(pool, samples, typed)})
+    if typed.sampling:
+        typed = typed.with_changes({"sampling": sampling_request(typed.sampling, pool, samples, typed)})
     files = {"pool": pool} | ({"samples": samples} if samples else {})
-    project_id = store.create_project(name, settings, files)
+    project_id = store.create_project(name, typed.to_dict(), files)
     if start:
         start_preparation(store, project_id)
     return project_id
@@ -94,11 +97,11 @@ def check_project_name(name: str) -> None:
         raise InputError("the project name holds a markdown image", fix="remove the ![...](...) part")
 
 
-def check_settings(settings: dict[str, Any]) -> None:
-    """Texts in project settings that graders' pages render: the guidelines must render as written
+def check_settings(changes: Mapping[str, Any]) -> None:
+    """Texts in new or changed project settings (as sent, before core.settings reads them) that graders' pages render: the guidelines must render as written
     (core.inputs.markup.safe_markdown: no image, not too large or deeply nested); scale labels are checked
     by core.scales."""
-    guidelines = settings.get("guidelines") or ""
+    guidelines = changes.get("guidelines") or ""
     if has_image(guidelines):
         raise InputError(
             "the guidelines hold a markdown image, which every grader's browser would fetch from its server",
@@ -110,8 +113,8 @@ def check_settings(settings: dict[str, Any]) -> None:
             fix=f"keep them under {MAX_MARKDOWN_CHARS:,} characters, {MAX_NESTING} levels of nesting "
             f"and {MAX_TABLE_CELLS:,} table cells",
         )
-    if settings.get("scale"):
-        scale_from_settings(settings)
+    if changes.get("scale"):
+        scale_from_settings(changes)
 
 
 def start_preparation(store: Store, project_id: int, *, wait: bool = False, chunk_items: int | None = None) -> bool:

@@ -17,7 +17,6 @@ from core import config
 from core.errors import InputError
 from core.services import audit, auth, project
 from core.services.outcome import Outcome, Refused, permitted
-from core.settings import ProjectSettings
 from core.stats.design import fixed_budget_problem
 from core.store import Store
 
@@ -101,15 +100,14 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
     event with the settings whose value changed, none when nothing did."""
     user = permitted(store, actor, auth.CHANGE_SETTINGS, project_id)
     project.check_settings(changes)
-    before = ProjectSettings.from_dict(store.project(project_id).settings).to_dict()
-    changed = {k: v for k, v in changes.items() if before.get(k) != v}
+    before = store.project(project_id).settings
+    stored = before.to_dict()
+    changed = {k: v for k, v in changes.items() if stored.get(k) != v}
     if not changed:
         return Outcome("unchanged", "no setting changed")
-    after = {**before, **changes}
     sizes = store.stratum_sizes(project_id) if changed.keys() & {"budget_fixed", "planned_budget"} else []
-    if after.get("budget_fixed") and sizes:  # a budget fixed in advance, or its n0, changed
-        n0 = ProjectSettings.from_dict(after).n0(sum(sizes))
-        problem = fixed_budget_problem(n0, sizes, len(store.graded_positions(project_id)))
+    if sizes and (after := before.with_changes(changed)).budget_fixed:  # a budget fixed in advance, or its n0, changed
+        problem = fixed_budget_problem(after.n0(sum(sizes)), sizes, len(store.graded_positions(project_id)))
         if problem is not None:
             raise problem
     store.update_settings(project_id, changed)

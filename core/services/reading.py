@@ -24,7 +24,7 @@ import numpy as np
 
 from core.services.live_looks import live_looks
 from core.services.progress import counted, percent
-from core.settings import ProjectSettings
+from core.settings import ProjectSettings, SettingsLike
 from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval
 from core.stats.estimate import Estimate
@@ -97,7 +97,7 @@ class Reading:
 
 def read_project(
     design: Design,
-    settings: ProjectSettings | Mapping,
+    settings: SettingsLike,
     graded: Mapping[int, float],
     estimate: Estimate,
     anytime: AnytimeInterval | None = None,
@@ -108,7 +108,7 @@ def read_project(
     """The reading of a project whose items at ``graded`` (position -> grade, in grading order) gave the
     fixed-n ``estimate``; ``anytime`` its confidence sequence (None where the page did not compute it);
     ``skips`` the bound of the items skipped and not graded (None: none)."""
-    settings = settings if isinstance(settings, ProjectSettings) else ProjectSettings.from_dict(settings)
+    settings = ProjectSettings.from_dict(settings)
     regime, target = settings.stopping, float(settings.target_half_width)
     positions = np.fromiter(graded.keys(), dtype=np.int64, count=len(graded))
     grades = np.fromiter(graded.values(), dtype=float, count=len(graded))

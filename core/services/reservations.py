@@ -292,4 +292,4 @@ def hold(store: Store, project_id: int, position: int, grader: str, *, ttl: time
 def double_graded(store: Store, project_id: int) -> frozenset[int]:
     """The project's items chosen for double grading, from its settings (``overlap``, ``seed``)."""
     settings = store.project(project_id).settings
-    return overlap_positions(store.item_count(project_id), float(settings["overlap"]), int(settings["seed"]))
+    return overlap_positions(store.item_count(project_id), float(settings.overlap), int(settings.seed))

@@ -22,11 +22,9 @@ from typing import Any
 
 import pandas as pd
 
-from core.scales import scale_from_settings
 from core.services import auth, grading
 from core.services.outcome import Outcome, Refused, permitted
 from core.services.reservations import double_graded, drawn_positions
-from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.validation import Validated, validated_estimate
 from core.store import Store, reviews
@@ -45,7 +43,7 @@ def audit_positions(n_items: int, share: float, seed: int) -> frozenset[int]:
 
 def audited(store: Store, project_id: int) -> frozenset[int]:
     """The project's audit share, from its settings (``audit_share``, ``seed``)."""
-    settings = ProjectSettings.from_dict(store.project(project_id).settings)
+    settings = store.project(project_id).settings
     return audit_positions(store.item_count(project_id), settings.audit_share, settings.seed)
 
 
@@ -120,7 +118,7 @@ def settle(
         raise Refused("the project was deleted") from None
     if project.status != "ready":
         raise Refused(f"the project is not ready ({project.status})")
-    scale = scale_from_settings(project.settings)
+    scale = project.settings.grading_scale
     try:
         value = scale.value_of(label)
     except KeyError:

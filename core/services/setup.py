@@ -8,8 +8,7 @@ shows comes through here, computed from the project's settings and the store.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 import pandas as pd
 
@@ -65,8 +64,7 @@ def anytime_after(design: Design, positions: Iterable[int], grades: Iterable[flo
     return anytime_interval(design, list(positions), list(grades), n0)
 
 
-def path_n0(settings: Mapping[str, Any], n_items: int) -> int | None:
+def path_n0(settings: ProjectSettings, n_items: int) -> int | None:
     """The n0 of the anytime interval an estimate path draws: the planned budget, or None when the budget is
     fixed in advance (no anytime interval is read then)."""
-    settings = ProjectSettings.from_dict(settings)
     return None if settings.stopping == FIXED else settings.n0(n_items)

@@ -8,7 +8,7 @@ what these return and decides nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,11 +35,10 @@ class Run:
     result: dict[str, Any] | None = None
 
 
-def defaults(settings: Mapping[str, Any], needed: int, n_items: int) -> tuple[tuple[str, ...], int]:
+def defaults(settings: ProjectSettings, needed: int, n_items: int) -> tuple[tuple[str, ...], int]:
     """The form's default budgets (around ``needed``, the grades the setup's forecast says the target needs)
     and n0 (core.stats.simulate.budgets_around, simulation_n0)."""
-    planned = ProjectSettings.from_dict(settings).planned_budget
-    return budgets_around(needed, n_items), simulation_n0(planned, needed, n_items)
+    return budgets_around(needed, n_items), simulation_n0(settings.planned_budget, needed, n_items)
 
 
 def start(

@@ -54,7 +54,8 @@ class ProjectInfo:
     id: int
     name: str
     created_at: datetime
-    settings: dict[str, Any]
+    settings: ProjectSettings
+    """Read once from the stored JSON (``ProjectSettings.from_dict``: every default filled in, every value checked)."""
     status: str
     progress_done: int
     progress_total: int
@@ -68,7 +69,7 @@ def _info(row: Project) -> ProjectInfo:
         id=row.id,
         name=row.name,
         created_at=aware(row.created_at),
-        settings=ProjectSettings.from_dict(row.settings).to_dict(),  # every default filled in
+        settings=ProjectSettings.from_dict(row.settings),
         status=row.status,
         progress_done=row.progress_done,
         progress_total=row.progress_total,

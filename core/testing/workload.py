@@ -27,7 +27,6 @@ import numpy as np
 import pandas as pd
 
 from core.services import auth, grade_actions, grading, reservations
-from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.design import project_design
 from core.store import Store
@@ -66,7 +65,7 @@ def true_label(position: int) -> str:
 
 def design_of(store: Store, project_id: int) -> Design:
     """The design exactly as the app builds it (ui/plan.py): the stored items and the project's settings."""
-    return project_design(store, project_id, ProjectSettings.from_dict(store.project(project_id).settings).stopping)
+    return project_design(store, project_id, store.project(project_id).settings.stopping)
 
 
 @dataclass

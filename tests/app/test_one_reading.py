@@ -35,7 +35,7 @@ def test_every_page_export_and_the_api_show_the_same_reading(open_app, store, pr
     grade_some(store, project_id, 24)
     project = store.project(project_id)
     graded = store.graded_positions(project_id)
-    reading = plan.reading_of(project, graded, project.settings["method"])
+    reading = plan.reading_of(project, graded, project.settings.method)
     interval = f"{reading.now.low:.3f} – {reading.now.high:.3f}"
     now = (round(reading.now.low, 3), round(reading.now.high, 3))
     forecast = {"n": reading.forecast.n, "low": reading.forecast.low, "high": reading.forecast.high}

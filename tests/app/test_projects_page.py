@@ -55,8 +55,8 @@ def test_upload_creates_and_prepares_a_project(open_app, store, uploads, monkeyp
     assert not at.error, [e.value for e in at.error]
     project = store.project_by_name("Sums")
     assert project is not None and at.query_params["project"] == str(project.id)
-    assert project.settings["scale"]["kind"] == "likert"
-    assert project.settings["guidelines"] == "Grade **carefully**."
+    assert project.settings.scale["kind"] == "likert"
+    assert project.settings.guidelines == "Grade **carefully**."
     assert store.input_files(project.id)["pool"] == uploads["pool.jsonl"]
     prepared(store, project.id)
     assert store.project(project.id).status == "ready"
@@ -165,12 +165,12 @@ def test_grading_settings_can_change_after_preparation(open_app, store, project_
     next(s for s in at.selectbox if s.label == "Estimator for the report").set_value("stratified")
     next(b for b in at.button if b.label == "Save settings").click().run()
     settings = store.project(project_id).settings
-    assert (settings["guidelines"], settings["show_reference"], settings["method"]) == (
+    assert (settings.guidelines, settings.show_reference, settings.method) == (
         "Be **strict**.",
         False,
         "stratified",
     )
-    assert settings["planned_budget"] is None and settings["budget_fixed"] is False  # the defaults stay unset
+    assert settings.planned_budget is None and settings.budget_fixed is False  # the defaults stay unset
 
 
 def test_a_fixed_budget_changes_the_design_the_app_grades_with(open_app, store, project_id):
@@ -179,7 +179,7 @@ def test_a_fixed_budget_changes_the_design_the_app_grades_with(open_app, store, 
     next(c for c in at.checkbox if c.label.startswith("The budget is fixed in advance")).check()
     next(b for b in at.button if b.label == "Save settings").click().run()
     settings = store.project(project_id).settings
-    assert (settings["planned_budget"], settings["budget_fixed"]) == (30, True)
+    assert (settings.planned_budget, settings.budget_fixed) == (30, True)
     from ui import plan
 
     assert plan.design(store.project(project_id)).kappa == allocation_kappa("fixed")
@@ -191,7 +191,7 @@ def test_the_minimum_viewing_time_is_set_on_the_projects_page_and_the_card_uses_
     assert field.value == 0.3  # today's default
     field.set_value(0.0)
     next(b for b in at.button if b.label == "Save settings").click().run()
-    assert store.project(project_id).settings["min_view_s"] == 0.0
+    assert store.project(project_id).settings.min_view_s == 0.0
     grade = open_app("app_pages/grade.py", project_id=project_id)
     assert card_data(grade)["min_view_ms"] == 0
     assert press(grade, "grade", label="Correct", shown_ms=40)["status"] == "saved"  # a glance is enough now

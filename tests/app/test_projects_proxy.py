@@ -24,7 +24,7 @@ def test_a_numeric_column_can_be_the_proxy(open_app, store, uploads, monkeypatch
     at.button(key="create").click().run()
     assert not at.error, [e.value for e in at.error]
     project = store.project_by_name("Judged")
-    assert project.settings["proxy"] == "judge"
+    assert project.settings.proxy == "judge"
     prepared(store, project.id)
     assert store.project(project.id).status == "ready", store.project(project.id).error
     at.run()
@@ -43,7 +43,7 @@ def test_an_inspect_log_upload_with_a_picked_label(open_app, store, monkeypatch,
     at.button(key="create").click().run()
     assert not at.error, [e.value for e in at.error]
     project = store.project_by_name("Inspect")
-    assert project.settings["columns"] == "label=match"
+    assert project.settings.columns == "label=match"
     prepared(store, project.id)
     assert store.project(project.id).status == "ready", store.project(project.id).error
     assert store.item_count(project.id) == 8

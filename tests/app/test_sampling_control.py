@@ -32,7 +32,7 @@ def test_control_appears_without_samples_and_records_the_sampling_options(
     assert not at.exception and not at.error, [e.value for e in at.error]
     project = store.project_by_name("Sampled")
     assert project is not None and started == [project.id]
-    assert project.settings["sampling"] == {
+    assert project.settings.sampling == {
         "model": "/models/tiny",
         "gguf_file": None,
         "k": 4,
@@ -96,7 +96,7 @@ def test_server_sampling_records_the_server_and_the_key_variable_never_the_key(
     assert not at.exception and not at.error, [e.value for e in at.error]
     project = store.project_by_name("Served")
     assert project is not None and started == [project.id]
-    assert project.settings["sampling"] == {
+    assert project.settings.sampling == {
         "api_base": "http://127.0.0.1:8000/v1",
         "model": "served-model",
         "k": 4,

@@ -24,7 +24,7 @@ def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, stor
     pid = create_project(store, "C", ("pool.jsonl", pool.read_bytes()), start=False)
     start_preparation(store, pid, wait=True)
     assert store.project(pid).status == "ready", store.project(pid).error
-    targets, seed = sorted(MODELS), store.project(pid).settings["seed"]
+    targets, seed = sorted(MODELS), store.project(pid).settings.seed
     items = store.load_items(pid).set_index("id")
     at = open_app(GRADE, project_id=pid)
     expected = {}
@@ -68,5 +68,5 @@ def test_the_projects_page_accepts_a_pool_of_several_models_and_says_how_many(op
     at.button(key="create").click().run()
     assert not at.error, [e.value for e in at.error]
     project = store.project_by_name("Compare")
-    assert project.settings["targets"] == sorted(MODELS)
+    assert project.settings.targets == sorted(MODELS)
     assert any("A comparison of 2 models" in i.value for i in at.info)

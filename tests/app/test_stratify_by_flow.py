@@ -32,7 +32,7 @@ def test_stratify_by_and_strata_flow_from_the_form_to_the_queue_the_estimator_an
     at.button(key="create").click().run()
     assert not at.error, [e.value for e in at.error]
     project = store.project_by_name("Flow")
-    assert (project.settings["stratify_by"], project.settings["n_strata"]) == (CHOSEN_BY, CHOSEN_STRATA)
+    assert (project.settings.stratify_by, project.settings.n_strata) == (CHOSEN_BY, CHOSEN_STRATA)
     prepared(store, project.id)
 
     # preparation stratified by the choice, once
@@ -51,7 +51,7 @@ def test_stratify_by_and_strata_flow_from_the_form_to_the_queue_the_estimator_an
     # the queue hands out items of those strata, every stratum first
     firsts = []
     for _ in range(design.H):
-        position = next_item(design, queue_state(store, project.id), project.settings["seed"])
+        position = next_item(design, queue_state(store, project.id), project.settings.seed)
         firsts.append(int(design.stratum[position]))
         store.add_grade(project.id, position, value=1.0, label="Correct", grader="ann")
     assert sorted(firsts) == list(range(design.H))

@@ -252,7 +252,7 @@ def test_an_admin_manages_the_team_and_exports_the_trail(open_as, world):
     next(b for b in at.button if b.label == "Save").click().run()
     assert not at.exception, at.exception
     assert "zoe" in {u.name for u in accounts.members(store, pid)}
-    assert store.project(pid).settings["overlap"] == pytest.approx(0.2)
+    assert store.project(pid).settings.overlap == pytest.approx(0.2)
     actions = set(accounts.events(store)["action"])
     assert {"account_created", "member_added", "settings_changed"} <= actions
     assert any(b.label == "Audit trail (CSV)" for b in at.get("download_button"))
