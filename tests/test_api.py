@@ -192,7 +192,7 @@ def test_create_a_project_with_the_projects_pages_checks(world):
     )
     assert made.status_code == 201, made.text
     project = store.project(made.json()["id"])
-    assert project.name == "From the API" and project.settings["n_strata"] == 3
+    assert project.name == "From the API" and project.settings.n_strata == 3
     detail = call(client, boss, "GET", f"/projects/{project.id}").json()
     assert detail["status"] in ("new", "preparing", "ready") and detail["settings"]["n_strata"] == 3
 

@@ -19,7 +19,6 @@ from core.exports.project_export import project_design
 from core.services import showings
 from core.services.grading import queue_state
 from core.services.showings import Showing
-from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.queue import next_item
 from core.store import ProjectInfo, Store, accounts
@@ -62,7 +61,7 @@ def spend(store: Store, project_id: int, grader: str, token: str) -> None:
 def design(store: Store, project: ProjectInfo) -> tuple[pd.DataFrame, Design]:
     """A ready project's items and design (core.exports.project_export.project_design), computed once per
     preparation and stopping regime (the keys ui/plan.py caches them by)."""
-    key = (str(store.engine.url), project.id, project.updated_at.isoformat(), str(project.settings.get("stopping")))
+    key = (str(store.engine.url), project.id, project.updated_at.isoformat(), str(project.settings.stopping))
     return _remember(_designs, key, lambda: project_design(store, project), KEEP_DESIGNS)
 
 
@@ -72,7 +71,7 @@ def ahead(store: Store, project: ProjectInfo, design: Design, grader: str, posit
     then be reached or nothing is free. A guess, reserved for nobody: a second grade of a double-graded item,
     the stopping rule, the new grade's effect on the queue's spreads or another grader's claim can make the
     next claim differ, and only that claim's card, with its token, can be graded."""
-    settings = ProjectSettings.from_dict(project.settings)
+    settings = project.settings
     others = {p for p, who in accounts.reserved(store, project.id, slot=0).items() if who != grader}
     state = queue_state(store, project.id, others | {position})
     budget = settings.budget(design.N)

@@ -25,7 +25,6 @@ from core.exports.formats import EXPORTS, export_name, exported_what
 from core.exports.project_export import GRADE_FORMATS, REPORT_EXPORTED, REPORT_FORMATS, ProjectFiles, report_bytes
 from core.inputs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_NAME_CHARS
 from core.jobs import background
-from core.scales import scale_from_settings
 from core.services import audit, auth, grade_actions, grading, live, project_actions
 from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.live import live_reading
@@ -89,7 +88,7 @@ def _project(call: Call, action: str, *, ready: bool = False) -> ProjectInfo:
 def _state(store: Store, project: ProjectInfo) -> dict[str, Any]:
     if project.status in ("new", "preparing"):
         background.ensure_worker(store)  # a preparation waiting in a process that has served no page yet
-    return project_state(store, project) | {"settings": project.settings}
+    return project_state(store, project) | {"settings": project.settings.to_dict()}
 
 
 def _check_key(call: Call) -> None:
@@ -193,7 +192,7 @@ def project_detail(call: Call) -> dict[str, Any]:
 def reading(call: Call) -> dict[str, Any]:
     project = _project(call, auth.VIEW_DASHBOARD, ready=True)
     _, design = cards.design(call.store, project)
-    now = live_reading(call.store, project.id, design, project.settings, project.settings["method"])
+    now = live_reading(call.store, project.id, design, project.settings, project.settings.method)
     return schemas.reading_body(schemas.Read(now.reading, now.estimate, design.N))
 
 
@@ -235,7 +234,7 @@ def next_item(call: Call, *, ahead: bool = False) -> dict[str, Any]:
     item = call.store.item(project.id, position)
     showing = cards.show(call.store, project.id, call.user.name, position, str(item.get("id", "")))
     view = grader_view(item, project.settings)
-    scale = scale_from_settings(project.settings)
+    scale = project.settings.grading_scale
     card = {
         "item_id": showing.item_id,
         "token": showing.token,
