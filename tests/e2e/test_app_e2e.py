@@ -115,7 +115,7 @@ def shows_prompt(page, prompt: str) -> None:
 
 def test_second_browser_and_restart_resume_where_the_project_stands(browser, server, artifacts, tmp_path):
     from core.services.grading import queue_state
-    from core.stats.allocation import design_from_items
+    from core.stats.design import prepared_design
     from core.stats.queue import next_item
 
     store = Store.open(server.db_url)
@@ -132,7 +132,7 @@ def test_second_browser_and_restart_resume_where_the_project_stands(browser, ser
         press_grade_key(first, "n")
         first.get_by_text(f"{k} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
     items = store.load_items(project_id)
-    upcoming = next_item(design_from_items(items, stratify_by=None), queue_state(store, project_id), 0)
+    upcoming = next_item(prepared_design(items), queue_state(store, project_id), 0)  # the project's design
     expected = str(items.loc[upcoming, "prompt"])
     shows_prompt(first, expected)
     first.context.close()  # the tab is closed

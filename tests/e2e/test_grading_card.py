@@ -69,7 +69,9 @@ new MutationObserver(() => { window.__cards += 1; check(); }).observe(document, 
 @pytest.fixture
 def pool_project(shared_server, request):
     store = Store.open(shared_server.db_url)
-    pid = store.create_project(f"Pairs {request.node.name}", {"seed": 1}, {"pool": ("pool.jsonl", b"{}\n")})
+    # anytime: a queue the stopping rule never closes, so every test here grades until the pool runs out
+    settings = {"seed": 1, "regime": "anytime"}
+    pid = store.create_project(f"Pairs {request.node.name}", settings, {"pool": ("pool.jsonl", b"{}\n")})
     store.save_items(pid, distinct_pool(N_ITEMS))
     return store, pid
 
