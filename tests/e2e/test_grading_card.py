@@ -145,8 +145,9 @@ def test_a_burst_of_presses_is_each_stored_or_refused_on_screen(browser, shared_
     page.add_init_script(BURST_WATCH)
     page.goto(f"{shared_server.url}/grade?project={pid}&grader=burst")
     shown_for(page, grading.MIN_VIEW_S)
-    for key in "yys":  # a grade, then a grade and a skip pressed while it is saved: one refused, one kept
+    for k, key in enumerate("yys", start=1):  # a grade, then a grade and a skip pressed while it is saved
         page.keyboard.press(key)
+        page.wait_for_function("k => window.__burst.length >= k", arg=k, timeout=TIMEOUT_MS)  # its own entry
     rng = random.Random(28)
     presses = 3 + 200
     for _ in range(presses - 3):

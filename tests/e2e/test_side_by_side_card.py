@@ -45,9 +45,10 @@ def test_fifty_side_by_side_cards_store_each_grade_on_the_side_shown(browser, sh
     for n in range(N_CARDS):
         responses = page.locator(".sbs-response")
         responses.nth(1).wait_for(timeout=TIMEOUT_MS)
-        page.wait_for_function(
-            "last => { const r = document.querySelectorAll('.sbs-response'); "
-            "return r.length == 2 && r[0].innerText.trim() !== last; }",
+        page.wait_for_function(  # a new card, both sides of it: a rerun redraws the sides one after the other
+            "last => { const r = document.querySelectorAll('.sbs-response'); if (r.length != 2) return false; "
+            "const [a, b] = [r[0].innerText.trim(), r[1].innerText.trim()]; "
+            "return a !== last && a.split('-')[1] === b.split('-')[1]; }",
             arg=last,
             timeout=TIMEOUT_MS,
         )
