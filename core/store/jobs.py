@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import and_, exists, func, insert, or_, select, update
 from sqlalchemy.orm import aliased
 
-from core.store.models import Job, aware, utcnow
+from core.store.models import Job, aware, aware_or_none, utcnow
 
 if TYPE_CHECKING:
     from core.store.store import Store
@@ -67,9 +67,6 @@ class NewJob:
 
 
 def _row(job: Job) -> JobRow:
-    def when(moment: datetime | None) -> datetime | None:
-        return None if moment is None else aware(moment)
-
     return JobRow(
         id=job.id,
         kind=job.kind,
@@ -87,9 +84,9 @@ def _row(job: Job) -> JobRow:
         error=job.error,
         worker=job.worker,
         created_at=aware(job.created_at),
-        started_at=when(job.started_at),
-        heartbeat_at=when(job.heartbeat_at),
-        finished_at=when(job.finished_at),
+        started_at=aware_or_none(job.started_at),
+        heartbeat_at=aware_or_none(job.heartbeat_at),
+        finished_at=aware_or_none(job.finished_at),
     )
 
 

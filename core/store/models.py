@@ -48,6 +48,11 @@ def aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def aware_or_none(moment: datetime | None) -> datetime | None:
+    """`aware` of a nullable column: None stays None."""
+    return None if moment is None else aware(moment)
+
+
 class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, select, update
 
-from core.store.models import ShowingToken, aware
+from core.store.models import ShowingToken, aware, aware_or_none
 
 if TYPE_CHECKING:
     from core.store.store import Store
@@ -43,7 +43,7 @@ def _row(row: ShowingToken) -> ShowingRow:
         row.reviewing,
         aware(row.released_at),
         aware(row.expires_at),
-        None if row.used_at is None else aware(row.used_at),
+        aware_or_none(row.used_at),
     )
 
 

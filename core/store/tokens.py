@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import select, update
 
-from core.store.models import ApiToken, aware, utcnow
+from core.store.models import ApiToken, aware, aware_or_none, utcnow
 
 if TYPE_CHECKING:
     from core.store.store import Store
@@ -37,8 +37,8 @@ def _row(row: ApiToken) -> TokenRow:
         row.name,
         row.created_by,
         aware(row.created_at),
-        None if row.last_used_at is None else aware(row.last_used_at),
-        None if row.revoked_at is None else aware(row.revoked_at),
+        aware_or_none(row.last_used_at),
+        aware_or_none(row.revoked_at),
     )
 
 
