@@ -17,7 +17,7 @@ import pandas as pd
 
 from core.exports.project_export import project_design
 from core.services import showings
-from core.services.grading import queue_state
+from core.services.grading import budget_reached, queue_state
 from core.services.showings import Showing
 from core.stats.allocation import Design
 from core.stats.queue import next_item
@@ -74,7 +74,6 @@ def ahead(store: Store, project: ProjectInfo, design: Design, grader: str, posit
     settings = project.settings
     others = {p for p, who in accounts.reserved(store, project.id, slot=0).items() if who != grader}
     state = queue_state(store, project.id, others | {position})
-    budget = settings.budget(design.N)
-    if budget is not None and len(state.graded) + len(state.reserved) >= budget:
+    if budget_reached(state, settings.budget(design.N)):
         return None
     return next_item(design, state, settings.seed)

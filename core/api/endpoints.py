@@ -30,6 +30,7 @@ from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.live import live_reading
 from core.services.outcome import Outcome, Refused
 from core.services.preparation import project_state
+from core.settings import SettingsLike
 from core.store import ProjectInfo, Store, json_safe
 
 PREFIX = "/api/v1"
@@ -233,14 +234,13 @@ def next_item(call: Call, *, ahead: bool = False) -> dict[str, Any]:
         }
     item = call.store.item(project.id, position)
     showing = cards.show(call.store, project.id, call.user.name, position, str(item.get("id", "")))
-    view = grader_view(item, project.settings)
     scale = project.settings.grading_scale
     card = {
+        **_preview(item, project.settings),
         "item_id": showing.item_id,
         "token": showing.token,
         "position": position,
         "expires_in_s": cards.TOKEN_TTL.total_seconds(),
-        **{k: v for k, v in view.items() if k != "id"},
         "labels": [{"label": c.label, "value": c.value} for c in scale.choices],
         "min_view_s": grading.min_view_s(project.settings),
     }
@@ -250,8 +250,9 @@ def next_item(call: Call, *, ahead: bool = False) -> dict[str, Any]:
     return json_safe({"item": card, "reason": None})
 
 
-def _preview(item: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
-    """What a card shows of ``item`` (grader_view), named by its pool id, without a token or a position."""
+def _preview(item: dict[str, Any], settings: SettingsLike) -> dict[str, Any]:
+    """What a card shows of ``item`` (grader_view), named by its pool id, without a token or a position (the
+    card ahead; the card itself adds them)."""
     view = grader_view(item, settings)
     return {"item_id": str(item.get("id", "")), **{k: v for k, v in view.items() if k != "id"}}
 

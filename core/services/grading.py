@@ -46,6 +46,12 @@ def queue_state(store: Store, project_id: int, reserved: set[int] = frozenset())
     return QueueState(graded, frozenset(store.skipped_positions(project_id)), frozenset(reserved) - graded.keys())
 
 
+def budget_reached(state: QueueState, budget: int | None) -> bool:
+    """Whether the items graded and those held by others (``state.reserved``) reach ``budget`` (None: no
+    budget), so that no other first grade may be handed out or kept."""
+    return budget is not None and len(state.graded) + len(state.reserved) >= budget
+
+
 def grader_view(item: dict[str, Any], settings: SettingsLike) -> dict[str, Any]:
     """What the grader is shown of an item, every text ready for ``st.markdown``/``st.caption``.
 

@@ -54,7 +54,7 @@ from sqlalchemy.exc import DBAPIError
 
 from core.inputs.limits import MAX_NAME_CHARS, check_length
 from core.scales import Scale
-from core.services.grading import check_comment, check_seconds, queue_state
+from core.services.grading import budget_reached, check_comment, check_seconds, queue_state
 from core.stats.allocation import Design
 from core.stats.queue import QueueState, next_item
 from core.store import Store, accounts
@@ -112,7 +112,7 @@ def _first_grade(
     items graded and held by others already reach ``budget``, or when ``closed`` says the grades so far
     close the queue (the stopping rule has said done)."""
     state = queue_state(store, project_id, taken)
-    if _reached(state, budget) or (closed is not None and closed(state)):
+    if budget_reached(state, budget) or (closed is not None and closed(state)):
         return None
     lost: set[int] = set()
     while True:
@@ -156,7 +156,11 @@ def claim(
         held = {r.position for r in others if r.slot == 0}
         if current is not None and store.grade_of(project_id, current.position, grader) is None:
             # a first grade held from before the budget was fixed or lowered, when the others' items reach it
-            passed = current.slot == 0 and budget is not None and _reached(queue_state(store, project_id, held), budget)
+            passed = (
+                current.slot == 0
+                and budget is not None
+                and budget_reached(queue_state(store, project_id, held), budget)
+            )
             if not passed:
                 accounts.renew(store, project_id, grader, ttl)
                 return current.position
@@ -166,12 +170,6 @@ def claim(
         if second is not None:
             return second
         return _first_grade(store, project_id, grader, design, seed, held, ttl, budget, closed)
-
-
-def _reached(state: QueueState, budget: int | None) -> bool:
-    """Whether the items graded and those held by others (``state.reserved``) reach ``budget`` (None: no
-    budget), so that no other first grade may be handed out or kept."""
-    return budget is not None and len(state.graded) + len(state.reserved) >= budget
 
 
 _claim_locks: dict[tuple[str, int], threading.Lock] = {}
