@@ -86,9 +86,9 @@ def rule_says_done(design: Design, settings: SettingsLike, state: QueueState) ->
     Only a one-target project in the ``looks`` regime closes the queue this way (a comparison's rule reads the
     differences between targets, core.services.comparison_reading, which this does not replay): its replay is
     resumed grade by grade (core.services.live_looks), so asking costs one step per grade; the reading itself,
-    with the skips' bound, is computed only once the looks have said done and items stay skipped. A ``fixed`` project's queue closes
-    at its budget (``ProjectSettings.budget``); an ``anytime`` project's stays open, since its manager may
-    stop at any grade and its interval costs a pass over every grade.
+    with the skips' bound, is computed only once the looks have said done and items stay skipped. A ``fixed``
+    project's queue closes at its budget (``ProjectSettings.budget``); an ``anytime`` project's stays open,
+    since its manager may stop at any grade and its interval costs a pass over every grade.
     """
     typed = ProjectSettings.from_dict(settings)
     if typed.stopping != LOOKS or typed.compares or not state.graded:

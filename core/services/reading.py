@@ -5,8 +5,8 @@ setup headline and the report, which render it and decide nothing.
 The regime (core.stats.stopping) is the project's (``ProjectSettings.stopping``):
 
 - ``looks``: the rule reads the repeated confidence interval of the latest planned look
-  (core.stats.stopping.LookReplay over the grades in grading order, core.services.live_looks); done at the first look whose interval is
-  at most the target wide. Until then the interval valid if grading stopped now is the anytime one.
+  (core.stats.stopping.LookReplay over the grades in grading order, core.services.live_looks); done at the
+  first look whose interval is at most the target wide. Until then the interval valid if grading stopped now is the anytime one.
 - ``anytime``: the rule reads the anytime-valid confidence sequence; done once it is narrow enough.
 - ``fixed``: the rule is the budget n0; the fixed-n interval is read there.
 
