@@ -195,12 +195,17 @@ def said(at: AppTest) -> list[str]:
     return [w.value for w in at.warning] + [e.value for e in at.error]
 
 
+def grading(open_as, world, name: str):
+    """(store, project, a new grader assigned to it, her Grade page open) of the ``world``."""
+    _, store, pid, _, _ = world
+    grader = account_writes.create_account(store, name, auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, grader.id)
+    return store, pid, grader, open_as(grader, "Grade", project=pid)
+
+
 @pytest.mark.parametrize("change", CHANGES)
 def test_a_grader_changed_mid_session_is_told_what_happened_to_her_next_press(open_as, world, change):
-    _, store, pid, _, _ = world
-    grader = account_writes.create_account(store, f"next-{change}", auth.GRADER, password=PASSWORD)
-    accounts.assign(store, pid, grader.id)
-    at = open_as(grader, "Grade", project=pid)
+    store, pid, grader, at = grading(open_as, world, f"next-{change}")
     item = shown(at)["item_id"]
     act, reason = CHANGES[change]
     act(store, pid, grader)
@@ -213,10 +218,7 @@ def test_a_grader_changed_mid_session_is_told_what_happened_to_her_next_press(op
 
 @pytest.mark.parametrize("change", CHANGES)
 def test_a_grader_changed_after_her_press_is_told_it_was_saved(open_as, world, change):
-    _, store, pid, _, _ = world
-    grader = account_writes.create_account(store, f"last-{change}", auth.GRADER, password=PASSWORD)
-    accounts.assign(store, pid, grader.id)
-    at = open_as(grader, "Grade", project=pid)
+    store, pid, grader, at = grading(open_as, world, f"last-{change}")
     item = shown(at)["item_id"]
     assert press(at, "grade", label="Correct")["status"] == "saved"
     act, reason = CHANGES[change]
@@ -229,10 +231,7 @@ def test_a_grader_changed_after_her_press_is_told_it_was_saved(open_as, world, c
 
 
 def test_signing_out_by_choice_says_nothing_of_it(open_as, world):
-    _, store, pid, _, _ = world
-    grader = account_writes.create_account(store, "leaves", auth.GRADER, password=PASSWORD)
-    accounts.assign(store, pid, grader.id)
-    at = open_as(grader, "Grade", project=pid)
+    _, _, _, at = grading(open_as, world, "leaves")
     press(at, "grade", label="Correct")
     next(b for b in at.sidebar.button if b.label == "Sign out").click().run()
     assert titles(at) == ["ActiveGrade"] and not said(at)
