@@ -17,6 +17,7 @@ import argparse
 import itertools
 import platform
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -53,18 +54,29 @@ def pools() -> list[tuple[str, float | None, object]]:
     return out
 
 
+def fixed_budget_rows(
+    reps: int, seed: int, budgets: tuple[str, ...], methods: list[str], keep: Callable[[str, float | None], bool]
+) -> list[dict]:
+    """The project's design (``activegrade``) simulated at ``budgets`` beside ``methods`` on every pool that
+    ``keep(name, auroc)`` takes: one row per pool and budget, with the pool's mean ``mu``."""
+    rows = []
+    for name, auroc, items in pools():
+        if not keep(name, auroc):
+            continue
+        result = simulate(items, list(budgets), reps=reps, seed=seed, methods=methods)
+        mu = float(labels_of(items).mean())
+        for budget, m in result["methods"]["activegrade"].items():
+            rows.append({"pool": name, "budget": budget, "mu": mu, **m})
+        print(f"{name}: budgets {', '.join(budgets)} done", flush=True)
+    return rows
+
+
 def budget_rows(reps: int, seed: int) -> list[dict]:
     """MSE ratio to uniform and fixed-n coverage of the project's design at BUDGETS, per pool without signal
     (and shared gsm8k)."""
-    rows = []
-    for name, auroc, items in pools():
-        if auroc != 0.5 and name != "shared gsm8k":
-            continue
-        result = simulate(items, list(BUDGETS), reps=reps, seed=seed, methods=["uniform", "activegrade"])
-        for budget, m in result["methods"]["activegrade"].items():
-            rows.append({"pool": name, "budget": budget, **m})
-        print(f"{name}: budgets done", flush=True)
-    return rows
+    return fixed_budget_rows(
+        reps, seed, BUDGETS, ["uniform", "activegrade"], lambda name, auroc: auroc == 0.5 or name == "shared gsm8k"
+    )
 
 
 BIAS_BUDGETS = ("100", "400")
@@ -74,16 +86,13 @@ BIAS_BUDGETS = ("100", "400")
 def bias_rows(reps: int, seed: int) -> list[dict]:
     """The estimate's bias at BIAS_BUDGETS on the synthetic pools of rare means (0.02, 0.1) whose surrogate
     carries signal, where the queue's allocation follows the grades and a stratum's few positives sway it."""
-    rows = []
-    for name, auroc, items in pools():
-        if auroc in (None, 0.5) or " mean 0.5," in name:
-            continue
-        result = simulate(items, list(BIAS_BUDGETS), reps=reps, seed=seed, methods=["activegrade"])
-        mu = float(labels_of(items).mean())
-        for budget, m in result["methods"]["activegrade"].items():
-            rows.append({"pool": name, "budget": budget, "mu": mu, **m})
-        print(f"{name}: bias done", flush=True)
-    return rows
+    return fixed_budget_rows(
+        reps,
+        seed,
+        BIAS_BUDGETS,
+        ["activegrade"],
+        lambda name, auroc: auroc not in (None, 0.5) and " mean 0.5," not in name,
+    )
 
 
 def bias_markdown(rows: list[dict]) -> str:
