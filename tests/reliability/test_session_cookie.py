@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 
 import pytest
 
@@ -61,6 +62,17 @@ class OtherPort(http.server.ThreadingHTTPServer):
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
 
+def session_cookie(context, page, *, present: bool = True) -> dict | None:
+    """The sign-in cookie once it is set (``present``) or gone (not ``present``), polled until TIMEOUT_MS: a
+    server route sets and clears it after the page's own round trip, and the page's script cannot see it."""
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while True:
+        cookie = next((c for c in context.cookies() if c["name"] == web.COOKIE and c["value"]), None)
+        if (cookie is not None) == present or time.monotonic() > deadline:
+            return cookie
+        page.wait_for_timeout(100)
+
+
 def test_the_cookie_is_httponly_and_no_page_on_another_port_reads_it(served, browser):
     context = browser.new_context()
     page = context.new_page()
@@ -70,12 +82,7 @@ def test_the_cookie_is_httponly_and_no_page_on_another_port_reads_it(served, bro
     assert reply.headers["x-frame-options"] == "DENY" and reply.headers["x-content-type-options"] == "nosniff"
     assert reply.headers["content-security-policy"] == web.CSP and reply.headers["referrer-policy"] == "no-referrer"
     sign_in(page, served.url, "ann")
-    cookie = None
-    for _ in range(50):
-        cookie = next((c for c in context.cookies() if c["name"] == web.COOKIE), None)
-        if cookie:
-            break
-        page.wait_for_timeout(100)
+    cookie = session_cookie(context, page)
     assert cookie is not None and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
     assert cookie["value"] not in page.evaluate("document.cookie")
     other = OtherPort()
@@ -99,11 +106,7 @@ def test_the_cookie_is_httponly_and_no_page_on_another_port_reads_it(served, bro
         page.wait_for_timeout(1500)  # charts drawn
     page.get_by_role("button", name="Sign out").click()
     page.get_by_role("button", name="Sign in").wait_for(timeout=TIMEOUT_MS)
-    for _ in range(50):
-        if not any(c["name"] == web.COOKIE and c["value"] for c in context.cookies()):
-            break
-        page.wait_for_timeout(100)
-    assert not any(c["name"] == web.COOKIE and c["value"] for c in context.cookies())
+    assert session_cookie(context, page, present=False) is None
     assert problems == []
 
 
@@ -119,10 +122,7 @@ def test_guidelines_with_a_footnote_pixel_fetch_nothing_in_chromium(served, brow
         context = browser.new_context()
         page = context.new_page()
         sign_in(page, served.url, "ann")
-        for _ in range(50):  # the cookie is set by a server route once signed in
-            if any(c["name"] == web.COOKIE for c in context.cookies()):
-                break
-            page.wait_for_timeout(100)
+        session_cookie(context, page)  # set by a server route once signed in
         page.goto(f"{served.url}/grade?project={served.project_id}")
         page.get_by_text("Signed in as ann").wait_for(timeout=TIMEOUT_MS)
         page.get_by_text("See the note").first.wait_for(timeout=TIMEOUT_MS)
