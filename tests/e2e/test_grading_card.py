@@ -13,6 +13,7 @@ from core.services import account_writes, auth, grading
 from core.store import Store, accounts
 from core.store.store import SKIP, UNDO
 from core.testing.appserver import TIMEOUT_MS, shown_for
+from tests import browser_sign_in
 
 pytestmark = pytest.mark.e2e
 PASSWORD = "e2e-test-password"
@@ -182,11 +183,8 @@ def test_a_burst_of_presses_is_each_stored_or_refused_on_screen(browser, shared_
 
 
 def sign_in(page, url: str, name: str) -> None:
-    page.goto(url)
-    page.get_by_role("textbox", name="Name", exact=True).fill(name)
-    page.get_by_role("textbox", name="Password", exact=True).fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_text(f"Signed in as {name}").wait_for(timeout=TIMEOUT_MS)
+    """Open ``url`` and sign in as ``name`` with PASSWORD (tests.browser_sign_in.sign_in)."""
+    browser_sign_in.sign_in(page, url, name, PASSWORD)
 
 
 def card_item(page, shown_s: float = 0) -> str:

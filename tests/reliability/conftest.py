@@ -9,7 +9,8 @@ import pytest
 
 from core import config
 from core.store import Store
-from core.testing.appserver import TIMEOUT_MS, Server
+from core.testing.appserver import Server
+from tests import browser_sign_in
 from tests.pg_schema import throwaway_schema_url
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,9 +49,5 @@ def server(tmp_path, monkeypatch):
 
 
 def sign_in(page, url: str, name: str) -> None:
-    """Open ``url`` and sign in as ``name`` with PASSWORD."""
-    page.goto(url)
-    page.get_by_role("textbox", name="Name", exact=True).fill(name)
-    page.get_by_role("textbox", name="Password", exact=True).fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_text(f"Signed in as {name}").wait_for(timeout=TIMEOUT_MS)
+    """Open ``url`` and sign in as ``name`` with PASSWORD (tests.browser_sign_in.sign_in)."""
+    browser_sign_in.sign_in(page, url, name, PASSWORD)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.server
 import threading
-import time
 
 import pytest
 
@@ -16,6 +15,7 @@ from core.services import account_writes, auth
 from core.services.project import create_project, start_preparation
 from core.store import Store
 from core.testing.appserver import ITEM_SHOWN, TIMEOUT_MS, Server
+from tests.browser_sign_in import session_cookie
 from tests.reliability.conftest import DATA_APP, PASSWORD, sign_in
 from ui import web
 
@@ -60,17 +60,6 @@ class OtherPort(http.server.ThreadingHTTPServer):
 
         super().__init__(("127.0.0.1", 0), Page)
         threading.Thread(target=self.serve_forever, daemon=True).start()
-
-
-def session_cookie(context, page, *, present: bool = True) -> dict | None:
-    """The sign-in cookie once it is set (``present``) or gone (not ``present``), polled until TIMEOUT_MS: a
-    server route sets and clears it after the page's own round trip, and the page's script cannot see it."""
-    deadline = time.monotonic() + TIMEOUT_MS / 1000
-    while True:
-        cookie = next((c for c in context.cookies() if c["name"] == web.COOKIE and c["value"]), None)
-        if (cookie is not None) == present or time.monotonic() > deadline:
-            return cookie
-        page.wait_for_timeout(100)
 
 
 def test_the_cookie_is_httponly_and_no_page_on_another_port_reads_it(served, browser):
