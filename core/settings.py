@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from core.errors import InputError
+from core.rubric import ONE_QUESTION, PRIMARY, Rubric, rubric_from_settings
 from core.scales import DEFAULT_SCALE, Scale, scale_from_settings
 from core.stats.compare import MODES as COMPARE_MODES
 from core.stats.design import grading_budget, planned_budget
@@ -91,6 +92,14 @@ class ProjectSettings:
     targets: list[str] = field(default_factory=list)
     """The models a comparison project compares, sorted (core.inputs.targets.Targets.models); empty for a
     one-model project. A grade of a comparison names one of them (grades.target)."""
+    criteria: list[dict[str, Any]] = field(default_factory=list)
+    """A rubric's criteria (core.rubric: name, scale, guidelines, required), asked together on one card; empty
+    for a project that asks one question (its ``scale``)."""
+    primary_criterion: str = ""
+    """The criterion the design, the stopping rule and the forecast read ("" : the first); unused without criteria."""
+    allocate_for: str = PRIMARY
+    """What the queue allocates for in a rubric project (core.rubric.ALLOCATE_FOR): the primary criterion, or
+    all criteria together (core.stats.allocation.compromise_spreads)."""
     compare_mode: str = "side-by-side"
     """How a comparison is graded (core.stats.compare.MODES; the Grade page has ``side-by-side``, GRADED_COMPARE_MODES): ``absolute``, one response at a time;
     ``side-by-side``, every target's response on one card; ``pairwise``, a preference. Unused with one model."""
@@ -153,6 +162,13 @@ class ProjectSettings:
             f"a comparison project is graded {', '.join(GRADED_COMPARE_MODES)} (the other modes are simulated only, so far)",
         )
         scale_from_settings({"scale": self.scale})  # InputError when the stored scale is malformed
+        rubric_from_settings(self.criteria, self.primary_criterion, self.allocate_for)  # InputError when malformed
+        _check(
+            not (self.criteria and self.targets),
+            "criteria",
+            self.criteria,
+            "a comparison asks one question of each response, so far: remove the criteria or the targets",
+        )
 
     @property
     def stopping(self) -> str:
@@ -180,8 +196,22 @@ class ProjectSettings:
         return self.compares and self.compare_mode == "side-by-side"
 
     @property
+    def rubric(self) -> Rubric | None:
+        """The project's rubric (core.rubric), None when it asks one question."""
+        return rubric_from_settings(self.criteria, self.primary_criterion, self.allocate_for)
+
+    @property
+    def design_criterion(self) -> str:
+        """The criterion whose grades the design, the queue's reading, the stopping rule and the forecast read:
+        the rubric's primary criterion, ONE_QUESTION ("") without a rubric. The one place that decides it."""
+        rubric = self.rubric
+        return ONE_QUESTION if rubric is None else rubric.primary
+
+    @property
     def grading_scale(self) -> Scale:
-        return scale_from_settings({"scale": self.scale})
+        """The scale of the grades the design reads: the primary criterion's in a rubric project, else ``scale``."""
+        rubric = self.rubric
+        return scale_from_settings({"scale": self.scale}) if rubric is None else rubric.criterion(rubric.primary).scale
 
     @classmethod
     def from_dict(cls, stored: SettingsLike | None) -> ProjectSettings:

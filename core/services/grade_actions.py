@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from core.errors import InputError
 from core.services import auth, grading, live, reservations
@@ -36,6 +36,7 @@ __all__ = [
     "flag",
     "grade",
     "grade_card",
+    "grade_rubric",
     "reopen",
     "skip",
     "undo",
@@ -121,6 +122,8 @@ def grade(
     settings = store.project(project_id).settings
     if settings.compares:  # a grade without its target would mean nothing
         raise Refused("this project compares models: its items are graded on the side-by-side card (grade_card)")
+    if settings.criteria:  # a grade without its criterion would mean nothing
+        raise Refused("this project grades a rubric: give every criterion's grade on one card (grade_rubric)")
     if seconds < grading.min_view_s(settings):
         return _too_fast(project_id, grader, position, seconds)
     scale = settings.grading_scale
@@ -181,20 +184,62 @@ def grade_card(
         if label not in known:
             raise Refused(f"{label!r} is not a grade of this project")
     values = [scale.value_of(label) for label in labels]
-    if not 0 <= position < store.item_count(project_id):
-        raise Refused("no such item")
     order = card_order(settings.seed, position, settings.targets)
     try:
         by_target = grades_for_targets(order, values)
     except InputError as exc:
         raise Refused(str(exc)) from None
-    earlier = store.grade_of(project_id, position, grader.name)
-    if earlier is None and not reservations.hold(store, project_id, position, grader.name):
-        raise Refused(reservations.LATE)
+    first = _holds_card(store, project_id, position, grader)
     card = [(target, by_target[target], label) for target, label in zip(order, labels)]
     reservations.record_card(store, project_id, position, card, grader.name, comment=comment, seconds=seconds)
-    status = "saved" if earlier is None else "changed"
+    status = "saved" if first else "changed"
     return Outcome(status, f"{status}: {', '.join(labels)}", position)
+
+
+@_logs_refusals
+def grade_rubric(
+    store: Store,
+    actor: auth.User | None,
+    project_id: int,
+    position: int,
+    labels: Mapping[str, str],
+    *,
+    seconds: float,
+    comment: str = "",
+) -> Outcome:
+    """Store a rubric card's grades, ``labels`` criterion -> label, in one transaction (core.rubric.Rubric.
+    card_values: every required criterion answered, each label on its criterion's scale; a change replaces the
+    grader's whole earlier card). Refused in a project without a rubric; the minimum viewing time and the
+    expiry rule are ``grade``'s."""
+    grader = acting_grader(store, actor, project_id)
+    settings = store.project(project_id).settings
+    rubric = settings.rubric
+    if rubric is None:
+        raise Refused("this project asks one question: grade it with one label (grade)")
+    if seconds < grading.min_view_s(settings):
+        return _too_fast(project_id, grader, position, seconds)
+    try:
+        card = rubric.card_values(labels)
+    except InputError as exc:
+        raise Refused(str(exc)) from None
+    first = _holds_card(store, project_id, position, grader)
+    reservations.record_card(
+        store, project_id, position, card, grader.name, comment=comment, seconds=seconds, rubric=True
+    )
+    status = "saved" if first else "changed"
+    return Outcome(status, f"{status}: " + ", ".join(f"{name} {label}" for name, _, label in card), position)
+
+
+def _holds_card(store: Store, project_id: int, position: int, grader: auth.User) -> bool:
+    """Whether a card's grades of the item are the grader's first (True) or a change of theirs (False);
+    Refused for no such item, or a first grade of an item the grader no longer holds (reservations.LATE)."""
+    if not 0 <= position < store.item_count(project_id):
+        raise Refused("no such item")
+    if store.grade_of(project_id, position, grader.name) is not None:
+        return False
+    if not reservations.hold(store, project_id, position, grader.name):
+        raise Refused(reservations.LATE)
+    return True
 
 
 @_logs_refusals

@@ -210,11 +210,14 @@ def record_card(
     *,
     comment: str = "",
     seconds: float | None = None,
+    rubric: bool = False,
 ) -> list[int]:
-    """Record a side-by-side card's grades (Store.add_card_grades: (target, value, label) side by side, in one
-    transaction) and free the grader's reservation, as ``record_grade`` does for one grade."""
+    """Record a card's grades in one transaction and free the grader's reservation, as ``record_grade`` does
+    for one grade: a side-by-side card's (Store.add_card_grades: (target, value, label) side by side) or,
+    with ``rubric``, a rubric card's (Store.add_rubric_grades: (criterion, value, label))."""
     check_length(grader, MAX_NAME_CHARS, "the grader's name")
-    grade_ids = store.add_card_grades(
+    add = store.add_rubric_grades if rubric else store.add_card_grades
+    grade_ids = add(
         project_id, position, card, grader=grader, comment=check_comment(comment), seconds=check_seconds(seconds)
     )
     _release_after_grade(store, project_id, grader)

@@ -272,7 +272,7 @@ def try_reserve(store: Store, project_id: int, position: int, slot: int, grader:
                 )
             )
             s.flush()
-            graders = list(
+            graders = set(  # one grader's card may hold several grades (sides, criteria)
                 s.scalars(
                     select(Grade.grader).where(
                         Grade.project_id == project_id, Grade.position == position, Grade.retracted_at.is_(None)
@@ -331,18 +331,18 @@ def awaiting_second_grade(store: Store, project_id: int, positions: Iterable[int
             select(Grade.position)
             .where(Grade.project_id == project_id, Grade.retracted_at.is_(None), Grade.position.in_(wanted))
             .group_by(Grade.position)
-            .having(func.count() == 1, func.max(Grade.grader) != grader)
+            .having(func.count(func.distinct(Grade.grader)) == 1, func.max(Grade.grader) != grader)
             .order_by(func.min(Grade.id))
         ).all()
     return [int(r[0]) for r in rows]
 
 
 def grade_count(store: Store, project_id: int, position: int) -> int:
-    """How many active grades the item has."""
+    """How many graders have graded the item (active grades; a card's several grades count once)."""
     with store.session() as s:
         return int(
             s.scalar(
-                select(func.count())
+                select(func.count(func.distinct(Grade.grader)))
                 .select_from(Grade)
                 .where(Grade.project_id == project_id, Grade.position == position, Grade.retracted_at.is_(None))
             )

@@ -24,6 +24,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.errors import InputError, NotSaved
+from core.rubric import ONE_QUESTION
 from core.settings import ProjectSettings
 from core.stats.rater_agreement import final_grades
 from core.store import json_codec
@@ -45,6 +46,8 @@ file too large for it is read each time. The web server keeps none (it reads an 
 GRADE_COLUMNS = ["id", "position", "value", "label", "grader", "comment", "seconds", "created_at"]
 TARGET_GRADE_COLUMNS = [*GRADE_COLUMNS, "target", "side"]
 """The columns of a comparison's grades (Store.target_grades): which target, and on which side of the card."""
+RUBRIC_GRADE_COLUMNS = [*GRADE_COLUMNS, "criterion"]
+"""The columns of a rubric's grades (Store.rubric_grades): which criterion each answers."""
 
 
 @dataclass(frozen=True)
@@ -384,7 +387,9 @@ class Store:
         back, earlier grades are untouched) and InputError when the project has been deleted.
         """
         with self._writing("the grade", project_id), self.session() as s, s.begin():
-            return _replace_grade(s, project_id, position, "", None, value, label, grader, comment, seconds, utcnow())
+            return _replace_grade(
+                s, project_id, position, ("", ONE_QUESTION), None, value, label, grader, comment, seconds, utcnow()
+            )
 
     def add_card_grades(
         self,
@@ -403,9 +408,59 @@ class Store:
         with self._writing("the card's grades", project_id), self.session() as s, s.begin():
             now = utcnow()
             return [
-                _replace_grade(s, project_id, position, target, side, value, label, grader, comment, seconds, now)
+                _replace_grade(
+                    s, project_id, position, (target, ONE_QUESTION), side, value, label, grader, comment, seconds, now
+                )
                 for side, (target, value, label) in enumerate(card)
             ]
+
+    def add_rubric_grades(
+        self,
+        project_id: int,
+        position: int,
+        card: list[tuple[str, float, str]],
+        *,
+        grader: str,
+        comment: str = "",
+        seconds: float | None = None,
+    ) -> list[int]:
+        """Record one rubric card's grades in one transaction: ``card`` lists (criterion, value, label), and
+        each is stored with its criterion (grades.criterion), replacing this grader's earlier grade of that
+        (item, criterion), an audited change. The card replaces the grader's whole earlier card: a criterion
+        answered before and left out now (an optional one) is retracted with it. Either every grade is stored or
+        none (NotSaved, InputError: see add_grade). Returns the grade ids, in ``card``'s order."""
+        with self._writing("the card's grades", project_id), self.session() as s, s.begin():
+            now = utcnow()
+            answered = [criterion for criterion, _, _ in card]
+            s.execute(
+                update(Grade)
+                .where(*_active(project_id, grader), Grade.position == position, Grade.criterion.not_in(answered))
+                .values(retracted_at=now)
+            )
+            return [
+                _replace_grade(
+                    s, project_id, position, ("", criterion), None, value, label, grader, comment, seconds, now
+                )
+                for criterion, value, label in card
+            ]
+
+    def rubric_grades(self, project_id: int) -> pd.DataFrame:
+        """Every criterion's active grades in submission order, columns RUBRIC_GRADE_COLUMNS."""
+        columns = [getattr(Grade, c) for c in RUBRIC_GRADE_COLUMNS]
+        query = select(*columns).where(Grade.project_id == project_id, Grade.retracted_at.is_(None)).order_by(Grade.id)
+        with self.session() as s:
+            rows = s.execute(query).all()
+        return pd.DataFrame.from_records(rows, columns=RUBRIC_GRADE_COLUMNS)
+
+    def criterion_of(self, project_id: int, criterion: str | None = None) -> str:
+        """``criterion``, or for None the one the project's design reads (core.settings.ProjectSettings.
+        design_criterion: the rubric's primary criterion, "" without a rubric). Every reader of grades below
+        reads one criterion's, this one by default, so a rubric's other criteria never mix into the reading."""
+        if criterion is not None:
+            return criterion
+        with self.session() as s:
+            row = s.get(Project, project_id)
+            return ONE_QUESTION if row is None else ProjectSettings.from_dict(row.settings).design_criterion
 
     def target_grades(self, project_id: int) -> pd.DataFrame:
         """A comparison's active grades in submission order, columns TARGET_GRADE_COLUMNS."""
@@ -440,39 +495,41 @@ class Store:
             return s.get(Project, project_id) is not None
 
     def retract_last_grade(self, project_id: int, grader: str) -> int | None:
-        """Undo: retract this grader's most recent active grade; returns its item position (NotSaved:
-        see add_grade)."""
+        """Undo: retract this grader's most recent active grades of one item, the whole card (every side of a
+        side-by-side card, every criterion of a rubric); returns the item's position (NotSaved: see add_grade)."""
         with self._writing("the undo", project_id), self.session() as s, s.begin():
-            grade = s.scalar(
-                select(Grade)
-                .where(Grade.project_id == project_id, Grade.grader == grader, Grade.retracted_at.is_(None))
+            position = s.scalar(
+                select(Grade.position)
+                .where(*_active(project_id, grader))
                 .order_by(Grade.id.desc())
                 .limit(1)
                 .with_for_update()
             )
-            if grade is None:
+            if position is None:
                 return None
-            grade.retracted_at = utcnow()
-            _event(s, grader, UNDO, project_id, position=grade.position)
-            return grade.position
+            s.execute(
+                update(Grade)
+                .where(*_active(project_id, grader), Grade.position == position)
+                .values(retracted_at=utcnow())
+            )
+            _event(s, grader, UNDO, project_id, position=position)
+            return int(position)
 
     def set_comment(self, project_id: int, position: int, grader: str, comment: str) -> str | None:
         """Replace the comment of this grader's active grade of the item, the grade itself unchanged;
         returns the comment it had, or None when the grader has no active grade of the item."""
         with self.session() as s, s.begin():
-            grade = s.scalar(
+            grades = s.scalars(
                 select(Grade)
-                .where(
-                    Grade.project_id == project_id,
-                    Grade.position == position,
-                    Grade.grader == grader,
-                    Grade.retracted_at.is_(None),
-                )
+                .where(*_active(project_id, grader), Grade.position == position)
+                .order_by(Grade.id)
                 .with_for_update()
-            )
-            if grade is None:
+            ).all()
+            if not grades:
                 return None
-            before, grade.comment = grade.comment, comment
+            before = grades[0].comment
+            for grade in grades:  # a card's grades (sides, criteria) share one comment
+                grade.comment = comment
             _event(s, grader, COMMENTED, project_id, position=position, before=before, after=comment)
             return before
 
@@ -494,10 +551,15 @@ class Store:
             s.add(Skip(project_id=project_id, position=position, grader=grader))
             _event(s, grader, SKIP, project_id, position=position)
 
-    def grades(self, project_id: int, *, include_retracted: bool = False) -> pd.DataFrame:
-        """Grades in submission order, columns GRADE_COLUMNS (+ ``retracted_at`` if asked)."""
+    def grades(self, project_id: int, *, include_retracted: bool = False, criterion: str | None = None) -> pd.DataFrame:
+        """One criterion's grades (``criterion_of``: the design's by default) in submission order, columns
+        GRADE_COLUMNS (+ ``retracted_at`` if asked)."""
         columns = [getattr(Grade, c) for c in GRADE_COLUMNS]
-        query = select(*columns).where(Grade.project_id == project_id).order_by(Grade.id)
+        query = (
+            select(*columns)
+            .where(Grade.project_id == project_id, Grade.criterion == self.criterion_of(project_id, criterion))
+            .order_by(Grade.id)
+        )
         if include_retracted:
             query = query.add_columns(Grade.retracted_at)
         else:
@@ -507,37 +569,42 @@ class Store:
         names = GRADE_COLUMNS + (["retracted_at"] if include_retracted else [])
         return pd.DataFrame.from_records(rows, columns=names)
 
-    def graded_positions(self, project_id: int) -> dict[int, float]:
-        """Item position -> final grade (core.stats.rater_agreement.final_grades: the reviewed grade, else the
-        mean over its graders), active grades only, in grading order."""
+    def graded_positions(self, project_id: int, criterion: str | None = None) -> dict[int, float]:
+        """Item position -> final grade of one criterion (``criterion_of``: the design's by default;
+        core.stats.rater_agreement.final_grades: the reviewed grade, else the mean over its graders), active
+        grades only, in grading order."""
+        criterion = self.criterion_of(project_id, criterion)
         with self.session() as s:
             rows = s.execute(
                 select(Grade.position, Grade.value)
-                .where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
+                .where(Grade.project_id == project_id, Grade.retracted_at.is_(None), Grade.criterion == criterion)
                 .order_by(Grade.id)
             ).all()
-        return final_grades((p for p, _ in rows), (v for _, v in rows), self.reviewed_grades(project_id))
+        return final_grades((p for p, _ in rows), (v for _, v in rows), self.reviewed_grades(project_id, criterion))
 
-    def reviewed_grades(self, project_id: int) -> dict[int, float]:
-        """Item position -> the grade a reviewer set (active reviews of the one-model, one-question key)."""
+    def reviewed_grades(self, project_id: int, criterion: str | None = None) -> dict[int, float]:
+        """Item position -> the grade a reviewer set (active reviews of the one-model key, of one criterion:
+        ``criterion_of``)."""
+        criterion = self.criterion_of(project_id, criterion)
         with self.session() as s:
             rows = s.execute(
                 select(Review.position, Review.value).where(
                     Review.project_id == project_id,
                     Review.retracted_at.is_(None),
                     Review.target == "",
-                    Review.criterion == "",
+                    Review.criterion == criterion,
                 )
             ).all()
         return {int(p): float(v) for p, v in rows}
 
-    def first_grades(self, project_id: int) -> dict[int, float]:
-        """Item position -> its first active grade (the one the validation correction compares with the final
-        grade: core.stats.validation), in grading order."""
+    def first_grades(self, project_id: int, criterion: str | None = None) -> dict[int, float]:
+        """Item position -> its first active grade of one criterion (``criterion_of``; the one the validation
+        correction compares with the final grade: core.stats.validation), in grading order."""
+        criterion = self.criterion_of(project_id, criterion)
         with self.session() as s:
             first = (
                 select(func.min(Grade.id))
-                .where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
+                .where(Grade.project_id == project_id, Grade.retracted_at.is_(None), Grade.criterion == criterion)
                 .group_by(Grade.position)
             )
             rows = s.execute(select(Grade.position, Grade.value).where(Grade.id.in_(first)).order_by(Grade.id)).all()
@@ -551,25 +618,26 @@ class Store:
         return skipped - set(self.graded_positions(project_id))
 
     def grader_positions(self, project_id: int, grader: str) -> list[int]:
-        """Positions this grader has an active grade for, oldest first (for Back)."""
+        """Positions this grader has an active grade for (of the design's criterion), oldest first (for Back)."""
+        criterion = self.criterion_of(project_id)
         with self.session() as s:
             rows = s.execute(
                 select(Grade.position)
-                .where(Grade.project_id == project_id, Grade.grader == grader, Grade.retracted_at.is_(None))
+                .where(*_active(project_id, grader), Grade.criterion == criterion)
                 .order_by(Grade.id)
             ).all()
-        return [int(r[0]) for r in rows]
+        return list(dict.fromkeys(int(r[0]) for r in rows))
 
-    def grade_of(self, project_id: int, position: int, grader: str) -> dict[str, Any] | None:
-        """This grader's active grade of the item, as a dict, or None."""
+    def grade_of(
+        self, project_id: int, position: int, grader: str, criterion: str | None = None
+    ) -> dict[str, Any] | None:
+        """This grader's active grade of the item (of one criterion, ``criterion_of``), as a dict, or None."""
+        criterion = self.criterion_of(project_id, criterion)
         with self.session() as s:
             row = s.scalar(
-                select(Grade).where(
-                    Grade.project_id == project_id,
-                    Grade.position == position,
-                    Grade.grader == grader,
-                    Grade.retracted_at.is_(None),
-                )
+                select(Grade)
+                .where(*_active(project_id, grader), Grade.position == position, Grade.criterion == criterion)
+                .order_by(Grade.id)
             )
             if row is None:
                 return None
@@ -583,11 +651,16 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else "no detail"
 
 
+def _active(project_id: int, grader: str) -> tuple:
+    """The WHERE terms of the grader's active grades in the project."""
+    return Grade.project_id == project_id, Grade.grader == grader, Grade.retracted_at.is_(None)
+
+
 def _replace_grade(
     s: Session,
     project_id: int,
     position: int,
-    target: str,
+    key: tuple[str, str],
     side: int | None,
     value: float,
     label: str,
@@ -596,28 +669,29 @@ def _replace_grade(
     seconds: float | None,
     now: datetime,
 ) -> int:
-    """Inside a write: retract this grader's active grade of (item, target), audited as a change when there
-    was one, and add the new grade; returns its id. ``side``: where a side-by-side card showed the response
-    (None for a response graded alone)."""
+    """Inside a write: retract this grader's active grade of (item, target, criterion) (``key`` is (target,
+    criterion)), audited as a change when there was one, and add the new grade; returns its id. ``side``:
+    where a side-by-side card showed the response (None for a response graded alone)."""
+    target, criterion = key
     earlier = s.scalars(
         update(Grade)
         .where(
-            Grade.project_id == project_id,
+            *_active(project_id, grader),
             Grade.position == position,
             Grade.target == target,
-            Grade.grader == grader,
-            Grade.retracted_at.is_(None),
+            Grade.criterion == criterion,
         )
         .values(retracted_at=now)
         .returning(Grade.label)
     ).all()
     if earlier:
-        where = {"target": target} if target else {}
+        where = {k: v for k, v in (("target", target), ("criterion", criterion)) if v}
         _event(s, grader, GRADE_CHANGED, project_id, position=position, **where, before=earlier[-1], after=label)
     grade = Grade(
         project_id=project_id,
         position=position,
         target=target,
+        criterion=criterion,
         side=side,
         value=float(value),
         label=label,
