@@ -25,6 +25,8 @@ from core.exports.formats import EXPORTS, export_name, exported_what
 from core.exports.project_export import GRADE_FORMATS, REPORT_EXPORTED, REPORT_FORMATS, ProjectFiles, report_bytes
 from core.inputs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_NAME_CHARS
 from core.jobs import background
+from core.rubric import Rubric
+from core.scales import Scale
 from core.services import audit, auth, grade_actions, grading, live, project_actions
 from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.live import live_reading
@@ -92,11 +94,62 @@ def _state(store: Store, project: ProjectInfo) -> dict[str, Any]:
     return project_state(store, project) | {"settings": project.settings.to_dict()}
 
 
-def _check_key(call: Call) -> None:
-    """``target`` and ``criterion`` (one model and one question: both "" in this version)."""
-    for name in ("target", "criterion"):
-        if call.text(name, default="", limit=MAX_NAME_CHARS):
-            raise ApiError(422, f'this project grades one model and one question, so {name!r} must be ""', name)
+Grading = Callable[[int, float], Outcome]
+"""A grade press's action on the item at a position, viewed for some seconds (``_grading``)."""
+
+
+def _grading(call: Call, project: ProjectInfo, comment: str) -> Grading:
+    """How the body grades the item its token names: ``label`` (grade_actions.grade) in a project that asks one
+    question, ``labels`` criterion -> label (grade_actions.grade_rubric: one grade per criterion, stored
+    together) in a rubric project; 422, naming the field, for the other kind's field or a malformed one. The
+    grade's key is (item, target, criterion, grader): the token names the item and the caller is the grader;
+    ``target`` is "" (one model graded through the API) and ``criterion`` is "" too, a rubric's criteria
+    being the keys of ``labels``."""
+    rubric = project.settings.rubric
+    if call.text("target", default="", limit=MAX_NAME_CHARS):
+        raise ApiError(422, "this project grades one model, so 'target' must be \"\"", "target")
+    criterion = call.text("criterion", default="", limit=MAX_NAME_CHARS)
+    body = call.body or {}
+    if rubric is None:
+        if criterion:
+            raise ApiError(422, "this project grades one question, so 'criterion' must be \"\"", "criterion")
+        if "labels" in body:
+            raise ApiError(
+                422, "this project asks one question: send its grade as 'label', one of the item's labels", "labels"
+            )
+        label = call.text("label", limit=MAX_LABEL_CHARS)
+        return lambda position, seconds: grade_actions.grade(
+            call.store, call.user, project.id, position, label, seconds=seconds, comment=comment
+        )
+    card = f"send 'labels', one label per criterion ({', '.join(rubric.names)}), graded together"
+    for name, given in (("label", body.get("label")), ("criterion", criterion)):
+        if given:  # "" (the client's default) asks nothing
+            raise ApiError(422, f"this project grades a rubric: {card}, in place of {name!r}", name)
+    labels = _criterion_labels(call, card)
+    return lambda position, seconds: grade_actions.grade_rubric(
+        call.store, call.user, project.id, position, labels, seconds=seconds, comment=comment
+    )
+
+
+def _criterion_labels(call: Call, card: str) -> dict[str, str]:
+    """The body's ``labels``, an object criterion -> label of strings within the limits; 422 otherwise (``card``:
+    what to send). Whether each is a criterion of the rubric and a label of its scale is grade_rubric's check."""
+    labels = (call.body or {}).get("labels")
+    if not isinstance(labels, dict):
+        shown = "missing" if labels is None else f"a {type(labels).__name__}, not an object"
+        raise ApiError(422, f"the field 'labels' is {shown}: {card}", "labels")
+    for name, label in labels.items():
+        if len(name) > MAX_NAME_CHARS:
+            raise ApiError(
+                422, f"a criterion of 'labels' has {len(name):,} characters, more than {MAX_NAME_CHARS:,}", "labels"
+            )
+        if not isinstance(label, str):
+            raise ApiError(422, f"the label of {name!r} must be a string, not {type(label).__name__}", "labels")
+        if len(label) > MAX_LABEL_CHARS:
+            raise ApiError(
+                422, f"the label of {name!r} has {len(label):,} characters, more than {MAX_LABEL_CHARS:,}", "labels"
+            )
+    return labels
 
 
 def _outcome(
@@ -198,11 +251,15 @@ def reading(call: Call) -> dict[str, Any]:
 
 
 def items(call: Call) -> dict[str, Any]:
+    """A page of the prepared items, each with its final ``grade`` (of the primary criterion in a rubric project)
+    and, in a rubric project, ``criteria``: each criterion's final grade (null while it has none)."""
     project = _project(call, auth.VIEW_DASHBOARD, ready=True)
     table, _ = cards.design(call.store, project)
     offset = call.integer("offset", default=0)
     limit = call.integer("limit", default=PAGE_DEFAULT, low=1, high=PAGE_MAX)
     graded = call.store.graded_positions(project.id)
+    rubric = project.settings.rubric
+    by_criterion = {name: call.store.graded_positions(project.id, name) for name in (rubric.names if rubric else ())}
     page = table.iloc[offset : offset + limit]
     columns = [c for c in ("prompt", "response", "answer", "reference", "label", "stratum") if c in page.columns]
     rows = [
@@ -211,6 +268,7 @@ def items(call: Call) -> dict[str, Any]:
             "item_id": str(row["id"]),
             **{c: row[c] for c in columns},
             "grade": graded.get(offset + i),
+            **({"criteria": {name: g.get(offset + i) for name, g in by_criterion.items()}} if rubric else {}),
         }
         for i, (_, row) in enumerate(page.iterrows())
     ]
@@ -234,20 +292,42 @@ def next_item(call: Call, *, ahead: bool = False) -> dict[str, Any]:
         }
     item = call.store.item(project.id, position)
     showing = cards.show(call.store, project.id, call.user.name, position, str(item.get("id", "")))
-    scale = project.settings.grading_scale
     card = {
         **_preview(item, project.settings),
         "item_id": showing.item_id,
         "token": showing.token,
         "position": position,
         "expires_in_s": cards.TOKEN_TTL.total_seconds(),
-        "labels": [{"label": c.label, "value": c.value} for c in scale.choices],
+        "labels": _labels(project.settings.grading_scale),
         "min_view_s": grading.min_view_s(project.settings),
     }
+    rubric = project.settings.rubric
+    if rubric is not None:
+        card["criteria"] = _criteria(rubric)
     if ahead:
         after = cards.ahead(call.store, project, design, call.user.name, position)
         card["ahead"] = None if after is None else _preview(call.store.item(project.id, after), project.settings)
     return json_safe({"item": card, "reason": None})
+
+
+def _labels(scale: Scale) -> list[dict[str, Any]]:
+    """A scale's labels as a card lists them: label and value, in the scale's order (key 1, 2, ...)."""
+    return [{"label": c.label, "value": c.value} for c in scale.choices]
+
+
+def _criteria(rubric: Rubric) -> list[dict[str, Any]]:
+    """A rubric's criteria as a card lists them, in its order: name, whether primary or required, guidelines and
+    the labels of the criterion's own scale."""
+    return [
+        {
+            "name": c.name,
+            "primary": c.name == rubric.primary,
+            "required": c.required,
+            "guidelines": c.guidelines,
+            "labels": _labels(c.scale),
+        }
+        for c in rubric.criteria
+    ]
 
 
 def _preview(item: dict[str, Any], settings: SettingsLike) -> dict[str, Any]:
@@ -276,20 +356,16 @@ def grade(call: Call, *, ahead: bool = False) -> Response:
     """A grade of the item the token names; ``?then=next`` adds the caller's next card (``next_item``, with
     ``ahead`` passed on)."""
     project = _project(call, auth.GRADE, ready=True)
-    _check_key(call)
-    label = call.text("label", limit=MAX_LABEL_CHARS)
     comment = call.text("comment", default="", limit=MAX_COMMENT_CHARS)
-    return _press(lambda: _grade(call, project, label, comment, ahead))
+    act = _grading(call, project, comment)
+    return _press(lambda: _grade(call, project, act, ahead))
 
 
-def _grade(call: Call, project: ProjectInfo, label: str, comment: str, ahead: bool) -> Response:
+def _grade(call: Call, project: ProjectInfo, act: Grading, ahead: bool) -> Response:
     showing = _shown(call, project)
     released = showing.seconds_since_released()
     shown_ms = (call.body or {}).get("shown_ms", released * 1000)
-    seconds = grading.viewing_seconds(shown_ms, released)
-    outcome = grade_actions.grade(
-        call.store, call.user, project.id, showing.position, label, seconds=seconds, comment=comment
-    )
+    outcome = act(showing.position, grading.viewing_seconds(shown_ms, released))
     if outcome.status in ("saved", "changed"):
         cards.spend(call.store, project.id, call.user.name, showing.token)
     answer = _outcome(outcome, project.id, call.store, ("saved", "changed"), showing.item_id)
@@ -404,7 +480,8 @@ ENDPOINTS: tuple[Declared, ...] = (
         "The caller's next item, reserved for them",
         schemas.NEXT,
         description="As the grade page's card: the item reserved for the caller (the same one until "
-        "graded or skipped), with a single-use token for POST grades or skip.",
+        "graded or skipped), with a single-use token for POST grades or skip. In a rubric project the card "
+        "lists its criteria, each with its own labels, to grade together.",
         errors=(401, 403, 404, 409, 429),
     ),
     Declared(
@@ -416,9 +493,12 @@ ENDPOINTS: tuple[Declared, ...] = (
         body="json",
         request=schemas.GRADE_REQUEST,
         query={"then": {"type": "string", "enum": ["next"], "description": "add the caller's next item as 'next'"}},
-        description="The grade page's own path (core.services.grade_actions.grade). 409 with status refused: the "
-        "hold lapsed and another grader has the item, the token is spent, or it came sooner than the project's "
-        "min_view_s after next; 503 with status not_saved: the database failed, send it again.",
+        description="The grade page's own path (core.services.grade_actions.grade; in a rubric project "
+        "grade_rubric: 'labels', one label per criterion, stored together on the one token). 409 with status "
+        "refused: the hold lapsed and another grader has the item, the token is spent, it came sooner than the "
+        "project's min_view_s after next, or a label is not on its scale (a rubric's: or a required criterion "
+        "is unanswered); 422: 'label' sent in a rubric project or 'labels' in a project that asks one question; "
+        "503 with status not_saved: the database failed, send it again.",
         errors=(401, 403, 404, 409, 413, 422, 429, 503),
     ),
     Declared(

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, is_dataclass
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
+from core.inputs.limits import MAX_LABEL_CHARS, MAX_NAME_CHARS
+from core.rubric import ALLOCATE_FOR, MAX_CRITERIA, PRIMARY
 from core.services.reading import Interval, Reading, interval_when, saving_words, stopping_words
 from core.stats.estimate import Estimate
 from core.store import json_safe
@@ -43,7 +45,55 @@ PROJECT_STATE = {
     },
     "required": ["id", "name", "status"],
 }
-PROJECT = {**PROJECT_STATE, "properties": {**PROJECT_STATE["properties"], "settings": {"type": "object"}}}
+SCALE = {
+    "type": "object",
+    "properties": {
+        "kind": {"type": "string", "enum": ["binary", "likert", "custom"]},
+        "labels": {
+            "type": "array",
+            "items": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}]},
+            "description": "[label, value in [0, 1]] pairs; needed for kind custom",
+        },
+    },
+    "required": ["kind"],
+}
+RUBRIC_SETTINGS = {
+    "criteria": {
+        "type": "array",
+        "maxItems": MAX_CRITERIA,
+        "description": "a rubric: the questions every card asks together, in the card's order (none: one "
+        "question, 'scale'); a bad one is a 422 naming its row (from 1) and the fix",
+        "items": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "maxLength": MAX_NAME_CHARS},
+                "scale": {**SCALE, "description": "its own scale (default binary)"},
+                "guidelines": {"type": "string", "default": ""},
+                "required": {"type": "boolean", "default": True, "description": "every card must answer it"},
+            },
+            "required": ["name"],
+        },
+    },
+    "primary_criterion": {
+        "type": "string",
+        "default": "",
+        "description": "the required criterion the design, the stopping rule and the reading follow ('' : the first)",
+    },
+    "allocate_for": {
+        "type": "string",
+        "enum": list(ALLOCATE_FOR),
+        "default": PRIMARY,
+        "description": "what the queue allocates grades for: the primary criterion, or all criteria together",
+    },
+}
+"""The settings of a rubric (core.rubric), among ProjectSettings' fields."""
+SETTINGS = {
+    "type": "object",
+    "properties": {"scale": SCALE, **RUBRIC_SETTINGS},
+    "additionalProperties": True,
+    "description": "ProjectSettings' fields (docs/settings); those described here are the grading questions",
+}
+PROJECT = {**PROJECT_STATE, "properties": {**PROJECT_STATE["properties"], "settings": SETTINGS}}
 PROJECT_LIST = _object({"projects": {"type": "array", "items": PROJECT_STATE}})
 CREATED = _object({"id": {"type": "integer"}, "status": {"type": "string"}})
 CREATE_REQUEST = {
@@ -58,6 +108,11 @@ CREATE_REQUEST = {
         "settings": {
             "type": "string",
             "contentMediaType": "application/json",
+            "contentSchema": {
+                **SETTINGS,
+                "properties": {"name": {"type": "string"}, **SETTINGS["properties"]},
+                "required": ["name"],
+            },
             "description": "a JSON object of ProjectSettings' fields (docs/settings), with 'name' the project's name",
         },
     },
@@ -65,12 +120,20 @@ CREATE_REQUEST = {
 }
 ITEMS = _object(
     {
-        "items": {"type": "array", "items": {"type": "object"}},
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "description": "position, item_id, the item's texts, stratum, its final grade; in a rubric project "
+                "also criteria: criterion -> its final grade (null while it has none)",
+            },
+        },
         "offset": {"type": "integer"},
         "limit": {"type": "integer"},
         "total": {"type": "integer"},
     }
 )
+LABELS = {"type": "array", "items": _object({"label": {"type": "string"}, "value": {"type": "number"}})}
 CARD = {
     "type": "object",
     "properties": {
@@ -84,7 +147,21 @@ CARD = {
         "image": {"type": "string"},
         "image_note": {"type": "string"},
         "signals": {"type": "object"},
-        "labels": {"type": "array", "items": _object({"label": {"type": "string"}, "value": {"type": "number"}})},
+        "labels": {**LABELS, "description": "the scale's labels (a rubric's: its primary criterion's)"},
+        "criteria": {
+            "type": "array",
+            "description": "a rubric project's criteria, in the card's order: grade them together ('labels' "
+            "of POST grades); absent in a project that asks one question",
+            "items": _object(
+                {
+                    "name": {"type": "string"},
+                    "primary": {"type": "boolean", "description": "the criterion the reading follows"},
+                    "required": {"type": "boolean"},
+                    "guidelines": {"type": "string"},
+                    "labels": LABELS,
+                }
+            ),
+        },
         "min_view_s": {"type": "number"},
     },
     "required": ["item_id", "token", "position", "prompt", "response", "labels"],
@@ -92,20 +169,37 @@ CARD = {
 NEXT = _object({"item": {"oneOf": [CARD, {"type": "null"}]}, "reason": STRING_OR_NULL})
 KEY = {
     "target": {"type": "string", "default": "", "description": "the target model graded ('' : the project's one)"},
-    "criterion": {"type": "string", "default": "", "description": "the rubric's criterion ('' : the one question)"},
+    "criterion": {
+        "type": "string",
+        "default": "",
+        "description": "the criterion of 'label' ('' : the one question); a rubric's grades name theirs as the "
+        "keys of 'labels'",
+    },
 }
+"""A grade's key besides the item (the token's) and the grader (the caller): (item, target, criterion, grader)."""
 SKIP_REQUEST = _object({"item_id": {"type": "string"}, "token": {"type": "string"}})
 GRADE_REQUEST = _object(
     {
         "item_id": {"type": "string"},
         "token": {"type": "string"},
-        "label": {"type": "string", "description": "one of the item's labels"},
+        "label": {
+            "type": "string",
+            "maxLength": MAX_LABEL_CHARS,
+            "description": "one of the item's labels (a project that asks one question)",
+        },
+        "labels": {
+            "type": "object",
+            "additionalProperties": {"type": "string", "maxLength": MAX_LABEL_CHARS},
+            "description": "a rubric project's card: criterion -> one of its labels, every required criterion "
+            "answered (an optional one may be left out); stored together, one grade per criterion",
+        },
         "comment": {"type": "string", "default": ""},
         "shown_ms": {"type": "number", "description": "how long the item was shown (default: since next)"},
         **KEY,
     },
-    ("item_id", "token", "label"),
-)
+    ("item_id", "token"),
+) | {"oneOf": [{"required": ["label"]}, {"required": ["labels"]}]}
+"""POST grades' body: 'label' in a project that asks one question, 'labels' in a rubric project."""
 OUTCOME = _object(
     {
         "status": {"type": "string", "enum": ["saved", "changed", "skipped", "undone", "refused", "not_saved"]},
