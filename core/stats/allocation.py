@@ -390,6 +390,32 @@ def next_stratum(
     return np.where(open_.any(axis=-1), choice, -1)
 
 
+def compromise_spreads(weights: np.ndarray, spreads: np.ndarray) -> np.ndarray:
+    """The spreads (..., H) that allocate for K criteria together, from each criterion's spreads (..., K, H).
+
+    The allocation minimises the sum of the criteria's relative losses, sum_k V_k / V_k^opt, each criterion's
+    stratified variance V_k = sum_h W_h^2 S_hk^2 / n_h (less its finite-population term, which no allocation
+    changes) over its own Neyman minimum V_k^opt = (sum_h W_h S_hk)^2 / n. That is a weighted sum of the
+    variances, sum_k lambda_k V_k with lambda_k = 1 / (sum_h W_h S_hk)^2, i.e. one variance whose spreads are
+    S_h^2 = sum_k w_k S_hk^2, w_k = lambda_k / sum_j lambda_j; Neyman's allocation for it,
+    n_h proportional to W_h sqrt(sum_k lambda_k S_hk^2), is the multivariate form of Kokan & Khan (1967,
+    JRSS B 29, 115-125), which Bethel (1989, Survey Methodology 15, 47-57) shows is also the least-cost
+    allocation meeting a variance bound per criterion for some multipliers lambda_k (Chromy 1987,
+    Proc. ASA Survey Research Methods, computes them). Normalised so, the result is a weighted mean of the
+    criteria's variances on the grades' own scale: with one criterion it is that criterion's spreads, and
+    the queue's small-n term kappa (core.stats.allocation.allocation_objective, in grade units like the
+    variances) keeps its weight, sum_k w_k J_k being the one-criterion J with these spreads. The shape does
+    not change when one criterion's spreads are multiplied by a constant (lambda_k absorbs it). A criterion
+    with no spread in any stratum (sum_h W_h S_hk = 0) has variance 0 under every allocation and is left
+    out; with none left, the spreads are 0. Vectorised over leading axes.
+    """
+    spreads = np.asarray(spreads, dtype=float)
+    total = np.sum(weights * spreads, axis=-1)
+    lam = np.divide(1.0, total**2, out=np.zeros_like(total), where=total > 0)
+    share = np.divide(lam, lam.sum(axis=-1, keepdims=True), out=np.zeros_like(lam), where=lam > 0)
+    return np.sqrt(np.sum(share[..., None] * spreads**2, axis=-2))
+
+
 def allocation_objective(
     weights: np.ndarray, sizes: np.ndarray, sds: np.ndarray, alloc: np.ndarray, kappa: float = KAPPA
 ) -> float:

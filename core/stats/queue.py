@@ -12,18 +12,22 @@ uniform at random without replacement.
 `queue_stratum` is the queue's one step, the stratum of the next grade from the grades' sums; it works on
 one project's state and on R replications at once. `next_item` calls it for the app, and
 `core.stats.simulate.replay_queue` calls it at every step of its batched replay.
+
+A rubric project that allocates for all its criteria (core.rubric.ALL) gives the queue the other criteria's
+grades too (`QueueState.criteria`): each criterion's spreads come from its own grades and calibration
+(`queue_spreads`), and the queue allocates by their compromise (core.stats.allocation.compromise_spreads).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from core.errors import InputError
-from core.stats.allocation import FLOOR_KAPPA, Design, next_stratum, stratum_moments
+from core.stats.allocation import FLOOR_KAPPA, Design, compromise_spreads, next_stratum, stratum_moments
 from core.stats.collapse import spreads_differ, strata_differ
 from core.stats.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 
@@ -36,11 +40,15 @@ class QueueState:
     skipped:  positions a grader passed over; they go back to the queue (after
               the stratum's other free items) and count as not graded.
     reserved: positions handed to a grader and not yet graded or skipped.
+    criteria: the other criteria's grades (position -> grade), one mapping per criterion, when the queue
+              allocates for every criterion of a rubric; ``graded`` holds the design criterion's, which alone
+              say whether an item is graded. Empty: the queue allocates for ``graded`` alone.
     """
 
     graded: Mapping[int, float] = field(default_factory=dict)
     skipped: frozenset[int] = frozenset()
     reserved: frozenset[int] = frozenset()
+    criteria: tuple[Mapping[int, float], ...] = ()
 
     @classmethod
     def from_lists(
@@ -97,11 +105,16 @@ def queue_kappa(design: Design, differ: np.ndarray) -> np.ndarray:
     return np.where(differ, design.kappa, pooled)[..., None]
 
 
+Reading = tuple[tuple[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, ...]]
+"""One criterion's grades as the queue reads them: (moments, pooled), as `queue_stratum` takes them."""
+
+
 def queue_stratum(
     design: Design,
     taken: np.ndarray,
     moments: tuple[np.ndarray, np.ndarray, np.ndarray],
     pooled: tuple[np.ndarray, ...],
+    others: Sequence[Reading] = (),
 ) -> np.ndarray:
     """The queue's step: the stratum of the next grade (-1 when every stratum is taken), for one state or R at once.
 
@@ -111,11 +124,21 @@ def queue_stratum(
     term of `queue_kappa` until the strata differ (core.stats.collapse: the pooled variance needs no spread per
     stratum, and a floor of design.floor in every stratum of unequal sizes is no proportional allocation: MSE
     1.12 times uniform's at n = 10 without signal).
+
+    ``others``: the other criteria's (moments, pooled) when the queue allocates for every criterion of a
+    rubric. Each criterion then has its own spreads (`queue_spreads` on its own grades, common where its own
+    strata do not differ), and the queue allocates by their compromise
+    (core.stats.allocation.compromise_spreads). The strata differ, for the floor and the small-n term, when
+    any criterion's grades say so: each criterion's estimate reads its own strata separately once its own
+    grades differ (core.stats.collapse), and then needs design.floor grades and the all-equal floor's term in
+    every stratum, whatever the other criteria show.
     """
-    differ = queue_differ(design, moments)
-    spreads = queue_spreads(design, moments, pooled, differ)
+    readings = [(moments, pooled), *others]
+    differs = [queue_differ(design, m) for m, _ in readings]
+    spreads = np.stack([queue_spreads(design, m, p, d) for (m, p), d in zip(readings, differs)], axis=-2)
+    differ = functools.reduce(np.logical_or, differs)
     floor, kappa = queue_floor(design, differ), queue_kappa(design, differ)
-    return next_stratum(design.weights, spreads, taken, design.sizes, floor, kappa)
+    return next_stratum(design.weights, compromise_spreads(design.weights, spreads), taken, design.sizes, floor, kappa)
 
 
 def queue_differ(design: Design, moments: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
@@ -151,15 +174,16 @@ def next_item(design: Design, state: QueueState, seed: int) -> int | None:
     The stratum comes from `next_stratum` with n_h = graded + reserved items of
     stratum h and the adaptive spreads of the graded ones; the item is the first
     position of `item_order(N, seed)` in that stratum that is neither graded nor
-    reserved, preferring items nobody skipped.
+    reserved, preferring items nobody skipped. With ``state.criteria``, the stratum allocates for every
+    criterion together (`queue_stratum`'s ``others``).
 
     Work per draw grows with the grades, never with N: the first free item
     lies among the first n_h + (skipped) + 1 of the stratum's order
     (`stratum_orders`), since at most n_h of them are taken.
     """
-    positions = np.fromiter(state.graded.keys(), dtype=np.int64, count=len(state.graded))
-    grades = np.fromiter(state.graded.values(), dtype=float, count=len(state.graded))
-    outside = [p for p in (*state.graded, *state.skipped, *state.reserved) if not 0 <= p < design.N]
+    positions, grades = _arrays(state.graded)
+    extra = [p for grades_k in state.criteria for p in grades_k]
+    outside = [p for p in (*state.graded, *state.skipped, *state.reserved, *extra) if not 0 <= p < design.N]
     if outside:
         raise InputError(
             f"position {outside[0]} is outside the pool of {design.N} items", fix="use the items' row numbers, 0 to N-1"
@@ -167,8 +191,8 @@ def next_item(design: Design, state: QueueState, seed: int) -> int | None:
     reserved = np.fromiter(state.reserved, dtype=np.int64, count=len(state.reserved))
     taken = np.unique(np.concatenate([positions, reserved]))
     counts = np.bincount(design.stratum[taken], minlength=design.H)
-    moments = stratum_moments(design, positions, grades)
-    h = int(queue_stratum(design, counts, moments, pooled_sums(design, positions, grades)))
+    others = [_reading(design, *_arrays(grades_k)) for grades_k in state.criteria]
+    h = int(queue_stratum(design, counts, *_reading(design, positions, grades), others))
     if h < 0:
         return None
     skipped = np.fromiter(state.skipped, dtype=np.int64, count=len(state.skipped))
@@ -176,3 +200,16 @@ def next_item(design: Design, state: QueueState, seed: int) -> int | None:
     free = head[~np.isin(head, taken)]
     fresh = free[~np.isin(free, skipped)]
     return int(fresh[0] if fresh.size else free[0])
+
+
+def _arrays(grades: Mapping[int, float]) -> tuple[np.ndarray, np.ndarray]:
+    """A criterion's grades as (positions, grades) arrays."""
+    return (
+        np.fromiter(grades.keys(), dtype=np.int64, count=len(grades)),
+        np.fromiter(grades.values(), dtype=float, count=len(grades)),
+    )
+
+
+def _reading(design: Design, positions: np.ndarray, grades: np.ndarray) -> Reading:
+    """One criterion's (moments, pooled) for `queue_stratum`."""
+    return stratum_moments(design, positions, grades), pooled_sums(design, positions, grades)
