@@ -13,19 +13,29 @@ reviewed grade, else the mean grader's grade), which core.store.Store.graded_pos
 estimate, the queue and every export read final grades from there. The random items checked, the
 double-graded share with its disagreements settled and the audited share once reviewed, are the
 validation sample of core.stats.validation (``validation_finals``, ``validated``).
+
+In a rubric project (core.rubric) an item comes to review once, whichever criteria its grades disagree on;
+the reviewer sees every criterion's grades by each grader and sets the final grade of the criteria they
+choose in one submit (``settle_rubric``): at least the disagreeing ones to take it off the queue. Each
+criterion's final grades are its own (core.store.Store.reviewed_grades), and so are its estimate, its
+validation sample and its agreement (``agreement_by_criterion``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from core.rubric import Rubric
 from core.services import auth, grading
 from core.services.outcome import Outcome, Refused, permitted
 from core.services.reservations import double_graded, drawn_positions
+from core.settings import ProjectSettings
 from core.stats.allocation import Design
+from core.stats.rater_agreement import Agreement, agreement
 from core.stats.validation import Validated, validated_estimate
 from core.store import Store, reviews
 
@@ -54,34 +64,65 @@ class QueueEntry:
 
 
 def queue(store: Store, actor: auth.User | None, project_id: int) -> list[QueueEntry]:
-    """The items waiting for review (no final grade yet): flagged first, then disagreements, then the audit
-    share, each oldest first."""
+    """The items waiting for review, each once: flagged first, then disagreements, then the audit share, each
+    oldest first. A flagged item waits until a reviewer sets any final grade of it; a disagreement until every
+    criterion its grades disagree on has its final grade; an audited item until every criterion graded on it
+    has one (a one-question project has one criterion, so any final grade settles its item)."""
     permitted(store, actor, auth.REVIEW, project_id)
     graded = store.graded_positions(project_id)
+    settled = reviews.reviews(store, project_id)
+    reviewed = {(int(p), c) for p, c in zip(settled["position"], settled["criterion"])}
+    grades = store.rubric_grades(project_id)
+    answered = {int(p): set(c) for p, c in grades.groupby("position")["criterion"]}
+
+    def waits(position: int, criteria: Iterable[str]) -> bool:
+        return any((position, c) not in reviewed for c in criteria)
+
     sources = {
         FLAGGED: [int(p) for p in dict.fromkeys(reviews.flags(store, project_id)["position"])],
-        DISAGREEMENT: reviews.disagreements(store, project_id),
-        AUDIT: [p for p in graded if p in audited(store, project_id)],
+        DISAGREEMENT: [p for p, criteria in reviews.disagreements(store, project_id).items() if waits(p, criteria)],
+        AUDIT: [p for p in graded if p in audited(store, project_id) and waits(p, answered[p])],
     }
-    settled = set(reviews.reviews(store, project_id)["position"])
+    touched = {p for p, _ in reviewed}
     reasons: dict[int, list[str]] = {}
     for reason in REASONS:
         for position in sources[reason]:
-            if position not in settled:
+            if reason != FLAGGED or position not in touched:
                 reasons.setdefault(position, []).append(reason)
     return [QueueEntry(p, tuple(r)) for p, r in reasons.items()]
 
 
 @dataclass(frozen=True)
 class ReviewItem:
-    """What a reviewer sees of one item: the item, its active grades (grader, label, comment, time), the
-    flags, and its final grade now (``review``: the active review as a dict, or None)."""
+    """What a reviewer sees of one item: the item, its active grades (grader, label, comment, time; in a rubric
+    project every criterion's, with ``criterion``), the flags, its active reviews (one per criterion settled),
+    and the criteria its grades disagree on now."""
 
     position: int
     item: dict[str, Any]
     grades: pd.DataFrame
     flags: pd.DataFrame
-    review: dict[str, Any] | None
+    reviews: pd.DataFrame
+    disagree: tuple[str, ...]
+
+    @property
+    def review(self) -> dict[str, Any] | None:
+        """The latest active review as a dict (a one-question item's final grade), or None."""
+        return None if self.reviews.empty else self.reviews.iloc[-1].to_dict()
+
+    def by_grader(self, rubric: Rubric) -> pd.DataFrame:
+        """A rubric item's grades as one row per grader: their label of each criterion (in the rubric's order,
+        "" where unanswered) and the card's comment."""
+        rows = [
+            {
+                "grader": grader,
+                **{name: "" for name in rubric.names},
+                **dict(zip(card["criterion"], card["label"])),
+                "comment": card["comment"].iloc[-1],
+            }
+            for grader, card in self.grades.groupby("grader", sort=False)
+        ]
+        return pd.DataFrame(rows, columns=["grader", *rubric.names, "comment"])
 
 
 def item(store: Store, actor: auth.User | None, project_id: int, position: int) -> ReviewItem:
@@ -91,14 +132,15 @@ def item(store: Store, actor: auth.User | None, project_id: int, position: int) 
         shown = store.item(project_id, position)
     except KeyError:
         raise Refused("no such item") from None
-    grades = store.grades(project_id)
-    review = reviews.reviews(store, project_id, [position])
+    rubric = store.project(project_id).settings.rubric
+    grades = store.grades(project_id) if rubric is None else store.rubric_grades(project_id)
     return ReviewItem(
         position=position,
         item=shown,
         grades=grades[grades["position"] == position].reset_index(drop=True),
         flags=reviews.flags(store, project_id, [position]),
-        review=None if review.empty else review.iloc[-1].to_dict(),
+        reviews=reviews.reviews(store, project_id, [position]),
+        disagree=tuple(reviews.disagreements(store, project_id).get(position, ())),
     )
 
 
@@ -108,9 +150,69 @@ def settle(
     """Set the item's final grade to ``label`` (a grade of the project's scale), with the reviewer's note.
 
     Refused unless the actor may review the project, the project is ready, the item has a grade, and none
-    of its grades is the reviewer's own (nobody settles a disagreement they are part of). A second
-    review of the item replaces the first, which stays in the table, retracted; both are audited.
+    of its grades is the reviewer's own (nobody settles a disagreement they are part of); refused in a rubric
+    project too, whose final grades ``settle_rubric`` sets. A second review of the item replaces the first, which stays in
+    the table, retracted; both are audited.
     """
+    reviewer, settings = _settling(store, actor, project_id)
+    if settings.rubric is not None:
+        raise Refused("this project grades a rubric: set each criterion's final grade (settle_rubric)")
+    try:
+        value = settings.grading_scale.value_of(label)
+    except KeyError:
+        raise Refused(f"{label!r} is not a grade of this project") from None
+    grades = store.grades(project_id)
+    _may_settle(reviewer, set(grades.loc[grades["position"] == position, "grader"]))
+    reviews.add_review(
+        store, project_id, position, value=value, label=label, reviewer=reviewer.name, note=grading.check_comment(note)
+    )
+    return Outcome("reviewed", f"final grade: {label}", position)
+
+
+def settle_rubric(
+    store: Store,
+    actor: auth.User | None,
+    project_id: int,
+    position: int,
+    labels: Mapping[str, str | None],
+    *,
+    note: str = "",
+) -> Outcome:
+    """Set a rubric item's final grades, ``labels`` criterion -> label (a criterion left out, or None or "",
+    keeps what it has), in one transaction with the reviewer's note, each audited.
+
+    Refused as ``settle`` is, and for a project without a rubric, no final grade given, an unknown criterion,
+    a label not on its criterion's scale, or a criterion nobody graded on this item."""
+    reviewer, settings = _settling(store, actor, project_id)
+    rubric = settings.rubric
+    if rubric is None:
+        raise Refused("this project asks one question: set its final grade with one label (settle)")
+    chosen = {name: label for name, label in labels.items() if label}
+    unknown = sorted(set(chosen) - set(rubric.names))
+    if unknown:
+        raise Refused(f"{unknown[0]!r} is not a criterion of this project")
+    if not chosen:
+        raise Refused("no final grade chosen: choose the grade of at least one criterion")
+    grades = store.rubric_grades(project_id)
+    mine = grades[grades["position"] == position]
+    _may_settle(reviewer, set(mine["grader"]))
+    finals = []
+    for criterion in rubric.criteria:
+        label = chosen.get(criterion.name)
+        if label is None:
+            continue
+        if criterion.name not in set(mine["criterion"]):
+            raise Refused(f"criterion {criterion.name!r} has no grade of this item to settle")
+        try:
+            finals.append((criterion.name, criterion.scale.value_of(label), label))
+        except KeyError:
+            raise Refused(f"{label!r} is not a grade of criterion {criterion.name!r}") from None
+    reviews.add_reviews(store, project_id, position, finals, reviewer=reviewer.name, note=grading.check_comment(note))
+    return Outcome("reviewed", "final grades: " + ", ".join(f"{c} {label}" for c, _, label in finals), position)
+
+
+def _settling(store: Store, actor: auth.User | None, project_id: int) -> tuple[auth.User, ProjectSettings]:
+    """The reviewer and the project's settings; Refused unless the actor may review it and it is ready."""
     reviewer = permitted(store, actor, auth.REVIEW, project_id)
     try:
         project = store.project(project_id)
@@ -118,35 +220,70 @@ def settle(
         raise Refused("the project was deleted") from None
     if project.status != "ready":
         raise Refused(f"the project is not ready ({project.status})")
-    scale = project.settings.grading_scale
-    try:
-        value = scale.value_of(label)
-    except KeyError:
-        raise Refused(f"{label!r} is not a grade of this project") from None
-    grades = store.grades(project_id)
-    graders = set(grades.loc[grades["position"] == position, "grader"])
+    return reviewer, project.settings
+
+
+def _may_settle(reviewer: auth.User, graders: set[str]) -> None:
+    """Refused when the item has no grade, or the reviewer is one of its graders."""
     if not graders:
         raise Refused("the item has no grade yet; it comes to review once graded")
     if reviewer.name in graders:
         raise Refused("you graded this item yourself; another reviewer settles it")
-    reviews.add_review(
-        store, project_id, position, value=value, label=label, reviewer=reviewer.name, note=grading.check_comment(note)
-    )
-    return Outcome("reviewed", f"final grade: {label}", position)
 
 
-def validation_finals(store: Store, project_id: int) -> dict[int, float]:
-    """The validation sample's final grades (position -> grade): the double-graded share's items graded
-    twice (their disagreements settled by review where a reviewer has, else their mean grade: the
-    estimand's rule) and the audit share's items once reviewed. Both are random draws of the pool,
-    independent of the grades, so the items not yet checked leave the rest a random sample."""
-    finals = store.graded_positions(project_id)
-    counts = store.grades(project_id)["position"].value_counts()
+@dataclass(frozen=True)
+class CriterionAgreement:
+    """One criterion's agreement over its double-graded items (at its scale's level), the items whose grades
+    of it differ, and how many of those a reviewer has settled."""
+
+    criterion: str
+    agreement: Agreement
+    disagreements: int
+    settled: int
+
+
+def agreement_by_criterion(store: Store, actor: auth.User | None, project_id: int) -> list[CriterionAgreement]:
+    """Each criterion's agreement and disagreements in a rubric project, the primary criterion first, then the
+    rubric's order; [] for a one-question project (its agreement is core.services.live.agreement_of's)."""
+    permitted(store, actor, auth.REVIEW, project_id)
+    rubric = store.project(project_id).settings.rubric
+    if rubric is None:
+        return []
+    grades = store.rubric_grades(project_id)
+    disagreeing = reviews.disagreements(store, project_id)
+    settled = reviews.reviews(store, project_id)
+    order = [rubric.primary, *(name for name in rubric.names if name != rubric.primary)]
+    result = []
+    for name in order:
+        differ = {p for p, criteria in disagreeing.items() if name in criteria}
+        reviewed = set(settled.loc[settled["criterion"] == name, "position"])
+        level = rubric.criterion(name).scale.level
+        result.append(
+            CriterionAgreement(
+                name, agreement(grades[grades["criterion"] == name], level), len(differ), len(differ & reviewed)
+            )
+        )
+    return result
+
+
+def validation_finals(store: Store, project_id: int, criterion: str | None = None) -> dict[int, float]:
+    """The validation sample's final grades of one criterion (position -> grade; the design's criterion by
+    default, core.store.Store.criterion_of): the double-graded share's items graded twice (their
+    disagreements settled by review where a reviewer has, else their mean grade: the estimand's rule) and the
+    audit share's items once reviewed. Both are random draws of the pool, independent of the grades, so the
+    items not yet checked leave the rest a random sample."""
+    criterion = store.criterion_of(project_id, criterion)
+    finals = store.graded_positions(project_id, criterion)
+    counts = store.grades(project_id, criterion=criterion)["position"].value_counts()
     twice = {int(p) for p, k in counts.items() if k >= 2} & double_graded(store, project_id)
-    settled = set(reviews.reviews(store, project_id)["position"]) & audited(store, project_id)
+    settled = set(store.reviewed_grades(project_id, criterion)) & audited(store, project_id)
     return {p: finals[p] for p in finals if p in twice or p in settled}
 
 
-def validated(store: Store, project_id: int, design: Design) -> Validated:
-    """The project's estimate corrected on its validation sample (core.stats.validation)."""
-    return validated_estimate(design, store.first_grades(project_id), validation_finals(store, project_id))
+def validated(store: Store, project_id: int, design: Design, criterion: str | None = None) -> Validated:
+    """The project's estimate of one criterion (the design's by default) corrected on its validation sample
+    (core.stats.validation)."""
+    criterion = store.criterion_of(project_id, criterion)
+    return validated_estimate(
+        design, store.first_grades(project_id, criterion), validation_finals(store, project_id, criterion)
+    )

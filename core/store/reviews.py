@@ -2,11 +2,13 @@
 
 A review is keyed (project, position, target, criterion): one active review per key, a changed one
 retracts the earlier row in the same transaction, which also writes its audit event, as the store does
-for grades (core.store.store.GRADE_EVENTS).
+for grades (core.store.store.GRADE_EVENTS). A rubric item's final grades, one per criterion the reviewer
+settles, are stored together in one transaction (``add_reviews``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -36,47 +38,68 @@ def add_review(
     criterion: str = "",
 ) -> int:
     """Set the item's final grade (retracting an earlier review of the same key) with its audit event; its id."""
+    return add_reviews(
+        store, project_id, position, [(criterion, value, label)], reviewer=reviewer, note=note, target=target
+    )[0]
+
+
+def add_reviews(
+    store: Store,
+    project_id: int,
+    position: int,
+    finals: Sequence[tuple[str, float, str]],
+    *,
+    reviewer: str,
+    note: str = "",
+    target: str = "",
+) -> list[int]:
+    """Set the item's final grades, ``finals`` listing (criterion, value, label), in one transaction: each
+    retracts the earlier review of its key and writes its audit event, and either all are stored or none.
+    Returns the review ids, in ``finals``' order."""
     from core.store.store import _event
 
     with store._writing("the review", project_id), store.session() as s, s.begin():
         now = utcnow()
-        earlier = s.scalars(
-            update(Review)
-            .where(
-                Review.project_id == project_id,
-                Review.position == position,
-                Review.target == target,
-                Review.criterion == criterion,
-                Review.retracted_at.is_(None),
+        ids = []
+        for criterion, value, label in finals:
+            earlier = s.scalars(
+                update(Review)
+                .where(
+                    Review.project_id == project_id,
+                    Review.position == position,
+                    Review.target == target,
+                    Review.criterion == criterion,
+                    Review.retracted_at.is_(None),
+                )
+                .values(retracted_at=now)
+                .returning(Review.label)
+            ).all()
+            review = Review(
+                project_id=project_id,
+                position=position,
+                target=target,
+                criterion=criterion,
+                value=float(value),
+                label=label,
+                reviewer=reviewer,
+                note=note,
+                created_at=now,
             )
-            .values(retracted_at=now)
-            .returning(Review.label)
-        ).all()
-        review = Review(
-            project_id=project_id,
-            position=position,
-            target=target,
-            criterion=criterion,
-            value=float(value),
-            label=label,
-            reviewer=reviewer,
-            note=note,
-            created_at=now,
-        )
-        s.add(review)
-        s.flush()
-        detail = {"target": target, "criterion": criterion} if target or criterion else {}
-        _event(
-            s,
-            reviewer,
-            REVIEWED,
-            project_id,
-            position=position,
-            before=earlier[-1] if earlier else None,
-            after=label,
-            **detail,
-        )
-        return review.id
+            s.add(review)
+            s.flush()
+            detail = {"target": target, "criterion": criterion} if target or criterion else {}
+            _event(
+                s,
+                reviewer,
+                REVIEWED,
+                project_id,
+                position=position,
+                before=earlier[-1] if earlier else None,
+                after=label,
+                **detail,
+            )
+            ids.append(review.id)
+        return ids
 
 
 def reviews(store: Store, project_id: int, positions: list[int] | None = None) -> pd.DataFrame:
@@ -113,14 +136,20 @@ def flags(store: Store, project_id: int, positions: list[int] | None = None) -> 
     return pd.DataFrame.from_records(rows, columns=FLAG_COLUMNS)
 
 
-def disagreements(store: Store, project_id: int) -> list[int]:
-    """Positions whose active grades differ (the grades of one target and criterion), oldest grade first."""
+def disagreements(store: Store, project_id: int) -> dict[int, list[str]]:
+    """Position -> the criteria whose active grades of the item differ (the grades of one target and
+    criterion: a one-question project's criterion is ""), items in the order of their oldest such grade."""
     with store.session() as s:
         rows = s.execute(
-            select(Grade.position)
+            select(Grade.position, Grade.criterion)
             .where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
             .group_by(Grade.position, Grade.target, Grade.criterion)
             .having(func.min(Grade.value) != func.max(Grade.value))
             .order_by(func.min(Grade.id))
         ).all()
-    return list(dict.fromkeys(int(p) for (p,) in rows))
+    found: dict[int, list[str]] = {}
+    for position, criterion in rows:
+        criteria = found.setdefault(int(position), [])
+        if criterion not in criteria:
+            criteria.append(criterion)
+    return found
