@@ -4,11 +4,16 @@ checking the user again (core.services.outcome.permitted); the export is audited
 
 The filtering, sorting and paging are SQL (core.store.records), so a page of a pool of 10^5 items
 costs the database one indexed query and returns only its rows (benchmarks/browser.md).
+
+In a rubric project (core.rubric) the browser reads one criterion at a time (``applied``: the primary unless
+another is chosen): an item's grades, its grade filter, disagreement and final grade are that criterion's,
+so each item is one row however many criteria its graders answered; the item view lists every grade with
+its criterion, and the export names the criterion its columns read.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -19,7 +24,20 @@ from core.services.outcome import Refused, permitted
 from core.store import Store, records, reviews
 from core.store.records import SORTS, RecordFilter, RecordPage
 
-__all__ = ["SORTS", "RecordFilter", "RecordPage", "ItemRecord", "page", "record", "export_csv"]
+__all__ = ["SORTS", "RecordFilter", "RecordPage", "ItemRecord", "applied", "page", "record", "export_csv"]
+
+
+def applied(store: Store, project_id: int, filters: RecordFilter) -> RecordFilter:
+    """The filters as the browser applies them: in a rubric project with the primary criterion when none is
+    chosen (Refused for a criterion the rubric lacks); a one-question project's unchanged."""
+    rubric = store.project(project_id).settings.rubric
+    if rubric is None:
+        return filters
+    if filters.criterion is None:
+        return replace(filters, criterion=rubric.primary)
+    if filters.criterion not in rubric.names:
+        raise Refused(f"{filters.criterion!r} is not a criterion of this project")
+    return filters
 
 
 def page(
@@ -37,6 +55,7 @@ def page(
     permitted(store, actor, auth.BROWSE, project_id)
     if number < 1:
         raise Refused("pages are numbered from 1")
+    filters = applied(store, project_id, filters)
     try:
         return records.page(
             store, project_id, filters, sort=sort, descending=descending, offset=(number - 1) * size, limit=size
@@ -75,11 +94,15 @@ def record(store: Store, actor: auth.User | None, project_id: int, position: int
 
 def export_csv(store: Store, actor: auth.User | None, project_id: int, filters: RecordFilter) -> bytes:
     """The filtered set as CSV (UTF-8), one row per item with its whole prompt and response, every text
-    cell made inert for spreadsheets; audited as an export of the browser's selection."""
+    cell made inert for spreadsheets (in a rubric project with the ``criterion`` its grade columns read);
+    audited as an export of the browser's selection."""
     user = permitted(store, actor, auth.BROWSE, project_id)
+    filters = applied(store, project_id, filters)
     rows = pd.DataFrame.from_records(
         list(records.export_rows(store, project_id, filters)), columns=records.RECORD_COLUMNS
     )
+    if store.project(project_id).settings.rubric is not None:
+        rows.insert(rows.columns.get_loc("stratum") + 1, "criterion", filters.criterion)
     audit.record(store, user, audit.EXPORTED, project_id, what="records", filters=_described(filters), rows=len(rows))
     return rows.map(spreadsheet_safe).to_csv(index=False).encode("utf-8")
 

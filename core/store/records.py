@@ -72,7 +72,8 @@ class RecordFilter:
 class RecordPage:
     rows: pd.DataFrame
     """One row per item: position, item, stratum, grades, low, high, mean, commented, final (the reviewed
-    label or None), prompt, response (cut to RECORD_TEXT_CHARS), graders (name: label, ...)."""
+    label or None), prompt, response (cut to RECORD_TEXT_CHARS), graders (name: label, ...). With a
+    criterion chosen, the grades, values, final grade and graders are that criterion's."""
     total: int
     """Items in the filtered set."""
 
@@ -174,8 +175,9 @@ def page(
     offset: int = 0,
     limit: int = 50,
 ) -> RecordPage:
-    """One page of the filtered set, sorted (ties by pool order), with its total; ValueError for a sort not
-    in SORTS or a page outside 1..MAX_PAGE_ROWS rows."""
+    """One page of the filtered set, sorted (ties by pool order), with its total (of items); ValueError for a
+    sort not in SORTS or a page outside 1..MAX_PAGE_ROWS rows. With a criterion chosen, ``graders`` lists
+    that criterion's grades only."""
     if sort not in SORTS:
         raise ValueError(f"sort by one of {', '.join(SORTS)}, not {sort!r}")
     if not 1 <= limit <= MAX_PAGE_ROWS or offset < 0:
@@ -197,9 +199,10 @@ def page(
                 ).where(Item.project_id == project_id, Item.position.in_(positions))
             )
         }
+        within = [] if f.criterion is None else [Grade.criterion == f.criterion]
         graders = s.execute(
             select(Grade.position, Grade.grader, Grade.label)
-            .where(Grade.project_id == project_id, Grade.retracted_at.is_(None), Grade.position.in_(positions))
+            .where(Grade.project_id == project_id, Grade.retracted_at.is_(None), Grade.position.in_(positions), *within)
             .order_by(Grade.id)
         ).all()
     by_item: dict[int, list[str]] = {}
