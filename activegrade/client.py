@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -53,8 +54,22 @@ class ProjectState:
 
 
 @dataclass(frozen=True)
+class Criterion:
+    """One question of a rubric project's card: its ``labels`` (its own scale's, in order), whether the card
+    must answer it (``required``) and whether it is the ``primary`` one, which the reading follows."""
+
+    name: str
+    labels: tuple[str, ...]
+    required: bool = True
+    primary: bool = False
+    guidelines: str = ""
+
+
+@dataclass(frozen=True)
 class Card:
-    """An item handed to the caller to grade, reserved for them; ``token`` names it in ``grade`` or ``skip``."""
+    """An item handed to the caller to grade, reserved for them; ``token`` names it in ``grade`` or ``skip``
+    (``grade_rubric`` in a rubric project, whose ``criteria`` it lists; empty in a project that asks one
+    question)."""
 
     item_id: str
     token: str
@@ -64,6 +79,7 @@ class Card:
     labels: tuple[str, ...]
     min_view_s: float = 0.0
     reference: str | None = None
+    criteria: tuple[Criterion, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -210,19 +226,38 @@ class Project:
             labels=tuple(label["label"] for label in item["labels"]),
             min_view_s=float(item.get("min_view_s") or 0.0),
             reference=item.get("reference"),
+            criteria=tuple(
+                Criterion(
+                    name=c["name"],
+                    labels=tuple(label["label"] for label in c["labels"]),
+                    required=c["required"],
+                    primary=c["primary"],
+                    guidelines=c.get("guidelines") or "",
+                )
+                for c in item.get("criteria") or ()
+            ),
             raw=item,
         )
 
     def grade(self, card: Card, label: str, *, comment: str = "", target: str = "", criterion: str = "") -> Outcome:
-        """Grade the card's item with ``label`` (one of ``card.labels``); ApiError 409 when refused."""
-        body = {
-            "item_id": card.item_id,
-            "token": card.token,
-            "label": label,
-            "comment": comment,
-            "target": target,
-            "criterion": criterion,
-        }
+        """Grade the card's item with ``label`` (one of ``card.labels``), in a project that asks one question;
+        ApiError 409 when refused."""
+        return self._grade(card, {"label": label, "target": target, "criterion": criterion}, comment)
+
+    def grade_rubric(self, card: Card, labels: Mapping[str, str], *, comment: str = "") -> Outcome:
+        """Grade every criterion of a rubric project's card at once, ``labels`` criterion -> one of its labels
+        (``card.criteria``; an optional criterion may be left out): one grade per criterion, stored together
+        under the card's one token. ApiError 409 when refused (a required criterion unanswered, a label not on
+        its criterion's scale, the token spent), 422 in a project that asks one question. For example::
+
+            card = project.next_item()
+            project.grade_rubric(card, {"correct": "Correct", "helpful": "4"}, comment="terse")
+        """
+        return self._grade(card, {"labels": dict(labels)}, comment)
+
+    def _grade(self, card: Card, answer: dict[str, Any], comment: str) -> Outcome:
+        """POST grades: the card's item and token, ``answer`` (``label`` and its key, or ``labels``), ``comment``."""
+        body = {"item_id": card.item_id, "token": card.token, **answer, "comment": comment}
         return _of(Outcome, self.client._json("POST", self._path + "/grades", json=body))
 
     def skip(self, card: Card) -> Outcome:

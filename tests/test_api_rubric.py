@@ -10,6 +10,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+import activegrade
 from core import api
 from core.services import auth, team, tokens
 from core.store import Store
@@ -161,3 +162,24 @@ def test_a_one_question_project_refuses_labels(tmp_path):
     assert refused.status_code == 422 and refused.json()["error"]["field"] == "labels"
     assert "send its grade as 'label'" in refused.json()["error"]["message"]
     assert store.grades(pid).empty
+
+
+@pytest.mark.filterwarnings("ignore:You should not use the 'timeout' argument with the TestClient")
+def test_the_python_client_grades_a_rubric_card(rubric_world):
+    store, pid, secrets, client = rubric_world
+    session = TestClient(client.app)  # the client's calls, served in-process (requests' interface)
+    project = activegrade.Client(str(session.base_url), secrets["ann"], session=session).project(pid)
+    card = project.next_item()
+    assert [(c.name, c.primary, c.required) for c in card.criteria] == [
+        ("correct", False, True),
+        ("helpful", True, True),
+        ("tone", False, False),
+    ]
+    assert card.criteria[1].labels == ("1", "2", "3", "4", "5")
+    outcome = project.grade_rubric(card, {**ANSWERS, "tone": "5"})
+    assert outcome.status == "saved" and outcome.item_id == card.item_id
+    graded = store.rubric_grades(pid)
+    assert graded.loc[graded["position"] == card.position, "criterion"].tolist() == ["correct", "helpful", "tone"]
+    with pytest.raises(activegrade.ApiError) as refused:
+        project.grade(project.next_item(), "4")
+    assert refused.value.status == 422 and refused.value.field == "label"
