@@ -14,6 +14,7 @@ from core.errors import InputError
 from core.inputs.images import shown_image
 from core.inputs.limits import check_length
 from core.inputs.markup import one_line_plain, safe_markdown
+from core.rubric import ALL
 from core.settings import ProjectSettings, SettingsLike
 from core.stats.queue import QueueState
 from core.store import Store
@@ -41,9 +42,14 @@ proxy (core.stats.proxy.PROXY_COLUMN); the pool column it came from is never sho
 
 
 def queue_state(store: Store, project_id: int, reserved: set[int] = frozenset()) -> QueueState:
-    """The project's grading state as the queue wants it."""
+    """The project's grading state as the queue wants it: the design criterion's grades, and in a rubric project
+    that allocates for all its criteria (core.rubric.ALL) the other criteria's too, in the rubric's order."""
     graded = store.graded_positions(project_id)
-    return QueueState(graded, frozenset(store.skipped_positions(project_id)), frozenset(reserved) - graded.keys())
+    rubric = store.project(project_id).settings.rubric
+    names = () if rubric is None or rubric.allocate_for != ALL else rubric.names
+    criteria = tuple(store.graded_positions(project_id, criterion=c) for c in names if c != rubric.primary)
+    skipped = frozenset(store.skipped_positions(project_id))
+    return QueueState(graded, skipped, frozenset(reserved) - graded.keys(), criteria)
 
 
 def budget_reached(state: QueueState, budget: int | None) -> bool:
