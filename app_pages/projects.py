@@ -11,6 +11,8 @@ from core.errors import InputError
 from core.inputs.images import EXTERNAL_IMAGES_SETTING
 from core.inputs.markup import one_line_plain
 from core.inputs.readers import FORMATS, UPLOAD_TYPES, load
+from core.rubric import ALL
+from core.rubric_table import check_questions_change
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.services import auth, project_actions
 from core.services.database import ProjectInfo
@@ -18,10 +20,10 @@ from core.services.live import ESTIMATORS
 from core.services.outcome import Refused
 from core.services.preparation import preparation_queued, waiting_for_worker
 from core.services.setup import LEVEL, STRATIFY_BY, proxy_choices
-from core.settings import DEFAULTS, MAX_MIN_VIEW_S, MAX_TARGET_HALF_WIDTH
+from core.settings import DEFAULTS, MAX_MIN_VIEW_S, MAX_TARGET_HALF_WIDTH, ProjectSettings
 from core.surrogate.semantic import BACKENDS
 from core.surrogate.semantic.choice import DESCRIPTIONS, BackendChoice, choose_backend, choose_backend_for
-from ui import access, plan, signin, state
+from ui import access, plan, rubric_form, signin, state
 from ui.glossary import term_help
 from ui.sampling import sampling_settings
 
@@ -123,6 +125,36 @@ def settings_editor(project: ProjectInfo) -> None:
             st.toast(outcome.message.capitalize())
 
 
+def questions_editor(project: ProjectInfo) -> None:
+    """What graders are asked (one question on the project's scale, or a rubric), while the project has no
+    grades: grades are keyed by criterion and read on its scale (core.rubric_table.check_questions_change)."""
+    current = project.settings
+    with st.expander("Questions", expanded=False):
+        n_grades = len(store.rubric_grades(project.id))
+        if n_grades or current.compares:
+            st.caption(
+                f"Fixed: the project has {n_grades:,} grades, keyed by criterion."
+                if n_grades
+                else "A comparison asks one question of each response."
+            )
+            return
+        key = f"questions-{project.id}"
+        if rubric_form.uses_rubric(key, current):
+            changes = rubric_form.rubric_editor(key, current)
+        else:
+            st.caption(f"One question, on the {current.scale['kind']} scale.")
+            changes = {"criteria": [], "primary_criterion": "", "allocate_for": DEFAULTS.allocate_for}
+        if st.button("Save questions", key=f"{key}_save", disabled=changes is None):
+            try:
+                check_questions_change(current.to_dict(), changes, len(store.rubric_grades(project.id)))
+                outcome = project_actions.change_settings(store, signin.user(), project.id, changes)
+            except (InputError, Refused) as exc:
+                st.error(str(exc))
+                return
+            st.toast(outcome.message.capitalize())
+            st.rerun()
+
+
 def overview(project: ProjectInfo) -> None:
     """Counts for everyone; the strata, entropy and planned allocation (predicted mean grade per stratum)
     only for those who may see the dashboard: graders grade blind to them."""
@@ -136,6 +168,7 @@ def overview(project: ProjectInfo) -> None:
         plan.show_setup(project)
     if signin.may(auth.CHANGE_SETTINGS, project.id):
         settings_editor(project)
+        questions_editor(project)
 
 
 def strata_count(project: ProjectInfo) -> str:
@@ -147,6 +180,15 @@ def strata_count(project: ProjectInfo) -> str:
     return f"{made} strata" + ("" if made == asked else f" ({asked} asked; small or tied ones merged)")
 
 
+def questions_summary(settings: ProjectSettings) -> str:
+    """The project's questions in a few words: its scale, or its rubric and the criterion the design reads."""
+    rubric = settings.rubric
+    if rubric is None:
+        return f"{settings.grading_scale.kind} scale"
+    together = ", allocated for all" if rubric.allocate_for == ALL else ""
+    return f"rubric of {len(rubric.criteria)} criteria ({rubric.primary} primary, {settings.grading_scale.kind} scale{together})"
+
+
 def current(project: ProjectInfo) -> None:
     st.header(one_line_plain(project.name))
     settings = project.settings
@@ -154,7 +196,7 @@ def current(project: ProjectInfo) -> None:
         one_line_plain(
             f"backend {settings.backend} · "
             + (f"proxy {settings.proxy} · " if settings.proxy else f"stratify by {settings.stratify_by} · ")
-            + f"{strata_count(project)} · {settings.grading_scale.kind} scale · seed {settings.seed} · "
+            + f"{strata_count(project)} · {questions_summary(settings)} · seed {settings.seed} · "
             f"minimum viewing time {settings.min_view_s:g} s"
         )
     )
@@ -325,15 +367,25 @@ def _preparation(pool, samples, input_format: str, columns: str) -> dict[str, An
 
 
 def _grading() -> dict[str, Any] | None:
-    """The settings graders see: guidelines, the reference answer, the scale; None while the scale is bad."""
+    """The settings graders see: guidelines, the reference answer, the questions; None while those are bad."""
     guidelines = st.text_area("Guidelines for graders (markdown)", key="new_guidelines")
     show_reference = st.checkbox("Show graders the reference answer", DEFAULTS.show_reference, key="new_show_reference")
+    questions = _questions()
+    if questions is None:
+        return None
+    return {"guidelines": guidelines, "show_reference": show_reference, **questions}
+
+
+def _questions() -> dict[str, Any] | None:
+    """One question on a scale (``scale``) or a rubric (``criteria``, ``primary_criterion``, ``allocate_for``);
+    None, with the error shown, while the labels or a criterion are bad."""
+    if rubric_form.uses_rubric("new_rubric", DEFAULTS):
+        return rubric_form.rubric_editor("new", DEFAULTS)
     try:
-        scale = scale_settings()
+        return {"scale": scale_settings()}
     except InputError as exc:
         st.error(f"Custom labels: {exc}")
         return None
-    return {"guidelines": guidelines, "show_reference": show_reference, "scale": scale}
 
 
 def new_project() -> None:
