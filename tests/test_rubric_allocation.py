@@ -1,5 +1,5 @@
 """Allocation for every criterion of a rubric together: the compromise spreads, the queue with the other
-criteria's grades, and the grading state that loads them."""
+criteria's grades, the grading state that loads them, and the rubric simulation (core.stats.simulate_rubric)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,11 @@ from core.errors import InputError
 from core.rubric import ALL, PRIMARY
 from core.services.grading import queue_state
 from core.stats.allocation import compromise_spreads, make_design, stratum_moments
+from core.stats.design import prepared_design
 from core.stats.queue import QueueState, next_item, queue_stratum
+from core.stats.simulate import replay_queue, replication_orders
+from core.stats.simulate_rubric import CRITERIA as CRITERIA_GENERATED
+from core.stats.simulate_rubric import mean_correlation, replay_rubric_queue, rubric_pool, rubric_runs
 from core.stats.spreads import pooled_sums
 
 RNG = np.random.default_rng(31)
@@ -161,3 +165,34 @@ def test_queue_state_of_a_one_question_project_has_no_other_criteria(prepared_pr
     store, pid = prepared_project
     store.add_grade(pid, 0, value=1.0, label="Correct", grader="ann")
     assert queue_state(store, pid) == QueueState({0: 1.0})
+
+
+@pytest.fixture(scope="module")
+def pool():
+    return rubric_pool(1500, 0.5, seed=2)
+
+
+def test_a_generated_rubric_pool_has_the_asked_correlation_and_each_level_its_share(pool):
+    assert mean_correlation(pool.labels) == pytest.approx(0.5, abs=0.005)
+    assert np.array_equal(pool.items["label"].to_numpy(), pool.labels[0]) and pool.items["stratum"].nunique() == 5
+    for criterion, grades in zip(CRITERIA_GENERATED, pool.labels):
+        shares = [np.mean(grades == v) for v in criterion.values]
+        assert np.allclose(shares, criterion.probabilities, atol=0.04)
+    low = rubric_pool(1500, 0.2, seed=2)
+    assert mean_correlation(low.labels) == pytest.approx(0.2, abs=0.005) and low.latent < pool.latent
+
+
+def test_the_rubric_replay_is_the_queue_replay_for_one_criterion_and_for_identical_ones(pool):
+    design = prepared_design(pool.items)
+    orders = replication_orders(design.N, 4, 8)
+    single = replay_queue(design, pool.labels[0], orders, 60)
+    assert np.array_equal(replay_rubric_queue(design, pool.labels[0], orders, 60), single)
+    assert np.array_equal(replay_rubric_queue(design, pool.labels[[0, 0]], orders, 60), single)
+    assert not np.array_equal(replay_rubric_queue(design, pool.labels, orders, 60), single)
+
+
+def test_rubric_runs_give_every_criterion_its_figures(pool):
+    result = rubric_runs(pool, (20, 40), reps=10, seed=1)
+    assert list(result) == list(pool.names) and all(list(by) == [20, 40] for by in result.values())
+    first = result["correct"][40]
+    assert first["primary_vs_alone"] == 1.0 and 0 <= first["coverage"] <= 1 and first["all_vs_alone_se"] > 0
