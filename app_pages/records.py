@@ -1,6 +1,7 @@
 """Records: every item of the project, filtered, searched, sorted and paged by the database
 (core.services.browser), one item's whole record (grades, reviews, flags, audit events), and the filtered
-set as CSV with prompt and response. For admins, viewers and reviewers."""
+set as CSV with prompt and response. For admins, viewers and reviewers. In a rubric project one criterion
+is read at a time (the primary unless another is chosen): its grades, grade filter and final grade."""
 
 from __future__ import annotations
 
@@ -34,8 +35,18 @@ with st.expander("Filters", expanded=True):
         strata = st.selectbox("Stratum", [ANY, *range(len(store.stratum_sizes(project.id)))], key="records_stratum")
         graded = either("Graded", "graded")
     with cols[1]:
-        labels = [c.label for c in project.settings.grading_scale.choices]
-        label = st.selectbox("Grade", [ANY, *labels], key="records_label")
+        rubric = project.settings.rubric
+        if rubric is None:
+            criterion, scale, label_key = None, project.settings.grading_scale, "records_label"
+        else:
+            criterion = st.selectbox(
+                "Criterion (its grades are shown and filtered)",
+                rubric.names,
+                index=rubric.names.index(rubric.primary),
+                key="records_criterion",
+            )
+            scale, label_key = rubric.criterion(criterion).scale, f"records_label_{criterion}"
+        label = st.selectbox("Grade", [ANY, *(c.label for c in scale.choices)], key=label_key)
         grader = st.text_input("Grader (exact name)", key="records_grader")
     with cols[2]:
         commented, skipped = either("Commented", "commented"), either("Skipped", "skipped")
@@ -54,6 +65,7 @@ filters = RecordFilter(
     disagreement=disagreement,
     reviewed=reviewed,
     flagged=flagged,
+    criterion=criterion,
     search=search,
 )
 cols = st.columns([2, 1, 1, 1])

@@ -1,17 +1,23 @@
 """Review: the queue of items to settle (flagged, disagreeing, audited) and, for the one chosen, its texts,
-every grade with its grader and comment, the flags, and the form that sets the final grade.
+every grade with its grader and comment, the flags, and the form that sets the final grade. In a rubric
+project: each grader's card (a label per criterion), the criteria that disagree, and one form that sets the
+final grade of each criterion the reviewer chooses.
 
 Rules and permissions are core.services.review's; the page only renders them and passes the signed-in user.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pandas as pd
 import streamlit as st
 
 from core.errors import InputError
 from core.inputs.markup import one_line_plain, safe_markdown
+from core.rubric import Rubric
 from core.services import auth, review
-from core.services.outcome import Refused
+from core.services.outcome import Outcome, Refused
 from ui import signin, state
 
 store = state.store()
@@ -25,10 +31,24 @@ try:
 except Refused as exc:
     st.error(f"Not allowed: {exc}.")
     st.stop()
+rubric = project.settings.rubric
 st.caption(
     f"{len(waiting):,} items wait for a final grade. The final grade replaces the graders' grades in the "
     "estimate; until an item is reviewed it enters with the mean of its grades."
+    + ("" if rubric is None else " Each criterion has its own final grade and its own estimate.")
 )
+if rubric is not None:
+    with st.expander("Disagreements per criterion"):
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {"criterion": c.criterion, "items whose grades differ": c.disagreements, "settled": c.settled}
+                    for c in review.agreement_by_criterion(store, reviewer, project.id)
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+        )
 if not waiting:
     st.success("Nothing to review: no disagreement, flag or audited item waits.")
     st.stop()
@@ -36,6 +56,48 @@ if not waiting:
 labels = {e.position: f"#{e.position}: {', '.join(REASON_WORDS[r] for r in e.reasons)}" for e in waiting}
 position = st.selectbox("Item to review", list(labels), format_func=labels.get, key=f"review_item_{project.id}")
 shown = review.item(store, reviewer, project.id, position)
+
+
+def settle_one_question() -> None:
+    """The form that sets a one-question item's final grade."""
+    scale = project.settings.grading_scale
+    with st.form(f"settle_{project.id}_{position}"):
+        label = st.radio("Final grade", [c.label for c in scale.choices], horizontal=True, key="review_label")
+        note = st.text_area("Note (why)", key="review_note", max_chars=5_000)
+        if st.form_submit_button("Set the final grade"):
+            saved(lambda: review.settle(store, signin.user(), project.id, position, label, note=note))
+
+
+def settle_rubric(rubric: Rubric) -> None:
+    """The form that sets the final grade of each criterion the reviewer chooses (none chosen: kept)."""
+    with st.form(f"settle_{project.id}_{position}"):
+        chosen = {
+            c.name: st.radio(
+                one_line_plain(c.name) + (" (grades disagree)" if c.name in shown.disagree else ""),
+                [choice.label for choice in c.scale.choices],
+                index=None,
+                horizontal=True,
+                key=f"review_label_{position}_{k}",
+            )
+            for k, c in enumerate(rubric.criteria)
+        }
+        note = st.text_area("Note (why)", key="review_note", max_chars=5_000)
+        st.caption("A criterion left unchosen keeps what it has: its final grade if set, else its grades' mean.")
+        if st.form_submit_button("Set the final grades"):
+            saved(lambda: review.settle_rubric(store, signin.user(), project.id, position, chosen, note=note))
+
+
+def saved(settling: Callable[[], Outcome]) -> None:
+    """Run the settling call, then confirm it and rerun, or show why it was not saved."""
+    try:
+        outcome = settling()
+    except (Refused, InputError) as exc:
+        st.error(f"Not saved: {exc}.")
+    else:
+        st.toast(outcome.message)
+        st.rerun()
+
+
 st.subheader(f"Item {one_line_plain(str(shown.item.get('id', '')))}")
 left, right = st.columns([3, 2])
 with left:
@@ -46,21 +108,25 @@ with left:
             st.markdown(safe_markdown(value))
 with right:
     st.markdown("**Grades**")
-    st.dataframe(
-        shown.grades[["grader", "label", "comment", "seconds", "created_at"]], hide_index=True, width="stretch"
-    )
+    if rubric is None:
+        st.dataframe(
+            shown.grades[["grader", "label", "comment", "seconds", "created_at"]], hide_index=True, width="stretch"
+        )
+    else:
+        st.dataframe(shown.by_grader(rubric), hide_index=True, width="stretch")
+        if shown.disagree:
+            st.caption(f"Grades disagree on: {', '.join(shown.disagree)}.")
+        if not shown.reviews.empty:
+            st.markdown("**Final grades set**")
+            st.dataframe(
+                shown.reviews[["criterion", "label", "reviewer", "note", "created_at"]],
+                hide_index=True,
+                width="stretch",
+            )
     if not shown.flags.empty:
         st.markdown("**Flags**")
         st.dataframe(shown.flags[["grader", "note", "created_at"]], hide_index=True, width="stretch")
-    scale = project.settings.grading_scale
-    with st.form(f"settle_{project.id}_{position}"):
-        label = st.radio("Final grade", [c.label for c in scale.choices], horizontal=True, key="review_label")
-        note = st.text_area("Note (why)", key="review_note", max_chars=5_000)
-        if st.form_submit_button("Set the final grade"):
-            try:
-                outcome = review.settle(store, signin.user(), project.id, position, label, note=note)
-            except (Refused, InputError) as exc:
-                st.error(f"Not saved: {exc}.")
-            else:
-                st.toast(outcome.message)
-                st.rerun()
+    if rubric is None:
+        settle_one_question()
+    else:
+        settle_rubric(rubric)

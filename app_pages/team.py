@@ -9,7 +9,8 @@ import streamlit as st
 
 from core.errors import InputError
 from core.inputs.markup import one_line_plain
-from core.services import audit, auth, project_actions, team
+from core.services import audit, auth, project_actions, review, team
+from core.services.database import ProjectInfo
 from core.services.live import agreement_of
 from core.services.outcome import Refused
 from ui import access, api_tokens, signin, state
@@ -171,25 +172,66 @@ def project_section() -> None:
                 return
             st.toast("Saved")
             st.rerun()
+    by_criterion = review.agreement_by_criterion(store, admin, project.id)
+    if by_criterion:
+        criterion_agreement(by_criterion, project.settings.design_criterion)
+    else:
+        one_question_agreement(project)
+    st.caption(
+        "An item graded by several graders enters the estimate with its final grade: a reviewer's where one "
+        "settled it (the Review page), else the mean of its grades."
+    )
+
+
+def shown(value: float, form: str) -> str:
+    """A statistic as a page shows it: ``form`` applied, "–" where it is undefined (NaN)."""
+    return "–" if math.isnan(value) else format(value, form)
+
+
+def one_question_agreement(project: ProjectInfo) -> None:
+    """The agreement of a one-question project's double-graded items, as metrics."""
     level = project.settings.grading_scale.level
     result = agreement_of(store.grades(project.id), project.settings)
     cols = st.columns(4)
     cols[0].metric("Items graded twice", result.items)
-    cols[1].metric("Same grade", "–" if math.isnan(result.observed) else f"{result.observed:.0%}")
+    cols[1].metric("Same grade", shown(result.observed, ".0%"))
     cols[2].metric(
         "Cohen's kappa",
-        "–" if math.isnan(result.kappa) else f"{result.kappa:.2f}",
+        shown(result.kappa, ".2f"),
         help="first vs second grade of each double-graded item"
         + (" (linearly weighted)" if level != "nominal" else ""),
     )
     cols[3].metric(
-        "Krippendorff's alpha",
-        "–" if math.isnan(result.alpha) else f"{result.alpha:.2f}",
-        help=f"all grades of the double-graded items, {level} level",
+        "Krippendorff's alpha", shown(result.alpha, ".2f"), help=f"all grades of the double-graded items, {level} level"
+    )
+
+
+def criterion_agreement(rows: list[review.CriterionAgreement], primary: str) -> None:
+    """A rubric project's agreement, one row per criterion (the primary first), with its disagreements."""
+    st.markdown("**Agreement per criterion**")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "criterion": r.criterion + (" (primary)" if r.criterion == primary else ""),
+                    "items graded twice": r.agreement.items,
+                    "same grade": shown(r.agreement.observed, ".0%"),
+                    "Cohen's kappa": shown(r.agreement.kappa, ".2f"),
+                    "Krippendorff's alpha": shown(r.agreement.alpha, ".2f"),
+                    "level": r.agreement.level,
+                    "disagreements": r.disagreements,
+                    "settled": r.settled,
+                }
+                for r in rows
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
     )
     st.caption(
-        "An item graded by several graders enters the estimate with its final grade: a reviewer's where one "
-        "settled it (the Review page), else the mean of its grades."
+        "Each criterion's double-graded items at its scale's level of measurement (Cohen's kappa: first vs "
+        "second grade, weighted for ordered scales). Disagreements: items whose grades of the criterion differ; "
+        "settled: those a reviewer set its final grade of."
     )
 
 

@@ -1,0 +1,76 @@
+"""The Review page in a rubric project (AppTest): one entry for an item whose grades disagree on one
+criterion, each grader's card shown a row per grader, and one submit that sets the chosen criterion's final
+grade; the Records page reading one criterion at a time; the Team page's agreement per criterion."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from core import config
+from core.services import account_writes, auth, sessions
+from tests.app.conftest import APP
+from ui import signin
+
+CRITERIA = [
+    {"name": "correct", "scale": {"kind": "binary"}},
+    {"name": "helpful", "scale": {"kind": "likert"}},
+]
+
+
+def rubric_project(store, project_id) -> None:
+    """Item 0 graded by ann and bob, who agree on correct and differ on helpful."""
+    store.update_settings(project_id, {"criteria": CRITERIA})
+    rubric = store.project(project_id).settings.rubric
+    for grader, helpful in (("ann", "4"), ("bob", "2")):
+        card = rubric.card_values({"correct": "Correct", "helpful": helpful})
+        store.add_rubric_grades(project_id, 0, card, grader=grader, comment=f"by {grader}")
+
+
+def test_a_rubric_item_is_reviewed_on_one_card(store, project_id, open_app):
+    rubric_project(store, project_id)
+    at = open_app("app_pages/review.py", project_id=project_id, grader="rita")
+    assert at.selectbox(key=f"review_item_{project_id}").options == ["#0: grades disagree"]
+    [cards] = [d.value for d in at.dataframe if "grader" in d.value.columns]
+    assert cards.values.tolist() == [["ann", "Correct", "4", "by ann"], ["bob", "Correct", "2", "by bob"]]
+    assert [r.label for r in at.radio] == ["correct", "helpful (grades disagree)"]
+    at.radio(key="review_label_0_1").set_value("3")
+    at.text_area(key="review_note").input("halfway")
+    at.button[0].click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert store.reviewed_grades(project_id, "helpful") == {0: 0.5}
+    assert store.reviewed_grades(project_id, "correct") == {}
+    assert "Nothing to review" in " ".join(s.value for s in at.success)
+
+
+def test_the_records_page_offers_the_criteria_and_reads_the_one_chosen(store, project_id, open_app):
+    rubric_project(store, project_id)
+    at = open_app("app_pages/records.py", project_id=project_id)
+    choice = at.selectbox(key="records_criterion")
+    assert choice.options == ["correct", "helpful"] and choice.value == "correct"
+    at.selectbox(key="records_graded").select("yes").run()
+    [rows] = [d.value for d in at.dataframe if "graders" in d.value.columns]
+    assert rows[["position", "grades", "graders"]].values.tolist() == [[0, 2, "ann: Correct, bob: Correct"]]
+    at.selectbox(key="records_criterion").select("helpful").run()
+    assert at.selectbox(key="records_label_helpful").options[1:] == ["1", "2", "3", "4", "5"]
+    at.selectbox(key="records_label_helpful").select("2").run()
+    [rows] = [d.value for d in at.dataframe if "graders" in d.value.columns]
+    assert rows["graders"].tolist() == ["ann: 4, bob: 2"]
+
+
+def test_the_team_page_shows_agreement_per_criterion_primary_first(store, project_id, monkeypatch):
+    monkeypatch.delenv(config.OPEN_DEMO)  # the Team page is for signed-in admins
+    rubric_project(store, project_id)
+    store.update_settings(project_id, {"primary_criterion": "helpful"})
+    root = account_writes.create_account(store, "root", auth.ADMIN, password="a long enough password")
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.session_state[signin.TOKEN_KEY] = sessions.start(store, root)
+    at.query_params["project"] = str(project_id)
+    at.run()
+    at.switch_page("app_pages/team.py").run()
+    assert not at.exception, at.exception
+    [table] = [d.value for d in at.dataframe if "criterion" in d.value.columns]
+    assert table[["criterion", "items graded twice", "same grade", "disagreements"]].values.tolist() == [
+        ["helpful (primary)", 1, "0%", 1],
+        ["correct", 1, "100%", 0],
+    ]
+    assert not at.metric  # the one-question metrics are not shown
