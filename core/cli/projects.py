@@ -1,12 +1,30 @@
-"""The options of the commands that read a project from the database (`export`, `report`, `status`), and
-finding the project a user names by id or by name."""
+"""`python -m core projects create`: a project from a pool file, as the Projects page creates one; and the
+options of the commands that read a project from the database (`export`, `report`, `status`), and finding
+the project a user names by id or by name.
+
+python -m core projects create "My project" --pool pool.jsonl --samples samples.jsonl
+python -m core projects create "Rubric" --pool pool.jsonl --criteria rubric.json --primary-criterion helpful \
+    --allocate-for all --settings settings.json --json -
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
+from typing import Any
 
+from core.cli.output import add_output_options, say, write_json
 from core.errors import InputError
+from core.rubric import ALLOCATE_FOR, PRIMARY
+from core.rubric_table import rubric_from_file
+from core.services import auth, project_actions
+from core.services.outcome import Refused
+from core.settings import DEFAULTS
 from core.store import ProjectInfo, Store
+
+RUBRIC_OPTIONS = ("primary_criterion", "allocate_for")
+"""The options that only go with ``--criteria``."""
 
 
 def add_database_argument(parser: argparse.ArgumentParser) -> None:
@@ -47,3 +65,97 @@ def project_from_args(args: argparse.Namespace) -> tuple[Store, ProjectInfo]:
     """The store at ``--db-url`` and the project the command names."""
     store = Store.open(args.db_url)
     return store, find_project(store, args.project)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `projects` command: an action (``create``), then its arguments and the database."""
+    sub = parser.add_subparsers(dest="projects_action", required=True)
+    create = sub.add_parser(
+        "create", help="a project from a pool file, its preparation queued for a worker (`activegrade worker`)"
+    )
+    create.add_argument("name", help="the project's name (one line)")
+    create.add_argument("--pool", required=True, help="the pool file, as the Projects page takes it")
+    create.add_argument("--samples", help="the surrogate samples file (optional, as on the Projects page)")
+    create.add_argument(
+        "--settings",
+        metavar="FILE.json",
+        help="a JSON object of the project's settings (docs/configuration.md), e.g. "
+        '{"backend": "embedding", "n_strata": 8, "guidelines": "..."}; unset ones take their defaults',
+    )
+    create.add_argument(
+        "--criteria",
+        metavar="FILE",
+        help="a rubric: a .json list of criteria as the settings store them "
+        '([{"name": "correct", "scale": {"kind": "binary"}, "guidelines": "...", "required": true}, ...]) '
+        "or a .csv table with the columns name, scale, labels, guidelines, required (docs/cli.md)",
+    )
+    create.add_argument(
+        "--primary-criterion",
+        metavar="NAME",
+        help="with --criteria: the criterion the design, the stopping rule and the forecast read (default: the first)",
+    )
+    create.add_argument(
+        "--allocate-for",
+        choices=ALLOCATE_FOR,
+        help=f"with --criteria: allocate for the primary criterion or all criteria together (default: {PRIMARY})",
+    )
+    add_database_argument(create)
+    add_output_options(create)
+
+
+def run(args: argparse.Namespace) -> int:
+    """`projects create ...` as the operator (``cli`` in the audit trail); a refusal is bad input (exit 2)."""
+    settings = settings_from_args(args)
+    pool = _upload(args.pool)
+    samples = _upload(args.samples) if args.samples else None
+    store = Store.open(args.db_url)
+    try:
+        project_id = project_actions.create(store, auth.OPERATOR, args.name, pool, samples, settings)
+    except Refused as exc:
+        raise InputError(str(exc)) from None
+    project = store.project(project_id)
+    say(args, f"created project {project.id} ({project.name}), {project.status}; `activegrade worker` prepares it")
+    write_json(args, {"id": project.id, "name": project.name, "status": project.status})
+    return 0
+
+
+def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings ``--settings`` gives, with the rubric of ``--criteria``, ``--primary-criterion`` and
+    ``--allocate-for`` over them; InputError naming the file, the criterion's row and the fix."""
+    settings = _settings_file(args.settings) if args.settings else {}
+    given = [f"--{o.replace('_', '-')}" for o in RUBRIC_OPTIONS if getattr(args, o) is not None]
+    if not args.criteria:
+        if given:
+            raise InputError(f"{' and '.join(given)} without --criteria", fix="give the rubric with --criteria FILE")
+        return settings
+    text = _read_text(args.criteria)
+    rubric = rubric_from_file(args.criteria, text, args.primary_criterion or "", args.allocate_for or PRIMARY)
+    return settings | rubric
+
+
+def _settings_file(path: str) -> dict[str, Any]:
+    """A JSON object of settings, each checked (core.settings) with the file named in the error."""
+    try:
+        settings = json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON ({exc.msg}, line {exc.lineno})", file=path, fix="give a JSON object") from None
+    if not isinstance(settings, dict):
+        raise InputError("the file does not hold a JSON object", file=path, fix='give {"setting": value, ...}')
+    try:
+        DEFAULTS.with_changes(settings)
+    except InputError as exc:
+        raise InputError(exc.problem, file=path, row=exc.row, column=exc.column, fix=exc.fix) from None
+    return settings
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("the file is not UTF-8 text", file=path, fix="save it as UTF-8") from None
+
+
+def _upload(path: str) -> tuple[str, bytes]:
+    """A file as the Projects page receives an upload: its name and its bytes."""
+    file = Path(path)
+    return file.name, file.read_bytes()
