@@ -4,6 +4,10 @@ headline): its grades, the estimate, the skips' bound, the anytime interval and 
 
 The anytime interval may be the caller's (``anytime``: graded items -> interval), since the app computes it
 once per set of grades and keeps it (ui/plan.py); everything else is read and decided here.
+
+The grades read are the design criterion's (core.settings.ProjectSettings.design_criterion: the rubric's
+primary criterion, the only one in a one-question project), the criterion the stopping rule and the forecast
+read; a rubric's every criterion is read by core.services.criteria_reading.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ __all__ = [
     "Live",
     "agreement_of",
     "agreement_words",
+    "anytime_now",
     "closed_words",
     "live_reading",
     "rule_says_done",
@@ -73,10 +78,23 @@ def live_reading(
     graded = store.graded_positions(project_id) if graded is None else dict(graded)
     estimate = current_estimate(design, graded, method)
     skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project_id))
-    sequence = (anytime or _tuned_for_n0(design, settings))(graded) if graded else None
+    sequence = anytime_now(design, settings, graded, anytime)
     return Live(
         graded, estimate, skips, sequence, read_project(design, settings, graded, estimate, sequence, skips=skips)
     )
+
+
+def anytime_now(
+    design: Design, settings: SettingsLike, graded: Mapping[int, float], anytime: Anytime | None = None
+) -> AnytimeInterval | None:
+    """The anytime interval of ``graded`` (None without a grade): ``anytime``'s, the caller's cached one, or
+    computed here, tuned for the project's planned budget n0."""
+    if not graded:
+        return None
+    if anytime is not None:
+        return anytime(graded)
+    n0 = ProjectSettings.from_dict(settings).n0(design.N)
+    return anytime_interval(design, list(graded), list(graded.values()), n0)
 
 
 def rule_says_done(design: Design, settings: SettingsLike, state: QueueState) -> bool:
@@ -116,12 +134,6 @@ def closed_words(store: Store, project_id: int, design: Design, settings: Settin
         f"Grading is done: the stopping rule reached the target ±{target:.3f} after {len(state.graded):,} grades, "
         "and more grades would change nothing it reports. A manager can set a tighter target to go on."
     )
-
-
-def _tuned_for_n0(design: Design, settings: SettingsLike) -> Anytime:
-    """The anytime interval of a set of grades, tuned for the project's planned budget n0."""
-    n0 = ProjectSettings.from_dict(settings).n0(design.N)
-    return lambda graded: anytime_interval(design, list(graded), list(graded.values()), n0)
 
 
 def agreement_of(grades: pd.DataFrame, settings: SettingsLike) -> Agreement:

@@ -50,6 +50,14 @@ class Interval:
 
 FIXED_N = "fixed-n interval, valid when read once at a number of grades decided in advance"
 ANYTIME_NAME = "anytime-valid interval, valid however often you look and whenever you stop"
+WHENEVER = "valid whenever you stop"
+"""When the anytime-valid interval holds, in words (interval_when)."""
+
+
+def intervals(estimate: Estimate, anytime: AnytimeInterval | None) -> tuple[Interval, Interval | None]:
+    """The fixed-n interval of ``estimate`` and the anytime-valid one of ``anytime`` (None without it), named."""
+    fixed_n = Interval(FIXED_N, estimate.level, estimate.ci_low, estimate.ci_high)
+    return fixed_n, None if anytime is None else Interval(ANYTIME_NAME, anytime.level, anytime.low, anytime.high)
 
 
 @dataclass(frozen=True)
@@ -112,8 +120,7 @@ def read_project(
     regime, target = settings.stopping, float(settings.target_half_width)
     positions = np.fromiter(graded.keys(), dtype=np.int64, count=len(graded))
     grades = np.fromiter(graded.values(), dtype=float, count=len(graded))
-    fixed_n = Interval(FIXED_N, estimate.level, estimate.ci_low, estimate.ci_high)
-    sequence = None if anytime is None else Interval(ANYTIME_NAME, anytime.level, anytime.low, anytime.high)
+    fixed_n, sequence = intervals(estimate, anytime)
     budget = settings.budget(design.N)
     taken: tuple[int, ...] = ()
     information = float("nan")
@@ -138,14 +145,14 @@ def read_project(
         stop_at = int(looks.n[0]) if done else None
         half = fixed_n.half_width * plan.constants[-1] / 1.96  # the last look's width, to first order
         information = float(min((target / half) ** 2, 1.0)) if half > 0 and not estimate.missing else 0.0
-    widen = _skip_widening(estimate, skips)
-    rule, sequence = _widened(rule, widen), _widened(sequence, widen)
+    widen = skip_widening(estimate, skips)
+    rule, sequence = widened(rule, widen), widened(sequence, widen)
     held_by_skips = bool(done and regime != FIXED and rule is not None and rule.half_width > target + 1e-12)
     done = done and not held_by_skips
     stop_at = stop_at if done else None
     now = rule if (done and rule is not None) or sequence is None else sequence
     if regime == FIXED:
-        now = _widened(fixed_n, widen)
+        now = widened(fixed_n, widen)
     forecast_ = forecast(
         design,
         positions,
@@ -196,14 +203,14 @@ def _saving(
     return StopSaving(1 - n / max(same, 1.0), 1 - n / max(forecast_.uniform, 1), same, float(forecast_.uniform))
 
 
-def _skip_widening(estimate: Estimate, skips: SkipBound | None) -> tuple[float, float]:
+def skip_widening(estimate: Estimate, skips: SkipBound | None) -> tuple[float, float]:
     """How far the skipped items could move the estimate down and up (0, 0 without skips or an estimate)."""
     if skips is None or not skips.skipped or estimate.missing or not np.isfinite(skips.low + skips.high):
         return 0.0, 0.0
     return max(estimate.value - skips.low, 0.0), max(skips.high - estimate.value, 0.0)
 
 
-def _widened(interval: Interval | None, widen: tuple[float, float]) -> Interval | None:
+def widened(interval: Interval | None, widen: tuple[float, float]) -> Interval | None:
     """``interval`` with the skips' worst case added to each side (the same interval without skips)."""
     if interval is None or widen == (0.0, 0.0):
         return interval
@@ -224,7 +231,7 @@ def interval_when(reading: Reading) -> str:
         return "at the budget fixed in advance" if reading.done else "fixed-n, to be read at the budget"
     if reading.done and reading.rule is not None:
         return f"at the stop ({reading.rule.name.split(' (')[0]})" if reading.regime == LOOKS else "at the stop"
-    return "valid whenever you stop"
+    return WHENEVER
 
 
 def stopping_words(reading: Reading) -> str:

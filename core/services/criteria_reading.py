@@ -1,0 +1,173 @@
+"""Every criterion of a project read once: its estimate and intervals from its own grades, for the dashboard,
+the presenter view, the report and the exports, which render it.
+
+The design criterion (core.settings.ProjectSettings.design_criterion: the rubric's primary, the only one of
+a one-question project) is the one the stopping rule and the forecast read, and its row is the project's
+reading (core.services.live.Live) itself: the same estimate, and the interval the reading reports now.
+
+Every other criterion is read with the same estimator and the same intervals, on its own grades
+(Store.graded_positions of that criterion): the fixed-n interval (Korn-Graubard, core.stats.estimate), and
+where the project does not stop at a budget fixed in advance, the anytime-valid confidence sequence
+(core.stats.confseq, tuned for the planned budget n0) as the interval to report, since grading stops when the
+primary criterion's rule says so, a time no fixed-n interval of another criterion allows for; each widened by
+the skipped items' worst case as the primary's is (core.services.reading.widened). No rule stops on another
+criterion, so none has looks or a forecast.
+
+The estimator and the intervals read a criterion's scale from its own grades (core.stats.estimate: the df
+rule of 0/1 grades), never from the settings; the forecast, the one part of the reading that reads the scale
+from the settings (``ProjectSettings.grading_scale.binary``), reads the primary criterion's, whose reading
+it is.
+
+An optional criterion is answered on some cards only: its estimand is the mean grade over the items a grader
+answered it for, the others treated as missing at random within their stratum (as the estimator treats
+every ungraded item), and its row says how many of the graded items have it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+from core.rubric import ONE_QUESTION, PRIMARY, Criterion
+from core.services.live import Anytime, Live, anytime_now, live_reading
+from core.services.progress import counted
+from core.services.reading import WHENEVER, Interval, interval_when, intervals, skip_widening, widened
+from core.services.tracking import current_estimate
+from core.settings import ProjectSettings, SettingsLike
+from core.stats.allocation import Design
+from core.stats.estimate import Estimate
+from core.stats.skips import skip_bound
+from core.stats.stopping import FIXED
+from core.store import Store
+
+
+@dataclass(frozen=True)
+class CriterionReading:
+    """One criterion read: its ``estimate`` (``estimate.n``: the items with a grade of it), the ``fixed_n``
+    interval, the ``anytime`` one (None where the budget is fixed in advance, or before a grade), ``now``: the
+    interval to report and ``when`` it holds; ``primary``: the stopping rule and the forecast read it;
+    ``cards``: items graded (of the primary criterion, which every card answers)."""
+
+    criterion: Criterion
+    primary: bool
+    estimate: Estimate
+    fixed_n: Interval
+    anytime: Interval | None
+    now: Interval
+    when: str
+    cards: int
+
+    @property
+    def name(self) -> str:
+        return self.criterion.name
+
+    @property
+    def graded(self) -> int:
+        """Items with a grade of this criterion (the estimate's n)."""
+        return self.estimate.n
+
+    @property
+    def answered(self) -> str:
+        """How many graded items have a grade of it, in words ('12 of 40 graded items')."""
+        return f"{self.graded:,} of {counted(self.cards, 'graded item')}"
+
+    @property
+    def value_words(self) -> str:
+        """The estimate for a page: 3 decimals, or why there is none yet."""
+        return "no estimate yet" if self.estimate.missing else f"{self.estimate.value:.3f}"
+
+    @property
+    def interval_words(self) -> str:
+        """The interval to report for a page, its level and when it holds; or what it waits for."""
+        if self.estimate.missing:
+            return f"waiting for a grade of it in every stratum ({len(self.estimate.missing)} without)"
+        return f"{self.now.level:.1%} interval {self.now.low:.3f} – {self.now.high:.3f}, {self.when}"
+
+    @property
+    def estimand(self) -> str:
+        """What the estimate estimates, in words (module docstring)."""
+        what = f"the pool's mean grade on criterion {self.name!r} ({self.criterion.scale.kind} scale, on [0, 1])"
+        if self.criterion.required:
+            return what
+        return (
+            f"{what} over the items a grader answered it for (optional: {self.answered} have it; the others "
+            "are treated as missing at random within their stratum)"
+        )
+
+
+def read_criteria(
+    design: Design,
+    settings: SettingsLike,
+    graded: Mapping[str, Mapping[int, float]],
+    primary: Live,
+    skipped: Collection[int],
+    anytime: Anytime | None = None,
+) -> tuple[CriterionReading, ...]:
+    """Each criterion of the project's rubric (in its order; the one question of a project without one)
+    read from ``graded`` (criterion -> position -> final grade, in grading order), the design criterion's row
+    being ``primary``'s reading; ``skipped``: the items skipped and not graded; ``anytime``: the caller's cached
+    anytime interval of a set of grades (core.services.live.anytime_now)."""
+    typed = ProjectSettings.from_dict(settings)
+    regime = typed.stopping
+    cards = primary.estimate.n
+    rows = []
+    for criterion in _criteria(typed):
+        if criterion.name == typed.design_criterion:
+            reading = primary.reading
+            sequence = None if regime == FIXED else reading.anytime
+            when = interval_when(reading)
+            rows.append(
+                CriterionReading(criterion, True, primary.estimate, reading.fixed_n, sequence, reading.now, when, cards)
+            )
+            continue
+        own = dict(graded.get(criterion.name, {}))
+        estimate = current_estimate(design, own, primary.estimate.method)
+        fixed_n, sequence = intervals(estimate, anytime_now(design, typed, own, anytime) if regime != FIXED else None)
+        widen = skip_widening(estimate, skip_bound(design, own, own.values(), skipped))
+        now = widened(fixed_n if sequence is None else sequence, widen)
+        when = interval_when(primary.reading) if regime == FIXED else WHENEVER
+        rows.append(CriterionReading(criterion, False, estimate, fixed_n, widened(sequence, widen), now, when, cards))
+    return tuple(rows)
+
+
+def criteria_now(
+    store: Store,
+    project_id: int,
+    design: Design,
+    settings: SettingsLike,
+    method: str,
+    *,
+    anytime: Anytime | None = None,
+    primary: Live | None = None,
+) -> tuple[CriterionReading, ...]:
+    """`read_criteria` of the project's grades now, every criterion's from the store; ``primary``: the design
+    criterion's reading where the caller has it (core.services.live.live_reading's, else read here with the
+    ``method`` estimator)."""
+    typed = ProjectSettings.from_dict(settings)
+    primary = primary or live_reading(store, project_id, design, typed, method, anytime)
+    graded = {
+        c.name: store.graded_positions(project_id, criterion=c.name)
+        for c in _criteria(typed)
+        if c.name != typed.design_criterion
+    }
+    return read_criteria(design, typed, graded, primary, store.skipped_positions(project_id), anytime)
+
+
+def _criteria(settings: ProjectSettings) -> tuple[Criterion, ...]:
+    """The rubric's criteria; a project without one asks one question, on its scale."""
+    rubric = settings.rubric
+    return (Criterion(ONE_QUESTION, settings.grading_scale),) if rubric is None else rubric.criteria
+
+
+def design_criterion_words(settings: SettingsLike) -> str | None:
+    """Which criterion the stopping rule and the forecast read, and what the queue allocates for, in one line
+    for the pages and the report; None for a one-question project."""
+    rubric = ProjectSettings.from_dict(settings).rubric
+    if rubric is None:
+        return None
+    allocates = (
+        "the queue allocates for it alone"
+        if rubric.allocate_for == PRIMARY
+        else "the queue allocates for every criterion together"
+    )
+    return f"Stopping rule and forecast: criterion {rubric.primary!r} (the primary); {allocates}."
