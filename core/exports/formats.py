@@ -8,12 +8,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from core.errors import InputError
 from core.exports.argilla import records_parquet
 from core.exports.inspect_export import with_human_scores
 from core.exports.label_studio import labeling_config, tasks_json
 from core.exports.lm_eval_results import lm_eval_results
 from core.exports.project_export import GRADE_FORMATS, ProjectFiles, grades_bytes, slug
+from core.exports.report import criterion_rows, grades_csv
 from core.inputs.readers import detect
 
 
@@ -37,7 +40,13 @@ def inspect_log(files: ProjectFiles) -> bytes:
             f"project {files.project.name!r}'s pool {pool[0]!r} is not an Inspect log",
             fix="choose another --format: the Inspect log exists only for a pool read from one",
         )
-    return with_human_scores(pool, files.table, files.require_report())
+    return with_human_scores(pool, files.design_table, files.require_report())
+
+
+def estimates_csv(files: ProjectFiles) -> bytes:
+    """Every criterion's estimate and intervals, one row each (core.exports.report.criterion_rows; a one-question
+    project's one row has the criterion ""), as spreadsheet-safe CSV."""
+    return grades_csv(pd.DataFrame(criterion_rows(files.criteria)))
 
 
 def lm_eval(files: ProjectFiles) -> bytes:
@@ -67,6 +76,7 @@ EXPORTS: dict[str, Export] = {
         fmt: Export(f"grades ({GRADES_NAMES[fmt]})", _grades(fmt), mime, f"-grades.{fmt}")
         for fmt, (_, mime) in GRADE_FORMATS.items()
     },
+    "estimates": Export("estimates (CSV, one row per criterion)", estimates_csv, "text/csv", "-estimates.csv"),
     "inspect": Export("grades (Inspect log)", inspect_log, "application/octet-stream", ""),
     "lm-eval": Export("results (lm-eval JSON)", lm_eval, "application/json", "-lm-eval-results.json"),
     "label-studio": Export(

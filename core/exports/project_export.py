@@ -28,6 +28,7 @@ from core.exports.report import (
 )
 from core.exports.report_html import report_html
 from core.services import review
+from core.services.criteria_reading import CriterionReading, criteria_now
 from core.services.tracking import current_estimate
 from core.stats.allocation import Design
 from core.stats.design import prepared_design
@@ -95,13 +96,14 @@ def grades_bytes(table: pd.DataFrame, fmt: str) -> bytes:
 
 def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str, Any] | None:
     """The project's report (core.exports.report.report) from its stored grades and skips, with the audit trail's
-    hash chain checked (core.store.audit_chain.verify: its sealed events, sealing none); None before the first
-    grade (a report needs one)."""
+    hash chain checked (core.store.audit_chain.verify: its sealed events, sealing none), and in a rubric project
+    every criterion's reading (core.services.criteria_reading); None before the first grade (a report needs one)."""
     graded = store.graded_positions(project.id)
     result = current_estimate(design, graded, project.settings.method)
     if result.n == 0:
         return None
     skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project.id))
+    rubric = project.settings.rubric is not None
     return report(
         project,
         design,
@@ -112,6 +114,7 @@ def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str,
         reviewed=store.reviewed_grades(project.id),
         validated=review.validated(store, project.id, design),
         chain=ChainCheck(audit_chain.verify(store)),
+        criteria=criteria_now(store, project.id, design, project.settings, project.settings.method) if rubric else (),
     )
 
 
@@ -153,9 +156,30 @@ class ProjectFiles:
         return self.store.grades(self.project.id)
 
     @cached_property
-    def table(self) -> pd.DataFrame:
-        """The grades export's table (grades_export)."""
+    def design_table(self) -> pd.DataFrame:
+        """The design criterion's grades as grades_export's table (of ``grades``: one score per item for the
+        Inspect log)."""
         return grades_export(self.grades, self.items, self.design, texts=self.texts)
+
+    @cached_property
+    def table(self) -> pd.DataFrame:
+        """The grades export's table (grades_export): in a rubric project every criterion's grades with their
+        ``criterion`` (Store.rubric_grades), else ``design_table``."""
+        if self.project.settings.rubric is None:
+            return self.design_table
+        return grades_export(self.store.rubric_grades(self.project.id), self.items, self.design, texts=self.texts)
+
+    @cached_property
+    def criteria(self) -> tuple[CriterionReading, ...]:
+        """Every criterion's reading now (core.services.criteria_reading; one row without a rubric), with the
+        project's estimator; InputError in a comparison, whose estimates are its report's."""
+        if self.project.settings.compares:
+            raise InputError(
+                f"project {self.project.name!r} compares models: its estimates are per model, in its report",
+                fix="choose another --format, or read the report",
+            )
+        settings = self.project.settings
+        return criteria_now(self.store, self.project.id, self.design, settings, settings.method)
 
     @cached_property
     def report(self) -> dict[str, Any] | None:

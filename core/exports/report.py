@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,7 @@ import pandas as pd
 
 import core
 from core.inputs.io import spreadsheet_safe
+from core.services.criteria_reading import CriterionReading, design_criterion_words
 from core.services.progress import (
     counted,
     counts,
@@ -47,6 +48,8 @@ from core.store import ProjectInfo, json_safe
 TARGET_COLUMNS = ["target", "side"]
 """A comparison's export columns after ``item``: the model whose response the grade is of (grades.target) and
 the side of the card it was on (grades.side)."""
+CRITERION_COLUMN = "criterion"
+"""A rubric's export column after ``item``: the criterion the grade answers (grades.criterion)."""
 EXPORT_COLUMNS = [
     "item",
     "position",
@@ -112,19 +115,18 @@ def method_text(method: str) -> str:
     )
 
 
-def _graded_counts(grades: pd.DataFrame, design: Design) -> pd.Series:
-    """Distinct graded items per stratum (n_h)."""
-    strata = design.stratum[grades["position"].drop_duplicates().to_numpy(dtype=int)]
-    return pd.Series(strata).value_counts().reindex(range(design.H), fill_value=0)
-
-
 def grades_table(grades: pd.DataFrame, items: pd.DataFrame, design: Design) -> pd.DataFrame:
-    """Active grades with the item's id and its design: EXPORT_COLUMNS, in submission order."""
+    """Active grades with the item's id and its design: EXPORT_COLUMNS, in submission order; a comparison's
+    with TARGET_COLUMNS and a rubric's with CRITERION_COLUMN after ``item``. A grade's inclusion probability is
+    n_h / N_h, n_h its stratum's distinct graded items (of its criterion in a rubric: each criterion's own)."""
+    key_columns = [column for column in (*TARGET_COLUMNS, CRITERION_COLUMN) if column in grades.columns]
     if grades.empty:
-        return pd.DataFrame(columns=EXPORT_COLUMNS)
+        return pd.DataFrame(columns=[EXPORT_COLUMNS[0], *key_columns, *EXPORT_COLUMNS[1:]])
     positions = grades["position"].to_numpy(dtype=int)
     strata = design.stratum[positions]
-    n_h = _graded_counts(grades, design).to_numpy()
+    by = [CRITERION_COLUMN, "stratum"] if CRITERION_COLUMN in key_columns else ["stratum"]
+    graded = grades[key_columns].assign(stratum=strata, position=positions)
+    n_h = graded.groupby(by)["position"].transform("nunique").to_numpy()
     table = pd.DataFrame(
         {
             "item": items["id"].to_numpy()[positions],
@@ -132,7 +134,7 @@ def grades_table(grades: pd.DataFrame, items: pd.DataFrame, design: Design) -> p
             "stratum": strata,
             "stratum_size": design.sizes[strata],
             "weight": design.weights[strata],
-            "inclusion_probability": n_h[strata] / design.sizes[strata],
+            "inclusion_probability": n_h / design.sizes[strata],
             "grade": grades["value"],
             "label": grades["label"],
             "grader": grades["grader"],
@@ -141,11 +143,9 @@ def grades_table(grades: pd.DataFrame, items: pd.DataFrame, design: Design) -> p
             "comment": grades["comment"],
         }
     )
-    if TARGET_COLUMNS[0] not in grades.columns:
-        return table[EXPORT_COLUMNS]
-    for column in TARGET_COLUMNS:  # a comparison's grades (Store.target_grades): whose response, which side
+    for column in key_columns:  # whose response and which side (a comparison's), which criterion (a rubric's)
         table[column] = grades[column].to_numpy()
-    return table[[EXPORT_COLUMNS[0], *TARGET_COLUMNS, *EXPORT_COLUMNS[1:]]]
+    return table[[EXPORT_COLUMNS[0], *key_columns, *EXPORT_COLUMNS[1:]]]
 
 
 def grades_csv(table: pd.DataFrame) -> bytes:
@@ -294,6 +294,93 @@ def _stopping_section(reading: Reading, result: Estimate) -> dict[str, Any]:
     }
 
 
+def criterion_rows(criteria: Sequence[CriterionReading]) -> list[dict[str, Any]]:
+    """One flat row per criterion (core.services.criteria_reading): the report's ``criteria`` and the estimates
+    export. ``interval_*``: the interval to report (``when`` it holds); ``fixed_n_*`` and ``anytime_*``: the
+    fixed-n and anytime-valid intervals (anytime None where the budget is fixed in advance)."""
+    return [
+        {
+            "criterion": r.name,
+            "primary": r.primary,
+            "required": r.criterion.required,
+            "scale": r.criterion.scale.kind,
+            "graded_items": r.graded,
+            "of_graded_items": r.cards,
+            "method": r.estimate.method,
+            "estimate": r.estimate.value,
+            "se": r.estimate.se,
+            "missing_strata": len(r.estimate.missing),
+            "interval": r.now.name,
+            "when": r.when,
+            "interval_level": r.now.level,
+            "interval_low": r.now.low,
+            "interval_high": r.now.high,
+            "fixed_n_level": r.fixed_n.level,
+            "fixed_n_low": r.fixed_n.low,
+            "fixed_n_high": r.fixed_n.high,
+            "anytime_low": None if r.anytime is None else r.anytime.low,
+            "anytime_high": None if r.anytime is None else r.anytime.high,
+            "estimand": r.estimand,
+        }
+        for r in criteria
+    ]
+
+
+def _criteria_section(settings: ProjectSettings, criteria: Sequence[CriterionReading]) -> dict[str, Any]:
+    """The report's ``criteria`` in a rubric project (as a mapping to merge: empty for a one-question project,
+    whose report is unchanged): the design criterion, the sentence naming it, and each criterion's row."""
+    words = design_criterion_words(settings)
+    if words is None:
+        return {}
+    section = {
+        "design_criterion": settings.design_criterion,
+        "allocate_for": settings.allocate_for,
+        "words": words,
+        "by_criterion": criterion_rows(criteria),
+    }
+    return {"criteria": section}
+
+
+def criteria_table(section: dict[str, Any]) -> pd.DataFrame:
+    """The criteria as the Markdown and HTML reports show them: estimate, the interval to report, the fixed-n
+    interval and the graded items, as text (4 decimals; "no estimate yet" while a stratum has no grade)."""
+
+    def span(low: float | None, high: float | None) -> str:
+        return f"[{low:.4f}, {high:.4f}]"
+
+    rows = []
+    for row in section["by_criterion"]:
+        known = not row["missing_strata"] and row["estimate"] is not None
+        rows.append(
+            {
+                "criterion": row["criterion"] + (" (primary)" if row["primary"] else ""),
+                "scale": row["scale"],
+                "estimate": f"{row['estimate']:.4f}" if known else "no estimate yet",
+                "interval": f"{row['interval_level']:.1%} {span(row['interval_low'], row['interval_high'])}, "
+                f"{row['when']}"
+                if known
+                else "–",
+                "fixed-n interval": f"{row['fixed_n_level']:.0%} {span(row['fixed_n_low'], row['fixed_n_high'])}"
+                if known
+                else "–",
+                "graded items": f"{row['graded_items']:,} of {row['of_graded_items']:,}",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def estimand_lines(section: dict[str, Any]) -> list[str]:
+    """Each criterion's estimand, one line each."""
+    return [f"{row['criterion']}: {row['estimand']}." for row in section["by_criterion"]]
+
+
+def _criteria_lines(section: dict[str, Any] | None) -> list[str]:
+    if section is None:
+        return []
+    estimands = [f"- {line}" for line in estimand_lines(section)]
+    return ["## Criteria", "", section["words"], "", _markdown_table(criteria_table(section)), "", *estimands, ""]
+
+
 def _skips_section(skips: SkipBound | None) -> dict[str, Any] | None:
     """The report's ``skips``: how many, the estimate's worst-case range had they been graded, per stratum."""
     if skips is None:
@@ -345,13 +432,16 @@ def report(
     reviewed: Mapping[int, float] | None = None,
     validated: Validated | None = None,
     chain: ChainCheck | None = None,
+    criteria: Sequence[CriterionReading] = (),
 ) -> dict[str, Any]:
     """Everything needed to read and reproduce the result: method, estimate, interval, stopping rule,
     strata, savings, graders and their agreement, skips (per stratum and their worst-case bound,
     `core.stats.skips`), review (the estimand, reviewed items, each grader's agreement with the reviewed
     grades, the estimate corrected on the validation sample: ``validated``), the audit trail's hash chain
     (``chain``; None when not checked), settings, seed, the input files by name and SHA-256, the estimate's
-    path, and the stratified estimate recomputed by RECOMPUTE_FORMULA.
+    path, and the stratified estimate recomputed by RECOMPUTE_FORMULA; in a rubric project, ``criteria``:
+    each criterion's reading (core.services.criteria_reading), the estimate, the stopping rule and the rest
+    being the design criterion's.
     ``grades``: the active grades (``Store.grades``); ``reviewed``: position -> reviewed grade."""
     grades = (
         pd.DataFrame(columns=["position", "grader", "value", "seconds", "created_at"]) if grades is None else grades
@@ -370,6 +460,7 @@ def report(
             "allocation": allocation_text(project.settings, read.n0),
             "estimate": _estimate_section(result, read, counts(grades).grades),
             "stopping_rule": _stopping_section(read.reading, result),
+            **_criteria_section(project.settings, criteria),
             "strata": result.strata.to_dict(orient="records"),
             "graders": _graders(grades, project.settings),
             "review": _review(grades, reviewed, validated),
@@ -588,6 +679,7 @@ def report_markdown(data: dict[str, Any]) -> str:
         "",
         savings_line(e),
         "",
+        *_criteria_lines(data.get("criteria")),
         "## Method",
         "",
         data["method"],

@@ -17,6 +17,8 @@ import pandas as pd
 
 from core.exports.report import (
     audit_chain_line,
+    criteria_table,
+    estimand_lines,
     estimate_line,
     grader_rows,
     number,
@@ -156,6 +158,18 @@ def _p(text: str) -> str:
     return f"<p>{html.escape(in_words(text.replace('**', '')))}</p>"
 
 
+def _criteria_parts(section: dict[str, Any] | None) -> list[str]:
+    """A rubric's criteria: the criterion the stopping rule reads, each criterion's figures and estimand."""
+    if section is None:
+        return []
+    return [
+        "<h2>Criteria</h2>",
+        _p(section["words"]),
+        _table(criteria_table(section)),
+        *(_p(line) for line in estimand_lines(section)),
+    ]
+
+
 def report_html(data: dict[str, Any]) -> str:
     """The one-page HTML report of ``core.exports.report.report``'s data (same content as the Markdown)."""
     e, g, skips = data["estimate"], data["graders"], data.get("skips")
@@ -167,6 +181,7 @@ def report_html(data: dict[str, Any]) -> str:
         _p(estimate_line(data)),
         _p(stopping_line(data["stopping_rule"])),
         _p(savings_line(e)),
+        *_criteria_parts(data.get("criteria")),
         "<h2>Estimate against the number of grades</h2>",
         path_svg(data.get("path", [])),
         f'<p class="note">{html.escape(in_words(PATH_NOTE))}</p>',
