@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from core.services import auth, review
+from core.services.criteria_reading import criteria_now, design_criterion_words
 from core.services.live import DEFAULT_METHOD, ESTIMATORS, Design, Live, agreement_words
 from core.services.progress import (
     IDLE_GAP_S,
@@ -142,6 +143,29 @@ def _headline_row(now: Live, design: Design) -> None:
     )
 
 
+CRITERIA_PER_ROW = 4
+
+
+def criteria_row(now: Live, design: Design) -> None:
+    """A rubric's criteria, a panel each (estimate, the interval to report, graded items), under the sentence
+    naming the criterion the stopping rule and the forecast read; nothing in a one-question project."""
+    words = design_criterion_words(project.settings)
+    if words is None:
+        return
+    st.subheader("Criteria")
+    st.caption(words)
+    readings = criteria_now(
+        store, project.id, design, project.settings, method, anytime=lambda g: plan.anytime_of(project, g), primary=now
+    )
+    columns = []
+    for k, r in enumerate(readings):
+        if k % CRITERIA_PER_ROW == 0:
+            columns = st.columns(CRITERIA_PER_ROW)
+        with columns[k % CRITERIA_PER_ROW].container(border=True, key=f"criterion-{k}"):
+            st.metric(r.name + (" (primary)" if r.primary else ""), r.value_words, help=r.estimand)
+            st.caption(f"{r.interval_words}. {r.answered}.")
+
+
 def _path_section(graded: dict[int, float]) -> None:
     """The estimate and its intervals against the number of grades."""
     st.subheader("Estimate against the number of grades")
@@ -184,6 +208,7 @@ def live() -> None:
         return
     grades = store.grades(project.id)
     _headline_row(now, design)
+    criteria_row(now, design)
     validated_row(design)
     pace_row(grades, now.reading)
     _path_section(now.graded)

@@ -50,6 +50,12 @@ st.caption(
     "spent, comment" + (", and the item's prompt and response" if texts else "") + ". The report's last section "
     "recomputes the estimate from this file alone. CSV cells that a spreadsheet would run as formulas are "
     "prefixed with a quote."
+    + (
+        " Every criterion's grades, each with its criterion (the inclusion probability counts that criterion's "
+        "graded items): recompute one criterion's estimate from its rows."
+        if project.settings.rubric is not None
+        else ""
+    )
 )
 for column, (fmt, label) in zip(st.columns(len(GRADE_BUTTONS)), GRADE_BUTTONS.items()):
     export = EXPORTS[fmt]
@@ -77,6 +83,15 @@ st.subheader("Report")
 if files.report is None:
     st.info("The report needs at least one grade.")
     st.stop()
+if project.settings.rubric is not None:  # a one-question project's estimate is the report's headline
+    st.download_button(
+        "Estimates (CSV, one row per criterion)",
+        EXPORTS["estimates"].write(files),
+        export_name(files, "estimates"),
+        EXPORTS["estimates"].mime,
+        key="dl_estimates",
+        **access.audited_download(EXPORTS["estimates"].what, project.id),
+    )
 for column, (fmt, label) in zip(st.columns(len(REPORT_BUTTONS)), REPORT_BUTTONS.items()):
     column.download_button(
         label,

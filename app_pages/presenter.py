@@ -8,6 +8,8 @@ import html
 import streamlit as st
 
 from core.services import auth
+from core.services.criteria_reading import criteria_now, design_criterion_words
+from core.services.live import Design, Live
 from core.services.progress import counts
 from core.services.reading import interval_when, saving_headline
 from core.services.tracking import PATH_NOTE
@@ -23,6 +25,8 @@ CHART_HEIGHT = 480
 STYLE = """<style>
 .ag-big{font-size:clamp(2.4rem,min(6vw,8vh),5.5rem);font-weight:700;line-height:1.05;margin:0}
 .ag-sub{font-size:clamp(1rem,min(1.8vw,2.6vh),1.6rem);color:#777;margin:.2em 0 .4em}
+.ag-criteria{font-size:clamp(.9rem,min(1.4vw,2vh),1.2rem);border-collapse:collapse;margin:0 0 .4em}
+.ag-criteria td{padding:.1em .8em .1em 0}
 .ag-row{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:1em 2.5em;align-items:baseline}
 @media (max-width:700px){.ag-row{grid-template-columns:1fr}}
 </style>"""
@@ -36,6 +40,30 @@ SCREEN = """<style>
 
 def big(value: str, sub: str) -> str:
     return f'<div><p class="ag-big">{html.escape(value)}</p><p class="ag-sub">{html.escape(sub)}</p></div>'
+
+
+def criteria_rows(live_now: Live, design: Design, method: str) -> str:
+    """A rubric's criteria, one compact row each (estimate, interval, graded items), under the sentence naming
+    the criterion the figures above read; "" in a one-question project."""
+    words = design_criterion_words(project.settings)
+    if words is None:
+        return ""
+    readings = criteria_now(
+        store,
+        project.id,
+        design,
+        project.settings,
+        method,
+        anytime=lambda g: plan.anytime_of(project, g),
+        primary=live_now,
+    )
+    rows = "".join(
+        "<tr>"
+        + "".join(f"<td>{html.escape(cell)}</td>" for cell in (r.name, r.value_words, r.interval_words, r.answered))
+        + "</tr>"
+        for r in readings
+    )
+    return f'<p class="ag-sub">{html.escape(words)}</p><table class="ag-criteria">{rows}</table>'
 
 
 @st.fragment(run_every=REFRESH_S)
@@ -58,7 +86,7 @@ def live() -> None:
         big(f"{e.n:,}", f"of {design.N:,} items graded ({done.grades:,} grades)"),
         big(*saving_headline(reading)),
     ]
-    st.html(STYLE + '<div class="ag-row">' + "".join(cells) + "</div>")
+    st.html(STYLE + '<div class="ag-row">' + "".join(cells) + "</div>" + criteria_rows(live_now, design, method))
     st.altair_chart(
         path_chart(plan.estimate_path_of(project, graded, method), height=CHART_HEIGHT, font_size=16),
         width="stretch",
