@@ -6,6 +6,10 @@ resumed with the grades added since; any other change (a grade changed or withdr
 them all again. The dashboard's reading and the queue, which asks at every card whether the rule has said
 done (core.services.grade_actions.claim), then pay one step per grade instead of one replay of every grade
 (about 0.6 ms a grade: 0.6 s a card at 1,000 grades).
+
+Only the design criterion's grades are replayed here (a rubric's primary criterion: the stopping rule reads
+it alone), so the key needs no criterion: the other criteria's readings (core.services.criteria_reading) take
+no look and never replace the kept replay.
 """
 
 from __future__ import annotations
