@@ -144,9 +144,11 @@ def questions_editor(project: ProjectInfo) -> None:
         else:
             st.caption(f"One question, on the {current.scale['kind']} scale.")
             changes = {"criteria": [], "primary_criterion": "", "allocate_for": DEFAULTS.allocate_for}
-        if st.button("Save questions", key=f"{key}_save", disabled=changes is None):
+        stored = current.to_dict()
+        unchanged = changes is None or all(stored[k] == v for k, v in changes.items())
+        if st.button("Save questions", key=f"{key}_save", disabled=unchanged):
             try:
-                check_questions_change(current.to_dict(), changes, len(store.rubric_grades(project.id)))
+                check_questions_change(stored, changes, len(store.rubric_grades(project.id)))
                 outcome = project_actions.change_settings(store, signin.user(), project.id, changes)
             except (InputError, Refused) as exc:
                 st.error(str(exc))

@@ -76,6 +76,7 @@ def test_a_bad_criterion_shows_its_row_and_the_fix_and_stores_nothing(new_form, 
 def test_the_questions_change_while_the_project_has_no_grades_and_are_fixed_once_it_has(open_app, store, project_id):
     at = open_app(project_id=project_id)
     key = f"questions-{project_id}"
+    assert at.button(key=f"{key}_save").disabled  # one question, as stored: nothing to save
     at.checkbox(key=key).check().run()
     edit_criteria(at, added=[HELPFUL])
     at.button(key=f"{key}_save").click().run()
