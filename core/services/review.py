@@ -140,7 +140,7 @@ def item(store: Store, actor: auth.User | None, project_id: int, position: int) 
         grades=grades[grades["position"] == position].reset_index(drop=True),
         flags=reviews.flags(store, project_id, [position]),
         reviews=reviews.reviews(store, project_id, [position]),
-        disagree=tuple(reviews.disagreements(store, project_id).get(position, ())),
+        disagree=tuple(reviews.disagreements(store, project_id, [position]).get(position, ())),
     )
 
 

@@ -136,14 +136,16 @@ def flags(store: Store, project_id: int, positions: list[int] | None = None) -> 
     return pd.DataFrame.from_records(rows, columns=FLAG_COLUMNS)
 
 
-def disagreements(store: Store, project_id: int) -> dict[int, list[str]]:
+def disagreements(store: Store, project_id: int, positions: list[int] | None = None) -> dict[int, list[str]]:
     """Position -> the criteria whose active grades of the item differ (the grades of one target and
-    criterion: a one-question project's criterion is ""), items in the order of their oldest such grade."""
+    criterion: a one-question project's criterion is ""), items in the order of their oldest such grade (of
+    ``positions`` when given)."""
+    query = select(Grade.position, Grade.criterion).where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
+    if positions is not None:
+        query = query.where(Grade.position.in_(positions))
     with store.session() as s:
         rows = s.execute(
-            select(Grade.position, Grade.criterion)
-            .where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
-            .group_by(Grade.position, Grade.target, Grade.criterion)
+            query.group_by(Grade.position, Grade.target, Grade.criterion)
             .having(func.min(Grade.value) != func.max(Grade.value))
             .order_by(func.min(Grade.id))
         ).all()
