@@ -1,5 +1,8 @@
 """Grade: one item at a time on the grading card (ui/grading_card.py), which owns the keys.
 
+In a rubric project (core.rubric) the card asks every criterion of the item at once and one press sends
+them all, ``labels`` {criterion: label}, stored in one transaction (grade_actions.grade_rubric).
+
 Every press names the item the browser shows (its position, id and showing
 token, core.services.showings: the database's, so the fast grading route and the
 HTTP API check this page's tokens and it theirs) and is checked again against the
@@ -10,6 +13,7 @@ once the grade is committed, and "Not saved, press again" when it is not.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -18,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from core.errors import InputError
 from core.inputs.markup import to_html
+from core.scales import Scale
 from core.services import auth, grade_actions, grading, live, showings
 from core.services.grading import grader_view
 from ui import access, grading_card, plan, side_by_side_card, signin, state
@@ -27,7 +32,7 @@ project = state.require_ready_project()
 signin.require(auth.GRADE, project.id)
 grader = state.grader()
 pid = project.id
-scale = project.settings.grading_scale
+rubric = project.settings.rubric  # None: one question, graded with one label
 REVIEW = f"review-{pid}"  # position of an earlier grade being reviewed, or None for the queue
 ACK = f"ack-{pid}"
 LAST = f"card-{pid}"  # the last payload sent, re-sent with the error when the database fails
@@ -61,14 +66,12 @@ def _act(press: dict[str, Any]) -> grade_actions.Outcome:
             outcome = grade_actions.skip(store, actor, pid, showing.position)
         else:
             seconds = grading.viewing_seconds(press.get("shown_ms"), showing.seconds_since_released())
-            outcome = grade_actions.grade(
-                store,
-                actor,
-                pid,
-                showing.position,
-                str(press.get("label")),
-                seconds=seconds,
-                comment=str(press.get("comment") or ""),
+            if rubric is None:
+                grade_action, answer = grade_actions.grade, str(press.get("label"))
+            else:  # a rubric card: every criterion's answer in one press
+                grade_action, answer = grade_actions.grade_rubric, _labels(press)
+            outcome = grade_action(
+                store, actor, pid, showing.position, answer, seconds=seconds, comment=str(press.get("comment") or "")
             )
         if outcome.status in ("saved", "changed", "skipped"):
             showings.use(store, pid, grader, showing.token)
@@ -91,6 +94,14 @@ def _act(press: dict[str, Any]) -> grade_actions.Outcome:
     return grade_actions.Outcome("ignored", f"unknown action {action!r}")
 
 
+def _labels(press: dict[str, Any]) -> dict[str, str]:
+    """A rubric card's answers, {criterion: label}, as the browser sent them; InputError when malformed."""
+    labels = press.get("labels")
+    if not isinstance(labels, Mapping) or not all(isinstance(v, str) for v in labels.values()):
+        raise InputError("the card's answers are not one label per criterion", fix="reload the page and grade again")
+    return {str(name): label for name, label in labels.items()}
+
+
 def on_press() -> None:
     press = grading_card.pressed()
     if press is None:
@@ -108,15 +119,18 @@ def on_press() -> None:
         signin.record_press(what, ack["status"] in STORED)
 
 
+# The outcomes of a press that stored something (a comment, not a string: Streamlit's magic would show a string).
 STORED = ("saved", "changed", "skipped", "undone", grade_actions.COMMENTED, "flagged")
-"""The outcomes of a press that stored something."""
 
 
 def _described(press: dict[str, Any]) -> str | None:
-    """A press that stores something, in words ("grade (Correct) of item q7"); None for the others (back, queue)."""
+    """A press that stores something, in words ("grade (Correct) of item q7", "grade (correct Correct, helpful 4)
+    of item q7" on a rubric card); None for the others (back, queue)."""
     item = f"item {press.get('item_id')}"
+    labels = press.get("labels")
+    grades = ", ".join(f"{k} {v}" for k, v in labels.items()) if isinstance(labels, Mapping) else press.get("label")
     return {
-        "grade": f"grade ({press.get('label')}) of {item}",
+        "grade": f"grade ({grades}) of {item}",
         "skip": f"skip of {item}",
         "comment": f"comment on {item}",
         "flag": f"flag of {item}",
@@ -144,7 +158,7 @@ def card_of(position: int, reviewing: bool) -> dict[str, Any]:
     """The card's item part: everything shown of one item, with its showing token."""
     item = store.item(pid, position)
     view = grader_view(item, project.settings)
-    previous = store.grade_of(pid, position, grader) if reviewing else None
+    previous = store.grade_of(pid, position, grader) if reviewing else None  # the primary's, in a rubric project
     showing = showings.current(
         store, pid, grader, position, str(item.get("id", "")), reviewing
     )  # the card shows it as text
@@ -162,7 +176,34 @@ def card_of(position: int, reviewing: bool) -> dict[str, Any]:
         "reviewing": reviewing,
         "previous_label": previous["label"] if previous else None,
         "previous_comment": previous["comment"] if previous else "",
+        "previous_labels": _previous_labels(position) if previous and rubric is not None else None,
     }
+
+
+def _previous_labels(position: int) -> dict[str, str]:
+    """This grader's answers per criterion on their earlier card of the item (the card to review)."""
+    answers = {c: store.grade_of(pid, position, grader, criterion=c) for c in rubric.names}
+    return {c: grade["label"] for c, grade in answers.items() if grade is not None}
+
+
+def _choices(scale: Scale) -> list[dict[str, str]]:
+    return [{"label": c.label, "key": c.key} for c in scale.choices]
+
+
+def _questions() -> dict[str, Any]:
+    """What the card asks: one scale's ``choices``, or a rubric's ``criteria`` (each with its own choices)."""
+    if rubric is None:
+        return {"choices": _choices(project.settings.grading_scale), "criteria": None}
+    criteria = [
+        {
+            "name": c.name,
+            "guidelines_html": to_html(c.guidelines) if c.guidelines else None,
+            "required": c.required,
+            "choices": _choices(c.scale),
+        }
+        for c in rubric.criteria
+    ]
+    return {"choices": None, "criteria": criteria}
 
 
 def payload() -> dict[str, Any]:
@@ -174,7 +215,7 @@ def payload() -> dict[str, Any]:
         "progress": f"{len(graded):,} of {total:,} items graded"
         + ("" if budget is None else f" (budget fixed at {budget:,})")
         + f" · you: {len(mine)}",
-        "choices": [{"label": c.label, "key": c.key} for c in scale.choices],
+        **_questions(),
         "min_view_ms": round(grading.min_view_s(project.settings) * 1000),
         "max_comment_chars": grading.MAX_COMMENT_CHARS,
         "can_back": bool(mine),
@@ -225,6 +266,18 @@ def _excerpt(text: object, length: int = 120) -> str:
     return text if len(text) <= length else text[: length - 1] + "…"
 
 
+def _card_words(rubric_grades: pd.DataFrame) -> dict[int, str]:
+    """This grader's rubric cards in words, by position: "correct Correct, helpful 4, safe borderline"."""
+    mine = rubric_grades[rubric_grades["grader"] == grader]
+    order = {name: k for k, name in enumerate(rubric.names)}
+    return {
+        int(position): ", ".join(
+            f"{g.criterion} {g.label}" for g in sorted(card.itertuples(), key=lambda g: order[g.criterion])
+        )
+        for position, card in mine.groupby("position")
+    }
+
+
 @st.fragment
 def my_items() -> None:
     """The grader's graded and skipped items, searchable by id or text; choosing one opens it on the card."""
@@ -232,12 +285,15 @@ def my_items() -> None:
     try:
         access.fragment_guard(auth.GRADE, pid)
         grades = store.grades(pid)
+        cards = None if rubric is None else _card_words(store.rubric_grades(pid))
         skipped = store.skipped_by(pid, grader)
     except (SQLAlchemyError, OSError) as exc:
         st.warning(f"The list cannot be read now: the database failed ({type(exc).__name__}).")
         return
     grades = grades[grades["grader"] == grader].set_index("position")
-    rows = [(int(p), grades.at[p, "label"], grades.at[p, "comment"]) for p in grades.index]
+    rows = [
+        (int(p), grades.at[p, "label"] if cards is None else cards[p], grades.at[p, "comment"]) for p in grades.index
+    ]
     rows += [(p, "skipped", "") for p in skipped]
     table = pd.DataFrame(
         {
