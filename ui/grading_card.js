@@ -14,12 +14,17 @@
 //   sent, queued ones included), data-ag-queued, data-ag-refused.
 // - Keys never reach a text field: C opens the comment box, Esc returns to the card, Enter in
 //   the sidebar's name field returns to the card, ? shows every key.
+// - A rubric card (data.criteria, core/rubric.py) asks every criterion at once: one criterion has the
+//   keys' focus; its scale key answers it and moves on to the next unanswered one, the arrows (and Tab
+//   within the card) move between criteria, and Enter sends the whole card as one "grade" press with
+//   labels {criterion: label}, once every required criterion is answered (else it says which is not).
 
 const INSTANCES = new WeakMap();
 const ANSWER_TIMEOUT_MS = 15000;
 const NOTICE_MS = 4000; // how long a refused or kept press's message stays on screen
 const COMMANDS = { S: "skip", B: "back", U: "undo", Q: "queue", F: "flag" };
 const NAME_FIELD = 'input[aria-label^="Your name"]';
+const BUSY = "the last press is not answered yet, and the next item is not on screen; press again once it is";
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -39,7 +44,14 @@ function isTextField(target) {
 }
 
 function keyList(data) {
-  const keys = data.choices.map((c) => [c.key, c.label]);
+  const keys = data.criteria
+    ? data.criteria
+        .map((c) => [c.choices.map((ch) => ch.key).join(" "), `${c.name}: ${c.choices.map((ch) => ch.label).join(", ")}`])
+        .concat([
+          ["↑ ↓ Tab", "move between criteria"],
+          ["Enter", "save the card (every required criterion answered)"],
+        ])
+    : data.choices.map((c) => [c.key, c.label]);
   return keys.concat([
     ["S", "skip the item"],
     ["B", "back to my previous grade"],
@@ -51,11 +63,41 @@ function keyList(data) {
   ]);
 }
 
-function button(inst, label, key, action, extra = {}) {
-  const node = el("button", { type: "button", class: "ag-button", "data-ag-action": action, ...extra });
-  node.append(el("span", { text: label }), el("kbd", { text: key }));
-  node.addEventListener("click", () => press(inst, key, action, extra["data-ag-label"]));
+// A button showing its label and key (none: the label is the key); a click does ``onClick``.
+function keyButton(label, key, attrs, onClick) {
+  const node = el("button", { type: "button", class: "ag-button", ...attrs }, el("span", { text: label }), key ? el("kbd", { text: key }) : null);
+  node.addEventListener("click", onClick);
   return node;
+}
+
+function button(inst, label, key, action, extra = {}, fields = {}) {
+  return keyButton(label, key, { "data-ag-action": action, ...extra }, () => press(inst, key, action, fields));
+}
+
+// A rubric card's questions: every criterion with its guidelines and choices, then the button that saves the card.
+function criteriaPart(inst, data) {
+  const part = el("div", { class: "ag-criteria" });
+  data.criteria.forEach((criterion, index) => {
+    const title = el("div", { class: "ag-label" }, el("span", { text: criterion.name }), criterion.required ? null : el("span", { class: "ag-optional", text: " (optional)" }));
+    const block = el("div", { class: "ag-criterion", role: "group", "aria-label": criterion.name, "data-ag-criterion": criterion.name }, title);
+    if (criterion.guidelines_html) block.append(el("div", { class: "ag-guidelines", html: criterion.guidelines_html }));
+    const choices = el("div", { class: "ag-choices" });
+    for (const choice of criterion.choices) {
+      const key = choice.key === choice.label ? null : choice.key; // a Likert label is its own key
+      choices.append(keyButton(choice.label, key, { "data-ag-label": choice.label }, () => choose(inst, choice.key, index, choice.label)));
+    }
+    block.append(choices);
+    part.append(block);
+  });
+  part.append(keyButton("Save the card", "Enter", { class: "ag-button ag-submit", "data-ag-action": "grade" }, () => submitCard(inst, "Enter")));
+  return part;
+}
+
+function reviewWords(data) {
+  const card = data.card;
+  if (!data.criteria) return `Reviewing your earlier grade: ${card.previous_label || "none"}. Press a grade to change it, C to comment, Q to go back to the queue.`;
+  const answers = data.criteria.filter((c) => card.previous_labels && card.previous_labels[c.name]).map((c) => `${c.name} ${card.previous_labels[c.name]}`);
+  return `Reviewing your earlier card: ${answers.join(", ") || "none"}. Change any answer and press Enter to save it, C to comment, Q to go back to the queue.`;
 }
 
 function buildCard(inst, data) {
@@ -84,10 +126,7 @@ function buildCard(inst, data) {
   }
   if (card.reviewing) {
     root.append(
-      el("div", {
-        class: "ag-banner",
-        text: `Reviewing your earlier grade: ${card.previous_label || "none"}. Press a grade to change it, C to comment, Q to go back to the queue.`,
-      }),
+      el("div", { class: "ag-banner", text: reviewWords(data) }),
     );
   }
   const main = el("div", { class: "ag-main" });
@@ -102,11 +141,14 @@ function buildCard(inst, data) {
   main.append(el("div", { class: "ag-label", text: "Response to grade" }), el("div", { class: "ag-text ag-response", html: card.response_html }));
   if (card.signals) main.append(el("div", { class: "ag-note", text: `Surrogate signals: ${card.signals}` }));
 
-  const side = el("div", { class: "ag-side" }, el("div", { class: "ag-label", text: "Your grade" }));
-  for (const choice of data.choices) {
-    const b = button(inst, choice.label, choice.key, "grade", { "data-ag-label": choice.label });
-    if (card.previous_label === choice.label) b.classList.add("ag-chosen");
-    side.append(b);
+  const side = el("div", { class: "ag-side" }, el("div", { class: "ag-label", text: data.criteria ? "Your grades" : "Your grade" }));
+  if (data.criteria) side.append(criteriaPart(inst, data));
+  else {
+    for (const choice of data.choices) {
+      const b = button(inst, choice.label, choice.key, "grade", { "data-ag-label": choice.label }, { label: choice.label });
+      if (card.previous_label === choice.label) b.classList.add("ag-chosen");
+      side.append(b);
+    }
   }
   const box = el("textarea", { class: "ag-comment-text", rows: "3", "aria-label": "Comment", placeholder: "optional", maxlength: data.max_comment_chars ? String(data.max_comment_chars) : null });
   box.value = card.previous_comment || "";
@@ -125,7 +167,7 @@ function buildCard(inst, data) {
   const help = el("button", { type: "button", class: "ag-link", text: "All keys (?)" });
   help.addEventListener("click", () => toggleHelp(inst));
   side.append(help);
-  root.append(el("div", { class: "ag-body" }, main, side));
+  root.append(el("div", { class: data.criteria ? "ag-body ag-rubric" : "ag-body" }, main, side));
 
   const list = el("dl", { class: "ag-keys" });
   for (const [key, what] of keyList(data)) list.append(el("dt", {}, el("kbd", { text: key })), el("dd", { text: what }));
@@ -176,6 +218,8 @@ function obstacle(inst, action) {
   if (action === "grade" || action === "skip" || action === "comment" || action === "queue" || action === "flag") {
     if (!card) return "there is no item on the card";
   }
+  const gaps = action === "grade" && inst.data.criteria ? missing(inst) : [];
+  if (gaps.length) return `no answer yet for ${gaps.join(", ")}`;
   const shownMs = inst.shownAt === null ? 0 : performance.now() - inst.shownAt;
   if (action === "grade" && shownMs < inst.data.min_view_ms) return "too fast, read the item first";
   if (action === "skip" && card.reviewing) return "an item you graded cannot be skipped (U undoes, a grade changes it)";
@@ -185,10 +229,11 @@ function obstacle(inst, action) {
 }
 
 // A key or click: sent now, kept until the press in flight is answered (a command), or refused on screen.
-function press(inst, key, action, label) {
+// ``fields`` go with the press: a grade's label, or a rubric card's labels.
+function press(inst, key, action, fields = {}) {
   if (inst.pending !== null) {
     if (action === "grade" || action === "comment" || action === "flag") {
-      refuse(inst, key, "the last press is not answered yet, and the next item is not on screen; press again once it is");
+      refuse(inst, key, BUSY);
     } else {
       inst.queue.push({ key, action });
       count(inst, "queued");
@@ -198,7 +243,104 @@ function press(inst, key, action, label) {
   }
   const why = obstacle(inst, action);
   if (why) refuse(inst, key, why);
-  else dispatch(inst, action, label);
+  else dispatch(inst, action, fields);
+}
+
+// The required criteria of a rubric card with no answer yet, by name.
+function missing(inst) {
+  return inst.data.criteria.filter((c) => c.required && !inst.answers[c.name]).map((c) => c.name);
+}
+
+// The first criterion from ``start`` on (wrapping around) with no answer yet; ``fallback`` when all have one.
+function unanswered(inst, start, fallback) {
+  const criteria = inst.data.criteria;
+  for (let step = 0; step < criteria.length; step += 1) {
+    const k = (start + step) % criteria.length;
+    if (!inst.answers[criteria[k].name]) return k;
+  }
+  return fallback;
+}
+
+// Show a rubric card's answers and the criterion in focus (classes and data-ag-answer, for tests).
+function paintRubric(inst) {
+  const criteria = inst.data.criteria;
+  if (!criteria || !inst.root) return;
+  inst.root.querySelectorAll(".ag-criterion").forEach((block, index) => {
+    const answer = inst.answers[criteria[index].name] || "";
+    block.classList.toggle("ag-focused", index === inst.focus);
+    block.dataset.agAnswer = answer;
+    block.querySelectorAll(".ag-button").forEach((b) => {
+      b.classList.toggle("ag-chosen", b.dataset.agLabel === answer);
+      b.setAttribute("aria-pressed", String(b.dataset.agLabel === answer));
+    });
+  });
+  const submit = inst.root.querySelector(".ag-submit");
+  if (submit) submit.classList.toggle("ag-ready", missing(inst).length === 0);
+}
+
+// A fresh rubric card: the grader's earlier answers when reviewing, the focus on the first unanswered criterion.
+function startAnswers(inst) {
+  const card = inst.data.card;
+  inst.answers = { ...((card && card.previous_labels) || {}) };
+  inst.focus = inst.data.criteria ? unanswered(inst, 0, 0) : 0;
+  paintRubric(inst);
+}
+
+// Answer criterion ``index`` with ``label`` (by its ``key`` or a click), and move to the next unanswered one.
+function choose(inst, key, index, label) {
+  if (inst.pending !== null) return refuse(inst, key, BUSY);
+  if (!inst.data.card) return refuse(inst, key, "there is no item on the card");
+  inst.answers[inst.data.criteria[index].name] = label;
+  inst.focus = unanswered(inst, index + 1, index);
+  paintRubric(inst);
+}
+
+function moveFocus(inst, to) {
+  inst.focus = to;
+  paintRubric(inst);
+}
+
+// Send the whole rubric card; with a required criterion unanswered, the focus goes to it (and press says so).
+function submitCard(inst, key) {
+  const gaps = missing(inst);
+  if (gaps.length && inst.pending === null) moveFocus(inst, inst.data.criteria.findIndex((c) => c.name === gaps[0]));
+  press(inst, key, "grade", { labels: { ...inst.answers } });
+}
+
+// A key of a rubric card: true once handled (a scale key of the criterion in focus, a move between criteria,
+// Enter), false for the others (the commands). Arrows, Tab and Enter are the card's only on the card itself.
+function rubricKey(inst, event, key) {
+  const criteria = inst.data.criteria;
+  const target = event.target;
+  const onCard = target === document.body || (target instanceof Node && inst.root.contains(target));
+  const step = { ArrowDown: 1, ArrowUp: -1, Tab: event.shiftKey ? -1 : 1 }[event.key];
+  if (step && onCard && inst.data.card) {
+    const to = inst.focus + step;
+    if (to < 0 || to >= criteria.length) {
+      if (event.key === "Tab") return true; // past the first or last criterion: the browser's Tab, out of the card
+    } else moveFocus(inst, to);
+    event.preventDefault();
+    return true;
+  }
+  const command = target instanceof HTMLButtonElement && !target.closest(".ag-criteria"); // Enter clicks it
+  if (event.key === "Enter" && onCard && inst.data.card && !command) {
+    event.preventDefault();
+    if (!event.repeat) submitCard(inst, "Enter");
+    return true;
+  }
+  const focused = criteria[inst.focus];
+  const choice = focused.choices.find((c) => c.key.toUpperCase() === key);
+  const elsewhere = criteria.find((c) => c.choices.some((ch) => ch.key.toUpperCase() === key));
+  if (!choice && (!elsewhere || COMMANDS[key] || key === "C")) return false;
+  event.preventDefault();
+  event.stopPropagation();
+  if (event.repeat) return true; // a key held down is not a second judgement
+  if (choice) choose(inst, key, inst.focus, choice.label);
+  else {
+    const keys = focused.choices.map((c) => `${c.key} ${c.label}`).join(", ");
+    refuse(inst, key, `not an answer to ${focused.name} (${keys}); ↑ ↓ move to ${elsewhere.name}`);
+  }
+  return true;
 }
 
 // The commands kept while a press was in flight, in order, each once the one before it was answered.
@@ -219,7 +361,7 @@ function dropQueue(inst, why) {
   notify(inst, `${keys} not carried out: ${why}`);
 }
 
-function dispatch(inst, action, label) {
+function dispatch(inst, action, fields = {}) {
   const card = inst.data.card;
   const shownMs = inst.shownAt === null ? 0 : performance.now() - inst.shownAt;
   const text = inst.root.querySelector(".ag-comment-text");
@@ -236,7 +378,9 @@ function dispatch(inst, action, label) {
   inst.send("action", {
     seq: inst.seq,
     action,
-    label: label || null,
+    label: null,
+    labels: null,
+    ...fields,
     token: card ? card.token : null,
     position: card ? card.position : null,
     item_id: card ? card.item_id : null,
@@ -272,7 +416,8 @@ function onKey(inst, event) {
     return;
   }
   const key = event.key.length === 1 ? event.key.toUpperCase() : "";
-  const choice = inst.data.choices.find((c) => c.key.toUpperCase() === key);
+  if (inst.data.criteria && rubricKey(inst, event, key)) return;
+  const choice = inst.data.criteria ? null : inst.data.choices.find((c) => c.key.toUpperCase() === key);
   if (!choice && !COMMANDS[key] && key !== "C") return;
   event.preventDefault();
   event.stopPropagation();
@@ -285,7 +430,7 @@ function onKey(inst, event) {
     return;
   }
   if (event.repeat) return; // a key held down is not a second judgement
-  press(inst, key, choice ? "grade" : COMMANDS[key], choice ? choice.label : undefined);
+  press(inst, key, choice ? "grade" : COMMANDS[key], choice ? { label: choice.label } : {});
 }
 
 function update(inst, data) {
@@ -304,6 +449,7 @@ function update(inst, data) {
     inst.host.replaceChildren(root); // one swap: never a mix of two items
     inst.root = root;
     inst.token = token;
+    startAnswers(inst);
     inst.shownAt = null;
     requestAnimationFrame(() => {
       if (inst.root !== root) return;
@@ -330,7 +476,7 @@ export default function (component) {
     const host = el("div", { class: "ag-host" }); // our own node: the component's <style> stays in place
     const notice = el("div", { class: "ag-notice", role: "alert", hidden: true }); // outlives a card swap
     parentElement.append(host, notice);
-    inst = { host, notice, root: null, token: null, data: null, pending: null, seq: 0, shownAt: null, timer: null };
+    inst = { host, notice, root: null, token: null, data: null, pending: null, seq: 0, shownAt: null, timer: null, answers: {}, focus: 0 };
     Object.assign(inst, { queue: [], noticeTimer: null, counts: { sent: 0, queued: 0, refused: 0 } });
     inst.onKey = (event) => onKey(inst, event);
     inst.cleanup = () => window.removeEventListener("keydown", inst.onKey, true);
