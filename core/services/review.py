@@ -151,8 +151,8 @@ def settle(
 
     Refused unless the actor may review the project, the project is ready, the item has a grade, and none
     of its grades is the reviewer's own (nobody settles a disagreement they are part of); refused in a rubric
-    project too, whose final grades ``settle_rubric`` sets. A second review of the item replaces the first, which stays in
-    the table, retracted; both are audited.
+    project too, whose final grades ``settle_rubric`` sets. A second review of the item replaces the first,
+    which stays in the table, retracted; both are audited.
     """
     reviewer, settings = _settling(store, actor, project_id)
     if settings.rubric is not None:
