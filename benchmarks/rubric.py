@@ -17,12 +17,17 @@ alone at most 1.10 where the criteria correlate at 0.5 or more (the 0.2 pool sho
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import platform
 import time
 from pathlib import Path
 
-from core.stats.simulate_rubric import rubric_pool, rubric_runs
+import numpy as np
+
+from core.stats.allocation import compromise_spreads, relative_losses
+from core.stats.design import prepared_design
+from core.stats.simulate_rubric import RubricPool, rubric_pool, rubric_runs
 
 HERE = Path(__file__).resolve().parent
 POOLS = ((4000, 0.2), (4000, 0.5), (4000, 0.8), (2000, 0.5))
@@ -43,10 +48,45 @@ def cell(figures: dict[str, float], key: str, digits: int = 3) -> str:
     return f"{figures[key]:.{digits}f} ± {figures[key + '_se']:.{digits}f}"
 
 
-def rows(n_items: int, correlation: float, reps: int, seed: int) -> list[str]:
-    pool = rubric_pool(n_items, correlation, seed=seed)
+def realised(pool: RubricPool) -> str:
+    """The asked correlation and the realised pairwise ones."""
     pairs = pool.correlation
-    realised = f"{pairs[0, 1]:.2f} / {pairs[0, 2]:.2f} / {pairs[1, 2]:.2f}"
+    return f"{pairs[0, 1]:.2f} / {pairs[0, 2]:.2f} / {pairs[1, 2]:.2f}"
+
+
+def neyman_share(weights: np.ndarray, spreads: np.ndarray) -> np.ndarray:
+    """n_h / n of Neyman's allocation for ``spreads`` (..., H)."""
+    return weights * spreads / np.sum(weights * spreads, axis=-1, keepdims=True)
+
+
+def minimax_share(weights: np.ndarray, spreads: np.ndarray, steps: int = 50) -> np.ndarray:
+    """The allocation n_h proportional to W_h sqrt(sum_k w_k S_hk^2) whose largest relative loss is least, over
+    multipliers w on a grid of the simplex (step 1/steps): Bethel's (1989) allocations for per-criterion
+    variance bounds, the bounds chosen to equalise the criteria's relative losses; a comparison only."""
+    grid = [c for c in itertools.product(range(steps + 1), repeat=len(spreads) - 1) if sum(c) <= steps]
+    w = np.array([(*c, steps - sum(c)) for c in grid]) / steps
+    shares = neyman_share(weights, np.sqrt(w @ spreads**2))
+    return shares[np.argmin(relative_losses(weights, spreads, shares).max(axis=-1))]
+
+
+def oracle_row(n_items: int, correlation: float, pool: RubricPool) -> str:
+    """Each criterion's relative loss V_k / V_k^opt with the true spreads, under four allocations."""
+    design = prepared_design(pool.items)
+    spreads = np.array([[y[design.stratum == h].std(ddof=1) for h in range(design.H)] for y in pool.labels])
+    weights = design.weights
+    shares = {
+        "all (compromise)": neyman_share(weights, compromise_spreads(weights, spreads)),
+        "minimax": minimax_share(weights, spreads),
+        "primary alone": neyman_share(weights, spreads[0]),
+        "proportional": weights,
+    }
+    cells = " | ".join(
+        " / ".join(f"{v:.3f}" for v in relative_losses(weights, spreads, share)) for share in shares.values()
+    )
+    return f"| {n_items} | {correlation} ({realised(pool)}) | {cells} |"
+
+
+def rows(n_items: int, correlation: float, pool: RubricPool, reps: int, seed: int) -> list[str]:
     lines = []
     for name, by_budget in rubric_runs(pool, BUDGETS, reps=reps, seed=seed).items():
         k = pool.names.index(name)
@@ -55,7 +95,7 @@ def rows(n_items: int, correlation: float, reps: int, seed: int) -> list[str]:
             primary = cell(f, "primary_vs_alone") if k else "(it is alone)"
             coverage = "met" if f["coverage"] + 2 * f["coverage_se"] >= GOAL_COVERAGE else "missed"
             lines.append(
-                f"| {n_items} | {correlation} ({realised}) | {n} | {name} | {mu:.3f} | {cell(f, 'coverage')} | "
+                f"| {n_items} | {correlation} ({realised(pool)}) | {n} | {name} | {mu:.3f} | {cell(f, 'coverage')} | "
                 f"{coverage} | {cell(f, 'all_vs_alone')} | {ratio_verdict(f['all_vs_alone'], f['all_vs_alone_se'], correlation)} | "
                 f"{primary} | {cell(f, 'all_vs_uniform')} | {cell(f, 'alone_vs_uniform')} |"
             )
@@ -68,7 +108,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     started = time.perf_counter()
-    table = [line for n_items, correlation in POOLS for line in rows(n_items, correlation, args.reps, args.seed)]
+    pools = [
+        (n_items, correlation, rubric_pool(n_items, correlation, seed=args.seed)) for n_items, correlation in POOLS
+    ]
+    oracle = [oracle_row(*p) for p in pools]
+    table = [line for p in pools for line in rows(*p, args.reps, args.seed)]
     text = (
         f"""# Rubrics: allocating for every criterion together
 
@@ -99,6 +143,18 @@ random order through the product's queue step (`core.stats.queue.queue_stratum`,
 |---|---|---|---|---|---|---|---|---|---|---|---|
 """
         + "\n".join(table)
+        + """
+
+**With the true spreads** (no grades, no sampling): each criterion's relative loss V_k / V_k^opt
+(`core.stats.allocation.relative_losses`; correct / helpful / safe) under the compromise the queue uses, under
+the minimax choice of multipliers (Bethel's allocation whose largest relative loss is least, best of a grid
+of step 0.02), under Neyman's allocation for *correct* alone, and under proportional allocation. The
+compromise minimises the sum of the three; minimax, the largest.
+
+| N | correlation | all (compromise) | minimax | primary alone | proportional |
+|---|---|---|---|---|---|
+"""
+        + "\n".join(oracle)
         + "\n"
     )
     (HERE / "rubric.md").write_text(text)

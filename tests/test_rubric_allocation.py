@@ -9,7 +9,7 @@ import pytest
 from core.errors import InputError
 from core.rubric import ALL, PRIMARY
 from core.services.grading import queue_state
-from core.stats.allocation import compromise_spreads, make_design, stratum_moments
+from core.stats.allocation import compromise_spreads, make_design, relative_losses, stratum_moments
 from core.stats.design import prepared_design
 from core.stats.queue import QueueState, next_item, queue_stratum
 from core.stats.simulate import replay_queue, replication_orders
@@ -23,11 +23,6 @@ RNG = np.random.default_rng(31)
 def random_case(k: int, h: int = 5) -> tuple[np.ndarray, np.ndarray]:
     weights = RNG.random(h) + 0.1
     return weights / weights.sum(), RNG.random((k, h)) * 0.5 + 0.01
-
-
-def relative_losses(weights: np.ndarray, spreads: np.ndarray, share: np.ndarray) -> np.ndarray:
-    """Each criterion's V_k / V_k^opt for allocation shares ``share`` (no finite-population term)."""
-    return np.sum(weights**2 * spreads**2 / share, axis=-1) / np.sum(weights * spreads, axis=-1) ** 2
 
 
 def neyman_share(weights: np.ndarray, spreads: np.ndarray) -> np.ndarray:
@@ -56,10 +51,11 @@ def test_the_compromise_lies_between_the_criteria_and_minimises_the_sum_of_relat
         share = neyman_share(weights, compromise)
         total = relative_losses(weights, spreads, share).sum()
         assert np.all(relative_losses(weights, spreads, share) >= 1 - 1e-12)  # no criterion beats its own Neyman
+        assert np.allclose(relative_losses(weights, spreads, neyman_share(weights, spreads)).diagonal(), 1.0)
         for k in range(3):  # nor does any criterion's own allocation beat the compromise on the sum
             assert total <= relative_losses(weights, spreads, neyman_share(weights, spreads[k])).sum() + 1e-12
         others = RNG.dirichlet(np.ones(5), size=200)
-        assert total <= relative_losses(weights, spreads[:, None, :], others[None]).sum(axis=0).min() + 1e-12
+        assert total <= relative_losses(weights, spreads, others).sum(axis=-1).min() + 1e-12
 
 
 def test_with_two_strata_the_share_lies_between_the_criteria_own_shares():

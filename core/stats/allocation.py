@@ -416,6 +416,16 @@ def compromise_spreads(weights: np.ndarray, spreads: np.ndarray) -> np.ndarray:
     return np.sqrt(np.sum(share[..., None] * spreads**2, axis=-2))
 
 
+def relative_losses(weights: np.ndarray, spreads: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """Each criterion's variance over its Neyman minimum, V_k / V_k^opt, when stratum h gets the share
+    ``share_h`` = n_h / n of the grades: sum_h W_h^2 S_hk^2 / share_h over (sum_h W_h S_hk)^2 (the stratified
+    variance and Neyman's minimum without their finite-population terms, Cochran 1977, section 5.5: 1 at
+    Neyman's allocation for criterion k, more elsewhere). spreads (..., K, H), share (..., H) -> (..., K)."""
+    spreads = np.asarray(spreads, dtype=float)
+    share = np.asarray(share, dtype=float)[..., None, :]
+    return np.sum(weights**2 * spreads**2 / share, axis=-1) / np.sum(weights * spreads, axis=-1) ** 2
+
+
 def allocation_objective(
     weights: np.ndarray, sizes: np.ndarray, sds: np.ndarray, alloc: np.ndarray, kappa: float = KAPPA
 ) -> float:
