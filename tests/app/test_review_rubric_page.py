@@ -33,6 +33,8 @@ def test_a_rubric_item_is_reviewed_on_one_card(store, project_id, open_app):
     [cards] = [d.value for d in at.dataframe if "grader" in d.value.columns]
     assert cards.values.tolist() == [["ann", "Correct", "4", "by ann"], ["bob", "Correct", "2", "by bob"]]
     assert [r.label for r in at.radio] == ["correct", "helpful (grades disagree)"]
+    [counts] = [d.value for d in at.dataframe if "settled" in d.value.columns]
+    assert counts.values.tolist() == [["correct", 0, 0], ["helpful", 1, 0]]
     at.radio(key="review_label_0_1").set_value("3")
     at.text_area(key="review_note").input("halfway")
     at.button[0].click().run()
@@ -40,6 +42,8 @@ def test_a_rubric_item_is_reviewed_on_one_card(store, project_id, open_app):
     assert store.reviewed_grades(project_id, "helpful") == {0: 0.5}
     assert store.reviewed_grades(project_id, "correct") == {}
     assert "Nothing to review" in " ".join(s.value for s in at.success)
+    [counts] = [d.value for d in at.dataframe if "settled" in d.value.columns]
+    assert counts.values.tolist() == [["correct", 0, 0], ["helpful", 1, 1]]
 
 
 def test_the_records_page_offers_the_criteria_and_reads_the_one_chosen(store, project_id, open_app):
