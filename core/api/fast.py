@@ -19,6 +19,13 @@ once that press is answered, on the card then held if it is the one that was on 
 pressed (else the page says it was not carried out); ``#card`` counts them for tests (data-sent,
 data-kept, data-refused, data-ahead).
 
+A rubric project's card (core.rubric: the card's ``criteria``) asks every criterion at once, with the Grade
+page's keys (ui/grading_card.js): 1..9 answer the criterion in focus with its labels in order and move the
+focus to the next unanswered one, ArrowUp and ArrowDown move it, Enter saves the card as one press (``labels``,
+criterion -> label, on the card's one token) once every required criterion is answered, else the focus goes to
+the first that is not and the page says which. Each criterion's block shows its answer (``data-answer``); a
+card not saved comes back with its answers.
+
 In the open demo (no sessions) the page and its calls answer browsers on this machine only, as the open
 demo's user named by the page's ``&grader=NAME`` (core.api.http.open_demo_user), and refuse others with 403.
 """
@@ -50,6 +57,10 @@ body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; 
 button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
 #status { min-height: 1.5rem; color: #555; } #notice { color: #8a4b00; font-weight: 600; }
 .card[data-state=sending], .card[data-state=pending] #labels { opacity: .6; }
+.criterion { border-left: 4px solid transparent; padding: .1rem 0 .1rem .6rem; margin-bottom: .4rem; }
+.criterion.focused { border-left-color: #1f6feb; background: #f3f7ff; }
+.criterion .name { font-weight: 600; margin: .3rem 0; } .criterion .guidelines { color: #555; margin: 0 0 .4rem; }
+button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6feb; }
 </style></head><body>
 <h1>Fast grading</h1>
 <p id="status" role="status">Loading...</p>
@@ -68,8 +79,12 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
   const $ = (id) => document.getElementById(id);
   const NOTICE_MS = 4000;  // how long a refused or kept press's message stays on screen
   // card: the item held, with its token (null while a press is in flight: no press applies to it any more);
-  // shownAt: when the texts on screen were painted; kept: [key, item on screen when it was pressed]
+  // shownAt: when the texts on screen were painted; kept: [key, item on screen when it was pressed];
+  // labels: the scale's; criteria: a rubric project's (null when it asks one question), with the card's
+  // answers so far (criterion -> label) for the item answersFor and the criterion in focus
   let card = null, labels = [], shownAt = 0, busy = false, kept = [], noticeTimer = 0;
+  let criteria = null, answers = {}, answersFor = null, focus = 0;
+  const BUSY = "still saving the last grade, press again once the card is ready";
   const counts = {sent: 0, kept: 0, refused: 0, ahead: 0, replaced: 0};
   const say = (text) => { $("status").textContent = text; };
   function count(what) { counts[what] += 1; $("card").dataset[what] = String(counts[what]); }
@@ -86,17 +101,84 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
     $("item").textContent = view ? view.item_id : "";
     $("prompt").textContent = view ? view.prompt : "";
     $("response").textContent = view ? view.response : "";
-    $("labels").replaceChildren(...(view ? labels : []).map((l, i) => {
-      const b = document.createElement("button");
-      b.type = "button"; b.textContent = `${l.label} (${i + 1})`; b.onclick = () => press(String(i + 1), l.label);
-      return b;
-    }));
+    if (!view || view.item_id !== answersFor) { answers = {}; answersFor = view ? view.item_id : null; focus = 0; }
+    $("labels").replaceChildren(...(view ? questions() : []));
+    showAnswers();
     const mark = (t) => { shownAt = t; $("card").dataset.shownAt = String(t); };
     if (at === undefined) requestAnimationFrame(() => mark(performance.now())); else mark(at);
   }
+  // Buttons for a scale's labels, keys 1, 2, ... in order; a click calls ``pick(key, label)``.
+  function buttons(choices, pick) {
+    return choices.map((l, i) => {
+      const b = document.createElement("button");
+      b.type = "button"; b.textContent = `${l.label} (${i + 1})`; b.onclick = () => pick(String(i + 1), l.label);
+      return b;
+    });
+  }
+  function line(tag, cls, text) {
+    const e = document.createElement(tag); e.className = cls; e.textContent = text; return e;
+  }
+  // What the card asks: the scale's labels, or a rubric's criteria (each with its guidelines and labels) and
+  // the button that saves the card.
+  function questions() {
+    if (!criteria) return buttons(labels, press);
+    const blocks = criteria.map((c, index) => {
+      const block = document.createElement("div");
+      block.className = "criterion"; block.dataset.criterion = c.name;
+      block.setAttribute("role", "group"); block.setAttribute("aria-label", c.name);
+      block.append(line("p", "name", c.name + (c.required ? "" : " (optional)")));
+      if (c.guidelines) block.append(line("p", "guidelines", c.guidelines));
+      block.append(...buttons(c.labels, (key, label) => choose(key, index, label)));
+      return block;
+    });
+    const save = line("button", "save", "Save the card (Enter)");
+    save.type = "button"; save.id = "save"; save.onclick = () => submit("Enter");
+    return [...blocks, save];
+  }
+  // A rubric card's answers and the criterion in focus, on screen (data-answer and .focused, for tests too).
+  function showAnswers() {
+    if (!criteria) return;
+    document.querySelectorAll("#labels .criterion").forEach((block, index) => {
+      const answer = answers[criteria[index].name] || "";
+      block.dataset.answer = answer; block.classList.toggle("focused", index === focus);
+      block.querySelectorAll("button").forEach((b, i) => {
+        b.setAttribute("aria-pressed", String(criteria[index].labels[i].label === answer));
+      });
+    });
+  }
+  // The first criterion from ``start`` on (wrapping around) with no answer yet; ``fallback`` when all have one.
+  function unanswered(start, fallback) {
+    for (let step = 0; step < criteria.length; step += 1) {
+      const k = (start + step) % criteria.length;
+      if (!answers[criteria[k].name]) return k;
+    }
+    return fallback;
+  }
+  function moveFocus(to) { focus = Math.max(0, Math.min(criteria.length - 1, to)); showAnswers(); }
+  // Criterion ``index`` answered ``label`` (its key or a click); the focus moves to the next unanswered one.
+  function choose(key, index, label) {
+    if (busy) { refuse(key, BUSY); return; }
+    if (!card) { refuse(key, "there is no item on the card"); return; }
+    answers[criteria[index].name] = label;
+    focus = unanswered(index + 1, index); showAnswers();
+  }
+  // Enter: the whole card in one grade press, once every required criterion is answered (else the focus goes
+  // to the first that is not, and the page says which).
+  function submit(key) {
+    const gaps = criteria.filter((c) => c.required && !answers[c.name]).map((c) => c.name);
+    if (!busy && card && gaps.length) {
+      moveFocus(criteria.findIndex((c) => c.name === gaps[0]));
+      refuse(key, `answer ${gaps.join(", ")} first`);
+      return;
+    }
+    press(key, {...answers});
+  }
+  // A press's grade in words: a label, or a rubric card's answers.
+  const words = (grade) => typeof grade === "string" ? grade
+    : Object.entries(grade).map(([name, label]) => `${name} ${label}`).join(", ");
   function show(answer) {
     card = answer.item;
-    if (card) labels = card.labels;
+    if (card) ({labels, criteria = null} = card);
     paint(card, card ? "ready" : "done");
     if (!card) say(answer.reason || "Nothing left to grade.");
   }
@@ -104,7 +186,7 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
   // (seen since they were painted); otherwise it replaces them.
   function take(answer, ahead) {
     if (ahead && answer.item && answer.item.item_id === ahead.item_id) {
-      card = answer.item; labels = card.labels; $("card").dataset.state = "ready";
+      card = answer.item; ({labels, criteria = null} = card); $("card").dataset.state = "ready";
       return;
     }
     if (ahead) count("replaced");
@@ -129,29 +211,32 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
   // A key or click: sent now; while a press is in flight a grade is refused on screen (the card on screen
   // cannot be graded before the server hands it out) and a skip is kept, carried out once the press before
   // it is answered if the card then held is the one on screen when it was pressed (ui/grading_card.js).
-  function press(key, label) {
-    if (busy && label !== undefined) {
-      refuse(key, "still saving the last grade, press again once the card is ready");
+  // ``grade``: a label, a rubric card's answers (criterion -> label), or undefined for a skip.
+  function press(key, grade) {
+    if (busy && grade !== undefined) {
+      refuse(key, BUSY);
     } else if (busy) {
       kept.push([key, $("card").dataset.item]); count("kept");
       notify(`${key} kept: it is carried out once the last press is answered`);
-    } else send(key, label);
+    } else send(key, grade);
   }
   // Sends a press on the card held; the item the server is expected to hand out next (``ahead``) is painted at
   // once, not pressable, while the press is saved. Not saved: the pressed card comes back.
-  async function send(key, label) {
+  async function send(key, grade) {
     if (!card) { refuse(key, "there is no item on the card"); return; }
     const shown = performance.now() - shownAt;
-    if (label !== undefined && shown < 1000 * (card.min_view_s || 0)) { refuse(key, "too fast, look at the item first"); return; }
-    const pressed = card, pressedAt = shownAt, ahead = card.ahead;
+    if (grade !== undefined && shown < 1000 * (card.min_view_s || 0)) { refuse(key, "too fast, look at the item first"); return; }
+    const pressed = card, pressedAt = shownAt, ahead = card.ahead, pressedAnswers = answers;
     busy = true; card = null; count("sent");
     if (ahead) { count("ahead"); paint(ahead, "pending"); } else $("card").dataset.state = "sending";
-    say(label === undefined ? `Skipping ${pressed.item_id}...` : `Saving ${label} for ${pressed.item_id}...`);
+    say(grade === undefined ? `Skipping ${pressed.item_id}...` : `Saving ${words(grade)} for ${pressed.item_id}...`);
     const body = {item_id: pressed.item_id, token: pressed.token, shown_ms: shown};
-    if (label !== undefined) body.label = label;
+    if (grade !== undefined) body[typeof grade === "string" ? "label" : "labels"] = grade;
     let saved = false;
+    // the pressed card back on screen, with its answers, when its press was not saved
+    const back = () => { card = pressed; answers = pressedAnswers; answersFor = pressed.item_id; paint(pressed, "ready", pressedAt); };
     try {
-      const [r, j] = await call(label === undefined ? "/skip" : "/grades?then=next", body);
+      const [r, j] = await call(grade === undefined ? "/skip" : "/grades?then=next", body);
       saved = r.ok;
       if (r.ok) {
         say((j.message || j.status) + "");
@@ -162,12 +247,12 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
         }
       } else {
         say("Not saved: " + (j.message || j.error.message));
-        card = pressed; paint(pressed, "ready", pressedAt);
+        back();
         if (r.status === 409) await load();
       }
     } catch (e) {
       if (saved) { paint(null, "done"); say("Saved, but the next card did not arrive: reload the page"); }
-      else { say("Not saved, press again: the server did not answer"); card = pressed; paint(pressed, "ready", pressedAt); }
+      else { say("Not saved, press again: the server did not answer"); back(); }
     } finally { busy = false; }
     const next = kept.shift();
     if (next === undefined) return;
@@ -182,8 +267,24 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
     if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;  // a key held down is not a second press
     if (e.key === "s" || e.key === "S") { press("S"); return; }
     const n = Number(e.key);
+    if (criteria) { rubricKey(e, n); return; }
     if (n >= 1 && n <= labels.length) press(e.key, labels[n - 1].label);
   });
+  // A rubric card's keys, as on the Grade page: 1..9 answer the criterion in focus with its labels in order
+  // and move on, ArrowUp/ArrowDown move between criteria, Enter saves the card (a button other than the
+  // card's own keeps its Enter).
+  function rubricKey(e, n) {
+    const step = {ArrowDown: 1, ArrowUp: -1}[e.key];
+    if (step) { e.preventDefault(); moveFocus(focus + step); return; }
+    if (e.key === "Enter") {
+      if (e.target instanceof HTMLButtonElement && !e.target.closest("#labels")) return;
+      e.preventDefault(); submit("Enter"); return;
+    }
+    if (!(n >= 1 && n <= 9)) return;
+    const focused = criteria[focus];
+    if (n <= focused.labels.length) choose(e.key, focus, focused.labels[n - 1].label);
+    else refuse(e.key, `not an answer to ${focused.name} (1 to ${focused.labels.length})`);
+  }
   load();
 })();
 </script></body></html>
