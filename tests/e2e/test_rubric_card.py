@@ -87,6 +87,11 @@ def test_thirty_cards_graded_by_keyboard_store_every_criterion_on_the_item_shown
     page.locator(".ag-notice").filter(has_text="no answer yet for helpful, clarity").wait_for(timeout=TIMEOUT_MS)
     assert page.evaluate(SENT) == 0 and store.rubric_grades(pid).empty
     assert page.locator(".ag-criterion.ag-focused").get_attribute("data-ag-criterion") == "helpful"
+    page.keyboard.press("?")  # every criterion's keys are listed
+    keys = page.locator(".ag-help")
+    assert keys.is_visible() and "clarity: muddled, plain, crisp" in keys.inner_text()
+    page.keyboard.press("?")
+    assert not keys.is_visible()
     page.keyboard.press("ArrowUp")  # back to correct: the first card's route starts from there
     page.screenshot(path=artifacts / "grade-rubric.png")
     for n in range(30):
