@@ -144,7 +144,7 @@ def criteria_now(
     criterion's reading where the caller has it (core.services.live.live_reading's, else read here with the
     ``method`` estimator)."""
     typed = ProjectSettings.from_dict(settings)
-    primary = primary or live_reading(store, project_id, design, typed, method, anytime)
+    primary = primary if primary is not None else live_reading(store, project_id, design, typed, method, anytime)
     graded = {
         c.name: store.graded_positions(project_id, criterion=c.name)
         for c in _criteria(typed)
