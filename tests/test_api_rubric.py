@@ -4,8 +4,10 @@ what to send instead. tests/test_api.py covers the one-question project's API.""
 
 from __future__ import annotations
 
+import io
 import json
 
+import pandas as pd
 import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
@@ -183,3 +185,14 @@ def test_the_python_client_grades_a_rubric_card(rubric_world):
     with pytest.raises(activegrade.ApiError) as refused:
         project.grade(project.next_item(), "4")
     assert refused.value.status == 422 and refused.value.field == "label"
+
+
+def test_the_grades_export_names_each_grades_criterion(rubric_world):
+    store, pid, secrets, client = rubric_world
+    item = call(client, secrets["boss"], "GET", f"/projects/{pid}/next").json()["item"]
+    body = {"item_id": item["item_id"], "token": item["token"], "labels": ANSWERS}
+    assert call(client, secrets["boss"], "POST", f"/projects/{pid}/grades", json=body).json()["status"] == "saved"
+    csv = call(client, secrets["boss"], "GET", f"/projects/{pid}/export", params={"format": "csv"})
+    table = pd.read_csv(io.BytesIO(csv.content), dtype=str)
+    mine = table[(table["item"] == item["item_id"]) & (table["grader"] == "boss")]
+    assert sorted(mine["criterion"]) == ["correct", "helpful"] and len(table) == len(store.rubric_grades(pid))
