@@ -103,4 +103,7 @@ def test_a_bad_settings_file_is_named(create, tmp_path, capsys):
     assert "settings.json: setting n_strata = 0 is not valid. Fix: use 1 to 50 strata" in capsys.readouterr().err
     assert create("--settings", write(tmp_path, "settings.json", '{"colour": "red"}')) == 2
     assert "settings.json: unknown setting colour" in capsys.readouterr().err
+    assert create("--settings", write(tmp_path, "settings.json", '{"n_strata": 3, "scale": 5}')) == 2
+    err = capsys.readouterr().err
+    assert "settings.json: setting scale = 5 has the wrong shape. Fix:" in err and "Traceback" not in err
     assert create.store.projects() == []
