@@ -35,7 +35,7 @@ from core.stats.design import prepared_design
 from core.stats.estimate import estimate_batch
 from core.stats.intervals import LEVEL
 from core.stats.queue import queue_stratum
-from core.stats.simulate import _by_stratum, replication_orders, surrogate_items
+from core.stats.simulate import _by_stratum, _mean_se, replication_orders, surrogate_items
 from core.stats.stopping import DEFAULT_REGIME
 
 ALLOCATIONS = ("all", "primary", "alone")
@@ -99,21 +99,20 @@ def rubric_pool(
     rng = np.random.default_rng(seed)
     common, own = rng.normal(size=n_items), rng.normal(size=(len(criteria), n_items))
 
-    def grades(r: float) -> np.ndarray:
-        latent = np.sqrt(r) * common + np.sqrt(1 - r) * own
-        return np.stack([c.grades(z) for c, z in zip(criteria, latent)])
+    def latent(r: float) -> np.ndarray:
+        return np.sqrt(r) * common + np.sqrt(1 - r) * own
+
+    def grades(z: np.ndarray) -> np.ndarray:
+        return np.stack([c.grades(z_k) for c, z_k in zip(criteria, z)])
 
     low, high = 0.0, 1.0
-    for _ in range(40):  # the grades' correlation grows with r
-        low, high = (
-            ((low + high) / 2, high)
-            if mean_correlation(grades((low + high) / 2)) < correlation
-            else (low, (low + high) / 2)
-        )
+    for _ in range(40):  # bisection: the grades' correlation grows with r
+        mid = (low + high) / 2
+        low, high = (mid, high) if mean_correlation(grades(latent(mid))) < correlation else (low, mid)
     r = (low + high) / 2
-    labels = grades(r)
-    first = np.sqrt(r) * common + np.sqrt(1 - r) * own[0]
-    score = surrogate * first + np.sqrt(1 - surrogate**2) * rng.normal(size=n_items)
+    z = latent(r)
+    labels = grades(z)
+    score = surrogate * z[0] + np.sqrt(1 - surrogate**2) * rng.normal(size=n_items)
     agreement = np.minimum(np.floor(6 * stats.norm.cdf(score)), 5) / 5
     items = surrogate_items(labels[0], agreement, rng)
     return RubricPool(items, labels, tuple(c.name for c in criteria), r)
@@ -154,10 +153,6 @@ def _ratio(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     (the ratio estimator's variance, Cochran 1977, eq. 6.9)."""
     ratio = a.mean() / b.mean()
     return float(ratio), float((a - ratio * b).std(ddof=1) / np.sqrt(a.size) / b.mean())
-
-
-def _mean_se(values: np.ndarray) -> tuple[float, float]:
-    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(values.size))
 
 
 def rubric_runs(
