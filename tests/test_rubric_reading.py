@@ -192,3 +192,15 @@ def test_a_one_question_project_reads_reports_and_exports_as_before(prepared_pro
         [now.estimate.value]
     )
     assert np.isfinite(data["estimate"]["value"])
+
+
+def test_at_a_budget_fixed_in_advance_every_criterion_reports_its_fixed_n_interval(rubric_graded):
+    store, pid, _, given = rubric_graded
+    store.update_settings(pid, {"budget_fixed": True, "planned_budget": 30})
+    project = store.project(pid)
+    design = ProjectFiles.of(store, project).design
+    readings = criteria_now(store, pid, design, project.settings, project.settings.method)
+    now = live_reading(store, pid, design, project.settings, project.settings.method)
+    for r in readings:
+        assert r.anytime is None and r.now == r.fixed_n and r.when == "fixed-n, to be read at the budget"
+    assert readings[0].now == now.reading.now
