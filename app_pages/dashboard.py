@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from core.services import auth, review
-from core.services.criteria_reading import criteria_now, design_criterion_words
+from core.services.criteria_reading import criteria_now, design_criterion_words, mean_grade_words
 from core.services.live import DEFAULT_METHOD, ESTIMATORS, Design, Live, agreement_words
 from core.services.progress import (
     IDLE_GAP_S,
@@ -126,7 +126,7 @@ def _headline_row(now: Live, design: Design) -> None:
     the graded items and the saving against uniform sampling."""
     e, anytime, reading = now.estimate, now.anytime, now.reading
     cols = st.columns(4)
-    cols[0].metric("Estimated mean grade", f"{e.value:.3f}", help=f"{e.method} estimator")
+    cols[0].metric(f"Estimated {mean_grade_words(project.settings)}", f"{e.value:.3f}", help=f"{e.method} estimator")
     cols[1].metric(
         f"{reading.now.level:.1%} interval, {interval_when(reading)}",
         f"{reading.now.low:.3f} – {reading.now.high:.3f}",

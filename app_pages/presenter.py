@@ -8,7 +8,7 @@ import html
 import streamlit as st
 
 from core.services import auth
-from core.services.criteria_reading import criteria_now, design_criterion_words
+from core.services.criteria_reading import criteria_now, design_criterion_words, mean_grade_words
 from core.services.live import Design, Live
 from core.services.progress import counts
 from core.services.reading import interval_when, saving_headline
@@ -75,7 +75,7 @@ def live() -> None:
     live_now = plan.live_of(project, method)
     e, graded = live_now.estimate, live_now.graded
     done = counts(store.grades(project.id))
-    st.markdown(f"## {html.escape(project.name)}: mean grade, live")
+    st.markdown(f"## {html.escape(project.name)}: {html.escape(mean_grade_words(project.settings))}, live")
     if e.n == 0 or e.missing:
         st.html(STYLE + big("waiting", f"{e.n} of {design.N:,} items graded: every stratum needs a grade first"))
         return

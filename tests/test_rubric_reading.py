@@ -130,6 +130,7 @@ def test_the_report_carries_every_criterion_and_names_the_one_the_rule_reads(rub
     assert data["estimate"]["value"] == pytest.approx(readings[0].estimate.value)  # the headline: the primary's
     for text in (report_bytes(data, "md").decode(), report_bytes(data, "html").decode().replace("&#x27;", "'")):
         assert "Stopping rule and forecast: criterion 'correct'" in text
+        assert "Estimated mean grade of criterion 'correct': " in text
         for r in readings:
             assert f"{r.name}: {r.estimand}" in text
             if r.estimate.missing:
@@ -175,7 +176,8 @@ def test_a_one_question_project_reads_reports_and_exports_as_before(prepared_pro
     files = ProjectFiles.of(store, project)
     data = files.require_report()
     assert "criteria" not in data and "criterion" not in data["stopping_rule"]
-    assert "Stopping rule and forecast" not in report_bytes(data, "md").decode()
+    markdown = report_bytes(data, "md").decode()
+    assert "Stopping rule and forecast" not in markdown and "**Estimated mean grade: " in markdown
     grades = pd.read_csv(io.BytesIO(EXPORTS["csv"].write(files)))
     assert list(grades.columns) == EXPORT_COLUMNS and len(grades) == len(given)
     assert files.table is files.design_table

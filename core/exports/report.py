@@ -23,7 +23,7 @@ import pandas as pd
 
 import core
 from core.inputs.io import spreadsheet_safe
-from core.services.criteria_reading import CriterionReading, design_criterion_words
+from core.services.criteria_reading import CriterionReading, design_criterion_words, mean_grade_words
 from core.services.progress import (
     counted,
     counts,
@@ -740,7 +740,7 @@ def estimate_line(data: dict[str, Any]) -> str:
         f"({rule['interval']}); fixed-n interval {fixed}"
     )
     return (
-        f"**Estimated mean grade: {e['value']:.4f}**, {interval}, from {counted(e['grades'], 'graded item')} of "
+        f"**Estimated {mean_grade_words(data['settings'])}: {e['value']:.4f}**, {interval}, from {counted(e['grades'], 'graded item')} of "
         f"{data['items']:,} with the {e['method']} estimator."
     )
 

@@ -159,6 +159,13 @@ def _criteria(settings: ProjectSettings) -> tuple[Criterion, ...]:
     return (Criterion(ONE_QUESTION, settings.grading_scale),) if rubric is None else rubric.criteria
 
 
+def mean_grade_words(settings: SettingsLike) -> str:
+    """What the headline estimate is of, for the pages and the report: 'mean grade', and in a rubric project
+    the criterion it reads ("mean grade of criterion 'correct'")."""
+    rubric = ProjectSettings.from_dict(settings).rubric
+    return "mean grade" if rubric is None else f"mean grade of criterion {rubric.primary!r}"
+
+
 def design_criterion_words(settings: SettingsLike) -> str | None:
     """Which criterion the stopping rule and the forecast read, and what the queue allocates for, in one line
     for the pages and the report; None for a one-question project."""

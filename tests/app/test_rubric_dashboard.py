@@ -29,7 +29,7 @@ def test_the_pages_show_every_criterion_and_the_one_the_rule_reads(open_app, sto
     for r in readings:
         assert shown[r.name + (" (primary)" if r.primary else "")] == r.value_words
         assert any(r.answered in c.value for c in dashboard.caption)
-    assert shown["correct (primary)"] == shown["Estimated mean grade"]
+    assert shown["correct (primary)"] == shown["Estimated mean grade of criterion 'correct'"]
 
     presenter = open_app("app_pages/presenter.py", project_id=project_id)
     body = "\n".join(h.proto.body for h in presenter.get("html"))
