@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 
+import jsonschema
 import pandas as pd
 import pytest
 from starlette.applications import Starlette
@@ -14,6 +15,7 @@ from starlette.testclient import TestClient
 
 import activegrade
 from core import api
+from core.api import schemas
 from core.services import auth, team, tokens
 from core.store import Store
 from core.testing.waiting import until
@@ -54,7 +56,10 @@ def rubric_world(tmp_path_factory):
 
 def test_the_project_keeps_its_rubric_and_a_bad_one_is_a_422_naming_it(rubric_world):
     store, pid, secrets, client = rubric_world
-    settings = call(client, secrets["boss"], "GET", f"/projects/{pid}").json()["settings"]
+    detail = call(client, secrets["boss"], "GET", f"/projects/{pid}").json()
+    jsonschema.Draft202012Validator(schemas.PROJECT).validate(detail)
+    jsonschema.Draft202012Validator.check_schema(schemas.CREATE_REQUEST)
+    settings = detail["settings"]
     assert [c["name"] for c in settings["criteria"]] == ["correct", "helpful", "tone"]
     assert settings["primary_criterion"] == "helpful" and settings["allocate_for"] == "primary"
     before = len(store.projects())
@@ -82,6 +87,11 @@ def test_the_card_lists_the_criteria_and_the_items_page_their_grades(rubric_worl
     assert criteria[0]["labels"] == [{"label": "Correct", "value": 1.0}, {"label": "Incorrect", "value": 0.0}]
     assert [label["label"] for label in criteria[1]["labels"]] == ["1", "2", "3", "4", "5"]
     assert item["labels"] == criteria[1]["labels"]  # the top-level labels: the primary criterion's
+    jsonschema.Draft202012Validator(schemas.NEXT).validate({"item": item, "reason": None})  # as documented
+    grade = {"item_id": item["item_id"], "token": item["token"], "labels": ANSWERS}
+    jsonschema.Draft202012Validator(schemas.GRADE_REQUEST).validate(grade)
+    with pytest.raises(jsonschema.ValidationError):  # 'label' or 'labels', one of them
+        jsonschema.Draft202012Validator(schemas.GRADE_REQUEST).validate({**grade, "label": "4"})
 
 
 def test_one_press_stores_a_grade_per_criterion_on_one_single_use_token(rubric_world):
