@@ -12,7 +12,6 @@ from core.inputs.images import EXTERNAL_IMAGES_SETTING
 from core.inputs.markup import one_line_plain
 from core.inputs.readers import FORMATS, UPLOAD_TYPES, load
 from core.rubric import ALL
-from core.rubric_table import check_questions_change
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.services import auth, project_actions
 from core.services.database import ProjectInfo
@@ -127,7 +126,7 @@ def settings_editor(project: ProjectInfo) -> None:
 
 def questions_editor(project: ProjectInfo) -> None:
     """What graders are asked (one question on the project's scale, or a rubric), while the project has no
-    grades: grades are keyed by criterion and read on its scale (core.rubric_table.check_questions_change)."""
+    grades: grades are keyed by criterion and read on its scale (project_actions.change_settings refuses)."""
     current = project.settings
     with st.expander("Questions", expanded=False):
         n_grades = len(store.rubric_grades(project.id))
@@ -148,7 +147,6 @@ def questions_editor(project: ProjectInfo) -> None:
         unchanged = changes is None or all(stored[k] == v for k, v in changes.items())
         if st.button("Save questions", key=f"{key}_save", disabled=unchanged):
             try:
-                check_questions_change(stored, changes, len(store.rubric_grades(project.id)))
                 outcome = project_actions.change_settings(store, signin.user(), project.id, changes)
             except (InputError, Refused) as exc:
                 st.error(str(exc))

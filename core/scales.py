@@ -109,6 +109,25 @@ def scale_from_settings(values: Mapping[str, Any]) -> Scale:
     if not stored:
         return DEFAULT_SCALE
     named = {BINARY.kind: BINARY, LIKERT.kind: LIKERT}
-    if stored.get("kind") in named:
+    if isinstance(stored, Mapping) and stored.get("kind") in named:
         return named[stored["kind"]]
-    return custom_scale([(str(name), float(v)) for name, v in stored["labels"]])
+    return custom_scale(_label_pairs(stored))
+
+
+def _label_pairs(stored: Any) -> list[tuple[str, float]]:
+    """A custom scale's stored ``labels`` as (label, value) pairs; InputError naming the shape expected when the
+    stored scale is not ``{"kind": "custom", "labels": [[label, value], ...]}``."""
+    labels = stored.get("labels") if isinstance(stored, Mapping) else None
+    shape_fix = 'write a scale as {"kind": "binary"}, {"kind": "likert"} or {"kind": "custom", "labels": [["Good", 1], ["Bad", 0]]}'
+    if not isinstance(labels, (list, tuple)):
+        raise InputError(f"setting scale = {stored!r} has the wrong shape", fix=shape_fix)
+    pairs = []
+    for row, pair in enumerate(labels, start=1):
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and _is_value(pair[1])):
+            raise InputError(f"label {pair!r} is not a [label, value] pair", row=row, fix=shape_fix)
+        pairs.append((str(pair[0]), float(pair[1])))
+    return pairs
+
+
+def _is_value(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -163,12 +163,11 @@ class ProjectSettings:
         )
         scale_from_settings({"scale": self.scale})  # InputError when the stored scale is malformed
         rubric_from_settings(self.criteria, self.primary_criterion, self.allocate_for)  # InputError when malformed
-        _check(
-            not (self.criteria and self.targets),
-            "criteria",
-            self.criteria,
-            "a comparison asks one question of each response, so far: remove the criteria or the targets",
-        )
+        if self.criteria and self.targets:
+            raise InputError(
+                f"settings criteria ({len(self.criteria)}) and targets ({', '.join(self.targets)}) together",
+                fix="a comparison asks one question of each response, so far: remove the criteria or the targets",
+            )
 
     @property
     def stopping(self) -> str:

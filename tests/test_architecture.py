@@ -101,7 +101,7 @@ LAYERS = [
     {"core.inputs"},
     {"core.stats"},
     {"core.surrogate"},
-    {"core.scales", "core.settings"},
+    {"core.scales", "core.rubric", "core.rubric_table", "core.settings"},
     {"core.store"},
     {"core.jobs"},
     {"core.services"},

@@ -7,7 +7,7 @@ import pytest
 
 from core.errors import InputError
 from core.rubric import ALL, rubric_from_settings
-from core.services import account_writes, auth, grade_actions, reservations
+from core.services import account_writes, auth, grade_actions, project_actions, reservations
 from core.settings import ProjectSettings
 from core.stats.allocation import design_from_items
 from core.store import accounts
@@ -39,7 +39,7 @@ def test_settings_read_a_rubric_and_its_primary_criterion():
         ({"criteria": [{"name": "a"}], "primary_criterion": "b"}, "not one of"),
         ({"criteria": CRITERIA, "primary_criterion": "tone"}, "optional"),
         ({"criteria": [{"name": "a"}], "allocate_for": "some"}, "allocate_for"),
-        ({"criteria": [{"name": "a"}], "targets": ["x", "y"]}, "setting criteria"),
+        ({"criteria": [{"name": "a"}], "targets": ["x", "y"]}, "criteria .1. and targets"),
         ({"primary_criterion": "a"}, "without criteria"),
     ],
 )
@@ -126,3 +126,18 @@ def test_a_one_question_project_refuses_a_rubric_card(prepared_project):
     accounts.assign(store, pid, ann.id)
     with pytest.raises(grade_actions.Refused, match="one question"):
         grade_actions.grade_rubric(store, ann, pid, 0, ANSWERS, seconds=1.0)
+
+
+def test_a_graded_project_keeps_its_questions_whoever_asks(rubric_world):
+    """project_actions.change_settings, behind the page, the API and the CLI, refuses new questions once a card
+    is saved, and saves other settings as before."""
+    store, pid, ann, design = rubric_world
+    admin = account_writes.create_account(store, "root", auth.ADMIN, password="correct horse battery")
+    held = reservations.claim(store, pid, design, 3, "ann")
+    grade_actions.grade_rubric(store, ann, pid, held, ANSWERS, seconds=1.0)
+    with pytest.raises(InputError, match=r"has 3 grades, so its questions \(criteria\) cannot change"):
+        project_actions.change_settings(store, admin, pid, {"criteria": CRITERIA[:2]})
+    with pytest.raises(InputError, match="primary_criterion"):
+        project_actions.change_settings(store, admin, pid, {"primary_criterion": "helpful"})
+    assert project_actions.change_settings(store, admin, pid, {"guidelines": "new words"}).status == "changed"
+    assert store.project(pid).settings.criteria == CRITERIA

@@ -6,6 +6,7 @@ import datetime
 import decimal
 import io
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -72,13 +73,19 @@ def test_the_migration_keeps_every_grade_and_stops_id_reuse_on_an_older_sqlite_d
         )
     with engine.begin() as c:  # deleted as version 2 did: its schema has none of the later tables
         c.execute(text("DELETE FROM projects WHERE id = :gone"), {"gone": gone})
-    grades_before = old.grades(kept)
+    with engine.connect() as c:  # read as version 2's tables hold them: today's readers ask for a criterion
+        grades_before = pd.read_sql(
+            text("SELECT position, value, label, grader FROM grades WHERE project_id = :p ORDER BY id"),
+            c,
+            params={"p": kept},
+        )
     assert "AUTOINCREMENT" not in _projects_sql(engine)
 
     assert upgrade(engine) == "0002"
     assert "AUTOINCREMENT" in _projects_sql(engine)
     new = Store(engine)
-    assert new.grades(kept).equals(grades_before)  # every grade kept
+    kept_grades = new.grades(kept)[list(grades_before.columns)]
+    pd.testing.assert_frame_equal(kept_grades, grades_before, check_dtype=False)  # every grade kept
     assert new.project(kept).name == "kept"
     assert new.create_project("next", {}, {"pool": ("pool.jsonl", b"{}\n")}) > gone  # no inherited audit trail
     accounts.add_failure(new, "ann", "203.0.113.9")  # the back-off table exists
@@ -138,6 +145,8 @@ def test_images_in_project_name_guidelines_and_labels_are_refused():
         check_settings({"guidelines": "see ![x][r]\n\n[r]: https://tracker.example/g.png"})
     with pytest.raises(InputError, match="too large or too deeply nested"):
         check_settings({"guidelines": ">" * 10_000})
+    with pytest.raises(InputError, match="criterion 'safe' hold a markdown image"):
+        check_settings({"criteria": [{"name": "safe", "guidelines": "![x](https://tracker.example/c.png)"}]})
     with pytest.raises(InputError, match="markdown image"):
         parse_custom_labels("![ok](https://tracker.example/l.png) = 1\nno = 0")
 

@@ -1,4 +1,4 @@
-"""Command-line entry point: `activegrade prepare|simulate|sample|export|report|status|import|users|tokens|worker ...`
+"""Command-line entry point: `activegrade prepare|simulate|sample|projects|export|report|status|import|users|tokens|worker ...`
 (also `python -m core ...`).
 
 Each sub-command lives in core/cli/<name>.py and exposes
@@ -21,6 +21,7 @@ COMMANDS = {
     "prepare": "Cluster surrogate answers, score semantic entropy and agreement, stratify.",
     "simulate": "Replay grading on a labelled pool and compare sampling methods.",
     "sample": "Sample surrogate answers from a local causal language model or an OpenAI-compatible server.",
+    "projects": "Create a project from a pool file (its settings and rubric from files).",
     "export": "Write a project's grades (CSV, JSONL, Parquet) or the grades put back into an evaluation log.",
     "report": "Write a project's report (JSON, Markdown, HTML).",
     "status": "List the projects in the database and their state.",

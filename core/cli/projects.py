@@ -23,9 +23,6 @@ from core.services.outcome import Refused
 from core.settings import DEFAULTS
 from core.store import ProjectInfo, Store
 
-MALFORMED = (AttributeError, KeyError, TypeError, ValueError)
-"""What reading a setting of the wrong shape (a scale that is not an object) may raise besides InputError."""
-
 RUBRIC_OPTIONS = ("primary_criterion", "allocate_for")
 """The options that only go with ``--criteria``."""
 
@@ -148,25 +145,7 @@ def _settings_file(path: str) -> dict[str, Any]:
         DEFAULTS.with_changes(settings)
     except InputError as exc:
         raise InputError(exc.problem, file=path, row=exc.row, column=exc.column, fix=exc.fix) from None
-    except MALFORMED:  # core.settings reads a scale of the wrong shape without an InputError of its own
-        name = next((n for n in settings if _malformed(n, settings[n])), ", ".join(settings))
-        raise InputError(
-            f"setting {name} = {settings.get(name)!r} has the wrong shape",
-            file=path,
-            fix='write it as docs/configuration.md shows, e.g. a scale as {"kind": "likert"}',
-        ) from None
     return settings
-
-
-def _malformed(name: str, value: Any) -> bool:
-    """Whether this one setting, alone, breaks core.settings' checks with something other than an InputError."""
-    try:
-        DEFAULTS.with_changes({name: value})
-    except InputError:
-        return False
-    except MALFORMED:
-        return True
-    return False
 
 
 def _read_text(path: str) -> str:

@@ -98,23 +98,32 @@ def check_project_name(name: str) -> None:
 
 
 def check_settings(changes: Mapping[str, Any]) -> None:
-    """Texts in new or changed project settings (as sent, before core.settings reads them) that graders' pages render: the guidelines must render as written
-    (core.inputs.markup.safe_markdown: no image, not too large or deeply nested); scale labels are checked
-    by core.scales."""
-    guidelines = changes.get("guidelines") or ""
-    if has_image(guidelines):
+    """Texts in new or changed project settings (as sent, before core.settings reads them) that graders' pages
+    render: the guidelines, the project's and each criterion's, must render as written (``_check_guidelines``);
+    scale labels are checked by core.scales."""
+    _check_guidelines(changes.get("guidelines") or "", "the guidelines")
+    criteria = changes.get("criteria")
+    for criterion in criteria if isinstance(criteria, list) else []:
+        if isinstance(criterion, Mapping) and isinstance(criterion.get("guidelines"), str):
+            _check_guidelines(criterion["guidelines"], f"the guidelines of criterion {criterion.get('name')!r}")
+    if changes.get("scale"):
+        scale_from_settings(changes)
+
+
+def _check_guidelines(text: str, what: str) -> None:
+    """InputError unless ``text`` renders as written (core.inputs.markup.safe_markdown): no markdown image,
+    which every grader's browser would fetch, and not too large or deeply nested."""
+    if has_image(text):
         raise InputError(
-            "the guidelines hold a markdown image, which every grader's browser would fetch from its server",
+            f"{what} hold a markdown image, which every grader's browser would fetch from its server",
             fix="link to the picture instead ([text](url)), or describe it",
         )
-    if safe_markdown(guidelines) != guidelines:
+    if safe_markdown(text) != text:
         raise InputError(
-            "the guidelines are too large or too deeply nested to render quickly",
+            f"{what} are too large or too deeply nested to render quickly",
             fix=f"keep them under {MAX_MARKDOWN_CHARS:,} characters, {MAX_NESTING} levels of nesting "
             f"and {MAX_TABLE_CELLS:,} table cells",
         )
-    if changes.get("scale"):
-        scale_from_settings(changes)
 
 
 def start_preparation(store: Store, project_id: int, *, wait: bool = False, chunk_items: int | None = None) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 
 from core import config
 from core.errors import InputError
+from core.rubric_table import QUESTION_SETTINGS, check_questions_change
 from core.services import audit, auth, project
 from core.services.outcome import Outcome, Refused, permitted
 from core.stats.design import fixed_budget_problem
@@ -96,8 +97,9 @@ def prepare(store: Store, actor: auth.User | None, project_id: int) -> Outcome:
 
 
 def change_settings(store: Store, actor: auth.User | None, project_id: int, changes: dict[str, Any]) -> Outcome:
-    """Check and save changed settings (core.services.project.check_settings, then core.settings); one audit
-    event with the settings whose value changed, none when nothing did."""
+    """Check and save changed settings (core.services.project.check_settings, then core.settings); what graders
+    are asked stays while the project has grades (core.rubric_table.check_questions_change). One audit event
+    with the settings whose value changed, none when nothing did."""
     user = permitted(store, actor, auth.CHANGE_SETTINGS, project_id)
     project.check_settings(changes)
     before = store.project(project_id).settings
@@ -105,6 +107,8 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
     changed = {k: v for k, v in changes.items() if stored.get(k) != v}
     if not changed:
         return Outcome("unchanged", "no setting changed")
+    if changed.keys() & set(QUESTION_SETTINGS):
+        check_questions_change(stored, changed, len(store.rubric_grades(project_id)))
     sizes = store.stratum_sizes(project_id) if changed.keys() & {"budget_fixed", "planned_budget"} else []
     if sizes and (after := before.with_changes(changed)).budget_fixed:  # a budget fixed in advance, or its n0, changed
         problem = fixed_budget_problem(after.n0(sum(sizes)), sizes, len(store.graded_positions(project_id)))
