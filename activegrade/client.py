@@ -117,6 +117,8 @@ class Reading:
     stopping: str
     forecast: dict[str, Any]
     saving: dict[str, Any]
+    criteria: tuple[dict[str, Any], ...] = ()
+    """Each criterion's estimate and intervals (the one question's alone without a rubric)."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def interval(self, role: str = "now") -> Interval | None:
@@ -204,6 +206,7 @@ class Project:
             stopping=data["stopping"]["words"],
             forecast=data["forecast"],
             saving=data["saving"],
+            criteria=tuple(data["criteria"]),
             raw=data,
         )
 

@@ -206,3 +206,25 @@ def test_the_grades_export_names_each_grades_criterion(rubric_world):
     table = pd.read_csv(io.BytesIO(csv.content), dtype=str)
     mine = table[(table["item"] == item["item_id"]) & (table["grader"] == "boss")]
     assert sorted(mine["criterion"]) == ["correct", "helpful"] and len(table) == len(store.rubric_grades(pid))
+
+
+def test_the_reading_gives_every_criterions_row_and_names_the_one_the_rule_reads(rubric_world):
+    store, pid, secrets, client = rubric_world
+    item = call(client, secrets["boss"], "GET", f"/projects/{pid}/next").json()["item"]
+    body = {"item_id": item["item_id"], "token": item["token"], "labels": ANSWERS}
+    assert call(client, secrets["boss"], "POST", f"/projects/{pid}/grades", json=body).status_code == 200
+    reading = call(client, secrets["boss"], "GET", f"/projects/{pid}/reading").json()
+    jsonschema.Draft202012Validator(schemas.READING).validate(reading)
+    rows = {row["criterion"]: row for row in reading["criteria"]}
+    assert list(rows) == ["correct", "helpful", "tone"] and [r["primary"] for r in rows.values()] == [
+        False,
+        True,
+        False,
+    ]
+    assert rows["helpful"]["estimate"] == reading["estimate"]["value"]  # the primary's row is the reading's
+    assert rows["helpful"]["graded_items"] == reading["estimate"]["grades"]
+    assert rows["correct"]["graded_items"] == len(store.graded_positions(pid, "correct"))
+    assert "criterion 'helpful' (the primary)" in reading["stopping"]["criterion"]
+    session = TestClient(client.app)
+    read = activegrade.Client(str(session.base_url), secrets["boss"], session=session).project(pid).reading()
+    assert [row["criterion"] for row in read.criteria] == ["correct", "helpful", "tone"]

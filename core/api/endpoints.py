@@ -23,11 +23,13 @@ from core.api.openapi import document
 from core.errors import NotSaved
 from core.exports.formats import EXPORTS, export_name, exported_what
 from core.exports.project_export import GRADE_FORMATS, REPORT_EXPORTED, REPORT_FORMATS, ProjectFiles, report_bytes
+from core.exports.report import criterion_rows
 from core.inputs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_NAME_CHARS
 from core.jobs import background
 from core.rubric import Rubric
 from core.scales import Scale
 from core.services import audit, auth, grade_actions, grading, live, project_actions
+from core.services.criteria_reading import criteria_now, design_criterion_words
 from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.live import live_reading
 from core.services.outcome import Outcome, Refused
@@ -246,8 +248,11 @@ def project_detail(call: Call) -> dict[str, Any]:
 def reading(call: Call) -> dict[str, Any]:
     project = _project(call, auth.VIEW_DASHBOARD, ready=True)
     _, design = cards.design(call.store, project)
-    now = live_reading(call.store, project.id, design, project.settings, project.settings.method)
-    return schemas.reading_body(schemas.Read(now.reading, now.estimate, design.N))
+    settings = project.settings
+    now = live_reading(call.store, project.id, design, settings, settings.method)
+    criteria = criteria_now(call.store, project.id, design, settings, settings.method, primary=now)
+    read = schemas.Read(now.reading, now.estimate, design.N, criterion_rows(criteria), design_criterion_words(settings))
+    return schemas.reading_body(read)
 
 
 def items(call: Call) -> dict[str, Any]:

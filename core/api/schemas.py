@@ -280,14 +280,45 @@ def reading_place(name: str) -> tuple[str, str | None]:
 
 @dataclass(frozen=True)
 class Read:
-    """What GET reading renders: the project's ``reading``, the ``estimate`` it read and the pool's ``items``."""
+    """What GET reading renders: the project's ``reading``, the ``estimate`` it read, the pool's ``items``, each
+    criterion's row (core.exports.report.criterion_rows; the one question's alone without a rubric) and which
+    criterion the stopping rule reads, in words (None without a rubric)."""
 
     reading: Reading
     estimate: Estimate
     items: int
+    criteria: list[dict[str, Any]]
+    criterion_words: str | None
 
 
 STRING, INTEGER = {"type": "string"}, {"type": "integer"}
+BOOLEAN = {"type": "boolean"}
+CRITERION_ROW = _object(
+    {
+        "criterion": STRING,
+        "primary": BOOLEAN,
+        "required": BOOLEAN,
+        "scale": STRING,
+        "graded_items": INTEGER,
+        "of_graded_items": INTEGER,
+        "method": STRING,
+        "estimate": NUMBER_OR_NULL,
+        "se": NUMBER_OR_NULL,
+        "missing_strata": INTEGER,
+        "interval": STRING,
+        "when": STRING,
+        "interval_level": NUMBER_OR_NULL,
+        "interval_low": NUMBER_OR_NULL,
+        "interval_high": NUMBER_OR_NULL,
+        "fixed_n_level": NUMBER_OR_NULL,
+        "fixed_n_low": NUMBER_OR_NULL,
+        "fixed_n_high": NUMBER_OR_NULL,
+        "anytime_low": NUMBER_OR_NULL,
+        "anytime_high": NUMBER_OR_NULL,
+        "estimand": STRING,
+    }
+)
+"""One entry of GET reading's ``criteria``: a row of core.exports.report.criterion_rows."""
 READING_DERIVED: tuple[tuple[tuple[str, ...], dict[str, Any], Callable[[Read], Any]], ...] = (
     (("estimate", "value"), NUMBER_OR_NULL, lambda r: r.estimate.value),
     (("estimate", "se"), NUMBER_OR_NULL, lambda r: r.estimate.se),
@@ -299,6 +330,8 @@ READING_DERIVED: tuple[tuple[tuple[str, ...], dict[str, Any], Callable[[Read], A
     (("forecast", "items_left"), INTEGER, lambda r: r.reading.items_left),
     (("saving", "words"), STRING, lambda r: saving_words(r.reading)),
     (("counts", "items"), INTEGER, lambda r: r.items),
+    (("criteria",), {"type": "array", "items": CRITERION_ROW}, lambda r: r.criteria),
+    (("stopping", "criterion"), STRING_OR_NULL, lambda r: r.criterion_words),
 )
 """What the body holds besides Reading's fields, as (path, schema, value): the estimate, and what the pages
 derive from the reading (its words, the items left) or beside it (the pool's size)."""
