@@ -50,8 +50,9 @@ def test_a_flag_from_the_card_and_a_final_grade_from_the_review_page(browser, sh
     page.get_by_label("Item to review").click()  # the flagged item comes first; the disagreement after it
     page.get_by_role("option", name="#30: grades disagree").click()
     page.get_by_text("Incorrect", exact=True).last.wait_for(timeout=TIMEOUT_MS)
-    choice = page.locator("[data-testid='stRadio'] label").filter(has_text="Incorrect")
-    # a click during the redraw that choosing the item starts can be lost with the old radio: click until it holds
+    choice = page.locator("[data-testid='stRadio'] label").filter(has_text="Incorrect").last
+    # choosing the item redraws the page: the old radio can stay a moment beside the new one (the last), and a
+    # click during the redraw can be lost with the old one: click the newest until it holds
     until(lambda: choice.click() or choice.locator("input").is_checked(), timeout=TIMEOUT_MS / 1000, what="the choice")
     note = page.get_by_label("Note (why)")
     note.fill("41 is the sum")
