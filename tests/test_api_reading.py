@@ -13,6 +13,9 @@ import pytest
 from activegrade.client import Interval as ClientInterval
 from activegrade.client import _of
 from core.api import schemas
+from core.exports.report import criterion_rows
+from core.services.criteria_reading import read_criteria
+from core.services.live import Live
 from core.services.reading import Reading, read_project
 from core.stats.confseq import anytime_interval
 from core.stats.design import prepared_design
@@ -34,8 +37,11 @@ def read() -> schemas.Read:
     sequence = anytime_interval(design, positions, grades, 300)
     skips = skip_bound(design, positions, grades, np.setdiff1d(np.arange(design.N), positions)[:3])
     settings = {"target_half_width": 0.1, "regime": "looks"}
-    reading = read_project(design, settings, dict(zip(positions, grades)), fixed, sequence, skips=skips)
-    return schemas.Read(reading, fixed, design.N)
+    graded = dict(zip(positions, grades))
+    reading = read_project(design, settings, graded, fixed, sequence, skips=skips)
+    primary = Live(graded, fixed, skips, sequence, reading)
+    rows = criterion_rows(read_criteria(design, settings, {}, primary, skipped=()))  # the one question's row
+    return schemas.Read(reading, fixed, design.N, rows, None)
 
 
 def _json(value: Any) -> Any:
