@@ -31,7 +31,7 @@ ALLOCATE_FOR = (PRIMARY, ALL)
 """What the queue allocates for in a rubric project: the primary criterion, or every criterion together."""
 
 MAX_CRITERIA = 9
-"""The most criteria one card asks (one digit key each, to jump to a criterion)."""
+"""The most criteria one card asks (a card of more would not fit one screen with its keys)."""
 
 
 @dataclass(frozen=True)
@@ -137,10 +137,8 @@ def _criterion(row: int, stored: Mapping[str, Any], taken: set[str]) -> Criterio
         raise InputError(f"criterion {name!r} appears twice", row=row, fix="give every criterion its own name")
     try:
         scale = scale_from_settings({"scale": stored.get("scale")}) if stored.get("scale") else DEFAULT_SCALE
-    except (KeyError, TypeError, ValueError, AttributeError):
-        raise InputError(
-            f"the scale of {name!r} is malformed", row=row, fix='give {"kind": "binary"}, "likert" or labels'
-        ) from None
+    except InputError as exc:  # core.scales names the shape or the label at fault
+        raise InputError(f"the scale of {name!r} is malformed ({exc.problem})", row=row, fix=exc.fix) from None
     required = stored.get("required", True)
     if not isinstance(required, bool):
         raise InputError(f"required = {required!r} of {name!r} is not true or false", row=row, fix="use true or false")

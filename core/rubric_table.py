@@ -168,7 +168,7 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
     if unknown or "name" not in header:
         raise InputError(
             f"the header names {', '.join(repr(h) for h in unknown) or 'no name column'}",
-            fix=f"name the columns {', '.join(COLUMNS)} (name and scale at least)",
+            fix=f"name the columns {', '.join(COLUMNS)} (name at least; an empty scale is binary)",
         )
     reader.fieldnames = header
     return list(reader)

@@ -120,7 +120,7 @@ def _label_pairs(stored: Any) -> list[tuple[str, float]]:
     labels = stored.get("labels") if isinstance(stored, Mapping) else None
     shape_fix = 'write a scale as {"kind": "binary"}, {"kind": "likert"} or {"kind": "custom", "labels": [["Good", 1], ["Bad", 0]]}'
     if not isinstance(labels, (list, tuple)):
-        raise InputError(f"setting scale = {stored!r} has the wrong shape", fix=shape_fix)
+        raise InputError(f"the scale {stored!r} has the wrong shape", fix=shape_fix)
     pairs = []
     for row, pair in enumerate(labels, start=1):
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and _is_value(pair[1])):

@@ -105,5 +105,5 @@ def test_a_bad_settings_file_is_named(create, tmp_path, capsys):
     assert "settings.json: unknown setting colour" in capsys.readouterr().err
     assert create("--settings", write(tmp_path, "settings.json", '{"n_strata": 3, "scale": 5}')) == 2
     err = capsys.readouterr().err
-    assert "settings.json: setting scale = 5 has the wrong shape. Fix:" in err and "Traceback" not in err
+    assert "settings.json: the scale 5 has the wrong shape. Fix:" in err and "Traceback" not in err
     assert create.store.projects() == []

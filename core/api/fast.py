@@ -19,8 +19,8 @@ once that press is answered, on the card then held if it is the one that was on 
 pressed (else the page says it was not carried out); ``#card`` counts them for tests (data-sent,
 data-kept, data-refused, data-ahead).
 
-A rubric project's card (core.rubric: the card's ``criteria``) asks every criterion at once, with the Grade
-page's keys (ui/grading_card.js): 1..9 answer the criterion in focus with its labels in order and move the
+A rubric project's card (core.rubric: the card's ``criteria``) asks every criterion at once, with keys as on
+the Grade page (ui/grading_card.js), digits on every scale (a yes/no criterion: 1 and 2): 1..9 answer the criterion in focus with its labels in order and move the
 focus to the next unanswered one, ArrowUp and ArrowDown move it, Enter saves the card as one press (``labels``,
 criterion -> label, on the card's one token) once every required criterion is answered, else the focus goes to
 the first that is not and the page says which. Each criterion's block shows its answer (``data-answer``); a

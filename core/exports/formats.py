@@ -13,7 +13,7 @@ import pandas as pd
 from core.errors import InputError
 from core.exports.argilla import records_parquet
 from core.exports.inspect_export import with_human_scores
-from core.exports.label_studio import labeling_config, tasks_json
+from core.exports.label_studio import check_one_question, labeling_config, tasks_json
 from core.exports.lm_eval_results import lm_eval_results
 from core.exports.project_export import GRADE_FORMATS, ProjectFiles, grades_bytes, slug
 from core.exports.report import criterion_rows, grades_csv
@@ -56,12 +56,15 @@ def lm_eval(files: ProjectFiles) -> bytes:
 
 
 def label_studio_tasks(files: ProjectFiles) -> bytes:
-    """The pool as Label Studio tasks (core.exports.label_studio)."""
+    """The pool as Label Studio tasks (core.exports.label_studio), for a project that asks one question."""
+    check_one_question(files.project.name, files.project.settings)
     return tasks_json(files.items)
 
 
 def label_studio_config(files: ProjectFiles) -> bytes:
-    """The Label Studio labeling config for the project's scale (core.exports.label_studio)."""
+    """The Label Studio labeling config for the project's scale (core.exports.label_studio), for a project
+    that asks one question."""
+    check_one_question(files.project.name, files.project.settings)
     return labeling_config(files.project.settings.grading_scale).encode()
 
 

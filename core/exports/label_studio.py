@@ -34,6 +34,7 @@ from core.inputs.limits import MAX_NAME_CHARS, check_length
 from core.scales import Scale
 from core.services import audit, auth, reservations
 from core.services.outcome import Outcome, permitted
+from core.settings import ProjectSettings
 from core.store import Store
 
 GRADE = "grade"
@@ -140,6 +141,7 @@ def import_annotations(store: Store, actor: auth.User, project_id: int, name: st
     module docstring); ``actor`` must be allowed to change the project's settings."""
     user = permitted(store, actor, auth.CHANGE_SETTINGS, project_id)
     project = store.project(project_id)
+    check_one_question(project.name, project.settings)
     scale = project.settings.grading_scale
     ids = store.load_items(project_id)["id"].astype(str)
     positions = dict(zip(ids, range(len(ids))))
@@ -172,3 +174,21 @@ def import_annotations(store: Store, actor: auth.User, project_id: int, name: st
         f"imported {recorded:,} grades by {len(graders):,} graders from {name} "
         f"({len(annotations) - recorded:,} already there)",
     )
+
+
+def check_one_question(name: str, settings: ProjectSettings) -> None:
+    """InputError unless the project asks one question of one response, as the tasks and labeling config this
+    module writes do: a rubric's grades are keyed by criterion and a comparison's by target, which a Label
+    Studio choice of one label carries neither of."""
+    asks = (
+        f"a rubric of {len(settings.criteria)} criteria"
+        if settings.rubric is not None
+        else f"a comparison of {len(settings.targets)} models"
+        if settings.compares
+        else None
+    )
+    if asks is not None:
+        raise InputError(
+            f"project {name!r} asks {asks}; a Label Studio annotation carries one label for one response",
+            fix="grade this project in ActiveGrade (or through its API), or import into a one-question project",
+        )

@@ -126,3 +126,19 @@ def test_argilla_records_read_with_datasets(store, project_id, db_url, tmp_path)
     assert first["grade.responses"] == ["Correct", "Incorrect"] and first["grade.responses.users"] == ["ann", "bob"]
     assert first["grade.responses.status"] == ["submitted", "submitted"] and fourth["grade.responses"] == ["Incorrect"]
     assert second["status"] == "pending" and second["grade.responses"] == [] and second["prompt"].startswith("What")
+
+
+def test_a_rubric_project_neither_sends_tasks_to_label_studio_nor_takes_its_annotations(
+    store, project_id, db_url, tmp_path, capsys
+):
+    store.update_settings(
+        project_id, {"criteria": [{"name": "correct"}, {"name": "helpful", "scale": {"kind": "likert"}}]}
+    )
+    out = tmp_path / "tasks.json"
+    assert main(["export", str(project_id), "--db-url", db_url, "--format", "label-studio", "--out", str(out)]) == 2
+    assert "asks a rubric of 2 criteria" in capsys.readouterr().err and not out.exists()
+    items = store.load_items(project_id)
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(_annotated([{"data": {"item_id": str(i)}} for i in items["id"]])))
+    assert main(["import", str(project_id), "--db-url", db_url, "--label-studio", str(path)]) == 2
+    assert "one label for one response" in capsys.readouterr().err and store.rubric_grades(project_id).empty
