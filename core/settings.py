@@ -46,6 +46,11 @@ class ProjectSettings:
     """Model name or path for the embedding or NLI backend; None for the backend's default."""
     threshold: float | None = None
     """Similarity (embedding) or entailment probability (NLI) threshold; None for the backend's default."""
+    embedding_server: str | None = None
+    """The URL of the OpenAI-compatible server the embedding backend's embeddings come from, one of the servers
+    the operator allows (``$ACTIVEGRADE_SAMPLING_SERVERS``, core.config; checked when the project is created and
+    when it is prepared, core.jobs.preparation_job.served_embeddings), ``model`` naming the model it serves; None:
+    a local model."""
     n_strata: int = DEFAULT_N_STRATA
     stratify_by: str = DEFAULT_STRATIFY_BY
     scale: dict[str, Any] = field(default_factory=DEFAULT_SCALE.to_settings)
@@ -106,6 +111,18 @@ class ProjectSettings:
 
     def __post_init__(self) -> None:
         _check(self.backend in BACKENDS, "backend", self.backend, f"use one of {', '.join(BACKENDS)}")
+        _check(
+            self.embedding_server is None or (isinstance(self.embedding_server, str) and self.backend == "embedding"),
+            "embedding_server",
+            self.embedding_server,
+            "embeddings from a server take the embedding backend, or none for a local model",
+        )
+        _check(
+            self.embedding_server is None or bool(self.model),
+            "model",
+            self.model,
+            "give the name of the model the embedding server serves, as it lists it at /v1/models",
+        )
         _check(self.stratify_by in STRATIFY_BY, "stratify_by", self.stratify_by, f"use one of {', '.join(STRATIFY_BY)}")
         _check(_is_int(self.n_strata) and 1 <= self.n_strata <= 50, "n_strata", self.n_strata, "use 1 to 50 strata")
         _check(_is_int(self.seed) and self.seed >= 0, "seed", self.seed, "use a whole number from 0")

@@ -13,7 +13,7 @@ import pytest
 
 from core.errors import InputError
 from core.jobs.sampling_job import sample_project
-from core.services.project import create_project
+from core.services.project import create_project, start_preparation
 from core.store import Store
 
 POOL = b'{"id": "q1", "prompt": "What is 2 plus 2?", "response": "4"}\n'
@@ -135,3 +135,67 @@ def test_a_server_removed_from_the_list_is_refused_when_the_job_runs(store, list
     with pytest.raises(InputError, match="this deployment allows no server"):
         sample_project(store, pid, lambda done, total: None)
     assert listener.seen == []
+
+
+# --- the embedding backend's embeddings from a server (settings.embedding_server) ---------------------------
+
+SAMPLED_POOL = b'{"id": "q1", "prompt": "What is 2 plus 2?", "response": "4", "samples": ["4", "four"]}\n'
+
+
+@pytest.fixture
+def embeddings_fail_at_once(monkeypatch, tmp_path) -> None:
+    """The served backend's requests are not retried, and its cache is the test's own."""
+    from core.surrogate.semantic.served import ServedEmbeddingBackend
+
+    monkeypatch.setitem(ServedEmbeddingBackend.__init__.__kwdefaults__, "max_retries", 0)
+    monkeypatch.setenv("ACTIVEGRADE_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def embed(store: Store, name: str, server: str) -> str:
+    """Create a project whose embeddings come from ``server`` and prepare it here; the error shown, or ""."""
+    settings = {"backend": "embedding", "model": "m", "embedding_server": server}
+    try:
+        pid = create_project(store, name, ("pool.jsonl", SAMPLED_POOL), None, settings, start=False)
+    except InputError as exc:
+        return str(exc)
+    start_preparation(store, pid, wait=True)
+    return store.project(pid).error or ""
+
+
+def test_embeddings_are_asked_of_an_allowed_server_only_unredirected(
+    store, listener, monkeypatch, embeddings_fail_at_once
+):
+    monkeypatch.setenv("GITHUB_TOKEN", SECRET)
+    monkeypatch.setenv("ALLOWED_KEY", ALLOWED_SECRET)
+    with served(lambda h: (307, {"Location": f"{listener.url}/embeddings"}, b"")) as redirector:
+        monkeypatch.setenv("ACTIVEGRADE_SAMPLING_SERVERS", f"{redirector.url}=ALLOWED_KEY,{listener.url}")
+        redirected = embed(store, "redirected", redirector.url)
+        assert len(redirector.seen) == 1 and f"Bearer {ALLOWED_SECRET}" in redirector.seen[0]
+        assert listener.seen == []  # the redirect is not followed
+        monkeypatch.setenv("ACTIVEGRADE_SAMPLING_SERVERS", redirector.url)
+        refused = embed(store, "elsewhere", listener.url)
+    assert redirected.startswith(f"{redirector.url}/embeddings: the server answered HTTP 307")
+    assert refused.startswith("the server chosen is not one this deployment allows") and listener.seen == []
+    assert not any(SECRET in e or "ALLOWED_KEY" in e for e in (redirected, refused))
+
+
+def test_an_embedding_servers_error_names_its_status_not_its_body(
+    store, listener, monkeypatch, embeddings_fail_at_once
+):
+    monkeypatch.setenv("ACTIVEGRADE_SAMPLING_SERVERS", listener.url)
+    failed = embed(store, "failed", listener.url)
+    assert failed.startswith(f"{listener.url}/embeddings: the server answered HTTP 500") and "Fix: " in failed
+    assert "remote-body-marker" not in failed and len(listener.seen) == 1
+
+
+def test_an_embedding_server_removed_from_the_list_is_refused_when_the_job_runs(
+    store, listener, monkeypatch, embeddings_fail_at_once
+):
+    monkeypatch.setenv("ACTIVEGRADE_SAMPLING_SERVERS", listener.url)
+    settings = {"backend": "embedding", "model": "m", "embedding_server": listener.url}
+    pid = create_project(store, "later", ("pool.jsonl", SAMPLED_POOL), None, settings, start=False)
+    monkeypatch.delenv("ACTIVEGRADE_SAMPLING_SERVERS")
+    start_preparation(store, pid, wait=True)
+    error = store.project(pid).error
+    assert error.startswith("this deployment allows no server to take embeddings from")
+    assert "embed with a local model ('Embeddings from'" in error and listener.seen == []

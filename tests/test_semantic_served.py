@@ -1,6 +1,7 @@
 """The embedding backend with its embeddings from a real OpenAI-compatible server on 127.0.0.1
 (core.testing.embedding_server: FastAPI serving all-MiniLM-L6-v2): the same classes as the local backend,
-batched requests, retries, the same cache, clear errors; `prepare --backend embedding --api-base URL`."""
+batched requests, retries, the same cache, clear errors; `prepare --backend embedding --api-base URL`; a
+project whose settings name the server (`embedding_server`, chosen on the Projects page) prepares as the local backend does."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def test_a_rate_limit_after_the_retries_says_what_to_change(url, tmp_path):
 
 
 def test_a_wrong_model_name_or_no_server_is_a_clear_error(url, tmp_path):
-    with pytest.raises(InputError, match="answered 404") as error:
+    with pytest.raises(InputError, match="answered HTTP 404") as error:
         ServedEmbeddingBackend(api_base=url, model="nope", cache_dir=tmp_path, max_retries=0).cluster(GROUPS[:1])
     assert "/v1/models" in str(error.value)
     nowhere = f"http://127.0.0.1:{free_port()}/v1"
@@ -89,3 +90,29 @@ def test_prepare_with_an_embedding_server_gives_the_local_backends_items(url, tm
     a, b = pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv")
     pd.testing.assert_series_equal(a["n_clusters"], b["n_clusters"])
     pd.testing.assert_series_equal(a["stratum"], b["stratum"])
+
+
+def test_a_project_takes_its_embeddings_from_an_allowed_server_as_the_local_backend(url, tmp_path, monkeypatch):
+    from core.jobs.preparation_job import worker_backend
+    from core.services.project import create_project, start_preparation
+    from core.store import Store
+
+    monkeypatch.setenv("ACTIVEGRADE_SAMPLING_SERVERS", url)
+    store = Store.open(f"sqlite:///{tmp_path / 'served.db'}")
+    uploads = [(name, (DATA / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
+    items = {}
+    for name, settings in {
+        "served": {"backend": "embedding", "model": MODEL_NAME, "embedding_server": url},
+        "local": {"backend": "embedding"},
+    }.items():
+        monkeypatch.setenv("ACTIVEGRADE_CACHE_DIR", str(tmp_path / name))
+        worker_backend.cache_clear()
+        before = stats(url)["requests"]
+        pid = create_project(store, name, *uploads, settings, start=False)
+        start_preparation(store, pid, wait=True)
+        assert store.project(pid).status == "ready", store.project(pid).error
+        assert (stats(url)["requests"] > before) == (name == "served")
+        items[name] = store.load_items(pid)
+    worker_backend.cache_clear()
+    pd.testing.assert_series_equal(items["served"]["n_clusters"], items["local"]["n_clusters"])
+    pd.testing.assert_series_equal(items["served"]["stratum"], items["local"]["stratum"])

@@ -22,7 +22,7 @@ import numpy as np
 
 from core.config import config
 from core.jobs.context import JobContext, Kind
-from core.jobs.sampling_job import SAMPLING_MESSAGE, sample_project
+from core.jobs.sampling_job import SAMPLING_MESSAGE, allowed_server, sample_project
 from core.settings import ProjectSettings
 from core.store import Store, json_safe
 from core.store import jobs as job_table
@@ -145,17 +145,47 @@ def _sample_rows(store: Store, project_id: int, pool_ids, size: int) -> list[dic
     return None if bounds is None else [{"sample_rows": [rows.start, rows.stop]} for rows in bounds]
 
 
+def served_embeddings(settings: ProjectSettings) -> dict[str, str | None]:
+    """The project's embedding server as `core.surrogate.semantic.get_backend` takes it (``api_base`` and
+    ``api_key_env``, the variable the operator named for its key), {} when its embeddings are computed here.
+    InputError when the deployment does not allow that server, or not any more, or its key is not set
+    (core.jobs.sampling_job.allowed_server): checked when the project is created and each time it is prepared."""
+    if settings.embedding_server is None:
+        return {}
+    server = allowed_server(
+        settings.embedding_server,
+        use="take embeddings from",
+        instead="embed with a local model ('Embeddings from' when creating a project)",
+    )
+    return {"api_base": server.url, "api_key_env": server.key_env}
+
+
 @functools.lru_cache(maxsize=2)
 def worker_backend(
-    thread: int, name: str, model: str | None, threshold: float | None, device: str, batch_size: int | None
+    thread: int,
+    name: str,
+    model: str | None,
+    threshold: float | None,
+    device: str,
+    batch_size: int | None,
+    api_base: str | None = None,
+    api_key_env: str | None = None,
 ) -> Backend:
     """The backend a worker thread scores with, kept across the jobs it runs (one at a time): a pool
     prepared in chunks loads the model once per worker and embeds each distinct string once per worker
     (the backend's own memo), not once per chunk. Per thread, because a backend reports progress to
-    the job it is running."""
+    the job it is running. With ``api_base``, the embeddings come from that server (`served_embeddings`)."""
     from core.surrogate.semantic import get_backend
 
-    return get_backend(name, model=model, threshold=threshold, device=device, batch_size=batch_size)
+    return get_backend(
+        name,
+        model=model,
+        threshold=threshold,
+        device=device,
+        batch_size=batch_size,
+        api_base=api_base,
+        api_key_env=api_key_env,
+    )
 
 
 def _scored(context: JobContext, inputs, report: PreparationReport):
@@ -171,6 +201,7 @@ def _scored(context: JobContext, inputs, report: PreparationReport):
         settings.threshold,
         context.options.device,
         context.options.batch_size,
+        **served_embeddings(settings),
     )
     stop_ticking = threading.Event()
     ticking = threading.Thread(target=_keep_reporting, args=(report, stop_ticking), daemon=True)
@@ -206,7 +237,11 @@ def _save_comparison(
     report.stage(CLUSTERING, 0, 0)
     options = {k: v for k, v in (("model", settings.model), ("threshold", settings.threshold)) if v is not None}
     comparison = prepare_targets(
-        inputs, backend=settings.backend, file=store.input_files(project_id)["pool"][0], **options
+        inputs,
+        backend=settings.backend,
+        file=store.input_files(project_id)["pool"][0],
+        **options,
+        **served_embeddings(settings),
     )
     store.save_items(project_id, comparison_items(comparison, settings.n_strata))
 

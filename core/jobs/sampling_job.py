@@ -207,15 +207,19 @@ def sampling_from_settings(values: Mapping[str, Any]) -> Sampling:
     return kind.from_settings(values)
 
 
-def allowed_server(url: str) -> config.SamplingServer:
+def allowed_server(
+    url: str, use: str = "sample from", instead: str = "sample with a local model"
+) -> config.SamplingServer:
     """The configured server (`$ACTIVEGRADE_SAMPLING_SERVERS`) whose URL is exactly `url`, with its key set in
-    the app's environment; else InputError, naming neither the variable nor which variables exist."""
+    the app's environment; else InputError, naming neither the variable nor which variables exist. `use` and
+    `instead` word what the server was for and what to do without one (core.jobs.preparation_job's
+    embeddings)."""
     servers = config.config().sampling_servers
     where = f"${config.SAMPLING_SERVERS} (docs/configuration.md)"
     if not servers:
         raise InputError(
-            "this deployment allows no server to sample from",
-            fix=f"sample with a local model, or the operator lists servers in {where}",
+            f"this deployment allows no server to {use}",
+            fix=f"{instead}, or the operator lists servers in {where}",
         )
     server = next((s for s in servers if s.url == url), None)
     if server is None:

@@ -22,7 +22,7 @@ from core.errors import InputError, one_line
 from core.inputs.limits import MAX_FILE_NAME_CHARS, MAX_NAME_CHARS, check_length
 from core.inputs.markup import MAX_MARKDOWN_CHARS, MAX_NESTING, MAX_TABLE_CELLS, has_image, safe_markdown
 from core.jobs.context import WorkerOptions
-from core.jobs.preparation_job import enqueue_preparation
+from core.jobs.preparation_job import enqueue_preparation, served_embeddings
 from core.jobs.sampling_job import sampling_request
 from core.jobs.worker import Worker
 from core.scales import scale_from_settings
@@ -76,6 +76,7 @@ def create_project(
         check_length(samples[0], MAX_FILE_NAME_CHARS, "the samples file's name")
     check_settings(settings or {})
     typed = ProjectSettings.from_dict(settings)  # defaults filled in, every value checked
+    served_embeddings(typed)  # an embedding server the deployment does not allow is refused here
     typed = typed.with_changes({"targets": check_inputs(pool, samples, typed)})
     if typed.sampling:
         typed = typed.with_changes({"sampling": sampling_request(typed.sampling, pool, samples, typed)})

@@ -11,8 +11,11 @@ Requests: `POST {api_base}/embeddings` with `{"model", "input": [strings], "enco
 through the `openai` client, `batch_size` strings each (default 64: within every engine's default limit),
 at most `concurrency` requests at once (threads); the client retries connection errors, timeouts, 408,
 409, 429 and 5xx with exponential back-off (`max_retries`); a request that still fails stops with an
-InputError that says what to change. The answer's rows are put back in input order by their `index`. The
-API key, when the server needs one, is read from the environment variable `api_key_env` (never stored).
+InputError that names the server, the HTTP status or the kind of connection failure (never the server's
+reply text, as core.surrogate.sample_api) and says what to change. Redirects are not followed: the key goes
+only to `api_base` (on the Projects page, one of the servers the operator allows, core.config). The answer's
+rows are put back in input order by their `index`. The API key, when the server needs one, is read from the
+environment variable `api_key_env` (never stored).
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ class ServedEmbeddingBackend(EmbeddingBackend):
                 api_key=api_key(self.api_key_env),
                 timeout=self.timeout,
                 max_retries=self.max_retries,
+                http_client=openai.DefaultHttpxClient(follow_redirects=False),
             )
 
     def encode(self, strings: list[str]) -> np.ndarray:
@@ -94,36 +98,32 @@ class ServedEmbeddingBackend(EmbeddingBackend):
 
         try:
             reply = self._client.embeddings.create(model=self.model_name, input=batch, encoding_format="float")
-        except openai.RateLimitError as error:
+        except openai.RateLimitError:
             raise self._error(
-                f"the server still limits the request rate after {self.max_retries} retries (429)",
-                error,
-                "send fewer requests at once or smaller ones (--batch-size), or wait and rerun: the strings "
-                "embedded so far are kept in the cache",
+                f"the server still limits the request rate after {self.max_retries} retries (HTTP 429)",
+                "send fewer requests at once or smaller ones (`prepare --batch-size`, or the worker's), or wait "
+                "and try again: the strings embedded so far are kept in the cache",
             ) from None
         except openai.APIStatusError as error:
             raise self._error(
-                f"the server answered {error.status_code}",
-                error,
-                "check the server's URL, the model's name (/v1/models lists them) and the key's environment variable",
+                f"the server answered HTTP {error.status_code}",
+                "check the model's name (the server lists them at /v1/models), the server's URL and its key",
             ) from None
         except openai.APIConnectionError as error:
             raise self._error(
-                f"no answer from the server after {self.max_retries} retries",
-                error,
+                f"no answer from the server after {self.max_retries} retries ({type(error).__name__})",
                 "check that the server runs and that its URL is the OpenAI-compatible one (ending in /v1)",
             ) from None
         except (ValueError, openai.APIResponseValidationError) as error:
             raise self._error(
-                "the server's answer is not the JSON of OpenAI embeddings", error, self._url_fix
+                f"the server's answer is not the JSON of OpenAI embeddings ({short_error(error)})", self._url_fix
             ) from None
         rows = sorted(reply.data, key=lambda row: row.index)
         if len(rows) != len(batch) or any(not row.embedding for row in rows):
-            raise self._error(f"the server returned {len(rows)} embeddings for {len(batch)} texts", None, self._url_fix)
+            raise self._error(f"the server returned {len(rows)} embeddings for {len(batch)} texts", self._url_fix)
         return np.asarray([row.embedding for row in rows], dtype=np.float32)
 
     _url_fix = "check that the URL is the server's OpenAI-compatible API (ending in /v1) and that it serves embeddings"
 
-    def _error(self, problem: str, error: Exception | None, fix: str) -> InputError:
-        detail = f" ({short_error(error)})" if error is not None else ""
-        return InputError(f"{problem}{detail}", file=f"{self.api_base}/embeddings", fix=fix)
+    def _error(self, problem: str, fix: str) -> InputError:
+        return InputError(problem, file=f"{self.api_base}/embeddings", fix=fix)
