@@ -25,6 +25,7 @@ from core.surrogate.semantic.choice import DESCRIPTIONS, BackendChoice, choose_b
 from ui import access, plan, rubric_form, signin, state
 from ui.glossary import term_help
 from ui.sampling import sampling_settings
+from ui.servers import from_server, server_and_model
 
 store = state.store()
 st.title("Projects")
@@ -327,19 +328,27 @@ def _uploads() -> tuple[Any, Any, str, str]:
     return pool, samples, input_format, columns
 
 
+def _embedding_server() -> dict[str, Any]:
+    """The allowed server the embeddings come from and the model it serves, as the project's settings."""
+    server = server_and_model("new_embedding", "Embed with a local model instead.")
+    return {"model": server["model"].strip() or None, "embedding_server": server["api_base"]}
+
+
 def _preparation(pool, samples, input_format: str, columns: str) -> dict[str, Any]:
-    """The settings of the preparation: sampling, proxy, backend and its model, strata."""
+    """The settings of the preparation: sampling, proxy, backend and its model (or embedding server), strata."""
     sampling = sampling_settings() if samples is None else None
     proxy = proxy_choice(pool, input_format, columns)
     cols = st.columns(3)
     with cols[0]:
         backend = backend_choice(pool, samples, input_format, columns)
+        served = backend == "embedding" and from_server("Embeddings from", key="new_embedding_source")
     model = cols[1].text_input(
-        "Model (name or path; blank for the default)", key="new_model", disabled=backend == "exact"
+        "Model (name or path; blank for the default)", key="new_model", disabled=backend == "exact" or served
     )
     stratify_by = cols[2].selectbox(
         "Stratify by", STRATIFY_BY, key="new_stratify", index=STRATIFY_BY.index(DEFAULTS.stratify_by)
     )
+    engine = _embedding_server() if served else {"model": model.strip() or None}
     cols = st.columns(3)
     n_strata = cols[0].number_input("Strata", 1, 20, DEFAULTS.n_strata, key="new_strata")
     seed = cols[1].number_input("Seed", 0, 2**31 - 1, DEFAULTS.seed, key="new_seed")
@@ -354,7 +363,7 @@ def _preparation(pool, samples, input_format: str, columns: str) -> dict[str, An
     )
     return {
         "backend": backend,
-        "model": model.strip() or None,
+        **engine,
         "stratify_by": stratify_by,
         "proxy": proxy,
         "input_format": input_format,

@@ -7,10 +7,8 @@ from typing import Any
 
 import streamlit as st
 
-from core.config import SAMPLING_SERVERS, config
 from core.services.setup import SamplingSettings, ServerSamplingSettings, default_model
-
-SOURCES = {"local": "A local model", "server": "An OpenAI-compatible server"}
+from ui.servers import from_server, server_and_model
 
 
 def sampling_settings() -> dict[str, Any] | None:
@@ -26,8 +24,7 @@ def sampling_settings() -> dict[str, Any] | None:
         "(benchmarks/sample.md), plus about 20 s to load.",
     ):
         return None
-    source = st.radio("From", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="new_sampling_source")
-    where = _local() if source == "local" else _server()
+    where = _server() if from_server("From", key="new_sampling_source") else _local()
     cols = st.columns(3)
     k = cols[0].number_input("Answers per item (K)", 1, 100, SamplingSettings.k, key="new_sampling_k")
     temperature = cols[1].number_input(
@@ -55,23 +52,9 @@ def _local() -> dict[str, Any]:
 
 
 def _server() -> dict[str, Any]:
-    """One of the servers the operator allows ($ACTIVEGRADE_SAMPLING_SERVERS), the model and concurrency; the
-    key is the one the operator named for that server (never typed, stored or shown here)."""
-    servers = [server.url for server in config().sampling_servers]
-    if not servers:
-        st.info(
-            f"This deployment allows no server: the operator lists the servers the app may ask, and each one's "
-            f"key variable, in {SAMPLING_SERVERS} (docs/configuration.md). Sample with a local model instead."
-        )
-    cols = st.columns([3, 2])
-    api_base = cols[0].selectbox(
-        "Server (as the operator allows them)",
-        servers,
-        key="new_sampling_api_base",
-        help="The key is the one the operator set for this server where the app runs; it is never stored or shown.",
-    )
-    model = cols[1].text_input("Model (as the server names it)", key="new_sampling_server_model")
+    """One of the servers the operator allows (ui.servers), the model and concurrency."""
+    where = server_and_model("new_sampling", "Sample with a local model instead.")
     concurrency = st.number_input(
         "Requests at once", 1, 256, ServerSamplingSettings.concurrency, key="new_sampling_concurrency"
     )
-    return {"api_base": api_base or "", "model": model, "concurrency": int(concurrency)}
+    return {**where, "concurrency": int(concurrency)}
