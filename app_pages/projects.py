@@ -307,8 +307,8 @@ def backend_choice(pool, samples, input_format: str, columns: str) -> str:
 def _uploads() -> tuple[Any, Any, str, str]:
     """The pool and samples files, how to read them and the columns to pick."""
     pool = st.file_uploader(
-        "Pool: a table (JSONL, CSV, Parquet), an lm-eval samples file, an Inspect log (.eval, .json) "
-        "or a dataset's .arrow file",
+        "Pool: a table (JSONL, CSV, Parquet), an lm-eval samples file, an Inspect log (.eval, .json), "
+        "a dataset's .arrow file or a .zip of its save_to_disk folder",
         type=list(UPLOAD_TYPES),
         key="new_pool",
     )

@@ -10,8 +10,8 @@ renames columns after reading (a dataset's `instruction` as the prompt, a
 metric as the label).
 
 Formats (`--format`): table (JSONL, CSV, Parquet), lm-eval, inspect, hf;
-auto (the default) tells them apart: a folder saved by `save_to_disk` or an
-.arrow file is hf, a .eval file or a .json file holding an Inspect log is
+auto (the default) tells them apart: a folder saved by `save_to_disk`, an
+.arrow file or an uploaded .zip/.tar.gz of such a folder is hf, a .eval file or a .json file holding an Inspect log is
 inspect, a JSONL whose records have doc_id and resps is lm-eval, anything else
 is a table.
 """
@@ -32,8 +32,9 @@ from core.inputs.tables import Source, Table, _read_bytes, name_of, paused_gc, r
 from core.inputs.targets import pool_targets
 
 FORMATS = ("auto", "table", "lm-eval", "inspect", "hf")
-UPLOAD_TYPES = ("jsonl", "json", "csv", "parquet", "eval", "arrow")
-"""File extensions the Projects page accepts for a pool or samples upload."""
+UPLOAD_TYPES = ("jsonl", "json", "csv", "parquet", "eval", "arrow", "zip", "tar.gz", "tgz")
+"""File extensions the Projects page accepts for a pool or samples upload (a zipped save_to_disk folder:
+core.inputs.archives)."""
 
 
 def detect(source: Source) -> str:

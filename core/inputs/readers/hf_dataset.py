@@ -4,9 +4,12 @@ A save_to_disk folder holds `dataset_info.json`, `state.json` (which lists the
 data files in order) and `data-XXXXX-of-NNNNN.arrow` files in Arrow's
 streaming format; they are read with pyarrow, the `datasets` package is not
 needed. A DatasetDict folder (`dataset_dict.json`) has one such folder per
-split: give the split's folder. A dataset's Parquet files are read as any
-Parquet pool. The dataset's columns are rarely named id/prompt/response: pick
-them with `--columns prompt=instruction,response=output,...` (core.inputs.readers).
+split: give the split's folder. In the browser, upload the folder as a .zip
+(or .tar.gz) of it: core.inputs.archives reads it in memory, safely, and the
+dataset is the archive's shallowest folder holding one of MARKERS. A dataset's
+Parquet files are read as any Parquet pool. The dataset's columns are rarely
+named id/prompt/response: pick them with
+`--columns prompt=instruction,response=output,...` (core.inputs.readers).
 The table then goes through the same checks as a Parquet file (core.inputs.tables).
 """
 
@@ -14,21 +17,28 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from pathlib import Path, PurePosixPath
 
 from core.errors import InputError
+from core.inputs.archives import archive_files, is_archive
 from core.inputs.tables import Source, Table, _read_parquet, name_of
 
 FIX = "give the folder Dataset.save_to_disk wrote (for a DatasetDict, the split's folder), or an .arrow file"
+ARCHIVE_FIX = "zip the folder Dataset.save_to_disk wrote (for a DatasetDict, one split's folder) and upload the .zip"
+MARKERS = ("state.json", "dataset_info.json", "dataset_dict.json")
+"""Files of a save_to_disk folder: a dataset's (the first two) or a DatasetDict's."""
 
 
 def looks_like(source: Source) -> bool:
-    """True for a save_to_disk folder (a dataset or a DatasetDict) or an .arrow file."""
+    """True for a save_to_disk folder (a dataset or a DatasetDict), an .arrow file, or an uploaded archive
+    (core.inputs.archives: a zipped folder)."""
     if isinstance(source, tuple):
-        return name_of(source).lower().endswith(".arrow")
+        name = name_of(source).lower()
+        return name.endswith(".arrow") or is_archive(name)
     path = Path(source)
     if path.is_dir():
-        return any((path / name).exists() for name in ("state.json", "dataset_info.json", "dataset_dict.json"))
+        return any((path / name).exists() for name in MARKERS)
     return path.suffix.lower() == ".arrow"
 
 
@@ -43,36 +53,88 @@ def read_dataset(source: Source) -> Table:
         tables = [_read_arrow(data) for data in parts]
         table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     except (pa.ArrowException, OSError) as error:
-        raise InputError(f"not a readable Arrow file ({error})", file=name, fix=FIX) from None
+        raise InputError(
+            f"not a readable Arrow file ({error})", file=name, fix=ARCHIVE_FIX if is_archive(name) else FIX
+        ) from None
     buffer = io.BytesIO()
     pq.write_table(table, buffer)
     return _read_parquet(name, buffer.getvalue())
 
 
 def _arrow_files(source: Source) -> list[bytes]:
+    """The content of the source's Arrow data files, in the dataset's order."""
     if isinstance(source, tuple):
-        return [bytes(source[1])]
+        name, data = str(source[0]), bytes(source[1])
+        return _archived_files(name, data) if is_archive(name) else [data]
     path = Path(source)
     if not path.is_dir():
         try:
             return [path.read_bytes()]
         except OSError as error:
             raise InputError(f"cannot be read ({error.strerror})", file=str(path), fix=FIX) from None
-    if (path / "dataset_dict.json").exists():
-        splits = json.loads((path / "dataset_dict.json").read_text()).get("splits", [])
+    files = {file.name: file.read_bytes for file in path.iterdir() if file.is_file()}
+    return _data_files(str(path), files, FIX, lambda split: f"give one split's folder, e.g. {path / split}")
+
+
+def _archived_files(name: str, data: bytes) -> list[bytes]:
+    """The data files of the dataset in an uploaded archive: its shallowest folder holding one of MARKERS."""
+    files = archive_files(name, data)
+    folders = {PurePosixPath(path).parent for path in files if PurePosixPath(path).name in MARKERS}
+    if not folders:
+        raise InputError(
+            "holds no Hugging Face dataset (no state.json or dataset_info.json in any folder)",
+            file=name,
+            fix=ARCHIVE_FIX,
+        )
+    depth = min(len(folder.parts) for folder in folders)
+    shallowest = sorted(str(folder) for folder in folders if len(folder.parts) == depth)
+    if len(shallowest) > 1:
+        raise InputError(
+            f"holds several datasets, in the folders {', '.join(shallowest)}", file=name, fix="zip one of them alone"
+        )
+    folder = PurePosixPath(shallowest[0])
+    inside = {PurePosixPath(path).name: read for path, read in files.items() if PurePosixPath(path).parent == folder}
+    where = name if not folder.parts else f"{name}, folder {folder}"
+    return _data_files(where, inside, ARCHIVE_FIX, lambda split: f"zip one split's folder alone, e.g. {split}")
+
+
+def _data_files(
+    where: str, files: Mapping[str, Callable[[], bytes]], fix: str, one_split: Callable[[str], str]
+) -> list[bytes]:
+    """The data files of a save_to_disk folder, in order: those its state.json lists, else its .arrow files by
+    name. ``files``: the folder's files by name, each with the call that reads it; ``where`` names the folder
+    in errors, ``fix`` says what to give instead, ``one_split(split)`` for a DatasetDict."""
+    if "dataset_dict.json" in files:
+        splits = [str(split) for split in _json(where, files, "dataset_dict.json", fix).get("splits", [])]
         raise InputError(
             f"is a DatasetDict with the splits {', '.join(splits)}",
-            file=str(path),
-            fix=f"give one split's folder, e.g. {path / (splits[0] if splits else 'train')}",
+            file=where,
+            fix=one_split(splits[0] if splits else "train"),
         )
-    state = path / "state.json"
-    if state.exists():
-        files = [entry["filename"] for entry in json.loads(state.read_text()).get("_data_files", [])]
+    if "state.json" in files:
+        entries = _json(where, files, "state.json", fix).get("_data_files", [])
+        names = [str(entry.get("filename")) if isinstance(entry, dict) else "" for entry in entries]
     else:
-        files = sorted(p.name for p in path.glob("*.arrow"))
-    if not files:
-        raise InputError("holds no .arrow data file", file=str(path), fix=FIX)
-    return [(path / file).read_bytes() for file in files]
+        names = sorted(file for file in files if file.lower().endswith(".arrow"))
+    if not names:
+        raise InputError("holds no .arrow data file", file=where, fix=fix)
+    missing = next((file for file in names if file not in files), None)
+    if missing is not None:
+        raise InputError(
+            f"state.json lists the data file {missing!r}, which the folder does not hold", file=where, fix=fix
+        )
+    return [files[file]() for file in names]
+
+
+def _json(where: str, files: Mapping[str, Callable[[], bytes]], file: str, fix: str) -> dict:
+    """The folder's JSON ``file`` as a dict; InputError naming it when it is not one."""
+    try:
+        value = json.loads(files[file]())
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise InputError(f"{file} is not a JSON object, as Dataset.save_to_disk writes it", file=where, fix=fix)
+    return value
 
 
 def _read_arrow(data: bytes):
