@@ -41,15 +41,19 @@ SIGNAL_FIELDS = ("stratum", "proxy", "semantic_entropy", "agreement", "n_cluster
 proxy (core.stats.proxy.PROXY_COLUMN); the pool column it came from is never shown (grader_view shows named fields only)."""
 
 
-def queue_state(store: Store, project_id: int, reserved: set[int] = frozenset()) -> QueueState:
+def queue_state(
+    store: Store, project_id: int, reserved: set[int] = frozenset(), settings: ProjectSettings | None = None
+) -> QueueState:
     """The project's grading state as the queue wants it: the design criterion's grades, and in a rubric project
-    that allocates for all its criteria (core.rubric.ALL) the other criteria's too, in the rubric's order."""
-    graded = store.graded_positions(project_id)
-    rubric = store.project(project_id).settings.rubric
+    that allocates for all its criteria (core.rubric.ALL) the other criteria's too, in the rubric's order.
+    ``settings``: the project's, where the caller has read them (else read here). The grades and skips come
+    from the store's copy kept up to date grade by grade (Store.grading_state): no reread of every grade."""
+    settings = store.project(project_id).settings if settings is None else settings
+    rubric = settings.rubric
     names = () if rubric is None or rubric.allocate_for != ALL else rubric.names
-    criteria = tuple(store.graded_positions(project_id, criterion=c) for c in names if c != rubric.primary)
-    skipped = frozenset(store.skipped_positions(project_id))
-    return QueueState(graded, skipped, frozenset(reserved) - graded.keys(), criteria)
+    others = tuple(c for c in names if c != rubric.primary)
+    (graded, *criteria), skipped = store.grading_state(project_id, (settings.design_criterion, *others))
+    return QueueState(graded, frozenset(skipped), frozenset(reserved) - graded.keys(), tuple(criteria))
 
 
 def budget_reached(state: QueueState, budget: int | None) -> bool:

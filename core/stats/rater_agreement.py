@@ -21,14 +21,14 @@ then the pool's mean final grade: the reviewed grade where a reviewer settled th
 grader's grade elsewhere. Averaging two grades only lowers the item's rater noise, so the stratified
 estimator stays unbiased for the mean grader's grade and its variance estimate (which treats the final
 grade as the item's one value) stays valid; core.stats.validation corrects it towards the reviewed
-grade on a random reviewed sample. core.store.Store.graded_positions reads every project's final grades
-through ``final_grades``.
+grade on a random reviewed sample. ``FinalGrades`` keeps the same rule grade by grade, to the bit, for the
+reader that follows a live project (core.store.grade_cache: core.store.Store.graded_positions).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import krippendorff
 import numpy as np
@@ -62,6 +62,27 @@ def final_grades(positions: Iterable[int], values: Iterable[float], reviewed: Ma
     means = np.bincount(index, weights=v, minlength=items.size) / np.bincount(index, minlength=items.size)
     order = np.argsort(first, kind="stable")
     return {int(items[k]): float(reviewed.get(int(items[k]), means[k])) for k in order}
+
+
+@dataclass
+class FinalGrades:
+    """``final_grades`` kept grade by grade: ``add`` each active grade in grading order, ``review`` when the
+    reviewed grades change; ``graded`` is then ``final_grades`` of the grades added, to the bit (each item's
+    grades summed in grading order from 0.0 and divided by their count, as np.bincount does). ``sums``: position
+    -> (sum, count) of the item's grades, in the order of each item's first grade."""
+
+    sums: dict[int, tuple[float, int]] = field(default_factory=dict)
+    graded: dict[int, float] = field(default_factory=dict)
+
+    def add(self, position: int, value: float, reviewed: Mapping[int, float]) -> None:
+        """The next active grade in grading order, with the reviewed grades ``reviewed`` (position -> grade)."""
+        total, count = self.sums.get(position, (0.0, 0))
+        self.sums[position] = (total + value, count + 1)
+        self.graded[position] = reviewed.get(position, (total + value) / (count + 1))
+
+    def review(self, reviewed: Mapping[int, float]) -> None:
+        """The final grades again with the reviewed grades now ``reviewed`` (position -> grade)."""
+        self.graded = {p: reviewed.get(p, total / count) for p, (total, count) in self.sums.items()}
 
 
 def cohen_kappa(first: Iterable[float], second: Iterable[float], level: str = "nominal") -> float:

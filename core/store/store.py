@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,9 +26,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from core.errors import InputError, NotSaved
 from core.rubric import ONE_QUESTION
 from core.settings import ProjectSettings
-from core.stats.rater_agreement import final_grades
 from core.store import json_codec
 from core.store.engine import database_url, make_engine
+from core.store.grade_cache import GradeCache
 from core.store.migrations import upgrade
 from core.store.models import AuditEvent, Flag, Grade, InputFile, Item, Project, Review, Skip, aware, utcnow
 
@@ -173,6 +173,7 @@ class Store:
         self._session = sessionmaker(engine, expire_on_commit=False)
         self._files: LRUCache[str, bytes] = LRUCache(maxsize=kept_file_bytes, getsizeof=len)
         self._files_lock = threading.Lock()
+        self._grade_cache = GradeCache()
 
     @classmethod
     def open(cls, url: str | None = None, kept_file_bytes: int = 0) -> Store:
@@ -573,14 +574,13 @@ class Store:
         """Item position -> final grade of one criterion (``criterion_of``: the design's by default;
         core.stats.rater_agreement.final_grades: the reviewed grade, else the mean over its graders), active
         grades only, in grading order."""
-        criterion = self.criterion_of(project_id, criterion)
-        with self.session() as s:
-            rows = s.execute(
-                select(Grade.position, Grade.value)
-                .where(Grade.project_id == project_id, Grade.retracted_at.is_(None), Grade.criterion == criterion)
-                .order_by(Grade.id)
-            ).all()
-        return final_grades((p for p, _ in rows), (v for _, v in rows), self.reviewed_grades(project_id, criterion))
+        return self.grading_state(project_id, [self.criterion_of(project_id, criterion)])[0][0]
+
+    def grading_state(self, project_id: int, criteria: Sequence[str]) -> tuple[list[dict[int, float]], set[int]]:
+        """Each of ``criteria``'s final grades (``graded_positions``) and the positions someone skipped that have
+        no active grade of the first one now (``skipped_positions``), read together from this process's copy,
+        brought up to date with the rows added since its last read (core.store.grade_cache)."""
+        return self._grade_cache.read(self.engine, project_id, criteria)
 
     def reviewed_grades(self, project_id: int, criterion: str | None = None) -> dict[int, float]:
         """Item position -> the grade a reviewer set (active reviews of the one-model key, of one criterion:
@@ -613,9 +613,7 @@ class Store:
     def skipped_positions(self, project_id: int) -> set[int]:
         """Positions someone skipped that have no active grade now (undoing the grade of an item
         skipped earlier makes it skipped again)."""
-        with self.session() as s:
-            skipped = set(s.scalars(select(Skip.position).where(Skip.project_id == project_id).distinct()))
-        return skipped - set(self.graded_positions(project_id))
+        return self.grading_state(project_id, [self.criterion_of(project_id)])[1]
 
     def grader_positions(self, project_id: int, grader: str) -> list[int]:
         """Positions this grader has an active grade for (of the design's criterion), oldest first (for Back)."""

@@ -1,0 +1,163 @@
+"""A project's final grades and skips as the queue reads them on every card, kept per project in this process
+and brought up to date by reading only the rows added since the last read.
+
+Grades, reviews and skips are rows that are never deleted (but with their project), and a grade or a review is
+only ever retracted (``retracted_at`` set once), never restored. So after the rows added since the last read
+(ids above the highest seen), the counts of the project's rows read after them say exactly whether anything
+else changed: the grade rows number those seen plus those added unless a row with a lower id was committed
+late (PostgreSQL hands out ids before commit) or the project was deleted, and the retracted grades number
+those seen retracted unless one seen active was retracted since (a grade changed or undone). Either way, and
+whenever the reviews' count moved, the rows are read again: all grades and skips, or the reviews. Several
+processes sharing one database each keep their own copy, correct by the same counts.
+
+The final grades are core.stats.rater_agreement.final_grades', kept grade by grade (FinalGrades, to the bit);
+tests/test_grade_cache.py replays grades, changes, undos, reviews and skips against reading every row.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import Connection, Engine, func, select
+
+from core.stats.rater_agreement import FinalGrades
+from core.store.models import Grade, Review, Skip
+
+KEEP = 64
+"""Projects kept; the least recently read are dropped."""
+
+
+@dataclass
+class _Kept:
+    """What one project's rows said at the last read: the highest grade and skip ids seen, the counts of grade
+    rows (and of those retracted), skip rows and review rows (of the one-model key) seen, the skipped positions,
+    the active reviews (criterion -> position -> grade) and each criterion's final grades."""
+
+    last_grade: int = 0
+    grades: int = 0
+    retracted: int = 0
+    last_skip: int = 0
+    skips: int = 0
+    reviews: int = 0
+    skipped: set[int] = field(default_factory=set)
+    reviewed: dict[str, dict[int, float]] = field(default_factory=dict)
+    finals: dict[str, FinalGrades] = field(default_factory=dict)
+
+    def add_grades(self, rows: Iterable[tuple[int, int, float, str, bool]]) -> None:
+        """Grade rows (id, position, value, criterion, active) with ids above every one seen, in id order."""
+        for grade_id, position, value, criterion, active in rows:
+            self.last_grade, self.grades = grade_id, self.grades + 1
+            if not active:
+                self.retracted += 1
+                continue
+            finals = self.finals.setdefault(criterion, FinalGrades())
+            finals.add(int(position), float(value), self.reviewed.get(criterion, {}))
+
+    def add_skips(self, rows: Iterable[tuple[int, int]]) -> None:
+        """Skip rows (id, position) with ids above every one seen, in id order."""
+        for skip_id, position in rows:
+            self.last_skip, self.skips = skip_id, self.skips + 1
+            self.skipped.add(int(position))
+
+    def set_reviews(self, rows: Sequence[tuple[int, float, str, bool]]) -> None:
+        """Every review row of the one-model key (position, value, criterion, active), in id order."""
+        self.reviews = len(rows)
+        self.reviewed = {}
+        for position, value, criterion, active in rows:
+            if active:
+                self.reviewed.setdefault(criterion, {})[int(position)] = float(value)
+        for criterion, finals in self.finals.items():
+            finals.review(self.reviewed.get(criterion, {}))
+
+    def graded(self, criterion: str) -> dict[int, float]:
+        """A copy of one criterion's final grades (position -> grade, in grading order)."""
+        finals = self.finals.get(criterion)
+        return {} if finals is None else dict(finals.graded)
+
+
+class GradeCache:
+    """The final grades and skips of the projects one Store reads, per project (see the module)."""
+
+    def __init__(self, keep: int = KEEP) -> None:
+        self._keep = keep
+        self._kept: OrderedDict[int, _Kept] = OrderedDict()
+        self._locks: dict[int, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def read(self, engine: Engine, project_id: int, criteria: Sequence[str]) -> tuple[list[dict[int, float]], set[int]]:
+        """Each of ``criteria``'s final grades (position -> grade, in grading order: Store.graded_positions) and
+        the positions someone skipped that have no active grade of the first criterion now (at least one)."""
+        with self._lock(project_id):
+            with self._guard:  # out while it is read: a read that fails leaves none, and the next reads every row
+                kept = self._kept.pop(project_id, None)
+            with engine.connect() as connection:
+                kept = _refreshed(connection, project_id, kept)
+            graded = [kept.graded(c) for c in criteria]
+            skipped = kept.skipped - graded[0].keys()
+            with self._guard:
+                self._kept[project_id] = kept
+                while len(self._kept) > self._keep:
+                    self._kept.popitem(last=False)
+        return graded, skipped
+
+    def _lock(self, project_id: int) -> threading.Lock:
+        """One lock per project: a project's reads take turns, each other project's go on."""
+        with self._guard:
+            return self._locks.setdefault(project_id, threading.Lock())
+
+
+def _refreshed(connection: Connection, project_id: int, kept: _Kept | None) -> _Kept:
+    """``kept`` brought up to date with the rows added since, or every row read again (a new ``_Kept``) when
+    the counts read after them say something else changed; the reviews read again when their count moved."""
+    if kept is not None:
+        kept.add_grades(connection.execute(_grades(project_id, kept.last_grade)))
+        kept.add_skips(connection.execute(_skips(project_id, kept.last_skip)))
+        grades, retracted, skips, reviews = connection.execute(_counts(project_id)).one()
+        if (grades, retracted, skips) == (kept.grades, kept.retracted, kept.skips):
+            if reviews != kept.reviews:
+                kept.set_reviews(connection.execute(_reviews(project_id)).all())
+            return kept
+    fresh = _Kept()
+    fresh.set_reviews(connection.execute(_reviews(project_id)).all())
+    fresh.add_grades(connection.execute(_grades(project_id, 0)))
+    fresh.add_skips(connection.execute(_skips(project_id, 0)))
+    return fresh
+
+
+def _grades(project_id: int, after: int):
+    """The project's grade rows (id, position, value, criterion, active) with ids above ``after``, in id order."""
+    return (
+        select(Grade.id, Grade.position, Grade.value, Grade.criterion, Grade.retracted_at.is_(None))
+        .where(Grade.project_id == project_id, Grade.id > after)
+        .order_by(Grade.id)
+    )
+
+
+def _skips(project_id: int, after: int):
+    """The project's skip rows (id, position) with ids above ``after``, in id order."""
+    return select(Skip.id, Skip.position).where(Skip.project_id == project_id, Skip.id > after).order_by(Skip.id)
+
+
+def _reviews(project_id: int):
+    """The project's review rows of the one-model key (position, value, criterion, active), in id order."""
+    return (
+        select(Review.position, Review.value, Review.criterion, Review.retracted_at.is_(None))
+        .where(Review.project_id == project_id, Review.target == "")
+        .order_by(Review.id)
+    )
+
+
+def _counts(project_id: int):
+    """One row: the project's grade rows, those retracted, its skip rows and its review rows of the one-model key."""
+    return select(
+        select(func.count()).select_from(Grade).where(Grade.project_id == project_id).scalar_subquery(),
+        select(func.count(Grade.retracted_at)).where(Grade.project_id == project_id).scalar_subquery(),
+        select(func.count()).select_from(Skip).where(Skip.project_id == project_id).scalar_subquery(),
+        select(func.count())
+        .select_from(Review)
+        .where(Review.project_id == project_id, Review.target == "")
+        .scalar_subquery(),
+    )
