@@ -139,11 +139,7 @@ def questions_editor(project: ProjectInfo) -> None:
             )
             return
         key = f"questions-{project.id}"
-        if rubric_form.uses_rubric(key, current):
-            changes = rubric_form.rubric_editor(key, current)
-        else:
-            st.caption(f"One question, on the {current.scale['kind']} scale.")
-            changes = {"criteria": [], "primary_criterion": "", "allocate_for": DEFAULTS.allocate_for}
+        changes = questions_form(key, current)
         stored = current.to_dict()
         unchanged = changes is None or all(stored[k] == v for k, v in changes.items())
         if st.button("Save questions", key=f"{key}_save", disabled=unchanged):
@@ -228,21 +224,29 @@ def prepare_button(project: ProjectInfo, label: str, key: str) -> None:
         st.rerun()
 
 
-def scale_settings() -> dict:
+def scale_settings(key: str, current: dict[str, Any]) -> dict[str, Any]:
+    """One question's scale, starting from ``current`` (a stored scale); InputError while custom labels are
+    bad. ``key`` prefixes the widgets' keys."""
+    kinds = ["binary", "likert", "custom"]
     kind = st.radio(
         "Grading scale",
-        ["binary", "likert", "custom"],
+        kinds,
+        index=kinds.index(current.get("kind", "binary")),
         horizontal=True,
         format_func={"binary": "Correct / incorrect", "likert": "Likert 1-5", "custom": "Custom labels"}.get,
+        key=f"{key}_scale",
     )
     if kind == "binary":
         return BINARY.to_settings()
     if kind == "likert":
         return LIKERT.to_settings()
+    labels = current.get("labels") if current.get("kind") == "custom" else None
     text = st.text_area(
         "Labels, one 'label = value' per line (values in [0, 1])",
-        "Wrong = 0\nPartly right = 0.5\nRight = 1",
-        key="custom_labels",
+        "\n".join(f"{label} = {value:g}" for label, value in labels)
+        if labels
+        else "Wrong = 0\nPartly right = 0.5\nRight = 1",
+        key=f"{key}_custom_labels",
     )
     return parse_custom_labels(text).to_settings()
 
@@ -379,22 +383,24 @@ def _grading() -> dict[str, Any] | None:
     """The settings graders see: guidelines, the reference answer, the questions; None while those are bad."""
     guidelines = st.text_area("Guidelines for graders (markdown)", key="new_guidelines")
     show_reference = st.checkbox("Show graders the reference answer", DEFAULTS.show_reference, key="new_show_reference")
-    questions = _questions()
+    questions = questions_form("new", DEFAULTS)
     if questions is None:
         return None
     return {"guidelines": guidelines, "show_reference": show_reference, **questions}
 
 
-def _questions() -> dict[str, Any] | None:
-    """One question on a scale (``scale``) or a rubric (``criteria``, ``primary_criterion``, ``allocate_for``);
-    None, with the error shown, while the labels or a criterion are bad."""
-    if rubric_form.uses_rubric("new_rubric", DEFAULTS):
-        return rubric_form.rubric_editor("new", DEFAULTS)
+def questions_form(key: str, current: ProjectSettings) -> dict[str, Any] | None:
+    """What graders are asked, starting from ``current``'s: one question on a scale (``scale``, no criteria) or
+    a rubric (``criteria``, ``primary_criterion``, ``allocate_for``); None, with the error shown, while the labels
+    or a criterion are bad. ``key`` prefixes the widgets' keys."""
+    if rubric_form.uses_rubric(f"{key}_rubric", current):
+        return rubric_form.rubric_editor(key, current)
     try:
-        return {"scale": scale_settings()}
+        scale = scale_settings(key, current.scale)
     except InputError as exc:
         st.error(f"Custom labels: {exc}")
         return None
+    return {"scale": scale, "criteria": [], "primary_criterion": "", "allocate_for": DEFAULTS.allocate_for}
 
 
 def new_project() -> None:

@@ -86,7 +86,7 @@ def test_custom_scale_with_a_bad_value_blocks_creation(open_app, store, uploads,
     monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
     at = open_app()
     at.radio[0].set_value("custom").run()
-    at.text_area(key="custom_labels").set_value("Wrong = 0\nRight = 1.5").run()
+    at.text_area(key="new_custom_labels").set_value("Wrong = 0\nRight = 1.5").run()
     assert "not in [0, 1]" in at.error[0].value and "row 2" in at.error[0].value
     assert at.button(key="create").disabled
 

@@ -77,7 +77,7 @@ def test_the_questions_change_while_the_project_has_no_grades_and_are_fixed_once
     at = open_app(project_id=project_id)
     key = f"questions-{project_id}"
     assert at.button(key=f"{key}_save").disabled  # one question, as stored: nothing to save
-    at.checkbox(key=key).check().run()
+    at.checkbox(key=f"{key}_rubric").check().run()
     edit_criteria(at, added=[HELPFUL])
     at.button(key=f"{key}_save").click().run()
     assert not at.error, [e.value for e in at.error]
@@ -88,3 +88,23 @@ def test_the_questions_change_while_the_project_has_no_grades_and_are_fixed_once
     assert any("Fixed: the project has 1 grades" in c.value for c in at.caption)
     assert not any(b.key == f"{key}_save" for b in at.button)
     assert not at.data_editor
+
+
+def test_one_questions_scale_changes_and_a_rubric_turned_off_asks_for_its_scale(open_app, store, project_id):
+    at = open_app(project_id=project_id)
+    key = f"questions-{project_id}"
+    at.radio(key=f"{key}_scale").set_value("likert").run()
+    at.button(key=f"{key}_save").click().run()
+    assert not at.error, [e.value for e in at.error]
+    assert store.project(project_id).settings.scale == LIKERT.to_settings()
+    at.checkbox(key=f"{key}_rubric").check().run()
+    edit_criteria(at, added=[HELPFUL])
+    at.button(key=f"{key}_save").click().run()
+    assert store.project(project_id).settings.rubric is not None
+    at.checkbox(key=f"{key}_rubric").uncheck().run()
+    assert at.radio(key=f"{key}_scale").value == "likert"  # the stored scale, offered again
+    at.radio(key=f"{key}_scale").set_value("custom").run()
+    at.text_area(key=f"{key}_custom_labels").set_value("No = 0\nYes = 1").run()
+    at.button(key=f"{key}_save").click().run()
+    settings = store.project(project_id).settings
+    assert settings.rubric is None and [label for label, _ in settings.scale["labels"]] == ["No", "Yes"]
