@@ -129,6 +129,25 @@ def test_before_any_grade_of_a_finer_scale_the_forecast_does_not_assume_bernoull
     assert after[0] == after[1]  # once the grades show the spread, they decide
 
 
+def test_a_finer_scales_projection_widens_with_the_kurtosis_of_its_grades(pool):
+    """Two sets of 40 grades on a finer scale with the same stratum means and variances, one with light tails
+    (each stratum's grades at mean +- d) and one with heavy ones (mostly at the mean, a few far out): the
+    variance the stop will read is the less certain the heavier the tails, so its range is wider; the
+    median about the same."""
+    design, _, positions = pool
+    taken = positions[0, :40]
+    strata = design.stratum[taken]
+    sign = np.where(np.arange(40) % 2 == 0, 1.0, -1.0)
+    light = 0.5 + 0.1 * sign
+    heavy = np.where(np.arange(40) % 10 < 2, 0.5 + 0.3162 * sign, 0.5)  # the same variance, 0.01
+    ranges = {}
+    for name, grades in (("light", light), ("heavy", heavy)):
+        assert np.bincount(strata, minlength=design.H).min() >= 2
+        ranges[name] = forecast(design, taken, grades, 0.05, "looks", binary=False)
+    assert ranges["heavy"].spread > 1.2 * ranges["light"].spread
+    assert ranges["heavy"].n == pytest.approx(ranges["light"].n, rel=0.25)  # the strata's variances differ a little
+
+
 def test_skewed_grades_are_not_stopped_by_a_lucky_small_variance():
     """Skewed grades (mean 0.1): a stop chosen by the sample variance stopped when the mean was low (coverage
     at the stop 0.86-0.89 with 300 replications); the pooled variance share holds it at the level."""

@@ -39,7 +39,13 @@ where one is given. A draw's stop then varies by the sampling noise of the
 variance estimate that triggers it (the Chow-Robbins stop is the first n with
 z^2 V_hat(n) <= h^2): for binary grades the relative standard deviation of
 m (1 - m) estimated from n grades, |1 - 2m| / sqrt(n m (1 - m)), enters as a
-log-normal factor.
+log-normal factor. For a finer scale it is the spread's own noise: the
+variance the stop reads after n grades is the one the k grades so far show,
+weighted k / n, and that of the n - k still to come, so given the k grades
+its relative standard deviation is sqrt((kappa - 1) (n - k) / (n k)), kappa
+the grades' kurtosis about their stratum means (`_excess_kurtosis`; (kappa - 1)
+/ n is the relative variance of a variance estimated from n grades, which
+for 0/1 grades is the Bernoulli formula above).
 
 Before any grade the forecast is only as good as the surrogate's (or the
 manager's) idea of the mean, and its range says so: sigma is wide; and a
@@ -94,6 +100,10 @@ SHARE_PRIOR_RANGE = (0.05, 1.0)
 [0, 1] (Bhatia and Davis 2000), so rho is in (0, 1]; the forecast draws it log-uniformly over this range
 (the scale-invariant prior of a variance ratio, as Jeffreys' for a scale), 0.05 the least `_variance_share`
 reads."""
+
+MIN_KURTOSIS_GRADES = 8
+"""Grades (in strata with 2 or more) before a finer scale's kurtosis is read from them (`_excess_kurtosis`);
+fewer keep the Bernoulli formula for the stop's noise."""
 
 ANYTIME_WIDTH_RATIO = 0.62
 """r before the confidence sequence is known: its fixed-n half-width is about 0.62 times the anytime one
@@ -207,9 +217,12 @@ def forecast_batch(
     means = rng.beta(a, b)
     spread = a * b / ((a + b) ** 2 * (a + b + 1))  # the variance the grades will show: E[m (1 - m)] + Var(m)
     rho = np.broadcast_to(_variance_share(counts, sums, sumsq)[:, None, None], (reps, DRAWS, 1))
+    excess = np.full((reps, 1, 1), np.nan)  # kappa - 1 of a finer scale's grades; NaN: the Bernoulli formula
     if not binary:  # before a scale finer than 0/1 shows its spread, rho is unknown: drawn (SHARE_PRIOR_RANGE)
+        share_rng = np.random.default_rng([seed, 1])
         low_share, high_share = np.log(SHARE_PRIOR_RANGE)
-        drawn = np.exp(np.random.default_rng([seed, 1]).uniform(low_share, high_share, (reps, DRAWS, 1)))
+        drawn = np.exp(share_rng.uniform(low_share, high_share, (reps, DRAWS, 1)))
+        excess = _excess_kurtosis(design, positions, y, counts, sums)[:, None, None]
         rho = np.where(_shows_share(counts)[:, None, None], rho, drawn)
     sds = np.sqrt(rho * (means * (1 - means) + spread))
     z = look_plan().constants[-1] if regime == LOOKS else stats.norm.ppf(0.975)
@@ -223,8 +236,15 @@ def forecast_batch(
         centre = 0.5 / (per + 1)
         floored = np.sqrt(np.maximum(sds**2, (1 - equal) * sds**2 + equal * centre * (1 - centre)))
         n = neyman_grades(design.weights, floored, design.N, half, z, pool)
-    noise = np.minimum(np.abs(1 - 2 * pool) / np.sqrt(np.maximum(n * pool * (1 - pool), 1e-9)), 1.0)
-    n = np.clip(n * np.exp(rng.normal(0.0, 1.0, n.shape) * noise * np.sqrt(rho[..., 0])), 1, design.N)
+    bernoulli = np.abs(1 - 2 * pool) / np.sqrt(np.maximum(n * pool * (1 - pool), 1e-9)) * np.sqrt(rho[..., 0])
+    shown = np.where(counts > 1, counts, 0).sum(axis=1).astype(float)[:, None]  # k: the grades rho is read from
+    read = np.sqrt(
+        np.where(np.isfinite(excess[..., 0]), excess[..., 0], 0.0)
+        * np.maximum(n - shown, 0.0)
+        / (n * np.maximum(shown, 1.0))
+    )
+    noise = np.minimum(np.where(np.isfinite(excess[..., 0]), read, bernoulli), 1.0)
+    n = np.clip(n * np.exp(rng.normal(0.0, 1.0, n.shape) * noise), 1, design.N)
     done = counts.sum(axis=1)[:, None]
     n = np.maximum(n, np.maximum(done, np.minimum(design.floor, design.sizes).sum()))
     between = ((means - pool[..., None]) ** 2) @ design.weights
@@ -232,6 +252,31 @@ def forecast_batch(
     ranged = np.quantile(n, [RANGE[0], 0.5, RANGE[1]], axis=1).T
     ratio = np.median(n / np.maximum(uniform, 1.0), axis=1)  # paired draw by draw: the same pool for both
     return np.column_stack([ranged, ranged[:, 1] / np.maximum(ratio, 1e-9)])
+
+
+def _excess_kurtosis(
+    design: Design, positions: np.ndarray, grades: np.ndarray, counts: np.ndarray, sums: np.ndarray
+) -> np.ndarray:
+    """(R,) kappa - 1 of the grades about their stratum means, kappa = m4 / m2^2 from the graded items of
+    strata with 2 grades or more (the variance about each stratum's mean on its degrees of freedom); NaN where
+    fewer than MIN_KURTOSIS_GRADES show a spread, or where every grade is 0 or 1. The relative
+    variance of a variance estimated from n grades is (kappa - 1) / n (the variance of s^2, Cramer 1946,
+    27.7.1, to first order), which for 0/1 grades of mean m is (1 - 2 m)^2 / (m (1 - m)): the Bernoulli
+    formula the stop's noise uses for them."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+    strata = design.stratum[positions]
+    centred = grades - np.take_along_axis(means, strata, axis=1)
+    used = np.take_along_axis(counts > 1, strata, axis=1)
+    m2 = np.sum(np.where(used, centred**2, 0.0), axis=1)
+    m4 = np.sum(np.where(used, centred**4, 0.0), axis=1)
+    graded = used.sum(axis=1)
+    df = graded - (counts > 1).sum(axis=1)  # each stratum's mean is read from its own grades
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kappa = (m4 / graded) / (m2 / df) ** 2
+    zero_one = np.all((grades == 0.0) | (grades == 1.0), axis=1)  # the Bernoulli formula, at each draw's mean
+    read = (graded >= MIN_KURTOSIS_GRADES) & (m2 > 0) & ~zero_one
+    return np.where(read, np.maximum(kappa - 1, 0.0), np.nan)
 
 
 def _shows_share(counts: np.ndarray) -> np.ndarray:
