@@ -73,7 +73,7 @@ def ahead(store: Store, project: ProjectInfo, design: Design, grader: str, posit
     next claim differ, and only that claim's card, with its token, can be graded."""
     settings = project.settings
     others = {p for p, who in accounts.reserved(store, project.id, slot=0).items() if who != grader}
-    state = queue_state(store, project.id, others | {position})
+    state = queue_state(store, project.id, others | {position}, settings)
     if budget_reached(state, settings.budget(design.N)):
         return None
     return next_item(design, state, settings.seed)

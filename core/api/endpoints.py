@@ -284,7 +284,12 @@ def next_item(call: Call, *, ahead: bool = False) -> dict[str, Any]:
     """The caller's item (reserved, with its showing token); ``ahead``: also the item the queue would most likely
     hand out after it (core.api.cards.ahead), as the card's ``ahead`` (its texts only: no token, no hold), for
     the fast grading page to paint while a press is being saved."""
-    project = _project(call, auth.GRADE, ready=True)
+    return _next_card(call, _project(call, auth.GRADE, ready=True), ahead)
+
+
+def _next_card(call: Call, project: ProjectInfo, ahead: bool) -> dict[str, Any]:
+    """``next_item``'s answer in ``project``, which the caller read with ``_project`` in this request (a grade's
+    ``then=next`` reads it once); grade_actions.claim checks the grader, their assignment and the project again."""
     _, design = cards.design(call.store, project)
     position = grade_actions.claim(call.store, call.user, project.id, design)
     if position is None:
@@ -358,7 +363,7 @@ def _shown(call: Call, project: ProjectInfo):
 
 
 def grade(call: Call, *, ahead: bool = False) -> Response:
-    """A grade of the item the token names; ``?then=next`` adds the caller's next card (``next_item``, with
+    """A grade of the item the token names; ``?then=next`` adds the caller's next card (``next_item``'s, with
     ``ahead`` passed on)."""
     project = _project(call, auth.GRADE, ready=True)
     comment = call.text("comment", default="", limit=MAX_COMMENT_CHARS)
@@ -375,7 +380,7 @@ def _grade(call: Call, project: ProjectInfo, act: Grading, ahead: bool) -> Respo
         cards.spend(call.store, project.id, call.user.name, showing.token)
     answer = _outcome(outcome, project.id, call.store, ("saved", "changed"), showing.item_id)
     if call.query.get("then") == "next" and answer.status_code == 200:  # the next card in the same round trip
-        body = json.loads(answer.body) | {"next": next_item(call, ahead=ahead)}
+        body = json.loads(answer.body) | {"next": _next_card(call, project, ahead)}
         return JSONResponse(body)
     return answer
 

@@ -21,7 +21,7 @@ from core.services.outcome import Outcome, Refused
 from core.services.reservations import DEFAULT_TTL
 from core.services.side_by_side import card_order, grades_for_targets
 from core.stats.allocation import Design
-from core.store import Store, reviews
+from core.store import ProjectInfo, Store, reviews
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +61,11 @@ def _logs_refusals(action: Callable[..., Outcome]) -> Callable[..., Outcome]:
 
 def acting_grader(store: Store, actor: auth.User | None, project_id: int) -> auth.User:
     """``actor`` as the database has them now, allowed to grade the project; Refused otherwise."""
+    return _acting(store, actor, project_id)[0]
+
+
+def _acting(store: Store, actor: auth.User | None, project_id: int) -> tuple[auth.User, ProjectInfo]:
+    """``acting_grader`` and the project as read for its check (its settings for the press: one read)."""
     current = actor if actor is None or actor.id is None else auth.refresh(store, actor)
     if current is None:
         raise Refused("you are signed out (or your account was disabled); sign in again")
@@ -71,12 +76,12 @@ def acting_grader(store: Store, actor: auth.User | None, project_id: int) -> aut
     if not current.name:
         raise Refused("a grade needs the grader's name")
     try:
-        status = store.project(project_id).status
+        project = store.project(project_id)
     except KeyError:
         raise Refused("the project was deleted") from None
-    if status != "ready":
-        raise Refused(f"the project is not ready ({status})")
-    return current
+    if project.status != "ready":
+        raise Refused(f"the project is not ready ({project.status})")
+    return current, project
 
 
 @_logs_refusals
@@ -85,8 +90,8 @@ def claim(store: Store, actor: auth.User | None, project_id: int, design: Design
     project's seed, double-grading share, budget and stopping rule: no new item once the rule has said done,
     core.services.live.rule_says_done); None when nothing is left for them. ``design``: the project's
     (core.stats.design.prepared_design; callers cache it)."""
-    grader = acting_grader(store, actor, project_id)
-    settings = store.project(project_id).settings
+    grader, project = _acting(store, actor, project_id)
+    settings = project.settings
     return reservations.claim(
         store,
         project_id,
@@ -96,6 +101,7 @@ def claim(store: Store, actor: auth.User | None, project_id: int, design: Design
         overlap=settings.overlap,
         budget=settings.budget(design.N),
         closed=functools.partial(live.rule_says_done, design, settings),
+        settings=settings,
     )
 
 
@@ -118,8 +124,8 @@ def grade(
     (core.services.reservations.hold: the expiry rule); an item another grader
     holds or has graded since is refused with reservations.LATE, never swapped.
     """
-    grader = acting_grader(store, actor, project_id)
-    settings = store.project(project_id).settings
+    grader, project = _acting(store, actor, project_id)
+    settings = project.settings
     if settings.compares:  # a grade without its target would mean nothing
         raise Refused("this project compares models: its items are graded on the side-by-side card (grade_card)")
     if settings.criteria:  # a grade without its criterion would mean nothing
@@ -133,7 +139,7 @@ def grade(
         raise Refused(f"{label!r} is not a grade of this project") from None
     if not 0 <= position < store.item_count(project_id):
         raise Refused("no such item")
-    earlier = store.grade_of(project_id, position, grader.name)
+    earlier = store.grade_of(project_id, position, grader.name, settings.design_criterion)
     if earlier is None:  # a queue item: record it and free its reservation
         if not reservations.hold(store, project_id, position, grader.name):
             raise Refused(reservations.LATE)
@@ -172,8 +178,8 @@ def grade_card(
     Refused unless the project compares its targets side by side and every side has a grade of its scale;
     the minimum viewing time and the expiry rule are ``grade``'s.
     """
-    grader = acting_grader(store, actor, project_id)
-    settings = store.project(project_id).settings
+    grader, project = _acting(store, actor, project_id)
+    settings = project.settings
     if not settings.side_by_side:
         raise Refused("this project does not grade responses side by side")
     if seconds < grading.min_view_s(settings):
@@ -189,7 +195,7 @@ def grade_card(
         by_target = grades_for_targets(order, values)
     except InputError as exc:
         raise Refused(str(exc)) from None
-    first = _holds_card(store, project_id, position, grader)
+    first = _holds_card(store, project_id, position, grader, settings.design_criterion)
     card = [(target, by_target[target], label) for target, label in zip(order, labels)]
     reservations.record_card(store, project_id, position, card, grader.name, comment=comment, seconds=seconds)
     status = "saved" if first else "changed"
@@ -211,8 +217,8 @@ def grade_rubric(
     card_values: every required criterion answered, each label on its criterion's scale; a change replaces the
     grader's whole earlier card). Refused in a project without a rubric; the minimum viewing time and the
     expiry rule are ``grade``'s."""
-    grader = acting_grader(store, actor, project_id)
-    settings = store.project(project_id).settings
+    grader, project = _acting(store, actor, project_id)
+    settings = project.settings
     rubric = settings.rubric
     if rubric is None:
         raise Refused("this project asks one question: grade it with one label (grade)")
@@ -222,7 +228,7 @@ def grade_rubric(
         card = rubric.card_values(labels)
     except InputError as exc:
         raise Refused(str(exc)) from None
-    first = _holds_card(store, project_id, position, grader)
+    first = _holds_card(store, project_id, position, grader, settings.design_criterion)
     reservations.record_card(
         store, project_id, position, card, grader.name, comment=comment, seconds=seconds, rubric=True
     )
@@ -230,12 +236,13 @@ def grade_rubric(
     return Outcome(status, f"{status}: " + ", ".join(f"{name} {label}" for name, _, label in card), position)
 
 
-def _holds_card(store: Store, project_id: int, position: int, grader: auth.User) -> bool:
-    """Whether a card's grades of the item are the grader's first (True) or a change of theirs (False);
-    Refused for no such item, or a first grade of an item the grader no longer holds (reservations.LATE)."""
+def _holds_card(store: Store, project_id: int, position: int, grader: auth.User, criterion: str) -> bool:
+    """Whether a card's grades of the item are the grader's first (True) or a change of theirs (False), by their
+    grade of ``criterion`` (the project's design criterion); Refused for no such item, or a first grade of an
+    item the grader no longer holds (reservations.LATE)."""
     if not 0 <= position < store.item_count(project_id):
         raise Refused("no such item")
-    if store.grade_of(project_id, position, grader.name) is not None:
+    if store.grade_of(project_id, position, grader.name, criterion) is not None:
         return False
     if not reservations.hold(store, project_id, position, grader.name):
         raise Refused(reservations.LATE)

@@ -55,6 +55,7 @@ from sqlalchemy.exc import DBAPIError
 from core.inputs.limits import MAX_NAME_CHARS, check_length
 from core.scales import Scale
 from core.services.grading import budget_reached, check_comment, check_seconds, queue_state
+from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.queue import QueueState, next_item
 from core.store import Store, accounts
@@ -107,11 +108,12 @@ def _first_grade(
     ttl: timedelta,
     budget: int | None,
     closed: Callable[[QueueState], bool] | None,
+    settings: ProjectSettings | None,
 ) -> int | None:
     """Reserve the queue's next item that nobody holds; None when every item is graded or held, when the
     items graded and held by others already reach ``budget``, or when ``closed`` says the grades so far
-    close the queue (the stopping rule has said done)."""
-    state = queue_state(store, project_id, taken)
+    close the queue (the stopping rule has said done). ``settings``: the project's, if the caller read them."""
+    state = queue_state(store, project_id, taken, settings)
     if budget_reached(state, budget) or (closed is not None and closed(state)):
         return None
     lost: set[int] = set()
@@ -135,6 +137,7 @@ def claim(
     ttl: timedelta = DEFAULT_TTL,
     budget: int | None = None,
     closed: Callable[[QueueState], bool] | None = None,
+    settings: ProjectSettings | None = None,
 ) -> int | None:
     """The position to show ``grader`` now, reserved for them; None when nothing is left for them.
 
@@ -146,7 +149,10 @@ def claim(
     of one process are counted one after another (``_claim_lock``); on several replicas two claims at the
     same instant can both pass the count, so the budget can be passed by one item per grader claiming at
     once. That overshoot depends on timing, never on the grades seen, so the fixed-n interval stays valid
-    at the number of items actually graded."""
+    at the number of items actually graded.
+
+    ``settings``: the project's, where the caller has read them (the queue's state reads the criteria from them;
+    else it reads the project again)."""
     if not grader:
         raise ValueError("a reservation needs the grader's name")
     with _claim_lock(store, project_id):
@@ -159,7 +165,7 @@ def claim(
             passed = (
                 current.slot == 0
                 and budget is not None
-                and budget_reached(queue_state(store, project_id, held), budget)
+                and budget_reached(queue_state(store, project_id, held, settings), budget)
             )
             if not passed:
                 accounts.renew(store, project_id, grader, ttl)
@@ -169,7 +175,7 @@ def claim(
         second = _second_grade(store, project_id, grader, double, {r.position for r in others if r.slot == 1}, ttl)
         if second is not None:
             return second
-        return _first_grade(store, project_id, grader, design, seed, held, ttl, budget, closed)
+        return _first_grade(store, project_id, grader, design, seed, held, ttl, budget, closed, settings)
 
 
 _claim_locks: dict[tuple[str, int], threading.Lock] = {}
