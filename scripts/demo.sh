@@ -16,5 +16,7 @@ export ACTIVEGRADE_OPEN_DEMO="${ACTIVEGRADE_OPEN_DEMO:-1}"  # the demo is open: 
 export ACTIVEGRADE_DB_URL="${ACTIVEGRADE_DB_URL:-sqlite:///$PWD/.activegrade/demo.db}"
 address="${ACTIVEGRADE_DEMO_ADDRESS:-127.0.0.1}"
 port="${ACTIVEGRADE_PORT:-8501}"
+echo "==> the demo project, prepared before the first visit"
+python -m core projects demo --quiet || echo "==> the demo project is not ready: the app will say why"
 echo "==> ActiveGrade demo: open http://localhost:$port  (Ctrl-C stops it)"
 exec python -m streamlit run serve.py --server.address "$address" --server.port "$port" --server.headless true "$@"

@@ -19,6 +19,7 @@ from core.errors import InputError
 from core.rubric import ALLOCATE_FOR, PRIMARY
 from core.rubric_table import rubric_from_file
 from core.services import auth, project_actions
+from core.services import project as project_service
 from core.services.outcome import Refused
 from core.settings import DEFAULTS
 from core.store import ProjectInfo, Store
@@ -101,10 +102,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_database_argument(create)
     add_output_options(create)
+    demo = sub.add_parser(
+        "demo",
+        help="the demo project (data/demo/, or $ACTIVEGRADE_DEMO_DIR) created and prepared now, so that the app "
+        "opens on it ready (`make demo` runs this before it starts the app)",
+    )
+    add_database_argument(demo)
+    add_output_options(demo)
 
 
 def run(args: argparse.Namespace) -> int:
-    """`projects create ...` as the operator (``cli`` in the audit trail); a refusal is bad input (exit 2)."""
+    """`projects create ...` or `projects demo` as the operator (``cli`` in the audit trail); a refusal is bad
+    input (exit 2)."""
+    if args.projects_action == "demo":
+        return _demo(args)
     settings = settings_from_args(args)
     pool = _upload(args.pool)
     samples = _upload(args.samples) if args.samples else None
@@ -117,6 +128,21 @@ def run(args: argparse.Namespace) -> int:
     say(args, f"created project {project.id} ({project.name}), {project.status}; `activegrade worker` prepares it")
     write_json(args, {"id": project.id, "name": project.name, "status": project.status})
     return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    """The demo project, created if it is not there and prepared in this process unless it is ready."""
+    store = Store.open(args.db_url)
+    try:
+        project_id = project_actions.open_demo(store, auth.OPERATOR, start=False)
+    except Refused as exc:
+        raise InputError(str(exc)) from None
+    if not project_service.start_preparation(store, project_id, wait=True):
+        project_service.run_project_jobs(store, project_id)  # queued before (an app stopped before it ran it)
+    project = store.project(project_id)
+    say(args, f"demo project {project.id} ({project.name}): {project.status}")
+    write_json(args, {"id": project.id, "name": project.name, "status": project.status})
+    return 0 if project.status == "ready" else 1
 
 
 def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
