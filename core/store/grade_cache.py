@@ -21,13 +21,47 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, Engine, func, select
+from sqlalchemy import Connection, Engine, bindparam, func, select
 
 from core.stats.rater_agreement import FinalGrades
 from core.store.models import Grade, Review, Skip
 
 KEEP = 64
 """Projects kept; the least recently read are dropped."""
+
+_PROJECT = Grade.project_id == bindparam("project_id")
+
+GRADES_AFTER = (
+    select(Grade.id, Grade.position, Grade.value, Grade.criterion, Grade.retracted_at.is_(None))
+    .where(_PROJECT, Grade.id > bindparam("after"))
+    .order_by(Grade.id)
+)
+"""The project's grade rows (id, position, value, criterion, active) with ids above ``after``, in id order.
+Built once, as the other statements here: a read runs them with its parameters (no statement built per card)."""
+
+SKIPS_AFTER = (
+    select(Skip.id, Skip.position)
+    .where(Skip.project_id == bindparam("project_id"), Skip.id > bindparam("after"))
+    .order_by(Skip.id)
+)
+"""The project's skip rows (id, position) with ids above ``after``, in id order."""
+
+_ONE_MODEL_REVIEWS = (Review.project_id == bindparam("project_id"), Review.target == "")
+
+REVIEWS = (
+    select(Review.position, Review.value, Review.criterion, Review.retracted_at.is_(None))
+    .where(*_ONE_MODEL_REVIEWS)
+    .order_by(Review.id)
+)
+"""The project's review rows of the one-model key (position, value, criterion, active), in id order."""
+
+COUNTS = select(
+    select(func.count()).select_from(Grade).where(_PROJECT).scalar_subquery(),
+    select(func.count(Grade.retracted_at)).where(_PROJECT).scalar_subquery(),
+    select(func.count()).select_from(Skip).where(Skip.project_id == bindparam("project_id")).scalar_subquery(),
+    select(func.count()).select_from(Review).where(*_ONE_MODEL_REVIEWS).scalar_subquery(),
+)
+"""One row: the project's grade rows, those retracted, its skip rows and its review rows of the one-model key."""
 
 
 @dataclass
@@ -112,52 +146,17 @@ class GradeCache:
 def _refreshed(connection: Connection, project_id: int, kept: _Kept | None) -> _Kept:
     """``kept`` brought up to date with the rows added since, or every row read again (a new ``_Kept``) when
     the counts read after them say something else changed; the reviews read again when their count moved."""
+    project = {"project_id": project_id}
     if kept is not None:
-        kept.add_grades(connection.execute(_grades(project_id, kept.last_grade)))
-        kept.add_skips(connection.execute(_skips(project_id, kept.last_skip)))
-        grades, retracted, skips, reviews = connection.execute(_counts(project_id)).one()
+        kept.add_grades(connection.execute(GRADES_AFTER, project | {"after": kept.last_grade}))
+        kept.add_skips(connection.execute(SKIPS_AFTER, project | {"after": kept.last_skip}))
+        grades, retracted, skips, reviews = connection.execute(COUNTS, project).one()
         if (grades, retracted, skips) == (kept.grades, kept.retracted, kept.skips):
             if reviews != kept.reviews:
-                kept.set_reviews(connection.execute(_reviews(project_id)).all())
+                kept.set_reviews(connection.execute(REVIEWS, project).all())
             return kept
     fresh = _Kept()
-    fresh.set_reviews(connection.execute(_reviews(project_id)).all())
-    fresh.add_grades(connection.execute(_grades(project_id, 0)))
-    fresh.add_skips(connection.execute(_skips(project_id, 0)))
+    fresh.set_reviews(connection.execute(REVIEWS, project).all())
+    fresh.add_grades(connection.execute(GRADES_AFTER, project | {"after": 0}))
+    fresh.add_skips(connection.execute(SKIPS_AFTER, project | {"after": 0}))
     return fresh
-
-
-def _grades(project_id: int, after: int):
-    """The project's grade rows (id, position, value, criterion, active) with ids above ``after``, in id order."""
-    return (
-        select(Grade.id, Grade.position, Grade.value, Grade.criterion, Grade.retracted_at.is_(None))
-        .where(Grade.project_id == project_id, Grade.id > after)
-        .order_by(Grade.id)
-    )
-
-
-def _skips(project_id: int, after: int):
-    """The project's skip rows (id, position) with ids above ``after``, in id order."""
-    return select(Skip.id, Skip.position).where(Skip.project_id == project_id, Skip.id > after).order_by(Skip.id)
-
-
-def _reviews(project_id: int):
-    """The project's review rows of the one-model key (position, value, criterion, active), in id order."""
-    return (
-        select(Review.position, Review.value, Review.criterion, Review.retracted_at.is_(None))
-        .where(Review.project_id == project_id, Review.target == "")
-        .order_by(Review.id)
-    )
-
-
-def _counts(project_id: int):
-    """One row: the project's grade rows, those retracted, its skip rows and its review rows of the one-model key."""
-    return select(
-        select(func.count()).select_from(Grade).where(Grade.project_id == project_id).scalar_subquery(),
-        select(func.count(Grade.retracted_at)).where(Grade.project_id == project_id).scalar_subquery(),
-        select(func.count()).select_from(Skip).where(Skip.project_id == project_id).scalar_subquery(),
-        select(func.count())
-        .select_from(Review)
-        .where(Review.project_id == project_id, Review.target == "")
-        .scalar_subquery(),
-    )
