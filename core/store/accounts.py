@@ -21,7 +21,22 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from sqlalchemy import String, Text, and_, delete, exists, func, insert, literal, or_, select, text, update
+from sqlalchemy import (
+    Row,
+    String,
+    Text,
+    and_,
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from core.errors import InputError
@@ -55,8 +70,41 @@ class Held:
     expires_at: datetime
 
 
-def _info(row: User) -> UserInfo:
+def _info(row: User | Row) -> UserInfo:
     return UserInfo(row.id, row.name, row.email, row.role, row.password_hash, bool(row.active))
+
+
+# The reads every API request or grading card repeats, built once (core.store.store.PROJECT_ROW says why).
+USER_BY_NAME = select(User.__table__).where(User.name == bindparam("name"))
+USER_BY_ID = select(User.__table__).where(User.id == bindparam("user_id"))
+FAILURES = select(SignInFailure.__table__).where(
+    SignInFailure.name == bindparam("name"), SignInFailure.address == bindparam("address")
+)
+PROJECTS_OF = select(Membership.project_id).where(Membership.user_id == bindparam("user_id"))
+LIVE = select(Reservation.__table__).where(
+    Reservation.project_id == bindparam("project_id"), Reservation.expires_at >= bindparam("now")
+)
+"""The project's reservations that have not expired by ``now``."""
+CLEAR_FOR_RESERVE = delete(Reservation).where(
+    Reservation.project_id == bindparam("project_id"),
+    or_(
+        Reservation.grader == bindparam("grader"),
+        and_(
+            Reservation.position == bindparam("position"),
+            Reservation.slot == bindparam("slot"),
+            Reservation.expires_at < bindparam("now"),
+        ),
+    ),
+)
+"""``try_reserve``'s first step: the grader's reservations in the project, and an expired one of the key."""
+RESERVE = insert(Reservation)
+ACTIVE_GRADERS = select(Grade.grader).where(
+    Grade.project_id == bindparam("project_id"), Grade.position == bindparam("position"), Grade.retracted_at.is_(None)
+)
+"""Who has an active grade of the item (several rows for one grader's card: sides, criteria)."""
+RELEASE = delete(Reservation).where(
+    Reservation.project_id == bindparam("project_id"), Reservation.grader == bindparam("grader")
+)
 
 
 # users -------------------------------------------------------------------------
@@ -101,15 +149,13 @@ _FIRST_USER_LOCK = 0x41474631  # "AGF1": any constant the app uses for nothing e
 
 
 def user_by_name(store: Store, name: str) -> UserInfo | None:
-    with store.session() as s:
-        row = s.scalar(select(User).where(User.name == name))
-        return None if row is None else _info(row)
+    row = store.first_row(USER_BY_NAME, name=name)
+    return None if row is None else _info(row)
 
 
 def user_by_id(store: Store, user_id: int) -> UserInfo | None:
-    with store.session() as s:
-        row = s.get(User, user_id)
-        return None if row is None else _info(row)
+    row = store.first_row(USER_BY_ID, user_id=user_id)
+    return None if row is None else _info(row)
 
 
 def user_by_email(store: Store, email: str) -> UserInfo | None:
@@ -158,11 +204,8 @@ def set_active(store: Store, name: str, active: bool) -> None:
 def failures(store: Store, name: str, address: str) -> tuple[int, datetime | None]:
     """(failed sign-ins in a row, the last one's time) for ``name`` from ``address`` (core.services.auth.ACCOUNT:
     from every address together)."""
-    with store.session() as s:
-        row = s.get(SignInFailure, (name, address))
-        if row is None:
-            return 0, None
-        return row.failures, _aware(row.last_failed_at)
+    row = store.first_row(FAILURES, name=name, address=address)
+    return (0, None) if row is None else (row.failures, _aware(row.last_failed_at))
 
 
 def _aware(moment: datetime) -> datetime:
@@ -219,8 +262,7 @@ def unassign(store: Store, project_id: int, user_id: int) -> None:
 
 
 def projects_of(store: Store, user_id: int) -> set[int]:
-    with store.session() as s:
-        return set(s.scalars(select(Membership.project_id).where(Membership.user_id == user_id)))
+    return {row.project_id for row in store.all_rows(PROJECTS_OF, user_id=user_id)}
 
 
 def members(store: Store, project_id: int) -> list[UserInfo]:
@@ -252,33 +294,12 @@ def try_reserve(store: Store, project_id: int, position: int, slot: int, grader:
     concurrent commit (PostgreSQL read committed; SQLite's write lock).
     """
     now = utcnow()
-    key = (Reservation.position == position, Reservation.slot == slot)
+    key = {"project_id": project_id, "position": position, "slot": slot, "grader": grader}
     try:
-        with store.session() as s, s.begin():
-            s.execute(
-                delete(Reservation).where(
-                    Reservation.project_id == project_id,
-                    or_(Reservation.grader == grader, and_(*key, Reservation.expires_at < now)),
-                )
-            )
-            s.add(
-                Reservation(
-                    project_id=project_id,
-                    position=position,
-                    slot=slot,
-                    grader=grader,
-                    reserved_at=now,
-                    expires_at=now + ttl,
-                )
-            )
-            s.flush()
-            graders = set(  # one grader's card may hold several grades (sides, criteria)
-                s.scalars(
-                    select(Grade.grader).where(
-                        Grade.project_id == project_id, Grade.position == position, Grade.retracted_at.is_(None)
-                    )
-                )
-            )
+        with store.engine.begin() as c:
+            c.execute(CLEAR_FOR_RESERVE, key | {"now": now})
+            c.execute(RESERVE, key | {"reserved_at": now, "expires_at": now + ttl})
+            graders = set(c.execute(ACTIVE_GRADERS, key).scalars())
             if len(graders) != slot or grader in graders:
                 raise _NotNeeded
             return True
@@ -288,11 +309,8 @@ def try_reserve(store: Store, project_id: int, position: int, slot: int, grader:
 
 def live(store: Store, project_id: int) -> list[Held]:
     """The project's reservations that have not expired."""
-    with store.session() as s:
-        rows = s.scalars(
-            select(Reservation).where(Reservation.project_id == project_id, Reservation.expires_at >= utcnow())
-        )
-        return [Held(r.position, r.slot, r.grader, r.expires_at) for r in rows]
+    rows = store.all_rows(LIVE, project_id=project_id, now=utcnow())
+    return [Held(r.position, r.slot, r.grader, r.expires_at) for r in rows]
 
 
 def held(store: Store, project_id: int, grader: str) -> Held | None:
@@ -312,8 +330,8 @@ def renew(store: Store, project_id: int, grader: str, ttl: timedelta) -> None:
 
 def release(store: Store, project_id: int, grader: str) -> None:
     """Drop the grader's reservation in the project (after a grade or a skip)."""
-    with store.session() as s, s.begin():
-        s.execute(delete(Reservation).where(Reservation.project_id == project_id, Reservation.grader == grader))
+    with store.engine.begin() as c:
+        c.execute(RELEASE, {"project_id": project_id, "grader": grader})
 
 
 def reserved(store: Store, project_id: int, *, slot: int | None = None) -> dict[int, str]:

@@ -8,11 +8,11 @@ stored with it (``spend``). Deleting the project deletes its showings (the forei
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import Row, bindparam, delete, insert, select, update
 
 from core.store.models import ShowingToken, aware, aware_or_none
 
@@ -33,7 +33,31 @@ class ShowingRow:
     used_at: datetime | None
 
 
-def _row(row: ShowingToken) -> ShowingRow:
+# The statements of every card and press, built once (core.store.store.PROJECT_ROW says why).
+LATEST = (
+    select(ShowingToken.__table__)
+    .where(ShowingToken.project_id == bindparam("project_id"), ShowingToken.grader == bindparam("grader"))
+    .order_by(ShowingToken.id.desc())
+    .limit(1)
+)
+BY_TOKEN = select(ShowingToken.__table__).where(ShowingToken.token == bindparam("token"))
+PURGE = delete(ShowingToken).where(ShowingToken.expires_at <= bindparam("released_at"))
+"""Every showing expired by a new one's release."""
+ADD = insert(ShowingToken)
+SPEND = (
+    update(ShowingToken)
+    .where(
+        ShowingToken.token == bindparam("spent"),  # an update's parameters may not take its columns' names
+        ShowingToken.project_id == bindparam("in_project"),
+        ShowingToken.grader == bindparam("by"),
+        ShowingToken.used_at.is_(None),
+    )
+    .values(used_at=bindparam("at"))
+)
+"""Mark a token used: ``spent`` (the token) of grader ``by`` in project ``in_project``, ``at`` a time."""
+
+
+def _row(row: ShowingToken | Row) -> ShowingRow:
     return ShowingRow(
         row.token,
         row.project_id,
@@ -49,54 +73,26 @@ def _row(row: ShowingToken) -> ShowingRow:
 
 def latest(store: Store, project_id: int, grader: str) -> ShowingRow | None:
     """The grader's most recent showing on the project, used or not, expired or not; None when none is kept."""
-    with store.session() as s:
-        row = s.scalar(
-            select(ShowingToken)
-            .where(ShowingToken.project_id == project_id, ShowingToken.grader == grader)
-            .order_by(ShowingToken.id.desc())
-            .limit(1)
-        )
-        return None if row is None else _row(row)
+    row = store.first_row(LATEST, project_id=project_id, grader=grader)
+    return None if row is None else _row(row)
 
 
 def add(store: Store, showing: ShowingRow) -> None:
     """Store a new showing, after deleting every row expired by its release (one transaction)."""
-    with store.session() as s, s.begin():
-        s.execute(delete(ShowingToken).where(ShowingToken.expires_at <= showing.released_at))
-        s.add(
-            ShowingToken(
-                token=showing.token,
-                project_id=showing.project_id,
-                grader=showing.grader,
-                position=showing.position,
-                item_id=showing.item_id,
-                reviewing=showing.reviewing,
-                released_at=showing.released_at,
-                expires_at=showing.expires_at,
-                used_at=showing.used_at,
-            )
-        )
+    with store.engine.begin() as c:
+        c.execute(PURGE, {"released_at": showing.released_at})
+        c.execute(ADD, asdict(showing))
 
 
 def find(store: Store, token: str) -> ShowingRow | None:
     """The row of ``token``; None when there is none (never issued, or purged)."""
-    with store.session() as s:
-        row = s.scalar(select(ShowingToken).where(ShowingToken.token == token))
-        return None if row is None else _row(row)
+    row = store.first_row(BY_TOKEN, token=token)
+    return None if row is None else _row(row)
 
 
 def spend(store: Store, project_id: int, grader: str, token: str, at: datetime) -> bool:
     """Mark the grader's ``token`` on the project used at ``at``; False when it was used already (or is gone,
     or another's)."""
-    with store.session() as s, s.begin():
-        done = s.execute(
-            update(ShowingToken)
-            .where(
-                ShowingToken.token == token,
-                ShowingToken.project_id == project_id,
-                ShowingToken.grader == grader,
-                ShowingToken.used_at.is_(None),
-            )
-            .values(used_at=at)
-        )
+    with store.engine.begin() as c:
+        done = c.execute(SPEND, {"spent": token, "in_project": project_id, "by": grader, "at": at})
         return done.rowcount > 0

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select, update
+from sqlalchemy import Row, bindparam, select, update
 
 from core.store.models import ApiToken, aware, aware_or_none, utcnow
 
@@ -30,7 +30,7 @@ class TokenRow:
     revoked_at: datetime | None
 
 
-def _row(row: ApiToken) -> TokenRow:
+def _row(row: ApiToken | Row) -> TokenRow:
     return TokenRow(
         row.id,
         row.user_id,
@@ -50,10 +50,13 @@ def add(store: Store, token_hash: str, user_id: int, name: str, created_by: str)
         return _row(row)
 
 
+FIND = select(ApiToken.__table__).where(ApiToken.token_hash == bindparam("token_hash"))
+"""A token's row by its hash, read on every API request: built once (core.store.store.PROJECT_ROW says why)."""
+
+
 def find(store: Store, token_hash: str) -> TokenRow | None:
-    with store.session() as s:
-        row = s.scalar(select(ApiToken).where(ApiToken.token_hash == token_hash))
-        return None if row is None else _row(row)
+    row = store.first_row(FIND, token_hash=token_hash)
+    return None if row is None else _row(row)
 
 
 def by_id(store: Store, token_id: int) -> TokenRow | None:
