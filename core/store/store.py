@@ -19,7 +19,20 @@ import numpy as np
 import pandas as pd
 from cachetools import LRUCache
 from psycopg.copy import QueuedLibpqWriter
-from sqlalchemy import BindParameter, Engine, Executable, Row, and_, bindparam, delete, func, or_, select, update
+from sqlalchemy import (
+    BindParameter,
+    Engine,
+    Executable,
+    Row,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -672,6 +685,19 @@ GRADE_OF = (
     .order_by(Grade.id)
 )
 """This grader's active grades of an item and criterion, oldest first (``Store.grade_of``: built once)."""
+RETRACT_KEY = (
+    update(Grade.__table__)
+    .where(
+        *_active(bindparam("in_project"), bindparam("by")),  # an update's parameters may not take its columns' names
+        Grade.position == bindparam("at_position"),
+        Grade.target == bindparam("of_target"),
+        Grade.criterion == bindparam("of_criterion"),
+    )
+    .values(retracted_at=bindparam("now"))
+    .returning(Grade.label)
+)
+"""Retract this grader's active grade of (item, target, criterion), returning its label (``_replace_grade``)."""
+ADD_GRADE = insert(Grade.__table__).returning(Grade.id)
 
 
 def _replace_grade(
@@ -691,33 +717,22 @@ def _replace_grade(
     criterion)), audited as a change when there was one, and add the new grade; returns its id. ``side``:
     where a side-by-side card showed the response (None for a response graded alone)."""
     target, criterion = key
-    earlier = s.scalars(
-        update(Grade)
-        .where(
-            *_active(project_id, grader),
-            Grade.position == position,
-            Grade.target == target,
-            Grade.criterion == criterion,
-        )
-        .values(retracted_at=now)
-        .returning(Grade.label)
-    ).all()
+    of_key = {"in_project": project_id, "by": grader, "at_position": position, "of_target": target}
+    earlier = s.execute(RETRACT_KEY, of_key | {"of_criterion": criterion, "now": now}).scalars().all()
     if earlier:
         where = {k: v for k, v in (("target", target), ("criterion", criterion)) if v}
         _event(s, grader, GRADE_CHANGED, project_id, position=position, **where, before=earlier[-1], after=label)
-    grade = Grade(
-        project_id=project_id,
-        position=position,
-        target=target,
-        criterion=criterion,
-        side=side,
-        value=float(value),
-        label=label,
-        grader=grader,
-        comment=comment,
-        seconds=seconds,
-        created_at=now,
-    )
-    s.add(grade)
-    s.flush()
-    return grade.id
+    grade = {
+        "project_id": project_id,
+        "position": position,
+        "target": target,
+        "criterion": criterion,
+        "side": side,
+        "value": float(value),
+        "label": label,
+        "grader": grader,
+        "comment": comment,
+        "seconds": seconds,
+        "created_at": now,
+    }
+    return s.execute(ADD_GRADE, grade).scalar_one()
