@@ -717,8 +717,14 @@ def _replace_grade(
     criterion)), audited as a change when there was one, and add the new grade; returns its id. ``side``:
     where a side-by-side card showed the response (None for a response graded alone)."""
     target, criterion = key
-    of_key = {"in_project": project_id, "by": grader, "at_position": position, "of_target": target}
-    earlier = s.execute(RETRACT_KEY, of_key | {"of_criterion": criterion, "now": now}).scalars().all()
+    of_key = {
+        "in_project": project_id,
+        "by": grader,
+        "at_position": position,
+        "of_target": target,
+        "of_criterion": criterion,
+    }
+    earlier = s.execute(RETRACT_KEY, of_key | {"now": now}).scalars().all()
     if earlier:
         where = {k: v for k, v in (("target", target), ("criterion", criterion)) if v}
         _event(s, grader, GRADE_CHANGED, project_id, position=position, **where, before=earlier[-1], after=label)
