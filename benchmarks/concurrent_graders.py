@@ -1,0 +1,206 @@
+"""100 graders at once through the HTTP API on 127.0.0.1: latency under load, and no grade lost or duplicated.
+
+Each of GRADERS scripted graders (a thread with its own `activegrade.Client`, its own account and token, all
+assigned to one 10,000-item project served by serve.py on SQLite) takes a card with ``GET next`` and then
+grades GRADES_EACH cards, each as one round trip (``POST grades?then=next``: the grade and the next card),
+THINK_S after the card came (a practised grader reading a short answer; issue 28's own measurements press
+0.5 s after the card is painted; `--think-s 0` sends as fast as the server answers, a closed loop whose
+latency is the number of graders over the server's throughput). The run stops by itself after GRADES_EACH grades per grader or DEADLINE_S.
+Measured: each request's wall time at the client (median, p90, max), the server's own time
+(``Server-Timing``), the refusals by kind, and then, from the database, that every grade the server said it
+saved is there once, on the item its token named, and that no item was handed to two graders (the project
+grades each item once). The goal (issue 28): p90 at most 250 ms on 2 cores, 0 grades lost or duplicated.
+The load average is recorded (the client's threads share the machine with the server).
+
+Writes benchmarks/concurrent_graders.md. Run: python -m benchmarks.concurrent_graders
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import activegrade
+from benchmarks.api_latency import cpu_s, server_ms
+from benchmarks.grading_latency import N_ITEMS, synthetic_pool
+from core import config
+from core.services import auth, team, tokens
+from core.services.project import create_project, start_preparation
+from core.store import Store
+from core.testing.appserver import ROOT, Server
+
+GRADERS = 100
+GRADES_EACH = 20
+THINK_S = 0.5
+DEADLINE_S = 600.0
+OUT = ROOT / "benchmarks" / "concurrent_graders.md"
+
+
+@dataclass
+class Grader:
+    """One scripted grader: what it sent and what the server answered."""
+
+    name: str
+    client: activegrade.Client
+    wall_ms: list[float] = field(default_factory=list)
+    server_ms: list[float] = field(default_factory=list)
+    saved: list[tuple[str, str]] = field(default_factory=list)  # (item_id, grade_id) the server said saved
+    answers: Counter = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+
+    def run(self, path: str, grades: int, think: float, deadline: float) -> None:
+        """GET next, then ``grades`` grades, each ``think`` seconds after its card came and with the next card in
+        the same answer."""
+        try:
+            item = self.client.request("GET", path + "/next").json()["item"]
+            while item is not None and len(self.saved) < grades and time.monotonic() < deadline:
+                body = {"item_id": item["item_id"], "token": item["token"], "label": item["labels"][0]["label"]}
+                time.sleep(think)
+                start = time.perf_counter()
+                answer = self.client.session.post(
+                    self.client.url + activegrade.client.PREFIX + path + "/grades?then=next", json=body, timeout=120
+                )
+                self.wall_ms.append((time.perf_counter() - start) * 1000)
+                self.server_ms.append(server_ms(answer))
+                data = answer.json()
+                status = data.get("status", f"HTTP {answer.status_code}")
+                self.answers[status] += 1
+                if status in ("saved", "changed"):
+                    self.saved.append((item["item_id"], str(data["grade_id"])))
+                    item = data["next"]["item"]
+                else:  # refused or not saved: ask for a card again, as the client would
+                    item = self.client.request("GET", path + "/next").json()["item"]
+        except Exception as exc:  # noqa: BLE001 - a benchmark records every failure and goes on
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+
+
+def setup(folder: Path, n_graders: int) -> tuple[Store, str, int, dict[str, str]]:
+    """The project, prepared, and ``n_graders`` graders' accounts and tokens."""
+    url = f"sqlite:///{folder / 'bench.db'}"
+    store = Store.open(url)
+    pool, samples = synthetic_pool(folder)
+    files = [(p.name, p.read_bytes()) for p in (pool, samples)]
+    pid = create_project(store, "Many graders", *files, {"min_view_s": 0}, start=False)
+    start_preparation(store, pid, wait=True)
+    secrets = {}
+    for k in range(n_graders):
+        name = f"grader{k:03d}"
+        team.create_account(store, auth.OPERATOR, name, auth.GRADER, password="a long enough password")
+        team.assign(store, auth.OPERATOR, pid, name)
+        secrets[name] = tokens.create(store, auth.OPERATOR, name, "benchmark")[1]
+    return store, url, pid, secrets
+
+
+def check(store: Store, pid: int, graders: list[Grader]) -> dict[str, int]:
+    """What the database holds against what the server said: grades said saved but missing, grades stored
+    twice for one grader and item, items graded by two graders, grades stored that no answer reported."""
+    grades = store.grades(pid)
+    ids = store.load_items(pid)["id"].astype(str).tolist()
+    stored = Counter(zip((ids[p] for p in grades["position"]), grades["grader"]))
+    said = Counter((item, g.name) for g in graders for item, _ in g.saved)
+    return {
+        "said saved": sum(said.values()),
+        "stored": len(grades),
+        "lost": sum((said - stored).values()),
+        "stored, never said": sum((stored - said).values()),
+        "twice by one grader": sum(k - 1 for k in stored.values() if k > 1),
+        "items graded by two graders": int((grades["position"].value_counts() > 1).sum()),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graders", type=int, default=GRADERS)
+    parser.add_argument("--grades-each", type=int, default=GRADES_EACH)
+    parser.add_argument("--think-s", type=float, default=THINK_S)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        store, url, pid, secrets = setup(folder, args.graders)
+        os.environ[config.OPEN_DEMO] = "0"
+        load_before = os.getloadavg()[0]
+        with Server(url, folder, folder / "streamlit.log") as server:
+            graders = [Grader(name, activegrade.Client(server.url, secret)) for name, secret in secrets.items()]
+            path = f"/projects/{pid}"
+            cpu_before, started = cpu_s(server.process.pid), time.perf_counter()
+            deadline = time.monotonic() + DEADLINE_S
+            threads = [
+                threading.Thread(target=g.run, args=(path, args.grades_each, args.think_s, deadline)) for g in graders
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            seconds = time.perf_counter() - started
+            cpu = cpu_s(server.process.pid) - cpu_before
+        load_after = os.getloadavg()[0]
+        audit = check(store, pid, graders)
+    write(graders, args, audit, seconds, cpu, load_before, load_after)
+
+
+def write(
+    graders: list[Grader],
+    args: argparse.Namespace,
+    audit: dict[str, int],
+    seconds: float,
+    cpu: float,
+    before: float,
+    after: float,
+) -> None:
+    """benchmarks/concurrent_graders.md from the run."""
+    wall = [ms for g in graders for ms in g.wall_ms]
+    server = [ms for g in graders for ms in g.server_ms]
+    answers = sum((g.answers for g in graders), Counter())
+    errors = [e for g in graders for e in g.errors]
+
+    def q(values: list[float], share: float) -> float:
+        return statistics.quantiles(values, n=100)[int(share * 100) - 1]
+
+    p90 = q(wall, 0.9)
+    safe = audit["lost"] == 0 and audit["twice by one grader"] == 0 and audit["items graded by two graders"] == 0
+    lines = [
+        f"# {len(graders)} graders at once through the HTTP API",
+        "",
+        f"`python -m benchmarks.concurrent_graders`: {len(graders)} scripted graders (threads, one `activegrade.Client`, "
+        f"account and token each) grade {args.grades_each} cards each on one {N_ITEMS:,}-item project served by serve.py "
+        f"(SQLite) on 127.0.0.1, each grade one round trip (`POST grades?then=next`) sent {args.think_s:g} s after its "
+        "card came; then the database is checked against what the server said.",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, shared by the server and the {len(graders)} client "
+        f"threads (load average {before:.2f} before, {after:.2f} after), Python {platform.python_version()}.",
+        "",
+        f"{len(wall):,} grades in {seconds:.1f} s ({len(wall) / seconds:.0f} a second); server CPU "
+        f"{cpu * 1000 / max(len(wall), 1):.1f} ms a grade.",
+        "",
+        "| ms | median | p90 | max |",
+        "|---|---|---|---|",
+        f"| client wall time, `POST grades?then=next` | {statistics.median(wall):.0f} | {p90:.0f} | {max(wall):.0f} |",
+        f"| server time (`Server-Timing`) | {statistics.median(server):.0f} | {q(server, 0.9):.0f} | {max(server):.0f} |",
+        "",
+        "Answers: "
+        + ", ".join(f"{k} {v:,}" for k, v in sorted(answers.items()))
+        + f"; client errors {len(errors)}"
+        + (f" (first: {errors[0]})" if errors else "")
+        + ".",
+        "",
+        "| the database against the answers | grades |",
+        "|---|---|",
+        *(f"| {k} | {v:,} |" for k, v in audit.items()),
+        "",
+        f"Goals (issue 28): p90 at most 250 ms on 2 cores: **{p90:.0f} ms** ({'met' if p90 <= 250 else 'not met'}); "
+        f"0 grades lost or duplicated: **{'met' if safe else 'not met'}**.",
+    ]
+    OUT.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
