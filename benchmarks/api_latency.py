@@ -142,9 +142,11 @@ def main() -> None:
         f"**{alone:.1f} ms** ({'met' if alone <= 20 else 'not met'}); with the `GET next` that fetches the item, "
         f"**{goal:.1f} ms** ({'met' if goal <= 20 else 'not met'}); as one round trip (`then=next`), "
         f"**{statistics.median(then_next):.1f} ms** ({'met' if statistics.median(then_next) <= 20 else 'not met'}). "
-        "Most of it is the services the Grade page runs "
-        "too (grade_actions.claim and grade re-read the account, its assignment and the project, and the queue "
-        "reads the project's grades on every claim).",
+        "What is left is the services the Grade page runs too: each press's checks (grade_actions reads the "
+        "account, its assignment and the project again), its writes (the reservation, the showing token, the "
+        "grade), the queue's step and the stopping rule's step for the new grade; the queue reads only the grades "
+        "added since its last card (core.store.grade_cache), and the store's statements of every card are built "
+        "once (issue 28).",
     ]
     OUT.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
