@@ -19,7 +19,6 @@ from core.errors import InputError
 from core.rubric import ALLOCATE_FOR, PRIMARY
 from core.rubric_table import rubric_from_file
 from core.services import auth, project_actions
-from core.services import project as project_service
 from core.services.outcome import Refused
 from core.settings import DEFAULTS
 from core.store import ProjectInfo, Store
@@ -137,8 +136,7 @@ def _demo(args: argparse.Namespace) -> int:
         project_id = project_actions.open_demo(store, auth.OPERATOR, start=False)
     except Refused as exc:
         raise InputError(str(exc)) from None
-    if not project_service.start_preparation(store, project_id, wait=True):
-        project_service.run_project_jobs(store, project_id)  # queued before (an app stopped before it ran it)
+    project_actions.prepare(store, auth.OPERATOR, project_id, wait=True)
     project = store.project(project_id)
     say(args, f"demo project {project.id} ({project.name}): {project.status}")
     write_json(args, {"id": project.id, "name": project.name, "status": project.status})

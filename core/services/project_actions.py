@@ -87,10 +87,13 @@ def _demo_guidelines(folder: Path) -> str:
     )
 
 
-def prepare(store: Store, actor: auth.User | None, project_id: int) -> Outcome:
-    """Start (or restart) the project's preparation; audited when a job starts."""
+def prepare(store: Store, actor: auth.User | None, project_id: int, *, wait: bool = False) -> Outcome:
+    """Start (or restart) the project's preparation; audited when a job starts. ``wait``: run the project's
+    jobs in this process to the end (the command line), those queued earlier too."""
     user = permitted(store, actor, auth.PREPARE_PROJECT, project_id)
-    if not project.start_preparation(store, project_id):
+    if not project.start_preparation(store, project_id, wait=wait):
+        if wait:
+            project.run_project_jobs(store, project_id)  # queued before, e.g. by an app stopped before it ran them
         return Outcome("unchanged", "the project is ready or already being prepared")
     audit.record(store, user, audit.PREPARATION_STARTED, project_id)
     return Outcome("started", "preparation started")
