@@ -18,12 +18,15 @@
 //   keys' focus; its scale key answers it and moves on to the next unanswered one, the arrows (and Tab
 //   within the card) move between criteria, and Enter sends the whole card as one "grade" press with
 //   labels {criterion: label}, once every required criterion is answered (else it says which is not).
+//   Backspace or Delete clears the focused criterion's answer if it is optional, so the card leaves it out
+//   (a changed card then withdraws it); a required one keeps its answer, and the card says why.
 
 const INSTANCES = new WeakMap();
 const ANSWER_TIMEOUT_MS = 15000;
 const NOTICE_MS = 4000; // how long a refused or kept press's message stays on screen
 const COMMANDS = { S: "skip", B: "back", U: "undo", Q: "queue", F: "flag" };
 const NAME_FIELD = 'input[aria-label^="Your name"]';
+const CLEAR_KEYS = ["Backspace", "Delete"]; // a rubric card: the focused optional criterion's answer cleared
 const BUSY = "the last press is not answered yet, and the next item is not on screen; press again once it is";
 
 function el(tag, attrs = {}, ...children) {
@@ -51,6 +54,7 @@ function keyList(data) {
           ["↑ ↓ Tab", "move between criteria"],
           ["Enter", "save the card (every required criterion answered)"],
         ])
+        .concat(data.criteria.some((c) => !c.required) ? [["Backspace Delete", "clear the focused criterion's answer (optional criteria only)"]] : [])
     : data.choices.map((c) => [c.key, c.label]);
   return keys.concat([
     ["S", "skip the item"],
@@ -78,7 +82,7 @@ function button(inst, label, key, action, extra = {}, fields = {}) {
 function criteriaPart(inst, data) {
   const part = el("div", { class: "ag-criteria" });
   data.criteria.forEach((criterion, index) => {
-    const title = el("div", { class: "ag-label" }, el("span", { text: criterion.name }), criterion.required ? null : el("span", { class: "ag-optional", text: " (optional)" }));
+    const title = el("div", { class: "ag-label" }, el("span", { text: criterion.name }), criterion.required ? null : el("span", { class: "ag-optional", title: "Backspace or Delete clears its answer", text: " (optional)" }));
     const block = el("div", { class: "ag-criterion", role: "group", "aria-label": criterion.name, "data-ag-criterion": criterion.name }, title);
     if (criterion.guidelines_html) block.append(el("div", { class: "ag-guidelines", html: criterion.guidelines_html }));
     const choices = el("div", { class: "ag-choices" });
@@ -295,6 +299,16 @@ function choose(inst, key, index, label) {
   paintRubric(inst);
 }
 
+// Backspace or Delete: the focused criterion's answer cleared, so the card leaves it out; a required criterion
+// cannot be left out (core.rubric refuses the card), so it keeps its answer and the card says so.
+function clearFocused(inst, key) {
+  if (inst.pending !== null) return refuse(inst, key, BUSY);
+  const focused = inst.data.criteria[inst.focus];
+  if (focused.required) return refuse(inst, key, `${focused.name} is required, so its answer cannot be cleared; press another of its keys to change it`);
+  delete inst.answers[focused.name];
+  paintRubric(inst);
+}
+
 function moveFocus(inst, to) {
   inst.focus = to;
   paintRubric(inst);
@@ -308,7 +322,8 @@ function submitCard(inst, key) {
 }
 
 // A key of a rubric card: true once handled (a scale key of the criterion in focus, a move between criteria,
-// Enter), false for the others (the commands). Arrows, Tab and Enter are the card's only on the card itself.
+// Enter, a clear), false for the others (the commands). Arrows, Tab, Enter, Backspace and Delete are the card's
+// only on the card itself.
 function rubricKey(inst, event, key) {
   const criteria = inst.data.criteria;
   const target = event.target;
@@ -326,6 +341,11 @@ function rubricKey(inst, event, key) {
   if (event.key === "Enter" && onCard && inst.data.card && !command) {
     event.preventDefault();
     if (!event.repeat) submitCard(inst, "Enter");
+    return true;
+  }
+  if (CLEAR_KEYS.includes(event.key) && onCard && inst.data.card) {
+    event.preventDefault();
+    if (!event.repeat) clearFocused(inst, event.key);
     return true;
   }
   const focused = criteria[inst.focus];

@@ -23,8 +23,9 @@ A rubric project's card (core.rubric: the card's ``criteria``) asks every criter
 the Grade page (ui/grading_card.js), digits on every scale (a yes/no criterion: 1 and 2): 1..9 answer the criterion in focus with its labels in order and move the
 focus to the next unanswered one, ArrowUp and ArrowDown move it, Enter saves the card as one press (``labels``,
 criterion -> label, on the card's one token) once every required criterion is answered, else the focus goes to
-the first that is not and the page says which. Each criterion's block shows its answer (``data-answer``); a
-card not saved comes back with its answers.
+the first that is not and the page says which. Backspace or Delete clears the focused criterion's answer when it
+is optional, so the card leaves it out (a required one keeps its answer, and the page says why). Each
+criterion's block shows its answer (``data-answer``); a card not saved comes back with its answers.
 
 In the open demo (no sessions) the page and its calls answer browsers on this machine only, as the open
 demo's user named by the page's ``&grader=NAME`` (core.api.http.open_demo_user), and refuse others with 403.
@@ -60,6 +61,7 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
 .criterion { border-left: 4px solid transparent; padding: .1rem 0 .1rem .6rem; margin-bottom: .4rem; }
 .criterion.focused { border-left-color: #1f6feb; background: #f3f7ff; }
 .criterion .name { font-weight: 600; margin: .3rem 0; } .criterion .guidelines { color: #555; margin: 0 0 .4rem; }
+.criterion .hint { font-weight: normal; color: #555; }
 button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6feb; }
 </style></head><body>
 <h1>Fast grading</h1>
@@ -126,7 +128,9 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
       const block = document.createElement("div");
       block.className = "criterion"; block.dataset.criterion = c.name;
       block.setAttribute("role", "group"); block.setAttribute("aria-label", c.name);
-      block.append(line("p", "name", c.name + (c.required ? "" : " (optional)")));
+      const name = line("p", "name", c.name + (c.required ? "" : " (optional)"));
+      if (!c.required) name.append(" ", line("span", "hint", "Backspace clears"));  // the page lists no keys
+      block.append(name);
       if (c.guidelines) block.append(line("p", "guidelines", c.guidelines));
       block.append(...buttons(c.labels, (key, label) => choose(key, index, label)));
       return block;
@@ -153,6 +157,18 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
       if (!answers[criteria[k].name]) return k;
     }
     return fallback;
+  }
+  // Backspace or Delete: the focused criterion's answer cleared, so the card leaves it out; a required one
+  // cannot be left out (the server refuses the card), so it keeps its answer and the page says so.
+  function clear(key) {
+    if (busy) { refuse(key, BUSY); return; }
+    if (!card) { refuse(key, "there is no item on the card"); return; }
+    const focused = criteria[focus];
+    if (focused.required) {
+      refuse(key, `${focused.name} is required, so its answer cannot be cleared; press another of its keys to change it`);
+      return;
+    }
+    delete answers[focused.name]; showAnswers();
   }
   function moveFocus(to) { focus = Math.max(0, Math.min(criteria.length - 1, to)); showAnswers(); }
   // Criterion ``index`` answered ``label`` (its key or a click); the focus moves to the next unanswered one.
@@ -272,7 +288,7 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
   });
   // A rubric card's keys, as on the Grade page: 1..9 answer the criterion in focus with its labels in order
   // and move on, ArrowUp/ArrowDown move between criteria, Enter saves the card (a button other than the
-  // card's own keeps its Enter).
+  // card's own keeps its Enter), Backspace and Delete clear an optional criterion's answer.
   function rubricKey(e, n) {
     const step = {ArrowDown: 1, ArrowUp: -1}[e.key];
     if (step) { e.preventDefault(); moveFocus(focus + step); return; }
@@ -280,6 +296,7 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
       if (e.target instanceof HTMLButtonElement && !e.target.closest("#labels")) return;
       e.preventDefault(); submit("Enter"); return;
     }
+    if (e.key === "Backspace" || e.key === "Delete") { e.preventDefault(); clear(e.key); return; }
     if (!(n >= 1 && n <= 9)) return;
     const focused = criteria[focus];
     if (n <= focused.labels.length) choose(e.key, focus, focused.labels[n - 1].label);
