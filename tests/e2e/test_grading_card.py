@@ -4,7 +4,9 @@ not a sign-out, disabling or a password change."""
 
 from __future__ import annotations
 
+import os
 import random
+import signal
 
 import pandas as pd
 import pytest
@@ -147,10 +149,15 @@ def test_a_burst_of_presses_is_each_stored_or_refused_on_screen(browser, shared_
     page.goto(f"{shared_server.url}/grade?project={pid}&grader=burst")
     shown_for(page, grading.MIN_VIEW_S)
     # a grade, then a grade and a skip pressed while it is saved; each press's own entry is logged (the watcher's
-    # timeout runs before this one) before the next, far sooner than a save's round trip
-    for k, key in enumerate("yys", start=1):
-        page.keyboard.press(key)
-        assert page.evaluate("k => new Promise(done => setTimeout(() => done(window.__burst.length >= k), 0))", k)
+    # timeout runs before this one) before the next. The server is paused meanwhile, so the first press is still
+    # in flight at the other two however fast the server answers and however slow a loaded browser is
+    os.kill(shared_server.process.pid, signal.SIGSTOP)
+    try:
+        for k, key in enumerate("yys", start=1):
+            page.keyboard.press(key)
+            assert page.evaluate("k => new Promise(done => setTimeout(() => done(window.__burst.length >= k), 0))", k)
+    finally:
+        os.kill(shared_server.process.pid, signal.SIGCONT)
     rng = random.Random(28)
     presses = 3 + 200
     for _ in range(presses - 3):
