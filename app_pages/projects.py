@@ -117,12 +117,19 @@ def settings_editor(project: ProjectInfo) -> None:
                 "budget_fixed": budget_fixed,
                 "min_view_s": round(float(min_view), 3),
             }
-            try:
-                outcome = project_actions.change_settings(store, signin.user(), project.id, changes)
-            except (InputError, Refused) as exc:
-                st.error(str(exc))
-                return
-            st.toast(outcome.message.capitalize())
+            save_settings(project, changes)
+
+
+def save_settings(project: ProjectInfo, changes: dict[str, Any]) -> bool:
+    """Save changed settings as the signed-in user (project_actions.change_settings); the refusal shown, or the
+    outcome as a toast. Whether they were saved."""
+    try:
+        outcome = project_actions.change_settings(store, signin.user(), project.id, changes)
+    except (InputError, Refused) as exc:
+        st.error(str(exc))
+        return False
+    st.toast(outcome.message.capitalize())
+    return True
 
 
 def questions_editor(project: ProjectInfo) -> None:
@@ -142,13 +149,7 @@ def questions_editor(project: ProjectInfo) -> None:
         changes = questions_form(key, current)
         stored = current.to_dict()
         unchanged = changes is None or all(stored[k] == v for k, v in changes.items())
-        if st.button("Save questions", key=f"{key}_save", disabled=unchanged):
-            try:
-                outcome = project_actions.change_settings(store, signin.user(), project.id, changes)
-            except (InputError, Refused) as exc:
-                st.error(str(exc))
-                return
-            st.toast(outcome.message.capitalize())
+        if st.button("Save questions", key=f"{key}_save", disabled=unchanged) and save_settings(project, changes):
             st.rerun()
 
 

@@ -22,11 +22,9 @@ import time
 from pathlib import Path
 
 import activegrade
-from benchmarks.grading_latency import N_ITEMS, synthetic_pool
+from benchmarks.grading_latency import N_ITEMS, benchmark_project
 from core import config
 from core.services import auth, team, tokens
-from core.services.project import create_project, start_preparation
-from core.store import Store
 from core.testing.appserver import ROOT, Server
 
 GRADES = 200
@@ -47,12 +45,7 @@ def cpu_s(pid: int) -> float:
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        url = f"sqlite:///{folder / 'bench.db'}"
-        store = Store.open(url)
-        pool, samples = synthetic_pool(folder)
-        files = [(p.name, p.read_bytes()) for p in (pool, samples)]
-        pid = create_project(store, "API latency", *files, {"min_view_s": 0}, start=False)
-        start_preparation(store, pid, wait=True)
+        store, url, pid = benchmark_project(folder, "API latency", {"min_view_s": 0})
         team.create_account(store, auth.OPERATOR, "bench", auth.GRADER, password="a long enough password")
         team.assign(store, auth.OPERATOR, pid, "bench")
         secret = tokens.create(store, auth.OPERATOR, "bench", "benchmark")[1]

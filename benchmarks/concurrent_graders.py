@@ -31,10 +31,9 @@ from pathlib import Path
 
 import activegrade
 from benchmarks.api_latency import cpu_s, server_ms
-from benchmarks.grading_latency import N_ITEMS, synthetic_pool
+from benchmarks.grading_latency import N_ITEMS, benchmark_project
 from core import config
 from core.services import auth, team, tokens
-from core.services.project import create_project, start_preparation
 from core.store import Store
 from core.testing.appserver import ROOT, Server
 
@@ -86,12 +85,7 @@ class Grader:
 
 def setup(folder: Path, n_graders: int) -> tuple[Store, str, int, dict[str, str]]:
     """The project, prepared, and ``n_graders`` graders' accounts and tokens."""
-    url = f"sqlite:///{folder / 'bench.db'}"
-    store = Store.open(url)
-    pool, samples = synthetic_pool(folder)
-    files = [(p.name, p.read_bytes()) for p in (pool, samples)]
-    pid = create_project(store, "Many graders", *files, {"min_view_s": 0}, start=False)
-    start_preparation(store, pid, wait=True)
+    store, url, pid = benchmark_project(folder, "Many graders", {"min_view_s": 0})
     secrets = {}
     for k in range(n_graders):
         name = f"grader{k:03d}"

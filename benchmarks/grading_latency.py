@@ -69,6 +69,17 @@ def synthetic_pool(folder: Path) -> tuple[Path, Path]:
     return pool_path, samples_path
 
 
+def benchmark_project(folder: Path, name: str, settings: dict | None = None) -> tuple[Store, str, int]:
+    """The 10,000-item `synthetic_pool` as a prepared project in a SQLite file under ``folder``, with
+    ``settings``: the store, its URL and the project's id."""
+    url = f"sqlite:///{folder / 'bench.db'}"
+    store = Store.open(url)
+    files = [(p.name, p.read_bytes()) for p in synthetic_pool(folder)]
+    project_id = create_project(store, name, *files, settings or {}, start=False)
+    start_preparation(store, project_id, wait=True)
+    return store, url, project_id
+
+
 def server_side(store: Store, project_id: int, grades: int) -> list[float]:
     """Milliseconds per grade for what the grade page does, no browser: record the grade and free
     the reservation, claim (reserve) the next item, load it."""

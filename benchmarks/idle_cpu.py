@@ -20,9 +20,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from benchmarks.api_latency import cpu_s
-from benchmarks.grading_latency import N_ITEMS, synthetic_pool
-from core.services.project import create_project, start_preparation
-from core.store import Store
+from benchmarks.grading_latency import N_ITEMS, benchmark_project
 from core.testing.appserver import CHROMIUM, CHROMIUM_ARGS, ITEM_SHOWN, ROOT, TIMEOUT_MS, Server
 
 TABS = 10
@@ -57,11 +55,7 @@ def idle_share(server: Server, browser, url: str, shown: str) -> float:
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        url = f"sqlite:///{folder / 'bench.db'}"
-        store = Store.open(url)
-        pool, samples = synthetic_pool(folder)
-        pid = create_project(store, "Idle", *[(p.name, p.read_bytes()) for p in (pool, samples)], start=False)
-        start_preparation(store, pid, wait=True)
+        _, url, pid = benchmark_project(folder, "Idle")
         load_before = os.getloadavg()[0]
         shares = {}
         with Server(url, folder, folder / "streamlit.log") as server, sync_playwright() as p:
