@@ -13,7 +13,7 @@ import pytest
 
 from core.exports.formats import EXPORTS
 from core.exports.project_export import ProjectFiles, report_bytes
-from core.exports.report import EXPORT_COLUMNS
+from core.exports.report import EXPORT_COLUMNS, grades_csv
 from core.services import account_writes, auth, grade_actions, live_looks, reservations
 from core.services.criteria_reading import criteria_now
 from core.services.live import live_reading
@@ -126,7 +126,12 @@ def test_the_report_carries_every_criterion_and_names_the_one_the_rule_reads(rub
     for row, r in zip(rows, readings):
         assert row["graded_items"] == r.graded and row["estimand"] == r.estimand
         assert row["estimate"] == (None if r.estimate.missing else pytest.approx(r.estimate.value))
-        assert (row["interval_low"], row["interval_high"]) == pytest.approx((r.now.low, r.now.high))
+        bounds = (row["interval_low"], row["interval_high"], row["fixed_n_low"], row["anytime_high"])
+        if r.known:
+            assert bounds[:2] == pytest.approx((r.now.low, r.now.high))
+        else:  # no estimate, so no interval (the anytime sequence alone would give one): none written
+            assert bounds == (None, None, None, None) and row["estimate"] is None
+    assert not all(r.known for r in readings)  # the optional criterion waits for a grade in every stratum
     assert data["estimate"]["value"] == pytest.approx(readings[0].estimate.value)  # the headline: the primary's
     for text in (report_bytes(data, "md").decode(), report_bytes(data, "html").decode().replace("&#x27;", "'")):
         assert "Stopping rule and forecast: criterion 'correct'" in text
@@ -206,3 +211,18 @@ def test_at_a_budget_fixed_in_advance_every_criterion_reports_its_fixed_n_interv
     for r in readings:
         assert r.anytime is None and r.now == r.fixed_n and r.when == "fixed-n, to be read at the budget"
     assert readings[0].now == now.reading.now
+
+
+def test_the_reports_script_recomputes_the_primary_from_a_rubric_grades_export(
+    rubric_graded, tmp_path, monkeypatch, capsys
+):
+    """The grades export of a rubric holds a row per criterion; the report's script reads the primary's rows."""
+    store, pid, _, _ = rubric_graded
+    files = ProjectFiles.of(store, store.project(pid))
+    data = json.loads(report_bytes(files.require_report(), "json"))
+    assert set(files.table["criterion"]) > {"correct"}
+    (tmp_path / "grades.csv").write_bytes(grades_csv(files.table))
+    monkeypatch.chdir(tmp_path)
+    exec(data["recompute"]["script"], {})
+    mu, variance, _ = (float(v) for v in capsys.readouterr().out.split())
+    assert np.isclose(mu, data["recompute"]["value"]) and np.isclose(variance, data["recompute"]["variance"])

@@ -33,12 +33,12 @@ from core.services.progress import (
     with_working_time,
     without_grades,
 )
-from core.services.reading import ANYTIME_NAME, Reading, interval_when, read_project, stopping_words
+from core.services.reading import ANYTIME_NAME, Interval, Reading, interval_when, read_project, stopping_words
 from core.services.tracking import estimate_path
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval, anytime_interval
-from core.stats.estimate import Estimate, estimate
+from core.stats.estimate import Estimate, estimate, unpooled_variance
 from core.stats.rater_agreement import agreement, final_grades
 from core.stats.skips import SkipBound
 from core.stats.stopping import ANYTIME, FIXED
@@ -75,6 +75,9 @@ From the grades export alone (the stratified estimator, docs/method.md, *Estimat
    (one grade is information, not certainty; core.stats.intervals.all_equal_floor).
 3. Estimate mu = sum_h W_h ybar_h (equivalently (1/N) sum_i y_i / pi_i, pi_i = n_h / N_h the
    inclusion_probability column), variance V = sum_h W_h^2 (1 - n_h / N_h) s_h^2 / n_h, se = sqrt(V).
+4. Unless every y_i is 0 or 1, V is at least the bounded variance (core.stats.intervals.share_variance)
+   rho sum_h W_h^2 (1 - n_h / N_h) m_h (1 - m_h) / n_h, m_h = (sum_h y_i + 1/2) / (n_h + 1),
+   rho = sum_h (n_h - 1) s_h^2 / sum_h n_h ybar_h (1 - ybar_h) (at most 1; strata with 2 items or more).
 The interval is Korn-Graubard's: Clopper-Pearson on the effective size mu (1 - mu) / V with df = n - H."""
 
 RECOMPUTE_SCRIPT = """\
@@ -89,6 +92,12 @@ equal = items.groupby("stratum")["y"].agg(lambda y: y.max() - y.min() < 1e-9)
 s2 = np.where(equal, p * (1 - p), s.s2)
 mu = (s.W * s["mean"]).sum()
 V = (s.W**2 * (1 - s.n / s.N) * s2 / s.n).sum()
+if not items.y.isin([0, 1]).all():  # finer than 0/1: at least the bounded variance (step 4)
+    many = s.n > 1
+    bernoulli = (s.n * s["mean"] * (1 - s["mean"]))[many].sum()
+    rho = min(1.0, ((s.n - 1) * s.s2)[many].sum() / bernoulli) if bernoulli > 0 else 1.0
+    m = (s.total + 0.5) / (s.n + 1)
+    V = max(V, rho * (s.W**2 * (1 - s.n / s.N) * m * (1 - m) / s.n).sum())
 print(mu, V, np.sqrt(V))"""
 
 ESTIMATORS_TEXT = {
@@ -297,33 +306,36 @@ def _stopping_section(reading: Reading, result: Estimate) -> dict[str, Any]:
 def criterion_rows(criteria: Sequence[CriterionReading]) -> list[dict[str, Any]]:
     """One flat row per criterion (core.services.criteria_reading): the report's ``criteria`` and the estimates
     export. ``interval_*``: the interval to report (``when`` it holds); ``fixed_n_*`` and ``anytime_*``: the
-    fixed-n and anytime-valid intervals (anytime None where the budget is fixed in advance)."""
-    return [
-        {
-            "criterion": r.name,
-            "primary": r.primary,
-            "required": r.criterion.required,
-            "scale": r.criterion.scale.kind,
-            "graded_items": r.graded,
-            "of_graded_items": r.cards,
-            "method": r.estimate.method,
-            "estimate": r.estimate.value,
-            "se": r.estimate.se,
-            "missing_strata": len(r.estimate.missing),
-            "interval": r.now.name,
-            "when": r.when,
-            "interval_level": r.now.level,
-            "interval_low": r.now.low,
-            "interval_high": r.now.high,
-            "fixed_n_level": r.fixed_n.level,
-            "fixed_n_low": r.fixed_n.low,
-            "fixed_n_high": r.fixed_n.high,
-            "anytime_low": None if r.anytime is None else r.anytime.low,
-            "anytime_high": None if r.anytime is None else r.anytime.high,
-            "estimand": r.estimand,
-        }
-        for r in criteria
-    ]
+    fixed-n and anytime-valid intervals (anytime None where the budget is fixed in advance); every bound None
+    while the criterion has no estimate (a stratum without a grade of it)."""
+    return [_criterion_row(r) for r in criteria]
+
+
+def _criterion_row(r: CriterionReading) -> dict[str, Any]:
+    def ends(name: str, interval: Interval | None) -> dict[str, float | None]:
+        shown = r.known and interval is not None
+        return {f"{name}_low": interval.low if shown else None, f"{name}_high": interval.high if shown else None}
+
+    return {
+        "criterion": r.name,
+        "primary": r.primary,
+        "required": r.criterion.required,
+        "scale": r.criterion.scale.kind,
+        "graded_items": r.graded,
+        "of_graded_items": r.cards,
+        "method": r.estimate.method,
+        "estimate": r.estimate.value,
+        "se": r.estimate.se,
+        "missing_strata": len(r.estimate.missing),
+        "interval": r.now.name,
+        "when": r.when,
+        "interval_level": r.now.level,
+        **ends("interval", r.now),
+        "fixed_n_level": r.fixed_n.level,
+        **ends("fixed_n", r.fixed_n),
+        **ends("anytime", r.anytime),
+        "estimand": r.estimand,
+    }
 
 
 def _criteria_section(settings: ProjectSettings, criteria: Sequence[CriterionReading]) -> dict[str, Any]:
@@ -406,19 +418,39 @@ def _audit_chain_section(chain: ChainCheck | None) -> dict[str, Any] | None:
     return None if chain is None else {"intact": chain.broken_at is None, "first_broken_event": chain.broken_at}
 
 
-def _recompute_section(design: Design, read: _Graded, result: Estimate) -> dict[str, Any]:
-    """The report's ``recompute``: RECOMPUTE_FORMULA and RECOMPUTE_SCRIPT with the stratified estimate and
-    variance they give, and a note where the report's estimator is another."""
+def recompute_script(criterion: str | None) -> str:
+    """RECOMPUTE_SCRIPT, reading only ``criterion``'s grades where the grades export holds a rubric's (its
+    ``criterion`` column; None: a one-question project's export, every row)."""
+    if criterion is None:
+        return RECOMPUTE_SCRIPT
+    lines = RECOMPUTE_SCRIPT.split("\n")
+    lines.insert(2, f"g = g[g['criterion'] == {criterion!r}]  # the criterion the estimate reads (a rubric's rows)")
+    return "\n".join(lines)
+
+
+def _recompute_section(design: Design, read: _Graded, result: Estimate, criterion: str | None) -> dict[str, Any]:
+    """The report's ``recompute``: RECOMPUTE_FORMULA and the script (`recompute_script` of ``criterion``, the
+    rubric's primary or None) with the stratified estimate and variance they give, and a note where the
+    report's estimator is another."""
     stratified = estimate(design, read.positions, read.values, method="stratified", level=result.level)
+    variance = unpooled_variance(design, read.positions, read.values)
+    notes = []
+    if result.method != "stratified":
+        notes.append(
+            f"The estimate above is the {result.method} estimator's: it adjusts the stratified estimate "
+            "recomputed here by the regression on the surrogate's signals (Method)."
+        )
+    if not np.isclose(variance, stratified.se**2, rtol=1e-9, atol=0.0):
+        notes.append(
+            f"The estimate's own variance is {stratified.se**2:.6g}: while an F test finds no difference between "
+            "the strata's mean grades, it reads one spread pooled over them (docs/method.md, *Strata read as one until their grades differ*)."
+        )
     return {
         "formula": RECOMPUTE_FORMULA,
-        "script": RECOMPUTE_SCRIPT,
+        "script": recompute_script(criterion),
         "value": stratified.value,
-        "variance": stratified.se**2,
-        "note": None
-        if result.method == "stratified"
-        else f"The estimate above is the {result.method} estimator's: it adjusts the stratified estimate "
-        "recomputed here by the regression on the surrogate's signals (Method).",
+        "variance": variance,
+        "note": " ".join(notes) or None,
     }
 
 
@@ -466,7 +498,9 @@ def report(
             "review": _review(grades, reviewed, validated),
             "skips": _skips_section(skips),
             "audit_chain": _audit_chain_section(chain),
-            "recompute": _recompute_section(design, read, result),
+            "recompute": _recompute_section(
+                design, read, result, None if project.settings.rubric is None else project.settings.design_criterion
+            ),
             "path": path.to_dict(orient="records"),
             "settings": project.settings.to_dict(),
             "seed": project.settings.seed,

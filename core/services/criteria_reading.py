@@ -62,6 +62,11 @@ class CriterionReading:
         return self.criterion.name
 
     @property
+    def known(self) -> bool:
+        """Whether there is an estimate yet (every stratum has a grade of this criterion), and so intervals."""
+        return not self.estimate.missing and self.estimate.value is not None
+
+    @property
     def graded(self) -> int:
         """Items with a grade of this criterion (the estimate's n)."""
         return self.estimate.n
@@ -74,12 +79,12 @@ class CriterionReading:
     @property
     def value_words(self) -> str:
         """The estimate for a page: 3 decimals, or why there is none yet."""
-        return "no estimate yet" if self.estimate.missing else f"{self.estimate.value:.3f}"
+        return f"{self.estimate.value:.3f}" if self.known else "no estimate yet"
 
     @property
     def interval_words(self) -> str:
         """The interval to report for a page, its level and when it holds; or what it waits for."""
-        if self.estimate.missing:
+        if not self.known:
             return f"waiting for a grade of it in every stratum ({len(self.estimate.missing)} without)"
         return f"{self.now.level:.1%} interval {self.now.low:.3f} – {self.now.high:.3f}, {self.when}"
 

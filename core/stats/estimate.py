@@ -210,6 +210,20 @@ def checked_grades(design: Design, positions, grades) -> tuple[np.ndarray, np.nd
     return positions, grades
 
 
+def unpooled_variance(design: Design, positions, grades) -> float:
+    """V of the stratified estimator with every stratum read on its own spread, never pooled:
+    sum_h W_h^2 (1 - n_h/N_h) s_h^2 / n_h (Cochran 1977, eq. 5.7), s_h^2 floored where a stratum's grades are
+    all equal (core.stats.intervals.all_equal_floor), and at least the bounded variance unless every grade is
+    0 or 1 (bounded_variance). What a reader recomputes from the grades export by the report's formula; the
+    estimate's own variance differs from it only while the strata are read as one (core.stats.collapse)."""
+    positions, grades = checked_grades(design, positions, grades)
+    moments = stratum_moments(design, positions[None], grades[None])
+    own = np.maximum(sample_variance(*moments), all_equal_floor(*moments))
+    variance = stratified_mean_variance(design.weights, design.sizes.astype(float), moments[0], own)
+    binary = np.array([bool(((grades == 0) | (grades == 1)).all())])
+    return float(bounded_variance(design.weights, design.sizes.astype(float), moments, variance, binary)[0])
+
+
 def estimate(design: Design, positions, grades, method: str = "default", level: float = LEVEL) -> Estimate:
     """Estimate the pool's mean grade from grades at `positions` (in grading order).
 
