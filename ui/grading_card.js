@@ -355,9 +355,13 @@ function rubricKey(inst, event, key) {
   event.preventDefault();
   event.stopPropagation();
   if (event.repeat) return true; // a key held down is not a second judgement
-  if (choice) choose(inst, key, inst.focus, choice.label);
-  else {
-    const keys = focused.choices.map((c) => `${c.key} ${c.label}`).join(", ");
+  if (choice) {
+    choose(inst, key, inst.focus, choice.label);
+    // the card took the answer, so it is the card the grader is working: the focus comes back to it (a Tab past
+    // the last criterion had left it on the page, where Enter would follow a link and lose the card's answers)
+    if (!onCard) focusCard(inst);
+  } else {
+    const keys = focused.choices.map((c) => (c.key === c.label ? c.key : `${c.key} ${c.label}`)).join(", ");
     refuse(inst, key, `not an answer to ${focused.name} (${keys}); ↑ ↓ move to ${elsewhere.name}`);
   }
   return true;

@@ -122,6 +122,23 @@ def test_thirty_cards_graded_by_keyboard_store_every_criterion_on_the_item_shown
     assert len(store.rubric_grades(pid)) == 90
 
 
+def test_a_tab_past_the_card_then_an_answer_brings_the_focus_back_so_enter_saves(browser, shared_server):
+    """Tab past the last criterion leaves the card (the browser's Tab, to the page); a scale key the card then
+    takes brings the focus back to it, so the Enter after it saves the card instead of following whatever link
+    the Tab reached (a new user lost a card so)."""
+    store = Store.open(shared_server.db_url)
+    pid = rubric_project(store, "Rubric focus")
+    page = open_card(browser, shared_server, pid, "rubric-focus")
+    item = card_item(page)
+    answer(page, ["Y", "4", "Tab"])  # clarity in focus, then a Tab past it
+    assert not page.evaluate("() => document.querySelector('.ag-host').contains(document.activeElement)")
+    page.keyboard.press("2")  # clarity's answer, taken by the card wherever the focus is
+    assert page.evaluate("() => document.querySelector('.ag-host').contains(document.activeElement)")
+    submit(page, item)
+    card = store.rubric_grades(pid)
+    assert sorted(card["criterion"]) == ["clarity", "correct", "helpful"] and "/grade" in page.url
+
+
 def whole_cards(store: Store, pid: int) -> int:
     """The number of graded items, after checking each has exactly its three grades (never one or two)."""
     sizes = store.rubric_grades(pid).groupby("position")["criterion"].agg(sorted)
