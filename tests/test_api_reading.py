@@ -41,7 +41,7 @@ def read() -> schemas.Read:
     reading = read_project(design, settings, graded, fixed, sequence, skips=skips)
     primary = Live(graded, fixed, skips, sequence, reading)
     rows = criterion_rows(read_criteria(design, settings, {}, primary, skipped=()))  # the one question's row
-    return schemas.Read(reading, fixed, design.N, rows, None)
+    return schemas.Read(reading, fixed, design.N, rows, None, None)
 
 
 def _json(value: Any) -> Any:

@@ -224,7 +224,8 @@ def test_the_reading_gives_every_criterions_row_and_names_the_one_the_rule_reads
     assert rows["helpful"]["estimate"] == reading["estimate"]["value"]  # the primary's row is the reading's
     assert rows["helpful"]["graded_items"] == reading["estimate"]["grades"]
     assert rows["correct"]["graded_items"] == len(store.graded_positions(pid, "correct"))
-    assert "criterion 'helpful' (the primary)" in reading["stopping"]["criterion"]
+    assert reading["stopping"]["criterion"] == "helpful"
+    assert "criterion 'helpful' (the primary)" in reading["stopping"]["criterion_words"]
     session = TestClient(client.app)
     read = activegrade.Client(str(session.base_url), secrets["boss"], session=session).project(pid).reading()
     assert [row["criterion"] for row in read.criteria] == ["correct", "helpful", "tone"]

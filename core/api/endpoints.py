@@ -251,7 +251,9 @@ def reading(call: Call) -> dict[str, Any]:
     settings = project.settings
     now = live_reading(call.store, project.id, design, settings, settings.method)
     criteria = criteria_now(call.store, project.id, design, settings, settings.method, primary=now)
-    read = schemas.Read(now.reading, now.estimate, design.N, criterion_rows(criteria), design_criterion_words(settings))
+    criterion = None if settings.rubric is None else settings.design_criterion
+    rows = criterion_rows(criteria)
+    read = schemas.Read(now.reading, now.estimate, design.N, rows, criterion, design_criterion_words(settings))
     return schemas.reading_body(read)
 
 

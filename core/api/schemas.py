@@ -281,13 +281,14 @@ def reading_place(name: str) -> tuple[str, str | None]:
 @dataclass(frozen=True)
 class Read:
     """What GET reading renders: the project's ``reading``, the ``estimate`` it read, the pool's ``items``, each
-    criterion's row (core.exports.report.criterion_rows; the one question's alone without a rubric) and which
-    criterion the stopping rule reads, in words (None without a rubric)."""
+    criterion's row (core.exports.report.criterion_rows; the one question's alone without a rubric) and the
+    criterion the stopping rule reads, by name and in words (None without a rubric)."""
 
     reading: Reading
     estimate: Estimate
     items: int
     criteria: list[dict[str, Any]]
+    criterion: str | None
     criterion_words: str | None
 
 
@@ -331,7 +332,8 @@ READING_DERIVED: tuple[tuple[tuple[str, ...], dict[str, Any], Callable[[Read], A
     (("saving", "words"), STRING, lambda r: saving_words(r.reading)),
     (("counts", "items"), INTEGER, lambda r: r.items),
     (("criteria",), {"type": "array", "items": CRITERION_ROW}, lambda r: r.criteria),
-    (("stopping", "criterion"), STRING_OR_NULL, lambda r: r.criterion_words),
+    (("stopping", "criterion"), STRING_OR_NULL, lambda r: r.criterion),
+    (("stopping", "criterion_words"), STRING_OR_NULL, lambda r: r.criterion_words),
 )
 """What the body holds besides Reading's fields, as (path, schema, value): the estimate, and what the pages
 derive from the reading (its words, the items left) or beside it (the pool's size)."""
