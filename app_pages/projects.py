@@ -18,6 +18,7 @@ from core.services.database import ProjectInfo
 from core.services.live import ESTIMATORS
 from core.services.outcome import Refused
 from core.services.preparation import preparation_queued, waiting_for_worker
+from core.services.progress import counted
 from core.services.setup import LEVEL, STRATIFY_BY, proxy_choices
 from core.settings import DEFAULTS, MAX_MIN_VIEW_S, MAX_TARGET_HALF_WIDTH, ProjectSettings
 from core.surrogate.semantic import BACKENDS
@@ -137,11 +138,12 @@ def questions_editor(project: ProjectInfo) -> None:
     grades: grades are keyed by criterion and read on its scale (project_actions.change_settings refuses)."""
     current = project.settings
     with st.expander("Questions", expanded=False):
-        n_grades = len(store.rubric_grades(project.id))
-        if n_grades or current.compares:
+        grades = store.rubric_grades(project.id)
+        if len(grades) or current.compares:
             st.caption(
-                f"Fixed: the project has {n_grades:,} grades, keyed by criterion."
-                if n_grades
+                f"Fixed: the project has {counted(grades['position'].nunique(), 'item')} graded "
+                f"({counted(len(grades), 'grade')}, keyed by criterion)."
+                if len(grades)
                 else "A comparison asks one question of each response."
             )
             return

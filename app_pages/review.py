@@ -18,6 +18,7 @@ from core.inputs.markup import one_line_plain, safe_markdown
 from core.rubric import Rubric
 from core.services import auth, review
 from core.services.outcome import Outcome, Refused
+from core.services.progress import counted
 from ui import signin, state
 
 store = state.store()
@@ -33,7 +34,7 @@ except Refused as exc:
     st.stop()
 rubric = project.settings.rubric
 st.caption(
-    f"{len(waiting):,} items wait for a final grade. The final grade replaces the graders' grades in the "
+    f"{counted(len(waiting), 'item')} {'waits' if len(waiting) == 1 else 'wait'} for a final grade. The final grade replaces the graders' grades in the "
     "estimate; until an item is reviewed it enters with the mean of its grades."
     + ("" if rubric is None else " Each criterion has its own final grade and its own estimate.")
 )

@@ -85,7 +85,7 @@ def test_the_questions_change_while_the_project_has_no_grades_and_are_fixed_once
 
     store.add_grade(project_id, 0, value=1.0, label="Correct", grader="ann")
     at.run()
-    assert any("Fixed: the project has 1 grades" in c.value for c in at.caption)
+    assert any("Fixed: the project has 1 item graded (1 grade, keyed by criterion)" in c.value for c in at.caption)
     assert not any(b.key == f"{key}_save" for b in at.button)
     assert not at.data_editor
 
