@@ -335,8 +335,13 @@ def my_items() -> None:
         st.rerun(scope="app")
 
 
+NO_GUIDELINES = (
+    "_No guidelines were written for this project._"
+    if project.settings.rubric is None or not any(c.guidelines for c in project.settings.rubric.criteria)
+    else "_No guidelines were written for the project as a whole: each criterion's are on the card._"
+)
 with st.sidebar.expander("Guidelines", expanded=True):  # the card's inert renderer: no image, no raw HTML, no footnote
-    st.html(to_html(project.settings.guidelines or "_No guidelines were written for this project._"))
+    st.html(to_html(project.settings.guidelines or NO_GUIDELINES))
 grading_section()
 with st.expander("My graded and skipped items"):
     my_items()

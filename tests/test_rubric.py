@@ -100,7 +100,7 @@ def test_a_changed_card_replaces_every_grade_and_undo_withdraws_the_whole_card(r
     held = reservations.claim(store, pid, design, 3, "ann")
     grade_actions.grade_rubric(store, ann, pid, held, {**ANSWERS, "tone": "5"}, seconds=1.0)
     again = grade_actions.grade_rubric(store, ann, pid, held, {**ANSWERS, "correct": "Correct"}, seconds=1.0)
-    assert again.status == "changed"
+    assert again.status == "changed" and again.message.endswith("; withdrawn: tone")
     grades = store.rubric_grades(pid)
     assert sorted(grades["criterion"]) == ["correct", "helpful", "safe"]  # the optional one left out: withdrawn
     assert grades.set_index("criterion").at["correct", "label"] == "Correct"

@@ -229,11 +229,21 @@ def grade_rubric(
     except InputError as exc:
         raise Refused(str(exc)) from None
     first = _holds_card(store, project_id, position, grader, settings.design_criterion)
+    withdrawn = [] if first else _answered(store, project_id, position, grader.name) - {name for name, _, _ in card}
     reservations.record_card(
         store, project_id, position, card, grader.name, comment=comment, seconds=seconds, rubric=True
     )
     status = "saved" if first else "changed"
-    return Outcome(status, f"{status}: " + ", ".join(f"{name} {label}" for name, _, label in card), position)
+    said = ", ".join(f"{name} {label}" for name, _, label in card)
+    gone = f"; withdrawn: {', '.join(c for c in rubric.names if c in withdrawn)}" if withdrawn else ""
+    return Outcome(status, f"{status}: {said}{gone}", position)
+
+
+def _answered(store: Store, project_id: int, position: int, grader: str) -> set[str]:
+    """The criteria ``grader``'s active card of the item answers (a changed card replaces the whole card, so
+    those it leaves out are withdrawn)."""
+    grades = store.rubric_grades(project_id)
+    return set(grades.loc[(grades["position"] == position) & (grades["grader"] == grader), "criterion"])
 
 
 def _holds_card(store: Store, project_id: int, position: int, grader: auth.User, criterion: str) -> bool:

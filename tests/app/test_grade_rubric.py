@@ -29,6 +29,8 @@ def test_the_card_asks_every_criterion_and_one_press_stores_them_all(open_app, s
     at = open_app(GRADE, project_id=rubric_project)
     data = card_data(at)
     assert data["choices"] is None
+    guidelines = " ".join(h.proto.body for h in at.sidebar.get("html"))
+    assert "each criterion's are on the card" in guidelines  # the project has none of its own, 'correct' has
     assert [(c["name"], c["required"]) for c in data["criteria"]] == [
         ("correct", True),
         ("helpful", True),
