@@ -87,10 +87,10 @@ if st.session_state.get("records_csv"):
     st.download_button("Download records (CSV)", st.session_state["records_csv"], "activegrade-records.csv", "text/csv")
 
 st.subheader("One item's record")
-choices = shown.rows["position"].tolist()
-if not choices:
+ids = dict(zip(shown.rows["position"].tolist(), shown.rows["item"].tolist(), strict=True))
+if not ids:
     st.stop()
-position = st.selectbox("Item (position)", choices, key="records_item")
+position = st.selectbox("Item (position)", list(ids), format_func=lambda p: f"#{p} · {ids[p]}", key="records_item")
 record = browser.record(store, viewer, project.id, int(position))
 st.markdown(f"**Item {one_line_plain(str(record.item.get('id', '')))}**, stratum {record.item.get('stratum')}")
 for field in ("prompt", "reference", "response"):

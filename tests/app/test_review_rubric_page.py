@@ -78,3 +78,11 @@ def test_the_team_page_shows_agreement_per_criterion_primary_first(store, projec
         ["correct", 1, "100%", 0],
     ]
     assert not at.metric  # the one-question metrics are not shown
+
+
+def test_the_records_item_picker_names_each_item_by_position_and_id(store, project_id, open_app):
+    at = open_app("app_pages/records.py", project_id=project_id)
+    picker = at.selectbox(key="records_item")
+    assert picker.options[:2] == ["#0 · q00", "#1 · q01"]  # the picker's search matches the id too
+    picker.select_index(1).run()
+    assert "**Item q01**" in " ".join(m.value for m in at.markdown)
