@@ -226,3 +226,22 @@ def test_the_reports_script_recomputes_the_primary_from_a_rubric_grades_export(
     exec(data["recompute"]["script"], {})
     mu, variance, _ = (float(v) for v in capsys.readouterr().out.split())
     assert np.isclose(mu, data["recompute"]["value"]) and np.isclose(variance, data["recompute"]["variance"])
+
+
+def test_the_report_gives_each_criterions_agreement_between_graders(rubric_graded):
+    """A second grader's card on two graded items: each criterion's agreement over them, at its own level."""
+    store, pid, _, given = rubric_graded
+    first, second = list(given)[:2]
+    for position in (first, second):
+        answers = {**given[position], "correct": "Incorrect" if position == first else given[position]["correct"]}
+        card = store.project(pid).settings.rubric.card_values(answers)
+        reservations.record_card(store, pid, position, card, "bob", rubric=True)
+    files = ProjectFiles.of(store, store.project(pid))
+    data = json.loads(report_bytes(files.require_report(), "json"))
+    agreed = data["criteria"]["agreement"]
+    assert agreed["correct"]["items_graded_twice"] == 2 and agreed["helpful"]["level"] == "ordinal"
+    correct_first = given[first]["correct"] == "Incorrect"
+    assert agreed["correct"]["same_grade_share"] == (1.0 if correct_first else 0.5)
+    assert agreed["helpful"]["same_grade_share"] == 1.0
+    markdown = report_bytes(data, "md").decode()
+    assert "over 2 items" in markdown

@@ -115,6 +115,7 @@ def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str,
         validated=review.validated(store, project.id, design),
         chain=ChainCheck(audit_chain.verify(store)),
         criteria=criteria_now(store, project.id, design, project.settings, project.settings.method) if rubric else (),
+        rubric_grades=store.rubric_grades(project.id) if rubric else None,
     )
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 
 import core
 from core.inputs.io import spreadsheet_safe
+from core.rubric import Rubric
 from core.services.criteria_reading import CriterionReading, design_criterion_words, mean_grade_words
 from core.services.progress import (
     counted,
@@ -338,9 +339,12 @@ def _criterion_row(r: CriterionReading) -> dict[str, Any]:
     }
 
 
-def _criteria_section(settings: ProjectSettings, criteria: Sequence[CriterionReading]) -> dict[str, Any]:
+def _criteria_section(
+    settings: ProjectSettings, criteria: Sequence[CriterionReading], rubric_grades: pd.DataFrame | None
+) -> dict[str, Any]:
     """The report's ``criteria`` in a rubric project (as a mapping to merge: empty for a one-question project,
-    whose report is unchanged): the design criterion, the sentence naming it, and each criterion's row."""
+    whose report is unchanged): the design criterion, the sentence naming it, each criterion's row and, from
+    ``rubric_grades``, each criterion's agreement between graders (at its scale's level)."""
     words = design_criterion_words(settings)
     if words is None:
         return {}
@@ -349,8 +353,24 @@ def _criteria_section(settings: ProjectSettings, criteria: Sequence[CriterionRea
         "allocate_for": settings.allocate_for,
         "words": words,
         "by_criterion": criterion_rows(criteria),
+        "agreement": {} if rubric_grades is None else _criteria_agreement(settings.rubric, rubric_grades),
     }
     return {"criteria": section}
+
+
+def _criteria_agreement(rubric: Rubric, grades: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Criterion -> its agreement between graders over the items graded twice (core.stats.rater_agreement)."""
+    out = {}
+    for criterion in rubric.criteria:
+        agreed = agreement(grades[grades["criterion"] == criterion.name], criterion.scale.level)
+        out[criterion.name] = {
+            "items_graded_twice": agreed.items,
+            "same_grade_share": agreed.observed,
+            "cohen_kappa": agreed.kappa,
+            "krippendorff_alpha": agreed.alpha,
+            "level": agreed.level,
+        }
+    return out
 
 
 def criteria_table(section: dict[str, Any]) -> pd.DataFrame:
@@ -376,9 +396,19 @@ def criteria_table(section: dict[str, Any]) -> pd.DataFrame:
                 if known
                 else "–",
                 "graded items": f"{row['graded_items']:,} of {row['of_graded_items']:,}",
+                "agreement": _agreement_words(section.get("agreement", {}).get(row["criterion"])),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _agreement_words(agreed: dict[str, Any] | None) -> str:
+    """A criterion's agreement for the table: Krippendorff's alpha and the items it rests on, or why none."""
+    if not agreed or not agreed["items_graded_twice"]:
+        return "no item graded twice"
+    alpha = agreed["krippendorff_alpha"]
+    value = "undefined" if alpha is None or not np.isfinite(alpha) else f"{alpha:.2f}"
+    return f"alpha {value} over {counted(agreed['items_graded_twice'], 'item')}"
 
 
 def estimand_lines(section: dict[str, Any]) -> list[str]:
@@ -465,6 +495,7 @@ def report(
     validated: Validated | None = None,
     chain: ChainCheck | None = None,
     criteria: Sequence[CriterionReading] = (),
+    rubric_grades: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """Everything needed to read and reproduce the result: method, estimate, interval, stopping rule,
     strata, savings, graders and their agreement, skips (per stratum and their worst-case bound,
@@ -473,7 +504,8 @@ def report(
     (``chain``; None when not checked), settings, seed, the input files by name and SHA-256, the estimate's
     path, and the stratified estimate recomputed by RECOMPUTE_FORMULA; in a rubric project, ``criteria``:
     each criterion's reading (core.services.criteria_reading), the estimate, the stopping rule and the rest
-    being the design criterion's.
+    being the design criterion's, and with ``rubric_grades`` (Store.rubric_grades) each criterion's agreement
+    between graders.
     ``grades``: the active grades (``Store.grades``); ``reviewed``: position -> reviewed grade."""
     grades = (
         pd.DataFrame(columns=["position", "grader", "value", "seconds", "created_at"]) if grades is None else grades
@@ -492,7 +524,7 @@ def report(
             "allocation": allocation_text(project.settings, read.n0),
             "estimate": _estimate_section(result, read, counts(grades).grades),
             "stopping_rule": _stopping_section(read.reading, result),
-            **_criteria_section(project.settings, criteria),
+            **_criteria_section(project.settings, criteria, rubric_grades),
             "strata": result.strata.to_dict(orient="records"),
             "graders": _graders(grades, project.settings),
             "review": _review(grades, reviewed, validated),
