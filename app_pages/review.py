@@ -25,6 +25,9 @@ store = state.store()
 project = state.require_ready_project()
 reviewer = signin.require(auth.REVIEW, project.id)
 st.title("Review")
+SETTLED_KEY = f"review_settled_{project.id}"
+if settled := st.session_state.pop(SETTLED_KEY, None):
+    st.success(settled)
 REASON_WORDS = {review.FLAGGED: "flagged by a grader", review.DISAGREEMENT: "grades disagree", review.AUDIT: "audit"}
 
 try:
@@ -89,13 +92,14 @@ def settle_rubric(rubric: Rubric) -> None:
 
 
 def saved(settling: Callable[[], Outcome]) -> None:
-    """Run the settling call, then confirm it and rerun, or show why it was not saved."""
+    """Run the settling call, then rerun with a line naming the item and the final grades set, or show why it
+    was not saved."""
     try:
         outcome = settling()
     except (Refused, InputError) as exc:
         st.error(f"Not saved: {exc}.")
     else:
-        st.toast(outcome.message)
+        st.session_state[SETTLED_KEY] = one_line_plain(f"Item {shown.item.get('id', '')}: {outcome.message}.")
         st.rerun()
 
 

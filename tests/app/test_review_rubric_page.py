@@ -41,7 +41,8 @@ def test_a_rubric_item_is_reviewed_on_one_card(store, project_id, open_app):
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert store.reviewed_grades(project_id, "helpful") == {0: 0.5}
     assert store.reviewed_grades(project_id, "correct") == {}
-    assert "Nothing to review" in " ".join(s.value for s in at.success)
+    successes = [s.value.replace("\\", "") for s in at.success]  # the line is escaped markdown
+    assert successes[0] == "Item q00: final grades: helpful 3." and "Nothing to review" in successes[1]
     [counts] = [d.value for d in at.dataframe if "settled" in d.value.columns]
     assert counts.values.tolist() == [["correct", 0, 0], ["helpful", 1, 1]]
 
@@ -86,3 +87,13 @@ def test_the_records_item_picker_names_each_item_by_position_and_id(store, proje
     assert picker.options[:2] == ["#0 · q00", "#1 · q01"]  # the picker's search matches the id too
     picker.select_index(1).run()
     assert "**Item q01**" in " ".join(m.value for m in at.markdown)
+
+
+def test_a_one_question_final_grade_is_confirmed_with_the_item_and_the_grade(store, project_id, open_app):
+    for grader, (value, label) in (("ann", (1.0, "Correct")), ("bob", (0.0, "Incorrect"))):
+        store.add_grade(project_id, 3, value=value, label=label, grader=grader)
+    at = open_app("app_pages/review.py", project_id=project_id, grader="rita")
+    at.radio(key="review_label").set_value("Incorrect")
+    at.button[0].click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.success[0].value.replace("\\", "") == "Item q03: final grade: Incorrect."
