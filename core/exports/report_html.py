@@ -35,7 +35,7 @@ WIDTH, HEIGHT, PAD = 640, 260, 40
 STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222;overflow-wrap:break-word}
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;overflow-wrap:anywhere}
-.table{max-width:100%;overflow-x:auto}
+.table{max-width:100%;overflow-x:auto}.settings td:first-child{white-space:nowrap}
 th{background:#f3f3f3}pre{background:#f6f6f6;padding:.7em;overflow-x:auto;font-size:12px}
 svg{max-width:100%;height:auto}.note{color:#555;font-size:13px}
 """
@@ -143,10 +143,11 @@ def allocation_svg(strata: list[dict[str, Any]]) -> str:
     )
 
 
-def _table(rows: list[dict[str, Any]] | pd.DataFrame) -> str:
+def _table(rows: list[dict[str, Any]] | pd.DataFrame, kind: str = "") -> str:
+    """The rows as an HTML table in a box of class ``table`` (and ``kind``, for STYLE)."""
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
     table = frame.to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.3f}", border=0)
-    return f'<div class="table">{table}</div>'  # a table wider than a phone scrolls inside, not the page
+    return f'<div class="table {kind}">{table}</div>'  # a table wider than a phone scrolls inside, not the page
 
 
 def in_words(text: str) -> str:
@@ -220,7 +221,7 @@ def report_html(data: dict[str, Any]) -> str:
         "<h2>Inputs</h2>",
         _table(inputs),
         "<h2>Settings</h2>",
-        _table(settings_table(data["settings"], data["seed"])),
+        _table(settings_table(data["settings"], data["seed"]), "settings"),
     ]
     title = html.escape(f"ActiveGrade report: {data['project']}")
     return (
