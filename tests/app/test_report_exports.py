@@ -13,11 +13,12 @@ import pandas as pd
 from sqlalchemy import select, update
 
 from core.exports.project_export import report_bytes, report_data
-from core.exports.report import estimate_line, grades_csv, grades_table, report, report_markdown
+from core.exports.report import estimate_line, grades_csv, grades_table, report, report_markdown, settings_table
 from core.exports.report_html import report_html
 from core.scales import BINARY
 from core.services.reservations import submit
 from core.services.tracking import current_estimate
+from core.settings import ProjectSettings
 from core.stats.allocation import design_from_items
 from core.stats.skips import skip_bound
 from core.store import accounts, audit_chain
@@ -197,3 +198,12 @@ def test_a_skip_before_every_stratum_has_a_grade_reads_in_every_report_format(st
     assert data["skips"]["skipped"] == 1 and data["skips"]["estimate_if_all_skipped_were_0"] is None
     words = "1 item skipped and not graded. Their worst-case range is known once every stratum has a grade."
     assert words in report_markdown(data) and words in report_html(data)
+
+
+def test_the_settings_table_leaves_out_the_scale_a_rubric_project_does_not_use():
+    one_question = ProjectSettings().to_dict()
+    rubric = ProjectSettings.from_dict({**one_question, "criteria": [{"name": "correct", "scale": {"kind": "likert"}}]})
+    assert "scale" in settings_table(one_question, 7)["setting"].tolist()
+    names = settings_table(rubric.to_dict(), 7)["setting"].tolist()
+    assert "scale" not in names and "criteria" in names
+    assert rubric.to_dict()["scale"]  # the report's JSON keeps every setting
