@@ -67,9 +67,9 @@ function keyList(data) {
   ]);
 }
 
-// A button showing its label and key (none: the label is the key); a click does ``onClick``.
+// A button showing its label and its key's chip (a Likert label is its own key: "4 [4]"); a click does ``onClick``.
 function keyButton(label, key, attrs, onClick) {
-  const node = el("button", { type: "button", class: "ag-button", ...attrs }, el("span", { text: label }), key ? el("kbd", { text: key }) : null);
+  const node = el("button", { type: "button", class: "ag-button", ...attrs }, el("span", { text: label }), el("kbd", { text: key }));
   node.addEventListener("click", onClick);
   return node;
 }
@@ -87,8 +87,7 @@ function criteriaPart(inst, data) {
     if (criterion.guidelines_html) block.append(el("div", { class: "ag-guidelines", html: criterion.guidelines_html }));
     const choices = el("div", { class: "ag-choices" });
     for (const choice of criterion.choices) {
-      const key = choice.key === choice.label ? null : choice.key; // a Likert label is its own key
-      choices.append(keyButton(choice.label, key, { "data-ag-label": choice.label }, () => choose(inst, choice.key, index, choice.label)));
+      choices.append(keyButton(choice.label, choice.key, { "data-ag-label": choice.label }, () => choose(inst, choice.key, index, choice.label)));
     }
     block.append(choices);
     part.append(block);

@@ -30,6 +30,8 @@ ROUTES = [
 ]
 ANSWERS = """() => Object.fromEntries([...document.querySelectorAll('.ag-card .ag-criterion')]
   .map((b) => [b.dataset.agCriterion, b.dataset.agAnswer]))"""
+KEY_CHIPS = """() => Object.fromEntries([...document.querySelectorAll('.ag-card .ag-criterion')]
+  .map((b) => [b.dataset.agCriterion, [...b.querySelectorAll('.ag-button kbd')].map((k) => k.textContent)]))"""
 SENT = "() => Number(document.querySelector('.ag-host').dataset.agSent || 0)"
 
 
@@ -137,6 +139,14 @@ def test_a_tab_past_the_card_then_an_answer_brings_the_focus_back_so_enter_saves
     submit(page, item)
     card = store.rubric_grades(pid)
     assert sorted(card["criterion"]) == ["clarity", "correct", "helpful"] and "/grade" in page.url
+
+
+def test_every_criterions_buttons_show_their_key_chips_likert_too(browser, shared_server):
+    """A Likert label is its own key, and its buttons show the key chip all the same, like Y/N and 1/2/3."""
+    store = Store.open(shared_server.db_url)
+    page = open_card(browser, shared_server, rubric_project(store, "Rubric chips"), "rubric-chips")
+    chips = page.evaluate(KEY_CHIPS)
+    assert chips == {"correct": ["Y", "N"], "helpful": ["1", "2", "3", "4", "5"], "clarity": ["1", "2", "3"]}
 
 
 def whole_cards(store: Store, pid: int) -> int:
