@@ -617,7 +617,7 @@ def _audit_chain_lines(chain: dict[str, Any] | None) -> list[str]:
 def settings_table(settings: dict[str, Any], seed: Any) -> pd.DataFrame:
     """Settings as rows of (setting, value): nested values as compact JSON, the guidelines left out (long
     text with its own place), the seed once, and in a rubric project the one-question scale it does not use."""
-    left_out = ("guidelines", "seed", *(("scale",) if settings.get("criteria") else ()))
+    left_out = ("guidelines", "seed", *(("scale",) if ProjectSettings.from_dict(settings).rubric else ()))
     rows = [
         {"setting": k, "value": v if isinstance(v, str) else json.dumps(v)}
         for k, v in settings.items()

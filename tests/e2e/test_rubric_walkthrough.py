@@ -18,7 +18,7 @@ import pytest
 from core.cli import main
 from core.store import Store
 from core.testing.appserver import ITEM_SHOWN, MIN_VIEW_S, TIMEOUT_MS
-from core.testing.waiting import prepared
+from core.testing.waiting import prepared, until
 from tests.e2e.test_app_e2e import open_page
 from tests.e2e.test_fast_grading import CARD_READY
 from tests.e2e.test_fast_grading_rubric import STATE
@@ -88,8 +88,11 @@ def download(page, button: str) -> bytes:
 def choose(page, key: str, option: str) -> None:
     """Choose ``option`` in the select box of widget key ``key``, once the page has drawn it (a box drawn
     only after a rerun, such as a criterion's grade filter, is not clicked in its old place)."""
-    page.locator(f".st-key-{key}[data-stale=false] [role=combobox]").click()
-    page.get_by_role("option", name=option, exact=True).click()
+    box = page.locator(f".st-key-{key}[data-stale=false] [role=combobox]")
+    wanted = page.get_by_role("option", name=option, exact=True)
+    # a click during a rerun can open the old box, which the rerun then closes: click until the list is open
+    until(lambda: wanted.is_visible() or box.click() or wanted.is_visible(), timeout=TIMEOUT_MS / 1000, what=option)
+    wanted.click()
 
 
 def dashboard_panels(page) -> dict[str, str]:
