@@ -229,21 +229,16 @@ def grade_rubric(
     except InputError as exc:
         raise Refused(str(exc)) from None
     first = _holds_card(store, project_id, position, grader, settings.design_criterion)
-    withdrawn = [] if first else _answered(store, project_id, position, grader.name) - {name for name, _, _ in card}
+    left_out = [c for c in rubric.names if c not in {name for name, _, _ in card}]
+    # a changed card replaces the whole earlier card: the criteria it leaves out that the earlier one answered go
+    withdrawn = [] if first else [c for c in left_out if store.grade_of(project_id, position, grader.name, c)]
     reservations.record_card(
         store, project_id, position, card, grader.name, comment=comment, seconds=seconds, rubric=True
     )
     status = "saved" if first else "changed"
     said = ", ".join(f"{name} {label}" for name, _, label in card)
-    gone = f"; withdrawn: {', '.join(c for c in rubric.names if c in withdrawn)}" if withdrawn else ""
+    gone = f"; withdrawn: {', '.join(withdrawn)}" if withdrawn else ""
     return Outcome(status, f"{status}: {said}{gone}", position)
-
-
-def _answered(store: Store, project_id: int, position: int, grader: str) -> set[str]:
-    """The criteria ``grader``'s active card of the item answers (a changed card replaces the whole card, so
-    those it leaves out are withdrawn)."""
-    grades = store.rubric_grades(project_id)
-    return set(grades.loc[(grades["position"] == position) & (grades["grader"] == grader), "criterion"])
 
 
 def _holds_card(store: Store, project_id: int, position: int, grader: auth.User, criterion: str) -> bool:
