@@ -24,7 +24,12 @@ import pandas as pd
 import core
 from core.inputs.io import spreadsheet_safe
 from core.rubric import Rubric
-from core.services.criteria_reading import CriterionReading, design_criterion_words, mean_grade_words
+from core.services.criteria_reading import (
+    CriterionReading,
+    criteria_agreement,
+    design_criterion_words,
+    mean_grade_words,
+)
 from core.services.progress import (
     counted,
     counts,
@@ -359,18 +364,17 @@ def _criteria_section(
 
 
 def _criteria_agreement(rubric: Rubric, grades: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """Criterion -> its agreement between graders over the items graded twice (core.stats.rater_agreement)."""
-    out = {}
-    for criterion in rubric.criteria:
-        agreed = agreement(grades[grades["criterion"] == criterion.name], criterion.scale.level)
-        out[criterion.name] = {
+    """Criterion -> its agreement between graders over the items graded twice (criteria_reading.criteria_agreement)."""
+    return {
+        name: {
             "items_graded_twice": agreed.items,
             "same_grade_share": agreed.observed,
             "cohen_kappa": agreed.kappa,
             "krippendorff_alpha": agreed.alpha,
             "level": agreed.level,
         }
-    return out
+        for name, agreed in criteria_agreement(rubric, grades).items()
+    }
 
 
 def criteria_table(section: dict[str, Any]) -> pd.DataFrame:

@@ -28,7 +28,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from core.rubric import ONE_QUESTION, PRIMARY, Criterion
+import pandas as pd
+
+from core.rubric import ONE_QUESTION, PRIMARY, Criterion, Rubric
 from core.services.live import Anytime, Live, anytime_now, live_reading
 from core.services.progress import counted
 from core.services.reading import WHENEVER, Interval, interval_when, intervals, skip_widening, widened
@@ -36,6 +38,7 @@ from core.services.tracking import current_estimate
 from core.settings import ProjectSettings, SettingsLike
 from core.stats.allocation import Design
 from core.stats.estimate import Estimate
+from core.stats.rater_agreement import Agreement, agreement
 from core.stats.skips import skip_bound
 from core.stats.stopping import FIXED
 from core.store import Store
@@ -183,3 +186,9 @@ def design_criterion_words(settings: SettingsLike) -> str | None:
         else "the queue allocates for every criterion together"
     )
     return f"Stopping rule and forecast: criterion {rubric.primary!r} (the primary); {allocates}."
+
+
+def criteria_agreement(rubric: Rubric, grades: pd.DataFrame) -> dict[str, Agreement]:
+    """Each criterion's agreement between graders over its items graded twice, at its scale's level
+    (core.stats.rater_agreement.agreement), in the rubric's order; ``grades``: a rubric's (Store.rubric_grades)."""
+    return {c.name: agreement(grades[grades["criterion"] == c.name], c.scale.level) for c in rubric.criteria}

@@ -31,11 +31,12 @@ import pandas as pd
 
 from core.rubric import Rubric
 from core.services import auth, grading
+from core.services.criteria_reading import criteria_agreement
 from core.services.outcome import Outcome, Refused, permitted
 from core.services.reservations import double_graded, drawn_positions
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
-from core.stats.rater_agreement import Agreement, agreement
+from core.stats.rater_agreement import Agreement
 from core.stats.validation import Validated, validated_estimate
 from core.store import Store, reviews
 
@@ -252,17 +253,13 @@ def agreement_by_criterion(store: Store, actor: auth.User | None, project_id: in
     grades = store.rubric_grades(project_id)
     disagreeing = reviews.disagreements(store, project_id)
     settled = reviews.reviews(store, project_id)
+    agreed = criteria_agreement(rubric, grades)
     order = [rubric.primary, *(name for name in rubric.names if name != rubric.primary)]
     result = []
     for name in order:
         differ = {p for p, criteria in disagreeing.items() if name in criteria}
         reviewed = set(settled.loc[settled["criterion"] == name, "position"])
-        level = rubric.criterion(name).scale.level
-        result.append(
-            CriterionAgreement(
-                name, agreement(grades[grades["criterion"] == name], level), len(differ), len(differ & reviewed)
-            )
-        )
+        result.append(CriterionAgreement(name, agreed[name], len(differ), len(differ & reviewed)))
     return result
 
 
