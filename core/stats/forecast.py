@@ -237,7 +237,7 @@ def forecast_batch(
         floored = np.sqrt(np.maximum(sds**2, (1 - equal) * sds**2 + equal * centre * (1 - centre)))
         n = neyman_grades(design.weights, floored, design.N, half, z, pool)
     bernoulli = np.abs(1 - 2 * pool) / np.sqrt(np.maximum(n * pool * (1 - pool), 1e-9)) * np.sqrt(rho[..., 0])
-    shown = np.where(counts > 1, counts, 0).sum(axis=1).astype(float)[:, None]  # k: the grades rho is read from
+    shown = _shown(counts).astype(float)[:, None]  # k: the grades rho is read from
     read = np.sqrt(
         np.where(np.isfinite(excess[..., 0]), excess[..., 0], 0.0)
         * np.maximum(n - shown, 0.0)
@@ -270,7 +270,7 @@ def _excess_kurtosis(
     used = np.take_along_axis(counts > 1, strata, axis=1)
     m2 = np.sum(np.where(used, centred**2, 0.0), axis=1)
     m4 = np.sum(np.where(used, centred**4, 0.0), axis=1)
-    graded = used.sum(axis=1)
+    graded = _shown(counts)
     df = graded - (counts > 1).sum(axis=1)  # each stratum's mean is read from its own grades
     with np.errstate(invalid="ignore", divide="ignore"):
         kappa = (m4 / graded) / (m2 / df) ** 2
@@ -281,7 +281,12 @@ def _excess_kurtosis(
 
 def _shows_share(counts: np.ndarray) -> np.ndarray:
     """(R,) whether some stratum has 2 grades, so that `_variance_share` reads rho from the grades."""
-    return (counts > 1).any(axis=1)
+    return _shown(counts) > 0
+
+
+def _shown(counts: np.ndarray) -> np.ndarray:
+    """(R,) the grades of the strata with 2 grades or more: those a spread is read from."""
+    return np.where(counts > 1, counts, 0).sum(axis=1)
 
 
 def _variance_share(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
@@ -292,7 +297,7 @@ def _variance_share(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> 
         mean = sums / counts
         within = np.where(counts > 1, sumsq - counts * mean**2, 0.0).sum(axis=1)
         bernoulli = np.where(counts > 1, counts * mean * (1 - mean), 0.0).sum(axis=1)
-        graded = np.where(counts > 1, counts, 0).sum(axis=1)
+        graded = _shown(counts)
         share = np.clip(within / np.where(bernoulli > 0, bernoulli, 1), 0.05, 1.0)
     shrunk = (graded * share + SHARE_PRIOR_GRADES) / (graded + SHARE_PRIOR_GRADES)
     return np.where(bernoulli > 0, np.where(share >= 1.0 - 1e-9, 1.0, shrunk), 1.0)
