@@ -158,6 +158,7 @@ def from_moments(
     binary: np.ndarray,
     *,
     bounded: bool = True,
+    differ: np.ndarray | None = None,
 ) -> BatchEstimate:
     """The estimate of the module docstring from per-stratum sufficient statistics, (R, H) each.
 
@@ -165,15 +166,16 @@ def from_moments(
     difference estimator's residuals); ``grade_moments``: those of the grades themselves (for the all-equal
     floor and the saving); ``binary``: (R,) whether every grade is 0 or 1 (the df rule). ``bounded``: the
     values are the grades, so the variance is core.stats.intervals.bounded_variance's (a residual's spread is
-    no share of the grades' Bernoulli variance). What `estimate_batch` computes, and what core.stats.stopping
-    updates grade by grade.
+    no share of the grades' Bernoulli variance). ``differ``: (R,) whether each sample reads its strata apart
+    (default: core.stats.collapse.strata_differ of the grades; True for every stratum on its own spread,
+    `unpooled_variance`). What `estimate_batch` computes, and what core.stats.stopping updates grade by grade.
     """
     counts, sums, sumsq = moments
     _, ysum, ysumsq = grade_moments
     sizes, w = design.sizes.astype(float), design.weights
     seen = counts > 0
     own = np.maximum(sample_variance(counts, sums, sumsq), all_equal_floor(counts, ysum, ysumsq))
-    differ = strata_differ(*grade_moments)
+    differ = strata_differ(*grade_moments) if differ is None else differ
     s2 = collapsed_variances(own, moments, grade_moments, differ)
     value = np.sum(w * np.where(seen, sums / np.maximum(counts, 1), 0.0), axis=1)
     value = np.where(seen.all(axis=1), value, np.nan)
@@ -218,10 +220,8 @@ def unpooled_variance(design: Design, positions, grades) -> float:
     estimate's own variance differs from it only while the strata are read as one (core.stats.collapse)."""
     positions, grades = checked_grades(design, positions, grades)
     moments = stratum_moments(design, positions[None], grades[None])
-    own = np.maximum(sample_variance(*moments), all_equal_floor(*moments))
-    variance = stratified_mean_variance(design.weights, design.sizes.astype(float), moments[0], own)
     binary = np.array([bool(((grades == 0) | (grades == 1)).all())])
-    return float(bounded_variance(design.weights, design.sizes.astype(float), moments, variance, binary)[0])
+    return float(from_moments(design, moments, moments, binary, differ=np.array([True])).variance[0])
 
 
 def estimate(design: Design, positions, grades, method: str = "default", level: float = LEVEL) -> Estimate:
