@@ -138,12 +138,12 @@ def questions_editor(project: ProjectInfo) -> None:
     grades: grades are keyed by criterion and read on its scale (project_actions.change_settings refuses)."""
     current = project.settings
     with st.expander("Questions", expanded=False):
-        grades = store.rubric_grades(project.id)
-        if len(grades) or current.compares:
+        items, grades = store.grade_counts(project.id)
+        if grades or current.compares:
             st.caption(
-                f"Fixed: the project has {counted(grades['position'].nunique(), 'item')} graded "
-                f"({counted(len(grades), 'grade')}, keyed by criterion)."
-                if len(grades)
+                f"Fixed: the project has {counted(items, 'item')} graded ({counted(grades, 'grade')}, keyed by "
+                "criterion)."
+                if grades
                 else "A comparison asks one question of each response."
             )
             return

@@ -111,7 +111,7 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
     if not changed:
         return Outcome("unchanged", "no setting changed")
     if changed.keys() & set(QUESTION_SETTINGS):
-        check_questions_change(stored, changed, len(store.rubric_grades(project_id)))
+        check_questions_change(stored, changed, store.grade_counts(project_id)[1])
     sizes = store.stratum_sizes(project_id) if changed.keys() & {"budget_fixed", "planned_budget"} else []
     if sizes and (after := before.with_changes(changed)).budget_fixed:  # a budget fixed in advance, or its n0, changed
         problem = fixed_budget_problem(after.n0(sum(sizes)), sizes, len(store.graded_positions(project_id)))

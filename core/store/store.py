@@ -474,6 +474,15 @@ class Store:
                 for criterion, value, label in card
             ]
 
+    def grade_counts(self, project_id: int) -> tuple[int, int]:
+        """(items with an active grade, active grades) of every criterion, counted by the database."""
+        query = select(func.count(func.distinct(Grade.position)), func.count()).where(
+            Grade.project_id == project_id, Grade.retracted_at.is_(None)
+        )
+        with self.session() as s:
+            items, grades = s.execute(query).one()
+        return int(items), int(grades)
+
     def rubric_grades(self, project_id: int) -> pd.DataFrame:
         """Every criterion's active grades in submission order, columns RUBRIC_GRADE_COLUMNS."""
         columns = [getattr(Grade, c) for c in RUBRIC_GRADE_COLUMNS]
