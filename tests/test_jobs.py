@@ -20,7 +20,16 @@ from sqlalchemy import update
 
 from core.errors import InputError
 from core.jobs.context import Kind, WorkerOptions
-from core.jobs.preparation_job import CHECK, CHUNK, PREPARE, scores_from_json, scores_to_json, worker_backend
+from core.jobs.preparation_job import (
+    CHECK,
+    CHUNK,
+    PREPARE,
+    enqueue_preparation,
+    runs_local_model,
+    scores_from_json,
+    scores_to_json,
+    worker_backend,
+)
 from core.jobs.worker import Worker
 from core.services.preparation import waiting_for_worker
 from core.services.project import create_project, start_preparation
@@ -160,6 +169,29 @@ def test_the_light_worker_leaves_model_jobs_to_the_model_worker(store):
     assert runs == [light]
     Worker(store, WorkerOptions(uses_model=True), kinds=recording_kinds(runs)).run_until_idle()
     assert runs == [light, heavy]
+
+
+@pytest.mark.parametrize(
+    ("settings", "runs_a_model"),
+    [
+        ({"backend": "exact"}, False),
+        ({"backend": "embedding"}, True),
+        ({"backend": "embedding", "model": "served-model", "embedding_server": "http://embed.test"}, False),
+    ],
+)
+def test_only_a_preparation_that_runs_a_model_here_waits_for_a_model_worker(store, monkeypatch, settings, runs_a_model):
+    """Embeddings from a server are requests, which a light worker sends as well as a GPU worker."""
+    monkeypatch.setenv("ACTIVEGRADE_SAMPLING_SERVERS", "http://embed.test")
+    job_id = enqueue_preparation(store, demo_project(store, "p", **settings))
+    assert job_table.job(store, job_id).uses_model is runs_a_model
+
+
+@pytest.mark.parametrize(
+    ("sampling", "runs_a_model"),
+    [({"model": "local.gguf"}, True), ({"api_base": "http://sample.test", "model": "m"}, False)],
+)
+def test_sampling_runs_a_model_here_only_without_a_server(sampling, runs_a_model):
+    assert runs_local_model(ProjectSettings(backend="exact", sampling=sampling)) is runs_a_model
 
 
 def demo_project(store: Store, name: str, **settings) -> int:

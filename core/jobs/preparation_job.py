@@ -43,12 +43,22 @@ def chunk_items() -> int:
     return config().chunk_items
 
 
+def runs_local_model(settings: ProjectSettings) -> bool:
+    """Whether preparing the project runs a model on the worker's machine, which decides which workers may
+    take its jobs (``WorkerOptions.uses_model``: a GPU worker takes them, a light one leaves them): it embeds
+    or runs NLI here unless it clusters exactly or its embeddings come from a server, or it samples with a
+    local model (a sampling request without an ``api_base``, core.jobs.sampling_job.sampling_from_settings).
+    Work a server does is a request, as light as reading the uploads."""
+    embeds_here = settings.backend != "exact" and settings.embedding_server is None
+    samples_here = bool(settings.sampling) and "api_base" not in settings.sampling
+    return embeds_here or samples_here
+
+
 def enqueue_preparation(store: Store, project_id: int, chunk_size: int | None = None) -> int:
-    """Queue the project's preparation; it runs a model unless it clusters exactly without sampling."""
+    """Queue the project's preparation, flagged as running a model when it does so here (`runs_local_model`)."""
     settings = store.project(project_id).settings
-    uses_model = settings.backend != "exact" or bool(settings.sampling)
     payload = {"chunk_items": chunk_size or chunk_items()}
-    return job_table.enqueue(store, NewJob(PREPARE, project_id, payload, uses_model))
+    return job_table.enqueue(store, NewJob(PREPARE, project_id, payload, runs_local_model(settings)))
 
 
 def run_prepare(context: JobContext) -> None:
