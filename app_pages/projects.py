@@ -189,12 +189,25 @@ def questions_summary(settings: ProjectSettings) -> str:
     return f"rubric of {len(rubric.criteria)} criteria ({rubric.primary} primary, {settings.grading_scale.kind} scale{together})"
 
 
+def engine_summary(settings: ProjectSettings) -> str:
+    """The backend and where its work runs, so an admin sees what a preparation asks of which server: its model
+    and the allowed server its embeddings come from, and the model (and server) the surrogate answers are
+    sampled with."""
+    served = f" from {settings.embedding_server}" if settings.embedding_server else ""
+    engine = f"backend {settings.backend}" + (f" ({settings.model}{served})" if settings.model else "")
+    sampling = settings.sampling
+    if not sampling:
+        return engine
+    where = f"from {sampling['api_base']}" if "api_base" in sampling else "here"
+    return f"{engine} · sampled with {sampling['model']} {where}"
+
+
 def current(project: ProjectInfo) -> None:
     st.header(one_line_plain(project.name))
     settings = project.settings
     st.caption(
         one_line_plain(
-            f"backend {settings.backend} · "
+            f"{engine_summary(settings)} · "
             + (f"proxy {settings.proxy} · " if settings.proxy else f"stratify by {settings.stratify_by} · ")
             + f"{strata_count(project)} · {questions_summary(settings)} · seed {settings.seed} · "
             f"minimum viewing time {settings.min_view_s:g} s"

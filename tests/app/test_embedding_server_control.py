@@ -10,6 +10,7 @@ import pytest
 import core.services.project
 from core.surrogate.semantic.served import ServedEmbeddingBackend
 from core.testing.local_server import free_port
+from tests.app.test_sampling_control import headline
 from tests.test_outbound import served as listening
 
 START = core.services.project.start_preparation  # the real one, before a test replaces it
@@ -61,6 +62,7 @@ def test_the_embedding_server_and_its_model_are_recorded(open_app, store, upload
         "http://127.0.0.1:8001/v1",
     )
     assert "sk-never-stored" not in str(settings.to_dict()) and "AG_EMBED_KEY" not in str(settings.to_dict())
+    assert "backend embedding (served-embedder from http://127.0.0.1:8001/v1)" in headline(at)
 
 
 def test_without_an_allowed_server_none_is_offered_and_nothing_is_created(

@@ -41,6 +41,7 @@ def test_control_appears_without_samples_and_records_the_sampling_options(
         "batch_size": 8,
     }
     assert set(store.input_files(project.id)) == {"pool"}
+    assert "sampled with /models/tiny here" in headline(at)
 
 
 def test_control_is_hidden_once_samples_are_uploaded(open_app, uploads, monkeypatch, tmp_path):
@@ -106,6 +107,7 @@ def test_server_sampling_records_the_server_and_the_key_variable_never_the_key(
         "timeout": 60.0,
         "max_retries": 5,
     }
+    assert "sampled with served-model from http://127.0.0.1:8000/v1" in headline(at)
     database = db_url.removeprefix("sqlite:///")
     assert secret.encode() not in b"".join(p.read_bytes() for p in Path(database).parent.glob("app.db*"))
     assert secret not in str(at.main)
@@ -139,3 +141,8 @@ def test_no_server_is_offered_unless_the_operator_lists_one(open_app, store, upl
     at.button(key="create").click().run()
     assert "this deployment allows no server" in at.error[0].value
     assert store.projects() == []
+
+
+def headline(at) -> str:
+    """The project's caption (backend, model, servers, strata...) as plain text: markdown's escapes removed."""
+    return next(c.value for c in at.caption if c.value.startswith("backend")).replace("\\", "")
