@@ -9,10 +9,11 @@ from datetime import UTC
 import numpy as np
 import pandas as pd
 import pytest
+from sqlalchemy import event
 
 from core.errors import InputError
 from core.settings import ProjectSettings
-from core.store import Store
+from core.store import Store, make_engine
 from tests.pg_schema import throwaway_schema_url
 
 
@@ -175,6 +176,19 @@ def test_sqlite_runs_in_wal_mode(tmp_path):
     path = tmp_path / "wal.db"
     Store.open(f"sqlite:///{path}")
     assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_sqlite_connections_of_as_many_threads_as_the_api_runs_are_kept_open(tmp_path):
+    """40 readers at once (anyio's worker threads) return their connections to the pool, and the next 40 reuse
+    them: none is closed and opened again per request (the default pool kept 5)."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'pool.db'}")
+    opened = []
+    event.listen(engine, "connect", lambda *_: opened.append(1))
+    for _ in range(2):
+        connections = [engine.connect() for _ in range(40)]
+        for connection in connections:
+            connection.close()
+    assert len(opened) == 40
 
 
 def test_concurrent_graders_lose_no_grade(tmp_path):
