@@ -6,9 +6,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from core.inputs.markup import plain_text
 from core.services import auth, review
-from core.services.criteria_reading import criteria_now, design_criterion_words, mean_grade_words
-from core.services.live import DEFAULT_METHOD, ESTIMATORS, Design, Live, agreement_words
+from core.services.criteria_reading import agreement_words, criteria_now, design_criterion_words, mean_grade_words
+from core.services.live import DEFAULT_METHOD, ESTIMATORS, Design, Live
 from core.services.progress import (
     IDLE_GAP_S,
     counted,
@@ -189,7 +190,7 @@ def _strata_and_graders(now: Live, strata: pd.DataFrame, grades: pd.DataFrame) -
     with right:
         st.subheader("Graders")
         st.dataframe(shown(with_working_time(grader_pace(grades)), digits=1), hide_index=True, width="stretch")
-        st.caption(agreement_words(grades, project.settings))
+        st.caption(plain_text(agreement_words(store, project.id, grades, project.settings)))
 
 
 @st.fragment(run_every=REFRESH_S)

@@ -31,14 +31,14 @@ from dataclasses import dataclass
 import pandas as pd
 
 from core.rubric import ONE_QUESTION, PRIMARY, Criterion, Rubric
-from core.services.live import Anytime, Live, anytime_now, live_reading
+from core.services.live import Anytime, Live, agreement_of, anytime_now, live_reading
 from core.services.progress import counted
 from core.services.reading import WHENEVER, Interval, interval_when, intervals, skip_widening, widened
 from core.services.tracking import current_estimate
 from core.settings import ProjectSettings, SettingsLike
 from core.stats.allocation import Design
 from core.stats.estimate import Estimate
-from core.stats.rater_agreement import Agreement, agreement
+from core.stats.rater_agreement import Agreement, agreement, summary
 from core.stats.skips import skip_bound
 from core.stats.stopping import FIXED
 from core.store import Store
@@ -192,3 +192,17 @@ def criteria_agreement(rubric: Rubric, grades: pd.DataFrame) -> dict[str, Agreem
     """Each criterion's agreement between graders over its items graded twice, at its scale's level
     (core.stats.rater_agreement.agreement), in the rubric's order; ``grades``: a rubric's (Store.rubric_grades)."""
     return {c.name: agreement(grades[grades["criterion"] == c.name], c.scale.level) for c in rubric.criteria}
+
+
+def agreement_words(store: Store, project_id: int, grades: pd.DataFrame, settings: SettingsLike) -> str:
+    """Agreement for a page (core.stats.rater_agreement.summary): one line of the project's ``grades``
+    (Store.grades, which the Dashboard reads for the graders' pace too), or in a rubric project one line per
+    criterion in the rubric's order, from `criteria_agreement` as the report, the Review and the Team pages
+    read it: every criterion's agreement, not the primary criterion's alone."""
+    rubric = ProjectSettings.from_dict(settings).rubric
+    if rubric is None:
+        return summary(agreement_of(grades, settings))
+    agreed = criteria_agreement(rubric, store.rubric_grades(project_id))
+    return "\n".join(
+        f"{name}{' (primary)' if name == rubric.primary else ''}: {summary(a)}" for name, a in agreed.items()
+    )

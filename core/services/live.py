@@ -27,7 +27,7 @@ from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval, anytime_interval
 from core.stats.estimate import DEFAULT_METHOD, METHODS, Estimate
 from core.stats.queue import QueueState
-from core.stats.rater_agreement import Agreement, agreement, summary
+from core.stats.rater_agreement import Agreement, agreement
 from core.stats.skips import SkipBound, skip_bound
 from core.stats.stopping import LOOKS
 from core.store import Store
@@ -40,7 +40,6 @@ __all__ = [
     "ESTIMATORS",
     "Live",
     "agreement_of",
-    "agreement_words",
     "anytime_now",
     "closed_words",
     "live_reading",
@@ -139,8 +138,3 @@ def closed_words(store: Store, project_id: int, design: Design, settings: Settin
 def agreement_of(grades: pd.DataFrame, settings: SettingsLike) -> Agreement:
     """Agreement of the double-graded items (core.stats.rater_agreement) at the level of the project's scale."""
     return agreement(grades, ProjectSettings.from_dict(settings).grading_scale.level)
-
-
-def agreement_words(grades: pd.DataFrame, settings: SettingsLike) -> str:
-    """Agreement in one line for a page (core.stats.rater_agreement.summary)."""
-    return summary(agreement_of(grades, settings))
