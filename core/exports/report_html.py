@@ -34,11 +34,14 @@ from core.services.tracking import PATH_NOTE
 WIDTH, HEIGHT, PAD = 640, 260, 40
 STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222;overflow-wrap:break-word}
-table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;overflow-wrap:anywhere}
+table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}
+td{overflow-wrap:anywhere}th{overflow-wrap:normal}
 .table{max-width:100%;overflow-x:auto}.settings td:first-child{white-space:nowrap}
 th{background:#f3f3f3}pre{background:#f6f6f6;padding:.7em;overflow-x:auto;font-size:12px}
 svg{max-width:100%;height:auto}.note{color:#555;font-size:13px}
 """
+"""A cell's long value (a hash, a file name) may break anywhere so the table fits a phone; a header breaks only
+between words ("stratum", not "stratu m"): a table its headers make wider than the page scrolls inside its box."""
 MODULE = re.compile(r" ?\(core\.[\w.]+\)|core\.[\w.]+[;,] ?")
 """A reference to one of the code's modules in the report's prose: "(core.stats.confseq)", or
 "core.stats.model_assisted; " before a literature reference in the same parentheses."""

@@ -1,6 +1,6 @@
 """The one-page HTML report on a phone (issue 28): opened on its own in Chromium 390 px wide, the page does
 not scroll sideways (a wide table scrolls inside its own box); at a phone's and a laptop's width no setting's
-name is broken inside a word."""
+name, and no word of a table's header, is broken inside a word."""
 
 from __future__ import annotations
 
@@ -19,6 +19,22 @@ BROKEN_NAMES = """() => [...document.querySelectorAll('.settings td:first-child'
   return text.getClientRects().length > 1;  // one rectangle a line
 }).map((td) => td.textContent)"""
 
+SPLIT_HEADER_WORDS = """() => [...document.querySelectorAll('th')].flatMap((th) => {
+  const words = [];
+  const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const match of node.data.matchAll(/\\S+/g)) {
+      const word = document.createRange();
+      word.setStart(node, match.index);
+      word.setEnd(node, match.index + match[0].length);
+      const lines = new Set([...word.getClientRects()].map((r) => Math.round(r.top)));
+      const right = word.getBoundingClientRect().right, edge = th.getBoundingClientRect().right;
+      if (lines.size > 1 || right > edge + 0.5) words.push(match[0]);  // split over lines, or past the cell
+    }
+  }
+  return words;
+})"""
+
 
 def test_the_html_report_fits_a_phone(browser, tmp_path, artifacts):
     store = Store.open(f"sqlite:///{tmp_path / 'report.db'}")
@@ -35,4 +51,6 @@ def test_the_html_report_fits_a_phone(browser, tmp_path, artifacts):
         assert page.locator("svg").count() == 2 and page.locator("svg").first.bounding_box()["width"] <= width
         assert page.locator(".settings td:first-child").count() > 20
         assert page.evaluate(BROKEN_NAMES) == [], width
+        assert page.locator("th").count() > 20
+        assert page.evaluate(SPLIT_HEADER_WORDS) == [], width
         page.close()
