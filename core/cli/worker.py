@@ -6,7 +6,9 @@ Run as many as the machines allow, beside the app, on the app's database:
     python -m core worker --device cuda --only model   # a GPU worker: the model-heavy jobs, fp16, batched
     python -m core worker --only light             # a CPU worker for everything that runs no model
 
-A worker that dies leaves its job to another once its heartbeat is older than --stale-after.
+A worker that dies leaves its job to another once its heartbeat is older than --stale-after. The app's own
+worker (core.jobs.background) runs with --warm-up --wake-on-stdin --parent-pid: it imports every job's modules
+while it waits, wakes when the app writes to its standard input, and stops when the app is gone.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ import argparse
 import signal
 import sys
 import threading
+import time
 
 from core.cli.projects import add_database_argument
 from core.jobs.context import HEARTBEAT_S, MAX_ATTEMPTS, STALE_AFTER_S, WorkerOptions
-from core.jobs.worker import Worker
+from core.jobs.kinds import warm_up
+from core.jobs.worker import Bell, Worker
 from core.store import Store
 from core.store.store import WORKER_FILE_BYTES
 
@@ -40,6 +44,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--idle-exit", type=float, help="stop after this many seconds without a job")
     parser.add_argument("--parent-pid", type=int, help="stop when this process is gone (the app's own worker)")
     parser.add_argument("--once", action="store_true", help="run the jobs waiting now, then stop")
+    parser.add_argument(
+        "--warm-up", action="store_true", help="import every job's modules (torch, ...) at once, not at the first job"
+    )
+    parser.add_argument(
+        "--wake-on-stdin",
+        action="store_true",
+        help="look for jobs at once when a line comes on standard input; stop when it closes (the app's own worker)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,10 +67,24 @@ def run(args: argparse.Namespace) -> int:
     )
     worker = Worker(Store.open(args.db_url, WORKER_FILE_BYTES), options)
     print(f"worker {worker.name} started", file=sys.stderr, flush=True)
+    if args.warm_up:
+        threading.Thread(target=_warm_up, args=(worker,), daemon=True, name="warm-up").start()
     if args.once:
         worker.run_until_idle()
         return 0
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    worker.run(stop)
+    worker.run(stop, Bell(sys.stdin.fileno()) if args.wake_on_stdin else None)
     return 0
+
+
+def _warm_up(worker: Worker) -> None:
+    """The job modules imported beside the worker's first polls (a job claimed meanwhile waits only for what
+    it needs); says when, so whoever watches the log knows the worker is warm."""
+    start = time.perf_counter()
+    warm_up(worker.options.uses_model)
+    print(
+        f"worker {worker.name} warm: job modules imported in {time.perf_counter() - start:.1f} s",
+        file=sys.stderr,
+        flush=True,
+    )

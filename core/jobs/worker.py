@@ -1,8 +1,8 @@
 """The worker: claims jobs from the database (core.store.jobs), runs them, heartbeats them.
 
 `python -m core worker` runs one (core/cli/worker.py); the app starts one of its own unless told
-not to (core.jobs.background); scripts and tests run a project's jobs in their own process
-(`run_until_idle`). While a job runs, a thread stamps its heartbeat every ``heartbeat_s``; a
+not to (core.jobs.background), which the app wakes through a ``Bell`` when it queues a job; scripts and
+tests run a project's jobs in their own process (`run_until_idle`). While a job runs, a thread stamps its heartbeat every ``heartbeat_s``; a
 worker that dies stops stamping it, and ``stale_after_s`` later another worker takes the job over
 and resumes it from its checkpoint. A job that raises is retried (``attempts`` counts every start,
 takeovers included) up to ``max_attempts``, then fails with its error; bad input
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import socket
 import threading
 import time
@@ -29,6 +30,23 @@ from core.store.jobs import JobRow
 logger = logging.getLogger(__name__)
 
 GAVE_UP = "its worker stopped responding (killed, or out of memory)"
+
+
+class Bell:
+    """The app's wake-up for its own worker, on a pipe (the worker's standard input): the app writes a byte
+    when it may have queued a job, so the job starts at once rather than at the next poll, and the pipe's
+    end (the app stopped or died, closing its side) tells the worker the app is gone, at once too. Waiting
+    on it costs nothing: the worker sleeps in ``select`` between polls."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.closed = False
+
+    def wait(self, timeout: float) -> None:
+        """Until a ring, the pipe's end (``closed`` set) or ``timeout``; every ring waiting is read at once."""
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if ready and not os.read(self.fd, 4096):
+            self.closed = True
 
 
 def default_name() -> str:
@@ -74,18 +92,22 @@ class Worker:
             count += 1
         return count
 
-    def run(self, stop: threading.Event | None = None) -> int:
-        """Run jobs until ``stop`` is set, the parent process is gone or the worker was idle for
-        ``idle_exit_s``; returns how many ran."""
+    def run(self, stop: threading.Event | None = None, bell: Bell | None = None) -> int:
+        """Run jobs until ``stop`` is set, the parent process is gone (or ``bell`` closed) or the worker was
+        idle for ``idle_exit_s``; returns how many ran. Between polls it waits ``poll_s``, on ``bell`` when
+        given, which a ring cuts short."""
         stop = stop or threading.Event()
         count, idle_since = 0, time.monotonic()
-        while not stop.is_set() and self._parent_alive():
+        while not stop.is_set() and self._parent_alive() and not (bell and bell.closed):
             if self.run_once():
                 count, idle_since = count + 1, time.monotonic()
                 continue
             if self.options.idle_exit_s is not None and time.monotonic() - idle_since >= self.options.idle_exit_s:
                 break
-            stop.wait(self.options.poll_s)
+            if bell is None:
+                stop.wait(self.options.poll_s)
+            else:
+                bell.wait(self.options.poll_s)
         return count
 
     def _parent_alive(self) -> bool:
