@@ -121,5 +121,5 @@ if signin.may(auth.CREATE_PROJECT):
 allowed = signin.allowed_pages(PAGES)
 navigation = st.navigation(allowed + [refused(p) for p in PAGES if p not in allowed])
 sidebar()
-state.ensure_worker()  # the app's own worker, while jobs wait (a page that queues one calls it too)
+state.ensure_worker()  # rings the app's own worker (a job the last run queued starts now), or starts one when jobs wait
 navigation.run()

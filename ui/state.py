@@ -49,8 +49,18 @@ def store() -> Store:
 
 
 def ensure_worker() -> None:
-    """Start the app's own worker process when jobs wait (core.jobs.background; off with $ACTIVEGRADE_APP_WORKER=0)."""
+    """Wake the app's own worker, or start one when jobs wait (core.jobs.background; off with $ACTIVEGRADE_APP_WORKER=0)."""
     database.ensure_worker(store())
+
+
+def keep_worker_warm() -> None:
+    """At the server's start (ui/web.py): the app's own worker, warm before the first job. A database or a
+    configuration that fails here is left to the first page, which says what is wrong (with the URL's
+    passwords redacted, which the error's own text may not be); a page run that queues a job starts one."""
+    try:
+        database.keep_worker_warm(served_store())
+    except Exception as exc:  # noqa: BLE001 - the server starts anyway; the page reports the cause
+        logger.error("the app's worker did not start with the server (%s); the first page says why", type(exc).__name__)
 
 
 def select_project(project_id: int | None) -> None:

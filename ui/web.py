@@ -1,5 +1,6 @@
 """What the app's web server adds to Streamlit's (serve.py builds the ``st.App``): security headers on every
-response, a websocket that only pages of the app's own origin may open, and the sign-in cookie set HttpOnly.
+response, a websocket that only pages of the app's own origin may open, the sign-in cookie set HttpOnly, and the
+app's own worker started with the server (``lifespan``).
 
 - Headers (``HEADERS``): no framing by other sites (X-Frame-Options and CSP frame-ancestors), no MIME
   sniffing, no referrer, and a Content-Security-Policy under which a page loads scripts, styles, fonts and
@@ -21,6 +22,8 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
@@ -165,3 +168,11 @@ class Guard:
 
 
 MIDDLEWARE = [Middleware(Guard)]
+
+
+@asynccontextmanager
+async def lifespan(_app: object) -> AsyncIterator[None]:
+    """The server's start: the app's own worker starts now and waits warm, so the first job queued does not
+    wait for a process to start (issue 28); it stops with the server."""
+    state.keep_worker_warm()
+    yield

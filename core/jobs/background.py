@@ -1,10 +1,15 @@
-"""The app's own worker, so a single machine (`make demo`) needs no extra command.
+"""The app's own worker, kept warm, so a single machine (`make demo`) needs no extra command and a job
+queued starts at once.
 
-The web server runs no model itself: when jobs wait, `ensure_worker` starts
-``python -m core worker`` as a child process of the server, on the server's database, which stops
-when the server is gone or after IDLE_EXIT_S without a job (the next job starts another).
-$ACTIVEGRADE_APP_WORKER=0 turns it off, for deployments whose workers run apart (GPU machines,
-several app replicas): see docs/workers.md.
+The web server runs no model itself. When it starts (serve.py's lifespan calls `keep_warm`), it starts
+``python -m core worker`` as a child process on the server's database, which imports every job's modules
+while it waits (core.jobs.kinds.warm_up) and stays as long as the server: it stops when the server is gone,
+never for idling. The server rings it (a byte on the child's standard input, core.jobs.worker.Bell) on every
+page run and API call that may have queued a job (`ensure_worker`), so the job is claimed at once rather
+than at the next poll, and starts another if it died. A process that kept none warm (`streamlit run app.py`,
+the app's tests) starts one only when jobs wait, which stops after IDLE_EXIT_S without a job.
+$ACTIVEGRADE_APP_WORKER=0 turns it off, for deployments whose workers run apart (GPU machines, several app
+replicas): see docs/workers.md.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from core.store import jobs as job_table
 IDLE_EXIT_S = 30.0
 
 _children: dict[str, subprocess.Popen] = {}
+_warm: set[str] = set()
+"""The databases whose worker this process keeps running (`keep_warm`), by URL."""
 _lock = threading.Lock()
 
 
@@ -30,38 +37,54 @@ def app_worker_enabled() -> bool:
     return config.config().app_worker
 
 
+def keep_warm(store: Store) -> bool:
+    """Start the app's worker for this database now, before any job, and from now on keep one running
+    (`ensure_worker` starts another if it dies); True when one runs."""
+    if not app_worker_enabled():
+        return False
+    with _lock:
+        _warm.add(str(store.engine.url))
+    return ensure_worker(store)
+
+
 def ensure_worker(store: Store) -> bool:
-    """Start the app's worker for this database when jobs wait and none of ours runs; True when one runs."""
+    """Ring the app's worker for this database, or start one when none of ours runs and either it is kept
+    warm or jobs wait; True when one runs."""
     if not app_worker_enabled():
         return False
     key = str(store.engine.url)
     with _lock:
         child = _children.get(key)
         if child is not None and child.poll() is None:
+            _ring(child)
             return True
-        if not job_table.pending(store):
+        if key not in _warm and not job_table.pending(store):
             return False
-        _children[key] = _spawn(store)
+        _children[key] = _spawn(store, warm=key in _warm)
         return True
 
 
-def _spawn(store: Store) -> subprocess.Popen:
+def _ring(child: subprocess.Popen) -> None:
+    """Wake the worker: a byte on its standard input. A full pipe already holds rings it has not read (it is
+    busy with a job), and a broken one means it has just exited (the next call starts another)."""
+    try:
+        os.write(child.stdin.fileno(), b"\n")
+    except (BlockingIOError, BrokenPipeError):
+        pass
+
+
+def _spawn(store: Store, warm: bool) -> subprocess.Popen:
     """The worker in its own Python process (the URL in its environment, never on the command line,
-    where other users could read a password)."""
+    where other users could read a password): warmed up and without an idle exit when kept warm. Its
+    standard input is the bell, written without blocking the server."""
     root = str(Path(__file__).resolve().parents[2])
     env = {
         **os.environ,
         config.DB_URL: store.engine.url.render_as_string(hide_password=False),
         "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p),
     }
-    command = [
-        sys.executable,
-        "-m",
-        "core",
-        "worker",
-        "--idle-exit",
-        str(IDLE_EXIT_S),
-        "--parent-pid",
-        str(os.getpid()),
-    ]
-    return subprocess.Popen(command, env=env)
+    lifetime = ["--warm-up"] if warm else ["--idle-exit", str(IDLE_EXIT_S)]
+    command = [sys.executable, "-m", "core", "worker", "--wake-on-stdin", "--parent-pid", str(os.getpid()), *lifetime]
+    child = subprocess.Popen(command, env=env, stdin=subprocess.PIPE)
+    os.set_blocking(child.stdin.fileno(), False)
+    return child

@@ -1,7 +1,8 @@
 """The database as the app holds it: the Store to open, the project rows its pages show, the app's own worker.
 
 The pages never import core.store or core.jobs (tests/test_architecture.py); they open the Store here, pass it
-to the services, and start the app's worker (core.jobs.background) when a job they queued waits.
+to the services, keep the app's worker (core.jobs.background) warm from the server's start, and ring it when a
+job they queued waits.
 """
 
 from __future__ import annotations
@@ -10,7 +11,15 @@ from core.jobs import background
 from core.store import ProjectInfo, Store, database_url
 from core.store.engine import describe_failure
 
-__all__ = ["ProjectInfo", "Store", "database_url", "describe_failure", "ensure_worker", "open_store"]
+__all__ = [
+    "ProjectInfo",
+    "Store",
+    "database_url",
+    "describe_failure",
+    "ensure_worker",
+    "keep_worker_warm",
+    "open_store",
+]
 
 
 def open_store(url: str) -> Store:
@@ -19,5 +28,10 @@ def open_store(url: str) -> Store:
 
 
 def ensure_worker(store: Store) -> None:
-    """Start the app's own worker process when jobs wait (core.jobs.background; off with $ACTIVEGRADE_APP_WORKER=0)."""
+    """Wake the app's own worker, or start one when jobs wait (core.jobs.background; off with $ACTIVEGRADE_APP_WORKER=0)."""
     background.ensure_worker(store)
+
+
+def keep_worker_warm(store: Store) -> None:
+    """Start the app's own worker now, warm, and keep one running while the server lives (core.jobs.background)."""
+    background.keep_warm(store)

@@ -1,0 +1,170 @@
+"""The app's own worker (core.jobs.background), kept warm (issue 28): running before any job is queued, woken at
+once by a ring, never stopping for idling while the app lives, gone as soon as the app is, none with
+$ACTIVEGRADE_APP_WORKER=0; its warm-up imports what the jobs would import as they run; the served app starts it.
+
+Speed is measured in benchmarks/job_start.py; these tests wait on conditions, with deadlines that only end a
+stuck wait.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core import config
+from core.jobs import background
+from core.jobs.context import WorkerOptions
+from core.jobs.kinds import JOB_MODULES, MODEL_MODULES
+from core.jobs.worker import Bell, Worker
+from core.services.project import create_project, start_preparation
+from core.store import Store
+from core.store import jobs as job_table
+from core.store.jobs import NewJob
+from core.testing.waiting import prepared, until
+from tests.test_jobs import recording_kinds
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "app"
+DEADLINE_S = 120
+IDLE_EXIT_S = 0.5
+"""The idle exit for these tests' workers: a worker that stops for idling does so within seconds."""
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> Iterator[Store]:
+    """A SQLite database, the app's worker switched on, a short idle exit; every worker started here killed
+    after the test."""
+    monkeypatch.setenv(config.APP_WORKER, "1")
+    monkeypatch.setattr(background, "IDLE_EXIT_S", IDLE_EXIT_S)
+    monkeypatch.setattr(background, "_children", {})
+    monkeypatch.setattr(background, "_warm", set())
+    yield Store.open(f"sqlite:///{tmp_path / 'app.db'}")
+    for child in background._children.values():
+        child.kill()
+        child.wait()
+
+
+def tiny_preparation(store: Store) -> int:
+    """A 40-item project (tests/data/app) queued for preparation; its id."""
+    files = [(name, (DATA / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
+    project_id = create_project(store, "Tiny", *files, start=False)
+    assert start_preparation(store, project_id)
+    return project_id
+
+
+def the_worker(store: Store) -> subprocess.Popen:
+    return background._children[str(store.engine.url)]
+
+
+def test_a_ring_wakes_a_waiting_worker_and_the_bells_end_stops_it(store):
+    runs: list[int] = []
+    worker = Worker(store, WorkerOptions(poll_s=3600), kinds=recording_kinds(runs))  # it would poll in an hour
+    read, write = os.pipe()
+    thread = threading.Thread(target=worker.run, kwargs={"bell": Bell(read)}, daemon=True)
+    thread.start()
+    job_id = job_table.enqueue(store, NewJob("noop", None, {}))
+    os.write(write, b"\n")
+    until(lambda: runs == [job_id], timeout=DEADLINE_S, what="the rung worker to run the job")
+    os.close(write)  # the app is gone
+    thread.join(DEADLINE_S)
+    os.close(read)
+    assert not thread.is_alive()
+
+
+def test_the_kept_warm_worker_runs_before_any_job_and_never_stops_for_idling(store):
+    assert background.keep_warm(store)
+    worker = the_worker(store)
+    assert worker.poll() is None and job_table.jobs(store) == []
+    project_id = tiny_preparation(store)
+    assert background.ensure_worker(store)  # rings it: the same worker, no second one
+    assert prepared(store, project_id, timeout=DEADLINE_S) == "ready"
+    assert job_table.jobs(store, project_id)[0].worker.split(":")[1] == str(worker.pid)
+    with pytest.raises(subprocess.TimeoutExpired):
+        worker.wait(timeout=10 * IDLE_EXIT_S)  # a worker with the idle exit stops within it
+    assert the_worker(store) is worker
+
+
+def test_a_worker_started_for_waiting_jobs_stops_after_the_idle_exit(store):
+    assert not background.ensure_worker(store)  # no job waits, the app keeps none warm: none starts
+    project_id = tiny_preparation(store)
+    assert background.ensure_worker(store)
+    assert prepared(store, project_id, timeout=DEADLINE_S) == "ready"
+    assert the_worker(store).wait(timeout=DEADLINE_S) == 0
+
+
+def test_the_warm_worker_exits_when_the_app_dies(store):
+    app = (
+        "import sys; from core.jobs import background; from core.store import Store\n"
+        "store = Store.open(sys.argv[1]); background.keep_warm(store)\n"
+        "print(background._children[str(store.engine.url)].pid, flush=True); sys.stdin.read()"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", app, str(store.engine.url)], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    worker_pid = int(parent.stdout.readline())
+    assert running(worker_pid)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    until(lambda: not running(worker_pid), timeout=DEADLINE_S, what="the worker to exit after its app")
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs (an exited one not yet reaped is a zombie, state Z)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def test_no_worker_with_the_app_worker_off(store, monkeypatch):
+    monkeypatch.setenv(config.APP_WORKER, "0")
+    tiny_preparation(store)
+    assert not background.keep_warm(store)
+    assert not background.ensure_worker(store)
+    assert background._children == {}
+
+
+def lazy_imports(path: Path) -> set[str]:
+    """The modules ``path`` imports inside its functions (``from a.b import c`` imports a.b)."""
+    found = set()
+    for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import):
+                    found.update(alias.name for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    found.add(node.module)
+    return found
+
+
+def test_the_warm_up_imports_what_the_jobs_import_as_they_run():
+    """Every module the jobs and their backends import inside a function is imported by the warm-up (in a
+    fresh interpreter, which has imported nothing yet)."""
+    paths = [*(ROOT / "core" / "jobs").glob("*.py"), *(ROOT / "core" / "surrogate").rglob("*.py")]
+    lazy = set().union(*(lazy_imports(p) for p in paths)) - {"importlib"}
+    script = "import json, sys; from core.jobs.kinds import warm_up; warm_up(); print(json.dumps(sorted(sys.modules)))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    imported = json.loads(
+        subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, check=True).stdout
+    )
+    assert sorted(lazy - set(imported)) == []
+    assert set(JOB_MODULES + MODEL_MODULES) <= set(imported)
+
+
+def test_the_served_app_keeps_its_worker_warm(shared_server):
+    """serve.py starts the kept-warm worker with the server (ui/web.py's lifespan), not at a job."""
+    pid = shared_server.process.pid
+    children = [c for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
+    commands = [Path(f"/proc/{child}/cmdline").read_text().split("\0") for child in children]
+    assert any(c[1:5] == ["-m", "core", "worker", "--wake-on-stdin"] and "--warm-up" in c for c in commands)
