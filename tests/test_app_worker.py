@@ -164,7 +164,5 @@ def test_the_warm_up_imports_what_the_jobs_import_as_they_run():
 
 def test_the_served_app_keeps_its_worker_warm(shared_server):
     """serve.py starts the kept-warm worker with the server (ui/web.py's lifespan), not at a job."""
-    pid = shared_server.process.pid
-    children = [c for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
-    commands = [Path(f"/proc/{child}/cmdline").read_text().split("\0") for child in children]
+    commands = [Path(f"/proc/{child}/cmdline").read_text().split("\0") for child in shared_server.children()]
     assert any(c[1:5] == ["-m", "core", "worker", "--wake-on-stdin"] and "--warm-up" in c for c in commands)

@@ -94,6 +94,11 @@ class Server:
         except OSError:
             return False
 
+    def children(self) -> list[int]:
+        """The server's child processes (the app's own worker among them), from /proc: every thread's."""
+        tasks = Path(f"/proc/{self.process.pid}/task")
+        return [int(child) for task in tasks.iterdir() for child in (task / "children").read_text().split()]
+
     def stop(self) -> None:
         """Terminate the server (idempotent)."""
         if self.process.poll() is None:
