@@ -19,7 +19,9 @@
 //   within the card) move between criteria, and Enter sends the whole card as one "grade" press with
 //   labels {criterion: label}, once every required criterion is answered (else it says which is not).
 //   Backspace or Delete clears the focused criterion's answer if it is optional, so the card leaves it out
-//   (a changed card then withdraws it); a required one keeps its answer, and the card says why.
+//   (a changed card then withdraws it); a required one keeps its answer, and the card says why. An optional
+//   criterion holding an answer shows a Clear button that does the same for a mouse; a plain button, so a screen
+//   reader reaches it and Enter or Space on it clears (rather than saves the card), its chip naming the key.
 
 const INSTANCES = new WeakMap();
 const ANSWER_TIMEOUT_MS = 15000;
@@ -54,7 +56,7 @@ function keyList(data) {
           ["↑ ↓ Tab", "move between criteria"],
           ["Enter", "save the card (every required criterion answered)"],
         ])
-        .concat(data.criteria.some((c) => !c.required) ? [["Backspace Delete", "clear the focused criterion's answer (optional criteria only)"]] : [])
+        .concat(data.criteria.some((c) => !c.required) ? [["Backspace Delete", "clear the focused criterion's answer (optional criteria only; or its Clear button)"]] : [])
     : data.choices.map((c) => [c.key, c.label]);
   return keys.concat([
     ["S", "skip the item"],
@@ -83,6 +85,7 @@ function criteriaPart(inst, data) {
   const part = el("div", { class: "ag-criteria" });
   data.criteria.forEach((criterion, index) => {
     const title = el("div", { class: "ag-label" }, el("span", { text: criterion.name }), criterion.required ? null : el("span", { class: "ag-optional", title: "Backspace or Delete clears its answer", text: " (optional)" }));
+    if (!criterion.required) title.append(clearButton(inst, criterion, index));
     const block = el("div", { class: "ag-criterion", role: "group", "aria-label": criterion.name, "data-ag-criterion": criterion.name }, title);
     if (criterion.guidelines_html) block.append(el("div", { class: "ag-guidelines", html: criterion.guidelines_html }));
     const choices = el("div", { class: "ag-choices" });
@@ -94,6 +97,15 @@ function criteriaPart(inst, data) {
   });
   part.append(keyButton("Save the card", "Enter", { class: "ag-button ag-submit", "data-ag-action": "grade" }, () => submitCard(inst, "Enter")));
   return part;
+}
+
+// An optional criterion's Clear button, shown while it holds an answer (paintRubric): the mouse's Backspace.
+function clearButton(inst, criterion, index) {
+  const attrs = { class: "ag-button ag-clear", "aria-label": `Clear the answer to ${criterion.name}`, "data-ag-clear": criterion.name, hidden: true };
+  return keyButton("Clear", "Backspace", attrs, () => {
+    clearAnswer(inst, "Clear", index);
+    focusCard(inst); // the button is hidden now: the card's keys go on where the grader left them
+  });
 }
 
 function reviewWords(data) {
@@ -272,7 +284,9 @@ function paintRubric(inst) {
     const answer = inst.answers[criteria[index].name] || "";
     block.classList.toggle("ag-focused", index === inst.focus);
     block.dataset.agAnswer = answer;
-    block.querySelectorAll(".ag-button").forEach((b) => {
+    const clear = block.querySelector(".ag-clear");
+    if (clear) clear.hidden = !answer;
+    block.querySelectorAll(".ag-choices .ag-button").forEach((b) => {
       b.classList.toggle("ag-chosen", b.dataset.agLabel === answer);
       b.setAttribute("aria-pressed", String(b.dataset.agLabel === answer));
     });
@@ -298,14 +312,15 @@ function choose(inst, key, index, label) {
   paintRubric(inst);
 }
 
-// Backspace or Delete: the focused criterion's answer cleared, so the card leaves it out; a required criterion
-// cannot be left out (core.rubric refuses the card), so it keeps its answer and the card says so.
-function clearFocused(inst, key) {
+// Backspace or Delete (the focused criterion) or a Clear button (its criterion, then focused): the answer
+// cleared, so the card leaves it out; a required criterion cannot be left out (core.rubric refuses the card),
+// so it keeps its answer and the card says so.
+function clearAnswer(inst, key, index) {
   if (inst.pending !== null) return refuse(inst, key, BUSY);
-  const focused = inst.data.criteria[inst.focus];
-  if (focused.required) return refuse(inst, key, `${focused.name} is required, so its answer cannot be cleared; press another of its keys to change it`);
-  delete inst.answers[focused.name];
-  paintRubric(inst);
+  const criterion = inst.data.criteria[index];
+  if (criterion.required) return refuse(inst, key, `${criterion.name} is required, so its answer cannot be cleared; press another of its keys to change it`);
+  delete inst.answers[criterion.name];
+  moveFocus(inst, index);
 }
 
 function moveFocus(inst, to) {
@@ -336,7 +351,7 @@ function rubricKey(inst, event, key) {
     event.preventDefault();
     return true;
   }
-  const command = target instanceof HTMLButtonElement && !target.closest(".ag-criteria"); // Enter clicks it
+  const command = target instanceof HTMLButtonElement && (!target.closest(".ag-criteria") || target.matches(".ag-clear")); // Enter clicks it
   if (event.key === "Enter" && onCard && inst.data.card && !command) {
     event.preventDefault();
     if (!event.repeat) submitCard(inst, "Enter");
@@ -344,7 +359,7 @@ function rubricKey(inst, event, key) {
   }
   if (CLEAR_KEYS.includes(event.key) && onCard && inst.data.card) {
     event.preventDefault();
-    if (!event.repeat) clearFocused(inst, event.key);
+    if (!event.repeat) clearAnswer(inst, event.key, inst.focus);
     return true;
   }
   const focused = criteria[inst.focus];

@@ -24,8 +24,10 @@ the Grade page (ui/grading_card.js), digits on every scale (a yes/no criterion: 
 focus to the next unanswered one, ArrowUp and ArrowDown move it, Enter saves the card as one press (``labels``,
 criterion -> label, on the card's one token) once every required criterion is answered, else the focus goes to
 the first that is not and the page says which. Backspace or Delete clears the focused criterion's answer when it
-is optional, so the card leaves it out (a required one keeps its answer, and the page says why). Each
-criterion's block shows its answer (``data-answer``); a card not saved comes back with its answers.
+is optional, so the card leaves it out (a required one keeps its answer, and the page says why); an optional
+criterion holding an answer shows a "Clear (Backspace)" button that clears it for a mouse (Tab reaches it, and
+Enter on it clears rather than saves). Each criterion's block shows its answer (``data-answer``); a card not
+saved comes back with its answers.
 
 In the open demo (no sessions) the page and its calls answer browsers on this machine only, as the open
 demo's user named by the page's ``&grader=NAME`` (core.api.http.open_demo_user), and refuse others with 403.
@@ -61,7 +63,6 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
 .criterion { border-left: 4px solid transparent; padding: .1rem 0 .1rem .6rem; margin-bottom: .4rem; }
 .criterion.focused { border-left-color: #1f6feb; background: #f3f7ff; }
 .criterion .name { font-weight: 600; margin: .3rem 0; } .criterion .guidelines { color: #555; margin: 0 0 .4rem; }
-.criterion .hint { font-weight: normal; color: #555; }
 button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6feb; }
 </style></head><body>
 <h1>Fast grading</h1>
@@ -129,7 +130,7 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
       block.className = "criterion"; block.dataset.criterion = c.name;
       block.setAttribute("role", "group"); block.setAttribute("aria-label", c.name);
       const name = line("p", "name", c.name + (c.required ? "" : " (optional)"));
-      if (!c.required) name.append(" ", line("span", "hint", "Backspace clears"));  // the page lists no keys
+      if (!c.required) name.append(" ", clearButton(c, index));
       block.append(name);
       if (c.guidelines) block.append(line("p", "guidelines", c.guidelines));
       block.append(...buttons(c.labels, (key, label) => choose(key, index, label)));
@@ -139,13 +140,22 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
     save.type = "button"; save.id = "save"; save.onclick = () => submit("Enter");
     return [...blocks, save];
   }
+  // An optional criterion's Clear button, shown while it holds an answer (showAnswers): the mouse's Backspace.
+  function clearButton(c, index) {
+    const b = line("button", "clear", "Clear (Backspace)");
+    b.type = "button"; b.hidden = true; b.setAttribute("aria-label", `Clear the answer to ${c.name}`);
+    b.onclick = () => clear("Clear", index);
+    return b;
+  }
   // A rubric card's answers and the criterion in focus, on screen (data-answer and .focused, for tests too).
   function showAnswers() {
     if (!criteria) return;
     document.querySelectorAll("#labels .criterion").forEach((block, index) => {
       const answer = answers[criteria[index].name] || "";
       block.dataset.answer = answer; block.classList.toggle("focused", index === focus);
-      block.querySelectorAll("button").forEach((b, i) => {
+      const clearing = block.querySelector("button.clear");
+      if (clearing) clearing.hidden = !answer;
+      block.querySelectorAll("button:not(.clear)").forEach((b, i) => {
         b.setAttribute("aria-pressed", String(criteria[index].labels[i].label === answer));
       });
     });
@@ -158,17 +168,18 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
     }
     return fallback;
   }
-  // Backspace or Delete: the focused criterion's answer cleared, so the card leaves it out; a required one
-  // cannot be left out (the server refuses the card), so it keeps its answer and the page says so.
-  function clear(key) {
+  // Backspace or Delete (the focused criterion) or a Clear button (its criterion, then focused): the answer
+  // cleared, so the card leaves it out; a required one cannot be left out (the server refuses the card), so it
+  // keeps its answer and the page says so.
+  function clear(key, index) {
     if (busy) { refuse(key, BUSY); return; }
     if (!card) { refuse(key, "there is no item on the card"); return; }
-    const focused = criteria[focus];
-    if (focused.required) {
-      refuse(key, `${focused.name} is required, so its answer cannot be cleared; press another of its keys to change it`);
+    const criterion = criteria[index];
+    if (criterion.required) {
+      refuse(key, `${criterion.name} is required, so its answer cannot be cleared; press another of its keys to change it`);
       return;
     }
-    delete answers[focused.name]; showAnswers();
+    delete answers[criterion.name]; moveFocus(index);
   }
   function moveFocus(to) { focus = Math.max(0, Math.min(criteria.length - 1, to)); showAnswers(); }
   // Criterion ``index`` answered ``label`` (its key or a click); the focus moves to the next unanswered one.
@@ -288,15 +299,16 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
   });
   // A rubric card's keys, as on the Grade page: 1..9 answer the criterion in focus with its labels in order
   // and move on, ArrowUp/ArrowDown move between criteria, Enter saves the card (a button other than the
-  // card's own keeps its Enter), Backspace and Delete clear an optional criterion's answer.
+  // card's own, or a Clear button, keeps its Enter), Backspace and Delete clear an optional criterion's answer.
   function rubricKey(e, n) {
     const step = {ArrowDown: 1, ArrowUp: -1}[e.key];
     if (step) { e.preventDefault(); moveFocus(focus + step); return; }
     if (e.key === "Enter") {
-      if (e.target instanceof HTMLButtonElement && !e.target.closest("#labels")) return;
+      const button = e.target instanceof HTMLButtonElement;
+      if (button && (!e.target.closest("#labels") || e.target.matches(".clear"))) return;
       e.preventDefault(); submit("Enter"); return;
     }
-    if (e.key === "Backspace" || e.key === "Delete") { e.preventDefault(); clear(e.key); return; }
+    if (e.key === "Backspace" || e.key === "Delete") { e.preventDefault(); clear(e.key, focus); return; }
     if (!(n >= 1 && n <= 9)) return;
     const focused = criteria[focus];
     if (n <= focused.labels.length) choose(e.key, focus, focused.labels[n - 1].label);

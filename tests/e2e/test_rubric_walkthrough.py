@@ -4,7 +4,9 @@ graded with the keyboard on the Grade page, each criterion's panel on the Dashbo
 estimates export from the Export page naming each criterion with its estimate (the stratified mean of its
 grades, recomputed here), and the Records page filtered by a criterion. Then the rubric card's clear key
 (Backspace or Delete), on the Grade page and the fast grading page: an optional answer cleared is left out of
-the card, so a changed card withdraws it; a required one keeps its answer and the card says why."""
+the card, so a changed card withdraws it; a required one keeps its answer and the card says why. A mouse clears
+an optional answer with its Clear button, which a required criterion has none of, and Enter on that button
+clears the answer without saving the card."""
 
 from __future__ import annotations
 
@@ -190,7 +192,10 @@ def test_a_required_answer_is_not_cleared(browser, shared_server, tmp_path):
     pid = rubric_project(shared_server.db_url, "Rubric keep", tmp_path)
     page = open_card(browser, shared_server, pid, "keeper")
     page.keyboard.press("?")
-    assert "clear the focused criterion's answer (optional criteria only)" in page.locator(".ag-help").inner_text()
+    assert (
+        "clear the focused criterion's answer (optional criteria only; or its Clear button)"
+        in page.locator(".ag-help").inner_text()
+    )
     page.keyboard.press("?")
     item = card_item(page)
     answer(page, ["Y", "ArrowUp", "Backspace"])
@@ -213,7 +218,6 @@ def test_the_fast_page_clears_an_optional_answer_and_keeps_a_required_one(browse
     page.goto(f"{shared_server.url}/grade-fast?project={pid}&grader=fast-clearer")
     page.wait_for_function(CARD_READY, arg="", timeout=TIMEOUT_MS)
     shown = page.get_attribute("#card", "data-item")
-    assert "tone (optional) Backspace clears" in page.text_content("#labels .criterion[data-criterion=tone]")
     for key in ("1", "4", "3"):
         page.keyboard.press(key)
     assert page.evaluate(STATE) == {"focus": 2, "answers": ["Correct", "4", "warm"], "notice": ""}
@@ -228,5 +232,53 @@ def test_the_fast_page_clears_an_optional_answer_and_keeps_a_required_one(browse
     }
     page.wait_for_function(FAST_SHOWN_FOR, arg=MIN_VIEW_S * 1000, timeout=TIMEOUT_MS)
     page.keyboard.press("Enter")
+    page.wait_for_function(CARD_READY, arg=shown, timeout=TIMEOUT_MS)
+    assert card_labels(store, pid, positions(store, pid)[shown]) == {"correct": "Correct", "helpful": "4"}
+
+
+def test_a_mouse_clears_an_optional_answer_with_its_clear_button(browser, shared_server, tmp_path, artifacts):
+    store = Store.open(shared_server.db_url)
+    pid = rubric_project(shared_server.db_url, "Rubric mouse clear", tmp_path)
+    page = open_card(browser, shared_server, pid, "mouse-clearer")
+    item = card_item(page)
+    clear = page.locator(".ag-card .ag-clear")
+    assert clear.count() == 1 and clear.get_attribute("data-ag-clear") == "tone"  # none on a required criterion
+    assert not clear.is_visible()  # nothing to clear yet
+    for name, chosen in CARDS[0][1].items():
+        page.locator(f'.ag-criterion[data-ag-criterion={name}] [data-ag-label="{chosen}"]').click()
+    assert page.evaluate(ANSWERS) == CARDS[0][1]
+    page.locator(".ag-criteria").screenshot(path=artifacts / "rubric-clear-button.png")
+    clear.click()
+    assert page.evaluate(ANSWERS) == {"correct": "Correct", "helpful": "4", "tone": ""} and not clear.is_visible()
+    page.locator(".ag-criterion[data-ag-criterion=tone] [data-ag-label=curt]").click()
+    clear.focus()
+    page.keyboard.press("Enter")  # on the button: it clears, and the card is not saved
+    assert page.evaluate(ANSWERS)["tone"] == "" and page.locator(".ag-host").get_attribute("data-ag-sent") is None
+    submit(page, item)
+    assert card_labels(store, pid, positions(store, pid)[item]) == {"correct": "Correct", "helpful": "4"}
+
+
+def test_the_fast_pages_clear_button_is_for_a_mouse_and_the_tab_key(browser, shared_server, tmp_path):
+    store = Store.open(shared_server.db_url)
+    pid = rubric_project(shared_server.db_url, "Rubric fast mouse clear", tmp_path)
+    page = browser.new_page()
+    page.goto(f"{shared_server.url}/grade-fast?project={pid}&grader=fast-mouse-clearer")
+    page.wait_for_function(CARD_READY, arg="", timeout=TIMEOUT_MS)
+    shown = page.get_attribute("#card", "data-item")
+    clear = page.locator("#labels button.clear")
+    assert clear.count() == 1 and not clear.is_visible()  # tone's alone, and nothing to clear yet
+    for name, chosen in (("correct", "Correct (1)"), ("helpful", "4 (4)"), ("tone", "warm (3)")):
+        page.locator(f"#labels .criterion[data-criterion={name}]").get_by_role("button", name=chosen).click()
+    clear.click()
+    assert page.evaluate(STATE) == {"focus": 2, "answers": ["Correct", "4", ""], "notice": ""}
+    page.get_by_role("button", name="curt (1)").click()
+    page.get_by_role("button", name="5 (5)").focus()  # helpful's last choice: Tab goes on to tone's Clear
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.getAttribute('aria-label')") == "Clear the answer to tone"
+    page.keyboard.press("Enter")  # clears, does not save the card
+    assert page.evaluate(STATE)["answers"] == ["Correct", "4", ""]
+    assert page.get_attribute("#card", "data-sent") is None
+    page.wait_for_function(FAST_SHOWN_FOR, arg=MIN_VIEW_S * 1000, timeout=TIMEOUT_MS)
+    page.get_by_role("button", name="Save the card (Enter)").click()
     page.wait_for_function(CARD_READY, arg=shown, timeout=TIMEOUT_MS)
     assert card_labels(store, pid, positions(store, pid)[shown]) == {"correct": "Correct", "helpful": "4"}
