@@ -90,7 +90,7 @@ class Config:
     cache_dir: Path | None = None
     """Cache of clustering results; None: ~/.cache/activegrade."""
     app_worker: bool = True
-    """The app starts a worker of its own when jobs wait (core.jobs.background); ``0`` when workers run apart."""
+    """The app runs a worker of its own, kept warm (core.jobs.background); ``0`` when workers run apart."""
     chunk_items: int = 20_000
     """Pool rows per preparation chunk (core.jobs.preparation_job): larger pools are prepared in chunks."""
     torch_threads: int | None = None
