@@ -18,8 +18,8 @@ The claim is the database's, never a lock of this process: the primary key
 (project, position, slot) of ``reservations`` admits one live holder, and
 ``try_reserve`` inserts before it checks the item's grades, so several app
 replicas on one PostgreSQL keep their graders apart (tests/reliability/
-test_replicas.py). ``_claim_lock`` only spares the graders of one process
-races they would lose anyway.
+test_replicas.py). ``_batched`` only spares the graders of one process
+races they would lose anyway, and serves the claims that come at once on one read of the queue.
 
 Expiry rule (a reservation lapses while its grader still works on the item):
 the late grade is saved only if the grader can hold the item again now
@@ -43,10 +43,12 @@ the estimate through their mean (core.stats.rater_agreement.final_grades).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
 import numpy as np
@@ -59,6 +61,8 @@ from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.queue import QueueState, next_item
 from core.store import Store, accounts
+from core.store.accounts import Held
+from core.store.models import utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -86,44 +90,152 @@ def overlap_positions(n_items: int, fraction: float, seed: int) -> frozenset[int
     return drawn_positions(n_items, fraction, seed + OVERLAP_SEED_OFFSET)
 
 
-def _second_grade(
-    store: Store, project_id: int, grader: str, double: frozenset[int], taken: set[int], ttl: timedelta
-) -> int | None:
-    """Reserve the oldest double-graded item someone else graded once and nobody holds for its second grade."""
-    if not double:
-        return None
-    for position in accounts.awaiting_second_grade(store, project_id, sorted(double), grader):
-        if position not in taken and accounts.try_reserve(store, project_id, position, 1, grader, ttl):
-            return position
-    return None
+@dataclass(frozen=True, eq=False)
+class _Rules:
+    """What a claim hands out by, all but the grader: ``claim``'s arguments."""
+
+    design: Design
+    seed: int
+    overlap: float
+    ttl: timedelta
+    budget: int | None
+    closed: Callable[[QueueState], bool] | None
+    settings: ProjectSettings | None
+
+    def same(self, other: _Rules) -> bool:
+        """Whether ``other`` hands out by the same rules, so one read of the queue serves both: the same design
+        object (core.api.cards keeps one per project), equal settings and the same stopping rule (equal
+        partials of the same function: grade_actions builds one per press)."""
+        mine = (self.seed, self.overlap, self.ttl, self.budget, self.settings)
+        theirs = (other.seed, other.overlap, other.ttl, other.budget, other.settings)
+        return self.design is other.design and mine == theirs and _same_callable(self.closed, other.closed)
 
 
-def _first_grade(
-    store: Store,
-    project_id: int,
-    grader: str,
-    design: Design,
-    seed: int,
-    taken: set[int],
-    ttl: timedelta,
-    budget: int | None,
-    closed: Callable[[QueueState], bool] | None,
-    settings: ProjectSettings | None,
-) -> int | None:
-    """Reserve the queue's next item that nobody holds; None when every item is graded or held, when the
-    items graded and held by others already reach ``budget``, or when ``closed`` says the grades so far
-    close the queue (the stopping rule has said done). ``settings``: the project's, if the caller read them."""
-    state = queue_state(store, project_id, taken, settings)
-    if budget_reached(state, budget) or (closed is not None and closed(state)):
-        return None
-    lost: set[int] = set()
-    while True:
-        position = next_item(design, QueueState(state.graded, state.skipped, state.reserved | lost), seed)
-        if position is None:
+def _same_callable(a: Callable | None, b: Callable | None) -> bool:
+    """``a is b``, or both partials of one function with identical or equal arguments."""
+    if a is b:
+        return True
+    if not (isinstance(a, functools.partial) and isinstance(b, functools.partial)):
+        return False
+    return (
+        a.func is b.func
+        and a.keywords == b.keywords
+        and len(a.args) == len(b.args)
+        and all(x is y or (not isinstance(x, Design) and x == y) for x, y in zip(a.args, b.args))
+    )
+
+
+class _Live:
+    """The project's live reservations, read once per batch and kept as the batch's claims change them."""
+
+    def __init__(self, store: Store, project_id: int) -> None:
+        self.held = accounts.live(store, project_id)
+
+    def of(self, grader: str) -> Held | None:
+        return next((r for r in self.held if r.grader == grader), None)
+
+    def others(self, grader: str, slot: int) -> set[int]:
+        """The positions the other graders hold at ``slot``."""
+        return {r.position for r in self.held if r.grader != grader and r.slot == slot}
+
+    def drop(self, grader: str) -> None:
+        """The grader's reservations went (``release``, or ``try_reserve``'s first step)."""
+        self.held = [r for r in self.held if r.grader != grader]
+
+    def reserve(self, grader: str, position: int, slot: int, ttl: timedelta) -> int:
+        """``try_reserve`` gave the grader (position, slot), in place of their other reservations; the position."""
+        self.drop(grader)
+        self.held.append(Held(position, slot, grader, utcnow() + ttl))
+        return position
+
+
+class _Queue:
+    """The queue's state as one batch of claims with the same rules reads it: the grades and skips read once,
+    the stopping rule asked once, and the positions whose reservation was lost to a race (reserved or graded
+    elsewhere since), which no claim of the batch draws again."""
+
+    def __init__(self, store: Store, project_id: int, rules: _Rules) -> None:
+        self.rules = rules
+        self.state = queue_state(store, project_id, frozenset(), rules.settings)
+        self.lost: set[int] = set()
+
+    @functools.cached_property
+    def closed(self) -> bool:
+        """Whether the stopping rule closes the queue (asked once a claim gets past the budget's check)."""
+        return self.rules.closed is not None and self.rules.closed(self.state)
+
+    def with_held(self, held: set[int]) -> QueueState:
+        """The state with ``held`` (the other graders' first grades) reserved, as ``claim`` reads it."""
+        return dataclasses.replace(self.state, reserved=frozenset(held) - self.state.graded.keys())
+
+
+class _Batch:
+    """One batch of claims of a project, served one after another on one read of the reservations and one of
+    the queue's state per rules (``_Queue``)."""
+
+    def __init__(self, store: Store, project_id: int) -> None:
+        self.store, self.project_id = store, project_id
+        self.live = _Live(store, project_id)
+        self._queues: list[_Queue] = []
+
+    def queue(self, rules: _Rules) -> _Queue:
+        """The queue's state for ``rules``, read at the batch's first claim that needs it."""
+        found = next((q for q in self._queues if q.rules.same(rules)), None)
+        if found is None:
+            found = _Queue(self.store, self.project_id, rules)
+            self._queues.append(found)
+        return found
+
+    def claim(self, grader: str, rules: _Rules) -> int | None:
+        """``claim``'s answer for ``grader``, with the claims of the batch before it counted as made."""
+        store, project_id, live = self.store, self.project_id, self.live
+        current = live.of(grader)
+        if current is not None and store.grade_of(project_id, current.position, grader) is None:
+            # a first grade held from before the budget was fixed or lowered, when the others' items reach it
+            passed = (
+                current.slot == 0
+                and rules.budget is not None
+                and budget_reached(self.queue(rules).with_held(live.others(grader, 0)), rules.budget)
+            )
+            if not passed:
+                accounts.renew(store, project_id, grader, rules.ttl)
+                return current.position
+            accounts.release(store, project_id, grader)
+            live.drop(grader)
+        second = self._second_grade(grader, rules)
+        if second is not None:
+            return live.reserve(grader, second, 1, rules.ttl)
+        first = self._first_grade(grader, rules)
+        return None if first is None else live.reserve(grader, first, 0, rules.ttl)
+
+    def _second_grade(self, grader: str, rules: _Rules) -> int | None:
+        """Reserve the oldest double-graded item someone else graded once and nobody holds for its second grade."""
+        double = overlap_positions(rules.design.N, rules.overlap, rules.seed)
+        if not double:
             return None
-        if accounts.try_reserve(store, project_id, position, 0, grader, ttl):
-            return position
-        lost.add(position)  # someone reserved or graded it since the state was read
+        taken = self.live.others(grader, 1)
+        for position in accounts.awaiting_second_grade(self.store, self.project_id, sorted(double), grader):
+            if position not in taken and accounts.try_reserve(
+                self.store, self.project_id, position, 1, grader, rules.ttl
+            ):
+                return position
+        return None
+
+    def _first_grade(self, grader: str, rules: _Rules) -> int | None:
+        """Reserve the queue's next item that nobody holds; None when every item is graded or held, when the
+        items graded and held by others already reach the budget, or when the stopping rule has said done."""
+        queue = self.queue(rules)
+        state = queue.with_held(self.live.others(grader, 0))
+        if budget_reached(state, rules.budget) or queue.closed:
+            return None
+        while True:
+            draw = dataclasses.replace(state, reserved=state.reserved | queue.lost)
+            position = next_item(rules.design, draw, rules.seed)
+            if position is None:
+                return None
+            if accounts.try_reserve(self.store, self.project_id, position, 0, grader, rules.ttl):
+                return position
+            queue.lost.add(position)  # someone reserved or graded it since the state was read
 
 
 def claim(
@@ -146,7 +258,7 @@ def claim(
 
     ``budget``: the most items to grade (core.stats.design.grading_budget); once the items graded and held by
     others reach it, no new item is handed out, while second grades of double-graded items go on. Graders
-    of one process are counted one after another (``_claim_lock``); on several replicas two claims at the
+    of one process are counted one after another (``_batched``); on several replicas two claims at the
     same instant can both pass the count, so the budget can be passed by one item per grader claiming at
     once. That overshoot depends on timing, never on the grades seen, so the fixed-n interval stays valid
     at the number of items actually graded.
@@ -155,45 +267,88 @@ def claim(
     else it reads the project again)."""
     if not grader:
         raise ValueError("a reservation needs the grader's name")
-    with _claim_lock(store, project_id):
-        live = accounts.live(store, project_id)
-        current = next((r for r in live if r.grader == grader), None)
-        others = [r for r in live if r.grader != grader]
-        held = {r.position for r in others if r.slot == 0}
-        if current is not None and store.grade_of(project_id, current.position, grader) is None:
-            # a first grade held from before the budget was fixed or lowered, when the others' items reach it
-            passed = (
-                current.slot == 0
-                and budget is not None
-                and budget_reached(queue_state(store, project_id, held, settings), budget)
-            )
-            if not passed:
-                accounts.renew(store, project_id, grader, ttl)
-                return current.position
-            accounts.release(store, project_id, grader)
-        double = overlap_positions(design.N, overlap, seed)
-        second = _second_grade(store, project_id, grader, double, {r.position for r in others if r.slot == 1}, ttl)
-        if second is not None:
-            return second
-        return _first_grade(store, project_id, grader, design, seed, held, ttl, budget, closed, settings)
+    return _batched(store, project_id, _Ask(grader, _Rules(design, seed, overlap, ttl, budget, closed, settings)))
 
 
-_claim_locks: dict[tuple[str, int], threading.Lock] = {}
-_claim_locks_guard = threading.Lock()
+@dataclass
+class _Ask:
+    """One grader's claim, waiting for the batch that serves it: its answer or its failure, and whether it
+    serves the next batch."""
+
+    grader: str
+    rules: _Rules
+    answered: threading.Event = dataclasses.field(default_factory=threading.Event)
+    position: int | None = None
+    failure: BaseException | None = None
+    leads: bool = False
 
 
-def _claim_lock(store: Store, project_id: int) -> threading.Lock:
-    """One lock per database and project in this process: the graders of one server draw in turn.
+class _Turns:
+    """The claims of one project in this process waiting for a batch, and whether one is being served."""
 
-    Without it they would all compute the same next item and all but one
-    would lose the race for it and draw again (benchmarks/reliability.md:
-    with 8 graders, about 5 lost races per grade and 2.4 times the time).
-    Graders served by other processes are still kept apart by the
-    database's reservation key.
+    def __init__(self) -> None:
+        self.guard = threading.Lock()
+        self.waiting: list[_Ask] = []
+        self.serving = False
+
+
+_turns: dict[tuple[str, int], _Turns] = {}
+_turns_guard = threading.Lock()
+
+
+def _batched(store: Store, project_id: int, ask: _Ask) -> int | None:
+    """``ask`` answered in a batch: the graders of one process claim in turn, in batches.
+
+    Without turns they would all compute the same next item and all but one would lose the race for it and
+    draw again (benchmarks/reliability.md: with 8 graders, about 5 lost races per grade and 2.4 times the
+    time). One at a time, 100 graders queued behind each claim's reads (the reservations, the grades, the
+    stopping rule), each read of them waiting for the interpreter's lock again: 93 grades a second
+    (benchmarks/concurrent_graders.md). So the claims that arrive while a batch is served wait, and the
+    next batch serves them all, on one read (``_Batch``), as if they had claimed one after another. The
+    claim that arrived first serves that batch (its own in it), then hands the turn to the next one waiting.
+    Graders served by other processes are still kept apart by the database's reservation key.
     """
-    key = (str(store.engine.url), project_id)
-    with _claim_locks_guard:
-        return _claim_locks.setdefault(key, threading.Lock())
+    with _turns_guard:
+        turns = _turns.setdefault((str(store.engine.url), project_id), _Turns())
+    with turns.guard:
+        turns.waiting.append(ask)
+        ask.leads = not turns.serving
+        turns.serving = True
+    if not ask.leads:
+        ask.answered.wait()
+    if ask.leads:
+        _serve(store, project_id, turns)
+    if ask.failure is not None:
+        raise ask.failure
+    return ask.position
+
+
+def _serve(store: Store, project_id: int, turns: _Turns) -> None:
+    """Serve every claim waiting now as one batch, then hand the turn to the first claim that came since (or
+    end the turns): whatever fails, the waiting graders are answered."""
+    with turns.guard:
+        asks, turns.waiting = turns.waiting, []
+    try:
+        batch = _Batch(store, project_id)
+        for ask in asks:
+            try:
+                ask.position = batch.claim(ask.grader, ask.rules)
+            except Exception as exc:  # noqa: BLE001 - this grader's failure, raised in their own thread
+                ask.failure = exc
+    except BaseException as exc:  # the batch's read failed: every claim of it fails with it
+        for ask in asks:
+            ask.failure = ask.failure or exc
+        raise
+    finally:
+        with turns.guard:
+            following = turns.waiting[0] if turns.waiting else None
+            turns.serving = following is not None
+            if following is not None:
+                following.leads = True
+        for ask in asks:
+            ask.answered.set()
+        if following is not None:
+            following.answered.set()
 
 
 def record_grade(store: Store, project_id: int, position: int, scale: Scale, label: str, grader: str, **details) -> int:
