@@ -99,9 +99,18 @@ def test_grades_move_the_allocation(design):
     assert first20(all_equal)[2] < first20(mixed)[2]
 
 
-def test_positions_outside_the_pool_are_input_errors(design):
-    with pytest.raises(InputError, match="position 36 is outside the pool of 36 items"):
-        next_item(design, QueueState(reserved=frozenset({36})), 0)
+@pytest.mark.parametrize(
+    ("state", "outside"),
+    [
+        (QueueState(reserved=frozenset({36})), 36),
+        (QueueState({0: 1.0, -1: 0.0}), -1),
+        (QueueState({0: 1.0}, skipped=frozenset({2, 40})), 40),
+        (QueueState({37: 1.0}, reserved=frozenset({38})), 37),  # the first of graded, skipped, reserved
+    ],
+)
+def test_positions_outside_the_pool_are_input_errors(design, state, outside):
+    with pytest.raises(InputError, match=f"position {outside} is outside the pool of 36 items"):
+        next_item(design, state, 0)
 
 
 def test_state_validation():

@@ -182,24 +182,34 @@ def next_item(design: Design, state: QueueState, seed: int) -> int | None:
     (`stratum_orders`), since at most n_h of them are taken.
     """
     positions, grades = _arrays(state.graded)
-    extra = [p for grades_k in state.criteria for p in grades_k]
-    outside = [p for p in (*state.graded, *state.skipped, *state.reserved, *extra) if not 0 <= p < design.N]
-    if outside:
-        raise InputError(
-            f"position {outside[0]} is outside the pool of {design.N} items", fix="use the items' row numbers, 0 to N-1"
-        )
+    skipped = np.fromiter(state.skipped, dtype=np.int64, count=len(state.skipped))
     reserved = np.fromiter(state.reserved, dtype=np.int64, count=len(state.reserved))
+    other_grades = [_arrays(grades_k) for grades_k in state.criteria]
+    outside = _first_outside(design.N, positions, skipped, reserved, *(p for p, _ in other_grades))
+    if outside is not None:
+        raise InputError(
+            f"position {outside} is outside the pool of {design.N} items", fix="use the items' row numbers, 0 to N-1"
+        )
     taken = np.unique(np.concatenate([positions, reserved]))
     counts = np.bincount(design.stratum[taken], minlength=design.H)
-    others = [_reading(design, *_arrays(grades_k)) for grades_k in state.criteria]
+    others = [_reading(design, *arrays) for arrays in other_grades]
     h = int(queue_stratum(design, counts, *_reading(design, positions, grades), others))
     if h < 0:
         return None
-    skipped = np.fromiter(state.skipped, dtype=np.int64, count=len(state.skipped))
     head = stratum_orders(design, seed)[h][: counts[h] + skipped.size + 1]
     free = head[~np.isin(head, taken)]
     fresh = free[~np.isin(free, skipped)]
     return int(fresh[0] if fresh.size else free[0])
+
+
+def _first_outside(n_items: int, *groups: np.ndarray) -> int | None:
+    """The first position of ``groups``, in their order, outside 0..n_items-1; None when all are inside. On the
+    arrays ``next_item`` builds anyway: a check position by position cost about 1 ms a card at 5,000 grades."""
+    for group in groups:
+        bad = np.flatnonzero((group < 0) | (group >= n_items))
+        if bad.size:
+            return int(group[bad[0]])
+    return None
 
 
 def _arrays(grades: Mapping[int, float]) -> tuple[np.ndarray, np.ndarray]:
