@@ -114,8 +114,10 @@ class LookPlan:
     constants: tuple[float, ...]
     level: float
 
-    @property
+    @functools.cached_property
     def levels(self) -> tuple[float, ...]:
+        """Each look's two-sided level, 2 Phi(c_k) - 1; computed once per plan (the live replay asks at every
+        grade, and each normal cdf through scipy costs tens of microseconds)."""
         return tuple(float(2 * stats.norm.cdf(c) - 1) for c in self.constants)
 
     @property
