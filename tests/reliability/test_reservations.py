@@ -27,6 +27,15 @@ def test_two_graders_never_hold_the_same_item_and_a_reload_keeps_it(store):
 
 
 @on_both
+def test_held_is_the_graders_own_live_reservation_among_everyone_elses(store):
+    pid, design = synthetic_project(store, 30)
+    mine = {g: reservations.claim(store, pid, design, 3, g) for g in ("ann", "bob", "cy")}
+    reservations.claim(store, pid, design, 3, "dee", ttl=LAPSED)  # expired at once
+    assert {g: accounts.held(store, pid, g).position for g in mine} == mine
+    assert accounts.held(store, pid, "dee") is None and accounts.held(store, pid, "eve") is None
+
+
+@on_both
 def test_grade_and_skip_free_the_reservation(store):
     pid, design = synthetic_project(store, 30)
     first = reservations.claim(store, pid, design, 3, "ann")
