@@ -45,14 +45,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
 import numpy as np
-from sqlalchemy.exc import DBAPIError
 
 from core.inputs.limits import MAX_NAME_CHARS, check_length
 from core.scales import Scale
@@ -63,8 +61,6 @@ from core.stats.queue import QueueState, next_item
 from core.store import Store, accounts
 from core.store.accounts import Held
 from core.store.models import utcnow
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_TTL = timedelta(minutes=10)
 LATE = (
@@ -352,14 +348,12 @@ def _serve(store: Store, project_id: int, turns: _Turns) -> None:
 
 
 def record_grade(store: Store, project_id: int, position: int, scale: Scale, label: str, grader: str, **details) -> int:
-    """Record the grade (``submit``) and free the grader's reservation; returns the grade id.
+    """Record the grade (``submit``) and free the grader's reservation, in one transaction; returns the grade id.
 
     It records whatever it is given: the grade page's path, core.services.grade_actions.grade, first
     makes sure the grader holds the item (``hold``, the expiry rule above).
     """
-    grade_id = submit(store, project_id, position, scale, label, grader, **details)
-    _release_after_grade(store, project_id, grader)
-    return grade_id
+    return submit(store, project_id, position, scale, label, grader, release=True, **details)
 
 
 def record_card(
@@ -378,23 +372,8 @@ def record_card(
     with ``rubric``, a rubric card's (Store.add_rubric_grades: (criterion, value, label))."""
     check_length(grader, MAX_NAME_CHARS, "the grader's name")
     add = store.add_rubric_grades if rubric else store.add_card_grades
-    grade_ids = add(
-        project_id, position, card, grader=grader, comment=check_comment(comment), seconds=check_seconds(seconds)
-    )
-    _release_after_grade(store, project_id, grader)
-    return grade_ids
-
-
-def _release_after_grade(store: Store, project_id: int, grader: str) -> None:
-    try:
-        accounts.release(store, project_id, grader)
-    except DBAPIError as exc:  # the grade is saved; the reservation expires by itself (its ttl)
-        logger.warning(
-            "project %d: %s's reservation not released after a grade (%s); it expires by itself",
-            project_id,
-            grader,
-            type(exc.orig).__name__,
-        )
+    comment, seconds = check_comment(comment), check_seconds(seconds)
+    return add(project_id, position, card, grader=grader, comment=comment, seconds=seconds, release=True)
 
 
 def submit(
@@ -407,8 +386,10 @@ def submit(
     *,
     comment: str = "",
     seconds: float | None = None,
+    release: bool = False,
 ) -> int:
     """Record ``label`` (a label of ``scale``) for the item; replaces this grader's earlier grade of it.
+    ``release``: the grader's reservation goes in the same transaction (``record_grade``).
 
     Raises core.errors.NotSaved, with the message to show, when the database does not take the grade
     (down, disk full): nothing is half-written and every earlier grade stays; pressing again retries.
@@ -426,6 +407,7 @@ def submit(
         grader=grader,
         comment=check_comment(comment),
         seconds=check_seconds(seconds),
+        release=release,
     )
 
 

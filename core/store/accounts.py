@@ -42,6 +42,7 @@ from sqlalchemy.exc import IntegrityError
 from core.errors import InputError
 from core.store import sessions
 from core.store.models import AuditEvent, Grade, Membership, Reservation, SignInFailure, User, utcnow
+from core.store.store import RELEASE
 
 if TYPE_CHECKING:
     from core.store.store import Store
@@ -106,9 +107,6 @@ ACTIVE_GRADERS = select(Grade.grader).where(
     Grade.project_id == bindparam("project_id"), Grade.position == bindparam("position"), Grade.retracted_at.is_(None)
 )
 """Who has an active grade of the item (several rows for one grader's card: sides, criteria)."""
-RELEASE = delete(Reservation).where(
-    Reservation.project_id == bindparam("project_id"), Reservation.grader == bindparam("grader")
-)
 
 
 # users -------------------------------------------------------------------------

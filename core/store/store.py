@@ -43,7 +43,19 @@ from core.store import json_codec
 from core.store.engine import database_url, make_engine
 from core.store.grade_cache import GradeCache
 from core.store.migrations import upgrade
-from core.store.models import AuditEvent, Flag, Grade, InputFile, Item, Project, Review, Skip, aware, utcnow
+from core.store.models import (
+    AuditEvent,
+    Flag,
+    Grade,
+    InputFile,
+    Item,
+    Project,
+    Reservation,
+    Review,
+    Skip,
+    aware,
+    utcnow,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -410,16 +422,20 @@ class Store:
         grader: str,
         comment: str = "",
         seconds: float | None = None,
+        release: bool = False,
     ) -> int:
-        """Record a grade in one transaction; it replaces this grader's earlier grade of the item.
+        """Record a grade in one transaction; it replaces this grader's earlier grade of the item. ``release``:
+        the grader's reservation in the project goes in the same transaction (``_release``).
 
         Raises NotSaved when the database does not take it (down, disk full: the transaction is rolled
         back, earlier grades are untouched) and InputError when the project has been deleted.
         """
         with self._writing("the grade", project_id), self.session() as s, s.begin():
-            return _replace_grade(
+            grade_id = _replace_grade(
                 s, project_id, position, ("", ONE_QUESTION), None, value, label, grader, comment, seconds, utcnow()
             )
+            _release(s, project_id, grader, release)
+            return grade_id
 
     def add_card_grades(
         self,
@@ -430,19 +446,22 @@ class Store:
         grader: str,
         comment: str = "",
         seconds: float | None = None,
+        release: bool = False,
     ) -> list[int]:
         """Record one side-by-side card's grades in one transaction: ``card`` lists (target, value, label) side
         by side, left to right, and side j's grade is stored with its target and ``side = j``. Each replaces
         this grader's earlier grade of that (item, target), an audited change; either every side is stored
-        or none (NotSaved, InputError: see add_grade). Returns the grade ids, side by side."""
+        or none (NotSaved, InputError: see add_grade; ``release`` too). Returns the grade ids, side by side."""
         with self._writing("the card's grades", project_id), self.session() as s, s.begin():
             now = utcnow()
-            return [
+            grade_ids = [
                 _replace_grade(
                     s, project_id, position, (target, ONE_QUESTION), side, value, label, grader, comment, seconds, now
                 )
                 for side, (target, value, label) in enumerate(card)
             ]
+            _release(s, project_id, grader, release)
+            return grade_ids
 
     def add_rubric_grades(
         self,
@@ -453,12 +472,13 @@ class Store:
         grader: str,
         comment: str = "",
         seconds: float | None = None,
+        release: bool = False,
     ) -> list[int]:
         """Record one rubric card's grades in one transaction: ``card`` lists (criterion, value, label), and
         each is stored with its criterion (grades.criterion), replacing this grader's earlier grade of that
         (item, criterion), an audited change. The card replaces the grader's whole earlier card: a criterion
         answered before and left out now (an optional one) is retracted with it. Either every grade is stored or
-        none (NotSaved, InputError: see add_grade). Returns the grade ids, in ``card``'s order."""
+        none (NotSaved, InputError: see add_grade; ``release`` too). Returns the grade ids, in ``card``'s order."""
         with self._writing("the card's grades", project_id), self.session() as s, s.begin():
             now = utcnow()
             answered = [criterion for criterion, _, _ in card]
@@ -467,12 +487,14 @@ class Store:
                 .where(*_active(project_id, grader), Grade.position == position, Grade.criterion.not_in(answered))
                 .values(retracted_at=now)
             )
-            return [
+            grade_ids = [
                 _replace_grade(
                     s, project_id, position, ("", criterion), None, value, label, grader, comment, seconds, now
                 )
                 for criterion, value, label in card
             ]
+            _release(s, project_id, grader, release)
+            return grade_ids
 
     def grade_counts(self, project_id: int) -> tuple[int, int]:
         """(items with an active grade, active grades) of every criterion, counted by the database."""
@@ -707,6 +729,18 @@ RETRACT_KEY = (
 )
 """Retract this grader's active grade of (item, target, criterion), returning its label (``_replace_grade``)."""
 ADD_GRADE = insert(Grade.__table__).returning(Grade.id)
+RELEASE = delete(Reservation.__table__).where(
+    Reservation.project_id == bindparam("project_id"), Reservation.grader == bindparam("grader")
+)
+"""Drop the grader's reservations in the project: core.store.accounts.release's, and a first grade's (``_release``)."""
+
+
+def _release(s: Session, project_id: int, grader: str, release: bool) -> None:
+    """Inside a write of the grader's grades, when ``release``: drop their reservation in the project
+    (``RELEASE``), so a first grade and the end of its hold commit together, one
+    transaction a grade instead of two."""
+    if release:
+        s.execute(RELEASE, {"project_id": project_id, "grader": grader})
 
 
 def _replace_grade(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import event
 
 from core.scales import BINARY
 from core.services import account_writes, auth, grade_actions, reservations
@@ -46,6 +47,25 @@ def test_grade_and_skip_free_the_reservation(store):
     reservations.skip(store, pid, second, "ann")
     assert accounts.held(store, pid, "ann") is None
     assert second in store.skipped_positions(pid)
+
+
+@on_both
+@pytest.mark.parametrize(
+    "record",
+    [
+        lambda store, pid, p: reservations.record_grade(store, pid, p, BINARY, "Correct", "ann"),
+        lambda store, pid, p: reservations.record_card(store, pid, p, [("a", 1.0, "Correct"), ("b", 0.0, "No")], "ann"),
+    ],
+    ids=["grade", "card"],
+)
+def test_a_grade_and_the_end_of_its_hold_commit_in_one_transaction(store, record):
+    pid, design = synthetic_project(store, 30)
+    position = reservations.claim(store, pid, design, 3, "ann")
+    commits = []
+    event.listen(store.engine, "commit", lambda _connection: commits.append(1))
+    record(store, pid, position)
+    assert len(commits) == 1 and accounts.reserved(store, pid) == {}
+    assert store.grade_of(pid, position, "ann") is not None
 
 
 @on_both
