@@ -7,7 +7,7 @@ import pytest
 
 from core.errors import InputError
 from core.stats.allocation import make_design
-from core.stats.queue import QueueState, item_order, next_item
+from core.stats.queue import Draws, QueueState, item_order, next_item
 
 
 @pytest.fixture
@@ -97,6 +97,26 @@ def test_grades_move_the_allocation(design):
     mixed = drain(strongly, 0, grade=lambda p: float(p % 2))
     first20 = lambda order: np.bincount(strongly.stratum[order[:20]], minlength=3)  # noqa: E731
     assert first20(all_equal)[2] < first20(mixed)[2]
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_draws_on_one_read_of_the_grades_hand_out_what_next_item_would(design, seed):
+    """A batch's draws (Draws.next with the items drawn before reserved too) against next_item on the whole state,
+    from grades with two criteria, skips and a reserved set that holds a graded item, until the pool runs out."""
+    rng = np.random.default_rng(seed)
+    graded = {int(p): float(rng.integers(0, 2)) for p in rng.choice(design.N, 12, replace=False)}
+    other = {p: float(rng.random()) for p in graded}
+    skipped = frozenset(int(p) for p in rng.choice(design.N, 4, replace=False)) - graded.keys()
+    state = QueueState(graded, skipped, frozenset(), (other,))
+    draws = Draws(design, state, seed)
+    reserved = {next(iter(graded))}
+    while True:
+        expected = next_item(design, QueueState(graded, skipped, frozenset(reserved), (other,)), seed)
+        assert draws.next(frozenset(reserved)) == expected
+        if expected is None:
+            break
+        reserved.add(expected)
+    assert len(reserved - graded.keys()) == design.N - len(graded)
 
 
 @pytest.mark.parametrize(

@@ -57,7 +57,7 @@ from core.scales import Scale
 from core.services.grading import budget_reached, check_comment, check_seconds, queue_state
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
-from core.stats.queue import QueueState, next_item
+from core.stats.queue import Draws, QueueState
 from core.store import Store, accounts
 from core.store.accounts import Held
 from core.store.models import utcnow
@@ -146,14 +146,19 @@ class _Live:
 
 
 class _Queue:
-    """The queue's state as one batch of claims with the same rules reads it: the grades and skips read once,
-    the stopping rule asked once, and the positions whose reservation was lost to a race (reserved or graded
-    elsewhere since), which no claim of the batch draws again."""
+    """The queue's state as one batch of claims with the same rules reads it: the grades and skips read once (and
+    drawn from, ``draws``), the stopping rule asked once, and the positions whose reservation was lost to a race
+    (reserved or graded elsewhere since), which no claim of the batch draws again."""
 
     def __init__(self, store: Store, project_id: int, rules: _Rules) -> None:
         self.rules = rules
         self.state = queue_state(store, project_id, frozenset(), rules.settings)
         self.lost: set[int] = set()
+
+    @functools.cached_property
+    def draws(self) -> Draws:
+        """The queue's draws on these grades (core.stats.queue.Draws: the grades read once for every draw)."""
+        return Draws(self.rules.design, self.state, self.rules.seed)
 
     @functools.cached_property
     def closed(self) -> bool:
@@ -225,8 +230,7 @@ class _Batch:
         if budget_reached(state, rules.budget) or queue.closed:
             return None
         while True:
-            draw = dataclasses.replace(state, reserved=state.reserved | queue.lost)
-            position = next_item(rules.design, draw, rules.seed)
+            position = queue.draws.next(state.reserved | queue.lost)
             if position is None:
                 return None
             if accounts.try_reserve(self.store, self.project_id, position, 0, grader, rules.ttl):

@@ -181,30 +181,55 @@ def next_item(design: Design, state: QueueState, seed: int) -> int | None:
     lies among the first n_h + (skipped) + 1 of the stratum's order
     (`stratum_orders`), since at most n_h of them are taken.
     """
-    positions, grades = _arrays(state.graded)
-    skipped = np.fromiter(state.skipped, dtype=np.int64, count=len(state.skipped))
-    reserved = np.fromiter(state.reserved, dtype=np.int64, count=len(state.reserved))
-    other_grades = [_arrays(grades_k) for grades_k in state.criteria]
-    outside = _first_outside(design.N, positions, skipped, reserved, *(p for p, _ in other_grades))
+    return Draws(design, state, seed).next(state.reserved)
+
+
+class Draws:
+    """`next_item` on one state's grades and skips, for any reserved set: what the grades give the queue (their
+    positions and counts per stratum, each criterion's moments and pooled sums) is read once. A batch of claims
+    on one read of the grades (core.services.reservations) then draws each item in the time of its reserved set
+    and one stratum's head, where `next_item` alone reads every grade again (2.3 ms a draw at 6,000 grades).
+    InputError for a position outside the pool: the grades', the skips' and the other criteria's here, the
+    reserved ones' at each draw."""
+
+    def __init__(self, design: Design, state: QueueState, seed: int) -> None:
+        positions, grades = _arrays(state.graded)
+        self._skipped = np.fromiter(state.skipped, dtype=np.int64, count=len(state.skipped))
+        other_grades = [_arrays(grades_k) for grades_k in state.criteria]
+        _check_inside(design.N, positions, self._skipped, *(p for p, _ in other_grades))
+        self._design, self._seed, self._graded = design, seed, positions
+        self._graded_counts = np.bincount(design.stratum[positions], minlength=design.H)
+        self._reading = _reading(design, positions, grades)
+        self._others = [_reading(design, *arrays) for arrays in other_grades]
+
+    def next(self, reserved: frozenset[int]) -> int | None:
+        """The next item with ``reserved`` taken too (`next_item` of the state with that reserved set)."""
+        design = self._design
+        held = np.fromiter(reserved, dtype=np.int64, count=len(reserved))
+        _check_inside(design.N, held)
+        held = np.unique(held[~np.isin(held, self._graded)])
+        counts = self._graded_counts + np.bincount(design.stratum[held], minlength=design.H)
+        h = int(queue_stratum(design, counts, *self._reading, self._others))
+        if h < 0:
+            return None
+        head = stratum_orders(design, self._seed)[h][: counts[h] + self._skipped.size + 1]
+        free = head[~(np.isin(head, self._graded) | np.isin(head, held))]
+        fresh = free[~np.isin(free, self._skipped)]
+        return int(fresh[0] if fresh.size else free[0])
+
+
+def _check_inside(n_items: int, *groups: np.ndarray) -> None:
+    """InputError naming the first position of ``groups`` outside the pool (`_first_outside`)."""
+    outside = _first_outside(n_items, *groups)
     if outside is not None:
         raise InputError(
-            f"position {outside} is outside the pool of {design.N} items", fix="use the items' row numbers, 0 to N-1"
+            f"position {outside} is outside the pool of {n_items} items", fix="use the items' row numbers, 0 to N-1"
         )
-    taken = np.unique(np.concatenate([positions, reserved]))
-    counts = np.bincount(design.stratum[taken], minlength=design.H)
-    others = [_reading(design, *arrays) for arrays in other_grades]
-    h = int(queue_stratum(design, counts, *_reading(design, positions, grades), others))
-    if h < 0:
-        return None
-    head = stratum_orders(design, seed)[h][: counts[h] + skipped.size + 1]
-    free = head[~np.isin(head, taken)]
-    fresh = free[~np.isin(free, skipped)]
-    return int(fresh[0] if fresh.size else free[0])
 
 
 def _first_outside(n_items: int, *groups: np.ndarray) -> int | None:
     """The first position of ``groups``, in their order, outside 0..n_items-1; None when all are inside. On the
-    arrays ``next_item`` builds anyway: a check position by position cost about 1 ms a card at 5,000 grades."""
+    arrays ``Draws`` builds anyway: a check position by position cost about 1 ms a card at 5,000 grades."""
     for group in groups:
         bad = np.flatnonzero((group < 0) | (group >= n_items))
         if bad.size:
