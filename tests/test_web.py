@@ -66,3 +66,19 @@ def test_the_cookie_is_secure_behind_a_tls_proxy(client):
     code = web.handoff("the-token", 60)
     reply = client.post(web.SESSION_ROUTE, content=code, headers={"X-Forwarded-Proto": "https"})
     assert reply.status_code == 204 and "Secure" in reply.headers["set-cookie"]
+
+
+def test_the_served_store_is_opened_once_per_database_url(monkeypatch, tmp_path):
+    """The API's requests take the app's Store (ui.state.served_store) kept by URL: opened once, not looked up in
+    Streamlit's cache on every request; another URL opens its own."""
+    from core import config
+    from ui import state
+
+    opened = []
+    monkeypatch.setattr(state, "_open_store", lambda url: opened.append(url) or object())
+    monkeypatch.setattr(state, "_served", {})
+    monkeypatch.setenv(config.DB_URL, f"sqlite:///{tmp_path / 'a.db'}")
+    first = state.served_store()
+    assert state.served_store() is first and len(opened) == 1
+    monkeypatch.setenv(config.DB_URL, f"sqlite:///{tmp_path / 'b.db'}")
+    assert state.served_store() is not first and len(opened) == 2

@@ -31,9 +31,16 @@ def _open_store(url: str) -> Store:
     return database.open_store(url)
 
 
+_served: dict[str, Store] = {}
+
+
 def served_store() -> Store:
-    """The app's Store outside a page run (the HTTP API's requests, ui/web.py): the same one, no page to stop."""
-    return _open_store(database_url(_configured_url()))
+    """The app's Store outside a page run (the HTTP API's requests, ui/web.py): the same one, no page to stop.
+    Kept by URL once opened: Streamlit's cache hashed its argument on every request (about 8% of the server's
+    time under 100 graders, benchmarks/concurrent_graders.py)."""
+    url = database_url(_configured_url())
+    found = _served.get(url)
+    return found if found is not None else _served.setdefault(url, _open_store(url))
 
 
 def store() -> Store:
