@@ -78,10 +78,10 @@ From the grades export alone (the stratified estimator, docs/method.md, *Estimat
 2. Per stratum h (columns stratum, stratum_size N_h, weight W_h = N_h / N): n_h graded items,
    their mean ybar_h and sample variance s_h^2 (divisor n_h - 1). Where a stratum's grades are all
    equal, or it has one, s_h^2 = p (1 - p) with p = (sum_h y_i + 1/2) / (n_h + 1)
-   (one grade is information, not certainty; core.stats.intervals.all_equal_floor).
+   (one grade is information, not certainty; docs/method.md, *Fixed-n intervals*, all-equal strata).
 3. Estimate mu = sum_h W_h ybar_h (equivalently (1/N) sum_i y_i / pi_i, pi_i = n_h / N_h the
    inclusion_probability column), variance V = sum_h W_h^2 (1 - n_h / N_h) s_h^2 / n_h, se = sqrt(V).
-4. Unless every y_i is 0 or 1, V is at least the bounded variance (core.stats.intervals.share_variance)
+4. Unless every y_i is 0 or 1, V is at least the bounded variance (docs/method.md, *Fixed-n intervals*)
    rho sum_h W_h^2 (1 - n_h / N_h) m_h (1 - m_h) / n_h, m_h = (sum_h y_i + 1/2) / (n_h + 1),
    rho = sum_h (n_h - 1) s_h^2 / sum_h n_h ybar_h (1 - ybar_h) (at most 1; strata with 2 items or more).
 The interval is Korn-Graubard's: Clopper-Pearson on the effective size mu (1 - mu) / V with df = n - H."""
@@ -112,7 +112,7 @@ ESTIMATORS_TEXT = {
         "The estimate (the difference estimator) weights each stratum's mean residual by its share of the "
         "pool: a grade minus its prediction from the surrogate's signals, a within-stratum regression fitted on "
         "the other half of the stratum's grades (cross-fitting), whose known pool means it adds back "
-        "(core.stats.model_assisted; Sarndal, Swensson and Wretman 1992, ch. 6)"
+        "(docs/method.md, *Estimators*; Sarndal, Swensson and Wretman 1992, ch. 6)"
     ),
 }
 
@@ -125,7 +125,7 @@ def method_text(method: str) -> str:
         f"Neyman allocation, every stratum graded first). {ESTIMATORS_TEXT[method]}; its variance is the "
         "stratified sampling variance with the finite-population correction; the fixed-n interval is "
         "Korn-Graubard's, and the interval valid whenever grading stops is a confidence sequence "
-        "(core.stats.confseq). Savings compare the fixed-n variance with uniform random sampling's at the same "
+        "(docs/method.md, *The confidence sequence*). Savings compare the fixed-n variance with uniform random sampling's at the same "
         "number of graded items."
     )
 
@@ -544,7 +544,9 @@ def report(
     )
 
 
-INTERVAL = "fixed-n Korn-Graubard (core.stats.intervals): valid for a number of grades decided in advance"
+INTERVAL = (
+    "fixed-n Korn-Graubard (docs/method.md, *Fixed-n intervals*): valid for a number of grades decided in advance"
+)
 
 
 def allocation_text(settings: ProjectSettings, n0: int) -> str:
@@ -605,12 +607,12 @@ def audit_chain_line(chain: dict[str, Any]) -> str:
     if chain["intact"]:
         return (
             "Audit trail: its hash chain holds. No sealed event (of any project in this database) was changed, "
-            "removed or slipped in after it was sealed (core.store.audit_chain)."
+            "removed or slipped in after it was sealed."
         )
     return (
         f"Audit trail: its hash chain is broken at event {chain['first_broken_event']}. That event was changed or "
         "slipped in, or the one before it removed, after they were sealed, so the trail cannot be trusted from "
-        "there on (core.store.audit_chain; activegrade status --audit names the same event)."
+        "there on (activegrade status --audit names the same event)."
     )
 
 
@@ -649,7 +651,7 @@ def stopping_line(rule: dict[str, Any]) -> str:
 
 ESTIMAND = (
     "the pool's mean final grade: the grade a reviewer set where one settled the item, the mean of the "
-    "graders' grades where none did (core.stats.rater_agreement.final_grades)"
+    "graders' grades where none did (docs/review.md, *The final grade, decided once*)"
 )
 
 
@@ -670,7 +672,7 @@ def _review(grades: pd.DataFrame, reviewed: Mapping[int, float], validated: Vali
             "correction": validated.correction,
             "validation_items": validated.validation,
             "method": "first grades' stratified estimate + the mean of (final - first grade) on the random "
-            "double-graded and audited items (core.stats.validation)",
+            "double-graded and audited items (docs/review.md, *The estimate that uses review: a validation sample*)",
         }
     return {
         "estimand": ESTIMAND,

@@ -2,15 +2,14 @@
 its charts as inline SVG (no script, no external file: it opens offline and prints as it shows).
 
 Every text from the data is escaped (html.escape, pandas' to_html escapes by default). It reads on a phone
-(390 px wide) without sideways scrolling, and its prose names methods, not the code's modules: a reference
-such as "(core.stats.confseq)" in the report's text is left out here (the Markdown and JSON keep it).
+(390 px wide) without sideways scrolling, and its prose names methods
+and the docs that explain them, never the code's modules (the Markdown and JSON say the same).
 """
 
 from __future__ import annotations
 
 import html
 import itertools
-import re
 from typing import Any
 
 import pandas as pd
@@ -42,9 +41,6 @@ svg{max-width:100%;height:auto}.note{color:#555;font-size:13px}
 """
 """A cell's long value (a hash, a file name) may break anywhere so the table fits a phone; a header breaks only
 between words ("stratum", not "stratu m"): a table its headers make wider than the page scrolls inside its box."""
-MODULE = re.compile(r" ?\(core\.[\w.]+\)|core\.[\w.]+[;,] ?")
-"""A reference to one of the code's modules in the report's prose: "(core.stats.confseq)", or
-"core.stats.model_assisted; " before a literature reference in the same parentheses."""
 
 
 def _x(k: float, kmax: float) -> float:
@@ -153,13 +149,8 @@ def _table(rows: list[dict[str, Any]] | pd.DataFrame, kind: str = "") -> str:
     return f'<div class="table {kind}">{table}</div>'  # a table wider than a phone scrolls inside, not the page
 
 
-def in_words(text: str) -> str:
-    """The report's prose without references to the code's modules (MODULE)."""
-    return MODULE.sub("", text)
-
-
 def _p(text: str) -> str:
-    return f"<p>{html.escape(in_words(text.replace('**', '')))}</p>"
+    return f"<p>{html.escape(text.replace('**', ''))}</p>"
 
 
 def _criteria_parts(section: dict[str, Any] | None) -> list[str]:
@@ -188,7 +179,7 @@ def report_html(data: dict[str, Any]) -> str:
         *_criteria_parts(data.get("criteria")),
         "<h2>Estimate against the number of grades</h2>",
         path_svg(data.get("path", [])),
-        f'<p class="note">{html.escape(in_words(PATH_NOTE))}</p>',
+        f'<p class="note">{html.escape(PATH_NOTE)}</p>',
         "<h2>Method</h2>",
         _p(data["method"]),
         "<h2>Strata: grades planned and done</h2>",

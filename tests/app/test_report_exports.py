@@ -13,7 +13,15 @@ import pandas as pd
 from sqlalchemy import select, update
 
 from core.exports.project_export import report_bytes, report_data
-from core.exports.report import estimate_line, grades_csv, grades_table, report, report_markdown, settings_table
+from core.exports.report import (
+    ChainCheck,
+    estimate_line,
+    grades_csv,
+    grades_table,
+    report,
+    report_markdown,
+    settings_table,
+)
 from core.exports.report_html import report_html
 from core.scales import BINARY
 from core.services.reservations import submit
@@ -21,6 +29,7 @@ from core.services.tracking import current_estimate
 from core.settings import ProjectSettings
 from core.stats.allocation import design_from_items
 from core.stats.skips import skip_bound
+from core.stats.validation import Validated
 from core.store import accounts, audit_chain
 from core.store.models import AuditEvent
 
@@ -155,14 +164,52 @@ def test_the_report_reads_the_stopping_rules_interval_first_and_names_what_its_r
     assert "| working time |" in text.replace("| grader | grades | working time", "| working time |")
 
 
-def test_the_html_report_names_methods_not_modules_and_its_chart_has_ticks(store, project_id):
+def _strings(value: object) -> list[str]:
+    """Every string inside a report's JSON data."""
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def test_every_report_formats_prose_names_methods_and_docs_not_modules(store, project_id):
+    """JSON, Markdown (the Export page's preview) and HTML: words for people, a docs page where one explains
+    more, never a code module ("core.stats.confseq"); only the recompute script is code, and stays so. With the
+    difference estimator, review, a validated estimate and a broken audit chain, every optional sentence shows."""
     _grade(store, project_id)
-    data, _ = _report(store, project_id)
-    page = report_html(data)
-    prose = re.sub(r"<pre>.*?</pre>", "", page, flags=re.S)  # the recompute script is code, and stays so
-    assert "core.stats." in report_markdown(data)  # the Markdown's text names them, the HTML's does not
-    assert re.search(r"\bcore\.\w", prose) is None, re.findall(r".{40}core\.\w+", prose)
-    assert "confidence sequence" in prose
+    items = store.load_items(project_id)
+    design = design_from_items(items, stratify_by=None)
+    result = current_estimate(design, store.graded_positions(project_id), "difference")
+    validated = Validated(0.7, 0.05, 0.6, 0.8, 0.01, 12, 0.95)
+    data = report(
+        store.project(project_id),
+        design,
+        result,
+        {"pool": ("p.jsonl", b"x")},
+        store.grades(project_id),
+        reviewed={0: 1.0},
+        validated=validated,
+        chain=ChainCheck(broken_at=3),
+    )
+    script = data["recompute"]["script"]
+    markdown = report_markdown(data)
+    html = report_html(data)
+    assert script in markdown and html.count("<pre>") == 2
+    prose = {
+        "json": " ".join(s for s in _strings(data) if s != script),
+        "md": markdown.replace(script, ""),
+        "html": html.replace(html[html.rindex("<pre>") : html.rindex("</pre>")], ""),
+    }
+    for fmt, text in prose.items():
+        assert re.search(r"\bcore\.\w", text) is None, (fmt, re.findall(r".{40}core\.[\w.]+", text))
+        assert "confidence sequence (docs/method.md" in text and "docs/review.md" in text and "Sarndal" in text, fmt
+    assert all("hash chain is broken at event 3" in prose[fmt] for fmt in ("md", "html"))
+
+
+def test_the_html_reports_chart_has_ticks(store, project_id):
+    _grade(store, project_id)
+    page = report_html(_report(store, project_id)[0])
     assert page.count('class="tick x"') >= 3 and ">grades</text>" in page and ">mean grade</text>" in page
 
 
