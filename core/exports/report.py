@@ -724,9 +724,22 @@ def graders_lines(graders: dict[str, Any]) -> list[str]:
 
 
 def grader_rows(by_grader: list[dict[str, Any]]) -> pd.DataFrame:
-    """The graders' table as the report shows it: working time as a duration ('< 1 min', '1 h 05 min')."""
+    """The graders' table as the report shows it: working time as a duration ('< 1 min', '1 h 05 min'), grades
+    per hour whole and median seconds to a tenth (a pace of '354.051' claims a precision it does not have)."""
     table = pd.DataFrame(by_grader)
-    return table if table.empty else with_working_time(table)
+    if table.empty:
+        return table
+    return with_working_time(table).assign(
+        **{
+            "grades per hour": table["grades per hour"].map(lambda v: _rounded(v, "{:,.0f}")),
+            "median seconds": table["median seconds"].map(lambda v: _rounded(v, "{:.1f}")),
+        }
+    )
+
+
+def _rounded(value: float | None, form: str) -> str:
+    """``value`` in ``form``, or '–' where it is unknown (None, NaN)."""
+    return "–" if value is None or value != value else form.format(value)
 
 
 def number(value: float | None) -> str:

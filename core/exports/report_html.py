@@ -2,7 +2,7 @@
 its charts as inline SVG (no script, no external file: it opens offline and prints as it shows).
 
 Every text from the data is escaped (html.escape, pandas' to_html escapes by default). It reads on a phone
-(390 px wide) without sideways scrolling, and its prose names methods
+(390 px wide) without sideways scrolling and without a number broken across lines, and its prose names methods
 and the docs that explain them, never the code's modules (the Markdown and JSON say the same).
 """
 
@@ -34,13 +34,14 @@ WIDTH, HEIGHT, PAD = 640, 260, 40
 STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222;overflow-wrap:break-word}
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}
-td{overflow-wrap:anywhere}th{overflow-wrap:normal}
+.inputs td,.settings td:last-child{overflow-wrap:anywhere}th{overflow-wrap:normal}
 .table{max-width:100%;overflow-x:auto}.settings td:first-child{white-space:nowrap}
 th{background:#f3f3f3}pre{background:#f6f6f6;padding:.7em;overflow-x:auto;font-size:12px}
 svg{max-width:100%;height:auto}.note{color:#555;font-size:13px}
 """
-"""A cell's long value (a hash, a file name) may break anywhere so the table fits a phone; a header breaks only
-between words ("stratum", not "stratu m"): a table its headers make wider than the page scrolls inside its box."""
+"""A long value (a hash, a file name, a setting's JSON) may break anywhere so its table fits a phone; a number
+("0.527") or a header's word ("stratum", not "stratu m") never breaks: a table they make wider than the page
+scrolls inside its box."""
 
 
 def _x(k: float, kmax: float) -> float:
@@ -213,7 +214,7 @@ def report_html(data: dict[str, Any]) -> str:
         _p(recompute_line(r)),
         f"<pre>{html.escape(r['script'])}</pre>",
         "<h2>Inputs</h2>",
-        _table(inputs),
+        _table(inputs, "inputs"),
         "<h2>Settings</h2>",
         _table(settings_table(data["settings"], data["seed"]), "settings"),
     ]

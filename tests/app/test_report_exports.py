@@ -16,6 +16,7 @@ from core.exports.project_export import report_bytes, report_data
 from core.exports.report import (
     ChainCheck,
     estimate_line,
+    grader_rows,
     grades_csv,
     grades_table,
     report,
@@ -211,6 +212,17 @@ def test_the_html_reports_chart_has_ticks(store, project_id):
     _grade(store, project_id)
     page = report_html(_report(store, project_id)[0])
     assert page.count('class="tick x"') >= 3 and ">grades</text>" in page and ">mean grade</text>" in page
+
+
+def test_the_graders_table_rounds_pace_for_people(store, project_id):
+    """Grades per hour whole, median seconds to a tenth, in the Markdown and HTML tables (not '354.051')."""
+    _grade(store, project_id)
+    data, _ = _report(store, project_id)
+    rows = grader_rows(data["graders"]["by_grader"])  # the pace depends on when the grades were stored
+    assert all(re.fullmatch(r"\d{1,3}(,\d{3})*", pace) for pace in rows["grades per hour"])
+    assert rows["median seconds"].tolist() == ["3.0", "4.0"]
+    pace = rows["grades per hour"].iloc[0]
+    assert f"| ann | 30 | < 1 min | {pace} | 3.0 |" in report_markdown(data) and f"<td>{pace}</td>" in report_html(data)
 
 
 def test_the_report_says_whether_the_audit_trails_hash_chain_holds(store, project_id):

@@ -1,6 +1,6 @@
 """The one-page HTML report on a phone (issue 28): opened on its own in Chromium 390 px wide, the page does
 not scroll sideways (a wide table scrolls inside its own box); at a phone's and a laptop's width no setting's
-name, and no word of a table's header, is broken inside a word."""
+name, no word of a table's header and no number in a table (the strata's sd: "0. / 52 / 7") is broken."""
 
 from __future__ import annotations
 
@@ -17,6 +17,13 @@ BROKEN_NAMES = """() => [...document.querySelectorAll('.settings td:first-child'
   const text = document.createRange();
   text.selectNodeContents(td);
   return text.getClientRects().length > 1;  // one rectangle a line
+}).map((td) => td.textContent)"""
+
+BROKEN_NUMBERS = """() => [...document.querySelectorAll('td')].filter((td) => {
+  if (!/^[-+]?[0-9][0-9.,]*%?$/.test(td.textContent.trim())) return false;
+  const text = document.createRange();
+  text.selectNodeContents(td);
+  return new Set([...text.getClientRects()].map((r) => Math.round(r.top))).size > 1;
 }).map((td) => td.textContent)"""
 
 SPLIT_HEADER_WORDS = """() => [...document.querySelectorAll('th')].flatMap((th) => {
@@ -53,4 +60,6 @@ def test_the_html_report_fits_a_phone(browser, tmp_path, artifacts):
         assert page.evaluate(BROKEN_NAMES) == [], width
         assert page.locator("th").count() > 20
         assert page.evaluate(SPLIT_HEADER_WORDS) == [], width
+        assert page.locator("td", has_text="0.472").count() == 1  # the strata's sd, a number among many
+        assert page.evaluate(BROKEN_NUMBERS) == [], width
         page.close()
