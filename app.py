@@ -53,9 +53,19 @@ def first_run() -> None:
             st.session_state["demo_error"] = str(exc)
 
 
-def sidebar() -> None:
+def page_links(pages: list[st.Page], project_id: int | None) -> None:
+    """The menu, drawn here instead of by st.navigation so that every link's address names the project shown:
+    a link opened in a new tab (middle click, "Open link in new tab") opens this project, not the last used."""
+    query = {"project": str(project_id)} if project_id is not None else None
+    with st.container(key="page-links"):
+        for page in pages:
+            st.page_link(page, query_params=query)
+
+
+def sidebar(pages: list[st.Page]) -> None:
     project = state.current_project()
     with st.sidebar:
+        page_links(pages, None if project is None else project.id)
         st.markdown("### ActiveGrade")
         projects = signin.visible(state.store().projects())
         if projects:
@@ -119,7 +129,7 @@ choose_project(signin.gate(PAGES))  # the sign-in page, and stop, for anyone not
 if signin.may(auth.CREATE_PROJECT):
     first_run()
 allowed = signin.allowed_pages(PAGES)
-navigation = st.navigation(allowed + [refused(p) for p in PAGES if p not in allowed])
-sidebar()
+navigation = st.navigation(allowed + [refused(p) for p in PAGES if p not in allowed], position="hidden")
+sidebar(allowed)
 state.ensure_worker()  # rings the app's own worker (a job the last run queued starts now), or starts one when jobs wait
 navigation.run()

@@ -24,6 +24,8 @@ from core.testing.waiting import until
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: app.py, app_pages/, ui/
 STARTUP_S = 120.0  # deadline for the server's health check: a busy machine starts Streamlit slowly
 TIMEOUT_MS = 90_000  # deadline for any wait on a page; every wait is on a condition, this only ends a stuck one
+PAGE_LINK = ".st-key-page-links a"
+"""The sidebar's links to the app's pages (app.py draws them, each naming the project shown)."""
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",

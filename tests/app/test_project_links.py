@@ -104,3 +104,24 @@ def test_a_row_of_the_projects_table_opens_its_project(world):
     table = at.dataframe[-1].value
     choose_row(at, "projects-table", int(table.index[table["id"] == second][0]))
     assert [h.value for h in at.header][:1] == ["Second"] and url_project(at) == str(second)
+
+
+def sidebar_links(at: AppTest) -> dict[str, str]:
+    """The sidebar's page links: label -> the address's query (``project=ID``, or "" when it names none)."""
+    return {link.proto.label: link.proto.query_string for link in at.sidebar.get("page_link")}
+
+
+def test_the_sidebar_links_name_the_project_shown(world):
+    store, (first, second) = world
+    root = account_writes.create_account(store, "root", auth.ADMIN, password=PASSWORD)
+    accounts.record_event(store, "root", "exported", project_id=second)  # her last used: not the one shown
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state[signin.TOKEN_KEY] = sessions.start(store, root)
+    at.query_params["project"] = str(first)
+    at.run()
+    links = sidebar_links(at)
+    assert list(links)[:3] == ["Projects", "Grade", "Dashboard"]
+    assert set(links.values()) == {f"project={first}"}
+    vic = account_writes.create_account(store, "vic", auth.VIEWER, password=PASSWORD)
+    accounts.assign(store, first, vic.id)
+    assert set(sidebar_links(run(store, vic))) == {"Projects", "Dashboard", "Presenter view", "Records"}

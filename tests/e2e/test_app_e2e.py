@@ -13,7 +13,7 @@ from core.scales import BINARY
 from core.services.project import create_project, start_preparation
 from core.services.reservations import submit
 from core.store import Store
-from core.testing.appserver import ITEM_SHOWN, ROOT, TIMEOUT_MS, Server, press_grade_key
+from core.testing.appserver import ITEM_SHOWN, PAGE_LINK, ROOT, TIMEOUT_MS, Server, press_grade_key
 
 pytestmark = pytest.mark.e2e
 XSS_POOL = [
@@ -32,7 +32,7 @@ def metric(page, label: str) -> str:
 
 
 def open_page(page, title: str) -> None:
-    page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).click()
+    page.locator(PAGE_LINK).filter(has_text=title).click()
     page.get_by_role("heading", name=title, exact=True, level=1).wait_for(timeout=TIMEOUT_MS)
 
 

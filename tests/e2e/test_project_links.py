@@ -7,7 +7,7 @@ import pytest
 
 from core.services import account_writes, auth
 from core.store import Store, accounts
-from core.testing.appserver import TIMEOUT_MS, shown_for
+from core.testing.appserver import PAGE_LINK, TIMEOUT_MS, shown_for
 from tests.e2e.test_grading_card import PASSWORD, distinct_pool, sign_in
 
 pytestmark = pytest.mark.e2e
@@ -30,11 +30,17 @@ def test_links_keep_their_project_and_a_page_not_allowed_says_so(browser, shared
     lena = account_writes.create_account(store, "lena", auth.GRADER, password=PASSWORD)
     accounts.assign(store, ids[1], lena.id)
 
+    accounts.record_event(store, "links-admin", "exported", project_id=ids[0])  # her last used: not the one shown
     admin = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = admin.new_page()
     sign_in(page, f"{server.url}/?project={ids[1]}", "links-admin")
+    shows_project(page, "Links two")
     for title in ("Dashboard", "Presenter view"):
-        page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).click()
+        with admin.expect_page(timeout=TIMEOUT_MS) as opened:  # a middle click: the link's own address, new tab
+            page.locator(PAGE_LINK).filter(has_text=title).click(button="middle")
+        shows_project(opened.value, "Links two")
+        opened.value.close()
+        page.locator(PAGE_LINK).filter(has_text=title).click()
         page.wait_for_url(f"**/{title.split()[0].lower()}?*", timeout=TIMEOUT_MS)
         assert f"project={ids[1]}" in page.url, page.url
         tab = admin.new_page()  # the address as shown, in a new tab

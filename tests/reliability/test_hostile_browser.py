@@ -20,7 +20,7 @@ import pytest
 from core.services import account_writes, auth
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
-from core.testing.appserver import ITEM_SHOWN, TIMEOUT_MS, press_grade_key
+from core.testing.appserver import ITEM_SHOWN, PAGE_LINK, TIMEOUT_MS, press_grade_key
 
 from .conftest import PASSWORD, ROOT, sign_in
 
@@ -64,7 +64,7 @@ def test_script_and_html_in_items_are_shown_inert(browser, shared_signed_in_serv
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     sign_in(page, f"{server.url}/?project={pid}", "hilda")
-    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Grade").click()
+    page.locator(PAGE_LINK).filter(has_text="Grade").click()
     page.wait_for_function(f"() => ({ITEM_SHOWN})() !== null", timeout=TIMEOUT_MS)
     prompt_of = dict(zip(store.load_items(pid)["id"], store.load_items(pid)["prompt"]))
     prompts = set(prompt_of.values())
@@ -146,7 +146,7 @@ def test_items_that_name_outside_urls_make_the_browser_fetch_nothing_outside(bro
     requested: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
     sign_in(page, f"{server.url}/?project={pid}", "tess")
-    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Grade").click()
+    page.locator(PAGE_LINK).filter(has_text="Grade").click()
     page.wait_for_function(f"() => ({ITEM_SHOWN})() !== null", timeout=TIMEOUT_MS)
     for _ in range(len(rows) - 1):
         press_grade_key(page, "y")

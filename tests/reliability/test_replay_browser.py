@@ -26,7 +26,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from core.services import account_writes, auth
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
-from core.testing.appserver import ITEM_SHOWN, MIN_VIEW_S, TIMEOUT_MS
+from core.testing.appserver import ITEM_SHOWN, MIN_VIEW_S, PAGE_LINK, TIMEOUT_MS
 from ui.session_cookie import NAME as SESSION_COOKIE
 
 from .conftest import DATA_APP, PASSWORD, sign_in
@@ -175,7 +175,7 @@ def test_a_replayed_press_stores_nothing_once_access_is_gone(browser, server):
     page = context.new_page()
     tap = Tap(page)
     sign_in(page, f"{server.url}/?project={pid}", "gwen")
-    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Grade").click()
+    page.locator(PAGE_LINK).filter(has_text="Grade").click()
 
     # the replay works: the held-back press, replayed while gwen may grade, stores her grade
     control = capture_press(page, tap)
@@ -192,7 +192,7 @@ def test_a_replayed_press_stores_nothing_once_access_is_gone(browser, server):
     page.get_by_text("Not allowed: gwen is not assigned").wait_for(timeout=TIMEOUT_MS)
     assert page.locator(".ag-card").count() == 0
     accounts.assign(store, pid, grader.id)
-    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Grade").click()  # the same item, same token
+    page.locator(PAGE_LINK).filter(has_text="Grade").click()  # the same item, same token
     page.wait_for_function(f"() => ({ITEM_SHOWN})() !== null", timeout=TIMEOUT_MS)
 
     # disabled by an admin: refused, and the page goes to the sign-in form

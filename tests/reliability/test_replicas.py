@@ -21,7 +21,7 @@ from core.services.progress import counts
 from core.services.reservations import overlap_positions
 from core.services.tracking import current_estimate
 from core.store import Store, accounts
-from core.testing.appserver import ITEM_SHOWN, TIMEOUT_MS, Server, press_grade_key
+from core.testing.appserver import ITEM_SHOWN, PAGE_LINK, TIMEOUT_MS, Server, press_grade_key
 from core.testing.workload import Grader, expected_grades, synthetic_project
 from tests.pg_schema import throwaway_schema_url
 
@@ -40,7 +40,7 @@ CORE_SHARE = 150  # grades per core grader beside the browsers; a last core grad
 
 def _open_grade_page(page, server: Server, pid: int, name: str) -> None:
     sign_in(page, f"{server.url}/?project={pid}", name)
-    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Grade").click()
+    page.locator(PAGE_LINK).filter(has_text="Grade").click()
     page.wait_for_function(f"() => ({ITEM_SHOWN})() !== null", timeout=TIMEOUT_MS)
     page.get_by_role("heading", name="Grade", exact=True, level=1).click()  # the card owns the keys
 
@@ -52,7 +52,7 @@ def _dashboard(browser, server: Server, pid: int) -> dict[str, str]:
     """The dashboard's metrics (label -> value) on ``server``, signed in there, once every one shows every grade."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     sign_in(page, f"{server.url}/?project={pid}", "vera")
-    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Dashboard").click()
+    page.locator(PAGE_LINK).filter(has_text="Dashboard").click()
     page.wait_for_function(
         f"""() => {{
           const values = [...document.querySelectorAll('[data-testid=stMetricValue]')].map(e => e.innerText);

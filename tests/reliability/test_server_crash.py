@@ -14,7 +14,7 @@ import pytest
 from core.services import account_writes, auth
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
-from core.testing.appserver import ITEM_SHOWN, TIMEOUT_MS, Server, press_grade_key
+from core.testing.appserver import ITEM_SHOWN, PAGE_LINK, TIMEOUT_MS, Server, press_grade_key
 
 from .conftest import DATA_APP, PASSWORD, sign_in
 
@@ -24,7 +24,7 @@ GRADES_BEFORE = 4
 
 def open_grading(page, server, pid: int) -> None:
     sign_in(page, f"{server.url}/?project={pid}", "gus")
-    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Grade").click()
+    page.locator(PAGE_LINK).filter(has_text="Grade").click()
     page.wait_for_function(f"() => ({ITEM_SHOWN})() !== null", timeout=TIMEOUT_MS)
     page.get_by_role("heading", name="Grade", exact=True, level=1).click()
 
