@@ -14,8 +14,7 @@ import streamlit as st
 from core import logs
 from core.config import config
 from core.errors import InputError
-from core.services import auth, project_actions
-from core.services.navigation import default_project
+from core.services import auth, navigation, project_actions
 from ui import signin, state
 
 # a local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com (issue 14)
@@ -27,6 +26,8 @@ except InputError as bad:
     st.error(str(bad))
     st.stop()
 
+OPENED = "opened_project"
+"""Session state key of the project this browser tab last recorded as opened (``note_opened``)."""
 PAGES = [
     st.Page("app_pages/projects.py", title="Projects", icon=":material/folder_open:", default=True),
     st.Page("app_pages/grade.py", title="Grade", icon=":material/rate_review:"),
@@ -100,10 +101,21 @@ def choose_project(user: auth.User) -> None:
     one the user may not open, and with none asked for open the only one they may, else their last used."""
     shown = state.current_project()
     if shown is not None and signin.visible([shown]):
-        state.select_project(shown.id)
+        project_id = shown.id
+    else:
+        visible = [p.id for p in signin.visible(state.store().projects())]
+        project_id = navigation.default_project(state.store(), user, visible)
+    state.select_project(project_id)
+    note_opened(user, project_id)
+
+
+def note_opened(user: auth.User, project_id: int | None) -> None:
+    """Opening a project counts as using it, so a bare address in a new tab opens it again: recorded once per
+    browser tab and project, not at every rerun (a grade is one)."""
+    if project_id is None or st.session_state.get(OPENED) == project_id:
         return
-    visible = [p.id for p in signin.visible(state.store().projects())]
-    state.select_project(default_project(state.store(), user.name, visible))
+    navigation.opened(state.store(), user, project_id)
+    st.session_state[OPENED] = project_id
 
 
 def refused(page: st.Page) -> st.Page:
@@ -129,7 +141,7 @@ choose_project(signin.gate(PAGES))  # the sign-in page, and stop, for anyone not
 if signin.may(auth.CREATE_PROJECT):
     first_run()
 allowed = signin.allowed_pages(PAGES)
-navigation = st.navigation(allowed + [refused(p) for p in PAGES if p not in allowed], position="hidden")
+current_page = st.navigation(allowed + [refused(p) for p in PAGES if p not in allowed], position="hidden")
 sidebar(allowed)
 state.ensure_worker()  # rings the app's own worker (a job the last run queued starts now), or starts one when jobs wait
-navigation.run()
+current_page.run()

@@ -3,7 +3,7 @@
 Grades carry their grader and time themselves (core.store, never deleted,
 only retracted); the trail adds what grades cannot say: sign-ins, changed
 grades, undos, skips, settings changes, uploads, preparation starts,
-deletions, account and assignment changes, exports. Events are appended, never edited.
+deletions, account and assignment changes, exports, and which project a user opened (once per browser tab). Events are appended, never edited.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ ACCOUNT_UNLOCKED = "account_unlocked"  # failed sign-ins cleared (core.services.
 MEMBER_ADDED = "member_added"
 MEMBER_REMOVED = "member_removed"
 EXPORTED = "exported"
+PROJECT_OPENED = "project_opened"  # a page opened with the project (core.services.navigation): its last use
 
 
 def record(store: Store, user: User, action: str, project_id: int | None = None, **detail: Any) -> None:

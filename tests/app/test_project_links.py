@@ -125,3 +125,34 @@ def test_the_sidebar_links_name_the_project_shown(world):
     vic = account_writes.create_account(store, "vic", auth.VIEWER, password=PASSWORD)
     accounts.assign(store, first, vic.id)
     assert set(sidebar_links(run(store, vic))) == {"Projects", "Dashboard", "Presenter view", "Records"}
+
+
+def opened_bare(page: str, project_id: int | None = None, **state) -> AppTest:
+    """The app at ``page`` in a new tab (with ``?project=project_id`` when given, and ``state`` set)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for key, value in state.items():
+        at.session_state[key] = value
+    if project_id is not None:
+        at.query_params["project"] = str(project_id)
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_project_opened_is_the_last_used_one(world):
+    store, (first, second) = world
+    vic = account_writes.create_account(store, "vic", auth.VIEWER, password=PASSWORD)
+    for pid in (first, second):
+        accounts.assign(store, pid, vic.id)
+    opened_bare("app_pages/dashboard.py", second, **{signin.TOKEN_KEY: sessions.start(store, vic)})
+    at = opened_bare("app_pages/dashboard.py", **{signin.TOKEN_KEY: sessions.start(store, vic)})
+    assert url_project(at) == str(second)
+    assert "Choose a project" not in " ".join(i.value for i in at.info)
+
+
+def test_in_the_open_demo_a_project_opened_is_the_last_used_one(world, monkeypatch):
+    store, (first, second) = world
+    monkeypatch.setenv(config.OPEN_DEMO, "1")
+    opened_bare("app_pages/dashboard.py", first)
+    assert url_project(opened_bare("app_pages/dashboard.py")) == str(first)
