@@ -2,6 +2,7 @@
 (`--json -` to standard output, `--quiet`, progress bars only on a terminal, `--version`)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -56,6 +57,20 @@ def test_a_progress_bar_on_a_terminal(monkeypatch):
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     assert show_progress(argparse.Namespace(quiet=False)) and not show_progress(argparse.Namespace(quiet=True))
+
+
+def test_a_reader_that_closes_early_gets_no_traceback(tmp_path):
+    """`python -m core status | head -2` (docs/cli.md: never a traceback): the reader closes standard output
+    before the command writes its lines or its JSON; the command ends quietly with Python's broken-pipe status."""
+    env = {**os.environ, "ACTIVEGRADE_DB_URL": f"sqlite:///{tmp_path / 'cli.db'}"}
+    for command in (["status"], ["status", "--json", "-"]):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "core", *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
+        process.stdout.close()  # the reader is gone before the first line
+        errors = process.stderr.read().decode()
+        process.stderr.close()
+        assert process.wait() == 1 and "Traceback" not in errors and "Broken" not in errors, (command, errors)
 
 
 def test_version_on_python_dash_m_core():

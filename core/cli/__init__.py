@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import os
 import sys
 
 from core import logs
@@ -61,7 +62,11 @@ def main(argv: list[str] | None = None, prog: str = "activegrade") -> int:
     args = build_parser(prog).parse_args(argv)
     try:
         logs.configure()  # the worker (`worker`) and every other command log as the operator set
-        return int(args.run(args) or 0)
+        status = int(args.run(args) or 0)
+        sys.stdout.flush()  # a reader gone (`| head`) shows here, not in the interpreter's flush at exit
+        return status
+    except BrokenPipeError:
+        return _reader_gone()
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -71,3 +76,12 @@ def main(argv: list[str] | None = None, prog: str = "activegrade") -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _reader_gone() -> int:
+    """The reader of standard output closed it early (`activegrade status | head -2`): no traceback, as for
+    any command; standard output points at devnull so the interpreter's last flush finds nowhere to fail.
+    Status 1, Python's own for a broken pipe (the recipe of the signal module's documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 1
