@@ -14,7 +14,10 @@ import streamlit as st
 from core import logs
 from core.config import config
 from core.errors import InputError
+from core.inputs.limits import MAX_NAME_CHARS
+from core.inputs.markup import one_line_plain
 from core.services import auth, navigation, project_actions
+from core.services.database import ProjectInfo
 from ui import signin, state
 
 # a local icon: a ":material/...:" page icon makes every browser fetch it from fonts.gstatic.com (issue 14)
@@ -97,16 +100,22 @@ def open_demo_banner() -> None:
 
 
 def choose_project(user: auth.User) -> None:
-    """Every page's URL names its project (?project=ID): keep the one asked for across page switches, drop
-    one the user may not open, and with none asked for open the only one they may, else their last used."""
-    shown = state.current_project()
-    if shown is not None and signin.visible([shown]):
-        project_id = shown.id
-    else:
-        visible = [p.id for p in signin.visible(state.store().projects())]
-        project_id = navigation.default_project(state.store(), user, visible)
-    state.select_project(project_id)
-    note_opened(user, project_id)
+    """Every page's URL names its project (?project=ID): keep the one asked for across page switches; with
+    none asked for open the only one the user may, else their last used; and with one that does not exist or
+    is not theirs, say so before showing that fallback."""
+    store = state.store()
+    visible = [p.id for p in signin.visible(store.projects())]
+    opening = navigation.open_project(store, user, state.asked_project(), visible)
+    state.select_project(opening.project_id)
+    if opening.refused is not None:
+        say_refused(opening.refused, None if opening.project_id is None else store.project(opening.project_id))
+    note_opened(user, opening.project_id)
+
+
+def say_refused(asked: str, shown: ProjectInfo | None) -> None:
+    """Tell the user the address's project (``asked``, as written) cannot be opened, and which one is shown."""
+    instead = "" if shown is None else f"; showing {one_line_plain(shown.name)}"
+    st.warning(f"Project {one_line_plain(asked[:MAX_NAME_CHARS])} does not exist or is not yours{instead}.")
 
 
 def note_opened(user: auth.User, project_id: int | None) -> None:

@@ -31,7 +31,7 @@ from ui.charts import path_chart
 store = state.store()
 project = state.require_ready_project()
 signin.require(auth.VIEW_DASHBOARD, project.id)
-st.title("Dashboard")
+state.heading("Dashboard", project)
 if project.settings.compares:  # a comparison of several models: its own panel
     comparison_panel.panel(store, project)
     st.stop()

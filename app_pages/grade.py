@@ -37,7 +37,7 @@ REVIEW = f"review-{pid}"  # position of an earlier grade being reviewed, or None
 ACK = f"ack-{pid}"
 LAST = f"card-{pid}"  # the last payload sent, re-sent with the error when the database fails
 
-st.title("Grade")
+state.heading("Grade", project)
 if not grader:
     st.warning("Type your name in the sidebar (**Your name**) to start grading; every grade is saved under it.")
     st.stop()

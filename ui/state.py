@@ -79,21 +79,29 @@ def select_project(project_id: int | None) -> None:
         st.query_params["project"] = str(project_id)
 
 
+def asked_project() -> str | None:
+    """The project this run is asked for, as written: the session's (chosen in this tab), else the URL's
+    ``?project=`` (a new tab), else None."""
+    project_id = st.session_state.get("project_id")
+    return str(project_id) if project_id is not None else st.query_params.get("project")
+
+
 def current_project() -> ProjectInfo | None:
     """The selected project (from the session, else the URL), or None."""
-    project_id = st.session_state.get("project_id")
-    if project_id is None and "project" in st.query_params:
-        try:
-            project_id = int(st.query_params["project"])
-        except ValueError:
-            project_id = None
-    if project_id is None:
-        return None
+    asked = asked_project()
     try:
-        return store().project(project_id)
+        return None if asked is None else store().project(int(asked))
+    except ValueError:
+        return None
     except KeyError:
         select_project(None)
         return None
+
+
+def heading(title: str, project: ProjectInfo) -> None:
+    """The page's title and, under it, the project shown: an address may have asked for another one."""
+    st.title(title)
+    st.caption(f"Project **{one_line_plain(project.name)}**")
 
 
 def grader() -> str:

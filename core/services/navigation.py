@@ -1,10 +1,11 @@
-"""Which project a page opens when its URL names none (issue 28): the only one the user may see, else the one
-they used last (opened, graded, or any recorded action), else none and the page asks. Opening a project counts
-as using it, so a bare address in a new tab opens it again."""
+"""Which project a page opens (issue 28): the one its address names when the user may open it; otherwise the
+only one they may see, else the one they used last (opened, graded, or any recorded action), else none and the
+page asks. Opening a project counts as using it, so a bare address in a new tab opens it again."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from core.services import audit
 from core.services.auth import User
@@ -13,6 +14,15 @@ from core.store import Store, accounts
 OPEN_DEMO_VISITORS = "(open demo)"
 """The name an open-demo visitor (no account) opens projects under: a new tab has no name typed yet, and every
 visitor is the same anonymous admin of the same projects, so the demo remembers one last-used project for all."""
+
+
+@dataclass(frozen=True)
+class Opening:
+    """The project a page run shows, and what to tell the user about the address they came with."""
+
+    project_id: int | None
+    refused: str | None = None
+    """The address's project (as written) when it does not exist or is not the user's; None otherwise."""
 
 
 def _user_name(user: User) -> str:
@@ -25,6 +35,24 @@ def default_project(store: Store, user: User, visible_ids: Sequence[int]) -> int
     if len(visible_ids) == 1:
         return visible_ids[0]
     return accounts.last_active_project(store, _user_name(user), visible_ids)
+
+
+def _as_id(asked: str) -> int | None:
+    """The project id an address's ``?project=`` names, or None for one that names none (``abc``)."""
+    try:
+        return int(asked)
+    except ValueError:
+        return None
+
+
+def open_project(store: Store, user: User, asked: str | None, visible_ids: Sequence[int]) -> Opening:
+    """The project to show ``user`` for an address asking for ``asked`` (None when it names none): that one
+    when they may open it, else the default, with the refused address kept so that the page says so rather
+    than silently show another project."""
+    wanted = None if asked is None else _as_id(asked)
+    if wanted in visible_ids:
+        return Opening(wanted)
+    return Opening(default_project(store, user, visible_ids), refused=asked)
 
 
 def opened(store: Store, user: User, project_id: int) -> None:

@@ -156,3 +156,33 @@ def test_in_the_open_demo_a_project_opened_is_the_last_used_one(world, monkeypat
     monkeypatch.setenv(config.OPEN_DEMO, "1")
     opened_bare("app_pages/dashboard.py", first)
     assert url_project(opened_bare("app_pages/dashboard.py")) == str(first)
+
+
+def opened_at(page: str, asked: str, user_token: str) -> AppTest:
+    """``page`` opened in a new tab from an address naming ``?project=asked``."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state[signin.TOKEN_KEY] = user_token
+    at.query_params["project"] = asked
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.parametrize("asked", ["99", "abc"])
+def test_an_address_naming_an_unknown_project_says_so_and_shows_the_fallback(world, asked):
+    store, (first, second) = world
+    root = account_writes.create_account(store, "root", auth.ADMIN, password=PASSWORD)
+    accounts.record_event(store, "root", "exported", project_id=second)
+    at = opened_at("app_pages/dashboard.py", asked, sessions.start(store, root))
+    assert [w.value for w in at.warning] == [f"Project {asked} does not exist or is not yours; showing Second."]
+    assert at.title[0].value == "Dashboard" and at.caption[0].value == "Project **Second**"
+    assert url_project(at) == str(second)
+
+
+def test_a_grader_at_a_project_not_hers_is_told_and_grades_her_own(world):
+    store, (first, second) = world
+    gina = account_writes.create_account(store, "gina", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, second, gina.id)
+    at = opened_at("app_pages/grade.py", str(first), sessions.start(store, gina))
+    assert [w.value for w in at.warning] == [f"Project {first} does not exist or is not yours; showing Second."]
+    assert at.caption[0].value == "Project **Second**" and card_data(at)["card"] is not None
