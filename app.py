@@ -106,7 +106,7 @@ def choose_project(user: auth.User) -> None:
     store = state.store()
     visible = [p.id for p in signin.visible(store.projects())]
     opening = navigation.open_project(store, user, state.asked_project(), visible)
-    state.select_project(opening.project_id)
+    state.open_project(opening)
     if opening.refused is not None:
         say_refused(opening.refused, None if opening.project_id is None else store.project(opening.project_id))
     note_opened(user, opening.project_id)

@@ -14,8 +14,11 @@ import streamlit as st
 from core.inputs.markup import one_line_plain
 from core.services import database
 from core.services.database import ProjectInfo, Store, database_url, describe_failure
+from core.services.navigation import Opening
 
 logger = logging.getLogger(__name__)
+UNASSIGNED = "no_project_assigned"
+"""Session state key: whether the user may open no project and only an admin can assign one (``open_project``)."""
 
 
 def _configured_url() -> str | None:
@@ -70,6 +73,13 @@ def keep_worker_warm() -> None:
         logger.error("the app's worker did not start with the server (%s); the first page says why", type(exc).__name__)
 
 
+def open_project(opening: Opening) -> None:
+    """Show the frame's choice of project (app.py), and remember whether the user has none to choose from,
+    for require_ready_project's guidance."""
+    select_project(opening.project_id)
+    st.session_state[UNASSIGNED] = opening.unassigned
+
+
 def select_project(project_id: int | None) -> None:
     """Make ``project_id`` the current project for this session and in the URL."""
     st.session_state["project_id"] = project_id
@@ -112,6 +122,9 @@ def grader() -> str:
 def require_ready_project() -> ProjectInfo:
     """The current project if it is prepared; otherwise explain why and stop the page."""
     project = current_project()
+    if project is None and st.session_state.get(UNASSIGNED):
+        st.info("No project is assigned to you yet: ask an admin to assign you (**Team** page).")
+        st.stop()
     if project is None:
         st.info("Choose a project in the sidebar, or on the **Projects** page, first.")
         st.page_link("app_pages/projects.py", label="Go to Projects", icon=":material/folder_open:")

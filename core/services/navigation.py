@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.services import audit
-from core.services.auth import User
+from core.services.auth import ALL_PROJECTS_ROLES, User
 from core.store import Store, accounts
 
 OPEN_DEMO_VISITORS = "(open demo)"
@@ -23,6 +23,9 @@ class Opening:
     project_id: int | None
     refused: str | None = None
     """The address's project (as written) when it does not exist or is not the user's; None otherwise."""
+    unassigned: bool = False
+    """Whether the user may open no project at all and only an admin can change that (by assigning one): the
+    pages then say whom to ask instead of "choose a project"."""
 
 
 def _user_name(user: User) -> str:
@@ -52,7 +55,8 @@ def open_project(store: Store, user: User, asked: str | None, visible_ids: Seque
     wanted = None if asked is None else _as_id(asked)
     if wanted in visible_ids:
         return Opening(wanted)
-    return Opening(default_project(store, user, visible_ids), refused=asked)
+    unassigned = not visible_ids and user.role not in ALL_PROJECTS_ROLES
+    return Opening(default_project(store, user, visible_ids), refused=asked, unassigned=unassigned)
 
 
 def opened(store: Store, user: User, project_id: int) -> None:

@@ -186,3 +186,17 @@ def test_a_grader_at_a_project_not_hers_is_told_and_grades_her_own(world):
     at = opened_at("app_pages/grade.py", str(first), sessions.start(store, gina))
     assert [w.value for w in at.warning] == [f"Project {first} does not exist or is not yours; showing Second."]
     assert at.caption[0].value == "Project **Second**" and card_data(at)["card"] is not None
+
+
+def test_a_user_with_no_project_is_told_whom_to_ask(world):
+    store, _ = world
+    for name, role, page in (
+        ("nell", auth.GRADER, "app_pages/grade.py"),
+        ("vera", auth.VIEWER, "app_pages/dashboard.py"),
+    ):
+        user = account_writes.create_account(store, name, role, password=PASSWORD)
+        said = [i.value for i in run(store, user, page).info]
+        assert said == ["No project is assigned to you yet: ask an admin to assign you (**Team** page)."], said
+    root = account_writes.create_account(store, "root", auth.ADMIN, password=PASSWORD)
+    said = [i.value for i in run(store, root, "app_pages/dashboard.py").info]
+    assert said == ["Choose a project in the sidebar, or on the **Projects** page, first."]  # an admin has some
