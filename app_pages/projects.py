@@ -19,7 +19,8 @@ from core.services.live import ESTIMATORS
 from core.services.outcome import Refused
 from core.services.preparation import preparation_queued, waiting_for_worker
 from core.services.progress import counted
-from core.services.setup import LEVEL, STRATIFY_BY, proxy_choices
+from core.services.reading import Reading
+from core.services.setup import LEVEL, STRATIFY_BY, proxy_choices, suggested_n0
 from core.settings import DEFAULTS, MAX_MIN_VIEW_S, MAX_TARGET_HALF_WIDTH, ProjectSettings
 from core.surrogate.semantic import BACKENDS
 from core.surrogate.semantic.choice import DESCRIPTIONS, BackendChoice, choose_backend, choose_backend_for
@@ -53,11 +54,12 @@ def preparation_progress(project_id: int) -> None:
     )
 
 
-def settings_editor(project: ProjectInfo) -> None:
-    """What may change after preparation: guidelines, what graders see, the stopping target, the planned budget."""
+def settings_editor(project: ProjectInfo, reading: Reading) -> None:
+    """What may change after preparation: guidelines, what graders see, the stopping target, the planned budget
+    (unset, the one the project's forecast in ``reading`` suggests: setup.suggested_n0)."""
     n_items = plan.design(project).N
     current = project.settings
-    default_n0 = DEFAULTS.n0(n_items)
+    suggested = suggested_n0(current, reading.forecast.n, n_items)
     with st.expander("Grading settings", expanded=False), st.form(f"settings-{project.id}"):
         guidelines = st.text_area("Guidelines (markdown)", current.guidelines, height=160)
         show_reference = st.checkbox("Show graders the reference answer", current.show_reference)
@@ -85,8 +87,9 @@ def settings_editor(project: ProjectInfo) -> None:
             min_value=1,
             max_value=n_items,
             step=10,
-            value=current.n0(n_items),
-            help="The anytime interval's bets are tuned for it (the interval is narrowest near n0).",
+            value=suggested,
+            help="The anytime interval's bets are tuned for it (the interval is narrowest near n0). Unset, the "
+            "grades the forecast says the target needs; saved, the project plans what this field says.",
         )
         budget_fixed = st.checkbox(
             "The budget is fixed in advance: grade n0 items and report the fixed-n interval",
@@ -114,7 +117,7 @@ def settings_editor(project: ProjectInfo) -> None:
                 EXTERNAL_IMAGES_SETTING: external_images,
                 "target_half_width": target,
                 "method": method,
-                "planned_budget": None if current.planned_budget is None and n0 == default_n0 else int(n0),
+                "planned_budget": None if current.planned_budget is None and n0 == current.n0(n_items) else int(n0),
                 "budget_fixed": budget_fixed,
                 "min_view_s": round(float(min_view), 3),
             }
@@ -163,11 +166,15 @@ def overview(project: ProjectInfo) -> None:
     counts = st.columns(3)
     counts[0].metric("Items", f"{len(items):,}")
     counts[1].metric("Grades so far", f"{len(store.graded_positions(project.id)):,}")
+    changes_settings = signin.may(auth.CHANGE_SETTINGS, project.id)
+    if not (sees_strata or changes_settings):
+        return
+    reading = plan.project_reading(project)  # once: the setup's headline and the settings' planned budget
     if sees_strata:
         counts[2].metric("Strata", plan.design(project).H, help=term_help("stratum"))
-        plan.show_setup(project)
-    if signin.may(auth.CHANGE_SETTINGS, project.id):
-        settings_editor(project)
+        plan.show_setup(project, reading)
+    if changes_settings:
+        settings_editor(project, reading)
         questions_editor(project)
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -28,21 +26,14 @@ st.caption(
 )
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def _forecast(project_id: int, prepared: str, settings_json: str) -> tuple[int, int, int]:
-    """The setup's forecast of grades to stop before any grade (core.services.reading), as the headline says."""
-    f = plan.reading_of(project, {}).forecast
-    return f.n, f.low, f.high
-
-
 settings = project.settings
-needed, low, high = _forecast(
-    project.id, project.updated_at.isoformat(), json.dumps(settings.to_dict(), sort_keys=True)
-)
-default_budgets, default_n0 = simulation.defaults(settings, needed, len(items))
+store = state.store()
+forecast = plan.project_reading(project).forecast
+default_budgets, default_n0 = simulation.defaults(settings, forecast.n, len(items))
+source = f"with its {forecast.graded:,} grades so far" if forecast.graded else "before any grade"
 st.caption(
-    f"The defaults below are around the **{needed:,}** grades (likely {low:,} to {high:,}) the setup's forecast "
-    f"says ±{settings.target_half_width:.3f} needs (Projects page)."
+    f"The defaults below are around the **{forecast.n:,}** grades (likely {forecast.low:,} to {forecast.high:,}) "
+    f"the project's forecast, {source}, says ±{settings.target_half_width:.3f} needs (Projects page)."
 )
 with st.form("simulate"):
     cols = st.columns(3)
@@ -74,7 +65,6 @@ with st.form("simulate"):
     )
     run = st.form_submit_button("Run the simulation", type="primary")
 
-store = state.store()
 if run and not (budgets and methods):
     st.error("Choose at least one budget and one method to simulate.")
 elif run:

@@ -152,7 +152,7 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
     d = design(project)
     st.subheader("Planned allocation", help=term_help("Neyman allocation"))
     if d.N > MIN_BUDGET:
-        n0 = project.settings.n0(d.N)
+        n0 = setup.suggested_n0(project.settings, reading.forecast.n, d.N)
         budget = st.slider("Grading budget (items)", MIN_BUDGET, d.N, max(MIN_BUDGET, n0), key=f"budget-{project.id}")
     else:  # a slider from MIN_BUDGET to N would have no range
         budget = d.N
@@ -198,9 +198,14 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
         )
 
 
-def show_setup(project: ProjectInfo) -> None:
-    """The setup section of a prepared project, for those who may see its strata: its reading read once."""
-    reading = reading_of(project, state.store().graded_positions(project.id), project.settings.method)
+def project_reading(project: ProjectInfo) -> Reading:
+    """The project's reading of its grades now with its own estimator: the setup section's and the settings'."""
+    return reading_of(project, state.store().graded_positions(project.id), project.settings.method)
+
+
+def show_setup(project: ProjectInfo, reading: Reading) -> None:
+    """The setup section of a prepared project, for those who may see its strata, from its ``reading``
+    (project_reading, read once for the page)."""
     headline(reading)
     terms_popover()
     stratifying_overview(project)

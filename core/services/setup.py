@@ -19,6 +19,7 @@ from core.stats.confseq import AnytimeInterval, anytime_interval
 from core.stats.design import prepared_design
 from core.stats.intervals import LEVEL
 from core.stats.proxy import proxy_choices
+from core.stats.simulate import simulation_n0
 from core.stats.stopping import FIXED
 from core.stats.strata import STRATIFY_BY
 
@@ -35,6 +36,7 @@ __all__ = [
     "design_of",
     "path_n0",
     "proxy_choices",
+    "suggested_n0",
 ]
 
 
@@ -68,3 +70,11 @@ def path_n0(settings: ProjectSettings, n_items: int) -> int | None:
     """The n0 of the anytime interval an estimate path draws: the planned budget, or None when the budget is
     fixed in advance (no anytime interval is read then)."""
     return None if settings.stopping == FIXED else settings.n0(n_items)
+
+
+def suggested_n0(settings: ProjectSettings, forecast_n: int, n_items: int) -> int:
+    """The planned budget n0 the forms offer (the Projects page's n0 and grading budget, the Simulate page's n0):
+    the project's own when set, else ``forecast_n``, the grades its forecast now says the target needs (with the
+    grades so far), so that a form never offers the design's bare default (30) while the plan says 126
+    (core.stats.simulate.simulation_n0)."""
+    return simulation_n0(settings.planned_budget, forecast_n, n_items)

@@ -15,9 +15,10 @@ from typing import Any
 from core.jobs.simulation_job import enqueue_simulation, latest_simulation
 from core.services import auth
 from core.services.outcome import permitted
+from core.services.setup import suggested_n0
 from core.settings import ProjectSettings
 from core.stats.intervals import LEVEL
-from core.stats.simulate import METHODS, ORACLES, budget_sizes, budgets_around, simulation_n0
+from core.stats.simulate import METHODS, ORACLES, budget_sizes, budgets_around
 from core.stats.stopping import ANYTIME, REGIME_NAMES
 from core.store import Store
 from core.store import jobs as job_table
@@ -36,9 +37,10 @@ class Run:
 
 
 def defaults(settings: ProjectSettings, needed: int, n_items: int) -> tuple[tuple[str, ...], int]:
-    """The form's default budgets (around ``needed``, the grades the setup's forecast says the target needs)
-    and n0 (core.stats.simulate.budgets_around, simulation_n0)."""
-    return budgets_around(needed, n_items), simulation_n0(settings.planned_budget, needed, n_items)
+    """The form's default budgets (around ``needed``, the grades the project's forecast now says the target
+    needs) and n0, the rule the Projects page's n0 follows too (core.stats.simulate.budgets_around,
+    setup.suggested_n0)."""
+    return budgets_around(needed, n_items), suggested_n0(settings, needed, n_items)
 
 
 def start(

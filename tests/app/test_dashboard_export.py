@@ -186,3 +186,24 @@ def test_grades_parquet_reads_back_as_the_table():
 
     table = pd.DataFrame({"item": ["a", "b"], "grade": [1.0, 0.5], "comment": ["=SUM(1)", ""]})
     pd.testing.assert_frame_equal(pd.read_parquet(BytesIO(grades_parquet(table))), table)
+
+
+def test_simulate_and_projects_defaults_read_the_forecast_with_the_grades_so_far(open_app, store, project_id):
+    """Once grades exist the Simulate page quotes the project's forecast now (the Projects page's headline), not
+    the one from before any grade; the Projects page's n0 field and grading budget offer that forecast, not the
+    design's bare default (30), while no planned budget is set."""
+    from ui import plan
+
+    store.update_settings(project_id, {"target_half_width": 0.15})
+    before = plan.reading_of(store.project(project_id), {}).forecast.n
+    grade_some(store, project_id, 12)
+    project = store.project(project_id)
+    now = plan.reading_of(project, store.graded_positions(project_id), project.settings.method).forecast
+    assert now.graded == 12 and now.n != before and now.n < 30, (before, now)
+    simulate = open_app("app_pages/simulate.py", project_id=project_id)
+    assert any(f"**{now.n:,}** grades (likely {now.low:,} to {now.high:,})" in c.value for c in simulate.caption)
+    assert next(n for n in simulate.number_input if n.label.startswith("Planned budget n0")).value == now.n
+    projects = open_app(project_id=project_id)
+    assert any(f"grade about {now.n:,} items" in m.value for m in projects.markdown)
+    assert next(n for n in projects.number_input if n.label == "Planned number of grades (n0)").value == now.n
+    assert projects.slider(key=f"budget-{project_id}").value == max(10, now.n)
