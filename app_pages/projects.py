@@ -56,7 +56,8 @@ def preparation_progress(project_id: int) -> None:
 
 def settings_editor(project: ProjectInfo, reading: Reading) -> None:
     """What may change after preparation: guidelines, what graders see, the stopping target, the planned budget
-    (unset, the one the project's forecast in ``reading`` suggests: setup.suggested_n0)."""
+    (unset, the one the project's forecast in ``reading`` suggests: setup.suggested_n0). Saved, the page
+    reruns so that the caption above shows the new settings."""
     n_items = plan.design(project).N
     current = project.settings
     suggested = suggested_n0(current, reading.forecast.n, n_items)
@@ -121,7 +122,8 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
                 "budget_fixed": budget_fixed,
                 "min_view_s": round(float(min_view), 3),
             }
-            save_settings(project, changes)
+            if save_settings(project, changes):
+                st.rerun()
 
 
 def save_settings(project: ProjectInfo, changes: dict[str, Any]) -> bool:

@@ -176,6 +176,16 @@ def test_grading_settings_can_change_after_preparation(open_app, store, project_
     assert settings.planned_budget == min(offered, 40) and settings.budget_fixed is False  # saved as shown
 
 
+def test_the_caption_above_the_settings_shows_them_as_saved(open_app, store, project_id):
+    """Saved settings show at once in the project's caption, not at the next page load."""
+    at = open_app(project_id=project_id)
+    assert "minimum viewing time 0.3 s" in at.caption[0].value.replace("\\", "")  # its markdown escapes out
+    next(n for n in at.number_input if n.label == "Minimum viewing time (seconds)").set_value(1.5)
+    next(b for b in at.button if b.label == "Save settings").click().run()
+    assert store.project(project_id).settings.min_view_s == 1.5
+    assert "minimum viewing time 1.5 s" in at.caption[0].value.replace("\\", ""), at.caption[0].value
+
+
 def test_a_fixed_budget_changes_the_design_the_app_grades_with(open_app, store, project_id):
     at = open_app(project_id=project_id)
     next(n for n in at.number_input if n.label == "Planned number of grades (n0)").set_value(30)
