@@ -83,14 +83,25 @@ def user() -> auth.User | None:
     return current
 
 
-def ended_why(previous: auth.User) -> str:
-    """Why the session of ``previous`` (the account as this tab last had it) ended, read from the account now."""
+def ended_why(previous: auth.User) -> tuple[str, str]:
+    """Why the session of ``previous`` (the account as this tab last had it) ended, read from the account now,
+    and what they may do next, as two sentences: a disabled account cannot sign in again, a changed role signs
+    in to what the new role allows."""
     now = auth.refresh(state.store(), previous)
     if now is None:
-        return "Your account was disabled, so you were signed out"
+        return (
+            "Your account was disabled, so you were signed out.",
+            "It cannot sign in again until an admin enables it (Team page).",
+        )
     if now.role != previous.role:
-        return f"Your role changed from {previous.role} to {now.role}, so you were signed out"
-    return "Your session ended (signed out in another tab, a new password, or too long idle)"
+        return (
+            f"Your role changed from {previous.role} to {now.role}, so you were signed out.",
+            f"Sign in again to go on with the {now.role} role (an admin can change it on the Team page).",
+        )
+    return (
+        "Your session ended (signed out in another tab, a new password, or too long idle).",
+        "Sign in again to go on.",
+    )
 
 
 def record_press(what: str, saved: bool) -> None:
@@ -171,8 +182,9 @@ def gate(pages: list) -> auth.User:
     st.navigation(pages, position="hidden")
     session_cookie.mirror(None, 0)
     ended = st.session_state.pop(ENDED, None)
-    if ended is not None:  # signed out by a change elsewhere: say what happened, and to the last press
-        st.warning(f"{ended}.{press_note()} Sign in again to go on.")
+    if ended is not None:  # signed out by a change elsewhere: say what happened, to the last press, and what now
+        why, then = ended
+        st.warning(f"{why}{press_note()} {then}")
     _sign_in_page(providers)
     st.stop()
 

@@ -203,6 +203,13 @@ def grading(open_as, world, name: str):
     return store, pid, grader, open_as(grader, "Grade", project=pid)
 
 
+NEXT = {
+    "demoted": "Sign in again to go on with the viewer role (an admin can change it on the Team page).",
+    "disabled": "It cannot sign in again until an admin enables it (Team page).",
+}
+"""What the sign-in page then tells her to do: a disabled account cannot sign in, a demoted one signs in as a viewer."""
+
+
 @pytest.mark.parametrize("change", CHANGES)
 def test_a_grader_changed_mid_session_is_told_what_happened_to_her_next_press(open_as, world, change):
     store, pid, grader, at = grading(open_as, world, f"next-{change}")
@@ -213,7 +220,7 @@ def test_a_grader_changed_mid_session_is_told_what_happened_to_her_next_press(op
     press(at, "grade", label="Correct")
     assert len(store.grades(pid)) == before
     note = f"Your last {one_line_plain(f'grade (Correct) of item {item}')} was not saved."  # shown literally
-    assert any(reason in text and note in text for text in said(at)), said(at)
+    assert any(text.endswith(f"{reason} {note} {NEXT[change]}") for text in said(at)), said(at)
 
 
 @pytest.mark.parametrize("change", CHANGES)
