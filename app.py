@@ -32,7 +32,8 @@ except InputError as bad:
 OPENED = "opened_project"
 """Session state key of the project this browser tab last recorded as opened (``note_opened``)."""
 PAGES = [
-    st.Page("app_pages/projects.py", title="Projects", icon=":material/folder_open:", default=True),
+    # served at /; its url_path only reserves a pathname (Streamlit's rule) other than /projects, PROJECTS_ALIAS's
+    st.Page("app_pages/projects.py", title="Projects", icon=":material/folder_open:", default=True, url_path="home"),
     st.Page("app_pages/grade.py", title="Grade", icon=":material/rate_review:"),
     st.Page("app_pages/dashboard.py", title="Dashboard", icon=":material/monitoring:"),
     st.Page("app_pages/presenter.py", title="Presenter view", icon=":material/co_present:"),
@@ -127,6 +128,15 @@ def note_opened(user: auth.User, project_id: int | None) -> None:
     st.session_state[OPENED] = project_id
 
 
+def to_projects() -> None:
+    """Open the Projects page, keeping the address's query (``?project=``)."""
+    st.switch_page(PAGES[0], query_params=st.query_params.to_dict())
+
+
+PROJECTS_ALIAS = st.Page(to_projects, title="Projects", url_path="projects", visibility="hidden")
+"""/projects, the name a user guesses for the Projects page, which Streamlit serves at / only: switches to it."""
+
+
 def refused(page: st.Page) -> st.Page:
     """A page the user's role may not open, as its URL shows it to them: hidden from the menu, and saying
     so instead of Streamlit's "Page not found"."""
@@ -146,11 +156,13 @@ def refused(page: st.Page) -> st.Page:
 
 
 open_demo_banner()
-choose_project(signin.gate(PAGES))  # the sign-in page, and stop, for anyone not signed in
+choose_project(signin.gate([*PAGES, PROJECTS_ALIAS]))  # the sign-in page, and stop, for anyone not signed in
 if signin.may(auth.CREATE_PROJECT):
     first_run()
 allowed = signin.allowed_pages(PAGES)
-current_page = st.navigation(allowed + [refused(p) for p in PAGES if p not in allowed], position="hidden")
+current_page = st.navigation(
+    allowed + [refused(p) for p in PAGES if p not in allowed] + [PROJECTS_ALIAS], position="hidden"
+)
 sidebar(allowed)
 state.ensure_worker()  # rings the app's own worker (a job the last run queued starts now), or starts one when jobs wait
 current_page.run()
