@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from core import config
+from core.cli.worker import models_in_use
 from core.jobs import background
 from core.jobs.context import WorkerOptions
 from core.jobs.kinds import JOB_MODULES, MODEL_MODULES
@@ -160,6 +161,16 @@ def test_the_warm_up_imports_what_the_jobs_import_as_they_run():
     )
     assert sorted(lazy - set(imported)) == []
     assert set(JOB_MODULES + MODEL_MODULES) <= set(imported)
+
+
+def test_the_model_libraries_are_warmed_only_where_a_project_prepares_with_a_model_here(store):
+    """A database of exact-backend projects never needs torch: the kept-warm worker leaves it out (0.4 GB);
+    one project that embeds here brings it in."""
+    tiny_preparation(store)  # the exact backend (tests/data/app)
+    assert not models_in_use(store)
+    files = [(name, (DATA / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
+    create_project(store, "Embedded", *files, settings={"backend": "embedding"}, start=False)
+    assert models_in_use(store)
 
 
 def test_the_served_app_keeps_its_worker_warm(shared_server):
