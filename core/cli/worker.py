@@ -7,8 +7,9 @@ Run as many as the machines allow, beside the app, on the app's database:
     python -m core worker --only light             # a CPU worker for everything that runs no model
 
 A worker that dies leaves its job to another once its heartbeat is older than --stale-after. The app's own
-worker (core.jobs.background) runs with --warm-up --wake-on-stdin --parent-pid: it imports every job's modules
-while it waits, wakes when the app writes to its standard input, and stops when the app is gone.
+worker (core.jobs.background) runs with --warm-up --wake-on-stdin --parent-pid: it imports the job modules
+(the model libraries where a project needs them) while it waits, wakes when the app writes to its standard
+input, and stops when the app is gone.
 """
 
 from __future__ import annotations
