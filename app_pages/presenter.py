@@ -1,5 +1,7 @@
 """Presenter view for demos: one screen, large type, the estimate converging against uniform sampling's band,
-live as someone grades (the same data and access rule as the dashboard)."""
+live as someone grades (the same data and access rule as the dashboard). Its title row leads back to the
+Dashboard and puts the page in full screen; a rubric's criteria sit side by side above the chart, whose height
+is what the window leaves."""
 
 from __future__ import annotations
 
@@ -20,31 +22,46 @@ store = state.store()
 project = state.require_ready_project()
 signin.require(auth.VIEW_DASHBOARD, project.id)
 REFRESH_S = 2.0
-# px: with the figures above it, one screen at 1400x1000 and 1920x1080 (tests/e2e/test_presenter_screen.py)
-CHART_HEIGHT = 480
 STYLE = """<style>
-.ag-big{font-size:clamp(2.4rem,min(6vw,8vh),5.5rem);font-weight:700;line-height:1.05;margin:0}
-.ag-sub{font-size:clamp(1rem,min(1.8vw,2.6vh),1.6rem);color:#777;margin:.2em 0 .4em}
-.ag-criteria{font-size:clamp(.9rem,min(1.4vw,2vh),1.2rem);border-collapse:collapse;margin:0 0 .4em}
-.ag-criteria td{padding:.1em .8em .1em 0}
-.ag-row{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:1em 2.5em;align-items:baseline}
+.ag-big{font-size:clamp(2rem,min(5.5vw,7vh),5.5rem);font-weight:700;line-height:1.05;margin:0}
+.ag-sub{font-size:clamp(.9rem,min(1.6vw,2.3vh),1.5rem);color:#777;margin:.15em 0 .3em}
+.ag-criteria{font-size:clamp(.8rem,min(1.2vw,1.9vh),1.15rem);border-collapse:collapse;margin:0;white-space:nowrap}
+.ag-criteria td{padding:0 1.4em 0 0;text-align:left;border:none}
+.ag-criteria td.ag-criterion{font-size:1.35em;font-weight:700}
+.ag-row{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:.5em 2.5em;align-items:baseline}
 @media (max-width:700px){.ag-row{grid-template-columns:1fr}}
 </style>"""
-# this page alone is the whole screen: no sidebar, no header, no banner (the browser's back button leaves it)
+# The live figures, criteria and chart fill the window below the title row: the chart stretches over the height
+# the rest leaves (one screen at 1920x1080, 1400x1000 and 1280x720: tests/e2e/test_presenter_screen.py)
+SCREEN_HEIGHT = """<style>
+[data-testid="stLayoutWrapper"]:has(>.st-key-ag-screen){flex:0 0 calc(100vh - 6.4rem) !important;height:auto !important}
+.st-key-ag-screen{height:100% !important;overflow:hidden}
+</style>"""
+# this page alone is the whole screen: no sidebar, no header, no banner (the title row's link leads back)
 SCREEN = """<style>
 [data-testid="stSidebar"],[data-testid="stSidebarCollapsedControl"],[data-testid="stHeader"],
 .st-key-open-demo-banner{display:none !important}
-[data-testid="stMainBlockContainer"]{padding:1rem 2.5rem 0;max-width:100%}
+[data-testid="stMainBlockContainer"]{padding:.6rem 2.5rem 0;max-width:100%}
 </style>"""
+# the browser's Fullscreen API on the whole page (the screen without the browser's bars); Esc or a second press
+# leaves it
+FULL_SCREEN = """<button class="ag-full-screen" type="button">Full screen</button>
+<script>
+for (const button of document.querySelectorAll("button.ag-full-screen")) {
+  button.onclick = () => document.fullscreenElement ? document.exitFullscreen()
+    : document.documentElement.requestFullscreen();
+}
+</script>"""
 
 
 def big(value: str, sub: str) -> str:
     return f'<div><p class="ag-big">{html.escape(value)}</p><p class="ag-sub">{html.escape(sub)}</p></div>'
 
 
-def criteria_rows(live_now: Live, design: Design, method: str) -> str:
-    """A rubric's criteria, one compact row each (estimate, interval, graded items), under the sentence naming
-    the criterion the figures above read; "" in a one-question project."""
+def criteria_table(live_now: Live, design: Design, method: str) -> str:
+    """A rubric's criteria side by side, a column each (name, estimate, interval, graded items), under the
+    sentence naming the criterion the figures above read: three lines whatever their number, so the chart keeps
+    its room; "" in a one-question project."""
     words = design_criterion_words(project.settings)
     if words is None:
         return ""
@@ -57,13 +74,26 @@ def criteria_rows(live_now: Live, design: Design, method: str) -> str:
         anytime=lambda g: plan.anytime_of(project, g),
         primary=live_now,
     )
-    rows = "".join(
-        "<tr>"
-        + "".join(f"<td>{html.escape(cell)}</td>" for cell in (r.name, r.value_words, r.interval_words, r.answered))
-        + "</tr>"
-        for r in readings
+    rows = (
+        [r.name for r in readings],
+        [r.value_words for r in readings],
+        [f"{r.now.low:.3f} – {r.now.high:.3f}" if r.known else "waiting" for r in readings],
+        [f"{r.graded:,} of {r.cards:,} items" for r in readings],
     )
-    return f'<p class="ag-sub">{html.escape(words)}</p><table class="ag-criteria">{rows}</table>'
+    body = "".join(
+        f"<tr>{''.join(f'<td{cls}>{html.escape(cell)}</td>' for cell in row)}</tr>"
+        for row, cls in zip(rows, ("", ' class="ag-criterion"', "", ""), strict=True)
+    )
+    return f'<p class="ag-sub">{html.escape(words)}</p><table class="ag-criteria">{body}</table>'
+
+
+def title_row() -> None:
+    """The project's name, a link back to the Dashboard and the full-screen button, on one line."""
+    name, back, full = st.columns([8, 1.2, 1.2], vertical_alignment="center")
+    name.markdown(f"## {html.escape(project.name)}: {html.escape(mean_grade_words(project.settings))}, live")
+    back.page_link("app_pages/dashboard.py", label="Dashboard", icon=":material/arrow_back:")
+    with full:
+        st.html(FULL_SCREEN, unsafe_allow_javascript=True)
 
 
 @st.fragment(run_every=REFRESH_S)
@@ -75,7 +105,6 @@ def live() -> None:
     live_now = plan.live_of(project, method)
     e, graded = live_now.estimate, live_now.graded
     done = counts(store.grades(project.id))
-    st.markdown(f"## {html.escape(project.name)}: {html.escape(mean_grade_words(project.settings))}, live")
     if e.n == 0 or e.missing:
         st.html(STYLE + big("waiting", f"{e.n} of {design.N:,} items graded: every stratum needs a grade first"))
         return
@@ -86,18 +115,19 @@ def live() -> None:
         big(f"{e.n:,}", f"of {design.N:,} items graded ({done.grades:,} grades)"),
         big(*saving_headline(reading)),
     ]
-    st.html(STYLE + '<div class="ag-row">' + "".join(cells) + "</div>" + criteria_rows(live_now, design, method))
-    st.altair_chart(
-        path_chart(plan.estimate_path_of(project, graded, method), height=CHART_HEIGHT, font_size=16),
-        width="stretch",
-    )
-    st.caption(
-        PATH_NOTE
-        + " "
-        + (f"Budget of {reading.budget:,} items" if reading.budget is not None else f"Target ±{reading.target:.3f}")
-        + (": reached." if reading.done else ": not yet.")
-    )
+    with st.container(key="ag-screen", height=600, border=False):  # fixed: the chart stretches in it
+        st.html(STYLE + '<div class="ag-row">' + "".join(cells) + "</div>" + criteria_table(live_now, design, method))
+        st.altair_chart(
+            path_chart(plan.estimate_path_of(project, graded, method), font_size=16), width="stretch", height="stretch"
+        )
+        st.caption(
+            (f"Budget of {reading.budget:,} items" if reading.budget is not None else f"Target ±{reading.target:.3f}")
+            + (": reached." if reading.done else ": not yet.")
+            + " How to read the chart: the ? on the right.",
+            help=PATH_NOTE,
+        )
 
 
-st.html(SCREEN)
+st.html(SCREEN + SCREEN_HEIGHT)
+title_row()
 live()
