@@ -56,7 +56,8 @@ def preparation_progress(project_id: int) -> None:
 
 def settings_editor(project: ProjectInfo, reading: Reading) -> None:
     """What may change after preparation: guidelines, what graders see, the stopping target, the planned budget
-    (unset, the one the project's forecast in ``reading`` suggests: setup.suggested_n0). Saved, the page
+    (unset, the field offers the one the project's forecast in ``reading`` suggests, setup.suggested_n0, and
+    saving it untouched keeps it unset). Saved, the page
     reruns so that the caption above shows the new settings."""
     n_items = plan.design(project).N
     current = project.settings
@@ -90,7 +91,9 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
             step=10,
             value=suggested,
             help="The anytime interval's bets are tuned for it (the interval is narrowest near n0). Unset, the "
-            "grades the forecast says the target needs; saved, the project plans what this field says.",
+            "field offers the grades the forecast says the target needs, and saving the form leaves n0 unset "
+            f"({current.n0(n_items):,}) unless you change it: a tuning picked from the grades seen would not "
+            "hold the anytime interval's level.",
         )
         budget_fixed = st.checkbox(
             "The budget is fixed in advance: grade n0 items and report the fixed-n interval",
@@ -118,7 +121,7 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
                 EXTERNAL_IMAGES_SETTING: external_images,
                 "target_half_width": target,
                 "method": method,
-                "planned_budget": None if current.planned_budget is None and n0 == current.n0(n_items) else int(n0),
+                "planned_budget": None if current.planned_budget is None and n0 == suggested else int(n0),
                 "budget_fixed": budget_fixed,
                 "min_view_s": round(float(min_view), 3),
             }
