@@ -179,8 +179,10 @@ def main() -> None:
         "",
         f"## The kept-warm worker, idle for {LONG_IDLE_S:.0f} s",
         "",
-        f"Its warm-up (the job modules: torch, transformers, sentence-transformers, ...) took {figures['warm_up']:.1f} s "
-        "beside its first polls.",
+        f"Its warm-up took {figures['warm_up']:.1f} s beside its first polls: the job modules, without the model "
+        "libraries (torch, transformers, sentence-transformers), since every project here clusters exactly "
+        "(core.cli.worker.models_in_use); a database with a project that embeds here warms them too, about 0.4 GB "
+        "more.",
         "",
         "| process | CPU, share of one core | resident memory (VmRSS) |",
         "|---|---|---|",
