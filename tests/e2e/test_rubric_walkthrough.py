@@ -211,13 +211,18 @@ FAST_SHOWN_FOR = """(ms) => { const c = document.getElementById('card');
   return c.dataset.state === 'ready' && performance.now() - Number(c.dataset.shownAt) > ms; }"""
 
 
+def open_fast_card(browser, server, pid: int, grader: str):
+    """The fast grading page of project ``pid`` for ``grader``, its first card shown; (page, the card's item)."""
+    page = browser.new_page()
+    page.goto(f"{server.url}/grade-fast?project={pid}&grader={grader}")
+    page.wait_for_function(CARD_READY, arg="", timeout=TIMEOUT_MS)
+    return page, page.get_attribute("#card", "data-item")
+
+
 def test_the_fast_page_clears_an_optional_answer_and_keeps_a_required_one(browser, shared_server, tmp_path):
     store = Store.open(shared_server.db_url)
     pid = rubric_project(shared_server.db_url, "Rubric fast clear", tmp_path)
-    page = browser.new_page()
-    page.goto(f"{shared_server.url}/grade-fast?project={pid}&grader=fast-clearer")
-    page.wait_for_function(CARD_READY, arg="", timeout=TIMEOUT_MS)
-    shown = page.get_attribute("#card", "data-item")
+    page, shown = open_fast_card(browser, shared_server, pid, "fast-clearer")
     for key in ("1", "4", "3"):
         page.keyboard.press(key)
     assert page.evaluate(STATE) == {"focus": 2, "answers": ["Correct", "4", "warm"], "notice": ""}
@@ -261,10 +266,7 @@ def test_a_mouse_clears_an_optional_answer_with_its_clear_button(browser, shared
 def test_the_fast_pages_clear_button_is_for_a_mouse_and_the_tab_key(browser, shared_server, tmp_path):
     store = Store.open(shared_server.db_url)
     pid = rubric_project(shared_server.db_url, "Rubric fast mouse clear", tmp_path)
-    page = browser.new_page()
-    page.goto(f"{shared_server.url}/grade-fast?project={pid}&grader=fast-mouse-clearer")
-    page.wait_for_function(CARD_READY, arg="", timeout=TIMEOUT_MS)
-    shown = page.get_attribute("#card", "data-item")
+    page, shown = open_fast_card(browser, shared_server, pid, "fast-mouse-clearer")
     clear = page.locator("#labels button.clear")
     assert clear.count() == 1 and not clear.is_visible()  # tone's alone, and nothing to clear yet
     for name, chosen in (("correct", "Correct (1)"), ("helpful", "4 (4)"), ("tone", "warm (3)")):
