@@ -57,7 +57,7 @@ REVIEWS = (
 
 COUNTS = select(
     select(func.count()).select_from(Grade).where(_PROJECT).scalar_subquery(),
-    select(func.count(Grade.retracted_at)).where(_PROJECT).scalar_subquery(),
+    select(func.count()).select_from(Grade).where(_PROJECT, Grade.retracted_at.is_not(None)).scalar_subquery(),
     select(func.count()).select_from(Skip).where(Skip.project_id == bindparam("project_id")).scalar_subquery(),
     select(func.count()).select_from(Review).where(*_ONE_MODEL_REVIEWS).scalar_subquery(),
 )
