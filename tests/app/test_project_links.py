@@ -158,6 +158,16 @@ def test_in_the_open_demo_a_project_opened_is_the_last_used_one(world, monkeypat
     assert url_project(opened_bare("app_pages/dashboard.py")) == str(first)
 
 
+def test_in_the_open_demo_the_links_carry_the_graders_name(world, monkeypatch):
+    """A tab has its own session: a link opened in a new tab keeps the name typed, not only the project."""
+    store, (first, second) = world
+    monkeypatch.setenv(config.OPEN_DEMO, "1")
+    at = opened_bare("app_pages/dashboard.py", first)
+    assert set(sidebar_links(at).values()) == {f"project={first}"}  # no name typed yet
+    at.sidebar.text_input(key="grader").set_value("ann").run()
+    assert set(sidebar_links(at).values()) == {f"project={first}&grader=ann"}
+
+
 def opened_at(page: str, asked: str, user_token: str) -> AppTest:
     """``page`` opened in a new tab from an address naming ``?project=asked``."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
