@@ -109,7 +109,7 @@ def on_press() -> None:
     ack: dict[str, Any] = {"seq": press.get("seq")}
     try:
         outcome = _act(press)
-        ack |= {"status": outcome.status, "message": outcome.message}
+        ack |= {"status": outcome.status, "message": _naming_item(outcome.message, outcome.status, press)}
     except (grade_actions.Refused, InputError) as exc:  # refused, or a comment too long, a forged viewing time
         ack |= {"status": "error", "message": f"Not saved: {exc}"}
     except (SQLAlchemyError, OSError) as exc:  # database down, disk full: nothing stored, and the grader knows
@@ -121,6 +121,13 @@ def on_press() -> None:
 
 # The outcomes of a press that stored something (a comment, not a string: Streamlit's magic would show a string).
 STORED = ("saved", "changed", "skipped", "undone", grade_actions.COMMENTED, "flagged")
+
+
+def _naming_item(message: str, status: str, press: dict[str, Any]) -> str:
+    """The answer to a press that stored something, naming the item it stored it for ("saved: Correct, item
+    q7"): it is shown as the next item arrives, beside that item's id, where it could read as its grade."""
+    item = press.get("item_id")
+    return f"{message}, item {item}" if status in STORED and item else message
 
 
 def _described(press: dict[str, Any]) -> str | None:

@@ -45,7 +45,8 @@ def test_the_card_asks_every_criterion_and_one_press_stores_them_all(open_app, s
     assert "<strong>answer</strong>" in data["criteria"][0]["guidelines_html"]
     first = shown(at)
     ack = press(at, "grade", labels=ANSWERS, comment="fine")
-    assert ack["status"] == "saved" and ack["message"] == "saved: correct Correct, helpful 4, safe borderline"
+    assert ack["status"] == "saved"  # naming the item: the answer is shown beside the next item's id
+    assert ack["message"] == f"saved: correct Correct, helpful 4, safe borderline, item {first['item_id']}"
     grades = store.rubric_grades(rubric_project)
     assert grades[["position", "criterion", "label", "comment"]].values.tolist() == [
         [first["position"], name, label, "fine"] for name, label in ANSWERS.items()
