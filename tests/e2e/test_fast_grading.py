@@ -14,6 +14,7 @@ from core.services import auth, sessions, team
 from core.services.project import create_project, start_preparation
 from core.store import Store
 from core.testing.appserver import TIMEOUT_MS
+from core.testing.waiting import until
 
 if TYPE_CHECKING:  # playwright is optional: the e2e tests are skipped without it (tests/conftest.py)
     from playwright.sync_api import Page
@@ -100,6 +101,11 @@ def _grades_call(url: str) -> bool:
     return "/grades" in url
 
 
+PROBE = "() => fetch('grades-probe').then((r) => r.status)"
+"""A call the refusal's route answers and the server never sees: the route is in place once it says 503 (a full
+run once saw the press reach the server and its grade saved, as if the route were not yet in place)."""
+
+
 def test_a_grade_not_saved_brings_its_card_back_and_a_press_then_grades_it(browser, shared_signed_in_server):
     """The next card is painted while the grade is saved; the server's refusal puts the graded card back on
     screen, pressable, with the server's words, and a press then grades that card."""
@@ -107,6 +113,7 @@ def test_a_grade_not_saved_brings_its_card_back_and_a_press_then_grades_it(brows
     page.wait_for_function(CARD_READY, arg="", timeout=TIMEOUT_MS)
     first = page.get_attribute("#card", "data-item")
     page.route(_grades_call, lambda route: route.fulfill(status=503, json=NOT_SAVED | {"error": {}}))
+    until(lambda: page.evaluate(PROBE) == 503, timeout=TIMEOUT_MS / 1000, what="the refusal to answer a /grades call")
     page.keyboard.press("1")
     page.wait_for_function(CARD_SETTLED, arg=1, timeout=TIMEOUT_MS)
     assert page.get_attribute("#card", "data-item") == first and page.get_attribute("#card", "data-ahead") == "1"
