@@ -191,3 +191,46 @@ def test_the_share_variance_of_binary_grades_is_the_smoothed_binomial():
     smooth = (sums + 0.5) / (counts + 1)
     expected = (design.weights**2 * (1 - counts / design.sizes) * smooth * (1 - smooth) / counts).sum()
     assert share_variance(design.weights, design.sizes, counts, sums, sums)[0] == pytest.approx(expected)
+
+
+def test_strata_read_as_one_smooth_their_mean_as_one_sample():
+    """Five strata of all-zero grades read as one (core.stats.collapse): the share floor is the one-stratum
+    sample's of the same 20 grades, not five half-grades' worth (which made it about four times larger)."""
+    design = make_design(np.repeat(np.arange(5), 10_000), np.full(50_000, 0.5))
+    one = make_design(np.zeros(50_000, dtype=int), np.full(50_000, 0.5))
+    counts, zeros = np.full((1, 5), 4.0), np.zeros((1, 5))
+    whole = share_variance(one.weights, one.sizes, counts.sum(axis=1, keepdims=True), zeros[:, :1], zeros[:, :1])
+    pooled = share_variance(design.weights, design.sizes, counts, zeros, zeros, pooled=np.array([True]))
+    apart = share_variance(design.weights, design.sizes, counts, zeros, zeros, pooled=np.array([False]))
+    assert pooled[0] == pytest.approx(whole[0], rel=1e-3)
+    assert apart[0] > 3 * pooled[0]
+
+
+def test_a_small_share_of_the_bound_is_not_taken_at_its_word():
+    """Thirty equal grades of 0.01 use no share of the Bernoulli bound (rho = 0 read plainly); Jeffreys'
+    half-grades, which are binary, keep a share of one pseudo-grade at the bound."""
+    design = make_design(np.zeros(1000, dtype=int), np.full(1000, 0.5))
+    counts, sums = np.array([[30.0]]), np.array([[0.3]])
+    read = share_variance(design.weights, design.sizes, counts, sums, np.array([[0.003]]))[0]
+    whole = 0.8 / 31
+    pseudo = whole * (1 - whole)
+    rho = pseudo / (30 * 0.01 * 0.99 + pseudo)
+    assert read == pytest.approx(rho * (1 - 30 / 1000) * pseudo / 30)
+
+
+def test_a_rare_skewed_mean_without_signal_stops_as_soon_as_one_stratum_would():
+    """Skewed grades of mean 0.02, a surrogate without signal: the five strata, read as one, stop within a
+    few grades of a one-stratum sample under the same rule (2.0 times its grades with a floor per stratum)."""
+    from benchmarks.pools import make_pool
+
+    items = make_pool(2000, 0.02, kind="skewed", auroc=0.5, seed=7)
+    labels = labels_of(items)
+    design = design_from_items(items, stratify_by=None, kappa=FLOOR_KAPPA)
+    one = design_from_items(items.assign(stratum=0), stratify_by=None, kappa=FLOOR_KAPPA)
+    orders = replication_orders(labels.size, 0, 200)
+    stops = {}
+    for name, d, positions in (("strata", design, replay_queue(design, labels, orders, 200)), ("one", one, orders)):
+        stop = run_looks(d, positions[:, :200], labels[positions[:, :200]], 0.05)
+        stops[name] = np.median(stop.n)
+        assert ((stop.low <= labels.mean()) & (labels.mean() <= stop.high)).mean() >= 0.925
+    assert stops["strata"] <= 1.25 * stops["one"]

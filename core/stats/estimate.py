@@ -181,7 +181,7 @@ def from_moments(
     value = np.where(seen.all(axis=1), value, np.nan)
     variance = stratified_mean_variance(w, sizes, counts, s2)
     if bounded:
-        variance = bounded_variance(w, sizes, grade_moments, variance, binary)
+        variance = bounded_variance(w, sizes, grade_moments, variance, binary, ~np.asarray(differ))
     n = counts.sum(axis=1)
     census = (counts >= sizes).all(axis=1)
     return BatchEstimate(
