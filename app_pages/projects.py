@@ -84,6 +84,7 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
             format="%.3f",
             value=float(current.target_half_width),
         )
+        expected = expected_score_input(f"expected-{project.id}", current.expected_score)
         n0 = st.number_input(
             "Planned number of grades (n0)",
             min_value=1,
@@ -120,6 +121,7 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
                 "show_signals": show_signals,
                 EXTERNAL_IMAGES_SETTING: external_images,
                 "target_half_width": target,
+                "expected_score": expected,
                 "method": method,
                 "planned_budget": None if current.planned_budget is None and n0 == suggested else int(n0),
                 "budget_fixed": budget_fixed,
@@ -127,6 +129,23 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
             }
             if save_settings(project, changes):
                 st.rerun()
+
+
+def expected_score_input(key: str, current: float | None) -> float | None:
+    """The mean grade the manager expects (core.settings.ProjectSettings.expected_score), blank for none."""
+    return st.number_input(
+        "Mean grade you expect (optional)",
+        min_value=0.001,
+        max_value=0.999,
+        value=current,
+        step=0.05,
+        format="%.3f",
+        placeholder="blank: the surrogate's guess",
+        key=key,
+        help="Your best guess of the target model's mean grade (0 to 1), from an earlier evaluation, say. The "
+        "forecast of the grades needed starts from it instead of the surrogate's own guess, which is a ranking "
+        "more than a score, and the grades take over as they arrive.",
+    )
 
 
 def save_settings(project: ProjectInfo, changes: dict[str, Any]) -> bool:
@@ -393,6 +412,7 @@ def _preparation(pool, samples, input_format: str, columns: str) -> dict[str, An
         format="%.3f",
         key="new_target",
     )
+    expected = expected_score_input("new_expected", None)
     return {
         "backend": backend,
         **engine,
@@ -403,6 +423,7 @@ def _preparation(pool, samples, input_format: str, columns: str) -> dict[str, An
         "n_strata": int(n_strata),
         "seed": int(seed),
         "target_half_width": float(target),
+        "expected_score": expected,
         "sampling": sampling,
     }
 

@@ -81,6 +81,10 @@ class ProjectSettings:
     """How the uploads are read (core.inputs.readers)."""
     columns: str = ""
     """Columns picked after reading, as TARGET=SOURCE,... (core.inputs.readers.parse_columns)."""
+    expected_score: float | None = None
+    """The mean grade the manager expects, from an earlier evaluation, say: the forecast starts from it instead
+    of the surrogate's own guess, and the grades take over as they arrive (core.stats.forecast); None: the
+    surrogate's."""
     planned_budget: int | None = None
     """The planned number of grades n0 the anytime interval is tuned for; None for the design's default."""
     budget_fixed: bool = False
@@ -156,6 +160,12 @@ class ProjectSettings:
             "planned_budget",
             self.planned_budget,
             "use a whole number of grades from 1, or none for the design's default",
+        )
+        _check(
+            self.expected_score is None or (_is_number(self.expected_score) and 0 < self.expected_score < 1),
+            "expected_score",
+            self.expected_score,
+            "use the mean grade you expect, a number between 0 and 1, or none to let the surrogate guess",
         )
         _check(isinstance(self.budget_fixed, bool), "budget_fixed", self.budget_fixed, "use true or false")
         _check(self.regime in (LOOKS, ANYTIME), "regime", self.regime, f"use {LOOKS} or {ANYTIME}")

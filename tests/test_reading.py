@@ -43,3 +43,14 @@ def test_skips_that_could_move_the_estimate_past_the_target_keep_it_from_stoppin
     assert "40 skipped items keep the interval wider" in stopping_words(reading)
     few = skip_bound(design, list(graded), list(graded.values()), free[:1])
     assert read_project(design, SETTINGS, graded, e, skips=few).done  # one skip moves it too little
+
+
+def test_the_score_the_manager_expects_sets_the_forecast_before_any_grade():
+    """Before a grade the forecast is the surrogate's guess of the mean, unless the manager gave one: a mean of
+    0.03 needs far fewer grades for the same half-width than the surrogate's guess near 0.5."""
+    design, _ = _graded(0)
+    e = estimate(design, [], [])
+    guessed = read_project(design, SETTINGS, {}, e).forecast
+    expected = read_project(design, {**SETTINGS, "expected_score": 0.03}, {}, e).forecast
+    assert expected.n < guessed.n / 2
+    assert expected.graded == guessed.graded == 0

@@ -46,6 +46,9 @@ def test_from_dict_keeps_typed_settings_and_reads_a_mapping():
         ({"min_view_s": float("inf")}, "min_view_s"),
         ({"min_view_s": 60}, "min_view_s"),
         ({"min_view_s": "0.3"}, "min_view_s"),
+        ({"expected_score": 0}, "expected_score"),
+        ({"expected_score": 1.0}, "expected_score"),
+        ({"expected_score": "0.8"}, "expected_score"),
     ],
 )
 def test_a_bad_value_is_an_input_error_naming_the_setting(stored, name):
@@ -84,3 +87,8 @@ def test_the_command_lines_defaults_are_the_project_settings_defaults():
     assert (args.model, args.threshold, args.proxy) == (defaults.model, defaults.threshold, defaults.proxy)
     for prepare in (prepare_items, prepare_targets):
         assert inspect.signature(prepare).parameters["backend"].default == defaults.backend
+
+
+def test_the_expected_score_is_unset_by_default_and_kept_when_given():
+    assert ProjectSettings().expected_score is None
+    assert ProjectSettings.from_dict({"expected_score": 0.02}).expected_score == 0.02

@@ -110,7 +110,6 @@ def read_project(
     estimate: Estimate,
     anytime: AnytimeInterval | None = None,
     *,
-    expected: float | None = None,
     skips: SkipBound | None = None,
 ) -> Reading:
     """The reading of a project whose items at ``graded`` (position -> grade, in grading order) gave the
@@ -160,7 +159,7 @@ def read_project(
         target,
         regime,
         n0=budget,
-        expected=expected,
+        expected=settings.expected_score,
         width_ratio=_width_ratio(fixed_n, sequence) if regime == ANYTIME else None,
         binary=settings.grading_scale.binary,
     )

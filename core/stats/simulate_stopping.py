@@ -23,8 +23,9 @@ Carlo standard error where it has one:
   forecast after max(20, 2H) grades, per replication, scored on the replications still grading then
   (projection_shown: their share): one stopped sooner has its queue closed at the stop
   (core.services.live.rule_says_done) and its dashboard shows the stop, not a projection;
-- with a score the manager expects, the setup forecast is made from it and
-  forecast_surrogate_low, _high and _hit give the surrogate's own beside it.
+- with a score the manager expects (the project's expected_score, core.settings), the setup forecast and
+  the dashboard's projection are made from it, as the project's reading makes them, and
+  forecast_surrogate_low, _high and _hit give the surrogate's own setup forecast beside it.
 """
 
 from __future__ import annotations
@@ -110,7 +111,9 @@ def stopping_figures(
         met = None if skipped is None else skipped[method]
         n, value, low, high, stopped = _stops(design, pos, labels, target, regime, fixed_n0, met)
         k = max(20, 2 * design.H)
-        projection = forecast_batch(design, pos[:, :k], labels[pos[:, :k]], target, regime, n0=fixed_n0, binary=binary)
+        projection = forecast_batch(
+            design, pos[:, :k], labels[pos[:, :k]], target, regime, n0=fixed_n0, expected=expected, binary=binary
+        )
         still = n > k  # still grading when the projection is shown
         inside = ((n >= projection[:, 0]) & (n <= projection[:, 2]))[still].astype(float)
         shown = _shown_savings(design, pos, labels, n, target, regime)

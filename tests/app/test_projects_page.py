@@ -183,6 +183,24 @@ def test_the_caption_above_the_settings_shows_them_as_saved(open_app, store, pro
     assert "minimum viewing time 1.5 s" in at.caption[0].value.replace("\\", ""), at.caption[0].value
 
 
+def test_the_mean_grade_the_manager_expects_sets_the_headline_forecast(open_app, store, project_id):
+    """Blank by default (the surrogate's guess); a mean of 0.03 given, the forecast starts from it."""
+    at = open_app(project_id=project_id)
+    field = next(n for n in at.number_input if n.label == "Mean grade you expect (optional)")
+    assert field.value is None
+    before = plan_forecast(store, project_id)
+    field.set_value(0.03)
+    next(b for b in at.button if b.label == "Save settings").click().run()
+    assert store.project(project_id).settings.expected_score == 0.03
+    assert plan_forecast(store, project_id).n < before.n
+
+
+def plan_forecast(store, project_id):
+    from ui import plan
+
+    return plan.project_reading(store.project(project_id)).forecast
+
+
 def test_a_fixed_budget_changes_the_design_the_app_grades_with(open_app, store, project_id):
     at = open_app(project_id=project_id)
     next(n for n in at.number_input if n.label == "Planned number of grades (n0)").set_value(30)
