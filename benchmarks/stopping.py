@@ -25,6 +25,7 @@ import numpy as np
 from benchmarks.estimation import prepared
 from benchmarks.pools import make_pool
 from core.stats.simulate import labels_of, simulate
+from core.stats.simulate_stopping import LATE_SPREAD
 from core.stats.stopping import DEFAULT_REGIME, REGIMES
 
 HERE = Path(__file__).resolve().parent
@@ -34,6 +35,8 @@ SIZES = (500, 2000, 5000)
 MEANS = (0.02, 0.1, 0.5)
 AUROCS = (0.5, 0.7, 0.9)
 KINDS = ("binary", "skewed")
+SETUP_SPREAD = 3.0
+"""The goal for the setup's 80% range: high / low at most this where the manager gave a score."""
 GOAL_RATIO = {0.5: 1.2, 0.7: 1.0, 0.9: 0.8}
 """The goal for the median grades at the stop over uniform's fixed-n size (Wilson's), by surrogate AUROC."""
 BUDGETS = ("10", "20", "0.05", "0.1", "0.2")
@@ -193,6 +196,13 @@ def _hit_summary(rows: list[dict], field: str) -> str:
     return f"{hits.mean():.3f} (pools {hits.min():.2f} to {hits.max():.2f})"
 
 
+def _spread_summary(rows: list[dict], spread: Callable[[dict], float], goal: float) -> str:
+    """How many (pool, target) pairs have ``spread`` of their figures at most ``goal``, and its range."""
+    values = np.array([spread(r["activegrade"]) for r in rows])
+    values = values[np.isfinite(values)]
+    return f"met on {int((values <= goal).sum())} of {values.size} pairs ({values.min():.1f} to {values.max():.1f})"
+
+
 def _within(rows: list[dict], field: str, low: float, high: float) -> str:
     """How many (pool, target) pairs have ``field`` in [low, high] within 2 of its s.e. (pairs without it aside)."""
     scored = [r["activegrade"] for r in rows if np.isfinite(r["activegrade"][field])]
@@ -219,13 +229,16 @@ def markdown(rows: list[dict], reps: int, regime: str, seconds: float) -> str:
         "inside the setup's 80% range (from the manager's expected score, the pool's mean times 1.25; *surrogate*: "
         "from the surrogate alone); *projection hit*: inside the dashboard's 80% range after max(20, 2H) grades, "
         "± its Monte Carlo s.e., over the replications still grading then (*shown*: their share; one that stopped "
-        "sooner has its queue closed and its dashboard shows the stop).",
+        "sooner has its queue closed and its dashboard shows the stop); *late high / low*: the projection's high over "
+        "its low read again at 30% of the median stop (at least the first projection's grades), median over the "
+        "replications still grading then. The dashboard's projection is made from the manager's expected score too, "
+        "as the project's reading makes it (core.settings.ProjectSettings.expected_score).",
         "",
         "| pool | target | mu | uniform n, Wald / Wilson | grades at stop (median) | ratio (Wilson / Wald) | goal "
         "| uniform, same regime "
         "| coverage at stop | bias at stop | saving shown | setup range | setup hit | surrogate hit "
-        "| projection range | projection hit | shown |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| projection range | projection hit | shown | late high / low |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         a, u = r["activegrade"], r["uniform"]
@@ -241,7 +254,8 @@ def markdown(rows: list[dict], reps: int, regime: str, seconds: float) -> str:
             f"| {a['forecast_low']:.0f}-{a['forecast_high']:.0f} | {a['forecast_hit']:.2f} "
             f"| {a.get('forecast_surrogate_hit', float('nan')):.2f} "
             f"| {a['projection_low']:.0f}-{a['projection_high']:.0f} "
-            f"| {a['projection_hit']:.2f} ± {a['projection_hit_se']:.2f} | {a['projection_shown']:.2f} |"
+            f"| {a['projection_hit']:.2f} ± {a['projection_hit_se']:.2f} | {a['projection_shown']:.2f} "
+            f"| {a['projection_late_spread']:.2f} at {a['projection_late_at']} |"
         )
     covered = np.array([r["activegrade"]["stop_coverage"] + 2 * r["activegrade"]["stop_coverage_se"] for r in rows])
     lines += [
@@ -254,6 +268,10 @@ def markdown(rows: list[dict], reps: int, regime: str, seconds: float) -> str:
         " (goal 0.70-0.90).",
         f"- The dashboard's projection after max(20, 2H) grades: {_hit_summary(rows, 'projection_hit')}; "
         f"{_within(rows, 'projection_hit', 0.70, 0.90)} (goal 0.70-0.90 on each pool).",
+        f"- Setup range high / low at most {SETUP_SPREAD:g} (every pair: the manager gave a score): "
+        f"{_spread_summary(rows, lambda a: a['forecast_high'] / max(a['forecast_low'], 1), SETUP_SPREAD)}.",
+        f"- The projection's high / low at most {LATE_SPREAD:g} from 30% of the stop on (median over the "
+        f"replications): {_spread_summary(rows, lambda a: a['projection_late_spread'], LATE_SPREAD)}.",
     ]
     met = [r for r in rows if r["auroc"] is not None]
     for auroc, goal in GOAL_RATIO.items():

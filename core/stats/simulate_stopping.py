@@ -23,6 +23,9 @@ Carlo standard error where it has one:
   forecast after max(20, 2H) grades, per replication, scored on the replications still grading then
   (projection_shown: their share): one stopped sooner has its queue closed at the stop
   (core.services.live.rule_says_done) and its dashboard shows the stop, not a projection;
+- projection_late_at, projection_late_spread, projection_late_within: the same projection read again at
+  LATE_SHARE of the median stop (at least max(20, 2H) grades), over the replications still grading then: the
+  median of its high / low, and the share at most LATE_SPREAD;
 - with a score the manager expects (the project's expected_score, core.settings), the setup forecast and
   the dashboard's projection are made from it, as the project's reading makes them, and
   forecast_surrogate_low, _high and _hit give the surrogate's own setup forecast beside it.
@@ -37,6 +40,12 @@ from core.stats.confseq import checkpoints, sequence_batch
 from core.stats.estimate import estimate_batch
 from core.stats.forecast import forecast_batch, stop_saving
 from core.stats.stopping import FIXED, LOOKS, run_looks, uniform_fixed_n, uniform_fixed_n_wilson
+
+LATE_SHARE = 0.3
+"""The projection's range is read again at this share of the median stop (`stopping_figures`)."""
+
+LATE_SPREAD = 1.8
+"""The widest high / low the projection's range should have from LATE_SHARE of the stop on (issue 27's goal)."""
 
 STOP_CAP = 4.0
 """Replays run to at most this many times uniform's fixed-n size (or the pool): a stop later than that counts
@@ -116,6 +125,18 @@ def stopping_figures(
         )
         still = n > k  # still grading when the projection is shown
         inside = ((n >= projection[:, 0]) & (n <= projection[:, 2]))[still].astype(float)
+        late_at = max(k, int(np.ceil(LATE_SHARE * np.median(n))))
+        late = forecast_batch(
+            design,
+            pos[:, :late_at],
+            labels[pos[:, :late_at]],
+            target,
+            regime,
+            n0=fixed_n0,
+            expected=expected,
+            binary=binary,
+        )
+        late_spread = (late[:, 2] / np.maximum(late[:, 0], 1.0))[n > late_at]
         shown = _shown_savings(design, pos, labels, n, target, regime)
         reps = n.size
         cover = ((low <= mu) & (mu <= high)).astype(float)
@@ -144,6 +165,9 @@ def stopping_figures(
             "projection_high": float(projection[still, 2].mean()) if still.any() else float("nan"),
             "projection_hit": float(inside.mean()) if still.any() else float("nan"),
             "projection_hit_se": float(inside.std(ddof=1) / np.sqrt(inside.size)) if inside.size > 1 else float("nan"),
+            "projection_late_at": late_at,
+            "projection_late_spread": float(np.median(late_spread)) if late_spread.size else float("nan"),
+            "projection_late_within": float((late_spread <= LATE_SPREAD).mean()) if late_spread.size else float("nan"),
         }
         if expected is not None:  # the surrogate's own forecast beside the one from the manager's score
             own = forecast_batch(design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0, binary=binary)[0]
