@@ -66,14 +66,19 @@ class Declared:
 # helpers ------------------------------------------------------------------------
 
 
+def _project_id(call: Call) -> int:
+    """The path's project id; 422 unless an integer."""
+    raw = call.path["project_id"]
+    try:
+        return int(raw)
+    except ValueError:
+        raise ApiError(422, f"the project id must be an integer, not {raw!r}", "project_id") from None
+
+
 def _project(call: Call, action: str, *, ready: bool = False) -> ProjectInfo:
     """The path's project, if the caller may see it (404 otherwise: no hint of projects they are not
     assigned to) and may perform ``action`` on it (403, AccessDenied); 409 unless prepared when ``ready``."""
-    raw = call.path["project_id"]
-    try:
-        project_id = int(raw)
-    except ValueError:
-        raise ApiError(422, f"the project id must be an integer, not {raw!r}", "project_id") from None
+    project_id = _project_id(call)
     visible = auth.visible_projects(call.store, call.user)
     try:
         if visible is not None and project_id not in visible:
@@ -90,6 +95,18 @@ def _project(call: Call, action: str, *, ready: bool = False) -> ProjectInfo:
     return project
 
 
+def _grader(call: Call) -> grade_actions.Acting:
+    """The caller checked as a grader of the path's project, ready (grade_actions.check, once per request: the
+    caller's account was read when the request was authenticated). Where the check refuses, ``_project``'s
+    answer (404, 403 or 409, as for any other route), or 409 with the check's reason."""
+    project_id = _project_id(call)
+    try:
+        return grade_actions.check(call.store, call.user, project_id, current=True)
+    except Refused:
+        _project(call, auth.GRADE, ready=True)
+        raise
+
+
 def _state(store: Store, project: ProjectInfo) -> dict[str, Any]:
     if project.status in ("new", "preparing"):
         background.ensure_worker(store)  # a preparation waiting in a process that has served no page yet
@@ -100,13 +117,14 @@ Grading = Callable[[int, float], Outcome]
 """A grade press's action on the item at a position, viewed for some seconds (``_grading``)."""
 
 
-def _grading(call: Call, project: ProjectInfo, comment: str) -> Grading:
+def _grading(call: Call, acting: grade_actions.Acting, comment: str) -> Grading:
     """How the body grades the item its token names: ``label`` (grade_actions.grade) in a project that asks one
     question, ``labels`` criterion -> label (grade_actions.grade_rubric: one grade per criterion, stored
     together) in a rubric project; 422, naming the field, for the other kind's field or a malformed one. The
     grade's key is (item, target, criterion, grader): the token names the item and the caller is the grader;
     ``target`` is "" (one model graded through the API) and ``criterion`` is "" too, a rubric's criteria
     being the keys of ``labels``."""
+    project = acting.project
     rubric = project.settings.rubric
     if call.text("target", default="", limit=MAX_NAME_CHARS):
         raise ApiError(422, "this project grades one model, so 'target' must be \"\"", "target")
@@ -121,7 +139,7 @@ def _grading(call: Call, project: ProjectInfo, comment: str) -> Grading:
             )
         label = call.text("label", limit=MAX_LABEL_CHARS)
         return lambda position, seconds: grade_actions.grade(
-            call.store, call.user, project.id, position, label, seconds=seconds, comment=comment
+            call.store, acting, project.id, position, label, seconds=seconds, comment=comment
         )
     card = f"send 'labels', one label per criterion ({', '.join(rubric.names)}), graded together"
     for name, given in (("label", body.get("label")), ("criterion", criterion)):
@@ -129,7 +147,7 @@ def _grading(call: Call, project: ProjectInfo, comment: str) -> Grading:
             raise ApiError(422, f"this project grades a rubric: {card}, in place of {name!r}", name)
     labels = _criterion_labels(call, card)
     return lambda position, seconds: grade_actions.grade_rubric(
-        call.store, call.user, project.id, position, labels, seconds=seconds, comment=comment
+        call.store, acting, project.id, position, labels, seconds=seconds, comment=comment
     )
 
 
@@ -286,14 +304,15 @@ def next_item(call: Call, *, ahead: bool = False) -> dict[str, Any]:
     """The caller's item (reserved, with its showing token); ``ahead``: also the item the queue would most likely
     hand out after it (core.api.cards.ahead), as the card's ``ahead`` (its texts only: no token, no hold), for
     the fast grading page to paint while a press is being saved."""
-    return _next_card(call, _project(call, auth.GRADE, ready=True), ahead)
+    return _next_card(call, _grader(call), ahead)
 
 
-def _next_card(call: Call, project: ProjectInfo, ahead: bool) -> dict[str, Any]:
-    """``next_item``'s answer in ``project``, which the caller read with ``_project`` in this request (a grade's
-    ``then=next`` reads it once); grade_actions.claim checks the grader, their assignment and the project again."""
+def _next_card(call: Call, acting: grade_actions.Acting, ahead: bool) -> dict[str, Any]:
+    """``next_item``'s answer for the grader ``_grader`` checked in this request (a grade's ``then=next`` checks
+    once for both)."""
+    project = acting.project
     _, design = cards.design(call.store, project)
-    position = grade_actions.claim(call.store, call.user, project.id, design)
+    position = grade_actions.claim(call.store, acting, project.id, design)
     if position is None:
         closed = live.closed_words(call.store, project.id, design, project.settings)
         return {
@@ -367,13 +386,14 @@ def _shown(call: Call, project: ProjectInfo):
 def grade(call: Call, *, ahead: bool = False) -> Response:
     """A grade of the item the token names; ``?then=next`` adds the caller's next card (``next_item``'s, with
     ``ahead`` passed on)."""
-    project = _project(call, auth.GRADE, ready=True)
+    acting = _grader(call)
     comment = call.text("comment", default="", limit=MAX_COMMENT_CHARS)
-    act = _grading(call, project, comment)
-    return _press(lambda: _grade(call, project, act, ahead))
+    act = _grading(call, acting, comment)
+    return _press(lambda: _grade(call, acting, act, ahead))
 
 
-def _grade(call: Call, project: ProjectInfo, act: Grading, ahead: bool) -> Response:
+def _grade(call: Call, acting: grade_actions.Acting, act: Grading, ahead: bool) -> Response:
+    project = acting.project
     showing = _shown(call, project)
     released = showing.seconds_since_released()
     shown_ms = (call.body or {}).get("shown_ms", released * 1000)
@@ -382,17 +402,18 @@ def _grade(call: Call, project: ProjectInfo, act: Grading, ahead: bool) -> Respo
         cards.spend(call.store, project.id, call.user.name, showing.token)
     answer = _outcome(outcome, project.id, call.store, ("saved", "changed"), showing.item_id)
     if call.query.get("then") == "next" and answer.status_code == 200:  # the next card in the same round trip
-        body = json.loads(answer.body) | {"next": _next_card(call, project, ahead)}
+        body = json.loads(answer.body) | {"next": _next_card(call, acting, ahead)}
         return JSONResponse(body)
     return answer
 
 
 def skip(call: Call) -> Response:
-    project = _project(call, auth.GRADE, ready=True)
+    acting = _grader(call)
+    project = acting.project
 
     def act() -> Response:
         showing = _shown(call, project)
-        outcome = grade_actions.skip(call.store, call.user, project.id, showing.position)
+        outcome = grade_actions.skip(call.store, acting, project.id, showing.position)
         cards.spend(call.store, project.id, call.user.name, showing.token)
         return _outcome(outcome, project.id, call.store, ("skipped",), showing.item_id)
 
@@ -400,9 +421,10 @@ def skip(call: Call) -> Response:
 
 
 def undo(call: Call) -> Response:
-    project = _project(call, auth.GRADE, ready=True)
+    acting = _grader(call)
+    project_id = acting.project.id
     return _press(
-        lambda: _outcome(grade_actions.undo(call.store, call.user, project.id), project.id, call.store, ("undone",))
+        lambda: _outcome(grade_actions.undo(call.store, acting, project_id), project_id, call.store, ("undone",))
     )
 
 

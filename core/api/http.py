@@ -130,25 +130,25 @@ def bearer(headers: Headers) -> str | None:
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
-async def _body(request: Request, kind: str | None) -> tuple[Any, dict[str, tuple[str, bytes]]]:
-    """The parsed body: JSON (a dict), or a multipart form's fields and files; ApiError for anything else."""
-    if kind is None:
-        return None, {}
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind == "json":
-        raw = await request.body()
-        if not raw.strip():
-            return {}, {}
-        if content_type not in ("application/json", ""):
-            raise ApiError(415, f"the body must be JSON (Content-Type: application/json), not {content_type}")
-        try:
-            parsed = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-            raise ApiError(422, f"the body is not valid JSON{where}: {getattr(exc, 'msg', str(exc))}") from None
-        if not isinstance(parsed, dict):
-            raise ApiError(422, f"the body must be a JSON object, not {type(parsed).__name__}")
-        return parsed, {}
+def _json(raw: bytes, content_type: str) -> dict[str, Any]:
+    """A JSON body (a dict; {} when empty); ApiError for anything else."""
+    if not raw.strip():
+        return {}
+    if content_type not in ("application/json", ""):
+        raise ApiError(415, f"the body must be JSON (Content-Type: application/json), not {content_type}")
+    try:
+        parsed = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise ApiError(422, f"the body is not valid JSON{where}: {getattr(exc, 'msg', str(exc))}") from None
+    if not isinstance(parsed, dict):
+        raise ApiError(422, f"the body must be a JSON object, not {type(parsed).__name__}")
+    return parsed
+
+
+async def _form(request: Request) -> tuple[dict[str, str], dict[str, tuple[str, bytes]]]:
+    """A multipart form's fields and files; ApiError for any other body."""
+    content_type = _content_type(request.headers)
     if content_type != "multipart/form-data":
         raise ApiError(422, f"the body must be multipart/form-data (files and fields), not {content_type or 'empty'}")
     try:
@@ -164,6 +164,11 @@ async def _body(request: Request, kind: str | None) -> tuple[Any, dict[str, tupl
             fields[name] = value
     await form.close()
     return fields, files
+
+
+def _content_type(headers: Headers) -> str:
+    """The request's media type, lower case, without its parameters ("" when none is sent)."""
+    return headers.get("content-type", "").split(";")[0].strip().lower()
 
 
 def same_origin(headers: Headers) -> bool:
@@ -212,10 +217,14 @@ class Endpoint:
             return error_response(413, f"the body is larger than the {_size(limit)} this request takes")
         try:
             store = self.store()
-            user = None if self.public else await run_in_threadpool(self._user, store, request)
-            body, files = await _body(request, self.body)
-            call = Call(store, user, request.path_params, request.query_params, body, files)
-            result = await run_in_threadpool(self.handler, call)
+            if self.body == "multipart":  # an upload (up to MAX_UPLOAD_BYTES) is read once its sender is known
+                user = await run_in_threadpool(self._caller, store, request)
+                fields, files = await _form(request)
+                call = Call(store, user, request.path_params, request.query_params, fields, files)
+                result = await run_in_threadpool(self.handler, call)
+            else:  # a JSON body (at most MAX_JSON_BYTES) is read first: the caller and the handler in one thread hop
+                raw = await request.body() if self.body == "json" else None
+                result = await run_in_threadpool(self._run, store, request, raw)
         except _TooLarge:
             raise
         except ClientDisconnect:
@@ -237,6 +246,19 @@ class Endpoint:
             logger.exception("API %s %s failed", request.method, request.url.path)
             return error_response(500, "the server failed on this request; its log has the details")
         return result if isinstance(result, Response) else JSONResponse(result)
+
+    def _run(self, store: Store, request: Request, raw: bytes | None) -> Response | dict[str, Any]:
+        """The handler's answer to a request without an upload, its caller and its JSON body (``raw``, None when
+        the route takes no body) checked first, in one worker thread, the request's reads on one connection
+        (Store.shared_reads)."""
+        with store.shared_reads():
+            user = self._caller(store, request)
+            body = None if raw is None else _json(raw, _content_type(request.headers))
+            return self.handler(Call(store, user, request.path_params, request.query_params, body))
+
+    def _caller(self, store: Store, request: Request) -> auth.User | None:
+        """The request's user (``_user``); None on a public route."""
+        return None if self.public else self._user(store, request)
 
     def _user(self, store: Store, request: Request) -> auth.User:
         if auth.open_demo_enabled():

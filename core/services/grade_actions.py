@@ -4,7 +4,10 @@ The grade page (app_pages/grade.py) passes the acting user explicitly; every
 function here reads that user's account, role and project assignment again
 (a disabled, demoted or unassigned grader is refused even in a callback of a
 page opened before the change) and acts on the item position the press names,
-never on another one. What the browser shows is bound to that position by a
+never on another one. A request that runs several of them (the HTTP API's grade
+with ``then=next``: the grade, then the claim of the next card) checks once
+(``check``) and passes the ``Acting`` it returns to each: the account, the
+assignment and the project are read once per request, never kept across requests. What the browser shows is bound to that position by a
 showing token in the database (core.services.showings), which the page checks first.
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from core.errors import InputError
 from core.services import auth, grading, live, reservations
@@ -28,9 +32,11 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "COMMENTED",
     "DEFAULT_TTL",
+    "Acting",
     "Outcome",
     "Refused",
     "acting_grader",
+    "check",
     "claim",
     "comment",
     "flag",
@@ -43,12 +49,30 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True)
+class Acting:
+    """A grader allowed to grade a project, as ``check`` read them: the account and the project (its settings
+    for the press). Made by ``check`` for one request and passed to each of its presses in place of the user."""
+
+    grader: auth.User
+    project: ProjectInfo
+
+    @property
+    def name(self) -> str:
+        """The grader's name (what a refusal's log line names)."""
+        return self.grader.name
+
+
+Actor = auth.User | Acting | None
+"""Who presses: a user, checked again by the press, or an ``Acting`` checked in this request."""
+
+
 def _logs_refusals(action: Callable[..., Outcome]) -> Callable[..., Outcome]:
     """``action`` (a press: its arguments start with store, actor, project_id) logging each refusal, with the
     grader's name and why, before the page shows it (never the grade or the comment)."""
 
     @functools.wraps(action)
-    def logged(store: Store, actor: auth.User | None, project_id: int, *args, **kwargs) -> Outcome:
+    def logged(store: Store, actor: Actor, project_id: int, *args, **kwargs) -> Outcome:
         try:
             return action(store, actor, project_id, *args, **kwargs)
         except Refused as refused:
@@ -59,21 +83,25 @@ def _logs_refusals(action: Callable[..., Outcome]) -> Callable[..., Outcome]:
     return logged
 
 
-def acting_grader(store: Store, actor: auth.User | None, project_id: int) -> auth.User:
+def acting_grader(store: Store, actor: Actor, project_id: int) -> auth.User:
     """``actor`` as the database has them now, allowed to grade the project; Refused otherwise."""
     return _acting(store, actor, project_id)[0]
 
 
-def _acting(store: Store, actor: auth.User | None, project_id: int) -> tuple[auth.User, ProjectInfo]:
-    """``acting_grader`` and the project as read for its check (its settings for the press: one read)."""
-    current = actor if actor is None or actor.id is None else auth.refresh(store, actor)
-    if current is None:
+def check(store: Store, actor: Actor, project_id: int, *, current: bool = False) -> Acting:
+    """``actor`` as the database has them now, allowed to grade the project, with the project as read for the
+    check (ready); Refused otherwise. ``current``: ``actor`` was read from the accounts table in this request
+    (an API token's or a session's account: core.services.tokens.resolve, core.services.sessions.resume), so it
+    is not read again."""
+    fresh = current or actor is None or actor.id is None
+    grader = actor if fresh else auth.refresh(store, actor)
+    if grader is None:
         raise Refused("you are signed out (or your account was disabled); sign in again")
     try:
-        auth.require(store, current, auth.GRADE, project_id)
+        auth.require(store, grader, auth.GRADE, project_id)
     except auth.AccessDenied as exc:
         raise Refused(str(exc)) from None
-    if not current.name:
+    if not grader.name:
         raise Refused("a grade needs the grader's name")
     try:
         project = store.project(project_id)
@@ -81,11 +109,20 @@ def _acting(store: Store, actor: auth.User | None, project_id: int) -> tuple[aut
         raise Refused("the project was deleted") from None
     if project.status != "ready":
         raise Refused(f"the project is not ready ({project.status})")
-    return current, project
+    return Acting(grader, project)
+
+
+def _acting(store: Store, actor: Actor, project_id: int) -> tuple[auth.User, ProjectInfo]:
+    """The grader and the project for a press: ``actor``'s own when it is an ``Acting`` of this project (checked
+    in this request), else ``check``'s."""
+    acting = actor if isinstance(actor, Acting) else check(store, actor, project_id)
+    if acting.project.id != project_id:
+        raise ValueError(f"checked for project {acting.project.id}, pressed in project {project_id}")
+    return acting.grader, acting.project
 
 
 @_logs_refusals
-def claim(store: Store, actor: auth.User | None, project_id: int, design: Design) -> int | None:
+def claim(store: Store, actor: Actor, project_id: int, design: Design) -> int | None:
     """The position to show the grader now, reserved for them (core.services.reservations.claim with the
     project's seed, double-grading share, budget and stopping rule: no new item once the rule has said done,
     core.services.live.rule_says_done); None when nothing is left for them. ``design``: the project's
@@ -108,7 +145,7 @@ def claim(store: Store, actor: auth.User | None, project_id: int, design: Design
 @_logs_refusals
 def grade(
     store: Store,
-    actor: auth.User | None,
+    actor: Actor,
     project_id: int,
     position: int,
     label: str,
@@ -163,7 +200,7 @@ def _too_fast(project_id: int, grader: auth.User, position: int, seconds: float)
 @_logs_refusals
 def grade_card(
     store: Store,
-    actor: auth.User | None,
+    actor: Actor,
     project_id: int,
     position: int,
     labels: list[str],
@@ -205,7 +242,7 @@ def grade_card(
 @_logs_refusals
 def grade_rubric(
     store: Store,
-    actor: auth.User | None,
+    actor: Actor,
     project_id: int,
     position: int,
     labels: Mapping[str, str],
@@ -255,7 +292,7 @@ def _holds_card(store: Store, project_id: int, position: int, grader: auth.User,
 
 
 @_logs_refusals
-def comment(store: Store, actor: auth.User | None, project_id: int, position: int, text: str) -> Outcome:
+def comment(store: Store, actor: Actor, project_id: int, position: int, text: str) -> Outcome:
     """Set the comment of the grader's grade of the item, leaving the grade alone (its own audit event)."""
     grader = acting_grader(store, actor, project_id)
     if store.set_comment(project_id, position, grader.name, grading.check_comment(text)) is None:
@@ -264,7 +301,7 @@ def comment(store: Store, actor: auth.User | None, project_id: int, position: in
 
 
 @_logs_refusals
-def flag(store: Store, actor: auth.User | None, project_id: int, position: int, note: str = "") -> Outcome:
+def flag(store: Store, actor: Actor, project_id: int, position: int, note: str = "") -> Outcome:
     """Send the item to the review queue (core.services.review) with the grader's note; the item stays theirs
     to grade or skip. Only an item the grader holds or has graded: a flag is about what they were shown."""
     grader = acting_grader(store, actor, project_id)
@@ -277,7 +314,7 @@ def flag(store: Store, actor: auth.User | None, project_id: int, position: int, 
 
 
 @_logs_refusals
-def skip(store: Store, actor: auth.User | None, project_id: int, position: int) -> Outcome:
+def skip(store: Store, actor: Actor, project_id: int, position: int) -> Outcome:
     """Pass on the item: it goes back to the queue."""
     grader = acting_grader(store, actor, project_id)
     if store.grade_of(project_id, position, grader.name) is not None:
@@ -287,7 +324,7 @@ def skip(store: Store, actor: auth.User | None, project_id: int, position: int) 
 
 
 @_logs_refusals
-def undo(store: Store, actor: auth.User | None, project_id: int) -> Outcome:
+def undo(store: Store, actor: Actor, project_id: int) -> Outcome:
     """Retract the grader's last grade; the item is theirs again unless another grader took it."""
     grader = acting_grader(store, actor, project_id)
     position = store.retract_last_grade(project_id, grader.name)
@@ -299,7 +336,7 @@ def undo(store: Store, actor: auth.User | None, project_id: int) -> Outcome:
 
 
 @_logs_refusals
-def reopen(store: Store, actor: auth.User | None, project_id: int, position: int) -> Outcome:
+def reopen(store: Store, actor: Actor, project_id: int, position: int) -> Outcome:
     """Take a skipped item back (from the grader's list): reserved for the grader if nobody holds it."""
     grader = acting_grader(store, actor, project_id)
     if store.grade_of(project_id, position, grader.name) is not None:
