@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, Engine, bindparam, func, select
+from sqlalchemy import Connection, bindparam, func, select
 
 from core.stats.rater_agreement import FinalGrades
 from core.store.models import Grade, Review, Skip
@@ -121,13 +122,16 @@ class GradeCache:
         self._locks: dict[int, threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def read(self, engine: Engine, project_id: int, criteria: Sequence[str]) -> tuple[list[dict[int, float]], set[int]]:
+    def read(
+        self, connect: Callable[[], AbstractContextManager[Connection]], project_id: int, criteria: Sequence[str]
+    ) -> tuple[list[dict[int, float]], set[int]]:
         """Each of ``criteria``'s final grades (position -> grade, in grading order: Store.graded_positions) and
-        the positions someone skipped that have no active grade of the first criterion now (at least one)."""
+        the positions someone skipped that have no active grade of the first criterion now (at least one), read on
+        the connection ``connect`` gives (``engine.connect``, or the Store's for a read)."""
         with self._lock(project_id):
             with self._guard:  # out while it is read: a read that fails leaves none, and the next reads every row
                 kept = self._kept.pop(project_id, None)
-            with engine.connect() as connection:
+            with connect() as connection:
                 kept = _refreshed(connection, project_id, kept)
             graded = [kept.graded(c) for c in criteria]
             skipped = kept.skipped - graded[0].keys()
