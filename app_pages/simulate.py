@@ -169,3 +169,17 @@ figures = {
 for tab, (column, title, fmt) in zip(st.tabs(list(figures)), figures.values(), strict=True):
     tab.altair_chart(chart(column, title, fmt), width="stretch")
 st.dataframe(frame.round(4), hide_index=True, width="stretch")
+
+stop = simulation.stopping(result)
+if stop is not None:
+    st.subheader(f"Grading until the rule says ±{stop.target:.3f} is reached")
+    st.caption(
+        f"Each repetition grades in the queue's order and stops where the project's rule ("
+        f"{simulation.regime_name(result)}) says done, as a manager who stops when the dashboard says so; "
+        "`uniform` is plain random sampling stopped by the same rule. For the same half-width a uniform random "
+        f"sample read with the usual fixed-n interval needs {stop.uniform_fixed_n:,} grades (Wald's) or "
+        f"{stop.uniform_wilson:,} (Wilson's, the valid one at a rare mean). The project's forecast before any "
+        f"grade, {stop.forecast[1]:,} grades (likely {stop.forecast[0]:,} to {stop.forecast[2]:,}), held the "
+        f"stop in {stop.forecast_hit:.0%} of the repetitions."
+    )
+    st.dataframe(pd.DataFrame(stop.rows).round(4), hide_index=True, width="stretch")

@@ -36,6 +36,10 @@ def test_only_a_user_who_may_simulate_queues_a_run(world):
     run_project_jobs(store, pid)
     done = simulation.latest(store, auth.OPERATOR, pid)
     assert done.state == "done" and "uniform" in done.result["methods"]
+    stop = simulation.stopping(done.result)  # the stopping mode at the project's own target
+    assert stop.target == store.project(pid).settings.target_half_width
+    assert [r["method"] for r in stop.rows] == ["activegrade", "uniform"]
+    assert stop.forecast[0] <= stop.forecast[1] <= stop.forecast[2]
 
 
 def test_a_bad_budget_is_said_before_anything_is_queued(world):

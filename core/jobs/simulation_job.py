@@ -1,6 +1,8 @@
 """Simulations as jobs: the Simulate page queues one (`enqueue_simulation`), a worker runs
 `core.stats.simulate.simulate` on the project's prepared items and stores its figures as the job's
 result, and the page shows the project's latest run to whoever comes back to it, on any server.
+Every run has the stopping mode too (core.stats.simulate_stopping), at the project's own target, regime
+and expected score: grades until the rule says done, as a manager would grade.
 """
 
 from __future__ import annotations
@@ -36,7 +38,16 @@ def run_simulation(context: JobContext) -> dict:
     items = context.store.load_items(context.job.project_id)
     settings = context.store.project(context.job.project_id).settings
     design = prepared_design(items, settings.stopping)
-    return json_safe(simulate(items, design=design, regime=settings.stopping, **context.job.payload))
+    return json_safe(
+        simulate(
+            items,
+            design=design,
+            regime=settings.stopping,
+            target_half_width=float(settings.target_half_width),
+            expected=settings.expected_score,
+            **context.job.payload,
+        )
+    )
 
 
 def _failed(store: Store, job: JobRow, error: str) -> None:

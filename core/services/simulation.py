@@ -23,7 +23,7 @@ from core.stats.stopping import ANYTIME, REGIME_NAMES
 from core.store import Store
 from core.store import jobs as job_table
 
-__all__ = ["LEVEL", "METHODS", "ORACLES", "Run", "defaults", "latest", "regime_name", "start"]
+__all__ = ["LEVEL", "METHODS", "ORACLES", "Run", "Stopping", "defaults", "latest", "regime_name", "start", "stopping"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,50 @@ def latest(store: Store, actor: auth.User | None, project_id: int) -> Run | None
     if job.state == job_table.FAILED:
         return Run("failed", error=job.error)
     return Run("done", result=job.result)
+
+
+@dataclass(frozen=True)
+class Stopping:
+    """A run's stopping mode as the page shows it: the target, per method the table's ``rows`` (grades at the
+    stop, the coverage of the interval shown then, each with its Monte Carlo s.e.), uniform's usual fixed-n
+    size (``uniform_fixed_n``, Wald's, and ``uniform_wilson``), and the project's forecast as the setup made it
+    (``forecast``: low, middle, high) with the share of runs stopping inside its range (``forecast_hit``)."""
+
+    target: float
+    rows: list[dict[str, Any]]
+    uniform_fixed_n: int
+    uniform_wilson: int
+    forecast: tuple[int, int, int]
+    forecast_hit: float
+
+
+def stopping(result: dict[str, Any]) -> Stopping | None:
+    """The ``stopping`` object of a run (core.stats.simulate_stopping), None for a run made without it."""
+    stop = result.get("stopping")
+    if not stop:
+        return None
+    rows = [
+        {
+            "method": method,
+            "grades at the stop (median)": stop[method]["stop_n_median"],
+            "± s.e.": stop[method]["stop_n_median_se"],
+            "mean": stop[method]["stop_n_mean"],
+            f"coverage of the {LEVEL:.0%} interval at the stop": stop[method]["stop_coverage"],
+            "coverage ± s.e.": stop[method]["stop_coverage_se"],
+            "bias at the stop": stop[method]["stop_bias"],
+        }
+        for method in ("activegrade", "uniform")
+        if method in stop
+    ]
+    own = stop["activegrade"]
+    return Stopping(
+        target=float(stop["target_half_width"]),
+        rows=rows,
+        uniform_fixed_n=int(stop["uniform_fixed_n"]),
+        uniform_wilson=int(stop["uniform_fixed_n_wilson"]),
+        forecast=(round(own["forecast_low"]), round(own["forecast_n"]), round(own["forecast_high"])),
+        forecast_hit=float(own["forecast_hit"]),
+    )
 
 
 def regime_name(result: dict[str, Any]) -> str:

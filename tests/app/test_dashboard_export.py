@@ -140,6 +140,10 @@ def test_simulate_page_runs_and_plots(open_app, project_id):
     assert set(table["method"]) == {"uniform", "activegrade"} and len(table) == 6
     assert sorted(set(table["n"])) == [4, 10, 12]  # 10% and 25% of 40 items, and 12 grades
     assert any("Monte Carlo" in c.value for c in at.caption)
+    stops = at.dataframe[1].value  # grading until the project's rule says done, at its own target
+    assert list(stops["method"]) == ["activegrade", "uniform"]
+    assert (stops["grades at the stop (median)"] >= 1).all() and (stops["grades at the stop (median)"] <= 40).all()
+    assert any("until the rule says ±0.050" in h.value for h in at.subheader)
 
 
 def test_simulate_page_simulates_the_projects_allocation(open_app, store, project_id):
