@@ -18,12 +18,11 @@ from core.services.progress import (
     eta,
     grader_pace,
     item_pace,
-    percent,
     throughput,
     with_working_time,
     without_grades,
 )
-from core.services.reading import Reading, interval_when, saving_words, stopping_words
+from core.services.reading import Reading, interval_when, saving_metric, saving_words, stopping_words
 from core.services.tracking import PATH_NOTE
 from ui import access, comparison_panel, plan, signin, state
 from ui.charts import path_chart
@@ -137,11 +136,7 @@ def _headline_row(now: Live, design: Design) -> None:
     cols[2].metric(
         "Graded items", f"{e.n:,} of {design.N:,}", help="Distinct items with at least one grade (the estimate's n)."
     )
-    cols[3].metric(
-        "Saving vs uniform sampling",
-        percent(reading.saving.fixed_n) if reading.saving_known else "withheld",
-        help=saving_words(reading),
-    )
+    cols[3].metric(*saving_metric(reading), help=saving_words(reading))
 
 
 CRITERIA_PER_ROW = 4

@@ -22,12 +22,17 @@ from core.services.progress import counted
 from core.services.reading import Reading
 from core.services.setup import LEVEL, STRATIFY_BY, proxy_choices, suggested_n0
 from core.settings import DEFAULTS, MAX_MIN_VIEW_S, MAX_TARGET_HALF_WIDTH, ProjectSettings
+from core.stats.stopping import ANYTIME, LOOKS, REGIME_NAMES
 from core.surrogate.semantic import BACKENDS
 from core.surrogate.semantic.choice import DESCRIPTIONS, BackendChoice, choose_backend, choose_backend_for
 from ui import access, plan, rubric_form, signin, state
 from ui.glossary import term_help
 from ui.sampling import sampling_settings
 from ui.servers import from_server, server_and_model
+
+REGIMES_CHOSEN = [LOOKS, ANYTIME]
+"""The regimes a project picks from (core.settings.ProjectSettings.regime); a budget fixed in advance is its own
+setting."""
 
 store = state.store()
 st.title("Projects")
@@ -84,6 +89,7 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
             format="%.3f",
             value=float(current.target_half_width),
         )
+        regime = regime_input(f"regime-{project.id}", current.regime, graded=reading.graded)
         expected = expected_score_input(f"expected-{project.id}", current.expected_score)
         n0 = st.number_input(
             "Planned number of grades (n0)",
@@ -122,6 +128,7 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
                 EXTERNAL_IMAGES_SETTING: external_images,
                 "target_half_width": target,
                 "expected_score": expected,
+                "regime": regime,
                 "method": method,
                 "planned_budget": None if current.planned_budget is None and n0 == suggested else int(n0),
                 "budget_fixed": budget_fixed,
@@ -129,6 +136,23 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
             }
             if save_settings(project, changes):
                 st.rerun()
+
+
+def regime_input(key: str, current: str, graded: int = 0) -> str:
+    """When grading may stop (core.settings.ProjectSettings.regime), fixed once the project has grades."""
+    return st.selectbox(
+        "When grading may stop",
+        REGIMES_CHOSEN,
+        index=REGIMES_CHOSEN.index(current),
+        format_func=lambda r: REGIME_NAMES[r] + (" (the default)" if r == DEFAULTS.regime else ""),
+        key=key,
+        disabled=graded > 0,
+        help="Planned looks: the rule looks at the grades a few times, when their information reaches set shares "
+        "of what the target needs, and may stop only there; the fewest grades for a manager who stops when the "
+        "dashboard says so. Any grade: the anytime-valid interval, which holds however often you look and "
+        "whenever you stop, at the cost of a wider interval. A budget fixed in advance (below) overrides both. "
+        + ("Chosen before grading: the project has grades now." if graded else "Chosen before grading."),
+    )
 
 
 def expected_score_input(key: str, current: float | None) -> float | None:
@@ -412,6 +436,7 @@ def _preparation(pool, samples, input_format: str, columns: str) -> dict[str, An
         format="%.3f",
         key="new_target",
     )
+    regime = regime_input("new_regime", DEFAULTS.regime)
     expected = expected_score_input("new_expected", None)
     return {
         "backend": backend,
@@ -424,6 +449,7 @@ def _preparation(pool, samples, input_format: str, columns: str) -> dict[str, An
         "seed": int(seed),
         "target_half_width": float(target),
         "expected_score": expected,
+        "regime": regime,
         "sampling": sampling,
     }
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from core.services.reading import read_project, stopping_words
+from core.services.reading import headline_words, read_project, saving_metric, saving_words, stopping_words
 from core.stats.design import prepared_design
 from core.stats.estimate import estimate
 from core.stats.simulate import labels_of, replay_queue, replication_orders, synthetic_items
@@ -54,3 +55,34 @@ def test_the_score_the_manager_expects_sets_the_forecast_before_any_grade():
     expected = read_project(design, {**SETTINGS, "expected_score": 0.03}, {}, e).forecast
     assert expected.n < guessed.n / 2
     assert expected.graded == guessed.graded == 0
+
+
+def test_a_budget_fixed_in_advance_is_compared_at_its_own_precision_not_the_target():
+    """The budget, not the target, sets a fixed budget's precision: its saving is 1 - deff against a uniform
+    sample of the same precision (it showed +44% against uniform's size for a target it never reached), and the
+    headline gives the half-width the budget is expected to reach."""
+    design, graded = _graded(60)
+    settings = {"target_half_width": 0.02, "planned_budget": 60, "budget_fixed": True}
+    e = estimate(design, list(graded), list(graded.values()))
+    reading = read_project(design, settings, graded, e)
+    assert reading.regime == "fixed" and reading.saving_known
+    assert reading.saving.fixed_n == reading.saving.same_regime == pytest.approx(1 - e.deff)
+    assert reading.saving.uniform_fixed == pytest.approx(60 / e.deff)
+    assert reading.budget_half_width == pytest.approx(reading.fixed_n.half_width, rel=1e-6)  # at the budget now
+    words = headline_words(reading, 0.95)
+    assert words.startswith("With the budget fixed in advance at 60 grades, expect about ±")
+    assert "the target is ±0.020" in words and "same precision" in saving_words(reading)
+    before = read_project(design, settings, {}, estimate(design, [], []))
+    assert not before.saving_known and 0 < before.budget_half_width < 0.5  # planned from the surrogate
+    assert np.isfinite(before.saving.fixed_n) and saving_metric(before)[0].startswith("Planned")
+
+
+def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_after_a_grade():
+    design, graded = _graded(400)
+    e = estimate(design, list(graded), list(graded.values()))
+    reading = read_project(design, SETTINGS, graded, e)
+    assert reading.done and (reading.forecast.low, reading.forecast.n, reading.forecast.high) == (reading.stop_at,) * 3
+    assert headline_words(reading, 0.95).startswith(f"Done: ±0.100 at 95% reached at {reading.stop_at:,} grades")
+    few = dict(list(graded.items())[:3])  # some strata without 2 grades: withheld, as on the dashboard
+    early = read_project(design, SETTINGS, few, estimate(design, list(few), list(few.values())))
+    assert not early.saving_known and saving_metric(early)[1] == "withheld"

@@ -184,3 +184,20 @@ def test_a_download_is_audited_only_for_someone_who_may_export(store, root):
     assert grader.status == "created"
     with pytest.raises(Refused, match="may not export"):
         audit.exported(store, auth.sign_in(store, "gil", PASSWORD), "grades (CSV)", None, auth.EXPORT)
+
+
+def test_the_stopping_regime_is_chosen_before_grading(store, root):
+    """A regime picked after seeing the grades (the one that says done soonest) would not hold its level."""
+    import pandas as pd
+
+    from core.scales import BINARY
+    from core.services import reservations
+
+    pid = store.create_project("P", {}, {"pool": ("pool.jsonl", b"{}\n")})
+    store.save_items(pid, pd.DataFrame({"id": [f"i{k}" for k in range(6)], "stratum": [0] * 6}))
+    assert project_actions.change_settings(store, root, pid, {"regime": "anytime"}).status == "changed"
+    reservations.record_grade(store, pid, 0, BINARY, "Correct", "ann")
+    with pytest.raises(InputError, match="1 grades, so its stopping regime cannot change"):
+        project_actions.change_settings(store, root, pid, {"regime": "looks"})
+    assert store.project(pid).settings.regime == "anytime"
+    assert project_actions.change_settings(store, root, pid, {"regime": "anytime", "overlap": 0.1}).status == "changed"

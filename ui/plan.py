@@ -13,10 +13,10 @@ import streamlit as st
 from core.services import live, setup
 from core.services.database import ProjectInfo
 from core.services.overview import NAME_OF, histogram, strata_table, stratifying_columns, without_samples
-from core.services.progress import percent
-from core.services.reading import Reading, saving_words
+from core.services.reading import Reading, headline_words, saving_metric, saving_words
 from core.services.setup import LEVEL, AnytimeInterval, Design
 from core.services.tracking import estimate_path
+from core.stats.stopping import FIXED
 from ui import state
 from ui.glossary import term_help, terms_popover
 
@@ -68,23 +68,36 @@ def reading_of(project: ProjectInfo, graded: dict[int, float], method: str = "de
     return live_of(project, method, graded).reading
 
 
-def headline(reading: Reading) -> None:
-    """'To reach ±X at 95%, grade about N items (likely L to H; uniform random sampling would need M)'."""
-    f, s = reading.forecast, reading.saving
-    uniform = f"; uniform random sampling would need about {s.uniform_fixed:,.0f}"
+def headline(reading: Reading, expected: float | None) -> None:
+    """The setup's headline (core.services.reading.headline_words) and where its forecast comes from
+    (``expected``: the mean grade the manager expects, None for the surrogate's guess)."""
     with st.container(border=True, key="setup-headline"):
-        st.markdown(
-            f"### To reach ±{reading.target:.3f} at {LEVEL:.0%}, grade about {f.n:,} items (likely {f.low:,} to "
-            f"{f.high:,}{uniform})",
-            help=term_help("half-width (±)"),
-        )
-        source = f"{f.graded:,} grades so far" if f.graded else "the surrogate alone, before any grade"
+        st.markdown(f"### {headline_words(reading, LEVEL)}", help=term_help("half-width (±)"))
         st.caption(
-            f"Stopping: {reading.regime_name}. An 80% range for the grades to the stop, from {source}; before "
-            "grades it is only as good as the surrogate's idea of the pool's mean. "
+            f"Stopping: {reading.regime_name}. {forecast_source(reading, expected)} "
             + (saving_words(reading) + " " if reading.saving_known else "")
             + "The target is a grading setting below."
         )
+
+
+def forecast_source(reading: Reading, expected: float | None) -> str:
+    """Where the headline's range comes from, in words."""
+    f = reading.forecast
+    if reading.regime == FIXED:
+        return "The budget sets the precision; the target does not stop it."
+    if reading.done:
+        return f"The rule said done at {reading.stop_at:,} grades."
+    if f.graded:
+        return f"An 80% range for the grades to the stop, from the {f.graded:,} grades so far."
+    if expected is not None:
+        return (
+            f"An 80% range for the grades to the stop, from the mean grade you expect ({expected:.3f}), before any "
+            "grade: only as good as that guess."
+        )
+    return (
+        "An 80% range for the grades to the stop, from the surrogate alone, before any grade: only as good as the "
+        "surrogate's idea of the pool's mean (give the mean grade you expect in the settings below if you know it)."
+    )
 
 
 def stratifying_overview(project: ProjectInfo) -> None:
@@ -180,18 +193,18 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
     )
     s = reading.saving
     right.metric(
-        "Predicted saving vs uniform",
-        percent(s.fixed_n, signed=True) if math.isfinite(s.fixed_n) else "—",
+        *saving_metric(reading),
         help=f"{term_help('saving vs uniform')} "
         + (
             saving_words(reading)
             if reading.saving_known
-            else "Planned until every stratum has 2 grades: the forecast stop against uniform random sampling "
-            "with its usual fixed-n interval, both for correct/incorrect grades at the mean grade so far (the "
-            "surrogate's prediction before any grade)."
+            else "Planned before any grade: the forecast stop against uniform random sampling with its usual "
+            "fixed-n interval and stopped by the same rule, both for correct/incorrect grades at the surrogate's "
+            "predicted mean (or the one you expect); withheld once grading has begun until every stratum has 2 "
+            "grades, as on the dashboard."
         ),
     )
-    if math.isfinite(s.uniform_fixed):
+    if math.isfinite(s.uniform_fixed) and (reading.saving_known or reading.graded == 0):
         right.caption(
             f"Uniform random sampling would need about {s.uniform_fixed:,.0f} grades for the same precision "
             "(with its usual fixed-n interval)."
@@ -206,7 +219,7 @@ def project_reading(project: ProjectInfo) -> Reading:
 def show_setup(project: ProjectInfo, reading: Reading) -> None:
     """The setup section of a prepared project, for those who may see its strata, from its ``reading``
     (project_reading, read once for the page)."""
-    headline(reading)
+    headline(reading, project.settings.expected_score)
     terms_popover()
     stratifying_overview(project)
     show_planned_allocation(project, reading)

@@ -34,12 +34,18 @@ from core.services.progress import (
     counted,
     counts,
     grader_pace,
-    grades_saved,
-    percent,
     with_working_time,
     without_grades,
 )
-from core.services.reading import ANYTIME_NAME, Interval, Reading, interval_when, read_project, stopping_words
+from core.services.reading import (
+    ANYTIME_NAME,
+    Interval,
+    Reading,
+    interval_when,
+    read_project,
+    saving_words,
+    stopping_words,
+)
 from core.services.tracking import estimate_path
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
@@ -125,8 +131,10 @@ def method_text(method: str) -> str:
         f"Neyman allocation, every stratum graded first). {ESTIMATORS_TEXT[method]}; its variance is the "
         "stratified sampling variance with the finite-population correction; the fixed-n interval is "
         "Korn-Graubard's, and the interval valid whenever grading stops is a confidence sequence "
-        "(docs/method.md, *The confidence sequence*). Savings compare the fixed-n variance with uniform random sampling's at the same "
-        "number of graded items."
+        "(docs/method.md, *The confidence sequence*). Savings compare the grades to the stop with what uniform "
+        "random sampling needs for the same half-width, read with its usual fixed-n interval and stopped by the "
+        "same rule; with a budget fixed in advance, with a uniform sample of the same precision "
+        "(docs/method.md, *Savings*)."
     )
 
 
@@ -305,6 +313,7 @@ def _stopping_section(reading: Reading, result: Estimate) -> dict[str, Any]:
             "uniform_fixed_n": reading.saving.uniform_fixed,
             "against_uniform_same_rule": reading.saving.same_regime,
             "uniform_same_rule": reading.saving.uniform_same,
+            "words": saving_words(reading),
         },
     }
 
@@ -568,18 +577,6 @@ def allocation_text(settings: ProjectSettings, n0: int) -> str:
     )
 
 
-def savings_line(e: dict[str, Any]) -> str:
-    if e["design_effect"] is None:
-        return "Savings against uniform sampling: withheld until every stratum has 2 grades."
-    low, high = (percent(share, signed=True) for share in e["saving_range"])
-    spread = f", likely range {low} to {high}"
-    return (
-        f"Design effect {e['design_effect']:.3f}: uniform random sampling would need about "
-        f"{e['uniform_labels_for_same_precision']:.0f} grades for the same precision "
-        f"({grades_saved(e['labels_saved'])}, {percent(e['saving_share'], signed=True)}{spread})."
-    )
-
-
 def skips_words(skips: dict[str, Any]) -> str:
     """The report's ``skips`` in words for people (the Markdown and HTML reports): how many, and the estimate's
     worst-case range had they been graded, once every stratum has a grade (before, there is no estimate)."""
@@ -639,13 +636,7 @@ def stopping_line(rule: dict[str, Any]) -> str:
     if not rule["met"]:
         line += f" Forecast: about {forecast['n']:,} graded items in all (80% range {forecast['low']:,} to {forecast['high']:,})."
     if rule["saving"] is not None:
-        s = rule["saving"]
-        line += (
-            f" Against uniform random sampling: {percent(s['against_uniform_fixed_n'], signed=True)} of the "
-            f"{s['uniform_fixed_n']:,.0f} grades its usual fixed-n interval needs, "
-            f"{percent(s['against_uniform_same_rule'], signed=True)} of the {s['uniform_same_rule']:,.0f} it needs "
-            "stopped by the same rule."
-        )
+        line += f" {rule['saving']['words']}"
     return line
 
 
@@ -748,7 +739,6 @@ def number(value: float | None) -> str:
 
 def report_markdown(data: dict[str, Any]) -> str:
     """The report as a short Markdown document."""
-    e = data["estimate"]
     strata = pd.DataFrame(data["strata"])
     lines = [
         f"# ActiveGrade report: {data['project']}",
@@ -762,8 +752,6 @@ def report_markdown(data: dict[str, Any]) -> str:
         f"Allocation: {data['allocation']}.",
         "",
         stopping_line(data["stopping_rule"]),
-        "",
-        savings_line(e),
         "",
         *_criteria_lines(data.get("criteria")),
         "## Method",

@@ -23,7 +23,6 @@ from core.exports.report import (
     number,
     recompute_line,
     review_lines,
-    savings_line,
     settings_table,
     skips_words,
     stopping_line,
@@ -168,7 +167,7 @@ def _criteria_parts(section: dict[str, Any] | None) -> list[str]:
 
 def report_html(data: dict[str, Any]) -> str:
     """The one-page HTML report of ``core.exports.report.report``'s data (same content as the Markdown)."""
-    e, g, skips = data["estimate"], data["graders"], data.get("skips")
+    g, skips = data["graders"], data.get("skips")
     a = g["agreement"]
     inputs = [{"role": role, "file": f["file"], "sha256": f["sha256"]} for role, f in data["inputs"].items()]
     parts = [
@@ -176,7 +175,6 @@ def report_html(data: dict[str, Any]) -> str:
         _p(f"As of {data['generated_at']} (the last grade's time)."),
         _p(estimate_line(data)),
         _p(stopping_line(data["stopping_rule"])),
-        _p(savings_line(e)),
         *_criteria_parts(data.get("criteria")),
         "<h2>Estimate against the number of grades</h2>",
         path_svg(data.get("path", [])),

@@ -112,6 +112,12 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
         return Outcome("unchanged", "no setting changed")
     if changed.keys() & set(QUESTION_SETTINGS):
         check_questions_change(stored, changed, store.grade_counts(project_id)[1])
+    if "regime" in changed and (graded := store.grade_counts(project_id)[1]):
+        raise InputError(
+            f"the project has {graded:,} grades, so its stopping regime cannot change: a regime picked after seeing "
+            "the grades would not hold its level",
+            fix="keep the regime, or create a new project to grade under another one",
+        )
     sizes = store.stratum_sizes(project_id) if changed.keys() & {"budget_fixed", "planned_budget"} else []
     if sizes and (after := before.with_changes(changed)).budget_fixed:  # a budget fixed in advance, or its n0, changed
         problem = fixed_budget_problem(after.n0(sum(sizes)), sizes, len(store.graded_positions(project_id)))

@@ -18,18 +18,20 @@ alone keep it wider than the target cannot be done, and says why.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy import stats
 
 from core.services.live_looks import live_looks
 from core.services.progress import counted, percent
 from core.settings import ProjectSettings, SettingsLike
-from core.stats.allocation import Design
+from core.stats.allocation import Design, planned_allocation
 from core.stats.confseq import AnytimeInterval
 from core.stats.estimate import Estimate
 from core.stats.forecast import Forecast, StopSaving, forecast, stop_saving, surrogate_mean
 from core.stats.looks import look_plan
+from core.stats.savings import planned_design_effect
 from core.stats.skips import SkipBound
 from core.stats.stopping import ANYTIME, FIXED, LOOKS, REGIME_NAMES
 
@@ -72,7 +74,9 @@ class Reading:
     forecast: grades to stop with an 80% range; skipped: items skipped and not graded, held_by_skips: the
     rule would be done but for them; saving: at the stop (or the forecast stop) against uniform
     sampling, from the grades' S^2 once every stratum has 2 grades (``saving_known``), else from Bernoulli
-    grades at the surrogate's mean (a plan, not a measurement).
+    grades at the surrogate's mean (a plan, not a measurement); with a budget fixed in advance, at the budget
+    against uniform sampling of the same precision, and budget_half_width the fixed-n interval's half-width
+    expected there (the budget, not the target, sets it; None in the other regimes).
     """
 
     regime: str
@@ -92,6 +96,7 @@ class Reading:
     budget: int | None = None
     skipped: int = 0
     held_by_skips: bool = False
+    budget_half_width: float | None = None
 
     @property
     def regime_name(self) -> str:
@@ -163,7 +168,12 @@ def read_project(
         width_ratio=_width_ratio(fixed_n, sequence) if regime == ANYTIME else None,
         binary=settings.grading_scale.binary,
     )
-    saving = _saving(design, estimate, forecast_, stop_at, target, regime)
+    if done and stop_at is not None:  # the rule said done: the stop is known, not forecast
+        forecast_ = replace(forecast_, n=stop_at, low=stop_at, high=stop_at)
+    if regime == FIXED:
+        saving, budget_half = _budget_saving(design, estimate, budget or design.N)
+    else:
+        saving, budget_half = _saving(design, estimate, forecast_, stop_at, target, regime), None
     return Reading(
         regime=regime,
         target=target,
@@ -182,6 +192,7 @@ def read_project(
         budget=budget,
         skipped=0 if skips is None else skips.skipped,
         held_by_skips=held_by_skips,
+        budget_half_width=budget_half,
     )
 
 
@@ -196,10 +207,28 @@ def _saving(
         return stop_saving(n, estimate.saving.s2, estimate.value, design.N, target, regime)
     mean = estimate.value if np.isfinite(estimate.value) else surrogate_mean(design)
     bernoulli = stop_saving(n, mean * (1 - mean), mean, design.N, target, regime)
-    if regime == FIXED:
-        return bernoulli
     same = bernoulli.uniform_same * forecast_.uniform / max(bernoulli.uniform_fixed, 1.0)
     return StopSaving(1 - n / max(same, 1.0), 1 - n / max(forecast_.uniform, 1), same, float(forecast_.uniform))
+
+
+def _budget_saving(design: Design, estimate: Estimate, budget: int) -> tuple[StopSaving, float]:
+    """A budget fixed in advance: the saving at the budget against a uniform sample of the same precision,
+    1 - deff, which needs budget / deff grades (the fixed-n interval's own comparison: the budget, not the
+    target, sets how precise it is), and the fixed-n interval's half-width expected at the budget. From the
+    grades' design effect and interval once every stratum has 2 grades, to first order in 1 / n; before, from
+    the surrogate's predicted stratum means and spreads and the planned allocation
+    (core.stats.savings.planned_design_effect)."""
+    z = stats.norm.ppf(0.5 + estimate.level / 2)
+    if estimate.saving is not None:
+        deff = estimate.saving.deff
+        half = (estimate.ci_high - estimate.ci_low) / 2 * np.sqrt(estimate.n / max(budget, 1))
+    else:
+        deff, variance = planned_design_effect(
+            design.weights, design.sizes, design.prior_mean, design.prior_sd, planned_allocation(design, budget)
+        )
+        half = z * np.sqrt(variance)
+    uniform = budget / deff if deff > 0 else float("nan")
+    return StopSaving(1 - deff, 1 - deff, uniform, uniform), float(half)
 
 
 def skip_widening(estimate: Estimate, skips: SkipBound | None) -> tuple[float, float]:
@@ -264,11 +293,35 @@ def stopping_words(reading: Reading) -> str:
     )
 
 
+def headline_words(reading: Reading, level: float) -> str:
+    """The setup's headline: the grades the target needs (likely range; uniform's fixed-n size), the stop once the
+    rule said done, or, with a budget fixed in advance, the half-width the budget is expected to give."""
+    f, s = reading.forecast, reading.saving
+    if reading.regime == FIXED:
+        return (
+            f"With the budget fixed in advance at {reading.budget:,} grades, expect about "
+            f"±{reading.budget_half_width:.3f} at {level:.0%} (the target is ±{reading.target:.3f}; uniform random "
+            f"sampling would need about {s.uniform_fixed:,.0f} grades for the same precision)"
+        )
+    uniform = f"uniform random sampling would need about {s.uniform_fixed:,.0f}"
+    if reading.done:
+        return f"Done: ±{reading.target:.3f} at {level:.0%} reached at {reading.stop_at:,} grades ({uniform})"
+    return (
+        f"To reach ±{reading.target:.3f} at {level:.0%}, grade about {f.n:,} items (likely {f.low:,} to "
+        f"{f.high:,}; {uniform})"
+    )
+
+
 def saving_words(reading: Reading) -> str:
     """The saving against uniform sampling in words: both comparisons, labelled, or why they are withheld."""
     s = reading.saving
     if not reading.saving_known:
         return "Withheld until every stratum has 2 grades."
+    if reading.regime == FIXED:
+        return (
+            f"At the budget of {reading.budget:,} grades against uniform random sampling: a uniform sample needs "
+            f"about {s.uniform_fixed:,.0f} grades for the same precision (saving {s.fixed_n:+.0%})."
+        )
     at = (
         f"at the stop ({reading.stop_at:,} grades)"
         if reading.done
@@ -281,6 +334,24 @@ def saving_words(reading: Reading) -> str:
     )
 
 
+def saving_metric(reading: Reading) -> tuple[str, str]:
+    """The saving as a metric's label and value: both comparisons, labelled (one with a budget fixed in advance,
+    where they are the same: a uniform sample of the same precision); "withheld" until every stratum has 2
+    grades once grading has begun, and before any grade the plan's, labelled "Planned" (a prediction from the
+    surrogate or the expected score, not a measurement)."""
+    s = reading.saving
+    if reading.regime == FIXED:
+        label, value = "Saving vs uniform, same precision", percent(s.fixed_n, signed=True)
+    else:
+        label = "Saving vs uniform: fixed-n size · same rule"
+        value = f"{percent(s.fixed_n, signed=True)} · {percent(s.same_regime, signed=True)}"
+    if reading.saving_known:
+        return label, value
+    if reading.graded == 0 and np.isfinite(s.fixed_n):
+        return f"Planned {label[0].lower()}{label[1:]}", value
+    return label, "withheld"
+
+
 def saving_headline(reading: Reading) -> tuple[str, str]:
     """The saving as a big number and its words (the presenter): against uniform's fixed-n size at the stop
     (or the forecast stop); a design that needs more grades says so, never "-8% saved"."""
@@ -289,4 +360,7 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
     share = reading.saving.fixed_n
     grades = abs(round(reading.saving.uniform_fixed * share))
     words = "fewer grades than uniform sampling" if share >= 0 else "more grades than uniform sampling"
-    return percent(abs(share)), f"{words} ({counted(grades, 'grade')}, against its fixed-n size for the target)"
+    if reading.regime == FIXED:
+        return percent(abs(share)), f"{words} ({counted(grades, 'grade')}, for the same precision)"
+    same = f"{percent(reading.saving.same_regime, signed=True)} against uniform stopped by the same rule"
+    return percent(abs(share)), f"{words} ({counted(grades, 'grade')}, against its fixed-n size for the target; {same})"

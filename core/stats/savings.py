@@ -158,3 +158,20 @@ def live_saving(
     batch = live_saving_batch(weights, sizes, counts, sums, sumsq)
     values = {name: float(getattr(batch, name)) for name in ("share", "uniform_labels", "deff", "low", "high", "s2")}
     return None if np.isnan(values["share"]) else LiveSaving(**values)
+
+
+def planned_design_effect(
+    weights: np.ndarray, sizes: np.ndarray, means: np.ndarray, sds: np.ndarray, alloc: np.ndarray
+) -> tuple[float, float]:
+    """(deff, V) of a budget allocated as ``alloc`` before any grade, from predicted stratum means and spreads:
+    V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h (Cochran 1977, eq. 5.7) and deff = V / V_unif, V_unif =
+    (1 - n/N) S^2 / n the variance of a uniform sample of the same n, S^2 = sum_h W_h S_h^2 +
+    sum_h W_h (m_h - m)^2 the pool's variance the predictions imply (the module docstring's S^2 without
+    sampling noise). A uniform sample then needs n / deff grades for the same precision."""
+    alloc = np.asarray(alloc, dtype=float)
+    n, big_n = alloc.sum(), sizes.sum()
+    variance = float(np.sum(weights**2 * (1 - alloc / sizes) * sds**2 / np.maximum(alloc, 1)))
+    mean = float(weights @ means)
+    s2 = float(weights @ sds**2 + weights @ (means - mean) ** 2)
+    uniform = (1 - n / big_n) * s2 / max(n, 1.0)
+    return (variance / uniform if uniform > 0 else float("nan")), variance

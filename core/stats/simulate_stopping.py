@@ -191,11 +191,16 @@ def median_se(values: np.ndarray) -> float:
 
 
 def _shown_savings(design: Design, positions: np.ndarray, labels: np.ndarray, n: np.ndarray, target, regime):
-    """(R, 2): the savings the dashboard shows at each stop, against uniform under the regime and fixed-n."""
+    """(R, 2): the savings the dashboard shows at each stop, against uniform under the regime and fixed-n; with a
+    budget fixed in advance, 1 - deff for both (core.services.reading: a uniform sample of the same precision)."""
     rows = []
     for r in range(positions.shape[0]):
         p = positions[r : r + 1, : n[r]]
         batch = estimate_batch(design, p, labels[p])
+        if regime == FIXED:
+            share = 1 - float(batch.saving.deff[0])
+            rows.append((share, share))
+            continue
         saving = stop_saving(int(n[r]), float(batch.saving.s2[0]), float(batch.value[0]), design.N, target, regime)
         rows.append((saving.same_regime, saving.fixed_n))
     return np.array(rows)

@@ -14,6 +14,7 @@ from core.exports.formats import EXPORTS
 from core.exports.project_export import ProjectFiles, report_bytes
 from core.services import auth, team, tokens
 from core.services.progress import percent
+from core.services.reading import saving_metric
 from tests.app.test_dashboard_export import grade_some
 
 
@@ -67,8 +68,12 @@ def test_every_page_export_and_the_api_show_the_same_reading(open_app, store, pr
         f"grade about {reading.forecast.n:,} items (likely {reading.forecast.low:,} to {reading.forecast.high:,}"
         in headline
     )
-    saving = next(m for m in setup.metric if m.label == "Predicted saving vs uniform")  # the plan section's
-    assert saving.value == percent(reading.saving.fixed_n, signed=True)
+    saving = next(m for m in setup.metric if m.label.lower().endswith("saving vs uniform: fixed-n size · same rule"))
+    assert reading.saving_known and saving.value == saving_metric(reading)[1]
+    assert (
+        saving.value
+        == f"{percent(reading.saving.fixed_n, signed=True)} · {percent(reading.saving.same_regime, signed=True)}"
+    )
 
     body = _api_reading(store, project_id, monkeypatch)
     served = next(i for i in body["intervals"] if i["role"] == "now")

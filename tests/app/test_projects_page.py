@@ -8,6 +8,7 @@ from pathlib import Path
 from core.stats.stopping import allocation_kappa
 from core.store import jobs as job_table
 from core.testing.waiting import prepared, until
+from tests.app.test_dashboard_export import grade_some
 from tests.card_press import card_data, press
 
 
@@ -24,7 +25,7 @@ def test_first_run_opens_the_demo_and_shows_its_strata(open_app, store):
     at.run()
     assert at.header[0].value == "Demo"
     assert {m.label: m.value for m in at.metric}["Items"] == "40"
-    assert "Predicted saving vs uniform" in [m.label for m in at.metric]
+    assert "Planned saving vs uniform: fixed-n size · same rule" in [m.label for m in at.metric]  # before any grade
     assert len(at.dataframe) >= 2  # strata table and planned allocation
     # reopening does not create a second demo nor prepare it again
     open_app()
@@ -193,6 +194,18 @@ def test_the_mean_grade_the_manager_expects_sets_the_headline_forecast(open_app,
     next(b for b in at.button if b.label == "Save settings").click().run()
     assert store.project(project_id).settings.expected_score == 0.03
     assert plan_forecast(store, project_id).n < before.n
+
+
+def test_the_stopping_regime_is_a_setting_until_the_first_grade(open_app, store, project_id):
+    at = open_app(project_id=project_id)
+    choice = next(s for s in at.selectbox if s.label == "When grading may stop")
+    assert choice.value == "looks" and not choice.disabled
+    choice.set_value("anytime")
+    next(b for b in at.button if b.label == "Save settings").click().run()
+    assert store.project(project_id).settings.regime == "anytime"
+    grade_some(store, project_id, 1)
+    at = open_app(project_id=project_id)
+    assert next(s for s in at.selectbox if s.label == "When grading may stop").disabled
 
 
 def plan_forecast(store, project_id):

@@ -3,6 +3,7 @@ a few lines of pandas (the report's formula, not core/), and downloads keep thei
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from datetime import UTC, datetime, timedelta
@@ -103,6 +104,18 @@ def test_report_has_method_graders_agreement_skips_stopping_settings_and_hashes(
     page = report_html(data)
     assert page.count("<svg") == 2 and "Krippendorff" in page and "<script" not in page
     assert "Recompute" in page and "<table" in page
+
+
+def test_the_report_gives_one_saving_the_dashboards_words(store, project_id):
+    """One saving, the reading's (core.services.reading.saving_words): both comparisons, labelled; not a second
+    one at the same number of grades beside it, which contradicted it (issue 27)."""
+    _grade(store, project_id)
+    data, _ = _report(store, project_id)
+    saving = data["stopping_rule"]["saving"]
+    assert saving is not None and "fixed-n interval" in saving["words"] and "same rule" in saving["words"]
+    for text in (report_markdown(data), report_html(data)):
+        assert "Design effect" not in text and "at the same number of graded items" not in text
+        assert saving["words"] in html.unescape(text)
 
 
 def test_report_bytes_do_not_change_on_a_rerun_and_date_from_the_last_grade(store, project_id):
