@@ -179,16 +179,20 @@ def _outcome(
     ``item_id`` the id of the outcome's item where the caller knows it (else read from the store)."""
     if outcome.status not in ok:
         return _press_error(409, "refused", outcome.message)
+    return JSONResponse(_outcome_body(outcome, project_id, store, item_id))
+
+
+def _outcome_body(outcome: Outcome, project_id: int, store: Store, item_id: str | None) -> dict[str, Any]:
+    """A carried-out press's answer: its status, message, grade id, position and item id (``_outcome``)."""
     if item_id is None and outcome.position is not None:
         item_id = str(store.item(project_id, outcome.position).get("id", ""))
-    body = {
+    return {
         "status": outcome.status,
         "message": outcome.message,
         "grade_id": outcome.grade_id,
         "position": outcome.position,
         "item_id": item_id,
     }
-    return JSONResponse(body)
 
 
 def _press_error(code: int, status: str, message: str, field: str | None = None) -> JSONResponse:
@@ -400,11 +404,10 @@ def _grade(call: Call, acting: grade_actions.Acting, act: Grading, ahead: bool) 
     outcome = act(showing.position, grading.viewing_seconds(shown_ms, released))
     if outcome.status in ("saved", "changed"):
         cards.spend(call.store, project.id, call.user.name, showing.token)
-    answer = _outcome(outcome, project.id, call.store, ("saved", "changed"), showing.item_id)
-    if call.query.get("then") == "next" and answer.status_code == 200:  # the next card in the same round trip
-        body = json.loads(answer.body) | {"next": _next_card(call, acting, ahead)}
-        return JSONResponse(body)
-    return answer
+    if call.query.get("then") != "next" or outcome.status not in ("saved", "changed"):
+        return _outcome(outcome, project.id, call.store, ("saved", "changed"), showing.item_id)
+    body = _outcome_body(outcome, project.id, call.store, showing.item_id)
+    return JSONResponse(body | {"next": _next_card(call, acting, ahead)})  # the next card in the same round trip
 
 
 def skip(call: Call) -> Response:
