@@ -22,7 +22,8 @@ from core.services.progress import (
     with_working_time,
     without_grades,
 )
-from core.services.reading import Reading, interval_when, saving_metric, saving_words, stopping_words
+from core.services.reading import Reading, headline_words, interval_when, saving_metric, saving_words, stopping_words
+from core.services.setup import LEVEL
 from core.services.tracking import PATH_NOTE
 from ui import access, comparison_panel, plan, signin, state
 from ui.charts import path_chart
@@ -196,7 +197,7 @@ def live() -> None:
     design = plan.design(project)
     now = plan.live_of(project, method)
     if now.estimate.n == 0:
-        st.info("No grade yet: grade a few items and the estimate appears here.")
+        st.info(f"No grade yet: grade a few items and the estimate appears here. {headline_words(now.reading, LEVEL)}.")
         return
     strata = now.estimate.strata.assign(skipped=now.skips.table["skipped"])
     if now.estimate.missing:

@@ -93,6 +93,16 @@ def test_the_grader_is_told_why_the_queue_closed(prepared_project):
         grade_actions.grade(store, ann, pid, position, "Correct", seconds=1.0)
     words = live.closed_words(store, pid, design, store.project(pid).settings)
     assert words is not None and "Grading is done" in words and "±0.450" in words
+    store.update_settings(pid, {"target_half_width": 0.1})  # tighter: grading goes on, then widened back
+    k = 0
+    while (position := grade_actions.claim(store, ann, pid, design)) is not None:
+        grade_actions.grade(store, ann, pid, position, "Correct" if k % 3 else "Incorrect", seconds=1.0)
+        k += 1
+    graded = len(store.graded_positions(pid))
+    store.update_settings(pid, {"target_half_width": 0.45})  # the stop at ±0.45 came long before these grades
+    stop = live.live_reading(store, pid, design, store.project(pid).settings, DEFAULT_METHOD).reading.stop_at
+    words = live.closed_words(store, pid, design, store.project(pid).settings)
+    assert stop < graded and f"after {stop:,} grades" in words  # the stop's count, as the dashboard says
 
 
 def test_the_api_says_why_there_is_no_next_item(prepared_project):

@@ -166,7 +166,9 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
     st.subheader("Planned allocation", help=term_help("Neyman allocation"))
     if d.N > MIN_BUDGET:
         n0 = setup.suggested_n0(project.settings, reading.forecast.n, d.N)
-        budget = st.slider("Grading budget (items)", MIN_BUDGET, d.N, max(MIN_BUDGET, n0), key=f"budget-{project.id}")
+        budget = st.slider(  # keyed by its default too: a new target's forecast resets it
+            "Grading budget (items)", MIN_BUDGET, d.N, max(MIN_BUDGET, n0), key=f"budget-{project.id}-{n0}"
+        )
     else:  # a slider from MIN_BUDGET to N would have no range
         budget = d.N
         st.caption(f"Grading budget: all {d.N:,} items.")

@@ -29,7 +29,7 @@ from core.stats.estimate import DEFAULT_METHOD, METHODS, Estimate
 from core.stats.queue import QueueState
 from core.stats.rater_agreement import Agreement, agreement
 from core.stats.skips import SkipBound, skip_bound
-from core.stats.stopping import LOOKS
+from core.stats.stopping import LOOKS, LookBatch
 from core.store import Store
 
 ESTIMATORS = ("default", *METHODS)
@@ -110,9 +110,7 @@ def rule_says_done(design: Design, settings: SettingsLike, state: QueueState) ->
     typed = ProjectSettings.from_dict(settings)
     if typed.stopping != LOOKS or typed.compares or not state.graded:
         return False
-    positions = np.fromiter(state.graded.keys(), dtype=np.int64, count=len(state.graded))
-    grades = np.fromiter(state.graded.values(), dtype=float, count=len(state.graded))
-    if not live_looks(design, positions, grades, float(typed.target_half_width)).stopped[0]:
+    if not _looks(design, typed, state).stopped[0]:
         return False
     if not state.skipped:
         return True
@@ -128,11 +126,19 @@ def closed_words(store: Store, project_id: int, design: Design, settings: Settin
     state = queue_state(store, project_id)
     if not rule_says_done(design, settings, state):
         return None
-    target = ProjectSettings.from_dict(settings).target_half_width
+    typed = ProjectSettings.from_dict(settings)
+    stop = int(_looks(design, typed, state).n[0])  # the stop, not the grades since (a target widened later)
     return (
-        f"Grading is done: the stopping rule reached the target ±{target:.3f} after {len(state.graded):,} grades, "
-        "and more grades would change nothing it reports. A manager can set a tighter target to go on."
+        f"Grading is done: the stopping rule reached the target ±{typed.target_half_width:.3f} after {stop:,} "
+        "grades, and more grades would change nothing it reports. A manager can set a tighter target to go on."
     )
+
+
+def _looks(design: Design, settings: ProjectSettings, state: QueueState) -> LookBatch:
+    """The looks regime replayed on the grades of ``state`` (core.services.live_looks: resumed, not redone)."""
+    positions = np.fromiter(state.graded.keys(), dtype=np.int64, count=len(state.graded))
+    grades = np.fromiter(state.graded.values(), dtype=float, count=len(state.graded))
+    return live_looks(design, positions, grades, float(settings.target_half_width))
 
 
 def agreement_of(grades: pd.DataFrame, settings: SettingsLike) -> Agreement:

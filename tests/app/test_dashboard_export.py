@@ -26,6 +26,7 @@ def grade_some(store, project_id: int, n: int, grader: str = "ann") -> None:
 def test_dashboard_without_grades_says_so(open_app, project_id):
     at = open_app("app_pages/dashboard.py", project_id=project_id)
     assert "No grade yet" in at.info[0].value
+    assert "To reach ±0.050 at 95%, grade about" in at.info[0].value  # the setup's forecast meanwhile
 
 
 def test_dashboard_shows_estimate_interval_strata_and_graders(open_app, store, project_id):
@@ -211,4 +212,4 @@ def test_simulate_and_projects_defaults_read_the_forecast_with_the_grades_so_far
     projects = open_app(project_id=project_id)
     assert any(f"grade about {now.n:,} items" in m.value for m in projects.markdown)
     assert next(n for n in projects.number_input if n.label == "Planned number of grades (n0)").value == now.n
-    assert projects.slider(key=f"budget-{project_id}").value == max(10, now.n)
+    assert next(s for s in projects.slider if s.label == "Grading budget (items)").value == max(10, now.n)
