@@ -175,12 +175,13 @@ def test_cli_simulates_a_budget_fixed_in_advance(tmp_path):
     assert json.loads(out.read_text())["kappa"] == KAPPA
 
 
-def test_cli_stopping_mode_reports_the_stop_and_the_forecast(tmp_path):
+def test_cli_stopping_mode_reports_the_stop_and_the_forecast(tmp_path, capsys):
     pool, samples = write_pool(tmp_path)
     out = tmp_path / "stop.json"
     args = ["simulate", "--pool", pool, "--samples", samples, "--budgets", "30", "--reps", "40"]
     args += ["--target-half-width", "0.1", "--json", str(out), "--cache-dir", str(tmp_path / "c")]
     assert main(args) == 0
+    assert "Stopping at ±0.1 (looks)" in capsys.readouterr().out  # the text table says it too
     stopping = json.loads(out.read_text())["stopping"]
     assert stopping["regime"] == "looks" and stopping["uniform_fixed_n"] > 0
     assert stopping["uniform_fixed_n_wilson"] >= stopping["uniform_fixed_n"] - 2
