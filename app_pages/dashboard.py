@@ -22,7 +22,15 @@ from core.services.progress import (
     with_working_time,
     without_grades,
 )
-from core.services.reading import Reading, headline_words, interval_when, saving_metric, saving_words, stopping_words
+from core.services.reading import (
+    Reading,
+    headline_words,
+    interval_when,
+    reported_estimate,
+    saving_metric,
+    saving_words,
+    stopping_words,
+)
 from core.services.setup import LEVEL
 from core.services.tracking import PATH_NOTE
 from ui import access, comparison_panel, plan, signin, state
@@ -127,7 +135,12 @@ def _headline_row(now: Live, design: Design) -> None:
     the graded items and the saving against uniform sampling."""
     e, anytime, reading = now.estimate, now.anytime, now.reading
     cols = st.columns(4)
-    cols[0].metric(f"Estimated {mean_grade_words(project.settings)}", f"{e.value:.3f}", help=f"{e.method} estimator")
+    value, when = reported_estimate(reading, e)
+    cols[0].metric(
+        f"Estimated {mean_grade_words(project.settings)}" + (" at the stop" if when else ""),
+        f"{value:.3f}",
+        help=f"{e.method} estimator" + (f", {when}" if when else ""),
+    )
     cols[1].metric(
         f"{reading.now.level:.1%} interval, {interval_when(reading)}",
         f"{reading.now.low:.3f} – {reading.now.high:.3f}",

@@ -13,7 +13,7 @@ from core.services import auth
 from core.services.criteria_reading import criteria_now, design_criterion_words, mean_grade_words
 from core.services.live import Design, Live
 from core.services.progress import counts
-from core.services.reading import interval_when, saving_headline
+from core.services.reading import interval_when, reported_estimate, saving_headline
 from core.services.tracking import PATH_NOTE
 from ui import access, plan, signin, state
 from ui.charts import path_chart
@@ -110,8 +110,9 @@ def live() -> None:
         return
     reading = live_now.reading
     now = reading.now
+    value, _ = reported_estimate(reading, e)
     cells = [
-        big(f"{e.value:.3f}", f"{now.level:.1%} interval {now.low:.3f} – {now.high:.3f}, {interval_when(reading)}"),
+        big(f"{value:.3f}", f"{now.level:.1%} interval {now.low:.3f} – {now.high:.3f}, {interval_when(reading)}"),
         big(f"{e.n:,}", f"of {design.N:,} items graded ({done.grades:,} grades)"),
         big(*saving_headline(reading)),
     ]

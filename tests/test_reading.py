@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.services.reading import headline_words, read_project, saving_metric, saving_words, stopping_words
+from core.services.reading import (
+    headline_words,
+    read_project,
+    reported_estimate,
+    saving_metric,
+    saving_words,
+    stopping_words,
+)
 from core.stats.design import prepared_design
 from core.stats.estimate import estimate
 from core.stats.simulate import labels_of, replay_queue, replication_orders, synthetic_items
@@ -86,3 +93,19 @@ def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_afte
     few = dict(list(graded.items())[:3])  # some strata without 2 grades: withheld, as on the dashboard
     early = read_project(design, SETTINGS, few, estimate(design, list(few), list(few.values())))
     assert not early.saving_known and saving_metric(early)[1] == "withheld"
+
+
+def test_grades_after_the_stop_leave_the_reported_estimate_at_the_stop():
+    """Cards held when the rule said done are graded after it: the estimate reported stays the stop's, with the
+    interval read there, and says what all the grades give."""
+    design, graded = _graded(400)
+    e = estimate(design, list(graded), list(graded.values()))
+    stop = read_project(design, SETTINGS, graded, e).stop_at
+    at_stop = dict(list(graded.items())[:stop])
+    e_stop = estimate(design, list(at_stop), list(at_stop.values()))
+    assert reported_estimate(read_project(design, SETTINGS, at_stop, e_stop), e_stop) == (e_stop.value, "")
+    later = dict(list(graded.items())[: stop + 5])
+    e_later = estimate(design, list(later), list(later.values()))
+    value, when = reported_estimate(read_project(design, SETTINGS, later, e_later), e_later)
+    assert value == pytest.approx(e_stop.value) and value != e_later.value
+    assert when == f"at the stop ({stop:,} grades; {e_later.value:.3f} with all {stop + 5:,} graded items)"

@@ -43,6 +43,7 @@ from core.services.reading import (
     Reading,
     interval_when,
     read_project,
+    reported_estimate,
     saving_words,
     stopping_words,
 )
@@ -259,6 +260,7 @@ def _estimate_section(result: Estimate, read: _Graded, grades_given: int) -> dic
     """The report's ``estimate``: the estimate, its fixed-n interval, the anytime interval and the interval the
     stopping rule reads (None before every stratum has a grade or when the budget is fixed), and the savings."""
     saving, now, anytime = result.saving, read.reading.now, read.anytime
+    value, value_when = reported_estimate(read.reading, result)
     return {
         "value": result.value,
         "se": result.se,
@@ -277,6 +279,8 @@ def _estimate_section(result: Estimate, read: _Graded, grades_given: int) -> dic
             "level": now.level,
             "interval": now.name,
             "when": interval_when(read.reading),
+            "value": value,
+            "value_when": value_when,
         },
         "method": result.method,
         "grades": result.n,
@@ -807,6 +811,12 @@ def estimate_line(data: dict[str, Any]) -> str:
         )
     fixed = f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] ({e['interval']}; standard error {e['se']:.4f})"
     rule = e.get("stopping_interval")
+    if rule is not None and rule.get("value_when"):  # the looks said done before the grades given now
+        return (
+            f"**Estimated {mean_grade_words(data['settings'])}: {rule['value']:.4f}** {rule['value_when']}, "
+            f"{rule['level']:.1%} interval {rule['when']} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
+            f"({rule['interval']}), with the {e['method']} estimator; fixed-n interval of all of them {fixed}."
+        )
     interval = (
         f"{e['level']:.0%} interval {fixed}"
         if rule is None

@@ -76,7 +76,9 @@ class Reading:
     sampling, from the grades' S^2 once every stratum has 2 grades (``saving_known``), else from Bernoulli
     grades at the surrogate's mean (a plan, not a measurement); with a budget fixed in advance, at the budget
     against uniform sampling of the same precision, and budget_half_width the fixed-n interval's half-width
-    expected there (the budget, not the target, sets it; None in the other regimes).
+    expected there (the budget, not the target, sets it; None in the other regimes); stop_value: the estimate
+    at the stop the looks said done at (None otherwise), which grades given after it (cards held when it came,
+    a target widened later) leave as it was: `reported_estimate`.
     """
 
     regime: str
@@ -97,6 +99,7 @@ class Reading:
     skipped: int = 0
     held_by_skips: bool = False
     budget_half_width: float | None = None
+    stop_value: float | None = None
 
     @property
     def regime_name(self) -> str:
@@ -128,7 +131,7 @@ def read_project(
     budget = settings.budget(design.N)
     taken: tuple[int, ...] = ()
     information = float("nan")
-    stop_at = None
+    stop_at = stop_value = None
     if regime == FIXED:
         done = estimate.n >= (budget or design.N)
         rule, stop_at = fixed_n, (estimate.n if done else None)
@@ -147,6 +150,7 @@ def read_project(
             name = f"look {last + 1} of {plan.count} (repeated confidence interval, at {plan.levels[last]:.1%})"
             rule = Interval(name, plan.levels[last], float(looks.last_low[0]), float(looks.last_high[0]))
         stop_at = int(looks.n[0]) if done else None
+        stop_value = float(looks.value[0]) if done else None
         half = fixed_n.half_width * plan.constants[-1] / 1.96  # the last look's width, to first order
         information = float(min((target / half) ** 2, 1.0)) if half > 0 and not estimate.missing else 0.0
     widen = skip_widening(estimate, skips)
@@ -193,6 +197,7 @@ def read_project(
         skipped=0 if skips is None else skips.skipped,
         held_by_skips=held_by_skips,
         budget_half_width=budget_half,
+        stop_value=stop_value if done else None,
     )
 
 
@@ -290,6 +295,17 @@ def stopping_words(reading: Reading) -> str:
         f"Planned looks: {taken} of {plan.count} taken; the next at {nxt:.0%} of the information the target "
         f"{target} needs ({reading.information:.0%} reached). Grading may stop at a look; between looks, report "
         "the anytime-valid interval."
+    )
+
+
+def reported_estimate(reading: Reading, estimate: Estimate) -> tuple[float, str]:
+    """The estimate to report and when it holds, in words: the stop's, with the interval read there, where the
+    looks said done before the grades given now (cards held when it came, a target widened later), else the
+    estimate of every grade ('')."""
+    if reading.stop_value is None or reading.stop_at is None or reading.stop_at >= estimate.n:
+        return estimate.value, ""
+    return reading.stop_value, (
+        f"at the stop ({reading.stop_at:,} grades; {estimate.value:.3f} with all {estimate.n:,} graded items)"
     )
 
 
