@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import activegrade
-from benchmarks.api_latency import cpu_s, server_ms
+from benchmarks.api_latency import cpu_s, server_ms, server_stack
 from benchmarks.grading_latency import N_ITEMS, benchmark_project
 from core import config
 from core.services import auth, team, tokens
@@ -188,7 +188,8 @@ def write(rounds: list[Round], args: argparse.Namespace, audit: dict[str, int], 
         "said in every round.",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, shared by the server and the {n} client threads "
-        f"(load average {before:.2f} before, {after:.2f} after), Python {platform.python_version()}.",
+        f"(load average {before:.2f} before, {after:.2f} after), Python {platform.python_version()}; "
+        f"{server_stack()}.",
         "",
         "| think time | grades a second | server CPU a grade, ms | client ms, median / p90 / max | "
         "server ms (`Server-Timing`), median / p90 | answers | p90 <= 250 ms |",
