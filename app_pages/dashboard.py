@@ -25,7 +25,7 @@ from core.services.progress import (
 from core.services.reading import (
     Reading,
     headline_words,
-    interval_when,
+    interval_label,
     reported_estimate,
     saving_metric,
     saving_words,
@@ -142,7 +142,7 @@ def _headline_row(now: Live, design: Design) -> None:
         help=f"{e.method} estimator" + (f", {when}" if when else ""),
     )
     cols[1].metric(
-        f"{reading.now.level:.1%} interval, {interval_when(reading)}",
+        interval_label(reading),
         f"{reading.now.low:.3f} – {reading.now.high:.3f}",
         help=f"{reading.now.name}. Fixed-n interval now {e.ci_low:.3f} – {e.ci_high:.3f}; anytime-valid "
         f"{anytime.low:.3f} – {anytime.high:.3f} (tuned for {anytime.n0:,} grades).",

@@ -20,19 +20,14 @@ from core.services.outcome import Refused
 from core.services.preparation import preparation_queued, waiting_for_worker
 from core.services.progress import counted
 from core.services.reading import Reading
-from core.services.setup import LEVEL, STRATIFY_BY, proxy_choices, suggested_n0
+from core.services.setup import LEVEL, REGIME_CHOICES, REGIME_NAMES, STRATIFY_BY, proxy_choices, suggested_n0
 from core.settings import DEFAULTS, MAX_MIN_VIEW_S, MAX_TARGET_HALF_WIDTH, ProjectSettings
-from core.stats.stopping import ANYTIME, LOOKS, REGIME_NAMES
 from core.surrogate.semantic import BACKENDS
 from core.surrogate.semantic.choice import DESCRIPTIONS, BackendChoice, choose_backend, choose_backend_for
 from ui import access, plan, rubric_form, signin, state
 from ui.glossary import term_help
 from ui.sampling import sampling_settings
 from ui.servers import from_server, server_and_model
-
-REGIMES_CHOSEN = [LOOKS, ANYTIME]
-"""The regimes a project picks from (core.settings.ProjectSettings.regime); a budget fixed in advance is its own
-setting."""
 
 store = state.store()
 st.title("Projects")
@@ -142,8 +137,8 @@ def regime_input(key: str, current: str, graded: int = 0) -> str:
     """When grading may stop (core.settings.ProjectSettings.regime), fixed once the project has grades."""
     return st.selectbox(
         "When grading may stop",
-        REGIMES_CHOSEN,
-        index=REGIMES_CHOSEN.index(current),
+        REGIME_CHOICES,
+        index=REGIME_CHOICES.index(current),
         format_func=lambda r: REGIME_NAMES[r] + (" (the default)" if r == DEFAULTS.regime else ""),
         key=key,
         disabled=graded > 0,

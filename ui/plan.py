@@ -16,7 +16,6 @@ from core.services.overview import NAME_OF, histogram, strata_table, stratifying
 from core.services.reading import Reading, headline_words, saving_metric, saving_words
 from core.services.setup import LEVEL, AnytimeInterval, Design
 from core.services.tracking import estimate_path
-from core.stats.stopping import FIXED
 from ui import state
 from ui.glossary import term_help, terms_popover
 
@@ -83,7 +82,7 @@ def headline(reading: Reading, expected: float | None) -> None:
 def forecast_source(reading: Reading, expected: float | None) -> str:
     """Where the headline's range comes from, in words."""
     f = reading.forecast
-    if reading.regime == FIXED:
+    if reading.budget_fixed:
         return "The budget sets the precision; the target does not stop it."
     if reading.done:
         return f"The rule said done at {reading.stop_at:,} grades."

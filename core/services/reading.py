@@ -106,6 +106,11 @@ class Reading:
         return REGIME_NAMES[self.regime]
 
     @property
+    def budget_fixed(self) -> bool:
+        """Whether the budget is fixed in advance (the ``fixed`` regime): the budget, not the target, stops it."""
+        return self.regime == FIXED
+
+    @property
     def items_left(self) -> int:
         """Graded items still needed: 0 once done, else the forecast's middle count less the items graded."""
         return 0 if self.done else max(self.forecast.n - self.graded, 0)
@@ -258,6 +263,14 @@ def _width_ratio(fixed_n: Interval, sequence: Interval | None) -> float | None:
     return min(1.0, fixed_n.half_width / sequence.half_width)
 
 
+def interval_label(reading: Reading) -> str:
+    """The interval to report as a metric's short label: its level and when it holds ('95.2% interval at the
+    stop'; the look it was read at is in its name, `Interval.name`)."""
+    if reading.done and reading.rule is not None and reading.regime == LOOKS:
+        return f"{reading.now.level:.1%} interval at the stop"
+    return f"{reading.now.level:.1%} interval, {interval_when(reading)}"
+
+
 def interval_when(reading: Reading) -> str:
     """When the headline interval holds, in words: 'at the stop (look 2 of 2)', 'valid whenever you stop'."""
     if reading.regime == FIXED:
@@ -357,9 +370,9 @@ def saving_metric(reading: Reading) -> tuple[str, str]:
     surrogate or the expected score, not a measurement)."""
     s = reading.saving
     if reading.regime == FIXED:
-        label, value = "Saving vs uniform, same precision", percent(s.fixed_n, signed=True)
+        label, value = "Saving, same precision", percent(s.fixed_n, signed=True)
     else:
-        label = "Saving vs uniform: fixed-n size · same rule"
+        label = "Saving: fixed-n · same rule"
         value = f"{percent(s.fixed_n, signed=True)} · {percent(s.same_regime, signed=True)}"
     if reading.saving_known:
         return label, value

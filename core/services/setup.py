@@ -20,11 +20,13 @@ from core.stats.design import prepared_design
 from core.stats.intervals import LEVEL
 from core.stats.proxy import proxy_choices
 from core.stats.simulate import simulation_n0
-from core.stats.stopping import FIXED
+from core.stats.stopping import ANYTIME, FIXED, LOOKS, REGIME_NAMES
 from core.stats.strata import STRATIFY_BY
 
 __all__ = [
     "LEVEL",
+    "REGIME_CHOICES",
+    "REGIME_NAMES",
     "STRATIFY_BY",
     "AnytimeInterval",
     "Design",
@@ -38,6 +40,11 @@ __all__ = [
     "proxy_choices",
     "suggested_n0",
 ]
+
+
+REGIME_CHOICES = (LOOKS, ANYTIME)
+"""The regimes a project picks from when it is set up (core.settings.ProjectSettings.regime); a budget fixed in
+advance is its own setting (``budget_fixed``)."""
 
 
 def design_of(items: pd.DataFrame, regime: str) -> Design:

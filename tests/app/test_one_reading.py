@@ -68,7 +68,7 @@ def test_every_page_export_and_the_api_show_the_same_reading(open_app, store, pr
         f"grade about {reading.forecast.n:,} items (likely {reading.forecast.low:,} to {reading.forecast.high:,}"
         in headline
     )
-    saving = next(m for m in setup.metric if m.label.lower().endswith("saving vs uniform: fixed-n size · same rule"))
+    saving = next(m for m in setup.metric if m.label.lower().endswith("saving: fixed-n · same rule"))
     assert reading.saving_known and saving.value == saving_metric(reading)[1]
     assert (
         saving.value

@@ -25,7 +25,7 @@ def test_first_run_opens_the_demo_and_shows_its_strata(open_app, store):
     at.run()
     assert at.header[0].value == "Demo"
     assert {m.label: m.value for m in at.metric}["Items"] == "40"
-    assert "Planned saving vs uniform: fixed-n size · same rule" in [m.label for m in at.metric]  # before any grade
+    assert "Planned saving: fixed-n · same rule" in [m.label for m in at.metric]  # before any grade
     assert len(at.dataframe) >= 2  # strata table and planned allocation
     # reopening does not create a second demo nor prepare it again
     open_app()
