@@ -112,6 +112,24 @@ def test_skip_undo_and_reopening_a_skipped_item(world):
     assert store.grades(pid).empty and accounts.held(store, pid, "ann").position == held
 
 
+def test_undo_after_a_skip_brings_the_skipped_item_back_and_the_next_undo_the_grade_before(world):
+    """Undo undoes the last thing the grader did: S then U is the skipped item back (it undid the grade before
+    the skip); U again withdraws that grade."""
+    store, pid, ann, design = world
+    first = reservations.claim(store, pid, design, 0, "ann")
+    grade_actions.grade(store, ann, pid, first, "Correct", seconds=1.0)
+    second = reservations.claim(store, pid, design, 0, "ann")
+    grade_actions.skip(store, ann, pid, second)
+    third = reservations.claim(store, pid, design, 0, "ann")  # the next card, as the page shows it
+    assert third not in (first, second)
+    undone = grade_actions.undo(store, ann, pid)
+    assert (undone.position, undone.message) == (second, "undone: the skipped item is back")
+    assert accounts.held(store, pid, "ann").position == second and store.grade_of(pid, first, "ann") is not None
+    again = grade_actions.undo(store, ann, pid)
+    assert again.position == first and store.grade_of(pid, first, "ann") is None
+    assert accounts.held(store, pid, "ann").position == first
+
+
 def test_every_path_that_changes_a_grade_is_audited(world):
     """Below the grade page too (the services the load tests use, and the store itself): a changed grade, an undo,
     a comment and a skip each write their audit event with the change; a first grade carries its own trace."""

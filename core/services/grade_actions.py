@@ -325,8 +325,15 @@ def skip(store: Store, actor: Actor, project_id: int, position: int) -> Outcome:
 
 @_logs_refusals
 def undo(store: Store, actor: Actor, project_id: int) -> Outcome:
-    """Retract the grader's last grade; the item is theirs again unless another grader took it."""
+    """Undo the grader's last action: a skip (the skipped item is theirs again, unless it has been graded or
+    another grader holds it), else their last grade (retracted; the item is theirs again unless another grader
+    took it). A skip undone leaves its item on the grader's card, so the next Undo reaches the grade before."""
     grader = acting_grader(store, actor, project_id)
+    skipped = store.last_skip_since_grade(project_id, grader.name)
+    current = reservations.current(store, project_id, grader.name)
+    if skipped is not None and skipped != current and skipped in store.skipped_positions(project_id):
+        if reservations.hold(store, project_id, skipped, grader.name):
+            return Outcome("undone", "undone: the skipped item is back", skipped)
     position = store.retract_last_grade(project_id, grader.name)
     if position is None:
         return Outcome("undone", "nothing to undo")

@@ -421,6 +421,12 @@ def skip(store: Store, project_id: int, position: int, grader: str) -> None:
     accounts.release(store, project_id, grader)
 
 
+def current(store: Store, project_id: int, grader: str) -> int | None:
+    """The position of the item ``grader`` holds now (their live reservation), None without one."""
+    held = accounts.held(store, project_id, grader)
+    return None if held is None else held.position
+
+
 def hold(store: Store, project_id: int, position: int, grader: str, *, ttl: timedelta = DEFAULT_TTL) -> bool:
     """Make sure ``grader`` holds the item: their live reservation, else a new one if nobody else holds it and it
     still needs a grade from them (its first, or the second of an item chosen for double grading); False otherwise.

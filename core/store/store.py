@@ -638,6 +638,21 @@ class Store:
         graded = self.graded_positions(project_id)
         return [int(p) for p, _ in rows if p not in graded]
 
+    def last_skip_since_grade(self, project_id: int, grader: str) -> int | None:
+        """The position of this grader's most recent skip when it came after their most recent active grade
+        (the last thing they did, for Undo), else None."""
+        with self.session() as s:
+            skip = s.execute(
+                select(Skip.position, Skip.created_at)
+                .where(Skip.project_id == project_id, Skip.grader == grader)
+                .order_by(Skip.id.desc())
+                .limit(1)
+            ).first()
+            if skip is None:
+                return None
+            graded_at = s.scalar(select(func.max(Grade.created_at)).where(*_active(project_id, grader)))
+        return int(skip.position) if graded_at is None or skip.created_at > graded_at else None
+
     def add_skip(self, project_id: int, position: int, grader: str) -> None:
         """Record a skip (NotSaved: see add_grade)."""
         with self._writing("the skip", project_id), self.session() as s, s.begin():
