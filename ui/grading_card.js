@@ -61,7 +61,7 @@ function keyList(data) {
   return keys.concat([
     ["S", "skip the item"],
     ["B", "back to my previous grade"],
-    ["U", "undo my last grade"],
+    ["U", "undo my last skip or grade"],
     ["Q", "back to the queue (when reviewing)"],
     ["F", "flag the item for a reviewer (the comment box's text goes with it)"],
     ["C", "comment (Esc returns to the card)"],
@@ -135,7 +135,7 @@ function buildCard(inst, data) {
   if (!card) {
     root.append(el("div", { class: `ag-empty ag-${data.empty.kind}`, text: data.empty.text }));
     const back = button(inst, "Back to my previous grade", "B", "back", data.can_back ? {} : { disabled: true });
-    const undo = button(inst, "Undo my last grade", "U", "undo", data.can_back ? {} : { disabled: true });
+    const undo = button(inst, "Undo my last skip or grade", "U", "undo", data.can_back ? {} : { disabled: true });
     root.append(el("div", { class: "ag-actions" }, back, undo));
     return root;
   }
@@ -177,7 +177,7 @@ function buildCard(inst, data) {
   side.append(button(inst, "Skip", "S", "skip", card.reviewing ? { disabled: true } : {}));
   side.append(button(inst, "Flag for review", "F", "flag"));
   side.append(button(inst, "Back to my previous grade", "B", "back", data.can_back ? {} : { disabled: true }));
-  side.append(button(inst, "Undo my last grade", "U", "undo", data.can_back ? {} : { disabled: true }));
+  side.append(button(inst, "Undo my last skip or grade", "U", "undo", data.can_back ? {} : { disabled: true }));
   if (card.reviewing) side.append(button(inst, "Back to the queue", "Q", "queue"));
   const help = el("button", { type: "button", class: "ag-link", text: "All keys (?)" });
   help.addEventListener("click", () => toggleHelp(inst));
