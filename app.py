@@ -32,8 +32,9 @@ except InputError as bad:
 OPENED = "opened_project"
 """Session state key of the project this browser tab last recorded as opened (``note_opened``)."""
 PAGES = [
-    # served at /; its url_path only reserves a pathname (Streamlit's rule) other than /projects, PROJECTS_ALIAS's
-    st.Page("app_pages/projects.py", title="Projects", icon=":material/folder_open:", default=True, url_path="home"),
+    # served at /; its url_path only reserves a pathname (Streamlit's rule), one nobody types: ALIASES take the
+    # names people do
+    st.Page("app_pages/projects.py", title="Projects", icon=":material/folder_open:", default=True, url_path="start"),
     st.Page("app_pages/grade.py", title="Grade", icon=":material/rate_review:"),
     st.Page("app_pages/dashboard.py", title="Dashboard", icon=":material/monitoring:"),
     st.Page("app_pages/presenter.py", title="Presenter view", icon=":material/co_present:"),
@@ -141,8 +142,9 @@ def to_projects() -> None:
     st.switch_page(PAGES[0], query_params=st.query_params.to_dict())
 
 
-PROJECTS_ALIAS = st.Page(to_projects, title="Projects", url_path="projects", visibility="hidden")
-"""/projects, the name a user guesses for the Projects page, which Streamlit serves at / only: switches to it."""
+ALIASES = [st.Page(to_projects, title="Projects", url_path=name, visibility="hidden") for name in ("projects", "home")]
+"""/projects and /home, the names a user guesses for the Projects page, which Streamlit serves at / only: each
+switches to it."""
 
 
 def refused(page: st.Page) -> st.Page:
@@ -164,13 +166,11 @@ def refused(page: st.Page) -> st.Page:
 
 
 open_demo_banner()
-choose_project(signin.gate([*PAGES, PROJECTS_ALIAS]))  # the sign-in page, and stop, for anyone not signed in
+choose_project(signin.gate([*PAGES, *ALIASES]))  # the sign-in page, and stop, for anyone not signed in
 if signin.may(auth.CREATE_PROJECT):
     first_run()
 allowed = signin.allowed_pages(PAGES)
-current_page = st.navigation(
-    allowed + [refused(p) for p in PAGES if p not in allowed] + [PROJECTS_ALIAS], position="hidden"
-)
+current_page = st.navigation(allowed + [refused(p) for p in PAGES if p not in allowed] + ALIASES, position="hidden")
 sidebar(allowed)
 state.ensure_worker()  # rings the app's own worker (a job the last run queued starts now), or starts one when jobs wait
 current_page.run()
