@@ -130,7 +130,9 @@ def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
     reading = call(client, secrets["vic"], "GET", f"/projects/{pid}/reading").json()
     assert reading["counts"]["graded"] == 1 and reading["counts"]["skipped"] == 1
     assert {i["role"] for i in reading["intervals"]} >= {"fixed_n", "now"}
-    undone = call(client, ann, "POST", f"/projects/{pid}/undo").json()
+    undone = call(client, ann, "POST", f"/projects/{pid}/undo").json()  # the last thing done: the skip
+    assert undone["status"] == "undone" and undone["position"] == second["position"]
+    undone = call(client, ann, "POST", f"/projects/{pid}/undo").json()  # then the grade before it
     assert undone["status"] == "undone" and undone["position"] == first["position"]
     assert "ann" not in set(store.grades(pid)["grader"])
 

@@ -125,6 +125,8 @@ def test_undo_after_a_skip_brings_the_skipped_item_back_and_the_next_undo_the_gr
     undone = grade_actions.undo(store, ann, pid)
     assert (undone.position, undone.message) == (second, "undone: the skipped item is back")
     assert accounts.held(store, pid, "ann").position == second and store.grade_of(pid, first, "ann") is not None
+    last = accounts.events(store, pid).iloc[-1]  # an undo is a change in the trail, whatever it undid
+    assert (last["action"], last["detail"]) == (audit.UNDO, {"position": second, "undid": "skip"})
     again = grade_actions.undo(store, ann, pid)
     assert again.position == first and store.grade_of(pid, first, "ann") is None
     assert accounts.held(store, pid, "ann").position == first

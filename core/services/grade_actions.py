@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from core.errors import InputError
-from core.services import auth, grading, live, reservations
+from core.services import audit, auth, grading, live, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
 from core.services.reservations import DEFAULT_TTL
@@ -333,6 +333,7 @@ def undo(store: Store, actor: Actor, project_id: int) -> Outcome:
     current = reservations.current(store, project_id, grader.name)
     if skipped is not None and skipped != current and skipped in store.skipped_positions(project_id):
         if reservations.hold(store, project_id, skipped, grader.name):
+            audit.record(store, grader, audit.UNDO, project_id, position=skipped, undid="skip")
             return Outcome("undone", "undone: the skipped item is back", skipped)
     position = store.retract_last_grade(project_id, grader.name)
     if position is None:
