@@ -108,8 +108,9 @@ class BatchEstimate:
     n: np.ndarray
     counts: np.ndarray
     stratum_sd: np.ndarray
-    saving: LiveSavingBatch
-    """The live saving against uniform sampling each replication's dashboard shows (NaN where withheld)."""
+    saving: LiveSavingBatch | None
+    """The live saving against uniform sampling each replication's dashboard shows (NaN where withheld); None
+    where it was not asked for (`from_moments`'s ``with_saving``)."""
 
     @property
     def missing(self) -> np.ndarray:
@@ -159,6 +160,7 @@ def from_moments(
     *,
     bounded: bool = True,
     differ: np.ndarray | None = None,
+    with_saving: bool = True,
 ) -> BatchEstimate:
     """The estimate of the module docstring from per-stratum sufficient statistics, (R, H) each.
 
@@ -168,7 +170,9 @@ def from_moments(
     values are the grades, so the variance is core.stats.intervals.bounded_variance's (a residual's spread is
     no share of the grades' Bernoulli variance). ``differ``: (R,) whether each sample reads its strata apart
     (default: core.stats.collapse.strata_differ of the grades; True for every stratum on its own spread,
-    `unpooled_variance`). What `estimate_batch` computes, and what core.stats.stopping updates grade by grade.
+    `unpooled_variance`). ``with_saving``: compute the live saving too (the stopping rule's replay, which reads
+    only the interval, leaves it out: a third of its cost). What `estimate_batch` computes, and what
+    core.stats.stopping updates grade by grade.
     """
     counts, sums, sumsq = moments
     _, ysum, ysumsq = grade_moments
@@ -191,7 +195,7 @@ def from_moments(
         n=np.where(census, np.inf, n),
         counts=counts,
         stratum_sd=np.where(seen, np.sqrt(s2), design.prior_sd),
-        saving=live_saving_batch(w, sizes, counts, ysum, ysumsq),
+        saving=live_saving_batch(w, sizes, counts, ysum, ysumsq) if with_saving else None,
     )
 
 

@@ -174,7 +174,7 @@ class LookReplay:
             return
         fractions, levels = np.asarray(self.plan.fractions), np.asarray(self.plan.levels)
         moments = (counts[wanted], sums[wanted], sumsq[wanted])
-        batch = from_moments(design, moments, moments, self._binary[wanted])
+        batch = from_moments(design, moments, moments, self._binary[wanted], with_saving=False)
         variance_all = batch.variance
         trigger = self.target / np.sqrt(fractions[self._following[wanted]])
         near = self.plan.constants[-1] * np.sqrt(variance_all) <= _SCREEN * trigger
