@@ -329,6 +329,7 @@ def test_the_account_back_off_never_keeps_the_right_password_out_longer_than_a_m
         ("127.0.0.1", None, "6.6.6.6, 203.0.113.5", "203.0.113.5"),  # what the client wrote itself is ignored
         ("127.0.0.1,10.0.0.0/8", None, "203.0.113.5, 10.1.2.3", "203.0.113.5"),  # two proxies in a row
         ("10.0.0.0/8", "198.51.100.2", "203.0.113.5", "198.51.100.2"),  # the peer is no trusted proxy
+        ("127.0.0.1", "::ffff:127.0.0.1", "203.0.113.5", "203.0.113.5"),  # the proxy seen through IPv6
         ("127.0.0.1", None, "not-an-address", None),
         ("127.0.0.1", None, None, None),
     ],
@@ -374,13 +375,17 @@ def test_the_open_demo_does_not_answer_through_a_proxy_nobody_named(monkeypatch)
     auth.check_open_demo_request({"Host": "demo.example", "X-Forwarded-For": "203.0.113.5"}, None)  # on purpose
 
 
-@pytest.mark.parametrize("peer", [None, "127.0.0.1", "127.0.1.1", "::1"])
+@pytest.mark.parametrize("peer", [None, "127.0.0.1", "127.0.1.1", "::1", "::ffff:127.0.0.1"])
 def test_the_open_demo_answers_a_direct_client_on_this_machine(monkeypatch, peer):
+    """::ffff:127.0.0.1 is how a server listening on every interface of both families sees a local IPv4 client
+    (it was refused as 'another' machine)."""
     monkeypatch.delenv("ACTIVEGRADE_TRUSTED_PROXIES", raising=False)
     auth.check_open_demo_request({"Host": "127.0.0.1:8501"}, peer)
 
 
-@pytest.mark.parametrize("peer", ["192.168.1.20", "203.0.113.5", "2001:db8::1", "not an address"])
+@pytest.mark.parametrize(
+    "peer", ["192.168.1.20", "203.0.113.5", "2001:db8::1", "::ffff:192.168.1.20", "not an address"]
+)
 def test_the_open_demo_refuses_a_direct_client_elsewhere_unless_trusted_proxies_are_named(monkeypatch, peer):
     monkeypatch.delenv("ACTIVEGRADE_TRUSTED_PROXIES", raising=False)  # served on 0.0.0.0, reached from the network
     with pytest.raises(auth.AccessDenied, match="answers only on this machine.*ACTIVEGRADE_TRUSTED_PROXIES"):

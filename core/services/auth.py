@@ -168,9 +168,17 @@ def check_open_demo_request(headers: Mapping[str, str], peer: str | None) -> Non
 def _is_loopback(peer: str | None) -> bool:
     """Whether the connection's peer address is this machine (None: Streamlit's loopback); a malformed one is not."""
     try:
-        return peer is None or ipaddress.ip_address(peer).is_loopback
+        return peer is None or ip_address(peer).is_loopback
     except ValueError:
         return False
+
+
+def ip_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """``text`` as an IP address, an IPv4-mapped IPv6 one (::ffff:127.0.0.1, how a server listening on every
+    interface of both families sees an IPv4 client) as the IPv4 address it carries; ValueError when malformed."""
+    address = ipaddress.ip_address(text)
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address if mapped is None else mapped
 
 
 DEMO_FORBIDDEN = frozenset({MANAGE_USERS})
@@ -329,7 +337,7 @@ def client_address(peer: str | None, forwarded_for: str | None) -> str | None:
 
     def is_trusted(text: str | None) -> bool:
         try:
-            address = ipaddress.ip_address(text or "127.0.0.1")
+            address = ip_address(text or "127.0.0.1")
         except ValueError:
             return False
         return any(address in network for network in trusted)
@@ -340,7 +348,7 @@ def client_address(peer: str | None, forwarded_for: str | None) -> str | None:
     for hop in reversed(hops):
         if not is_trusted(hop):
             try:
-                return str(ipaddress.ip_address(hop))
+                return str(ip_address(hop))
             except ValueError:
                 return None  # a malformed hop: unknown, never a name a client can choose
     return peer
