@@ -162,7 +162,7 @@ def read_project(
     rule, sequence = widened(rule, widen), widened(sequence, widen)
     held_by_skips = bool(done and regime != FIXED and rule is not None and rule.half_width > target + 1e-12)
     done = done and not held_by_skips
-    stop_at = stop_at if done else None
+    stop_at, stop_value = (stop_at, stop_value) if done else (None, None)
     now = rule if (done and rule is not None) or sequence is None else sequence
     if regime == FIXED:
         now = widened(fixed_n, widen)
@@ -202,7 +202,7 @@ def read_project(
         skipped=0 if skips is None else skips.skipped,
         held_by_skips=held_by_skips,
         budget_half_width=budget_half,
-        stop_value=stop_value if done else None,
+        stop_value=stop_value,
     )
 
 
@@ -228,7 +228,6 @@ def _budget_saving(design: Design, estimate: Estimate, budget: int) -> tuple[Sto
     grades' design effect and interval once every stratum has 2 grades, to first order in 1 / n; before, from
     the surrogate's predicted stratum means and spreads and the planned allocation
     (core.stats.savings.planned_design_effect)."""
-    z = stats.norm.ppf(0.5 + estimate.level / 2)
     if estimate.saving is not None:
         deff = estimate.saving.deff
         half = (estimate.ci_high - estimate.ci_low) / 2 * np.sqrt(estimate.n / max(budget, 1))
@@ -236,7 +235,7 @@ def _budget_saving(design: Design, estimate: Estimate, budget: int) -> tuple[Sto
         deff, variance = planned_design_effect(
             design.weights, design.sizes, design.prior_mean, design.prior_sd, planned_allocation(design, budget)
         )
-        half = z * np.sqrt(variance)
+        half = stats.norm.ppf(0.5 + estimate.level / 2) * np.sqrt(variance)
     uniform = budget / deff if deff > 0 else float("nan")
     return StopSaving(1 - deff, 1 - deff, uniform, uniform), float(half)
 

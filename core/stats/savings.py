@@ -56,6 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from core.stats.allocation import stratified_variance
 from core.stats.intervals import stratum_variance
 
 SAVING_RANGE_LEVEL = 0.8
@@ -168,9 +169,8 @@ def planned_design_effect(
     (1 - n/N) S^2 / n the variance of a uniform sample of the same n, S^2 = sum_h W_h S_h^2 +
     sum_h W_h (m_h - m)^2 the pool's variance the predictions imply (the module docstring's S^2 without
     sampling noise). A uniform sample then needs n / deff grades for the same precision."""
-    alloc = np.asarray(alloc, dtype=float)
-    n, big_n = alloc.sum(), sizes.sum()
-    variance = float(np.sum(weights**2 * (1 - alloc / sizes) * sds**2 / np.maximum(alloc, 1)))
+    n, big_n = float(np.sum(alloc)), sizes.sum()
+    variance = stratified_variance(weights, sizes, sds, alloc)
     mean = float(weights @ means)
     s2 = float(weights @ sds**2 + weights @ (means - mean) ** 2)
     uniform = (1 - n / big_n) * s2 / max(n, 1.0)
