@@ -120,22 +120,11 @@ def stopping_figures(
         met = None if skipped is None else skipped[method]
         n, value, low, high, stopped = _stops(design, pos, labels, target, regime, fixed_n0, met)
         k = max(20, 2 * design.H)
-        projection = forecast_batch(
-            design, pos[:, :k], labels[pos[:, :k]], target, regime, n0=fixed_n0, expected=expected, binary=binary
-        )
+        projection = _projection(design, pos, labels, k, target, regime, fixed_n0, expected, binary)
         still = n > k  # still grading when the projection is shown
         inside = ((n >= projection[:, 0]) & (n <= projection[:, 2]))[still].astype(float)
         late_at = max(k, int(np.ceil(LATE_SHARE * np.median(n))))
-        late = forecast_batch(
-            design,
-            pos[:, :late_at],
-            labels[pos[:, :late_at]],
-            target,
-            regime,
-            n0=fixed_n0,
-            expected=expected,
-            binary=binary,
-        )
+        late = _projection(design, pos, labels, late_at, target, regime, fixed_n0, expected, binary)
         late_spread = (late[:, 2] / np.maximum(late[:, 0], 1.0))[n > late_at]
         shown = _shown_savings(design, pos, labels, n, target, regime)
         reps = n.size
@@ -177,6 +166,23 @@ def stopping_figures(
                 "forecast_surrogate_hit": float(((n >= own[0]) & (n <= own[2])).mean()),
             }
     return out
+
+
+def _projection(
+    design: Design,
+    positions: np.ndarray,
+    labels: np.ndarray,
+    at: int,
+    target: float,
+    regime: str,
+    n0: int,
+    expected: float | None,
+    binary: bool,
+) -> np.ndarray:
+    """The dashboard's forecast (core.stats.forecast.forecast_batch) after the first ``at`` grades of each
+    replication, with the manager's ``expected`` score as the project's reading passes it."""
+    first = positions[:, :at]
+    return forecast_batch(design, first, labels[first], target, regime, n0=n0, expected=expected, binary=binary)
 
 
 def median_se(values: np.ndarray) -> float:
