@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from core.stats.intervals import all_equal_floor, sample_variance, stratum_variance
+from core.stats.intervals import all_equal_floor, jeffreys_mean, sample_variance, stratum_variance
 from core.stats.savings import HETEROGENEITY_LEVEL, heterogeneity_pvalue
 
 
@@ -94,7 +94,7 @@ def pooled_within_variance(moments, grade_moments=None) -> np.ndarray:
     total = df.sum(axis=-1)
     within = np.divide(dev, total, out=np.zeros_like(dev), where=total > 0)
     n, s = counts.sum(axis=-1), ysums.sum(axis=-1)
-    centre = (s + 0.5) / (n + 1.0)
+    centre = jeffreys_mean(n, s)
     floor = np.where(total > 0, all_equal_floor(n, s, ysumsq.sum(axis=-1)), centre * (1.0 - centre))
     return np.maximum(within, floor)
 

@@ -67,6 +67,12 @@ def sample_variance(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> 
     return np.where(counts > 1, dev / np.maximum(counts - 1.0, 1.0), 0.0)
 
 
+def jeffreys_mean(counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
+    """(sum y + 1/2) / (n + 1): the mean with Jeffreys' half a pseudo-grade at each end of [0, 1] (module
+    docstring), elementwise."""
+    return (sums + 0.5) / (counts + 1.0)
+
+
 def all_equal_floor(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
     """p~_h (1 - p~_h), p~_h = (sum y + 1/2) / (n_h + 1) (Jeffreys: half a pseudo-grade at each end), where a
     stratum's grades are all equal (or it has one grade); 0 elsewhere and where it has none (module docstring)."""
@@ -74,7 +80,7 @@ def all_equal_floor(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> 
     sums, sumsq = np.asarray(sums, dtype=float), np.asarray(sumsq, dtype=float)
     dev = np.maximum(sumsq - sums**2 / np.maximum(counts, 1.0), 0.0)
     equal = (counts > 0) & (dev <= 1e-9 * np.maximum(counts, 1.0))
-    centre = (sums + 0.5) / (counts + 1.0)
+    centre = jeffreys_mean(counts, sums)
     return np.where(equal, centre * (1.0 - centre), 0.0)
 
 
@@ -119,10 +125,10 @@ def share_variance(
         mean = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
         within = np.where(counts > 1, np.maximum(sumsq - counts * mean**2, 0.0), 0.0).sum(axis=-1)
         bernoulli = np.where(counts > 1, counts * mean * (1 - mean), 0.0).sum(axis=-1)
-        whole = (sums.sum(axis=-1) + 0.5) / (counts.sum(axis=-1) + 1.0)
+        whole = jeffreys_mean(counts.sum(axis=-1), sums.sum(axis=-1))
         pseudo = whole * (1 - whole)  # Jeffreys' half-grades at 0 and at 1: one binary pseudo-grade
         rho = np.minimum((within + pseudo) / (bernoulli + pseudo), 1.0)
-        smooth = np.where(np.asarray(pooled)[..., None], whole[..., None], (sums + 0.5) / (counts + 1.0))
+        smooth = np.where(np.asarray(pooled)[..., None], whole[..., None], jeffreys_mean(counts, sums))
         terms = weights**2 * (1 - counts / sizes) * smooth * (1 - smooth) / np.maximum(counts, 1.0)
     return rho * np.where(counts > 0, terms, 0.0).sum(axis=-1)
 
