@@ -38,6 +38,11 @@ class Scale:
         raise KeyError(f"{label!r} is not a label of this {self.kind} scale")
 
     @property
+    def values(self) -> tuple[float, ...]:
+        """The grade values a grader can give, in the scale's order."""
+        return tuple(c.value for c in self.choices)
+
+    @property
     def binary(self) -> bool:
         """Whether every value is 0 or 1 (correct/incorrect, however labelled): grades of Bernoulli variance."""
         return all(c.value in (0.0, 1.0) for c in self.choices)

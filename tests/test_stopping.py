@@ -8,11 +8,11 @@ import pytest
 from core.errors import InputError
 from core.stats.allocation import design_from_items, make_design, stratum_moments
 from core.stats.estimate import estimate_batch, from_moments
-from core.stats.forecast import forecast, forecast_batch, stop_saving, uniform_grades
+from core.stats.forecast import forecast, forecast_batch, lattice_floor, stop_saving, uniform_grades
 from core.stats.intervals import share_variance
 from core.stats.looks import look_plan
 from core.stats.simulate import labels_of, replay_queue, replication_orders, synthetic_items
-from core.stats.simulate_stopping import median_se
+from core.stats.simulate_stopping import median_se, scale_levels
 from core.stats.stopping import (
     FLOOR_KAPPA,
     allocation_kappa,
@@ -122,11 +122,40 @@ def test_the_median_se_is_about_that_of_a_normal_median():
 def test_before_any_grade_of_a_finer_scale_the_forecast_does_not_assume_bernoulli_variance(pool):
     design = pool[0]
     binary = forecast(design, [], [], 0.05, "looks")
-    finer = forecast(design, [], [], 0.05, "looks", binary=False)
+    finer = forecast(design, [], [], 0.05, "looks", levels=None)
     assert finer.low < 0.5 * binary.low and finer.high <= binary.high and finer.spread > binary.spread
     design, labels, positions = pool
-    after = [forecast(design, positions[0, :40], labels[positions[0, :40]], 0.05, "looks", binary=b) for b in (0, 1)]
+    after = [
+        forecast(design, positions[0, :40], labels[positions[0, :40]], 0.05, "looks", levels=scale)
+        for scale in (None, (0.0, 1.0))
+    ]
     assert after[0] == after[1]  # once the grades show the spread, they decide
+
+
+def test_the_lattice_floor_is_the_least_variance_on_the_scales_values():
+    three = (0.0, 0.5, 1.0)
+    means = np.array([0.0, 0.2, 0.5, 0.8, 1.0])
+    assert lattice_floor(means, three) == pytest.approx([0.0, 0.2 * 0.3, 0.0, 0.3 * 0.2, 0.0])
+    assert lattice_floor(means, (0.0, 1.0)) == pytest.approx(means * (1 - means))  # binary: Bernoulli's own
+    assert lattice_floor(means, None) == pytest.approx(np.zeros(5))
+    # the two-point distribution on the values either side attains it, and nothing on the scale goes below
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        p = rng.dirichlet(np.ones(3))
+        mean = p @ np.array(three)
+        assert p @ (np.array(three) - mean) ** 2 >= lattice_floor(np.array([mean]), three)[0] - 1e-12
+
+
+def test_a_scale_of_few_values_keeps_the_setup_range_off_a_tiny_spread(pool):
+    """Before any grade, rho of a finer scale is unknown; on a scale of 0, 1/2 and 1 a stratum of mean 0.2
+    cannot vary less than 0.2 * 0.3, so its range's low end stays far above a continuous score's."""
+    design = pool[0]
+    continuous = forecast(design, [], [], 0.05, "looks", levels=None)
+    three = forecast(design, [], [], 0.05, "looks", levels=(0.0, 0.5, 1.0))
+    binary = forecast(design, [], [], 0.05, "looks")
+    assert continuous.low < three.low <= binary.low and three.spread < continuous.spread
+    assert scale_levels(np.array([0.0, 1.0, 0.5, 1.0])) == (0.0, 0.5, 1.0)
+    assert scale_levels(np.linspace(0, 1, 50)) is None
 
 
 def test_a_finer_scales_projection_widens_with_the_kurtosis_of_its_grades(pool):
@@ -143,7 +172,7 @@ def test_a_finer_scales_projection_widens_with_the_kurtosis_of_its_grades(pool):
     ranges = {}
     for name, grades in (("light", light), ("heavy", heavy)):
         assert np.bincount(strata, minlength=design.H).min() >= 2
-        ranges[name] = forecast(design, taken, grades, 0.05, "looks", binary=False)
+        ranges[name] = forecast(design, taken, grades, 0.05, "looks", levels=None)
     assert ranges["heavy"].spread > 1.2 * ranges["light"].spread
     assert ranges["heavy"].n == pytest.approx(ranges["light"].n, rel=0.25)  # the strata's variances differ a little
 

@@ -15,7 +15,7 @@ criterion, so none has looks or a forecast.
 
 The estimator and the intervals read a criterion's scale from its own grades (core.stats.estimate: the df
 rule of 0/1 grades), never from the settings; the forecast, the one part of the reading that reads the scale
-from the settings (``ProjectSettings.grading_scale.binary``), reads the primary criterion's, whose reading
+from the settings (``ProjectSettings.grading_scale.values``), reads the primary criterion's, whose reading
 it is.
 
 An optional criterion is answered on some cards only: its estimand is the mean grade over the items a grader

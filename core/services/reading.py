@@ -175,7 +175,7 @@ def read_project(
         n0=budget,
         expected=settings.expected_score,
         width_ratio=_width_ratio(fixed_n, sequence) if regime == ANYTIME else None,
-        binary=settings.grading_scale.binary,
+        levels=settings.grading_scale.values,
     )
     if done and stop_at is not None:  # the rule said done: the stop is known, not forecast
         forecast_ = replace(forecast_, n=stop_at, low=stop_at, high=stop_at)

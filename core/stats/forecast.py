@@ -15,7 +15,10 @@ projection at the half-width r h, r = the fixed-n over the anytime
 half-width (measured on the grades once the sequence is known, else
 ANYTIME_WIDTH_RATIO). S_h = sqrt(rho m_h (1 - m_h)), m_h the stratum's mean
 grade and rho the share of the Bernoulli variance the grades use (1 for
-correct/incorrect grades; estimated from the grades for finer scales).
+correct/incorrect grades; estimated from the grades for finer scales). On a scale
+of a few grade values (0, 1/2, 1, say) a stratum's variance is never below
+(m_h - a)(b - m_h), a and b the scale's values either side of m_h: the least
+a distribution on those values with mean m_h can vary (`lattice_floor`).
 
 The range. The stratum means are unknown, so n(S) is a random variable;
 the forecast is its median and 10% and 90% quantiles over DRAWS draws of
@@ -95,11 +98,14 @@ FLOOR_ROUNDS = 3
 at rare means the first grades may see no success, and the floor, not m (1 - m), sets the width. Until the
 strata differ the variance pools them (core.stats.collapse), so the floor is the whole sample's."""
 
+BINARY_LEVELS = (0.0, 1.0)
+"""The grade values of a correct/incorrect scale (rho = 1)."""
+
 SHARE_PRIOR_RANGE = (0.05, 1.0)
 """Where rho may lie before any grade of a scale finer than correct/incorrect: Var y <= m (1 - m) for y in
-[0, 1] (Bhatia and Davis 2000), so rho is in (0, 1]; the forecast draws it log-uniformly over this range
-(the scale-invariant prior of a variance ratio, as Jeffreys' for a scale), 0.05 the least `_variance_share`
-reads."""
+[0, 1] (Bhatia and Davis 2000), so rho is in (0, 1]; the forecast draws it log-uniformly (the scale-invariant
+prior of a variance ratio, as Jeffreys' for a scale) from the least share the scale's values allow at the
+draw's means (`lattice_floor`, pooled over the strata), at least 0.05, the least `_variance_share` reads, to 1."""
 
 MIN_KURTOSIS_GRADES = 8
 """Grades (in strata with 2 or more) before a finer scale's kurtosis is read from them (`_excess_kurtosis`);
@@ -185,15 +191,16 @@ def forecast_batch(
     n0: int | None = None,
     expected: float | None = None,
     width_ratio: np.ndarray | float | None = None,
-    binary: bool = True,
+    levels: tuple[float, ...] | None = BINARY_LEVELS,
     seed: int = 0,
 ) -> np.ndarray:
     """(R, 4): low, median and high of grades to stop, and the grades uniform random sampling needs with its
     usual fixed-n interval on the same draws (the median over their ratio, draw by draw), for R replications
     of grades, (R, n) in grading order
     (n = 0: before any grade). ``n0`` the budget of the ``fixed`` regime; ``width_ratio`` r for ``anytime``
-    (default ANYTIME_WIDTH_RATIO); ``binary``: whether the grading scale is correct/incorrect (rho = 1), else
-    rho is drawn over SHARE_PRIOR_RANGE until the grades show it (`_variance_share`)."""
+    (default ANYTIME_WIDTH_RATIO); ``levels``: the grading scale's grade values (None: any value in [0, 1]);
+    for correct/incorrect (BINARY_LEVELS) rho = 1, else rho is drawn over SHARE_PRIOR_RANGE until the grades
+    show it (`_variance_share`), and no stratum's variance falls below `lattice_floor`."""
     check_regime(regime)
     positions = np.atleast_2d(np.asarray(positions, dtype=np.int64))
     y = np.atleast_2d(np.asarray(grades, dtype=float))
@@ -218,13 +225,16 @@ def forecast_batch(
     spread = a * b / ((a + b) ** 2 * (a + b + 1))  # the variance the grades will show: E[m (1 - m)] + Var(m)
     rho = np.broadcast_to(_variance_share(counts, sums, sumsq)[:, None, None], (reps, DRAWS, 1))
     excess = np.full((reps, 1, 1), np.nan)  # kappa - 1 of a finer scale's grades; NaN: the Bernoulli formula
+    binary = levels is not None and set(levels) <= set(BINARY_LEVELS)
+    bernoulli = means * (1 - means) + spread
+    least = lattice_floor(means, levels)
     if not binary:  # before a scale finer than 0/1 shows its spread, rho is unknown: drawn (SHARE_PRIOR_RANGE)
         share_rng = np.random.default_rng([seed, 1])
-        low_share, high_share = np.log(SHARE_PRIOR_RANGE)
-        drawn = np.exp(share_rng.uniform(low_share, high_share, (reps, DRAWS, 1)))
+        lowest = np.clip((least @ design.weights) / (bernoulli @ design.weights), *SHARE_PRIOR_RANGE)[..., None]
+        drawn = lowest ** share_rng.uniform(0.0, 1.0, (reps, DRAWS, 1))  # log-uniform over [lowest, 1]
         excess = _excess_kurtosis(design, positions, y, counts, sums)[:, None, None]
         rho = np.where(_shows_share(counts)[:, None, None], rho, drawn)
-    sds = np.sqrt(rho * (means * (1 - means) + spread))
+    sds = np.sqrt(np.maximum(rho * bernoulli, least))
     z = look_plan().constants[-1] if regime == LOOKS else stats.norm.ppf(0.975)
     ratio = ANYTIME_WIDTH_RATIO if width_ratio is None else np.asarray(width_ratio, dtype=float).reshape(-1, 1)
     half = target * (ratio if regime == ANYTIME else 1.0)
@@ -252,6 +262,21 @@ def forecast_batch(
     ranged = np.quantile(n, [RANGE[0], 0.5, RANGE[1]], axis=1).T
     ratio = np.median(n / np.maximum(uniform, 1.0), axis=1)  # paired draw by draw: the same pool for both
     return np.column_stack([ranged, ranged[:, 1] / np.maximum(ratio, 1e-9)])
+
+
+def lattice_floor(means: np.ndarray, levels: tuple[float, ...] | None) -> np.ndarray:
+    """The least variance of a grade with mean m on a scale of the grade values ``levels``, elementwise:
+    (m - a)(b - m), a the largest value at most m and b the smallest at least m. Var y = E (y - a)(y - b) +
+    (m - a)(b - m), and (y - a)(y - b) >= 0 for every y on the scale, since none lies strictly between a and
+    b; equality for the two-point distribution on a and b. 0 where ``levels`` is None (any value in [0, 1])."""
+    means = np.asarray(means, dtype=float)
+    if levels is None:
+        return np.zeros_like(means)
+    values = np.unique(np.asarray(levels, dtype=float))
+    m = np.clip(means, values[0], values[-1])
+    above = values[np.clip(np.searchsorted(values, m, side="left"), 0, values.size - 1)]
+    below = values[np.clip(np.searchsorted(values, m, side="right") - 1, 0, values.size - 1)]
+    return np.maximum((m - below) * (above - m), 0.0)
 
 
 def _excess_kurtosis(
@@ -313,7 +338,7 @@ def forecast(
     n0: int | None = None,
     expected: float | None = None,
     width_ratio: float | None = None,
-    binary: bool = True,
+    levels: tuple[float, ...] | None = BINARY_LEVELS,
 ) -> Forecast:
     """The forecast for one project's grades so far (in grading order; none before grading): `forecast_batch`."""
     positions = np.asarray(list(positions), dtype=np.int64)
@@ -327,7 +352,7 @@ def forecast(
         n0=n0,
         expected=expected,
         width_ratio=width_ratio,
-        binary=binary,
+        levels=levels,
     )[0]
     return Forecast(
         int(round(mid)), int(round(low)), int(round(high)), regime, int(positions.size), int(round(uniform))

@@ -110,21 +110,21 @@ def stopping_figures(
         "uniform_fixed_n": reference,
         "uniform_fixed_n_wilson": wilson,
     }
-    binary = bool(np.isin(labels, (0.0, 1.0)).all())  # the pool's grading scale: correct/incorrect or finer
+    levels = scale_levels(labels)
     for method, design in designs.items():
         pos = positions[method]
         setup = forecast_batch(
-            design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0, expected=expected, binary=binary
+            design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0, expected=expected, levels=levels
         )[0]
         fixed_n0 = int(round(setup[1])) if regime == FIXED else n0
         met = None if skipped is None else skipped[method]
         n, value, low, high, stopped = _stops(design, pos, labels, target, regime, fixed_n0, met)
         k = max(20, 2 * design.H)
-        projection = _projection(design, pos, labels, k, target, regime, fixed_n0, expected, binary)
+        projection = _projection(design, pos, labels, k, target, regime, fixed_n0, expected, levels)
         still = n > k  # still grading when the projection is shown
         inside = ((n >= projection[:, 0]) & (n <= projection[:, 2]))[still].astype(float)
         late_at = max(k, int(np.ceil(LATE_SHARE * np.median(n))))
-        late = _projection(design, pos, labels, late_at, target, regime, fixed_n0, expected, binary)
+        late = _projection(design, pos, labels, late_at, target, regime, fixed_n0, expected, levels)
         late_spread = (late[:, 2] / np.maximum(late[:, 0], 1.0))[n > late_at]
         shown = _shown_savings(design, pos, labels, n, target, regime)
         reps = n.size
@@ -159,7 +159,7 @@ def stopping_figures(
             "projection_late_within": float((late_spread <= LATE_SPREAD).mean()) if late_spread.size else float("nan"),
         }
         if expected is not None:  # the surrogate's own forecast beside the one from the manager's score
-            own = forecast_batch(design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0, binary=binary)[0]
+            own = forecast_batch(design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0, levels=levels)[0]
             out[method] |= {
                 "forecast_surrogate_low": float(own[0]),
                 "forecast_surrogate_high": float(own[2]),
@@ -177,12 +177,24 @@ def _projection(
     regime: str,
     n0: int,
     expected: float | None,
-    binary: bool,
+    levels: tuple[float, ...] | None,
 ) -> np.ndarray:
     """The dashboard's forecast (core.stats.forecast.forecast_batch) after the first ``at`` grades of each
     replication, with the manager's ``expected`` score as the project's reading passes it."""
     first = positions[:, :at]
-    return forecast_batch(design, first, labels[first], target, regime, n0=n0, expected=expected, binary=binary)
+    return forecast_batch(design, first, labels[first], target, regime, n0=n0, expected=expected, levels=levels)
+
+
+SCALE_VALUES = 9
+"""The most grade values a project's scale has (core.scales.MAX_LABELS: one digit key each)."""
+
+
+def scale_levels(labels: np.ndarray) -> tuple[float, ...] | None:
+    """The grading scale a pool's labels were given on, as the forecast takes it (core.stats.forecast.
+    forecast_batch's ``levels``): their distinct values where there are at most SCALE_VALUES, else None (a
+    continuous score)."""
+    values = np.unique(np.asarray(labels, dtype=float))
+    return tuple(float(v) for v in values) if values.size <= SCALE_VALUES else None
 
 
 def median_se(values: np.ndarray) -> float:
