@@ -109,7 +109,7 @@ def on_press() -> None:
     ack: dict[str, Any] = {"seq": press.get("seq")}
     try:
         outcome = _act(press)
-        ack |= {"status": outcome.status, "message": _naming_item(outcome.message, outcome.status, press)}
+        ack |= {"status": outcome.status, "message": _naming_item(outcome, press)}
     except (grade_actions.Refused, InputError) as exc:  # refused, or a comment too long, a forged viewing time
         ack |= {"status": "error", "message": f"Not saved: {exc}"}
     except (SQLAlchemyError, OSError) as exc:  # database down, disk full: nothing stored, and the grader knows
@@ -123,11 +123,18 @@ def on_press() -> None:
 STORED = ("saved", "changed", "skipped", "undone", grade_actions.COMMENTED, "flagged")
 
 
-def _naming_item(message: str, status: str, press: dict[str, Any]) -> str:
+def _naming_item(outcome: grade_actions.Outcome, press: dict[str, Any]) -> str:
     """The answer to a press that stored something, naming the item it stored it for ("saved: Correct, item
-    q7"): it is shown as the next item arrives, beside that item's id, where it could read as its grade."""
-    item = press.get("item_id")
-    return f"{message}, item {item}" if status in STORED and item else message
+    q7"): it is shown as the next item arrives, beside that item's id, where it could read as its grade. An
+    undo names the item it undid (the last graded or skipped one, not the card on screen when U was pressed),
+    and none when there was nothing to undo."""
+    if outcome.status not in STORED:
+        return outcome.message
+    if press.get("action") == "undo":
+        item = None if outcome.position is None else store.item(pid, outcome.position).get("id")
+    else:
+        item = press.get("item_id")
+    return f"{outcome.message}, item {item}" if item else outcome.message
 
 
 def _described(press: dict[str, Any]) -> str | None:

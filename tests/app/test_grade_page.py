@@ -269,3 +269,19 @@ def test_guidelines_are_rendered_inert_so_a_footnote_pixel_fetches_nothing(open_
     assert not any("host.example" in text for text in markdown)  # Streamlit's renderer never sees the text
     assert html and "See the note" in html[0] and "[image: y]" in html[0]
     assert "<img" not in html[0] and 'src="' not in html[0]  # the footnote is at most a link, nothing loads
+
+
+def test_an_undo_names_the_item_it_undid_not_the_one_on_screen(open_app, store, project_id):
+    at = open_app(GRADE, project_id=project_id)
+    assert press(at, "undo")["message"] == "nothing to undo"  # no item named: nothing was undone
+    first = shown(at)
+    press(at, "grade", label="Correct")
+    assert shown(at)["item_id"] != first["item_id"]
+    ack = press(at, "undo")  # pressed on the next card: the grade of the first is withdrawn
+    assert ack["message"] == f"undone: the item is back, ungraded, item {first['item_id']}"
+    assert shown(at)["item_id"] == first["item_id"]
+    press(at, "skip")
+    assert shown(at)["item_id"] != first["item_id"]
+    ack = press(at, "undo")  # the skipped item is back, and named
+    assert ack["message"] == f"undone: the skipped item is back, item {first['item_id']}"
+    assert shown(at)["item_id"] == first["item_id"]
