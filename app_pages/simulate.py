@@ -28,13 +28,21 @@ st.caption(
 
 settings = project.settings
 store = state.store()
-forecast = plan.project_reading(project).forecast
+reading = plan.project_reading(project)
+forecast = reading.forecast  # once done, the stop itself (core.services.reading): no forecast, no range
 default_budgets, default_n0 = simulation.defaults(settings, forecast.n, len(items))
 source = f"with its {forecast.graded:,} grades so far" if forecast.graded else "before any grade"
-st.caption(
-    f"The defaults below are around the **{forecast.n:,}** grades (likely {forecast.low:,} to {forecast.high:,}) "
-    f"the project's forecast, {source}, says ±{settings.target_half_width:.3f} needs (Projects page)."
-)
+if reading.done and reading.stop_at is not None:
+    st.caption(
+        f"The defaults below are around the **{reading.stop_at:,}** grades at which the project's rule said done "
+        f"({reading.graded:,} graded so far; Projects page)."
+    )
+else:
+    st.caption(
+        f"The defaults below are around the **{forecast.n:,}** grades (likely {forecast.low:,} to "
+        f"{forecast.high:,}) the project's forecast, {source}, says ±{settings.target_half_width:.3f} needs "
+        "(Projects page)."
+    )
 with st.form("simulate"):
     cols = st.columns(3)
     typed = cols[0].text_input(

@@ -213,3 +213,20 @@ def test_simulate_and_projects_defaults_read_the_forecast_with_the_grades_so_far
     assert any(f"grade about {now.n:,} items" in m.value for m in projects.markdown)
     assert next(n for n in projects.number_input if n.label == "Planned number of grades (n0)").value == now.n
     assert next(s for s in projects.slider if s.label == "Grading budget (items)").value == max(10, now.n)
+
+
+def test_simulate_says_where_a_done_project_stopped_not_a_forecast_of_it(open_app, store, project_id):
+    """Once the rule said done, Simulate's defaults are around the grades at the stop, said as such: not "the
+    project's forecast, with its 12 grades so far, says ±0.050 needs 12 (likely 12 to 12)"."""
+    from ui import plan
+
+    store.update_settings(project_id, {"planned_budget": 12, "budget_fixed": True})
+    grade_some(store, project_id, 12)
+    project = store.project(project_id)
+    reading = plan.reading_of(project, store.graded_positions(project_id), project.settings.method)
+    assert reading.done and reading.stop_at == 12, reading
+    simulate = open_app("app_pages/simulate.py", project_id=project_id)
+    words = " ".join(c.value for c in simulate.caption)
+    assert "the **12** grades at which the project's rule said done (12 graded so far; Projects page)" in words
+    assert "forecast" not in words and "likely" not in words
+    assert next(n for n in simulate.number_input if n.label.startswith("Planned budget n0")).value == 12
