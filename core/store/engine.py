@@ -2,7 +2,9 @@
 
 SQLite (the default, a file under ``./.activegrade/``) runs in WAL mode with
 a busy timeout so that the app's background preparation job and several
-browser sessions can write side by side. PostgreSQL is used as given by URL
+browser sessions can write side by side; the writers of one process take
+turns on a lock of the process (core.store.write_turns) instead of polling
+SQLite's. PostgreSQL is used as given by URL
 (``postgresql+psycopg://user@host/db``).
 """
 
@@ -19,6 +21,7 @@ from sqlalchemy.exc import ArgumentError
 from core import config
 from core.errors import InputError
 from core.store.json_codec import dumps, loads
+from core.store.write_turns import TurnConnection
 
 DEFAULT_DIR = Path(".activegrade")
 BUSY_TIMEOUT_MS = 30_000
@@ -102,7 +105,7 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(
             parsed,
             pool_size=SQLITE_POOL,
-            connect_args={"timeout": BUSY_TIMEOUT_MS / 1000},
+            connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "factory": TurnConnection},
             json_serializer=dumps,
             json_deserializer=loads,
         )
