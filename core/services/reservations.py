@@ -58,7 +58,7 @@ from core.services.grading import budget_reached, check_comment, check_seconds, 
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.queue import Draws, QueueState
-from core.store import Store, accounts
+from core.store import Store, accounts, write_turns
 from core.store.accounts import Held
 from core.store.models import utcnow
 
@@ -330,11 +330,12 @@ def _serve(store: Store, project_id: int, turns: _Turns) -> None:
         asks, turns.waiting = turns.waiting, []
     try:
         batch = _Batch(store, project_id)
-        for ask in asks:
-            try:
-                ask.position = batch.claim(ask.grader, ask.rules)
-            except Exception as exc:  # noqa: BLE001 - this grader's failure, raised in their own thread
-                ask.failure = exc
+        with write_turns.kept():  # the batch's reservations wait for the database's turn once, not each
+            for ask in asks:
+                try:
+                    ask.position = batch.claim(ask.grader, ask.rules)
+                except Exception as exc:  # noqa: BLE001 - this grader's failure, raised in their own thread
+                    ask.failure = exc
     except BaseException as exc:  # the batch's read failed: every claim of it fails with it
         for ask in asks:
             ask.failure = ask.failure or exc
