@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 from sqlalchemy.exc import SQLAlchemyError
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, UploadFile
 from starlette.formparsers import MultiPartException
 from starlette.requests import ClientDisconnect, Request
@@ -39,6 +39,14 @@ MAX_JSON_BYTES = 1 << 20
 MAX_UPLOAD_BYTES = 500 << 20
 """A project's uploads together (multipart), as the Projects page takes them (.streamlit/config.toml's
 server.maxUploadSize, 500 MB; tests/test_api.py checks the two agree)."""
+API_THREADS = 8
+"""Worker threads that run the API's handlers at once (``in_thread``); requests beyond them wait their turn, first
+come first served. Starlette's default pool (anyio's 40, shared with the rest of the server) let 40 handlers
+contend for the interpreter's lock and SQLite's write lock: with 100 graders pressing 0.5 s after each card, a
+handler's own wall time was about 140 ms, of which 5 ms its CPU, and the server spent 7.7 ms of CPU a grade;
+with 8 threads, 47 ms and 6.6 ms (benchmarks/concurrent_graders.md). Handlers that wait (a claim waiting for
+its batch, a write for its turn) wait on those threads, so there are more of them than cores."""
+_api_threads = anyio.CapacityLimiter(API_THREADS)
 DEMO_GRADER = "demo"
 """The name the open demo's API user grades under when the request names none (``?grader=NAME``)."""
 
@@ -218,13 +226,13 @@ class Endpoint:
         try:
             store = self.store()
             if self.body == "multipart":  # an upload (up to MAX_UPLOAD_BYTES) is read once its sender is known
-                user = await run_in_threadpool(self._caller, store, request)
+                user = await in_thread(self._caller, store, request)
                 fields, files = await _form(request)
                 call = Call(store, user, request.path_params, request.query_params, fields, files)
-                result = await run_in_threadpool(self.handler, call)
+                result = await in_thread(self.handler, call)
             else:  # a JSON body (at most MAX_JSON_BYTES) is read first: the caller and the handler in one thread hop
                 raw = await request.body() if self.body == "json" else None
-                result = await run_in_threadpool(self._run, store, request, raw)
+                result = await in_thread(self._run, store, request, raw)
         except _TooLarge:
             raise
         except ClientDisconnect:
@@ -279,6 +287,11 @@ class Endpoint:
         if user is None:
             raise ApiError(401, "the API token is wrong, revoked, or its account is disabled")
         return user
+
+
+async def in_thread(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` run in one of the API's API_THREADS worker threads."""
+    return await anyio.to_thread.run_sync(function, *args, limiter=_api_threads)
 
 
 def open_demo_user(store: Store, request: Request) -> auth.User:
