@@ -96,6 +96,12 @@ def title_row() -> None:
         st.html(FULL_SCREEN, unsafe_allow_javascript=True)
 
 
+def _reached(reading) -> str:
+    """The caption's words where the rule said done, ": reached at 172 grades.": the saving beside it is counted
+    there, not at the grades graded since (a done rule stays done; more grades add nothing to its interval)."""
+    return ": reached." if reading.stop_at is None else f": reached at {reading.stop_at:,} grades."
+
+
 @st.fragment(run_every=REFRESH_S)
 def live() -> None:
     """Re-reads the grades every REFRESH_S seconds; rechecks access (a fragment's reruns skip the page's gate)."""
@@ -123,7 +129,7 @@ def live() -> None:
         )
         st.caption(
             (f"Budget of {reading.budget:,} items" if reading.budget is not None else f"Target ±{reading.target:.3f}")
-            + (": reached." if reading.done else ": not yet.")
+            + (_reached(reading) if reading.done else ": not yet.")
             + " How to read the chart: the ? on the right.",
             help=PATH_NOTE,
         )

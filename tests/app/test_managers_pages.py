@@ -93,3 +93,18 @@ def test_presenter_and_dashboard_follow_new_grades_and_count_skips(open_app, sto
     assert "16</p>" in "".join(h.proto.body for h in at.get("html"))
     dash = open_app("app_pages/dashboard.py", project_id=project_id)
     assert any("1 skipped item not graded" in c.value for c in dash.caption)
+
+
+def test_presenter_view_says_where_the_rule_stopped_when_grading_went_past_it(open_app, store, project_id):
+    """The saving shown is counted at the stop: with 40 graded and the rule done at 11, the screen says 11, so
+    "40 of 40 items graded" beside a saving of a few grades does not read as a contradiction."""
+    from tests.app.test_dashboard_export import grade_some
+    from ui import plan
+
+    store.update_settings(project_id, {"target_half_width": 0.2})
+    grade_some(store, project_id, 40)
+    project = store.project(project_id)
+    reading = plan.reading_of(project, store.graded_positions(project_id), project.settings.method)
+    assert reading.done and reading.stop_at is not None and reading.stop_at < reading.graded == 40
+    at = open_app("app_pages/presenter.py", project_id=project_id)
+    assert at.caption[0].value.startswith(f"Target ±0.200: reached at {reading.stop_at:,} grades.")
