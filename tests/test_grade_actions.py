@@ -127,9 +127,26 @@ def test_undo_after_a_skip_brings_the_skipped_item_back_and_the_next_undo_the_gr
     assert accounts.held(store, pid, "ann").position == second and store.grade_of(pid, first, "ann") is not None
     last = accounts.events(store, pid).iloc[-1]  # an undo is a change in the trail, whatever it undid
     assert (last["action"], last["detail"]) == (audit.UNDO, {"position": second, "undid": "skip"})
+    # an undone skip is no skip: it neither holds the stopping rule's bound nor sits in the grader's list
+    assert second not in store.skipped_positions(pid) and store.skipped_by(pid, "ann") == []
     again = grade_actions.undo(store, ann, pid)
     assert again.position == first and store.grade_of(pid, first, "ann") is None
     assert accounts.held(store, pid, "ann").position == first
+
+
+def test_each_undo_after_skips_takes_back_one_more_skip(world):
+    """S on A, S on B, U, U: B comes back, then A (an undo stack), and neither counts as skipped any more."""
+    store, pid, ann, design = world
+    a = reservations.claim(store, pid, design, 0, "ann")
+    grade_actions.skip(store, ann, pid, a)
+    b = reservations.claim(store, pid, design, 0, "ann")
+    grade_actions.skip(store, ann, pid, b)
+    reservations.claim(store, pid, design, 0, "ann")
+    assert store.skipped_positions(pid) == {a, b}
+    assert grade_actions.undo(store, ann, pid).position == b
+    assert grade_actions.undo(store, ann, pid).position == a
+    assert accounts.held(store, pid, "ann").position == a and store.skipped_positions(pid) == set()
+    assert grade_actions.undo(store, ann, pid).message == "nothing to undo"
 
 
 def test_every_path_that_changes_a_grade_is_audited(world):

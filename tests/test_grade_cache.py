@@ -97,7 +97,7 @@ def test_final_grades_kept_grade_by_grade_are_final_grades_to_the_bit():
 
 
 def test_the_queue_hands_out_the_same_items_as_rereading_every_grade(url):
-    """Many claims, grades, double grades, skips, changes, undos and reviews, on two identical projects: one read
+    """Many claims, grades, double grades, skips, changes, undos (of grades and of skips) and reviews, on two identical projects: one read
     through the kept grades, one rereading everything. Every claim hands out the same item, and after every
     step the kept grading state is the reread one (grades, their order and bits, skips)."""
     store, rereading, kept_id, reread_id = two_projects(url, {"overlap": 0.2, "min_view_s": 0})
@@ -121,8 +121,10 @@ def test_the_queue_hands_out_the_same_items_as_rereading_every_grade(url):
                 reservations.skip(s, pid, position, grader)
             elif roll < 0.94 and s.grader_positions(pid, grader):  # a change of the grader's first grade
                 reservations.submit(s, pid, s.grader_positions(pid, grader)[0], BINARY, "Incorrect", grader)
-            elif roll < 0.97:
+            elif roll < 0.95:
                 s.retract_last_grade(pid, grader)
+            elif roll < 0.97 and s.last_skip_since_grade(pid, grader) is not None:
+                s.undo_skip(pid, s.last_skip_since_grade(pid, grader), grader)
             elif s.grader_positions(pid, grader):
                 reviews.add_review(s, pid, s.grader_positions(pid, grader)[-1], value=0.5, label="Half", reviewer="rev")
         handed += position is not None
@@ -134,7 +136,7 @@ def test_the_queue_hands_out_the_same_items_as_rereading_every_grade(url):
 
 def test_grades_written_by_another_process_are_read(url):
     """Two Stores on one database, as two app processes: each reads what the other wrote (a grade, a change,
-    an undo, a review, a skip) once it is stored, and the same as a Store that rereads everything."""
+    an undo, a review, a skip, an undone skip) once it is stored, and the same as a Store that rereads everything."""
     store, rereading, pid, _ = two_projects(url, {})
     other = Store.open(url)
     writes = [
@@ -147,6 +149,8 @@ def test_grades_written_by_another_process_are_read(url):
         lambda s: reviews.add_review(s, pid, 5, value=0.25, label="Quarter", reviewer="rev"),
         lambda s: s.add_grade(pid, 8, value=1.0, label="Correct", grader="ann"),
         lambda s: s.add_skip(pid, 9, "cy"),
+        lambda s: s.add_skip(pid, 10, "ann"),
+        lambda s: s.undo_skip(pid, 10, "ann"),  # a skip row deleted: the count falls, and all is read again
     ]
     for step, write in enumerate(writes):
         write(other if step % 2 else store)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from core.errors import InputError
-from core.services import audit, auth, grading, live, reservations
+from core.services import auth, grading, live, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
 from core.services.reservations import DEFAULT_TTL
@@ -325,15 +325,14 @@ def skip(store: Store, actor: Actor, project_id: int, position: int) -> Outcome:
 
 @_logs_refusals
 def undo(store: Store, actor: Actor, project_id: int) -> Outcome:
-    """Undo the grader's last action: a skip (the skipped item is theirs again, unless it has been graded or
-    another grader holds it), else their last grade (retracted; the item is theirs again unless another grader
-    took it). A skip undone leaves its item on the grader's card, so the next Undo reaches the grade before."""
+    """Undo the grader's last action: a skip (taken back, Store.undo_skip: the item is theirs again and no longer
+    counts as skipped, unless it has been graded or another grader holds it), else their last grade (retracted;
+    the item is theirs again unless another grader took it). Each Undo reaches one action further back."""
     grader = acting_grader(store, actor, project_id)
     skipped = store.last_skip_since_grade(project_id, grader.name)
-    current = reservations.current(store, project_id, grader.name)
-    if skipped is not None and skipped != current and skipped in store.skipped_positions(project_id):
+    if skipped is not None and skipped in store.skipped_positions(project_id):
         if reservations.hold(store, project_id, skipped, grader.name):
-            audit.record(store, grader, audit.UNDO, project_id, position=skipped, undid="skip")
+            store.undo_skip(project_id, skipped, grader.name)
             return Outcome("undone", "undone: the skipped item is back", skipped)
     position = store.retract_last_grade(project_id, grader.name)
     if position is None:

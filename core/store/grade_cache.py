@@ -1,12 +1,13 @@
 """A project's final grades and skips as the queue reads them on every card, kept per project in this process
 and brought up to date by reading only the rows added since the last read.
 
-Grades, reviews and skips are rows that are never deleted (but with their project), and a grade or a review is
-only ever retracted (``retracted_at`` set once), never restored. So after the rows added since the last read
-(ids above the highest seen), the counts of the project's rows read after them say exactly whether anything
-else changed: the grade rows number those seen plus those added unless a row with a lower id was committed
-late (PostgreSQL hands out ids before commit) or the project was deleted, and the retracted grades number
-those seen retracted unless one seen active was retracted since (a grade changed or undone). Either way, and
+Grades, reviews and skips are rows that are never deleted (but with their project, and a skip when its grader
+undoes it), and a grade or a review is only ever retracted (``retracted_at`` set once), never restored. So after
+the rows added since the last read (ids above the highest seen), the counts of the project's rows read after
+them say exactly whether anything else changed: the grade rows number those seen plus those added unless a row
+with a lower id was committed late (PostgreSQL hands out ids before commit) or the project was deleted, the
+retracted grades number those seen retracted unless one seen active was retracted since (a grade changed or
+undone), and the skip rows those seen plus those added unless a skip was undone. Either way, and
 whenever the reviews' count moved, the rows are read again: all grades and skips, or the reviews. Several
 processes sharing one database each keep their own copy, correct by the same counts.
 

@@ -659,6 +659,16 @@ class Store:
             s.add(Skip(project_id=project_id, position=position, grader=grader))
             _event(s, grader, SKIP, project_id, position=position)
 
+    def undo_skip(self, project_id: int, position: int, grader: str) -> None:
+        """Take back this grader's skips of the item (Undo after a skip: as if they had not passed it over, so it
+        no longer counts as skipped, for the stopping rule's bound among others), with the undo's audit event; the
+        skip's own event stays in the trail (NotSaved: see add_grade)."""
+        with self._writing("the undo", project_id), self.session() as s, s.begin():
+            s.execute(
+                delete(Skip).where(Skip.project_id == project_id, Skip.grader == grader, Skip.position == position)
+            )
+            _event(s, grader, UNDO, project_id, position=position, undid="skip")
+
     def grades(self, project_id: int, *, include_retracted: bool = False, criterion: str | None = None) -> pd.DataFrame:
         """One criterion's grades (``criterion_of``: the design's by default) in submission order, columns
         GRADE_COLUMNS (+ ``retracted_at`` if asked)."""
