@@ -149,6 +149,26 @@ def test_each_undo_after_skips_takes_back_one_more_skip(world):
     assert grade_actions.undo(store, ann, pid).message == "nothing to undo"
 
 
+def test_a_skip_is_placed_in_the_grading_order_by_the_grades_given_before_it(world):
+    """Store.skip_steps: each skipped item -> the items graded when it was first skipped, whoever grades it
+    later (the reading dates a stop the skips held by it); an undone skip is gone from it."""
+    store, pid, ann, design = world
+    for _ in range(3):
+        grade_actions.grade(store, ann, pid, reservations.claim(store, pid, design, 0, "ann"), "Correct", seconds=1.0)
+    skipped = reservations.claim(store, pid, design, 0, "ann")
+    grade_actions.skip(store, ann, pid, skipped)
+    grade_actions.grade(store, ann, pid, reservations.claim(store, pid, design, 0, "ann"), "Correct", seconds=1.0)
+    assert store.skip_steps(pid) == {skipped: 3}
+    assert grade_actions.reopen(store, ann, pid, skipped).status == "reopened"
+    grade_actions.grade(store, ann, pid, skipped, "Incorrect", seconds=1.0)
+    assert store.skip_steps(pid) == {skipped: 3} and skipped not in store.skipped_positions(pid)
+    other = reservations.claim(store, pid, design, 0, "ann")
+    grade_actions.skip(store, ann, pid, other)
+    reservations.claim(store, pid, design, 0, "ann")
+    grade_actions.undo(store, ann, pid)
+    assert store.skip_steps(pid) == {skipped: 3}
+
+
 def test_every_path_that_changes_a_grade_is_audited(world):
     """Below the grade page too (the services the load tests use, and the store itself): a changed grade, an undo,
     a comment and a skip each write their audit event with the change; a first grade carries its own trace."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -49,8 +51,28 @@ def test_skips_that_could_move_the_estimate_past_the_target_keep_it_from_stoppin
     assert not reading.done and reading.held_by_skips and reading.skipped == 40
     assert reading.rule.half_width > 0.1  # widened by the skips' worst case
     assert "40 skipped items keep the interval wider" in stopping_words(reading)
+    one = replace(reading, skipped=1)  # the words agree with the count
+    assert "1 skipped item keeps the interval wider" in stopping_words(one)
     few = skip_bound(design, list(graded), list(graded.values()), free[:1])
     assert read_project(design, SETTINGS, graded, e, skips=few).done  # one skip moves it too little
+
+
+def test_a_stop_the_skips_held_is_dated_when_they_stopped_holding_it():
+    """Items skipped before the looks said done and graded after it (by another grader): the stop is where the
+    rule, with the skips standing then, said done, and its estimate counts every grade up to there; skips that
+    came after the stop move nothing."""
+    design, graded = _graded(400)
+    positions, values = list(graded), list(graded.values())
+    e = estimate(design, positions, values)
+    alone = read_project(design, SETTINGS, graded, e)
+    stop = alone.stop_at
+    late = positions[stop + 5 : stop + 45]  # graded after the looks said done, skipped after the first grade
+    held = read_project(design, SETTINGS, graded, e, skip_steps={p: 1 for p in late})
+    assert held.done and held.stop_at > stop + 5
+    assert held.stop_value == pytest.approx(estimate(design, positions[: held.stop_at], values[: held.stop_at]).value)
+    assert held.rule.half_width <= 0.1 and "widened" in held.rule.name and held.forecast.n == held.stop_at
+    after = read_project(design, SETTINGS, graded, e, skip_steps={p: stop for p in late})
+    assert (after.stop_at, after.stop_value, after.rule) == (alone.stop_at, alone.stop_value, alone.rule)
 
 
 def test_the_score_the_manager_expects_sets_the_forecast_before_any_grade():

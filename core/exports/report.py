@@ -242,16 +242,17 @@ def _graded(
     grades: pd.DataFrame,
     reviewed: Mapping[int, float],
     skips: SkipBound | None,
+    skip_steps: Mapping[int, int] | None = None,
 ) -> _Graded:
     """The items' final grades (core.stats.rater_agreement.final_grades), their anytime interval and the
-    project's reading of them."""
+    project's reading of them (``skip_steps``: core.services.reading.read_project's)."""
     item_grades = final_grades(grades["position"], grades["value"], reviewed)
     positions = np.fromiter(item_grades, dtype=int, count=len(item_grades))
     values = np.fromiter(item_grades.values(), dtype=float, count=len(item_grades))
     n0 = project.settings.n0(design.N)
     anytime = anytime_interval(design, positions, values, n0) if len(positions) else None
     graded = dict(zip(positions.tolist(), values.tolist()))
-    reading = read_project(design, project.settings, graded, result, anytime, skips=skips)
+    reading = read_project(design, project.settings, graded, result, anytime, skips=skips, skip_steps=skip_steps)
     stopping_by = None if reading.regime == FIXED else anytime  # the path's anytime lines, unless the budget is fixed
     return _Graded(positions, values, n0, reading, stopping_by)
 
@@ -513,6 +514,7 @@ def report(
     chain: ChainCheck | None = None,
     criteria: Sequence[CriterionReading] = (),
     rubric_grades: pd.DataFrame | None = None,
+    skip_steps: Mapping[int, int] | None = None,
 ) -> dict[str, Any]:
     """Everything needed to read and reproduce the result: method, estimate, interval, stopping rule,
     strata, savings, graders and their agreement, skips (per stratum and their worst-case bound,
@@ -523,12 +525,13 @@ def report(
     each criterion's reading (core.services.criteria_reading), the estimate, the stopping rule and the rest
     being the design criterion's, and with ``rubric_grades`` (Store.rubric_grades) each criterion's agreement
     between graders.
-    ``grades``: the active grades (``Store.grades``); ``reviewed``: position -> reviewed grade."""
+    ``grades``: the active grades (``Store.grades``); ``reviewed``: position -> reviewed grade; ``skip_steps``:
+    when each skipped item was skipped (Store.skip_steps), for a stop the skips held."""
     grades = (
         pd.DataFrame(columns=["position", "grader", "value", "seconds", "created_at"]) if grades is None else grades
     )
     reviewed = reviewed or {}
-    read = _graded(project, design, result, grades, reviewed, skips)
+    read = _graded(project, design, result, grades, reviewed, skips, skip_steps)
     path = estimate_path(design, list(read.positions), list(read.values), method=result.method, anytime=read.anytime)
     return json_safe(
         {

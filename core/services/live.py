@@ -78,9 +78,9 @@ def live_reading(
     estimate = current_estimate(design, graded, method)
     skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project_id))
     sequence = anytime_now(design, settings, graded, anytime)
-    return Live(
-        graded, estimate, skips, sequence, read_project(design, settings, graded, estimate, sequence, skips=skips)
-    )
+    steps = store.skip_steps(project_id)
+    reading = read_project(design, settings, graded, estimate, sequence, skips=skips, skip_steps=steps)
+    return Live(graded, estimate, skips, sequence, reading)
 
 
 def anytime_now(

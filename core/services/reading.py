@@ -29,10 +29,11 @@ from core.settings import ProjectSettings, SettingsLike
 from core.stats.allocation import Design, planned_allocation
 from core.stats.confseq import AnytimeInterval
 from core.stats.estimate import Estimate
+from core.stats.estimate import estimate as estimate_of
 from core.stats.forecast import Forecast, StopSaving, forecast, stop_saving, surrogate_mean
 from core.stats.looks import look_plan
 from core.stats.savings import planned_design_effect
-from core.stats.skips import SkipBound
+from core.stats.skips import SkipBound, skip_bound
 from core.stats.stopping import ANYTIME, FIXED, LOOKS, REGIME_NAMES
 
 
@@ -124,10 +125,13 @@ def read_project(
     anytime: AnytimeInterval | None = None,
     *,
     skips: SkipBound | None = None,
+    skip_steps: Mapping[int, int] | None = None,
 ) -> Reading:
     """The reading of a project whose items at ``graded`` (position -> grade, in grading order) gave the
     fixed-n ``estimate``; ``anytime`` its confidence sequence (None where the page did not compute it);
-    ``skips`` the bound of the items skipped and not graded (None: none)."""
+    ``skips`` the bound of the items skipped and not graded (None: none); ``skip_steps`` every item skipped
+    (and not taken back) -> the grades given before its skip (Store.skip_steps), so that a stop the skips held
+    is dated when they stopped holding it (`held_stop`; None: no skip ever held one)."""
     settings = ProjectSettings.from_dict(settings)
     regime, target = settings.stopping, float(settings.target_half_width)
     positions = np.fromiter(graded.keys(), dtype=np.int64, count=len(graded))
@@ -152,8 +156,7 @@ def read_project(
         last = int(looks.last[0])
         rule = None
         if last >= 0:
-            name = f"look {last + 1} of {plan.count} (repeated confidence interval, at {plan.levels[last]:.1%})"
-            rule = Interval(name, plan.levels[last], float(looks.last_low[0]), float(looks.last_high[0]))
+            rule = Interval(look_name(last), plan.levels[last], float(looks.last_low[0]), float(looks.last_high[0]))
         stop_at = int(looks.n[0]) if done else None
         stop_value = float(looks.value[0]) if done else None
         half = fixed_n.half_width * plan.constants[-1] / 1.96  # the last look's width, to first order
@@ -163,6 +166,10 @@ def read_project(
     held_by_skips = bool(done and regime != FIXED and rule is not None and rule.half_width > target + 1e-12)
     done = done and not held_by_skips
     stop_at, stop_value = (stop_at, stop_value) if done else (None, None)
+    if done and regime == LOOKS and skip_steps:
+        held = held_stop(design, positions, grades, stop_at, int(looks.look[0]), target, skip_steps)
+        if held is not None:
+            stop_at, stop_value, rule = held
     now = rule if (done and rule is not None) or sequence is None else sequence
     if regime == FIXED:
         now = widened(fixed_n, widen)
@@ -204,6 +211,43 @@ def read_project(
         budget_half_width=budget_half,
         stop_value=stop_value,
     )
+
+
+def look_name(look: int) -> str:
+    """The name of planned look ``look``'s interval (0-based), with its level."""
+    plan = look_plan()
+    return f"look {look + 1} of {plan.count} (repeated confidence interval, at {plan.levels[look]:.1%})"
+
+
+def held_stop(
+    design: Design,
+    positions: np.ndarray,
+    grades: np.ndarray,
+    stop_at: int,
+    look: int,
+    target: float,
+    skip_steps: Mapping[int, int],
+) -> tuple[int, float, Interval] | None:
+    """Where the looks' stop lies once the skips it met are counted: None where no skip held it (the stop the
+    grades alone give, ``stop_at``, stands), else the grades, the estimate and the interval at the first grade
+    from ``stop_at`` on at which the stop's look interval (read again, at that look's level, on the grades so
+    far) widened by the skips standing then (core.stats.skips) is at most ``target``, the stop the rule made
+    as the grades came in, as core.stats.stopping.LookReplay does with skips; the grades given now where none
+    is. A skip stands at grade k when it came after fewer than k grades and its item is not among the first k
+    graded. Without this, an item skipped when the looks said done and graded later dated the stop back to
+    the look, and reported the estimate without it, the grade whose absence had held the stop."""
+    order = {int(p): k for k, p in enumerate(positions)}
+    plan = look_plan()
+    for k in range(stop_at, positions.size + 1):
+        standing = [p for p, before in skip_steps.items() if before < k and order.get(p, positions.size) >= k]
+        if k == stop_at and not standing:
+            return None
+        now = estimate_of(design, positions[:k], grades[:k], level=plan.levels[look])
+        widen = skip_widening(now, skip_bound(design, positions[:k], grades[:k], standing))
+        interval = widened(Interval(look_name(look), now.level, now.ci_low, now.ci_high), widen)
+        if interval.half_width <= target + 1e-12 or k == positions.size:
+            return k, now.value, interval
+    return None
 
 
 def _saving(
@@ -287,7 +331,8 @@ def stopping_words(reading: Reading) -> str:
         return f"Budget reached: {state}; report the fixed-n interval." if reading.done else f"{state}."
     if reading.held_by_skips:
         return (
-            f"Not done: {counted(reading.skipped, 'skipped item')} keep the interval wider than the target {target} "
+            f"Not done: {counted(reading.skipped, 'skipped item')} {'keeps' if reading.skipped == 1 else 'keep'} "
+            f"the interval wider than the target {target} "
             "(they could be all 0 or all 1). Have them graded by another grader."
         )
     if reading.regime == ANYTIME:

@@ -6,6 +6,7 @@ objects, never live ORM rows, so callers can hold them across threads.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 import threading
@@ -637,6 +638,28 @@ class Store:
             ).all()
         graded = self.graded_positions(project_id)
         return [int(p) for p, _ in rows if p not in graded]
+
+    def skip_steps(self, project_id: int) -> dict[int, int]:
+        """Each item someone skipped (a skip not taken back) -> how many items had been graded when it was first
+        skipped (items with an active grade of the design's criterion, each at its first such grade): the grades
+        after which its skip stood, in grading order (core.services.reading.held_stop). Empty without skips."""
+        criterion = self.criterion_of(project_id)
+        with self.session() as s:
+            skips = s.execute(
+                select(Skip.position, func.min(Skip.created_at))
+                .where(Skip.project_id == project_id)
+                .group_by(Skip.position)
+            ).all()
+            if not skips:
+                return {}
+            firsts = sorted(
+                s.scalars(
+                    select(func.min(Grade.created_at))
+                    .where(Grade.project_id == project_id, Grade.retracted_at.is_(None), Grade.criterion == criterion)
+                    .group_by(Grade.position)
+                ).all()
+            )
+        return {int(position): bisect.bisect_left(firsts, at) for position, at in skips}
 
     def last_skip_since_grade(self, project_id: int, grader: str) -> int | None:
         """The position of this grader's most recent skip when it came after their most recent active grade
