@@ -17,19 +17,22 @@ from scipy import stats
 
 from core.stats.simulate import surrogate_items
 
-KINDS = ("binary", "skewed")
+KINDS = ("binary", "skewed", "likert")
 
 
 def make_pool(n_items: int, mean: float, *, kind: str = "binary", auroc: float = 0.7, seed: int = 0) -> pd.DataFrame:
-    """An items table with `label`: binary grades with exactly round(mean N) ones, or skewed
-    continuous grades Beta(a, b) with mean `mean` and a + b = 3.3 (mean 0.09: Beta(0.3, 3))."""
+    """An items table with `label`: binary grades with exactly round(mean N) ones, skewed
+    continuous grades Beta(a, b) with mean `mean` and a + b = 3.3 (mean 0.09: Beta(0.3, 3)), or those
+    rounded to a Likert scale of five values (0, 1/4, ..., 1; a rare mean comes out a little lower)."""
     rng = np.random.default_rng(seed)
     if kind == "binary":
         labels = np.zeros(n_items)
         labels[rng.choice(n_items, int(round(mean * n_items)), replace=False)] = 1.0
         z = labels
-    elif kind == "skewed":
+    elif kind in ("skewed", "likert"):
         labels = rng.beta(3.3 * mean, 3.3 * (1 - mean), n_items)
+        if kind == "likert":
+            labels = np.round(4 * labels) / 4
         z = stats.norm.ppf((stats.rankdata(labels) - 0.5) / n_items)
     else:
         raise ValueError(f"kind must be one of {KINDS}")

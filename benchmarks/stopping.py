@@ -3,8 +3,9 @@
 Writes benchmarks/stopping.md. Pools: the shared ones (../shared/data, skipped
 when absent) prepared as default projects, and pools of our own making
 (benchmarks/pools.make_pool: N 500 to 5,000, means 0.02, 0.1 and 0.5,
-surrogate AUROC 0.5, 0.7 and 0.9, binary and skewed continuous grades), each
-at target half-widths 0.05 and 0.03. The manager's expected score, for the
+surrogate AUROC 0.5, 0.7 and 0.9, binary and skewed continuous grades, and those
+rounded to a Likert scale of five values, the app's own finer scale), each at
+target half-widths 0.05 and 0.03. The manager's expected score, for the
 setup forecast, is the pool's mean times 1.25 (a manager a quarter off); the
 surrogate's own forecast is given beside it.
 
@@ -54,6 +55,10 @@ def pools() -> list[tuple[str, float | None, object]]:
         size = SIZES[i % len(SIZES)]
         items = make_pool(size, mean, kind=kind, auroc=auroc, seed=100 + i)
         out.append((f"{kind}, N {size}, mean {mean}, AUROC {auroc}", auroc, items))
+    for i, (mean, auroc) in enumerate(itertools.product(MEANS, AUROCS)):  # the app's own finer scale
+        size = SIZES[(i + 1) % len(SIZES)]
+        items = make_pool(size, mean, kind="likert", auroc=auroc, seed=200 + i)
+        out.append((f"likert, N {size}, mean {mean}, AUROC {auroc}", auroc, items))
     return out
 
 
