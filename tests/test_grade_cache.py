@@ -19,7 +19,7 @@ from core.services import live, reservations
 from core.services.grading import queue_state
 from core.services.project import create_project, start_preparation
 from core.stats.rater_agreement import FinalGrades, final_grades
-from core.store import Store, reviews
+from core.store import Store, grade_cache, reviews
 from core.store.models import Grade, Skip
 from tests.pg_schema import throwaway_schema_url
 
@@ -197,3 +197,14 @@ def test_a_grade_committed_after_a_later_one_is_read_once_committed():
             late.commit()
         assert list(store.graded_positions(pid).items()) == [(1, 1.0), (2, 0.0)]
         store.engine.dispose()
+
+
+def test_the_rows_added_since_are_read_by_index_not_by_every_row_of_the_project(tmp_path):
+    """The rows above the highest id seen are found by the (project, id) indexes (revision 0016): without them
+    SQLite read every grade of the project and sorted them, on every batch of claims (0.36 ms at 6,000 grades)."""
+    store = Store.open(f"sqlite:///{tmp_path / 'plan.db'}")
+    with store.engine.connect() as c:
+        for statement in (grade_cache.GRADES_AFTER, grade_cache.SKIPS_AFTER):
+            compiled = statement.compile(c)
+            plan = " ".join(str(row[-1]) for row in c.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled}", (1, 0)).all())
+            assert "(project_id=? AND id>?)" in plan and "TEMP B-TREE" not in plan, plan

@@ -138,6 +138,7 @@ class Grade(Base):
     retracted_at: Mapped[datetime | None] = mapped_column(nullable=True)
     __table_args__ = (
         Index("ix_grades_project_position", "project_id", "position"),
+        Index("ix_grades_project_id", "project_id", "id"),  # the rows added since: core.store.grade_cache
         Index(  # the few retracted rows alone: core.store.grade_cache counts them on every card
             "ix_grades_retracted",
             "project_id",
@@ -156,7 +157,10 @@ class Skip(Base):
     position: Mapped[int] = mapped_column()
     grader: Mapped[str] = mapped_column(String(MAX_NAME_CHARS))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    __table_args__ = (Index("ix_skips_project_position", "project_id", "position"),)
+    __table_args__ = (
+        Index("ix_skips_project_position", "project_id", "position"),
+        Index("ix_skips_project_id", "project_id", "id"),  # the rows added since: core.store.grade_cache
+    )
 
 
 class Review(Base):
