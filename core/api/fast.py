@@ -3,7 +3,7 @@ handlers, for graders on slow links or long sessions (no Streamlit rerun per pre
 
 The page is served by the app's server (ui/web.py adds ``routes``) and acts for the signed-in session of
 the HttpOnly sign-in cookie (core.api.http.session_user: the app's own origin only, never a token); its
-calls are the API's handlers (core.api.endpoints: next_item, grade, skip), so a press here runs the same
+calls are the API's handlers (core.api.endpoints: next_item, grade, skip, undo), so a press here runs the same
 checks and the same grade_actions code as the Grade page and the API. Each grade asks for the next card
 in the same round trip (``POST grades?then=next``), and every card comes with the item the queue is
 expected to hand out after it (``ahead``: its texts only, core.api.cards.ahead; a grader holds one item at a
@@ -16,8 +16,10 @@ the item's id and its single-use token, so a grade lands on the item shown or no
 page's card (ui/grading_card.js), no press is dropped without a sign: a grade key pressed while a press is
 in flight is refused on screen (the card on screen is not handed out yet), a skip is kept and carried out
 once that press is answered, on the card then held if it is the one that was on screen when S was
-pressed (else the page says it was not carried out); ``#card`` counts them for tests (data-sent,
-data-kept, data-refused, data-ahead).
+pressed (else the page says it was not carried out), and so is an undo (U: the grader's last skip or grade,
+then the card they hold, the item it brought back); ``#card`` counts them for tests (data-sent,
+data-kept, data-refused, data-ahead). The card shows the item's reference answer where the project shows it
+to graders (its ``show_reference`` setting), and every answer names the item it was about.
 
 A rubric project's card (core.rubric: the card's ``criteria``) asks every criterion at once, with keys as on
 the Grade page (ui/grading_card.js), digits on every scale (a yes/no criterion: 1 and 2): 1..9 answer the criterion in focus with its labels in order and move the
@@ -72,7 +74,9 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
   <p><b>Item</b> <span id="item"></span></p>
   <p><b>Prompt</b></p><div class="text" id="prompt"></div>
   <p><b>Response</b></p><div class="text" id="response"></div>
+  <div id="reference-block" hidden><p><b>Reference</b></p><div class="text" id="reference"></div></div>
   <div id="labels"></div><button id="skip" type="button">Skip (S)</button>
+  <button id="undo" type="button">Undo my last skip or grade (U)</button>
 </div>
 <script>
 (() => {
@@ -104,6 +108,8 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
     $("item").textContent = view ? view.item_id : "";
     $("prompt").textContent = view ? view.prompt : "";
     $("response").textContent = view ? view.response : "";
+    $("reference").textContent = view && view.reference ? view.reference : "";
+    $("reference-block").hidden = !(view && view.reference);
     if (!view || view.item_id !== answersFor) { answers = {}; answersFor = view ? view.item_id : null; focus = 0; }
     $("labels").replaceChildren(...(view ? questions() : []));
     showAnswers();
@@ -236,16 +242,31 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
     show(j);
   }
   // A key or click: sent now; while a press is in flight a grade is refused on screen (the card on screen
-  // cannot be graded before the server hands it out) and a skip is kept, carried out once the press before
-  // it is answered if the card then held is the one on screen when it was pressed (ui/grading_card.js).
-  // ``grade``: a label, a rubric card's answers (criterion -> label), or undefined for a skip.
+  // cannot be graded before the server hands it out) and a command (S, U) is kept, carried out once the press
+  // before it is answered (a skip: if the card then held is the one on screen when it was pressed;
+  // ui/grading_card.js). ``grade``: a label, a rubric card's answers (criterion -> label), or undefined for a
+  // skip or an undo.
   function press(key, grade) {
     if (busy && grade !== undefined) {
       refuse(key, BUSY);
     } else if (busy) {
       kept.push([key, $("card").dataset.item]); count("kept");
       notify(`${key} kept: it is carried out once the last press is answered`);
-    } else send(key, grade);
+    } else if (key === "U") undo();
+    else send(key, grade);
+  }
+  // U: the grader's last skip or grade undone (the API's undo), then the card they hold, the item it brought back.
+  async function undo() {
+    busy = true; count("sent"); $("card").dataset.state = "sending"; say("Undoing...");
+    try {
+      const [r, j] = await call("/undo", {});
+      if (!r.ok) { say("Not undone: " + (j.message || j.error.message)); $("card").dataset.state = card ? "ready" : "done"; return; }
+      const [n, a] = await call("/next");
+      if (n.ok) show(a); else { paint(null, "done"); say("Not available: " + a.error.message); return; }
+      say(j.item_id ? `${j.message} (item ${j.item_id})` : j.message);
+    } catch (e) {
+      say("Not undone, press again: the server did not answer"); $("card").dataset.state = card ? "ready" : "done";
+    } finally { busy = false; }
   }
   // Sends a press on the card held; the item the server is expected to hand out next (``ahead``) is painted at
   // once, not pressable, while the press is saved. Not saved: the pressed card comes back.
@@ -266,7 +287,7 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
       const [r, j] = await call(grade === undefined ? "/skip" : "/grades?then=next", body);
       saved = r.ok;
       if (r.ok) {
-        say((j.message || j.status) + "");
+        say(`${j.message || j.status} (item ${pressed.item_id})`);
         if (j.next) take(j.next, ahead);
         else {
           const [n, a] = await call("/next");
@@ -283,16 +304,22 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
     } finally { busy = false; }
     const next = kept.shift();
     if (next === undefined) return;
-    if (saved && card && next[1] === card.item_id) send(next[0]);
+    if (saved && next[0] === "U") {
+      if (kept.length) notify(`${kept.map((k) => k[0]).join(", ")} not carried out: the undo changes the card`);
+      kept = []; undo();
+    }
+    else if (saved && card && next[1] === card.item_id) send(next[0]);
     else {
       const why = saved ? "the card changed before it was carried out" : "the press before it was not saved";
       notify(`${[next, ...kept].map((k) => k[0]).join(", ")} not carried out: ${why}`); kept = [];
     }
   }
   $("skip").onclick = () => press("S");
+  $("undo").onclick = () => press("U");
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;  // a key held down is not a second press
     if (e.key === "s" || e.key === "S") { press("S"); return; }
+    if (e.key === "u" || e.key === "U") { press("U"); return; }
     const n = Number(e.key);
     if (criteria) { rubricKey(e, n); return; }
     if (n >= 1 && n <= labels.length) press(e.key, labels[n - 1].label);
@@ -321,7 +348,7 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
 
 
 def routes(store: Callable[[], Store], cookie: str) -> list[Route]:
-    """The page and its three calls (the API's handlers, on the sign-in cookie ``cookie``)."""
+    """The page and its four calls (the API's handlers, on the sign-in cookie ``cookie``)."""
 
     async def page(request: Request) -> Response:
         if auth.open_demo_enabled():  # no sessions: this machine's clients only, as the open demo's user
@@ -338,6 +365,7 @@ def routes(store: Callable[[], Store], cookie: str) -> list[Route]:
         ("GET", "/next", functools.partial(endpoints.next_item, ahead=True), None),
         ("POST", "/grades", functools.partial(endpoints.grade, ahead=True), "json"),
         ("POST", "/skip", endpoints.skip, "json"),
+        ("POST", "/undo", endpoints.undo, "json"),
     )
     return [Route(PAGE_PATH, page, methods=["GET"])] + [
         Route(API_PATH + path, Endpoint(handler, body, store, cookie=cookie), methods=[method])

@@ -143,3 +143,28 @@ def test_the_open_demos_fast_page_grades_under_the_name_in_its_url(browser, shar
         page.keyboard.press("1")
     page.wait_for_function(CARD_READY, arg=previous, timeout=TIMEOUT_MS)
     assert store.grades(pid)["grader"].tolist() == ["fast-demo"] * 3
+
+
+def test_undo_on_the_fast_page_brings_back_the_last_skip_then_the_last_grade(browser, shared_signed_in_server):
+    """U undoes the grader's last skip or grade (the API's undo) and shows the item it brought back; every
+    answer names its item, and the card shows the reference answer the project shows graders."""
+    store, pid, page = _fast_page(browser, shared_signed_in_server, "fast-undoing-grader")
+    items = store.load_items(pid).set_index("id")
+    page.wait_for_function(CARD_READY, arg="", timeout=TIMEOUT_MS)
+    graded = page.get_attribute("#card", "data-item")
+    assert page.text_content("#reference") == str(items.loc[graded, "reference"])
+    assert page.is_visible("#reference-block")
+    page.keyboard.press("1")
+    page.wait_for_function(CARD_READY, arg=graded, timeout=TIMEOUT_MS)
+    assert page.text_content("#status") == f"saved: Correct (item {graded})"
+    skipped = page.get_attribute("#card", "data-item")
+    page.keyboard.press("s")
+    page.wait_for_function(CARD_READY, arg=skipped, timeout=TIMEOUT_MS)
+    page.keyboard.press("u")
+    page.wait_for_function(CARD_READY, arg=page.get_attribute("#card", "data-item"), timeout=TIMEOUT_MS)
+    assert page.get_attribute("#card", "data-item") == skipped
+    assert page.text_content("#status") == f"undone: the skipped item is back (item {skipped})"
+    assert store.skipped_positions(pid) == set()
+    page.keyboard.press("u")
+    page.wait_for_function(CARD_READY, arg=skipped, timeout=TIMEOUT_MS)
+    assert page.get_attribute("#card", "data-item") == graded and store.grades(pid).empty
