@@ -16,7 +16,7 @@ from core.api import cards
 from core.rubric import ALL
 from core.scales import BINARY
 from core.services import live, reservations
-from core.services.grading import queue_state
+from core.services.grading import queue_state, ungraded
 from core.services.project import create_project, start_preparation
 from core.stats.rater_agreement import FinalGrades, final_grades
 from core.store import Store, grade_cache, reviews
@@ -215,3 +215,13 @@ def _plan(connection, statement, parameters: tuple) -> str:
     """SQLite's query plan of ``statement``, its lines joined."""
     rows = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement.compile(connection)}", parameters).all()
     return " ".join(str(row[-1]) for row in rows)
+
+
+def test_the_held_positions_without_a_grade_are_the_difference_with_the_grades():
+    """grading.ungraded (the reserved set of the queue's state, walking the held positions, not every grade) is
+    the set difference it replaces, wherever the held positions fall."""
+    rng = random.Random(7)
+    for _ in range(200):
+        graded = {p: rng.random() for p in rng.sample(range(300), rng.randrange(0, 200))}
+        held = set(rng.sample(range(300), rng.randrange(0, 40)))
+        assert ungraded(held, graded) == frozenset(held) - graded.keys()

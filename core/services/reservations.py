@@ -54,7 +54,7 @@ import numpy as np
 
 from core.inputs.limits import MAX_NAME_CHARS, check_length
 from core.scales import Scale
-from core.services.grading import budget_reached, check_comment, check_seconds, queue_state
+from core.services.grading import budget_reached, check_comment, check_seconds, queue_state, ungraded
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.queue import Draws, QueueState
@@ -167,7 +167,7 @@ class _Queue:
 
     def with_held(self, held: set[int]) -> QueueState:
         """The state with ``held`` (the other graders' first grades) reserved, as ``claim`` reads it."""
-        return dataclasses.replace(self.state, reserved=frozenset(held) - self.state.graded.keys())
+        return dataclasses.replace(self.state, reserved=ungraded(held, self.state.graded))
 
 
 class _Batch:
