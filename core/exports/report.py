@@ -79,16 +79,16 @@ EXPORT_COLUMNS = [
 ]
 
 RECOMPUTE_FORMULA = """\
-From the grades export alone (the stratified estimator, docs/method.md, *Estimators*; Cochran 1977, eq. 5.7):
+From the grades export alone (the stratified estimator, docs/method.md, section 'Estimators'; Cochran 1977, eq. 5.7):
 
 1. Average each item's grades (an item graded by several graders enters once): y_i.
 2. Per stratum h (columns stratum, stratum_size N_h, weight W_h = N_h / N): n_h graded items,
    their mean ybar_h and sample variance s_h^2 (divisor n_h - 1). Where a stratum's grades are all
    equal, or it has one, s_h^2 = p (1 - p) with p = (sum_h y_i + 1/2) / (n_h + 1)
-   (one grade is information, not certainty; docs/method.md, *Fixed-n intervals*, all-equal strata).
+   (one grade is information, not certainty; docs/method.md, section 'Fixed-n intervals', all-equal strata).
 3. Estimate mu = sum_h W_h ybar_h (equivalently (1/N) sum_i y_i / pi_i, pi_i = n_h / N_h the
    inclusion_probability column), variance V = sum_h W_h^2 (1 - n_h / N_h) s_h^2 / n_h, se = sqrt(V).
-4. Unless every y_i is 0 or 1, V is at least the bounded variance (docs/method.md, *Fixed-n intervals*)
+4. Unless every y_i is 0 or 1, V is at least the bounded variance (docs/method.md, section 'Fixed-n intervals')
    rho sum_h W_h^2 (1 - n_h / N_h) m_h (1 - m_h) / n_h, m_h = (sum_h y_i + 1/2) / (n_h + 1),
    rho = sum_h (n_h - 1) s_h^2 / sum_h n_h ybar_h (1 - ybar_h) (at most 1; strata with 2 items or more).
 The interval is Korn-Graubard's: Clopper-Pearson on the effective size mu (1 - mu) / V with df = n - H."""
@@ -119,7 +119,7 @@ ESTIMATORS_TEXT = {
         "The estimate (the difference estimator) weights each stratum's mean residual by its share of the "
         "pool: a grade minus its prediction from the surrogate's signals, a within-stratum regression fitted on "
         "the other half of the stratum's grades (cross-fitting), whose known pool means it adds back "
-        "(docs/method.md, *Estimators*; Sarndal, Swensson and Wretman 1992, ch. 6)"
+        "(docs/method.md, section 'Estimators'; Sarndal, Swensson and Wretman 1992, ch. 6)"
     ),
 }
 
@@ -132,10 +132,10 @@ def method_text(method: str) -> str:
         f"Neyman allocation, every stratum graded first). {ESTIMATORS_TEXT[method]}; its variance is the "
         "stratified sampling variance with the finite-population correction; the fixed-n interval is "
         "Korn-Graubard's, and the interval valid whenever grading stops is a confidence sequence "
-        "(docs/method.md, *The confidence sequence*). Savings compare the grades to the stop with what uniform "
+        "(docs/method.md, section 'The confidence sequence'). Savings compare the grades to the stop with what uniform "
         "random sampling needs for the same half-width, read with its usual fixed-n interval and stopped by the "
         "same rule; with a budget fixed in advance, with a uniform sample of the same precision "
-        "(docs/method.md, *Savings*)."
+        "(docs/method.md, section 'Savings')."
     )
 
 
@@ -491,7 +491,7 @@ def _recompute_section(design: Design, read: _Graded, result: Estimate, criterio
     if not np.isclose(variance, stratified.se**2, rtol=1e-9, atol=0.0):
         notes.append(
             f"The estimate's own variance is {stratified.se**2:.6g}: while an F test finds no difference between "
-            "the strata's mean grades, it reads one spread pooled over them (docs/method.md, *Strata read as one until their grades differ*)."
+            "the strata's mean grades, it reads one spread pooled over them (docs/method.md, section 'Strata read as one until their grades differ')."
         )
     return {
         "formula": RECOMPUTE_FORMULA,
@@ -560,9 +560,7 @@ def report(
     )
 
 
-INTERVAL = (
-    "fixed-n Korn-Graubard (docs/method.md, *Fixed-n intervals*): valid for a number of grades decided in advance"
-)
+INTERVAL = "fixed-n Korn-Graubard, valid for a number of grades decided in advance"
 
 
 def allocation_text(settings: ProjectSettings, n0: int) -> str:
@@ -649,7 +647,7 @@ def stopping_line(rule: dict[str, Any]) -> str:
 
 ESTIMAND = (
     "the pool's mean final grade: the grade a reviewer set where one settled the item, the mean of the "
-    "graders' grades where none did (docs/review.md, *The final grade, decided once*)"
+    "graders' grades where none did (docs/review.md, section 'The final grade, decided once')"
 )
 
 
@@ -670,7 +668,7 @@ def _review(grades: pd.DataFrame, reviewed: Mapping[int, float], validated: Vali
             "correction": validated.correction,
             "validation_items": validated.validation,
             "method": "first grades' stratified estimate + the mean of (final - first grade) on the random "
-            "double-graded and audited items (docs/review.md, *The estimate that uses review: a validation sample*)",
+            "double-graded and audited items (docs/review.md, section 'The estimate that uses review: a validation sample')",
         }
     return {
         "estimand": ESTIMAND,
@@ -744,13 +742,20 @@ def number(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
+def as_of_line(data: dict[str, Any]) -> str:
+    """When the report's figures hold, for people: the last grade's time to the minute, in UTC."""
+    moment = pd.Timestamp(data["generated_at"])
+    moment = moment.tz_localize("UTC") if moment.tzinfo is None else moment.tz_convert("UTC")
+    return f"As of {moment:%Y-%m-%d %H:%M} UTC (the last grade's time)"
+
+
 def report_markdown(data: dict[str, Any]) -> str:
     """The report as a short Markdown document."""
     strata = pd.DataFrame(data["strata"])
     lines = [
         f"# ActiveGrade report: {data['project']}",
         "",
-        f"As of {data['generated_at']} (the last grade's time), from "
+        f"{as_of_line(data)}, from "
         + ", ".join(f"{role} `{f['file']}` (SHA-256 `{f['sha256']}`)" for role, f in data["inputs"].items())
         + ".",
         "",

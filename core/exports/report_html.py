@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from core.exports.report import (
+    as_of_line,
     audit_chain_line,
     criteria_table,
     estimand_lines,
@@ -172,7 +173,7 @@ def report_html(data: dict[str, Any]) -> str:
     inputs = [{"role": role, "file": f["file"], "sha256": f["sha256"]} for role, f in data["inputs"].items()]
     parts = [
         f"<h1>ActiveGrade report: {html.escape(data['project'])}</h1>",
-        _p(f"As of {data['generated_at']} (the last grade's time)."),
+        _p(f"{as_of_line(data)}."),
         _p(estimate_line(data)),
         _p(stopping_line(data["stopping_rule"])),
         *_criteria_parts(data.get("criteria")),

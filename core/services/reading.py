@@ -216,7 +216,7 @@ def read_project(
 def look_name(look: int) -> str:
     """The name of planned look ``look``'s interval (0-based), with its level."""
     plan = look_plan()
-    return f"look {look + 1} of {plan.count} (repeated confidence interval, at {plan.levels[look]:.1%})"
+    return f"look {look + 1} of {plan.count}, a repeated confidence interval at {plan.levels[look]:.1%}"
 
 
 def held_stop(
@@ -319,7 +319,7 @@ def interval_when(reading: Reading) -> str:
     if reading.regime == FIXED:
         return "at the budget fixed in advance" if reading.done else "fixed-n, to be read at the budget"
     if reading.done and reading.rule is not None:
-        return f"at the stop ({reading.rule.name.split(' (')[0]})" if reading.regime == LOOKS else "at the stop"
+        return f"at the stop ({reading.rule.name.split(',')[0]})" if reading.regime == LOOKS else "at the stop"
     return WHENEVER
 
 

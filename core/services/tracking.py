@@ -13,12 +13,14 @@ from core.stats.intervals import LEVEL
 
 PATH_NOTE = (
     "Line: the estimate. Blue band: its fixed-n interval at each number of grades. Dotted blue lines: the "
-    "interval valid whenever grading stops, which the stopping rule reads (unless the budget is fixed in "
-    "advance). Grey band between dashed lines: the fixed-n interval uniform random sampling would give at the "
-    "same number, drawn once every stratum has 2 grades."
+    "anytime-valid interval, valid whenever grading stops (drawn unless the budget is fixed in advance; the "
+    "default rule reads it between its planned looks, and stops at a look). Grey band between dashed lines: "
+    "the fixed-n interval uniform random sampling would give at the same number, drawn once every stratum has "
+    "2 grades."
 )
 """How to read `estimate_path`'s chart (dashboard, presenter, report): the two bands are fixed-n intervals, so
-they compare like with like; the dotted lines are the interval the headline figure reads."""
+they compare like with like; the dotted lines are the interval valid at any grade, the one to report between
+the planned looks (core.services.reading: ``now``)."""
 
 
 def estimate_path(

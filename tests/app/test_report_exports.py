@@ -127,6 +127,22 @@ def test_report_bytes_do_not_change_on_a_rerun_and_date_from_the_last_grade(stor
     assert pd.Timestamp(first["generated_at"]) == last
     submit(store, project_id, 31, BINARY, "Correct", "ann")
     assert _report(store, project_id)[0]["generated_at"] != first["generated_at"]
+    # people read the time to the minute, in UTC; the JSON keeps it whole
+    words = f"As of {last:%Y-%m-%d %H:%M} UTC (the last grade's time)"
+    assert words in report_markdown(first) and words in html.unescape(report_html(first))
+
+
+def test_the_reports_prose_has_no_markdown_marks_and_no_parentheses_in_parentheses(store, project_id):
+    """The interval's name is prose ('look 1 of 2, a repeated confidence interval at ...'), so the sentence that
+    puts it in parentheses nests none; the fixed-n interval's name carries no *emphasis* marks into the HTML."""
+    _grade(store, project_id)
+    data, _ = _report(store, project_id)
+    line = estimate_line(data)
+    depth = deepest = 0
+    for char in line:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        deepest = max(deepest, depth)
+    assert deepest == 1 and "*" not in re.sub(r"<[^>]+>", "", report_html(data).split("<pre")[0])
 
 
 def test_export_page_offers_the_html_report_and_keeps_it_across_reruns(open_app, store, project_id):
