@@ -419,6 +419,15 @@ def test_an_unclosed_quote_is_named_by_its_line():
     assert "never closed" in message
 
 
+def test_a_row_cut_short_is_named_not_loaded_with_empty_values():
+    """A row with fewer values than the header (a lost comma) was loaded with an empty response; an empty
+    value written as such is still a value."""
+    message = error_of(("pool.csv", (POOL_HEADER + 'q1,Hi,Hello,1\n\nq2,"What is 1 plus 1?"\nq3,Hi,,1\n').encode()))
+    assert_names(message, "pool.csv", row=4)
+    assert "2 of the header's 4 values: no response, label" in message
+    assert len(load_inputs(("pool.csv", (POOL_HEADER + "q1,Hi,,1\n").encode())).pool) == 1
+
+
 def test_a_semicolon_separated_file_is_recognised():
     message = error_of(("pool.csv", b"id;prompt;response\nq1;Hi;Hello\n"))
     assert_names(message, "pool.csv", row=1)

@@ -430,7 +430,32 @@ def _read_csv(name: str, data: bytes, text: str) -> Table:
     frame.columns = header
     if frame.empty:
         raise InputError("the file has a header but no rows", file=name, fix="add one row per item")
+    _check_short_rows(name, data, len(frame), header)
     return Table(name, frame, lambda: _csv_data_lines(data, len(frame)))
+
+
+def _check_short_rows(name: str, data: bytes, n_rows: int, header: list[str]) -> None:
+    """InputError naming the first data row with fewer values than the header has columns: pandas fills the
+    missing ones with empty text, so a row cut short (a lost comma, a quote closed too soon) would otherwise
+    load with an empty response and no word of it. An empty value written as such (two commas) is kept. Values
+    are counted by the commas outside quotes of each record (`_csv_records`); where those records do not pair
+    up with pandas' rows (quoting that is not RFC 4180), nothing is checked."""
+    buffer, in_quotes, _ = _csv_quoting(data)
+    starts, stops, lines = _csv_records(data)
+    if len(starts) != n_rows + 1:
+        return
+    commas = np.concatenate(([0], np.cumsum((buffer == ord(",")) & (in_quotes == 0))))
+    values = commas[stops] - commas[starts] + 1
+    short = np.flatnonzero(values[1:] < len(header))
+    if short.size == 0:
+        return
+    row, count = int(short[0]) + 1, int(values[int(short[0]) + 1])
+    raise InputError(
+        f"the row has {count} of the header's {len(header)} values: no {', '.join(header[count:])}",
+        file=name,
+        row=int(lines[row]),
+        fix='write every column\'s value, an empty one as nothing between two commas (or "")',
+    )
 
 
 def _csv_quoting(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
