@@ -25,6 +25,7 @@ from core.inputs.markup import to_html
 from core.scales import Scale
 from core.services import auth, grade_actions, grading, live, showings
 from core.services.grading import grader_view
+from core.services.progress import counted
 from ui import access, grading_card, plan, side_by_side_card, signin, state
 
 store = state.store()
@@ -326,7 +327,7 @@ def my_items() -> None:
             index=table.index,
         )
         table = table[haystack.str.contains(query, case=False, regex=False)]
-    st.caption(f"{len(table):,} items · choose a row to open it on the card · Refresh after grading more")
+    st.caption(f"{counted(len(table), 'item')} · choose a row to open it on the card · Refresh after grading more")
     version = st.session_state.setdefault(f"mine-version-{pid}", 0)
     chosen = st.dataframe(
         table.drop(columns="position"),

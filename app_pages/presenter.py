@@ -130,7 +130,7 @@ def live() -> None:
         st.caption(
             (f"Budget of {reading.budget:,} items" if reading.budget is not None else f"Target ±{reading.target:.3f}")
             + (_reached(reading) if reading.done else ": not yet.")
-            + " How to read the chart: the ? on the right.",
+            + " How to read the chart: the ? beside this line.",
             help=PATH_NOTE,
         )
 
