@@ -9,7 +9,7 @@ import streamlit as st
 from core.errors import InputError
 from core.services import auth, simulation
 from core.services.outcome import Refused
-from core.services.simulation import LEVEL, METHODS, ORACLES
+from core.services.simulation import LEVEL, METHOD_NOTES, METHODS, ORACLES
 from ui import access, plan, signin, state
 
 project = state.require_ready_project()
@@ -69,7 +69,7 @@ with st.form("simulate"):
         "Methods",
         METHODS,
         default=list(METHODS),
-        format_func=lambda m: f"{m} (reads every label)" if m in ORACLES else m,
+        format_func=lambda m: f"{m}: {METHOD_NOTES[m]}",
     )
     run = st.form_submit_button("Run the simulation", type="primary")
 

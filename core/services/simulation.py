@@ -18,12 +18,24 @@ from core.services.outcome import permitted
 from core.services.setup import suggested_n0
 from core.settings import ProjectSettings
 from core.stats.intervals import LEVEL
-from core.stats.simulate import METHODS, ORACLES, budget_sizes, budgets_around
+from core.stats.simulate import METHOD_NOTES, METHODS, ORACLES, budget_sizes, budgets_around
 from core.stats.stopping import ANYTIME, REGIME_NAMES
 from core.store import Store
 from core.store import jobs as job_table
 
-__all__ = ["LEVEL", "METHODS", "ORACLES", "Run", "Stopping", "defaults", "latest", "regime_name", "start", "stopping"]
+__all__ = [
+    "LEVEL",
+    "METHOD_NOTES",
+    "METHODS",
+    "ORACLES",
+    "Run",
+    "Stopping",
+    "defaults",
+    "latest",
+    "regime_name",
+    "start",
+    "stopping",
+]
 
 
 @dataclass(frozen=True)
