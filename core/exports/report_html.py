@@ -31,6 +31,8 @@ from core.exports.report import (
 from core.services.tracking import PATH_NOTE
 
 WIDTH, HEIGHT, PAD = 640, 260, 40
+LEFT = 56
+"""The path chart's left margin: room for the y axis's tick labels ("0.25") and, left of them, its title."""
 STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222;overflow-wrap:break-word}
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}
@@ -45,7 +47,7 @@ scrolls inside its box."""
 
 
 def _x(k: float, kmax: float) -> float:
-    return PAD + (WIDTH - 2 * PAD) * (k / max(kmax, 1))
+    return LEFT + (WIDTH - LEFT - PAD) * (k / max(kmax, 1))
 
 
 def _y(v: float) -> float:
@@ -62,8 +64,8 @@ def _axes(kmax: float) -> list[str]:
     """The x axis (grades, ticks from 0 to kmax) and the y axis (mean grade, 0 to 1), with tick marks and titles."""
     grey = 'stroke="#888"'
     parts = [
-        f'<line x1="{PAD}" y1="{_y(0)}" x2="{WIDTH - PAD}" y2="{_y(0)}" {grey}/>',
-        f'<line x1="{PAD}" y1="{_y(0)}" x2="{PAD}" y2="{_y(1)}" {grey}/>',
+        f'<line x1="{LEFT}" y1="{_y(0)}" x2="{WIDTH - PAD}" y2="{_y(0)}" {grey}/>',
+        f'<line x1="{LEFT}" y1="{_y(0)}" x2="{LEFT}" y2="{_y(1)}" {grey}/>',
     ]
     for k in ticks(kmax):
         x = _x(k, kmax)
@@ -73,10 +75,12 @@ def _axes(kmax: float) -> list[str]:
         )
     for v in (0.0, 0.25, 0.5, 0.75, 1.0):
         parts.append(
-            f'<g class="tick y"><line x1="{PAD - 4}" y1="{_y(v):.1f}" x2="{PAD}" y2="{_y(v):.1f}" {grey}/>'
-            f'<text x="{PAD - 6}" y="{_y(v) + 4:.1f}" font-size="11" text-anchor="end">{v:.2f}</text></g>'
+            f'<g class="tick y"><line x1="{LEFT - 4}" y1="{_y(v):.1f}" x2="{LEFT}" y2="{_y(v):.1f}" {grey}/>'
+            f'<text x="{LEFT - 6}" y="{_y(v) + 4:.1f}" font-size="11" text-anchor="end">{v:.2f}</text></g>'
         )
-    parts.append(f'<text x="{WIDTH / 2}" y="{HEIGHT - 4}" font-size="12" text-anchor="middle">grades</text>')
+    parts.append(
+        f'<text x="{(LEFT + WIDTH - PAD) / 2}" y="{HEIGHT - 4}" font-size="12" text-anchor="middle">grades</text>'
+    )
     parts.append(
         f'<text x="11" y="{HEIGHT / 2}" font-size="12" text-anchor="middle" '
         f'transform="rotate(-90 11 {HEIGHT / 2})">mean grade</text>'

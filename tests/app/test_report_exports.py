@@ -241,6 +241,11 @@ def test_the_html_reports_chart_has_ticks(store, project_id):
     _grade(store, project_id)
     page = report_html(_report(store, project_id)[0])
     assert page.count('class="tick x"') >= 3 and ">grades</text>" in page and ">mean grade</text>" in page
+    # the y axis's tick labels ("0.25", right-aligned, about 7 px a character at 11 px) clear its title, which is
+    # turned on its side (about 12 px across, centred on its x)
+    label_end = float(re.search(r'<text x="([\d.]+)"[^>]*text-anchor="end">0\.25<', page).group(1))
+    title_x = float(re.search(r'<text x="([\d.]+)"[^>]*rotate\(-90[^>]*>mean grade<', page).group(1))
+    assert label_end - 4 * 7 > title_x + 6
 
 
 def test_the_graders_table_rounds_pace_for_people(store, project_id):
