@@ -17,6 +17,7 @@ from core.stats.stopping import (
     FLOOR_KAPPA,
     allocation_kappa,
     check_regime,
+    held_stop,
     run_looks,
     uniform_fixed_n,
     uniform_fixed_n_wilson,
@@ -112,6 +113,20 @@ def test_uniform_wilson_size_is_the_issues_table_and_exceeds_wald_at_rare_means(
     assert uniform_fixed_n_wilson(0.0, 0.0, 4000, 0.05) == uniform_fixed_n(0.0, 4000, 0.05)
     skewed = uniform_fixed_n_wilson(0.005, 0.02, 4000, 0.05)  # a finer scale: Wilson on the effective size
     assert uniform_fixed_n(0.005, 4000, 0.05) < skewed < uniform_fixed_n_wilson(0.0196, 0.02, 4000, 0.05)
+
+
+def test_a_held_stop_counts_a_skip_from_the_grade_after_it_until_its_item_is_graded(pool):
+    """held_stop: None when no skip stands at the start; a skip made after b grades stands from grade b + 1
+    until its item's own grade; with a target nothing reaches, the stop is the last grade."""
+    design, labels, positions = pool
+    order, grades = positions[0, :60], labels[positions[0, :60]]
+    late = int(order[43])  # graded as the 44th
+    assert held_stop(design, order, grades, 40, 0.95, 0.5, {late: 40}) is None  # skipped at the 41st: not yet
+    wide = held_stop(design, order, grades, 40, 0.95, 0.5, {late: 10})
+    assert (wide.n, wide.standing) == (40, 1)  # within a wide target at once, the skip standing
+    never = held_stop(design, order, grades, 40, 0.95, 1e-4, {late: 10})
+    assert (never.n, never.standing) == (60, 0)  # graded by then
+    assert never.value == pytest.approx(estimate_batch(design, order[None], grades[None]).value[0])
 
 
 def test_the_median_se_is_about_that_of_a_normal_median():

@@ -29,12 +29,11 @@ from core.settings import ProjectSettings, SettingsLike
 from core.stats.allocation import Design, planned_allocation
 from core.stats.confseq import AnytimeInterval
 from core.stats.estimate import Estimate
-from core.stats.estimate import estimate as estimate_of
 from core.stats.forecast import Forecast, StopSaving, forecast, stop_saving, surrogate_mean
 from core.stats.looks import look_plan
 from core.stats.savings import planned_design_effect
-from core.stats.skips import SkipBound, skip_bound
-from core.stats.stopping import ANYTIME, FIXED, LOOKS, REGIME_NAMES
+from core.stats.skips import SkipBound
+from core.stats.stopping import ANYTIME, FIXED, LOOKS, REGIME_NAMES, held_stop
 
 
 @dataclass(frozen=True)
@@ -54,6 +53,8 @@ class Interval:
 FIXED_N = "fixed-n interval, valid when read once at a number of grades decided in advance"
 ANYTIME_NAME = "anytime-valid interval, valid however often you look and whenever you stop"
 WHENEVER = "valid whenever you stop"
+WIDENED = ", widened by the skipped items' worst case"
+"""What an interval's name says once the skips' bound is added to it (`widened`)."""
 """When the anytime-valid interval holds, in words (interval_when)."""
 
 
@@ -131,7 +132,7 @@ def read_project(
     fixed-n ``estimate``; ``anytime`` its confidence sequence (None where the page did not compute it);
     ``skips`` the bound of the items skipped and not graded (None: none); ``skip_steps`` every item skipped
     (and not taken back) -> the grades given before its skip (Store.skip_steps), so that a stop the skips held
-    is dated when they stopped holding it (`held_stop`; None: no skip ever held one)."""
+    is dated when they stopped holding it (core.stats.stopping.held_stop; None: no skip ever held one)."""
     settings = ProjectSettings.from_dict(settings)
     regime, target = settings.stopping, float(settings.target_half_width)
     positions = np.fromiter(graded.keys(), dtype=np.int64, count=len(graded))
@@ -166,10 +167,13 @@ def read_project(
     held_by_skips = bool(done and regime != FIXED and rule is not None and rule.half_width > target + 1e-12)
     done = done and not held_by_skips
     stop_at, stop_value = (stop_at, stop_value) if done else (None, None)
-    if done and regime == LOOKS and skip_steps:
-        held = held_stop(design, positions, grades, stop_at, int(looks.look[0]), target, skip_steps)
+    if done and regime == LOOKS and skip_steps:  # a stop the skips held is dated when they stopped holding it
+        look = int(looks.look[0])
+        held = held_stop(design, positions, grades, stop_at, plan.levels[look], target, dict(skip_steps))
         if held is not None:
-            stop_at, stop_value, rule = held
+            stop_at, stop_value = held.n, held.value
+            name = look_name(look) + (WIDENED if held.standing else "")
+            rule = Interval(name, plan.levels[look], held.low, held.high)
     now = rule if (done and rule is not None) or sequence is None else sequence
     if regime == FIXED:
         now = widened(fixed_n, widen)
@@ -219,37 +223,6 @@ def look_name(look: int) -> str:
     return f"look {look + 1} of {plan.count}, a repeated confidence interval at {plan.levels[look]:.1%}"
 
 
-def held_stop(
-    design: Design,
-    positions: np.ndarray,
-    grades: np.ndarray,
-    stop_at: int,
-    look: int,
-    target: float,
-    skip_steps: Mapping[int, int],
-) -> tuple[int, float, Interval] | None:
-    """Where the looks' stop lies once the skips it met are counted: None where no skip held it (the stop the
-    grades alone give, ``stop_at``, stands), else the grades, the estimate and the interval at the first grade
-    from ``stop_at`` on at which the stop's look interval (read again, at that look's level, on the grades so
-    far) widened by the skips standing then (core.stats.skips) is at most ``target``, the stop the rule made
-    as the grades came in, as core.stats.stopping.LookReplay does with skips; the grades given now where none
-    is. A skip stands at grade k when it came after fewer than k grades and its item is not among the first k
-    graded. Without this, an item skipped when the looks said done and graded later dated the stop back to
-    the look, and reported the estimate without it, the grade whose absence had held the stop."""
-    order = {int(p): k for k, p in enumerate(positions)}
-    plan = look_plan()
-    for k in range(stop_at, positions.size + 1):
-        standing = [p for p, before in skip_steps.items() if before < k and order.get(p, positions.size) >= k]
-        if k == stop_at and not standing:
-            return None
-        now = estimate_of(design, positions[:k], grades[:k], level=plan.levels[look])
-        widen = skip_widening(now, skip_bound(design, positions[:k], grades[:k], standing))
-        interval = widened(Interval(look_name(look), now.level, now.ci_low, now.ci_high), widen)
-        if interval.half_width <= target + 1e-12 or k == positions.size:
-            return k, now.value, interval
-    return None
-
-
 def _saving(
     design: Design, estimate: Estimate, forecast_: Forecast, stop_at: int | None, target: float, regime: str
 ) -> StopSaving:
@@ -295,7 +268,7 @@ def widened(interval: Interval | None, widen: tuple[float, float]) -> Interval |
     """``interval`` with the skips' worst case added to each side (the same interval without skips)."""
     if interval is None or widen == (0.0, 0.0):
         return interval
-    name = f"{interval.name}, widened by the skipped items' worst case"
+    name = interval.name + WIDENED
     return Interval(name, interval.level, max(interval.low - widen[0], 0.0), min(interval.high + widen[1], 1.0))
 
 

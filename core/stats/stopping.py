@@ -238,6 +238,61 @@ def run_looks(
     return LookReplay(design, target, reps, plan, start=start).advance(positions, grades, skipped).batch()
 
 
+@dataclass(frozen=True)
+class HeldStop:
+    """A stop the skips held (`held_stop`): the grades ``n`` at it, the estimate ``value`` and the look's
+    interval ``low``..``high`` there, widened by the ``standing`` skips then."""
+
+    n: int
+    value: float
+    low: float
+    high: float
+    standing: int
+
+
+def held_stop(
+    design: Design,
+    positions: np.ndarray,
+    grades: np.ndarray,
+    start: int,
+    level: float,
+    target: float,
+    skipped_after: dict[int, int],
+) -> HeldStop | None:
+    """Where a live project's ``looks`` stop lies once the skips it met are counted, as `LookReplay` counts them
+    when it is given the skips (the simulator's): None where no skip stood at ``start``, the stop the grades
+    alone give (a look at level ``level``); else the first grade k from ``start`` on at which that look's
+    interval, read again on the first k grades (in grading order, ``positions`` and ``grades``), widened by the
+    skips standing then (core.stats.skips.skip_widening), is at most ``target`` wide; the last grade where
+    none is. ``skipped_after``: each skipped item -> the grades given before its skip; a skip stands at grade k
+    when it came after fewer than k grades and its item is not among the first k graded. Vectorised over the
+    grades from ``start`` on (one pass of sums, as `LookReplay` keeps them)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    grades = np.asarray(grades, dtype=float)
+    n, order = positions.size, {int(p): k for k, p in enumerate(positions)}
+    ks = np.arange(start, n + 1)
+    skips = np.zeros((ks.size + 1, design.H))  # skips standing at each k, by stratum (a difference array)
+    for position, before in skipped_after.items():
+        first, last = max(before + 1, start), order.get(position, n)  # standing for first <= k <= last
+        if first <= last:
+            skips[first - start, design.stratum[position]] += 1
+            skips[last - start + 1, design.stratum[position]] -= 1
+    skips = np.cumsum(skips, axis=0)[:-1]
+    if not skips[0].any():
+        return None
+    one_hot = np.zeros((n, design.H))
+    one_hot[np.arange(n), design.stratum[positions]] = 1.0
+    counts, sums, sumsq = (np.cumsum(one_hot * w[:, None], axis=0)[ks - 1] for w in (np.ones(n), grades, grades**2))
+    binary = np.cumsum(~((grades == 0) | (grades == 1)))[ks - 1] == 0
+    batch = from_moments(design, (counts, sums, sumsq), (counts, sums, sumsq), binary, with_saving=False)
+    low, high = korn_graubard(batch.value, batch.variance, batch.n, batch.df, level)
+    down, up = skip_widening(design.weights, batch.value, counts, sums, skips)
+    low, high = np.maximum(low - down, 0.0), np.minimum(high + up, 1.0)
+    done = np.flatnonzero((high - low) / 2 <= target + 1e-12)
+    at = int(done[0]) if done.size else ks.size - 1
+    return HeldStop(int(ks[at]), float(batch.value[at]), float(low[at]), float(high[at]), int(skips[at].sum()))
+
+
 def uniform_fixed_n(s2: float, size: int, target: float, level: float = 0.95) -> int:
     """Grades a plain uniform random sample needs for half-width ``target`` with the usual fixed-n (Wald)
     interval: n0 = z^2 S^2 / h^2 and n = n0 / (1 + n0 / N), rounded up, at most N (Cochran 1977, eq. 4.1-4.2)."""
