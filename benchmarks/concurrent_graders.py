@@ -33,6 +33,7 @@ import activegrade
 from benchmarks.api_latency import cpu_s, server_ms, server_stack
 from benchmarks.grading_latency import N_ITEMS, benchmark_project
 from core import config
+from core.api.http import API_THREADS
 from core.services import auth, team, tokens
 from core.store import Store
 from core.testing.appserver import ROOT, Server
@@ -189,7 +190,7 @@ def write(rounds: list[Round], args: argparse.Namespace, audit: dict[str, int], 
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, shared by the server and the {n} client threads "
         f"(load average {before:.2f} before, {after:.2f} after), Python {platform.python_version()}; "
-        f"{server_stack()}.",
+        f"{server_stack()}, the API's handlers on {API_THREADS} worker threads (core.api.http.API_THREADS).",
         "",
         "| think time | grades a second | server CPU a grade, ms | client ms, median / p90 / max | "
         "server ms (`Server-Timing`), median / p90 | answers | p90 <= 250 ms |",
@@ -199,6 +200,14 @@ def write(rounds: list[Round], args: argparse.Namespace, audit: dict[str, int], 
         "| the database against the answers, all rounds | grades |",
         "|---|---|",
         *(f"| {k} | {v:,} |" for k, v in audit.items()),
+        "",
+        "At 0.5 s the server runs flat out: its one interpreter (about one core) gives grades a second times CPU a "
+        "grade, and the rest of the latency is requests waiting their turn. The tail before (p90 433 ms, max "
+        "2.2 s) was waiting, not work: SQLite's busy handler sleeping up to 100 ms between tries for the write "
+        "lock (now writers take turns on a lock of the process, core.store.write_turns, a batch of claims once), "
+        "40 handler threads contending for the interpreter (now API_THREADS), full garbage collections walking "
+        "start-up's 200,000 objects (frozen in serve.py), and the queue's read of the grades added since "
+        "scanning every grade (revision 0016's indexes).",
         "",
         f"Goals (issue 28): p90 at most 250 ms on 2 cores with {n} graders pressing {rounds[0].think:g} s after "
         f"each card: **{_quantile(first, 0.9):.0f} ms** ({'met' if _quantile(first, 0.9) <= 250 else 'not met'}); "
