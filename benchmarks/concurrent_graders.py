@@ -201,8 +201,8 @@ def write(rounds: list[Round], args: argparse.Namespace, audit: dict[str, int], 
         "|---|---|",
         *(f"| {k} | {v:,} |" for k, v in audit.items()),
         "",
-        "At 0.5 s the server runs flat out: its one interpreter (about one core) gives grades a second times CPU a "
-        "grade, and the rest of the latency is requests waiting their turn. The tail before (p90 433 ms, max "
+        "At 0.5 s the server runs flat out: grades a second times its CPU a grade is about one core, all that its "
+        "one interpreter can use, and the rest of the latency is requests waiting their turn. The tail before (p90 433 ms, max "
         "2.2 s) was waiting, not work: SQLite's busy handler sleeping up to 100 ms between tries for the write "
         "lock (now writers take turns on a lock of the process, core.store.write_turns, a batch of claims once), "
         "40 handler threads contending for the interpreter (now API_THREADS), full garbage collections walking "
