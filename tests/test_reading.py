@@ -75,6 +75,30 @@ def test_a_stop_the_skips_held_is_dated_when_they_stopped_holding_it():
     assert (after.stop_at, after.stop_value, after.rule) == (alone.stop_at, alone.stop_value, alone.rule)
 
 
+def test_the_stop_a_reading_dates_is_the_first_grade_at_which_the_reading_then_said_done():
+    """Read after every grade, with the skips made by then: the first reading that says done is at the stop
+    every later reading gives (never earlier: the dashboard said 'held' there), and a skip made after the stop
+    changes nothing."""
+    design, graded = _graded(400)
+    positions, values = list(graded), list(graded.values())
+    stop = read_project(design, SETTINGS, graded, estimate(design, positions, values)).stop_at
+    steps = {p: stop - 3 for p in positions[stop + 20 : stop + 23]}  # skipped just before the look, graded later
+    steps |= {p: stop + 1 for p in positions[stop + 40 : stop + 60]}  # skipped after the stop
+
+    def reading_after(m: int):
+        now = {p: graded[p] for p in positions[:m]}
+        made = {p: before for p, before in steps.items() if before < m}
+        standing = [p for p in made if p not in now]
+        e = estimate(design, list(now), list(now.values()))
+        skips = skip_bound(design, list(now), list(now.values()), standing)
+        return read_project(design, SETTINGS, now, e, skips=skips, skip_steps=made)
+
+    first = next(m for m in range(stop, len(positions) + 1) if reading_after(m).done)
+    final = reading_after(len(positions))
+    assert final.done and final.stop_at == first and first > stop
+    assert all(reading_after(m).stop_at == first for m in (first, first + 30, len(positions)))
+
+
 def test_the_score_the_manager_expects_sets_the_forecast_before_any_grade():
     """Before a grade the forecast is the surrogate's guess of the mean, unless the manager gave one: a mean of
     0.03 needs far fewer grades for the same half-width than the surrogate's guess near 0.5."""

@@ -137,7 +137,9 @@ def claim(store: Store, actor: Actor, project_id: int, design: Design) -> int | 
         grader.name,
         overlap=settings.overlap,
         budget=settings.budget(design.N),
-        closed=functools.partial(live.rule_says_done, design, settings),
+        closed=functools.partial(
+            live.rule_says_done, design, settings, skip_steps=functools.partial(store.skip_steps, project_id)
+        ),
         settings=settings,
     )
 

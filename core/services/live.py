@@ -12,6 +12,7 @@ read; a rubric's every criterion is read by core.services.criteria_reading.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -96,39 +97,57 @@ def anytime_now(
     return anytime_interval(design, list(graded), list(graded.values()), n0)
 
 
-def rule_says_done(design: Design, settings: SettingsLike, state: QueueState) -> bool:
+def rule_says_done(
+    design: Design,
+    settings: SettingsLike,
+    state: QueueState,
+    skip_steps: Callable[[], Mapping[int, int]] | None = None,
+) -> bool:
     """Whether the project's stopping rule has said done on the grades of ``state`` (the reading's ``done``), so
-    that the queue hands out no new item (core.services.reservations.claim).
+    that the queue hands out no new item (core.services.reservations.claim): `rule_stop` is not None."""
+    return rule_stop(design, settings, state, skip_steps) is not None
+
+
+def rule_stop(
+    design: Design,
+    settings: SettingsLike,
+    state: QueueState,
+    skip_steps: Callable[[], Mapping[int, int]] | None = None,
+) -> int | None:
+    """The grades at which the project's stopping rule said done on the grades of ``state`` (the reading's
+    ``stop_at``), None while it has not.
 
     Only a one-target project in the ``looks`` regime closes the queue this way (a comparison's rule reads the
     differences between targets, core.services.comparison_reading, which this does not replay): its replay is
     resumed grade by grade (core.services.live_looks), so asking costs one step per grade; the reading itself,
-    with the skips' bound, is computed only once the looks have said done and items stay skipped. A ``fixed``
-    project's queue closes at its budget (``ProjectSettings.budget``); an ``anytime`` project's stays open,
-    since its manager may stop at any grade and its interval costs a pass over every grade.
+    with the skips as they stood at each grade (``skip_steps``, called only then: Store.skip_steps; without
+    it, the skips standing now), is computed only once the looks have said done and some item was skipped. A
+    ``fixed`` project's queue closes at its budget (``ProjectSettings.budget``); an ``anytime`` project's stays
+    open, since its manager may stop at any grade and its interval costs a pass over every grade.
     """
     typed = ProjectSettings.from_dict(settings)
     if typed.stopping != LOOKS or typed.compares or not state.graded:
-        return False
-    if not _looks(design, typed, state).stopped[0]:
-        return False
-    if not state.skipped:
-        return True
+        return None
+    looks = _looks(design, typed, state)
+    if not looks.stopped[0]:
+        return None
+    steps = None if skip_steps is None else dict(skip_steps())
+    if not state.skipped and not steps:
+        return int(looks.n[0])
     graded = dict(state.graded)
     estimate = current_estimate(design, graded, DEFAULT_METHOD)
     skips = skip_bound(design, graded, graded.values(), state.skipped)
-    return read_project(design, typed, graded, estimate, skips=skips).done
+    return read_project(design, typed, graded, estimate, skips=skips, skip_steps=steps).stop_at
 
 
 def closed_words(store: Store, project_id: int, design: Design, settings: SettingsLike) -> str | None:
-    """Why the queue hands a grader nothing, when the stopping rule closed it (`rule_says_done`), for the Grade
+    """Why the queue hands a grader nothing, when the stopping rule closed it (`rule_stop`), for the Grade
     page and the API's ``next``; None when the rule has not said done."""
-    state = queue_state(store, project_id)
-    if not rule_says_done(design, settings, state):
+    stop = rule_stop(design, settings, queue_state(store, project_id), functools.partial(store.skip_steps, project_id))
+    if stop is None:
         return None
     typed = ProjectSettings.from_dict(settings)
-    stop = int(_looks(design, typed, state).n[0])  # the stop, not the grades since (a target widened later)
-    return (
+    return (  # the stop, not the grades since (a target widened later, cards held when it came)
         f"Grading is done: the stopping rule reached the target ±{typed.target_half_width:.3f} after {stop:,} "
         "grades, and more grades would change nothing it reports. A manager can set a tighter target to go on."
     )

@@ -131,8 +131,11 @@ def read_project(
     """The reading of a project whose items at ``graded`` (position -> grade, in grading order) gave the
     fixed-n ``estimate``; ``anytime`` its confidence sequence (None where the page did not compute it);
     ``skips`` the bound of the items skipped and not graded (None: none); ``skip_steps`` every item skipped
-    (and not taken back) -> the grades given before its skip (Store.skip_steps), so that a stop the skips held
-    is dated when they stopped holding it (core.stats.stopping.held_stop; None: no skip ever held one)."""
+    (and not taken back) -> the grades given before its skip (Store.skip_steps): the looks then read each skip
+    from the grade after it until its item is graded, at every grade from the look on
+    (core.stats.stopping.held_stop), as the simulator's replay does, so a stop the skips held is dated when
+    they let it go, and a skip made after the stop changes nothing. None: the skips standing now widen the
+    look's interval (a caller without the record of when each was made)."""
     settings = ProjectSettings.from_dict(settings)
     regime, target = settings.stopping, float(settings.target_half_width)
     positions = np.fromiter(graded.keys(), dtype=np.int64, count=len(graded))
@@ -163,17 +166,23 @@ def read_project(
         half = fixed_n.half_width * plan.constants[-1] / 1.96  # the last look's width, to first order
         information = float(min((target / half) ** 2, 1.0)) if half > 0 and not estimate.missing else 0.0
     widen = skip_widening(estimate, skips)
-    rule, sequence = widened(rule, widen), widened(sequence, widen)
-    held_by_skips = bool(done and regime != FIXED and rule is not None and rule.half_width > target + 1e-12)
-    done = done and not held_by_skips
-    stop_at, stop_value = (stop_at, stop_value) if done else (None, None)
-    if done and regime == LOOKS and skip_steps:  # a stop the skips held is dated when they stopped holding it
+    sequence = widened(sequence, widen)
+    held = None
+    if regime == LOOKS and done and skip_steps is not None:  # the skips read as they stood at each grade
         look = int(looks.look[0])
         held = held_stop(design, positions, grades, stop_at, plan.levels[look], target, dict(skip_steps))
-        if held is not None:
-            stop_at, stop_value = held.n, held.value
-            name = look_name(look) + (WIDENED if held.standing else "")
-            rule = Interval(name, plan.levels[look], held.low, held.high)
+    if held is not None:
+        name = look_name(look) + (WIDENED if held.standing else "")
+        rule = Interval(name, plan.levels[look], held.low, held.high)
+        done, held_by_skips = held.done, not held.done
+        stop_at, stop_value = (held.n, held.value) if held.done else (None, None)
+    elif regime == LOOKS and done and skip_steps is not None:  # no skip stood at the look: its stop stands
+        held_by_skips = False
+    else:
+        rule = widened(rule, widen)
+        held_by_skips = bool(done and regime != FIXED and rule is not None and rule.half_width > target + 1e-12)
+        done = done and not held_by_skips
+        stop_at, stop_value = (stop_at, stop_value) if done else (None, None)
     now = rule if (done and rule is not None) or sequence is None else sequence
     if regime == FIXED:
         now = widened(fixed_n, widen)

@@ -240,9 +240,11 @@ def run_looks(
 
 @dataclass(frozen=True)
 class HeldStop:
-    """A stop the skips held (`held_stop`): the grades ``n`` at it, the estimate ``value`` and the look's
-    interval ``low``..``high`` there, widened by the ``standing`` skips then."""
+    """A stop the skips held (`held_stop`): ``done`` whether they have let it go, at ``n`` grades (the last
+    grade while they hold it), with the estimate ``value`` and the look's interval ``low``..``high`` there,
+    widened by the ``standing`` skips then."""
 
+    done: bool
     n: int
     value: float
     low: float
@@ -263,8 +265,8 @@ def held_stop(
     when it is given the skips (the simulator's): None where no skip stood at ``start``, the stop the grades
     alone give (a look at level ``level``); else the first grade k from ``start`` on at which that look's
     interval, read again on the first k grades (in grading order, ``positions`` and ``grades``), widened by the
-    skips standing then (core.stats.skips.skip_widening), is at most ``target`` wide; the last grade where
-    none is. ``skipped_after``: each skipped item -> the grades given before its skip; a skip stands at grade k
+    skips standing then (core.stats.skips.skip_widening), is at most ``target`` wide (``done``); where none is,
+    the last grade, not done: the skips hold it still. ``skipped_after``: each skipped item -> the grades given before its skip; a skip stands at grade k
     when it came after fewer than k grades and its item is not among the first k graded. Vectorised over the
     grades from ``start`` on (one pass of sums, as `LookReplay` keeps them)."""
     positions = np.asarray(positions, dtype=np.int64)
@@ -290,7 +292,9 @@ def held_stop(
     low, high = np.maximum(low - down, 0.0), np.minimum(high + up, 1.0)
     done = np.flatnonzero((high - low) / 2 <= target + 1e-12)
     at = int(done[0]) if done.size else ks.size - 1
-    return HeldStop(int(ks[at]), float(batch.value[at]), float(low[at]), float(high[at]), int(skips[at].sum()))
+    return HeldStop(
+        bool(done.size), int(ks[at]), float(batch.value[at]), float(low[at]), float(high[at]), int(skips[at].sum())
+    )
 
 
 def uniform_fixed_n(s2: float, size: int, target: float, level: float = 0.95) -> int:
