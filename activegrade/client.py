@@ -107,7 +107,10 @@ class Interval:
 
 @dataclass(frozen=True)
 class Reading:
-    """The project read once: the estimate, every interval, the stopping decision, forecast and saving."""
+    """The project read once: the estimate, every interval, the stopping decision, forecast and saving.
+
+    ``estimate``: the estimate to report with ``interval("now")``: at the stop where the rule said done before
+    the grades given now (cards held when it came), else that of every grade, ``all_grades``."""
 
     estimate: float | None
     se: float | None
@@ -120,6 +123,8 @@ class Reading:
     criteria: tuple[dict[str, Any], ...] = ()
     """Each criterion's estimate and intervals (the one question's alone without a rubric)."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    all_grades: float | None = None
+    """The estimate of every grade given (``estimate`` where no stop came before them)."""
 
     def interval(self, role: str = "now") -> Interval | None:
         """The interval of that role (default: the one to report if grading stopped now)."""
@@ -198,7 +203,7 @@ class Project:
         """Estimate, intervals, stopping decision, forecast and saving (admins and viewers)."""
         data = self.client._json("GET", self._path + "/reading")
         return Reading(
-            estimate=data["estimate"]["value"],
+            estimate=data["estimate"]["reported"],
             se=data["estimate"]["se"],
             graded=data["counts"]["graded"],
             intervals=tuple(_of(Interval, i) for i in data["intervals"]),
@@ -208,6 +213,7 @@ class Project:
             saving=data["saving"],
             criteria=tuple(data["criteria"]),
             raw=data,
+            all_grades=data["estimate"]["value"],
         )
 
     def items(self, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:

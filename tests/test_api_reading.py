@@ -93,6 +93,39 @@ def test_the_body_is_what_its_schema_says_and_what_the_client_reads(read):
     assert {"known", "fixed_n", "same_regime", "uniform_fixed", "uniform_same", "words"} <= set(body["saving"])
 
 
+def test_a_reading_before_any_grade_is_a_body_its_schema_holds():
+    """A new project, no grade: no interval to report yet (a 500 before, reading the interval's name)."""
+    items = synthetic_items(200, signal=1.0, seed=3)
+    design = prepared_design(items)
+    settings = {"target_half_width": 0.1, "regime": "looks"}
+    none = estimate(design, [], [])
+    reading = read_project(design, settings, {}, none)
+    rows = criterion_rows(read_criteria(design, settings, {}, Live({}, none, None, None, reading), skipped=()))
+    body = schemas.reading_body(schemas.Read(reading, none, design.N, rows, None, None))
+    jsonschema.Draft202012Validator(schemas.READING).validate(body)
+    assert body["criteria"][0]["interval"] is None and body["estimate"]["reported_when"] == ""
+
+
+def test_the_reported_estimate_is_the_stops_where_the_rule_said_done_before_the_grades_given():
+    """The estimate to report with the interval 'now': the body's ``reported`` and the criterion row's, at the
+    stop the looks made before the grades given (the client's ``Reading.estimate``), beside every grade's."""
+    items = synthetic_items(600, signal=1.0, seed=3)
+    labels = labels_of(items)
+    design = prepared_design(items)
+    positions = [int(p) for p in replay_queue(design, labels, replication_orders(labels.size, 1, 1), 300)[0]]
+    graded = {p: float(labels[p]) for p in positions}
+    fixed = estimate(design, positions, list(graded.values()))
+    reading = read_project(design, {"target_half_width": 0.1}, graded, fixed)
+    rows = criterion_rows(read_criteria(design, {}, {}, Live(graded, fixed, None, None, reading), skipped=()))
+    body = schemas.reading_body(schemas.Read(reading, fixed, design.N, rows, None, None))
+    assert reading.done and reading.stop_at is not None and reading.stop_at < 300
+    assert body["estimate"]["reported"] == pytest.approx(reading.stop_value)
+    assert body["estimate"]["reported"] != pytest.approx(body["estimate"]["value"])
+    assert (
+        rows[0]["estimate"] == pytest.approx(reading.stop_value) and "at the stop" in body["estimate"]["reported_when"]
+    )
+
+
 def test_a_type_without_a_json_schema_is_refused():
     assert schemas.json_schema(tuple[int, ...]) == {"type": "array", "items": {"type": "integer"}}
     assert schemas.json_schema(float | None) == {"type": ["number", "null"]}

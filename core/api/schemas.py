@@ -13,7 +13,14 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from core.inputs.limits import MAX_LABEL_CHARS, MAX_NAME_CHARS
 from core.rubric import ALLOCATE_FOR, MAX_CRITERIA, PRIMARY
-from core.services.reading import Interval, Reading, interval_when, saving_words, stopping_words
+from core.services.reading import (
+    Interval,
+    Reading,
+    interval_when,
+    reported_estimate,
+    saving_words,
+    stopping_words,
+)
 from core.stats.estimate import Estimate
 from core.store import json_safe
 
@@ -306,7 +313,7 @@ CRITERION_ROW = _object(
         "estimate": NUMBER_OR_NULL,
         "se": NUMBER_OR_NULL,
         "missing_strata": INTEGER,
-        "interval": STRING,
+        "interval": STRING_OR_NULL,
         "when": STRING,
         "interval_level": NUMBER_OR_NULL,
         "interval_low": NUMBER_OR_NULL,
@@ -322,6 +329,8 @@ CRITERION_ROW = _object(
 """One entry of GET reading's ``criteria``: a row of core.exports.report.criterion_rows."""
 READING_DERIVED: tuple[tuple[tuple[str, ...], dict[str, Any], Callable[[Read], Any]], ...] = (
     (("estimate", "value"), NUMBER_OR_NULL, lambda r: r.estimate.value),
+    (("estimate", "reported"), NUMBER_OR_NULL, lambda r: reported_estimate(r.reading, r.estimate)[0]),
+    (("estimate", "reported_when"), STRING, lambda r: reported_estimate(r.reading, r.estimate)[1]),
     (("estimate", "se"), NUMBER_OR_NULL, lambda r: r.estimate.se),
     (("estimate", "method"), STRING, lambda r: r.estimate.method),
     (("estimate", "grades"), INTEGER, lambda r: r.estimate.n),

@@ -51,7 +51,7 @@ def lm_eval_results(
         "results": {
             task: {
                 "alias": task,
-                key: e["value"],
+                key: stopping["value"],
                 f"{METRIC}_stderr,{FILTER}": e["se"],
                 f"{METRIC}_ci_low,{FILTER}": stopping["ci_low"],
                 f"{METRIC}_ci_high,{FILTER}": stopping["ci_high"],

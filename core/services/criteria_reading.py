@@ -33,7 +33,15 @@ import pandas as pd
 from core.rubric import ONE_QUESTION, PRIMARY, Criterion, Rubric
 from core.services.live import Anytime, Live, agreement_of, anytime_now, live_reading
 from core.services.progress import counted
-from core.services.reading import WHENEVER, Interval, interval_when, intervals, skip_widening, widened
+from core.services.reading import (
+    WHENEVER,
+    Interval,
+    interval_when,
+    intervals,
+    reported_estimate,
+    skip_widening,
+    widened,
+)
 from core.services.tracking import current_estimate
 from core.settings import ProjectSettings, SettingsLike
 from core.stats.allocation import Design
@@ -48,17 +56,25 @@ from core.store import Store
 class CriterionReading:
     """One criterion read: its ``estimate`` (``estimate.n``: the items with a grade of it), the ``fixed_n``
     interval, the ``anytime`` one (None where the budget is fixed in advance, or before a grade), ``now``: the
-    interval to report and ``when`` it holds; ``primary``: the stopping rule and the forecast read it;
-    ``cards``: items graded (of the primary criterion, which every card answers)."""
+    interval to report (None before a grade) and ``when`` it holds; ``primary``: the stopping rule and the
+    forecast read it; ``cards``: items graded (of the primary criterion, which every card answers);
+    ``reported``: the estimate to report with ``now`` where it is not the estimate of every grade (the primary's
+    at the stop the looks made before the grades given now: core.services.reading.reported_estimate)."""
 
     criterion: Criterion
     primary: bool
     estimate: Estimate
     fixed_n: Interval
     anytime: Interval | None
-    now: Interval
+    now: Interval | None
     when: str
     cards: int
+    reported: float | None = None
+
+    @property
+    def value(self) -> float:
+        """The estimate to report: ``reported`` where there is one, else the estimate of every grade."""
+        return self.estimate.value if self.reported is None else self.reported
 
     @property
     def name(self) -> str:
@@ -124,8 +140,11 @@ def read_criteria(
             reading = primary.reading
             sequence = None if regime == FIXED else reading.anytime
             when = interval_when(reading)
+            value, _ = reported_estimate(reading, primary.estimate)
             rows.append(
-                CriterionReading(criterion, True, primary.estimate, reading.fixed_n, sequence, reading.now, when, cards)
+                CriterionReading(
+                    criterion, True, primary.estimate, reading.fixed_n, sequence, reading.now, when, cards, value
+                )
             )
             continue
         own = dict(graded.get(criterion.name, {}))
