@@ -234,6 +234,7 @@ def payload() -> dict[str, Any]:
         "min_view_ms": round(grading.min_view_s(project.settings) * 1000),
         "max_comment_chars": grading.MAX_COMMENT_CHARS,
         "can_back": bool(mine),
+        "can_undo": bool(mine) or store.last_skip_since_grade(pid, grader) is not None,
         "card": None,
         "empty": None,
     }

@@ -135,7 +135,7 @@ function buildCard(inst, data) {
   if (!card) {
     root.append(el("div", { class: `ag-empty ag-${data.empty.kind}`, text: data.empty.text }));
     const back = button(inst, "Back to my previous grade", "B", "back", data.can_back ? {} : { disabled: true });
-    const undo = button(inst, "Undo my last skip or grade", "U", "undo", data.can_back ? {} : { disabled: true });
+    const undo = button(inst, "Undo my last skip or grade", "U", "undo", data.can_undo ? {} : { disabled: true });
     root.append(el("div", { class: "ag-actions" }, back, undo));
     return root;
   }
@@ -177,7 +177,7 @@ function buildCard(inst, data) {
   side.append(button(inst, "Skip", "S", "skip", card.reviewing ? { disabled: true } : {}));
   side.append(button(inst, "Flag for review", "F", "flag"));
   side.append(button(inst, "Back to my previous grade", "B", "back", data.can_back ? {} : { disabled: true }));
-  side.append(button(inst, "Undo my last skip or grade", "U", "undo", data.can_back ? {} : { disabled: true }));
+  side.append(button(inst, "Undo my last skip or grade", "U", "undo", data.can_undo ? {} : { disabled: true }));
   if (card.reviewing) side.append(button(inst, "Back to the queue", "Q", "queue"));
   const help = el("button", { type: "button", class: "ag-link", text: "All keys (?)" });
   help.addEventListener("click", () => toggleHelp(inst));
@@ -238,7 +238,8 @@ function obstacle(inst, action) {
   const shownMs = inst.shownAt === null ? 0 : performance.now() - inst.shownAt;
   if (action === "grade" && shownMs < inst.data.min_view_ms) return "too fast, read the item first";
   if (action === "skip" && card.reviewing) return "an item you graded cannot be skipped (U undoes, a grade changes it)";
-  if ((action === "back" || action === "undo") && !inst.data.can_back) return "you have no grade yet";
+  if (action === "back" && !inst.data.can_back) return "you have no grade yet";
+  if (action === "undo" && !inst.data.can_undo) return "nothing to undo yet: you have no grade or skip";
   if ((action === "queue" || action === "comment") && !card.reviewing) return action === "queue" ? "you are in the queue already" : "grade the item first; the comment is saved with the grade";
   return null;
 }

@@ -61,3 +61,33 @@ def test_keyboard_flow(browser, shared_server, artifacts):
     )
     grades = store.grades(pid)
     assert grades[["grader", "label", "comment"]].values.tolist() == [["tra", "Incorrect", "why y, checked"]]
+
+
+def test_a_skip_before_any_grade_is_undone_by_u(browser, shared_server):
+    """The grader's first action a skip: U takes it back (the item returns to the card and is not skipped any
+    more), where the card refused U as 'you have no grade yet'."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data" / "app"
+    store = Store.open(shared_server.db_url)
+    files = [(n, (data / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, "Undo a first skip", *files, start=False)
+    start_preparation(store, pid, wait=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{shared_server.url}/grade?project={pid}")
+    name = page.get_by_label("Your name (grader)")
+    name.fill("first-skipper")
+    name.press("Enter")
+    shown_for(page, MIN_VIEW_S)
+    skipped = page.locator(".ag-card").get_attribute("data-ag-item")
+    page.keyboard.press("s")
+    page.wait_for_function(
+        "(s) => { const c = document.querySelector('.ag-card'); return c.dataset.agItem && c.dataset.agItem !== s; }",
+        arg=skipped,
+        timeout=TIMEOUT_MS,
+    )
+    page.keyboard.press("u")
+    page.wait_for_function(
+        "(s) => document.querySelector('.ag-card').dataset.agItem === s", arg=skipped, timeout=TIMEOUT_MS
+    )
+    assert store.skipped_positions(pid) == set() and store.grades(pid).empty
