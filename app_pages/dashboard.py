@@ -95,6 +95,8 @@ def pace_row(grades, reading: Reading) -> None:
     )
     if reading.done:
         st.success(stopping_words(reading))
+    elif reading.held_by_skips:  # no forecast to give: the rule waits for the skipped items, not for more grades
+        st.warning(stopping_words(reading))
     else:
         st.info(
             f"{stopping_words(reading)} About **{when.items_left:,} more items** ({f.n:,} in all, likely "

@@ -12,7 +12,7 @@ import streamlit as st
 from core.services import auth
 from core.services.criteria_reading import criteria_now, design_criterion_words, mean_grade_words
 from core.services.live import Design, Live
-from core.services.progress import counts
+from core.services.progress import counted, counts
 from core.services.reading import interval_when, reported_estimate, saving_headline
 from core.services.tracking import PATH_NOTE
 from ui import access, plan, signin, state
@@ -96,10 +96,15 @@ def title_row() -> None:
         st.html(FULL_SCREEN, unsafe_allow_javascript=True)
 
 
-def _reached(reading) -> str:
-    """The caption's words where the rule said done, ": reached at 172 grades.": the saving beside it is counted
-    there, not at the grades graded since (a done rule stays done; more grades add nothing to its interval)."""
-    return ": reached." if reading.stop_at is None else f": reached at {reading.stop_at:,} grades."
+def _state(reading) -> str:
+    """The caption's words on the rule: where it said done, ": reached at 172 grades." (the saving beside it is
+    counted there, not at the grades graded since: a done rule stays done); while skips hold it, how many items
+    it waits for; else ": not yet."."""
+    if reading.done:
+        return ": reached." if reading.stop_at is None else f": reached at {reading.stop_at:,} grades."
+    if reading.held_by_skips:
+        return f": not yet, {counted(reading.skipped, 'skipped item')} to grade first."
+    return ": not yet."
 
 
 @st.fragment(run_every=REFRESH_S)
@@ -129,7 +134,7 @@ def live() -> None:
         )
         st.caption(
             (f"Budget of {reading.budget:,} items" if reading.budget is not None else f"Target ±{reading.target:.3f}")
-            + (_reached(reading) if reading.done else ": not yet.")
+            + _state(reading)
             + " How to read the chart: the ? beside this line.",
             help=PATH_NOTE,
         )

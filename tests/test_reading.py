@@ -49,6 +49,7 @@ def test_skips_that_could_move_the_estimate_past_the_target_keep_it_from_stoppin
     skips = skip_bound(design, list(graded), list(graded.values()), free)
     reading = read_project(design, SETTINGS, graded, e, skips=skips)
     assert not reading.done and reading.held_by_skips and reading.skipped == 40
+    assert reading.items_left == 40  # what the rule waits for: the skipped items, not a forecast of more grades
     assert reading.rule.half_width > 0.1  # widened by the skips' worst case
     assert "40 skipped items keep the interval wider" in stopping_words(reading)
     one = replace(reading, skipped=1)  # the words agree with the count

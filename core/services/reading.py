@@ -114,7 +114,10 @@ class Reading:
 
     @property
     def items_left(self) -> int:
-        """Graded items still needed: 0 once done, else the forecast's middle count less the items graded."""
+        """Graded items still needed: 0 once done; while skips hold the stop, the skipped items (what the rule
+        waits for); else the forecast's middle count less the items graded."""
+        if self.held_by_skips:
+            return self.skipped
         return 0 if self.done else max(self.forecast.n - self.graded, 0)
 
 
