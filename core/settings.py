@@ -11,6 +11,7 @@ typed settings unchanged.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -255,9 +256,14 @@ class ProjectSettings:
 
     def with_changes(self, changes: Mapping[str, Any]) -> ProjectSettings:
         """A copy with ``changes`` applied and validated; InputError for an unknown setting or a bad value."""
-        unknown = set(changes) - {f.name for f in fields(self)}
+        known = [f.name for f in fields(self)]
+        unknown = sorted(set(changes) - set(known))
         if unknown:
-            raise InputError(f"unknown setting {', '.join(sorted(unknown))}", fix="check the setting's name")
+            close = difflib.get_close_matches(unknown[0], known, n=1)
+            raise InputError(
+                f"unknown setting {', '.join(unknown)}",
+                fix=f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(known)}",
+            )
         return replace(self, **changes)
 
 

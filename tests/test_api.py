@@ -184,6 +184,11 @@ def test_create_a_project_with_the_projects_pages_checks(world):
     assert bad.status_code == 422 and "pool.jsonl" in bad.json()["error"]["message"]
     no_name = call(client, boss, "POST", "/projects", files={"pool": upload("pool.jsonl")}, data={"settings": "{}"})
     assert no_name.status_code == 422 and no_name.json()["error"]["field"] == "name"
+    typo = json.dumps({"name": "Typo", "target_halfwidth": 0.1})  # silently the default target before
+    misspelt = call(client, boss, "POST", "/projects", files={"pool": upload("pool.jsonl")}, data={"settings": typo})
+    message = misspelt.json()["error"]["message"]
+    assert misspelt.status_code == 422 and "unknown setting target_halfwidth" in message
+    assert "did you mean 'target_half_width'?" in message
     made = call(
         client,
         boss,

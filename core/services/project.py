@@ -75,7 +75,7 @@ def create_project(
     if samples is not None:
         check_length(samples[0], MAX_FILE_NAME_CHARS, "the samples file's name")
     check_settings(settings or {})
-    typed = ProjectSettings.from_dict(settings)  # defaults filled in, every value checked
+    typed = ProjectSettings().with_changes(settings or {})  # defaults filled in; every key and value checked
     served_embeddings(typed)  # an embedding server the deployment does not allow is refused here
     typed = typed.with_changes({"targets": check_inputs(pool, samples, typed)})
     if typed.sampling:
