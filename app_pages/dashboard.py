@@ -193,7 +193,8 @@ def _strata_and_graders(now: Live, strata: pd.DataFrame, grades: pd.DataFrame) -
         st.subheader("Strata")
         st.dataframe(shown(strata), hide_index=True, width="stretch")
         st.caption(
-            f"{counted(skips.skipped, 'skipped item')} not graded: had they been, the estimate would lie between "
+            f"{counted(skips.skipped, 'skipped item')} not graded: had {'it' if skips.skipped == 1 else 'they'} been, "
+            "the estimate would lie between "
             f"{skips.low:.3f} (all 0) and {skips.high:.3f} (all 1), before sampling error."
             if skips.skipped
             else "Skips: none."

@@ -101,7 +101,7 @@ def test_a_token_sees_only_its_accounts_projects(world):
         files={"pool": upload("pool.jsonl")},
         data={"settings": json.dumps({"name": "Mine"})},
     )
-    assert created.status_code == 403 and "grader role may not create project" in created.json()["error"]["message"]
+    assert created.status_code == 403 and "grader role may not create a project" in created.json()["error"]["message"]
     assert call(client, secrets["boss"], "GET", "/projects/abc").json()["error"]["field"] == "project_id"
 
 

@@ -392,3 +392,9 @@ def test_the_open_demo_refuses_a_direct_client_elsewhere_unless_trusted_proxies_
         auth.check_open_demo_request({"Host": "192.168.1.10:8501"}, peer)
     monkeypatch.setenv("ACTIVEGRADE_TRUSTED_PROXIES", "192.168.1.0/24")
     auth.check_open_demo_request({"Host": "192.168.1.10:8501"}, peer)  # exposed on purpose
+
+
+def test_every_action_is_refused_in_words():
+    """A refusal names what the role may not do in words ('create a project'), never an action's code."""
+    assert set(auth.ACTION_WORDS) == set(auth.ACTIONS)
+    assert all("_" not in words for words in auth.ACTION_WORDS.values())

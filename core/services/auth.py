@@ -503,12 +503,31 @@ def may(store: Store, user: User | None, action: str, project_id: int | None = N
     return projects is None or project_id in projects
 
 
+ACTION_WORDS = {
+    VIEW_PROJECTS: "see the projects",
+    CREATE_PROJECT: "create a project",
+    PREPARE_PROJECT: "prepare a project",
+    CHANGE_SETTINGS: "change a project's settings",
+    DELETE_PROJECT: "delete a project",
+    GRADE: "grade",
+    VIEW_DASHBOARD: "see a project's dashboard, reading and items",
+    EXPORT: "export a project's grades and report",
+    SIMULATE: "run simulations",
+    MANAGE_USERS: "manage accounts, roles and assignments",
+    VIEW_AUDIT: "see the audit trail",
+    REVIEW: "review grades",
+    BROWSE: "browse the records",
+}
+"""Each action in words, for the refusals (`require`)."""
+
+
 def require(store: Store, user: User | None, action: str, project_id: int | None = None) -> User:
     """``user`` if ``may(...)``; otherwise raises AccessDenied saying what is missing."""
     if may(store, user, action, project_id):
         return user
+    words = ACTION_WORDS.get(action, action.replace("_", " "))
     if user is None:
-        raise AccessDenied(f"sign in to {action.replace('_', ' ')}")
+        raise AccessDenied(f"sign in to {words}")
     if not allowed(user.role, action):
-        raise AccessDenied(f"the {user.role} role may not {action.replace('_', ' ')}; ask an admin")
+        raise AccessDenied(f"the {user.role} role may not {words}; ask an admin")
     raise AccessDenied(f"{user.name} is not assigned to project {project_id}; ask an admin to assign you")

@@ -110,7 +110,8 @@ class CriterionReading:
     @property
     def estimand(self) -> str:
         """What the estimate estimates, in words (module docstring)."""
-        what = f"the pool's mean grade on criterion {self.name!r} ({self.criterion.scale.kind} scale, on [0, 1])"
+        on = f" on criterion {self.name!r}" if self.name else ""  # a one-question project's has no name
+        what = f"the pool's mean grade{on} ({self.criterion.scale.kind} scale, on [0, 1])"
         if self.criterion.required:
             return what
         return (
