@@ -42,13 +42,14 @@ def test_a_grade_goes_to_the_named_item_only(world):
 def test_too_fast_and_held_by_another_are_not_stored(world, caplog):
     store, pid, ann, design = world
     held = reservations.claim(store, pid, design, 0, "ann")
-    assert grade_actions.grade(store, ann, pid, held, "Correct", seconds=0.1).status == "too_fast"
+    early = grade_actions.grade(store, ann, pid, held, "Correct", seconds=0.1)
+    assert early.status == "too_fast" and "minimum viewing time of 0.3 s" in early.message  # what to wait for
     theirs = reservations.claim(store, pid, design, 0, "bob")
     with caplog.at_level(logging.INFO, logger="core.services.grade_actions"):
         with pytest.raises(grade_actions.Refused, match="another grader"):
             grade_actions.grade(store, ann, pid, theirs, "Correct", seconds=1.0)
     assert f"project {pid}: grade refused for ann: another grader has this item now" in caplog.text
-    with pytest.raises(grade_actions.Refused, match="not a grade"):
+    with pytest.raises(grade_actions.Refused, match="not a grade of this project: use one of 'Correct', 'Incorrect'"):
         grade_actions.grade(store, ann, pid, held, "Maybe", seconds=1.0)
     assert store.grades(pid).empty
 

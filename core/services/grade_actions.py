@@ -24,6 +24,7 @@ from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
 from core.services.reservations import DEFAULT_TTL
 from core.services.side_by_side import card_order, grades_for_targets
+from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.store import ProjectInfo, Store, reviews
 
@@ -169,13 +170,10 @@ def grade(
         raise Refused("this project compares models: its items are graded on the side-by-side card (grade_card)")
     if settings.criteria:  # a grade without its criterion would mean nothing
         raise Refused("this project grades a rubric: give every criterion's grade on one card (grade_rubric)")
-    if seconds < grading.min_view_s(settings):
-        return _too_fast(project_id, grader, position, seconds)
+    if (early := _too_fast(project_id, grader, position, seconds, settings)) is not None:
+        return early
     scale = settings.grading_scale
-    try:
-        scale.value_of(label)
-    except KeyError:
-        raise Refused(f"{label!r} is not a grade of this project") from None
+    grading.check_label(scale, label)
     if not 0 <= position < store.item_count(project_id):
         raise Refused("no such item")
     earlier = store.grade_of(project_id, position, grader.name, settings.design_criterion)
@@ -193,10 +191,21 @@ def grade(
     return Outcome("changed", f"changed to: {label}", position)
 
 
-def _too_fast(project_id: int, grader: auth.User, position: int, seconds: float) -> Outcome:
-    """The outcome of a press sooner than the minimum viewing time: nothing stored (see ``grade``)."""
+def _too_fast(
+    project_id: int, grader: auth.User, position: int, seconds: float, settings: ProjectSettings
+) -> Outcome | None:
+    """The outcome of a press sooner than the project's minimum viewing time (nothing stored, see ``grade``; the
+    item stays the grader's, so the press may be sent again once the item has been looked at); None otherwise."""
+    minimum = grading.min_view_s(settings)
+    if not seconds < minimum:  # NaN too: check_seconds refuses it when the grade is recorded
+        return None
     logger.info("project %d: a press by %s ignored, %.2f s after the item appeared", project_id, grader.name, seconds)
-    return Outcome("too_fast", f"ignored: pressed {seconds:.2f} s after the item appeared", position)
+    return Outcome(
+        "too_fast",
+        f"ignored: pressed {seconds:.2f} s after the item appeared, sooner than the project's minimum viewing "
+        f"time of {minimum:g} s; look at the item and send the grade again (the item is still yours)",
+        position,
+    )
 
 
 @_logs_refusals
@@ -221,13 +230,11 @@ def grade_card(
     settings = project.settings
     if not settings.side_by_side:
         raise Refused("this project does not grade responses side by side")
-    if seconds < grading.min_view_s(settings):
-        return _too_fast(project_id, grader, position, seconds)
+    if (early := _too_fast(project_id, grader, position, seconds, settings)) is not None:
+        return early
     scale = settings.grading_scale
-    known = {choice.label for choice in scale.choices}
     for label in labels:
-        if label not in known:
-            raise Refused(f"{label!r} is not a grade of this project")
+        grading.check_label(scale, label)
     values = [scale.value_of(label) for label in labels]
     order = card_order(settings.seed, position, settings.targets)
     try:
@@ -261,8 +268,8 @@ def grade_rubric(
     rubric = settings.rubric
     if rubric is None:
         raise Refused("this project asks one question: grade it with one label (grade)")
-    if seconds < grading.min_view_s(settings):
-        return _too_fast(project_id, grader, position, seconds)
+    if (early := _too_fast(project_id, grader, position, seconds, settings)) is not None:
+        return early
     try:
         card = rubric.card_values(labels)
     except InputError as exc:

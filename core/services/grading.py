@@ -16,6 +16,8 @@ from core.inputs.images import shown_image
 from core.inputs.limits import check_length
 from core.inputs.markup import one_line_plain, safe_markdown
 from core.rubric import ALL
+from core.scales import Scale
+from core.services.outcome import Refused
 from core.settings import ProjectSettings, SettingsLike
 from core.stats.queue import QueueState
 from core.store import Store
@@ -123,3 +125,10 @@ def viewing_seconds(shown_ms: object, released_s: float) -> float:
         shown_ms = math.nan
     browser = check_seconds(shown_ms / 1000)
     return min(browser, max(released_s, 0.0))
+
+
+def check_label(scale: Scale, label: str) -> None:
+    """Refused, naming the scale's labels, unless ``label`` is one of them."""
+    labels = [choice.label for choice in scale.choices]
+    if label not in labels:
+        raise Refused(f"{label!r} is not a grade of this project: use one of {', '.join(map(repr, labels))}")

@@ -158,10 +158,8 @@ def settle(
     reviewer, settings = _settling(store, actor, project_id)
     if settings.rubric is not None:
         raise Refused("this project grades a rubric: set each criterion's final grade (settle_rubric)")
-    try:
-        value = settings.grading_scale.value_of(label)
-    except KeyError:
-        raise Refused(f"{label!r} is not a grade of this project") from None
+    grading.check_label(settings.grading_scale, label)
+    value = settings.grading_scale.value_of(label)
     grades = store.grades(project_id)
     _may_settle(reviewer, set(grades.loc[grades["position"] == position, "grader"]))
     reviews.add_review(
