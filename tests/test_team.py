@@ -64,7 +64,7 @@ def test_only_someone_who_manages_users_may(store, root):
     grader = team.create_account(store, root, "gus", auth.GRADER, password=PASSWORD)
     assert grader.status == "created"
     gus = auth.sign_in(store, "gus", PASSWORD)
-    with pytest.raises(Refused, match="may not manage users"):
+    with pytest.raises(Refused, match="may not manage accounts, roles and assignments"):
         team.create_account(store, gus, "eve", auth.ADMIN, password=PASSWORD)
     with pytest.raises(Refused, match="signed out"):
         team.unlock(store, None, "gus")
@@ -119,7 +119,7 @@ def test_admins_list_the_throttled_accounts_until_unlocked(store, root):
     assert held.since < held.until <= held.since + auth.MAX_BACK_OFF
     with pytest.raises(auth.SignInThrottled):  # the list names what sign_in itself enforces
         auth.sign_in(store, "ann", PASSWORD, address="203.0.113.5")
-    with pytest.raises(Refused, match="may not manage users"):
+    with pytest.raises(Refused, match="may not manage accounts, roles and assignments"):
         team.throttled(store, auth.sign_in(store, "gus", PASSWORD))
     with pytest.raises(Refused, match="signed out"):
         team.throttled(store, None)
@@ -141,7 +141,7 @@ def test_settings_changes_record_only_what_changed(store, root):
         project_actions.change_settings(store, root, pid, {"overlap": 2.0})
     viewer = team.create_account(store, root, "vic", auth.VIEWER, password=PASSWORD)
     assert viewer.status == "created"
-    with pytest.raises(Refused, match="may not change settings"):
+    with pytest.raises(Refused, match="may not change a project.s settings"):
         project_actions.change_settings(store, auth.sign_in(store, "vic", PASSWORD), pid, {"overlap": 0.1})
 
 
