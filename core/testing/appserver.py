@@ -158,3 +158,24 @@ def press_grade_key(page, key: str, timeout_ms: int = TIMEOUT_MS) -> float:
     page.keyboard.press(key)
     page.wait_for_function(NEXT_ITEM_READY, arg=previous, polling="raf", timeout=timeout_ms)
     return (time.perf_counter() - start) * 1000
+
+
+def graded_project_page(browser, server: Server, project: str, grader: str, viewport=(1400, 1000)):
+    """A new project named ``project`` made from tests/data/app's pool and samples and prepared, and its Grade
+    page opened in ``browser`` (a Playwright browser) as ``grader`` (the open demo's name field), its first card
+    on screen for MIN_VIEW_S: (store, project id, page)."""
+    from core.services.project import create_project, start_preparation  # the app's own, as a test makes it
+    from core.store import Store
+
+    data = ROOT / "tests" / "data" / "app"
+    store = Store.open(server.db_url)
+    files = [(n, (data / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, project, *files, start=False)
+    start_preparation(store, pid, wait=True)
+    page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+    page.goto(f"{server.url}/grade?project={pid}")
+    name = page.get_by_label("Your name (grader)")
+    name.fill(grader)
+    name.press("Enter")
+    shown_for(page, MIN_VIEW_S)
+    return store, pid, page

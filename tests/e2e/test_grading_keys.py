@@ -7,7 +7,7 @@ import pytest
 
 from core.services.project import create_project, start_preparation
 from core.store import Store
-from core.testing.appserver import MIN_VIEW_S, TIMEOUT_MS, shown_for
+from core.testing.appserver import MIN_VIEW_S, TIMEOUT_MS, graded_project_page, shown_for
 
 pytestmark = pytest.mark.e2e
 
@@ -66,19 +66,7 @@ def test_keyboard_flow(browser, shared_server, artifacts):
 def test_a_skip_before_any_grade_is_undone_by_u(browser, shared_server):
     """The grader's first action a skip: U takes it back (the item returns to the card and is not skipped any
     more), where the card refused U as 'you have no grade yet'."""
-    from pathlib import Path
-
-    data = Path(__file__).resolve().parents[1] / "data" / "app"
-    store = Store.open(shared_server.db_url)
-    files = [(n, (data / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
-    pid = create_project(store, "Undo a first skip", *files, start=False)
-    start_preparation(store, pid, wait=True)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{shared_server.url}/grade?project={pid}")
-    name = page.get_by_label("Your name (grader)")
-    name.fill("first-skipper")
-    name.press("Enter")
-    shown_for(page, MIN_VIEW_S)
+    store, pid, page = graded_project_page(browser, shared_server, "Undo a first skip", "first-skipper")
     skipped = page.locator(".ag-card").get_attribute("data-ag-item")
     page.keyboard.press("s")
     page.wait_for_function(

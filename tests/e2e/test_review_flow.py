@@ -3,33 +3,19 @@ disagreement, whose final grade then stands in the store."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from core.scales import BINARY
 from core.services import reservations
-from core.services.project import create_project, start_preparation
-from core.store import Store
 from core.store import reviews as review_rows
-from core.testing.appserver import MIN_VIEW_S, TIMEOUT_MS, shown_for
+from core.testing.appserver import TIMEOUT_MS, graded_project_page
 from core.testing.waiting import until
 
 pytestmark = pytest.mark.e2e
-DATA = Path(__file__).resolve().parents[1] / "data" / "app"
 
 
 def test_a_flag_from_the_card_and_a_final_grade_from_the_review_page(browser, shared_server, artifacts):
-    store = Store.open(shared_server.db_url)
-    files = [(n, (DATA / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
-    pid = create_project(store, "Review flow", *files, start=False)
-    start_preparation(store, pid, wait=True)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{shared_server.url}/grade?project={pid}")
-    name = page.get_by_label("Your name (grader)")
-    name.fill("fay")
-    name.press("Enter")
-    shown_for(page, MIN_VIEW_S)
+    store, pid, page = graded_project_page(browser, shared_server, "Review flow", "fay")
     flagged = page.locator(".ag-card").get_attribute("data-ag-item")
     page.keyboard.press("c")
     page.keyboard.type("the reference is wrong")
