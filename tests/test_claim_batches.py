@@ -152,3 +152,21 @@ def test_a_batch_whose_read_fails_fails_every_claim_of_it_and_the_next_is_served
     assert all(isinstance(a.failure, OSError) and a.answered.is_set() for a in asks) and not turns.serving
     monkeypatch.setattr(accounts, "live", real_live)
     assert reservations.claim(store, pid, design, 3, "grader0") is not None
+
+
+def test_two_presses_rules_are_the_same_rules(tmp_path):
+    """grade_actions.claim builds its stopping rule per press, with a getter of the skips bound to the store: two
+    presses' rules are the same rules, so one batch reads the queue once for both."""
+    store, pid, design = _opened(tmp_path, "same.db")
+    settings = store.project(pid).settings
+
+    def press() -> reservations._Rules:
+        getter = functools.partial(store.skip_steps, pid)
+        closed = functools.partial(live.rule_says_done, design, settings, skip_steps=getter)
+        return reservations._Rules(design, 3, 0.25, reservations.DEFAULT_TTL, None, closed, settings)
+
+    assert press().same(press())
+    other = Store.open(f"sqlite:///{tmp_path / 'same.db'}")  # another store's getter is another rule
+    elsewhere = functools.partial(other.skip_steps, pid)
+    closed = functools.partial(live.rule_says_done, design, settings, skip_steps=elsewhere)
+    assert not press().same(reservations._Rules(design, 3, 0.25, reservations.DEFAULT_TTL, None, closed, settings))

@@ -108,17 +108,28 @@ class _Rules:
 
 
 def _same_callable(a: Callable | None, b: Callable | None) -> bool:
-    """``a is b``, or both partials of one function with identical or equal arguments."""
+    """``a is b``, or equal (a bound method of one object), or both partials of the same callable with the same
+    arguments, positional and by keyword (`_same_argument`: a partial among them, grade_actions' getter of
+    the skips, by these rules too)."""
     if a is b:
         return True
     if not (isinstance(a, functools.partial) and isinstance(b, functools.partial)):
-        return False
+        return a is not None and b is not None and a == b
     return (
-        a.func is b.func
-        and a.keywords == b.keywords
+        _same_callable(a.func, b.func)
+        and a.keywords.keys() == b.keywords.keys()
+        and all(_same_argument(a.keywords[k], b.keywords[k]) for k in a.keywords)
         and len(a.args) == len(b.args)
-        and all(x is y or (not isinstance(x, Design) and x == y) for x, y in zip(a.args, b.args))
+        and all(_same_argument(x, y) for x, y in zip(a.args, b.args))
     )
+
+
+def _same_argument(x: object, y: object) -> bool:
+    """The same argument of a partial: the same object, a partial the same by `_same_callable`, or an equal value
+    (a Design by identity alone: it holds arrays)."""
+    if isinstance(x, functools.partial):
+        return _same_callable(x, y)
+    return x is y or (not isinstance(x, Design) and x == y)
 
 
 class _Live:
