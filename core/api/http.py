@@ -285,7 +285,11 @@ class Endpoint:
         )
         user = tokens.resolve(store, token, address)
         if user is None:
-            raise ApiError(401, "the API token is wrong, revoked, or its account is disabled")
+            raise ApiError(
+                401,
+                "the API token is wrong, revoked, or its account is disabled: check it was copied whole, or make "
+                "a new one (Team page or `activegrade tokens create USER`); an admin re-enables a disabled account",
+            )
         return user
 
 
