@@ -4,6 +4,7 @@ closed once the stopping rule says done (core.services.live.rule_says_done in gr
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pytest
@@ -71,6 +72,40 @@ def test_the_queue_closes_when_the_looks_say_done(prepared_project):
     assert live.rule_says_done(design, store.project(pid).settings, state)
     store.update_settings(pid, {"target_half_width": 0.05})  # a tighter target opens the queue again
     assert grade_actions.claim(store, ann, pid, design) is not None
+
+
+def test_while_skips_alone_hold_the_stop_the_skipped_items_are_handed_out_first(prepared_project):
+    """ann skips five items, then grades until the looks say done on the grades alone and the skips keep the
+    rule open: bob's next card is one of her skipped items, not a fresh one, and ann, who passed them over,
+    still gets fresh items."""
+    store, pid = prepared_project
+    store.update_settings(pid, {"regime": "looks", "target_half_width": 0.25})
+    graders = {}
+    for name in ("ann", "bob"):
+        graders[name] = account_writes.create_account(store, name, auth.GRADER, password=PASSWORD)
+        accounts.assign(store, pid, graders[name].id)
+    ann, bob = graders["ann"], graders["bob"]
+    design = design_from_items(store.load_items(pid), stratify_by=None)
+    skipped = set()
+    for _ in range(5):
+        position = grade_actions.claim(store, ann, pid, design)
+        grade_actions.skip(store, ann, pid, position)
+        skipped.add(position)
+    settings = store.project(pid).settings
+    steps = functools.partial(store.skip_steps, pid)
+
+    def held() -> bool:
+        state = QueueState(store.graded_positions(pid), frozenset(store.skipped_positions(pid)))
+        return live.rule_held(design, settings, state, steps)
+
+    k = 0
+    while not held():
+        position = grade_actions.claim(store, ann, pid, design)
+        assert position is not None and position not in skipped  # hers are behind the fresh ones until then
+        grade_actions.grade(store, ann, pid, position, "Correct" if k % 3 else "Incorrect", seconds=1.0)
+        k += 1
+    assert grade_actions.claim(store, bob, pid, design) in skipped  # what the rule waits for, first
+    assert grade_actions.claim(store, ann, pid, design) not in skipped  # not back to the one who passed them
 
 
 def test_an_anytime_project_is_never_closed_by_the_rule(pool):

@@ -126,10 +126,12 @@ def _acting(store: Store, actor: Actor, project_id: int) -> tuple[auth.User, Pro
 def claim(store: Store, actor: Actor, project_id: int, design: Design) -> int | None:
     """The position to show the grader now, reserved for them (core.services.reservations.claim with the
     project's seed, double-grading share, budget and stopping rule: no new item once the rule has said done,
-    core.services.live.rule_says_done); None when nothing is left for them. ``design``: the project's
+    core.services.live.rule_says_done, and the skipped items first while they alone keep it open,
+    core.services.live.rule_held); None when nothing is left for them. ``design``: the project's
     (core.stats.design.prepared_design; callers cache it)."""
     grader, project = _acting(store, actor, project_id)
     settings = project.settings
+    steps = functools.partial(store.skip_steps, project_id)
     return reservations.claim(
         store,
         project_id,
@@ -138,10 +140,9 @@ def claim(store: Store, actor: Actor, project_id: int, design: Design) -> int | 
         grader.name,
         overlap=settings.overlap,
         budget=settings.budget(design.N),
-        closed=functools.partial(
-            live.rule_says_done, design, settings, skip_steps=functools.partial(store.skip_steps, project_id)
-        ),
+        closed=functools.partial(live.rule_says_done, design, settings, skip_steps=steps),
         settings=settings,
+        held=functools.partial(live.rule_held, design, settings, skip_steps=steps),
     )
 
 

@@ -140,6 +140,21 @@ def rule_stop(
     return read_project(design, typed, graded, estimate, skips=skips, skip_steps=steps).stop_at
 
 
+def rule_held(
+    design: Design,
+    settings: SettingsLike,
+    state: QueueState,
+    skip_steps: Callable[[], Mapping[int, int]] | None = None,
+) -> bool:
+    """Whether the stopping rule waits for the skipped items alone: the looks have said done on the grades of
+    ``state`` and the skips keep the rule open (`rule_stop` None), so that the queue hands the skipped items
+    out first (core.services.reservations.claim)."""
+    typed = ProjectSettings.from_dict(settings)
+    if typed.stopping != LOOKS or typed.compares or not state.graded or not state.skipped:
+        return False
+    return bool(_looks(design, typed, state).stopped[0]) and rule_stop(design, typed, state, skip_steps) is None
+
+
 def closed_words(store: Store, project_id: int, design: Design, settings: SettingsLike) -> str | None:
     """Why the queue hands a grader nothing, when the stopping rule closed it (`rule_stop`), for the Grade
     page and the API's ``next``; None when the rule has not said done."""

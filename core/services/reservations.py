@@ -97,6 +97,7 @@ class _Rules:
     budget: int | None
     closed: Callable[[QueueState], bool] | None
     settings: ProjectSettings | None
+    held: Callable[[QueueState], bool] | None = None
 
     def same(self, other: _Rules) -> bool:
         """Whether ``other`` hands out by the same rules, so one read of the queue serves both: the same design
@@ -104,7 +105,12 @@ class _Rules:
         partials of the same function: grade_actions builds one per press)."""
         mine = (self.seed, self.overlap, self.ttl, self.budget, self.settings)
         theirs = (other.seed, other.overlap, other.ttl, other.budget, other.settings)
-        return self.design is other.design and mine == theirs and _same_callable(self.closed, other.closed)
+        return (
+            self.design is other.design
+            and mine == theirs
+            and _same_callable(self.closed, other.closed)
+            and _same_callable(self.held, other.held)
+        )
 
 
 def _same_callable(a: Callable | None, b: Callable | None) -> bool:
@@ -176,6 +182,11 @@ class _Queue:
         """Whether the stopping rule closes the queue (asked once a claim gets past the budget's check)."""
         return self.rules.closed is not None and self.rules.closed(self.state)
 
+    @functools.cached_property
+    def held(self) -> bool:
+        """Whether the stopping rule waits for the skipped items alone (asked only while the queue is open)."""
+        return self.rules.held is not None and bool(self.state.skipped) and self.rules.held(self.state)
+
     def with_held(self, held: set[int]) -> QueueState:
         """The state with ``held`` (the other graders' first grades) reserved, as ``claim`` reads it."""
         return dataclasses.replace(self.state, reserved=ungraded(held, self.state.graded))
@@ -220,6 +231,17 @@ class _Batch:
         first = self._first_grade(grader, rules)
         return None if first is None else live.reserve(grader, first, 0, rules.ttl)
 
+    def _skipped_first(self, grader: str, rules: _Rules, queue: _Queue, state: QueueState) -> int | None:
+        """While the stopping rule waits for the skipped items alone, one of them that another grader skipped
+        and nobody holds, reserved for ``grader`` (in grading order of their positions); None where there is
+        none for them: the grades of those items, not fresh ones, are what lets the rule say done."""
+        theirs = set(self.store.skipped_by(self.project_id, grader))
+        for position in sorted(state.skipped - state.reserved - queue.lost - theirs):
+            if accounts.try_reserve(self.store, self.project_id, position, 0, grader, rules.ttl):
+                return position
+            queue.lost.add(position)
+        return None
+
     def _second_grade(self, grader: str, rules: _Rules) -> int | None:
         """Reserve the oldest double-graded item someone else graded once and nobody holds for its second grade."""
         double = overlap_positions(rules.design.N, rules.overlap, rules.seed)
@@ -240,6 +262,8 @@ class _Batch:
         state = queue.with_held(self.live.others(grader, 0))
         if budget_reached(state, rules.budget) or queue.closed:
             return None
+        if queue.held and (skipped := self._skipped_first(grader, rules, queue, state)) is not None:
+            return skipped
         while True:
             position = queue.draws.next(state.reserved | queue.lost)
             if position is None:
@@ -261,6 +285,7 @@ def claim(
     budget: int | None = None,
     closed: Callable[[QueueState], bool] | None = None,
     settings: ProjectSettings | None = None,
+    held: Callable[[QueueState], bool] | None = None,
 ) -> int | None:
     """The position to show ``grader`` now, reserved for them; None when nothing is left for them.
 
@@ -275,10 +300,15 @@ def claim(
     at the number of items actually graded.
 
     ``settings``: the project's, where the caller has read them (the queue's state reads the criteria from them;
-    else it reads the project again)."""
+    else it reads the project again).
+
+    ``held``: whether the stopping rule waits for the skipped items alone (core.services.live.rule_held: the
+    looks said done, the skips keep it open); then a skipped item another grader passed over is handed out
+    before any fresh one."""
     if not grader:
         raise ValueError("a reservation needs the grader's name")
-    return _batched(store, project_id, _Ask(grader, _Rules(design, seed, overlap, ttl, budget, closed, settings)))
+    rules = _Rules(design, seed, overlap, ttl, budget, closed, settings, held)
+    return _batched(store, project_id, _Ask(grader, rules))
 
 
 @dataclass
