@@ -78,7 +78,14 @@ def test_items_roundtrip_keeps_order_types_and_nan(store):
         "clustering",
     )  # ... and said so
     store.save_items(pid, _items())
-    assert store.project(pid).status == "ready"
+    ready = store.project(pid)
+    n = len(_items())  # ready, and the progress says so, not the last stage reported ("clustering")
+    assert (ready.status, ready.progress_done, ready.progress_total, ready.progress_message) == (
+        "ready",
+        n,
+        n,
+        "prepared",
+    )
     loaded = store.load_items(pid)
     assert list(loaded["id"]) == [f"q{i}" for i in range(6)]
     assert list(loaded["stratum"]) == [0, 1, 0, 1, 0, 1]

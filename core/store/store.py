@@ -205,6 +205,10 @@ def _event(s: Session | Connection, actor: str, action: str, project_id: int, **
     s.execute(ADD_EVENT, {"actor": actor, "action": action, "project_id": project_id, "detail": json_safe(detail)})
 
 
+PREPARED = "prepared"
+"""A ready project's progress message."""
+
+
 class Store:
     """A connection to one ActiveGrade database (SQLite file or PostgreSQL)."""
 
@@ -379,7 +383,8 @@ class Store:
     # items --------------------------------------------------------------
 
     def save_items(self, project_id: int, items: pd.DataFrame) -> None:
-        """Replace the project's items with ``items`` (pool order, with ``id`` and ``stratum``) and mark it ready.
+        """Replace the project's items with ``items`` (pool order, with ``id`` and ``stratum``) and mark it ready
+        (its progress: every item, PREPARED).
 
         One transaction, written SAVE_CHUNK rows at a time: only one chunk's row dicts exist at once."""
         with self.session() as s, s.begin():
@@ -389,8 +394,17 @@ class Store:
                     chunk = items.iloc[start : start + SAVE_CHUNK]
                     data = json_rows(chunk.drop(columns=["id", "stratum"]))
                     write(start, chunk["id"].tolist(), chunk["stratum"].tolist(), data)
-            s.execute(
-                update(Project).where(Project.id == project_id).values(status="ready", error="", updated_at=utcnow())
+            s.execute(  # ready, and its progress says so (not the last stage a preparation reported)
+                update(Project)
+                .where(Project.id == project_id)
+                .values(
+                    status="ready",
+                    error="",
+                    progress_done=len(items),
+                    progress_total=len(items),
+                    progress_message=PREPARED,
+                    updated_at=utcnow(),
+                )
             )
 
     def load_items(self, project_id: int) -> pd.DataFrame:
