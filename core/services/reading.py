@@ -53,9 +53,9 @@ class Interval:
 FIXED_N = "fixed-n interval, valid when read once at a number of grades decided in advance"
 ANYTIME_NAME = "anytime-valid interval, valid however often you look and whenever you stop"
 WHENEVER = "valid whenever you stop"
+"""When the anytime-valid interval holds, in words (interval_when)."""
 WIDENED = ", widened by the skipped items' worst case"
 """What an interval's name says once the skips' bound is added to it (`widened`)."""
-"""When the anytime-valid interval holds, in words (interval_when)."""
 
 
 def intervals(estimate: Estimate, anytime: AnytimeInterval | None) -> tuple[Interval, Interval | None]:
@@ -170,17 +170,16 @@ def read_project(
         information = float(min((target / half) ** 2, 1.0)) if half > 0 and not estimate.missing else 0.0
     widen = skip_widening(estimate, skips)
     sequence = widened(sequence, widen)
-    held = None
     if regime == LOOKS and done and skip_steps is not None:  # the skips read as they stood at each grade
         look = int(looks.look[0])
         held = held_stop(design, positions, grades, stop_at, plan.levels[look], target, dict(skip_steps))
-    if held is not None:
-        name = look_name(look) + (WIDENED if held.standing else "")
-        rule = Interval(name, plan.levels[look], held.low, held.high)
-        done, held_by_skips = held.done, not held.done
-        stop_at, stop_value = (held.n, held.value) if held.done else (None, None)
-    elif regime == LOOKS and done and skip_steps is not None:  # no skip stood at the look: its stop stands
-        held_by_skips = False
+        held_by_skips = held is not None and not held.done  # None: no skip stood at the look, its stop stands
+        if held is not None:
+            rule = Interval(
+                look_name(look) + (WIDENED if held.standing else ""), plan.levels[look], held.low, held.high
+            )
+            done = held.done
+            stop_at, stop_value = (held.n, held.value) if held.done else (None, None)
     else:
         rule = widened(rule, widen)
         held_by_skips = bool(done and regime != FIXED and rule is not None and rule.half_width > target + 1e-12)
