@@ -185,7 +185,7 @@ class _Queue:
     @functools.cached_property
     def held(self) -> bool:
         """Whether the stopping rule waits for the skipped items alone (asked only while the queue is open)."""
-        return self.rules.held is not None and bool(self.state.skipped) and self.rules.held(self.state)
+        return self.rules.held is not None and self.rules.held(self.state)
 
     def with_held(self, held: set[int]) -> QueueState:
         """The state with ``held`` (the other graders' first grades) reserved, as ``claim`` reads it."""
@@ -233,7 +233,7 @@ class _Batch:
 
     def _skipped_first(self, grader: str, rules: _Rules, queue: _Queue, state: QueueState) -> int | None:
         """While the stopping rule waits for the skipped items alone, one of them that another grader skipped
-        and nobody holds, reserved for ``grader`` (in grading order of their positions); None where there is
+        and nobody holds, reserved for ``grader`` (the first in pool order); None where there is
         none for them: the grades of those items, not fresh ones, are what lets the rule say done."""
         theirs = set(self.store.skipped_by(self.project_id, grader))
         for position in sorted(state.skipped - state.reserved - queue.lost - theirs):
