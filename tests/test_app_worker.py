@@ -26,7 +26,7 @@ from core.jobs import background
 from core.jobs.context import WorkerOptions
 from core.jobs.kinds import JOB_MODULES, MODEL_MODULES
 from core.jobs.worker import Bell, Worker
-from core.services.project import create_project, start_preparation
+from core.services.project import create_project, run_project_jobs, start_preparation
 from core.store import Store
 from core.store import jobs as job_table
 from core.store.jobs import NewJob
@@ -134,6 +134,28 @@ def test_no_worker_with_the_app_worker_off(store, monkeypatch):
     assert not background.keep_warm(store)
     assert not background.ensure_worker(store)
     assert background._children == {}
+
+
+def test_waiting_for_a_preparation_waits_for_the_job_another_worker_claimed_first(store, monkeypatch):
+    """start_preparation(wait=True) beside a served app: the app's worker may claim the job first."""
+    monkeypatch.setenv(config.APP_WORKER, "0")
+    project_id = tiny_preparation(store)
+    other = Worker(store, WorkerOptions(project_id=project_id))
+    job = other.claim()
+    looked = threading.Event()
+    run_until_idle = Worker.run_until_idle
+
+    def looking(worker: Worker) -> int:
+        ran = run_until_idle(worker)
+        looked.set()
+        return ran
+
+    monkeypatch.setattr(Worker, "run_until_idle", looking)
+    thread = threading.Thread(target=lambda: looked.wait(DEADLINE_S) and other.run_job(job), daemon=True)
+    thread.start()  # the other worker runs its job only once this process found nothing to claim
+    run_project_jobs(store, project_id)
+    assert store.project(project_id).status == "ready"
+    thread.join(DEADLINE_S)
 
 
 def lazy_imports(path: Path) -> set[str]:

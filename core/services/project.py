@@ -14,6 +14,7 @@ recomputes finished work; a worker that dies leaves the job to another.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +30,7 @@ from core.scales import scale_from_settings
 from core.services import preparation
 from core.settings import ProjectSettings
 from core.store import Store
+from core.store import jobs as job_table
 
 
 def check_inputs(
@@ -145,5 +147,12 @@ def start_preparation(store: Store, project_id: int, *, wait: bool = False, chun
 
 
 def run_project_jobs(store: Store, project_id: int) -> int:
-    """Run the project's waiting jobs in this process until none is left; returns how many ran."""
-    return Worker(store, WorkerOptions(project_id=project_id)).run_until_idle()
+    """Run the project's waiting jobs in this process until none is queued or running; returns how
+    many this process ran. A job another worker (the app's) claimed first is waited for, polling at
+    the worker's interval: its end, or its holder's death making it claimable here, ends the wait."""
+    worker = Worker(store, WorkerOptions(project_id=project_id))
+    count = worker.run_until_idle()
+    while any(job.state in job_table.ACTIVE for job in job_table.jobs(store, project_id)):
+        time.sleep(worker.options.poll_s)
+        count += worker.run_until_idle()
+    return count
