@@ -112,7 +112,10 @@ def on_press() -> None:
         outcome = _act(press)
         ack |= {"status": outcome.status, "message": _naming_item(outcome, press)}
     except (grade_actions.Refused, InputError) as exc:  # refused, or a comment too long, a forged viewing time
-        ack |= {"status": "error", "message": f"Not saved: {exc}"}
+        ack |= {
+            "status": "error",
+            "message": f"{'Not undone' if press.get('action') == 'undo' else 'Not saved'}: {exc}",
+        }
     except (SQLAlchemyError, OSError) as exc:  # database down, disk full: nothing stored, and the grader knows
         ack |= {"status": "error", "message": f"Not saved, press again: the database failed ({type(exc).__name__})"}
     st.session_state[ACK] = ack

@@ -135,6 +135,9 @@ def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
     undone = call(client, ann, "POST", f"/projects/{pid}/undo").json()  # then the grade before it
     assert undone["status"] == "undone" and undone["position"] == first["position"]
     assert "ann" not in set(store.grades(pid)["grader"])
+    nothing = call(client, ann, "POST", f"/projects/{pid}/undo")  # the history is empty: not "undone"
+    assert nothing.status_code == 409 and nothing.json()["status"] == "refused"
+    assert nothing.json()["message"] == "you have no grade or skip to take back"
 
 
 def test_a_grade_names_its_target_and_criterion(world):

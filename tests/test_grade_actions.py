@@ -147,7 +147,8 @@ def test_each_undo_after_skips_takes_back_one_more_skip(world):
     assert grade_actions.undo(store, ann, pid).position == b
     assert grade_actions.undo(store, ann, pid).position == a
     assert accounts.held(store, pid, "ann").position == a and store.skipped_positions(pid) == set()
-    assert grade_actions.undo(store, ann, pid).message == "nothing to undo"
+    with pytest.raises(grade_actions.Refused, match="no grade or skip to take back"):
+        grade_actions.undo(store, ann, pid)
 
 
 def test_a_skip_is_placed_in_the_grading_order_by_the_grades_given_before_it(world):

@@ -333,11 +333,16 @@ def skip(store: Store, actor: Actor, project_id: int, position: int) -> Outcome:
     return Outcome("skipped", "skipped: the item went back to the queue", position)
 
 
+NOTHING_TO_UNDO = "you have no grade or skip to take back"
+
+
 @_logs_refusals
 def undo(store: Store, actor: Actor, project_id: int) -> Outcome:
     """Undo the grader's last action: a skip (taken back, Store.undo_skip: the item is theirs again and no longer
     counts as skipped, unless it has been graded or another grader holds it), else their last grade (retracted;
-    the item is theirs again unless another grader took it). Each Undo reaches one action further back."""
+    the item is theirs again unless another grader took it). Each Undo reaches one action further back;
+    Refused (NOTHING_TO_UNDO) when the grader has neither: nothing was undone, which an answer of "undone"
+    hid from a client that undoes until the history is empty."""
     grader = acting_grader(store, actor, project_id)
     skipped = store.last_skip_since_grade(project_id, grader.name)
     if skipped is not None and skipped in store.skipped_positions(project_id):
@@ -346,7 +351,7 @@ def undo(store: Store, actor: Actor, project_id: int) -> Outcome:
             return Outcome("undone", "undone: the skipped item is back", skipped)
     position = store.retract_last_grade(project_id, grader.name)
     if position is None:
-        return Outcome("undone", "nothing to undo")
+        raise Refused(NOTHING_TO_UNDO)
     if reservations.hold(store, project_id, position, grader.name):
         return Outcome("undone", "undone: the item is back, ungraded", position)
     return Outcome("undone", "undone: the grade is withdrawn; another grader holds the item now", position)

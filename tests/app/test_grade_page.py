@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.services import grading
+from core.services import grade_actions, grading
 from core.services.showings import Showing
 from tests.card_press import card_data, press, shown
 
@@ -273,7 +273,7 @@ def test_guidelines_are_rendered_inert_so_a_footnote_pixel_fetches_nothing(open_
 
 def test_an_undo_names_the_item_it_undid_not_the_one_on_screen(open_app, store, project_id):
     at = open_app(GRADE, project_id=project_id)
-    assert press(at, "undo")["message"] == "nothing to undo"  # no item named: nothing was undone
+    assert press(at, "undo")["message"] == f"Not undone: {grade_actions.NOTHING_TO_UNDO}"  # nothing was undone
     first = shown(at)
     press(at, "grade", label="Correct")
     assert shown(at)["item_id"] != first["item_id"]
