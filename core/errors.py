@@ -31,12 +31,16 @@ class InputError(ValueError):
         row: int | None = None,
         column: str | None = None,
         fix: str | None = None,
+        field: str | None = None,
     ) -> None:
         self.problem = problem
         self.file = file
         self.row = row
         self.column = column
         self.fix = fix
+        self.field = field or column
+        """The request field at fault, for the HTTP API's error (a column, or a setting: "settings.n_strata");
+        the message names it already."""
         super().__init__(self.describe())
 
     def describe(self) -> str:

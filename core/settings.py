@@ -263,6 +263,7 @@ class ProjectSettings:
             raise InputError(
                 f"unknown setting {', '.join(unknown)}",
                 fix=f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(known)}",
+                field=f"settings.{unknown[0]}",
             )
         return replace(self, **changes)
 
@@ -288,7 +289,7 @@ def _is_number(value: Any) -> bool:
 
 def _check(ok: bool, name: str, value: Any, fix: str) -> None:
     if not ok:
-        raise InputError(f"setting {name} = {value!r} is not valid", fix=fix)
+        raise InputError(f"setting {name} = {value!r} is not valid", fix=fix, field=f"settings.{name}")
 
 
 SettingsLike = ProjectSettings | Mapping[str, Any]

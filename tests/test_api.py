@@ -192,6 +192,10 @@ def test_create_a_project_with_the_projects_pages_checks(world):
     message = misspelt.json()["error"]["message"]
     assert misspelt.status_code == 422 and "unknown setting target_halfwidth" in message
     assert "did you mean 'target_half_width'?" in message
+    assert misspelt.json()["error"]["field"] == "settings.target_halfwidth"
+    zero = json.dumps({"name": "Zero", "n_strata": 0})  # a known setting, a bad value: the field names it
+    refused = call(client, boss, "POST", "/projects", files={"pool": upload("pool.jsonl")}, data={"settings": zero})
+    assert refused.status_code == 422 and refused.json()["error"]["field"] == "settings.n_strata"
     made = call(
         client,
         boss,

@@ -246,7 +246,7 @@ class Endpoint:
         except Refused as exc:
             return error_response(409, str(exc))
         except InputError as exc:
-            return error_response(422, str(exc), exc.column)
+            return error_response(422, str(exc), exc.field)
         except (NotSaved, SQLAlchemyError, OSError) as exc:
             logger.warning("API %s %s: the database failed: %s", request.method, request.url.path, type(exc).__name__)
             return error_response(503, not_saved(exc))
