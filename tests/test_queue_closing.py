@@ -11,6 +11,7 @@ import pytest
 
 from core.services import account_writes, auth, grade_actions, live
 from core.services.live_looks import live_looks
+from core.services.reading import read_project
 from core.stats.allocation import design_from_items
 from core.stats.estimate import DEFAULT_METHOD
 from core.stats.queue import QueueState
@@ -74,7 +75,7 @@ def test_the_queue_closes_when_the_looks_say_done(prepared_project):
     assert grade_actions.claim(store, ann, pid, design) is not None
 
 
-def test_while_skips_alone_hold_the_stop_the_skipped_items_are_handed_out_first(prepared_project):
+def test_while_skips_alone_hold_the_stop_the_skipped_items_are_handed_out_first(prepared_project, monkeypatch):
     """ann skips five items, then grades until the looks say done on the grades alone and the skips keep the
     rule open: bob's next card is one of her skipped items, not a fresh one, and ann, who passed them over,
     still gets fresh items."""
@@ -94,9 +95,9 @@ def test_while_skips_alone_hold_the_stop_the_skipped_items_are_handed_out_first(
     settings = store.project(pid).settings
     steps = functools.partial(store.skip_steps, pid)
 
-    def held() -> bool:
+    def held() -> bool:  # as the queue asks: the rule not done, then held
         state = QueueState(store.graded_positions(pid), frozenset(store.skipped_positions(pid)))
-        return live.rule_held(design, settings, state, steps)
+        return not live.rule_says_done(design, settings, state, steps) and live.rule_held(design, settings, state)
 
     k = 0
     while not held():
@@ -104,7 +105,10 @@ def test_while_skips_alone_hold_the_stop_the_skipped_items_are_handed_out_first(
         assert position is not None and position not in skipped  # hers are behind the fresh ones until then
         grade_actions.grade(store, ann, pid, position, "Correct" if k % 3 else "Incorrect", seconds=1.0)
         k += 1
+    reads = []
+    monkeypatch.setattr(live, "read_project", lambda *a, **k: reads.append(1) or read_project(*a, **k))
     assert grade_actions.claim(store, bob, pid, design) in skipped  # what the rule waits for, first
+    assert len(reads) == 1  # the reading with the skips, once: "held" reads only the looks
     assert grade_actions.claim(store, ann, pid, design) not in skipped  # not back to the one who passed them
 
 

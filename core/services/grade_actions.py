@@ -142,7 +142,7 @@ def claim(store: Store, actor: Actor, project_id: int, design: Design) -> int | 
         budget=settings.budget(design.N),
         closed=functools.partial(live.rule_says_done, design, settings, skip_steps=steps),
         settings=settings,
-        held=functools.partial(live.rule_held, design, settings, skip_steps=steps),
+        held=functools.partial(live.rule_held, design, settings),
     )
 
 

@@ -140,19 +140,16 @@ def rule_stop(
     return read_project(design, typed, graded, estimate, skips=skips, skip_steps=steps).stop_at
 
 
-def rule_held(
-    design: Design,
-    settings: SettingsLike,
-    state: QueueState,
-    skip_steps: Callable[[], Mapping[int, int]] | None = None,
-) -> bool:
-    """Whether the stopping rule waits for the skipped items alone: the looks have said done on the grades of
-    ``state`` and the skips keep the rule open (`rule_stop` None), so that the queue hands the skipped items
-    out first (core.services.reservations.claim)."""
+def rule_held(design: Design, settings: SettingsLike, state: QueueState) -> bool:
+    """Whether the stopping rule waits for the skipped items alone, asked where it has not said done
+    (`rule_says_done` False: the queue asks that first, core.services.reservations): the looks have said done
+    on the grades of ``state`` and some item is skipped, so the skips keep the rule open, and the queue hands
+    the skipped items out first. It reads no more than the looks (resumed, core.services.live_looks): the
+    reading with the skips is `rule_says_done`'s, read once per batch of claims."""
     typed = ProjectSettings.from_dict(settings)
     if typed.stopping != LOOKS or typed.compares or not state.graded or not state.skipped:
         return False
-    return bool(_looks(design, typed, state).stopped[0]) and rule_stop(design, typed, state, skip_steps) is None
+    return bool(_looks(design, typed, state).stopped[0])
 
 
 def closed_words(store: Store, project_id: int, design: Design, settings: SettingsLike) -> str | None:

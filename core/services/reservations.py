@@ -302,9 +302,9 @@ def claim(
     ``settings``: the project's, where the caller has read them (the queue's state reads the criteria from them;
     else it reads the project again).
 
-    ``held``: whether the stopping rule waits for the skipped items alone (core.services.live.rule_held: the
-    looks said done, the skips keep it open); then a skipped item another grader passed over is handed out
-    before any fresh one."""
+    ``held``: asked only where ``closed`` said no, whether the stopping rule waits for the skipped items alone
+    (core.services.live.rule_held: the looks said done, the skips keep it open); then a skipped item another
+    grader passed over is handed out before any fresh one."""
     if not grader:
         raise ValueError("a reservation needs the grader's name")
     rules = _Rules(design, seed, overlap, ttl, budget, closed, settings, held)
