@@ -8,8 +8,8 @@ import pytest
 from core.errors import InputError
 from core.stats.allocation import design_from_items, make_design, stratum_moments
 from core.stats.estimate import estimate_batch, from_moments
-from core.stats.forecast import forecast, forecast_batch, lattice_floor, stop_saving, uniform_grades
-from core.stats.intervals import share_variance
+from core.stats.forecast import exact_size, forecast, forecast_batch, lattice_floor, stop_saving, uniform_grades
+from core.stats.intervals import beta_interval, share_variance
 from core.stats.looks import look_plan
 from core.stats.simulate import labels_of, replay_queue, replication_orders, synthetic_items
 from core.stats.simulate_stopping import median_se, scale_levels
@@ -83,6 +83,41 @@ def test_the_forecast_narrows_with_grades_and_holds_the_stop(pool):
     later = forecast_batch(design, positions[:, :k], labels[positions[:, :k]], 0.05, "looks")
     assert np.median(later[:, 2] / later[:, 0]) < before.spread
     assert ((stop.n >= later[:, 0]) & (stop.n <= later[:, 2])).mean() >= 0.6
+
+
+def test_the_exact_size_is_the_least_at_which_clopper_pearson_is_narrow_enough():
+    level = 0.95
+    means = np.array([0.005, 0.02, 0.1, 0.5])
+    sizes = exact_size(means, 0.05, level)
+    low, high = beta_interval(means, sizes * 1.001, level)
+    assert ((high - low) / 2 <= 0.05).all()
+    low, high = beta_interval(means, sizes * 0.98, level)
+    assert ((high - low) / 2 > 0.05).all()
+    normal = 1.96**2 * means * (1 - means) / 0.05**2
+    assert sizes[1] > 1.3 * normal[1]  # few expected successes: the exact interval is the wider
+    assert sizes[3] == pytest.approx(normal[3], rel=0.06)  # many: about the normal one, plus its continuity term
+
+
+def test_an_anytime_projects_own_width_ratio_sets_its_forecast(pool):
+    """The anytime regime's forecast reads each replication's own fixed-n over anytime width ratio r: the same
+    grades with a narrower ratio (a wider sequence to bring under the target) need more grades."""
+    design, labels, positions = pool
+    same = positions[[0, 0], :60]
+    both = forecast_batch(design, same, labels[same], 0.05, "anytime", width_ratio=np.array([0.55, 0.75]))
+    assert both[0, 1] > 1.5 * both[1, 1]  # about (0.75 / 0.55)^2 = 1.9 times
+
+
+def test_the_projection_holds_its_share_of_stops_late_in_grading(pool):
+    """At 60% of the median stop, read with the grades given as part of the stop's estimate, the 80% range
+    holds about 80% of the stops still to come: draws of the means as if the stop read them afresh held all
+    of them (0.99, a range too wide to plan with), the noise of the grades still to come alone about half."""
+    design, labels, positions = pool
+    stop = run_looks(design, positions, labels[positions], 0.05)
+    k = int(0.6 * np.median(stop.n))
+    late = forecast_batch(design, positions[:, :k], labels[positions[:, :k]], 0.05, "looks")
+    still = stop.n > k
+    held = ((stop.n >= late[:, 0]) & (stop.n <= late[:, 2]))[still].mean()
+    assert 0.7 <= held <= 0.95  # 200 replications: 2 s.e. about 0.06
 
 
 def test_a_score_the_manager_expects_narrows_the_setup_forecast(pool):
