@@ -140,6 +140,10 @@ def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_afte
     few = dict(list(graded.items())[:3])  # some strata without 2 grades: withheld, as on the dashboard
     early = read_project(design, SETTINGS, few, estimate(design, list(few), list(few.values())))
     assert not early.saving_known and saving_metric(early)[1] == "withheld"
+    thirty = dict(list(graded.items())[:30])  # the forecast's draws said 87, the grades' S^2 89
+    grading = read_project(design, SETTINGS, thirty, estimate(design, list(thirty), list(thirty.values())))
+    for read in (reading, early, grading):  # one number for what uniform sampling needs: the saving's
+        assert read.forecast.uniform == round(read.saving.uniform_fixed)
 
 
 def test_grades_after_the_stop_leave_the_reported_estimate_at_the_stop():

@@ -205,6 +205,8 @@ def read_project(
         saving, budget_half = _budget_saving(design, estimate, budget or design.N)
     else:
         saving, budget_half = _saving(design, estimate, forecast_, stop_at, target, regime), None
+    if np.isfinite(saving.uniform_fixed):  # one number for what uniform sampling needs: the saving's
+        forecast_ = replace(forecast_, uniform=int(round(saving.uniform_fixed)))
     return Reading(
         regime=regime,
         target=target,
