@@ -38,9 +38,7 @@ class InputError(ValueError):
         self.row = row
         self.column = column
         self.fix = fix
-        self.field = field or column
-        """The request field at fault, for the HTTP API's error (a column, or a setting: "settings.n_strata");
-        the message names it already."""
+        self.field = field or column  # the request field at fault, for the API's error ("settings.n_strata")
         super().__init__(self.describe())
 
     def describe(self) -> str:
