@@ -55,7 +55,7 @@ below the Bernoulli variance at all.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 LEVEL = 0.95
 
@@ -180,7 +180,7 @@ def degrees_of_freedom_factor(n: np.ndarray, df: np.ndarray, level: float = LEVE
     q = 0.5 + level / 2
     n = np.maximum(np.asarray(n, dtype=float) - 1.0, 1.0)
     df = np.maximum(np.asarray(df, dtype=float), 1.0)
-    return (stats.t.ppf(q, n) / stats.t.ppf(q, df)) ** 2
+    return (special.stdtrit(n, q) / special.stdtrit(df, q)) ** 2  # stats.t.ppf's values, without its checks
 
 
 def beta_interval(value: np.ndarray, size: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
@@ -198,8 +198,9 @@ def beta_interval(value: np.ndarray, size: np.ndarray, level: float = LEVEL) -> 
     m = np.where(finite, np.maximum(size, 1e-9), 1.0)
     x = value * m
     with np.errstate(invalid="ignore", divide="ignore"):
-        low = np.where(x > 0, stats.beta.ppf(alpha / 2, np.maximum(x, 1e-300), m - x + 1), 0.0)
-        high = np.where(x < m, stats.beta.ppf(1 - alpha / 2, x + 1, np.maximum(m - x, 1e-300)), 1.0)
+        # the Beta quantiles by scipy.special directly: stats.beta.ppf's values, without its ~40 us of checks a call
+        low = np.where(x > 0, special.betaincinv(np.maximum(x, 1e-300), m - x + 1, alpha / 2), 0.0)
+        high = np.where(x < m, special.betaincinv(x + 1, np.maximum(m - x, 1e-300), 1 - alpha / 2), 1.0)
     low = np.where(finite, np.minimum(low, value), value)
     high = np.where(finite, np.maximum(high, value), value)
     return low, high

@@ -54,7 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from core.stats.allocation import stratified_variance
 from core.stats.intervals import stratum_variance
@@ -107,7 +107,7 @@ def heterogeneity_pvalue(counts: np.ndarray, sums: np.ndarray, s2: np.ndarray) -
     between = np.sum(counts * (means - grand) ** 2, axis=-1) / max(groups - 1, 1)
     within = np.sum(np.maximum(counts - 1.0, 0.0) * s2, axis=-1) / np.maximum(n - groups, 1.0)
     ratio = np.divide(between, within, out=np.zeros_like(between), where=within > 0)
-    p = stats.f.sf(ratio, max(groups - 1, 1), np.maximum(n - groups, 1.0))
+    p = special.fdtrc(max(groups - 1, 1), np.maximum(n - groups, 1.0), ratio)  # stats.f.sf, without its checks
     return np.where((n > groups) & (groups > 1), p, 1.0)
 
 
