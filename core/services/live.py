@@ -125,12 +125,10 @@ def rule_stop(
     ``fixed`` project's queue closes at its budget (``ProjectSettings.budget``); an ``anytime`` project's stays
     open, since its manager may stop at any grade and its interval costs a pass over every grade.
     """
-    typed = ProjectSettings.from_dict(settings)
-    if typed.stopping != LOOKS or typed.compares or not state.graded:
+    said = _looks_said_done(design, settings, state)
+    if said is None:
         return None
-    looks = _looks(design, typed, state)
-    if not looks.stopped[0]:
-        return None
+    typed, looks = said
     steps = None if skip_steps is None else dict(skip_steps())
     if not state.skipped and not steps:
         return int(looks.n[0])
@@ -146,10 +144,7 @@ def rule_held(design: Design, settings: SettingsLike, state: QueueState) -> bool
     on the grades of ``state`` and some item is skipped, so the skips keep the rule open, and the queue hands
     the skipped items out first. It reads no more than the looks (resumed, core.services.live_looks): the
     reading with the skips is `rule_says_done`'s, read once per batch of claims."""
-    typed = ProjectSettings.from_dict(settings)
-    if typed.stopping != LOOKS or typed.compares or not state.graded or not state.skipped:
-        return False
-    return bool(_looks(design, typed, state).stopped[0])
+    return bool(state.skipped) and _looks_said_done(design, settings, state) is not None
 
 
 def closed_words(store: Store, project_id: int, design: Design, settings: SettingsLike) -> str | None:
@@ -163,6 +158,18 @@ def closed_words(store: Store, project_id: int, design: Design, settings: Settin
         f"Grading is done: the stopping rule reached the target ±{typed.target_half_width:.3f} after {stop:,} "
         "grades, and more grades would change nothing it reports. A manager can set a tighter target to go on."
     )
+
+
+def _looks_said_done(
+    design: Design, settings: SettingsLike, state: QueueState
+) -> tuple[ProjectSettings, LookBatch] | None:
+    """The settings and the looks' replay on the grades of ``state`` where the looks have said done; None where
+    they have not, or where the rule closes no queue this way (`rule_stop`: a one-target ``looks`` project)."""
+    typed = ProjectSettings.from_dict(settings)
+    if typed.stopping != LOOKS or typed.compares or not state.graded:
+        return None
+    looks = _looks(design, typed, state)
+    return (typed, looks) if looks.stopped[0] else None
 
 
 def _looks(design: Design, settings: ProjectSettings, state: QueueState) -> LookBatch:
