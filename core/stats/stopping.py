@@ -266,8 +266,9 @@ def held_stop(
     alone give (a look at level ``level``); else the first grade k from ``start`` on at which that look's
     interval, read again on the first k grades (in grading order, ``positions`` and ``grades``), widened by the
     skips standing then (core.stats.skips.skip_widening), is at most ``target`` wide (``done``); where none is,
-    the last grade, not done: the skips hold it still. ``skipped_after``: each skipped item -> the grades given before its skip; a skip stands at grade k
-    when it came after fewer than k grades and its item is not among the first k graded. Vectorised over the
+    the last grade, not done: the skips hold it still. ``skipped_after``: each skipped item -> the grades given
+    before its skip; a skip stands at grade k when it came after fewer than k grades and its item is not among
+    the first k graded. Vectorised over the
     grades from ``start`` on (one pass of sums, as `LookReplay` keeps them)."""
     positions = np.asarray(positions, dtype=np.int64)
     grades = np.asarray(grades, dtype=float)

@@ -27,10 +27,11 @@ DEFAULT_DIR = Path(".activegrade")
 BUSY_TIMEOUT_MS = 30_000
 SQLITE_POOL = 48
 """SQLite connections kept open for reuse: at least one per thread that may read at once (the API's handlers,
-core.api.http.API_THREADS; the server's other routes on anyio's default 40; the app's sessions). SQLAlchemy's default of 5 closed every connection beyond
-the fifth when it came back, so under 100 graders most requests opened a new one (the file, WAL and the
-pragmas): server CPU 11.2 ms a grade, 8.4 ms with 48 kept (benchmarks/concurrent_graders.md). An idle SQLite
-connection costs a file handle and its page cache, nothing on a server."""
+core.api.http.API_THREADS; the server's other routes on anyio's default 40; the app's sessions). SQLAlchemy's
+default of 5 closed every connection beyond the fifth when it came back, so under 100 graders most requests
+opened a new one (the file, WAL and the pragmas): server CPU 11.2 ms a grade, 8.4 ms with 48 kept
+(benchmarks/concurrent_graders.md). An idle SQLite connection costs a file handle and its page cache, nothing
+on a server."""
 
 
 def database_url(configured: str | None = None) -> str:
