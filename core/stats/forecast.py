@@ -91,9 +91,10 @@ at the spread's posterior median, the grades' variance times exp(v^2 / 2), v
 that relative standard deviation: a variance estimated from skewed grades
 falls below the spread more often than above it (on the log scale, a normal
 of mean -v^2 / 2 about it, whose mean is the spread itself). With the three,
-the projection after 20 grades held 0.70-0.90 of the stops on 23 of the
-benchmark's 36 finer-scale (pool, target) pairs, against 17 before
-(benchmarks/stopping.md).
+the projection after 20 grades held 0.70-0.90 of the stops (within 2 s.e.)
+on 25 of the benchmark's 36 finer-scale (pool, target) pairs, against 20
+before, and its late range was at most 1.8 times as high as low on 20
+against 17 (benchmarks/stopping.md).
 
 Before any grade the forecast is only as good as the surrogate's (or the
 manager's) idea of the mean, and its range says so: sigma is wide; and a
@@ -104,7 +105,7 @@ Where it is known to miss (benchmarks/stopping.md): finer scales at rare
 means. Their stop waits for the floor of core.stats.intervals.share_variance
 (the Bernoulli variance at a Jeffreys-smoothed mean, which falls with n)
 more than for the grades' own spread, which n(S) reads: after 20 grades the
-projection often says the stop is now, and holds 0.1-0.3 of those stops.
+projection often says the stop is now, and holds 0.11-0.34 of those stops.
 Reading that floor into n(S) as well (tried: at the pooled mean where the
 strata would be read as one) held 0.94-0.99 of them, since the floor then
 follows the level, which 20 grades of a rare mean hardly know, and it
