@@ -266,6 +266,25 @@ def test_a_finer_scales_projection_after_20_grades_holds_its_share_of_stops():
     assert 0.68 <= held <= 0.92  # 200 replications: 2 s.e. about 0.06
 
 
+def test_a_rare_skewed_means_projection_waits_for_the_floor_its_stop_reads():
+    """Skewed grades of mean 0.02: the stop reads the share floor (core.stats.intervals.share_variance), which
+    the grades' own small spread hides. Without it the projection after 20 grades said the stop was now and
+    held 0.08 of the stops; with it about half, its range around them."""
+    from benchmarks.pools import make_pool
+
+    items = make_pool(2000, 0.02, kind="skewed", auroc=0.5, seed=7)
+    labels = labels_of(items)
+    design = design_from_items(items, kappa=FLOOR_KAPPA)
+    positions = replay_queue(design, labels, replication_orders(labels.size, 0, 200), 150)
+    stop = run_looks(design, positions, labels[positions], 0.05)
+    first = positions[:, :20]
+    projection = forecast_batch(design, first, labels[first], 0.05, "looks", levels=scale_levels(labels))
+    still = stop.n > 20
+    held = ((stop.n >= projection[:, 0]) & (stop.n <= projection[:, 2]))[still].mean()
+    assert held >= 0.4
+    assert np.median(projection[:, 2]) > 25  # not "now": 20 grades
+
+
 def test_skewed_grades_are_not_stopped_by_a_lucky_small_variance():
     """Skewed grades (mean 0.1): a stop chosen by the sample variance stopped when the mean was low (coverage
     at the stop 0.86-0.89 with 300 replications); the pooled variance share holds it at the level."""

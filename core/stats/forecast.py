@@ -101,16 +101,17 @@ manager's) idea of the mean, and its range says so: sigma is wide; and a
 surrogate that cannot tell strata apart leaves the slope of the strata's
 means unknown, which the weighted draws carry until the grades show it.
 
+A finer scale's stop reads the larger of the grades' variance and a floor,
+the Bernoulli variance at a Jeffreys-smoothed mean times the share rho
+(core.stats.intervals.share_variance), which sets the stop at rare means:
+the forecast's stop is the later of the spread's n(S) and the floor's own
+(`_share_floor_grades`), read at the mean the stop will see, the grades
+given and the draw's mean for the rest.
+
 Where it is known to miss (benchmarks/stopping.md): finer scales at rare
-means. Their stop waits for the floor of core.stats.intervals.share_variance
-(the Bernoulli variance at a Jeffreys-smoothed mean, which falls with n)
-more than for the grades' own spread, which n(S) reads: after 20 grades the
-projection often says the stop is now, and holds 0.11-0.34 of those stops.
-Reading that floor into n(S) as well (tried: at the pooled mean where the
-strata would be read as one) held 0.94-0.99 of them, since the floor then
-follows the level, which 20 grades of a rare mean hardly know, and it
-widened every finer scale's late range (high over low at most 1.8 on 9 of
-36 pairs against 20).
+means, whose stop is the first time the floor and the noisy spread are
+both small enough, which a sample mean that happens to run low brings
+sooner than the typical crossing the forecast models.
 """
 
 from __future__ import annotations
@@ -124,6 +125,7 @@ from scipy import special, stats
 from core.stats.allocation import Design, stratum_moments
 from core.stats.intervals import beta_interval
 from core.stats.looks import look_plan
+from core.stats.savings import HETEROGENEITY_LEVEL
 from core.stats.stopping import ANYTIME, FIXED, LOOKS, check_regime
 
 RANGE = (0.1, 0.9)
@@ -324,8 +326,11 @@ def forecast_batch(
         lowest = np.clip((least @ design.weights) / (bernoulli @ design.weights), *SHARE_PRIOR_RANGE)[..., None]
         drawn = lowest ** share_rng.uniform(0.0, 1.0, (reps, DRAWS, 1))  # log-uniform over [lowest, 1]
         excess = _excess_kurtosis(design, positions, y, counts, sums)[:, None, None]
-        before = np.where(_shows_share(counts)[:, None, None], rho, drawn)
-        rho = np.where(np.isfinite(excess), _held_share(design, rho, counts, sums, means), before)
+        pool = means @ design.weights
+        ybar = (sums.sum(axis=1) / np.maximum(counts.sum(axis=1), 1.0))[:, None]
+        level = np.where(np.isfinite(excess[..., 0]), ybar, pool)  # where the spread is read: held at the grades'
+        share = np.where(_shows_share(counts)[:, None, None], rho, drawn)  # at ``level``: the share floor's
+        rho = np.where(np.isfinite(excess), _held_share(rho, level, pool), share)
     z = look_plan().constants[-1] if regime == LOOKS else stats.norm.ppf(0.975)
     width = ANYTIME_WIDTH_RATIO if width_ratio is None else np.asarray(width_ratio, dtype=float).reshape(-1, 1)
     half = target * (width if regime == ANYTIME else 1.0)
@@ -345,6 +350,9 @@ def forecast_batch(
     noise = np.minimum(np.where(np.isfinite(excess[..., 0]), kurtosis_noise, spread_noise), 1.0)
     centre = np.where(np.isfinite(excess[..., 0]), noise**2 / 2, 0.0)  # the spread's posterior median, not s^2
     n = np.clip(n * np.exp(centre + rng.normal(0.0, 1.0, n.shape) * noise), 1, design.N)
+    if not binary:  # the stop reads max(V_hat, the share floor): it comes once both are small enough
+        graded = counts.sum(axis=1)[:, None]
+        n = np.maximum(n, _share_floor_grades(design, means, sds, n, share[..., 0], graded, ybar, half, z))
     n = np.maximum(n, np.maximum(counts.sum(axis=1)[:, None], np.minimum(design.floor, design.sizes).sum()))
     truth = means @ design.weights
     between = ((means - truth[..., None]) ** 2) @ design.weights
@@ -379,6 +387,53 @@ def _stop_grades(
         floored = np.sqrt(np.maximum(sds**2, (1 - equal) * sds**2 + equal * centre * (1 - centre)))
         n = neyman_grades(design.weights, floored, design.N, half, z, pool)
     return n, sds
+
+
+def _share_floor_grades(
+    design: Design,
+    means: np.ndarray,
+    sds: np.ndarray,
+    n: np.ndarray,
+    rho: np.ndarray,
+    graded: np.ndarray,
+    ybar: np.ndarray,
+    half: float | np.ndarray,
+    z: float,
+) -> np.ndarray:
+    """(R, DRAWS) the least n at which the floor of a finer scale's variance alone lets the stop come. The stop
+    reads max(V_hat, floor) (core.stats.intervals.bounded_variance), and both fall with n, so it comes at the
+    later of the two stops, and the floor's does not carry the spread's noise. The floor is
+    core.stats.intervals.share_variance while the strata are read as one (`_strata_read_apart` at the draw's
+    n; once they differ, no bound here): ``rho`` (the share the grades show, or the draw's before they show
+    it) times the Bernoulli variance at the whole sample's Jeffreys-smoothed mean (n l + 1/2) / (n + 1), l the
+    mean the stop will read: the ``graded`` grades given (mean ``ybar``) and the draw's pool mean for the rest.
+    At a rare mean the floor, not the spread, sets the stop: without it the projection after 20 grades of a
+    skewed mean of 0.02 said the stop was now (20 to 20) while the rule waited for a few more, and held 0.11
+    of those stops (0.25-0.32 with it, the range centred on them)."""
+    apart = _strata_read_apart(design, means, sds, n)
+    floor = np.ones_like(n)
+    pool = means @ design.weights
+    for _ in range(FLOOR_ROUNDS):  # the smoothed mean at the grades the floor's stop gives it
+        per = np.maximum(floor, graded)
+        level = (graded * ybar + (per - graded) * pool) / per  # the grades given, then the draw's mean
+        smooth = (per * level + 0.5) / (per + 1)
+        sd = np.sqrt(rho * smooth * (1 - smooth))[..., None] * np.ones(design.H)
+        floor = neyman_grades(design.weights, sd, design.N, half, z, level)
+    return np.where(apart, 1.0, floor)
+
+
+def _strata_read_apart(design: Design, means: np.ndarray, sds: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """(...) bool: whether the strata's grades will differ after n grades, as core.stats.collapse reads them: the
+    expected F statistic of equal stratum means, 1 + n sum_h W_h (m_h - m)^2 / ((H - 1) sum_h W_h S_h^2), above
+    its critical value at HETEROGENEITY_LEVEL."""
+    groups = design.H
+    if groups < 2:
+        return np.zeros(n.shape, dtype=bool)
+    pool = means @ design.weights
+    between = ((means - pool[..., None]) ** 2) @ design.weights
+    within = np.maximum((sds**2) @ design.weights, 1e-12)
+    statistic = 1 + n * between / ((groups - 1) * within)
+    return statistic > special.fdtri(groups - 1, np.maximum(n - groups, 1.0), 1 - HETEROGENEITY_LEVEL)
 
 
 def _known(design: Design, sds: np.ndarray, counts: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -495,18 +550,17 @@ def _excess_kurtosis(
     return np.where(read, np.maximum(kappa - 1, 0.0), np.nan)
 
 
-def _held_share(design: Design, rho: np.ndarray, counts: np.ndarray, sums: np.ndarray, means: np.ndarray) -> np.ndarray:
+def _held_share(rho: np.ndarray, level: np.ndarray, pool: np.ndarray) -> np.ndarray:
     """(R, DRAWS, 1) rho for the draws of a finer scale whose grades show their spread (the kurtosis is read):
-    the share the grades show, rescaled so that each draw's pooled variance at its own pool mean m is the one
-    the grades show, rho' m (1 - m) = rho ybar (1 - ybar), ybar the grades' mean (at most 1). The spread is
-    read from the grades, and the kurtosis term carries its uncertainty; left to follow the drawn means, a
-    draw of a lower mean drew a lower variance too, and the level's uncertainty counted twice (Likert grades
-    of mean 0.1: the projection after 20 grades held 0.91-0.98 of the stops). Below 1, as a finer scale's
-    share is."""
-    ybar = (sums.sum(axis=1) / np.maximum(counts.sum(axis=1), 1.0))[:, None, None]
-    pool = (means @ design.weights)[..., None]
+    the share the grades show, rescaled so that each draw's pooled variance at its own pool mean m (``pool``,
+    (R, DRAWS)) is the one the grades show at their mean ybar (``level``): rho' m (1 - m) = rho ybar (1 - ybar).
+    The spread is read from the grades, and the kurtosis term carries its uncertainty; left to follow the drawn
+    means, a draw of a lower mean drew a lower variance too, and the level's uncertainty counted twice (Likert
+    grades of mean 0.1: the projection after 20 grades held 0.91-0.98 of the stops). Below 1, as a finer
+    scale's share is."""
     below_one = np.nextafter(1.0, 0.0)  # rho = 1 marks 0/1 grades (`_known`, `_stop_grades`' all-equal floor)
-    return np.clip(rho * ybar * (1 - ybar) / np.maximum(pool * (1 - pool), 1e-12), 0.0, below_one)
+    ratio = level * (1 - level) / np.maximum(pool * (1 - pool), 1e-12)
+    return np.clip(rho * ratio[..., None], 0.0, below_one)
 
 
 def _shows_share(counts: np.ndarray) -> np.ndarray:
