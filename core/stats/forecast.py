@@ -90,11 +90,10 @@ whose uncertainty the kurtosis term already carries. And the range is centred
 at the spread's posterior median, the grades' variance times exp(v^2 / 2), v
 that relative standard deviation: a variance estimated from skewed grades
 falls below the spread more often than above it (on the log scale, a normal
-of mean -v^2 / 2 about it, whose mean is the spread itself). With the three,
-the projection after 20 grades held 0.70-0.90 of the stops (within 2 s.e.)
-on 25 of the benchmark's 36 finer-scale (pool, target) pairs, against 20
-before, and its late range was at most 1.8 times as high as low on 20
-against 17 (benchmarks/stopping.md).
+of mean -v^2 / 2 about it, whose mean is the spread itself). With the three
+and the share floor below, the projection after 20 grades held 0.70-0.90 of
+the stops (within 2 s.e.) on 26 of the benchmark's 36 finer-scale (pool,
+target) pairs, against 20 before (benchmarks/stopping.md).
 
 Before any grade the forecast is only as good as the surrogate's (or the
 manager's) idea of the mean, and its range says so: sigma is wide; and a
@@ -409,7 +408,7 @@ def _share_floor_grades(
     mean the stop will read: the ``graded`` grades given (mean ``ybar``) and the draw's pool mean for the rest.
     At a rare mean the floor, not the spread, sets the stop: without it the projection after 20 grades of a
     skewed mean of 0.02 said the stop was now (20 to 20) while the rule waited for a few more, and held 0.11
-    of those stops (0.25-0.32 with it, the range centred on them)."""
+    of those stops (0.29-0.34 with it, the range centred on them)."""
     apart = _strata_read_apart(design, means, sds, n)
     floor = np.ones_like(n)
     pool = means @ design.weights
