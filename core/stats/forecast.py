@@ -309,6 +309,8 @@ def forecast_batch(
         budget = float(n0 if n0 is not None else design.N)
         return np.full((reps, 4), budget)
     counts, sums, sumsq = stratum_moments(design, positions, y)
+    graded = counts.sum(axis=1)[:, None]
+    ybar = sums.sum(axis=1)[:, None] / np.maximum(graded, 1.0)
     rng = np.random.default_rng(seed)
     centre, strength, weight = _strata_prior(design, counts, sums, expected, rng)
     a = strength * centre + sums[:, None, :]
@@ -325,11 +327,8 @@ def forecast_batch(
         lowest = np.clip((least @ design.weights) / (bernoulli @ design.weights), *SHARE_PRIOR_RANGE)[..., None]
         drawn = lowest ** share_rng.uniform(0.0, 1.0, (reps, DRAWS, 1))  # log-uniform over [lowest, 1]
         excess = _excess_kurtosis(design, positions, y, counts, sums)[:, None, None]
-        pool = means @ design.weights
-        ybar = (sums.sum(axis=1) / np.maximum(counts.sum(axis=1), 1.0))[:, None]
-        level = np.where(np.isfinite(excess[..., 0]), ybar, pool)  # where the spread is read: held at the grades'
-        share = np.where(_shows_share(counts)[:, None, None], rho, drawn)  # at ``level``: the share floor's
-        rho = np.where(np.isfinite(excess), _held_share(rho, level, pool), share)
+        share = np.where(_shows_share(counts)[:, None, None], rho, drawn)  # the grades' (or the draw's): the floor's
+        rho = np.where(np.isfinite(excess), _held_share(rho, ybar, means @ design.weights), share)
     z = look_plan().constants[-1] if regime == LOOKS else stats.norm.ppf(0.975)
     width = ANYTIME_WIDTH_RATIO if width_ratio is None else np.asarray(width_ratio, dtype=float).reshape(-1, 1)
     half = target * (width if regime == ANYTIME else 1.0)
@@ -350,9 +349,8 @@ def forecast_batch(
     centre = np.where(np.isfinite(excess[..., 0]), noise**2 / 2, 0.0)  # the spread's posterior median, not s^2
     n = np.clip(n * np.exp(centre + rng.normal(0.0, 1.0, n.shape) * noise), 1, design.N)
     if not binary:  # the stop reads max(V_hat, the share floor): it comes once both are small enough
-        graded = counts.sum(axis=1)[:, None]
         n = np.maximum(n, _share_floor_grades(design, means, sds, n, share[..., 0], graded, ybar, half, z))
-    n = np.maximum(n, np.maximum(counts.sum(axis=1)[:, None], np.minimum(design.floor, design.sizes).sum()))
+    n = np.maximum(n, np.maximum(graded, np.minimum(design.floor, design.sizes).sum()))
     truth = means @ design.weights
     between = ((means - truth[..., None]) ** 2) @ design.weights
     uniform = uniform_grades(sds**2 @ design.weights + between, truth, design.N, target, FIXED)
@@ -549,16 +547,16 @@ def _excess_kurtosis(
     return np.where(read, np.maximum(kappa - 1, 0.0), np.nan)
 
 
-def _held_share(rho: np.ndarray, level: np.ndarray, pool: np.ndarray) -> np.ndarray:
+def _held_share(rho: np.ndarray, ybar: np.ndarray, pool: np.ndarray) -> np.ndarray:
     """(R, DRAWS, 1) rho for the draws of a finer scale whose grades show their spread (the kurtosis is read):
     the share the grades show, rescaled so that each draw's pooled variance at its own pool mean m (``pool``,
-    (R, DRAWS)) is the one the grades show at their mean ybar (``level``): rho' m (1 - m) = rho ybar (1 - ybar).
+    (R, DRAWS)) is the one the grades show at their mean ``ybar`` (R, 1): rho' m (1 - m) = rho ybar (1 - ybar).
     The spread is read from the grades, and the kurtosis term carries its uncertainty; left to follow the drawn
     means, a draw of a lower mean drew a lower variance too, and the level's uncertainty counted twice (Likert
     grades of mean 0.1: the projection after 20 grades held 0.91-0.98 of the stops). Below 1, as a finer
     scale's share is."""
     below_one = np.nextafter(1.0, 0.0)  # rho = 1 marks 0/1 grades (`_known`, `_stop_grades`' all-equal floor)
-    ratio = level * (1 - level) / np.maximum(pool * (1 - pool), 1e-12)
+    ratio = ybar * (1 - ybar) / np.maximum(pool * (1 - pool), 1e-12)
     return np.clip(rho * ratio[..., None], 0.0, below_one)
 
 
