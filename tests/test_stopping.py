@@ -248,21 +248,27 @@ def test_the_kurtosis_of_four_grades_a_stratum_is_read_without_the_small_sample_
     assert np.mean(excess) == pytest.approx(0.7, abs=0.07)
 
 
-def test_a_finer_scales_projection_after_20_grades_holds_its_share_of_stops():
-    """Likert grades of mean 0.5 without signal: after 20 grades the projection's 80% range holds about 80% of
-    the stops. It held 0.56-0.64 (seeds 7-9) when the kurtosis of 4 grades a stratum was read without the
-    small-sample correction and the drawn means moved the variance the grades had already shown."""
+def _projection_after_20_grades(mean: float, kind: str, replay: int) -> tuple[float, np.ndarray]:
+    """A pool of our own making (N 2000, no signal) replayed 200 times to ``replay`` grades and stopped at ±0.05:
+    the share of the stops still to come that the projection after 20 grades holds, and that projection."""
     from benchmarks.pools import make_pool
 
-    items = make_pool(2000, 0.5, kind="likert", auroc=0.5, seed=7)
+    items = make_pool(2000, mean, kind=kind, auroc=0.5, seed=7)
     labels = labels_of(items)
     design = design_from_items(items, kappa=FLOOR_KAPPA)
-    positions = replay_queue(design, labels, replication_orders(labels.size, 0, 200), 200)
+    positions = replay_queue(design, labels, replication_orders(labels.size, 0, 200), replay)
     stop = run_looks(design, positions, labels[positions], 0.05)
     first = positions[:, :20]
     projection = forecast_batch(design, first, labels[first], 0.05, "looks", levels=scale_levels(labels))
     still = stop.n > 20
-    held = ((stop.n >= projection[:, 0]) & (stop.n <= projection[:, 2]))[still].mean()
+    return float(((stop.n >= projection[:, 0]) & (stop.n <= projection[:, 2]))[still].mean()), projection
+
+
+def test_a_finer_scales_projection_after_20_grades_holds_its_share_of_stops():
+    """Likert grades of mean 0.5 without signal: after 20 grades the projection's 80% range holds about 80% of
+    the stops. It held 0.56-0.64 (seeds 7-9) when the kurtosis of 4 grades a stratum was read without the
+    small-sample correction and the drawn means moved the variance the grades had already shown."""
+    held, _ = _projection_after_20_grades(0.5, "likert", 200)
     assert 0.68 <= held <= 0.92  # 200 replications: 2 s.e. about 0.06
 
 
@@ -270,17 +276,7 @@ def test_a_rare_skewed_means_projection_waits_for_the_floor_its_stop_reads():
     """Skewed grades of mean 0.02: the stop reads the share floor (core.stats.intervals.share_variance), which
     the grades' own small spread hides. Without it the projection after 20 grades said the stop was now and
     held 0.08 of the stops; with it about half, its range around them."""
-    from benchmarks.pools import make_pool
-
-    items = make_pool(2000, 0.02, kind="skewed", auroc=0.5, seed=7)
-    labels = labels_of(items)
-    design = design_from_items(items, kappa=FLOOR_KAPPA)
-    positions = replay_queue(design, labels, replication_orders(labels.size, 0, 200), 150)
-    stop = run_looks(design, positions, labels[positions], 0.05)
-    first = positions[:, :20]
-    projection = forecast_batch(design, first, labels[first], 0.05, "looks", levels=scale_levels(labels))
-    still = stop.n > 20
-    held = ((stop.n >= projection[:, 0]) & (stop.n <= projection[:, 2]))[still].mean()
+    held, projection = _projection_after_20_grades(0.02, "skewed", 150)
     assert held >= 0.4
     assert np.median(projection[:, 2]) > 25  # not "now": 20 grades
 
