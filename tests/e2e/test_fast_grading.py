@@ -106,14 +106,19 @@ PROBE = "() => fetch('grades-probe').then((r) => r.status)"
 run once saw the press reach the server and its grade saved, as if the route were not yet in place)."""
 
 
+def _refuse_grades(page: Page) -> None:
+    """Every /grades call answered 503 "not saved" in the page, from the moment this returns (PROBE)."""
+    page.route(_grades_call, lambda route: route.fulfill(status=503, json=NOT_SAVED | {"error": {}}))
+    until(lambda: page.evaluate(PROBE) == 503, timeout=TIMEOUT_MS / 1000, what="the refusal to answer a /grades call")
+
+
 def test_a_grade_not_saved_brings_its_card_back_and_a_press_then_grades_it(browser, shared_signed_in_server):
     """The next card is painted while the grade is saved; the server's refusal puts the graded card back on
     screen, pressable, with the server's words, and a press then grades that card."""
     store, pid, page = _fast_page(browser, shared_signed_in_server, "fast-refused-grader")
     page.wait_for_function(CARD_READY, arg="", timeout=TIMEOUT_MS)
     first = page.get_attribute("#card", "data-item")
-    page.route(_grades_call, lambda route: route.fulfill(status=503, json=NOT_SAVED | {"error": {}}))
-    until(lambda: page.evaluate(PROBE) == 503, timeout=TIMEOUT_MS / 1000, what="the refusal to answer a /grades call")
+    _refuse_grades(page)
     page.keyboard.press("1")
     page.wait_for_function(CARD_SETTLED, arg=1, timeout=TIMEOUT_MS)
     assert page.get_attribute("#card", "data-item") == first and page.get_attribute("#card", "data-ahead") == "1"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from core.testing.appserver import TIMEOUT_MS
-from tests.e2e.test_fast_grading import CARD_READY, CARD_SETTLED, NOT_SAVED, _fast_page, _grades_call
+from tests.e2e.test_fast_grading import CARD_READY, CARD_SETTLED, _fast_page, _grades_call, _refuse_grades
 
 pytestmark = pytest.mark.e2e
 CRITERIA = [
@@ -44,7 +44,7 @@ def test_a_rubric_card_is_answered_by_keys_and_saved_by_enter(browser, shared_si
     page.keyboard.press("9")
     assert page.evaluate(STATE)["notice"] == "9 not taken: not an answer to tone (1 to 5)"
     assert page.get_attribute("#card", "data-sent") is None and store.rubric_grades(pid).empty
-    page.route(_grades_call, lambda route: route.fulfill(status=503, json=NOT_SAVED | {"error": {}}))
+    _refuse_grades(page)
     page.keyboard.press("Enter")  # not saved: the card comes back with its answers
     page.wait_for_function(CARD_SETTLED, arg=1, timeout=TIMEOUT_MS)
     assert page.get_attribute("#card", "data-item") == shown
