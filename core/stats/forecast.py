@@ -318,6 +318,7 @@ def forecast_batch(
     means = rng.beta(a, b)
     spread = a * b / ((a + b) ** 2 * (a + b + 1))  # the variance the grades will show: E[m (1 - m)] + Var(m)
     rho = np.broadcast_to(_variance_share(counts, sums, sumsq)[:, None, None], (reps, DRAWS, 1))
+    zero_one = rho == 1.0  # grades all 0 or 1 (so far): their variance is a function of their means
     excess = np.full((reps, 1, 1), np.nan)  # kappa - 1 of a finer scale's grades; NaN: the Bernoulli formula
     binary = levels is not None and set(levels) <= set(BINARY_LEVELS)
     bernoulli = means * (1 - means) + spread
@@ -328,13 +329,14 @@ def forecast_batch(
         drawn = lowest ** share_rng.uniform(0.0, 1.0, (reps, DRAWS, 1))  # log-uniform over [lowest, 1]
         excess = _excess_kurtosis(design, positions, y, counts, sums)[:, None, None]
         share = np.where(_shows_share(counts)[:, None, None], rho, drawn)  # the grades' (or the draw's): the floor's
+        zero_one = share == 1.0
         rho = np.where(np.isfinite(excess), _held_share(rho, ybar, means @ design.weights), share)
     z = look_plan().constants[-1] if regime == LOOKS else stats.norm.ppf(0.975)
     width = ANYTIME_WIDTH_RATIO if width_ratio is None else np.asarray(width_ratio, dtype=float).reshape(-1, 1)
     half = target * (width if regime == ANYTIME else 1.0)
-    stop = functools.partial(_stop_grades, design, rho=rho, levels=levels, half=half, z=z)
+    stop = functools.partial(_stop_grades, design, rho=rho, zero_one=zero_one, levels=levels, half=half, z=z)
     n, sds = stop(means, spread)
-    known = _known(design, sds, counts, n) * (rho == 1.0)  # 0/1 grades: the stop reads them, and those to come
+    known = _known(design, sds, counts, n) * zero_one  # 0/1 grades: the stop reads them, and those to come
     observed = np.where(counts > 0, sums / np.maximum(counts, 1.0), 0.0)[:, None, :]
     read = known * observed + (1 - known) * means
     n, read_sds = stop(read, spread * (1 - known) ** 2)
@@ -365,12 +367,13 @@ def _stop_grades(
     spread: np.ndarray,
     *,
     rho: np.ndarray,
+    zero_one: np.ndarray,
     levels: tuple[float, ...] | None,
     half: float | np.ndarray,
     z: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """n(S) (module docstring) at stratum means ``means`` (..., H), and the S_h: S_h^2 = rho (m_h (1 - m_h) +
-    ``spread``), at least `lattice_floor`; for 0/1 grades (rho = 1) with the floor of a sample whose grades
+    ``spread``), at least `lattice_floor`; for 0/1 grades (``zero_one``) with the floor of a sample whose grades
     all agree (core.stats.intervals.all_equal_floor) where the stop's n grades may all agree: at rare means
     the first grades may see no success, and the floor, not m (1 - m), sets the width. Until the strata
     differ the variance pools them (core.stats.collapse), so the floor is the whole sample's."""
@@ -379,7 +382,7 @@ def _stop_grades(
     n = neyman_grades(design.weights, sds, design.N, half, z, pool)
     for _ in range(FLOOR_ROUNDS):  # the floor at the grades the stop gives it
         per = np.maximum(n, 1.0)[..., None]
-        equal = ((1 - pool[..., None]) ** per + pool[..., None] ** per) * (rho == 1.0)
+        equal = ((1 - pool[..., None]) ** per + pool[..., None] ** per) * zero_one
         centre = 0.5 / (per + 1)
         floored = np.sqrt(np.maximum(sds**2, (1 - equal) * sds**2 + equal * centre * (1 - centre)))
         n = neyman_grades(design.weights, floored, design.N, half, z, pool)
@@ -553,11 +556,9 @@ def _held_share(rho: np.ndarray, ybar: np.ndarray, pool: np.ndarray) -> np.ndarr
     (R, DRAWS)) is the one the grades show at their mean ``ybar`` (R, 1): rho' m (1 - m) = rho ybar (1 - ybar).
     The spread is read from the grades, and the kurtosis term carries its uncertainty; left to follow the drawn
     means, a draw of a lower mean drew a lower variance too, and the level's uncertainty counted twice (Likert
-    grades of mean 0.1: the projection after 20 grades held 0.91-0.98 of the stops). Below 1, as a finer
-    scale's share is."""
-    below_one = np.nextafter(1.0, 0.0)  # rho = 1 marks 0/1 grades (`_known`, `_stop_grades`' all-equal floor)
+    grades of mean 0.1: the projection after 20 grades held 0.91-0.98 of the stops). At most 1."""
     ratio = ybar * (1 - ybar) / np.maximum(pool * (1 - pool), 1e-12)
-    return np.clip(rho * ratio[..., None], 0.0, below_one)
+    return np.clip(rho * ratio[..., None], 0.0, 1.0)
 
 
 def _shows_share(counts: np.ndarray) -> np.ndarray:

@@ -268,8 +268,8 @@ def held_stop(
     skips standing then (core.stats.skips.skip_widening), is at most ``target`` wide (``done``); where none is,
     the last grade, not done: the skips hold it still. ``skipped_after``: each skipped item -> the grades given
     before its skip; a skip stands at grade k when it came after fewer than k grades and its item is not among
-    the first k graded. Vectorised over the
-    grades from ``start`` on (one pass of sums, as `LookReplay` keeps them)."""
+    the first k graded. Vectorised over the grades from ``start`` on (one pass of sums, as `LookReplay` keeps
+    them)."""
     positions = np.asarray(positions, dtype=np.int64)
     grades = np.asarray(grades, dtype=float)
     n, order = positions.size, {int(p): k for k, p in enumerate(positions)}
