@@ -2,6 +2,7 @@
 
 Pools of our own making (benchmarks/pools.py): binary grades with mean 0.01,
 0.03, 0.5, 0.97 and 0.99, skewed continuous grades (Beta, mean 0.09 and 0.3),
+spiked continuous grades (nearly binary: near 0 with rare values near 1, mean 0.04),
 surrogate AUROC 0.5, 0.7 or 0.9. Budgets from n = max(10, 2H). Per method
 (activegrade: the app's design, queue and estimator; uniform; proportional on
 the prepared strata) and budget: coverage of the nominal 95% Korn-Graubard
@@ -47,6 +48,7 @@ POOLS = [
     ("binary", 0.99, 5000, 0.7),
     ("skewed", 0.09, 1000, 0.7),
     ("skewed", 0.3, 500, 0.9),
+    ("spiked", 0.04, 2000, 0.7),
 ]
 BUDGETS = (None, 20, 50, 100, 200)  # None: max(10, 2H)
 

@@ -17,18 +17,33 @@ from scipy import stats
 
 from core.stats.simulate import surrogate_items
 
-KINDS = ("binary", "skewed", "likert")
+KINDS = ("binary", "skewed", "likert", "spiked")
+
+SPIKE_BACKGROUND = 0.01
+"""The spiked kind's background mean: Beta(1, 99), a judge's probability on a wrong answer."""
+
+SPIKE_VALUES = (0.85, 1.0)
+"""The spiked kind's rare values lie uniformly between these: a judge's probability on a right answer."""
 
 
 def make_pool(n_items: int, mean: float, *, kind: str = "binary", auroc: float = 0.7, seed: int = 0) -> pd.DataFrame:
     """An items table with `label`: binary grades with exactly round(mean N) ones, skewed
     continuous grades Beta(a, b) with mean `mean` and a + b = 3.3 (mean 0.09: Beta(0.3, 3)), or those
-    rounded to a Likert scale of five values (0, 1/4, ..., 1; a rare mean comes out a little lower)."""
+    rounded to a Likert scale of five values (0, 1/4, ..., 1; a rare mean comes out a little lower), or spiked
+    continuous grades, nearly binary: a background near 0 (SPIKE_BACKGROUND) and a rare share of values near 1
+    (SPIKE_VALUES), sized for the mean, as a judge's probabilities of a mostly wrong model are."""
     rng = np.random.default_rng(seed)
     if kind == "binary":
         labels = np.zeros(n_items)
         labels[rng.choice(n_items, int(round(mean * n_items)), replace=False)] = 1.0
         z = labels
+    elif kind == "spiked":
+        low, high = SPIKE_VALUES
+        share = (mean - SPIKE_BACKGROUND) / ((low + high) / 2 - SPIKE_BACKGROUND)
+        labels = rng.beta(1.0, 1.0 / SPIKE_BACKGROUND - 1.0, n_items)
+        spikes = rng.random(n_items) < share
+        labels[spikes] = rng.uniform(low, high, spikes.sum())
+        z = stats.norm.ppf((stats.rankdata(labels) - 0.5) / n_items)
     elif kind in ("skewed", "likert"):
         labels = rng.beta(3.3 * mean, 3.3 * (1 - mean), n_items)
         if kind == "likert":
