@@ -82,6 +82,20 @@ def test_an_all_zero_stratum_with_few_grades_keeps_the_interval_open():
     assert result.ci_high > 0.2  # the ungraded 998 items of stratum 0 could hold many ones
 
 
+def test_strata_whose_grades_are_all_0_are_floored_with_one_prior_between_them():
+    """Strata of 14 and 25 grades of 0 beside one of 20 grades half 1: the strata differ, and the two of
+    0s carry Jeffreys' half a pseudo-grade between them, p~ = 1/2 / 40, not half a grade each."""
+    design = make_design(np.repeat([0, 1, 2], 1000), np.full(3000, 0.5))
+    positions = np.concatenate([np.arange(14), np.arange(1000, 1025), np.arange(2000, 2020)])
+    grades = np.zeros(59)
+    grades[39::2] = 1.0
+    p = 0.5 / 40
+    s2 = np.array([p * (1 - p), p * (1 - p), np.var(grades[39:], ddof=1)])
+    counts = np.array([14, 25, 20])
+    expected = np.sum((1 / 3) ** 2 * (1 - counts / 1000) * s2 / counts)
+    assert estimate(design, positions, grades).se ** 2 == pytest.approx(expected)
+
+
 def test_a_stratum_without_grades_is_reported_not_filled(two_strata):
     result = estimate(two_strata, [10, 11, 12], [1.0, 0.0, 1.0])
     assert result.missing == (0,)

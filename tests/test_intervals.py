@@ -12,6 +12,7 @@ from core.stats.intervals import (
     all_equal_floor,
     beta_interval,
     effective_size,
+    equal_strata_floor,
     korn_graubard,
     sample_variance,
     satterthwaite_df,
@@ -56,6 +57,20 @@ def test_stratum_variance_by_hand():
     assert stratum_variance(counts, sums, sumsq).tolist() == pytest.approx([1 / 3, 7 / 64, 3 / 16, 0.0])
     # Every grade 1/2: the Bernoulli variance at 1/2, whatever n_h.
     assert all_equal_floor(np.array([50]), np.array([25.0]), np.array([12.5])) == pytest.approx([0.25])
+
+
+def test_strata_that_agree_on_one_grade_share_one_jeffreys_prior():
+    """Two strata of 14 and 25 grades of 0 read p~ = 1/2 / 40 together; a stratum of 4 grades of 1 has its
+    own, 1 - 1/2 / 5; a stratum whose grades differ has no floor."""
+    counts = np.array([[14, 25, 4, 6]])
+    sums = np.array([[0.0, 0.0, 4.0, 3.0]])
+    floor = equal_strata_floor(counts, sums, sums)
+    zeros, ones = 0.5 / 40, 1 - 0.5 / 5
+    assert floor[0].tolist() == pytest.approx([zeros * (1 - zeros)] * 2 + [ones * (1 - ones), 0.0])
+    # one such stratum alone: the per-stratum floor
+    assert equal_strata_floor(counts[:, 1:], sums[:, 1:], sums[:, 1:]) == pytest.approx(
+        all_equal_floor(counts[:, 1:], sums[:, 1:], sums[:, 1:])
+    )
 
 
 def test_satterthwaite_by_hand():

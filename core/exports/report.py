@@ -84,8 +84,9 @@ From the grades export alone (the stratified estimator, docs/method.md, section 
 1. Average each item's grades (an item graded by several graders enters once): y_i.
 2. Per stratum h (columns stratum, stratum_size N_h, weight W_h = N_h / N): n_h graded items,
    their mean ybar_h and sample variance s_h^2 (divisor n_h - 1). Where a stratum's grades are all
-   equal, or it has one, s_h^2 = p (1 - p) with p = (sum_h y_i + 1/2) / (n_h + 1)
-   (one grade is information, not certainty; docs/method.md, section 'Fixed-n intervals', all-equal strata).
+   equal, or it has one, s_h^2 = p (1 - p) with p = (sum y_i + 1/2) / (n + 1), the sums over every stratum
+   whose grades all equal that same value (one grade is information, not certainty; docs/method.md,
+   section 'Fixed-n intervals', all-equal strata).
 3. Estimate mu = sum_h W_h ybar_h (equivalently (1/N) sum_i y_i / pi_i, pi_i = n_h / N_h the
    inclusion_probability column), variance V = sum_h W_h^2 (1 - n_h / N_h) s_h^2 / n_h, se = sqrt(V).
 4. Unless every y_i is 0 or 1, V is at least the bounded variance (docs/method.md, section 'Fixed-n intervals')
@@ -100,9 +101,10 @@ items = g.groupby(["stratum", "position"], as_index=False).agg(y=("grade", "mean
                                                                 W=("weight", "first"))
 s = items.groupby("stratum").agg(n=("y", "size"), mean=("y", "mean"), s2=("y", "var"), total=("y", "sum"),
                                  N=("N", "first"), W=("W", "first"))
-p = (s.total + 0.5) / (s.n + 1)
 equal = items.groupby("stratum")["y"].agg(lambda y: y.max() - y.min() < 1e-9)
-s2 = np.where(equal, p * (1 - p), s.s2)
+agree = s[equal].groupby(s["mean"][equal].round(9))[["total", "n"]].transform("sum")  # strata equal on one value
+p = (agree.total + 0.5) / (agree.n + 1)
+s2 = np.where(equal, p.reindex(s.index) * (1 - p.reindex(s.index)), s.s2)
 mu = (s.W * s["mean"]).sum()
 V = (s.W**2 * (1 - s.n / s.N) * s2 / s.n).sum()
 if not items.y.isin([0, 1]).all():  # finer than 0/1: at least the bounded variance (step 4)

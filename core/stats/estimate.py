@@ -13,7 +13,8 @@ Two estimators, both inside the stratified design (docs/method.md, *Estimators*)
 Variance (both): V = sum_h W_h^2 (1 - n_h/N_h) s~_h^2 / n_h (Cochran 1977,
 eq. 5.7), s~_h^2 the stratum's sample variance (of the grades or the
 residuals), floored where the stratum's grades are all equal
-(`core.stats.intervals.stratum_variance`: information on n_h grades, not certainty).
+(`core.stats.intervals.equal_strata_floor`: information on the grades of every
+stratum that agrees on the same grade, not certainty).
 
 Interval: Korn-Graubard, the Clopper-Pearson interval on the effective sample
 size n* = mu (1 - mu) / V with the df = n - H adjustment (R survey's
@@ -43,8 +44,8 @@ from core.stats.allocation import Design, greedy_prefixes, planned_allocation, s
 from core.stats.collapse import collapsed_variances, strata_differ
 from core.stats.intervals import (
     LEVEL,
-    all_equal_floor,
     bounded_variance,
+    equal_strata_floor,
     korn_graubard,
     sample_variance,
     satterthwaite_df,
@@ -178,7 +179,7 @@ def from_moments(
     _, ysum, ysumsq = grade_moments
     sizes, w = design.sizes.astype(float), design.weights
     seen = counts > 0
-    own = np.maximum(sample_variance(counts, sums, sumsq), all_equal_floor(counts, ysum, ysumsq))
+    own = np.maximum(sample_variance(counts, sums, sumsq), equal_strata_floor(counts, ysum, ysumsq))
     differ = strata_differ(*grade_moments) if differ is None else differ
     s2 = collapsed_variances(own, moments, grade_moments, differ)
     value = np.sum(w * np.where(seen, sums / np.maximum(counts, 1), 0.0), axis=1)
@@ -219,7 +220,7 @@ def checked_grades(design: Design, positions, grades) -> tuple[np.ndarray, np.nd
 def unpooled_variance(design: Design, positions, grades) -> float:
     """V of the stratified estimator with every stratum read on its own spread, never pooled:
     sum_h W_h^2 (1 - n_h/N_h) s_h^2 / n_h (Cochran 1977, eq. 5.7), s_h^2 floored where a stratum's grades are
-    all equal (core.stats.intervals.all_equal_floor), and at least the bounded variance unless every grade is
+    all equal (core.stats.intervals.equal_strata_floor), and at least the bounded variance unless every grade is
     0 or 1 (bounded_variance). What a reader recomputes from the grades export by the report's formula; the
     estimate's own variance differs from it only while the strata are read as one (core.stats.collapse)."""
     positions, grades = checked_grades(design, positions, grades)

@@ -11,10 +11,12 @@ from io import StringIO
 
 import numpy as np
 import pandas as pd
+import pytest
 from sqlalchemy import select, update
 
 from core.exports.project_export import report_bytes, report_data
 from core.exports.report import (
+    RECOMPUTE_SCRIPT,
     ChainCheck,
     estimate_line,
     grader_rows,
@@ -29,7 +31,8 @@ from core.scales import BINARY
 from core.services.reservations import submit
 from core.services.tracking import current_estimate
 from core.settings import ProjectSettings
-from core.stats.allocation import design_from_items
+from core.stats.allocation import design_from_items, make_design
+from core.stats.estimate import unpooled_variance
 from core.stats.skips import skip_bound
 from core.stats.validation import Validated
 from core.store import accounts, audit_chain
@@ -79,14 +82,32 @@ def test_estimate_and_variance_recomputed_from_the_grades_export_alone(store, pr
         W=("W", "first"),
         spread=("y", lambda v: v.max() - v.min()),
     )
-    p = (s.t + 0.5) / (s.n + 1)
-    s2 = np.where(s.spread < 1e-9, p * (1 - p), s.v)
+    equal = s.spread < 1e-9
+    agree = s[equal].groupby("m")[["t", "n"]].transform("sum").reindex(s.index)  # strata equal on one grade
+    p = (agree.t + 0.5) / (agree.n + 1)
+    s2 = np.where(equal, p * (1 - p), s.v)
     mu = (s.W * s.m).sum()
     variance = (s.W**2 * (1 - s.n / s.N) * s2 / s.n).sum()
     assert np.isclose(mu, data["estimate"]["value"]) and np.isclose(mu, data["recompute"]["value"])
     assert np.isclose(variance, data["estimate"]["se"] ** 2) and np.isclose(variance, data["recompute"]["variance"])
     assert np.isclose((y.y / y.pi).sum() / s.N.sum(), mu)  # the Horvitz-Thompson form with the export's pi
     assert np.isclose(s.W.sum(), 1.0) and data["estimate"]["grades_given"] == 38 and data["estimate"]["grades"] == 30
+
+
+def test_the_recompute_script_floors_strata_agreeing_on_one_grade_together(tmp_path, monkeypatch, capsys):
+    """Two strata of 0s, a stratum of 1s and one mixed: the script's variance is the estimator's, whose strata
+    of one common grade share one Jeffreys prior (core.stats.intervals.equal_strata_floor)."""
+    design = make_design(np.repeat([0, 1, 2, 3], 500), np.full(2000, 0.5))
+    positions = np.concatenate([np.arange(6), np.arange(500, 509), np.arange(1000, 1004), np.arange(1500, 1510)])
+    grades = np.concatenate([np.zeros(15), np.ones(4), np.tile([0.0, 1.0], 5)])
+    rows = pd.DataFrame(
+        {"stratum": design.stratum[positions], "position": positions, "grade": grades, "stratum_size": 500}
+    )
+    rows.assign(weight=0.25).to_csv(tmp_path / "grades.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    exec(RECOMPUTE_SCRIPT, {})
+    _, variance, _ = (float(v) for v in capsys.readouterr().out.split())
+    assert variance == pytest.approx(unpooled_variance(design, positions, grades))
 
 
 def test_report_has_method_graders_agreement_skips_stopping_settings_and_hashes(store, project_id):
