@@ -138,10 +138,12 @@ def test_the_difference_estimate_is_exact_on_a_census_and_honest_on_agreeing_str
     low, high = part.interval()
     assert -1 <= low[0] < part.value[0] < high[0] <= 1
     # the stratum of zeros is not certain: its floor is positive and falls like 1/n^2
-    floors = difference_floor(np.array([3.0, 30.0]), np.zeros(2), np.zeros(2))
-    assert floors[0] > 0 and floors[1] == pytest.approx(
-        floors[0] * (0.5 / 31) * (1 - 0.5 / 31) / ((0.5 / 4) * (1 - 0.5 / 4))
-    )
+    three, thirty = (difference_floor(np.array([n]), np.zeros(1), np.zeros(1))[0] for n in (3.0, 30.0))
+    assert three > 0 and thirty == pytest.approx(three * (0.5 / 31) * (1 - 0.5 / 31) / ((0.5 / 4) * (1 - 0.5 / 4)))
+    # two strata of zeros share one prior: half a pseudo-grade over their 33 grades; a stratum of 1s has its own
+    floors = difference_floor(np.array([3.0, 30.0, 5.0]), np.array([0.0, 0.0, 5.0]), np.array([0.0, 0.0, 5.0]))
+    q, own = 0.5 / 34, 0.5 / 6
+    assert floors == pytest.approx([q * (1 - q), q * (1 - q), own * (1 - own) * 4])
     missing = difference_batch(design, np.array([[0, 1]]), np.zeros((1, 2)))
     assert np.isnan(missing.value[0]) and missing.interval()[0][0] == -1
 

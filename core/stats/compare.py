@@ -30,7 +30,14 @@ import numpy as np
 import pandas as pd
 
 from core.stats.allocation import Design, stratum_moments
-from core.stats.intervals import LEVEL, korn_graubard, sample_variance, satterthwaite_df, stratified_mean_variance
+from core.stats.intervals import (
+    LEVEL,
+    agreeing_strata,
+    korn_graubard,
+    sample_variance,
+    satterthwaite_df,
+    stratified_mean_variance,
+)
 
 MODES = ("absolute", "side-by-side", "pairwise")
 """How a comparison is graded: one response at a time (names hidden), every target's response on one card
@@ -85,19 +92,17 @@ def preference(y_a: np.ndarray, y_b: np.ndarray) -> np.ndarray:
 def difference_floor(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
     """The variance floor of a stratum whose differences are all equal (or which has one), values in [-1, 1].
 
-    Such a stratum carries information on n_h grades, not certainty. With common value c, half a pseudo-grade
-    at the far end of [-1, 1] from c (Jeffreys, as core.stats.intervals.all_equal_floor does on [0, 1]) gives a
-    share q = 1 / (2 (n_h + 1)) of items at distance 1 + |c|: s~^2 = q (1 - q) (1 + |c|)^2. For c = +-1 this is
-    all_equal_floor's variance of z = (1 + d) / 2, times 4; for c = 0 (the targets always agreed) a quarter of
-    that, and its term still falls like 1 / n_h^2, the interval's width like 1 / n_h. 0 elsewhere.
+    Such a stratum carries information on its grades, not certainty. With common value c, half a pseudo-grade
+    at the far end of [-1, 1] from c (Jeffreys, as core.stats.intervals.equal_strata_floor does on [0, 1]) gives
+    a share q = 1 / (2 (n_Z + 1)) of items at distance 1 + |c|: s~^2 = q (1 - q) (1 + |c|)^2, n_Z the grades of
+    every stratum whose differences all equal c, which share the one prior
+    (core.stats.intervals.agreeing_strata). For c = +-1 this is the floor of z = (1 + d) / 2, times 4; for
+    c = 0 (the targets always agreed) a quarter of that, and its term still falls like 1 / n_h^2, the
+    interval's width like 1 / n_h. 0 elsewhere.
     """
-    counts = np.asarray(counts, dtype=float)
-    sums, sumsq = np.asarray(sums, dtype=float), np.asarray(sumsq, dtype=float)
-    dev = np.maximum(sumsq - sums**2 / np.maximum(counts, 1.0), 0.0)
-    equal = (counts > 0) & (dev <= 1e-9 * np.maximum(counts, 1.0))
-    q = 0.5 / (counts + 1.0)
-    c = np.abs(sums / np.maximum(counts, 1.0))
-    return np.where(equal, q * (1.0 - q) * (1.0 + c) ** 2, 0.0)
+    equal, common, together = agreeing_strata(counts, sums, sumsq)
+    q = 0.5 / (together + 1.0)
+    return np.where(equal, q * (1.0 - q) * (1.0 + np.abs(common)) ** 2, 0.0)
 
 
 @dataclass(frozen=True)

@@ -101,15 +101,23 @@ def all_equal_floor(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> 
     return np.where(_all_equal(counts, sums, sumsq), centre * (1.0 - centre), 0.0)
 
 
-def equal_strata_floor(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
-    """`all_equal_floor` with one Jeffreys prior for the strata whose grades all equal the same value c: p~ =
-    (c n_Z + 1/2) / (n_Z + 1) for each of them, n_Z their grades together (module docstring); (..., H)."""
+def agreeing_strata(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(equal, common, together), (..., H) each: whether a stratum's grades all equal one value (or it has one
+    grade), that value, and the grades of every stratum whose grades all equal the same value, its own
+    included: the strata that share one Jeffreys prior (module docstring)."""
     counts = np.asarray(counts, dtype=float)
     sums, sumsq = np.asarray(sums, dtype=float), np.asarray(sumsq, dtype=float)
     equal = _all_equal(counts, sums, sumsq)
     common = sums / np.maximum(counts, 1.0)
-    together = equal[..., :, None] & equal[..., None, :] & np.isclose(common[..., :, None], common[..., None, :])
-    centre = jeffreys_mean((together * counts[..., None, :]).sum(axis=-1), (together * sums[..., None, :]).sum(axis=-1))
+    same = equal[..., :, None] & equal[..., None, :] & np.isclose(common[..., :, None], common[..., None, :])
+    return equal, common, (same * counts[..., None, :]).sum(axis=-1)
+
+
+def equal_strata_floor(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
+    """`all_equal_floor` with one Jeffreys prior for the strata whose grades all equal the same value c: p~ =
+    (c n_Z + 1/2) / (n_Z + 1) for each of them, n_Z their grades together (`agreeing_strata`); (..., H)."""
+    equal, common, together = agreeing_strata(counts, sums, sumsq)
+    centre = jeffreys_mean(together, common * together)
     return np.where(equal, centre * (1.0 - centre), 0.0)
 
 
