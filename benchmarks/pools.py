@@ -26,6 +26,17 @@ SPIKE_VALUES = (0.85, 1.0)
 """The spiked kind's rare values lie uniformly between these: a judge's probability on a right answer."""
 
 
+def _spiked(rng: np.random.Generator, n_items: int, mean: float) -> np.ndarray:
+    """Grades near 0 (Beta(1, 99), mean SPIKE_BACKGROUND) with a share of values uniform on SPIKE_VALUES, sized
+    so that the mean is ``mean``."""
+    low, high = SPIKE_VALUES
+    share = (mean - SPIKE_BACKGROUND) / ((low + high) / 2 - SPIKE_BACKGROUND)
+    labels = rng.beta(1.0, 1.0 / SPIKE_BACKGROUND - 1.0, n_items)
+    spikes = rng.random(n_items) < share
+    labels[spikes] = rng.uniform(low, high, spikes.sum())
+    return labels
+
+
 def make_pool(n_items: int, mean: float, *, kind: str = "binary", auroc: float = 0.7, seed: int = 0) -> pd.DataFrame:
     """An items table with `label`: binary grades with exactly round(mean N) ones, skewed
     continuous grades Beta(a, b) with mean `mean` and a + b = 3.3 (mean 0.09: Beta(0.3, 3)), or those
@@ -37,15 +48,8 @@ def make_pool(n_items: int, mean: float, *, kind: str = "binary", auroc: float =
         labels = np.zeros(n_items)
         labels[rng.choice(n_items, int(round(mean * n_items)), replace=False)] = 1.0
         z = labels
-    elif kind == "spiked":
-        low, high = SPIKE_VALUES
-        share = (mean - SPIKE_BACKGROUND) / ((low + high) / 2 - SPIKE_BACKGROUND)
-        labels = rng.beta(1.0, 1.0 / SPIKE_BACKGROUND - 1.0, n_items)
-        spikes = rng.random(n_items) < share
-        labels[spikes] = rng.uniform(low, high, spikes.sum())
-        z = stats.norm.ppf((stats.rankdata(labels) - 0.5) / n_items)
-    elif kind in ("skewed", "likert"):
-        labels = rng.beta(3.3 * mean, 3.3 * (1 - mean), n_items)
+    elif kind in ("skewed", "likert", "spiked"):
+        labels = _spiked(rng, n_items, mean) if kind == "spiked" else rng.beta(3.3 * mean, 3.3 * (1 - mean), n_items)
         if kind == "likert":
             labels = np.round(4 * labels) / 4
         z = stats.norm.ppf((stats.rankdata(labels) - 0.5) / n_items)

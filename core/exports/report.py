@@ -103,8 +103,8 @@ s = items.groupby("stratum").agg(n=("y", "size"), mean=("y", "mean"), s2=("y", "
                                  N=("N", "first"), W=("W", "first"))
 equal = items.groupby("stratum")["y"].agg(lambda y: y.max() - y.min() < 1e-9)
 agree = s[equal].groupby(s["mean"][equal].round(9))[["total", "n"]].transform("sum")  # strata equal on one value
-p = (agree.total + 0.5) / (agree.n + 1)
-s2 = np.where(equal, p.reindex(s.index) * (1 - p.reindex(s.index)), s.s2)
+p = ((agree.total + 0.5) / (agree.n + 1)).reindex(s.index)
+s2 = np.where(equal, p * (1 - p), s.s2)
 mu = (s.W * s["mean"]).sum()
 V = (s.W**2 * (1 - s.n / s.N) * s2 / s.n).sum()
 if not items.y.isin([0, 1]).all():  # finer than 0/1: at least the bounded variance (step 4)

@@ -125,7 +125,7 @@ import numpy as np
 from scipy import special, stats
 
 from core.stats.allocation import Design, stratum_moments
-from core.stats.intervals import beta_interval
+from core.stats.intervals import beta_interval, jeffreys_mean
 from core.stats.looks import look_plan
 from core.stats.savings import HETEROGENEITY_LEVEL
 from core.stats.stopping import ANYTIME, FIXED, LOOKS, check_regime
@@ -419,7 +419,7 @@ def _share_floor_grades(
     for _ in range(FLOOR_ROUNDS):  # the smoothed mean at the grades the floor's stop gives it
         per = np.maximum(floor, graded)
         level = (graded * ybar + (per - graded) * pool) / per  # the grades given, then the draw's mean
-        smooth = (per * level + 0.5) / (per + 1)
+        smooth = jeffreys_mean(per, per * level)
         sd = np.sqrt(rho * smooth * (1 - smooth))[..., None] * np.ones(design.H)
         floor = neyman_grades(design.weights, sd, design.N, half, z, level)
     return np.where(apart, 1.0, floor)
