@@ -66,8 +66,10 @@ def settle_one_question() -> None:
     """The form that sets a one-question item's final grade."""
     scale = project.settings.grading_scale
     with st.form(f"settle_{project.id}_{position}"):
-        label = st.radio("Final grade", [c.label for c in scale.choices], horizontal=True, key="review_label")
-        note = st.text_area("Note (why)", key="review_note", max_chars=5_000)
+        label = st.radio(
+            "Final grade", [c.label for c in scale.choices], horizontal=True, key=f"review_label_{position}"
+        )
+        note = st.text_area("Note (why)", key=f"review_note_{position}", max_chars=5_000)
         if st.form_submit_button("Set the final grade"):
             saved(lambda: review.settle(store, signin.user(), project.id, position, label, note=note))
 
@@ -85,7 +87,7 @@ def settle_rubric(rubric: Rubric) -> None:
             )
             for k, c in enumerate(rubric.criteria)
         }
-        note = st.text_area("Note (why)", key="review_note", max_chars=5_000)
+        note = st.text_area("Note (why)", key=f"review_note_{position}", max_chars=5_000)
         st.caption("A criterion left unchosen keeps what it has: its final grade if set, else its grades' mean.")
         if st.form_submit_button("Set the final grades"):
             saved(lambda: review.settle_rubric(store, signin.user(), project.id, position, chosen, note=note))

@@ -144,6 +144,15 @@ def shown_for(page, seconds: float, timeout_ms: int = TIMEOUT_MS) -> None:
     page.wait_for_function(SHOWN_FOR, arg=seconds * 1000, polling="raf", timeout=timeout_ms)
 
 
+SCRIPT_IDLE = "() => document.querySelector('[data-testid=\"stApp\"]')?.dataset.testScriptState === 'notRunning'"
+
+
+def script_idle(page, timeout_ms: int = TIMEOUT_MS) -> None:
+    """Wait until the page's script run is over (Streamlit's own mark on its root), so a widget found now is
+    the one the run left, not one a rerun is about to replace."""
+    page.wait_for_function(SCRIPT_IDLE, timeout=timeout_ms)
+
+
 def press_grade_key(page, key: str, timeout_ms: int = TIMEOUT_MS) -> float:
     """Press a grade shortcut once the item has been on screen for MIN_VIEW_S, wait until the next
     item is shown with its grade buttons ready (checked every animation frame); returns the

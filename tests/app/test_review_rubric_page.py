@@ -36,7 +36,7 @@ def test_a_rubric_item_is_reviewed_on_one_card(store, project_id, open_app):
     [counts] = [d.value for d in at.dataframe if "settled" in d.value.columns]
     assert counts.values.tolist() == [["correct", 0, 0], ["helpful", 1, 0]]
     at.radio(key="review_label_0_1").set_value("3")
-    at.text_area(key="review_note").input("halfway")
+    at.text_area(key="review_note_0").input("halfway")
     at.button[0].click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert store.reviewed_grades(project_id, "helpful") == {0: 0.5}
@@ -93,7 +93,21 @@ def test_a_one_question_final_grade_is_confirmed_with_the_item_and_the_grade(sto
     for grader, (value, label) in (("ann", (1.0, "Correct")), ("bob", (0.0, "Incorrect"))):
         store.add_grade(project_id, 3, value=value, label=label, grader=grader)
     at = open_app("app_pages/review.py", project_id=project_id, grader="rita")
-    at.radio(key="review_label").set_value("Incorrect")
+    at.radio(key="review_label_3").set_value("Incorrect")
     at.button[0].click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.success[0].value.replace("\\", "") == "Item q03: final grade: Incorrect."
+
+
+def test_the_note_and_grade_set_on_one_item_do_not_carry_to_the_next(store, project_id, open_app):
+    for position in (3, 5):
+        for grader, (value, label) in (("ann", (1.0, "Correct")), ("bob", (0.0, "Incorrect"))):
+            store.add_grade(project_id, position, value=value, label=label, grader=grader)
+    at = open_app("app_pages/review.py", project_id=project_id, grader="rita")
+    at.radio(key="review_label_3").set_value("Incorrect")
+    at.text_area(key="review_note_3").input("the sum is 41")
+    at.button[0].click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key=f"review_item_{project_id}").value == 5
+    assert at.radio(key="review_label_5").value == "Correct"  # the scale's first choice, not item 3's grade
+    assert at.text_area(key="review_note_5").value == ""

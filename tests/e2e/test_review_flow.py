@@ -8,7 +8,7 @@ import pytest
 from core.scales import BINARY
 from core.services import reservations
 from core.store import reviews as review_rows
-from core.testing.appserver import TIMEOUT_MS, graded_project_page
+from core.testing.appserver import TIMEOUT_MS, graded_project_page, script_idle
 from core.testing.waiting import until
 
 pytestmark = pytest.mark.e2e
@@ -36,13 +36,13 @@ def test_a_flag_from_the_card_and_a_final_grade_from_the_review_page(browser, sh
     page.get_by_label("Item to review").click()  # the flagged item comes first; the disagreement after it
     page.get_by_role("option", name="#30: grades disagree").click()
     page.get_by_text("Incorrect", exact=True).last.wait_for(timeout=TIMEOUT_MS)
+    script_idle(page)  # choosing the item reruns the page: a form filled during the rerun is replaced by a new one
     choice = page.locator("[data-testid='stRadio'] label").filter(has_text="Incorrect").last
-    # choosing the item redraws the page: the old radio can stay a moment beside the new one (the last), and a
-    # click during the redraw can be lost with the old one: click the newest until it holds
     until(lambda: choice.click() or choice.locator("input").is_checked(), timeout=TIMEOUT_MS / 1000, what="the choice")
     note = page.get_by_label("Note (why)")
     note.fill("41 is the sum")
     until(lambda: note.input_value() == "41 is the sum", timeout=TIMEOUT_MS / 1000, what="the note typed")
+    script_idle(page)
     page.get_by_role("button", name="Set the final grade").click()
     until(lambda: not review_rows.reviews(store, pid, [30]).empty, timeout=TIMEOUT_MS / 1000, what="the review saved")
     page.screenshot(path=artifacts / "review-page.png")
