@@ -254,6 +254,8 @@ def test_the_upload_limit_is_the_projects_pages():
 
 LOOPBACK = ("127.0.0.1", 50000)
 """A TestClient's peer on this machine (its default, "testclient", is no address: another machine)."""
+LOCAL_URL = "http://localhost"
+"""The open demo's own name for a TestClient on this machine (its default Host, testserver, is another name)."""
 
 
 def test_the_open_demo_api_answers_this_machine_as_the_demos_user(tmp_path, monkeypatch):
@@ -261,7 +263,7 @@ def test_the_open_demo_api_answers_this_machine_as_the_demos_user(tmp_path, monk
     monkeypatch.delenv("ACTIVEGRADE_TRUSTED_PROXIES", raising=False)
     store = Store.open(f"sqlite:///{tmp_path / 'demo.db'}")  # no accounts, as the open demo requires
     app = Starlette(routes=api.routes(lambda: store))
-    local = TestClient(app, client=LOOPBACK)
+    local = TestClient(app, client=LOOPBACK, base_url=LOCAL_URL)
     assert local.get(api.PREFIX + "/me").json() == {"name": http.DEMO_GRADER, "role": auth.ADMIN}
     assert local.get(api.PREFIX + "/me", params={"grader": " ann "}).json()["name"] == "ann"
     assert call(local, "ag_any", "GET", "/me").status_code == 200  # a token is not read: there are no accounts
@@ -273,14 +275,18 @@ def test_the_open_demo_api_answers_this_machine_as_the_demos_user(tmp_path, monk
     assert proxied.status_code == 403 and "reverse proxy" in proxied.json()["error"]["message"]
     cross_site = local.get(api.PREFIX + "/me", headers={"Origin": "http://elsewhere.example"})
     assert cross_site.status_code == 403 and "own origin" in cross_site.json()["error"]["message"]
+    rebound = TestClient(app, client=LOOPBACK, base_url="http://rebind.attacker.example:8501")  # DNS rebinding
+    refused = rebound.get(api.PREFIX + "/me", headers={"Origin": "http://rebind.attacker.example:8501"})
+    assert refused.status_code == 403 and "local names" in refused.json()["error"]["message"]
     monkeypatch.setenv("ACTIVEGRADE_TRUSTED_PROXIES", "203.0.113.0/24")  # exposed on purpose, as the app's pages
-    assert TestClient(app).get(api.PREFIX + "/me").status_code == 200
+    assert TestClient(app, client=("203.0.113.7", 50000)).get(api.PREFIX + "/me").status_code == 200
+    assert TestClient(app, client=("198.51.100.7", 50000)).get(api.PREFIX + "/me").status_code == 403
 
 
 def test_the_open_demo_api_refuses_a_database_with_accounts(world, monkeypatch):
     store, _, secrets, _ = world
     monkeypatch.setenv("ACTIVEGRADE_OPEN_DEMO", "1")
-    local = TestClient(Starlette(routes=api.routes(lambda: store)), client=LOOPBACK)
+    local = TestClient(Starlette(routes=api.routes(lambda: store)), client=LOOPBACK, base_url=LOCAL_URL)
     refused = call(local, secrets["boss"], "GET", "/me")
     assert refused.status_code == 403 and "has accounts" in refused.json()["error"]["message"]
 

@@ -300,6 +300,33 @@ def test_unknown_addresses_share_no_long_wait_so_five_guesses_lock_no_one_out(st
     assert auth.sign_in(store, "ann", PASSWORD, address=None) is not None  # ann is not refused
 
 
+def test_guesses_sent_together_take_turns_so_one_back_off_window_lets_one_through(store, monkeypatch):
+    """The back-off was read, the password checked, then the failure written: guesses sent together all passed
+    the read before the first failure was written (12 checked in one window where 1 may be)."""
+    account_writes.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
+    for _ in range(auth.FREE_FAILURES - 1):  # the next failure starts this address's back-off
+        assert auth.sign_in(store, "ann", "guess guess guess", address="198.51.100.7") is None
+    ten_minutes = timedelta(minutes=10)  # a back-off no slow machine outlasts
+    monkeypatch.setattr(auth, "back_off", lambda failures, free=0, cap=None: ten_minutes * (failures >= free))
+    checked, start = [], threading.Barrier(12)
+    verify = auth.verify_password
+    monkeypatch.setattr(auth, "verify_password", lambda *a: checked.append(1) or verify(*a))
+
+    def guess() -> None:
+        start.wait()
+        try:
+            auth.sign_in(store, "ann", "guess guess guess", address="198.51.100.7")
+        except auth.SignInThrottled:
+            pass
+
+    threads = [threading.Thread(target=guess) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(checked) == 1
+
+
 def test_the_account_back_off_slows_guessing_spread_over_addresses_and_is_audited(store):
     account_writes.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
     for n in range(auth.ACCOUNT_FREE_FAILURES):
@@ -384,14 +411,44 @@ def test_the_open_demo_answers_a_direct_client_on_this_machine(monkeypatch, peer
 
 
 @pytest.mark.parametrize(
-    "peer", ["192.168.1.20", "203.0.113.5", "2001:db8::1", "::ffff:192.168.1.20", "not an address"]
+    "peer, named",
+    [
+        ("192.168.1.20", True),
+        ("::ffff:192.168.1.20", True),
+        ("203.0.113.5", False),
+        ("2001:db8::1", False),
+        ("not an address", False),
+    ],
 )
-def test_the_open_demo_refuses_a_direct_client_elsewhere_unless_trusted_proxies_are_named(monkeypatch, peer):
-    monkeypatch.delenv("ACTIVEGRADE_TRUSTED_PROXIES", raising=False)  # served on 0.0.0.0, reached from the network
+def test_the_open_demo_answers_a_client_elsewhere_only_from_the_networks_named(monkeypatch, peer, named):
+    """Served on 0.0.0.0 and reached from the network: refused, unless the client's address lies in a network
+    ACTIVEGRADE_TRUSTED_PROXIES names (any value once let every address in)."""
+    monkeypatch.delenv("ACTIVEGRADE_TRUSTED_PROXIES", raising=False)
     with pytest.raises(auth.AccessDenied, match="answers only on this machine.*ACTIVEGRADE_TRUSTED_PROXIES"):
         auth.check_open_demo_request({"Host": "192.168.1.10:8501"}, peer)
     monkeypatch.setenv("ACTIVEGRADE_TRUSTED_PROXIES", "192.168.1.0/24")
-    auth.check_open_demo_request({"Host": "192.168.1.10:8501"}, peer)  # exposed on purpose
+    if named:
+        auth.check_open_demo_request({"Host": "192.168.1.10:8501"}, peer)  # exposed on purpose
+    else:
+        with pytest.raises(auth.AccessDenied, match="answers only on this machine"):
+            auth.check_open_demo_request({"Host": "192.168.1.10:8501"}, peer)
+        with pytest.raises(auth.AccessDenied, match="reached through a reverse proxy"):  # claims a named address
+            auth.check_open_demo_request({"Host": "192.168.1.10:8501", "X-Forwarded-For": "192.168.1.20"}, peer)
+
+
+@pytest.mark.parametrize("host", ["localhost:8501", "127.0.0.1:8501", "[::1]:8501", "demo.localhost", "LOCALHOST", ""])
+def test_the_open_demo_answers_its_local_names(monkeypatch, host):
+    monkeypatch.delenv("ACTIVEGRADE_TRUSTED_PROXIES", raising=False)
+    auth.check_open_demo_request({"Host": host}, "127.0.0.1")
+
+
+@pytest.mark.parametrize("host", ["rebind.attacker.example:8501", "evil.example", "192.168.1.10:8501", "[2001:db8::1]"])
+def test_the_open_demo_refuses_a_local_connection_that_names_another_host(monkeypatch, host):
+    """DNS rebinding: a page of another site whose name now points at 127.0.0.1 connects from this machine, and
+    sends its own name as Host (and as Origin, so the same-origin check passes)."""
+    monkeypatch.delenv("ACTIVEGRADE_TRUSTED_PROXIES", raising=False)
+    with pytest.raises(auth.AccessDenied, match="answers only to its local names"):
+        auth.check_open_demo_request({"Host": host, "Origin": f"http://{host}"}, "127.0.0.1")
 
 
 def test_every_action_is_refused_in_words():

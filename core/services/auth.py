@@ -106,6 +106,11 @@ MAX_CONCURRENT_HASHES = 4
 _hasher = PasswordHasher()
 _hash_slots = threading.BoundedSemaphore(MAX_CONCURRENT_HASHES)
 
+NAME_LOCKS = 64
+"""Locks that sign-ins share by their name's hash: tries at one name take their turns (`sign_in`), and a
+name sprayed by an attacker costs no memory."""
+_name_locks = tuple(threading.Lock() for _ in range(NAME_LOCKS))
+
 
 class AccessDenied(PermissionError):
     """The signed-in user (or nobody) may not perform this action; ``str()`` says why."""
@@ -144,12 +149,14 @@ PROXY_HEADERS = ("x-forwarded-for", "forwarded", "x-real-ip")
 
 
 def check_open_demo_request(headers: Mapping[str, str], peer: str | None) -> None:
-    """Raise AccessDenied when the open demo (everyone an admin) is reached from anywhere but this machine and
-    the operator has not named trusted proxies in ``$ACTIVEGRADE_TRUSTED_PROXIES``: through a reverse proxy
-    (a local proxy would otherwise expose a demo served on 127.0.0.1 to everyone it serves), or by a client
-    whose connection's ``peer`` address is not loopback (a demo served on 0.0.0.0). ``peer`` None is
-    loopback, as Streamlit reports it."""
-    if config.config().trusted_proxies:
+    """Raise AccessDenied when the open demo (everyone an admin) is reached from anywhere but this machine or the
+    addresses and networks the operator names in ``$ACTIVEGRADE_TRUSTED_PROXIES``. Allowed: a connection whose
+    ``peer`` address is one of those (a named proxy, or a client on a named network), or a loopback one that
+    came through no reverse proxy (a local proxy not named would expose a demo served on 127.0.0.1 to everyone
+    it serves) and names this machine in its ``Host`` (a page of another site whose name an attacker re-pointed
+    at 127.0.0.1, DNS rebinding, sends its own name there). ``peer`` None is loopback, as Streamlit reports it."""
+    trusted = config.config().trusted_proxies
+    if trusted and _in_networks(peer, trusted):
         return
     if any(name.lower() in PROXY_HEADERS for name in headers):
         raise AccessDenied(
@@ -163,6 +170,35 @@ def check_open_demo_request(headers: Mapping[str, str], peer: str | None) -> Non
             f"the operator sets {config.TRUSTED_PROXIES} (the addresses or networks allowed in) to expose it on "
             f"purpose, or unsets {config.OPEN_DEMO} and creates accounts"
         )
+    host = next((value for name, value in headers.items() if name.lower() == "host"), "")
+    if not _names_this_machine(host):
+        raise AccessDenied(
+            f"this open demo (no sign-in, everyone an admin) answers only to its local names (localhost, "
+            f"127.0.0.1, [::1]), and this request names {host[:100]!r}: open the demo at http://localhost:PORT"
+        )
+
+
+def _in_networks(peer: str | None, networks: tuple) -> bool:
+    """Whether the connection's ``peer`` address (None: loopback) lies in one of ``networks``."""
+    try:
+        address = ip_address(peer or "127.0.0.1")
+    except ValueError:
+        return False
+    return any(address in network for network in networks)
+
+
+def _names_this_machine(host: str) -> bool:
+    """Whether a ``Host`` header (name or address, with or without a port) names this machine: localhost or a
+    name under .localhost (RFC 6761 keeps them on loopback), or a loopback address; empty (HTTP/1.0, a test
+    client) counts, as no browser sends that."""
+    name = host.strip().lower()
+    if name.startswith("["):
+        name = name[1 : name.find("]")] if "]" in name else name
+    elif name.count(":") == 1:
+        name = name.rsplit(":", 1)[0]
+    if name in ("", "localhost") or name.endswith(".localhost"):
+        return True
+    return _is_loopback(name)
 
 
 def _is_loopback(peer: str | None) -> bool:
@@ -334,19 +370,11 @@ def client_address(peer: str | None, forwarded_for: str | None) -> str | None:
     address of ``X-Forwarded-For`` that is not a trusted proxy itself (the ones left of it are the client's
     to forge). None when unknown."""
     trusted = config.config().trusted_proxies
-
-    def is_trusted(text: str | None) -> bool:
-        try:
-            address = ip_address(text or "127.0.0.1")
-        except ValueError:
-            return False
-        return any(address in network for network in trusted)
-
-    if not (trusted and forwarded_for and is_trusted(peer)):
+    if not (trusted and forwarded_for and _in_networks(peer, trusted)):
         return peer
     hops = [hop.strip() for hop in forwarded_for.split(",") if hop.strip()]
     for hop in reversed(hops):
-        if not is_trusted(hop):
+        if not _in_networks(hop, trusted):
             try:
                 return str(ip_address(hop))
             except ValueError:
@@ -369,9 +397,18 @@ def sign_in(store: Store, name: str, password: str, address: str | None = None) 
     A name over MAX_NAME_CHARS or a password over MAX_PASSWORD_CHARS fails without hashing. Unknown names,
     disabled accounts and accounts without a password (OIDC only) are checked against a throw-away hash, so
     timing does not tell them apart. A hash made with older argon2 parameters is replaced by a current one.
+
+    Tries at one name take their turns (a lock per name, in this process): checked all at once, tries sent
+    together all passed the back-off before the first failure was written, so each window let any number of
+    guesses through. Several app processes on one database each keep their own turns.
     """
     name = normalise_name(name)[:MAX_NAME_CHARS]
-    address = (address or "")[:MAX_ADDRESS_CHARS]
+    with _name_locks[hash(name) % NAME_LOCKS]:  # the back-off read, the check and the failure written as one
+        return _sign_in(store, name, password, (address or "")[:MAX_ADDRESS_CHARS])
+
+
+def _sign_in(store: Store, name: str, password: str, address: str) -> User | None:
+    """`sign_in` for a normalised ``name``, under its name's lock."""
     buckets = [ACCOUNT, address] if address else [ACCOUNT]
     for bucket in buckets:
         until = _held_until(bucket, *accounts.failures(store, name, bucket))
