@@ -9,6 +9,7 @@ import html
 
 import streamlit as st
 
+from core.inputs.markup import one_line_plain
 from core.services import auth
 from core.services.criteria_reading import criteria_now, design_criterion_words, mean_grade_words
 from core.services.live import Design, Live
@@ -90,7 +91,7 @@ def criteria_table(live_now: Live, design: Design, method: str) -> str:
 def title_row() -> None:
     """The project's name, a link back to the Dashboard and the full-screen button, on one line."""
     name, back, full = st.columns([8, 1.2, 1.2], vertical_alignment="center")
-    name.markdown(f"## {html.escape(project.name)}: {html.escape(mean_grade_words(project.settings))}, live")
+    name.markdown(f"## {one_line_plain(project.name)}: {one_line_plain(mean_grade_words(project.settings))}, live")
     back.page_link("app_pages/dashboard.py", label="Dashboard", icon=":material/arrow_back:")
     with full:
         st.html(FULL_SCREEN, unsafe_allow_javascript=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.errors import InputError
-from core.inputs.markup import to_html
+from core.inputs.markup import one_line_plain, to_html
 from core.services import grade_actions, showings
 from core.services.database import ProjectInfo, Store
 from core.services.showings import Showing
@@ -38,7 +38,7 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
     item = store.item(project.id, position)
     showing = showings.current(store, project.id, grader, position, str(item.get("id", "")), False)
     order = card_order(settings.seed, position, settings.targets)
-    st.markdown(f"**Item** `{showing.item_id}`")
+    st.markdown(f"**Item** {one_line_plain(showing.item_id)}")
     st.html(to_html(str(item.get("prompt") or "")))
     labels = [c.label for c in settings.grading_scale.choices]
     with st.form(f"sbs-{project.id}-{showing.token}", border=False):

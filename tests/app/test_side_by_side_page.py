@@ -31,7 +31,7 @@ def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, stor
     for n in range(50):
         text = _page_text(at)
         assert not any(model in text for model in MODELS)
-        item_id = next(m.value for m in at.markdown if m.value.startswith("**Item**")).split("`")[1]
+        item_id = next(m.value for m in at.markdown if m.value.startswith("**Item**")).removeprefix("**Item** ")
         position = int(items.index.get_loc(item_id))
         order = card_order(seed, position, targets)
         shown = [e.proto.body for e in at.get("html") if "sbs-response" in e.proto.body]
