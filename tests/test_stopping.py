@@ -11,6 +11,7 @@ from core.stats.estimate import estimate_batch, from_moments
 from core.stats.forecast import (
     _excess_kurtosis,
     exact_size,
+    first_stop,
     forecast,
     forecast_batch,
     lattice_floor,
@@ -275,10 +276,22 @@ def test_a_finer_scales_projection_after_20_grades_holds_its_share_of_stops():
 def test_a_rare_skewed_means_projection_waits_for_the_floor_its_stop_reads():
     """Skewed grades of mean 0.02: the stop reads the share floor (core.stats.intervals.share_variance), which
     the grades' own small spread hides. Without it the projection after 20 grades said the stop was now and
-    held 0.08 of the stops; with it about half, its range around them."""
+    held 0.08 of the stops; with it about half, its range around them. With the mean of the grades to come
+    fixed at the draw's pool mean, and the floor's stop read after three swinging rounds, 0.375 of those
+    ranges were a single grade count (0.19 now) and they held 0.59 of the stops (0.65 now)."""
     held, projection = _projection_after_20_grades(0.02, "skewed", 150)
-    assert held >= 0.4
+    assert held >= 0.62
     assert np.median(projection[:, 2]) > 25  # not "now": 20 grades
+    assert np.mean(projection[:, 0] == projection[:, 2]) <= 0.25
+    assert (projection[:, 0] >= 21).all()  # the 20 grades given have not stopped it
+
+
+def test_first_stop_is_the_least_grade_count_whose_floor_allows_the_stop():
+    """A floor read at n grades that asks for 47 below 28 grades and 13 from 28 on: the stop comes at 28.
+    Iterating n <- needed(n) from 20 swings 47, 13, 47 and never says 28."""
+    needed = lambda n: np.where(n < 28, 47.0, 13.0)  # noqa: E731
+    assert first_stop(needed, np.array([20.0, 30.0, 50.0]), 5000).tolist() == [28.0, 13.0, 13.0]
+    assert first_stop(lambda n: np.full_like(n, 5000.0), np.array([1.0]), 5000).tolist() == [5000.0]
 
 
 def test_skewed_grades_are_not_stopped_by_a_lucky_small_variance():
