@@ -380,3 +380,19 @@ def test_a_rare_skewed_mean_without_signal_stops_as_soon_as_one_stratum_would():
         stops[name] = np.median(stop.n)
         assert ((stop.low <= labels.mean()) & (labels.mean() <= stop.high)).mean() >= 0.925
     assert stops["strata"] <= 1.25 * stops["one"]
+
+
+def test_a_finer_scales_grades_all_at_0_are_not_forecast_as_correct_incorrect_ones():
+    """Twenty Likert grades of 0 show none of the scale's spread: its share is drawn as before any grade. Read
+    as 1 (0 / 0 taken for 0/1 grades), the forecast was the correct/incorrect one, 56 to 379 grades where a
+    Likert pool of mean 0.02 stopped at 28 to 42."""
+    from benchmarks.pools import make_pool
+
+    items = make_pool(2000, 0.02, kind="likert", auroc=0.5, seed=7)
+    design = design_from_items(items, kappa=FLOOR_KAPPA)
+    first = replay_queue(design, np.zeros(2000), replication_orders(2000, 0, 1), 20)
+    zeros = np.zeros(first.shape)
+    likert = forecast_batch(design, first, zeros, 0.05, "looks", levels=(0.0, 0.25, 0.5, 0.75, 1.0))[0]
+    binary = forecast_batch(design, first, zeros, 0.05, "looks", levels=(0.0, 1.0))[0]
+    assert likert[1] < 0.8 * binary[1]
+    assert likert[0] < binary[0]
