@@ -66,8 +66,8 @@ def settle_one_question() -> None:
     """The form that sets a one-question item's final grade."""
     scale = project.settings.grading_scale
     with st.form(f"settle_{project.id}_{position}"):
-        label = st.radio(
-            "Final grade", [c.label for c in scale.choices], horizontal=True, key=f"review_label_{position}"
+        label = st.radio(  # nothing chosen at first: a quick submit must not set a grade nobody picked
+            "Final grade", [c.label for c in scale.choices], index=None, horizontal=True, key=f"review_label_{position}"
         )
         note = st.text_area("Note (why)", key=f"review_note_{position}", max_chars=5_000)
         if st.form_submit_button("Set the final grade"):

@@ -186,7 +186,9 @@ if stop is not None:
         f"{simulation.regime_name(result)}) says done, as a manager who stops when the dashboard says so; "
         "`uniform` is plain random sampling stopped by the same rule. For the same half-width a uniform random "
         f"sample read with the usual fixed-n interval needs {stop.uniform_fixed_n:,} grades (Wald's) or "
-        f"{stop.uniform_wilson:,} (Wilson's, the valid one at a rare mean). The project's forecast before any "
+        f"{stop.uniform_wilson:,} (Wilson's, the valid one at a rare mean), from the grades the simulation "
+        "reads, the pool's own; the setup's and the dashboard's figures are forecast from the surrogate (or the "
+        "score you expect) and the grades so far, so they differ until the grades show the pool. The forecast before any "
         f"grade, {stop.forecast[1]:,} grades (likely {stop.forecast[0]:,} to {stop.forecast[2]:,}), held the "
         f"stop in {stop.forecast_hit:.0%} of the repetitions."
     )

@@ -11,6 +11,7 @@ from core.services.reading import (
     headline_words,
     read_project,
     reported_estimate,
+    saving_headline,
     saving_metric,
     saving_words,
     stopping_words,
@@ -160,3 +161,13 @@ def test_grades_after_the_stop_leave_the_reported_estimate_at_the_stop():
     value, when = reported_estimate(read_project(design, SETTINGS, later, e_later), e_later)
     assert value == pytest.approx(e_stop.value) and value != e_later.value
     assert when == f"at the stop ({stop:,} grades; {e_later.value:.3f} with all {stop + 5:,} graded items)"
+
+
+def test_the_presenters_saving_names_the_grades_saved_as_fewer_or_more():
+    """'3% fewer grades than uniform sampling (5 grades, ...)' read as if uniform needed 5 grades."""
+    design, graded = _graded(400)
+    reading = read_project(design, SETTINGS, graded, estimate(design, list(graded), list(graded.values())))
+    share = reading.saving.fixed_n
+    number, words = saving_headline(reading)
+    grades = abs(round(reading.saving.uniform_fixed * share))
+    assert f"({grades:,} grade{'s' if grades != 1 else ''} {'fewer' if share >= 0 else 'more'}, " in words

@@ -418,8 +418,10 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
         return "—", "saved vs uniform sampling: withheld until every stratum has 2 grades"
     share = reading.saving.fixed_n
     grades = abs(round(reading.saving.uniform_fixed * share))
-    words = "fewer grades than uniform sampling" if share >= 0 else "more grades than uniform sampling"
+    fewer = share >= 0
+    words = "fewer grades than uniform sampling" if fewer else "more grades than uniform sampling"
+    count = f"{counted(grades, 'grade')} {'fewer' if fewer else 'more'}"  # "5 grades" alone read as uniform's need
     if reading.regime == FIXED:
-        return percent(abs(share)), f"{words} ({counted(grades, 'grade')}, for the same precision)"
+        return percent(abs(share)), f"{words} ({count}, for the same precision)"
     same = f"{percent(reading.saving.same_regime, signed=True)} against uniform stopped by the same rule"
-    return percent(abs(share)), f"{words} ({counted(grades, 'grade')}, against its fixed-n size for the target; {same})"
+    return percent(abs(share)), f"{words} ({count}, against its fixed-n size for the target; {same})"

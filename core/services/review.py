@@ -146,7 +146,7 @@ def item(store: Store, actor: auth.User | None, project_id: int, position: int) 
 
 
 def settle(
-    store: Store, actor: auth.User | None, project_id: int, position: int, label: str, *, note: str = ""
+    store: Store, actor: auth.User | None, project_id: int, position: int, label: str | None, *, note: str = ""
 ) -> Outcome:
     """Set the item's final grade to ``label`` (a grade of the project's scale), with the reviewer's note.
 
@@ -158,6 +158,8 @@ def settle(
     reviewer, settings = _settling(store, actor, project_id)
     if settings.rubric is not None:
         raise Refused("this project grades a rubric: set each criterion's final grade (settle_rubric)")
+    if label is None:
+        raise Refused("no final grade chosen: choose one of the scale's grades, then set it")
     grading.check_label(settings.grading_scale, label)
     value = settings.grading_scale.value_of(label)
     grades = store.grades(project_id)

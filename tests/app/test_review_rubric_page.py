@@ -109,5 +109,17 @@ def test_the_note_and_grade_set_on_one_item_do_not_carry_to_the_next(store, proj
     at.button[0].click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.selectbox(key=f"review_item_{project_id}").value == 5
-    assert at.radio(key="review_label_5").value == "Correct"  # the scale's first choice, not item 3's grade
+    assert at.radio(key="review_label_5").value is None  # nothing chosen, not item 3's grade
     assert at.text_area(key="review_note_5").value == ""
+
+
+def test_a_final_grade_nobody_chose_is_not_set(store, project_id, open_app):
+    """The choice starts empty (it started on the scale's first grade, Correct, which a quick submit set against
+    a grader's Incorrect), and a submit without one says what to do and stores nothing."""
+    for grader, (value, label) in (("ann", (1.0, "Correct")), ("bob", (0.0, "Incorrect"))):
+        store.add_grade(project_id, 3, value=value, label=label, grader=grader)
+    at = open_app("app_pages/review.py", project_id=project_id, grader="rita")
+    assert at.radio(key="review_label_3").value is None
+    at.button[0].click().run()
+    assert "no final grade chosen" in at.error[0].value
+    assert store.reviewed_grades(project_id) == {}
