@@ -117,6 +117,7 @@ def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str,
         criteria=criteria_now(store, project.id, design, project.settings, project.settings.method) if rubric else (),
         rubric_grades=store.rubric_grades(project.id) if rubric else None,
         skip_steps=store.skip_steps(project.id),
+        waiting=len(review.waiting(store, project.id)),
     )
 
 

@@ -517,6 +517,7 @@ def report(
     criteria: Sequence[CriterionReading] = (),
     rubric_grades: pd.DataFrame | None = None,
     skip_steps: Mapping[int, int] | None = None,
+    waiting: int = 0,
 ) -> dict[str, Any]:
     """Everything needed to read and reproduce the result: method, estimate, interval, stopping rule,
     strata, savings, graders and their agreement, skips (per stratum and their worst-case bound,
@@ -528,7 +529,8 @@ def report(
     being the design criterion's, and with ``rubric_grades`` (Store.rubric_grades) each criterion's agreement
     between graders.
     ``grades``: the active grades (``Store.grades``); ``reviewed``: position -> reviewed grade; ``skip_steps``:
-    when each skipped item was skipped (Store.skip_steps), for a stop the skips held."""
+    when each skipped item was skipped (Store.skip_steps), for a stop the skips held; ``waiting``: the items
+    waiting for a final grade (core.services.review.queue)."""
     grades = (
         pd.DataFrame(columns=["position", "grader", "value", "seconds", "created_at"]) if grades is None else grades
     )
@@ -549,7 +551,7 @@ def report(
             **_criteria_section(project.settings, criteria, rubric_grades),
             "strata": result.strata.to_dict(orient="records"),
             "graders": _graders(grades, project.settings),
-            "review": _review(grades, reviewed, validated),
+            "review": _review(grades, reviewed, validated, waiting),
             "skips": _skips_section(skips),
             "audit_chain": _audit_chain_section(chain),
             "recompute": _recompute_section(
@@ -653,8 +655,10 @@ ESTIMAND = (
 )
 
 
-def _review(grades: pd.DataFrame, reviewed: Mapping[int, float], validated: Validated | None) -> dict[str, Any]:
-    """The estimand, the reviewed items, each grader's agreement with the reviewed grades (the share of
+def _review(
+    grades: pd.DataFrame, reviewed: Mapping[int, float], validated: Validated | None, waiting: int
+) -> dict[str, Any]:
+    """The estimand, the reviewed items, the ``waiting`` ones (core.services.review.queue), each grader's agreement with the reviewed grades (the share of
     their grades of reviewed items equal to the final grade), and the validated estimate where it exists."""
     final = grades["position"].map(reviewed)
     checked = grades.assign(agrees=grades["value"] == final)[final.notna()]
@@ -675,6 +679,7 @@ def _review(grades: pd.DataFrame, reviewed: Mapping[int, float], validated: Vali
     return {
         "estimand": ESTIMAND,
         "reviewed_items": len(reviewed),
+        "waiting_items": waiting,
         "graders_vs_review": [
             {"grader": g, "reviewed_items": int(k), "agree_with_review": float(m)}
             for g, k, m in by_grader.itertuples(index=False)
@@ -689,6 +694,11 @@ def review_lines(review: dict[str, Any] | None) -> list[str]:
         return []
     lines = ["## Review", "", f"Estimand: {review['estimand']}.", ""]
     lines.append(f"{counted(review['reviewed_items'], 'item')} settled by a reviewer.")
+    if waiting := review.get("waiting_items"):
+        lines.append(
+            f"{counted(waiting, 'item')} {'waits' if waiting == 1 else 'wait'} for a final grade (flagged, grades "
+            "that disagree, or audited); until then each enters with the mean of its grades."
+        )
     for row in review["graders_vs_review"]:
         lines.append(
             f"- {row['grader']}: {row['agree_with_review']:.0%} of {row['reviewed_items']} reviewed items graded as the reviewer did."

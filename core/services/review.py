@@ -70,6 +70,11 @@ def queue(store: Store, actor: auth.User | None, project_id: int) -> list[QueueE
     criterion its grades disagree on has its final grade; an audited item until every criterion graded on it
     has one (a one-question project has one criterion, so any final grade settles its item)."""
     permitted(store, actor, auth.REVIEW, project_id)
+    return waiting(store, project_id)
+
+
+def waiting(store: Store, project_id: int) -> list[QueueEntry]:
+    """`queue` without the permission check, for what is read on the actor's behalf already (the report)."""
     graded = store.graded_positions(project_id)
     settled = reviews.reviews(store, project_id)
     reviewed = {(int(p), c) for p, c in zip(settled["position"], settled["criterion"])}
