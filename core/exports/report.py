@@ -51,7 +51,7 @@ from core.services.tracking import estimate_path
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval, anytime_interval
-from core.stats.estimate import Estimate, estimate, unpooled_variance
+from core.stats.estimate import Estimate, estimate
 from core.stats.rater_agreement import agreement, final_grades
 from core.stats.skips import SkipBound
 from core.stats.stopping import ANYTIME, FIXED
@@ -83,36 +83,59 @@ From the grades export alone (the stratified estimator, docs/method.md, section 
 
 1. Average each item's grades (an item graded by several graders enters once): y_i.
 2. Per stratum h (columns stratum, stratum_size N_h, weight W_h = N_h / N): n_h graded items,
-   their mean ybar_h and sample variance s_h^2 (divisor n_h - 1). Where a stratum's grades are all
-   equal, or it has one, s_h^2 = p (1 - p) with p = (sum y_i + 1/2) / (n + 1), the sums over every stratum
-   whose grades all equal that same value (one grade is information, not certainty; docs/method.md,
-   section 'Fixed-n intervals', all-equal strata).
+   their mean ybar_h and sample variance s_h^2 (divisor n_h - 1; 0 for one item).
 3. Estimate mu = sum_h W_h ybar_h (equivalently (1/N) sum_i y_i / pi_i, pi_i = n_h / N_h the
-   inclusion_probability column), variance V = sum_h W_h^2 (1 - n_h / N_h) s_h^2 / n_h, se = sqrt(V).
-4. Unless every y_i is 0 or 1, V is at least the bounded variance (docs/method.md, section 'Fixed-n intervals')
-   rho sum_h W_h^2 (1 - n_h / N_h) m_h (1 - m_h) / n_h, m_h = (sum_h y_i + 1/2) / (n_h + 1),
-   rho = sum_h (n_h - 1) s_h^2 / sum_h n_h ybar_h (1 - ybar_h) (at most 1; strata with 2 items or more).
+   inclusion_probability column).
+4. Do the strata differ? The one-way F test of equal stratum means, F = [sum_h n_h (ybar_h - ybar)^2 / (H - 1)]
+   / [sum_h (n_h - 1) t_h^2 / (n - H)], rejects at 5% (F above its 95% quantile on H - 1 and n - H df;
+   t_h^2 = s_h^2, or p_h (1 - p_h) with p_h = (sum_h y_i + 1/2) / (n_h + 1) where the stratum's grades are all
+   equal; docs/method.md, section 'Strata read as one until their grades differ').
+5. If they differ, each stratum's own spread: s~_h^2 = s_h^2, and where a stratum's grades are all equal
+   s~_h^2 = p (1 - p), p = (sum y_i + 1/2) / (n + 1) over every stratum whose grades all equal that same value
+   (one grade is information, not certainty; section 'Fixed-n intervals', all-equal strata). If not, one pooled
+   spread for all: s~^2 = sum_h (n_h - 1) s_h^2 / sum_h (n_h - 1), or p (1 - p) with p = (sum y_i + 1/2) / (n + 1)
+   over all grades where they are all equal (or no stratum has 2).
+6. Variance V = sum_h W_h^2 (1 - n_h / N_h) s~_h^2 / n_h, se = sqrt(V).
+7. Unless every y_i is 0 or 1, V is at least the bounded variance (section 'Fixed-n intervals')
+   rho sum_h W_h^2 (1 - n_h / N_h) m_h (1 - m_h) / n_h, with m_h = (sum_h y_i + 1/2) / (n_h + 1) if the strata
+   differ, else the whole sample's m = (sum y_i + 1/2) / (n + 1); rho = (sum_h (n_h - 1) s_h^2 + m (1 - m)) /
+   (sum_h n_h ybar_h (1 - ybar_h) + m (1 - m)), at most 1, over the strata with 2 items or more.
 The interval is Korn-Graubard's: Clopper-Pearson on the effective size mu (1 - mu) / V with df = n - H."""
 
 RECOMPUTE_SCRIPT = """\
 import numpy as np, pandas as pd
+from scipy import stats
 g = pd.read_csv("grades.csv")
 items = g.groupby(["stratum", "position"], as_index=False).agg(y=("grade", "mean"), N=("stratum_size", "first"),
                                                                 W=("weight", "first"))
 s = items.groupby("stratum").agg(n=("y", "size"), mean=("y", "mean"), s2=("y", "var"), total=("y", "sum"),
-                                 N=("N", "first"), W=("W", "first"))
-equal = items.groupby("stratum")["y"].agg(lambda y: y.max() - y.min() < 1e-9)
-agree = s[equal].groupby(s["mean"][equal].round(9))[["total", "n"]].transform("sum")  # strata equal on one value
-p = ((agree.total + 0.5) / (agree.n + 1)).reindex(s.index)
-s2 = np.where(equal, p * (1 - p), s.s2)
+                                 N=("N", "first"), W=("W", "first")).fillna({"s2": 0.0})
+n, H, y = len(items), len(s), items.y
+jeffreys = lambda total, count: (total + 0.5) / (count + 1)  # half a pseudo-grade at each end (steps 4, 5, 7)
+equal = items.groupby("stratum")["y"].agg(lambda v: v.max() - v.min() < 1e-9)
+own = jeffreys(s.total, s.n)
+t2 = np.where(equal, np.maximum(s.s2, own * (1 - own)), s.s2)  # step 4
+within = ((s.n - 1) * t2).sum() / max(n - H, 1)
+F = (s.n * (s["mean"] - y.mean()) ** 2).sum() / max(H - 1, 1) / within if within > 0 else 0.0
+apart = H > 1 and n > H and stats.f.sf(F, H - 1, n - H) < 0.05
+if apart:  # step 5: each stratum's own spread; strata equal on one value share one prior
+    agree = s[equal].groupby(s["mean"][equal].round(9))[["total", "n"]].transform("sum")
+    p = jeffreys(agree.total, agree.n).reindex(s.index)
+    s2 = np.where(equal, p * (1 - p), s.s2)
+else:  # one pooled spread
+    df = (s.n - 1).sum()
+    p = jeffreys(y.sum(), n)
+    floor = p * (1 - p) if df == 0 or y.max() - y.min() < 1e-9 else 0.0
+    s2 = max(((s.n - 1) * s.s2).sum() / df if df > 0 else 0.0, floor)
 mu = (s.W * s["mean"]).sum()
-V = (s.W**2 * (1 - s.n / s.N) * s2 / s.n).sum()
-if not items.y.isin([0, 1]).all():  # finer than 0/1: at least the bounded variance (step 4)
+V = (s.W**2 * (1 - s.n / s.N) * s2 / s.n).sum()  # step 6
+if not y.isin([0, 1]).all():  # step 7: finer than 0/1, at least the bounded variance
     many = s.n > 1
-    bernoulli = (s.n * s["mean"] * (1 - s["mean"]))[many].sum()
-    rho = min(1.0, ((s.n - 1) * s.s2)[many].sum() / bernoulli) if bernoulli > 0 else 1.0
-    m = (s.total + 0.5) / (s.n + 1)
-    V = max(V, rho * (s.W**2 * (1 - s.n / s.N) * m * (1 - m) / s.n).sum())
+    m = jeffreys(y.sum(), n)
+    rho = min(1.0, (((s.n - 1) * s.s2)[many].sum() + m * (1 - m))
+              / ((s.n * s["mean"] * (1 - s["mean"]))[many].sum() + m * (1 - m)))
+    smooth = jeffreys(s.total, s.n) if apart else m
+    V = max(V, rho * (s.W**2 * (1 - s.n / s.N) * smooth * (1 - smooth) / s.n).sum())
 print(mu, V, np.sqrt(V))"""
 
 ESTIMATORS_TEXT = {
@@ -474,7 +497,10 @@ def recompute_script(criterion: str | None) -> str:
     if criterion is None:
         return RECOMPUTE_SCRIPT
     lines = RECOMPUTE_SCRIPT.split("\n")
-    lines.insert(2, f"g = g[g['criterion'] == {criterion!r}]  # the criterion the estimate reads (a rubric's rows)")
+    read = next(k for k, line in enumerate(lines) if line.startswith("g = pd.read_csv("))
+    lines.insert(
+        read + 1, f"g = g[g['criterion'] == {criterion!r}]  # the criterion the estimate reads (a rubric's rows)"
+    )
     return "\n".join(lines)
 
 
@@ -483,24 +509,18 @@ def _recompute_section(design: Design, read: _Graded, result: Estimate, criterio
     rubric's primary or None) with the stratified estimate and variance they give, and a note where the
     report's estimator is another."""
     stratified = estimate(design, read.positions, read.values, method="stratified", level=result.level)
-    variance = unpooled_variance(design, read.positions, read.values)
-    notes = []
+    note = None
     if result.method != "stratified":
-        notes.append(
+        note = (
             f"The estimate above is the {result.method} estimator's: it adjusts the stratified estimate "
             "recomputed here by the regression on the surrogate's signals (Method)."
-        )
-    if not np.isclose(variance, stratified.se**2, rtol=1e-9, atol=0.0):
-        notes.append(
-            f"The estimate's own variance is {stratified.se**2:.6g}: while an F test finds no difference between "
-            "the strata's mean grades, it reads one spread pooled over them (docs/method.md, section 'Strata read as one until their grades differ')."
         )
     return {
         "formula": RECOMPUTE_FORMULA,
         "script": recompute_script(criterion),
         "value": stratified.value,
-        "variance": variance,
-        "note": " ".join(notes) or None,
+        "variance": stratified.se**2,
+        "note": note,
     }
 
 

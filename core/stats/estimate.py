@@ -170,8 +170,8 @@ def from_moments(
     floor and the saving); ``binary``: (R,) whether every grade is 0 or 1 (the df rule). ``bounded``: the
     values are the grades, so the variance is core.stats.intervals.bounded_variance's (a residual's spread is
     no share of the grades' Bernoulli variance). ``differ``: (R,) whether each sample reads its strata apart
-    (default: core.stats.collapse.strata_differ of the grades; True for every stratum on its own spread,
-    `unpooled_variance`). ``with_saving``: compute the live saving too (the stopping rule's replay, which reads
+    (default: core.stats.collapse.strata_differ of the grades; True for every stratum on its own spread).
+    ``with_saving``: compute the live saving too (the stopping rule's replay, which reads
     only the interval, leaves it out: a third of its cost). What `estimate_batch` computes, and what
     core.stats.stopping updates grade by grade.
     """
@@ -215,18 +215,6 @@ def checked_grades(design: Design, positions, grades) -> tuple[np.ndarray, np.nd
     if bad.any():
         raise InputError(f"grade {grades[bad][0]!r} is not in [0, 1]", fix="map Likert scales onto [0, 1]")
     return positions, grades
-
-
-def unpooled_variance(design: Design, positions, grades) -> float:
-    """V of the stratified estimator with every stratum read on its own spread, never pooled:
-    sum_h W_h^2 (1 - n_h/N_h) s_h^2 / n_h (Cochran 1977, eq. 5.7), s_h^2 floored where a stratum's grades are
-    all equal (core.stats.intervals.equal_strata_floor), and at least the bounded variance unless every grade is
-    0 or 1 (bounded_variance). What a reader recomputes from the grades export by the report's formula; the
-    estimate's own variance differs from it only while the strata are read as one (core.stats.collapse)."""
-    positions, grades = checked_grades(design, positions, grades)
-    moments = stratum_moments(design, positions[None], grades[None])
-    binary = np.array([bool(((grades == 0) | (grades == 1)).all())])
-    return float(from_moments(design, moments, moments, binary, differ=np.array([True])).variance[0])
 
 
 def estimate(design: Design, positions, grades, method: str = "default", level: float = LEVEL) -> Estimate:

@@ -32,7 +32,7 @@ from core.services.reservations import submit
 from core.services.tracking import current_estimate
 from core.settings import ProjectSettings
 from core.stats.allocation import design_from_items, make_design
-from core.stats.estimate import unpooled_variance
+from core.stats.estimate import estimate
 from core.stats.skips import skip_bound
 from core.stats.validation import Validated
 from core.store import accounts, audit_chain
@@ -94,20 +94,37 @@ def test_estimate_and_variance_recomputed_from_the_grades_export_alone(store, pr
     assert np.isclose(s.W.sum(), 1.0) and data["estimate"]["grades_given"] == 38 and data["estimate"]["grades"] == 30
 
 
-def test_the_recompute_script_floors_strata_agreeing_on_one_grade_together(tmp_path, monkeypatch, capsys):
-    """Two strata of 0s, a stratum of 1s and one mixed: the script's variance is the estimator's, whose strata
-    of one common grade share one Jeffreys prior (core.stats.intervals.equal_strata_floor)."""
-    design = make_design(np.repeat([0, 1, 2, 3], 500), np.full(2000, 0.5))
-    positions = np.concatenate([np.arange(6), np.arange(500, 509), np.arange(1000, 1004), np.arange(1500, 1510)])
-    grades = np.concatenate([np.zeros(15), np.ones(4), np.tile([0.0, 1.0], 5)])
+def _script_variance(tmp_path, monkeypatch, capsys, design, positions, grades) -> float:
+    """V that RECOMPUTE_SCRIPT prints from a grades export of ``grades`` at ``positions`` (strata of 500)."""
     rows = pd.DataFrame(
         {"stratum": design.stratum[positions], "position": positions, "grade": grades, "stratum_size": 500}
     )
     rows.assign(weight=0.25).to_csv(tmp_path / "grades.csv", index=False)
     monkeypatch.chdir(tmp_path)
     exec(RECOMPUTE_SCRIPT, {})
-    _, variance, _ = (float(v) for v in capsys.readouterr().out.split())
-    assert variance == pytest.approx(unpooled_variance(design, positions, grades))
+    return float(capsys.readouterr().out.split()[1])
+
+
+STRATA = np.repeat([0, 1, 2, 3], 500)
+TAKEN = np.concatenate([np.arange(6), np.arange(500, 509), np.arange(1000, 1004), np.arange(1500, 1510)])
+
+
+@pytest.mark.parametrize(
+    "grades",
+    [
+        # two strata of 0s, one of 1s and one mixed: strata of one common grade share one Jeffreys prior
+        np.concatenate([np.zeros(15), np.ones(4), np.tile([0.0, 1.0], 5)]),
+        # Likert grades the F test reads as one stratum: one pooled spread, and the bounded variance's rho
+        # with Jeffreys' pseudo-grade (the script had left both out: 0.00292 against 0.00264)
+        np.array(
+            [0.0, 0.25, 0, 0, 0.5, 0, 0, 0, 0.25, 0, 0, 1, 0, 0, 0.75, 0, 0.25, 0, 0, 0, 0.5, 0, 0, 0.25, 0, 0, 0, 0, 0]
+        ),
+    ],
+)
+def test_the_recompute_script_gives_the_estimators_own_variance(tmp_path, monkeypatch, capsys, grades):
+    design = make_design(STRATA, np.full(2000, 0.5))
+    variance = _script_variance(tmp_path, monkeypatch, capsys, design, TAKEN, grades)
+    assert variance == pytest.approx(estimate(design, TAKEN, grades).se ** 2, rel=1e-9)
 
 
 def test_report_has_method_graders_agreement_skips_stopping_settings_and_hashes(store, project_id):
