@@ -332,9 +332,8 @@ def forecast_batch(
         lowest = np.clip((least @ design.weights) / (bernoulli @ design.weights), *SHARE_PRIOR_RANGE)[..., None]
         drawn = lowest ** share_rng.uniform(0.0, 1.0, (reps, DRAWS, 1))  # log-uniform over [lowest, 1]
         excess = _excess_kurtosis(design, positions, y, counts, sums)[:, None, None]
-        share = np.where(
-            _shows_share(counts, sums)[:, None, None], rho, drawn
-        )  # the grades' (or the draw's): the floor's
+        # the grades' share (or the draw's where they show none): the floor's
+        share = np.where(_shows_share(counts, sums)[:, None, None], rho, drawn)
         zero_one = share == 1.0
         rho = np.where(np.isfinite(excess), _held_share(rho, ybar, means @ design.weights), share)
     z = look_plan().constants[-1] if regime == LOOKS else stats.norm.ppf(0.975)
