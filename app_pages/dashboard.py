@@ -195,6 +195,11 @@ def _strata_and_graders(now: Live, strata: pd.DataFrame, grades: pd.DataFrame) -
         st.subheader("Strata")
         st.dataframe(shown(strata), hide_index=True, width="stretch")
         st.caption(
+            "*planned*: the grades per stratum the surrogate's spreads gave this many grades before any grade; "
+            "*done*: those given, which follow the grades as they come (shares proportional to the strata's sizes "
+            "until their grades differ, then the spreads the grades show) and the items skipped."
+        )
+        st.caption(
             f"{counted(skips.skipped, 'skipped item')} not graded: had {'it' if skips.skipped == 1 else 'they'} been, "
             "the estimate would lie between "
             f"{skips.low:.3f} (all 0) and {skips.high:.3f} (all 1), before sampling error."
