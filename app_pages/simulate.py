@@ -188,8 +188,8 @@ if stop is not None:
         f"sample read with the usual fixed-n interval needs {stop.uniform_fixed_n:,} grades (Wald's) or "
         f"{stop.uniform_wilson:,} (Wilson's, the valid one at a rare mean), from the grades the simulation "
         "reads, the pool's own; the setup's and the dashboard's figures are forecast from the surrogate (or the "
-        "score you expect) and the grades so far, so they differ until the grades show the pool. The forecast before any "
-        f"grade, {stop.forecast[1]:,} grades (likely {stop.forecast[0]:,} to {stop.forecast[2]:,}), held the "
-        f"stop in {stop.forecast_hit:.0%} of the repetitions."
+        "score you expect) and the grades so far, so they differ until the grades show the pool. The forecast "
+        f"before any grade, {stop.forecast[1]:,} grades (likely {stop.forecast[0]:,} to {stop.forecast[2]:,}), "
+        f"held the stop in {stop.forecast_hit:.0%} of the repetitions."
     )
     st.dataframe(pd.DataFrame(stop.rows).round(4), hide_index=True, width="stretch")

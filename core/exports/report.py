@@ -134,7 +134,7 @@ if not y.isin([0, 1]).all():  # step 7: finer than 0/1, at least the bounded var
     m = jeffreys(y.sum(), n)
     rho = min(1.0, (((s.n - 1) * s.s2)[many].sum() + m * (1 - m))
               / ((s.n * s["mean"] * (1 - s["mean"]))[many].sum() + m * (1 - m)))
-    smooth = jeffreys(s.total, s.n) if apart else m
+    smooth = own if apart else m
     V = max(V, rho * (s.W**2 * (1 - s.n / s.N) * smooth * (1 - smooth) / s.n).sum())
 print(mu, V, np.sqrt(V))"""
 
@@ -678,8 +678,9 @@ ESTIMAND = (
 def _review(
     grades: pd.DataFrame, reviewed: Mapping[int, float], validated: Validated | None, waiting: int
 ) -> dict[str, Any]:
-    """The estimand, the reviewed items, the ``waiting`` ones (core.services.review.queue), each grader's agreement with the reviewed grades (the share of
-    their grades of reviewed items equal to the final grade), and the validated estimate where it exists."""
+    """The estimand, the reviewed items, the ``waiting`` ones (core.services.review.queue), each grader's
+    agreement with the reviewed grades (the share of their grades of reviewed items equal to the final grade),
+    and the validated estimate where it exists."""
     final = grades["position"].map(reviewed)
     checked = grades.assign(agrees=grades["value"] == final)[final.notna()]
     by_grader = checked.groupby("grader")["agrees"].agg(["size", "mean"]).reset_index()
