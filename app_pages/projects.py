@@ -20,7 +20,15 @@ from core.services.outcome import Refused
 from core.services.preparation import preparation_queued, waiting_for_worker
 from core.services.progress import counted
 from core.services.reading import Reading
-from core.services.setup import LEVEL, REGIME_CHOICES, REGIME_NAMES, STRATIFY_BY, proxy_choices, suggested_n0
+from core.services.setup import (
+    LEVEL,
+    REGIME_CHOICES,
+    REGIME_NAMES,
+    STRATIFY_BY,
+    planned_budget_chosen,
+    proxy_choices,
+    suggested_n0,
+)
 from core.settings import DEFAULTS, MAX_MIN_VIEW_S, MAX_TARGET_HALF_WIDTH, ProjectSettings
 from core.surrogate.semantic import BACKENDS
 from core.surrogate.semantic.choice import DESCRIPTIONS, BackendChoice, choose_backend, choose_backend_for
@@ -56,12 +64,12 @@ def preparation_progress(project_id: int) -> None:
 
 def settings_editor(project: ProjectInfo, reading: Reading) -> None:
     """What may change after preparation: guidelines, what graders see, the stopping target, the planned budget
-    (unset, the field offers the one the project's forecast in ``reading`` suggests, setup.suggested_n0, and
-    saving it untouched keeps it unset). Saved, the page
-    reruns so that the caption above shows the new settings."""
-    n_items = plan.design(project).N
+    (unset, the field offers the one the project uses, setup.suggested_n0, and saving it untouched keeps it
+    unset). Saved, the page reruns so that the caption above shows the new settings."""
+    design = plan.design(project)
+    n_items = design.N
     current = project.settings
-    suggested = suggested_n0(current, reading.forecast.n, n_items)
+    suggested = suggested_n0(current, design)
     with st.expander("Grading settings", expanded=False), st.form(f"settings-{project.id}"):
         guidelines = st.text_area("Guidelines (markdown)", current.guidelines, height=160)
         show_reference = st.checkbox("Show graders the reference answer", current.show_reference)
@@ -92,10 +100,10 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
             max_value=n_items,
             step=10,
             value=suggested,
-            help="The anytime interval's bets are tuned for it (the interval is narrowest near n0). Unset, the "
-            "field offers the grades the forecast says the target needs, and saving the form leaves n0 unset "
-            f"({current.n0(n_items):,}) unless you change it: a tuning picked from the grades seen would not "
-            "hold the anytime interval's level.",
+            help="The anytime interval's bets are tuned for it (the interval is narrowest near n0). Unset, it is "
+            "the grades the forecast made before any grade says the target needs, and follows the target and "
+            "the expected score; saving the form untouched leaves it unset. A tuning picked from the grades "
+            "seen would not hold the anytime interval's level.",
         )
         budget_fixed = st.checkbox(
             "The budget is fixed in advance: grade n0 items and report the fixed-n interval",
@@ -125,7 +133,7 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
                 "expected_score": expected,
                 "regime": regime,
                 "method": method,
-                "planned_budget": None if current.planned_budget is None and n0 == suggested else int(n0),
+                "planned_budget": planned_budget_chosen(current, int(n0), suggested, budget_fixed),
                 "budget_fixed": budget_fixed,
                 "min_view_s": round(float(min_view), 3),
             }

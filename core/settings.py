@@ -20,9 +20,11 @@ from typing import Any
 from core.errors import InputError
 from core.rubric import ONE_QUESTION, PRIMARY, Rubric, rubric_from_settings
 from core.scales import DEFAULT_SCALE, Scale, scale_from_settings
+from core.stats.allocation import Design
 from core.stats.compare import MODES as COMPARE_MODES
 from core.stats.design import grading_budget, planned_budget
 from core.stats.estimate import METHODS
+from core.stats.forecast import tuned_n0
 from core.stats.stopping import ANYTIME, DEFAULT_REGIME, FIXED, LOOKS
 from core.stats.strata import DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
 from core.surrogate.semantic import BACKENDS, DEFAULT_BACKEND
@@ -204,8 +206,21 @@ class ProjectSettings:
         return FIXED if self.budget_fixed else self.regime
 
     def n0(self, n_items: int) -> int:
-        """The grades the project plans, n0, for a pool of ``n_items`` (core.stats.design.planned_budget)."""
+        """The grades the project plans, n0, for a pool of ``n_items`` (core.stats.design.planned_budget): a budget
+        fixed in advance stops there."""
         return planned_budget(self.planned_budget, n_items)
+
+    def anytime_n0(self, design: Design) -> int:
+        """The n0 the project's anytime interval is tuned for on ``design`` (core.stats.forecast.tuned_n0): the
+        planned budget where set (or fixed), else the forecast made before any grade for the target."""
+        return tuned_n0(
+            design,
+            float(self.target_half_width),
+            self.stopping,
+            planned=self.planned_budget,
+            expected=self.expected_score,
+            levels=self.grading_scale.values,
+        )
 
     def budget(self, n_items: int) -> int | None:
         """The most items the queue hands out: n0 when the budget is fixed in advance, else None

@@ -37,7 +37,7 @@ def test_the_live_reading_is_the_reading_of_the_stored_grades_and_skips(prepared
     now = live.live_reading(store, pid, design, settings, "default")
     graded = store.graded_positions(pid)
     assert now.graded == graded and now.skips.skipped == 1
-    n0 = ProjectSettings.from_dict(settings).n0(design.N)
+    n0 = ProjectSettings.from_dict(settings).anytime_n0(design)
     anytime = setup.anytime_after(design, graded, graded.values(), n0)
     estimate = current_estimate(design, graded, "default")
     skips = skip_bound(design, graded, graded.values(), {1})

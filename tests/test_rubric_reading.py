@@ -85,7 +85,7 @@ def test_each_criterion_is_read_by_the_estimator_on_its_own_grades(rubric_graded
             (direct.value, direct.ci_low, direct.ci_high), nan_ok=True
         )
         assert (r.fixed_n.low, r.fixed_n.high) == (r.estimate.ci_low, r.estimate.ci_high)
-        n0 = settings.n0(design.N)
+        n0 = settings.anytime_n0(design)
         sequence = anytime_interval(design, list(graded), list(graded.values()), n0)
         assert (r.anytime.low, r.anytime.high) == pytest.approx((sequence.low, sequence.high))  # no skips
         assert r.now == r.anytime and r.when == "valid whenever you stop"
@@ -101,7 +101,7 @@ def test_the_primary_reading_is_todays_reading_of_its_grades_and_keeps_the_looks
     settings = store.project(pid).settings
     graded = _values(given, "correct", settings)
     result = estimate(design, list(graded), list(graded.values()), method=settings.method)
-    sequence = anytime_interval(design, list(graded), list(graded.values()), settings.n0(design.N))
+    sequence = anytime_interval(design, list(graded), list(graded.values()), settings.anytime_n0(design))
     skips = skip_bound(design, graded, graded.values(), store.skipped_positions(pid))
     today = read_project(design, settings, graded, result, sequence, skips=skips)
     now = live_reading(store, pid, design, settings, settings.method)

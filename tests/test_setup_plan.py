@@ -7,6 +7,8 @@ import pandas as pd
 import pytest
 
 from core.services.overview import histogram, strata_table, stratifying_columns
+from core.services.setup import planned_budget_chosen
+from core.settings import ProjectSettings
 
 
 def _items() -> pd.DataFrame:
@@ -33,3 +35,13 @@ def test_histogram_counts_items_per_bin_and_stratum():
     h = histogram(_items(), "agreement", bins=10)
     assert h["items"].sum() == 30 and set(h["stratum"]) == {0, 1, 2}
     assert h["to"].max() == pytest.approx(1.0)
+
+
+def test_a_planned_budget_left_as_offered_stays_unset_unless_the_budget_is_fixed_in_the_same_save():
+    """Unset and untouched, n0 keeps following the forecast; a budget fixed in the same save is the n0 the form
+    showed, not the default of 10% of the pool; a number typed is kept."""
+    unset = ProjectSettings()
+    assert planned_budget_chosen(unset, 126, 126, budget_fixed=False) is None
+    assert planned_budget_chosen(unset, 126, 126, budget_fixed=True) == 126
+    assert planned_budget_chosen(unset, 90, 126, budget_fixed=False) == 90
+    assert planned_budget_chosen(ProjectSettings(planned_budget=126), 126, 126, budget_fixed=False) == 126

@@ -19,7 +19,6 @@ from core.stats.simulate import (
     replay_queue,
     replication_orders,
     simulate,
-    simulation_n0,
     synthetic_items,
 )
 from core.stats.stopping import FLOOR_KAPPA
@@ -197,6 +196,7 @@ def test_cli_stopping_mode_reports_the_stop_and_the_forecast(tmp_path, capsys):
         late = row["projection_late_spread"]
         assert np.isnan(late) or late >= 1
         assert 0 < row["stop_n_median"] <= 200 and 0 <= row["stop_coverage"] <= 1
+        assert row["n0"] == round(row["forecast_n"])  # no n0 given: each tuned where its setup forecast stops
 
 
 def test_cli_without_labels_is_an_input_error(tmp_path, capsys):
@@ -240,6 +240,3 @@ def test_simulate_defaults_are_around_the_grades_the_plan_needs():
     assert budgets_around(123, 1000) == ("31", "62", "123", "184", "246")
     assert budgets_around(3, 40) == ("2", "3", "4", "6")  # at least 2 grades, no repeats
     assert budgets_around(30, 40) == ("8", "15", "30", "40")  # at most the pool
-    assert simulation_n0(None, 123, 1000) == 123
-    assert simulation_n0(80, 123, 1000) == 80  # the project's own n0 when it set one
-    assert simulation_n0(None, 5000, 1000) == 1000

@@ -7,6 +7,8 @@ import pytest
 
 from core.errors import InputError
 from core.stats.allocation import design_from_items, make_design, stratum_moments
+from core.stats.confseq import anytime_interval
+from core.stats.design import planned_budget
 from core.stats.estimate import estimate_batch, from_moments
 from core.stats.forecast import (
     _excess_kurtosis,
@@ -16,6 +18,7 @@ from core.stats.forecast import (
     forecast_batch,
     lattice_floor,
     stop_saving,
+    tuned_n0,
     uniform_grades,
 )
 from core.stats.intervals import beta_interval, share_variance
@@ -138,6 +141,20 @@ def test_a_score_the_manager_expects_narrows_the_setup_forecast(pool):
 
 def test_a_fixed_budget_forecasts_its_budget(pool):
     assert forecast(pool[0], [], [], 0.05, "fixed", n0=123).n == 123
+
+
+def test_the_anytime_interval_is_tuned_where_the_setup_forecast_says_grading_stops(pool):
+    """Unset, n0 is the setup forecast's median (no grade read, so fixed before the first); a planned budget,
+    or a budget fixed in advance, is n0 itself. Tuned there, the sequence is narrower at the forecast stop
+    than tuned at the default of 10% of the pool."""
+    design, labels, positions = pool
+    tuned = tuned_n0(design, 0.05, "anytime")
+    assert tuned == forecast(design, [], [], 0.05, "anytime").n > planned_budget(None, design.N)
+    assert tuned_n0(design, 0.05, "anytime", planned=80) == 80
+    assert tuned_n0(design, 0.05, "fixed") == planned_budget(None, design.N)
+    first = positions[0, :tuned]
+    at = {n0: anytime_interval(design, first, labels[first], n0).half_width for n0 in (tuned, design.N // 10)}
+    assert at[tuned] < at[design.N // 10]
 
 
 def test_uniform_grades_match_the_textbook_size_and_the_saving_compares_with_both():

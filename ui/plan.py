@@ -164,7 +164,7 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
     d = design(project)
     st.subheader("Planned allocation", help=term_help("Neyman allocation"))
     if d.N > MIN_BUDGET:
-        n0 = setup.suggested_n0(project.settings, reading.forecast.n, d.N)
+        n0 = setup.suggested_n0(project.settings, d)
         budget = st.slider(  # keyed by its default too: a new target's forecast resets it
             "Grading budget (items)", MIN_BUDGET, d.N, max(MIN_BUDGET, n0), key=f"budget-{project.id}-{n0}"
         )
@@ -240,12 +240,12 @@ def _anytime(key: tuple, positions: tuple, grades: tuple, n0: int) -> AnytimeInt
 def anytime_of(project: ProjectInfo, graded: dict[int, float]) -> AnytimeInterval:
     """core.stats.confseq's anytime interval after ``graded``, tuned for the project's planned budget n0, computed once
     per set of grades: the interval of the live dashboard and its stopping rule."""
-    n0 = project.settings.n0(design(project).N)
+    n0 = project.settings.anytime_n0(design(project))
     return _anytime(_design_key(project), tuple(graded), tuple(graded.values()), n0)
 
 
 def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str) -> pd.DataFrame:
     """core.services.tracking.estimate_path, computed once per set of grades (the dashboard refreshes often),
     with the stopping rule's anytime interval unless the budget is fixed in advance."""
-    n0 = setup.path_n0(project.settings, design(project).N)
+    n0 = setup.path_n0(project.settings, design(project))
     return _path(_design_key(project), tuple(graded), tuple(graded.values()), method, n0)

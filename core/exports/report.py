@@ -274,7 +274,7 @@ def _graded(
     item_grades = final_grades(grades["position"], grades["value"], reviewed)
     positions = np.fromiter(item_grades, dtype=int, count=len(item_grades))
     values = np.fromiter(item_grades.values(), dtype=float, count=len(item_grades))
-    n0 = project.settings.n0(design.N)
+    n0 = project.settings.anytime_n0(design)
     anytime = anytime_interval(design, positions, values, n0) if len(positions) else None
     graded = dict(zip(positions.tolist(), values.tolist()))
     reading = read_project(design, project.settings, graded, result, anytime, skips=skips, skip_steps=skip_steps)

@@ -88,12 +88,12 @@ def anytime_now(
     design: Design, settings: SettingsLike, graded: Mapping[int, float], anytime: Anytime | None = None
 ) -> AnytimeInterval | None:
     """The anytime interval of ``graded`` (None without a grade): ``anytime``'s, the caller's cached one, or
-    computed here, tuned for the project's planned budget n0."""
+    computed here, tuned for the project's n0 (core.settings.ProjectSettings.anytime_n0)."""
     if not graded:
         return None
     if anytime is not None:
         return anytime(graded)
-    n0 = ProjectSettings.from_dict(settings).n0(design.N)
+    n0 = ProjectSettings.from_dict(settings).anytime_n0(design)
     return anytime_interval(design, list(graded), list(graded.values()), n0)
 
 

@@ -19,7 +19,6 @@ from core.stats.confseq import AnytimeInterval, anytime_interval
 from core.stats.design import prepared_design
 from core.stats.intervals import LEVEL
 from core.stats.proxy import proxy_choices
-from core.stats.simulate import simulation_n0
 from core.stats.stopping import ANYTIME, FIXED, LOOKS, REGIME_NAMES
 from core.stats.strata import STRATIFY_BY
 
@@ -37,6 +36,7 @@ __all__ = [
     "default_model",
     "design_of",
     "path_n0",
+    "planned_budget_chosen",
     "proxy_choices",
     "suggested_n0",
 ]
@@ -73,15 +73,24 @@ def anytime_after(design: Design, positions: Iterable[int], grades: Iterable[flo
     return anytime_interval(design, list(positions), list(grades), n0)
 
 
-def path_n0(settings: ProjectSettings, n_items: int) -> int | None:
-    """The n0 of the anytime interval an estimate path draws: the planned budget, or None when the budget is
-    fixed in advance (no anytime interval is read then)."""
-    return None if settings.stopping == FIXED else settings.n0(n_items)
+def path_n0(settings: ProjectSettings, design: Design) -> int | None:
+    """The n0 of the anytime interval an estimate path draws (ProjectSettings.anytime_n0), or None when the
+    budget is fixed in advance (no anytime interval is read then)."""
+    return None if settings.stopping == FIXED else settings.anytime_n0(design)
 
 
-def suggested_n0(settings: ProjectSettings, forecast_n: int, n_items: int) -> int:
-    """The planned budget n0 the forms offer (the Projects page's n0 and grading budget, the Simulate page's n0):
-    the project's own when set, else ``forecast_n``, the grades its forecast now says the target needs (with the
-    grades so far), so that a form never offers the design's bare default (30) while the plan says 126
-    (core.stats.simulate.simulation_n0)."""
-    return simulation_n0(settings.planned_budget, forecast_n, n_items)
+def suggested_n0(settings: ProjectSettings, design: Design) -> int:
+    """The n0 the forms offer (the Projects page's n0 and grading budget, the Simulate page's n0): the one the
+    project uses, ProjectSettings.anytime_n0 (its own when set, else the grades its forecast before any grade
+    says the target needs), so that a form never offers the design's bare default (30) while the plan says 126,
+    nor a number the project does not use."""
+    return settings.anytime_n0(design)
+
+
+def planned_budget_chosen(settings: ProjectSettings, n0: int, offered: int, budget_fixed: bool) -> int | None:
+    """The ``planned_budget`` to store from a form that offered n0 = ``offered`` (`suggested_n0`) and got ``n0``:
+    unset stays unset while the field is untouched and the budget is fixed as before (n0 then keeps following
+    the forecast for the target); else the n0 given, so that a budget fixed in the same save is the number the
+    manager saw, not the default of 10% of the pool."""
+    untouched = settings.planned_budget is None and n0 == offered and budget_fixed == settings.budget_fixed
+    return None if untouched else n0

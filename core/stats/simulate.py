@@ -110,14 +110,6 @@ def budgets_around(needed: int, n_items: int) -> tuple[str, ...]:
     return tuple(str(c) for c in counts)
 
 
-def simulation_n0(planned: int | None, needed: int, n_items: int) -> int:
-    """The Simulate page's default n0: the project's planned budget when one is set, else ``needed`` (the grades
-    its plan says the target needs), so that the anytime interval is tuned where grading is expected to stop."""
-    if planned:
-        return planned_budget(planned, n_items)
-    return max(1, min(needed, n_items))
-
-
 def budget_sizes(budgets: Sequence[str | float], n_items: int) -> dict[str, int]:
     """Budget as given -> number of grades: a fraction of N when <= 1 (rounded, at least 2), else a count."""
     sizes = {}
@@ -496,8 +488,11 @@ def _every_method(
     return results
 
 
-def _stopping(pool: _Pool, target_half_width: float, regime: str, n0: int, expected: float | None) -> dict[str, Any]:
-    """The stopping mode's figures (core.stats.simulate_stopping.stopping_figures) for activegrade and uniform."""
+def _stopping(
+    pool: _Pool, target_half_width: float, regime: str, n0: int | None, expected: float | None
+) -> dict[str, Any]:
+    """The stopping mode's figures (core.stats.simulate_stopping.stopping_figures) for activegrade and uniform;
+    ``n0`` the planned budget, None where none was given."""
     labels, reps = pool.labels, pool.orders.shape[0]
     cap = replay_cap(labels, target_half_width)
     designs = {"activegrade": pool.app, "uniform": pool.one}
@@ -533,8 +528,9 @@ def simulate(
     `stratum` column is the prepared stratification, which the project's design
     (`design`, default `core.stats.design.prepared_design(items)`) and proportional
     use; kappa is the design's allocation term (`core.stats.allocation.allocation_kappa`: 0 for a budget
-    fixed in advance). n0: the planned budget the confidence sequences are tuned for
-    (default `core.stats.design.planned_budget` of an unset project). skip_wrong,
+    fixed in advance). n0: the planned budget the confidence sequences are tuned for (default at the fixed
+    budgets: `core.stats.design.planned_budget` of an unset project; in the stopping mode, each method's own, as
+    a project tunes it, core.stats.forecast.tuned_n0). skip_wrong,
     skip_right: see `skip_mask`. regime: the project's stopping regime (core.stats.stopping; the design's
     allocation follows it unless ``design`` is given). target_half_width: the stopping mode
     (core.stats.simulate_stopping): the result gains a ``stopping`` object; expected: the score the manager
@@ -544,6 +540,7 @@ def simulate(
     labels = labels_of(items)
     check_regime(regime)
     sizes = budget_sizes(budgets, labels.size)
+    planned = None if n0 is None else _checked_n0(n0, labels.size)
     n0 = _checked_n0(n0, labels.size)
     queue_size = max(sizes.values()) if "activegrade" in methods else None
     pool = _Pool.of(
@@ -560,7 +557,7 @@ def simulate(
         "methods": _every_method(pool, methods, sizes, n0, progress),
     }
     if target_half_width is not None:
-        result["stopping"] = _stopping(pool, target_half_width, regime, n0, expected)
+        result["stopping"] = _stopping(pool, target_half_width, regime, planned, expected)
     return result
 
 

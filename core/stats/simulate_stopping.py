@@ -6,6 +6,8 @@ of ``activegrade`` (the project's design, queue and regime) and ``uniform``
 regime's rule stops it (core.stats.stopping); figures, each with its Monte
 Carlo standard error where it has one:
 
+- n0: the planned budget, or where none is given the n0 a project tunes its anytime interval for (the
+  setup forecast's median: core.stats.forecast.tuned_n0);
 - stop_n_median (stop_n_median_se: `median_se`), stop_n_mean: grades at the stop; stop_n_ratio: the median over
   ``uniform_fixed_n``, the grades a uniform sample read with the usual fixed-n
   interval needs for the same half-width (Cochran 1977, eq. 4.1-4.2, with the
@@ -38,7 +40,7 @@ import numpy as np
 from core.stats.allocation import Design
 from core.stats.confseq import checkpoints, sequence_batch
 from core.stats.estimate import estimate_batch
-from core.stats.forecast import forecast_batch, stop_saving
+from core.stats.forecast import forecast_batch, stop_saving, tuned_n0
 from core.stats.stopping import FIXED, LOOKS, run_looks, uniform_fixed_n, uniform_fixed_n_wilson
 
 LATE_SHARE = 0.3
@@ -93,13 +95,14 @@ def stopping_figures(
     labels: np.ndarray,
     target: float,
     regime: str,
-    n0: int,
+    n0: int | None,
     expected: float | None = None,
     skipped: dict[str, np.ndarray] | None = None,
 ) -> dict:
     """The ``stopping`` object (module docstring) for the methods in ``designs`` (their replays in
     ``positions``, (R, cap) each; ``skipped``: per method, the skips each grade met, core.stats.simulate.
-    skips_met, None without skips)."""
+    skips_met, None without skips). ``n0``: the planned budget, None where the manager set none; each method's
+    anytime interval is then tuned, and its fixed budget set, as a project's (core.stats.forecast.tuned_n0)."""
     N, mu = labels.size, float(labels.mean())  # noqa: N806
     s2 = float(labels.var(ddof=1))
     reference = uniform_fixed_n(s2, N, target)
@@ -113,23 +116,24 @@ def stopping_figures(
     levels = scale_levels(labels)
     for method, design in designs.items():
         pos = positions[method]
+        tuned = tuned_n0(design, target, regime, planned=n0, expected=expected, levels=levels)
         setup = forecast_batch(
-            design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0, expected=expected, levels=levels
+            design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=tuned, expected=expected, levels=levels
         )[0]
-        fixed_n0 = int(round(setup[1])) if regime == FIXED else n0
         met = None if skipped is None else skipped[method]
-        n, value, low, high, stopped = _stops(design, pos, labels, target, regime, fixed_n0, met)
+        n, value, low, high, stopped = _stops(design, pos, labels, target, regime, tuned, met)
         k = max(20, 2 * design.H)
-        projection = _projection(design, pos, labels, k, target, regime, fixed_n0, expected, levels)
+        projection = _projection(design, pos, labels, k, target, regime, tuned, expected, levels)
         still = n > k  # still grading when the projection is shown
         inside = ((n >= projection[:, 0]) & (n <= projection[:, 2]))[still].astype(float)
         late_at = max(k, int(np.ceil(LATE_SHARE * np.median(n))))
-        late = _projection(design, pos, labels, late_at, target, regime, fixed_n0, expected, levels)
+        late = _projection(design, pos, labels, late_at, target, regime, tuned, expected, levels)
         late_spread = (late[:, 2] / np.maximum(late[:, 0], 1.0))[n > late_at]
         shown = _shown_savings(design, pos, labels, n, target, regime)
         reps = n.size
         cover = ((low <= mu) & (mu <= high)).astype(float)
         out[method] = {
+            "n0": tuned,
             "stop_n_median": float(np.median(n)),
             "stop_n_median_se": median_se(n),
             "stop_n_mean": float(n.mean()),
@@ -159,7 +163,7 @@ def stopping_figures(
             "projection_late_within": float((late_spread <= LATE_SPREAD).mean()) if late_spread.size else float("nan"),
         }
         if expected is not None:  # the surrogate's own forecast beside the one from the manager's score
-            own = forecast_batch(design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=n0, levels=levels)[0]
+            own = forecast_batch(design, pos[:1, :0], labels[pos[:1, :0]], target, regime, n0=tuned, levels=levels)[0]
             out[method] |= {
                 "forecast_surrogate_low": float(own[0]),
                 "forecast_surrogate_high": float(own[2]),

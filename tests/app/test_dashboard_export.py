@@ -194,10 +194,11 @@ def test_grades_parquet_reads_back_as_the_table():
     pd.testing.assert_frame_equal(pd.read_parquet(BytesIO(grades_parquet(table))), table)
 
 
-def test_simulate_and_projects_defaults_read_the_forecast_with_the_grades_so_far(open_app, store, project_id):
+def test_simulate_quotes_the_forecast_now_and_the_forms_offer_the_n0_the_project_uses(open_app, store, project_id):
     """Once grades exist the Simulate page quotes the project's forecast now (the Projects page's headline), not
-    the one from before any grade; the Projects page's n0 field and grading budget offer that forecast, not the
-    design's bare default (30), while no planned budget is set."""
+    the one from before any grade; the n0 fields and the grading budget offer the n0 the project's anytime
+    interval is tuned for while no planned budget is set: the forecast before any grade, which no grade moves,
+    not the design's bare default (30)."""
     from ui import plan
 
     store.update_settings(project_id, {"target_half_width": 0.15})
@@ -205,14 +206,15 @@ def test_simulate_and_projects_defaults_read_the_forecast_with_the_grades_so_far
     grade_some(store, project_id, 12)
     project = store.project(project_id)
     now = plan.reading_of(project, store.graded_positions(project_id), project.settings.method).forecast
-    assert now.graded == 12 and now.n != before and now.n < 30, (before, now)
+    assert now.graded == 12 and now.n != before and now.n < 30 != before, (before, now)
+    assert project.settings.anytime_n0(plan.design(project)) == before
     simulate = open_app("app_pages/simulate.py", project_id=project_id)
     assert any(f"**{now.n:,}** grades (likely {now.low:,} to {now.high:,})" in c.value for c in simulate.caption)
-    assert next(n for n in simulate.number_input if n.label.startswith("Planned budget n0")).value == now.n
+    assert next(n for n in simulate.number_input if n.label.startswith("Planned budget n0")).value == before
     projects = open_app(project_id=project_id)
     assert any(f"grade about {now.n:,} items" in m.value for m in projects.markdown)
-    assert next(n for n in projects.number_input if n.label == "Planned number of grades (n0)").value == now.n
-    assert next(s for s in projects.slider if s.label == "Grading budget (items)").value == max(10, now.n)
+    assert next(n for n in projects.number_input if n.label == "Planned number of grades (n0)").value == before
+    assert next(s for s in projects.slider if s.label == "Grading budget (items)").value == max(10, before)
 
 
 def test_simulate_says_where_a_done_project_stopped_not_a_forecast_of_it(open_app, store, project_id):
