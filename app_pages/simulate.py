@@ -30,7 +30,7 @@ settings = project.settings
 store = state.store()
 reading = plan.project_reading(project)
 forecast = reading.forecast  # once done, the stop itself (core.services.reading): no forecast, no range
-default_budgets, default_n0 = simulation.defaults(settings, forecast.n, len(items))
+default_budgets, default_n0 = simulation.defaults(settings, plan.design(project), forecast.n)
 source = f"with its {forecast.graded:,} grades so far" if forecast.graded else "before any grade"
 if reading.done and reading.stop_at is not None:
     st.caption(
@@ -141,7 +141,12 @@ def chart(column: str, title: str, fmt: str) -> alt.LayerChart:
     data = frame.assign(low=frame[column] - 2 * frame[f"{column}_se"], high=frame[column] + 2 * frame[f"{column}_se"])
     x = alt.X("n:Q", title="grades (budget)")
     color = alt.Color("method:N", legend=alt.Legend(orient="right", title="method", labelLimit=320))
-    band = alt.Chart(data).mark_area(opacity=0.15).encode(x=x, y="low:Q", y2="high:Q", color=color)
+    # the legend is the lines': one merged with the bands' took their opacity and drew faded swatches
+    band = (
+        alt.Chart(data)
+        .mark_area(opacity=0.15)
+        .encode(x=x, y="low:Q", y2="high:Q", color=alt.Color("method:N", legend=None))
+    )
     lines = (
         alt.Chart(data)
         .mark_line(point=True)
