@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from core.errors import InputError
 from core.stats.allocation import design_from_items, make_design, stratum_moments
@@ -12,6 +13,7 @@ from core.stats.design import planned_budget
 from core.stats.estimate import estimate_batch, from_moments
 from core.stats.forecast import (
     _excess_kurtosis,
+    _passage,
     exact_size,
     first_stop,
     forecast,
@@ -155,6 +157,25 @@ def test_the_anytime_interval_is_tuned_where_the_setup_forecast_says_grading_sto
     first = positions[0, :tuned]
     at = {n0: anytime_interval(design, first, labels[first], n0).half_width for n0 in (tuned, design.N // 10)}
     assert at[tuned] < at[design.N // 10]
+
+
+def test_0_1_grades_read_as_one_sample_stop_at_the_first_passage_of_their_count():
+    """Read as one sample, 0/1 grades stop at the first n at which the mean their count shows allows it: with no
+    success to come, at the size whose Clopper-Pearson interval of zero successes is narrow enough (about 35
+    grades for +-0.05); at a mean of 0.02 there most often too, and later by some 20 grades with each early
+    success; at a mean of 0.5, within a few grades of the size that mean needs."""
+    z, rng = stats.norm.ppf(0.975), np.random.default_rng(0)
+    k, none = np.array([[20.0]]), np.array([[0.0]])
+
+    def needs(m: float) -> float:
+        star = float(exact_size(np.array(m), 0.05, 0.95))
+        return np.ceil(star / (1 + star / 2000))
+
+    assert (_passage(2000, np.zeros((1, 50)), k, none, 0.05, z, rng) == needs(1e-4)).all()
+    rare = np.percentile(_passage(2000, np.full((1, 4000), 0.02), k, none, 0.05, z, rng), [50, 75, 90])
+    assert rare[0] == needs(1e-4) and rare[1] >= needs(1e-4) + 10 and rare[2] >= needs(1e-4) + 25
+    even = _passage(2000, np.full((1, 2000), 0.5), k, np.array([[10.0]]), 0.05, z, rng)
+    assert np.abs(np.percentile(even, [10, 90]) - needs(0.5)).max() <= 3
 
 
 def test_uniform_grades_match_the_textbook_size_and_the_saving_compares_with_both():
