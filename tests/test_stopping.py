@@ -161,15 +161,15 @@ def test_the_anytime_interval_is_tuned_where_the_setup_forecast_says_grading_sto
 
 def test_0_1_grades_read_as_one_sample_stop_at_the_first_passage_of_their_count():
     """Read as one sample, 0/1 grades stop at the first n at which the mean their count shows allows it: with no
-    success to come, at the size whose Clopper-Pearson interval of zero successes is narrow enough (about 35
+    success to come, at the size whose Clopper-Pearson interval of zero successes is narrow enough (about 36
     grades for +-0.05); at a mean of 0.02 there most often too, and later by some 20 grades with each early
     success; at a mean of 0.5, within a few grades of the size that mean needs."""
     z, rng = stats.norm.ppf(0.975), np.random.default_rng(0)
     k, none = np.array([[20.0]]), np.array([[0.0]])
 
-    def needs(m: float) -> float:
+    def needs(m: float) -> float:  # read with n - 1 and the finite-population correction; all 0: n* = n
         star = float(exact_size(np.array(m), 0.05, 0.95))
-        return np.ceil(star / (1 + star / 2000))
+        return np.ceil(star if m < 1e-3 else (star + 1) / (1 + star / 2000))
 
     assert (_passage(2000, np.zeros((1, 50)), k, none, 0.05, z, rng) == needs(1e-4)).all()
     rare = np.percentile(_passage(2000, np.full((1, 4000), 0.02), k, none, 0.05, z, rng), [50, 75, 90])

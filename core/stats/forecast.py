@@ -490,10 +490,12 @@ def _passage(
 ) -> np.ndarray:
     """(R, DRAWS) the stop of 0/1 grades read as one sample (core.stats.collapse), given the ``positives`` among
     the ``graded`` grades so far and the draw's mean m (``mean``). Such a sample's stop reads the mean its
-    grades show then, x_n / n, so it comes at the first n with n >= U(x_n / n), U(p) = n* / (1 + n* / N) the
-    grades a sample of mean p needs (`neyman_grades` with one stratum, n* = `exact_size`), x_n the positives
-    so far plus Binomial(n - k, m): a first passage, followed at PASSAGE_GRID counts and read at U itself
-    between two of them (at least the next grade).
+    grades show then, x_n / n, so it comes at the first n with n >= U(x_n / n), U(p) the grades a sample of
+    mean p needs: its interval reads the effective size (n - 1) / (1 - n / N) (the spread pooled over the
+    strata, core.stats.collapse, and the finite-population correction), so U(p) = (n* + 1) / (1 + n* / N),
+    n* = `exact_size`; where every grade so far is 0 it reads n* = n (core.stats.intervals), so U(0) = n*.
+    x_n is the positives so far plus Binomial(n - k, m): a first passage, followed at PASSAGE_GRID counts
+    and read at U itself between two of them (at least the next grade).
 
     At a rare mean U(x / n) steps with each success (for +-0.05, 37 grades at none, about 60 at one), so the
     stop is set by how soon the first few successes come. Read instead as n(S) at the draw's mean times the
@@ -512,7 +514,8 @@ def _passage(
         steps = np.diff(ahead, prepend=0.0, axis=-1).astype(np.int64)
         count = positives[rows][..., None] + np.cumsum(rng.binomial(steps, m), axis=-1)
         star = exact_size(np.clip(count / grid, *EXACT_MEANS), np.broadcast_to(half[rows], count.shape), level)
-        need = star / (1 + star / size)  # U at the mean the grades show at each count
+        inside = (count > 0) & (count < grid)  # else every grade is 0 (or 1): the interval reads n* = n
+        need = np.where(inside, (star + 1) / (1 + star / size), star)  # U at the mean shown at each count
         crossed = (grid >= need) & (grid > k)
         i = np.where(crossed.any(axis=-1), crossed.argmax(axis=-1), grid.size - 1)
         previous = np.where(i > 0, grid[np.maximum(i - 1, 0)], 0.0)
