@@ -87,7 +87,7 @@ def test_presses_in_pairs_grade_only_items_seen_and_no_card_is_mixed(browser, sh
     page.goto(f"{server.url}/grade?project={pid}&grader=pairs")
     min_view_ms = grading.MIN_VIEW_S * 1000
     rng = random.Random(12)
-    for pair in range(50):  # 100 presses: Y,Y and Y,N, the second 50-400 ms after the first
+    for pair in range(30):  # 60 presses: Y,Y and Y,N, the second 50-400 ms after the first
         shown_for(page, (min_view_ms + rng.randint(20, 300)) / 1000)
         page.keyboard.press("y")
         page.wait_for_timeout(rng.randint(50, 400))  # the interval under test, not a wait for a condition
@@ -96,7 +96,7 @@ def test_presses_in_pairs_grade_only_items_seen_and_no_card_is_mixed(browser, sh
     page.screenshot(path=artifacts / "grade-pairs.png")
     presses = page.evaluate("window.__presses")
     mixed = page.evaluate("window.__mixed")
-    assert len(presses) == 100 and page.evaluate("window.__cards") > 50
+    assert len(presses) == 60 and page.evaluate("window.__cards") > 30
     assert mixed == [], mixed[:5]
 
     def seen(margin_ms: float) -> set[str]:
@@ -119,7 +119,7 @@ def test_presses_in_pairs_grade_only_items_seen_and_no_card_is_mixed(browser, sh
     assert set(graded) <= pressed_before  # every grade's item was on screen at a press
     assert len(graded) == len(set(graded)), sorted(graded)  # one grade per item
     assert seen(CLOCKS_MS) <= set(graded) <= seen(-CLOCKS_MS), (sorted(graded), sorted(seen(0)))
-    assert len(seen(CLOCKS_MS)) > 25  # the pairs' first presses at least
+    assert len(seen(CLOCKS_MS)) > 15  # the pairs' first presses at least
     assert (grades["seconds"] >= grading.MIN_VIEW_S).all()
 
 
