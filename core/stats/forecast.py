@@ -500,8 +500,8 @@ def _passage(
     At a rare mean U(x / n) steps with each success (for +-0.05, 37 grades at none, about 60 at one), so the
     stop is set by how soon the first few successes come. Read instead as n(S) at the draw's mean times the
     log-normal noise of a variance estimate (`_spread_noise`, a first-order approximation for many successes),
-    the projection after 20 grades of a mean of 0.02 held 0.94-0.99 of the stops with a high over its low of
-    5 to 6 later on; as this passage, 0.88-0.98 and 1.9 to 2.6 (benchmarks/stopping.md)."""
+    the projection after 20 grades of a mean of 0.02 held 0.96-1.00 of the stops with a high over its low of
+    4.9 to 6.6 at 30% of the stop; as this passage, 0.93-0.96 and 1.8 to 2.4 (benchmarks/stopping.md)."""
     level = float(2 * stats.norm.cdf(z) - 1)
     half = np.broadcast_to(np.asarray(half, dtype=float).reshape(-1, 1, 1), (mean.shape[0], 1, 1))
     grid = np.unique(np.round(np.geomspace(1, size, PASSAGE_GRID)))
