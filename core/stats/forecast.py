@@ -497,7 +497,7 @@ def _passage(
     x_n is the positives so far plus Binomial(n - k, m): a first passage, followed at PASSAGE_GRID counts
     and read at U itself between two of them (at least the next grade).
 
-    At a rare mean U(x / n) steps with each success (for +-0.05, 37 grades at none, about 60 at one), so the
+    At a rare mean U(x / n) steps with each success (for +-0.05, 36 grades at none, about 60 at one), so the
     stop is set by how soon the first few successes come. Read instead as n(S) at the draw's mean times the
     log-normal noise of a variance estimate (`_spread_noise`, a first-order approximation for many successes),
     the projection after 20 grades of a mean of 0.02 held 0.96-1.00 of the stops with a high over its low of
