@@ -140,13 +140,10 @@ def chart(column: str, title: str, fmt: str) -> alt.LayerChart:
     reference uniform sampling (or the nominal level) defines, dashed."""
     data = frame.assign(low=frame[column] - 2 * frame[f"{column}_se"], high=frame[column] + 2 * frame[f"{column}_se"])
     x = alt.X("n:Q", title="grades (budget)")
-    color = alt.Color("method:N", legend=alt.Legend(orient="right", title="method", labelLimit=320))
-    # the legend is the lines': one merged with the bands' took their opacity and drew faded swatches
-    band = (
-        alt.Chart(data)
-        .mark_area(opacity=0.15)
-        .encode(x=x, y="low:Q", y2="high:Q", color=alt.Color("method:N", legend=None))
-    )
+    # one legend for the lines and their bands: drawn at the bands' opacity its swatches were faded
+    legend = alt.Legend(orient="right", title="method", labelLimit=320, symbolOpacity=1)
+    color = alt.Color("method:N", legend=legend)
+    band = alt.Chart(data).mark_area(opacity=0.15).encode(x=x, y="low:Q", y2="high:Q", color=color)
     lines = (
         alt.Chart(data)
         .mark_line(point=True)
