@@ -41,7 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)} (default: all)"
     )
     parser.add_argument(
-        "--n0", type=int, help="planned budget the anytime confidence sequence is tuned for (default: 10%% of the pool)"
+        "--n0",
+        type=int,
+        help="planned budget the anytime confidence sequence is tuned for (default: 10%% of the pool at the "
+        "budgets; in the stopping mode, each method's setup forecast for the target, as a project tunes it)",
     )
     parser.add_argument(
         "--regime",
