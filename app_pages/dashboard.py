@@ -149,7 +149,7 @@ def _headline_row(now: Live, design: Design) -> None:
         help=f"Shown: {reading.now.name}. "
         + ("Without the skipped items' worst case (as the chart draws them): " if reading.skipped else "")
         + f"fixed-n interval now {e.ci_low:.3f} – {e.ci_high:.3f}; anytime-valid {anytime.low:.3f} – "
-        f"{anytime.high:.3f} (its bets tuned for the planned budget, {anytime.n0:,} grades).",
+        f"{anytime.high:.3f} (its bets tuned for n0 = {anytime.n0:,} grades).",
     )
     cols[2].metric(
         "Graded items", f"{e.n:,} of {design.N:,}", help="Distinct items with at least one grade (the estimate's n)."

@@ -293,11 +293,17 @@ def _width_ratio(fixed_n: Interval, sequence: Interval | None) -> float | None:
 
 
 def interval_label(reading: Reading) -> str:
-    """The interval to report as a metric's short label: its level and when it holds ('95.2% interval at the
-    stop'; the look it was read at is in its name, `Interval.name`)."""
+    """The interval to report as a metric's short label, its level and kind in about 30 characters, which a
+    quarter of the dashboard's width shows whole ('95.0% interval, valid whenever you stop' was cut to '...
+    whenever y...'): '95.2% interval at the stop' (the look it was read at is in its name, `Interval.name`),
+    '95.0% interval at the budget', '95.0% fixed-n interval' before the budget, else '95.0% anytime-valid
+    interval'."""
+    level = f"{reading.now.level:.1%}"
+    if reading.regime == FIXED:
+        return f"{level} interval at the budget" if reading.done else f"{level} fixed-n interval"
     if reading.done and reading.rule is not None and reading.regime == LOOKS:
-        return f"{reading.now.level:.1%} interval at the stop"
-    return f"{reading.now.level:.1%} interval, {interval_when(reading)}"
+        return f"{level} interval at the stop"
+    return f"{level} anytime-valid interval"
 
 
 def interval_when(reading: Reading) -> str:

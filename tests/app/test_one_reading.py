@@ -42,7 +42,7 @@ def test_every_page_export_and_the_api_show_the_same_reading(open_app, store, pr
     forecast = {"n": reading.forecast.n, "low": reading.forecast.low, "high": reading.forecast.high}
 
     dashboard = open_app("app_pages/dashboard.py", project_id=project_id)
-    metric = next(m for m in dashboard.metric if m.label.endswith("interval, valid whenever you stop"))
+    metric = next(m for m in dashboard.metric if m.label.endswith("anytime-valid interval"))
     assert metric.value == interval
     needed = next(m for m in dashboard.metric if m.label == "Items still needed")
     assert needed.value == f"{reading.items_left:,}" and f"{reading.forecast.n:,} in all" in needed.help
