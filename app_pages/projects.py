@@ -27,7 +27,6 @@ from core.services.setup import (
     STRATIFY_BY,
     planned_budget_chosen,
     proxy_choices,
-    suggested_n0,
 )
 from core.settings import DEFAULTS, MAX_MIN_VIEW_S, MAX_TARGET_HALF_WIDTH, ProjectSettings
 from core.surrogate.semantic import BACKENDS
@@ -64,12 +63,12 @@ def preparation_progress(project_id: int) -> None:
 
 def settings_editor(project: ProjectInfo, reading: Reading) -> None:
     """What may change after preparation: guidelines, what graders see, the stopping target, the planned budget
-    (unset, the field offers the one the project uses, setup.suggested_n0, and saving it untouched keeps it
+    (unset, the field offers the one the project uses, ProjectSettings.anytime_n0, and saving it untouched keeps it
     unset). Saved, the page reruns so that the caption above shows the new settings."""
     design = plan.design(project)
     n_items = design.N
     current = project.settings
-    suggested = suggested_n0(current, design)
+    suggested = current.anytime_n0(design)
     with st.expander("Grading settings", expanded=False), st.form(f"settings-{project.id}"):
         guidelines = st.text_area("Guidelines (markdown)", current.guidelines, height=160)
         show_reference = st.checkbox("Show graders the reference answer", current.show_reference)

@@ -164,7 +164,7 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
     d = design(project)
     st.subheader("Planned allocation", help=term_help("Neyman allocation"))
     if d.N > MIN_BUDGET:
-        n0 = setup.suggested_n0(project.settings, d)
+        n0 = project.settings.anytime_n0(d)
         budget = st.slider(  # keyed by its default too: a new target's forecast resets it
             "Grading budget (items)", MIN_BUDGET, d.N, max(MIN_BUDGET, n0), key=f"budget-{project.id}-{n0}"
         )

@@ -38,7 +38,6 @@ __all__ = [
     "path_n0",
     "planned_budget_chosen",
     "proxy_choices",
-    "suggested_n0",
 ]
 
 
@@ -79,18 +78,11 @@ def path_n0(settings: ProjectSettings, design: Design) -> int | None:
     return None if settings.stopping == FIXED else settings.anytime_n0(design)
 
 
-def suggested_n0(settings: ProjectSettings, design: Design) -> int:
-    """The n0 the forms offer (the Projects page's n0 and grading budget, the Simulate page's n0): the one the
-    project uses, ProjectSettings.anytime_n0 (its own when set, else the grades its forecast before any grade
-    says the target needs), so that a form never offers the design's bare default (30) while the plan says 126,
-    nor a number the project does not use."""
-    return settings.anytime_n0(design)
-
-
 def planned_budget_chosen(settings: ProjectSettings, n0: int, offered: int, budget_fixed: bool) -> int | None:
-    """The ``planned_budget`` to store from a form that offered n0 = ``offered`` (`suggested_n0`) and got ``n0``:
-    unset stays unset while the field is untouched and the budget is fixed as before (n0 then keeps following
-    the forecast for the target); else the n0 given, so that a budget fixed in the same save is the number the
-    manager saw, not the default of 10% of the pool."""
+    """The ``planned_budget`` to store from a form that offered n0 = ``offered`` (the n0 the project uses,
+    ProjectSettings.anytime_n0, which every form offers) and got ``n0``: unset stays unset while the field is
+    untouched and the budget is fixed as before (n0 then keeps following the forecast for the target); else
+    the n0 given, so that a budget fixed in the same save is the number the manager saw, not the default of
+    10% of the pool."""
     untouched = settings.planned_budget is None and n0 == offered and budget_fixed == settings.budget_fixed
     return None if untouched else n0

@@ -15,7 +15,7 @@ from typing import Any
 from core.jobs.simulation_job import enqueue_simulation, latest_simulation
 from core.services import auth
 from core.services.outcome import permitted
-from core.services.setup import Design, suggested_n0
+from core.services.setup import Design
 from core.settings import ProjectSettings
 from core.stats.intervals import LEVEL
 from core.stats.simulate import METHOD_NOTES, METHODS, ORACLES, budget_sizes, budgets_around
@@ -50,8 +50,8 @@ class Run:
 
 def defaults(settings: ProjectSettings, design: Design, needed: int) -> tuple[tuple[str, ...], int]:
     """The form's default budgets (around ``needed``, the grades the project's forecast now says the target
-    needs) and n0, the one the project uses (core.stats.simulate.budgets_around, setup.suggested_n0)."""
-    return budgets_around(needed, design.N), suggested_n0(settings, design)
+    needs) and n0, the one the project uses (core.stats.simulate.budgets_around, ProjectSettings.anytime_n0)."""
+    return budgets_around(needed, design.N), settings.anytime_n0(design)
 
 
 def start(
