@@ -550,7 +550,7 @@ def report(
     between graders.
     ``grades``: the active grades (``Store.grades``); ``reviewed``: position -> reviewed grade; ``skip_steps``:
     when each skipped item was skipped (Store.skip_steps), for a stop the skips held; ``waiting``: the items
-    waiting for a final grade (core.services.review.queue)."""
+    waiting for a final grade (core.services.review.waiting)."""
     grades = (
         pd.DataFrame(columns=["position", "grader", "value", "seconds", "created_at"]) if grades is None else grades
     )

@@ -540,7 +540,7 @@ def simulate(
     labels = labels_of(items)
     check_regime(regime)
     sizes = budget_sizes(budgets, labels.size)
-    planned = None if n0 is None else _checked_n0(n0, labels.size)
+    planned = n0  # None: the stopping mode tunes each method as a project does
     n0 = _checked_n0(n0, labels.size)
     queue_size = max(sizes.values()) if "activegrade" in methods else None
     pool = _Pool.of(
@@ -557,7 +557,7 @@ def simulate(
         "methods": _every_method(pool, methods, sizes, n0, progress),
     }
     if target_half_width is not None:
-        result["stopping"] = _stopping(pool, target_half_width, regime, planned, expected)
+        result["stopping"] = _stopping(pool, target_half_width, regime, None if planned is None else n0, expected)
     return result
 
 
