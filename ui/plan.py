@@ -16,6 +16,7 @@ from core.services.overview import NAME_OF, histogram, strata_table, stratifying
 from core.services.reading import Reading, headline_words, saving_metric, saving_words
 from core.services.setup import LEVEL, AnytimeInterval, Design
 from core.services.tracking import estimate_path
+from core.settings import ProjectSettings
 from ui import state
 from ui.glossary import term_help, terms_popover
 
@@ -237,15 +238,26 @@ def _anytime(key: tuple, positions: tuple, grades: tuple, n0: int) -> AnytimeInt
     return setup.anytime_after(_design(key), positions, grades, n0)
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _anytime_n0(key: tuple, settings: dict) -> int:
+    return ProjectSettings.from_dict(settings).anytime_n0(_design(key))
+
+
+def anytime_n0_of(project: ProjectInfo) -> int:
+    """The n0 the project's anytime interval is tuned for (ProjectSettings.anytime_n0: a forecast before any
+    grade unless a budget is planned), computed once per design and settings, not at every refresh of the
+    dashboard and every criterion on it."""
+    return _anytime_n0(_design_key(project), project.settings.to_dict())
+
+
 def anytime_of(project: ProjectInfo, graded: dict[int, float]) -> AnytimeInterval:
-    """core.stats.confseq's anytime interval after ``graded``, tuned for the project's planned budget n0, computed once
-    per set of grades: the interval of the live dashboard and its stopping rule."""
-    n0 = project.settings.anytime_n0(design(project))
-    return _anytime(_design_key(project), tuple(graded), tuple(graded.values()), n0)
+    """core.stats.confseq's anytime interval after ``graded``, tuned for the project's n0 (`anytime_n0_of`),
+    computed once per set of grades: the interval of the live dashboard and its stopping rule."""
+    return _anytime(_design_key(project), tuple(graded), tuple(graded.values()), anytime_n0_of(project))
 
 
 def estimate_path_of(project: ProjectInfo, graded: dict[int, float], method: str) -> pd.DataFrame:
     """core.services.tracking.estimate_path, computed once per set of grades (the dashboard refreshes often),
     with the stopping rule's anytime interval unless the budget is fixed in advance."""
-    n0 = setup.path_n0(project.settings, design(project))
+    n0 = setup.path_n0(project.settings, anytime_n0_of(project))
     return _path(_design_key(project), tuple(graded), tuple(graded.values()), method, n0)

@@ -72,10 +72,10 @@ def anytime_after(design: Design, positions: Iterable[int], grades: Iterable[flo
     return anytime_interval(design, list(positions), list(grades), n0)
 
 
-def path_n0(settings: ProjectSettings, design: Design) -> int | None:
-    """The n0 of the anytime interval an estimate path draws (ProjectSettings.anytime_n0), or None when the
-    budget is fixed in advance (no anytime interval is read then)."""
-    return None if settings.stopping == FIXED else settings.anytime_n0(design)
+def path_n0(settings: ProjectSettings, n0: int) -> int | None:
+    """The n0 of the anytime interval an estimate path draws: the project's ``n0`` (ProjectSettings.anytime_n0),
+    or None when the budget is fixed in advance (no anytime interval is read then)."""
+    return None if settings.stopping == FIXED else n0
 
 
 def planned_budget_chosen(settings: ProjectSettings, n0: int, offered: int, budget_fixed: bool) -> int | None:
