@@ -16,7 +16,6 @@ from core.services.overview import NAME_OF, histogram, strata_table, stratifying
 from core.services.reading import Reading, headline_words, saving_metric, saving_words
 from core.services.setup import LEVEL, AnytimeInterval, Design
 from core.services.tracking import estimate_path
-from core.settings import ProjectSettings
 from ui import state
 from ui.glossary import term_help, terms_popover
 
@@ -238,16 +237,10 @@ def _anytime(key: tuple, positions: tuple, grades: tuple, n0: int) -> AnytimeInt
     return setup.anytime_after(_design(key), positions, grades, n0)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _anytime_n0(key: tuple, settings: dict) -> int:
-    return ProjectSettings.from_dict(settings).anytime_n0(_design(key))
-
-
 def anytime_n0_of(project: ProjectInfo) -> int:
     """The n0 the project's anytime interval is tuned for (ProjectSettings.anytime_n0: a forecast before any
-    grade unless a budget is planned), computed once per design and settings, not at every refresh of the
-    dashboard and every criterion on it."""
-    return _anytime_n0(_design_key(project), project.settings.to_dict())
+    grade unless a budget is planned, which core keeps per design and settings)."""
+    return project.settings.anytime_n0(design(project))
 
 
 def anytime_of(project: ProjectInfo, graded: dict[int, float]) -> AnytimeInterval:

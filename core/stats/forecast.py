@@ -737,9 +737,20 @@ def tuned_n0(
     made before any grade under ``regime`` (`forecast` with no grades: the setup headline's), so that the
     interval is tuned where grading is expected to stop. It reads no grade, so it is fixed before the first,
     as the sequence's validity asks. The default of 10% of the pool was 132 grades on gsm8k where the anytime
-    rule stopped at 1,141 for +-0.03; tuned at the forecast, 672 (benchmarks/anytime_n0.md)."""
+    rule stopped at 1,141 for +-0.03; tuned at the forecast, 672 (benchmarks/anytime_n0.md). Kept per design
+    object and settings (`_setup_median`): every reading of a project asks it, the API's once per criterion,
+    and the forecast takes 9-35 ms."""
     if planned or check_regime(regime) == FIXED:
         return planned_budget(planned, design.N)
+    return _setup_median(design, float(target), regime, expected, None if levels is None else tuple(levels))
+
+
+@functools.lru_cache(maxsize=64)
+def _setup_median(
+    design: Design, target: float, regime: str, expected: float | None, levels: tuple[float, ...] | None
+) -> int:
+    """The median of `forecast` with no grades; a design is its own key (core.stats.allocation.Design compares
+    by identity), and the readers keep theirs (ui/plan.py, core.api.cards)."""
     return forecast(design, [], [], target, regime, expected=expected, levels=levels).n
 
 
