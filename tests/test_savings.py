@@ -92,3 +92,31 @@ def test_the_f_test_claims_a_gain_in_about_five_percent_of_samples_without_one()
         s2 = stratum_variance(np.broadcast_to(counts, sums.shape), sums, sums)
         claimed = heterogeneity_pvalue(np.broadcast_to(counts, sums.shape), sums, s2) < HETEROGENEITY_LEVEL
         assert low < claimed.mean() < high
+
+
+def test_strata_read_as_one_compare_with_the_pooled_spread_not_each_strata_floor():
+    """Five strata of 400 at a rare mean, 6 grades each, one positive in all (the F test does not reject):
+    the estimate's saving compares with the pooled within-stratum variance, as the interval reads it
+    (core.stats.estimate.read_variances), which is 1/29 here. Each stratum's own floor, 1 / (2 n_h) - ish
+    for the four all-zero strata, made S^2 about 2.5 times that and a uniform sample look dear: a saving
+    shown at the stop where uniform needs fewer grades."""
+    from core.stats.allocation import make_design
+    from core.stats.estimate import estimate
+    from core.stats.forecast import stop_saving
+    from core.stats.stopping import FIXED
+
+    design = make_design(np.repeat(np.arange(5), 400), np.full(2000, 0.3))
+    positions = np.concatenate([np.arange(h * 400, h * 400 + 6) for h in range(5)])
+    grades = np.zeros(30)
+    grades[0] = 1.0
+    saving = estimate(design, positions, grades).saving
+    assert saving.s2 == pytest.approx(5 / 6 / 25)  # (n_0 - 1) s_0^2 = 5/6 over n - H = 25 df
+    counts, sums = np.full(5, 6), np.array([1.0, 0, 0, 0, 0])
+    own = live_saving(np.full(5, 0.2), np.full(5, 400), counts, sums, sums)
+    assert own.s2 > 2 * saving.s2
+    # stopped here at +-0.1: a uniform sample read with the usual interval needs z^2 S^2 / h^2 grades
+    assert (
+        stop_saving(30, saving.s2, 1 / 30, 2000, 0.1, FIXED).fixed_n
+        < 0
+        < stop_saving(30, own.s2, 1 / 30, 2000, 0.1, FIXED).fixed_n
+    )

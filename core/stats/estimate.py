@@ -50,9 +50,10 @@ from core.stats.intervals import (
     sample_variance,
     satterthwaite_df,
     stratified_mean_variance,
+    stratum_variance,
 )
 from core.stats.model_assisted import difference_residuals
-from core.stats.savings import LiveSaving, LiveSavingBatch, live_saving, live_saving_batch
+from core.stats.savings import LiveSaving, LiveSavingBatch, live_saving_batch
 
 METHODS = ("stratified", "difference")
 DEFAULT_METHOD = "stratified"
@@ -196,8 +197,19 @@ def from_moments(
         n=np.where(census, np.inf, n),
         counts=counts,
         stratum_sd=np.where(seen, np.sqrt(s2), design.prior_sd),
-        saving=live_saving_batch(w, sizes, counts, ysum, ysumsq) if with_saving else None,
+        saving=_saving(w, sizes, grade_moments, differ) if with_saving else None,
     )
+
+
+def _saving(weights: np.ndarray, sizes: np.ndarray, grade_moments, differ: np.ndarray) -> LiveSavingBatch:
+    """The live saving (core.stats.savings) on each stratum's own floored spread (stratum_variance) where the
+    strata are read apart, and, where they are read as one, on their pooled spread, as the interval reads them
+    (core.stats.collapse). With each stratum's own floor there too, the all-zero strata of a rare mean read as
+    about 1 / (2 n_h) each, the pool's S^2 as several times its own, and uniform sampling as dear: a Likert pool
+    of mean 0.02 showed +48% at its stop where a uniform sample read with the usual interval needs a third of its
+    grades (benchmarks/stopping.md before)."""
+    spreads = collapsed_variances(stratum_variance(*grade_moments), grade_moments, grade_moments, differ)
+    return live_saving_batch(weights, sizes, *grade_moments, spreads)
 
 
 def checked_grades(design: Design, positions, grades) -> tuple[np.ndarray, np.ndarray]:
@@ -233,7 +245,6 @@ def estimate(design: Design, positions, grades, method: str = "default", level: 
         return Estimate(np.nan, np.nan, 0.0, 1.0, n, method, level, table, missing)
     batch = estimate_batch(design, positions[None], grades[None], method)
     low, high = batch.interval(level)
-    done, sums, sumsq = stratum_moments(design, positions, grades)
     return Estimate(
         value=float(batch.value[0]),
         se=float(np.sqrt(batch.variance[0])),
@@ -243,7 +254,7 @@ def estimate(design: Design, positions, grades, method: str = "default", level: 
         method=method,
         level=level,
         strata=table,
-        saving=live_saving(design.weights, design.sizes, done, sums, sumsq),
+        saving=batch.saving.first(),
     )
 
 

@@ -19,6 +19,10 @@ interval: a stratum that the adaptive queue left with 2 equal grades would
 otherwise count as certain, and the saving would credit the allocation with
 the noise it chased (+6% shown, -3% realised, at n = 20 on a pool of mean 0.1
 without signal; benchmarks/intervals.md).
+Where the strata are read as one (core.stats.collapse: the F test below does
+not reject), every s_h^2 is their pooled within-stratum variance, floored as
+a whole, as the interval reads it; each stratum's own floor there made S^2 of
+a rare mean several times the pool's, and uniform sampling look dear.
 
 The corrected B is unbiased but noisy with few grades per stratum: with no
 signal and 4 grades in each of 5 strata about a quarter of samples would
@@ -93,6 +97,11 @@ class LiveSavingBatch:
     high: np.ndarray
     s2: np.ndarray
 
+    def first(self) -> LiveSaving | None:
+        """The first sample's `LiveSaving` (the batch of one sample the app reads); None where it is withheld."""
+        values = {name: float(np.ravel(getattr(self, name))[0]) for name in LiveSaving.__dataclass_fields__}
+        return None if np.isnan(values["share"]) else LiveSaving(**values)
+
 
 def heterogeneity_pvalue(counts: np.ndarray, sums: np.ndarray, s2: np.ndarray) -> np.ndarray:
     """P-value of the one-way ANOVA F test of equal stratum means (module docstring), shape (...).
@@ -112,10 +121,19 @@ def heterogeneity_pvalue(counts: np.ndarray, sums: np.ndarray, s2: np.ndarray) -
 
 
 def live_saving_batch(
-    weights: np.ndarray, sizes: np.ndarray, counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray
+    weights: np.ndarray,
+    sizes: np.ndarray,
+    counts: np.ndarray,
+    sums: np.ndarray,
+    sumsq: np.ndarray,
+    spreads: np.ndarray | None = None,
 ) -> LiveSavingBatch:
     """The saving of the module docstring for per-stratum grade counts, sums and sums of squares (..., H).
 
+    ``spreads``: the s_h^2 it reads, (..., H); default each stratum's own, floored (stratum_variance).
+    core.stats.estimate passes their pooled value where the strata are read as one (core.stats.collapse), as
+    the interval reads them. The F test always reads each stratum's own, as core.stats.collapse.strata_differ
+    does.
     NaN where withheld: a stratum with fewer than 2 grades, or sum_h W_h s_h^2 + B <= 0.
     """
     counts = np.asarray(counts, dtype=float)
@@ -124,7 +142,8 @@ def live_saving_batch(
     n = counts.sum(axis=-1)
     big_n = sizes.sum()
     safe = np.maximum(counts, 1.0)
-    s2 = stratum_variance(counts, sums, sumsq)
+    own = stratum_variance(counts, sums, sumsq)
+    s2 = own if spreads is None else np.asarray(spreads, dtype=float)
     v = (1.0 - counts / sizes) * s2 / safe
     dev = sums / safe - np.sum(weights * sums / safe, axis=-1, keepdims=True)
     between = np.sum(weights * dev**2, axis=-1) - np.sum(weights * (1 - weights) * v, axis=-1)
@@ -132,7 +151,7 @@ def live_saving_batch(
     within = np.sum(weights * s2, axis=-1)
     variance = np.sum(weights**2 * v, axis=-1)
     shown = (counts >= 2).all(axis=-1) & (within + between > 0)
-    evident = heterogeneity_pvalue(counts, sums, s2) < HETEROGENEITY_LEVEL
+    evident = heterogeneity_pvalue(counts, sums, own) < HETEROGENEITY_LEVEL
 
     def at(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         total = np.where(shown, np.maximum(within + b, 1e-300), 1.0)
@@ -156,9 +175,7 @@ def live_saving(
     weights: np.ndarray, sizes: np.ndarray, counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray
 ) -> LiveSaving | None:
     """`live_saving_batch` for one sample ((H,) arrays); None where it is withheld."""
-    batch = live_saving_batch(weights, sizes, counts, sums, sumsq)
-    values = {name: float(getattr(batch, name)) for name in ("share", "uniform_labels", "deff", "low", "high", "s2")}
-    return None if np.isnan(values["share"]) else LiveSaving(**values)
+    return live_saving_batch(weights, sizes, counts, sums, sumsq).first()
 
 
 def planned_design_effect(
