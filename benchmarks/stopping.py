@@ -144,6 +144,19 @@ def bias_markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _saving_summary(rows: list[dict]) -> str:
+    """How the saving shown at the stop against a uniform fixed-n sample (the mean over the replications) reads
+    against the realised one (the median stop against uniform's Wald size): same side of 0 (or within 10
+    points), and above it by more than 15 points, i.e. a saving claimed that was not had."""
+    pairs = [(r["activegrade"]["saving_shown_at_stop"], r["activegrade"]["saving_realised"]) for r in rows]
+    agree = sum((shown >= 0) == (real >= 0) or abs(shown - real) <= 0.10 for shown, real in pairs)
+    above = sum(shown > real + 0.15 for shown, real in pairs)
+    return (
+        f"The saving shown at the stop against uniform's fixed-n size, beside the realised one: on the same side "
+        f"of 0 (or within 10 points) on {agree} of {len(pairs)} pairs; above it by more than 15 points on {above}."
+    )
+
+
 def _bias_ratio(row: dict) -> float:
     """The bias over the estimate's standard error, sqrt(MSE - bias^2)."""
     return row["bias"] / np.sqrt(max(row["mse"] - row["bias"] ** 2, 1e-300))
@@ -295,6 +308,7 @@ def markdown(rows: list[dict], reps: int, regime: str, seconds: float) -> str:
         f"{_spread_summary(rows, lambda a: a['forecast_high'] / max(a['forecast_low'], 1), SETUP_SPREAD)}.",
         f"- The projection's high / low at most {LATE_SPREAD:g} from 30% of the stop on (median over the "
         f"replications): {_spread_summary(rows, lambda a: a['projection_late_spread'], LATE_SPREAD)}.",
+        f"- {_saving_summary(rows)}",
     ]
     met = [r for r in rows if r["auroc"] is not None]
     for auroc, goal in GOAL_RATIO.items():
