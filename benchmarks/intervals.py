@@ -33,7 +33,6 @@ from scipy import stats
 from core.stats.allocation import Design, design_from_items, make_design, proportional_allocation
 from core.stats.estimate import estimate_batch
 from core.stats.intervals import beta_interval
-from core.stats.savings import live_saving_batch
 from core.stats.simulate import replay_queue, replication_orders, static_sample
 from core.stats.spreads import adaptive_sd, calibrated_prior_sd, pooled_sums
 
@@ -130,18 +129,10 @@ def savings_rows(reps: int) -> list[dict]:
         queue = replay_queue(design, labels, orders, 100)
         for n in (max(10, 2 * design.H), 20, 40, 100):
             positions = queue[:, :n]
-            y = labels[positions]
-            onehot = (design.stratum[positions][..., None] == np.arange(design.H)).astype(float)
-            counts = onehot.sum(1)
-            share = live_saving_batch(
-                design.weights,
-                design.sizes,
-                counts,
-                np.einsum("rnh,rn->rh", onehot, y),
-                np.einsum("rnh,rn->rh", onehot, y**2),
-            ).share
+            batch = estimate_batch(design, positions, labels[positions])  # the dashboard's estimate and saving
+            share = batch.saving.share
             shown = share[np.isfinite(share)]
-            mse = float(np.mean((estimate_batch(design, positions, y).value - mu) ** 2))
+            mse = float(np.mean((batch.value - mu) ** 2))
             m = s2 / (mse + s2 / n_items)
             rows.append(
                 {
