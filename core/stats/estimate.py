@@ -50,7 +50,6 @@ from core.stats.intervals import (
     sample_variance,
     satterthwaite_df,
     stratified_mean_variance,
-    stratum_variance,
 )
 from core.stats.model_assisted import difference_residuals
 from core.stats.savings import LiveSaving, LiveSavingBatch, live_saving_batch
@@ -177,12 +176,10 @@ def from_moments(
     core.stats.stopping updates grade by grade.
     """
     counts, sums, sumsq = moments
-    _, ysum, ysumsq = grade_moments
     sizes, w = design.sizes.astype(float), design.weights
     seen = counts > 0
-    own = np.maximum(sample_variance(counts, sums, sumsq), equal_strata_floor(counts, ysum, ysumsq))
     differ = strata_differ(*grade_moments) if differ is None else differ
-    s2 = collapsed_variances(own, moments, grade_moments, differ)
+    s2 = read_spreads(moments, grade_moments, differ)
     value = np.sum(w * np.where(seen, sums / np.maximum(counts, 1), 0.0), axis=1)
     value = np.where(seen.all(axis=1), value, np.nan)
     variance = stratified_mean_variance(w, sizes, counts, s2)
@@ -201,15 +198,24 @@ def from_moments(
     )
 
 
+def read_spreads(moments, grade_moments, differ: np.ndarray) -> np.ndarray:
+    """s~_h^2, (..., H): the spreads the variance reads, of the values in ``moments`` (the grades or the
+    difference estimator's residuals; ``grade_moments`` the grades'): each stratum's sample variance, floored
+    where its grades agree (core.stats.intervals.equal_strata_floor), where the strata ``differ``; else their
+    pooled within-stratum variance (core.stats.collapse)."""
+    counts, _, _ = moments
+    _, ysum, ysumsq = grade_moments
+    own = np.maximum(sample_variance(*moments), equal_strata_floor(counts, ysum, ysumsq))
+    return collapsed_variances(own, moments, grade_moments, differ)
+
+
 def _saving(weights: np.ndarray, sizes: np.ndarray, grade_moments, differ: np.ndarray) -> LiveSavingBatch:
-    """The live saving (core.stats.savings) on each stratum's own floored spread (stratum_variance) where the
-    strata are read apart, and, where they are read as one, on their pooled spread, as the interval reads them
-    (core.stats.collapse). With each stratum's own floor there too, the all-zero strata of a rare mean read as
-    about 1 / (2 n_h) each, the pool's S^2 as several times its own, and uniform sampling as dear: a Likert pool
-    of mean 0.02 showed +48% at its stop where a uniform sample read with the usual interval needs a third of its
-    grades (benchmarks/stopping.md before)."""
-    spreads = collapsed_variances(stratum_variance(*grade_moments), grade_moments, grade_moments, differ)
-    return live_saving_batch(weights, sizes, *grade_moments, spreads)
+    """The live saving (core.stats.savings) on the grades' spreads as the interval reads them (`read_spreads`),
+    so that its design variance is the interval's: pooled while the strata are read as one. With each stratum's
+    own floor instead, the all-zero strata of a rare mean read as about 1 / (2 n_h) each, the pool's S^2 as
+    several times its own, and uniform sampling as dear: a Likert pool of mean 0.02 showed +48% at its stop where
+    a uniform sample read with the usual interval needs a third of its grades (benchmarks/stopping.md before)."""
+    return live_saving_batch(weights, sizes, *grade_moments, read_spreads(grade_moments, grade_moments, differ))
 
 
 def checked_grades(design: Design, positions, grades) -> tuple[np.ndarray, np.ndarray]:

@@ -19,10 +19,12 @@ interval: a stratum that the adaptive queue left with 2 equal grades would
 otherwise count as certain, and the saving would credit the allocation with
 the noise it chased (+6% shown, -3% realised, at n = 20 on a pool of mean 0.1
 without signal; benchmarks/intervals.md).
-Where the strata are read as one (core.stats.collapse: the F test below does
-not reject), every s_h^2 is their pooled within-stratum variance, floored as
-a whole, as the interval reads it; each stratum's own floor there made S^2 of
-a rare mean several times the pool's, and uniform sampling look dear.
+The app's saving (core.stats.estimate) reads the interval's own s_h^2, so that
+V is the variance the interval reports: where the strata are read as one
+(core.stats.collapse: the F test below does not reject), their pooled
+within-stratum variance, floored as a whole; each stratum's own floor there
+made S^2 of a rare mean several times the pool's, and uniform sampling look
+dear.
 
 The corrected B is unbiased but noisy with few grades per stratum: with no
 signal and 4 grades in each of 5 strata about a quarter of samples would
@@ -131,9 +133,8 @@ def live_saving_batch(
     """The saving of the module docstring for per-stratum grade counts, sums and sums of squares (..., H).
 
     ``spreads``: the s_h^2 it reads, (..., H); default each stratum's own, floored (stratum_variance).
-    core.stats.estimate passes their pooled value where the strata are read as one (core.stats.collapse), as
-    the interval reads them. The F test always reads each stratum's own, as core.stats.collapse.strata_differ
-    does.
+    core.stats.estimate passes the interval's (core.stats.estimate.read_spreads: pooled while the strata are
+    read as one). The F test always reads each stratum's own, as core.stats.collapse.strata_differ does.
     NaN where withheld: a stratum with fewer than 2 grades, or sum_h W_h s_h^2 + B <= 0.
     """
     counts = np.asarray(counts, dtype=float)
