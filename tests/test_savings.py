@@ -97,7 +97,7 @@ def test_the_f_test_claims_a_gain_in_about_five_percent_of_samples_without_one()
 def test_strata_read_as_one_compare_with_the_pooled_spread_not_each_strata_floor():
     """Five strata of 400 at a rare mean, 6 grades each, one positive in all (the F test does not reject):
     the estimate's saving compares with the pooled within-stratum variance, as the interval reads it
-    (core.stats.estimate.read_variances), which is 1/29 here. Each stratum's own floor, 1 / (2 n_h) - ish
+    (core.stats.estimate.read_spreads), which is 1/30 here. Each stratum's own floor, 1 / (2 n_h) - ish
     for the four all-zero strata, made S^2 about 2.5 times that and a uniform sample look dear: a saving
     shown at the stop where uniform needs fewer grades."""
     from core.stats.allocation import make_design

@@ -540,8 +540,7 @@ def simulate(
     labels = labels_of(items)
     check_regime(regime)
     sizes = budget_sizes(budgets, labels.size)
-    planned = n0  # None: the stopping mode tunes each method as a project does
-    n0 = _checked_n0(n0, labels.size)
+    budgets_n0 = _checked_n0(n0, labels.size)  # the fixed budgets' (default: an unset project's)
     queue_size = max(sizes.values()) if "activegrade" in methods else None
     pool = _Pool.of(
         items, labels, design, regime, n_strata, queue_size, reps=reps, seed=seed, skips=(skip_wrong, skip_right)
@@ -550,14 +549,15 @@ def simulate(
         "N": labels.size,
         "mu": pool.mu,
         "proxy": proxy_name(items),
-        "n0": n0,
+        "n0": budgets_n0,
         "kappa": pool.app.kappa,
         "regime": regime,
         "notes": {m: METHOD_NOTES[m] for m in methods},
-        "methods": _every_method(pool, methods, sizes, n0, progress),
+        "methods": _every_method(pool, methods, sizes, budgets_n0, progress),
     }
     if target_half_width is not None:
-        result["stopping"] = _stopping(pool, target_half_width, regime, None if planned is None else n0, expected)
+        # n0 unset: the stopping mode tunes each method as a project does
+        result["stopping"] = _stopping(pool, target_half_width, regime, None if n0 is None else budgets_n0, expected)
     return result
 
 
