@@ -160,7 +160,6 @@ def from_moments(
     binary: np.ndarray,
     *,
     bounded: bool = True,
-    differ: np.ndarray | None = None,
     with_saving: bool = True,
 ) -> BatchEstimate:
     """The estimate of the module docstring from per-stratum sufficient statistics, (R, H) each.
@@ -169,16 +168,16 @@ def from_moments(
     difference estimator's residuals); ``grade_moments``: those of the grades themselves (for the all-equal
     floor and the saving); ``binary``: (R,) whether every grade is 0 or 1 (the df rule). ``bounded``: the
     values are the grades, so the variance is core.stats.intervals.bounded_variance's (a residual's spread is
-    no share of the grades' Bernoulli variance). ``differ``: (R,) whether each sample reads its strata apart
-    (default: core.stats.collapse.strata_differ of the grades; True for every stratum on its own spread).
-    ``with_saving``: compute the live saving too (the stopping rule's replay, which reads
+    no share of the grades' Bernoulli variance). Each sample reads its strata apart where
+    core.stats.collapse.strata_differ of its grades says so; the saving takes that verdict rather than test
+    again. ``with_saving``: compute the live saving too (the stopping rule's replay, which reads
     only the interval, leaves it out: a third of its cost). What `estimate_batch` computes, and what
     core.stats.stopping updates grade by grade.
     """
     counts, sums, sumsq = moments
     sizes, w = design.sizes.astype(float), design.weights
     seen = counts > 0
-    differ = strata_differ(*grade_moments) if differ is None else differ
+    differ = strata_differ(*grade_moments)
     s2 = read_spreads(moments, grade_moments, differ)
     value = np.sum(w * np.where(seen, sums / np.maximum(counts, 1), 0.0), axis=1)
     value = np.where(seen.all(axis=1), value, np.nan)
@@ -215,7 +214,8 @@ def _saving(weights: np.ndarray, sizes: np.ndarray, grade_moments, differ: np.nd
     own floor instead, the all-zero strata of a rare mean read as about 1 / (2 n_h) each, the pool's S^2 as
     several times its own, and uniform sampling as dear: a Likert pool of mean 0.02 showed +48% at its stop where
     a uniform sample read with the usual interval needs a third of its grades (benchmarks/stopping.md before)."""
-    return live_saving_batch(weights, sizes, *grade_moments, read_spreads(grade_moments, grade_moments, differ))
+    spreads = read_spreads(grade_moments, grade_moments, differ)
+    return live_saving_batch(weights, sizes, *grade_moments, spreads, differ)
 
 
 def checked_grades(design: Design, positions, grades) -> tuple[np.ndarray, np.ndarray]:

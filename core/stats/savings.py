@@ -129,12 +129,15 @@ def live_saving_batch(
     sums: np.ndarray,
     sumsq: np.ndarray,
     spreads: np.ndarray | None = None,
+    differ: np.ndarray | None = None,
 ) -> LiveSavingBatch:
     """The saving of the module docstring for per-stratum grade counts, sums and sums of squares (..., H).
 
     ``spreads``: the s_h^2 it reads, (..., H); default each stratum's own, floored (stratum_variance).
     core.stats.estimate passes the interval's (core.stats.estimate.read_spreads: pooled while the strata are
-    read as one). The F test always reads each stratum's own, as core.stats.collapse.strata_differ does.
+    read as one). The F test always reads each stratum's own, as core.stats.collapse.strata_differ does;
+    ``differ``, (...), is its verdict where the caller has it already (core.stats.estimate, from the same
+    grades), else the test is run here.
     NaN where withheld: a stratum with fewer than 2 grades, or sum_h W_h s_h^2 + B <= 0.
     """
     counts = np.asarray(counts, dtype=float)
@@ -152,7 +155,7 @@ def live_saving_batch(
     within = np.sum(weights * s2, axis=-1)
     variance = np.sum(weights**2 * v, axis=-1)
     shown = (counts >= 2).all(axis=-1) & (within + between > 0)
-    evident = heterogeneity_pvalue(counts, sums, own) < HETEROGENEITY_LEVEL
+    evident = heterogeneity_pvalue(counts, sums, own) < HETEROGENEITY_LEVEL if differ is None else np.asarray(differ)
 
     def at(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         total = np.where(shown, np.maximum(within + b, 1e-300), 1.0)
