@@ -18,6 +18,7 @@ from core.stats.forecast import (
     first_stop,
     forecast,
     forecast_batch,
+    known_spread_grades,
     lattice_floor,
     stop_saving,
     tuned_n0,
@@ -26,7 +27,7 @@ from core.stats.forecast import (
 from core.stats.intervals import beta_interval, share_variance
 from core.stats.looks import look_plan
 from core.stats.simulate import labels_of, replay_queue, replication_orders, synthetic_items
-from core.stats.simulate_stopping import median_se, scale_levels
+from core.stats.simulate_stopping import ideal_grades, median_se, scale_levels
 from core.stats.stopping import (
     FLOOR_KAPPA,
     allocation_kappa,
@@ -185,6 +186,21 @@ def test_uniform_grades_match_the_textbook_size_and_the_saving_compares_with_bot
     saving = stop_saving(200, 0.25, 0.5, 4000, 0.05, "looks")
     assert saving.fixed_n == pytest.approx(1 - 200 / 351) and saving.same_regime > saving.fixed_n
     assert np.isnan(stop_saving(200, float("nan"), 0.5, 4000, 0.05, "looks").fixed_n)
+
+
+def test_ideal_grades_are_neyman_at_the_true_spreads_and_one_stratum_is_uniforms():
+    """Cochran 1977, eq. 5.25: two strata of W = 1/2, S = (0.5, 0): n = A / (h^2 / z^2 + B / N), A = 1/16, B = 1/8."""
+    z = stats.norm.ppf(0.975)
+    textbook = np.ceil((1 / 16) / (0.05**2 / z**2 + (1 / 8) / 4000))
+    assert known_spread_grades(np.array([0.5, 0.5]), np.array([0.5, 0.0]), 0.25, 4000, 0.05, "fixed") == textbook
+    assert textbook < uniform_grades(0.25 * 0.75, 0.25, 4000, 0.05, "fixed")  # the spread-free stratum needs none
+    items = synthetic_items(600, signal=1.0, seed=3)
+    labels = labels_of(items)
+    design = design_from_items(items)
+    one = make_design(np.zeros(labels.size, dtype=np.int64), np.full(labels.size, 0.5))
+    for regime in ("looks", "fixed"):
+        assert ideal_grades(one, labels, 0.05, regime) == uniform_grades(labels.var(), labels.mean(), 600, 0.05, regime)
+        assert ideal_grades(design, labels, 0.05, regime) < ideal_grades(one, labels, 0.05, regime)
 
 
 def test_uniform_wilson_size_is_the_issues_table_and_exceeds_wald_at_rare_means():

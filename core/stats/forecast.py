@@ -763,18 +763,36 @@ def uniform_grades(
     width_ratio: np.ndarray | float | None = None,
 ) -> np.ndarray:
     """Grades a plain uniform random sample of a pool of variance S^2 and mean m needs to stop under
-    ``regime``: `neyman_grades` with one stratum (so the same exact-interval and finite-population terms); for
-    ``fixed`` the usual fixed-n size z^2 S^2 / h^2 with the correction (core.stats.stopping.uniform_fixed_n)."""
-    s2 = np.asarray(s2, dtype=float)
+    ``regime``: `known_spread_grades` with one stratum (so the same exact-interval and finite-population terms);
+    for ``fixed`` the usual fixed-n size z^2 S^2 / h^2 with the correction (core.stats.stopping.uniform_fixed_n)."""
+    sds = np.sqrt(np.maximum(np.asarray(s2, dtype=float), 0.0))[..., None]
+    return known_spread_grades(np.ones(1), sds, mean, size, target, regime, width_ratio)
+
+
+def known_spread_grades(
+    weights: np.ndarray,
+    sds: np.ndarray,
+    mean: np.ndarray | float,
+    size: int,
+    target: float,
+    regime: str,
+    width_ratio: np.ndarray | float | None = None,
+) -> np.ndarray:
+    """Grades a design allocated by Neyman for spreads S_h known exactly (``sds``, (..., H)) needs to stop under
+    ``regime``, for a pool of mean m: `neyman_grades` read at the interval the regime's stop reads (the last
+    planned look's level for ``looks``; for ``anytime`` the fixed-n interval at r times the target, r =
+    ``width_ratio`` or ANYTIME_WIDTH_RATIO); for ``fixed`` the usual fixed-n (Wald) size, n = A / (h^2 / z^2 +
+    B / N), A = (sum_h W_h S_h)^2, B = sum_h W_h S_h^2 (Cochran 1977, eq. 5.25; 0 where every S_h is 0)."""
+    sds = np.asarray(sds, dtype=float)
     mean = np.asarray(mean, dtype=float)
     if check_regime(regime) == FIXED:
         z = stats.norm.ppf(0.975)
-        n0 = z**2 * np.maximum(s2, 0.0) / target**2
-        return np.minimum(size, np.ceil(n0 / (1 + n0 / size)))
+        a, b = np.sum(weights * sds, axis=-1) ** 2, np.sum(weights * sds**2, axis=-1)
+        return np.minimum(size, np.ceil(a / (target**2 / z**2 + b / size)))
     z = look_plan().constants[-1] if regime == LOOKS else stats.norm.ppf(0.975)
     ratio = ANYTIME_WIDTH_RATIO if width_ratio is None else np.asarray(width_ratio, dtype=float)
     half = target * (ratio if regime == ANYTIME else 1.0)
-    return neyman_grades(np.ones(1), np.sqrt(np.maximum(s2, 0.0))[..., None], size, half, z, mean)
+    return neyman_grades(weights, sds, size, half, z, mean)
 
 
 @dataclass(frozen=True)

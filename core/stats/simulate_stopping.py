@@ -8,6 +8,8 @@ Carlo standard error where it has one:
 
 - n0: the planned budget, or where none is given the n0 a project tunes its anytime interval for (the
   setup forecast's median: core.stats.forecast.tuned_n0);
+- stop_n_ideal: the grades the method's strata would need with Neyman allocation at the pool's true stratum
+  spreads, read with the same interval (`ideal_grades`): a bound, not a goal;
 - stop_n_median (stop_n_median_se: `median_se`), stop_n_mean: grades at the stop; stop_n_ratio: the median over
   ``uniform_fixed_n``, the grades a uniform sample read with the usual fixed-n
   interval needs for the same half-width (Cochran 1977, eq. 4.1-4.2, with the
@@ -40,7 +42,7 @@ import numpy as np
 from core.stats.allocation import Design
 from core.stats.confseq import checkpoints, sequence_batch
 from core.stats.estimate import estimate_batch
-from core.stats.forecast import forecast_batch, stop_saving, tuned_n0
+from core.stats.forecast import forecast_batch, known_spread_grades, stop_saving, tuned_n0
 from core.stats.stopping import FIXED, LOOKS, run_looks, uniform_fixed_n, uniform_fixed_n_wilson
 
 LATE_SHARE = 0.3
@@ -134,6 +136,7 @@ def stopping_figures(
         cover = ((low <= mu) & (mu <= high)).astype(float)
         out[method] = {
             "n0": tuned,
+            "stop_n_ideal": ideal_grades(design, labels, target, regime),
             "stop_n_median": float(np.median(n)),
             "stop_n_median_se": median_se(n),
             "stop_n_mean": float(n.mean()),
@@ -170,6 +173,16 @@ def stopping_figures(
                 "forecast_surrogate_hit": float(((n >= own[0]) & (n <= own[2])).mean()),
             }
     return out
+
+
+def ideal_grades(design: Design, labels: np.ndarray, target: float, regime: str) -> int:
+    """The grades the design's strata need under ``regime`` with Neyman allocation at the pool's true stratum
+    spreads (core.stats.forecast.known_spread_grades): a bound no project reaches, since it knows each stratum's
+    spread before any grade and reads it without the floors a few equal grades get (core.stats.intervals)."""
+    mean = np.bincount(design.stratum, weights=labels, minlength=design.H) / design.sizes
+    square = np.bincount(design.stratum, weights=labels**2, minlength=design.H) / design.sizes
+    sds = np.sqrt(np.maximum(square - mean**2, 0.0))
+    return int(known_spread_grades(design.weights, sds, float(labels.mean()), design.N, target, regime))
 
 
 def _projection(
