@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 
 from core import api
 from core.services import auth, showings, team, tokens
+from core.services.outcome import Outcome, Refused
 from core.services.project import create_project, start_preparation
 from core.store import Store
 from core.store import showings as table
@@ -80,6 +81,33 @@ def test_a_token_names_one_showing_of_one_grader_and_is_spent_once(project):
     showings.current(store, pid, "ann", 7, "b", False)
     assert showings.match(store, pid, "ann", again.token, 3, "a") == again  # an older, unspent one names its item
     assert showings.current(store, pid, "bob", 7, "b", False).token != again.token  # each grader their own
+
+
+def test_of_presses_sent_at_once_with_one_token_one_acts_and_a_press_that_stores_nothing_gives_it_back(project):
+    """The token is spent before the press acts: a second press arriving while the first is acting (two requests
+    at once) is refused, where spending after the act let both store a grade."""
+    store, pid = project
+    card = showings.current(store, pid, "ann", 3, "a", False)
+    acted: list[str] = []
+
+    def first() -> Outcome:
+        acted.append("first")
+        with pytest.raises(Refused, match="pressed already"):  # the second request, while the first acts
+            showings.press_once(store, pid, "ann", card.token, lambda: acted.append("second"), lambda _: True)
+        return Outcome("saved", "saved")
+
+    assert showings.press_once(store, pid, "ann", card.token, first, lambda o: o.status == "saved").status == "saved"
+    assert acted == ["first"] and showings.match(store, pid, "ann", card.token, 3, "a") is None
+    other = showings.current(store, pid, "ann", 4, "b", False)
+    too_fast = showings.press_once(store, pid, "ann", other.token, lambda: Outcome("too_fast", "wait"), lambda _: False)
+    assert too_fast.status == "too_fast" and showings.match(store, pid, "ann", other.token, 4, "b") == other
+
+    def broken() -> Outcome:
+        raise OSError("disk full")
+
+    with pytest.raises(OSError):
+        showings.press_once(store, pid, "ann", other.token, broken, lambda _: True)
+    assert showings.match(store, pid, "ann", other.token, 4, "b") == other  # not stored: the card is still good
 
 
 def test_the_release_time_is_the_servers_and_old_tokens_are_refused_then_purged(project, later):

@@ -60,13 +60,17 @@ def _submit(store: Store, project_id: int, grader: str, showing: Showing, sides:
     if any(label is None for label in chosen):
         st.session_state[key] = "Not saved: give every response a grade"
         return
+    user, seconds = signin.user(), showing.seconds_since_released()
     try:
-        outcome = grade_actions.grade_card(
-            store, signin.user(), project_id, showing.position, chosen, seconds=showing.seconds_since_released()
+        outcome = showings.press_once(
+            store,
+            project_id,
+            grader,
+            showing.token,
+            lambda: grade_actions.grade_card(store, user, project_id, showing.position, chosen, seconds=seconds),
+            lambda done: done.status in ("saved", "changed"),
         )
     except (grade_actions.Refused, InputError) as exc:
         st.session_state[key] = f"Not saved: {exc}"
         return
-    if outcome.status in ("saved", "changed"):
-        showings.use(store, project_id, grader, showing.token)
     st.session_state[key] = outcome.message if outcome.status != "too_fast" else f"Not saved: {outcome.message}"

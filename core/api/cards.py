@@ -2,7 +2,8 @@
 own, core.services.showings) and each project's design, kept in this process.
 
 ``GET next`` hands out a token bound to the item's position and id; ``POST grades`` and ``POST skip``
-act on the item the token names and on no other, once (the token is spent when the grade is stored), and
+act on the item the token names and on no other, once (the token is spent as the press begins, and given
+back when it stores nothing: `press`), and
 only within TOKEN_TTL (the reservation's own life, core.services.grade_actions.DEFAULT_TTL). The tokens are
 the database's (core.services.showings): a token the Grade page issued is good here and the other way
 round, on every replica and after a restart. Only the designs are kept in this process.
@@ -12,12 +13,14 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 import pandas as pd
 
 from core.exports.project_export import project_design
 from core.services import showings
 from core.services.grading import budget_reached, queue_state
+from core.services.outcome import Outcome
 from core.services.showings import Showing
 from core.stats.allocation import Design
 from core.stats.queue import next_item
@@ -53,9 +56,12 @@ def shown(store: Store, project_id: int, grader: str, token: object, item_id: ob
     return showings.find(store, project_id, grader, token, item_id)
 
 
-def spend(store: Store, project_id: int, grader: str, token: str) -> None:
-    """The grader's press was stored: ``token`` names nothing any more."""
-    showings.use(store, project_id, grader, token)
+def press(
+    store: Store, project_id: int, grader: str, token: str, act: Callable[[], Outcome], kept: tuple[str, ...]
+) -> Outcome:
+    """``act`` once for ``token`` (core.services.showings.press_once): a press whose outcome's status is one of
+    ``kept`` spends the token, so that it names nothing any more; of presses sent at once, one acts."""
+    return showings.press_once(store, project_id, grader, token, act, lambda outcome: outcome.status in kept)
 
 
 def design(store: Store, project: ProjectInfo) -> tuple[pd.DataFrame, Design]:

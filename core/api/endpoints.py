@@ -38,6 +38,8 @@ from core.settings import SettingsLike
 from core.store import ProjectInfo, Store, json_safe
 
 PREFIX = "/api/v1"
+SAVED = ("saved", "changed")
+"""The outcomes of a grade that store it (and so spend the card's token)."""
 PAGE_DEFAULT, PAGE_MAX = 100, 1000
 """Items per page of GET items: by default, and at most."""
 
@@ -401,11 +403,12 @@ def _grade(call: Call, acting: grade_actions.Acting, act: Grading, ahead: bool) 
     showing = _shown(call, project)
     released = showing.seconds_since_released()
     shown_ms = (call.body or {}).get("shown_ms", released * 1000)
-    outcome = act(showing.position, grading.viewing_seconds(shown_ms, released))
-    if outcome.status in ("saved", "changed"):
-        cards.spend(call.store, project.id, call.user.name, showing.token)
-    if call.query.get("then") != "next" or outcome.status not in ("saved", "changed"):
-        return _outcome(outcome, project.id, call.store, ("saved", "changed"), showing.item_id)
+    seconds = grading.viewing_seconds(shown_ms, released)
+    outcome = cards.press(
+        call.store, project.id, call.user.name, showing.token, lambda: act(showing.position, seconds), SAVED
+    )
+    if call.query.get("then") != "next" or outcome.status not in SAVED:
+        return _outcome(outcome, project.id, call.store, SAVED, showing.item_id)
     body = _outcome_body(outcome, project.id, call.store, showing.item_id)
     return JSONResponse(body | {"next": _next_card(call, acting, ahead)})  # the next card in the same round trip
 
@@ -416,8 +419,14 @@ def skip(call: Call) -> Response:
 
     def act() -> Response:
         showing = _shown(call, project)
-        outcome = grade_actions.skip(call.store, acting, project.id, showing.position)
-        cards.spend(call.store, project.id, call.user.name, showing.token)
+        outcome = cards.press(
+            call.store,
+            project.id,
+            call.user.name,
+            showing.token,
+            lambda: grade_actions.skip(call.store, acting, project.id, showing.position),
+            ("skipped",),
+        )
         return _outcome(outcome, project.id, call.store, ("skipped",), showing.item_id)
 
     return _press(act)

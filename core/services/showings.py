@@ -9,7 +9,7 @@ reservation's own life. The browser or client sends the token back with every pr
 one issued to that grader on that project for that very position and id, unused and unexpired. A press for
 an item no longer on screen therefore acts, at most, on the item it names (the caller then checks that the
 item is still the grader's), never on whatever item happens to be current; a second press with the same
-token (a key pressed twice, a replayed message) finds it used (``use``), an old one finds it expired, and a
+token (a key pressed twice, a replayed message, two sent at once) finds it used (``press_once``), an old one finds it expired, and a
 token issued to another grader names nothing. A showing's release time bounds the viewing time the browser
 reports (core.services.grading.viewing_seconds).
 
@@ -21,9 +21,11 @@ most one insert (which purges the expired rows); each press one indexed read and
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from core.services.outcome import Outcome, Refused
 from core.services.reservations import DEFAULT_TTL
 from core.store import Store
 from core.store import showings as table
@@ -31,6 +33,9 @@ from core.store.models import utcnow
 
 TTL = DEFAULT_TTL
 """How long a showing's token names its item: the reservation's own life (core.services.reservations)."""
+
+USED = "that card was pressed already (the same press sent twice, or from another tab): load the next card"
+"""Why a press with a spent token is refused."""
 
 
 @dataclass(frozen=True)
@@ -101,3 +106,28 @@ def use(store: Store, project_id: int, grader: str, token: str) -> bool:
     """The grader's press was stored: their token is spent, for every page and client (False when it was spent
     already, or is not theirs)."""
     return table.spend(store, project_id, grader, token, utcnow())
+
+
+def press_once(
+    store: Store,
+    project_id: int,
+    grader: str,
+    token: str,
+    act: Callable[[], Outcome],
+    kept: Callable[[Outcome], bool],
+) -> Outcome:
+    """One press with the grader's ``token``: the token is spent first (``use``, one atomic update), so that of
+    presses sent at once with it exactly one acts and the others are Refused (USED), and it is given back where
+    ``act`` raises or its outcome is not ``kept`` (a press too fast, say: the card can still be graded). Spent
+    after the act instead, two presses sent together each passed the check and each stored a grade: three
+    answers of "saved" for one token, one of them for a grade the project no longer kept."""
+    if not use(store, project_id, grader, token):
+        raise Refused(USED)
+    try:
+        outcome = act()
+    except BaseException:
+        table.unspend(store, project_id, grader, token)
+        raise
+    if not kept(outcome):
+        table.unspend(store, project_id, grader, token)
+    return outcome

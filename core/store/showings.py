@@ -2,8 +2,8 @@
 
 core.services.showings decides what a token may name; this module only reads and writes the rows, each in
 one indexed statement: the grader's latest showing (``latest``), a new one (``add``, which purges the
-expired rows first, by their indexed expiry), a token's row (``find``, by its unique index) and a press
-stored with it (``spend``). Deleting the project deletes its showings (the foreign key cascades).
+expired rows first, by their indexed expiry), a token's row (``find``, by its unique index), a press made
+with it (``spend``, one atomic update) and a press that did not act after all (``unspend``). Deleting the project deletes its showings (the foreign key cascades).
 """
 
 from __future__ import annotations
@@ -55,6 +55,16 @@ SPEND = (
     .values(used_at=bindparam("at"))
 )
 """Mark a token used: ``spent`` (the token) of grader ``by`` in project ``in_project``, ``at`` a time."""
+UNSPEND = (
+    update(ShowingToken)
+    .where(
+        ShowingToken.token == bindparam("spent"),
+        ShowingToken.project_id == bindparam("in_project"),
+        ShowingToken.grader == bindparam("by"),
+    )
+    .values(used_at=None)
+)
+"""Mark a token unused again (a press that spent it did not act)."""
 
 
 def _row(row: ShowingToken | Row) -> ShowingRow:
@@ -96,3 +106,9 @@ def spend(store: Store, project_id: int, grader: str, token: str, at: datetime) 
     with store.engine.begin() as c:
         done = c.execute(SPEND, {"spent": token, "in_project": project_id, "by": grader, "at": at})
         return done.rowcount > 0
+
+
+def unspend(store: Store, project_id: int, grader: str, token: str) -> None:
+    """Mark the grader's ``token`` on the project unused again."""
+    with store.engine.begin() as c:
+        c.execute(UNSPEND, {"spent": token, "in_project": project_id, "by": grader})
