@@ -12,9 +12,16 @@ import gc
 from pathlib import Path
 
 import streamlit as st
+import uvicorn.config
 
 from ui import web
 
+# uvicorn believes X-Forwarded-For from a loopback peer by default (FORWARDED_ALLOW_IPS, read before this file is
+# loaded) and puts its address in the request's client, which every client on this machine could then forge: the
+# wrong-token back-off and the audit's addresses read it. The app reads that header itself, and only from
+# ACTIVEGRADE_TRUSTED_PROXIES (core.services.auth.client_address). uvicorn loads this file, then wraps the app in
+# its proxy-headers middleware by this module-level name: it wraps nothing.
+uvicorn.config.ProxyHeadersMiddleware = lambda app, trusted_hosts: app
 web.SERVED.set()
 app = st.App(Path(__file__).with_name("app.py"), routes=web.ROUTES, middleware=web.MIDDLEWARE, lifespan=web.lifespan)
 # The objects of start-up (Streamlit, pandas, scipy, the app's modules: about 200,000) live as long as the server:

@@ -132,6 +132,21 @@ def test_limits_and_errors_on_the_real_server(served):
     assert "/api/v1/projects/{project_id}/grades" in document["paths"]
 
 
+def test_a_forged_forwarded_for_does_not_escape_the_wrong_token_back_off(served):
+    """uvicorn believes X-Forwarded-For from a loopback peer unless told not to (serve.py): a client on this
+    machine then escaped the back-off by naming another address. Last of the module's tests on ``served``: the
+    back-off it sets holds this machine's wrong tokens."""
+    server = served[0]
+    url = f"{server.url}/api/v1/me"
+    codes = [
+        requests.get(url, headers={"Authorization": f"Bearer ag_wrong{i}"}, timeout=60).status_code for i in range(8)
+    ]
+    assert codes[0] == 401 and codes[-1] == 429, codes
+    forged = {"Authorization": "Bearer ag_wrong", "X-Forwarded-For": "203.0.113.9"}
+    again = [requests.get(url, headers=forged, timeout=60).status_code for _ in range(2)]
+    assert again == [429, 429], (codes, again)
+
+
 def test_a_grade_and_a_showing_token_survive_a_restart(tmp_path, artifacts):
     url = f"sqlite:///{tmp_path / 'restart.db'}"
     store = Store.open(url)
