@@ -7,6 +7,7 @@ import io
 import json
 import tomllib
 from pathlib import Path
+from urllib.parse import unquote
 
 import pandas as pd
 import pytest
@@ -14,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from core import api
-from core.api import http
+from core.api import endpoints, http
 from core.services import auth, team, tokens
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
@@ -344,3 +345,14 @@ def test_a_grade_the_database_does_not_take_is_a_503_not_saved(world, monkeypatc
     assert answer.status_code == 503 and answer.json()["status"] == "not_saved"
     monkeypatch.undo()
     assert call(client, secrets["ann"], "POST", f"/projects/{pid}/grades", json=body).json()["status"] == "saved"
+
+
+def test_a_download_named_in_any_script_gets_a_header_every_client_reads():
+    """A header is Latin-1: a project named in another script made every export answer 500 (an attacker's
+    review). The name travels as RFC 6266's filename*, with an ASCII filename beside it."""
+    name = 'ünïcødé 名前 "q"-grades.csv'
+    response = endpoints._download(b"x", "text/csv", name)
+    header = response.headers["content-disposition"]
+    header.encode("latin-1")
+    plain, encoded = header.split("; filename*=UTF-8''")
+    assert unquote(encoded) == name and plain == 'attachment; filename="_n_c_d_ __ _q_-grades.csv"'

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.responses import JSONResponse, Response
@@ -441,7 +442,12 @@ def undo(call: Call) -> Response:
 
 
 def _download(data: bytes, mime: str, name: str) -> Response:
-    return Response(data, media_type=mime, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    """A file to save as ``name``: an ASCII ``filename`` for every client and the name itself, UTF-8 and
+    percent-encoded, as ``filename*`` (RFC 6266, section 4.3); a header is Latin-1, so a project named in
+    another script made the response fail."""
+    plain = "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else "_" for c in name)
+    disposition = f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(name, safe='')}"
+    return Response(data, media_type=mime, headers={"Content-Disposition": disposition})
 
 
 def export(call: Call) -> Response:
@@ -451,9 +457,9 @@ def export(call: Call) -> Response:
     files = ProjectFiles.of(
         call.store, project, texts=texts, task=call.query.get("task"), model=call.query.get("model")
     )
-    data = EXPORTS[fmt].write(files)
-    audit.exported(call.store, call.user, exported_what(fmt, texts), project.id, auth.EXPORT)
-    return _download(data, EXPORTS[fmt].mime, export_name(files, fmt))
+    response = _download(EXPORTS[fmt].write(files), EXPORTS[fmt].mime, export_name(files, fmt))
+    audit.exported(call.store, call.user, exported_what(fmt, texts), project.id, auth.EXPORT)  # once it can be sent
+    return response
 
 
 def report(call: Call) -> Response:
