@@ -161,6 +161,12 @@ def test_malformed_json_and_a_body_too_large(world):
     assert broken.json()["error"]["message"].startswith("the body is not valid JSON at line 1")
     listed = client.post(f"{api.PREFIX}/projects/{pid}/grades", content=b"[1]", headers=headers)
     assert listed.status_code == 422 and "JSON object" in listed.json()["error"]["message"]
+    deep = b'{"a": ' + b"[" * 100_000 + b"1" + b"]" * 100_000 + b"}"  # 200 kB: under the limit, past the parser
+    nested = client.post(f"{api.PREFIX}/projects/{pid}/grades", content=deep, headers=headers)
+    assert nested.status_code == 422 and "too deeply" in nested.json()["error"]["message"]
+    for path in ("", "/reading", "/next", "/export"):  # an id past the database's integers names no project
+        far = call(client, secrets["boss"], "GET", f"/projects/{2**64}{path}")
+        assert far.status_code == 404 and "no project" in far.json()["error"]["message"]
     missing = client.post(f"{api.PREFIX}/projects/{pid}/grades", content=b"{}", headers=headers)
     assert missing.status_code == 422 and missing.json()["error"]["field"] == "label"
     huge = client.post(f"{api.PREFIX}/projects/{pid}/grades", content=b" " * (http.MAX_JSON_BYTES + 1), headers=headers)

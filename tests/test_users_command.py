@@ -44,6 +44,9 @@ def test_an_api_token_is_printed_once_listed_without_its_secret_and_revoked(tmp_
     assert main(["users", "--db-url", url, "token", "revoke", str(json.loads(listed)["tokens"][0]["id"])]) == 0
     assert tokens.resolve(store, secret) is None
     assert main(["users", "--db-url", url, "token", "revoke", "99"]) == 2
+    far = str(2**64)  # past the database's integers: no such row, not an overflow's traceback
+    assert main(["users", "--db-url", url, "token", "revoke", far]) == 2
+    assert main(["status", far, "--db-url", url]) == 2 and "no project" in capsys.readouterr().err
 
 
 def test_tokens_create_prints_the_token_alone_on_its_last_line_once_and_it_authenticates(tmp_path, capsys):

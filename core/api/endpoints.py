@@ -8,7 +8,6 @@ for exports, and core.exports for the same files as `activegrade export` and `ac
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from core.api import cards, schemas
-from core.api.http import ApiError, Call, Endpoint, Handler, not_saved
+from core.api.http import ApiError, Call, Endpoint, Handler, not_saved, parse_json
 from core.api.openapi import document
 from core.errors import NotSaved
 from core.exports.formats import EXPORTS, export_name, exported_what
@@ -249,12 +248,7 @@ def create_project(call: Call) -> JSONResponse:
         raise ApiError(
             422, f"unknown part {unknown[0]!r}: send 'pool', optionally 'samples', and 'settings'", unknown[0]
         )
-    try:
-        settings = json.loads(fields.get("settings") or "{}")
-    except json.JSONDecodeError as exc:
-        raise ApiError(
-            422, f"the part 'settings' is not valid JSON: {exc.msg} at line {exc.lineno}", "settings"
-        ) from None
+    settings = parse_json(fields.get("settings") or "{}", "the part 'settings'", "settings")
     if not isinstance(settings, dict):
         raise ApiError(422, "the part 'settings' must be a JSON object", "settings")
     name = settings.pop("name", None)

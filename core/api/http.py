@@ -138,17 +138,25 @@ def bearer(headers: Headers) -> str | None:
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
+def parse_json(raw: bytes | str, what: str, field: str | None = None) -> Any:
+    """``raw`` parsed as JSON; 422 naming ``what`` (and ``field``) where it is not JSON, or nests so deeply
+    that the parser gives up (a RecursionError, which answered 500)."""
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise ApiError(422, f"{what} is not valid JSON{where}: {getattr(exc, 'msg', str(exc))}", field) from None
+    except RecursionError:
+        raise ApiError(422, f"{what} nests its arrays or objects too deeply to read", field) from None
+
+
 def _json(raw: bytes, content_type: str) -> dict[str, Any]:
     """A JSON body (a dict; {} when empty); ApiError for anything else."""
     if not raw.strip():
         return {}
     if content_type not in ("application/json", ""):
         raise ApiError(415, f"the body must be JSON (Content-Type: application/json), not {content_type}")
-    try:
-        parsed = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-        raise ApiError(422, f"the body is not valid JSON{where}: {getattr(exc, 'msg', str(exc))}") from None
+    parsed = parse_json(raw, "the body")
     if not isinstance(parsed, dict):
         raise ApiError(422, f"the body must be a JSON object, not {type(parsed).__name__}")
     return parsed

@@ -54,6 +54,15 @@ def aware_or_none(moment: datetime | None) -> datetime | None:
     return None if moment is None else aware(moment)
 
 
+MAX_ROW_ID = 2**63 - 1
+"""The largest id a row can have (SQLite's INTEGER, PostgreSQL's bigint): a larger number names no row."""
+
+
+def storable_id(value: int) -> bool:
+    """Whether ``value`` can be a row's id; a lookup by a number outside that range overflows the driver."""
+    return 0 < value <= MAX_ROW_ID
+
+
 class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
 

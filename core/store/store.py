@@ -56,6 +56,7 @@ from core.store.models import (
     Review,
     Skip,
     aware,
+    storable_id,
     utcnow,
 )
 
@@ -294,7 +295,7 @@ class Store:
             return [_info(r) for r in rows]
 
     def project(self, project_id: int) -> ProjectInfo:
-        row = self.first_row(PROJECT_ROW, project_id=project_id)
+        row = self.first_row(PROJECT_ROW, project_id=project_id) if storable_id(project_id) else None
         if row is None:
             raise KeyError(f"no project with id {project_id}")
         return _info(row)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Row, bindparam, select, update
 
-from core.store.models import ApiToken, aware, aware_or_none, utcnow
+from core.store.models import ApiToken, aware, aware_or_none, storable_id, utcnow
 
 if TYPE_CHECKING:
     from core.store.store import Store
@@ -60,6 +60,8 @@ def find(store: Store, token_hash: str) -> TokenRow | None:
 
 
 def by_id(store: Store, token_id: int) -> TokenRow | None:
+    if not storable_id(token_id):
+        return None
     with store.session() as s:
         row = s.get(ApiToken, token_id)
         return None if row is None else _row(row)
