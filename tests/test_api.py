@@ -103,6 +103,16 @@ def test_a_token_sees_only_its_accounts_projects(world):
         data={"settings": json.dumps({"name": "Mine"})},
     )
     assert created.status_code == 403 and "grader role may not create a project" in created.json()["error"]["message"]
+    sent: list[int] = []
+
+    def upload_parts():  # a grader's upload is refused before it is read: its later parts are never asked for
+        for part in range(20):
+            sent.append(part)
+            yield b'--x\r\nContent-Disposition: form-data; name="pool"; filename="p.jsonl"\r\n\r\n' + b"{}" * 50_000
+
+    headers = {"Authorization": f"Bearer {secrets['ann']}", "Content-Type": "multipart/form-data; boundary=x"}
+    refused = client.post(api.PREFIX + "/projects", content=upload_parts(), headers=headers)
+    assert refused.status_code == 403 and len(sent) < 20
     assert call(client, secrets["boss"], "GET", "/projects/abc").json()["error"]["field"] == "project_id"
 
 

@@ -63,6 +63,8 @@ class Declared:
     errors: tuple[int, ...] = (401, 403, 404, 429)
     media: str = "application/json"
     public: bool = False
+    uploader: str | None = None
+    """The action a caller needs before a multipart body is read (core.api.http.Endpoint)."""
 
 
 # helpers ------------------------------------------------------------------------
@@ -239,7 +241,8 @@ def list_projects(call: Call) -> dict[str, Any]:
 
 
 def create_project(call: Call) -> JSONResponse:
-    auth.require(call.store, call.user, auth.CREATE_PROJECT)  # 403 before the body is looked at
+    """A project from the uploaded files; the caller was allowed CREATE_PROJECT before they were read (the
+    route's ``uploader``)."""
     fields, files = call.body, call.files
     if "pool" not in files:
         raise ApiError(422, "the multipart body has no file 'pool' (the pool of items to grade)", "pool")
@@ -494,6 +497,7 @@ ENDPOINTS: tuple[Declared, ...] = (
         body="multipart",
         request=schemas.CREATE_REQUEST,
         status=201,
+        uploader=auth.CREATE_PROJECT,
         description="The same checks and messages as the Projects page: a bad file is a 422 naming the file, "
         "row and fix. Preparation starts at once; poll GET /projects/{project_id} until its status is ready.",
         errors=(401, 403, 413, 422, 429),
@@ -598,4 +602,7 @@ ENDPOINTS: tuple[Declared, ...] = (
 
 def routes(store: Callable[[], Store]) -> list[Route]:
     """Starlette routes for ENDPOINTS under PREFIX; ``store()`` gives the app's Store for each request."""
-    return [Route(PREFIX + d.path, Endpoint(d.handler, d.body, store, d.public), methods=[d.method]) for d in ENDPOINTS]
+    return [
+        Route(PREFIX + d.path, Endpoint(d.handler, d.body, store, d.public, uploader=d.uploader), methods=[d.method])
+        for d in ENDPOINTS
+    ]

@@ -209,8 +209,11 @@ class Endpoint:
         store: Callable[[], Store],
         public: bool = False,
         cookie: str | None = None,
+        uploader: str | None = None,
     ) -> None:
+        """``uploader``: the action (core.services.auth) a caller must be allowed before a multipart body is read."""
         self.handler, self.body, self.store, self.public, self.cookie = handler, body, store, public, cookie
+        self.uploader = uploader
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         start = time.perf_counter()
@@ -233,8 +236,8 @@ class Endpoint:
             return error_response(413, f"the body is larger than the {_size(limit)} this request takes")
         try:
             store = self.store()
-            if self.body == "multipart":  # an upload (up to MAX_UPLOAD_BYTES) is read once its sender is known
-                user = await in_thread(self._caller, store, request)
+            if self.body == "multipart":  # an upload (up to MAX_UPLOAD_BYTES) is read once its sender may send it
+                user = await in_thread(self._uploader, store, request)
                 fields, files = await _form(request)
                 call = Call(store, user, request.path_params, request.query_params, fields, files)
                 result = await in_thread(self.handler, call)
@@ -271,6 +274,14 @@ class Endpoint:
             user = self._caller(store, request)
             body = None if raw is None else _json(raw, _content_type(request.headers))
             return self.handler(Call(store, user, request.path_params, request.query_params, body))
+
+    def _uploader(self, store: Store, request: Request) -> auth.User | None:
+        """The request's user, once allowed the route's ``uploader`` action (403 otherwise): a grader's or a
+        viewer's upload of hundreds of megabytes was read whole before its 403."""
+        user = self._caller(store, request)
+        if self.uploader is not None:
+            auth.require(store, user, self.uploader)
+        return user
 
     def _caller(self, store: Store, request: Request) -> auth.User | None:
         """The request's user (``_user``); None on a public route."""
