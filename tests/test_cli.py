@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from core.cli import build_parser
+from core.store import Store
 
 
 def test_the_console_script_is_named_activegrade():
@@ -63,6 +64,7 @@ def test_a_reader_that_closes_early_gets_no_traceback(tmp_path):
     """`python -m core status | head -2` (docs/cli.md: never a traceback): the reader closes standard output
     before the command writes its lines or its JSON; the command ends quietly with Python's broken-pipe status."""
     env = {**os.environ, "ACTIVEGRADE_DB_URL": f"sqlite:///{tmp_path / 'cli.db'}"}
+    Store.open(env["ACTIVEGRADE_DB_URL"]).engine.dispose()  # status reads a database that is there
     for command in (["status"], ["status", "--json", "-"]):
         process = subprocess.Popen(
             [sys.executable, "-m", "core", *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env

@@ -47,6 +47,9 @@ def test_an_api_token_is_printed_once_listed_without_its_secret_and_revoked(tmp_
     far = str(2**64)  # past the database's integers: no such row, not an overflow's traceback
     assert main(["users", "--db-url", url, "token", "revoke", far]) == 2
     assert main(["status", far, "--db-url", url]) == 2 and "no project" in capsys.readouterr().err
+    elsewhere = f"sqlite:///{tmp_path / 'typo' / 'db.sqlite'}"  # a mistyped --db-url: no new, empty database
+    assert main(["status", "--db-url", elsewhere]) == 2 and "no database at" in capsys.readouterr().err
+    assert not (tmp_path / "typo").exists()
 
 
 def test_tokens_create_prints_the_token_alone_on_its_last_line_once_and_it_authenticates(tmp_path, capsys):

@@ -12,9 +12,9 @@ import argparse
 from typing import Any
 
 from core.cli.output import add_output_options, say, write_json
-from core.cli.projects import add_database_argument, find_project
+from core.cli.projects import add_database_argument, existing_store, find_project
 from core.services.preparation import project_state
-from core.store import Store, audit_chain
+from core.store import audit_chain
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +41,7 @@ def line(state: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = Store.open(args.db_url)
+    store = existing_store(args.db_url)
     projects = [find_project(store, args.project)] if args.project else store.projects()
     states = [project_state(store, project) for project in projects]
     say(args, "\n".join(line(state) for state in states) if states else "no project in the database")

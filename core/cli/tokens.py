@@ -12,7 +12,7 @@ import argparse
 from dataclasses import asdict
 
 from core.cli.output import STDOUT, add_output_options, say, write_json
-from core.cli.projects import add_database_argument
+from core.cli.projects import add_database_argument, existing_store
 from core.errors import InputError
 from core.services import auth, tokens
 from core.services.outcome import Refused
@@ -78,6 +78,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """`tokens ACTION ...`: a refusal is reported as bad input (exit status 2)."""
     try:
-        return act(Store.open(args.db_url), args)
+        return act(existing_store(args.db_url), args)
     except Refused as exc:
         raise InputError(str(exc)) from None
