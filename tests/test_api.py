@@ -157,6 +157,11 @@ def test_a_grade_names_its_target_and_criterion(world):
     body = {"item_id": item["item_id"], "token": item["token"], "label": item["labels"][0]["label"], "target": "B"}
     refused = call(client, secrets["ann"], "POST", f"/projects/{pid}/grades", json=body)
     assert refused.status_code == 422 and refused.json()["error"]["field"] == "target"
+    late = call(
+        client, secrets["ann"], "POST", f"/projects/{pid}/grades", json={**body, "target": "", "shown_ms": "abc"}
+    )
+    assert late.status_code == 422 and late.json()["error"]["field"] == "shown_ms"
+    assert "'abc' ms is not a number" in late.json()["error"]["message"]
     bad_label = call(
         client, secrets["ann"], "POST", f"/projects/{pid}/grades", json={**body, "target": "", "label": "maybe"}
     )

@@ -119,12 +119,15 @@ def viewing_seconds(shown_ms: object, released_s: float) -> float:
     """How long the grader saw the item: what the browser measured (``shown_ms``, from the frame that painted
     it), never more than ``released_s``, the server's own measure since it released the card
     (core.services.showings.Showing.seconds_since_released), so a forged value can neither lengthen a view
-    nor skip MIN_VIEW_S's check by more than the network's delay. InputError for a browser value that is
-    not a number of milliseconds in [0, MAX_VIEW_S]."""
-    if isinstance(shown_ms, bool) or not isinstance(shown_ms, int | float):
-        shown_ms = math.nan
-    browser = check_seconds(shown_ms / 1000)
-    return min(browser, max(released_s, 0.0))
+    nor skip MIN_VIEW_S's check by more than the network's delay. InputError (its field: shown_ms, the API's
+    name for it) for a browser value that is not a number of milliseconds in [0, MAX_VIEW_S]."""
+    if isinstance(shown_ms, bool) or not isinstance(shown_ms, int | float) or not 0 <= shown_ms <= MAX_VIEW_S * 1000:
+        raise InputError(
+            f"the viewing time {shown_ms!r} ms is not a number of milliseconds between 0 and {MAX_VIEW_S * 1000:,.0f}",
+            fix="reload the page and grade the item again",
+            field="shown_ms",
+        )
+    return min(check_seconds(shown_ms / 1000), max(released_s, 0.0))
 
 
 def check_label(scale: Scale, label: str) -> None:
