@@ -113,6 +113,13 @@ def test_a_token_sees_only_its_accounts_projects(world):
     headers = {"Authorization": f"Bearer {secrets['ann']}", "Content-Type": "multipart/form-data; boundary=x"}
     refused = client.post(api.PREFIX + "/projects", content=upload_parts(), headers=headers)
     assert refused.status_code == 403 and len(sent) < 20
+    settings = {"settings": json.dumps({"name": "Broken"})}
+    broken = call(client, secrets["boss"], "POST", "/projects", files={"pool": ("p.jsonl", b"{oops\n")}, data=settings)
+    assert broken.status_code == 422 and broken.json()["error"]["field"] == "pool"
+    twice = [("pool", upload("pool.jsonl")), ("pool", upload("pool.jsonl"))]
+    doubled = call(client, secrets["boss"], "POST", "/projects", files=twice, data=settings)
+    assert doubled.status_code == 422 and doubled.json()["error"]["field"] == "pool"
+    assert "sent twice" in doubled.json()["error"]["message"]
     assert call(client, secrets["boss"], "GET", "/projects/abc").json()["error"]["field"] == "project_id"
 
 

@@ -20,7 +20,7 @@ from starlette.routing import Route
 from core.api import cards, schemas
 from core.api.http import ApiError, Call, Endpoint, Handler, not_saved, parse_json
 from core.api.openapi import document
-from core.errors import NotSaved
+from core.errors import InputError, NotSaved
 from core.exports.formats import EXPORTS, export_name, exported_what
 from core.exports.project_export import GRADE_FORMATS, REPORT_EXPORTED, REPORT_FORMATS, ProjectFiles, report_bytes
 from core.exports.report import criterion_rows
@@ -257,7 +257,12 @@ def create_project(call: Call) -> JSONResponse:
     name = settings.pop("name", None)
     if not isinstance(name, str) or not name.strip():
         raise ApiError(422, "the settings need a 'name' for the project", "name")
-    project_id = project_actions.create(call.store, call.user, name, files["pool"], files.get("samples"), settings)
+    try:
+        project_id = project_actions.create(call.store, call.user, name, files["pool"], files.get("samples"), settings)
+    except InputError as exc:  # a file's error names its part, as a field's does
+        parts = {upload[0]: part for part, upload in files.items()}
+        exc.field = exc.field or parts.get(exc.file)
+        raise
     background.ensure_worker(call.store)
     return JSONResponse({"id": project_id, "status": call.store.project(project_id).status}, 201)
 

@@ -174,6 +174,9 @@ async def _form(request: Request) -> tuple[dict[str, str], dict[str, tuple[str, 
     fields: dict[str, str] = {}
     files: dict[str, tuple[str, bytes]] = {}
     for name, value in form.multi_items():
+        if name in files or name in fields:
+            await form.close()
+            raise ApiError(422, f"the part {name!r} is sent twice: send each part once", name)
         if isinstance(value, UploadFile):
             files[name] = (value.filename or name, await value.read())
         else:
