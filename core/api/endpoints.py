@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from core.api import cards, schemas
-from core.api.http import ApiError, Call, Endpoint, Handler, not_saved, parse_json
+from core.api.http import ApiError, Call, Endpoint, Handler, json_kind, not_saved, parse_json
 from core.api.openapi import document
 from core.errors import InputError, NotSaved
 from core.exports.formats import EXPORTS, export_name, exported_what
@@ -160,15 +160,16 @@ def _criterion_labels(call: Call, card: str) -> dict[str, str]:
     what to send). Whether each is a criterion of the rubric and a label of its scale is grade_rubric's check."""
     labels = (call.body or {}).get("labels")
     if not isinstance(labels, dict):
-        shown = "missing" if labels is None else f"a {type(labels).__name__}, not an object"
+        shown = "missing" if labels is None else f"{json_kind(labels)}, not an object"
         raise ApiError(422, f"the field 'labels' is {shown}: {card}", "labels")
+    labels = {name: "" if label is None else label for name, label in labels.items()}  # null: no answer, as ""
     for name, label in labels.items():
         if len(name) > MAX_NAME_CHARS:
             raise ApiError(
                 422, f"a criterion of 'labels' has {len(name):,} characters, more than {MAX_NAME_CHARS:,}", "labels"
             )
         if not isinstance(label, str):
-            raise ApiError(422, f"the label of {name!r} must be a string, not {type(label).__name__}", "labels")
+            raise ApiError(422, f"the label of {name!r} must be a string, not {json_kind(label)}", "labels")
         if len(label) > MAX_LABEL_CHARS:
             raise ApiError(
                 422, f"the label of {name!r} has {len(label):,} characters, more than {MAX_LABEL_CHARS:,}", "labels"

@@ -82,7 +82,7 @@ class Call:
         if value is None:
             raise ApiError(422, f"the field {name!r} is missing", name)
         if not isinstance(value, str):
-            raise ApiError(422, f"the field {name!r} must be a string, not {type(value).__name__}", name)
+            raise ApiError(422, f"the field {name!r} must be a string, not {json_kind(value)}", name)
         if limit is not None and len(value) > limit:
             raise ApiError(422, f"the field {name!r} has {len(value):,} characters, more than {limit:,}", name)
         return value
@@ -138,6 +138,12 @@ def bearer(headers: Headers) -> str | None:
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
+def json_kind(value: Any) -> str:
+    """What a parsed JSON value is, in JSON's words ("a number", "null"), for messages to API clients."""
+    kinds = ((bool, "true or false"), (int | float, "a number"), (str, "a string"), (list, "an array"))
+    return "null" if value is None else next((k for t, k in kinds if isinstance(value, t)), "an object")
+
+
 def parse_json(raw: bytes | str, what: str, field: str | None = None) -> Any:
     """``raw`` parsed as JSON; 422 naming ``what`` (and ``field``) where it is not JSON, or nests so deeply
     that the parser gives up (a RecursionError, which answered 500)."""
@@ -158,7 +164,7 @@ def _json(raw: bytes, content_type: str) -> dict[str, Any]:
         raise ApiError(415, f"the body must be JSON (Content-Type: application/json), not {content_type}")
     parsed = parse_json(raw, "the body")
     if not isinstance(parsed, dict):
-        raise ApiError(422, f"the body must be a JSON object, not {type(parsed).__name__}")
+        raise ApiError(422, f"the body must be a JSON object, not {json_kind(parsed)}")
     return parsed
 
 
