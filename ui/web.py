@@ -49,7 +49,10 @@ CSP = "; ".join(
         "default-src 'self'",
         "script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:",
         "style-src 'self' 'unsafe-inline'",
-        "img-src 'self' data: blob:",
+        # web images too: a project whose admin turned external images on shows an item's http(s) image URL
+        # (core.inputs.images.shown_image decides, per project, which URL reaches a card; with 'self' alone the
+        # browser refused every one of them)
+        "img-src 'self' data: blob: https: http:",
         "font-src 'self' data:",
         "connect-src 'self'",
         "worker-src 'self' blob:",
