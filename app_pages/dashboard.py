@@ -24,6 +24,7 @@ from core.services.progress import (
 )
 from core.services.reading import (
     Reading,
+    grades_words,
     headline_words,
     interval_label,
     reported_estimate,
@@ -93,8 +94,8 @@ def pace_row(grades, reading: Reading) -> None:
     cols[2].metric(
         "Items still needed",
         f"{when.items_left:,}",
-        help=f"Forecast of graded items to the stop ({reading.regime_name}): about {f.n:,} in all, likely "
-        f"{f.low:,} to {f.high:,} (an 80% range, from the grades so far); a forecast, not a promise.",
+        help=f"Forecast of graded items to the stop ({reading.regime_name}): {grades_words(f.n, f.low, f.high)} "
+        "in all (the range an 80% one, from the grades so far); a forecast, not a promise.",
     )
     cols[3].metric(
         "ETA at the current pace",
@@ -107,8 +108,8 @@ def pace_row(grades, reading: Reading) -> None:
         st.warning(stopping_words(reading))
     else:
         st.info(
-            f"{stopping_words(reading)} About **{when.items_left:,} more items** ({f.n:,} in all, likely "
-            f"{f.low:,} to {f.high:,}), {duration(when.hours)} of grading at the current pace (ETA)."
+            f"{stopping_words(reading)} About **{when.items_left:,} more items** ({grades_words(f.n, f.low, f.high)} "
+            f"in all), {duration(when.hours)} of grading at the current pace (ETA)."
         )
 
 

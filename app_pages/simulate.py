@@ -9,6 +9,7 @@ import streamlit as st
 from core.errors import InputError
 from core.services import auth, simulation
 from core.services.outcome import Refused
+from core.services.reading import grades_words
 from core.services.simulation import LEVEL, METHOD_NOTES, METHODS, ORACLES
 from ui import access, plan, signin, state
 
@@ -37,10 +38,15 @@ if reading.done and reading.stop_at is not None:
         f"The defaults below are around the **{reading.stop_at:,}** grades at which the project's rule said done "
         f"({reading.graded:,} graded so far; Projects page)."
     )
+elif reading.budget_half_width is not None:  # a budget fixed in advance: no target to reach, no range
+    st.caption(
+        f"The defaults below are around the project's fixed budget of **{forecast.n:,}** grades, at which it "
+        f"expects an interval of about ±{reading.budget_half_width:.3f} (Projects page)."
+    )
 else:
     st.caption(
-        f"The defaults below are around the **{forecast.n:,}** grades (likely {forecast.low:,} to "
-        f"{forecast.high:,}) the project's forecast, {source}, says ±{settings.target_half_width:.3f} needs "
+        f"The defaults below are around the grades the project's forecast, {source}, says "
+        f"±{settings.target_half_width:.3f} needs: {grades_words(forecast.n, forecast.low, forecast.high)} "
         "(Projects page)."
     )
 with st.form("simulate"):
@@ -95,6 +101,11 @@ elif run:
 job = simulation.latest(store, actor, project.id)
 if job is None:
     st.stop()
+if job.state == "done" and (changes := simulation.changed_since(job.result, settings)):
+    st.warning(
+        f"The run below was made before the project's settings changed ({'; '.join(changes)}): its figures "
+        "are for the settings it read. Run the simulation again for the current ones."
+    )
 
 
 @st.fragment(run_every=1.0)
@@ -181,7 +192,15 @@ for tab, (column, title, fmt) in zip(st.tabs(list(figures)), figures.values(), s
 st.dataframe(frame.round(4), hide_index=True, width="stretch")
 
 stop = simulation.stopping(result)
-if stop is not None:
+if stop is not None and stop.fixed:
+    st.subheader(f"Grading the fixed budget of {stop.forecast[1]:,} grades")
+    st.caption(
+        "Each repetition grades the budget in the queue's order and reads the fixed-n interval there; "
+        "`uniform` is plain random sampling of the same budget. The budget is fixed, so there is no target to "
+        "reach and no range to forecast: the table gives the coverage of the interval read at the budget."
+    )
+    st.dataframe(pd.DataFrame(stop.rows).round(4), hide_index=True, width="stretch")
+elif stop is not None:
     st.subheader(f"Grading until the rule says ±{stop.target:.3f} is reached")
     st.caption(
         f"Each repetition grades in the queue's order and stops where the project's rule ("

@@ -41,6 +41,7 @@ from core.services.reading import (
     ANYTIME_NAME,
     Interval,
     Reading,
+    grades_words,
     interval_when,
     read_project,
     reported_estimate,
@@ -663,7 +664,7 @@ def stopping_line(rule: dict[str, Any]) -> str:
     forecast = rule["forecast"]
     line = f"Stopping: {rule['rule']}. {rule['words']}"
     if not rule["met"]:
-        line += f" Forecast: about {forecast['n']:,} graded items in all (80% range {forecast['low']:,} to {forecast['high']:,})."
+        line += f" Forecast: {grades_words(forecast['n'], forecast['low'], forecast['high'], '80% range')} graded items in all."
     if rule["saving"] is not None:
         line += f" {rule['saving']['words']}"
     return line

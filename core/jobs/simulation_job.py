@@ -18,6 +18,16 @@ SIMULATE = "simulate"
 ARGUMENTS = ("budgets", "reps", "seed", "methods", "n0", "skip_wrong", "skip_right")
 
 
+def settings_read(settings: Any) -> dict[str, Any]:
+    """The project settings a run reads (its stopping regime, target and the score the manager expects), as
+    its result keeps them: the page says when the project's have changed since (core.services.simulation)."""
+    return {
+        "stopping": settings.stopping,
+        "target_half_width": float(settings.target_half_width),
+        "expected_score": settings.expected_score,
+    }
+
+
 def enqueue_simulation(store: Store, project_id: int, **arguments: Any) -> int:
     """Queue ``simulate(items, **arguments)`` on the project's items (ARGUMENTS only); returns the job's id."""
     unknown = sorted(set(arguments) - set(ARGUMENTS))
@@ -38,16 +48,15 @@ def run_simulation(context: JobContext) -> dict:
     items = context.store.load_items(context.job.project_id)
     settings = context.store.project(context.job.project_id).settings
     design = prepared_design(items, settings.stopping)
-    return json_safe(
-        simulate(
-            items,
-            design=design,
-            regime=settings.stopping,
-            target_half_width=float(settings.target_half_width),
-            expected=settings.expected_score,
-            **context.job.payload,
-        )
+    result = simulate(
+        items,
+        design=design,
+        regime=settings.stopping,
+        target_half_width=float(settings.target_half_width),
+        expected=settings.expected_score,
+        **context.job.payload,
     )
+    return json_safe(result | {"settings": settings_read(settings)})
 
 
 def _failed(store: Store, job: JobRow, error: str) -> None:

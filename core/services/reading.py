@@ -358,6 +358,12 @@ def reported_estimate(reading: Reading, estimate: Estimate) -> tuple[float, str]
     )
 
 
+def grades_words(n: int, low: int, high: int, range_name: str = "likely") -> str:
+    """A forecast of grades in words: "about N (likely LOW to HIGH)", or N alone where the range is a point (a
+    budget fixed in advance, or a stop already known)."""
+    return f"about {n:,} ({range_name} {low:,} to {high:,})" if low < high else f"{n:,}"
+
+
 def headline_words(reading: Reading, level: float) -> str:
     """The setup's headline: the grades the target needs (likely range; uniform's fixed-n size), the stop once the
     rule said done, or, with a budget fixed in advance, the half-width the budget is expected to give."""

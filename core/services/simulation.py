@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.jobs.simulation_job import enqueue_simulation, latest_simulation
+from core.jobs.simulation_job import enqueue_simulation, latest_simulation, settings_read
 from core.services import auth
 from core.services.outcome import permitted
 from core.services.setup import Design
 from core.settings import ProjectSettings
 from core.stats.intervals import LEVEL
 from core.stats.simulate import METHOD_NOTES, METHODS, ORACLES, budget_sizes, budgets_around
-from core.stats.stopping import ANYTIME, REGIME_NAMES
+from core.stats.stopping import ANYTIME, FIXED, REGIME_NAMES
 from core.store import Store
 from core.store import jobs as job_table
 
@@ -30,6 +30,7 @@ __all__ = [
     "ORACLES",
     "Run",
     "Stopping",
+    "changed_since",
     "defaults",
     "latest",
     "regime_name",
@@ -110,6 +111,8 @@ class Stopping:
     uniform_wilson: int
     forecast: tuple[int, int, int]
     forecast_hit: float
+    fixed: bool = False
+    """A budget fixed in advance: every run grades the budget, whatever the half-width (no target, no range)."""
 
 
 def stopping(result: dict[str, Any]) -> Stopping | None:
@@ -138,7 +141,26 @@ def stopping(result: dict[str, Any]) -> Stopping | None:
         uniform_wilson=int(stop["uniform_fixed_n_wilson"]),
         forecast=(round(own["forecast_low"]), round(own["forecast_n"]), round(own["forecast_high"])),
         forecast_hit=float(own["forecast_hit"]),
+        fixed=stop.get("regime") == FIXED,
     )
+
+
+def changed_since(result: dict[str, Any], settings: ProjectSettings) -> list[str]:
+    """What of the settings a run read (core.jobs.simulation_job.settings_read) the project has changed since,
+    each as "was -> now" in words; empty when none (a run kept from before runs recorded them is read by its
+    stopping mode's target and regime)."""
+    stop = result.get("stopping") or {}
+    kept = {"stopping": stop.get("regime"), "target_half_width": stop.get("target_half_width")}
+    then = result.get("settings") or {key: value for key, value in kept.items() if value is not None}
+    now = settings_read(settings)
+    words = {
+        "stopping": lambda v: REGIME_NAMES.get(v, str(v)),
+        "target_half_width": lambda v: f"±{v:.3f}",
+        "expected_score": lambda v: "no expected score" if v is None else f"an expected score of {v:.2f}",
+    }
+    return [
+        f"{words[key](then[key])} -> {words[key](now[key])}" for key in words if key in then and then[key] != now[key]
+    ]
 
 
 def regime_name(result: dict[str, Any]) -> str:

@@ -170,7 +170,7 @@ def test_simulate_defaults_come_from_the_projects_plan(open_app, store, project_
     budgets = [int(b) for b in at.text_input(key="sim_budgets").value.split(",")]
     assert needed in budgets and min(budgets) < needed < max(budgets), (needed, budgets)
     assert next(n for n in at.number_input if n.label.startswith("Planned budget n0")).value == needed
-    assert any(f"**{needed:,}** grades (likely" in c.value for c in at.caption)
+    assert any(f"needs: about {needed:,} (likely" in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize("emptied", [0, 1])  # the budgets, then the methods
@@ -209,7 +209,7 @@ def test_simulate_quotes_the_forecast_now_and_the_forms_offer_the_n0_the_project
     assert now.graded == 12 and now.n != before and now.n < 30 != before, (before, now)
     assert project.settings.anytime_n0(plan.design(project)) == before
     simulate = open_app("app_pages/simulate.py", project_id=project_id)
-    assert any(f"**{now.n:,}** grades (likely {now.low:,} to {now.high:,})" in c.value for c in simulate.caption)
+    assert any(f"about {now.n:,} (likely {now.low:,} to {now.high:,})" in c.value for c in simulate.caption)
     assert next(n for n in simulate.number_input if n.label.startswith("Planned budget n0")).value == before
     projects = open_app(project_id=project_id)
     assert any(f"grade about {now.n:,} items" in m.value for m in projects.markdown)
@@ -232,3 +232,22 @@ def test_simulate_says_where_a_done_project_stopped_not_a_forecast_of_it(open_ap
     assert "the **12** grades at which the project's rule said done (12 graded so far; Projects page)" in words
     assert "forecast" not in words and "likely" not in words
     assert next(n for n in simulate.number_input if n.label.startswith("Planned budget n0")).value == 12
+
+
+def test_simulate_says_a_fixed_budget_is_a_budget_and_when_its_run_is_from_other_settings(open_app, store, project_id):
+    """A budget fixed in advance has no target to reach and no range (it said "likely 20 to 20" and "grading until
+    the rule says ±0.050 is reached"); a run made before the settings changed says so."""
+    store.update_settings(project_id, {"planned_budget": 20, "budget_fixed": True})
+    at = open_app("app_pages/simulate.py", project_id=project_id)
+    words = " ".join(c.value for c in at.caption)
+    assert "fixed budget of **20** grades, at which it expects an interval of about ±" in words
+    assert "likely" not in words
+    at.text_input(key="sim_budgets").set_value("12")
+    at.number_input[0].set_value(10)
+    at.multiselect[0].set_value(["activegrade"])
+    at.button[0].click().run()
+    simulated(at)
+    assert any("Grading the fixed budget of 20 grades" in h.value for h in at.subheader) and not at.warning
+    store.update_settings(project_id, {"budget_fixed": False, "target_half_width": 0.1})
+    at = open_app("app_pages/simulate.py", project_id=project_id)
+    assert "a budget fixed in advance -> planned looks on information; ±0.050 -> ±0.100" in at.warning[0].value

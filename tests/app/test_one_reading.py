@@ -45,7 +45,7 @@ def test_every_page_export_and_the_api_show_the_same_reading(open_app, store, pr
     metric = next(m for m in dashboard.metric if m.label.endswith("anytime-valid interval"))
     assert metric.value == interval
     needed = next(m for m in dashboard.metric if m.label == "Items still needed")
-    assert needed.value == f"{reading.items_left:,}" and f"{reading.forecast.n:,} in all" in needed.help
+    assert needed.value == f"{reading.items_left:,}" and f"about {reading.forecast.n:,} (likely" in needed.help
 
     presenter = open_app("app_pages/presenter.py", project_id=project_id)
     assert interval in "\n".join(h.proto.body for h in presenter.get("html"))
