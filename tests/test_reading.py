@@ -141,8 +141,12 @@ def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_afte
     few = dict(list(graded.items())[:3])  # some strata without 2 grades: withheld, as on the dashboard
     early = read_project(design, SETTINGS, few, estimate(design, list(few), list(few.values())))
     assert not early.saving_known and saving_metric(early)[1] == "withheld"
+    assert "uniform random sampling" not in headline_words(early, 0.95)  # withheld there too, not quoted
     thirty = dict(list(graded.items())[:30])  # the forecast's draws said 87, the grades' S^2 89
     grading = read_project(design, SETTINGS, thirty, estimate(design, list(thirty), list(thirty.values())))
+    assert not grading.done and saving_metric(grading)[0].startswith("Expected saving")  # a forecast, said so
+    assert saving_headline(grading)[1].startswith(f"expected at the forecast stop ({grading.forecast.n:,}): ")
+    assert saving_metric(reading)[0].startswith("Saving") and "uniform random sampling" in headline_words(grading, 0.95)
     for read in (reading, early, grading):  # one number for what uniform sampling needs: the saving's
         assert read.forecast.uniform == round(read.saving.uniform_fixed)
 

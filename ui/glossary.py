@@ -54,8 +54,11 @@ TERMS: dict[str, tuple[str, str]] = {
         r"\text{half-width} = (\text{high} - \text{low}) / 2",
     ),
     "saving vs uniform": (
-        "How many fewer items this design grades than uniform random sampling would for the same precision.",
-        r"\text{saving} = 1 - n / m,\quad m = \text{uniform's items for the same variance}",
+        "How many fewer grades this project needs to stop than uniform random sampling: against the grades a "
+        "uniform sample needs for the target with the usual fixed-n interval, and against uniform sampling "
+        "stopped by the same rule. Expected (at the forecast stop) until the rule says done; with a budget fixed "
+        "in advance, against a uniform sample of the same precision.",
+        r"\text{saving} = 1 - n / m,\quad n = \text{grades at the stop},\ m = \text{uniform's grades}",
     ),
 }
 

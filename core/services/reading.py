@@ -374,13 +374,16 @@ def headline_words(reading: Reading, level: float) -> str:
             f"±{reading.budget_half_width:.3f} at {level:.0%} (the target is ±{reading.target:.3f}; uniform random "
             f"sampling would need about {s.uniform_fixed:,.0f} grades for the same precision)"
         )
-    uniform = f"uniform random sampling would need about {s.uniform_fixed:,.0f}"
+    # uniform's need is the saving's, said only where the saving is (withheld from the first grade until every
+    # stratum has 2: the dashboard's "withheld" beside a headline quoting it read as two answers)
+    told = reading.saving_known or reading.graded == 0
+    uniform = [f"uniform random sampling would need about {s.uniform_fixed:,.0f}"] if told else []
     if reading.done:
-        return f"Done: ±{reading.target:.3f} at {level:.0%} reached at {reading.stop_at:,} grades ({uniform})"
-    return (
-        f"To reach ±{reading.target:.3f} at {level:.0%}, grade about {f.n:,} items (likely {f.low:,} to "
-        f"{f.high:,}; {uniform})"
-    )
+        more = f" ({uniform[0]})" if uniform else ""
+        return f"Done: ±{reading.target:.3f} at {level:.0%} reached at {reading.stop_at:,} grades{more}"
+    inside = ([f"likely {f.low:,} to {f.high:,}"] if f.low < f.high else []) + uniform
+    more = f" ({'; '.join(inside)})" if inside else ""
+    return f"To reach ±{reading.target:.3f} at {level:.0%}, grade about {f.n:,} items{more}"
 
 
 def saving_words(reading: Reading) -> str:
@@ -408,16 +411,19 @@ def saving_words(reading: Reading) -> str:
 def saving_metric(reading: Reading) -> tuple[str, str]:
     """The saving as a metric's label and value: both comparisons, labelled (one with a budget fixed in advance,
     where they are the same: a uniform sample of the same precision); "withheld" until every stratum has 2
-    grades once grading has begun, and before any grade the plan's, labelled "Planned" (a prediction from the
-    surrogate or the expected score, not a measurement)."""
+    grades once grading has begun, before any grade the plan's, labelled "Planned" (a prediction from the
+    surrogate or the expected score, not a measurement), and until the rule says done "Expected" (at the
+    forecast stop, from the grades so far)."""
     s = reading.saving
     if reading.regime == FIXED:
         label, value = "Saving, same precision", percent(s.fixed_n, signed=True)
     else:
         label = "Saving: fixed-n · same rule"
         value = f"{percent(s.fixed_n, signed=True)} · {percent(s.same_regime, signed=True)}"
-    if reading.saving_known:
+    if reading.saving_known and (reading.done or reading.regime == FIXED):
         return label, value
+    if reading.saving_known:  # at the forecast stop: a forecast from the grades so far, not a count
+        return f"Expected {label[0].lower()}{label[1:]}", value
     if reading.graded == 0 and np.isfinite(s.fixed_n):
         return f"Planned {label[0].lower()}{label[1:]}", value
     return label, "withheld"
@@ -432,6 +438,8 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
     grades = abs(round(reading.saving.uniform_fixed * share))
     fewer = share >= 0
     words = "fewer grades than uniform sampling" if fewer else "more grades than uniform sampling"
+    if not (reading.done or reading.regime == FIXED):  # at the forecast stop: a forecast, said as one
+        words = f"expected at the forecast stop ({reading.forecast.n:,}): {words}"
     count = f"{counted(grades, 'grade')} {'fewer' if fewer else 'more'}"  # "5 grades" alone read as uniform's need
     if reading.regime == FIXED:
         return percent(abs(share)), f"{words} ({count}, for the same precision)"

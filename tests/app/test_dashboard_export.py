@@ -36,7 +36,7 @@ def test_dashboard_shows_estimate_interval_strata_and_graders(open_app, store, p
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Graded items"] == "12 of 40" and metrics["Grades"] == "15"  # bob's 3 are second grades
     assert metrics["Throughput"].endswith("grades/h") and metrics["Items still needed"]
-    saving = "Saving: fixed-n · same rule"  # both comparisons, labelled (issue 27)
+    saving = "Expected saving: fixed-n · same rule"  # both comparisons, labelled, a forecast until done (issue 27)
     assert metrics["ETA at the current pace"] and metrics[saving].count("%") == 2
     saved = next(m for m in at.metric if m.label == saving)
     assert "usual fixed-n interval" in saved.help and "same rule" in saved.help
