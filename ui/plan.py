@@ -166,7 +166,14 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
     if d.N > MIN_BUDGET:
         n0 = project.settings.anytime_n0(d)
         budget = st.slider(  # keyed by its default too: a new target's forecast resets it
-            "Grading budget (items)", MIN_BUDGET, d.N, max(MIN_BUDGET, n0), key=f"budget-{project.id}-{n0}"
+            "Grading budget (items)",
+            MIN_BUDGET,
+            d.N,
+            max(MIN_BUDGET, n0),
+            key=f"budget-{project.id}-{n0}",
+            help="Where a budget of this many grades would go (the picture and the table). It starts at the "
+            "number of grades the anytime interval is tuned for; the saving beside it is at the stop, whatever "
+            "this says.",
         )
     else:  # a slider from MIN_BUDGET to N would have no range
         budget = d.N
@@ -206,9 +213,17 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
         ),
     )
     if math.isfinite(s.uniform_fixed) and (reading.saving_known or reading.graded == 0):
+        if reading.budget_half_width is not None:  # a budget fixed in advance
+            at = f"the budget ({reading.forecast.n:,} grades)"
+        else:
+            at = (
+                f"the stop ({reading.stop_at:,} grades)"
+                if reading.done
+                else f"the forecast stop ({reading.forecast.n:,})"
+            )
         right.caption(
-            f"Uniform random sampling would need about {s.uniform_fixed:,.0f} grades for the same precision "
-            "(with its usual fixed-n interval)."
+            f"At {at}: uniform random sampling would need about {s.uniform_fixed:,.0f} grades for the same "
+            "precision (with its usual fixed-n interval)."
         )
 
 
