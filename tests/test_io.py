@@ -359,6 +359,12 @@ def test_csv_content_in_a_jsonl_file_suggests_the_csv_extension():
     assert ".csv extension" in message
 
 
+def test_json_lines_in_a_csv_file_suggest_the_jsonl_extension():
+    """It said "the row has 3 of the header's 7 values", as if the JSON were CSV."""
+    message = error_of(("pool.csv", jsonl(item("a")) + b"\n" + jsonl(item("b", prompt="p, q"))))
+    assert "pool.csv" in message and "JSON objects, not comma-separated values" in message and ".jsonl" in message
+
+
 def test_a_repeated_key_in_a_json_line_is_refused():
     message = error_of(
         ("pool.jsonl", jsonl(item("a")) + b'\n{"id": "b", "prompt": "x", "response": "y", "prompt": "z"}')

@@ -442,7 +442,7 @@ def _is_blank(value: object) -> bool:
 
 
 def _label_column(table: Table) -> pd.Series:
-    fix = "write each grade as a number from 0 to 1 such as 0, 0.5 or 1 (with a decimal point), or leave it empty"
+    fix = "write each grade as a number from 0 to 1 such as 0, 0.5 or 1 (0.5 with a point, not a comma), or leave it empty"
     labels = _numbers(table, "label", "the label", fix)
     table.fail(
         (labels < 0) | (labels > 1),

@@ -402,6 +402,12 @@ def _read_json_array(name: str, text: str) -> Table:
 
 
 def _read_csv(name: str, data: bytes, text: str) -> Table:
+    if text.lstrip("\ufeff \t\r\n").startswith("{"):  # JSON Lines named .csv: said as such, not as CSV rows
+        raise InputError(
+            "the file holds JSON objects, not comma-separated values",
+            file=name,
+            fix="name it .jsonl (one JSON object per line) or .json, or save it as CSV",
+        )
     try:
         cells = pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False, na_filter=False)
     except pd.errors.ParserError as error:
