@@ -116,7 +116,12 @@ def scale_from_settings(values: Mapping[str, Any]) -> Scale:
     named = {BINARY.kind: BINARY, LIKERT.kind: LIKERT}
     if isinstance(stored, Mapping) and stored.get("kind") in named:
         return named[stored["kind"]]
-    return custom_scale(_label_pairs(stored))
+    try:
+        return custom_scale(_label_pairs(stored))
+    except InputError as exc:  # its row counts the scale's labels, not a file's rows ("row 1" of a JSON object)
+        if exc.row is None:
+            raise
+        raise InputError(f"label {exc.row} of the scale: {exc.problem}", fix=exc.fix, field="scale") from None
 
 
 def _label_pairs(stored: Any) -> list[tuple[str, float]]:

@@ -46,6 +46,13 @@ def test_bad_custom_scales_say_which_line(text, message):
         parse_custom_labels(text)
 
 
+def test_a_bad_stored_scale_names_its_label_not_a_row():
+    """A settings file's scale said "row 1", though the file is one JSON object: its labels are counted."""
+    with pytest.raises(InputError) as raised:
+        scale_from_settings({"scale": {"kind": "custom", "labels": [["Bad", 0], ["Good", 2]]}})
+    assert raised.value.row is None and str(raised.value).startswith("label 2 of the scale: value 2.0 of 'Good'")
+
+
 def test_two_first_visitors_open_the_same_demo(store, monkeypatch):
     from core.services import auth
     from core.services.project_actions import DEMO_NAME, open_demo
