@@ -853,16 +853,17 @@ def estimate_line(data: dict[str, Any]) -> str:
         )
     fixed = f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] ({e['interval']}; standard error {e['se']:.4f})"
     rule = e.get("stopping_interval")
+    when = None if rule is None else rule["when"].split(" (")[0]  # the look is in the interval's name that follows
     if rule is not None and rule.get("value_when"):  # the looks said done before the grades given now
         return (
             f"**Estimated {mean_grade_words(data['settings'])}: {rule['value']:.4f}** {rule['value_when']}, "
-            f"{rule['level']:.1%} interval {rule['when']} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
+            f"{rule['level']:.1%} interval {when} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
             f"({rule['interval']}), with the {e['method']} estimator; fixed-n interval of all of them {fixed}."
         )
     interval = (
         f"{e['level']:.0%} interval {fixed}"
         if rule is None
-        else f"{rule['level']:.1%} interval {rule['when']} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
+        else f"{rule['level']:.1%} interval {when} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
         f"({rule['interval']}); fixed-n interval {fixed}"
     )
     return (

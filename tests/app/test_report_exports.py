@@ -183,6 +183,26 @@ def test_the_reports_prose_has_no_markdown_marks_and_no_parentheses_in_parenthes
     assert deepest == 1 and "*" not in re.sub(r"<[^>]+>", "", report_html(data).split("<pre")[0])
 
 
+def test_a_stop_at_a_look_is_named_once_in_the_estimates_sentence(store, project_id):
+    """It said "interval at the stop (look 2 of 2) [...] (look 2 of 2, a repeated confidence interval ...)"."""
+    store.update_settings(project_id, {"target_half_width": 0.2})  # the 40-item pool stops at a look early
+    items = store.load_items(project_id)
+    for position in range(40):
+        submit(
+            store,
+            project_id,
+            position,
+            BINARY,
+            "Correct" if items.loc[position, "label"] == 1 else "Incorrect",
+            "ann",
+            seconds=3.0,
+        )
+    data, _ = _report(store, project_id)
+    line = estimate_line(data)
+    assert data["estimate"]["stopping_interval"]["value_when"] and line.count("look 2 of 2") == 1, line
+    assert "interval at the stop [" in line
+
+
 def test_export_page_offers_the_html_report_and_keeps_it_across_reruns(open_app, store, project_id):
     _grade(store, project_id)
     at = open_app("app_pages/export.py", project_id=project_id)
