@@ -27,6 +27,7 @@ from core.services.reading import (
     grades_words,
     headline_words,
     interval_label,
+    looks_level_words,
     reported_estimate,
     saving_metric,
     saving_words,
@@ -156,6 +157,7 @@ def _headline_row(now: Live, design: Design) -> None:
         interval_label(reading),
         f"{reading.now.low:.3f} – {reading.now.high:.3f}",
         help=f"Shown: {reading.now.name}. "
+        + looks_level_words(reading)
         + ("Without the skipped items' worst case (as the chart draws them): " if reading.skipped else "")
         + f"fixed-n interval now {e.ci_low:.3f} – {e.ci_high:.3f}; anytime-valid {anytime.low:.3f} – "
         f"{anytime.high:.3f} (its bets tuned for n0 = {anytime.n0:,} grades).",

@@ -306,6 +306,20 @@ def interval_label(reading: Reading) -> str:
     return f"{level} anytime-valid interval"
 
 
+def looks_level_words(reading: Reading) -> str:
+    """Why a look's interval reads 95.2% where the target says 95%, for the planned looks (else ""): each
+    look's interval is a little wider than one fixed-n interval's, so that the looks hold together at the
+    project's level (core.stats.looks)."""
+    if reading.regime != LOOKS:
+        return ""
+    plan = look_plan()
+    levels = " and ".join(f"{level:.1%}" for level in plan.levels)
+    return (
+        f"The planned looks' intervals are at {levels}, so that together they hold at {plan.level:.0%}, the "
+        "level the target is set at. "
+    )
+
+
 def interval_when(reading: Reading) -> str:
     """When the headline interval holds, in words: 'at the stop (look 2 of 2)', 'valid whenever you stop'."""
     if reading.regime == FIXED:
