@@ -137,7 +137,8 @@ def _missing_strata(now: Live, design: Design, strata: pd.DataFrame) -> None:
     share = float(design.weights[list(missing)].sum())
     st.warning(
         f"No estimate yet: {without_grades(missing, share)}. "
-        "The queue grades every stratum first, so the estimate appears within a few grades."
+        f"The queue grades every stratum first, so the estimate appears within a few grades. "
+        f"{headline_words(now.reading, LEVEL)}."
     )
     st.dataframe(shown(strata), hide_index=True, width="stretch")
 

@@ -76,6 +76,7 @@ def test_dashboard_names_the_strata_without_grades_and_counts_skips(open_app, st
     store.add_skip(project_id, first[3], "ann")
     at = open_app("app_pages/dashboard.py", project_id=project_id)
     assert "No estimate yet: stratum 1 " in at.warning[0].value and "has no grade" in at.warning[0].value
+    assert "To reach ±0.050 at 95%, grade about" in at.warning[0].value  # the forecast the setup and report give
     strata = at.dataframe[0].value
     assert strata["skipped"].sum() == 1 and (strata["done"] == 0).any()
     assert (strata.loc[strata["done"] == 0, ["mean", "sd"]] == "–").all(axis=None)  # not "None"
