@@ -228,7 +228,8 @@ def run(reps: int, regime: str, seed: int) -> tuple[list[dict], float]:
 
 def _ideal(row: dict) -> float:
     """The ideal allocation's grades (core.stats.simulate_stopping.ideal_grades) over uniform's Wilson size."""
-    return row["activegrade"]["stop_n_ideal"] / max(row["uniform_fixed_n_wilson"], 1)
+    ideal = row["activegrade"]["stop_n_ideal"]
+    return float("nan") if ideal is None else ideal / max(row["uniform_fixed_n_wilson"], 1)
 
 
 def _hit_summary(rows: list[dict], field: str) -> str:
@@ -266,9 +267,9 @@ def markdown(rows: list[dict], reps: int, regime: str, seconds: float) -> str:
         "expect 0.6 positives; Brown, Cai and DasGupta 2001 recommend Wilson's); *ratio*: median grades at the "
         "stop (± its Monte Carlo s.e.) over Wilson's size, the goal's reference, and over Wald's; *ideal*: the "
         "grades the design's strata need with Neyman allocation at the pool's true stratum spreads, read with the "
-        "same interval, over Wilson's size (core.stats.simulate_stopping.ideal_grades: a bound no project reaches, "
-        "since it knows every stratum's spread before any grade and reads it without the floors of a few equal "
-        "grades); "
+        "same interval, over Wilson's size (core.stats.simulate_stopping.ideal_grades: the design's aim, which "
+        "knows every stratum's spread before any grade and reads it without the floors of a few equal grades; a "
+        "reference, not a bound, since a sample whose grades show a low spread stops sooner); "
         "*uniform, same regime*: uniform random sampling stopped by the "
         "same rule. Coverage: of the interval shown at the stop, ± its Monte Carlo s.e. *setup hit*: share of stops "
         "inside the setup's 80% range (from the manager's expected score, the pool's mean times 1.25; *surrogate*: "

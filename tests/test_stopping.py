@@ -201,6 +201,7 @@ def test_ideal_grades_are_neyman_at_the_true_spreads_and_one_stratum_is_uniforms
     for regime in ("looks", "fixed"):
         assert ideal_grades(one, labels, 0.05, regime) == uniform_grades(labels.var(), labels.mean(), 600, 0.05, regime)
         assert ideal_grades(design, labels, 0.05, regime) < ideal_grades(one, labels, 0.05, regime)
+    assert ideal_grades(design, labels, 0.05, "anytime") is None  # its stop reads no fixed-n interval
 
 
 def test_uniform_wilson_size_is_the_issues_table_and_exceeds_wald_at_rare_means():

@@ -643,8 +643,9 @@ def _stopping_lines(stop: dict | None) -> list[str]:
     for method in ("activegrade", "uniform"):
         row = stop[method]
         forecast = f"{row['forecast_low']:.0f}-{row['forecast_high']:.0f}"
+        ideal = "–" if row["stop_n_ideal"] is None else str(row["stop_n_ideal"])
         lines.append(
-            f"{method:<17} {_cell(row['stop_n_median'], row['stop_n_median_se'], '.0f'):>15} {row['stop_n_ideal']:>6} "
+            f"{method:<17} {_cell(row['stop_n_median'], row['stop_n_median_se'], '.0f'):>15} {ideal:>6} "
             f"{_cell(row['stop_coverage'], row['stop_coverage_se'], '.3f'):>13} "
             f"{_cell(row['stop_bias'], row['stop_bias_se'], '+.4f'):>15} {forecast:>13} {row['forecast_hit']:>5.2f}"
         )

@@ -9,7 +9,7 @@ Carlo standard error where it has one:
 - n0: the planned budget, or where none is given the n0 a project tunes its anytime interval for (the
   setup forecast's median: core.stats.forecast.tuned_n0);
 - stop_n_ideal: the grades the method's strata would need with Neyman allocation at the pool's true stratum
-  spreads, read with the same interval (`ideal_grades`): a bound, not a goal;
+  spreads, read with the same interval (`ideal_grades`): a reference, not a goal (None for ``anytime``);
 - stop_n_median (stop_n_median_se: `median_se`), stop_n_mean: grades at the stop; stop_n_ratio: the median over
   ``uniform_fixed_n``, the grades a uniform sample read with the usual fixed-n
   interval needs for the same half-width (Cochran 1977, eq. 4.1-4.2, with the
@@ -20,7 +20,9 @@ Carlo standard error where it has one:
   the pool's mean; stop_bias: the mean error of the estimate at the stop;
 - saving_shown_at_stop: the saving the dashboard shows at the stop against
   uniform's fixed-n size (core.stats.forecast.stop_saving, from the grades), and
-  saving_shown_same_regime against uniform under the same regime;
+  saving_shown_same_regime against uniform under the same regime, each a mean over the replications (at a rare
+  mean a few samples whose grades show almost no spread read uniform's size as a few grades, and pull it far
+  below the saving had); saving_realised: the saving had (`realised_saving`);
 - forecast_n, forecast_low, forecast_high: the setup's forecast before any grade
   (core.stats.forecast), and forecast_hit, the share of stops inside its range;
 - projection_low, projection_high (means), projection_hit (projection_hit_se): the dashboard's
@@ -43,7 +45,7 @@ from core.stats.allocation import Design
 from core.stats.confseq import checkpoints, sequence_batch
 from core.stats.estimate import estimate_batch
 from core.stats.forecast import forecast_batch, known_spread_grades, stop_saving, tuned_n0
-from core.stats.stopping import FIXED, LOOKS, run_looks, uniform_fixed_n, uniform_fixed_n_wilson
+from core.stats.stopping import ANYTIME, FIXED, LOOKS, run_looks, uniform_fixed_n, uniform_fixed_n_wilson
 
 LATE_SHARE = 0.3
 """The projection's range is read again at this share of the median stop (`stopping_figures`)."""
@@ -150,7 +152,7 @@ def stopping_figures(
             "stop_bias_se": float(np.nanstd(value - mu, ddof=1) / np.sqrt(reps)),
             "saving_shown_at_stop": float(np.nanmean(shown[:, 1])),
             "saving_shown_same_regime": float(np.nanmean(shown[:, 0])),
-            "saving_realised": float(1 - np.median(n) / max(reference, 1)),
+            "saving_realised": realised_saving(n, value, mu, s2, N, reference, regime),
             "forecast_n": float(setup[1]),
             "forecast_low": float(setup[0]),
             "forecast_high": float(setup[2]),
@@ -175,10 +177,32 @@ def stopping_figures(
     return out
 
 
-def ideal_grades(design: Design, labels: np.ndarray, target: float, regime: str) -> int:
+def realised_saving(
+    n: np.ndarray, value: np.ndarray, mu: float, s2: float, size: int, reference: int, regime: str
+) -> float:
+    """The saving had: 1 - (median grades at the stop) / ``reference`` (uniform's fixed-n size for the target);
+    for ``fixed``, whose budget is no target's, the saving at the same precision, 1 - MSE / MSE_unif, MSE the
+    estimate's mean squared error over the replications and MSE_unif = (1 - n/N) S^2 / n a uniform sample's of
+    the budget (Cochran 1977, eq. 2.8); NaN where no replication has an estimate (a budget below the strata)."""
+    if regime != FIXED:
+        return float(1 - np.median(n) / max(reference, 1))
+    errors = (np.asarray(value, dtype=float) - mu) ** 2
+    budget = float(np.median(n))
+    uniform = (1 - budget / size) * s2 / max(budget, 1.0)
+    if not np.isfinite(errors).any() or uniform <= 0:
+        return float("nan")
+    return float(1 - np.nanmean(errors) / uniform)
+
+
+def ideal_grades(design: Design, labels: np.ndarray, target: float, regime: str) -> int | None:
     """The grades the design's strata need under ``regime`` with Neyman allocation at the pool's true stratum
-    spreads (core.stats.forecast.known_spread_grades): a bound no project reaches, since it knows each stratum's
-    spread before any grade and reads it without the floors a few equal grades get (core.stats.intervals)."""
+    spreads, read with the interval the stop reads at those spreads (core.stats.forecast.known_spread_grades):
+    the design's aim, which it knows each stratum's spread before any grade to reach, and reads without the
+    floors that a few equal grades get (core.stats.intervals). A reference, not a bound: a stop reads the
+    grades' own spread, which comes out low in some samples, and then comes sooner. None for ``anytime``,
+    whose stop reads the confidence sequence, not a fixed-n interval at known spreads."""
+    if regime == ANYTIME:
+        return None
     mean = np.bincount(design.stratum, weights=labels, minlength=design.H) / design.sizes
     square = np.bincount(design.stratum, weights=labels**2, minlength=design.H) / design.sizes
     sds = np.sqrt(np.maximum(square - mean**2, 0.0))
