@@ -53,6 +53,23 @@ def test_budgets_are_fractions_or_counts():
             budget_sizes([bad], 400)
 
 
+def test_the_stopping_mode_refuses_what_it_cannot_read_and_a_fixed_budget_realises_its_precision():
+    """An expected score outside (0, 1) was taken silently; a fixed budget below the strata gave NaN estimates
+    with a warning; a fixed budget's realised saving was 1 - budget / uniform's size for a target it never
+    reaches, +49% for uniform against itself."""
+    items = synthetic_items(400)
+    for bad, message in [({"expected": 1.5}, "expected score 1.5"), ({"regime": "fixed", "n0": 1}, "below the")]:
+        with pytest.raises(InputError, match=message):
+            simulate(items, ["40"], reps=5, methods=["uniform"], target_half_width=0.05, **bad)
+    fixed = simulate(
+        items, ["40"], reps=200, seed=1, methods=["uniform"], target_half_width=0.05, regime="fixed", n0=60
+    )
+    uniform = fixed["stopping"]["uniform"]
+    assert abs(uniform["saving_realised"]) < 0.25 and uniform["stop_n_ideal"] > 0  # uniform against itself: about 0
+    anytime = simulate(items, ["40"], reps=5, methods=["uniform"], target_half_width=0.05, regime="anytime")
+    assert anytime["stopping"]["activegrade"]["stop_n_ideal"] is None
+
+
 def test_result_layout_and_sanity():
     result = simulate(synthetic_items(400), ["0.05", "40"], reps=200, seed=1)
     assert result["N"] == 400 and 0 < result["mu"] < 1

@@ -89,7 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _list(text: str, option: str) -> list[str]:
     values = [v.strip() for v in text.split(",") if v.strip()]
     if not values:
-        raise InputError(f"{option} is empty", column=option, fix="give a comma-separated list")
+        raise InputError(f"{option} is empty", field=option, fix="give a comma-separated list")
     return values
 
 

@@ -70,7 +70,7 @@ from core.stats.intervals import LEVEL
 from core.stats.proxy import proxy_name
 from core.stats.queue import item_order, queue_stratum
 from core.stats.simulate_stopping import replay_cap, stopping_figures
-from core.stats.stopping import DEFAULT_REGIME, check_regime
+from core.stats.stopping import DEFAULT_REGIME, FIXED, check_regime
 from core.stats.strata import stratify
 
 METHODS = (
@@ -174,6 +174,11 @@ def surrogate_items(
     )
 
 
+def _shown_value(value: object) -> str:
+    """A cell as a person reads it: 'nan' and 1.5, not np.float64(nan); text quoted."""
+    return repr(value) if isinstance(value, str) else str(value.item() if hasattr(value, "item") else value)
+
+
 def labels_of(items: pd.DataFrame, file: str | None = None) -> np.ndarray:
     """The pool's labels as floats in [0, 1]; InputError naming the first bad item by its id,
     and by its 1-based row in `items`, or by `file` when given (whose row numbering
@@ -188,7 +193,7 @@ def labels_of(items: pd.DataFrame, file: str | None = None) -> np.ndarray:
         row = int(np.flatnonzero(bad)[0])
         item = f" of item '{items['id'].iat[row]}'" if "id" in items.columns else ""
         raise InputError(
-            f"label {items['label'].iat[row]!r}{item} is not a number in [0, 1]",
+            f"label {_shown_value(items['label'].iat[row])}{item} is not a number in [0, 1]",
             file=file,
             row=None if file else row + 1,
             column="label",
@@ -452,7 +457,10 @@ def _checked_n0(n0: int | None, n_items: int) -> int:
     InputError unless it is between 1 and the pool's size."""
     n0 = planned_budget(None, n_items) if n0 is None else int(n0)
     if not 1 <= n0 <= n_items:
-        raise InputError(f"the planned budget n0 = {n0} is not between 1 and the pool's {n_items} items")
+        raise InputError(
+            f"the planned budget n0 = {n0} is not between 1 and the pool's {n_items} items",
+            fix=f"give --n0 from 1 to {n_items}",
+        )
     return n0
 
 
@@ -462,7 +470,9 @@ def _check_methods(methods: Sequence[str], reps: int) -> None:
     if unknown:
         raise InputError(f"unknown method {unknown[0]!r}", fix=f"use some of {', '.join(METHODS)}")
     if reps < 2:
-        raise InputError(f"reps must be at least 2, got {reps}")
+        raise InputError(
+            f"reps must be at least 2, got {reps}", fix="give --reps 2 or more (200 reads a figure to a few %)"
+        )
 
 
 def _every_method(
@@ -539,12 +549,23 @@ def simulate(
     _check_methods(methods, reps)
     labels = labels_of(items)
     check_regime(regime)
+    if expected is not None and not 0 < expected < 1:
+        raise InputError(
+            f"the expected score {expected:g} is not between 0 and 1",
+            fix="give --expected as the mean grade you expect, between 0 and 1 (exclusive)",
+        )
     sizes = budget_sizes(budgets, labels.size)
     budgets_n0 = _checked_n0(n0, labels.size)  # the fixed budgets' (default: an unset project's)
     queue_size = max(sizes.values()) if "activegrade" in methods else None
     pool = _Pool.of(
         items, labels, design, regime, n_strata, queue_size, reps=reps, seed=seed, skips=(skip_wrong, skip_right)
     )
+    if target_half_width is not None and regime == FIXED and n0 is not None and budgets_n0 < pool.app.H:
+        raise InputError(
+            f"the budget n0 = {budgets_n0} is below the design's {pool.app.H} strata, each of which needs a grade "
+            "before there is an estimate",
+            fix=f"give --n0 of at least {pool.app.H}",
+        )
     result = {
         "N": labels.size,
         "mu": pool.mu,
