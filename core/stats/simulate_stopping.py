@@ -32,6 +32,11 @@ Carlo standard error where it has one:
 - projection_late_at, projection_late_spread, projection_late_within: the same projection read again at
   LATE_SHARE of the median stop (at least max(20, 2H) grades), over the replications still grading then: the
   median of its high / low, and the share at most LATE_SPREAD;
+- what it leaves out: under ``anytime`` the sequence is read at about 48 grade counts per factor of ten
+  (about 5% apart; at every grade it costs a sequence per grade), so a stop there is the first such count at
+  or after the grade at which the product stops, up to about 5% late, and its median's s.e. can read 0; and
+  the forecasts do not model skips, so with ``skip_wrong`` or ``skip_right`` they miss the later stops that
+  second graders' skips cause (the stops and coverages do count them);
 - with a score the manager expects (the project's expected_score, core.settings), the setup forecast and
   the dashboard's projection are made from it, as the project's reading makes them, and
   forecast_surrogate_low, _high and _hit give the surrogate's own setup forecast beside it.
