@@ -67,7 +67,9 @@ with st.form("simulate"):
         1,
         len(items),
         default_n0,
-        help="The anytime interval (valid however and whenever grading stops) is tuned for this many grades.",
+        help="The anytime interval (valid however and whenever grading stops) is tuned for this many grades. It "
+        "starts at the project's own: the setup's forecast before any grade, which no grade moves (the interval's "
+        "validity asks it be fixed first), so it can differ from the forecast now that the budgets are around.",
     )
     skip_wrong = more[1].number_input("Graders skip wrong items", 0.0, 0.95, 0.0, step=0.05, format="%.2f")
     skip_right = more[2].number_input("Graders skip right items", 0.0, 0.95, 0.0, step=0.05, format="%.2f")
