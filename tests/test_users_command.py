@@ -50,6 +50,7 @@ def test_an_api_token_is_printed_once_listed_without_its_secret_and_revoked(tmp_
     elsewhere = f"sqlite:///{tmp_path / 'typo' / 'db.sqlite'}"  # a mistyped --db-url: no new, empty database
     assert main(["status", "--db-url", elsewhere]) == 2 and "no database at" in capsys.readouterr().err
     assert not (tmp_path / "typo").exists()
+    assert main(["status", "--db-url", "notaurl::"]) == 2 and "cannot parse database URL" in capsys.readouterr().err
 
 
 def test_tokens_create_prints_the_token_alone_on_its_last_line_once_and_it_authenticates(tmp_path, capsys):

@@ -14,6 +14,7 @@ from core.errors import InputError
 from core.inputs.markup import one_line_plain, to_html
 from core.services import grade_actions, showings
 from core.services.database import ProjectInfo, Store
+from core.services.outcome import STORED
 from core.services.showings import Showing
 from core.services.side_by_side import card_order, card_responses, side_names
 from ui import plan, signin
@@ -68,7 +69,7 @@ def _submit(store: Store, project_id: int, grader: str, showing: Showing, sides:
             grader,
             showing.token,
             lambda: grade_actions.grade_card(store, user, project_id, showing.position, chosen, seconds=seconds),
-            lambda done: done.status in ("saved", "changed"),
+            lambda done: done.status in STORED,
         )
     except (grade_actions.Refused, InputError) as exc:
         st.session_state[key] = f"Not saved: {exc}"

@@ -32,14 +32,12 @@ from core.services import audit, auth, grade_actions, grading, live, project_act
 from core.services.criteria_reading import criteria_now, design_criterion_words
 from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.live import live_reading
-from core.services.outcome import Outcome, Refused
+from core.services.outcome import STORED, Outcome, Refused
 from core.services.preparation import project_state
 from core.settings import SettingsLike
 from core.store import ProjectInfo, Store, json_safe
 
 PREFIX = "/api/v1"
-SAVED = ("saved", "changed")
-"""The outcomes of a grade that store it (and so spend the card's token)."""
 PAGE_DEFAULT, PAGE_MAX = 100, 1000
 """Items per page of GET items: by default, and at most."""
 
@@ -409,10 +407,10 @@ def _grade(call: Call, acting: grade_actions.Acting, act: Grading, ahead: bool) 
     shown_ms = (call.body or {}).get("shown_ms", released * 1000)
     seconds = grading.viewing_seconds(shown_ms, released)
     outcome = cards.press(
-        call.store, project.id, call.user.name, showing.token, lambda: act(showing.position, seconds), SAVED
+        call.store, project.id, call.user.name, showing.token, lambda: act(showing.position, seconds), STORED
     )
-    if call.query.get("then") != "next" or outcome.status not in SAVED:
-        return _outcome(outcome, project.id, call.store, SAVED, showing.item_id)
+    if call.query.get("then") != "next" or outcome.status not in STORED:
+        return _outcome(outcome, project.id, call.store, STORED, showing.item_id)
     body = _outcome_body(outcome, project.id, call.store, showing.item_id)
     return JSONResponse(body | {"next": _next_card(call, acting, ahead)})  # the next card in the same round trip
 

@@ -14,8 +14,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.engine import make_url
-
 from core.cli.output import add_output_options, say, write_json
 from core.errors import InputError
 from core.rubric import ALLOCATE_FOR, PRIMARY
@@ -24,7 +22,7 @@ from core.services import auth, project_actions
 from core.services.outcome import Refused
 from core.settings import DEFAULTS
 from core.store import ProjectInfo, Store
-from core.store.engine import database_url
+from core.store.engine import database_url, parse_url, sqlite_file
 
 RUBRIC_OPTIONS = ("primary_criterion", "allocate_for")
 """The options that only go with ``--criteria``."""
@@ -68,11 +66,10 @@ def existing_store(url: str | None) -> Store:
     """The store at ``url`` (default: database_url's) for a command that needs one already made: InputError
     where it names a SQLite file that is not there (a mistyped --db-url made a new, empty database, and the
     command then said there was no project)."""
-    location = make_url(database_url(url))
-    path = Path(location.database or "") if location.get_backend_name() == "sqlite" else None
-    if path is not None and location.database not in (None, "", ":memory:") and not path.exists():
+    file = sqlite_file(parse_url(database_url(url)))
+    if file is not None and not file.exists():
         raise InputError(
-            f"no database at {path}",
+            f"no database at {file}",
             fix="check --db-url (or $ACTIVEGRADE_DB_URL): it names the database `activegrade projects create` made",
         )
     return Store.open(url)

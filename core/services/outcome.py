@@ -29,6 +29,10 @@ class Outcome:
     grade_id: int | None = None
 
 
+STORED = ("saved", "changed")
+"""The statuses of a grade that stored it (and so spent its card's token, core.services.showings.press_once)."""
+
+
 def permitted(store, actor: auth.User | None, action: str, project_id: int | None = None) -> auth.User:
     """``actor`` as the database has them now, if they may still perform ``action``; else Refused saying why.
     The command line's operator (auth.OPERATOR) may do everything: whoever can reach the database is its admin."""

@@ -470,6 +470,15 @@ def stratum_moments(design: Design, positions, grades) -> tuple[np.ndarray, np.n
     )
 
 
+def stratum_sd(design: Design, values: np.ndarray, ddof: int = 1) -> np.ndarray:
+    """(H,) the standard deviation of ``values`` (one per item of the pool) in each stratum, with divisor
+    N_h - ddof (Cochran's S_h at ddof = 1); 0 in a stratum of at most ddof items."""
+    values = np.asarray(values, dtype=float)
+    return np.array(
+        [values[design.stratum == h].std(ddof=ddof) if design.sizes[h] > ddof else 0.0 for h in range(design.H)]
+    )
+
+
 def planned_allocation(design: Design, n: int) -> np.ndarray:
     """Grades per stratum the queue plans for a budget of n, before any grade (surrogate spreads)."""
     return greedy_counts(design.sizes, design.prior_sd, n, design.floor, design.kappa)

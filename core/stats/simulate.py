@@ -62,6 +62,7 @@ from core.stats.allocation import (
     make_design,
     neyman_allocation,
     proportional_allocation,
+    stratum_sd,
 )
 from core.stats.confseq import SequenceBatch, checkpoints, sequence_batch
 from core.stats.design import planned_budget, prepared_design
@@ -423,8 +424,7 @@ class _Pool:
 
     def true_sd(self, d: Design) -> np.ndarray:
         """(H,) the labels' standard deviation in each stratum of ``d`` (0 in a stratum of one item)."""
-        labels = self.labels
-        return np.array([labels[d.stratum == h].std(ddof=1) if d.sizes[h] > 1 else 0.0 for h in range(d.H)])
+        return stratum_sd(d, self.labels)
 
     def static(self, d: Design, alloc: np.ndarray) -> Run:
         """A static allocation ``alloc`` of design ``d``, graded in each replication's order."""

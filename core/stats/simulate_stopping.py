@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.stats.allocation import Design
+from core.stats.allocation import Design, stratum_sd
 from core.stats.confseq import checkpoints, sequence_batch
 from core.stats.estimate import estimate_batch
 from core.stats.forecast import forecast_batch, known_spread_grades, stop_saving, tuned_n0
@@ -208,9 +208,7 @@ def ideal_grades(design: Design, labels: np.ndarray, target: float, regime: str)
     whose stop reads the confidence sequence, not a fixed-n interval at known spreads."""
     if regime == ANYTIME:
         return None
-    mean = np.bincount(design.stratum, weights=labels, minlength=design.H) / design.sizes
-    square = np.bincount(design.stratum, weights=labels**2, minlength=design.H) / design.sizes
-    sds = np.sqrt(np.maximum(square - mean**2, 0.0))
+    sds = stratum_sd(design, labels, ddof=0)  # each stratum's spread over its items, a finite population's
     return int(known_spread_grades(design.weights, sds, float(labels.mean()), design.N, target, regime))
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from core import config
@@ -86,23 +86,35 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
+def parse_url(url: str) -> URL:
+    """``url`` parsed; InputError naming the setting to fix where SQLAlchemy cannot parse it."""
+    try:
+        return make_url(url)
+    except ArgumentError:
+        raise InputError(
+            f"cannot parse database URL {redact_url(url)!r}",
+            fix=f"set {config.DB_URL} to e.g. sqlite:///path/to/file.db or postgresql+psycopg://user@host/db",
+        ) from None
+
+
+def sqlite_file(parsed: URL) -> Path | None:
+    """The file a SQLite URL names; None for another database, or one in memory."""
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database).expanduser()
+
+
 def make_engine(url: str) -> Engine:
     """An engine for ``url``; creates the SQLite file's folder when needed.
 
     Raises InputError for a URL SQLAlchemy cannot parse or whose driver is
     not installed, naming the setting to fix.
     """
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        raise InputError(
-            f"cannot parse database URL {redact_url(url)!r}",
-            fix=f"set {config.DB_URL} to e.g. sqlite:///path/to/file.db or postgresql+psycopg://user@host/db",
-        ) from None
+    parsed = parse_url(url)
     if parsed.get_backend_name() == "sqlite":
-        database = parsed.database
-        if database and database != ":memory:":
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        file = sqlite_file(parsed)
+        if file is not None:
+            file.parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
             parsed,
             pool_size=SQLITE_POOL,
