@@ -17,7 +17,7 @@ from scipy import stats
 
 from core.stats.simulate import surrogate_items
 
-KINDS = ("binary", "skewed", "likert", "spiked")
+KINDS = ("binary", "skewed", "likert", "spiked", "bimodal")
 
 SPIKE_BACKGROUND = 0.01
 """The spiked kind's background mean: Beta(1, 99), a judge's probability on a wrong answer."""
@@ -37,21 +37,48 @@ def _spiked(rng: np.random.Generator, n_items: int, mean: float) -> np.ndarray:
     return labels
 
 
-def make_pool(n_items: int, mean: float, *, kind: str = "binary", auroc: float = 0.7, seed: int = 0) -> pd.DataFrame:
+BIMODAL_MODES = ((2.0, 20.0), (20.0, 2.0))
+"""The bimodal kind's two modes, Beta(2, 20) and Beta(20, 2): grades mostly low but spread (mean 0.09), and a
+share near 1 (mean 0.91), sized for the mean."""
+
+
+def _bimodal(rng: np.random.Generator, n_items: int, mean: float) -> np.ndarray:
+    """Grades from the low mode of BIMODAL_MODES, and from the high one with the probability that makes the mean
+    ``mean``."""
+    (a0, b0), (a1, b1) = BIMODAL_MODES
+    low, high = a0 / (a0 + b0), a1 / (a1 + b1)
+    share = np.clip((mean - low) / (high - low), 0.0, 1.0)
+    return np.where(rng.random(n_items) < share, rng.beta(a1, b1, n_items), rng.beta(a0, b0, n_items))
+
+
+def make_pool(
+    n_items: int,
+    mean: float,
+    *,
+    kind: str = "binary",
+    auroc: float = 0.7,
+    seed: int = 0,
+    concentration: float = 3.3,
+    levels: int = 5,
+) -> pd.DataFrame:
     """An items table with `label`: binary grades with exactly round(mean N) ones, skewed
-    continuous grades Beta(a, b) with mean `mean` and a + b = 3.3 (mean 0.09: Beta(0.3, 3)), or those
-    rounded to a Likert scale of five values (0, 1/4, ..., 1; a rare mean comes out a little lower), or spiked
-    continuous grades, nearly binary: a background near 0 (SPIKE_BACKGROUND) and a rare share of values near 1
-    (SPIKE_VALUES), sized for the mean, as a judge's probabilities of a mostly wrong model are."""
+    continuous grades Beta(a, b) with mean `mean` and a + b = ``concentration`` (3.3: mean 0.09 is Beta(0.3, 3);
+    the grades' variance is m (1 - m) / (a + b + 1)), or those rounded to a Likert scale of ``levels`` values
+    (five: 0, 1/4, ..., 1; a rare mean comes out a little lower), or spiked continuous grades, nearly binary: a
+    background near 0 (SPIKE_BACKGROUND) and a rare share of values near 1 (SPIKE_VALUES), sized for the mean, as
+    a judge's probabilities of a mostly wrong model are, or bimodal ones (BIMODAL_MODES)."""
     rng = np.random.default_rng(seed)
     if kind == "binary":
         labels = np.zeros(n_items)
         labels[rng.choice(n_items, int(round(mean * n_items)), replace=False)] = 1.0
         z = labels
-    elif kind in ("skewed", "likert", "spiked"):
-        labels = _spiked(rng, n_items, mean) if kind == "spiked" else rng.beta(3.3 * mean, 3.3 * (1 - mean), n_items)
+    elif kind in ("skewed", "likert", "spiked", "bimodal"):
+        if kind in ("spiked", "bimodal"):
+            labels = (_spiked if kind == "spiked" else _bimodal)(rng, n_items, mean)
+        else:
+            labels = rng.beta(concentration * mean, concentration * (1 - mean), n_items)
         if kind == "likert":
-            labels = np.round(4 * labels) / 4
+            labels = np.round((levels - 1) * labels) / (levels - 1)
         z = stats.norm.ppf((stats.rankdata(labels) - 0.5) / n_items)
     else:
         raise ValueError(f"kind must be one of {KINDS}")
