@@ -59,6 +59,7 @@ function keyList(data) {
         .concat(data.criteria.some((c) => !c.required) ? [["Backspace Delete", "clear the focused criterion's answer (optional criteria only; or its Clear button)"]] : [])
     : data.choices.map((c) => [c.key, c.label]);
   return keys.concat([
+    [data.criteria ? "PageDown PageUp Space Home End" : "↓ ↑ PageDown PageUp Space Home End", "scroll a long response"],
     ["S", "skip the item"],
     ["B", "back to my previous grade"],
     ["U", "undo my last skip or grade"],
@@ -428,6 +429,25 @@ function dispatch(inst, action, fields = {}) {
   });
 }
 
+// The response scrolls in its own box, which the card's focus does not reach: these keys scroll it from the card,
+// as they would scroll a page, by a line or most of the box's height, or to an end. Shift+Space scrolls up.
+const SCROLL_STEPS = { ArrowDown: 40, ArrowUp: -40, PageDown: 0.9, PageUp: -0.9, " ": 0.9, Home: -Infinity, End: Infinity };
+
+function scrollResponse(inst, event) {
+  let step = SCROLL_STEPS[event.key];
+  if (step === undefined || (inst.data.criteria && (event.key === "ArrowDown" || event.key === "ArrowUp"))) return false;
+  const box = inst.root.querySelector(".ag-response");
+  if (!box || box.scrollHeight <= box.clientHeight) return false;
+  if (event.key === " " && event.shiftKey) step = -step;
+  const by = Number.isFinite(step) ? (Math.abs(step) < 1 ? step * box.clientHeight : step) : step * box.scrollHeight;
+  const end = box.scrollHeight - box.clientHeight;
+  const to = Math.min(Math.max(box.scrollTop + by, 0), end);
+  if (Math.abs(to - box.scrollTop) < 1) return false; // at that end already: the page scrolls as usual
+  event.preventDefault();
+  box.scrollTop = to;
+  return true;
+}
+
 function onKey(inst, event) {
   if (!inst.root || !inst.root.isConnected || !inst.data) return;
   const target = event.target;
@@ -448,6 +468,8 @@ function onKey(inst, event) {
     return;
   }
   if (isTextField(target) || event.ctrlKey || event.metaKey || event.altKey) return;
+  const native = target instanceof HTMLElement && target.closest(".ag-response, .ag-prompt, button, summary");
+  if (!native && scrollResponse(inst, event)) return;
   const help = inst.root.querySelector(".ag-help");
   if (event.key === "?" || (event.key === "Escape" && help && !help.hidden)) {
     event.preventDefault();

@@ -123,6 +123,37 @@ def test_presses_in_pairs_grade_only_items_seen_and_no_card_is_mixed(browser, sh
     assert (grades["seconds"] >= grading.MIN_VIEW_S).all()
 
 
+def test_keys_scroll_a_long_response_from_the_card(browser, shared_server):
+    """The response scrolls in its own box, which the card's focus does not reach: PageDown, Space, ArrowDown
+    and End scroll it from the card (Shift+Space and Home back), and a grade is still one key away."""
+    store = Store.open(shared_server.db_url)
+    pid = store.create_project("Long responses", {"seed": 1, "regime": "anytime"}, {"pool": ("pool.jsonl", b"{}\n")})
+    items = distinct_pool(6)
+    store.save_items(pid, items.assign(response=items["response"].str.repeat(6)))  # about ten boxes' worth
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{shared_server.url}/grade?project={pid}&grader=scroller")
+    page.wait_for_function("() => document.querySelector('.ag-card[data-ag-item]')", timeout=TIMEOUT_MS)
+    top = "() => document.querySelector('.ag-response').scrollTop"
+    assert page.evaluate(
+        "() => { const b = document.querySelector('.ag-response'); return b.scrollHeight > b.clientHeight; }"
+    )
+    steps = []
+    for key in ("PageDown", "Space", "ArrowDown", "Shift+Space", "End", "Home"):
+        page.keyboard.press(key)
+        steps.append(page.evaluate(top))
+    assert steps[0] > 100 and steps[1] > steps[0] and steps[2] > steps[1] and steps[3] < steps[2], steps
+    at_end = page.evaluate(
+        "() => { const b = document.querySelector('.ag-response'); return b.scrollHeight - b.clientHeight; }"
+    )
+    assert abs(steps[4] - at_end) <= 1 and steps[5] == 0, steps
+    item = page.evaluate("() => document.querySelector('.ag-card').dataset.agItem")
+    shown_for(page, grading.MIN_VIEW_S + 0.1)
+    page.keyboard.press("y")
+    page.wait_for_function(f"() => document.querySelector('.ag-card').dataset.agItem !== '{item}'", timeout=TIMEOUT_MS)
+    ids = store.load_items(pid)["id"]
+    assert [ids[p] for p in store.grades(pid)["position"]] == [item]
+
+
 # After each key, once the card's own handler ran (a task later): the card's state at the press, the card
 # host's counters before and after (ui/grading_card.js: data-ag-sent, -queued, -refused) and the notice on screen.
 BURST_WATCH = """
