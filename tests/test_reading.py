@@ -43,6 +43,20 @@ def test_a_project_is_done_at_its_look_and_reads_the_looks_interval():
     assert "Done at" in stopping_words(reading)
 
 
+def test_a_look_taken_without_a_stop_says_what_it_read():
+    """Between looks the words say how the last look ended, not only that it was taken."""
+    design, graded = _graded(400)
+    e = estimate(design, list(graded), list(graded.values()))
+    stop = read_project(design, SETTINGS, graded, e).stop_at
+    first = dict(list(graded.items())[: stop - 1])  # the first look taken, the second not yet reached
+    reading = read_project(design, SETTINGS, first, estimate(design, list(first), list(first.values())))
+    taken = [n for n in reading.looks_taken if n > 0]
+    assert not reading.done and len(taken) == 1
+    words = stopping_words(reading)
+    assert f"Planned looks: 1 of 2 taken. Look 1, at {taken[0]:,} grades, read its 99.4% interval wider" in words
+    assert "grading goes on" in words
+
+
 def test_skips_that_could_move_the_estimate_past_the_target_keep_it_from_stopping():
     design, graded = _graded(400)
     e = estimate(design, list(graded), list(graded.values()))

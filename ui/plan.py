@@ -164,16 +164,16 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
     d = design(project)
     st.subheader("Planned allocation", help=term_help("Neyman allocation"))
     if d.N > MIN_BUDGET:
-        n0 = project.settings.anytime_n0(d)
-        budget = st.slider(  # keyed by its default too: a new target's forecast resets it
+        start = reading.stop_at if reading.done else reading.forecast.n
+        budget = st.slider(  # keyed by its default too: a new forecast resets it
             "Grading budget (items)",
             MIN_BUDGET,
             d.N,
-            max(MIN_BUDGET, n0),
-            key=f"budget-{project.id}-{n0}",
+            min(max(MIN_BUDGET, start), d.N),
+            key=f"budget-{project.id}-{start}",
             help="Where a budget of this many grades would go (the picture and the table). It starts at the "
-            "number of grades the anytime interval is tuned for; the saving beside it is at the stop, whatever "
-            "this says.",
+            "headline's figure: the forecast stop (the stop, once the rule has said done; a budget fixed in "
+            "advance, where one is); the saving beside it is at the stop, whatever this says.",
         )
     else:  # a slider from MIN_BUDGET to N would have no range
         budget = d.N

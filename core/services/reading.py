@@ -352,12 +352,18 @@ def stopping_words(reading: Reading) -> str:
             f"Done at {reading.stop_at:,} grades: the interval of {reading.rule.name} is within the target {target}. "
             "Report it; more grades add nothing to it."
         )
-    taken = sum(1 for n in reading.looks_taken if n > 0)
-    nxt = plan.fractions[min(taken, plan.count - 1)]
+    taken = [n for n in reading.looks_taken if n > 0]
+    nxt = plan.fractions[min(len(taken), plan.count - 1)]
+    last = (
+        f" Look {len(taken)}, at {taken[-1]:,} grades, read its {plan.levels[len(taken) - 1]:.1%} interval wider "
+        f"than {target}: grading goes on."
+        if taken
+        else ""
+    )
     return (
-        f"Planned looks: {taken} of {plan.count} taken; the next at {nxt:.0%} of the information the target "
-        f"{target} needs ({reading.information:.0%} reached). Grading may stop at a look; between looks, report "
-        "the anytime-valid interval."
+        f"Planned looks: {len(taken)} of {plan.count} taken.{last} The next at {nxt:.0%} of the information the "
+        f"target {target} needs ({reading.information:.0%} reached). Grading may stop at a look; between looks, "
+        "report the anytime-valid interval."
     )
 
 

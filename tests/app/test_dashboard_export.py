@@ -199,9 +199,10 @@ def test_grades_parquet_reads_back_as_the_table():
 
 def test_simulate_quotes_the_forecast_now_and_the_forms_offer_the_n0_the_project_uses(open_app, store, project_id):
     """Once grades exist the Simulate page quotes the project's forecast now (the Projects page's headline), not
-    the one from before any grade; the n0 fields and the grading budget offer the n0 the project's anytime
+    the one from before any grade; the n0 fields offer the n0 the project's anytime
     interval is tuned for while no planned budget is set: the forecast before any grade, which no grade moves,
-    not the design's bare default (30)."""
+    not the design's bare default (30); the grading budget of the allocation's picture starts at the forecast
+    now, the headline's."""
     from ui import plan
 
     store.update_settings(project_id, {"target_half_width": 0.15})
@@ -217,7 +218,8 @@ def test_simulate_quotes_the_forecast_now_and_the_forms_offer_the_n0_the_project
     projects = open_app(project_id=project_id)
     assert any(f"grade about {now.n:,} items" in m.value for m in projects.markdown)
     assert next(n for n in projects.number_input if n.label == "Planned number of grades (n0)").value == before
-    assert next(s for s in projects.slider if s.label == "Grading budget (items)").value == max(10, before)
+    # the allocation's budget starts at the headline's figure, not at the n0 fixed before any grade
+    assert next(s for s in projects.slider if s.label == "Grading budget (items)").value == max(10, now.n)
 
 
 def test_simulate_says_where_a_done_project_stopped_not_a_forecast_of_it(open_app, store, project_id):

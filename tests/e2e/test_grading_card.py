@@ -125,15 +125,20 @@ def test_presses_in_pairs_grade_only_items_seen_and_no_card_is_mixed(browser, sh
 
 def test_keys_scroll_a_long_response_from_the_card(browser, shared_server):
     """The response scrolls in its own box, which the card's focus does not reach: PageDown, Space, ArrowDown
-    and End scroll it from the card (Shift+Space and Home back), and a grade is still one key away."""
+    and End scroll it from the card (Shift+Space and Home back), and a grade is still one key away. A list's
+    markers are drawn inside the box."""
     store = Store.open(shared_server.db_url)
     pid = store.create_project("Long responses", {"seed": 1, "regime": "anytime"}, {"pool": ("pool.jsonl", b"{}\n")})
     items = distinct_pool(6)
-    store.save_items(pid, items.assign(response=items["response"].str.repeat(6)))  # about ten boxes' worth
+    long = "- a first point\n- a second point\n\n" + items["response"].str.repeat(6)  # about ten boxes' worth
+    store.save_items(pid, items.assign(response=long))
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.goto(f"{shared_server.url}/grade?project={pid}&grader=scroller")
     page.wait_for_function("() => document.querySelector('.ag-card[data-ag-item]')", timeout=TIMEOUT_MS)
     top = "() => document.querySelector('.ag-response').scrollTop"
+    # a list's markers lie inside the box, not on its border (they sit left of each item's text)
+    inset = "() => document.querySelector('.ag-response li').getBoundingClientRect().left - document.querySelector('.ag-response').getBoundingClientRect().left"
+    assert page.evaluate(inset) >= 20
     assert page.evaluate(
         "() => { const b = document.querySelector('.ag-response'); return b.scrollHeight > b.clientHeight; }"
     )
