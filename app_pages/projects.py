@@ -38,6 +38,11 @@ from ui.servers import from_server, server_and_model
 
 store = state.store()
 st.title("Projects")
+st.caption(
+    "ActiveGrade chooses which of your model's answers your experts grade, in the order that narrows the score's "
+    "interval fastest, and says when enough are graded. Where a cheap surrogate's doubt predicts the grades, that "
+    "takes fewer grades than a random sample for the same precision."
+)
 
 if "demo_error" in st.session_state:
     st.warning(f"The demo project could not be opened: {st.session_state.pop('demo_error')}")
