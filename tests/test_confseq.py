@@ -158,6 +158,19 @@ def test_covers_at_every_n_on_skewed_strata():
     assert (np.logical_and.accumulate(inside, axis=1) == batch.covered[:40]).all()  # the fast check is exact
 
 
+def test_a_grade_just_above_0_leaves_the_interval_wide_not_empty():
+    """A continuous grade of 5e-11, below the feasibility tolerance, as a stratum's first: the mean 0 is then
+    impossible for that stratum (infinite capital) and must not stay among its feasible means. It stayed, and
+    its infinite wealth rejected every m: the lower end jumped to 0.998 above the upper (an empty interval,
+    done at once) on skewed Beta grades, where such values are common."""
+    design, labels = pool(400, [0.1, 0.1])
+    positions = np.concatenate([np.flatnonzero(design.stratum == 0)[:3], np.flatnonzero(design.stratum == 1)[:3]])
+    grades = np.array([0.25, 0.7, 0.02, 5e-11, 0.04, 0.3])
+    result = anytime_interval(design, positions, grades, n0=200)
+    assert 0 <= result.low < 0.05 and 0.5 < result.high <= 1
+    assert (result.path["low"] <= result.path["high"]).all()
+
+
 def test_an_ungraded_stratum_keeps_the_interval_honest():
     """Until a stratum has a grade, its mean may be anything in [0, 1]: the interval spans at least its weight."""
     design, labels = pool(300, [0.5, 0.5, 0.5])

@@ -346,6 +346,10 @@ def _add_grade(
     state.pooled += (np.ones(pos.size), d, d * d, x, d * x, x * x)
     after = total + xs
     state.ok[rows, h] &= (size * theta >= after - _TOL) & (size * theta <= after + size - k - 1 + _TOL)
+    # a mean under which this grade could not have been drawn (m = 0 and x > 0, or m = 1 and x < 1): infinite
+    # capital, infeasible even where it lies within _TOL of the feasible range (a grade below _TOL at a
+    # stratum's mean 0 kept it, and its infinite wealth rejected every m: an empty interval from then on)
+    state.ok[rows, h] &= np.isfinite(up) & np.isfinite(down)
     state.current[rows, h] = False
 
 
