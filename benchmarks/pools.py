@@ -59,14 +59,15 @@ def make_pool(
     auroc: float = 0.7,
     seed: int = 0,
     concentration: float = 3.3,
-    levels: int = 5,
+    levels: int | None = None,
 ) -> pd.DataFrame:
     """An items table with `label`: binary grades with exactly round(mean N) ones, skewed
     continuous grades Beta(a, b) with mean `mean` and a + b = ``concentration`` (3.3: mean 0.09 is Beta(0.3, 3);
-    the grades' variance is m (1 - m) / (a + b + 1)), or those rounded to a Likert scale of ``levels`` values
-    (five: 0, 1/4, ..., 1; a rare mean comes out a little lower), or spiked continuous grades, nearly binary: a
-    background near 0 (SPIKE_BACKGROUND) and a rare share of values near 1 (SPIKE_VALUES), sized for the mean, as
-    a judge's probabilities of a mostly wrong model are, or bimodal ones (BIMODAL_MODES)."""
+    the grades' variance is m (1 - m) / (a + b + 1)), or those rounded to a Likert scale (five values: 0, 1/4,
+    ..., 1; a rare mean comes out a little lower), or spiked continuous grades, nearly binary: a background near 0
+    (SPIKE_BACKGROUND) and a rare share of values near 1 (SPIKE_VALUES), sized for the mean, as a judge's
+    probabilities of a mostly wrong model are, or bimodal ones (BIMODAL_MODES). ``levels``: continuous grades
+    rounded to a scale of that many values (a Likert one's default: five)."""
     rng = np.random.default_rng(seed)
     if kind == "binary":
         labels = np.zeros(n_items)
@@ -77,7 +78,8 @@ def make_pool(
             labels = (_spiked if kind == "spiked" else _bimodal)(rng, n_items, mean)
         else:
             labels = rng.beta(concentration * mean, concentration * (1 - mean), n_items)
-        if kind == "likert":
+        levels = levels or (5 if kind == "likert" else None)
+        if levels:
             labels = np.round((levels - 1) * labels) / (levels - 1)
         z = stats.norm.ppf((stats.rankdata(labels) - 0.5) / n_items)
     else:

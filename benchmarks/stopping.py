@@ -205,22 +205,29 @@ def skip_markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def stopping_mode(items, target: float, reps: int, seed: int, regime: str = DEFAULT_REGIME) -> dict:
+    """The simulator's stopping mode (core.stats.simulate_stopping) for the design and uniform sampling at
+    ``target``, with the manager's expected score a quarter above the pool's mean: its ``stopping`` object."""
+    mean = float(items["label"].mean())
+    expected = min(0.99, 1.25 * mean)
+    return simulate(
+        items,
+        ["10"],
+        reps=reps,
+        seed=seed,
+        methods=["uniform"],
+        regime=regime,
+        target_half_width=target,
+        expected=expected,
+    )["stopping"]
+
+
 def run(reps: int, regime: str, seed: int) -> tuple[list[dict], float]:
     rows = []
     start = time.perf_counter()
     for (name, auroc, items), target in itertools.product(pools(), TARGETS):
         mean = float(items["label"].mean())
-        result = simulate(
-            items,
-            ["10"],
-            reps=reps,
-            seed=seed,
-            methods=["uniform"],
-            regime=regime,
-            target_half_width=target,
-            expected=min(0.99, 1.25 * mean),
-        )
-        stopping = result["stopping"]
+        stopping = stopping_mode(items, target, reps, seed, regime)
         rows.append({"pool": name, "auroc": auroc, "target": target, "mu": mean, **stopping})
         print(f"{name} target {target}: {stopping['activegrade']['stop_n_ratio']:.2f}", flush=True)
     return rows, time.perf_counter() - start
