@@ -57,7 +57,8 @@ if not waiting:
     st.success("Nothing to review: no disagreement, flag or audited item waits.")
     st.stop()
 
-labels = {e.position: f"#{e.position}: {', '.join(REASON_WORDS[r] for r in e.reasons)}" for e in waiting}
+ids = store.item_ids(project.id, [e.position for e in waiting])
+labels = {e.position: f"{ids.get(e.position, '?')}: {', '.join(REASON_WORDS[r] for r in e.reasons)}" for e in waiting}
 position = st.selectbox("Item to review", list(labels), format_func=labels.get, key=f"review_item_{project.id}")
 shown = review.item(store, reviewer, project.id, position)
 

@@ -92,6 +92,7 @@ def test_items_roundtrip_keeps_order_types_and_nan(store):
     assert np.isnan(loaded.loc[0, "agreement"]) and loaded.loc[1, "agreement"] == 0.5
     assert store.item(pid, 2)["response"] == "<b>resp</b> 2"
     assert store.item_count(pid) == 6
+    assert store.item_ids(pid, [4, 1, 9]) == {1: "q1", 4: "q4"} and store.item_ids(pid, []) == {}  # 9: no item
     store.save_items(pid, _items(3))  # re-preparing replaces, never duplicates
     assert store.item_count(pid) == 3
 
