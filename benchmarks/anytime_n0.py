@@ -17,9 +17,8 @@ import platform
 import time
 from pathlib import Path
 
-from benchmarks.stopping import TARGETS, pools
+from benchmarks.stopping import TARGETS, pools, stopping_mode
 from core.stats.design import planned_budget
-from core.stats.simulate import simulate
 from core.stats.stopping import ANYTIME
 
 HERE = Path(__file__).resolve().parent
@@ -36,21 +35,9 @@ def rows(reps: int, seed: int) -> list[dict]:
     out = []
     chosen = [p for p in pools() if p[0].startswith("shared") or p[0] in OWN]
     for (name, _, items), target in itertools.product(chosen, TARGETS):
-        mean = float(items["label"].mean())
         row = {"pool": name, "target": target}
         for label, n0 in (("default", planned_budget(None, len(items))), ("tuned", None)):
-            result = simulate(
-                items,
-                ["10"],
-                reps=reps,
-                seed=seed,
-                methods=["uniform"],
-                regime=ANYTIME,
-                target_half_width=target,
-                expected=min(0.99, 1.25 * mean),
-                n0=n0,
-            )
-            row[label] = result["stopping"]["activegrade"]
+            row[label] = stopping_mode(items, target, reps, seed, ANYTIME, n0)["activegrade"]
         out.append(row)
         print(f"{name} target {target}: {row['default']['stop_n_median']:.0f} -> {row['tuned']['stop_n_median']:.0f}")
     return out

@@ -205,9 +205,12 @@ def skip_markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def stopping_mode(items, target: float, reps: int, seed: int, regime: str = DEFAULT_REGIME) -> dict:
+def stopping_mode(
+    items, target: float, reps: int, seed: int, regime: str = DEFAULT_REGIME, n0: int | None = None
+) -> dict:
     """The simulator's stopping mode (core.stats.simulate_stopping) for the design and uniform sampling at
-    ``target``, with the manager's expected score a quarter above the pool's mean: its ``stopping`` object."""
+    ``target``, with the manager's expected score a quarter above the pool's mean (``n0``: the anytime
+    sequence's planned budget; None: tuned as a project tunes it): its ``stopping`` object."""
     mean = float(items["label"].mean())
     expected = min(0.99, 1.25 * mean)
     return simulate(
@@ -219,6 +222,7 @@ def stopping_mode(items, target: float, reps: int, seed: int, regime: str = DEFA
         regime=regime,
         target_half_width=target,
         expected=expected,
+        n0=n0,
     )["stopping"]
 
 
