@@ -429,20 +429,18 @@ function dispatch(inst, action, fields = {}) {
   });
 }
 
-// The response scrolls in its own box, which the card's focus does not reach: these keys scroll it from the card,
-// as they would scroll a page, by a line or most of the box's height, or to an end. Shift+Space scrolls up.
-const SCROLL_STEPS = { ArrowDown: 40, ArrowUp: -40, PageDown: 0.9, PageUp: -0.9, " ": 0.9, Home: -Infinity, End: Infinity };
-
+// The response scrolls in its own box, which the card's focus does not reach: these keys scroll it from the card as
+// they would a page, by a line, by most of the box, or to an end (Shift+Space back up); at that end already, the
+// page scrolls as usual. On a rubric card the arrows move between criteria instead.
 function scrollResponse(inst, event) {
-  let step = SCROLL_STEPS[event.key];
-  if (step === undefined || (inst.data.criteria && (event.key === "ArrowDown" || event.key === "ArrowUp"))) return false;
   const box = inst.root.querySelector(".ag-response");
-  if (!box || box.scrollHeight <= box.clientHeight) return false;
-  if (event.key === " " && event.shiftKey) step = -step;
-  const by = Number.isFinite(step) ? (Math.abs(step) < 1 ? step * box.clientHeight : step) : step * box.scrollHeight;
-  const end = box.scrollHeight - box.clientHeight;
-  const to = Math.min(Math.max(box.scrollTop + by, 0), end);
-  if (Math.abs(to - box.scrollTop) < 1) return false; // at that end already: the page scrolls as usual
+  if (!box || (inst.data.criteria && (event.key === "ArrowDown" || event.key === "ArrowUp"))) return false;
+  const page = 0.9 * box.clientHeight;
+  const by = { ArrowDown: 40, ArrowUp: -40, PageDown: page, PageUp: -page, " ": event.shiftKey ? -page : page,
+    Home: -box.scrollHeight, End: box.scrollHeight }[event.key];
+  if (by === undefined) return false;
+  const to = Math.min(Math.max(box.scrollTop + by, 0), Math.max(box.scrollHeight - box.clientHeight, 0));
+  if (Math.abs(to - box.scrollTop) < 1) return false;
   event.preventDefault();
   box.scrollTop = to;
   return true;

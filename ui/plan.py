@@ -164,7 +164,7 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
     d = design(project)
     st.subheader("Planned allocation", help=term_help("Neyman allocation"))
     if d.N > MIN_BUDGET:
-        start = reading.stop_at if reading.done else reading.forecast.n
+        start = reading.forecast.n  # the headline's: the stop itself once the rule has said done
         budget = st.slider(  # keyed by its default too: a new forecast resets it
             "Grading budget (items)",
             MIN_BUDGET,
