@@ -34,8 +34,11 @@ def test_a_flag_from_the_card_and_a_final_grade_from_the_review_page(browser, sh
     page.get_by_text("2 items wait for a final grade").wait_for(timeout=TIMEOUT_MS)
     page.screenshot(path=artifacts / "review-queue.png")
     page.get_by_label("Item to review").click()  # the flagged item comes first; the disagreement after it
-    page.get_by_role("option", name=f"{store.item(pid, 30)['id']}: grades disagree").click()  # named by its id
-    page.get_by_text("Incorrect", exact=True).last.wait_for(timeout=TIMEOUT_MS)
+    disagreed = store.item(pid, 30)["id"]
+    page.get_by_role("option", name=f"{disagreed}: grades disagree").click()  # named by its id
+    # the chosen item's own heading: the flagged item's form has an "Incorrect" too, and waiting on that text let
+    # a busy machine fill the form before the rerun that replaced it (the choice lost: "no final grade chosen")
+    page.get_by_text(f"Item {disagreed}", exact=True).wait_for(timeout=TIMEOUT_MS)
     script_idle(page)  # choosing the item reruns the page: a form filled during the rerun is replaced by a new one
     choice = page.locator("[data-testid='stRadio'] label").filter(has_text="Incorrect").last
     until(lambda: choice.click() or choice.locator("input").is_checked(), timeout=TIMEOUT_MS / 1000, what="the choice")
