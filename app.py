@@ -29,6 +29,11 @@ except InputError as bad:
     st.error(str(bad))
     st.stop()
 
+FRAME_STYLE = """<style>
+[data-testid="stMetricLabel"] .stMarkdownEllipsis,[data-testid="stMetricLabel"] .stMarkdownEllipsis p{white-space:normal;overflow:visible}
+</style>"""
+"""Every page's style: a metric's label wraps instead of ending in "..." where a column is narrow ("Planned
+saving: fixed-n · same rule" in a quarter of a 1280-px window: tests/e2e/test_manager_screenshots.py)."""
 OPENED = "opened_project"
 """Session state key of the project this browser tab last recorded as opened (``note_opened``)."""
 PAGES = [
@@ -165,6 +170,7 @@ def refused(page: st.Page) -> st.Page:
     return st.Page(say, title=page.title, icon=page.icon, url_path=page.url_path, visibility="hidden")
 
 
+st.html(FRAME_STYLE)
 open_demo_banner()
 choose_project(signin.gate([*PAGES, *ALIASES]))  # the sign-in page, and stop, for anyone not signed in
 if signin.may(auth.CREATE_PROJECT):

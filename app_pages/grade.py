@@ -37,7 +37,14 @@ rubric = project.settings.rubric  # None: one question, graded with one label
 REVIEW = f"review-{pid}"  # position of an earlier grade being reviewed, or None for the queue
 ACK = f"ack-{pid}"
 LAST = f"card-{pid}"  # the last payload sent, re-sent with the error when the database fails
+# the card is what a grader looks at: less room above it (Streamlit's 6rem top padding, a 2.75rem title), so a
+# 1280 x 720 laptop shows the response under the prompt without scrolling (tests/e2e/test_grading_card.py)
+COMPACT = """<style>
+[data-testid="stMainBlockContainer"]{padding-top:2rem}
+[data-testid="stMainBlockContainer"] h1{font-size:1.75rem;padding:0 0 .25rem}
+</style>"""
 
+st.html(COMPACT)
 state.heading("Grade", project)
 if not grader:
     st.warning("Type your name in the sidebar (**Your name**) to start grading; every grade is saved under it.")

@@ -13,7 +13,7 @@ from core.inputs.markup import one_line_plain
 from core.services import auth
 from core.services.criteria_reading import criteria_now, design_criterion_words, mean_grade_words
 from core.services.live import Design, Live
-from core.services.progress import counted, counts
+from core.services.progress import counted, counts, level_percent
 from core.services.reading import interval_when, reported_estimate, saving_headline
 from core.services.tracking import PATH_NOTE
 from ui import access, plan, signin, state
@@ -124,7 +124,10 @@ def live() -> None:
     now = reading.now
     value, _ = reported_estimate(reading, e)
     cells = [
-        big(f"{value:.3f}", f"{now.level:.1%} interval {now.low:.3f} – {now.high:.3f}, {interval_when(reading)}"),
+        big(
+            f"{value:.3f}",
+            f"{level_percent(now.level)} interval {now.low:.3f} – {now.high:.3f}, {interval_when(reading)}",
+        ),
         big(f"{e.n:,}", f"of {design.N:,} items graded ({done.grades:,} grades)"),
         big(*saving_headline(reading)),
     ]

@@ -17,6 +17,7 @@ from core.services.progress import (
     grader_pace,
     grades_saved,
     item_pace,
+    level_percent,
     percent,
     throughput,
     without_grades,
@@ -94,5 +95,6 @@ def test_counts_and_shares_in_words():
     assert counted(1, "skipped item") == "1 skipped item" and counted(1200, "grade") == "1,200 grades"
     assert percent(0.234) == "23%" and percent(-0.08) == "-8%" and percent(-0.001) == "0%"  # never "-0%"
     assert percent(0.234, signed=True) == "+23%" and percent(-0.001, signed=True) == "+0%"
+    assert level_percent(0.95) == "95%" and level_percent(0.9500001) == "95%" and level_percent(0.99483) == "99.5%"
     assert without_grades([1]) == "stratum 1 has no grade"
     assert without_grades([0, 2], 0.35) == "strata 0, 2 (35% of the pool) have no grade"

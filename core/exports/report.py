@@ -34,6 +34,7 @@ from core.services.progress import (
     counted,
     counts,
     grader_pace,
+    level_percent,
     with_working_time,
     without_grades,
 )
@@ -432,7 +433,7 @@ def criteria_table(section: dict[str, Any]) -> pd.DataFrame:
                 "criterion": row["criterion"] + (" (primary)" if row["primary"] else ""),
                 "scale": row["scale"],
                 "estimate": f"{row['estimate']:.4f}" if known else "no estimate yet",
-                "interval": f"{row['interval_level']:.1%} {span(row['interval_low'], row['interval_high'])}, "
+                "interval": f"{level_percent(row['interval_level'])} {span(row['interval_low'], row['interval_high'])}, "
                 f"{row['when']}"
                 if known
                 else "–",
@@ -647,15 +648,25 @@ def _audit_chain_lines(chain: dict[str, Any] | None) -> list[str]:
     return [] if chain is None else ["## Audit trail", "", audit_chain_line(chain), ""]
 
 
-def settings_table(settings: dict[str, Any], seed: Any) -> pd.DataFrame:
+def settings_table(settings: dict[str, Any], seed: Any, strata_used: int | None = None) -> pd.DataFrame:
     """Settings as rows of (setting, value): nested values as compact JSON, the guidelines left out (long
-    text with its own place), the seed once, and in a rubric project the one-question scale it does not use."""
+    text with its own place), the seed once, and in a rubric project the one-question scale it does not use.
+    Where the design has ``strata_used`` strata, not the number asked, n_strata says both and why (tied
+    surrogate scores and strata under min_stratum_size items merge; items without samples add one:
+    core.stats.strata), so the table never reads as the design used."""
     left_out = ("guidelines", "seed", *(("scale",) if ProjectSettings.from_dict(settings).rubric else ()))
     rows = [
         {"setting": k, "value": v if isinstance(v, str) else json.dumps(v)}
         for k, v in settings.items()
         if k not in left_out
     ]
+    asked = settings.get("n_strata")
+    if strata_used is not None and asked is not None and strata_used != asked:
+        used = (
+            f"{asked} asked, {strata_used} used: strata with tied surrogate scores or under "
+            f"min_stratum_size items are merged, and items without samples form one more (see Strata)"
+        )
+        rows = [{**row, "value": used} if row["setting"] == "n_strata" else row for row in rows]
     return pd.DataFrame([*rows, {"setting": "seed", "value": json.dumps(seed)}], columns=["setting", "value"])
 
 
@@ -826,7 +837,7 @@ def report_markdown(data: dict[str, Any]) -> str:
         "",
         "## Settings",
         "",
-        _markdown_table(settings_table(data["settings"], data["seed"])),
+        _markdown_table(settings_table(data["settings"], data["seed"], len(data["strata"]))),
         "",
     ]
     return "\n".join(lines)
@@ -857,13 +868,13 @@ def estimate_line(data: dict[str, Any]) -> str:
     if rule is not None and rule.get("value_when"):  # the looks said done before the grades given now
         return (
             f"**Estimated {mean_grade_words(data['settings'])}: {rule['value']:.4f}** {rule['value_when']}, "
-            f"{rule['level']:.1%} interval {when} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
+            f"{level_percent(rule['level'])} interval {when} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
             f"({rule['interval']}), with the {e['method']} estimator; fixed-n interval of all of them {fixed}."
         )
     interval = (
         f"{e['level']:.0%} interval {fixed}"
         if rule is None
-        else f"{rule['level']:.1%} interval {when} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
+        else f"{level_percent(rule['level'])} interval {when} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
         f"({rule['interval']}); fixed-n interval {fixed}"
     )
     return (

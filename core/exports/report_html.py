@@ -219,7 +219,7 @@ def report_html(data: dict[str, Any]) -> str:
         "<h2>Inputs</h2>",
         _table(inputs, "inputs"),
         "<h2>Settings</h2>",
-        _table(settings_table(data["settings"], data["seed"]), "settings"),
+        _table(settings_table(data["settings"], data["seed"], len(data["strata"])), "settings"),
     ]
     title = html.escape(f"ActiveGrade report: {data['project']}")
     return (

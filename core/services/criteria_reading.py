@@ -32,7 +32,7 @@ import pandas as pd
 
 from core.rubric import ONE_QUESTION, PRIMARY, Criterion, Rubric
 from core.services.live import Anytime, Live, agreement_of, anytime_now, live_reading
-from core.services.progress import counted
+from core.services.progress import counted, level_percent
 from core.services.reading import (
     WHENEVER,
     Interval,
@@ -105,7 +105,7 @@ class CriterionReading:
         """The interval to report for a page, its level and when it holds; or what it waits for."""
         if not self.known:
             return f"waiting for a grade of it in every stratum ({len(self.estimate.missing)} without)"
-        return f"{self.now.level:.1%} interval {self.now.low:.3f} – {self.now.high:.3f}, {self.when}"
+        return f"{level_percent(self.now.level)} interval {self.now.low:.3f} – {self.now.high:.3f}, {self.when}"
 
     @property
     def estimand(self) -> str:

@@ -127,6 +127,13 @@ def percent(share: float, signed: bool = False) -> str:
     return f"{round(share, 2) + 0.0:{'+' if signed else ''}.0%}"
 
 
+def level_percent(level: float) -> str:
+    """An interval's level as people write it: '95%' where it is a whole percent, '99.4%' where a look's level
+    is not ('95.0%' beside a target's '95%' read as two levels)."""
+    tenths = round(level * 1000)
+    return f"{tenths // 10}%" if tenths % 10 == 0 else f"{tenths / 10:.1f}%"
+
+
 def counted(count: int, noun: str) -> str:
     """'1 item', '2 items', '1,200 grades': a count with its noun in the number it takes."""
     return f"{count:,} {noun}{'' if abs(count) == 1 else 's'}"

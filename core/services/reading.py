@@ -24,7 +24,7 @@ import numpy as np
 from scipy import stats
 
 from core.services.live_looks import live_looks
-from core.services.progress import counted, percent
+from core.services.progress import counted, level_percent, percent
 from core.settings import ProjectSettings, SettingsLike
 from core.stats.allocation import Design, planned_allocation
 from core.stats.confseq import AnytimeInterval
@@ -233,7 +233,7 @@ def read_project(
 def look_name(look: int) -> str:
     """The name of planned look ``look``'s interval (0-based), with its level."""
     plan = look_plan()
-    return f"look {look + 1} of {plan.count}, a repeated confidence interval at {plan.levels[look]:.1%}"
+    return f"look {look + 1} of {plan.count}, a repeated confidence interval at {level_percent(plan.levels[look])}"
 
 
 def _saving(
@@ -296,9 +296,9 @@ def interval_label(reading: Reading) -> str:
     """The interval to report as a metric's short label, its level and kind in about 30 characters, which a
     quarter of the dashboard's width shows whole ('95.0% interval, valid whenever you stop' was cut to '...
     whenever y...'): '95.2% interval at the stop' (the look it was read at is in its name, `Interval.name`),
-    '95.0% interval at the budget', '95.0% fixed-n interval' before the budget, else '95.0% anytime-valid
+    '95% interval at the budget', '95% fixed-n interval' before the budget, else '95% anytime-valid
     interval'."""
-    level = f"{reading.now.level:.1%}"
+    level = level_percent(reading.now.level)
     if reading.regime == FIXED:
         return f"{level} interval at the budget" if reading.done else f"{level} fixed-n interval"
     if reading.done and reading.rule is not None and reading.regime == LOOKS:
@@ -313,7 +313,7 @@ def looks_level_words(reading: Reading) -> str:
     if reading.regime != LOOKS:
         return ""
     plan = look_plan()
-    levels = " and ".join(f"{level:.1%}" for level in plan.levels)
+    levels = " and ".join(map(level_percent, plan.levels))
     return (
         f"The planned looks' intervals are at {levels}, so that together they hold at {plan.level:.0%}, the "
         "level the target is set at. "
@@ -355,7 +355,7 @@ def stopping_words(reading: Reading) -> str:
     taken = [n for n in reading.looks_taken if n > 0]
     nxt = plan.fractions[min(len(taken), plan.count - 1)]
     last = (
-        f" Look {len(taken)}, at {taken[-1]:,} grades, read its {plan.levels[len(taken) - 1]:.1%} interval wider "
+        f" Look {len(taken)}, at {taken[-1]:,} grades, read its {level_percent(plan.levels[len(taken) - 1])} interval wider "
         f"than {target}: grading goes on."
         if taken
         else ""

@@ -42,8 +42,8 @@ def test_dashboard_shows_estimate_interval_strata_and_graders(open_app, store, p
     assert "usual fixed-n interval" in saved.help and "same rule" in saved.help
     assert "grades per hour" in at.dataframe[1].value.columns
     assert any("Skips: none" in c.value for c in at.caption)
-    low, high = (float(v) for v in metrics["95.0% anytime-valid interval"].split(" – "))
-    shown = next(m for m in at.metric if m.label == "95.0% anytime-valid interval")
+    low, high = (float(v) for v in metrics["95% anytime-valid interval"].split(" – "))
+    shown = next(m for m in at.metric if m.label == "95% anytime-valid interval")
     assert "at 99.4% and 95.2%, so that together they hold at 95%" in shown.help  # why a look reads 95.2%
     assert 0 <= low <= float(metrics["Estimated mean grade"]) <= high <= 1
     assert at.info or at.success  # the stopping rule speaks either way
@@ -57,7 +57,7 @@ def test_a_fixed_budget_dashboard_headlines_the_fixed_n_interval(open_app, store
     store.update_settings(project_id, {"budget_fixed": True, "planned_budget": 20})
     grade_some(store, project_id, 12)
     at = open_app("app_pages/dashboard.py", project_id=project_id)
-    label = "95.0% fixed-n interval"
+    label = "95% fixed-n interval"
     interval = next(m for m in at.metric if m.label == label)
     assert "fixed-n interval" in interval.help and "anytime-valid" in interval.help
     assert "12 of the 20 items of the budget fixed in advance graded" in at.info[0].value
@@ -65,7 +65,7 @@ def test_a_fixed_budget_dashboard_headlines_the_fixed_n_interval(open_app, store
     for position in range(12, 20):
         submit(store, project_id, position, BINARY, "Correct", "bob", seconds=1.5)
     at.run()
-    assert any(m.label == "95.0% interval at the budget" for m in at.metric)
+    assert any(m.label == "95% interval at the budget" for m in at.metric)
 
 
 def test_dashboard_names_the_strata_without_grades_and_counts_skips(open_app, store, project_id):

@@ -358,3 +358,11 @@ def test_the_settings_table_leaves_out_the_scale_a_rubric_project_does_not_use()
     names = settings_table(rubric.to_dict(), 7)["setting"].tolist()
     assert "scale" not in names and "criteria" in names
     assert rubric.to_dict()["scale"]  # the report's JSON keeps every setting
+
+
+def test_the_settings_table_says_how_many_strata_the_design_used_where_it_is_not_the_number_asked():
+    settings = ProjectSettings().to_dict()
+    value = settings_table(settings, 7, strata_used=3).set_index("setting").loc["n_strata", "value"]
+    assert value.startswith(f"{settings['n_strata']} asked, 3 used") and "min_stratum_size" in value
+    same = settings_table(settings, 7, strata_used=settings["n_strata"]).set_index("setting").loc["n_strata", "value"]
+    assert same == str(settings["n_strata"])

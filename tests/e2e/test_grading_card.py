@@ -126,7 +126,7 @@ def test_presses_in_pairs_grade_only_items_seen_and_no_card_is_mixed(browser, sh
 def test_keys_scroll_a_long_response_from_the_card(browser, shared_server):
     """The response scrolls in its own box, which the card's focus does not reach: PageDown, Space, ArrowDown
     and End scroll it from the card (Shift+Space and Home back), and a grade is still one key away. A list's
-    markers are drawn inside the box."""
+    markers are drawn inside the box. At 1280 x 720 the box starts in the window's upper part."""
     store = Store.open(shared_server.db_url)
     pid = store.create_project("Long responses", {"seed": 1, "regime": "anytime"}, {"pool": ("pool.jsonl", b"{}\n")})
     items = distinct_pool(6)
@@ -139,6 +139,9 @@ def test_keys_scroll_a_long_response_from_the_card(browser, shared_server):
     # a list's markers lie inside the box, not on its border (they sit left of each item's text)
     inset = "() => document.querySelector('.ag-response li').getBoundingClientRect().left - document.querySelector('.ag-response').getBoundingClientRect().left"
     assert page.evaluate(inset) >= 20
+    # on this laptop's window the card starts high enough that the response box shows a good part of itself
+    shown = "() => { const r = document.querySelector('.ag-response').getBoundingClientRect(); return Math.min(r.bottom, innerHeight) - r.top; }"
+    assert page.evaluate(shown) >= 320, page.evaluate(shown)  # 252 px under Streamlit's own title and padding
     assert page.evaluate(
         "() => { const b = document.querySelector('.ag-response'); return b.scrollHeight > b.clientHeight; }"
     )
