@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from core.services.progress import percent
 from core.services.reading import (
     headline_words,
     read_project,
@@ -181,6 +182,21 @@ def test_grades_after_the_stop_leave_the_reported_estimate_at_the_stop():
     assert when == f"at the stop ({stop:,} grades; {e_later.value:.3f} with all {stop + 5:,} graded items)"
 
 
+def test_another_estimator_at_the_stop_reports_the_estimate_the_rules_interval_is_read_around():
+    """The dashboard's estimator picker showed the difference estimator's value beside the looks' interval,
+    which is read around the stratified estimate: the value reported is the stop's, and the other is named."""
+    design, graded = _graded(400)
+    e = estimate(design, list(graded), list(graded.values()))
+    stop = read_project(design, SETTINGS, graded, e).stop_at
+    at_stop = dict(list(graded.items())[:stop])
+    stratified = estimate(design, list(at_stop), list(at_stop.values()))
+    difference = estimate(design, list(at_stop), list(at_stop.values()), method="difference")
+    assert difference.value != pytest.approx(stratified.value)
+    value, when = reported_estimate(read_project(design, SETTINGS, at_stop, difference), difference)
+    assert value == pytest.approx(stratified.value)
+    assert when.startswith("at the stop") and f"{difference.value:.3f} with the difference estimator" in when
+
+
 def test_the_presenters_saving_names_the_grades_saved_as_fewer_or_more():
     """'3% fewer grades than uniform sampling (5 grades, ...)' read as if uniform needed 5 grades."""
     design, graded = _graded(400)
@@ -189,3 +205,5 @@ def test_the_presenters_saving_names_the_grades_saved_as_fewer_or_more():
     number, words = saving_headline(reading)
     grades = abs(round(reading.saving.uniform_fixed * share))
     assert f"({grades:,} grade{'s' if grades != 1 else ''} {'fewer' if share >= 0 else 'more'}, " in words
+    same = reading.saving.same_regime  # the other comparison in words as well, never "+2%" beside "more"
+    assert f"{percent(abs(same))} {'fewer' if same >= 0 else 'more'} than uniform stopped by the same rule" in words

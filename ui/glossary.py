@@ -37,17 +37,21 @@ TERMS: dict[str, tuple[str, str]] = {
     "Neyman allocation": (
         "Grades spread in proportion to a stratum's size times its spread, which gives the narrowest interval "
         "for a fixed number of grades (Neyman 1934). The queue follows it as grades come in, grades every "
-        "stratum at least twice, and adds to each spread the anytime interval's price for a stratum with few "
-        "grades (kappa / n_h, kappa = log(40) / 2), so a stratum whose grades all agree still gets enough of them.",
+        "stratum at least twice, and adds to each spread the price of a stratum with few grades in the interval "
+        "the stopping rule reads, so a stratum whose grades all agree still gets enough of them: kappa / n_h with "
+        "kappa = 1/2 for the fixed-n interval (planned looks, the default, and a budget fixed in advance), and "
+        "kappa = log(40) / 2 for the anytime-valid interval.",
         r"n_h \propto N_h \sqrt{\sigma_h^2 + \kappa / n_h}",
     ),
     "budget fixed": (
-        "Whether the number of grades n0 is decided before grading starts. If it is, the queue follows plain "
-        "Neyman allocation (kappa = 0), which gives the narrowest fixed-n interval at n0, the report reads "
-        "that interval, and graders get no new item once n0 items are graded (reading it after more grades "
-        "chosen on sight would be peeking). If not (the default), the queue also pays for the anytime interval, which stays valid "
-        "however often you look and whenever you stop.",
-        r"\kappa = 0 \text{ (budget fixed)},\quad \kappa = \log(40)/2 \text{ (anytime)}",
+        "How grading may stop. By default (planned looks) the stopping rule checks the interval at two looks, "
+        "when half and then all of the precision the target needs is reached, and says done at the first look "
+        "whose interval is within the target; each look's interval is a little wider than a one-off 95% interval "
+        "(99.4% and 95.2%), so that the two together hold at 95%. With the budget fixed in advance, graders get "
+        "no new item once n0 items are graded and the report reads the fixed-n interval at n0 (reading it after "
+        "more grades chosen on sight would be peeking). With the anytime-valid interval (a project setting), you "
+        "may stop at any grade, which costs about twice the grades.",
+        r"\text{done at look } k \text{ when } c_k\,\widehat{se}_k \le \text{target},\quad c_1 = 2.77,\ c_2 = 1.98",
     ),
     "half-width (±)": (
         "Half the width of the 95% interval: the estimate is within ± this of the true mean grade, 95 times in 100.",

@@ -33,7 +33,7 @@ from core.stats.forecast import Forecast, StopSaving, forecast, stop_saving, sur
 from core.stats.looks import look_plan
 from core.stats.savings import planned_design_effect
 from core.stats.skips import SkipBound
-from core.stats.stopping import ANYTIME, FIXED, LOOKS, REGIME_NAMES, held_stop
+from core.stats.stopping import ANYTIME, FIXED, LOOKS, LOOKS_METHOD, REGIME_NAMES, held_stop
 
 
 @dataclass(frozen=True)
@@ -368,14 +368,22 @@ def stopping_words(reading: Reading) -> str:
 
 
 def reported_estimate(reading: Reading, estimate: Estimate) -> tuple[float, str]:
-    """The estimate to report and when it holds, in words: the stop's, with the interval read there, where the
-    looks said done before the grades given now (cards held when it came, a target widened later), else the
-    estimate of every grade ('')."""
-    if reading.stop_value is None or reading.stop_at is None or reading.stop_at >= estimate.n:
+    """The estimate to report and when it holds, in words: where the looks said done, the stop's, the centre of
+    the interval read there (the looks read the stratified estimator, core.stats.stopping), with what the grades
+    given since give (cards held when it came, a target widened later) or what ``estimate``'s other estimator
+    gives; else the estimate of every grade ('')."""
+    if reading.stop_value is None or reading.stop_at is None:
         return estimate.value, ""
-    return reading.stop_value, (
-        f"at the stop ({reading.stop_at:,} grades; {estimate.value:.3f} with all {estimate.n:,} graded items)"
-    )
+    if reading.stop_at < estimate.n:
+        return reading.stop_value, (
+            f"at the stop ({reading.stop_at:,} grades; {estimate.value:.3f} with all {estimate.n:,} graded items)"
+        )
+    if estimate.method != LOOKS_METHOD:
+        return reading.stop_value, (
+            f"at the stop, the {LOOKS_METHOD} estimate its interval is read around ({estimate.value:.3f} with the "
+            f"{estimate.method} estimator)"
+        )
+    return estimate.value, ""
 
 
 def grades_words(n: int, low: int, high: int, range_name: str = "likely") -> str:
@@ -414,7 +422,7 @@ def saving_words(reading: Reading) -> str:
     if reading.regime == FIXED:
         return (
             f"At the budget of {reading.budget:,} grades against uniform random sampling: a uniform sample needs "
-            f"about {s.uniform_fixed:,.0f} grades for the same precision (saving {s.fixed_n:+.0%})."
+            f"about {s.uniform_fixed:,.0f} grades for the same precision (saving {percent(s.fixed_n, signed=True)})."
         )
     at = (
         f"at the stop ({reading.stop_at:,} grades)"
@@ -423,8 +431,9 @@ def saving_words(reading: Reading) -> str:
     )
     return (
         f"Grades {at} against uniform random sampling: {1 - s.fixed_n:.0%} of the {s.uniform_fixed:,.0f} a "
-        f"uniform sample needs with the usual fixed-n interval (saving {s.fixed_n:+.0%}), and {1 - s.same_regime:.0%} "
-        f"of the {s.uniform_same:,.0f} it needs stopped by the same rule (saving {s.same_regime:+.0%})."
+        f"uniform sample needs with the usual fixed-n interval (saving {percent(s.fixed_n, signed=True)}), and "
+        f"{1 - s.same_regime:.0%} of the {s.uniform_same:,.0f} it needs stopped by the same rule (saving "
+        f"{percent(s.same_regime, signed=True)})."
     )
 
 
@@ -463,5 +472,6 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
     count = f"{counted(grades, 'grade')} {'fewer' if fewer else 'more'}"  # "5 grades" alone read as uniform's need
     if reading.regime == FIXED:
         return percent(abs(share)), f"{words} ({count}, for the same precision)"
-    same = f"{percent(reading.saving.same_regime, signed=True)} against uniform stopped by the same rule"
+    other = reading.saving.same_regime  # in words too: "+2%" beside "1% more grades" read as its opposite
+    same = f"{percent(abs(other))} {'fewer' if other >= 0 else 'more'} than uniform stopped by the same rule"
     return percent(abs(share)), f"{words} ({count}, against its fixed-n size for the target; {same})"

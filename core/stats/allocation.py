@@ -56,8 +56,8 @@ width; benchmarks/efficiency.md). The term fades as n_h grows, so the
 allocation tends to Neyman's.
 
 Only the anytime regime reads the sequence; the others read fixed-n intervals
-and allocate with kappa = 0 (plain Neyman, the fixed-n variance's optimum):
-core.stats.stopping.allocation_kappa decides.
+and allocate with FLOOR_KAPPA, the term of their floor for a stratum whose
+grades all agree: core.stats.stopping.allocation_kappa decides.
 """
 
 FLOOR_KAPPA = 0.5

@@ -57,6 +57,10 @@ REGIME_NAMES = {
 }
 """How each regime is named to people (pages, report)."""
 
+LOOKS_METHOD = "stratified"
+"""The estimator whose interval the looks read (core.stats.estimate.from_moments of the grades: the stratified
+mean), whichever one a page shows beside it (core.services.reading.reported_estimate)."""
+
 MIN_LOOK_GRADES = 10
 """No look before this many grades: the intervals' small-sample rules are checked from n = 10
 (benchmarks/stopping.md); the queue's first grades go to every stratum anyway."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from core.scales import BINARY
 from core.services.reservations import submit
 from core.stats.allocation import design_from_items
+from core.stats.looks import look_plan
+from core.stats.stopping import ANYTIME, FIXED, LOOKS, allocation_kappa
 from ui.glossary import TERMS
 
 
@@ -108,3 +111,16 @@ def test_presenter_view_says_where_the_rule_stopped_when_grading_went_past_it(op
     assert reading.done and reading.stop_at is not None and reading.stop_at < reading.graded == 40
     at = open_app("app_pages/presenter.py", project_id=project_id)
     assert at.caption[0].value.startswith(f"Target ±0.200: reached at {reading.stop_at:,} grades.")
+
+
+def test_the_glossary_states_the_looks_levels_and_the_allocations_kappa_the_code_uses():
+    """The glossary said the default allocates for the anytime interval (kappa = log(40) / 2), which only the
+    anytime regime does; its words are checked here against the levels and terms the code uses."""
+    plan = look_plan()
+    levels = " and ".join(f"{level:.1%}" for level in plan.levels)
+    constants = [f"c_{k + 1} = {c:.2f}" for k, c in enumerate(plan.constants)]
+    plain, formula = TERMS["budget fixed"]
+    assert f"({levels})" in plain and all(c in formula for c in constants)
+    neyman = TERMS["Neyman allocation"][0]
+    assert allocation_kappa(LOOKS) == allocation_kappa(FIXED) == 0.5 and "kappa = 1/2 for the fixed-n" in neyman
+    assert allocation_kappa(ANYTIME) == pytest.approx(np.log(40) / 2) and "log(40) / 2 for the anytime" in neyman
