@@ -30,10 +30,12 @@ except InputError as bad:
     st.stop()
 
 FRAME_STYLE = """<style>
-[data-testid="stMetricLabel"] .stMarkdownEllipsis,[data-testid="stMetricLabel"] .stMarkdownEllipsis p{white-space:normal;overflow:visible}
+[data-testid="stMetric"] :is(div,p,span){white-space:normal;overflow:visible;text-overflow:clip}
+@media (max-width:1279px){[data-testid="stMetricValue"]{font-size:1.6rem}}
 </style>"""
-"""Every page's style: a metric's label wraps instead of ending in "..." where a column is narrow ("Planned
-saving: fixed-n · same rule" in a quarter of a 1280-px window: tests/e2e/test_manager_screenshots.py)."""
+"""Every page's style: a metric's label, value and note wrap instead of ending in "..." where a column is narrow
+("Planned saving: fixed-n · same rule" in a quarter of a 1280-px window, "0.04..." for an interval at 900 px), and
+a narrow window's values are set smaller (tests/e2e/test_manager_screenshots.py)."""
 OPENED = "opened_project"
 """Session state key of the project this browser tab last recorded as opened (``note_opened``)."""
 PAGES = [

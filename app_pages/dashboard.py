@@ -30,6 +30,7 @@ from core.services.reading import (
     looks_level_words,
     reported_estimate,
     saving_metric,
+    saving_note,
     saving_words,
     stopping_words,
 )
@@ -157,6 +158,9 @@ def _headline_row(now: Live, design: Design) -> None:
     cols[1].metric(
         interval_label(reading),
         f"{reading.now.low:.3f} – {reading.now.high:.3f}",
+        delta=f"±{reading.now.half_width:.3f}",
+        delta_description=f"target ±{reading.target:.3f}",
+        **plan.NOTE,
         help=f"Shown: {reading.now.name}. "
         + looks_level_words(reading)
         + ("Without the skipped items' worst case (as the chart draws them): " if reading.skipped else "")
@@ -166,7 +170,7 @@ def _headline_row(now: Live, design: Design) -> None:
     cols[2].metric(
         "Graded items", f"{e.n:,} of {design.N:,}", help="Distinct items with at least one grade (the estimate's n)."
     )
-    cols[3].metric(*saving_metric(reading), help=saving_words(reading))
+    cols[3].metric(*saving_metric(reading), delta=saving_note(reading), **plan.NOTE, help=saving_words(reading))
 
 
 CRITERIA_PER_ROW = 4

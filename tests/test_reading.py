@@ -10,10 +10,12 @@ import pytest
 from core.services.progress import percent
 from core.services.reading import (
     headline_words,
+    interval_label,
     read_project,
     reported_estimate,
     saving_headline,
     saving_metric,
+    saving_note,
     saving_words,
     stopping_words,
 )
@@ -41,7 +43,12 @@ def test_a_project_is_done_at_its_look_and_reads_the_looks_interval():
     assert reading.done and reading.stop_at is not None and reading.stop_at <= 400
     assert reading.rule is not None and reading.rule.half_width <= 0.1 and reading.now == reading.rule
     assert reading.forecast.low <= reading.forecast.n <= reading.forecast.high
-    assert "Done at" in stopping_words(reading)
+    rule = reading.rule  # the result first, in numbers, not the look's name
+    assert stopping_words(reading).startswith(
+        f"Done at {reading.stop_at:,} grades: the interval at the stop, {rule.low:.3f} – {rule.high:.3f} "
+        f"(±{rule.half_width:.3f}), is within the target ±0.100."
+    )
+    assert interval_label(reading) == "95% interval at the stop"  # the looks hold together at 95%
 
 
 def test_a_look_taken_without_a_stop_says_what_it_read():
@@ -56,6 +63,8 @@ def test_a_look_taken_without_a_stop_says_what_it_read():
     words = stopping_words(reading)
     assert f"Planned looks: 1 of 2 taken. Look 1, at {taken[0]:,} grades, read its 99.4% interval wider" in words
     assert "grading goes on" in words
+    # the next look in grades, from the forecast stop, not only as a share of information
+    assert f"The next comes at about {reading.forecast.n:,} grades ({len(first):,} so far), once 100% of" in words
 
 
 def test_skips_that_could_move_the_estimate_past_the_target_keep_it_from_stopping():
@@ -156,10 +165,13 @@ def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_afte
     few = dict(list(graded.items())[:3])  # some strata without 2 grades: withheld, as on the dashboard
     early = read_project(design, SETTINGS, few, estimate(design, list(few), list(few.values())))
     assert not early.saving_known and saving_metric(early)[1] == "withheld"
+    assert saving_note(early) == "until every stratum has 2 grades"  # why, under the metric, not in its help only
     assert "uniform random sampling" not in headline_words(early, 0.95)  # withheld there too, not quoted
     thirty = dict(list(graded.items())[:30])  # the forecast's draws said 87, the grades' S^2 89
     grading = read_project(design, SETTINGS, thirty, estimate(design, list(thirty), list(thirty.values())))
     assert not grading.done and saving_metric(grading)[0].startswith("Expected saving")  # a forecast, said so
+    assert saving_note(grading) == f"at the forecast stop ({grading.forecast.n:,} grades)"
+    assert saving_note(reading) is None  # done: the saving had, nothing to add
     assert saving_headline(grading)[1].startswith(f"expected at the forecast stop ({grading.forecast.n:,}): ")
     assert saving_metric(reading)[0].startswith("Saving") and "uniform random sampling" in headline_words(grading, 0.95)
     for read in (reading, early, grading):  # one number for what uniform sampling needs: the saving's

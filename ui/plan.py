@@ -13,11 +13,15 @@ import streamlit as st
 from core.services import live, setup
 from core.services.database import ProjectInfo
 from core.services.overview import NAME_OF, histogram, strata_table, stratifying_columns, without_samples
-from core.services.reading import Reading, headline_words, saving_metric, saving_words
+from core.services.reading import Reading, headline_words, saving_metric, saving_note, saving_words
 from core.services.setup import LEVEL, AnytimeInterval, Design
 from core.services.tracking import estimate_path
 from ui import state
 from ui.glossary import term_help, terms_popover
+
+NOTE = {"delta_color": "off", "delta_arrow": "off"}
+"""A metric's ``delta`` used as a grey note under its value (what a figure is read against, why it is withheld),
+not as a change: no colour, no arrow."""
 
 MIN_BUDGET = 10
 
@@ -202,6 +206,8 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
     s = reading.saving
     right.metric(
         *saving_metric(reading),
+        delta=saving_note(reading),
+        **NOTE,
         help=f"{term_help('saving vs uniform')} "
         + (
             saving_words(reading)

@@ -17,6 +17,7 @@ alone keep it wider than the target cannot be done, and says why.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -295,14 +296,15 @@ def _width_ratio(fixed_n: Interval, sequence: Interval | None) -> float | None:
 def interval_label(reading: Reading) -> str:
     """The interval to report as a metric's short label, its level and kind in about 30 characters, which a
     quarter of the dashboard's width shows whole ('95.0% interval, valid whenever you stop' was cut to '...
-    whenever y...'): '95.2% interval at the stop' (the look it was read at is in its name, `Interval.name`),
+    whenever y...'): '95% interval at the stop' (the looks' intervals hold together at the project's level;
+    the look it was read at, and its own level, are in its name, `Interval.name`),
     '95% interval at the budget', '95% fixed-n interval' before the budget, else '95% anytime-valid
     interval'."""
     level = level_percent(reading.now.level)
     if reading.regime == FIXED:
         return f"{level} interval at the budget" if reading.done else f"{level} fixed-n interval"
-    if reading.done and reading.rule is not None and reading.regime == LOOKS:
-        return f"{level} interval at the stop"
+    if reading.done and reading.rule is not None and reading.regime == LOOKS:  # the looks hold together at 95%
+        return f"{level_percent(look_plan().level)} interval at the stop"
     return f"{level} anytime-valid interval"
 
 
@@ -348,23 +350,33 @@ def stopping_words(reading: Reading) -> str:
         return f"Anytime-valid half-width {half:.3f} > target {target}."
     plan = look_plan()
     if reading.done:
+        rule = reading.rule
         return (
-            f"Done at {reading.stop_at:,} grades: the interval of {reading.rule.name} is within the target {target}. "
-            "Report it; more grades add nothing to it."
+            f"Done at {reading.stop_at:,} grades: the interval at the stop, {rule.low:.3f} – {rule.high:.3f} "
+            f"(±{rule.half_width:.3f}), is within the target {target}. Report it; more grades add nothing to it."
         )
     taken = [n for n in reading.looks_taken if n > 0]
     nxt = plan.fractions[min(len(taken), plan.count - 1)]
     last = (
-        f" Look {len(taken)}, at {taken[-1]:,} grades, read its {level_percent(plan.levels[len(taken) - 1])} interval wider "
-        f"than {target}: grading goes on."
+        f" Look {len(taken)}, at {taken[-1]:,} grades, read its {level_percent(plan.levels[len(taken) - 1])} "
+        f"interval wider than {target}: grading goes on."
         if taken
         else ""
     )
     return (
-        f"Planned looks: {len(taken)} of {plan.count} taken.{last} The next at {nxt:.0%} of the information the "
-        f"target {target} needs ({reading.information:.0%} reached). Grading may stop at a look; between looks, "
-        "report the anytime-valid interval."
+        f"Planned looks: {len(taken)} of {plan.count} taken.{last} The next comes at about "
+        f"{next_look_grades(reading, nxt):,} grades ({reading.graded:,} so far), once {nxt:.0%} of the precision "
+        f"the target {target} needs is reached ({reading.information:.0%} now). Grading may stop at a look; "
+        "between looks, report the anytime-valid interval."
     )
+
+
+def next_look_grades(reading: Reading, fraction: float) -> int:
+    """About how many grades the look at information ``fraction`` comes at: that fraction of the forecast stop,
+    since the information grows about in proportion to the grades, and never before the next grade. (The
+    information read now is no guide: a few grades' interval is wider than 1 / sqrt(n) extrapolates, so at
+    40 grades it read 13% on a project whose forecast stop was 156.)"""
+    return max(reading.graded + 1, math.ceil(fraction * reading.forecast.n))
 
 
 def reported_estimate(reading: Reading, estimate: Estimate) -> tuple[float, str]:
@@ -456,6 +468,16 @@ def saving_metric(reading: Reading) -> tuple[str, str]:
     if reading.graded == 0 and np.isfinite(s.fixed_n):
         return f"Planned {label[0].lower()}{label[1:]}", value
     return label, "withheld"
+
+
+def saving_note(reading: Reading) -> str | None:
+    """What a page writes under the saving's metric (`saving_metric`): why it is withheld, or the forecast stop an
+    expected saving is read at; None where the metric says all ("withheld" alone left a manager guessing)."""
+    if not reading.saving_known:
+        return "until every stratum has 2 grades" if reading.graded else None
+    if reading.done or reading.regime == FIXED:
+        return None
+    return f"at the forecast stop ({reading.forecast.n:,} grades)"
 
 
 def saving_headline(reading: Reading) -> tuple[str, str]:

@@ -1,6 +1,6 @@
 """Screenshots for project managers and demos (issue 15): Projects (setup), Dashboard, Export and the presenter
-view at 1280 and 390 px wide, in Chromium, kept in artifacts/ (not committed); no metric's label is cut short
-on any of them."""
+view at 1280, 900 and 390 px wide, in Chromium, kept in artifacts/ (not committed); no metric's label, value or
+note is cut short on any of them."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ PAGES = {  # url path -> what shows last once the page has drawn its data
     "export": "text=Recompute the estimate",
     "presenter": '[data-testid="stVegaLiteChart"]',
 }
-CUT_LABELS = """() => [...document.querySelectorAll('[data-testid="stMetricLabel"]')]
-    .filter(label => [label, ...label.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1))
-    .map(label => label.innerText)"""
+CUT_METRICS = """() => [...document.querySelectorAll('[data-testid="stMetric"]')]
+    .filter(metric => [...metric.querySelectorAll('div, p, span')].some(e => e.scrollWidth > e.clientWidth + 1))
+    .map(metric => metric.innerText)"""
 SETTLED = (
     "() => !document.querySelector('[data-stale=\\'true\\']') && !document.querySelector('[data-testid=stSkeleton]')"
 )
@@ -39,14 +39,14 @@ def test_manager_pages_at_desktop_and_phone_width(browser, shared_server, artifa
         submit(store, project_id, position, BINARY, label, "ann", seconds=20.0)
         if position % 4 == 0:
             submit(store, project_id, position, BINARY, "Correct", "bob", seconds=30.0)
-    for width, height in ((1280, 1800), (390, 3200)):  # the app scrolls inside a container: tall viewports
+    for width, height in ((1280, 1800), (900, 2400), (390, 3200)):  # the app scrolls inside a container: tall viewports
         page = browser.new_page(viewport={"width": width, "height": height})
         for path, ready in PAGES.items():
             page.goto(f"{server.url}/{path}?project={project_id}")
             page.locator(ready).first.wait_for(timeout=TIMEOUT_MS)
             page.wait_for_function(SETTLED, timeout=TIMEOUT_MS)
             page.screenshot(path=artifacts / f"{path or 'projects'}-{width}.png", full_page=True)
-            assert page.evaluate(CUT_LABELS) == [], f"/{path} at {width} px"
+            assert page.evaluate(CUT_METRICS) == [], f"/{path} at {width} px"
         if width == 1280:  # the one-page HTML report, as downloaded, opened on its own
             page.goto(f"{server.url}/export?project={project_id}")
             with page.expect_download() as download:
