@@ -55,12 +55,12 @@ method = st.sidebar.selectbox(
 )
 REFRESH_S = 3.0
 GRADER_COLUMNS = {  # short headings and set widths: the six columns fit half the page at 1,400 px (they scrolled)
-    "grader": st.column_config.TextColumn("grader", width=140),
+    "grader": st.column_config.TextColumn("grader", width=125),
     "grades": st.column_config.NumberColumn("grades", width=50),
     "working time": st.column_config.TextColumn("time", width=60, help="working time: the grading sessions' spans"),
     "grades per hour": st.column_config.TextColumn("per hour", width=62, help="grades per working hour, from 2 on"),
     "median seconds": st.column_config.TextColumn("median s", width=65, help="median seconds on a card"),
-    "last grade": st.column_config.DatetimeColumn("last grade", width=85, format="D MMM HH:mm", help="UTC"),
+    "last grade": st.column_config.DatetimeColumn("last grade", width=100, format="D MMM HH:mm", help="UTC"),
 }
 
 
@@ -225,7 +225,7 @@ def _strata_and_graders(now: Live, strata: pd.DataFrame, grades: pd.DataFrame) -
     with right:
         st.subheader("Graders")
         st.dataframe(
-            shown(with_working_time(grader_pace(grades)), digits=1),
+            shown(with_working_time(grader_pace(grades)), digits=0),  # as the throughput metric: "1,647"
             hide_index=True,
             width="stretch",
             column_config=GRADER_COLUMNS,

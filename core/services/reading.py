@@ -52,7 +52,10 @@ class Interval:
 
 
 FIXED_N = "fixed-n interval, valid when read once at a number of grades decided in advance"
-ANYTIME_NAME = "anytime-valid interval, valid however often you look and whenever you stop"
+ANYTIME_NAME = (
+    "anytime-valid interval, valid however often you look and whenever you stop; it only narrows, each one cut "
+    "to where it overlaps every earlier one"
+)
 WHENEVER = "valid whenever you stop"
 """When the anytime-valid interval holds, in words (interval_when)."""
 WIDENED = ", widened by the skipped items' worst case"

@@ -366,3 +366,5 @@ def test_the_settings_table_says_how_many_strata_the_design_used_where_it_is_not
     assert value.startswith(f"{settings['n_strata']} asked, 3 used") and "min_stratum_size" in value
     same = settings_table(settings, 7, strata_used=settings["n_strata"]).set_index("setting").loc["n_strata", "value"]
     assert same == str(settings["n_strata"])
+    assert settings["planned_budget"] is None  # left to the forecast: said in words, not "null"
+    assert settings_table(settings, 7).set_index("setting").loc["planned_budget", "value"] == "not set"
