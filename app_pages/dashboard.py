@@ -9,7 +9,7 @@ import streamlit as st
 from core.inputs.markup import plain_text
 from core.services import auth, review
 from core.services.criteria_reading import agreement_words, criteria_now, design_criterion_words, mean_grade_words
-from core.services.live import DEFAULT_METHOD, ESTIMATORS, Design, Live
+from core.services.live import DEFAULT_METHOD, ESTIMATORS, Design, Live, estimator_name
 from core.services.progress import (
     IDLE_GAP_S,
     counted,
@@ -50,6 +50,7 @@ method = st.sidebar.selectbox(
     "Estimator",
     ESTIMATORS,
     index=ESTIMATORS.index(project.settings.method),
+    format_func=estimator_name,
     help=f"default: the {DEFAULT_METHOD} estimator (benchmarks/estimation.md). The report uses the "
     "project's estimator, set on the Projects page.",
 )

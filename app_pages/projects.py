@@ -15,7 +15,7 @@ from core.rubric import ALL
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.services import auth, project_actions
 from core.services.database import ProjectInfo
-from core.services.live import ESTIMATORS
+from core.services.live import ESTIMATORS, estimator_name
 from core.services.outcome import Refused
 from core.services.preparation import preparation_queued, waiting_for_worker
 from core.services.progress import counted
@@ -126,7 +126,12 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
             "for one-word answers a practised grader reads at a glance.",
         )
         estimators = list(ESTIMATORS)
-        method = st.selectbox("Estimator for the report", estimators, index=estimators.index(current.method))
+        method = st.selectbox(
+            "Estimator for the report",
+            estimators,
+            index=estimators.index(current.method),
+            format_func=estimator_name,
+        )
         if st.form_submit_button("Save settings"):
             changes = {
                 "guidelines": guidelines,

@@ -36,10 +36,18 @@ from core.store import Store
 ESTIMATORS = ("default", *METHODS)
 """The estimators a page offers: "default" (DEFAULT_METHOD) and every named one (core.stats.estimate)."""
 
+
+def estimator_name(method: str) -> str:
+    """An estimator as a picker shows it: "default (stratified)", so that "default" and "stratified" do not read
+    as two estimators."""
+    return f"default ({DEFAULT_METHOD})" if method == "default" else method
+
+
 __all__ = [
     "DEFAULT_METHOD",
     "ESTIMATORS",
     "Live",
+    "estimator_name",
     "agreement_of",
     "anytime_now",
     "closed_words",
