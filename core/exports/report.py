@@ -654,14 +654,15 @@ def settings_table(settings: dict[str, Any], seed: Any, strata_used: int | None 
     Where the design has ``strata_used`` strata, not the number asked, n_strata says both and why (tied
     surrogate scores and strata under min_stratum_size items merge; items without samples add one:
     core.stats.strata), so the table never reads as the design used."""
-    left_out = ("guidelines", "seed", *(("scale",) if ProjectSettings.from_dict(settings).rubric else ()))
+    read = ProjectSettings.from_dict(settings)
+    left_out = ("guidelines", "seed", *(("scale",) if read.rubric else ()))
     rows = [
         {"setting": k, "value": v if isinstance(v, str) else "not set" if v is None else json.dumps(v)}
         for k, v in settings.items()
         if k not in left_out
     ]
-    asked = settings.get("n_strata")
-    if strata_used is not None and asked is not None and strata_used != asked:
+    asked = read.n_strata
+    if strata_used is not None and strata_used != asked:
         used = (
             f"{asked} asked, {strata_used} used: strata with tied surrogate scores or under "
             f"min_stratum_size items are merged, and items without samples form one more (see Strata)"
