@@ -38,6 +38,7 @@ TORCH_THREADS = "ACTIVEGRADE_TORCH_THREADS"
 LOG_LEVEL = "ACTIVEGRADE_LOG_LEVEL"
 SAMPLING_SERVERS = "ACTIVEGRADE_SAMPLING_SERVERS"
 TRUSTED_PROXIES = "ACTIVEGRADE_TRUSTED_PROXIES"
+HUB_DOWNLOADS = "ACTIVEGRADE_HUB_DOWNLOADS"
 VARIABLES = (
     DB_URL,
     OPEN_DEMO,
@@ -51,6 +52,7 @@ VARIABLES = (
     LOG_LEVEL,
     SAMPLING_SERVERS,
     TRUSTED_PROXIES,
+    HUB_DOWNLOADS,
 )
 """The variables the Python code reads (the shell scripts read a few more; docs/configuration.md lists them all)."""
 
@@ -105,6 +107,11 @@ class Config:
     """Reverse proxies (addresses or networks, comma-separated, e.g. ``127.0.0.1,10.0.0.0/8``) whose
     ``X-Forwarded-For`` header names the client (core.services.auth.client_address); () trusts none, and the
     client address is the connection's own."""
+    hub_downloads: bool = False
+    """Whether a worker may download the models a project's settings name from the Hugging Face hub (``1``).
+    Off: models load only from this machine's Hugging Face cache or a local folder (`hub_environment`), so
+    an admin's model name cannot make the server fetch from the network, as the sampling servers'
+    list keeps the surrogate's requests to the operator's servers."""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Config:
@@ -125,8 +132,15 @@ class Config:
             LOG_LEVEL: ("log_level", _log_level),
             SAMPLING_SERVERS: ("sampling_servers", _sampling_servers),
             TRUSTED_PROXIES: ("trusted_proxies", _networks),
+            HUB_DOWNLOADS: ("hub_downloads", _switch),
         }
         return cls(**{parsers[name][0]: parsers[name][1](name, value) for name, value in given.items()})
+
+
+def hub_environment(configuration: Config) -> dict[str, str]:
+    """The environment a worker runs its jobs in, set before any model library is imported: the Hugging Face
+    libraries' own offline switches, unless ``hub_downloads`` (read once, when huggingface_hub is imported)."""
+    return {} if configuration.hub_downloads else {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
 def _switch(name: str, text: str) -> bool:

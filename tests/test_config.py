@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -125,6 +126,19 @@ def test_the_check_sees_a_read():
 def test_only_core_config_reads_activegrade_variables(path):
     reads = _reads_of_activegrade_variables(path.read_text(encoding="utf-8"))
     assert not reads, f"{path.relative_to(ROOT)} reads ACTIVEGRADE_ variables itself (use core.config): {reads}"
+
+
+def test_workers_keep_the_hugging_face_hub_offline_unless_the_operator_allows_downloads(monkeypatch):
+    """An admin's model name made the server download from the hub (attacker review): a worker sets the
+    libraries' offline switches for itself before any job imports them, unless $ACTIVEGRADE_HUB_DOWNLOADS=1."""
+    from core.cli.worker import keep_hub_offline
+
+    assert config.hub_environment(Config()) == {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    assert config.hub_environment(Config.from_environ({config.HUB_DOWNLOADS: "1"})) == {}
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", config.HUB_DOWNLOADS):
+        monkeypatch.delenv(name, raising=False)
+    keep_hub_offline()
+    assert os.environ["HF_HUB_OFFLINE"] == "1" and os.environ["TRANSFORMERS_OFFLINE"] == "1"
 
 
 def test_every_variable_is_documented():

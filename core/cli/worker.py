@@ -15,11 +15,13 @@ input, and stops when the app is gone.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
 import time
 
+from core import config
 from core.cli.projects import add_database_argument
 from core.jobs.context import HEARTBEAT_S, MAX_ATTEMPTS, STALE_AFTER_S, WorkerOptions
 from core.jobs.kinds import warm_up
@@ -29,6 +31,13 @@ from core.store import Store
 from core.store.store import WORKER_FILE_BYTES
 
 ONLY = {"all": None, "model": True, "light": False}
+
+
+def keep_hub_offline() -> None:
+    """Set the Hugging Face libraries' offline switches in this process (core.config.hub_environment) before a
+    job imports them: a worker runs the models an admin's settings name, which must not make the server
+    download from the network unless the operator allows it ($ACTIVEGRADE_HUB_DOWNLOADS=1)."""
+    os.environ.update(config.hub_environment(config.config()))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    keep_hub_offline()
     options = WorkerOptions(
         device=args.device,
         batch_size=args.batch_size,
