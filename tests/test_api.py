@@ -68,6 +68,19 @@ def test_no_wrong_or_revoked_token_gets_in(world):
     assert used.last_used_at is not None and not used.active
 
 
+def test_a_new_password_revokes_the_accounts_tokens(world):
+    """A token kept working after an admin reset the password (attacker review): a reset answers a stolen
+    password, and a token made with it must end with it, as the sign-in sessions do."""
+    store, _, _, client = world
+    team.create_account(store, auth.OPERATOR, "carol", auth.GRADER, password=PASSWORD)
+    _, secret = tokens.create(store, auth.OPERATOR, "carol", "laptop")
+    assert call(client, secret, "GET", "/me").status_code == 200
+    team.change_account(store, auth.OPERATOR, "carol", password="brand-new-password-456")
+    assert call(client, secret, "GET", "/me").status_code == 401
+    _, fresh = tokens.create(store, auth.OPERATOR, "carol", "after the reset")  # a token made since works
+    assert call(client, fresh, "GET", "/me").json() == {"name": "carol", "role": "grader"}
+
+
 def test_a_cookie_is_no_token(world):
     _, _, secrets, client = world
     response = TestClient(client.app, cookies={"activegrade_session": secrets["boss"]}).get(api.PREFIX + "/me")

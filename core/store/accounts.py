@@ -40,7 +40,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from core.errors import InputError
-from core.store import sessions
+from core.store import sessions, tokens
 from core.store.models import AuditEvent, Grade, Membership, Reservation, SignInFailure, User, utcnow
 from core.store.store import RELEASE
 
@@ -174,7 +174,9 @@ def users(store: Store) -> list[UserInfo]:
 
 def _update_user(store: Store, name: str, **values: Any) -> None:
     """Change the account; a new password, a changed role or disabling ends its sign-in sessions
-    in the same transaction (the user signs in again, under the new terms)."""
+    in the same transaction (the user signs in again, under the new terms), and a new password revokes its
+    API tokens too: resetting a password is the answer to a stolen one, and a token made with it must not
+    outlive it (a token follows a new role or a disabled account by itself: core.services.tokens.resolve)."""
     with store.session() as s, s.begin():
         row = s.scalar(select(User).where(User.name == name).with_for_update())
         if row is None:
@@ -186,6 +188,8 @@ def _update_user(store: Store, name: str, **values: Any) -> None:
             setattr(row, column, value)
         if ends_sessions:
             sessions.end_for_user(s, row.id)
+        if "password_hash" in values:
+            tokens.revoke_for_user(s, row.id)
 
 
 def set_password_hash(store: Store, name: str, password_hash: str) -> None:

@@ -16,6 +16,8 @@ from sqlalchemy import Row, bindparam, select, update
 from core.store.models import ApiToken, aware, aware_or_none, storable_id, utcnow
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from core.store.store import Store
 
 
@@ -78,6 +80,14 @@ def touch(store: Store, token_id: int, at: datetime) -> None:
     """Record that the token was used at ``at``."""
     with store.session() as s, s.begin():
         s.execute(update(ApiToken).where(ApiToken.id == token_id).values(last_used_at=at))
+
+
+def revoke_for_user(session: Session, user_id: int) -> None:
+    """Revoke every token of the account still in force, inside the caller's transaction (a new password:
+    core.store.accounts)."""
+    session.execute(
+        update(ApiToken).where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None)).values(revoked_at=utcnow())
+    )
 
 
 def revoke(store: Store, token_id: int) -> bool:
