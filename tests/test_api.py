@@ -238,6 +238,12 @@ def test_create_a_project_with_the_projects_pages_checks(world):
     zero = json.dumps({"name": "Zero", "n_strata": 0})  # a known setting, a bad value: the field names it
     refused = call(client, boss, "POST", "/projects", files={"pool": upload("pool.jsonl")}, data={"settings": zero})
     assert refused.status_code == 422 and refused.json()["error"]["field"] == "settings.n_strata"
+    parts = {f"file{i}": ("x.jsonl", b"{}\n") for i in range(http.MAX_FILES + 1)}  # a 500 before (review)
+    many = call(client, boss, "POST", "/projects", files=parts, data={"settings": "{}"})
+    assert many.status_code == 422 and f"at most {http.MAX_FILES} files" in many.json()["error"]["message"]
+    fields = {f"field{i}": "x" for i in range(http.MAX_FIELDS + 1)}
+    crowded = call(client, boss, "POST", "/projects", files={"pool": upload("pool.jsonl")}, data=fields)
+    assert crowded.status_code == 422 and f"{http.MAX_FIELDS} fields" in crowded.json()["error"]["message"]
     made = call(
         client,
         boss,

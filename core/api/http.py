@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import anyio
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.datastructures import Headers, UploadFile
+from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -168,15 +169,23 @@ def _json(raw: bytes, content_type: str) -> dict[str, Any]:
     return parsed
 
 
+MAX_FILES, MAX_FIELDS = 4, 16
+"""The most files and other fields one multipart request may carry (a project's pool and samples, its settings)."""
+
+
 async def _form(request: Request) -> tuple[dict[str, str], dict[str, tuple[str, bytes]]]:
     """A multipart form's fields and files; ApiError for any other body."""
     content_type = _content_type(request.headers)
     if content_type != "multipart/form-data":
         raise ApiError(422, f"the body must be multipart/form-data (files and fields), not {content_type or 'empty'}")
     try:
-        form = await request.form(max_files=4, max_fields=16)
+        form = await request.form(max_files=MAX_FILES, max_fields=MAX_FIELDS)
     except MultiPartException as exc:
         raise ApiError(422, f"the multipart body is malformed: {exc.message}") from None
+    except HTTPException as exc:  # Starlette's answer to too many parts ("Too many files"): the client's fault
+        raise ApiError(
+            422, f"{exc.detail}: send at most {MAX_FILES} files and {MAX_FIELDS} fields in one request"
+        ) from None
     fields: dict[str, str] = {}
     files: dict[str, tuple[str, bytes]] = {}
     for name, value in form.multi_items():
