@@ -205,8 +205,19 @@ def _content_type(headers: Headers) -> str:
     return headers.get("content-type", "").split(";")[0].strip().lower()
 
 
+SAME_SITE_FETCHES = frozenset({"same-origin", "none"})
+"""The ``Sec-Fetch-Site`` values of a request the app's own page (or the user, typing an address) made."""
+
+
 def same_origin(headers: Headers) -> bool:
-    """Whether the request's ``Origin`` (when a browser sent one) names the host and port it was sent to."""
+    """Whether the request came from the host and port it was sent to: its ``Origin``, when a browser sent
+    one, names them, and its ``Sec-Fetch-Site``, when a browser sent one, is same-origin (or none: an address
+    typed or bookmarked). A browser sends no Origin with a GET, so an ``<img>`` on a page of another site, or
+    of another port of this host (the same site, to SameSite cookies), made GETs that reserve an item or
+    export a project (attacker review); its Sec-Fetch-Site (cross-site, same-site) gives it away."""
+    fetch = headers.get("sec-fetch-site")
+    if fetch is not None and fetch.lower() not in SAME_SITE_FETCHES:
+        return False
     origin = headers.get("origin")
     if origin is None:
         return True  # not sent by a browser page (curl, a health check): nothing cross-site about it
