@@ -68,6 +68,15 @@ def test_no_wrong_or_revoked_token_gets_in(world):
     assert used.last_used_at is not None and not used.active
 
 
+def test_a_grader_is_not_shown_the_score_the_manager_expects(world):
+    """It would anchor their grades (attacker review: GET /projects/ID gave a grader expected_score 0.83)."""
+    _, pid, secrets, client = world
+    boss = call(client, secrets["boss"], "GET", f"/projects/{pid}").json()["settings"]
+    ann = call(client, secrets["ann"], "GET", f"/projects/{pid}").json()["settings"]
+    assert "expected_score" in boss and "expected_score" not in ann
+    assert ann["scale"] == boss["scale"]  # what grading needs stays
+
+
 def test_a_new_password_revokes_the_accounts_tokens(world):
     """A token kept working after an admin reset the password (attacker review): a reset answers a stolen
     password, and a token made with it must end with it, as the sign-in sessions do."""

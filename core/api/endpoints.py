@@ -109,10 +109,19 @@ def _grader(call: Call) -> grade_actions.Acting:
         raise
 
 
-def _state(store: Store, project: ProjectInfo) -> dict[str, Any]:
+MANAGERS_SETTINGS = ("expected_score",)
+"""Settings shown only to those who may see the dashboard: the mean grade the manager expects would anchor a
+grader's grades (graders are kept blind to the estimate, and to what anyone expects of it)."""
+
+
+def _state(store: Store, project: ProjectInfo, user: auth.User | None) -> dict[str, Any]:
+    """The project's state and settings, without MANAGERS_SETTINGS for a caller who may not see the dashboard."""
     if project.status in ("new", "preparing"):
         background.ensure_worker(store)  # a preparation waiting in a process that has served no page yet
-    return project_state(store, project) | {"settings": project.settings.to_dict()}
+    settings = project.settings.to_dict()
+    if not auth.may(store, user, auth.VIEW_DASHBOARD, project.id):
+        settings = {k: v for k, v in settings.items() if k not in MANAGERS_SETTINGS}
+    return project_state(store, project) | {"settings": settings}
 
 
 Grading = Callable[[int, float], Outcome]
@@ -268,7 +277,7 @@ def create_project(call: Call) -> JSONResponse:
 
 def project_detail(call: Call) -> dict[str, Any]:
     project = _project(call, auth.VIEW_PROJECTS)
-    return _state(call.store, project)
+    return _state(call.store, project, call.user)
 
 
 def reading(call: Call) -> dict[str, Any]:
