@@ -151,6 +151,18 @@ def test_images_in_project_name_guidelines_and_labels_are_refused():
         parse_custom_labels("![ok](https://tracker.example/l.png) = 1\nno = 0")
 
 
+def test_the_first_admin_needs_the_setup_code_from_the_servers_log(store, caplog):
+    """Whoever reached a fresh deployment first could make it theirs (attacker review): the form asks for a
+    code only the server's log shows."""
+    with caplog.at_level("WARNING"):
+        code = team.setup_code()
+    assert code in caplog.text and team.setup_code() == code  # one code per process
+    with pytest.raises(InputError, match="not the setup code"):
+        team.create_first_admin(store, "mallory", "a long enough password", "guess")
+    assert accounts.users(store) == []
+    assert team.create_first_admin(store, "root", "a long enough password", f" {code} ").role == auth.ADMIN
+
+
 def test_two_first_admin_forms_sent_at_once_create_one_admin(store):
     import threading
 
@@ -159,7 +171,7 @@ def test_two_first_admin_forms_sent_at_once_create_one_admin(store):
 
     def submit(k: int) -> None:
         barrier.wait()
-        results.append(team.create_first_admin(store, f"admin{k}", "a long enough password"))
+        results.append(team.create_first_admin(store, f"admin{k}", "a long enough password", team.setup_code()))
 
     threads = [threading.Thread(target=submit, args=(k,)) for k in range(8)]
     for t in threads:

@@ -272,17 +272,25 @@ def _peer() -> str | None:
 
 
 def _first_admin() -> None:
+    team.setup_code()  # made and logged now, for the operator to read
     st.info(
-        "No account exists yet: create the first admin account. (To try the app without accounts, "
-        "start it with ACTIVEGRADE_OPEN_DEMO=1.)"
+        "No account exists yet: create the first admin account with the setup code the server wrote to its "
+        "log. (To try the app without accounts, start it with ACTIVEGRADE_OPEN_DEMO=1.)"
     )
     with st.form("first_admin"):
+        code = st.text_input(
+            "Setup code",
+            key="first_admin_code",
+            max_chars=64,
+            help="In the server's log: 'the first-admin form asks for the setup code ...'. Only whoever runs the "
+            "server can read it, so nobody else who reaches a new deployment first can make it theirs.",
+        )
         name = st.text_input("Admin name", key="first_admin_name", max_chars=MAX_NAME_CHARS)
         password = _chosen_password("Password", "first_admin_password", "first_admin_repeat")
         if st.form_submit_button("Create the admin account", type="primary") and password is not None:
             store = state.store()
             try:
-                created = team.create_first_admin(store, name, password)
+                created = team.create_first_admin(store, name, password, code)
             except InputError as exc:
                 st.error(str(exc))
                 return

@@ -15,6 +15,9 @@ Rules:
 
 from __future__ import annotations
 
+import logging
+import secrets
+import threading
 from collections.abc import Iterable
 
 from core.errors import InputError
@@ -22,6 +25,8 @@ from core.services import account_writes, audit, auth
 from core.services.outcome import Outcome, Refused, permitted
 from core.store import Store, accounts
 from core.store.accounts import UserInfo
+
+log = logging.getLogger(__name__)
 
 
 def _account(store: Store, name: str) -> accounts.UserInfo:
@@ -54,10 +59,33 @@ def create_account(
     return Outcome("created", f"created {created.role} account {created.name}")
 
 
-def create_first_admin(store: Store, name: str, password: str) -> auth.User | None:
+_setup_code: str | None = None
+_code_lock = threading.Lock()
+
+
+def setup_code() -> str:
+    """This process's one-time code for the first-admin form, made and written to the log (WARNING, so the
+    operator's console shows it) the first time it is asked for. Whoever opened a fresh deployment first could
+    otherwise claim it as its admin (attacker review); only the operator reads the server's log. A command-line
+    `users add NAME --role admin` needs none."""
+    global _setup_code
+    with _code_lock:
+        if _setup_code is None:
+            _setup_code = secrets.token_urlsafe(9)
+            log.warning("No account exists yet: the first-admin form asks for the setup code %s", _setup_code)
+        return _setup_code
+
+
+def create_first_admin(store: Store, name: str, password: str, code: str) -> auth.User | None:
     """The first admin account, created only while there is no account at all (the first-run form, which
-    nobody signed in sends); None when another account exists already (two first-admin forms sent at once
-    create one admin, not two)."""
+    nobody signed in sends) and only with this process's `setup_code`; None when another account exists
+    already (two first-admin forms sent at once create one admin, not two)."""
+    if not secrets.compare_digest(code.strip().encode(), setup_code().encode()):
+        raise InputError(
+            "that is not the setup code",
+            fix="copy the setup code from the server's log (the line 'the first-admin form asks for the setup "
+            "code ...'), or create the admin with `python -m core users add NAME --role admin`",
+        )
     name = auth.check_account_name(name)
     row = accounts.create_first_user(store, name, auth.ADMIN, password_hash=auth.hash_password(password))
     if row is None:

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import config
 from core.inputs.markup import one_line_plain
-from core.services import account_writes, auth, sessions
+from core.services import account_writes, auth, sessions, team
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
 from tests.card_press import press, shown
@@ -321,6 +321,7 @@ def test_the_first_visitor_of_an_empty_database_creates_the_admin(tmp_path, monk
     monkeypatch.delenv(config.OPEN_DEMO, raising=False)
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
+    at.text_input(key="first_admin_code").input(team.setup_code())  # the app's and the test's process: one
     at.text_input(key="first_admin_name").input("Root")
     at.text_input(key="first_admin_password").input(PASSWORD)
     at.text_input(key="first_admin_repeat").input(PASSWORD + "!")
