@@ -23,6 +23,7 @@ import pandas as pd
 
 import core
 from core.inputs.io import spreadsheet_safe
+from core.inputs.markup import one_line_plain
 from core.rubric import Rubric
 from core.services.criteria_reading import (
     CriterionReading,
@@ -799,7 +800,7 @@ def report_markdown(data: dict[str, Any]) -> str:
     """The report as a short Markdown document."""
     strata = pd.DataFrame(data["strata"])
     lines = [
-        f"# ActiveGrade report: {data['project']}",
+        f"# ActiveGrade report: {one_line_plain(data['project'])}",  # a name shown literally, in any viewer
         "",
         f"{as_of_line(data)}, from "
         + ", ".join(f"{role} `{f['file']}` (SHA-256 `{f['sha256']}`)" for role, f in data["inputs"].items())

@@ -138,6 +138,8 @@ def test_report_has_method_graders_agreement_skips_stopping_settings_and_hashes(
     for heading in ("## Method", "## Graders", "## Skips", "## Recompute", "## Settings", "Stopping:"):
         assert heading in text
     assert "| setting | value |" in text and "| seed | 0 |" in text
+    hostile = report_markdown({**data, "project": "=evil<script>alert(1)</script>"})  # shown literally
+    assert "# ActiveGrade report: \\=evil\\<script\\>" in hostile and "<script>" not in hostile
     assert data["inputs"]["pool"]["sha256"] in text
     page = report_html(data)
     assert page.count("<svg") == 2 and "Krippendorff" in page and "<script" not in page
