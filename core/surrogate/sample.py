@@ -72,7 +72,8 @@ def load_model(name_or_path: str, *, gguf_file: str | None = None, device: str =
             + (f" with GGUF file '{gguf_file}'" if gguf_file else "")
             + f": {str(error).splitlines()[0]}",
             fix="give a local model folder or a model name already in the Hugging Face cache "
-            "(the hub is offline); for a GGUF model give the folder and --gguf-file",
+            "(the hub is offline unless the operator sets ACTIVEGRADE_HUB_DOWNLOADS=1); for a GGUF model give the "
+            "folder and --gguf-file",
         ) from error
     tokenizer.padding_side = "left"
     if tokenizer.pad_token_id is None:

@@ -122,7 +122,8 @@ class EmbeddingBackend(Backend):
             except (OSError, ValueError) as error:
                 raise InputError(
                     f"cannot load sentence-transformers model '{self.model_name}' ({short_error(error)})",
-                    fix="give the path of a local sentence-transformers model folder or a model name in the local Hugging Face cache",
+                    fix="give the path of a local sentence-transformers model folder or a model name in the local Hugging "
+                    "Face cache (a worker downloads none unless the operator sets ACTIVEGRADE_HUB_DOWNLOADS=1)",
                 ) from None
             if self.device == "cuda":
                 self._model.half()

@@ -88,7 +88,8 @@ class NLIBackend(Backend):
             except (OSError, ValueError) as error:
                 raise InputError(
                     f"cannot load NLI model '{self.model_name}' ({short_error(error)})",
-                    fix="give the path of a local Hugging Face NLI model folder or a model name in the local Hugging Face cache",
+                    fix="give the path of a local Hugging Face NLI model folder or a model name in the local Hugging Face cache "
+                    "(a worker downloads none unless the operator sets ACTIVEGRADE_HUB_DOWNLOADS=1)",
                 ) from None
             id2label = model.config.id2label
             indices = label_index(id2label, "entail"), label_index(id2label, "contradict")
