@@ -172,7 +172,7 @@ def refused(page: st.Page) -> st.Page:
     return st.Page(say, title=page.title, icon=page.icon, url_path=page.url_path, visibility="hidden")
 
 
-st.html(FRAME_STYLE)
+st.sidebar.html(FRAME_STYLE)  # in the sidebar: an element of the page's own would shift it by a gap
 open_demo_banner()
 choose_project(signin.gate([*PAGES, *ALIASES]))  # the sign-in page, and stop, for anyone not signed in
 if signin.may(auth.CREATE_PROJECT):

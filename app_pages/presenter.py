@@ -90,9 +90,9 @@ def criteria_table(live_now: Live, design: Design, method: str) -> str:
 
 def title_row() -> None:
     """The project's name, a link back to the Dashboard and the full-screen button, on one line."""
-    name, back, full = st.columns([6, 1.5, 1.5], vertical_alignment="center")  # the link whole at 900 px
+    name, back, full = st.columns([8, 1.2, 1.2], vertical_alignment="center")
     name.markdown(f"## {one_line_plain(project.name)}: {one_line_plain(mean_grade_words(project.settings))}, live")
-    back.page_link("app_pages/dashboard.py", label="Dashboard", icon=":material/arrow_back:")
+    back.page_link("app_pages/dashboard.py", label="Dashboard")  # no icon: cut to "Dashbo" at 900 px with one
     with full:
         st.html(FULL_SCREEN, unsafe_allow_javascript=True)
 

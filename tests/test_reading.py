@@ -218,4 +218,4 @@ def test_the_presenters_saving_names_the_grades_saved_as_fewer_or_more():
     grades = abs(round(reading.saving.uniform_fixed * share))
     assert f"({grades:,} grade{'s' if grades != 1 else ''} {'fewer' if share >= 0 else 'more'}, " in words
     same = reading.saving.same_regime  # the other comparison in words as well, never "+2%" beside "more"
-    assert f"{percent(abs(same))} {'fewer' if same >= 0 else 'more'} than uniform stopped by the same rule" in words
+    assert f"{percent(abs(same))} {'fewer' if same >= 0 else 'more'} than uniform under the same rule" in words

@@ -498,5 +498,5 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
     if reading.regime == FIXED:
         return percent(abs(share)), f"{words} ({count}, for the same precision)"
     other = reading.saving.same_regime  # in words too: "+2%" beside "1% more grades" read as its opposite
-    same = f"{percent(abs(other))} {'fewer' if other >= 0 else 'more'} than uniform stopped by the same rule"
+    same = f"{percent(abs(other))} {'fewer' if other >= 0 else 'more'} than uniform under the same rule"
     return percent(abs(share)), f"{words} ({count}, against its fixed-n size for the target; {same})"
