@@ -18,6 +18,7 @@ from core.exports.lm_eval_results import lm_eval_results
 from core.exports.project_export import GRADE_FORMATS, ProjectFiles, grades_bytes, slug
 from core.exports.report import criterion_rows, grades_csv
 from core.inputs.readers import detect
+from core.stats.queue import handed_out_order
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def lm_eval(files: ProjectFiles) -> bytes:
 def label_studio_tasks(files: ProjectFiles) -> bytes:
     """The pool as Label Studio tasks (core.exports.label_studio), for a project that asks one question."""
     check_one_question(files.project.name, files.project.settings)
-    return tasks_json(files.items)
+    return tasks_json(files.items, handed_out_order(files.design, files.project.settings.seed))
 
 
 def label_studio_config(files: ProjectFiles) -> bytes:

@@ -23,6 +23,7 @@ kept as a change, an identical one is not recorded twice), and one audit event f
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import quoteattr
@@ -60,15 +61,18 @@ def labeling_config(scale: Scale) -> str:
 """
 
 
-def tasks(items: pd.DataFrame) -> list[dict[str, Any]]:
-    """Every item as a Label Studio task (see the module docstring), in pool order."""
+def tasks(items: pd.DataFrame, order: Sequence[int]) -> list[dict[str, Any]]:
+    """Every item as a Label Studio task (see the module docstring), in ``order`` (positions): Label Studio
+    hands tasks out in the file's order, so the order is the design's (core.stats.queue.handed_out_order), and
+    the first tasks graded are a stratified random sample, not the pool's first rows."""
     fields = [f for f in TASK_FIELDS if f in items.columns]
-    frame = items[["id", *fields]].astype(object).where(items[["id", *fields]].notna(), None)
+    shown = items.iloc[list(order)]
+    frame = shown[["id", *fields]].astype(object).where(shown[["id", *fields]].notna(), None)
     return [{"data": {"item_id": str(row[0]), **dict(zip(fields, row[1:]))}} for row in frame.itertuples(index=False)]
 
 
-def tasks_json(items: pd.DataFrame) -> bytes:
-    return (json.dumps(tasks(items), ensure_ascii=False, indent=1) + "\n").encode()
+def tasks_json(items: pd.DataFrame, order: Sequence[int]) -> bytes:
+    return (json.dumps(tasks(items, order), ensure_ascii=False, indent=1) + "\n").encode()
 
 
 @dataclass(frozen=True)

@@ -168,6 +168,24 @@ def stratum_orders(design: Design, seed: int) -> tuple[np.ndarray, ...]:
     return tuple(order[strata == h] for h in range(design.H))
 
 
+def handed_out_order(design: Design, seed: int) -> np.ndarray:
+    """Every position in an order whose every prefix is a stratified random sample in proportion to the strata,
+    for a tool that hands items out itself, in the order given (Label Studio's tasks): no grade steers it, so
+    its allocation is fixed in advance, as the stratified estimator needs. The pool's own order, grouped by
+    topic, made the first tasks graded a sample of a few topics: 60 of them gave 0.199 with an interval of
+    0.086-0.329 on a pool of mean 0.382 (evaluation engineer's review).
+
+    First one item of every stratum (largest first), then Webster's (Sainte-Lague) divisor method: the k-th
+    item of stratum h (k = 1, 2, ...) comes at (k - 1/2) / N_h, so every prefix of n items holds about n W_h
+    from each stratum (Webster's rule keeps within one of it; the first round, within two: Balinski and Young,
+    Fair Representation, 1982). Within a stratum the items come in the seed's order, as the queue draws them
+    (`stratum_orders`)."""
+    orders = stratum_orders(design, seed)
+    ranks = [np.arange(order.size) for order in orders]
+    keys = np.concatenate([np.where(r == 0, -float(r.size), (r + 0.5) / r.size) for r in ranks])
+    return np.concatenate(orders)[np.argsort(keys, kind="stable")]
+
+
 def next_item(design: Design, state: QueueState, seed: int) -> int | None:
     """Position of the next item to grade, or None when every item is graded or reserved.
 

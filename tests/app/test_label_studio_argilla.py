@@ -7,6 +7,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import datasets
+import numpy as np
 import pytest
 
 from core.cli import main
@@ -72,7 +73,18 @@ def test_label_studio_round_trip_keeps_the_graders_and_is_audited(store, project
     tasks = json.loads(tasks_file.read_text())
     items = store.load_items(project_id)
     assert len(tasks) == 40 and "id" not in tasks[0]  # Label Studio's own field
-    assert tasks[0]["data"] == {k: items.loc[0, k] for k in ("prompt", "response", "reference")} | {"item_id": "q00"}
+    # in the design's order, which Label Studio keeps: every first stretch a stratified sample in proportion
+    at = {item_id: position for position, item_id in enumerate(items["id"])}
+    positions = [at[t["data"]["item_id"]] for t in tasks]
+    assert sorted(positions) == list(range(40)) and positions != list(range(40))
+    first = positions[0]
+    assert tasks[0]["data"] == {k: items.loc[first, k] for k in ("prompt", "response", "reference")} | {
+        "item_id": items.loc[first, "id"]
+    }
+    strata, sizes = items["stratum"].to_numpy(), items["stratum"].value_counts().sort_index().to_numpy()
+    for n in range(len(sizes), 41):
+        counts = np.bincount(strata[positions[:n]], minlength=len(sizes))
+        assert np.all(np.abs(counts - n * sizes / 40) < 2), (n, counts)
     config = ET.fromstring(config_file.read_text())
     assert [c.get("value") for c in config.iter("Choice")] == ["Correct", "Incorrect"]
     assert {t.get("value") for t in config.iter("Text")} == {"$prompt", "$response"}  # the tasks' data keys
@@ -83,9 +95,9 @@ def test_label_studio_round_trip_keeps_the_graders_and_is_audited(store, project
     assert "imported 7 grades by 2 graders" in capsys.readouterr().out
     grades = store.grades(project_id)
     assert sorted(grades["grader"].unique()) == ["ann@example.org", "label-studio user 7"]
-    first = grades[(grades["position"] == 0)].iloc[0]
-    assert first["label"] == "Correct" and first["comment"] == "ok" and first["seconds"] == 4.5
-    assert grades.loc[grades["position"] == 1, "label"].tolist() == ["Incorrect"]
+    graded = grades[(grades["position"] == positions[0])].iloc[0]
+    assert graded["label"] == "Correct" and graded["comment"] == "ok" and graded["seconds"] == 4.5
+    assert grades.loc[grades["position"] == positions[1], "label"].tolist() == ["Incorrect"]
     event = audit.trail(store, project_id).iloc[-1]
     assert event["action"] == "grades_imported" and event["actor"] == "cli" and event["detail"]["grades"] == 7
 
