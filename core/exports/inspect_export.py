@@ -161,16 +161,9 @@ def reported_interval(report: dict[str, Any]) -> dict[str, Any]:
     with the estimate reported with it (``value``: the stop's where the looks said done before the grades given,
     core.services.reading.reported_estimate): the one the project's reading reports now (core.exports.report's
     ``stopping_interval``: the planned look's at the stop, the anytime one before it, widened by the skips'
-    worst case), or the fixed-n interval where the budget is fixed in advance or a stratum has no grade yet."""
-    e = report["estimate"]
-    fixed_n = {
-        "ci_low": e["ci_low"],
-        "ci_high": e["ci_high"],
-        "interval": e["interval"],
-        "level": e["level"],
-        "value": e["value"],
-    }
-    return e.get("stopping_interval") or fixed_n
+    worst case), or the fixed-n interval where the budget is fixed in advance or a stratum has no grade yet:
+    the report's ``estimate.reported``, decided there."""
+    return report["estimate"]["reported"]
 
 
 def result_summary(report: dict[str, Any], stopping: dict[str, Any]) -> dict[str, Any]:

@@ -287,9 +287,32 @@ def _graded(
 
 def _estimate_section(result: Estimate, read: _Graded, grades_given: int) -> dict[str, Any]:
     """The report's ``estimate``: the estimate, its fixed-n interval, the anytime interval and the interval the
-    stopping rule reads (None before every stratum has a grade or when the budget is fixed), and the savings."""
+    stopping rule reads (None before every stratum has a grade or when the budget is fixed), ``reported``: the
+    one of them to quote, with its estimate (the stopping rule's, else the fixed-n one), and the savings. A
+    script reading ``estimate.ci_low`` got the fixed-n interval, which the app itself says is not valid for a
+    project read as grades come in (evaluation engineer's review)."""
     saving, now, anytime = result.saving, read.reading.now, read.anytime
     value, value_when = reported_estimate(read.reading, result)
+    stopping = (
+        None
+        if read.reading.regime == FIXED or result.missing
+        else {
+            "ci_low": now.low,
+            "ci_high": now.high,
+            "level": now.level,
+            "interval": now.name,
+            "when": interval_when(read.reading),
+            "value": value,
+            "value_when": value_when,
+        }
+    )
+    fixed_n = {
+        "ci_low": result.ci_low,
+        "ci_high": result.ci_high,
+        "level": result.level,
+        "interval": INTERVAL,
+        "value": result.value,
+    }
     return {
         "value": result.value,
         "se": result.se,
@@ -300,17 +323,8 @@ def _estimate_section(result: Estimate, read: _Graded, grades_given: int) -> dic
         "anytime": None
         if anytime is None or result.missing
         else {"ci_low": anytime.low, "ci_high": anytime.high, "interval": ANYTIME_NAME},
-        "stopping_interval": None
-        if read.reading.regime == FIXED or result.missing
-        else {
-            "ci_low": now.low,
-            "ci_high": now.high,
-            "level": now.level,
-            "interval": now.name,
-            "when": interval_when(read.reading),
-            "value": value,
-            "value_when": value_when,
-        },
+        "stopping_interval": stopping,
+        "reported": stopping or fixed_n,
         "method": result.method,
         "grades": result.n,
         "grades_given": grades_given,

@@ -134,6 +134,8 @@ def test_report_has_method_graders_agreement_skips_stopping_settings_and_hashes(
     assert {r["grader"] for r in data["graders"]["by_grader"]} == {"ann", "bob"}
     assert data["skips"]["skipped"] == 1 and data["stopping_rule"]["target_half_width"] == 0.05
     assert isinstance(data["stopping_rule"]["met"], bool)
+    e = data["estimate"]  # the interval to quote, decided once: the stopping rule's, not the fixed-n one
+    assert e["reported"] == e["stopping_interval"] and e["reported"]["ci_low"] != e["ci_low"]
     text = report_markdown(data)
     for heading in ("## Method", "## Graders", "## Skips", "## Recompute", "## Settings", "Stopping:"):
         assert heading in text
