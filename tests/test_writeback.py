@@ -98,8 +98,6 @@ def test_the_tools_get_the_interval_the_reading_reports_with_its_own_level():
     estimate = {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "level": 0.95, "interval": "fixed-n", "method": "m"}
     estimate |= {"grades": 90, "grades_given": 91, "anytime": {"ci_low": 0.3, "ci_high": 0.7, "interval": "anytime"}}
     look = {"ci_low": 0.42, "ci_high": 0.58, "level": 0.952, "interval": "look 2 of 2", "when": "at the stop"}
-    report = {"project": "P", "estimate": {**estimate, "stopping_interval": look}}
-    assert reported_interval(report) == look  # the look's, not the anytime interval
+    report = {"project": "P", "estimate": {**estimate, "stopping_interval": look, "reported": look}}
+    assert reported_interval(report) == look  # the report's choice (tests/app/test_report_exports.py), not the anytime
     assert result_summary(report, look)["level"] == 0.952
-    fixed = reported_interval({"estimate": {**estimate, "stopping_interval": None}})  # a budget fixed in advance
-    assert (fixed["ci_low"], fixed["ci_high"], fixed["level"]) == (0.4, 0.6, 0.95)

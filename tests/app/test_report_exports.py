@@ -136,6 +136,13 @@ def test_report_has_method_graders_agreement_skips_stopping_settings_and_hashes(
     assert isinstance(data["stopping_rule"]["met"], bool)
     e = data["estimate"]  # the interval to quote, decided once: the stopping rule's, not the fixed-n one
     assert e["reported"] == e["stopping_interval"] and e["reported"]["ci_low"] != e["ci_low"]
+    store.update_settings(project_id, {"budget_fixed": True, "planned_budget": 20})  # the fixed-n one, then
+    fixed = _report(store, project_id)[0]["estimate"]
+    assert fixed["stopping_interval"] is None and (fixed["reported"]["ci_low"], fixed["reported"]["level"]) == (
+        fixed["ci_low"],
+        fixed["level"],
+    )
+    store.update_settings(project_id, {"budget_fixed": False})
     text = report_markdown(data)
     for heading in ("## Method", "## Graders", "## Skips", "## Recompute", "## Settings", "Stopping:"):
         assert heading in text
