@@ -302,6 +302,8 @@ def test_the_openapi_document_lists_every_route(world):
     served = {(route.path, method) for route in api.routes(lambda: None) for method in route.methods - {"HEAD"}}
     declared = {(path, method.upper()) for path, ops in document["paths"].items() for method in ops}
     assert declared == served
+    me = document["paths"]["/api/v1/me"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert set(me["properties"]["role"]["enum"]) == set(auth.ROLES)  # a reviewer's /me was outside it
 
 
 def test_the_upload_limit_is_the_projects_pages():

@@ -13,6 +13,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from core.inputs.limits import MAX_LABEL_CHARS, MAX_NAME_CHARS
 from core.rubric import ALLOCATE_FOR, MAX_CRITERIA, PRIMARY
+from core.services import auth
 from core.services.reading import (
     Interval,
     Reading,
@@ -36,7 +37,7 @@ def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
 ERROR = _object(
     {"error": _object({"status": {"type": "integer"}, "message": {"type": "string"}, "field": STRING_OR_NULL})}
 )
-ME = _object({"name": {"type": "string"}, "role": {"type": "string", "enum": ["admin", "grader", "viewer"]}})
+ME = _object({"name": {"type": "string"}, "role": {"type": "string", "enum": list(auth.ROLES)}})
 PROJECT_STATE = {
     "type": "object",
     "properties": {
