@@ -278,12 +278,22 @@ class Project:
         """Retract the caller's last grade."""
         return _of(Outcome, self.client._json("POST", self._path + "/undo", json={}))
 
-    def export(self, format: str = "csv", *, texts: bool = False, out: str | Path | None = None) -> bytes:
+    def export(
+        self,
+        format: str = "csv",
+        *,
+        texts: bool = False,
+        out: str | Path | None = None,
+        task: str | None = None,
+        model: str | None = None,
+    ) -> bytes:
         """The grades (csv, jsonl, parquet) or another export (inspect, lm-eval, label-studio, argilla) as
-        bytes, the same as `activegrade export`; written to ``out`` too when given."""
-        data = self.client.request(
-            "GET", self._path + "/export", params={"format": format, "texts": int(texts)}
-        ).content
+        bytes, the same as `activegrade export`; written to ``out`` too when given. ``task`` and ``model`` name
+        the lm-eval results' task and model, as `activegrade export --task --model` does."""
+        params = {"format": format, "texts": int(texts)} | {
+            k: v for k, v in (("task", task), ("model", model)) if v is not None
+        }
+        data = self.client.request("GET", self._path + "/export", params=params).content
         if out is not None:
             Path(out).write_bytes(data)
         return data

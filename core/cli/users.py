@@ -19,7 +19,7 @@ import sys
 
 from core.cli import tokens as token_command
 from core.cli.output import add_output_options, say, write_json
-from core.cli.projects import add_database_argument
+from core.cli.projects import add_database_argument, find_project
 from core.errors import InputError
 from core.services import auth, team
 from core.services.outcome import Refused
@@ -39,20 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for verb, text in (("assign", "assign an account to a project"), ("unassign", "take an account off a project")):
         p = sub.add_parser(verb, help=text)
         p.add_argument("name")
-        p.add_argument("project", help="project name")
+        p.add_argument("project", help="project id or name")
     unlock = sub.add_parser("unlock", help="end an account's sign-in back-off (failed tries) at once")
     unlock.add_argument("name")
     sub.add_parser("list", help="list the accounts")
     token_command.add_actions(sub.add_parser("token", help="personal API tokens (docs/api.md): create, list, revoke"))
     for action in sub.choices.values():  # after the action, as `users list --json -` reads
         add_output_options(action)
-
-
-def _project_id(store: Store, name: str) -> int:
-    project = store.project_by_name(name)
-    if project is None:
-        raise InputError(f"no project named {name!r}", fix="check the name on the app's Projects page")
-    return project.id
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
         elif args.action == "role":
             outcome = team.change_account(store, actor, args.name, role=args.role)
         elif args.action == "assign":
-            outcome = team.assign(store, actor, _project_id(store, args.project), args.name)
+            outcome = team.assign(store, actor, find_project(store, args.project).id, args.name)
         elif args.action == "unassign":
-            outcome = team.unassign(store, actor, _project_id(store, args.project), args.name)
+            outcome = team.unassign(store, actor, find_project(store, args.project).id, args.name)
         elif args.action == "unlock":
             outcome = team.unlock(store, actor, args.name)
         else:

@@ -5,6 +5,7 @@ read the estimate, recompute it from the grades CSV with pandas; a grade survive
 from __future__ import annotations
 
 import io
+import json
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 
@@ -72,6 +73,8 @@ def test_grading_30_items_through_the_client_and_recomputing_the_estimate(served
     by_stratum = per_item.groupby("stratum").agg(mean=("y", "mean"), W=("W", "first"))
     recomputed = float((by_stratum["mean"] * by_stratum["W"]).sum())
     assert recomputed == pytest.approx(boss.report("json")["recompute"]["value"], abs=1e-12)
+    results = json.loads(boss.export("lm-eval", task="arith", model="m1"))  # named as the command line names them
+    assert results["model_name"] == "m1" and list(results["results"]) == ["arith"]
     with pytest.raises(activegrade.ApiError) as refused:
         ann.reading()  # graders are blind to the estimate
     assert refused.value.status == 403
