@@ -46,6 +46,7 @@ def records_parquet(items: pd.DataFrame, grades: pd.DataFrame) -> bytes:
     """The records as a Parquet file written by `datasets` (see the module docstring)."""
     import datasets
 
+    datasets.disable_progress_bars()  # a file's bytes, for a command or a request: no bar on anyone's stderr (-q)
     columns = records(items, grades)
     features = datasets.Features({name: _feature(datasets, name) for name in columns})
     buffer = io.BytesIO()

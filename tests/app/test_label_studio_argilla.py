@@ -125,12 +125,14 @@ def test_a_bad_annotation_is_named_and_nothing_is_imported(
     assert message in capsys.readouterr().err and store.grades(project_id).empty
 
 
-def test_argilla_records_read_with_datasets(store, project_id, db_url, tmp_path):
+def test_argilla_records_read_with_datasets(store, project_id, db_url, tmp_path, capfd):
     submit(store, project_id, 0, BINARY, "Correct", "ann", seconds=2.0)
     submit(store, project_id, 0, BINARY, "Incorrect", "bob", seconds=2.0)
     submit(store, project_id, 3, BINARY, "Incorrect", "ann", seconds=2.0)
     out = tmp_path / "records.parquet"
+    datasets.enable_progress_bars()  # as a fresh process has them
     assert main(["export", str(project_id), "--db-url", db_url, "--format", "argilla", "--out", str(out), "-q"]) == 0
+    assert "Creating parquet" not in capfd.readouterr().err  # -q prints nothing: datasets' bar was on stderr
     records = datasets.load_dataset("parquet", data_files=str(out), split="train")
     assert len(records) == 40 and records.features["grade.responses"] == datasets.Sequence(datasets.Value("string"))
     first, fourth, second = records[0], records[3], records[1]
