@@ -152,6 +152,9 @@ def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
     assert call(client, ann, "GET", f"/projects/{pid}/next").json()["item"]["token"] == first["token"]  # still held
     assert [label["label"] for label in first["labels"]] and first["prompt"]
     body = {"item_id": first["item_id"], "token": first["token"], "label": first["labels"][0]["label"]}
+    typo = call(client, ann, "POST", f"/projects/{pid}/grades", params={"then": "nxt"}, json=body)
+    assert typo.status_code == 422 and typo.json()["error"]["field"] == "then"  # it was ignored, the grade saved
+    assert "ann" not in set(store.grades(pid)["grader"])
     saved = call(client, ann, "POST", f"/projects/{pid}/grades", json=body)
     assert saved.status_code == 200, saved.text
     assert saved.json()["status"] == "saved" and saved.json()["item_id"] == first["item_id"]

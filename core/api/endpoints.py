@@ -403,6 +403,9 @@ def _shown(call: Call, project: ProjectInfo):
 def grade(call: Call, *, ahead: bool = False) -> Response:
     """A grade of the item the token names; ``?then=next`` adds the caller's next card (``next_item``'s, with
     ``ahead`` passed on)."""
+    then = call.query.get("then")
+    if then not in (None, "next"):  # a typo (then=nxt) was ignored: the grade saved, no next card, no word
+        raise ApiError(422, f"'then' takes only 'next', not {then!r}; leave it out for the grade alone", "then")
     acting = _grader(call)
     comment = call.text("comment", default="", limit=MAX_COMMENT_CHARS)
     act = _grading(call, acting, comment)

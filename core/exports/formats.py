@@ -38,7 +38,7 @@ def inspect_log(files: ProjectFiles) -> bytes:
     pool = files.pool
     if detect(pool) != "inspect":
         raise InputError(
-            f"project {files.project.name!r}'s pool {pool[0]!r} is not an Inspect log",
+            f"the pool of project {files.project.name!r}, {pool[0]!r}, is not an Inspect log",
             fix="choose another --format: the Inspect log exists only for a pool read from one",
         )
     return with_human_scores(pool, files.design_table, files.require_report())
