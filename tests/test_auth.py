@@ -118,6 +118,7 @@ def test_users_command_creates_assigns_and_lists_accounts(tmp_path, monkeypatch,
     assert main(["users", "--db", url, "unassign", "bob", str(pid)]) == 0  # by id, as every other command
     assert auth.visible_projects(store, auth.sign_in_oidc(store, {"email": "bob@example.org"})) == set()
     assert main(["users", "--db", url, "assign", "bob", str(pid)]) == 0
+    capsys.readouterr()
     assert main(["users", "--db", url, "list"]) == 0
     assert capsys.readouterr().out.splitlines() == ["alice\tadmin\t\tactive", "bob\tgrader\tbob@example.org\tactive"]
     assert set(accounts.events(store)["action"]) >= {"account_created", "member_added"}
