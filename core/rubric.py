@@ -77,21 +77,29 @@ class Rubric:
         unknown = sorted(set(labels) - set(self.names))
         if unknown:
             raise InputError(
-                f"{unknown[0]!r} is not a criterion of this project", fix=f"use one of {', '.join(self.names)}"
+                f"{unknown[0]!r} is not a criterion of this project",
+                fix=f"use one of {', '.join(self.names)}",
+                field=f"labels.{unknown[0]}",
             )
         card = []
         for c in self.criteria:
             label = labels.get(c.name)
             if label is None or label == "":
                 if c.required:
-                    raise InputError(f"criterion {c.name!r} has no grade", fix="answer every required criterion")
+                    raise InputError(
+                        f"criterion {c.name!r} has no grade",
+                        fix="answer every required criterion",
+                        field=f"labels.{c.name}",
+                    )
                 continue
             try:
                 card.append((c.name, c.scale.value_of(str(label)), str(label)))
             except KeyError:
                 choices = ", ".join(ch.label for ch in c.scale.choices)
                 raise InputError(
-                    f"{label!r} is not a grade of criterion {c.name!r}", fix=f"use one of {choices}"
+                    f"{label!r} is not a grade of criterion {c.name!r}",
+                    fix=f"use one of {choices}",
+                    field=f"labels.{c.name}",
                 ) from None
         return card
 

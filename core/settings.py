@@ -38,6 +38,15 @@ GRADED_COMPARE_MODES = ("side-by-side",)
 MAX_MIN_VIEW_S = 10.0
 """The longest minimum viewing time a project may set: longer would only keep graders waiting."""
 
+CHOICES: dict[str, tuple[str, ...]] = {
+    "backend": tuple(BACKENDS),
+    "stratify_by": tuple(STRATIFY_BY),
+    "method": ("default", *METHODS),
+    "regime": (LOOKS, ANYTIME),
+    "compare_mode": tuple(COMPARE_MODES),
+}
+"""The values each setting with a closed set of values may take (checked here, listed in the API's schema)."""
+
 
 @dataclass(frozen=True)
 class ProjectSettings:
@@ -55,11 +64,15 @@ class ProjectSettings:
     when it is prepared, core.jobs.preparation_job.served_embeddings), ``model`` naming the model it serves; None:
     a local model."""
     n_strata: int = DEFAULT_N_STRATA
+    """How many strata the pool is cut into, 1 to 50 (core.stats.strata: tied cut points and small strata merge)."""
     stratify_by: str = DEFAULT_STRATIFY_BY
+    """The surrogate signal the strata are cut on (core.stats.strata.STRATIFY_BY)."""
     scale: dict[str, Any] = field(default_factory=DEFAULT_SCALE.to_settings)
     """The grading scale as core.scales stores it; ``grading_scale`` gives the Scale."""
     guidelines: str = ""
+    """The project's grading guidelines (markdown), on the Grade page."""
     show_reference: bool = True
+    """Whether graders see the pool's reference answer, where it has one."""
     show_signals: bool = False
     """Whether graders see the surrogate's signals (strata, entropy, agreement)."""
     seed: int = 0
@@ -117,7 +130,8 @@ class ProjectSettings:
     ``side-by-side``, every target's response on one card; ``pairwise``, a preference. Unused with one model."""
 
     def __post_init__(self) -> None:
-        _check(self.backend in BACKENDS, "backend", self.backend, f"use one of {', '.join(BACKENDS)}")
+        for name, allowed in CHOICES.items():
+            _check(getattr(self, name) in allowed, name, getattr(self, name), f"use one of {', '.join(allowed)}")
         _check(
             self.embedding_server is None or (isinstance(self.embedding_server, str) and self.backend == "embedding"),
             "embedding_server",
@@ -130,7 +144,6 @@ class ProjectSettings:
             self.model,
             "give the name of the model the embedding server serves, as it lists it at /v1/models",
         )
-        _check(self.stratify_by in STRATIFY_BY, "stratify_by", self.stratify_by, f"use one of {', '.join(STRATIFY_BY)}")
         _check(_is_int(self.n_strata) and 1 <= self.n_strata <= 50, "n_strata", self.n_strata, "use 1 to 50 strata")
         _check(_is_int(self.seed) and self.seed >= 0, "seed", self.seed, "use a whole number from 0")
         _check(
@@ -144,12 +157,6 @@ class ProjectSettings:
             "target_half_width",
             self.target_half_width,
             f"use a number in (0, {MAX_TARGET_HALF_WIDTH:g}]",
-        )
-        _check(
-            self.method == "default" or self.method in METHODS,
-            "method",
-            self.method,
-            f"use default or one of {', '.join(METHODS)}",
         )
         _check(_is_number(self.overlap) and 0 <= self.overlap <= 1, "overlap", self.overlap, "use a share from 0 to 1")
         _check(
@@ -171,7 +178,6 @@ class ProjectSettings:
             "use the mean grade you expect, a number between 0 and 1, or none to let the surrogate guess",
         )
         _check(isinstance(self.budget_fixed, bool), "budget_fixed", self.budget_fixed, "use true or false")
-        _check(self.regime in (LOOKS, ANYTIME), "regime", self.regime, f"use {LOOKS} or {ANYTIME}")
         _check(
             _is_number(self.min_view_s) and 0 <= self.min_view_s <= MAX_MIN_VIEW_S,
             "min_view_s",
@@ -179,12 +185,6 @@ class ProjectSettings:
             f"use a number of seconds from 0 to {MAX_MIN_VIEW_S:g}",
         )
         _check(_are_targets(self.targets), "targets", self.targets, "name two or more distinct models, sorted, or none")
-        _check(
-            self.compare_mode in COMPARE_MODES,
-            "compare_mode",
-            self.compare_mode,
-            f"use one of {', '.join(COMPARE_MODES)}",
-        )
         _check(
             not self.targets or self.compare_mode in GRADED_COMPARE_MODES,
             "compare_mode",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import tomllib
+from dataclasses import fields
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -16,6 +17,7 @@ from starlette.testclient import TestClient
 
 from core import api
 from core.api import endpoints, http
+from core.errors import InputError
 from core.services import auth, team, tokens
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
@@ -198,6 +200,7 @@ def test_a_grade_names_its_target_and_criterion(world):
         client, secrets["ann"], "POST", f"/projects/{pid}/grades", json={**body, "target": "", "label": "maybe"}
     )
     assert bad_label.status_code == 409 and "'maybe' is not a grade" in bad_label.json()["message"]
+    assert bad_label.json()["error"]["field"] == "label"
 
 
 def test_malformed_json_and_a_body_too_large(world):
@@ -307,6 +310,24 @@ def test_the_openapi_document_lists_every_route(world):
     assert declared == served
     me = document["paths"]["/api/v1/me"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
     assert set(me["properties"]["role"]["enum"]) == set(auth.ROLES)  # a reviewer's /me was outside it
+
+
+def test_the_settings_schema_describes_every_setting_and_refuses_what_the_api_refuses():
+    import jsonschema
+
+    from core.api import schemas
+    from core.settings import CHOICES, DEFAULTS, ProjectSettings
+
+    validator = jsonschema.Draft202012Validator(schemas.SETTINGS)
+    properties = schemas.SETTINGS["properties"]
+    assert set(properties) == {f.name for f in fields(ProjectSettings)}
+    assert all(schema.get("description") for schema in properties.values())
+    validator.validate(DEFAULTS.to_dict())
+    assert {name: properties[name]["enum"] for name in CHOICES} == {k: list(v) for k, v in CHOICES.items()}
+    for bad in ({"regime": "whenever"}, {"target_half_width": None}, {"n_strata": 2.5}, {"n_strat": 4}):
+        assert not validator.is_valid(bad), bad  # as core.settings refuses each
+        with pytest.raises(InputError):
+            DEFAULTS.with_changes(bad)
 
 
 def test_the_upload_limit_is_the_projects_pages():

@@ -117,14 +117,14 @@ def test_one_press_stores_a_grade_per_criterion_on_one_single_use_token(rubric_w
 
 
 @pytest.mark.parametrize(
-    ("labels", "words"),
+    ("labels", "words", "field"),
     [
-        ({"correct": "Correct"}, "criterion 'helpful' has no grade"),
-        ({"correct": "Correct", "helpful": "6"}, "'6' is not a grade of criterion 'helpful'"),
-        ({**ANSWERS, "style": "1"}, "'style' is not a criterion of this project"),
+        ({"correct": "Correct"}, "criterion 'helpful' has no grade", "labels.helpful"),
+        ({"correct": "Correct", "helpful": "6"}, "'6' is not a grade of criterion 'helpful'", "labels.helpful"),
+        ({**ANSWERS, "style": "1"}, "'style' is not a criterion of this project", "labels.style"),
     ],
 )
-def test_a_card_missing_a_criterion_or_with_a_bad_label_stores_nothing(rubric_world, labels, words):
+def test_a_card_missing_a_criterion_or_with_a_bad_label_stores_nothing(rubric_world, labels, words, field):
     store, pid, secrets, client = rubric_world
     item = call(client, secrets["ann"], "GET", f"/projects/{pid}/next").json()["item"]
     before = len(store.rubric_grades(pid))
@@ -132,6 +132,7 @@ def test_a_card_missing_a_criterion_or_with_a_bad_label_stores_nothing(rubric_wo
     refused = call(client, secrets["ann"], "POST", f"/projects/{pid}/grades", json=body)
     assert refused.status_code == 409 and refused.json()["status"] == "refused"
     assert words in refused.json()["message"], refused.text
+    assert refused.json()["error"]["field"] == field  # the field to mend, as a 422 names it
     assert len(store.rubric_grades(pid)) == before
     # the token still names the item: the corrected card is taken
     unanswered = {**ANSWERS, "tone": None}  # null for an optional criterion is no answer, as ""

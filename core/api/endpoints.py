@@ -225,7 +225,7 @@ def _press(act: Callable[[], Response]) -> Response:
     try:
         return act()
     except Refused as exc:
-        return _press_error(409, "refused", str(exc))
+        return _press_error(409, "refused", str(exc), exc.field)
     except ApiError as exc:
         if exc.status != 409:
             raise

@@ -284,7 +284,7 @@ class Endpoint:
         except auth.AccessDenied as exc:
             return error_response(403, str(exc))
         except Refused as exc:
-            return error_response(409, str(exc))
+            return error_response(409, str(exc), exc.field)
         except InputError as exc:
             return error_response(422, str(exc), exc.field)
         except (NotSaved, SQLAlchemyError, OSError) as exc:

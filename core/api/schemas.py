@@ -6,6 +6,9 @@ field's type to its schema; a float may be NaN, written null)."""
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 import types
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, is_dataclass
@@ -22,6 +25,7 @@ from core.services.reading import (
     saving_words,
     stopping_words,
 )
+from core.settings import CHOICES, DEFAULTS, ProjectSettings
 from core.stats.estimate import Estimate
 from core.store import json_safe
 
@@ -32,6 +36,48 @@ STRING_OR_NULL = {"type": ["string", "null"]}
 
 def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(required or properties)}
+
+
+SCALARS: dict[type, dict[str, Any]] = {
+    bool: {"type": "boolean"},
+    int: {"type": "integer"},
+    float: NUMBER_OR_NULL,
+    str: {"type": "string"},
+}
+"""The JSON Schema of each scalar type a field may have (a float may be NaN, written null)."""
+FINITE_SCALARS = {**SCALARS, float: {"type": "number"}}
+"""SCALARS for values that are never NaN: a setting's."""
+
+
+def json_schema(hint: Any, scalars: dict[type, dict[str, Any]] = SCALARS) -> dict[str, Any]:
+    """The JSON Schema of a value of type ``hint`` as `json_safe(asdict(...))` writes it: a dataclass is the
+    object of its fields, ``X | None`` X or null, a list or ``tuple[X, ...]`` an array of X, a dict an object,
+    a scalar as ``scalars`` maps it; TypeError for a type they do not map."""
+    if is_dataclass(hint):
+        hints = get_type_hints(hint)
+        return _object({f.name: json_schema(hints[f.name], scalars) for f in fields(hint)})
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, types.UnionType) and type(None) in args:
+        schema = json_schema(_bare(hint), scalars)
+        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        return {**schema, "type": list(dict.fromkeys([*kinds, "null"]))}
+    if origin is list or (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
+        return {"type": "array", "items": json_schema(args[0], scalars)}
+    if origin is dict:
+        return {"type": "object"}
+    if hint in scalars:
+        return dict(scalars[hint])
+    raise TypeError(f"no JSON Schema for the type {hint!r}: add it to core.api.schemas.SCALARS")
+
+
+def _bare(hint: Any) -> Any:
+    """``hint`` without its ``| None`` (TypeError for a union of two types or more besides None)."""
+    if get_origin(hint) not in (Union, types.UnionType):
+        return hint
+    kept = [a for a in get_args(hint) if a is not type(None)]
+    if len(kept) != 1:
+        raise TypeError(f"no JSON Schema for the union {hint!r}: use one type, or one type or None")
+    return kept[0]
 
 
 ERROR = _object(
@@ -95,12 +141,41 @@ RUBRIC_SETTINGS = {
     },
 }
 """The settings of a rubric (core.rubric), among ProjectSettings' fields."""
-SETTINGS = {
-    "type": "object",
-    "properties": {"scale": SCALE, **RUBRIC_SETTINGS},
-    "additionalProperties": True,
-    "description": "ProjectSettings' fields (docs/settings); those described here are the grading questions",
-}
+SETTING_SCHEMAS: dict[str, dict[str, Any]] = {"scale": SCALE, **RUBRIC_SETTINGS}
+"""The settings whose schema says more than their type: the grading questions."""
+
+
+def _setting_docs() -> dict[str, str]:
+    """Each ProjectSettings field's attribute docstring (the string under it in core/settings.py), one line."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(ProjectSettings))).body[0].body
+    return {
+        field.target.id: " ".join(doc.value.value.split())
+        for field, doc in zip(body, body[1:])
+        if isinstance(field, ast.AnnAssign)
+        and isinstance(field.target, ast.Name)
+        and isinstance(doc, ast.Expr)
+        and isinstance(doc.value, ast.Constant)
+        and isinstance(doc.value.value, str)
+    }
+
+
+def _settings_schema() -> dict[str, Any]:
+    """SETTINGS: every ProjectSettings field with its type, default, allowed values (core.settings.CHOICES)
+    and attribute docstring; the grading questions as SETTING_SCHEMAS describes them."""
+    hints, docs, properties = get_type_hints(ProjectSettings), _setting_docs(), {}
+    for f in fields(ProjectSettings):
+        schema = dict(SETTING_SCHEMAS.get(f.name) or json_schema(hints[f.name], FINITE_SCALARS))
+        schema.setdefault("default", json_safe(getattr(DEFAULTS, f.name)))
+        if f.name in CHOICES:
+            schema["enum"] = list(CHOICES[f.name])
+        if f.name in docs:
+            schema.setdefault("description", docs[f.name])
+        properties[f.name] = schema
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+SETTINGS = _settings_schema()
+"""A project's settings (core.settings.ProjectSettings): GET project's ``settings``, and what a new project may set."""
 PROJECT = {**PROJECT_STATE, "properties": {**PROJECT_STATE["properties"], "settings": SETTINGS}}
 PROJECT_LIST = _object({"projects": {"type": "array", "items": PROJECT_STATE}})
 CREATED = _object({"id": {"type": "integer"}, "status": {"type": "string"}})
@@ -220,44 +295,6 @@ OUTCOME = _object(
 
 
 # GET reading: its body and schema, both derived from core.services.reading.Reading ----------------------
-
-SCALARS: dict[type, dict[str, Any]] = {
-    bool: {"type": "boolean"},
-    int: {"type": "integer"},
-    float: NUMBER_OR_NULL,
-    str: {"type": "string"},
-}
-"""The JSON Schema of each scalar type a field may have (a float may be NaN, written null)."""
-
-
-def json_schema(hint: Any) -> dict[str, Any]:
-    """The JSON Schema of a value of type ``hint`` as `json_safe(asdict(...))` writes it: a dataclass is the
-    object of its fields, ``X | None`` X or null, a list or ``tuple[X, ...]`` an array of X; TypeError for a type
-    SCALARS does not map."""
-    if is_dataclass(hint):
-        hints = get_type_hints(hint)
-        return _object({f.name: json_schema(hints[f.name]) for f in fields(hint)})
-    origin, args = get_origin(hint), get_args(hint)
-    if origin in (Union, types.UnionType) and type(None) in args:
-        schema = json_schema(_bare(hint))
-        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        return {**schema, "type": list(dict.fromkeys([*kinds, "null"]))}
-    if origin is list or (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
-        return {"type": "array", "items": json_schema(args[0])}
-    if hint in SCALARS:
-        return dict(SCALARS[hint])
-    raise TypeError(f"no JSON Schema for the type {hint!r}: add it to core.api.schemas.SCALARS")
-
-
-def _bare(hint: Any) -> Any:
-    """``hint`` without its ``| None`` (TypeError for a union of two types or more besides None)."""
-    if get_origin(hint) not in (Union, types.UnionType):
-        return hint
-    kept = [a for a in get_args(hint) if a is not type(None)]
-    if len(kept) != 1:
-        raise TypeError(f"no JSON Schema for the union {hint!r}: use one type, or one type or None")
-    return kept[0]
-
 
 READING_TYPES: dict[str, Any] = get_type_hints(Reading)
 """Reading's fields and their types."""

@@ -274,7 +274,7 @@ def grade_rubric(
     try:
         card = rubric.card_values(labels)
     except InputError as exc:
-        raise Refused(str(exc)) from None
+        raise Refused(str(exc), field=exc.field) from None
     first = _holds_card(store, project_id, position, grader, settings.design_criterion)
     left_out = [c for c in rubric.names if c not in {name for name, _, _ in card}]
     # a changed card replaces the whole earlier card: the criteria it leaves out that the earlier one answered go

@@ -136,4 +136,6 @@ def check_label(scale: Scale, label: str) -> None:
     """Refused, naming the scale's labels, unless ``label`` is one of them."""
     labels = [choice.label for choice in scale.choices]
     if label not in labels:
-        raise Refused(f"{label!r} is not a grade of this project: use one of {', '.join(map(repr, labels))}")
+        raise Refused(
+            f"{label!r} is not a grade of this project: use one of {', '.join(map(repr, labels))}", field="label"
+        )

@@ -15,7 +15,12 @@ from core.services import auth
 
 
 class Refused(Exception):
-    """The action was not carried out; ``str()`` says why."""
+    """The action was not carried out; ``str()`` says why, and ``field`` names the request's field at fault
+    where one is (``label``, ``labels.correct``: the API's error names it)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
