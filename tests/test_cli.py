@@ -20,6 +20,20 @@ def test_python_dash_m_core_names_itself():
     assert out.startswith("usage: python -m core ")
 
 
+def test_a_command_imports_its_own_module_only():
+    probe = (
+        "import sys; from core.cli import build_parser; build_parser(argv=sys.argv[1:]);"
+        "print(' '.join(m for m in ('core.cli.simulate', 'core.cli.sample', 'pandas') if m in sys.modules))"
+    )
+    loaded = {
+        " ".join(argv): subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True)
+        for argv in (["--help"], ["users", "--help"], ["simulate", "--help"])
+    }
+    assert loaded["--help"].stdout.split() == []  # the list of commands needs none of them
+    assert "core.cli.simulate" not in loaded["users --help"].stdout.split()
+    assert "core.cli.simulate" in loaded["simulate --help"].stdout.split()
+
+
 DATA = Path(__file__).parent / "data" / "app"
 
 
