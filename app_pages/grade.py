@@ -241,6 +241,7 @@ def payload() -> dict[str, Any]:
         + ("" if budget is None else f" (budget fixed at {budget:,})")
         + f" · you: {len(mine)}",
         **_questions(),
+        "grader": grader,  # the name the card grades under: the open demo's name field gets it back (ui/grading_card.js)
         "min_view_ms": round(grading.min_view_s(project.settings) * 1000),
         "max_comment_chars": grading.MAX_COMMENT_CHARS,
         "can_back": bool(mine),

@@ -202,6 +202,17 @@ function focusCard(inst) {
   if (inst.root && inst.root.isConnected) inst.root.focus({ preventScroll: true });
 }
 
+// The open demo's name field still has the focus when the first card comes: keys pressed meanwhile (grades meant for
+// the card) went into it, and the card taking the focus would commit them as a new name ("annYNY", its grades under
+// it). The field gets back the name the card is for first, by the input's own value setter and an input event, so
+// that Streamlit's widget holds it too; true when there was text to drop.
+function restoreName(field, name) {
+  if (typeof name !== "string" || field.value === name) return false;
+  Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(field, name);
+  field.dispatchEvent(new Event("input", { bubbles: true }));
+  return true;
+}
+
 function toggleHelp(inst, show) {
   const help = inst.root && inst.root.querySelector(".ag-help");
   if (!help) return;
@@ -516,7 +527,9 @@ function update(inst, data) {
       root.dataset.agShownAt = String(inst.shownAt);
     });
     const active = document.activeElement;
-    if (hadFocus || (active instanceof HTMLElement && active.matches(NAME_FIELD))) focusCard(inst);
+    const inName = active instanceof HTMLElement && active.matches(NAME_FIELD);
+    if (inName && restoreName(active, data.grader)) notify(inst, `Keys pressed before the card came went into your name, not onto an item: nothing was graded with them, and you grade as ${data.grader}.`);
+    if (hadFocus || inName) focusCard(inst);
   } else {
     inst.root.querySelector(".ag-progress").textContent = data.progress;
   }

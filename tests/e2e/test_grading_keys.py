@@ -79,3 +79,34 @@ def test_a_skip_before_any_grade_is_undone_by_u(browser, shared_server):
         "(s) => document.querySelector('.ag-card').dataset.agItem === s", arg=skipped, timeout=TIMEOUT_MS
     )
     assert store.skipped_positions(pid) == set() and store.grades(pid).empty
+
+
+def test_keys_pressed_before_the_first_card_do_not_rename_the_grader(browser, shared_server):
+    """Open demo: Y and N pressed right after Enter in the name field, before the first card comes, went into the
+    field, and the card taking the focus committed them as the name ("KimYNYNY", its grades under it; grader's
+    review). The field gets its name back and nothing is graded with those keys."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data" / "app"
+    store = Store.open(shared_server.db_url)
+    files = [(n, (data / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, "Early keys", *files, start=False)
+    start_preparation(store, pid, wait=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{shared_server.url}/grade?project={pid}")
+    name = page.get_by_label("Your name (grader)")
+    name.fill("kim")
+    name.press("Enter")
+    page.keyboard.type("yny")  # at once: the card is not there yet, the field has the focus
+    page.locator(".ag-card").wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "() => document.activeElement && document.activeElement.classList.contains('ag-card')", timeout=TIMEOUT_MS
+    )
+    assert name.input_value() == "kim"
+    shown_for(page, MIN_VIEW_S)
+    page.keyboard.press("n")
+    page.wait_for_function(
+        "() => document.querySelector('.ag-card').dataset.agState === 'saved'", timeout=TIMEOUT_MS
+    )
+    assert store.grades(pid)["grader"].tolist() == ["kim"]
+    assert page.evaluate("new URLSearchParams(location.search).get('grader')") == "kim"
