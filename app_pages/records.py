@@ -9,7 +9,7 @@ import math
 
 import streamlit as st
 
-from core.inputs.markup import one_line_plain, safe_markdown
+from core.inputs.markup import one_line_plain, to_html
 from core.services import auth, browser
 from core.services.browser import SORTS, RecordFilter
 from core.services.outcome import Refused
@@ -97,7 +97,7 @@ for field in ("prompt", "reference", "response"):
     value = record.item.get(field)
     if isinstance(value, str) and value:
         st.markdown(f"*{field.capitalize()}*")
-        st.markdown(safe_markdown(value))
+        st.html(to_html(value))  # as the grading card shows it (core.inputs.markup.to_html)
 for title, table in (
     ("Grades (retracted ones have retracted_at)", record.grades),
     ("Reviews", record.reviews),

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from core.errors import InputError
-from core.inputs.markup import one_line_plain, safe_markdown
+from core.inputs.markup import one_line_plain, to_html
 from core.rubric import Rubric
 from core.services import auth, review
 from core.services.outcome import Outcome, Refused
@@ -113,7 +113,7 @@ with left:
         value = shown.item.get(field)
         if isinstance(value, str) and value:
             st.markdown(f"**{field.capitalize()}**")
-            st.markdown(safe_markdown(value))
+            st.html(to_html(value))  # as the grading card shows it (core.inputs.markup.to_html)
 with right:
     st.markdown("**Grades**")
     if rubric is None:

@@ -3,6 +3,9 @@ as markdown (safe_markdown) and as HTML (to_html, the grading card's)."""
 
 from __future__ import annotations
 
+import re
+from html import unescape
+
 import pytest
 
 from core.inputs.images import shown_image
@@ -41,6 +44,38 @@ def test_text_without_images_and_code_are_unchanged():
 def test_only_the_paragraph_with_an_image_is_rewritten():
     text = "```\nvec![1]\n```\n\n![x](https://tracker.example/p.png)"
     assert safe_markdown(text).startswith("```\nvec![1]\n```")
+
+
+def _shown(html_text: str) -> str:
+    """What a reader sees of ``html_text``: its text, tags dropped and entities read."""
+    return unescape(re.sub(r"<[^>]+>", "", html_text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        r"Area: $\int_0^1 x^2\,dx = \frac{1}{3}$ exactly",
+        r"the set $\{1,2\}$ and $a*b*c$ and $$a \\ b$$",
+        "so \\(a*b*c\\) holds",
+        "$$\nx_1 * y_1 * z\n$$",
+        "\\[\n\\{x \\mid x > 0\\}\n\\]",
+        r"$\text{<img src=x onerror=alert(1)>}$",
+    ],
+)
+def test_html_shows_maths_exactly_as_written(text):
+    html_text = to_html(text)
+    assert "ag-math" in html_text and "<img" not in html_text
+    assert "".join(_shown(html_text).split()) == "".join(text.split())  # every character, delimiters included
+
+
+def test_html_keeps_a_gsm8k_answers_times_signs_and_lines():
+    answer = "She sold 48/2 = <<48/2=24>>24 clips.\nHalf: <<5*1/2=2.5>>2.5 and 16 * $8 = $<<16*8=128>>128\nSo 72."
+    html_text = to_html(answer)
+    assert "<em>" not in html_text and "ag-math" not in html_text  # "$8 = $" is money, not maths
+    assert _shown(html_text) == answer + "\n"  # every character, each step on its own line
+    assert html_text.count("<br />") == 2
+    assert to_html("(a+b)*(c+d)*2 and 2**3 + 4**5") == "<p>(a+b)*(c+d)*2 and 2**3 + 4**5</p>\n"
+    assert "<em>believ</em>" in to_html("un*believ*able") and "<strong>bold</strong>" in to_html("**bold** 3*4")
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ function el(tag, attrs = {}, ...children) {
   for (const [name, value] of Object.entries(attrs)) {
     if (value === null || value === undefined || value === false) continue;
     if (name === "text") node.textContent = value;
-    else if (name === "html") node.innerHTML = value; // server-rendered, inert (ui/markdown_html.py)
+    else if (name === "html") node.innerHTML = value; // server-rendered, inert (core/inputs/markup.py)
     else node.setAttribute(name, value === true ? "" : value);
   }
   for (const child of children) if (child) node.append(child);

@@ -15,12 +15,28 @@ in reasonable time (the review froze a tab for 30 to 85 s with 100,000 nested
 quotes, a 900-level list and a huge table) is shown as plain text.
 ``plain_text`` is for ids, captions and names: every character means itself.
 
-``to_html`` renders the same text as HTML for the pages that show it outside
-Streamlit's markdown (the grading card, the guidelines): by the same parser
-and the same limits, raw HTML escaped (every ``<tag>`` shows as text), links
-with script or data URLs refused by the parser's link validator and opening in
-a new tab without a referrer, and each image shown as a plain
-``[image: alt]`` text, so the browser fetches nothing the text names.
+``to_html`` renders the same text as HTML for every page that shows an item's
+text (the grading card, the side-by-side card, review, records) and the
+guidelines: by the same parser and the same limits, raw HTML escaped (every
+``<tag>`` shows as text), links with script or data URLs refused by the
+parser's link validator and opening in a new tab without a referrer, and each
+image shown as a plain ``[image: alt]`` text, so the browser fetches nothing
+the text names. A grader judges the text as its writer typed it, so markdown
+never takes a character of it away:
+
+- a line break is a line break (markdown-it's ``breaks``): a worked answer's
+  steps, one per line, ran together into one paragraph;
+- maths is shown exactly as written, delimiters included (``$...$``,
+  ``$$...$$``, ``\\(...\\)``, ``\\[...\\]``, by mdit-py-plugins' dollarmath
+  and texmath parsers, in pandoc's rules: ``$5 and $10`` is no maths), in a
+  code face: read as markdown, ``$\\{1,2\\}$`` lost its backslashes and
+  ``$a*b*c$`` its stars. It is not typeset: a LaTeX-to-MathML converter
+  passes ``\\text{<img ...>}`` through as markup;
+- a star between operands (``16*8``, ``5*1/2``, ``(a+b)*(c+d)``, ``2**3``:
+  a digit or a bracket on one side) is a times sign, not emphasis: GSM8K's
+  ``<<5*1/2=2.5>> ... <<16*8=128>>`` showed as ``<<51/2=2.5>> ... <<168=128>>``
+  with the text between in italics (evaluation lead's review). A star between
+  letters (``un*believ*able``) and every other star stay CommonMark's.
 """
 
 from __future__ import annotations
@@ -32,8 +48,11 @@ from collections.abc import Iterator, Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
+from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.texmath import texmath_plugin
 
 from core.errors import one_line
 
@@ -62,9 +81,59 @@ def _link_elsewhere(
     return renderer.renderToken(tokens, idx, options, env)
 
 
+CLOSING = {"$": "$", "$$": "$$", "\\(": "\\)", "\\[": "\\]"}
+"""Each maths opener the parsers read, and its closer."""
+
+
+def _math_as_written(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    """A maths span or block shown exactly as written, its delimiters included, in a code face."""
+    token = tokens[idx]
+    number = f" ({token.info})" if token.type == "math_block_eqno" else ""  # \\[ ... \\] (1)
+    written = html.escape(token.markup + token.content + CLOSING.get(token.markup, token.markup) + number)
+    if token.block:
+        return f'<pre class="ag-math"><code>{written}</code></pre>\n'
+    return f'<code class="ag-math">{written}</code>'
+
+
+OPERAND_BEFORE = frozenset(string.ascii_letters + string.digits + ")]")
+OPERAND_AFTER = frozenset(string.ascii_letters + string.digits + "([")
+NUMERIC = frozenset(string.digits + "()[]")
+
+
+def _times_sign(state: StateInline, silent: bool) -> bool:
+    """A run of one or two stars between operands, a digit or a bracket on one side at least, taken as text
+    before the emphasis rule sees it (module docstring)."""
+    start = state.pos
+    end = start
+    while end < state.posMax and state.src[end] == "*":
+        end += 1
+    before = state.src[start - 1] if start > 0 else ""
+    after = state.src[end] if end < state.posMax else ""
+    operands = before in OPERAND_BEFORE and after in OPERAND_AFTER and (before in NUMERIC or after in NUMERIC)
+    if end == start or end - start > 2 or not before or not after or not operands:
+        return False
+    if not silent:
+        state.pending += state.src[start:end]
+    state.pos = end
+    return True
+
+
 _PARSER = MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING + 2}).enable(["table", "strikethrough"])
-_PARSER.add_render_rule("image", _image_as_text)  # rendering rules only: parsing (safe_markdown) is the same
-_PARSER.add_render_rule("link_open", _link_elsewhere)
+"""safe_markdown's parser: CommonMark, as Streamlit's markdown reads the text it returns."""
+_HTML = MarkdownIt("commonmark", {"html": False, "breaks": True, "maxNesting": MAX_NESTING + 2}).enable(
+    ["table", "strikethrough"]
+)
+"""to_html's parser and renderer: CommonMark with line breaks kept, maths as written and times signs (module
+docstring)."""
+_HTML.use(dollarmath_plugin, allow_space=False, allow_digits=False, allow_labels=False, double_inline=True)
+_HTML.use(texmath_plugin, delimiters="brackets")
+_HTML.inline.ruler.before("emphasis", "times_sign", _times_sign)
+_HTML.add_render_rule("image", _image_as_text)
+_HTML.add_render_rule("link_open", _link_elsewhere)
+for _math in ("math_inline", "math_inline_double", "math_single", "math_block", "math_block_eqno"):
+    _HTML.add_render_rule(_math, _math_as_written)
 _ESCAPED = {ord(c): "\\" + c for c in string.punctuation}
 
 
@@ -142,10 +211,10 @@ def to_html(text: str) -> str:
     if len(text) > MAX_MARKDOWN_CHARS:
         return _plain_html(text)
     env: EnvType = {}
-    tokens = _PARSER.parse(text, env)
+    tokens = _HTML.parse(text, env)
     if _too_complex(tokens):
         return _plain_html(text)
-    return _PARSER.renderer.render(tokens, _PARSER.options, env)
+    return _HTML.renderer.render(tokens, _HTML.options, env)
 
 
 def has_image(text: str) -> bool:

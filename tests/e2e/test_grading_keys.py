@@ -105,8 +105,6 @@ def test_keys_pressed_before_the_first_card_do_not_rename_the_grader(browser, sh
     assert name.input_value() == "kim"
     shown_for(page, MIN_VIEW_S)
     page.keyboard.press("n")
-    page.wait_for_function(
-        "() => document.querySelector('.ag-card').dataset.agState === 'saved'", timeout=TIMEOUT_MS
-    )
+    page.wait_for_function("() => document.querySelector('.ag-card').dataset.agState === 'saved'", timeout=TIMEOUT_MS)
     assert store.grades(pid)["grader"].tolist() == ["kim"]
     assert page.evaluate("new URLSearchParams(location.search).get('grader')") == "kim"
