@@ -47,7 +47,11 @@ st.subheader("Grades")
 st.caption(
     f"{len(files.table):,} grades: item, its stratum, the stratum's size N_h and weight W_h = N_h/N, the item's "
     "inclusion probability n_h/N_h (n_h: graded items of the stratum), grade, label, grader, time, seconds "
-    "spent, comment" + (", and the item's prompt and response" if texts else "") + ". The report's last section "
+    "spent, comment, the item's final grade (a reviewer's where one settled it, else the mean of its grades: the "
+    "one the estimate reads) and whether a reviewer set it"
+    + (", and the item's prompt and response" if texts else "")
+    + (": each grade with the model it grades (target) and its side of the card" if project.settings.compares else "")
+    + ". The report's last section "
     "recomputes the estimate from this file alone. CSV cells that a spreadsheet would run as formulas are "
     "prefixed with a quote."
     + (

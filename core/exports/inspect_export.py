@@ -6,7 +6,8 @@ Each graded item's sample (epoch 1: the response the experts graded) gets
 "metadata": {"label": ..., "grader": ...}}`, the shape of Inspect's Score, in the
 sample itself, in the sample summaries (`summaries.json` and the journal's, which
 `inspect view` lists) and in the log's `reductions` (one EvalSampleReductions for
-the scorer). An item graded by several graders gets their mean grade, its comments joined.
+the scorer). An item graded by several graders gets its final grade (a reviewer's, else their mean grade), its
+comments joined.
 
 With the report (core.exports.report.report), `results.scores` lists the scorer
 as an EvalScore whose metrics are `mean` (the plain mean of the graded items'
@@ -37,13 +38,14 @@ JOURNAL_SUMMARIES = "_journal/summaries/"
 
 
 def human_scores(table: pd.DataFrame) -> dict[str, dict]:
-    """Per item id, the Score of its grades (core.exports.report.grades_table's columns item, grade, label, grader,
-    comment): the mean grade, the labels and graders in grading order, the non-empty comments."""
+    """Per item id, the Score of its grades (core.exports.report.grades_table's columns item, final_grade, label,
+    grader, comment): the item's final grade (a reviewer's, else the mean of its grades: the one the estimate
+    reads), the labels and graders in grading order, the non-empty comments."""
     scores = {}
     for item, rows in table.groupby("item", sort=False):
         comments = [c for c in rows["comment"].fillna("").astype(str) if c]
         scores[str(item)] = {
-            "value": float(rows["grade"].mean()),
+            "value": float(rows["final_grade"].iloc[0]),
             "answer": None,
             "explanation": "\n".join(comments) or None,
             "metadata": {"label": rows["label"].astype(str).tolist(), "grader": rows["grader"].astype(str).tolist()},

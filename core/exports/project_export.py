@@ -76,10 +76,18 @@ def project_design(store: Store, project: ProjectInfo) -> tuple[pd.DataFrame, De
     return items, prepared_design(items, project.settings.stopping)
 
 
-def grades_export(grades: pd.DataFrame, items: pd.DataFrame, design: Design, *, texts: bool = False) -> pd.DataFrame:
-    """core.exports.report.grades_table's columns, and with ``texts`` each item's TEXT_COLUMNS (those the pool
-    has) after them."""
-    table = grades_table(grades, items, design)
+def grades_export(
+    grades: pd.DataFrame,
+    items: pd.DataFrame,
+    design: Design,
+    *,
+    reviews: pd.DataFrame | None = None,
+    criterion: str = "",
+    texts: bool = False,
+) -> pd.DataFrame:
+    """core.exports.report.grades_table's columns (the final grades of ``reviews`` and ``criterion``), and with
+    ``texts`` each item's TEXT_COLUMNS (those the pool has) after them."""
+    table = grades_table(grades, items, design, reviews, criterion)
     if not texts:
         return table
     positions = table["position"].to_numpy(dtype=int)
@@ -159,10 +167,18 @@ class ProjectFiles:
         return self.store.grades(self.project.id)
 
     @cached_property
+    def reviews(self) -> pd.DataFrame:
+        """The final grades reviewers set (Store.active_reviews)."""
+        return self.store.active_reviews(self.project.id)
+
+    @cached_property
     def design_table(self) -> pd.DataFrame:
         """The design criterion's grades as grades_export's table (of ``grades``: one score per item for the
         Inspect log)."""
-        return grades_export(self.grades, self.items, self.design, texts=self.texts)
+        criterion = self.project.settings.design_criterion
+        return grades_export(
+            self.grades, self.items, self.design, reviews=self.reviews, criterion=criterion, texts=self.texts
+        )
 
     @cached_property
     def table(self) -> pd.DataFrame:
@@ -170,7 +186,8 @@ class ProjectFiles:
         ``criterion`` (Store.rubric_grades), else ``design_table``."""
         if self.project.settings.rubric is None:
             return self.design_table
-        return grades_export(self.store.rubric_grades(self.project.id), self.items, self.design, texts=self.texts)
+        rubric_grades = self.store.rubric_grades(self.project.id)
+        return grades_export(rubric_grades, self.items, self.design, reviews=self.reviews, texts=self.texts)
 
     @cached_property
     def criteria(self) -> tuple[CriterionReading, ...]:

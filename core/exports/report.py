@@ -60,6 +60,7 @@ from core.stats.skips import SkipBound
 from core.stats.stopping import ANYTIME, FIXED
 from core.stats.validation import Validated
 from core.store import ProjectInfo, json_safe
+from core.store.store import REVIEW_KEY_COLUMNS
 
 TARGET_COLUMNS = ["target", "side"]
 """A comparison's export columns after ``item``: the model whose response the grade is of (grades.target) and
@@ -79,12 +80,17 @@ EXPORT_COLUMNS = [
     "time",
     "seconds",
     "comment",
+    "final_grade",
+    "reviewed",
 ]
+"""The grades export's columns: ``final_grade`` is the grade its item enters the estimate with, the same on every
+grade of the item (`item_final_grades`); ``reviewed`` whether a reviewer set it."""
 
 RECOMPUTE_FORMULA = """\
 From the grades export alone (the stratified estimator, docs/method.md, section 'Estimators'; Cochran 1977, eq. 5.7):
 
-1. Average each item's grades (an item graded by several graders enters once): y_i.
+1. Each graded item enters once, with its final grade (column final_grade: the grade a reviewer set where one
+   did, column reviewed; else the mean of its graders' grades): y_i.
 2. Per stratum h (columns stratum, stratum_size N_h, weight W_h = N_h / N): n_h graded items,
    their mean ybar_h and sample variance s_h^2 (divisor n_h - 1; 0 for one item).
 3. Estimate mu = sum_h W_h ybar_h (equivalently (1/N) sum_i y_i / pi_i, pi_i = n_h / N_h the
@@ -109,7 +115,7 @@ RECOMPUTE_SCRIPT = """\
 import numpy as np, pandas as pd
 from scipy import stats
 g = pd.read_csv("grades.csv")
-items = g.groupby(["stratum", "position"], as_index=False).agg(y=("grade", "mean"), N=("stratum_size", "first"),
+items = g.groupby(["stratum", "position"], as_index=False).agg(y=("final_grade", "first"), N=("stratum_size", "first"),
                                                                 W=("weight", "first"))
 s = items.groupby("stratum").agg(n=("y", "size"), mean=("y", "mean"), s2=("y", "var"), total=("y", "sum"),
                                  N=("N", "first"), W=("W", "first")).fillna({"s2": 0.0})
@@ -167,10 +173,44 @@ def method_text(method: str) -> str:
     )
 
 
-def grades_table(grades: pd.DataFrame, items: pd.DataFrame, design: Design) -> pd.DataFrame:
+def item_final_grades(
+    grades: pd.DataFrame, reviews: pd.DataFrame | None, criterion: str = ""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(final grade, reviewed) of each grade's item, one pair per row of ``grades``: core.stats.rater_agreement.
+    final_grades of its key (position, target, criterion: core.store.store.REVIEW_KEY_COLUMNS), the grade a
+    reviewer set (``reviews``: Store.active_reviews) where there is one, else the mean of the key's active grades,
+    as the estimate reads them. ``criterion``: the criterion of grades that have no ``criterion`` column (the
+    design's grades of a rubric project)."""
+    keys = grades.reindex(columns=REVIEW_KEY_COLUMNS, fill_value="").astype({"position": int})
+    if CRITERION_COLUMN not in grades.columns:
+        keys[CRITERION_COLUMN] = criterion
+    reviews = pd.DataFrame(columns=[*REVIEW_KEY_COLUMNS, "value"]) if reviews is None else reviews
+    set_by = {
+        key: dict(zip(rows["position"].astype(int), rows["value"].astype(float)))
+        for key, rows in reviews.groupby(REVIEW_KEY_COLUMNS[1:])
+    }
+    positions, values = keys["position"].to_numpy(), grades["value"].to_numpy(dtype=float)
+    final, reviewed = np.zeros(len(grades)), np.zeros(len(grades), dtype=bool)
+    for key, rows in keys.groupby(REVIEW_KEY_COLUMNS[1:]).indices.items():
+        settled = set_by.get(key, {})
+        finals = final_grades(positions[rows], values[rows], settled)
+        final[rows] = [finals[p] for p in positions[rows]]
+        reviewed[rows] = [p in settled for p in positions[rows]]
+    return final, reviewed
+
+
+def grades_table(
+    grades: pd.DataFrame,
+    items: pd.DataFrame,
+    design: Design,
+    reviews: pd.DataFrame | None = None,
+    criterion: str = "",
+) -> pd.DataFrame:
     """Active grades with the item's id and its design: EXPORT_COLUMNS, in submission order; a comparison's
     with TARGET_COLUMNS and a rubric's with CRITERION_COLUMN after ``item``. A grade's inclusion probability is
-    n_h / N_h, n_h its stratum's distinct graded items (of its criterion in a rubric: each criterion's own)."""
+    n_h / N_h, n_h its stratum's distinct graded items (of its criterion in a rubric: each criterion's own); its
+    final grade and whether a reviewer set it are `item_final_grades`' of ``reviews`` (Store.active_reviews; None:
+    no review), ``criterion`` the grades' own where they have no criterion column."""
     key_columns = [column for column in (*TARGET_COLUMNS, CRITERION_COLUMN) if column in grades.columns]
     if grades.empty:
         return pd.DataFrame(columns=[EXPORT_COLUMNS[0], *key_columns, *EXPORT_COLUMNS[1:]])
@@ -179,6 +219,7 @@ def grades_table(grades: pd.DataFrame, items: pd.DataFrame, design: Design) -> p
     by = [CRITERION_COLUMN, "stratum"] if CRITERION_COLUMN in key_columns else ["stratum"]
     graded = grades[key_columns].assign(stratum=strata, position=positions)
     n_h = graded.groupby(by)["position"].transform("nunique").to_numpy()
+    final, reviewed = item_final_grades(grades, reviews, criterion)
     table = pd.DataFrame(
         {
             "item": items["id"].to_numpy()[positions],
@@ -193,6 +234,8 @@ def grades_table(grades: pd.DataFrame, items: pd.DataFrame, design: Design) -> p
             "time": pd.to_datetime(grades["created_at"], utc=True).map(lambda t: t.isoformat()),
             "seconds": grades["seconds"],
             "comment": grades["comment"],
+            "final_grade": final,
+            "reviewed": reviewed,
         }
     )
     for column in key_columns:  # whose response and which side (a comparison's), which criterion (a rubric's)

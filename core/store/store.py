@@ -76,6 +76,8 @@ TARGET_GRADE_COLUMNS = [*GRADE_COLUMNS, "target", "side"]
 """The columns of a comparison's grades (Store.target_grades): which target, and on which side of the card."""
 RUBRIC_GRADE_COLUMNS = [*GRADE_COLUMNS, "criterion"]
 """The columns of a rubric's grades (Store.rubric_grades): which criterion each answers."""
+REVIEW_KEY_COLUMNS = ["position", "target", "criterion"]
+"""What a review settles: one item's grade of one target and one criterion ("" each where the project has none)."""
 
 
 @dataclass(frozen=True)
@@ -762,6 +764,15 @@ class Store:
                 )
             ).all()
         return {int(p): float(v) for p, v in rows}
+
+    def active_reviews(self, project_id: int) -> pd.DataFrame:
+        """Every active review of the project (any target, any criterion), columns REVIEW_KEY_COLUMNS and
+        ``value``: the final grades reviewers set, for the grades export (core.exports.report.grades_table)."""
+        columns = [getattr(Review, c) for c in (*REVIEW_KEY_COLUMNS, "value")]
+        query = select(*columns).where(Review.project_id == project_id, Review.retracted_at.is_(None))
+        with self.session() as s:
+            rows = s.execute(query).all()
+        return pd.DataFrame.from_records(rows, columns=[*REVIEW_KEY_COLUMNS, "value"])
 
     def first_grades(self, project_id: int, criterion: str | None = None) -> dict[int, float]:
         """Item position -> its first active grade of one criterion (``criterion_of``; the one the validation

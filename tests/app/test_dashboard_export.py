@@ -112,6 +112,8 @@ def test_export_formats_are_complete_and_spreadsheet_safe(store, project_id):
         "time",
         "seconds",
         "comment",
+        "final_grade",
+        "reviewed",
     ]
     from io import StringIO
 

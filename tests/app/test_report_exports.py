@@ -97,7 +97,13 @@ def test_estimate_and_variance_recomputed_from_the_grades_export_alone(store, pr
 def _script_variance(tmp_path, monkeypatch, capsys, design, positions, grades) -> float:
     """V that RECOMPUTE_SCRIPT prints from a grades export of ``grades`` at ``positions`` (strata of 500)."""
     rows = pd.DataFrame(
-        {"stratum": design.stratum[positions], "position": positions, "grade": grades, "stratum_size": 500}
+        {
+            "stratum": design.stratum[positions],
+            "position": positions,
+            "grade": grades,
+            "final_grade": grades,
+            "stratum_size": 500,
+        }
     )
     rows.assign(weight=0.25).to_csv(tmp_path / "grades.csv", index=False)
     monkeypatch.chdir(tmp_path)
@@ -240,6 +246,30 @@ def test_the_reports_script_prints_the_reports_estimate(store, project_id, tmp_p
     mu, variance, se = (float(v) for v in capsys.readouterr().out.split())
     assert np.isclose(mu, data["estimate"]["value"]) and np.isclose(variance, data["recompute"]["variance"])
     assert np.isclose(se, data["estimate"]["se"])
+
+
+def test_the_grades_export_reproduces_the_estimate_after_a_review(store, project_id, tmp_path, monkeypatch, capsys):
+    """A reviewer's final grade enters the estimate, so the export carries it: without it the report's own
+    script printed 0.624 for an estimate of 0.584 (evaluation lead's review)."""
+    from core.exports.project_export import ProjectFiles
+    from core.services import auth, review
+
+    _grade(store, project_id)  # items 0-7 graded by ann and bob, disagreeing on half
+    for position in (0, 2, 5):
+        assert review.settle(store, auth.OPERATOR, project_id, position, "Correct").status == "reviewed"
+    files = ProjectFiles.of(store, store.project(project_id))
+    data = files.require_report()
+    table = files.table
+    settled = table[table["position"].isin([0, 2, 5])]
+    assert settled["reviewed"].all() and (settled["final_grade"] == 1.0).all()
+    assert not table.loc[~table["position"].isin([0, 2, 5]), "reviewed"].any()
+    (tmp_path / "grades.csv").write_bytes(grades_csv(table))
+    monkeypatch.chdir(tmp_path)
+    exec(data["recompute"]["script"], {})
+    mu, variance, _ = (float(v) for v in capsys.readouterr().out.split())
+    assert np.isclose(mu, data["estimate"]["value"]) and np.isclose(variance, data["recompute"]["variance"])
+    unreviewed = table.groupby("position")["grade"].mean()
+    assert not np.isclose(unreviewed.mean(), table.groupby("position")["final_grade"].first().mean())
 
 
 def test_the_report_reads_the_stopping_rules_interval_first_and_names_what_its_recipe_recomputes(store, project_id):
