@@ -19,7 +19,6 @@ from core.exports.project_export import (
     file_name,
     report_bytes,
 )
-from core.exports.report import report_markdown
 from core.inputs.markup import safe_markdown
 from core.inputs.readers import detect
 from core.services import auth
@@ -107,4 +106,4 @@ for column, (fmt, label) in zip(st.columns(len(REPORT_BUTTONS)), REPORT_BUTTONS.
         **access.audited_download(REPORT_EXPORTED[fmt], project.id),
     )
 with st.container(border=True):
-    st.markdown(safe_markdown(report_markdown(files.report)))
+    st.markdown(safe_markdown(report_bytes(files.report, "md").decode()))

@@ -9,24 +9,30 @@ import streamlit as st
 
 from core.services.comparison_reading import comparison_reading, statement
 from core.services.database import ProjectInfo, Store
+from core.services.progress import level_percent
 from ui import plan
+
+THREE_DECIMALS = {c: st.column_config.NumberColumn(format="%.3f") for c in ("estimate", "low", "high")}
+"""Every estimate and end with three decimals ("0.080" beside "0.405", not "0.08")."""
 
 
 def panel(store: Store, project: ProjectInfo) -> None:
     reading = comparison_reading(store, project.id, plan.design(project))
-    level = f"{reading.level:.2%}"
+    level = level_percent(reading.level)
     st.metric("Items graded for every model", f"{reading.graded_items:,}")
     st.subheader("Models")
+    st.caption(f"Each model's mean grade on the items graded for every model, stratified; intervals at {level}.")
     st.dataframe(
         pd.DataFrame(
             [{"model": m, "estimate": e, "low": lo, "high": hi} for m, (e, lo, hi) in reading.models.items()]
-        ).round(3),
+        ),
         hide_index=True,
+        column_config=THREE_DECIMALS,
     )
     st.subheader("Differences")
     st.caption(
         f"mean(A) - mean(B) on the items graded for both, stratified; intervals at {level} each so that all "
         "pairs hold together at 95% (fixed-n). Wins, ties and losses count A's items."
     )
-    st.dataframe(reading.table().round(3), hide_index=True)
+    st.dataframe(reading.table(), hide_index=True, column_config=THREE_DECIMALS)
     st.markdown(f"**{statement(reading)}**")

@@ -103,10 +103,23 @@ def _grader(call: Call) -> grade_actions.Acting:
     answer (404, 403 or 409, as for any other route), or 409 with the check's reason."""
     project_id = _project_id(call)
     try:
-        return grade_actions.check(call.store, call.user, project_id, current=True)
+        acting = grade_actions.check(call.store, call.user, project_id, current=True)
     except Refused:
         _project(call, auth.GRADE, ready=True)
         raise
+    if acting.project.settings.compares:  # its card was handed out, held 10 minutes, and no grade could land
+        raise ApiError(409, COMPARES_GRADING.format(name=acting.project.name), "project_id")
+    return acting
+
+
+COMPARES_GRADING = (
+    "project {name!r} compares models: its items are graded on the Grade page's side-by-side card, every model's "
+    "response together; the API grades one-model projects"
+)
+COMPARES_READING = (
+    "project {name!r} compares models, and the reading is one score, which would mix them: GET "
+    "/projects/{{project_id}}/report gives each model's score and each difference"
+)
 
 
 MANAGERS_SETTINGS = ("expected_score",)
@@ -282,6 +295,8 @@ def project_detail(call: Call) -> dict[str, Any]:
 
 def reading(call: Call) -> dict[str, Any]:
     project = _project(call, auth.VIEW_DASHBOARD, ready=True)
+    if project.settings.compares:
+        raise ApiError(409, COMPARES_READING.format(name=project.name), "project_id")
     _, design = cards.design(call.store, project)
     settings = project.settings
     now = live_reading(call.store, project.id, design, settings, settings.method)

@@ -35,6 +35,7 @@ def _grades(fmt: str) -> Callable[[ProjectFiles], bytes]:
 
 def inspect_log(files: ProjectFiles) -> bytes:
     """The Inspect log the pool came from with the human grades as the score 'human' (core.exports.inspect_export)."""
+    files.one_score("the Inspect log's score")
     pool = files.pool
     if detect(pool) != "inspect":
         raise InputError(
@@ -52,6 +53,7 @@ def estimates_csv(files: ProjectFiles) -> bytes:
 
 def lm_eval(files: ProjectFiles) -> bytes:
     """The human-graded metric as lm-eval's results JSON (core.exports.lm_eval_results)."""
+    files.one_score("lm-eval's results")
     results = lm_eval_results(files.require_report(), files.pool, task=files.task, model=files.model)
     return (json.dumps(results, indent=2, ensure_ascii=False) + "\n").encode()
 

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from core.errors import InputError
+from core.exports.comparison_report import comparison_html, comparison_markdown, comparison_report, is_comparison
 from core.exports.report import (
     ChainCheck,
     grades_csv,
@@ -28,6 +29,7 @@ from core.exports.report import (
 )
 from core.exports.report_html import report_html
 from core.services import review
+from core.services.comparison_reading import comparison_reading
 from core.services.criteria_reading import CriterionReading, criteria_now
 from core.services.tracking import current_estimate
 from core.stats.allocation import Design
@@ -47,10 +49,11 @@ GRADE_FORMATS: dict[str, tuple[Callable[[pd.DataFrame], bytes], str]] = {
 
 REPORT_FORMATS: dict[str, tuple[Callable[[dict[str, Any]], str], str]] = {
     "json": (lambda data: json.dumps(data, indent=2), "application/json"),
-    "md": (report_markdown, "text/markdown"),
-    "html": (report_html, "text/html"),
+    "md": (lambda data: (comparison_markdown if is_comparison(data) else report_markdown)(data), "text/markdown"),
+    "html": (lambda data: (comparison_html if is_comparison(data) else report_html)(data), "text/html"),
 }
-"""Report format -> (writer, MIME type)."""
+"""Report format -> (writer, MIME type): a comparison's report (core.exports.comparison_report) or a one-model
+project's (core.exports.report)."""
 REPORT_EXPORTED = {"json": "report (JSON)", "md": "report (Markdown)", "html": "report (HTML)"}
 """Report format -> what the audit trail says was downloaded."""
 
@@ -105,7 +108,15 @@ def grades_bytes(table: pd.DataFrame, fmt: str) -> bytes:
 def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str, Any] | None:
     """The project's report (core.exports.report.report) from its stored grades and skips, with the audit trail's
     hash chain checked (core.store.audit_chain.verify: its sealed events, sealing none), and in a rubric project
-    every criterion's reading (core.services.criteria_reading); None before the first grade (a report needs one)."""
+    every criterion's reading (core.services.criteria_reading); a comparison's is
+    core.exports.comparison_report's. None before the first grade (a report needs one)."""
+    if project.settings.compares:
+        grades = store.target_grades(project.id)
+        if grades.empty:
+            return None
+        reading = comparison_reading(store, project.id, design)
+        chain = ChainCheck(audit_chain.verify(store))
+        return comparison_report(project, design, reading, store.input_files(project.id), grades, chain)
     graded = store.graded_positions(project.id)
     result = current_estimate(design, graded, project.settings.method)
     if result.n == 0:
@@ -189,15 +200,21 @@ class ProjectFiles:
         rubric_grades = self.store.rubric_grades(self.project.id)
         return grades_export(rubric_grades, self.items, self.design, reviews=self.reviews, texts=self.texts)
 
+    def one_score(self, what: str) -> None:
+        """InputError in a comparison for an export of one score (``what``): one number over its grades would
+        mix its models; each model's score and each difference are in its report."""
+        if self.project.settings.compares:
+            raise InputError(
+                f"project {self.project.name!r} compares models, and {what} holds one score, which would mix them",
+                fix="read each model's score and each difference in its report (`activegrade report ID`, or the "
+                "Export page's report), or export the grades (each with its target)",
+            )
+
     @cached_property
     def criteria(self) -> tuple[CriterionReading, ...]:
         """Every criterion's reading now (core.services.criteria_reading; one row without a rubric), with the
-        project's estimator; InputError in a comparison, whose estimates are its report's."""
-        if self.project.settings.compares:
-            raise InputError(
-                f"project {self.project.name!r} compares models: its estimates are per model, in its report",
-                fix="choose another --format, or read the report",
-            )
+        project's estimator; InputError in a comparison (`one_score`)."""
+        self.one_score("the estimates file")
         settings = self.project.settings
         return criteria_now(self.store, self.project.id, self.design, settings, settings.method)
 

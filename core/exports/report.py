@@ -262,14 +262,14 @@ def grades_parquet(table: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def _as_of(project: ProjectInfo, grades: pd.DataFrame) -> str:
+def as_of(project: ProjectInfo, grades: pd.DataFrame) -> str:
     """The report's time: its last grade's, else the project's last change (never the clock)."""
     if not grades.empty:
         return pd.to_datetime(grades["created_at"], utc=True).max().isoformat()
     return project.updated_at.isoformat()
 
 
-def _graders(grades: pd.DataFrame, settings: ProjectSettings) -> dict[str, Any]:
+def graders_section(grades: pd.DataFrame, settings: ProjectSettings) -> dict[str, Any]:
     agreed = agreement(grades, settings.grading_scale.level)
     pace = grader_pace(grades).drop(columns=["last grade"])
     return {
@@ -519,7 +519,7 @@ def _criteria_lines(section: dict[str, Any] | None) -> list[str]:
     if section is None:
         return []
     estimands = [f"- {line}" for line in estimand_lines(section)]
-    return ["## Criteria", "", section["words"], "", _markdown_table(criteria_table(section)), "", *estimands, ""]
+    return ["## Criteria", "", section["words"], "", markdown_table(criteria_table(section)), "", *estimands, ""]
 
 
 def _skips_section(skips: SkipBound | None) -> dict[str, Any] | None:
@@ -534,7 +534,7 @@ def _skips_section(skips: SkipBound | None) -> dict[str, Any] | None:
     }
 
 
-def _inputs_section(input_files: dict[str, tuple[str, bytes]]) -> dict[str, dict[str, str]]:
+def inputs_section(input_files: dict[str, tuple[str, bytes]]) -> dict[str, dict[str, str]]:
     """The report's ``inputs``: each input file's name and SHA-256, by its role."""
     return {
         role: {"file": name, "sha256": hashlib.sha256(content).hexdigest()}
@@ -542,7 +542,7 @@ def _inputs_section(input_files: dict[str, tuple[str, bytes]]) -> dict[str, dict
     }
 
 
-def _audit_chain_section(chain: ChainCheck | None) -> dict[str, Any] | None:
+def audit_chain_section(chain: ChainCheck | None) -> dict[str, Any] | None:
     """The report's ``audit_chain``: whether the hash chain holds and its first broken event; None unchecked."""
     return None if chain is None else {"intact": chain.broken_at is None, "first_broken_event": chain.broken_at}
 
@@ -616,20 +616,20 @@ def report(
     return json_safe(
         {
             "project": project.name,
-            "generated_at": _as_of(project, grades),
+            "generated_at": as_of(project, grades),
             "activegrade_version": getattr(core, "__version__", "unreleased"),
             "method": method_text(result.method),
-            "inputs": _inputs_section(input_files),
+            "inputs": inputs_section(input_files),
             "items": design.N,
             "allocation": allocation_text(project.settings, read.n0),
             "estimate": _estimate_section(result, read, counts(grades).grades),
             "stopping_rule": _stopping_section(read.reading, result),
             **_criteria_section(project.settings, criteria, rubric_grades),
             "strata": result.strata.to_dict(orient="records"),
-            "graders": _graders(grades, project.settings),
+            "graders": graders_section(grades, project.settings),
             "review": _review(grades, reviewed, validated, waiting),
             "skips": _skips_section(skips),
-            "audit_chain": _audit_chain_section(chain),
+            "audit_chain": audit_chain_section(chain),
             "recompute": _recompute_section(
                 design, read, result, None if project.settings.rubric is None else project.settings.design_criterion
             ),
@@ -681,7 +681,7 @@ def _skips_lines(skips: dict[str, Any] | None) -> list[str]:
     if skips is None:
         return []
     lines = ["## Skips", "", skips_words(skips), ""]
-    return lines + ([_markdown_table(pd.DataFrame(skips["by_stratum"])), ""] if skips["skipped"] else [])
+    return lines + ([markdown_table(pd.DataFrame(skips["by_stratum"])), ""] if skips["skipped"] else [])
 
 
 def audit_chain_line(chain: dict[str, Any]) -> str:
@@ -698,7 +698,7 @@ def audit_chain_line(chain: dict[str, Any]) -> str:
     )
 
 
-def _audit_chain_lines(chain: dict[str, Any] | None) -> list[str]:
+def audit_chain_lines(chain: dict[str, Any] | None) -> list[str]:
     return [] if chain is None else ["## Audit trail", "", audit_chain_line(chain), ""]
 
 
@@ -816,7 +816,7 @@ def graders_lines(graders: dict[str, Any]) -> list[str]:
     else:
         agreed = "No item was graded twice, so agreement between graders is not measured."
     table = grader_rows(graders["by_grader"])
-    return ["## Graders", "", _markdown_table(table) if not table.empty else "(no grade)", "", agreed, ""]
+    return ["## Graders", "", markdown_table(table) if not table.empty else "(no grade)", "", agreed, ""]
 
 
 def grader_rows(by_grader: list[dict[str, Any]]) -> pd.DataFrame:
@@ -874,12 +874,12 @@ def report_markdown(data: dict[str, Any]) -> str:
         "",
         "## Strata",
         "",
-        _markdown_table(strata) if not strata.empty else "(none)",
+        markdown_table(strata) if not strata.empty else "(none)",
         "",
         *graders_lines(data["graders"]),
         *review_lines(data.get("review")),
         *_skips_lines(data.get("skips")),
-        *_audit_chain_lines(data.get("audit_chain")),
+        *audit_chain_lines(data.get("audit_chain")),
         "## Recompute the estimate from the grades export",
         "",
         data["recompute"]["formula"],
@@ -892,7 +892,7 @@ def report_markdown(data: dict[str, Any]) -> str:
         "",
         "## Settings",
         "",
-        _markdown_table(settings_table(data["settings"], data["seed"], len(data["strata"]))),
+        markdown_table(settings_table(data["settings"], data["seed"], len(data["strata"]))),
         "",
     ]
     return "\n".join(lines)
@@ -945,7 +945,7 @@ def design_proxy(stored: dict[str, Any]) -> str:
     return f"pool column '{proxy}'" if proxy else "agreement of the surrogate samples"
 
 
-def _markdown_table(frame: pd.DataFrame) -> str:
+def markdown_table(frame: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table; floats to 3 decimals, NaN as an empty cell."""
 
     def cell(value: object) -> str:

@@ -147,14 +147,14 @@ def allocation_svg(strata: list[dict[str, Any]]) -> str:
     )
 
 
-def _table(rows: list[dict[str, Any]] | pd.DataFrame, kind: str = "") -> str:
+def html_table(rows: list[dict[str, Any]] | pd.DataFrame, kind: str = "") -> str:
     """The rows as an HTML table in a box of class ``table`` (and ``kind``, for STYLE)."""
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
     table = frame.to_html(index=False, na_rep="–", float_format=lambda v: f"{v:.3f}", border=0)
     return f'<div class="table {kind}">{table}</div>'  # a table wider than a phone scrolls inside, not the page
 
 
-def _p(text: str) -> str:
+def paragraph(text: str) -> str:
     return f"<p>{html.escape(text.replace('**', ''))}</p>"
 
 
@@ -164,9 +164,9 @@ def _criteria_parts(section: dict[str, Any] | None) -> list[str]:
         return []
     return [
         "<h2>Criteria</h2>",
-        _p(section["words"]),
-        _table(criteria_table(section)),
-        *(_p(line) for line in estimand_lines(section)),
+        paragraph(section["words"]),
+        html_table(criteria_table(section)),
+        *(paragraph(line) for line in estimand_lines(section)),
     ]
 
 
@@ -177,22 +177,22 @@ def report_html(data: dict[str, Any]) -> str:
     inputs = [{"role": role, "file": f["file"], "sha256": f["sha256"]} for role, f in data["inputs"].items()]
     parts = [
         f"<h1>ActiveGrade report: {html.escape(data['project'])}</h1>",
-        _p(f"{as_of_line(data)}."),
-        _p(estimate_line(data)),
-        _p(stopping_line(data["stopping_rule"])),
+        paragraph(f"{as_of_line(data)}."),
+        paragraph(estimate_line(data)),
+        paragraph(stopping_line(data["stopping_rule"])),
         *_criteria_parts(data.get("criteria")),
         "<h2>Estimate against the number of grades</h2>",
         path_svg(data.get("path", [])),
         f'<p class="note">{html.escape(PATH_NOTE)}</p>',
         "<h2>Method</h2>",
-        _p(data["method"]),
+        paragraph(data["method"]),
         "<h2>Strata: grades planned and done</h2>",
         allocation_svg(data["strata"]),
         '<p class="note">Light: grades the plan gives each stratum at this count. Dark: grades done.</p>',
-        _table(data["strata"]),
+        html_table(data["strata"]),
         "<h2>Graders</h2>",
-        _table(grader_rows(g["by_grader"])) if g["by_grader"] else _p("No grade."),
-        _p(
+        html_table(grader_rows(g["by_grader"])) if g["by_grader"] else paragraph("No grade."),
+        paragraph(
             f"{a['items_graded_twice']} items graded twice: same grade {a['same_grade_share']:.0%}, "
             f"Cohen's kappa {number(a['cohen_kappa'])}, Krippendorff's alpha {number(a['krippendorff_alpha'])} "
             f"({a['level']})."
@@ -203,23 +203,23 @@ def report_html(data: dict[str, Any]) -> str:
     if skips is not None:
         parts += [
             "<h2>Skips</h2>",
-            _p(skips_words(skips)),
-            _table(skips["by_stratum"]),
+            paragraph(skips_words(skips)),
+            html_table(skips["by_stratum"]),
         ]
     review = review_lines(data.get("review"))
-    parts += ["<h2>Review</h2>", *(_p(line.lstrip("- ")) for line in review[2:] if line)] if review else []
+    parts += ["<h2>Review</h2>", *(paragraph(line.lstrip("- ")) for line in review[2:] if line)] if review else []
     chain = data.get("audit_chain")
-    parts += [] if chain is None else ["<h2>Audit trail</h2>", _p(audit_chain_line(chain))]
+    parts += [] if chain is None else ["<h2>Audit trail</h2>", paragraph(audit_chain_line(chain))]
     r = data["recompute"]
     parts += [
         "<h2>Recompute the estimate from the grades export</h2>",
         f"<pre>{html.escape(r['formula'])}</pre>",
-        _p(recompute_line(r)),
+        paragraph(recompute_line(r)),
         f"<pre>{html.escape(r['script'])}</pre>",
         "<h2>Inputs</h2>",
-        _table(inputs, "inputs"),
+        html_table(inputs, "inputs"),
         "<h2>Settings</h2>",
-        _table(settings_table(data["settings"], data["seed"], len(data["strata"])), "settings"),
+        html_table(settings_table(data["settings"], data["seed"], len(data["strata"])), "settings"),
     ]
     title = html.escape(f"ActiveGrade report: {data['project']}")
     return (

@@ -1,0 +1,172 @@
+"""The report of a comparison project (docs/compare.md): each model's score and each difference with its interval,
+as the Dashboard's panel reads them (core.services.comparison_reading), in JSON, Markdown and one HTML page.
+
+A comparison has no single score: one number over its grades would mix the models (the one-model report
+headlined their mean, 0.3645 for models at 0.405 and 0.324; evaluation lead's review). So this report gives
+per-model and per-pair figures only; the graders, the audit trail, the inputs and the settings are read as
+the one-model report reads them (core.exports.report).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import pandas as pd
+
+import core
+from core.exports.report import (
+    ChainCheck,
+    as_of,
+    as_of_line,
+    audit_chain_line,
+    audit_chain_lines,
+    audit_chain_section,
+    graders_lines,
+    graders_section,
+    inputs_section,
+    markdown_table,
+    settings_table,
+)
+from core.exports.report_html import STYLE, html_table, paragraph
+from core.inputs.markup import one_line_plain
+from core.services.comparison_reading import ComparisonReading, statement
+from core.services.progress import level_percent
+from core.stats.allocation import Design
+from core.stats.intervals import LEVEL
+from core.store import ProjectInfo, json_safe
+
+METHOD = (
+    "Every item's responses are graded on one card, in an order drawn per item and recorded, the models' names "
+    "hidden. Each model's score is the stratified mean of its grades, and each difference mean(A) - mean(B) the "
+    "stratified mean of the paired differences, over the items graded for every model (several graders' grades "
+    "of one response averaged). Intervals are fixed-n Korn-Graubard ones, each at 1 - 0.05 / P for P pairs "
+    "(Bonferroni), so that all of them hold together at 95%; a difference is resolved when its interval excludes "
+    "0 (docs/compare.md)."
+)
+
+
+def comparison_report(
+    project: ProjectInfo,
+    design: Design,
+    reading: ComparisonReading,
+    input_files: dict[str, tuple[str, bytes]],
+    grades: pd.DataFrame,
+    chain: ChainCheck | None = None,
+) -> dict[str, Any]:
+    """Everything needed to read and check a comparison: its models' scores and differences (``reading``), the
+    graders (their agreement over the responses graded twice), the audit trail's hash chain, the input files by
+    name and SHA-256, the settings and the seed; ``grades``: Store.target_grades."""
+    models = [{"model": m, "estimate": e, "low": lo, "high": hi} for m, (e, lo, hi) in reading.models.items()]
+    response = pd.MultiIndex.from_arrays([grades["position"], grades["target"]])
+    by_response = grades.assign(position=pd.factorize(response)[0])  # a response graded twice: one "item"
+    return json_safe(
+        {
+            "project": project.name,
+            "generated_at": as_of(project, grades),
+            "activegrade_version": getattr(core, "__version__", "unreleased"),
+            "method": METHOD,
+            "inputs": inputs_section(input_files),
+            "items": design.N,
+            "comparison": {
+                "targets": list(project.settings.targets),
+                "graded_items": reading.graded_items,
+                "grades": len(grades),
+                "level": reading.level,
+                "joint_level": LEVEL,
+                "models": models,
+                "pairs": reading.table().to_dict(orient="records"),
+                "statement": statement(reading),
+            },
+            "graders": graders_section(by_response, project.settings),
+            "audit_chain": audit_chain_section(chain),
+            "settings": project.settings.to_dict(),
+            "seed": project.settings.seed,
+        }
+    )
+
+
+def is_comparison(data: dict[str, Any]) -> bool:
+    """Whether ``data`` is a comparison's report (`comparison_report`), not a one-model one."""
+    return "comparison" in data
+
+
+def _summary(c: dict[str, Any]) -> str:
+    return (
+        f"{c['graded_items']:,} items graded for every model ({c['grades']:,} grades). "
+        f"Intervals at {level_percent(c['level'])} each, {level_percent(c['joint_level'])} for all of them together. "
+        f"{c['statement']}."
+    )
+
+
+def _models(c: dict[str, Any]) -> pd.DataFrame:
+    return pd.DataFrame(c["models"], columns=["model", "estimate", "low", "high"])
+
+
+def _pairs(c: dict[str, Any]) -> pd.DataFrame:
+    columns = ["pair", "estimate", "low", "high", "statement", "wins", "ties", "losses"]
+    return pd.DataFrame(c["pairs"], columns=columns)
+
+
+def comparison_markdown(data: dict[str, Any]) -> str:
+    """The comparison's report as a short Markdown document."""
+    c = data["comparison"]
+    lines = [
+        f"# ActiveGrade comparison: {one_line_plain(data['project'])}",
+        "",
+        f"{as_of_line(data)}, from "
+        + ", ".join(f"{role} `{f['file']}` (SHA-256 `{f['sha256']}`)" for role, f in data["inputs"].items())
+        + ".",
+        "",
+        _summary(c),
+        "",
+        "## Models",
+        "",
+        markdown_table(_models(c).round(3)),
+        "",
+        "## Differences (A - B; wins, ties and losses count A's items)",
+        "",
+        markdown_table(_pairs(c).round(3)),
+        "",
+        "## Method",
+        "",
+        data["method"],
+        "",
+        *graders_lines(data["graders"]),
+        *audit_chain_lines(data.get("audit_chain")),
+        "## Settings",
+        "",
+        markdown_table(settings_table(data["settings"], data["seed"])),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def comparison_html(data: dict[str, Any]) -> str:
+    """The comparison's report as one self-contained HTML page (the Markdown's content)."""
+    c = data["comparison"]
+    inputs = [{"role": role, "file": f["file"], "sha256": f["sha256"]} for role, f in data["inputs"].items()]
+    chain = data.get("audit_chain")
+    parts = [
+        f"<h1>ActiveGrade comparison: {html.escape(data['project'])}</h1>",
+        paragraph(f"{as_of_line(data)}."),
+        paragraph(_summary(c)),
+        "<h2>Models</h2>",
+        html_table(_models(c)),
+        "<h2>Differences</h2>",
+        '<p class="note">A - B; wins, ties and losses count A\'s items.</p>',
+        html_table(_pairs(c)),
+        "<h2>Method</h2>",
+        paragraph(data["method"]),
+        *([] if chain is None else ["<h2>Audit trail</h2>", paragraph(audit_chain_line(chain))]),
+        "<h2>Inputs</h2>",
+        html_table(inputs, "inputs"),
+        "<h2>Settings</h2>",
+        html_table(settings_table(data["settings"], data["seed"]), "settings"),
+    ]
+    title = html.escape(f"ActiveGrade comparison: {data['project']}")
+    return (
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{title}</title>'
+        f"<style>{STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n"
+    )

@@ -1,0 +1,91 @@
+"""A comparison project's report gives each model's score and each difference, never one score over its grades
+(which mixed the models: the evaluation lead's review saw 0.3645 headlined for models at 0.405 and 0.324); the
+exports and API reads of one score refuse it, saying where the per-model figures are; the grading API refuses
+its cards up front rather than holding an item it cannot grade."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from core import api
+from core.errors import InputError
+from core.exports.formats import EXPORTS
+from core.exports.project_export import ProjectFiles, report_bytes
+from core.inputs.targets import response_column
+from core.services import auth, reservations, team, tokens
+from core.services.comparison_reading import comparison_reading
+from core.services.project import create_project, start_preparation
+from core.store import Store, accounts
+from tests.test_api import PASSWORD, call
+from tests.test_compare import long_pool, write_jsonl
+
+MODELS = ("beta", "alpha")
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """A prepared comparison of two models on 30 items, 20 of them graded on a card by ann (a response is
+    correct when it names the item's answer), with an admin's and a grader's API tokens."""
+    folder = tmp_path_factory.mktemp("comparison_report")
+    store = Store.open(f"sqlite:///{folder / 'c.db'}")
+    pool = Path(write_jsonl(folder / "pool.jsonl", long_pool(30, models=MODELS)))
+    pid = create_project(store, "Two models", ("pool.jsonl", pool.read_bytes()), start=False)
+    start_preparation(store, pid, wait=True)
+    assert store.project(pid).status == "ready", store.project(pid).error
+    items = store.load_items(pid)
+    for position in range(20):
+        card = []
+        for target in sorted(MODELS):
+            right = str(items.at[position, response_column(target)]).endswith(str(items.at[position, "answer"]))
+            card.append((target, 1.0 if right else 0.0, "Correct" if right else "Incorrect"))
+        reservations.record_card(store, pid, position, card, "ann", seconds=3.0)
+    for name, role in {"boss": auth.ADMIN, "ann": auth.GRADER}.items():
+        team.create_account(store, auth.OPERATOR, name, role, password=PASSWORD)
+    team.assign(store, auth.OPERATOR, pid, "ann")
+    secrets = {name: tokens.create(store, auth.OPERATOR, name, "tests")[1] for name in ("boss", "ann")}
+    return store, pid, secrets
+
+
+def test_the_report_gives_each_model_and_each_difference_and_no_pooled_score(graded):
+    store, pid, _ = graded
+    files = ProjectFiles.of(store, store.project(pid))
+    data = files.require_report()
+    reading = comparison_reading(store, pid, files.design)
+    assert "estimate" not in data and "recompute" not in data  # no one score of the two models' grades
+    models = {m["model"]: m["estimate"] for m in data["comparison"]["models"]}
+    assert models == pytest.approx({m: e for m, (e, _, _) in reading.models.items()})
+    assert models["alpha"] != pytest.approx(models["beta"])
+    assert data["comparison"]["graded_items"] == 20 and data["comparison"]["grades"] == 40
+    assert [p["pair"] for p in data["comparison"]["pairs"]] == ["alpha - beta"]
+    markdown = report_bytes(data, "md").decode()
+    assert markdown.startswith("# ActiveGrade comparison: Two models") and "## Differences" in markdown
+    assert f"{models['alpha']:.3f}" in markdown and "Estimated mean grade" not in markdown
+    page = report_bytes(data, "html").decode()
+    assert "<h2>Models</h2>" in page and "alpha - beta" in page
+    assert json.loads(report_bytes(data, "json"))["comparison"]["statement"].startswith("alpha - beta: ")
+
+
+@pytest.mark.parametrize("fmt", ["estimates", "lm-eval", "inspect"])
+def test_an_export_of_one_score_refuses_a_comparison_and_says_where_its_figures_are(graded, fmt):
+    store, pid, _ = graded
+    with pytest.raises(InputError, match="compares models") as refused:
+        EXPORTS[fmt].write(ProjectFiles.of(store, store.project(pid)))
+    assert "activegrade report" in str(refused.value)
+
+
+def test_the_api_refuses_one_score_and_the_cards_of_a_comparison(graded):
+    store, pid, secrets = graded
+    client = TestClient(Starlette(routes=api.routes(lambda: store)))
+    reading = call(client, secrets["boss"], "GET", f"/projects/{pid}/reading")
+    assert reading.status_code == 409 and "/report" in reading.json()["error"]["message"]
+    report = call(client, secrets["boss"], "GET", f"/projects/{pid}/report").json()
+    assert {m["model"] for m in report["comparison"]["models"]} == set(MODELS)
+    card = call(client, secrets["ann"], "GET", f"/projects/{pid}/next")
+    assert card.status_code == 409 and "side-by-side" in card.json()["error"]["message"]
+    assert card.json()["error"]["field"] == "project_id"
+    assert accounts.reserved(store, pid) == {}  # no item held for a card nobody can grade here
