@@ -1,7 +1,8 @@
 """Review: the queue of items to settle (flagged, disagreeing, audited) and, for the one chosen, its texts,
 every grade with its grader and comment, the flags, and the form that sets the final grade. In a rubric
 project: each grader's card (a label per criterion), the criteria that disagree, and one form that sets the
-final grade of each criterion the reviewer chooses.
+final grade of each criterion the reviewer chooses. In a comparison, the same for each response, side by side
+in the item's card order and named as graders saw them ("Response 1", ...), never by model.
 
 Rules and permissions are core.services.review's; the page only renders them and passes the signed-in user.
 """
@@ -9,16 +10,18 @@ Rules and permissions are core.services.review's; the page only renders them and
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
 
 from core.errors import InputError
 from core.inputs.markup import one_line_plain, to_html
-from core.rubric import Rubric
+from core.scales import Scale
 from core.services import auth, review
 from core.services.outcome import Outcome, Refused
 from core.services.progress import counted
+from core.services.side_by_side import card_responses, side_names
 from ui import signin, state
 
 store = state.store()
@@ -75,23 +78,24 @@ def settle_one_question() -> None:
             saved(lambda: review.settle(store, signin.user(), project.id, position, label, note=note))
 
 
-def settle_rubric(rubric: Rubric) -> None:
-    """The form that sets the final grade of each criterion the reviewer chooses (none chosen: kept)."""
+def settle_parts(parts: Parts) -> None:
+    """The form that sets the final grade of each part (criterion, response) the reviewer chooses (none
+    chosen: kept)."""
     with st.form(f"settle_{project.id}_{position}"):
         chosen = {
-            c.name: st.radio(
-                one_line_plain(c.name) + (" (grades disagree)" if c.name in shown.disagree else ""),
-                [choice.label for choice in c.scale.choices],
+            part: st.radio(
+                one_line_plain(name) + (" (grades disagree)" if part in shown.disagree else ""),
+                [choice.label for choice in scale.choices],
                 index=None,
                 horizontal=True,
                 key=f"review_label_{position}_{k}",
             )
-            for k, c in enumerate(rubric.criteria)
+            for k, (part, name, scale) in enumerate(zip(parts.keys, parts.names, parts.scales))
         }
         note = st.text_area("Note (why)", key=f"review_note_{position}", max_chars=5_000)
-        st.caption("A criterion left unchosen keeps what it has: its final grade if set, else its grades' mean.")
+        st.caption(f"A {parts.noun} left unchosen keeps what it has: its final grade if set, else its grades' mean.")
         if st.form_submit_button("Set the final grades"):
-            saved(lambda: review.settle_rubric(store, signin.user(), project.id, position, chosen, note=note))
+            saved(lambda: parts.settle(store, signin.user(), project.id, position, chosen, note=note))
 
 
 def saved(settling: Callable[[], Outcome]) -> None:
@@ -106,6 +110,31 @@ def saved(settling: Callable[[], Outcome]) -> None:
         st.rerun()
 
 
+@dataclass(frozen=True)
+class Parts:
+    """The parts of a card a reviewer settles one by one: a rubric's criteria, or a comparison's responses in
+    the item's card order, shown as "Response 1", ... (no model's name), each with its scale."""
+
+    keys: list[str]
+    names: list[str]
+    scales: list[Scale]
+    noun: str
+    settle: Callable[..., Outcome]
+
+
+def card_parts() -> Parts | None:
+    """The item's parts (None: a one-question project's one grade)."""
+    if rubric is not None:
+        scales = [c.scale for c in rubric.criteria]
+        return Parts(list(rubric.names), list(rubric.names), scales, "criterion", review.settle_rubric)
+    if shown.order:
+        order, scale = list(shown.order), project.settings.grading_scale
+        names = list(side_names(len(order)))
+        return Parts(order, names, [scale] * len(order), "response", review.settle_responses)
+    return None
+
+
+parts = card_parts()
 st.subheader(f"Item {one_line_plain(str(shown.item.get('id', '')))}")
 left, right = st.columns([3, 2])
 with left:
@@ -114,27 +143,37 @@ with left:
         if isinstance(value, str) and value:
             st.markdown(f"**{field.capitalize()}**")
             st.html(to_html(value))  # as the grading card shows it (core.inputs.markup.to_html)
+    if shown.order:  # a comparison's responses, side by side as graded
+        for column, name, text in zip(
+            st.columns(len(shown.order)), parts.names, card_responses(shown.item, shown.order)
+        ):
+            column.markdown(f"**{name}**")
+            column.html(to_html(text))
 with right:
     st.markdown("**Grades**")
-    if rubric is None:
+    if parts is None:
         st.dataframe(
             shown.grades[["grader", "label", "comment", "seconds", "created_at"]], hide_index=True, width="stretch"
         )
     else:
-        st.dataframe(shown.by_grader(rubric), hide_index=True, width="stretch")
+        named = dict(zip(parts.keys, parts.names))
+        st.dataframe(shown.by_grader(parts.keys, parts.names), hide_index=True, width="stretch")
         if shown.disagree:
-            st.caption(f"Grades disagree on: {', '.join(shown.disagree)}.")
+            st.caption(f"Grades disagree on: {', '.join(named.get(p, p) for p in shown.disagree)}.")
         if not shown.reviews.empty:
             st.markdown("**Final grades set**")
+            settled = shown.reviews.assign(
+                part=[named.get(t or c, t or c) for t, c in zip(shown.reviews["target"], shown.reviews["criterion"])]
+            )
             st.dataframe(
-                shown.reviews[["criterion", "label", "reviewer", "note", "created_at"]],
+                settled[["part", "label", "reviewer", "note", "created_at"]].rename(columns={"part": parts.noun}),
                 hide_index=True,
                 width="stretch",
             )
     if not shown.flags.empty:
         st.markdown("**Flags**")
         st.dataframe(shown.flags[["grader", "note", "created_at"]], hide_index=True, width="stretch")
-    if rubric is None:
+    if parts is None:
         settle_one_question()
     else:
-        settle_rubric(rubric)
+        settle_parts(parts)

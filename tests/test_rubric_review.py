@@ -52,7 +52,7 @@ def test_a_disagreement_on_one_criterion_queues_the_item_once_and_its_final_grad
     assert [(e.position, e.reasons) for e in review.queue(store, rita, pid)] == [(0, (review.DISAGREEMENT,))]
     shown = review.item(store, rita, pid, 0)
     assert shown.disagree == ("helpful",) and shown.review is None
-    table = shown.by_grader(store.project(pid).settings.rubric)
+    table = shown.by_grader(store.project(pid).settings.rubric.names)
     assert table.values.tolist() == [["ann", "Correct", "4", "3", "fine"], ["bob", "Correct", "2", "3", "meh"]]
     assert store.graded_positions(pid)[0] == 0.5  # the primary (helpful): the mean of 0.75 and 0.25 until reviewed
 

@@ -23,9 +23,7 @@ def panel(store: Store, project: ProjectInfo) -> None:
     st.subheader("Models")
     st.caption(f"Each model's mean grade on the items graded for every model, stratified; intervals at {level}.")
     st.dataframe(
-        pd.DataFrame(
-            [{"model": m, "estimate": e, "low": lo, "high": hi} for m, (e, lo, hi) in reading.models.items()]
-        ),
+        pd.DataFrame([{"model": m, "estimate": e, "low": lo, "high": hi} for m, (e, lo, hi) in reading.models.items()]),
         hide_index=True,
         column_config=THREE_DECIMALS,
     )

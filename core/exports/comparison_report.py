@@ -39,10 +39,10 @@ from core.store import ProjectInfo, json_safe
 METHOD = (
     "Every item's responses are graded on one card, in an order drawn per item and recorded, the models' names "
     "hidden. Each model's score is the stratified mean of its grades, and each difference mean(A) - mean(B) the "
-    "stratified mean of the paired differences, over the items graded for every model (several graders' grades "
-    "of one response averaged). Intervals are fixed-n Korn-Graubard ones, each at 1 - 0.05 / P for P pairs "
-    "(Bonferroni), so that all of them hold together at 95%; a difference is resolved when its interval excludes "
-    "0 (docs/compare.md)."
+    "stratified mean of the paired differences, over the items graded for every model (a response's grade is "
+    "a reviewer's final grade where one was set, else the mean of its graders' grades). Intervals are fixed-n "
+    "Korn-Graubard ones, each at 1 - 0.05 / P for P pairs (Bonferroni), so that all of them hold together at 95%; "
+    "a difference is resolved when its interval excludes 0 (docs/compare.md)."
 )
 
 

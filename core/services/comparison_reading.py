@@ -2,7 +2,8 @@
 with its interval, win / tie / loss counts, and which differences are resolved.
 
 Read-only (the Dashboard, the CLI and the export read it). An item counts once it is graded for every target
-("graded items", docs/compare.md); several graders' grades of one response are averaged. The estimates are
+("graded items", docs/compare.md); a response's grade is its final grade, a reviewer's where one settled it,
+else its graders' mean. The estimates are
 core.stats.compare.difference_batch's stratified ones over the project's strata (the design for the
 difference); a model's own mean is the same estimator on its grades y in [0, 1] (a subset of [-1, 1]).
 Intervals are the fixed-n Korn-Graubard ones at 1 - 0.05 / P per pair (Bonferroni, P pairs), so all pairs
@@ -19,6 +20,7 @@ import pandas as pd
 from core.stats.allocation import Design
 from core.stats.compare import difference_batch, pair_key, pairs, resolved, simultaneous_level
 from core.stats.intervals import LEVEL
+from core.stats.rater_agreement import final_grades
 from core.store import Store
 
 
@@ -50,18 +52,23 @@ class ComparisonReading:
         return pd.DataFrame([vars(p) for p in self.pairs])
 
 
-def graded_matrix(grades: pd.DataFrame, targets: list[str]) -> pd.DataFrame:
-    """Positions graded for every target (rows, in position order) x targets: the mean grade of each response."""
-    if grades.empty:
-        return pd.DataFrame(columns=targets, dtype=float)
-    means = grades.groupby(["position", "target"])["value"].mean().unstack("target")
-    return means.reindex(columns=targets).dropna().sort_index()
+def graded_matrix(grades: pd.DataFrame, targets: list[str], reviews: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Positions graded for every target (rows, in position order) x targets: each response's final grade
+    (core.stats.rater_agreement.final_grades: a reviewer's, from ``reviews`` (Store.active_reviews) keyed by its
+    target, else the mean of its graders' grades)."""
+    reviews = pd.DataFrame(columns=["position", "target", "value"]) if reviews is None else reviews
+    columns = {}
+    for target in targets:
+        mine, settled = grades[grades["target"] == target], reviews[reviews["target"] == target]
+        reviewed = dict(zip(settled["position"].astype(int), settled["value"].astype(float)))
+        columns[target] = pd.Series(final_grades(mine["position"], mine["value"], reviewed), dtype=float)
+    return pd.DataFrame(columns, columns=targets).dropna().sort_index()
 
 
 def comparison_reading(store: Store, project_id: int, design: Design) -> ComparisonReading:
     """The comparison's reading from the stored grades (module docstring); ``design`` the project's strata."""
     targets = store.project(project_id).settings.targets
-    y = graded_matrix(store.target_grades(project_id), targets)
+    y = graded_matrix(store.target_grades(project_id), targets, store.active_reviews(project_id))
     positions = y.index.to_numpy(dtype=np.int64)
     level = simultaneous_level(LEVEL, len(pairs(tuple(targets))))
 

@@ -19,21 +19,27 @@ the reviewer sees every criterion's grades by each grader and sets the final gra
 choose in one submit (``settle_rubric``): at least the disagreeing ones to take it off the queue. Each
 criterion's final grades are its own (core.store.Store.reviewed_grades), and so are its estimate, its
 validation sample and its agreement (``agreement_by_criterion``).
+
+A comparison's item is settled the same way, response by response (``settle_responses``): each target's
+response has its own grades and its own final grade (reviews keyed by target), and the reviewer sees the
+responses as the graders did, side by side in the item's card order, the models' names hidden
+(``ReviewItem.order``). The parts of an item are named by core.store.reviews.part: criteria or targets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from core.rubric import Rubric
+from core.scales import Scale
 from core.services import auth, grading
 from core.services.criteria_reading import criteria_agreement
 from core.services.outcome import Outcome, Refused, permitted
 from core.services.reservations import double_graded, drawn_positions
+from core.services.side_by_side import card_order, side_names
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.rater_agreement import Agreement
@@ -77,16 +83,18 @@ def waiting(store: Store, project_id: int) -> list[QueueEntry]:
     """`queue` without the permission check, for what is read on the actor's behalf already (the report)."""
     graded = store.graded_positions(project_id)
     settled = reviews.reviews(store, project_id)
-    reviewed = {(int(p), c) for p, c in zip(settled["position"], settled["criterion"])}
-    grades = store.rubric_grades(project_id)
-    answered = {int(p): set(c) for p, c in grades.groupby("position")["criterion"]}
+    reviewed = {
+        (int(p), reviews.part(t, c)) for p, t, c in settled[["position", "target", "criterion"]].itertuples(False)
+    }
+    grades = _grades_by_part(store, project_id, store.project(project_id).settings)
+    answered = {int(p): set(parts) for p, parts in grades.groupby("position")["part"]}
 
-    def waits(position: int, criteria: Iterable[str]) -> bool:
-        return any((position, c) not in reviewed for c in criteria)
+    def waits(position: int, parts: Iterable[str]) -> bool:
+        return any((position, part) not in reviewed for part in parts)
 
     sources = {
         FLAGGED: [int(p) for p in dict.fromkeys(reviews.flags(store, project_id)["position"])],
-        DISAGREEMENT: [p for p, criteria in reviews.disagreements(store, project_id).items() if waits(p, criteria)],
+        DISAGREEMENT: [p for p, parts in reviews.disagreements(store, project_id).items() if waits(p, parts)],
         AUDIT: [p for p in graded if p in audited(store, project_id) and waits(p, answered[p])],
     }
     touched = {p for p, _ in reviewed}
@@ -100,9 +108,11 @@ def waiting(store: Store, project_id: int) -> list[QueueEntry]:
 
 @dataclass(frozen=True)
 class ReviewItem:
-    """What a reviewer sees of one item: the item, its active grades (grader, label, comment, time; in a rubric
-    project every criterion's, with ``criterion``), the flags, its active reviews (one per criterion settled),
-    and the criteria its grades disagree on now."""
+    """What a reviewer sees of one item: the item, its active grades (grader, label, comment, time, and
+    ``part``: core.store.reviews.part, the criterion in a rubric project, the target in a comparison), the
+    flags, its active reviews (one per part settled), the parts its grades disagree on now, and in a
+    comparison ``order``: the targets in the item's card order (core.services.side_by_side.card_order), the
+    order its responses were graded in, side by side."""
 
     position: int
     item: dict[str, Any]
@@ -110,25 +120,28 @@ class ReviewItem:
     flags: pd.DataFrame
     reviews: pd.DataFrame
     disagree: tuple[str, ...]
+    order: tuple[str, ...] = ()
 
     @property
     def review(self) -> dict[str, Any] | None:
         """The latest active review as a dict (a one-question item's final grade), or None."""
         return None if self.reviews.empty else self.reviews.iloc[-1].to_dict()
 
-    def by_grader(self, rubric: Rubric) -> pd.DataFrame:
-        """A rubric item's grades as one row per grader: their label of each criterion (in the rubric's order,
-        "" where unanswered) and the card's comment."""
+    def by_grader(self, parts: Sequence[str], names: Sequence[str] | None = None) -> pd.DataFrame:
+        """A rubric's or a comparison's item as one row per grader: their label of each of ``parts`` (criteria in
+        the rubric's order, or targets in ``order``; "" where unanswered), headed ``names`` (default the parts:
+        a comparison's reviewer sees "Response 1", ..., not the models' names), and the card's comment."""
+        names = list(parts if names is None else names)
         rows = [
             {
                 "grader": grader,
-                **{name: "" for name in rubric.names},
-                **dict(zip(card["criterion"], card["label"])),
+                **{name: "" for name in names},
+                **{name: dict(zip(card["part"], card["label"])).get(p, "") for p, name in zip(parts, names)},
                 "comment": card["comment"].iloc[-1],
             }
             for grader, card in self.grades.groupby("grader", sort=False)
         ]
-        return pd.DataFrame(rows, columns=["grader", *rubric.names, "comment"])
+        return pd.DataFrame(rows, columns=["grader", *names, "comment"])
 
 
 def item(store: Store, actor: auth.User | None, project_id: int, position: int) -> ReviewItem:
@@ -138,8 +151,8 @@ def item(store: Store, actor: auth.User | None, project_id: int, position: int) 
         shown = store.item(project_id, position)
     except KeyError:
         raise Refused("no such item") from None
-    rubric = store.project(project_id).settings.rubric
-    grades = store.grades(project_id) if rubric is None else store.rubric_grades(project_id)
+    settings = store.project(project_id).settings
+    grades = _grades_by_part(store, project_id, settings)
     return ReviewItem(
         position=position,
         item=shown,
@@ -147,7 +160,16 @@ def item(store: Store, actor: auth.User | None, project_id: int, position: int) 
         flags=reviews.flags(store, project_id, [position]),
         reviews=reviews.reviews(store, project_id, [position]),
         disagree=tuple(reviews.disagreements(store, project_id, [position]).get(position, ())),
+        order=card_order(settings.seed, position, settings.targets) if settings.compares else (),
     )
+
+
+def _grades_by_part(store: Store, project_id: int, settings: ProjectSettings) -> pd.DataFrame:
+    """The project's active grades with ``part``, the part of the item each grades (core.store.reviews.part):
+    a comparison's target, a rubric's criterion, "" for a one-question project's grade."""
+    grades = store.target_grades(project_id) if settings.compares else store.rubric_grades(project_id)
+    keys = grades.reindex(columns=["target", "criterion"], fill_value="")
+    return grades.assign(part=[reviews.part(t, c) for t, c in keys.itertuples(index=False)])
 
 
 def settle(
@@ -163,6 +185,8 @@ def settle(
     reviewer, settings = _settling(store, actor, project_id)
     if settings.rubric is not None:
         raise Refused("this project grades a rubric: set each criterion's final grade (settle_rubric)")
+    if settings.compares:
+        raise Refused("this project compares models: set each response's final grade (settle_responses)")
     if label is None:
         raise Refused("no final grade chosen: choose one of the scale's grades, then set it")
     grading.check_label(settings.grading_scale, label)
@@ -193,28 +217,71 @@ def settle_rubric(
     rubric = settings.rubric
     if rubric is None:
         raise Refused("this project asks one question: set its final grade with one label (settle)")
+    parts = {c.name: (c.scale, "", c.name) for c in rubric.criteria}
+    return _settle_parts(store, reviewer, settings, project_id, position, labels, parts, "criterion", note)
+
+
+def settle_responses(
+    store: Store,
+    actor: auth.User | None,
+    project_id: int,
+    position: int,
+    labels: Mapping[str, str | None],
+    *,
+    note: str = "",
+) -> Outcome:
+    """Set a comparison item's final grades, ``labels`` target -> label (a target left out, or None or "",
+    keeps what it has), in one transaction with the reviewer's note, each audited; refused as
+    ``settle_rubric`` is, for a project that compares no models, an unknown target or a response nobody
+    graded on this item."""
+    reviewer, settings = _settling(store, actor, project_id)
+    if not settings.compares:
+        raise Refused("this project grades one model: set its final grade with one label (settle)")
+    order = card_order(settings.seed, position, settings.targets)
+    parts = {target: (settings.grading_scale, target, "") for target in order}
+    shown = dict(zip(order, side_names(len(order))))  # the reviewer reads sides, as graders did: no model's name
+    return _settle_parts(store, reviewer, settings, project_id, position, labels, parts, "response", note, shown)
+
+
+def _settle_parts(
+    store: Store,
+    reviewer: auth.User,
+    settings: ProjectSettings,
+    project_id: int,
+    position: int,
+    labels: Mapping[str, str | None],
+    parts: Mapping[str, tuple[Scale, str, str]],
+    noun: str,
+    note: str,
+    shown: Mapping[str, str] | None = None,
+) -> Outcome:
+    """``settle_rubric``'s and ``settle_responses``' one rule: ``parts`` names each part of the item (a
+    criterion, a target) with its scale and its review key (target, criterion), ``noun`` what a part is, and
+    ``shown`` the name the reviewer knows it by (default its own) in what the outcome or a refusal says."""
     chosen = {name: label for name, label in labels.items() if label}
-    unknown = sorted(set(chosen) - set(rubric.names))
+    shown = shown or {}
+    unknown = sorted(set(chosen) - set(parts))
     if unknown:
-        raise Refused(f"{unknown[0]!r} is not a criterion of this project")
+        raise Refused(f"{unknown[0]!r} is not a {noun} of this project")
     if not chosen:
-        raise Refused("no final grade chosen: choose the grade of at least one criterion")
-    grades = store.rubric_grades(project_id)
+        raise Refused(f"no final grade chosen: choose the grade of at least one {noun}")
+    grades = _grades_by_part(store, project_id, settings)
     mine = grades[grades["position"] == position]
     _may_settle(reviewer, set(mine["grader"]))
     finals = []
-    for criterion in rubric.criteria:
-        label = chosen.get(criterion.name)
+    for name, (scale, target, criterion) in parts.items():
+        label = chosen.get(name)
         if label is None:
             continue
-        if criterion.name not in set(mine["criterion"]):
-            raise Refused(f"criterion {criterion.name!r} has no grade of this item to settle")
+        if name not in set(mine["part"]):
+            raise Refused(f"{noun} {shown.get(name, name)!r} has no grade of this item to settle")
         try:
-            finals.append((criterion.name, criterion.scale.value_of(label), label))
+            finals.append((target, criterion, scale.value_of(label), label))
         except KeyError:
-            raise Refused(f"{label!r} is not a grade of criterion {criterion.name!r}") from None
+            raise Refused(f"{label!r} is not a grade of {noun} {shown.get(name, name)!r}") from None
     reviews.add_reviews(store, project_id, position, finals, reviewer=reviewer.name, note=grading.check_comment(note))
-    return Outcome("reviewed", "final grades: " + ", ".join(f"{c} {label}" for c, _, label in finals), position)
+    said = ", ".join(f"{shown.get(reviews.part(t, c), reviews.part(t, c))} {label}" for t, c, _, label in finals)
+    return Outcome("reviewed", f"final grades: {said}", position)
 
 
 def _settling(store: Store, actor: auth.User | None, project_id: int) -> tuple[auth.User, ProjectSettings]:

@@ -38,30 +38,29 @@ def add_review(
     criterion: str = "",
 ) -> int:
     """Set the item's final grade (retracting an earlier review of the same key) with its audit event; its id."""
-    return add_reviews(
-        store, project_id, position, [(criterion, value, label)], reviewer=reviewer, note=note, target=target
-    )[0]
+    return add_reviews(store, project_id, position, [(target, criterion, value, label)], reviewer=reviewer, note=note)[
+        0
+    ]
 
 
 def add_reviews(
     store: Store,
     project_id: int,
     position: int,
-    finals: Sequence[tuple[str, float, str]],
+    finals: Sequence[tuple[str, str, float, str]],
     *,
     reviewer: str,
     note: str = "",
-    target: str = "",
 ) -> list[int]:
-    """Set the item's final grades, ``finals`` listing (criterion, value, label), in one transaction: each
-    retracts the earlier review of its key and writes its audit event, and either all are stored or none.
-    Returns the review ids, in ``finals``' order."""
+    """Set the item's final grades, ``finals`` listing (target, criterion, value, label): a rubric's criteria,
+    or a comparison's targets, in one transaction: each retracts the earlier review of its key and writes its
+    audit event, and either all are stored or none. Returns the review ids, in ``finals``' order."""
     from core.store.store import _event
 
     with store._writing("the review", project_id), store.session() as s, s.begin():
         now = utcnow()
         ids = []
-        for criterion, value, label in finals:
+        for target, criterion, value, label in finals:
             earlier = s.scalars(
                 update(Review)
                 .where(
@@ -137,10 +136,12 @@ def flags(store: Store, project_id: int, positions: list[int] | None = None) -> 
 
 
 def disagreements(store: Store, project_id: int, positions: list[int] | None = None) -> dict[int, list[str]]:
-    """Position -> the criteria whose active grades of the item differ (the grades of one target and
-    criterion: a one-question project's criterion is ""), items in the order of their oldest such grade (of
-    ``positions`` when given)."""
-    query = select(Grade.position, Grade.criterion).where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
+    """Position -> the parts of the item whose active grades differ (the grades of one target and criterion),
+    each named by `part`: a rubric's criteria, a comparison's targets, "" for a one-question project's one
+    grade; items in the order of their oldest such grade (of ``positions`` when given)."""
+    query = select(Grade.position, Grade.target, Grade.criterion).where(
+        Grade.project_id == project_id, Grade.retracted_at.is_(None)
+    )
     if positions is not None:
         query = query.where(Grade.position.in_(positions))
     with store.session() as s:
@@ -150,8 +151,15 @@ def disagreements(store: Store, project_id: int, positions: list[int] | None = N
             .order_by(func.min(Grade.id))
         ).all()
     found: dict[int, list[str]] = {}
-    for position, criterion in rows:
-        criteria = found.setdefault(int(position), [])
-        if criterion not in criteria:
-            criteria.append(criterion)
+    for position, target, criterion in rows:
+        parts = found.setdefault(int(position), [])
+        if part(target, criterion) not in parts:
+            parts.append(part(target, criterion))
     return found
+
+
+def part(target: str, criterion: str) -> str:
+    """The part of an item a grade or a review is of, by name: its target in a comparison, its criterion in a
+    rubric project ("" in a one-question project). A project has targets or criteria, never both
+    (core.settings), so the name says which."""
+    return target or criterion
