@@ -14,18 +14,20 @@ from core.errors import InputError
 from core.inputs.markup import one_line_plain, to_html
 from core.services import grade_actions, showings
 from core.services.database import ProjectInfo, Store
+from core.services.grading import grader_view
 from core.services.outcome import STORED
 from core.services.showings import Showing
 from core.services.side_by_side import card_order, card_responses, side_names
 from ui import plan, signin
+
+TO_TOP = "<script>/* {token} */ (document.querySelector('[data-testid=\"stMain\"]') || window).scrollTo(0, 0);</script>"
+"""A new card opens at its top: the page kept the last card's scroll, and the next prompt showed cut off."""
 
 
 def page(store: Store, project: ProjectInfo, grader: str) -> None:
     """The card, its grades and its progress, in place of the one-response grading card."""
     settings = project.settings
     message = st.session_state.pop(f"sbs-ack-{project.id}", None)
-    if message:
-        (st.error if message.startswith("Not saved") else st.success)(message)
     try:
         position = grade_actions.claim(store, signin.user(), project.id, plan.design(project))
     except grade_actions.Refused as exc:
@@ -34,13 +36,19 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
     graded = store.graded_positions(project.id)
     st.caption(f"{len(graded):,} of {store.item_count(project.id):,} items graded")
     if position is None:
+        _said(message)
         st.info("Nothing left to grade for you right now.")
         return
     item = store.item(project.id, position)
     showing = showings.current(store, project.id, grader, position, str(item.get("id", "")), False)
     order = card_order(settings.seed, position, settings.targets)
+    st.html(TO_TOP.format(token=showing.token), unsafe_allow_javascript=True)
     st.markdown(f"**Item** {one_line_plain(showing.item_id)}")
     st.html(to_html(str(item.get("prompt") or "")))
+    reference = grader_view(item, settings).get("reference")
+    if isinstance(reference, str) and reference:  # the project shows it (show_reference), as the one-response card
+        with st.expander("Reference answer"):
+            st.html(to_html(reference))
     labels = [c.label for c in settings.grading_scale.choices]
     with st.form(f"sbs-{project.id}-{showing.token}", border=False):
         columns = st.columns(len(order))
@@ -49,9 +57,17 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
                 st.markdown(f"**{name}**")
                 st.html(f'<div class="sbs-response" data-side="{side}">{to_html(text)}</div>')
                 st.radio(f"Grade of {name}", labels, index=None, key=f"sbs-grade-{showing.token}-{side}")
-        if st.form_submit_button("Submit both grades", type="primary"):
+        submit = "Submit both grades" if len(order) == 2 else f"Submit the {len(order)} grades"
+        if st.form_submit_button(submit, type="primary"):
             _submit(store, project.id, grader, showing, len(order))
             st.rerun()
+    _said(message)  # beside the button the grader just pressed, not above the card, off the screen
+
+
+def _said(message: str | None) -> None:
+    """The last submit's outcome: what was saved, or why not."""
+    if message:
+        (st.error if message.startswith("Not saved") else st.success)(message)
 
 
 def _submit(store: Store, project_id: int, grader: str, showing: Showing, sides: int) -> None:

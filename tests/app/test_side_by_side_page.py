@@ -70,3 +70,21 @@ def test_the_projects_page_accepts_a_pool_of_several_models_and_says_how_many(op
     project = store.project_by_name("Compare")
     assert project.settings.targets == sorted(MODELS)
     assert any("A comparison of 2 models" in i.value for i in at.info)
+
+
+def test_three_responses_with_the_reference_and_the_refusal_beside_the_button(open_app, store, tmp_path):
+    """The card shows the reference answer as the one-response card does (show_reference), names the grades its
+    button submits, and says why a card was not saved below that button (evaluation lead's review: "Submit both
+    grades" under three responses, no reference, the refusal at the top of the page, off the screen)."""
+    models = ("m-one", "m-two", "m-three")
+    rows = [{**row, "reference": f"worked answer to {row['prompt']}"} for row in long_pool(20, models=models)]
+    pool = Path(write_jsonl(tmp_path / "pool.jsonl", rows))
+    pid = create_project(store, "C3", ("pool.jsonl", pool.read_bytes()), start=False)
+    start_preparation(store, pid, wait=True)
+    at = open_app(GRADE, project_id=pid)
+    assert [e.label for e in at.expander] == ["Reference answer"]
+    assert at.button[0].label == "Submit the 3 grades"
+    at.radio[0].set_value("Correct")
+    at.button[0].click().run()
+    assert [e.value for e in at.error] == ["Not saved: give every response a grade"]
+    assert not store.target_grades(pid).shape[0]
