@@ -63,8 +63,8 @@ def _act(press: dict[str, Any]) -> grade_actions.Outcome:
         if showing is None:  # a press for an item no longer on this card: never moved to another one
             return grade_actions.Outcome(
                 "ignored",
-                "ignored: that item was graded or skipped since it was shown (in another tab or window, say), "
-                f"or shown more than {showings.TTL.seconds // 60} minutes ago",
+                "Not saved: that card was pressed already (in another tab or window, say), or shown more than "
+                f"{showings.TTL.total_seconds() / 3600:g} hours ago; the card now shows your current item",
             )
         if action == "comment":
             return grade_actions.comment(store, actor, pid, showing.position, str(press.get("comment") or ""))

@@ -39,6 +39,27 @@ def test_a_grade_goes_to_the_named_item_only(world):
     assert len(store.grades(pid)) == 1
 
 
+def test_a_grade_after_the_hold_lapsed_is_saved_unless_another_grader_took_the_item(world):
+    """A long read: the card's hold lapses after 10 minutes, and the grade is still the item's while nobody else
+    took it (grader's review: it was dropped as 'ignored' and the item came back)."""
+    from sqlalchemy import update
+
+    from core.store.models import Reservation, utcnow
+
+    store, pid, ann, design = world
+    held = reservations.claim(store, pid, design, 0, "ann")
+    with store.session() as s, s.begin():
+        s.execute(update(Reservation).values(expires_at=utcnow()))  # lapsed
+    assert grade_actions.grade(store, ann, pid, held, "Correct", seconds=700.0).status == "saved"
+    other = reservations.claim(store, pid, design, 0, "ann")
+    with store.session() as s, s.begin():
+        s.execute(update(Reservation).values(expires_at=utcnow()))
+    assert reservations.claim(store, pid, design, 0, "bob") == other  # the lapsed item went to bob
+    with pytest.raises(grade_actions.Refused, match="another grader"):
+        grade_actions.grade(store, ann, pid, other, "Correct", seconds=700.0)
+    assert store.grades(pid)["position"].tolist() == [held]
+
+
 def test_too_fast_and_held_by_another_are_not_stored(world, caplog):
     store, pid, ann, design = world
     held = reservations.claim(store, pid, design, 0, "ann")

@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from core import api
-from core.services import auth, showings, team, tokens
+from core.services import auth, reservations, showings, team, tokens
 from core.services.outcome import Outcome, Refused
 from core.services.project import create_project, start_preparation
 from core.store import Store
@@ -117,6 +117,8 @@ def test_the_release_time_is_the_servers_and_old_tokens_are_refused_then_purged(
     later(timedelta(seconds=90))
     assert 89 < shown.seconds_since_released() < 95  # the bound core.services.grading.viewing_seconds uses
     assert showings.match(store, pid, "ann", shown.token, 3, "a") == shown
+    later(reservations.DEFAULT_TTL + timedelta(minutes=1))  # a long read, past the item's hold
+    assert showings.match(store, pid, "ann", shown.token, 3, "a") == shown  # grade_actions decides if it is hers
     later(showings.TTL + timedelta(seconds=1))
     assert showings.match(store, pid, "ann", shown.token, 3, "a") is None  # older than the reservation's TTL
     fresh = showings.current(store, pid, "ann", 3, "a", False)  # the same item: a new token

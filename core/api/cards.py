@@ -4,7 +4,8 @@ own, core.services.showings) and each project's design, kept in this process.
 ``GET next`` hands out a token bound to the item's position and id; ``POST grades`` and ``POST skip``
 act on the item the token names and on no other, once (the token is spent as the press begins, and given
 back when it stores nothing: `press`), and
-only within TOKEN_TTL (the reservation's own life, core.services.grade_actions.DEFAULT_TTL). The tokens are
+only within TOKEN_TTL (core.services.showings.TTL: a grade after the reservation lapsed is still the item's
+while no other grader took it). The tokens are
 the database's (core.services.showings): a token the Grade page issued is good here and the other way
 round, on every replica and after a restart. Only the designs are kept in this process.
 """

@@ -409,7 +409,7 @@ def _shown(call: Call, project: ProjectInfo):
         raise ApiError(
             409,
             "that token names none of your current items (used, expired after "
-            f"{cards.TOKEN_TTL.seconds // 60} minutes, or for another item): GET next again",
+            f"{cards.TOKEN_TTL.total_seconds() / 3600:g} hours, or for another item): GET next again",
             "token",
         )
     return showing

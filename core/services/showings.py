@@ -3,8 +3,11 @@
 Every time the Grade page (its one-response card or its side-by-side card), the fast grading route or the
 HTTP API puts an item on a grader's card it is given a showing (``current``): a random token bound to the
 project, the grader, the item's position and id,
-kept in the database (core.store.showings) with the server's time of release and an expiry of TTL, the
-reservation's own life. The browser or client sends the token back with every press; ``match`` (and
+kept in the database (core.store.showings) with the server's time of release and an expiry of TTL, a
+working day: a grader who reads a long item past the reservation's 10 minutes still grades the item on the
+card, which core.services.grade_actions holds for them again unless another grader took it meanwhile
+(reservations.LATE); with the reservation's life, such a grade was dropped as "ignored" and the item came back
+(grader's review). The browser or client sends the token back with every press; ``match`` (and
 ``find``, for callers that hold only the token and the item's id) returns the showing only when the token is
 one issued to that grader on that project for that very position and id, unused and unexpired. A press for
 an item no longer on screen therefore acts, at most, on the item it names (the caller then checks that the
@@ -23,16 +26,16 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from core.services.outcome import Outcome, Refused
-from core.services.reservations import DEFAULT_TTL
 from core.store import Store
 from core.store import showings as table
 from core.store.models import utcnow
 
-TTL = DEFAULT_TTL
-"""How long a showing's token names its item: the reservation's own life (core.services.reservations)."""
+TTL = timedelta(hours=12)
+"""How long a showing's token names its item (module docstring): longer than the reservation, whose lapse lets
+another grader take the item, not the card's own grader grade it."""
 
 USED = "that card was pressed already (the same press sent twice, or from another tab): load the next card"
 """Why a press with a spent token is refused."""
