@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from core.errors import InputError
 from core.inputs.markup import to_html
 from core.scales import Scale
-from core.services import auth, grade_actions, grading, live, showings
+from core.services import auth, grade_actions, grading, live, reservations, showings
 from core.services.grading import grader_view
 from core.services.progress import counted
 from ui import access, grading_card, plan, side_by_side_card, signin, state
@@ -258,8 +258,8 @@ def payload() -> dict[str, Any]:
         data["empty"] = {
             "kind": "held",
             "text": f"Nothing to grade for you right now: {'the item' if left == 1 else f'the {left:,} items'} left "
-            f"{'is' if left == 1 else 'are'} being graded by others. An item nobody finishes comes back here; "
-            "reload to check.",
+            f"{'is' if left == 1 else 'are'} being graded by others. An item nobody finishes comes back here by "
+            f"itself (a hold lapses after {reservations.DEFAULT_TTL.seconds // 60} minutes).",
         }
     else:
         done = (
@@ -286,6 +286,24 @@ def grading_section() -> None:
         if ack is not None and ack.get("status") != "error":
             ack = {**ack, "status": "error", "message": "Not saved, press again: the database failed"}
     grading_card.card({**data, "ack": ack}, on_press)
+    waiting = data.get("empty") is not None and data["empty"]["kind"] == "held"
+    st.session_state[HELD] = reservations.holds_signature(store, pid) if waiting else None
+
+
+HELD = f"grade-held-{pid}"
+"""What the card saw while every item left was held by other graders (None: it has an item, or is done)."""
+HELD_REFRESH_S = 5.0
+
+
+@st.fragment(run_every=HELD_REFRESH_S)
+def held_watch() -> None:
+    """While every item left is held by other graders, look again every HELD_REFRESH_S seconds: a hold that
+    lapsed, or the budget graded by others, shows on the card without a reload (grader's review: the card said
+    "reload to check" and stayed on it while the project closed)."""
+    seen = st.session_state.get(HELD)
+    if seen is not None and seen != reservations.holds_signature(store, pid):
+        st.session_state[HELD] = None
+        st.rerun(scope="app")
 
 
 def _excerpt(text: object, length: int = 120) -> str:
@@ -370,5 +388,6 @@ NO_GUIDELINES = (
 with st.sidebar.expander("Guidelines", expanded=True):  # the card's inert renderer: no image, no raw HTML, no footnote
     st.html(to_html(project.settings.guidelines or NO_GUIDELINES))
 grading_section()
+held_watch()
 with st.expander("My graded and skipped items"):
     my_items()

@@ -108,3 +108,31 @@ def test_keys_pressed_before_the_first_card_do_not_rename_the_grader(browser, sh
     page.wait_for_function("() => document.querySelector('.ag-card').dataset.agState === 'saved'", timeout=TIMEOUT_MS)
     assert store.grades(pid)["grader"].tolist() == ["kim"]
     assert page.evaluate("new URLSearchParams(location.search).get('grader')") == "kim"
+
+
+def test_a_card_waiting_on_other_graders_holds_takes_an_item_when_one_lapses(browser, shared_server):
+    """Every item held by another grader: the card says so, and takes an item by itself once a hold lapses (it
+    said "reload to check" and kept saying it; grader's review)."""
+    from pathlib import Path
+
+    from sqlalchemy import update
+
+    from core.services import reservations
+    from core.stats.design import prepared_design
+    from core.store.models import Reservation, utcnow
+
+    data = Path(__file__).resolve().parents[1] / "data" / "app"
+    store = Store.open(shared_server.db_url)
+    files = [(n, (data / n).read_bytes()) for n in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, "All held", *files, start=False)
+    start_preparation(store, pid, wait=True)
+    design = prepared_design(store.load_items(pid))
+    holders = [f"g{k}" for k in range(design.N)]
+    held = {reservations.claim(store, pid, design, 0, name) for name in holders}
+    assert None not in held and len(held) == design.N
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{shared_server.url}/grade?project={pid}&grader=late")
+    page.locator(".ag-empty.ag-held").wait_for(timeout=TIMEOUT_MS)
+    with store.session() as s, s.begin():
+        s.execute(update(Reservation).where(Reservation.grader == "g0").values(expires_at=utcnow()))
+    page.locator('.ag-card:not([data-ag-item=""])').wait_for(timeout=TIMEOUT_MS)  # no reload: it looked again
