@@ -45,6 +45,7 @@ def test_keyboard_flow(browser, shared_server, artifacts):
         timeout=TIMEOUT_MS,
     )
     assert name.input_value() == "tra"  # no grading key went into the name field
+    assert _contrast(page, ".ag-card .ag-status") >= 4.5  # WCAG AA for text: "saved" was 3.4:1 (grader's review)
     second = page.locator(".ag-card").get_attribute("data-ag-item")
     page.keyboard.press("b")  # back to the earlier grade, to add to its comment
     page.wait_for_function("(first) => document.querySelector('.ag-card').dataset.agItem === first", arg=first)
@@ -136,3 +137,28 @@ def test_a_card_waiting_on_other_graders_holds_takes_an_item_when_one_lapses(bro
     with store.session() as s, s.begin():
         s.execute(update(Reservation).where(Reservation.grader == "g0").values(expires_at=utcnow()))
     page.locator('.ag-card:not([data-ag-item=""])').wait_for(timeout=TIMEOUT_MS)  # no reload: it looked again
+
+
+CONTRAST = """(selector) => {
+  const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 4).map(Number);
+  let node = document.querySelector(selector), back = null;
+  const fore = rgb(getComputedStyle(node).color);
+  for (let n = node; n && !back; n = n.parentElement) {
+    const c = rgb(getComputedStyle(n).backgroundColor);
+    if (c.length < 4 || c[3] > 0) back = c;
+  }
+  return [fore, back || [255, 255, 255]];
+}"""
+"""The computed colour of the first element ``selector`` matches and of the first opaque background behind it."""
+
+
+def _contrast(page, selector: str) -> float:
+    """WCAG 2's contrast ratio of the element's text on its background: (L1 + 0.05) / (L2 + 0.05)."""
+
+    def luminance(rgb) -> float:
+        c = [v / 255 for v in rgb[:3]]
+        c = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+
+    fore, back = (luminance(c) for c in page.evaluate(CONTRAST, selector))
+    return (max(fore, back) + 0.05) / (min(fore, back) + 0.05)
