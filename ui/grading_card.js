@@ -60,6 +60,7 @@ function keyList(data) {
     : data.choices.map((c) => [c.key, c.label]);
   return keys.concat([
     [data.criteria ? "PageDown PageUp Space Home End" : "↓ ↑ PageDown PageUp Space Home End", "scroll a long response"],
+    ["Shift+↓ Shift+↑ Shift+PageDown Shift+PageUp", "scroll a long prompt"],
     ["S", "skip the item"],
     ["B", "back to my previous grade"],
     ["U", "undo my last skip or grade"],
@@ -442,10 +443,13 @@ function dispatch(inst, action, fields = {}) {
 
 // The response scrolls in its own box, which the card's focus does not reach: these keys scroll it from the card as
 // they would a page, by a line, by most of the box, or to an end (Shift+Space back up); at that end already, the
-// page scrolls as usual. On a rubric card the arrows move between criteria instead.
+// page scrolls as usual. On a rubric card the arrows move between criteria instead. With Shift, the arrows and
+// PageDown/PageUp scroll the prompt's box (a long prompt could be read only with the mouse: grader's review).
+const PROMPT_KEYS = new Set(["ArrowDown", "ArrowUp", "PageDown", "PageUp"]);
 function scrollResponse(inst, event) {
-  const box = inst.root.querySelector(".ag-response");
-  if (!box || (inst.data.criteria && (event.key === "ArrowDown" || event.key === "ArrowUp"))) return false;
+  const prompt = event.shiftKey && PROMPT_KEYS.has(event.key);
+  const box = inst.root.querySelector(prompt ? ".ag-prompt" : ".ag-response");
+  if (!box || (!prompt && inst.data.criteria && (event.key === "ArrowDown" || event.key === "ArrowUp"))) return false;
   const page = 0.9 * box.clientHeight;
   const by = { ArrowDown: 40, ArrowUp: -40, PageDown: page, PageUp: -page, " ": event.shiftKey ? -page : page,
     Home: -box.scrollHeight, End: box.scrollHeight }[event.key];

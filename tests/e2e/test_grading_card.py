@@ -162,6 +162,26 @@ def test_keys_scroll_a_long_response_from_the_card(browser, shared_server):
     assert [ids[p] for p in store.grades(pid)["position"]] == [item]
 
 
+def test_shift_and_the_scroll_keys_scroll_a_long_prompt(browser, shared_server):
+    """A long prompt's box scrolls with Shift and the arrows or PageDown/PageUp, the response's staying put (only
+    the mouse could scroll it: grader's review)."""
+    store = Store.open(shared_server.db_url)
+    pid = store.create_project("Long prompts", {"seed": 1, "regime": "anytime"}, {"pool": ("pool.jsonl", b"{}\n")})
+    items = distinct_pool(6)
+    store.save_items(pid, items.assign(prompt=items["prompt"].str.repeat(60), response=items["response"].str.repeat(6)))
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{shared_server.url}/grade?project={pid}&grader=reader")
+    page.wait_for_function("() => document.querySelector('.ag-card[data-ag-item]')", timeout=TIMEOUT_MS)
+    tops = "() => ['.ag-prompt', '.ag-response'].map((s) => document.querySelector(s).scrollTop)"
+    page.keyboard.press("Shift+PageDown")
+    prompt, response = page.evaluate(tops)
+    assert prompt > 50 and response == 0
+    page.keyboard.press("Shift+ArrowUp")
+    assert 0 < page.evaluate(tops)[0] < prompt
+    page.keyboard.press("PageDown")  # without Shift, the response's as before
+    assert page.evaluate(tops)[1] > 0
+
+
 # After each key, once the card's own handler ran (a task later): the card's state at the press, the card
 # host's counters before and after (ui/grading_card.js: data-ag-sent, -queued, -refused) and the notice on screen.
 BURST_WATCH = """
