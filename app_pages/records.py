@@ -1,7 +1,8 @@
 """Records: every item of the project, filtered, searched, sorted and paged by the database
 (core.services.browser), one item's whole record (grades, reviews, flags, audit events), and the filtered
 set as CSV with prompt and response. For admins, viewers and reviewers. In a rubric project one criterion
-is read at a time (the primary unless another is chosen): its grades, grade filter and final grade."""
+is read at a time (the primary unless another is chosen): its grades, grade filter and final grade; in a
+comparison one model at a time, and the item's record shows every model's response."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import math
 import streamlit as st
 
 from core.inputs.markup import one_line_plain, to_html
+from core.inputs.targets import response_column
 from core.services import auth, browser
 from core.services.browser import SORTS, RecordFilter
 from core.services.outcome import Refused
@@ -35,7 +37,10 @@ with st.expander("Filters", expanded=True):
         strata = st.selectbox("Stratum", [ANY, *range(len(store.stratum_sizes(project.id)))], key="records_stratum")
         graded = either("Graded", "graded")
     with cols[1]:
-        rubric = project.settings.rubric
+        rubric, targets = project.settings.rubric, project.settings.targets
+        target = None
+        if targets:  # a comparison: one model's grades at a time, as a rubric's criterion
+            target = st.selectbox("Model (its grades are shown and filtered)", targets, key="records_target")
         if rubric is None:
             criterion, scale, label_key = None, project.settings.grading_scale, "records_label"
         else:
@@ -66,6 +71,7 @@ filters = RecordFilter(
     reviewed=reviewed,
     flagged=flagged,
     criterion=criterion,
+    target=target,
     search=search,
 )
 cols = st.columns([2, 1, 1, 1])
@@ -93,10 +99,11 @@ if not ids:
 position = st.selectbox("Item (position)", list(ids), format_func=lambda p: f"#{p} · {ids[p]}", key="records_item")
 record = browser.record(store, viewer, project.id, int(position))
 st.markdown(f"**Item {one_line_plain(str(record.item.get('id', '')))}**, stratum {record.item.get('stratum')}")
-for field in ("prompt", "reference", "response"):
-    value = record.item.get(field)
+texts = {field.capitalize(): record.item.get(field) for field in ("prompt", "reference", "response")}
+texts |= {f"Response of {t}": record.item.get(response_column(t)) for t in targets}  # a comparison's responses
+for title, value in texts.items():
     if isinstance(value, str) and value:
-        st.markdown(f"*{field.capitalize()}*")
+        st.markdown(f"*{one_line_plain(title)}*")
         st.html(to_html(value))  # as the grading card shows it (core.inputs.markup.to_html)
 for title, table in (
     ("Grades (retracted ones have retracted_at)", record.grades),

@@ -176,8 +176,8 @@ def page(
     limit: int = 50,
 ) -> RecordPage:
     """One page of the filtered set, sorted (ties by pool order), with its total (of items); ValueError for a
-    sort not in SORTS or a page outside 1..MAX_PAGE_ROWS rows. With a criterion chosen, ``graders`` lists
-    that criterion's grades only."""
+    sort not in SORTS or a page outside 1..MAX_PAGE_ROWS rows. With a criterion or a target chosen, ``graders``
+    lists its grades only."""
     if sort not in SORTS:
         raise ValueError(f"sort by one of {', '.join(SORTS)}, not {sort!r}")
     if not 1 <= limit <= MAX_PAGE_ROWS or offset < 0:
@@ -200,6 +200,7 @@ def page(
             )
         }
         within = [] if f.criterion is None else [Grade.criterion == f.criterion]
+        within += [] if f.target is None else [Grade.target == f.target]
         graders = s.execute(
             select(Grade.position, Grade.grader, Grade.label)
             .where(Grade.project_id == project_id, Grade.retracted_at.is_(None), Grade.position.in_(positions), *within)

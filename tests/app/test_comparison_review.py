@@ -82,3 +82,19 @@ def test_the_review_page_shows_the_responses_by_side_and_sets_each_ones_final_gr
     at.button[0].click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert store.active_reviews(pid)[["target", "value"]].values.tolist() == [[differed, 0.0]]
+
+
+def test_the_records_page_reads_one_model_at_a_time_and_shows_every_response(store, comparison, open_app):
+    pid, (agreed, differed) = comparison
+    at = open_app("app_pages/records.py", project_id=pid)
+    choice = at.selectbox(key="records_target")
+    assert choice.options == sorted(MODELS) and choice.value == agreed
+    at.selectbox(key="records_graded").select("yes").run()
+    [rows] = [d.value for d in at.dataframe if "graders" in d.value.columns]
+    assert rows[["position", "graders"]].values.tolist() == [[0, "ann: Correct, bob: Correct"]]
+    at.selectbox(key="records_target").select(differed).run()
+    [rows] = [d.value for d in at.dataframe if "graders" in d.value.columns]
+    assert rows[["position", "graders"]].values.tolist() == [[0, "ann: Correct, bob: Incorrect"]]
+    item = store.item(pid, 0)
+    texts = [e.proto.body for e in at.get("html")]
+    assert all(any(str(item[response_column(m)]) in body for body in texts) for m in MODELS)
