@@ -195,8 +195,10 @@ class ProjectSettings:
         rubric_from_settings(self.criteria, self.primary_criterion, self.allocate_for)  # InputError when malformed
         if self.criteria and self.targets:
             raise InputError(
-                f"settings criteria ({len(self.criteria)}) and targets ({', '.join(self.targets)}) together",
-                fix="a comparison asks one question of each response, so far: remove the criteria or the targets",
+                f"a rubric of {len(self.criteria)} criteria for a pool whose model column names "
+                f"{len(self.targets)} models ({', '.join(self.targets)})",
+                fix="a comparison asks one question of each response, so far: leave the criteria out, or upload a "
+                "pool of one model",
             )
 
     @property

@@ -50,7 +50,11 @@ def run(args: argparse.Namespace) -> int:
     write_bytes(out, data, "the export")
     audit.exported(store, auth.OPERATOR, exported_what(args.format, args.texts), project.id, auth.EXPORT)
     if out != STDOUT:
-        say(args, f"wrote {export.what} of project {project.name!r} ({len(files.table):,} grades) to {out}")
+        cards = files.table[["position", "grader"]].drop_duplicates().shape[0]
+        counted = f"{len(files.table):,} grades" + (
+            "" if project.settings.rubric is None else f": {cards:,} cards, a grade per criterion answered"
+        )  # `activegrade status` counts a rubric's cards
+        say(args, f"wrote {export.what} of project {project.name!r} ({counted}) to {out}")
     write_json(
         args,
         {

@@ -177,7 +177,7 @@ def assign(store: Store, actor: auth.User | None, project_id: int, name: str) ->
     manager = permitted(store, actor, auth.MANAGE_USERS)
     account, project = _account(store, name), _project_name(store, project_id)
     if account.role in auth.ALL_PROJECTS_ROLES:
-        raise Refused(f"{account.name} is an admin and acts on every project; assign graders and viewers")
+        raise Refused(f"{account.name} is an admin and acts on every project; assign graders, reviewers and viewers")
     if project_id in accounts.projects_of(store, account.id):
         return Outcome("unchanged", f"{account.name} is already assigned to {project}")
     accounts.assign(store, project_id, account.id)
