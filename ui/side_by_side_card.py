@@ -8,10 +8,14 @@ Rendered only: the rules (order, names, which grade is whose, the checks) are in
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import streamlit as st
 
 from core.errors import InputError
 from core.inputs.markup import one_line_plain, to_html
+from core.scales import Scale
 from core.services import grade_actions, showings
 from core.services.database import ProjectInfo, Store
 from core.services.grading import grader_view
@@ -19,6 +23,16 @@ from core.services.outcome import STORED
 from core.services.showings import Showing
 from core.services.side_by_side import card_order, card_responses, side_names
 from ui import plan, signin
+
+KEYS_JS = (Path(__file__).parent / "side_by_side_keys.js").read_text(encoding="utf-8")
+
+
+def keys_script(scale: Scale) -> str:
+    """The card's keys (ui/side_by_side_keys.js) with the scale's key -> label map, as a script element; a label
+    is JSON with "<" escaped, so an admin's custom label cannot end the script."""
+    keys = json.dumps({c.key.upper(): c.label for c in scale.choices}).replace("<", "\\u003c")
+    return f"<script>window.agSbsKeys = {keys};\n{KEYS_JS}</script>"
+
 
 TO_TOP = "<script>/* {token} */ (document.querySelector('[data-testid=\"stMain\"]') || window).scrollTo(0, 0);</script>"
 """A new card opens at its top: the page kept the last card's scroll, and the next prompt showed cut off."""
@@ -50,6 +64,9 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
         with st.expander("Reference answer"):
             st.html(to_html(reference))
     labels = [c.label for c in settings.grading_scale.choices]
+    st.html(keys_script(settings.grading_scale), unsafe_allow_javascript=True)
+    keys = ", ".join(f"{c.key.upper()} {c.label}" for c in settings.grading_scale.choices)
+    st.caption(f"Keys: {one_line_plain(keys)} grade the next response without a grade; Enter submits the card.")
     with st.form(f"sbs-{project.id}-{showing.token}", border=False):
         columns = st.columns(len(order))
         for side, (column, name, text) in enumerate(zip(columns, side_names(len(order)), card_responses(item, order))):

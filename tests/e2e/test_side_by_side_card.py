@@ -70,3 +70,25 @@ def test_fifty_side_by_side_cards_store_each_grade_on_the_side_shown(browser, sh
     stored = {(int(g.position), g.target): (int(g.side), g.label) for g in grades.itertuples()}
     assert len(grades) == 2 * N_CARDS and stored == expected
     page.close()
+
+
+def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_server):
+    """Y and N grade the first response without a grade, then the next; Enter submits the card (it took the mouse
+    only: evaluation lead's review)."""
+    store = Store.open(shared_server.db_url)
+    pid = create_project(store, "Side by side keys", ("pool.jsonl", comparison_pool()), start=False)
+    store.update_settings(pid, {"min_view_s": 0.0})
+    start_preparation(store, pid, wait=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{shared_server.url}/grade?project={pid}&grader=keys")
+    for n in range(3):
+        page.locator(".sbs-response").nth(1).wait_for(timeout=TIMEOUT_MS)
+        page.get_by_text(f"{n} of {N_ITEMS} items graded").wait_for(timeout=TIMEOUT_MS)
+        page.locator("body").press("y")
+        page.locator("body").press("n")
+        checked = "() => [...document.querySelectorAll('[role=radiogroup] input:checked')].length"
+        page.wait_for_function(f"() => ({checked})() === 2", timeout=TIMEOUT_MS)
+        page.keyboard.press("Enter")
+    page.get_by_text(f"3 of {N_ITEMS} items graded").wait_for(timeout=TIMEOUT_MS)
+    grades = store.target_grades(pid).sort_values(["position", "side"])
+    assert grades.groupby("position")["label"].agg(list).tolist() == [["Correct", "Incorrect"]] * 3
