@@ -1,15 +1,16 @@
 """The Dashboard of a comparison project: each model's estimate, each difference with its interval, win / tie /
-loss counts and the plain statement of which differences are resolved (core.services.comparison_reading).
-Rendered only."""
+loss counts and the plain statement of which differences are resolved (core.services.comparison_reading), the
+graders' pace and the items waiting for review. Rendered only."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
+from core.services import review
 from core.services.comparison_reading import comparison_reading, statement
 from core.services.database import ProjectInfo, Store
-from core.services.progress import level_percent
+from core.services.progress import counted, grader_pace, level_percent, with_working_time
 from ui import plan
 
 THREE_DECIMALS = {c: st.column_config.NumberColumn(format="%.3f") for c in ("estimate", "low", "high")}
@@ -34,3 +35,14 @@ def panel(store: Store, project: ProjectInfo) -> None:
     )
     st.dataframe(reading.table(), hide_index=True, column_config=THREE_DECIMALS)
     st.markdown(f"**{statement(reading)}**")
+    st.subheader("Graders")
+    st.dataframe(
+        with_working_time(grader_pace(store.target_grades(project.id))),
+        hide_index=True,
+        column_config={c: st.column_config.NumberColumn(format="%.0f") for c in ("grades per hour", "median seconds")},
+    )
+    waiting = len(review.waiting(store, project.id))
+    st.caption(
+        f"A grade is one response graded. {counted(waiting, 'item')} "
+        f"{'waits' if waiting == 1 else 'wait'} for a reviewer's final grade (Review page)."
+    )

@@ -56,6 +56,8 @@ def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, stor
     assert "omega-hidden-model - zeta-secret-model: " in said
     pair = board.dataframe[1].value.iloc[0]
     assert pair["wins"] + pair["ties"] + pair["losses"] == 50
+    graders = board.dataframe[2].value  # the graders' pace, a grade being one response graded
+    assert graders[["grader", "grades"]].values.tolist() == [["ann", 100]]
 
 
 def test_the_projects_page_accepts_a_pool_of_several_models_and_says_how_many(open_app, store, tmp_path, monkeypatch):
