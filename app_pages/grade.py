@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from core.errors import InputError
 from core.inputs.markup import to_html
 from core.scales import Scale
-from core.services import auth, grade_actions, grading, live, reservations, showings
+from core.services import auth, grade_actions, grading, live, showings
 from core.services.grading import grader_view
 from core.services.progress import counted
 from ui import access, grading_card, plan, side_by_side_card, signin, state
@@ -259,7 +259,7 @@ def payload() -> dict[str, Any]:
             "kind": "held",
             "text": f"Nothing to grade for you right now: {'the item' if left == 1 else f'the {left:,} items'} left "
             f"{'is' if left == 1 else 'are'} being graded by others. An item nobody finishes comes back here by "
-            f"itself (a hold lapses after {reservations.DEFAULT_TTL.seconds // 60} minutes).",
+            f"itself (a hold lapses after {grade_actions.DEFAULT_TTL.seconds // 60} minutes).",
         }
     else:
         done = (
@@ -287,7 +287,7 @@ def grading_section() -> None:
             ack = {**ack, "status": "error", "message": "Not saved, press again: the database failed"}
     grading_card.card({**data, "ack": ack}, on_press)
     waiting = data.get("empty") is not None and data["empty"]["kind"] == "held"
-    st.session_state[HELD] = reservations.holds_signature(store, pid) if waiting else None
+    st.session_state[HELD] = grading.holds_signature(store, pid) if waiting else None
 
 
 HELD = f"grade-held-{pid}"
@@ -301,7 +301,7 @@ def held_watch() -> None:
     lapsed, or the budget graded by others, shows on the card without a reload (grader's review: the card said
     "reload to check" and stayed on it while the project closed)."""
     seen = st.session_state.get(HELD)
-    if seen is not None and seen != reservations.holds_signature(store, pid):
+    if seen is not None and seen != grading.holds_signature(store, pid):
         st.session_state[HELD] = None
         st.rerun(scope="app")
 

@@ -195,6 +195,7 @@ def test_human_grades_go_back_into_the_inspect_log_as_a_score():
         {
             "item": ["q01", "q02", "q02"],
             "grade": [1.0, 0.0, 1.0],
+            "final_grade": [1.0, 0.5, 0.5],  # the mean of q02's two grades: no reviewer settled it
             "label": ["Correct", "Incorrect", "Correct"],
             "grader": ["ann", "ann", "bob"],
             "comment": ["ok", "", "fine"],

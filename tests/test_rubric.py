@@ -39,7 +39,7 @@ def test_settings_read_a_rubric_and_its_primary_criterion():
         ({"criteria": [{"name": "a"}], "primary_criterion": "b"}, "not one of"),
         ({"criteria": CRITERIA, "primary_criterion": "tone"}, "optional"),
         ({"criteria": [{"name": "a"}], "allocate_for": "some"}, "allocate_for"),
-        ({"criteria": [{"name": "a"}], "targets": ["x", "y"]}, "criteria .1. and targets"),
+        ({"criteria": [{"name": "a"}], "targets": ["x", "y"]}, "rubric of 1 criteria for a pool .* 2 models"),
         ({"primary_criterion": "a"}, "without criteria"),
     ],
 )

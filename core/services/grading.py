@@ -20,7 +20,7 @@ from core.scales import Scale
 from core.services.outcome import Refused
 from core.settings import ProjectSettings, SettingsLike
 from core.stats.queue import QueueState
-from core.store import Store
+from core.store import Store, accounts
 
 MIN_VIEW_S = ProjectSettings().min_view_s
 """The default minimum viewing time (core.settings.ProjectSettings.min_view_s); a project sets its own."""
@@ -139,3 +139,9 @@ def check_label(scale: Scale, label: str) -> None:
         raise Refused(
             f"{label!r} is not a grade of this project: use one of {', '.join(map(repr, labels))}", field="label"
         )
+
+
+def holds_signature(store: Store, project_id: int) -> tuple[int, int]:
+    """(items graded, live reservations) of the project: what a card that waits on other graders' holds watches.
+    It changes when a hold lapses or ends in a grade, the two ways such a card can get an item or close."""
+    return len(store.graded_positions(project_id)), len(accounts.reserved(store, project_id))

@@ -469,12 +469,6 @@ def current(store: Store, project_id: int, grader: str) -> int | None:
     return None if held is None else held.position
 
 
-def holds_signature(store: Store, project_id: int) -> tuple[int, int]:
-    """(items graded, live reservations) of the project: what a card that waits on other graders' holds watches.
-    It changes when a hold lapses or ends in a grade, the two ways such a card can get an item or close."""
-    return len(store.graded_positions(project_id)), len(accounts.reserved(store, project_id))
-
-
 def hold(store: Store, project_id: int, position: int, grader: str, *, ttl: timedelta = DEFAULT_TTL) -> bool:
     """Make sure ``grader`` holds the item: their live reservation, else a new one if nobody else holds it and it
     still needs a grade from them (its first, or the second of an item chosen for double grading); False otherwise.
