@@ -9,6 +9,7 @@ Rendered only: the rules (order, names, which grade is whose, the checks) are in
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -19,7 +20,7 @@ from core.scales import Scale
 from core.services import grade_actions, showings
 from core.services.database import ProjectInfo, Store
 from core.services.grading import grader_view
-from core.services.outcome import STORED
+from core.services.outcome import STORED, Outcome
 from core.services.showings import Showing
 from core.services.side_by_side import card_order, card_responses, side_names
 from ui import plan, signin
@@ -66,7 +67,9 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
     labels = [c.label for c in settings.grading_scale.choices]
     st.html(keys_script(settings.grading_scale), unsafe_allow_javascript=True)
     keys = ", ".join(f"{c.key.upper()} {c.label}" for c in settings.grading_scale.choices)
-    st.caption(f"Keys: {one_line_plain(keys)} grade the next response without a grade; Enter submits the card.")
+    st.caption(
+        f"Keys: {one_line_plain(keys)} grade the next response without a grade; Enter submits the card; S skips it."
+    )
     with st.form(f"sbs-{project.id}-{showing.token}", border=False):
         columns = st.columns(len(order))
         for side, (column, name, text) in enumerate(zip(columns, side_names(len(order)), card_responses(item, order))):
@@ -75,8 +78,12 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
                 st.html(f'<div class="sbs-response" data-side="{side}">{to_html(text)}</div>')
                 st.radio(f"Grade of {name}", labels, index=None, key=f"sbs-grade-{showing.token}-{side}")
         submit = "Submit both grades" if len(order) == 2 else f"Submit the {len(order)} grades"
-        if st.form_submit_button(submit, type="primary"):
+        left, right = st.columns([3, 1])
+        if left.form_submit_button(submit, type="primary"):
             _submit(store, project.id, grader, showing, len(order))
+            st.rerun()
+        if right.form_submit_button("Skip this item"):
+            _skip(store, project.id, grader, showing)
             st.rerun()
     _said(message)  # beside the button the grader just pressed, not above the card, off the screen
 
@@ -90,21 +97,41 @@ def _said(message: str | None) -> None:
 def _submit(store: Store, project_id: int, grader: str, showing: Showing, sides: int) -> None:
     """One press: every side's grade to grade_actions.grade_card, the outcome kept for the next run."""
     chosen = [st.session_state.get(f"sbs-grade-{showing.token}-{side}") for side in range(sides)]
-    key = f"sbs-ack-{project_id}"
     if any(label is None for label in chosen):
-        st.session_state[key] = "Not saved: give every response a grade"
+        st.session_state[f"sbs-ack-{project_id}"] = "Not saved: give every response a grade"
         return
     user, seconds = signin.user(), showing.seconds_since_released()
+    _press(
+        store,
+        project_id,
+        grader,
+        showing,
+        lambda: grade_actions.grade_card(store, user, project_id, showing.position, chosen, seconds=seconds),
+        STORED,
+    )
+
+
+def _skip(store: Store, project_id: int, grader: str, showing: Showing) -> None:
+    """One press: the item on the card skipped (grade_actions.skip: it goes back to the queue)."""
+    user = signin.user()
+    _press(
+        store,
+        project_id,
+        grader,
+        showing,
+        lambda: grade_actions.skip(store, user, project_id, showing.position),
+        ("skipped",),
+    )
+
+
+def _press(
+    store: Store, project_id: int, grader: str, showing: Showing, act: Callable[[], Outcome], kept: tuple[str, ...]
+) -> None:
+    """``act`` once on the card's token (showings.press_once), its outcome kept for the next run."""
+    key = f"sbs-ack-{project_id}"
     try:
-        outcome = showings.press_once(
-            store,
-            project_id,
-            grader,
-            showing.token,
-            lambda: grade_actions.grade_card(store, user, project_id, showing.position, chosen, seconds=seconds),
-            lambda done: done.status in STORED,
-        )
+        outcome = showings.press_once(store, project_id, grader, showing.token, act, lambda done: done.status in kept)
     except (grade_actions.Refused, InputError) as exc:
         st.session_state[key] = f"Not saved: {exc}"
         return
-    st.session_state[key] = outcome.message if outcome.status != "too_fast" else f"Not saved: {outcome.message}"
+    st.session_state[key] = outcome.message if outcome.status in kept else f"Not saved: {outcome.message}"
