@@ -135,7 +135,6 @@ class ReviewItem:
         rows = [
             {
                 "grader": grader,
-                **{name: "" for name in names},
                 **{name: dict(zip(card["part"], card["label"])).get(p, "") for p, name in zip(parts, names)},
                 "comment": card["comment"].iloc[-1],
             }
