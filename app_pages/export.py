@@ -49,10 +49,13 @@ st.caption(
     "spent, comment, the item's final grade (a reviewer's where one settled it, else the mean of its grades: the "
     "one the estimate reads) and whether a reviewer set it"
     + (", and the item's prompt and response" if texts else "")
-    + (": each grade with the model it grades (target) and its side of the card" if project.settings.compares else "")
-    + ". The report's last section "
-    "recomputes the estimate from this file alone. CSV cells that a spreadsheet would run as formulas are "
-    "prefixed with a quote."
+    + (
+        ": each grade with the model it grades (target) and its side of the card. The report gives each model's "
+        "score and each difference."
+        if project.settings.compares
+        else ". The report's last section recomputes the estimate from this file alone."
+    )
+    + " CSV cells that a spreadsheet would run as formulas are prefixed with a quote."
     + (
         " Every criterion's grades, each with its criterion (the inclusion probability counts that criterion's "
         "graded items): recompute one criterion's estimate from its rows."

@@ -21,6 +21,11 @@ store = state.store()
 project = state.require_ready_project()
 viewer = signin.require(auth.BROWSE, project.id)
 st.title("Records")
+try:
+    browser.check(store, viewer, project.id)  # a comparison's records name its models: not for a blind reviewer
+except Refused as exc:
+    st.info(f"Not shown: {exc}.")
+    st.stop()
 ANY = "any"
 PAGE_SIZES = (25, 50, 100, 250)
 

@@ -66,16 +66,25 @@ def test_the_report_gives_each_model_and_each_difference_and_no_pooled_score(gra
     assert markdown.startswith("# ActiveGrade comparison: Two models") and "## Differences" in markdown
     assert f"{models['alpha']:.3f}" in markdown and "Estimated mean grade" not in markdown
     page = report_bytes(data, "html").decode()
-    assert "<h2>Models</h2>" in page and "alpha - beta" in page
+    assert "<h2>Models</h2>" in page and "alpha - beta" in page and "<h2>Graders</h2>" in page
+    assert "No response was graded twice" in markdown  # a comparison's agreement is over responses
     assert json.loads(report_bytes(data, "json"))["comparison"]["statement"].startswith("alpha - beta: ")
 
 
-@pytest.mark.parametrize("fmt", ["estimates", "lm-eval", "inspect"])
-def test_an_export_of_one_score_refuses_a_comparison_and_says_where_its_figures_are(graded, fmt):
+@pytest.mark.parametrize(
+    ("fmt", "where"),
+    [
+        ("estimates", "activegrade report"),
+        ("lm-eval", "activegrade report"),
+        ("inspect", "activegrade report"),
+        ("argilla", "each grade with its target"),
+    ],
+)
+def test_an_export_of_one_score_refuses_a_comparison_and_says_where_its_figures_are(graded, fmt, where):
     store, pid, _ = graded
     with pytest.raises(InputError, match="compares models") as refused:
         EXPORTS[fmt].write(ProjectFiles.of(store, store.project(pid)))
-    assert "activegrade report" in str(refused.value)
+    assert where in str(refused.value)
 
 
 def test_the_api_refuses_one_score_and_the_cards_of_a_comparison(graded):

@@ -28,7 +28,7 @@ from core.exports.report import (
     markdown_table,
     settings_table,
 )
-from core.exports.report_html import STYLE, html_table, paragraph
+from core.exports.report_html import STYLE, graders_parts, html_table, paragraph
 from core.inputs.markup import one_line_plain
 from core.services.comparison_reading import ComparisonReading, statement
 from core.services.progress import level_percent
@@ -78,7 +78,7 @@ def comparison_report(
                 "pairs": reading.table().to_dict(orient="records"),
                 "statement": statement(reading),
             },
-            "graders": graders_section(by_response, project.settings),
+            "graders": {**graders_section(by_response, project.settings), "unit": "response"},
             "audit_chain": audit_chain_section(chain),
             "settings": project.settings.to_dict(),
             "seed": project.settings.seed,
@@ -158,6 +158,7 @@ def comparison_html(data: dict[str, Any]) -> str:
         html_table(_pairs(c)),
         "<h2>Method</h2>",
         paragraph(data["method"]),
+        *graders_parts(data["graders"]),
         *([] if chain is None else ["<h2>Audit trail</h2>", paragraph(audit_chain_line(chain))]),
         "<h2>Inputs</h2>",
         html_table(inputs, "inputs"),

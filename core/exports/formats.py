@@ -72,7 +72,14 @@ def label_studio_config(files: ProjectFiles) -> bytes:
 
 
 def argilla_records(files: ProjectFiles) -> bytes:
-    """The pool and its grades as Argilla records, a Parquet file written by datasets (core.exports.argilla)."""
+    """The pool and its grades as Argilla records, a Parquet file written by datasets (core.exports.argilla); a
+    comparison is refused: a record holds one response, and its grades would lose the model each one is of."""
+    if files.project.settings.compares:
+        raise InputError(
+            f"project {files.project.name!r} compares models, and an Argilla record holds one response with its "
+            "grades: the model each grade is of would be lost",
+            fix="export the grades (csv, jsonl or parquet: each grade with its target and side) or the report",
+        )
     return records_parquet(files.items, files.grades)
 
 

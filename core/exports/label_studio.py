@@ -194,5 +194,7 @@ def check_one_question(name: str, settings: ProjectSettings) -> None:
     if asks is not None:
         raise InputError(
             f"project {name!r} asks {asks}; a Label Studio annotation carries one label for one response",
-            fix="grade this project in ActiveGrade (or through its API), or import into a one-question project",
+            fix="grade this project in ActiveGrade ("
+            + ("on the Grade page, side by side" if settings.compares else "on the Grade page or through its API")
+            + "), or import into a one-question project",
         )

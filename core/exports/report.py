@@ -804,19 +804,29 @@ def review_lines(review: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def agreement_line(graders: dict[str, Any]) -> str:
+    """The graders' agreement in words, over what ``graders["unit"]`` names (items; a comparison's responses)."""
+    a, unit = graders["agreement"], graders.get("unit", "item")
+    if not a["items_graded_twice"]:
+        return f"No {unit} was graded twice, so agreement between graders is not measured."
+    return (
+        f"{a['items_graded_twice']} {unit}s graded by two or more graders: same grade "
+        f"{a['same_grade_share']:.0%}, Cohen's kappa {number(a['cohen_kappa'])}, "
+        f"Krippendorff's alpha {number(a['krippendorff_alpha'])} ({a['level']})."
+    )
+
+
 def graders_lines(graders: dict[str, Any]) -> list[str]:
     """Graders' pace and their agreement, as Markdown lines."""
-    a = graders["agreement"]
-    if a["items_graded_twice"]:
-        agreed = (
-            f"{a['items_graded_twice']} items graded by two or more graders: same grade "
-            f"{a['same_grade_share']:.0%}, Cohen's kappa {number(a['cohen_kappa'])}, "
-            f"Krippendorff's alpha {number(a['krippendorff_alpha'])} ({a['level']})."
-        )
-    else:
-        agreed = "No item was graded twice, so agreement between graders is not measured."
     table = grader_rows(graders["by_grader"])
-    return ["## Graders", "", markdown_table(table) if not table.empty else "(no grade)", "", agreed, ""]
+    return [
+        "## Graders",
+        "",
+        markdown_table(table) if not table.empty else "(no grade)",
+        "",
+        agreement_line(graders),
+        "",
+    ]
 
 
 def grader_rows(by_grader: list[dict[str, Any]]) -> pd.DataFrame:

@@ -15,13 +15,13 @@ from typing import Any
 import pandas as pd
 
 from core.exports.report import (
+    agreement_line,
     as_of_line,
     audit_chain_line,
     criteria_table,
     estimand_lines,
     estimate_line,
     grader_rows,
-    number,
     recompute_line,
     review_lines,
     settings_table,
@@ -170,10 +170,15 @@ def _criteria_parts(section: dict[str, Any] | None) -> list[str]:
     ]
 
 
+def graders_parts(graders: dict[str, Any]) -> list[str]:
+    """The graders' section: their pace and their agreement (core.exports.report.agreement_line)."""
+    table = html_table(grader_rows(graders["by_grader"])) if graders["by_grader"] else paragraph("No grade.")
+    return ["<h2>Graders</h2>", table, paragraph(agreement_line(graders))]
+
+
 def report_html(data: dict[str, Any]) -> str:
     """The one-page HTML report of ``core.exports.report.report``'s data (same content as the Markdown)."""
     g, skips = data["graders"], data.get("skips")
-    a = g["agreement"]
     inputs = [{"role": role, "file": f["file"], "sha256": f["sha256"]} for role, f in data["inputs"].items()]
     parts = [
         f"<h1>ActiveGrade report: {html.escape(data['project'])}</h1>",
@@ -190,15 +195,7 @@ def report_html(data: dict[str, Any]) -> str:
         allocation_svg(data["strata"]),
         '<p class="note">Light: grades the plan gives each stratum at this count. Dark: grades done.</p>',
         html_table(data["strata"]),
-        "<h2>Graders</h2>",
-        html_table(grader_rows(g["by_grader"])) if g["by_grader"] else paragraph("No grade."),
-        paragraph(
-            f"{a['items_graded_twice']} items graded twice: same grade {a['same_grade_share']:.0%}, "
-            f"Cohen's kappa {number(a['cohen_kappa'])}, Krippendorff's alpha {number(a['krippendorff_alpha'])} "
-            f"({a['level']})."
-            if a["items_graded_twice"]
-            else "No item was graded twice, so agreement between graders is not measured."
-        ),
+        *graders_parts(g),
     ]
     if skips is not None:
         parts += [

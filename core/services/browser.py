@@ -24,7 +24,7 @@ from core.services.outcome import Refused, permitted
 from core.store import Store, records, reviews
 from core.store.records import SORTS, RecordFilter, RecordPage
 
-__all__ = ["SORTS", "RecordFilter", "RecordPage", "ItemRecord", "applied", "page", "record", "export_csv"]
+__all__ = ["SORTS", "RecordFilter", "RecordPage", "ItemRecord", "applied", "check", "page", "record", "export_csv"]
 
 
 def applied(store: Store, project_id: int, filters: RecordFilter) -> RecordFilter:
@@ -40,6 +40,19 @@ def applied(store: Store, project_id: int, filters: RecordFilter) -> RecordFilte
     return filters
 
 
+def check(store: Store, actor: auth.User | None, project_id: int) -> auth.User:
+    """The actor, allowed to browse the project; Refused otherwise, and in a comparison for whoever may not see
+    its Dashboard (a reviewer): the records name the model of every grade, and a reviewer settles a comparison's
+    responses blind to them (core.services.review). Where one Records page is allowed, the other is too."""
+    user = permitted(store, actor, auth.BROWSE, project_id)
+    if store.project(project_id).settings.compares and not auth.may(store, user, auth.VIEW_DASHBOARD, project_id):
+        raise Refused(
+            "a comparison's records name the model of every grade, and reviewers settle its responses blind to "
+            "them: review on the Review page"
+        )
+    return user
+
+
 def page(
     store: Store,
     actor: auth.User | None,
@@ -52,7 +65,7 @@ def page(
     size: int = 50,
 ) -> RecordPage:
     """Page ``number`` (from 1) of ``size`` rows of the filtered set (core.store.records.page)."""
-    permitted(store, actor, auth.BROWSE, project_id)
+    check(store, actor, project_id)
     if number < 1:
         raise Refused("pages are numbered from 1")
     filters = applied(store, project_id, filters)
@@ -78,7 +91,7 @@ class ItemRecord:
 
 def record(store: Store, actor: auth.User | None, project_id: int, position: int) -> ItemRecord:
     """The item at ``position`` with everything recorded about it."""
-    permitted(store, actor, auth.BROWSE, project_id)
+    check(store, actor, project_id)
     try:
         item = store.item(project_id, position)
     except KeyError:
@@ -96,7 +109,7 @@ def export_csv(store: Store, actor: auth.User | None, project_id: int, filters: 
     """The filtered set as CSV (UTF-8), one row per item with its whole prompt and response, every text
     cell made inert for spreadsheets (in a rubric project with the ``criterion`` its grade columns read);
     audited as an export of the browser's selection."""
-    user = permitted(store, actor, auth.BROWSE, project_id)
+    user = check(store, actor, project_id)
     filters = applied(store, project_id, filters)
     rows = pd.DataFrame.from_records(
         list(records.export_rows(store, project_id, filters)), columns=records.RECORD_COLUMNS

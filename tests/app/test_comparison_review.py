@@ -98,3 +98,25 @@ def test_the_records_page_reads_one_model_at_a_time_and_shows_every_response(sto
     item = store.item(pid, 0)
     texts = [e.proto.body for e in at.get("html")]
     assert all(any(str(item[response_column(m)]) in body for body in texts) for m in MODELS)
+
+
+def test_a_reviewer_gets_no_records_of_a_comparison_which_would_name_its_models(store, comparison):
+    """The Review page keeps a reviewer blind to the models; the Records page named every grade's model and
+    offered a filter by model (evaluation lead's second review), so a comparison's records are the managers'."""
+    from core.services import account_writes, browser
+    from core.services.browser import RecordFilter
+    from core.store import accounts
+
+    pid, _ = comparison
+    rita = account_writes.create_account(store, "rita", auth.REVIEWER, password="correct horse battery")
+    accounts.assign(store, pid, rita.id)
+    for read in (
+        lambda: browser.check(store, rita, pid),
+        lambda: browser.page(store, rita, pid, RecordFilter()),
+        lambda: browser.record(store, rita, pid, 0),
+        lambda: browser.export_csv(store, rita, pid, RecordFilter()),
+    ):
+        with pytest.raises(Refused, match="blind"):
+            read()
+    assert review.item(store, rita, pid, 0).order  # the Review page is hers
+    assert browser.check(store, auth.OPERATOR, pid) is auth.OPERATOR
