@@ -225,14 +225,21 @@ def overview(project: ProjectInfo) -> None:
     sees_strata = signin.may(auth.VIEW_DASHBOARD, project.id)
     counts = st.columns(3)
     counts[0].metric("Items", f"{len(items):,}")
-    counts[1].metric("Grades so far", f"{len(store.graded_positions(project.id)):,}")
+    counts[1].metric("Items graded", f"{len(store.graded_positions(project.id)):,}")  # grades: the Dashboard's
     changes_settings = signin.may(auth.CHANGE_SETTINGS, project.id)
     if not (sees_strata or changes_settings):
         return
     reading = plan.project_reading(project)  # once: the setup's headline and the settings' planned budget
     if sees_strata:
         counts[2].metric("Strata", plan.design(project).H, help=term_help("stratum"))
-        plan.show_setup(project, reading)
+        if project.settings.compares:  # the setup's forecast reads one score, which would mix the models
+            st.info(
+                f"A comparison of {len(project.settings.targets)} models: the Dashboard and the report give each "
+                "model's score and each difference with its interval. The forecast of the grades to a target "
+                "half-width reads one score, and is not made for a comparison yet."
+            )
+        else:
+            plan.show_setup(project, reading)
     if changes_settings:
         settings_editor(project, reading)
         questions_editor(project)

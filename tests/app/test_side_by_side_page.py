@@ -90,3 +90,6 @@ def test_three_responses_with_the_reference_and_the_refusal_beside_the_button(op
     at.button[0].click().run()
     assert [e.value for e in at.error] == ["Not saved: give every response a grade"]
     assert not store.target_grades(pid).shape[0]
+    setup = open_app("app_pages/projects.py", project_id=pid)  # no forecast of one score mixing the models
+    assert any("A comparison of 3 models" in i.value for i in setup.info)
+    assert not any("grade about" in m.value for m in setup.markdown)
