@@ -26,9 +26,13 @@ XSS_POOL = [
 ]
 
 
+def metric_box(page, label: str):
+    """The metric whose label is ``label`` exactly ("Items", not "Items graded")."""
+    return page.locator('[data-testid="stMetric"]').filter(has=page.get_by_text(label, exact=True)).first
+
+
 def metric(page, label: str) -> str:
-    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
-    return box.locator('[data-testid="stMetricValue"]').inner_text()
+    return metric_box(page, label).locator('[data-testid="stMetricValue"]').inner_text()
 
 
 def open_page(page, title: str) -> None:
@@ -41,7 +45,7 @@ def test_demo_grade_by_keyboard_and_watch_the_dashboard(browser, server, artifac
     page.goto(server.url)
     # first run: the demo is created and prepared without any click
     page.get_by_role("heading", name="Demo", exact=True).wait_for(timeout=TIMEOUT_MS)
-    page.locator('[data-testid="stMetric"]').filter(has_text="Items").wait_for(timeout=TIMEOUT_MS)
+    metric_box(page, "Items").wait_for(timeout=TIMEOUT_MS)
     assert metric(page, "Items") == "40"
     page.locator('[data-testid="stVegaLiteChart"]').first.wait_for(timeout=TIMEOUT_MS)
     page.screenshot(path=artifacts / "projects.png", full_page=True)
