@@ -19,7 +19,7 @@ from core.inputs.markup import one_line_plain, to_html
 from core.scales import Scale
 from core.services import grade_actions, showings
 from core.services.database import ProjectInfo, Store
-from core.services.grading import grader_view
+from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.outcome import STORED, Outcome
 from core.services.showings import Showing
 from core.services.side_by_side import card_order, card_responses, side_names
@@ -68,7 +68,8 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
     st.html(keys_script(settings.grading_scale), unsafe_allow_javascript=True)
     keys = ", ".join(f"{c.key.upper()} {c.label}" for c in settings.grading_scale.choices)
     st.caption(
-        f"Keys: {one_line_plain(keys)} grade the next response without a grade; Enter submits the card; S skips it."
+        f"Keys: {one_line_plain(keys)} grade the next response without a grade; Enter submits the card; S skips "
+        "it; F flags it for a reviewer."
     )
     with st.form(f"sbs-{project.id}-{showing.token}", border=False):
         columns = st.columns(len(order))
@@ -77,10 +78,19 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
                 st.markdown(f"**{name}**")
                 st.html(f'<div class="sbs-response" data-side="{side}">{to_html(text)}</div>')
                 st.radio(f"Grade of {name}", labels, index=None, key=f"sbs-grade-{showing.token}-{side}")
+        comment = st.text_area(
+            "Comment (optional): saved with the grades, or sent to a reviewer with a flag",
+            key=f"sbs-comment-{showing.token}",
+            max_chars=MAX_COMMENT_CHARS,
+            height=68,
+        )
         submit = "Submit both grades" if len(order) == 2 else f"Submit the {len(order)} grades"
-        left, right = st.columns([3, 1])
+        left, middle, right = st.columns([2, 1, 1])
         if left.form_submit_button(submit, type="primary"):
-            _submit(store, project.id, grader, showing, len(order))
+            _submit(store, project.id, grader, showing, len(order), comment)
+            st.rerun()
+        if middle.form_submit_button("Flag for review"):
+            _flag(store, project.id, showing, comment)
             st.rerun()
         if right.form_submit_button("Skip this item"):
             _skip(store, project.id, grader, showing)
@@ -94,8 +104,9 @@ def _said(message: str | None) -> None:
         (st.error if message.startswith("Not saved") else st.success)(message)
 
 
-def _submit(store: Store, project_id: int, grader: str, showing: Showing, sides: int) -> None:
-    """One press: every side's grade to grade_actions.grade_card, the outcome kept for the next run."""
+def _submit(store: Store, project_id: int, grader: str, showing: Showing, sides: int, comment: str) -> None:
+    """One press: every side's grade, and the comment, to grade_actions.grade_card, the outcome kept for the next
+    run."""
     chosen = [st.session_state.get(f"sbs-grade-{showing.token}-{side}") for side in range(sides)]
     if any(label is None for label in chosen):
         st.session_state[f"sbs-ack-{project_id}"] = "Not saved: give every response a grade"
@@ -106,9 +117,22 @@ def _submit(store: Store, project_id: int, grader: str, showing: Showing, sides:
         project_id,
         grader,
         showing,
-        lambda: grade_actions.grade_card(store, user, project_id, showing.position, chosen, seconds=seconds),
+        lambda: grade_actions.grade_card(
+            store, user, project_id, showing.position, chosen, seconds=seconds, comment=comment
+        ),
         STORED,
     )
+
+
+def _flag(store: Store, project_id: int, showing: Showing, note: str) -> None:
+    """The item sent to a reviewer with the comment as its note (grade_actions.flag); the card stays the
+    grader's to grade or skip, so its token is not spent (as on the one-response card)."""
+    try:
+        outcome = grade_actions.flag(store, signin.user(), project_id, showing.position, note)
+    except (grade_actions.Refused, InputError) as exc:
+        st.session_state[f"sbs-ack-{project_id}"] = f"Not saved: {exc}"
+        return
+    st.session_state[f"sbs-ack-{project_id}"] = f"{outcome.message}: the item is still yours to grade or skip"
 
 
 def _skip(store: Store, project_id: int, grader: str, showing: Showing) -> None:

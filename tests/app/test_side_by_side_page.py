@@ -90,6 +90,19 @@ def test_three_responses_with_the_reference_and_the_refusal_beside_the_button(op
     at.button[0].click().run()
     assert [e.value for e in at.error] == ["Not saved: give every response a grade"]
     assert not store.target_grades(pid).shape[0]
+    at.text_area[0].input("response 2 cites no source")
+    at.button[1].click().run()  # Flag for review: the note goes with it, the card stays
+    from core.store import reviews
+
+    flags = reviews.flags(store, pid)
+    assert flags[["grader", "note"]].values.tolist() == [["ann", "response 2 cites no source"]]
+    assert "flagged for review" in at.success[0].value
+    for radio in at.radio:
+        radio.set_value("Correct")
+    at.text_area[0].input("all three fine")
+    at.button[0].click().run()
+    grades = store.target_grades(pid)
+    assert len(grades) == 3 and (grades["comment"] == "all three fine").all()
     setup = open_app("app_pages/projects.py", project_id=pid)  # no forecast of one score mixing the models
     assert any("A comparison of 3 models" in i.value for i in setup.info)
     assert not any("grade about" in m.value for m in setup.markdown)
