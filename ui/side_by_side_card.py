@@ -69,7 +69,7 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
     keys = ", ".join(f"{c.key.upper()} {c.label}" for c in settings.grading_scale.choices)
     st.caption(
         f"Keys: {one_line_plain(keys)} grade the next response without a grade; Enter submits the card; S skips "
-        "it; F flags it for a reviewer."
+        "it; F flags it for a reviewer; U undoes your last card or skip."
     )
     with st.form(f"sbs-{project.id}-{showing.token}", border=False):
         columns = st.columns(len(order))
@@ -95,13 +95,16 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
         if right.form_submit_button("Skip this item"):
             _skip(store, project.id, grader, showing)
             st.rerun()
+    if st.button("Undo my last card or skip", key=f"sbs-undo-{project.id}"):
+        _undo(store, project.id)
+        st.rerun()
     _said(message)  # beside the button the grader just pressed, not above the card, off the screen
 
 
 def _said(message: str | None) -> None:
-    """The last submit's outcome: what was saved, or why not."""
+    """The last press's outcome: what was saved or undone, or why not."""
     if message:
-        (st.error if message.startswith("Not saved") else st.success)(message)
+        (st.error if message.startswith("Not ") else st.success)(message)
 
 
 def _submit(store: Store, project_id: int, grader: str, showing: Showing, sides: int, comment: str) -> None:
@@ -133,6 +136,17 @@ def _flag(store: Store, project_id: int, showing: Showing, note: str) -> None:
         st.session_state[f"sbs-ack-{project_id}"] = f"Not saved: {exc}"
         return
     st.session_state[f"sbs-ack-{project_id}"] = f"{outcome.message}: the item is still yours to grade or skip"
+
+
+def _undo(store: Store, project_id: int) -> None:
+    """The grader's last card (every side's grade: Store.retract_last_grade) or skip taken back
+    (grade_actions.undo); the item comes back to the card unless another grader took it."""
+    try:
+        outcome = grade_actions.undo(store, signin.user(), project_id)
+    except grade_actions.Refused as exc:
+        st.session_state[f"sbs-ack-{project_id}"] = f"Not undone: {exc}"
+        return
+    st.session_state[f"sbs-ack-{project_id}"] = outcome.message
 
 
 def _skip(store: Store, project_id: int, grader: str, showing: Showing) -> None:

@@ -73,8 +73,9 @@ def test_fifty_side_by_side_cards_store_each_grade_on_the_side_shown(browser, sh
 
 
 def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_server):
-    """Y and N grade the first response without a grade, then the next; Enter submits the card, S skips it (it
-    took the mouse only, and had no skip: evaluation lead's review)."""
+    """Y and N grade the first response without a grade, then the next; Enter submits the card, S skips it, U
+    undoes the skip and then the last card, every side of it (it took the mouse only, and had neither:
+    evaluation lead's review)."""
     store = Store.open(shared_server.db_url)
     pid = create_project(store, "Side by side keys", ("pool.jsonl", comparison_pool()), start=False)
     store.update_settings(pid, {"min_view_s": 0.0})
@@ -95,3 +96,9 @@ def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_
     page.locator("body").press("s")
     page.get_by_text("skipped: the item went back to the queue").wait_for(timeout=TIMEOUT_MS)
     assert len(store.skipped_positions(pid)) == 1 and len(store.target_grades(pid)) == 6
+    page.locator("body").press("u")  # the skip taken back, then the last card: both its sides at once
+    page.get_by_text("undone: the skipped item is back").wait_for(timeout=TIMEOUT_MS)
+    assert not store.skipped_positions(pid)
+    page.locator("body").press("u")
+    page.get_by_text("undone: the item is back, ungraded").wait_for(timeout=TIMEOUT_MS)
+    assert len(store.target_grades(pid)) == 4
