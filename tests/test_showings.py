@@ -1,7 +1,7 @@
 """core.services.showings on the database (core.store.showings): a token names one showing of one grader's
-item, is spent once, expires with the reservation's TTL, is purged afterwards, and is the same token for the
-Grade page and the HTTP API, on any Store of the database (a restart, another replica). On SQLite, and on
-PostgreSQL when the test server runs."""
+item, is spent once, outlives the reservation's hold and expires after showings.TTL, is purged afterwards, and
+is the same token for the Grade page and the HTTP API, on any Store of the database (a restart, another
+replica). On SQLite, and on PostgreSQL when the test server runs."""
 
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ def test_the_release_time_is_the_servers_and_old_tokens_are_refused_then_purged(
     later(reservations.DEFAULT_TTL + timedelta(minutes=1))  # a long read, past the item's hold
     assert showings.match(store, pid, "ann", shown.token, 3, "a") == shown  # grade_actions decides if it is hers
     later(showings.TTL + timedelta(seconds=1))
-    assert showings.match(store, pid, "ann", shown.token, 3, "a") is None  # older than the reservation's TTL
+    assert showings.match(store, pid, "ann", shown.token, 3, "a") is None  # older than a showing's life
     fresh = showings.current(store, pid, "ann", 3, "a", False)  # the same item: a new token
     assert fresh.token != shown.token and table.find(store, shown.token) is None  # the expired row is gone
     assert showings.match(store, pid, "ann", fresh.token, 3, "a") == fresh

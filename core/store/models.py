@@ -327,7 +327,7 @@ class ShowingToken(Base):
     Shared by the Grade page, the fast grading route and the HTTP API, so a token one of them issued is
     checked by any of them, on any replica, after a restart. ``released_at`` is the server's time the card
     was sent (it bounds the viewing time), ``used_at`` when a press with it was stored; a row is purged once
-    ``expires_at`` (the reservation's TTL after release) has passed (revision 0014).
+    ``expires_at`` (core.services.showings.TTL after release) has passed (revision 0014).
     """
 
     __tablename__ = "showings"
