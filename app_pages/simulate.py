@@ -33,7 +33,13 @@ reading = plan.project_reading(project)
 forecast = reading.forecast  # once done, the stop itself (core.services.reading): no forecast, no range
 default_budgets, default_n0 = simulation.defaults(settings, plan.design(project), forecast.n)
 source = f"with its {forecast.graded:,} grades so far" if forecast.graded else "before any grade"
-if reading.done and reading.stop_at is not None:
+if settings.compares:  # its reading and forecast are of one score, which would mix the models
+    st.caption(
+        "The defaults below are the design's own: a comparison has no forecast of one score (each model's figures "
+        "are on the Dashboard), and the replay reads the pool's labels as one model's (docs/compare.md, "
+        "*Simulator*, for the comparison's own replay from the command line)."
+    )
+elif reading.done and reading.stop_at is not None:
     st.caption(
         f"The defaults below are around the **{reading.stop_at:,}** grades at which the project's rule said done "
         f"({reading.graded:,} graded so far; Projects page)."

@@ -106,3 +106,5 @@ def test_three_responses_with_the_reference_and_the_refusal_beside_the_button(op
     setup = open_app("app_pages/projects.py", project_id=pid)  # no forecast of one score mixing the models
     assert any("A comparison of 3 models" in i.value for i in setup.info)
     assert not any("grade about" in m.value for m in setup.markdown)
+    sim = open_app("app_pages/simulate.py", project_id=pid)
+    assert not sim.exception and any("a comparison has no forecast of one score" in c.value for c in sim.caption)
