@@ -35,6 +35,13 @@ def keys_script(scale: Scale) -> str:
     return f"<script>window.agSbsKeys = {keys};\n{KEYS_JS}</script>"
 
 
+STYLE = (
+    "<style>.sbs-response{max-height:24rem;overflow:auto;overflow-wrap:anywhere;padding:.4rem .8rem;"
+    "border:1px solid color-mix(in srgb,currentColor 18%,transparent);border-radius:.5rem}</style>"
+)
+"""Each response scrolls in a box of its own, so the grades under them stay in view (a long response pushed them
+below the fold: evaluation lead's second review), as the one-response card's box does."""
+
 TO_TOP = "<script>/* {token} */ (document.querySelector('[data-testid=\"stMain\"]') || window).scrollTo(0, 0);</script>"
 """A new card opens at its top: the page kept the last card's scroll, and the next prompt showed cut off."""
 
@@ -58,6 +65,7 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
     showing = showings.current(store, project.id, grader, position, str(item.get("id", "")), False)
     order = card_order(settings.seed, position, settings.targets)
     st.html(TO_TOP.format(token=showing.token), unsafe_allow_javascript=True)
+    st.html(STYLE)
     st.markdown(f"**Item** {one_line_plain(showing.item_id)}")
     st.html(to_html(str(item.get("prompt") or "")))
     reference = grader_view(item, settings).get("reference")

@@ -34,7 +34,7 @@ def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, stor
         item_id = next(m.value for m in at.markdown if m.value.startswith("**Item**")).removeprefix("**Item** ")
         position = int(items.index.get_loc(item_id))
         order = card_order(seed, position, targets)
-        shown = [e.proto.body for e in at.get("html") if "sbs-response" in e.proto.body]
+        shown = [e.proto.body for e in at.get("html") if 'class="sbs-response"' in e.proto.body]
         assert [f'data-side="{side}"' in body for side, body in enumerate(shown)] == [True, True]
         for side, target in enumerate(order):  # what is on side j is target order[j]'s response
             assert str(items.at[item_id, response_column(target)]) in shown[side]
