@@ -165,8 +165,9 @@ def test_undo_on_the_fast_page_brings_back_the_last_skip_then_the_last_grade(bro
     skipped = page.get_attribute("#card", "data-item")
     page.keyboard.press("s")
     page.wait_for_function(CARD_READY, arg=skipped, timeout=TIMEOUT_MS)
+    shown = page.get_attribute("#card", "data-item")  # read before the press: after it, the undo may be done
     page.keyboard.press("u")
-    page.wait_for_function(CARD_READY, arg=page.get_attribute("#card", "data-item"), timeout=TIMEOUT_MS)
+    page.wait_for_function(CARD_READY, arg=shown, timeout=TIMEOUT_MS)
     assert page.get_attribute("#card", "data-item") == skipped
     assert page.text_content("#status") == f"undone: the skipped item is back (item {skipped})"
     assert store.skipped_positions(pid) == set()
