@@ -55,7 +55,7 @@ from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.confseq import AnytimeInterval, anytime_interval
 from core.stats.estimate import Estimate, estimate
-from core.stats.rater_agreement import agreement, final_grades
+from core.stats.rater_agreement import agreement, final_grades, final_grades_by_part, part_keys
 from core.stats.skips import SkipBound
 from core.stats.stopping import ANYTIME, FIXED
 from core.stats.validation import Validated
@@ -176,27 +176,18 @@ def method_text(method: str) -> str:
 def item_final_grades(
     grades: pd.DataFrame, reviews: pd.DataFrame | None, criterion: str = ""
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(final grade, reviewed) of each grade's item, one pair per row of ``grades``: core.stats.rater_agreement.
-    final_grades of its key (position, target, criterion: core.store.store.REVIEW_KEY_COLUMNS), the grade a
-    reviewer set (``reviews``: Store.active_reviews) where there is one, else the mean of the key's active grades,
-    as the estimate reads them. ``criterion``: the criterion of grades that have no ``criterion`` column (the
-    design's grades of a rubric project)."""
-    keys = grades.reindex(columns=REVIEW_KEY_COLUMNS, fill_value="").astype({"position": int})
-    if CRITERION_COLUMN not in grades.columns:
-        keys[CRITERION_COLUMN] = criterion
+    """(final grade, reviewed) of each grade's item, one pair per row of ``grades``: its key's final grade
+    (core.stats.rater_agreement.final_grades_by_part: the grade a reviewer set, ``reviews`` being
+    Store.active_reviews, else the mean of the key's active grades, as the estimate reads them), and whether a
+    reviewer set it. ``criterion``: the criterion of grades that have no ``criterion`` column (the design's
+    grades of a rubric project)."""
     reviews = pd.DataFrame(columns=[*REVIEW_KEY_COLUMNS, "value"]) if reviews is None else reviews
-    set_by = {
-        key: dict(zip(rows["position"].astype(int), rows["value"].astype(float)))
-        for key, rows in reviews.groupby(REVIEW_KEY_COLUMNS[1:])
-    }
-    positions, values = keys["position"].to_numpy(), grades["value"].to_numpy(dtype=float)
-    final, reviewed = np.zeros(len(grades)), np.zeros(len(grades), dtype=bool)
-    for key, rows in keys.groupby(REVIEW_KEY_COLUMNS[1:]).indices.items():
-        settled = set_by.get(key, {})
-        finals = final_grades(positions[rows], values[rows], settled)
-        final[rows] = [finals[p] for p in positions[rows]]
-        reviewed[rows] = [p in settled for p in positions[rows]]
-    return final, reviewed
+    finals = final_grades_by_part(grades, reviews, criterion)
+    settled = {(int(p), t, c) for p, t, c in reviews[REVIEW_KEY_COLUMNS].itertuples(index=False)}
+    keys = part_keys(grades, criterion)
+    rows = list(zip(grades["position"].astype(int), keys["target"], keys["criterion"]))
+    final = np.array([finals[(t, c)][p] for p, t, c in rows], dtype=float)
+    return final, np.array([row in settled for row in rows], dtype=bool)
 
 
 def grades_table(

@@ -20,7 +20,7 @@ import pandas as pd
 from core.stats.allocation import Design
 from core.stats.compare import difference_batch, pair_key, pairs, resolved, simultaneous_level
 from core.stats.intervals import LEVEL
-from core.stats.rater_agreement import final_grades
+from core.stats.rater_agreement import final_grades_by_part
 from core.store import Store
 
 
@@ -56,12 +56,9 @@ def graded_matrix(grades: pd.DataFrame, targets: list[str], reviews: pd.DataFram
     """Positions graded for every target (rows, in position order) x targets: each response's final grade
     (core.stats.rater_agreement.final_grades: a reviewer's, from ``reviews`` (Store.active_reviews) keyed by its
     target, else the mean of its graders' grades)."""
-    reviews = pd.DataFrame(columns=["position", "target", "value"]) if reviews is None else reviews
-    columns = {}
-    for target in targets:
-        mine, settled = grades[grades["target"] == target], reviews[reviews["target"] == target]
-        reviewed = dict(zip(settled["position"].astype(int), settled["value"].astype(float)))
-        columns[target] = pd.Series(final_grades(mine["position"], mine["value"], reviewed), dtype=float)
+    reviews = pd.DataFrame(columns=["position", "target", "criterion", "value"]) if reviews is None else reviews
+    finals = final_grades_by_part(grades, reviews)
+    columns = {target: pd.Series(finals.get((target, ""), {}), dtype=float) for target in targets}
     return pd.DataFrame(columns, columns=targets).dropna().sort_index()
 
 

@@ -64,6 +64,36 @@ def final_grades(positions: Iterable[int], values: Iterable[float], reviewed: Ma
     return {int(items[k]): float(reviewed.get(int(items[k]), means[k])) for k in order}
 
 
+PARTS = ["target", "criterion"]
+"""What a grade is of besides its item: a comparison's target, a rubric's criterion ("" where a project has none)."""
+
+
+def part_keys(grades: pd.DataFrame, criterion: str = "") -> pd.DataFrame:
+    """Each grade's PARTS, "" where ``grades`` has no such column, and ``criterion`` for grades without a
+    criterion column (the design's grades of a rubric project)."""
+    keys = grades.reindex(columns=PARTS, fill_value="")
+    if "criterion" not in grades.columns:
+        keys["criterion"] = criterion
+    return keys
+
+
+def final_grades_by_part(
+    grades: pd.DataFrame, reviews: pd.DataFrame, criterion: str = ""
+) -> dict[tuple[str, str], dict[int, float]]:
+    """`final_grades` of each (target, criterion) the active ``grades`` are of (columns position, value and
+    PARTS where the project has them: `part_keys`), with the ``reviews`` of the same key (columns position,
+    PARTS, value): the final grades of every model of a comparison, every criterion of a rubric."""
+    settled = {
+        tuple(key): dict(zip(rows["position"].astype(int), rows["value"].astype(float)))
+        for key, rows in reviews.groupby(PARTS)
+    }
+    positions, values = grades["position"].to_numpy(dtype=np.int64), grades["value"].to_numpy(dtype=float)
+    return {
+        tuple(key): final_grades(positions[rows], values[rows], settled.get(tuple(key), {}))
+        for key, rows in part_keys(grades, criterion).groupby(PARTS).indices.items()
+    }
+
+
 @dataclass
 class FinalGrades:
     """``final_grades`` kept grade by grade: ``add`` each active grade in grading order, ``review`` when the
