@@ -19,7 +19,6 @@ from core.exports.report import (
     ChainCheck,
     as_of,
     as_of_line,
-    audit_chain_line,
     audit_chain_lines,
     audit_chain_section,
     graders_lines,
@@ -27,8 +26,9 @@ from core.exports.report import (
     inputs_section,
     markdown_table,
     settings_table,
+    sources_line,
 )
-from core.exports.report_html import STYLE, graders_parts, html_table, paragraph
+from core.exports.report_html import audit_chain_parts, graders_parts, html_page, html_table, inputs_parts, paragraph
 from core.inputs.markup import one_line_plain
 from core.services.comparison_reading import ComparisonReading, statement
 from core.services.progress import level_percent
@@ -114,9 +114,7 @@ def comparison_markdown(data: dict[str, Any]) -> str:
     lines = [
         f"# ActiveGrade comparison: {one_line_plain(data['project'])}",
         "",
-        f"{as_of_line(data)}, from "
-        + ", ".join(f"{role} `{f['file']}` (SHA-256 `{f['sha256']}`)" for role, f in data["inputs"].items())
-        + ".",
+        sources_line(data),
         "",
         _summary(c),
         "",
@@ -145,8 +143,6 @@ def comparison_markdown(data: dict[str, Any]) -> str:
 def comparison_html(data: dict[str, Any]) -> str:
     """The comparison's report as one self-contained HTML page (the Markdown's content)."""
     c = data["comparison"]
-    inputs = [{"role": role, "file": f["file"], "sha256": f["sha256"]} for role, f in data["inputs"].items()]
-    chain = data.get("audit_chain")
     parts = [
         f"<h1>ActiveGrade comparison: {html.escape(data['project'])}</h1>",
         paragraph(f"{as_of_line(data)}."),
@@ -159,15 +155,9 @@ def comparison_html(data: dict[str, Any]) -> str:
         "<h2>Method</h2>",
         paragraph(data["method"]),
         *graders_parts(data["graders"]),
-        *([] if chain is None else ["<h2>Audit trail</h2>", paragraph(audit_chain_line(chain))]),
-        "<h2>Inputs</h2>",
-        html_table(inputs, "inputs"),
+        *audit_chain_parts(data.get("audit_chain")),
+        *inputs_parts(data),
         "<h2>Settings</h2>",
         html_table(settings_table(data["settings"], data["seed"]), "settings"),
     ]
-    title = html.escape(f"ActiveGrade comparison: {data['project']}")
-    return (
-        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{title}</title>'
-        f"<style>{STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n"
-    )
+    return html_page(f"ActiveGrade comparison: {data['project']}", parts)

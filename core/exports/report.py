@@ -850,15 +850,19 @@ def as_of_line(data: dict[str, Any]) -> str:
     return f"As of {moment:%Y-%m-%d %H:%M} UTC (the last grade's time)"
 
 
+def sources_line(data: dict[str, Any]) -> str:
+    """The report's time and its input files with their SHA-256, as a Markdown line."""
+    files = ", ".join(f"{role} `{f['file']}` (SHA-256 `{f['sha256']}`)" for role, f in data["inputs"].items())
+    return f"{as_of_line(data)}, from {files}."
+
+
 def report_markdown(data: dict[str, Any]) -> str:
     """The report as a short Markdown document."""
     strata = pd.DataFrame(data["strata"])
     lines = [
         f"# ActiveGrade report: {one_line_plain(data['project'])}",  # a name shown literally, in any viewer
         "",
-        f"{as_of_line(data)}, from "
-        + ", ".join(f"{role} `{f['file']}` (SHA-256 `{f['sha256']}`)" for role, f in data["inputs"].items())
-        + ".",
+        sources_line(data),
         "",
         estimate_line(data),
         "",

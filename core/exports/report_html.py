@@ -179,7 +179,6 @@ def graders_parts(graders: dict[str, Any]) -> list[str]:
 def report_html(data: dict[str, Any]) -> str:
     """The one-page HTML report of ``core.exports.report.report``'s data (same content as the Markdown)."""
     g, skips = data["graders"], data.get("skips")
-    inputs = [{"role": role, "file": f["file"], "sha256": f["sha256"]} for role, f in data["inputs"].items()]
     parts = [
         f"<h1>ActiveGrade report: {html.escape(data['project'])}</h1>",
         paragraph(f"{as_of_line(data)}."),
@@ -205,22 +204,35 @@ def report_html(data: dict[str, Any]) -> str:
         ]
     review = review_lines(data.get("review"))
     parts += ["<h2>Review</h2>", *(paragraph(line.lstrip("- ")) for line in review[2:] if line)] if review else []
-    chain = data.get("audit_chain")
-    parts += [] if chain is None else ["<h2>Audit trail</h2>", paragraph(audit_chain_line(chain))]
+    parts += audit_chain_parts(data.get("audit_chain"))
     r = data["recompute"]
     parts += [
         "<h2>Recompute the estimate from the grades export</h2>",
         f"<pre>{html.escape(r['formula'])}</pre>",
         paragraph(recompute_line(r)),
         f"<pre>{html.escape(r['script'])}</pre>",
-        "<h2>Inputs</h2>",
-        html_table(inputs, "inputs"),
+        *inputs_parts(data),
         "<h2>Settings</h2>",
         html_table(settings_table(data["settings"], data["seed"], len(data["strata"])), "settings"),
     ]
-    title = html.escape(f"ActiveGrade report: {data['project']}")
+    return html_page(f"ActiveGrade report: {data['project']}", parts)
+
+
+def html_page(title: str, parts: list[str]) -> str:
+    """One self-contained page of ``parts`` (HTML already escaped) under ``title`` (escaped here), with STYLE."""
     return (
         f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{title}</title>'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{html.escape(title)}</title>'
         f"<style>{STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n"
     )
+
+
+def inputs_parts(data: dict[str, Any]) -> list[str]:
+    """The inputs section: each input file's role, name and SHA-256."""
+    rows = [{"role": role, "file": f["file"], "sha256": f["sha256"]} for role, f in data["inputs"].items()]
+    return ["<h2>Inputs</h2>", html_table(rows, "inputs")]
+
+
+def audit_chain_parts(chain: dict[str, Any] | None) -> list[str]:
+    """The audit trail's section (core.exports.report.audit_chain_line), none where the chain was not checked."""
+    return [] if chain is None else ["<h2>Audit trail</h2>", paragraph(audit_chain_line(chain))]
