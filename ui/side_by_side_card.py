@@ -49,7 +49,7 @@ TO_TOP = "<script>/* {token} */ (document.querySelector('[data-testid=\"stMain\"
 def page(store: Store, project: ProjectInfo, grader: str) -> None:
     """The card, its grades and its progress, in place of the one-response grading card."""
     settings = project.settings
-    message = st.session_state.pop(f"sbs-ack-{project.id}", None)
+    message = st.session_state.pop(_said_key(project.id), None)
     try:
         position = grade_actions.claim(store, signin.user(), project.id, plan.design(project))
     except grade_actions.Refused as exc:
@@ -109,6 +109,16 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
     _said(message)  # beside the button the grader just pressed, not above the card, off the screen
 
 
+def _said_key(project_id: int) -> str:
+    """Where the last press's outcome waits for the next run of the page (`_say`, then `_said`)."""
+    return f"sbs-ack-{project_id}"
+
+
+def _say(project_id: int, message: str) -> None:
+    """Keep the press's outcome for the page's next run, which shows it beside the buttons."""
+    st.session_state[_said_key(project_id)] = message
+
+
 def _said(message: str | None) -> None:
     """The last press's outcome: what was saved or undone, or why not."""
     if message:
@@ -120,7 +130,7 @@ def _submit(store: Store, project_id: int, grader: str, showing: Showing, sides:
     run."""
     chosen = [st.session_state.get(f"sbs-grade-{showing.token}-{side}") for side in range(sides)]
     if any(label is None for label in chosen):
-        st.session_state[f"sbs-ack-{project_id}"] = "Not saved: give every response a grade"
+        _say(project_id, "Not saved: give every response a grade")
         return
     user, seconds = signin.user(), showing.seconds_since_released()
     _press(
@@ -141,9 +151,9 @@ def _flag(store: Store, project_id: int, showing: Showing, note: str) -> None:
     try:
         outcome = grade_actions.flag(store, signin.user(), project_id, showing.position, note)
     except (grade_actions.Refused, InputError) as exc:
-        st.session_state[f"sbs-ack-{project_id}"] = f"Not saved: {exc}"
+        _say(project_id, f"Not saved: {exc}")
         return
-    st.session_state[f"sbs-ack-{project_id}"] = f"{outcome.message}: the item is still yours to grade or skip"
+    _say(project_id, f"{outcome.message}: the item is still yours to grade or skip")
 
 
 def _undo(store: Store, project_id: int) -> None:
@@ -152,9 +162,9 @@ def _undo(store: Store, project_id: int) -> None:
     try:
         outcome = grade_actions.undo(store, signin.user(), project_id)
     except grade_actions.Refused as exc:
-        st.session_state[f"sbs-ack-{project_id}"] = f"Not undone: {exc}"
+        _say(project_id, f"Not undone: {exc}")
         return
-    st.session_state[f"sbs-ack-{project_id}"] = outcome.message
+    _say(project_id, outcome.message)
 
 
 def _skip(store: Store, project_id: int, grader: str, showing: Showing) -> None:
@@ -174,10 +184,9 @@ def _press(
     store: Store, project_id: int, grader: str, showing: Showing, act: Callable[[], Outcome], kept: tuple[str, ...]
 ) -> None:
     """``act`` once on the card's token (showings.press_once), its outcome kept for the next run."""
-    key = f"sbs-ack-{project_id}"
     try:
         outcome = showings.press_once(store, project_id, grader, showing.token, act, lambda done: done.status in kept)
     except (grade_actions.Refused, InputError) as exc:
-        st.session_state[key] = f"Not saved: {exc}"
+        _say(project_id, f"Not saved: {exc}")
         return
-    st.session_state[key] = outcome.message if outcome.status in kept else f"Not saved: {outcome.message}"
+    _say(project_id, outcome.message if outcome.status in kept else f"Not saved: {outcome.message}")

@@ -696,9 +696,9 @@ def audit_chain_lines(chain: dict[str, Any] | None) -> list[str]:
 def settings_table(settings: dict[str, Any], seed: Any, strata_used: int | None = None) -> pd.DataFrame:
     """Settings as rows of (setting, value): nested values as compact JSON, "not set" for none (a planned budget
     left to the forecast read "null"), the guidelines left out (long text with its own place), the seed once,
-    and in a rubric project the one-question scale it does not use. Where the design has ``strata_used`` strata, not the number asked, n_strata says both and why (tied
-    surrogate scores and strata under min_stratum_size items merge; items without samples add one:
-    core.stats.strata), so the table never reads as the design used."""
+    and in a rubric project the one-question scale it does not use. Where the design has ``strata_used`` strata,
+    not the number asked, n_strata says both and why (tied surrogate scores and strata under min_stratum_size
+    items merge; items without samples add one: core.stats.strata), so the table never reads as the design used."""
     read = ProjectSettings.from_dict(settings)
     left_out = ("guidelines", "seed", *(("scale",) if read.rubric else ()))
     rows = [

@@ -38,9 +38,10 @@ def add_review(
     criterion: str = "",
 ) -> int:
     """Set the item's final grade (retracting an earlier review of the same key) with its audit event; its id."""
-    return add_reviews(store, project_id, position, [(target, criterion, value, label)], reviewer=reviewer, note=note)[
-        0
-    ]
+    [review_id] = add_reviews(
+        store, project_id, position, [(target, criterion, value, label)], reviewer=reviewer, note=note
+    )
+    return review_id
 
 
 def add_reviews(
