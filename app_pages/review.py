@@ -162,9 +162,7 @@ with right:
             st.caption(f"Grades disagree on: {', '.join(named.get(p, p) for p in shown.disagree)}.")
         if not shown.reviews.empty:
             st.markdown("**Final grades set**")
-            settled = shown.reviews.assign(
-                part=[named.get(t or c, t or c) for t, c in zip(shown.reviews["target"], shown.reviews["criterion"])]
-            )
+            settled = shown.reviews.assign(part=shown.reviews["part"].map(lambda p: named.get(p, p)))
             st.dataframe(
                 settled[["part", "label", "reviewer", "note", "created_at"]].rename(columns={"part": parts.noun}),
                 hide_index=True,

@@ -42,7 +42,7 @@ from core.services.reservations import double_graded, drawn_positions
 from core.services.side_by_side import card_order, side_names
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
-from core.stats.rater_agreement import Agreement
+from core.stats.rater_agreement import Agreement, part_keys
 from core.stats.validation import Validated, validated_estimate
 from core.store import Store, reviews
 
@@ -82,10 +82,8 @@ def queue(store: Store, actor: auth.User | None, project_id: int) -> list[QueueE
 def waiting(store: Store, project_id: int) -> list[QueueEntry]:
     """`queue` without the permission check, for what is read on the actor's behalf already (the report)."""
     graded = store.graded_positions(project_id)
-    settled = reviews.reviews(store, project_id)
-    reviewed = {
-        (int(p), reviews.part(t, c)) for p, t, c in settled[["position", "target", "criterion"]].itertuples(False)
-    }
+    settled = _with_part(reviews.reviews(store, project_id))
+    reviewed = set(zip(settled["position"].astype(int), settled["part"]))
     grades = _grades_by_part(store, project_id, store.project(project_id).settings)
     answered = {int(p): set(parts) for p, parts in grades.groupby("position")["part"]}
 
@@ -110,7 +108,7 @@ def waiting(store: Store, project_id: int) -> list[QueueEntry]:
 class ReviewItem:
     """What a reviewer sees of one item: the item, its active grades (grader, label, comment, time, and
     ``part``: core.store.reviews.part, the criterion in a rubric project, the target in a comparison), the
-    flags, its active reviews (one per part settled), the parts its grades disagree on now, and in a
+    flags, its active reviews (one per part settled, with its ``part`` too), the parts its grades disagree on now, and in a
     comparison ``order``: the targets in the item's card order (core.services.side_by_side.card_order), the
     order its responses were graded in, side by side."""
 
@@ -157,18 +155,21 @@ def item(store: Store, actor: auth.User | None, project_id: int, position: int) 
         item=shown,
         grades=grades[grades["position"] == position].reset_index(drop=True),
         flags=reviews.flags(store, project_id, [position]),
-        reviews=reviews.reviews(store, project_id, [position]),
+        reviews=_with_part(reviews.reviews(store, project_id, [position])),
         disagree=tuple(reviews.disagreements(store, project_id, [position]).get(position, ())),
         order=card_order(settings.seed, position, settings.targets) if settings.compares else (),
     )
 
 
 def _grades_by_part(store: Store, project_id: int, settings: ProjectSettings) -> pd.DataFrame:
-    """The project's active grades with ``part``, the part of the item each grades (core.store.reviews.part):
-    a comparison's target, a rubric's criterion, "" for a one-question project's grade."""
-    grades = store.target_grades(project_id) if settings.compares else store.rubric_grades(project_id)
-    keys = grades.reindex(columns=["target", "criterion"], fill_value="")
-    return grades.assign(part=[reviews.part(t, c) for t, c in keys.itertuples(index=False)])
+    """The project's active grades with ``part`` (`_with_part`)."""
+    return _with_part(store.target_grades(project_id) if settings.compares else store.rubric_grades(project_id))
+
+
+def _with_part(frame: pd.DataFrame) -> pd.DataFrame:
+    """Grades or reviews with ``part``, the part of the item each is of (core.store.reviews.part): a comparison's
+    target, a rubric's criterion, "" for a one-question project's."""
+    return frame.assign(part=[reviews.part(t, c) for t, c in part_keys(frame).itertuples(index=False)])
 
 
 def settle(
