@@ -82,12 +82,14 @@ def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_
     start_preparation(store, pid, wait=True)
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.goto(f"{shared_server.url}/grade?project={pid}&grader=keys")
+    checked = "() => document.querySelectorAll('[role=radiogroup] input:checked').length"
+    fresh = "() => document.querySelectorAll('[role=radiogroup]').length === 2 && ({checked})() === 0"
     for n in range(3):
-        page.locator(".sbs-response").nth(1).wait_for(timeout=TIMEOUT_MS)
         page.get_by_text(f"{n} of {N_ITEMS} items graded").wait_for(timeout=TIMEOUT_MS)
+        page.wait_for_function(fresh.format(checked=checked), timeout=TIMEOUT_MS)  # the new card, both sides drawn
         page.locator("body").press("y")
+        page.wait_for_function(f"() => ({checked})() === 1", timeout=TIMEOUT_MS)
         page.locator("body").press("n")
-        checked = "() => [...document.querySelectorAll('[role=radiogroup] input:checked')].length"
         page.wait_for_function(f"() => ({checked})() === 2", timeout=TIMEOUT_MS)
         page.keyboard.press("Enter")
     page.get_by_text(f"3 of {N_ITEMS} items graded").wait_for(timeout=TIMEOUT_MS)
