@@ -19,7 +19,18 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from activegrade.client import ApiError, Card, Client, Criterion, Interval, Outcome, Project, ProjectState, Reading
+from activegrade.client import (
+    ApiError,
+    Card,
+    Client,
+    Criterion,
+    Interval,
+    Outcome,
+    Project,
+    ProjectState,
+    Reading,
+    Side,
+)
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ imports them on first use
     from activegrade.library import design, estimate, example_pool, next_item, prepare, simulate
@@ -34,6 +45,7 @@ __all__ = [
     "Project",
     "ProjectState",
     "Reading",
+    "Side",
     "design",
     "estimate",
     "example_pool",

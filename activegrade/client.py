@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -66,10 +66,20 @@ class Criterion:
 
 
 @dataclass(frozen=True)
+class Side:
+    """One response on a comparison's side-by-side card: the side's neutral name (``Response 1``, ...) and the
+    response's text; which model wrote it is never on the card."""
+
+    side: str
+    response: str
+
+
+@dataclass(frozen=True)
 class Card:
     """An item handed to the caller to grade, reserved for them; ``token`` names it in ``grade`` or ``skip``
     (``grade_rubric`` in a rubric project, whose ``criteria`` it lists; empty in a project that asks one
-    question)."""
+    question; ``grade_responses`` in a comparison, whose ``responses`` it lists side by side, ``response``
+    then empty)."""
 
     item_id: str
     token: str
@@ -80,6 +90,7 @@ class Card:
     min_view_s: float = 0.0
     reference: str | None = None
     criteria: tuple[Criterion, ...] = ()
+    responses: tuple[Side, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -245,6 +256,7 @@ class Project:
                 )
                 for c in item.get("criteria") or ()
             ),
+            responses=tuple(Side(r["side"], r.get("response") or "") for r in item.get("responses") or ()),
             raw=item,
         )
 
@@ -262,6 +274,16 @@ class Project:
             card = project.next_item()
             project.grade_rubric(card, {"correct": "Correct", "helpful": "4"}, comment="terse")
         """
+        return self._grade(card, {"labels": dict(labels)}, comment)
+
+    def grade_responses(self, card: Card, labels: Mapping[str, str] | Sequence[str], *, comment: str = "") -> Outcome:
+        """Grade every response of a comparison's side-by-side card at once: ``labels`` side -> one of
+        ``card.labels`` (``{"Response 1": "Correct", "Response 2": "Incorrect"}``), or a sequence of labels in
+        the card's side order. One grade per response, stored together under the card's one token, each with the
+        model that wrote it (the server knows which; the card does not say). ApiError 409 when refused (a
+        response left ungraded, a label not on the scale, the token spent), 422 in a project of one model."""
+        if not isinstance(labels, Mapping):
+            labels = {side.side: label for side, label in zip(card.responses, labels, strict=True)}
         return self._grade(card, {"labels": dict(labels)}, comment)
 
     def _grade(self, card: Card, answer: dict[str, Any], comment: str) -> Outcome:

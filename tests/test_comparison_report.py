@@ -1,7 +1,7 @@
 """A comparison project's report gives each model's score and each difference, never one score over its grades
 (which mixed the models: the evaluation lead's review saw 0.3645 headlined for models at 0.405 and 0.324); the
-exports and API reads of one score refuse it, saying where the per-model figures are; the grading API refuses
-its cards up front rather than holding an item it cannot grade."""
+exports and API reads of one score refuse it, saying where the per-model figures are (tests/test_api_compare.py
+grades a comparison through the API)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from core.inputs.targets import response_column
 from core.services import auth, reservations, team, tokens
 from core.services.comparison_reading import comparison_reading
 from core.services.project import create_project, start_preparation
-from core.store import Store, accounts
+from core.store import Store
 from tests.test_api import PASSWORD, call
 from tests.test_compare import long_pool, write_jsonl
 
@@ -87,14 +87,10 @@ def test_an_export_of_one_score_refuses_a_comparison_and_says_where_its_figures_
     assert where in str(refused.value)
 
 
-def test_the_api_refuses_one_score_and_the_cards_of_a_comparison(graded):
+def test_the_api_refuses_one_score_of_a_comparison_and_says_where_its_figures_are(graded):
     store, pid, secrets = graded
     client = TestClient(Starlette(routes=api.routes(lambda: store)))
     reading = call(client, secrets["boss"], "GET", f"/projects/{pid}/reading")
     assert reading.status_code == 409 and "/report" in reading.json()["error"]["message"]
     report = call(client, secrets["boss"], "GET", f"/projects/{pid}/report").json()
     assert {m["model"] for m in report["comparison"]["models"]} == set(MODELS)
-    card = call(client, secrets["ann"], "GET", f"/projects/{pid}/next")
-    assert card.status_code == 409 and "side-by-side" in card.json()["error"]["message"]
-    assert card.json()["error"]["field"] == "project_id"
-    assert accounts.reserved(store, pid) == {}  # no item held for a card nobody can grade here

@@ -25,6 +25,7 @@ from core.exports.formats import EXPORTS, export_name, exported_what
 from core.exports.project_export import GRADE_FORMATS, REPORT_EXPORTED, REPORT_FORMATS, ProjectFiles, report_bytes
 from core.exports.report import criterion_rows
 from core.inputs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_NAME_CHARS
+from core.inputs.markup import safe_markdown
 from core.jobs import background
 from core.rubric import Rubric
 from core.scales import Scale
@@ -34,7 +35,8 @@ from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.live import live_reading
 from core.services.outcome import STORED, Outcome, Refused
 from core.services.preparation import project_state
-from core.settings import SettingsLike
+from core.services.side_by_side import card_order, card_responses, side_names
+from core.settings import ProjectSettings
 from core.store import ProjectInfo, Store, json_safe
 
 PREFIX = "/api/v1"
@@ -107,15 +109,9 @@ def _grader(call: Call) -> grade_actions.Acting:
     except Refused:
         _project(call, auth.GRADE, ready=True)
         raise
-    if acting.project.settings.compares:  # its card was handed out, held 10 minutes, and no grade could land
-        raise ApiError(409, COMPARES_GRADING.format(name=acting.project.name), "project_id")
     return acting
 
 
-COMPARES_GRADING = (
-    "project {name!r} compares models: its items are graded on the Grade page's side-by-side card, every model's "
-    "response together; the API grades one-model projects"
-)
 COMPARES_READING = (
     "project {name!r} compares models, and the reading is one score, which would mix them: GET "
     "/projects/{{project_id}}/report gives each model's score and each difference"
@@ -151,9 +147,20 @@ def _grading(call: Call, acting: grade_actions.Acting, comment: str) -> Grading:
     project = acting.project
     rubric = project.settings.rubric
     if call.text("target", default="", limit=MAX_NAME_CHARS):
-        raise ApiError(422, "this project grades one model, so 'target' must be \"\"", "target")
+        kind = "compares models graded blind, by side" if project.settings.compares else "grades one model"
+        raise ApiError(422, f"this project {kind}, so 'target' must be \"\"", "target")
     criterion = call.text("criterion", default="", limit=MAX_NAME_CHARS)
     body = call.body or {}
+    if project.settings.side_by_side:
+        sides = side_names(len(project.settings.targets))
+        card = f"send 'labels', one label per response on the card ({', '.join(sides)}), graded together"
+        for name, given in (("label", body.get("label")), ("criterion", criterion)):
+            if given:
+                raise ApiError(422, f"this project compares models side by side: {card}, in place of {name!r}", name)
+        labels = _labels_object(call, card)
+        return lambda position, seconds: grade_actions.grade_card(
+            call.store, acting, project.id, position, labels, seconds=seconds, comment=comment
+        )
     if rubric is None:
         if criterion:
             raise ApiError(422, "this project grades one question, so 'criterion' must be \"\"", "criterion")
@@ -169,15 +176,16 @@ def _grading(call: Call, acting: grade_actions.Acting, comment: str) -> Grading:
     for name, given in (("label", body.get("label")), ("criterion", criterion)):
         if given:  # "" (the client's default) asks nothing
             raise ApiError(422, f"this project grades a rubric: {card}, in place of {name!r}", name)
-    labels = _criterion_labels(call, card)
+    labels = _labels_object(call, card)
     return lambda position, seconds: grade_actions.grade_rubric(
         call.store, acting, project.id, position, labels, seconds=seconds, comment=comment
     )
 
 
-def _criterion_labels(call: Call, card: str) -> dict[str, str]:
-    """The body's ``labels``, an object criterion -> label of strings within the limits; 422 otherwise (``card``:
-    what to send). Whether each is a criterion of the rubric and a label of its scale is grade_rubric's check."""
+def _labels_object(call: Call, card: str) -> dict[str, str]:
+    """The body's ``labels``, an object criterion (or side) -> label of strings within the limits; 422 otherwise
+    (``card``: what to send). Whether each is a criterion of the rubric (a response on the card) and a label of its
+    scale is grade_rubric's check (grade_card's)."""
     labels = (call.body or {}).get("labels")
     if not isinstance(labels, dict):
         shown = "missing" if labels is None else f"{json_kind(labels)}, not an object"
@@ -186,7 +194,7 @@ def _criterion_labels(call: Call, card: str) -> dict[str, str]:
     for name, label in labels.items():
         if len(name) > MAX_NAME_CHARS:
             raise ApiError(
-                422, f"a criterion of 'labels' has {len(name):,} characters, more than {MAX_NAME_CHARS:,}", "labels"
+                422, f"a key of 'labels' has {len(name):,} characters, more than {MAX_NAME_CHARS:,}", "labels"
             )
         if not isinstance(label, str):
             raise ApiError(422, f"the label of {name!r} must be a string, not {json_kind(label)}", "labels")
@@ -356,7 +364,7 @@ def _next_card(call: Call, acting: grade_actions.Acting, ahead: bool) -> dict[st
     item = call.store.item(project.id, position)
     showing = cards.show(call.store, project.id, call.user.name, position, str(item.get("id", "")))
     card = {
-        **_preview(item, project.settings),
+        **_preview(item, position, project.settings),
         "item_id": showing.item_id,
         "token": showing.token,
         "position": position,
@@ -369,7 +377,7 @@ def _next_card(call: Call, acting: grade_actions.Acting, ahead: bool) -> dict[st
         card["criteria"] = _criteria(rubric)
     if ahead:
         after = cards.ahead(call.store, project, design, call.user.name, position)
-        card["ahead"] = None if after is None else _preview(call.store.item(project.id, after), project.settings)
+        card["ahead"] = None if after is None else _preview(call.store.item(project.id, after), after, project.settings)
     return json_safe({"item": card, "reason": None})
 
 
@@ -393,11 +401,21 @@ def _criteria(rubric: Rubric) -> list[dict[str, Any]]:
     ]
 
 
-def _preview(item: dict[str, Any], settings: SettingsLike) -> dict[str, Any]:
-    """What a card shows of ``item`` (grader_view), named by its pool id, without a token or a position (the
-    card ahead; the card itself adds them)."""
+def _preview(item: dict[str, Any], position: int, settings: ProjectSettings) -> dict[str, Any]:
+    """What a card shows of ``item`` at ``position`` (grader_view), named by its pool id, without a token or a
+    position (the card ahead; the card itself adds them). A side-by-side card's ``responses`` replace its
+    ``response``: every model's response in the card's order (core.services.side_by_side.card_order), each
+    under its side's neutral name, never the model's."""
     view = grader_view(item, settings)
-    return {"item_id": str(item.get("id", "")), **{k: v for k, v in view.items() if k != "id"}}
+    card = {"item_id": str(item.get("id", "")), **{k: v for k, v in view.items() if k != "id"}}
+    if settings.side_by_side:
+        order = card_order(settings.seed, position, settings.targets)
+        texts = card_responses(item, order)
+        card.pop("response", None)
+        card["responses"] = [
+            {"side": side, "response": safe_markdown(text)} for side, text in zip(side_names(len(order)), texts)
+        ]
+    return card
 
 
 def _shown(call: Call, project: ProjectInfo):

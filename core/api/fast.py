@@ -347,6 +347,20 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
 """
 
 
+COMPARES = (
+    "This project compares models: grade it on the Grade page, whose side-by-side card shows every model's response "
+    "to the item. This page shows one response a card."
+)
+
+
+def _compares(store: Store, project: str) -> bool:
+    """Whether the page's ``project`` is a comparison (the page's own calls answer for any other value)."""
+    try:
+        return store.project(int(project)).settings.compares
+    except (KeyError, ValueError):
+        return False
+
+
 def routes(store: Callable[[], Store], cookie: str) -> list[Route]:
     """The page and its four calls (the API's handlers, on the sign-in cookie ``cookie``)."""
 
@@ -356,9 +370,10 @@ def routes(store: Callable[[], Store], cookie: str) -> list[Route]:
                 await run_in_threadpool(open_demo_user, store(), request)
             except ApiError as exc:
                 return PlainTextResponse(f"Not available: {exc.message}.", exc.status)
-            return HTMLResponse(PAGE)
-        if await run_in_threadpool(sessions.resume, store(), request.cookies.get(cookie)) is None:
+        elif await run_in_threadpool(sessions.resume, store(), request.cookies.get(cookie)) is None:
             return RedirectResponse("/", 303)  # sign in on the app first
+        if await run_in_threadpool(_compares, store(), request.query_params.get("project", "")):
+            return PlainTextResponse(COMPARES, 409)
         return HTMLResponse(PAGE)
 
     calls = (  # the cards carry the item expected after them (``ahead``), painted while a press is saved

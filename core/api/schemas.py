@@ -226,7 +226,10 @@ CARD = {
         "expires_in_s": {"type": "number"},
         "prompt": {"type": "string"},
         "response": {"type": "string"},
-        "reference": {"type": "string"},
+        "reference": {
+            **STRING_OR_NULL,
+            "description": "the reference answer, where the project shows it (null: the item has none)",
+        },
         "image": {"type": "string"},
         "image_note": {"type": "string"},
         "signals": {"type": "object"},
@@ -245,13 +248,24 @@ CARD = {
                 }
             ),
         },
+        "responses": {
+            "type": "array",
+            "description": "a comparison's side-by-side card: every model's response, in the card's order under "
+            "its side's neutral name (the model is never named); grade them together ('labels' of POST grades, "
+            "side -> label); 'response' is then absent",
+            "items": _object({"side": {"type": "string"}, "response": {"type": "string"}}),
+        },
         "min_view_s": {"type": "number"},
     },
-    "required": ["item_id", "token", "position", "prompt", "response", "labels"],
+    "required": ["item_id", "token", "position", "prompt", "labels"],
 }
 NEXT = _object({"item": {"oneOf": [CARD, {"type": "null"}]}, "reason": STRING_OR_NULL})
 KEY = {
-    "target": {"type": "string", "default": "", "description": "the target model graded ('' : the project's one)"},
+    "target": {
+        "type": "string",
+        "default": "",
+        "description": "'' (the project's one model; a comparison's responses are named by side in 'labels')",
+    },
     "criterion": {
         "type": "string",
         "default": "",
@@ -274,7 +288,9 @@ GRADE_REQUEST = _object(
             "type": "object",
             "additionalProperties": {"type": "string", "maxLength": MAX_LABEL_CHARS},
             "description": "a rubric project's card: criterion -> one of its labels, every required criterion "
-            "answered (an optional one may be left out); stored together, one grade per criterion",
+            "answered (an optional one may be left out); a comparison's side-by-side card: side ('Response 1', "
+            "...) -> one of the labels, every response graded; stored together, one grade per criterion "
+            "(per response, with the model that wrote it)",
         },
         "comment": {"type": "string", "default": ""},
         "shown_ms": {"type": "number", "description": "how long the item was shown (default: since next)"},
@@ -282,7 +298,7 @@ GRADE_REQUEST = _object(
     },
     ("item_id", "token"),
 ) | {"oneOf": [{"required": ["label"]}, {"required": ["labels"]}]}
-"""POST grades' body: 'label' in a project that asks one question, 'labels' in a rubric project."""
+"""POST grades' body: 'label' in a project that asks one question, 'labels' in a rubric project or a comparison."""
 OUTCOME = _object(
     {
         "status": {"type": "string", "enum": ["saved", "changed", "skipped", "undone", "refused", "not_saved"]},

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.errors import InputError
@@ -23,7 +23,7 @@ from core.services import auth, grading, live, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
 from core.services.reservations import DEFAULT_TTL
-from core.services.side_by_side import card_order, grades_for_targets
+from core.services.side_by_side import card_order, grades_for_targets, labels_by_side, side_names
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.store import ProjectInfo, Store, reviews
@@ -215,12 +215,13 @@ def grade_card(
     actor: Actor,
     project_id: int,
     position: int,
-    labels: list[str],
+    labels: Sequence[str] | Mapping[str, str],
     *,
     seconds: float,
     comment: str = "",
 ) -> Outcome:
-    """Store a side-by-side card's grades, ``labels`` side by side (left to right), in one transaction.
+    """Store a side-by-side card's grades, ``labels`` side by side (left to right), or by side name as the HTTP
+    API gives them (core.services.side_by_side.labels_by_side), in one transaction.
 
     The card's order is the project's (core.services.side_by_side.card_order of its seed, the position and
     its targets): side j's grade is stored with the target order[j] and side j (grades.target, grades.side).
@@ -233,11 +234,16 @@ def grade_card(
         raise Refused("this project does not grade responses side by side")
     if (early := _too_fast(project_id, grader, position, seconds, settings)) is not None:
         return early
-    scale = settings.grading_scale
-    for label in labels:
-        grading.check_label(scale, label)
-    values = [scale.value_of(label) for label in labels]
     order = card_order(settings.seed, position, settings.targets)
+    if isinstance(labels, Mapping):
+        try:
+            labels = labels_by_side(labels, len(order))
+        except InputError as exc:
+            raise Refused(str(exc), field=exc.field) from None
+    scale = settings.grading_scale
+    for side, label in zip(side_names(len(order)), labels):
+        grading.check_label(scale, label, f"labels.{side}")
+    values = [scale.value_of(label) for label in labels]
     try:
         by_target = grades_for_targets(order, values)
     except InputError as exc:

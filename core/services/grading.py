@@ -132,12 +132,12 @@ def viewing_seconds(shown_ms: object, released_s: float) -> float:
     return min(check_seconds(shown_ms / 1000, field="shown_ms"), max(released_s, 0.0))
 
 
-def check_label(scale: Scale, label: str) -> None:
-    """Refused, naming the scale's labels, unless ``label`` is one of them."""
+def check_label(scale: Scale, label: str, field: str = "label") -> None:
+    """Refused, naming the scale's labels and the request's ``field``, unless ``label`` is one of them."""
     labels = [choice.label for choice in scale.choices]
     if label not in labels:
         raise Refused(
-            f"{label!r} is not a grade of this project: use one of {', '.join(map(repr, labels))}", field="label"
+            f"{label!r} is not a grade of this project: use one of {', '.join(map(repr, labels))}", field=field
         )
 
 

@@ -30,6 +30,23 @@ def side_names(count: int) -> tuple[str, ...]:
     return tuple(f"Response {j + 1}" for j in range(count))
 
 
+def labels_by_side(labels: Mapping[str, str], count: int) -> list[str]:
+    """The labels of a card of ``count`` responses given by side name (``{"Response 1": "Correct", ...}``, as the
+    HTTP API takes them), in side order; InputError naming the side for an unknown name or a side left ungraded."""
+    names = side_names(count)
+    unknown = sorted(set(labels) - set(names))
+    if unknown:
+        raise InputError(
+            f"{unknown[0]!r} is not a response on this card",
+            fix=f"use {', '.join(names)}",
+            field=f"labels.{unknown[0]}",
+        )
+    for name in names:
+        if not labels.get(name):
+            raise InputError(f"{name} has no grade", fix="grade every response on the card", field=f"labels.{name}")
+    return [labels[name] for name in names]
+
+
 def grades_for_targets(order: Sequence[str], side_grades: Sequence[float]) -> dict[str, float]:
     """Target -> grade from the grades given side by side (side j's grade is order[j]'s); InputError unless
     every side has one grade in [0, 1]."""

@@ -1,0 +1,154 @@
+"""Comparisons through the HTTP API: a side-by-side card lists every model's response under its side's neutral
+name, in the card's drawn order, and one press grades them all, each grade stored with the model that wrote it
+(the Grade page's own rule, core.services.grade_actions.grade_card); the refusals name the side to fix. The
+fast grading page, which shows one response a card, sends a comparison's graders to the Grade page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+import activegrade
+from core import api
+from core.api import fast, schemas
+from core.inputs.targets import response_column
+from core.services import auth, sessions, team, tokens
+from core.services.project import create_project, start_preparation
+from core.services.side_by_side import card_order
+from core.store import Store
+from tests.test_api import PASSWORD, call
+from tests.test_compare import long_pool, write_jsonl
+
+MODELS = ("beta", "alpha")
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory):
+    """A prepared side-by-side comparison of two models on 30 items (no minimum viewing time), an admin and a
+    grader assigned to it, a token each, and the API served in-process."""
+    folder = tmp_path_factory.mktemp("api_compare")
+    store = Store.open(f"sqlite:///{folder / 'c.db'}")
+    pool = Path(write_jsonl(folder / "pool.jsonl", long_pool(30, models=MODELS)))
+    pid = create_project(store, "Two models", ("pool.jsonl", pool.read_bytes()), None, {"min_view_s": 0}, start=False)
+    start_preparation(store, pid, wait=True)
+    assert store.project(pid).status == "ready", store.project(pid).error
+    for name, role in {"boss": auth.ADMIN, "ann": auth.GRADER}.items():
+        team.create_account(store, auth.OPERATOR, name, role, password=PASSWORD)
+    team.assign(store, auth.OPERATOR, pid, "ann")
+    secrets = {name: tokens.create(store, auth.OPERATOR, name, "tests")[1] for name in ("boss", "ann")}
+    return store, pid, secrets, TestClient(Starlette(routes=api.routes(lambda: store)))
+
+
+def _card(client, secret, pid) -> dict:
+    answer = call(client, secret, "GET", f"/projects/{pid}/next")
+    assert answer.status_code == 200, answer.text
+    jsonschema.Draft202012Validator(schemas.NEXT).validate(answer.json())
+    return answer.json()["item"]
+
+
+def _grade(client, secret, pid, item, **answer):
+    return call(
+        client,
+        secret,
+        "POST",
+        f"/projects/{pid}/grades",
+        json={**answer, "item_id": item["item_id"], "token": item["token"]},
+    )
+
+
+def test_the_card_shows_every_response_by_side_in_its_drawn_order_and_never_a_models_name(compared):
+    store, pid, secrets, client = compared
+    item = _card(client, secrets["ann"], pid)
+    settings = store.project(pid).settings
+    order = card_order(settings.seed, item["position"], settings.targets)
+    stored = store.item(pid, item["position"])
+    assert [r["side"] for r in item["responses"]] == ["Response 1", "Response 2"]
+    assert [r["response"] for r in item["responses"]] == [str(stored[response_column(t)]) for t in order]
+    assert "response" not in item
+    assert not any(model in repr(item) for model in MODELS)  # blind: the card never names a model
+
+
+def test_one_press_grades_every_response_each_with_the_model_that_wrote_it(compared):
+    store, pid, secrets, client = compared
+    item = _card(client, secrets["ann"], pid)
+    settings = store.project(pid).settings
+    order = card_order(settings.seed, item["position"], settings.targets)
+    saved = _grade(client, secrets["ann"], pid, item, labels={"Response 1": "Correct", "Response 2": "Incorrect"})
+    assert saved.status_code == 200 and saved.json()["status"] == "saved", saved.text
+    grades = store.target_grades(pid)
+    mine = grades[(grades["position"] == item["position"]) & (grades["grader"] == "ann")]
+    assert dict(zip(mine["target"], mine["value"])) == {order[0]: 1.0, order[1]: 0.0}
+    again = _grade(client, secrets["ann"], pid, item, labels={"Response 1": "Correct", "Response 2": "Correct"})
+    assert again.status_code == 409 and again.json()["error"]["field"] == "token"  # the token is spent
+    undone = call(client, secrets["ann"], "POST", f"/projects/{pid}/undo", json={})
+    assert undone.json()["status"] == "undone" and undone.json()["position"] == item["position"]
+    grades = store.target_grades(pid)
+    assert grades[(grades["position"] == item["position"]) & (grades["grader"] == "ann")].empty  # the whole card
+
+
+@pytest.mark.parametrize(
+    ("answer", "status", "field", "words"),
+    [
+        ({"labels": {"Response 1": "Correct"}}, 409, "labels.Response 2", "Response 2 has no grade"),
+        (
+            {"labels": {"Response 1": "Correct", "Response 2": "Correct", "Response 3": "Correct"}},
+            409,
+            "labels.Response 3",
+            "'Response 3' is not a response on this card",
+        ),
+        ({"labels": {"Response 1": "Correct", "Response 2": "7"}}, 409, "labels.Response 2", "'7' is not a grade"),
+        ({"labels": {"alpha": "Correct", "beta": "Correct"}}, 409, "labels.alpha", "use Response 1, Response 2"),
+        ({"label": "Correct"}, 422, "label", "one label per response on the card (Response 1, Response 2)"),
+        ({"labels": {"Response 1": "Correct", "Response 2": "Correct"}, "target": "alpha"}, 422, "target", "by side"),
+    ],
+)
+def test_a_card_answered_wrongly_is_refused_naming_the_side_and_nothing_is_stored(
+    compared, answer, status, field, words
+):
+    store, pid, secrets, client = compared
+    before = len(store.target_grades(pid))
+    item = _card(client, secrets["boss"], pid)
+    refused = _grade(client, secrets["boss"], pid, item, **answer)
+    assert refused.status_code == status, refused.text
+    error = refused.json()["error"]
+    assert error["field"] == field and words in error["message"]
+    assert len(store.target_grades(pid)) == before
+    skipped = call(
+        client,
+        secrets["boss"],
+        "POST",
+        f"/projects/{pid}/skip",
+        json={"item_id": item["item_id"], "token": item["token"]},
+    )
+    assert skipped.json()["status"] == "skipped"  # the token was given back: the card is still the grader's to skip
+
+
+@pytest.mark.filterwarnings("ignore:You should not use the 'timeout' argument with the TestClient")
+def test_the_python_client_grades_a_side_by_side_card(compared):
+    store, pid, secrets, client = compared
+    session = TestClient(client.app)
+    project = activegrade.Client(str(session.base_url), secrets["ann"], session=session).project(pid)
+    card = project.next_item()
+    assert [side.side for side in card.responses] == ["Response 1", "Response 2"] and card.response == ""
+    outcome = project.grade_responses(card, ["Incorrect", "Correct"])  # in the card's side order
+    assert outcome.status == "saved" and outcome.item_id == card.item_id
+    settings = store.project(pid).settings
+    order = card_order(settings.seed, card.position, settings.targets)
+    grades = store.target_grades(pid)
+    mine = grades[(grades["position"] == card.position) & (grades["grader"] == "ann")]
+    assert dict(zip(mine["target"], mine["value"])) == {order[0]: 0.0, order[1]: 1.0}
+    with pytest.raises(activegrade.ApiError) as refused:
+        project.grade(project.next_item(), "Correct")
+    assert refused.value.status == 422 and refused.value.field == "label"
+
+
+def test_the_fast_page_sends_a_comparisons_graders_to_the_grade_page(compared):
+    store, pid, _, _ = compared
+    app = Starlette(routes=fast.routes(lambda: store, "session"))
+    signed_in = TestClient(app, cookies={"session": sessions.start(store, auth.sign_in(store, "ann", PASSWORD))})
+    page = signed_in.get(f"/grade-fast?project={pid}")
+    assert page.status_code == 409 and "side-by-side card" in page.text
