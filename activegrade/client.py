@@ -138,15 +138,24 @@ class Reading:
     """The estimate of every grade given (``estimate`` where no stop came before them)."""
 
     def interval(self, role: str = "now") -> Interval | None:
-        """The interval of that role (default: the one to report if grading stopped now)."""
+        """The interval of that role (default: the one to report if grading stopped now); None where the reading has
+        none of it yet; ValueError for a role no reading has (one of INTERVAL_ROLES)."""
+        if role not in INTERVAL_ROLES:
+            raise ValueError(f"no interval role {role!r}: use one of {', '.join(INTERVAL_ROLES)}")
         return next((i for i in self.intervals if i.role == role), None)
+
+
+INTERVAL_ROLES = ("fixed_n", "anytime", "rule", "now")
+"""The roles of a reading's intervals (docs/api.md, *Reading*)."""
 
 
 class Client:
     """The API of the ActiveGrade app at ``url`` (e.g. http://127.0.0.1:8501), acting as ``token``'s account."""
 
     def __init__(self, url: str, token: str, *, timeout: float = 60.0, session: requests.Session | None = None) -> None:
-        self.url = url.rstrip("/")
+        """``url`` the app's own (the API's prefix, /api/v1, is added to every call, and taken off ``url`` where
+        it ends with it); ``timeout`` seconds per call; ``session`` a requests.Session to send through."""
+        self.url = url.rstrip("/").removesuffix(PREFIX)
         self.timeout = timeout
         self.session = session or requests.Session()
         self.session.headers["Authorization"] = f"Bearer {token}"
@@ -163,7 +172,16 @@ class Client:
         return response
 
     def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        return self.request(method, path, **kwargs).json()
+        """The JSON of a successful call; ApiError where the answer is none (an address that is no ActiveGrade app)."""
+        response = self.request(method, path, **kwargs)
+        try:
+            return response.json()
+        except ValueError:
+            kind = response.headers.get("content-type", "no content type")
+            raise ApiError(
+                response.status_code,
+                f"{response.url} answered {kind}, not the API's JSON: is {self.url} the app's address?",
+            ) from None
 
     def me(self) -> dict[str, str]:
         """The token's account: name and role."""

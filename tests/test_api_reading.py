@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from activegrade.client import Interval as ClientInterval
-from activegrade.client import _of
+from activegrade.client import INTERVAL_ROLES, _of
 from core.api import schemas
 from core.exports.report import criterion_rows
 from core.services.criteria_reading import read_criteria
@@ -84,7 +84,8 @@ def test_the_body_is_what_its_schema_says_and_what_the_client_reads(read):
     body = schemas.reading_body(read)
     jsonschema.Draft202012Validator(schemas.READING).validate(body)
     assert _body_keys(body) == _schema_keys(schemas.READING)  # no key outside the schema, no key of the schema left out
-    assert [_of(ClientInterval, i).role for i in body["intervals"]] == ["fixed_n", "anytime", "rule", "now"]
+    assert [_of(ClientInterval, i).role for i in body["intervals"]] == list(INTERVAL_ROLES)
+    assert schemas.READING["properties"]["intervals"]["items"]["properties"]["role"]["enum"] == list(INTERVAL_ROLES)
     newer = {**body["intervals"][0], "a_field_added_later": 1}  # a server newer than the client
     assert _of(ClientInterval, newer) == _of(ClientInterval, body["intervals"][0])
     assert body["estimate"]["value"] == pytest.approx(read.estimate.value) and body["counts"]["graded"] == 300
@@ -104,6 +105,10 @@ def test_a_reading_before_any_grade_is_a_body_its_schema_holds():
     body = schemas.reading_body(schemas.Read(reading, none, design.N, rows, None, None))
     jsonschema.Draft202012Validator(schemas.READING).validate(body)
     assert body["criteria"][0]["interval"] is None and body["estimate"]["reported_when"] == ""
+    # the saving is withheld until every stratum has 2 grades, as on the dashboard: no number a client could show
+    assert body["saving"]["known"] is False and reading.saving.uniform_fixed > 0
+    assert all(body["saving"][name] is None for name in schemas.SAVING_NUMBERS)
+    assert body["forecast"]["uniform"] == reading.forecast.uniform  # the plan's uniform size is the forecast's
 
 
 def test_the_reported_estimate_is_the_stops_where_the_rule_said_done_before_the_grades_given():

@@ -147,7 +147,7 @@ def test_a_card_missing_a_criterion_or_with_a_bad_label_stores_nothing(rubric_wo
         ({"labels": ANSWERS, "criterion": "helpful"}, "criterion", "in place of 'criterion'"),
         ({}, "labels", "the field 'labels' is missing"),
         ({"labels": ["4"]}, "labels", "'labels' is an array, not an object"),
-        ({"labels": {"correct": 1}}, "labels", "the label of 'correct' must be a string, not a number"),
+        ({"labels": {"correct": 1}}, "labels.correct", "the label of 'correct' must be a string, not a number"),
     ],
 )
 def test_a_rubric_grade_must_send_labels(rubric_world, extra, field, words):

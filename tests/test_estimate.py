@@ -8,6 +8,7 @@ from scipy import stats
 
 from core.errors import InputError
 from core.stats.allocation import design_from_items, make_design
+from core.stats.design import prepared_design
 from core.stats.estimate import estimate, estimate_batch, grades_needed
 from core.stats.model_assisted import difference_residuals
 from core.stats.simulate import replay_queue, replication_orders, synthetic_items
@@ -197,3 +198,15 @@ def test_grades_needed_shrinks_with_the_target(two_strata):
     assert grades_needed(two_strata, [0, 1, 10, 11], [1, 0, 1, 0], half_width=1.0) == 4
     with pytest.raises(InputError, match="positive"):
         grades_needed(two_strata, [], [], half_width=0)
+
+
+def test_no_standard_error_of_0_beside_an_interval_of_almost_0_to_1():
+    """Two grades that agree in one stratum and one in the other show no spread: the variance reads 0 and the
+    interval falls back to n* = n, nearly [0, 1]; the standard error is then unknown (NaN, null in the API), not 0
+    (the API's review read "se": 0.0 beside [0.05, 1.00] as exact). A standard error at a bound stays a number."""
+    design = prepared_design(synthetic_items(40, seed=1))
+    assert design.H == 2 and [int(design.stratum[p]) for p in (36, 24, 25)] == [0, 0, 1]
+    inside = estimate(design, [36, 24, 25], [1.0, 1.0, 0.0])
+    assert 0 < inside.value < 1 and np.isnan(inside.se) and inside.ci_low < 0.01 and inside.ci_high > 0.99
+    at_bound = estimate(design, [36, 24, 25], [1.0, 1.0, 1.0])
+    assert at_bound.value == 1 and np.isfinite(at_bound.se)

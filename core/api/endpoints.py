@@ -8,17 +8,19 @@ for exports, and core.exports for the same files as `activegrade export` and `ac
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
 from sqlalchemy.exc import SQLAlchemyError
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from core.api import cards, schemas
-from core.api.http import ApiError, Call, Endpoint, Handler, json_kind, not_saved, parse_json
+from core.api.http import ApiError, Call, Endpoint, Handler, error_response, json_kind, not_saved, parse_json
 from core.api.openapi import document
 from core.errors import InputError, NotSaved
 from core.exports.formats import EXPORTS, export_name, exported_what
@@ -197,10 +199,12 @@ def _labels_object(call: Call, card: str) -> dict[str, str]:
                 422, f"a key of 'labels' has {len(name):,} characters, more than {MAX_NAME_CHARS:,}", "labels"
             )
         if not isinstance(label, str):
-            raise ApiError(422, f"the label of {name!r} must be a string, not {json_kind(label)}", "labels")
+            raise ApiError(422, f"the label of {name!r} must be a string, not {json_kind(label)}", f"labels.{name}")
         if len(label) > MAX_LABEL_CHARS:
             raise ApiError(
-                422, f"the label of {name!r} has {len(label):,} characters, more than {MAX_LABEL_CHARS:,}", "labels"
+                422,
+                f"the label of {name!r} has {len(label):,} characters, more than {MAX_LABEL_CHARS:,}",
+                f"labels.{name}",
             )
     return labels
 
@@ -650,8 +654,26 @@ ENDPOINTS: tuple[Declared, ...] = (
 
 
 def routes(store: Callable[[], Store]) -> list[Route]:
-    """Starlette routes for ENDPOINTS under PREFIX; ``store()`` gives the app's Store for each request."""
-    return [
+    """Starlette routes for ENDPOINTS under PREFIX, and `unrouted` for every other path under it; ``store()``
+    gives the app's Store for each request."""
+    declared = [
         Route(PREFIX + d.path, Endpoint(d.handler, d.body, store, d.public, uploader=d.uploader), methods=[d.method])
         for d in ENDPOINTS
     ]
+    rest = functools.partial(unrouted, declared)
+    return declared + [Route(path, rest, methods=ANY_METHOD) for path in (PREFIX, PREFIX + "/{rest:path}")]
+
+
+ANY_METHOD = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+"""The methods `unrouted` answers (HEAD comes with GET)."""
+
+
+async def unrouted(declared: list[Route], request: Request) -> Response:
+    """A request under PREFIX that no route takes: a JSON 405 naming the methods the path takes (``Allow``), or a
+    JSON 404, as every API error is; else Streamlit's catch-all answered with its HTML page (200) or a plain-text
+    405, and the client read no error."""
+    allowed = sorted({m for r in declared if r.matches(request.scope)[0] != Match.NONE for m in r.methods or ()})
+    if allowed:
+        message = f"{request.url.path} takes {', '.join(allowed)}, not {request.method}"
+        return error_response(405, message, headers={"Allow": ", ".join(allowed)})
+    return error_response(404, f"no route {request.url.path}: the API's routes are in {PREFIX}/openapi.json")

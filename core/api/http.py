@@ -60,8 +60,12 @@ class ApiError(Exception):
         self.status, self.message, self.field = status, message, field
 
 
-def error_response(status: int, message: str, field: str | None = None) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+def error_response(
+    status: int, message: str, field: str | None = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    """The JSON error every API route answers with (``{"error": {status, message, field}}``), with ``headers``
+    (401 adds WWW-Authenticate: Bearer)."""
+    headers = {**({"WWW-Authenticate": "Bearer"} if status == 401 else {}), **(headers or {})}
     return JSONResponse({"error": {"status": status, "message": message, "field": field}}, status, headers=headers)
 
 
@@ -280,7 +284,7 @@ class Endpoint:
         except ApiError as exc:
             return error_response(exc.status, exc.message, exc.field)
         except auth.SignInThrottled as exc:
-            return error_response(429, str(exc))
+            return error_response(429, str(exc), headers={"Retry-After": str(exc.retry_after)})
         except auth.AccessDenied as exc:
             return error_response(403, str(exc))
         except Refused as exc:

@@ -27,6 +27,7 @@ from core.services.reading import (
 )
 from core.settings import CHOICES, DEFAULTS, ProjectSettings
 from core.stats.estimate import Estimate
+from core.stats.forecast import StopSaving
 from core.store import json_safe
 
 NUMBER_OR_NULL = {"type": ["number", "null"]}
@@ -432,7 +433,13 @@ def reading_body(read: Read) -> dict[str, Any]:
                 _put(body, (group, name), part)
         else:
             _put(body, (group, key), value)
+    if not read.reading.saving_known:  # withheld, as the dashboard withholds it (the plan's uniform size: forecast)
+        body["saving"] |= {name: None for name in SAVING_NUMBERS}
     return json_safe(body)
+
+
+SAVING_NUMBERS = tuple(f.name for f in fields(StopSaving))
+"""The saving's numbers, null in GET reading's body until ``known`` (every stratum has 2 grades)."""
 
 
 def _reading_schema() -> dict[str, Any]:

@@ -319,7 +319,12 @@ def user_of(row: accounts.UserInfo) -> User:
 
 
 class SignInThrottled(AccessDenied):
-    """Too many failed sign-ins for this name (from this address, or from everywhere): ``str()`` says how long to wait."""
+    """Too many failed sign-ins for this name (from this address, or from everywhere), or wrong API tokens:
+    ``str()`` says how long to wait, ``retry_after`` in whole seconds (HTTP's Retry-After)."""
+
+    def __init__(self, what: str, left: timedelta) -> None:
+        self.retry_after = math.ceil(left.total_seconds())
+        super().__init__(f"{what}: try again in {self.retry_after} s")
 
 
 def back_off(failures: int, free: int = FREE_FAILURES, cap: timedelta = MAX_BACK_OFF) -> timedelta:
@@ -420,9 +425,7 @@ def _sign_in(store: Store, name: str, password: str, address: str) -> User | Non
                 f" from {address}" if where else "",
                 left.total_seconds(),
             )
-            raise SignInThrottled(
-                f"too many failed sign-ins for {name!r}{where}: try again in {math.ceil(left.total_seconds())} s"
-            )
+            raise SignInThrottled(f"too many failed sign-ins for {name!r}{where}", left)
     too_long = len(password) > MAX_PASSWORD_CHARS
     row = None if too_long else accounts.user_by_name(store, name)
     usable = row is not None and row.active and bool(row.password_hash)

@@ -11,7 +11,6 @@ as the pages with that user, so roles and project assignments apply unchanged. T
 from __future__ import annotations
 
 import hashlib
-import math
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -126,9 +125,7 @@ def resolve(
         return account
     accounts.add_failure(store, FAILURE_NAME, bucket)
     if last is not None and (left := last + auth.back_off(failures) - now) > timedelta(0):
-        raise auth.SignInThrottled(
-            f"too many wrong API tokens from here: try again in {math.ceil(left.total_seconds())} s"
-        )
+        raise auth.SignInThrottled("too many wrong API tokens from here", left)
     return None
 
 

@@ -134,6 +134,14 @@ def test_limits_and_errors_on_the_real_server(served):
     assert requests.get(f"{server.url}/api/v1/me", timeout=60).status_code == 401
     document = requests.get(f"{server.url}/api/v1/openapi.json", timeout=60).json()
     assert "/api/v1/projects/{project_id}/grades" in document["paths"]
+    # a path or method no route takes: the API's JSON error, not Streamlit's page (a 200 of HTML) or its text 405
+    unknown = requests.get(f"{server.url}/api/v1/nope", headers=headers, timeout=60)
+    assert unknown.status_code == 404 and "openapi.json" in unknown.json()["error"]["message"]
+    wrong = requests.delete(f"{server.url}/api/v1/projects/{pid}", headers=headers, timeout=60)
+    assert wrong.status_code == 405 and wrong.headers["Allow"] == "GET, HEAD" and wrong.json()["error"]
+    with pytest.raises(activegrade.ApiError) as refused:  # the API's own prefix in the client's URL is its root's
+        activegrade.Client(f"{server.url}/api/v1", grader).project(pid).undo()
+    assert refused.value.status == 409 and "no grade or skip" in refused.value.message
 
 
 def test_grades_sent_at_once_with_one_token_store_one_grade(served):
