@@ -164,8 +164,12 @@ def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
     assert saved.json()["status"] == "saved" and saved.json()["item_id"] == first["item_id"]
     grades = store.grades(pid)
     assert grades.loc[grades["grader"] == "ann", "position"].tolist() == [first["position"]]
-    again = call(client, ann, "POST", f"/projects/{pid}/grades", json=body)  # the token is spent
-    assert again.status_code == 409 and again.json()["error"]["field"] == "token"
+    again = call(client, ann, "POST", f"/projects/{pid}/grades", json=body)  # sent again: its answer, stored once
+    assert again.status_code == 200 and again.json()["grade_id"] == saved.json()["grade_id"]
+    assert "sent again" in again.json()["message"] and (store.grades(pid)["grader"] == "ann").sum() == 1
+    other = call(client, ann, "POST", f"/projects/{pid}/grades", json={**body, "label": first["labels"][1]["label"]})
+    assert other.status_code == 409 and other.json()["error"]["field"] == "token"  # another grade: the token is spent
+    assert f"stored already, as {body['label']}" in other.json()["message"]
     second = call(client, ann, "GET", f"/projects/{pid}/next").json()["item"]
     assert second["position"] != first["position"]
     forged = {**body, "token": second["token"]}  # the second item's token with the first item's id

@@ -82,8 +82,12 @@ def test_one_press_grades_every_response_each_with_the_model_that_wrote_it(compa
     grades = store.target_grades(pid)
     mine = grades[(grades["position"] == item["position"]) & (grades["grader"] == "ann")]
     assert dict(zip(mine["target"], mine["value"])) == {order[0]: 1.0, order[1]: 0.0}
-    again = _grade(client, secrets["ann"], pid, item, labels={"Response 1": "Correct", "Response 2": "Correct"})
-    assert again.status_code == 409 and again.json()["error"]["field"] == "token"  # the token is spent
+    again = _grade(client, secrets["ann"], pid, item, labels={"Response 1": "Correct", "Response 2": "Incorrect"})
+    assert again.status_code == 200 and "sent again" in again.json()["message"]  # its answer, stored once
+    other = _grade(client, secrets["ann"], pid, item, labels={"Response 1": "Correct", "Response 2": "Correct"})
+    assert other.status_code == 409 and other.json()["error"]["field"] == "token"  # the token is spent
+    assert "as Response 1 Correct, Response 2 Incorrect" in other.json()["message"]
+    assert len(store.target_grades(pid).query("grader == 'ann'")) == 2
     undone = call(client, secrets["ann"], "POST", f"/projects/{pid}/undo", json={})
     assert undone.json()["status"] == "undone" and undone.json()["position"] == item["position"]
     grades = store.target_grades(pid)

@@ -8,6 +8,7 @@ for exports, and core.exports for the same files as `activegrade export` and `ac
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from core.inputs.markup import safe_markdown
 from core.jobs import background
 from core.rubric import Rubric
 from core.scales import Scale
-from core.services import audit, auth, grade_actions, grading, live, project_actions
+from core.services import audit, auth, grade_actions, grading, live, project_actions, showings
 from core.services.criteria_reading import criteria_now, design_criterion_words
 from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.live import live_reading
@@ -135,8 +136,14 @@ def _state(store: Store, project: ProjectInfo, user: auth.User | None) -> dict[s
     return project_state(store, project) | {"settings": settings}
 
 
-Grading = Callable[[int, float], Outcome]
-"""A grade press's action on the item at a position, viewed for some seconds (``_grading``)."""
+@dataclass(frozen=True)
+class Grading:
+    """A grade press as the body asks it (``_grading``): ``labels``, keyed as grade_actions.stored_press keys a
+    stored press ("" for one question, criteria, sides), and ``act`` on the item at a position, viewed for some
+    seconds."""
+
+    labels: dict[str, str]
+    act: Callable[[int, float], Outcome]
 
 
 def _grading(call: Call, acting: grade_actions.Acting, comment: str) -> Grading:
@@ -160,8 +167,11 @@ def _grading(call: Call, acting: grade_actions.Acting, comment: str) -> Grading:
             if given:
                 raise ApiError(422, f"this project compares models side by side: {card}, in place of {name!r}", name)
         labels = _labels_object(call, card)
-        return lambda position, seconds: grade_actions.grade_card(
-            call.store, acting, project.id, position, labels, seconds=seconds, comment=comment
+        return Grading(
+            labels,
+            lambda position, seconds: grade_actions.grade_card(
+                call.store, acting, project.id, position, labels, seconds=seconds, comment=comment
+            ),
         )
     if rubric is None:
         if criterion:
@@ -171,16 +181,22 @@ def _grading(call: Call, acting: grade_actions.Acting, comment: str) -> Grading:
                 422, "this project asks one question: send its grade as 'label', one of the item's labels", "labels"
             )
         label = call.text("label", limit=MAX_LABEL_CHARS)
-        return lambda position, seconds: grade_actions.grade(
-            call.store, acting, project.id, position, label, seconds=seconds, comment=comment
+        return Grading(
+            {"": label},
+            lambda position, seconds: grade_actions.grade(
+                call.store, acting, project.id, position, label, seconds=seconds, comment=comment
+            ),
         )
     card = f"send 'labels', one label per criterion ({', '.join(rubric.names)}), graded together"
     for name, given in (("label", body.get("label")), ("criterion", criterion)):
         if given:  # "" (the client's default) asks nothing
             raise ApiError(422, f"this project grades a rubric: {card}, in place of {name!r}", name)
     labels = _labels_object(call, card)
-    return lambda position, seconds: grade_actions.grade_rubric(
-        call.store, acting, project.id, position, labels, seconds=seconds, comment=comment
+    return Grading(
+        {name: label for name, label in labels.items() if label},  # an optional criterion left out, as stored
+        lambda position, seconds: grade_actions.grade_rubric(
+            call.store, acting, project.id, position, labels, seconds=seconds, comment=comment
+        ),
     )
 
 
@@ -445,23 +461,49 @@ def grade(call: Call, *, ahead: bool = False) -> Response:
         raise ApiError(422, f"'then' takes only 'next', not {then!r}; leave it out for the grade alone", "then")
     acting = _grader(call)
     comment = call.text("comment", default="", limit=MAX_COMMENT_CHARS)
-    act = _grading(call, acting, comment)
-    return _press(lambda: _grade(call, acting, act, ahead))
+    press = _grading(call, acting, comment)
+    return _press(lambda: _grade(call, acting, press, ahead))
 
 
-def _grade(call: Call, acting: grade_actions.Acting, act: Grading, ahead: bool) -> Response:
+def _grade(call: Call, acting: grade_actions.Acting, press: Grading, ahead: bool) -> Response:
     project = acting.project
+    if (again := _sent_again(call, acting, press)) is not None:
+        if isinstance(again, Response):
+            return again
+        more = {"next": _next_card(call, acting, ahead)} if call.query.get("then") == "next" else {}
+        return JSONResponse(again | more)
     showing = _shown(call, project)
     released = showing.seconds_since_released()
     shown_ms = (call.body or {}).get("shown_ms", released * 1000)
     seconds = grading.viewing_seconds(shown_ms, released)
     outcome = cards.press(
-        call.store, project.id, call.user.name, showing.token, lambda: act(showing.position, seconds), STORED
+        call.store, project.id, call.user.name, showing.token, lambda: press.act(showing.position, seconds), STORED
     )
     if call.query.get("then") != "next" or outcome.status not in STORED:
         return _outcome(outcome, project.id, call.store, STORED, showing.item_id)
     body = _outcome_body(outcome, project.id, call.store, showing.item_id)
     return JSONResponse(body | {"next": _next_card(call, acting, ahead)})  # the next card in the same round trip
+
+
+def _sent_again(call: Call, acting: grade_actions.Acting, press: Grading) -> dict[str, Any] | Response | None:
+    """The answer to a press whose token's grade is stored already (core.services.showings.spent): the stored
+    press's answer (a body) where this one asks the same, so that a client that lost the first answer and sends
+    it again learns it was saved, once; 409 saying what is stored where it asks another; None for any other token,
+    or while the first press is still being stored (``_shown`` refuses it)."""
+    project_id = acting.project.id
+    token, item_id = (call.body or {}).get("token"), (call.body or {}).get("item_id")
+    showing = showings.spent(call.store, project_id, call.user.name, token, item_id)
+    if showing is None:
+        return None
+    stored, grade_id = grade_actions.stored_press(call.store, acting, project_id, showing.position)
+    if not stored:
+        return None
+    if stored != press.labels:
+        said = ", ".join(f"{k} {v}" if k else v for k, v in stored.items())
+        message = f"that token's press was stored already, as {said}: to change it, undo it and GET next"
+        return _press_error(409, "refused", message, "token")
+    again = Outcome("saved", "saved: the same press was sent again, and its grade is stored once", showing.position)
+    return _outcome_body(dataclasses.replace(again, grade_id=grade_id), project_id, call.store, item_id)
 
 
 def skip(call: Call) -> Response:

@@ -294,6 +294,23 @@ def grade_rubric(
     return Outcome(status, f"{status}: {said}{gone}", position)
 
 
+def stored_press(store: Store, actor: Actor, project_id: int, position: int) -> tuple[dict[str, str], int | None]:
+    """The acting grader's active press of the item, as the press was sent: its labels keyed "" (a project that
+    asks one question), by criterion (a rubric's card) or by side name (a side-by-side card's, from the side each
+    grade was shown on), and the grade's id where the press stored one grade (None for a card of several)."""
+    grader, project = _acting(store, actor, project_id)
+    settings = project.settings
+    card = store.card_of(project_id, position, grader.name)
+    if settings.side_by_side:
+        names = side_names(len(settings.targets))
+        keys = [names[int(side)] for side in card["side"]]
+    elif settings.rubric is not None:
+        keys = list(card["criterion"])
+    else:
+        keys = [""] * len(card)
+    return dict(zip(keys, card["label"])), int(card["id"].iloc[0]) if len(card) == 1 else None
+
+
 def _holds_card(store: Store, project_id: int, position: int, grader: auth.User, criterion: str) -> bool:
     """Whether a card's grades of the item are the grader's first (True) or a change of theirs (False), by their
     grade of ``criterion`` (the project's design criterion); Refused for no such item, or a first grade of an

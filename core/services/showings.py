@@ -23,6 +23,7 @@ most one insert (which purges the expired rows); each press one indexed read and
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -103,6 +104,16 @@ def find(store: Store, project_id: int, grader: str, token: object, item_id: obj
     if not _live(row, project_id, grader) or row.item_id != item_id:
         return None
     return _showing(row)
+
+
+def spent(store: Store, project_id: int, grader: str, token: object, item_id: object) -> Showing | None:
+    """The grader's showing with this token and item id whose press was stored (used), unexpired; None for
+    anything else: what a press sent again names (the HTTP API answers a repeat of the stored press as saved)."""
+    row = table.find(store, token) if isinstance(token, str) and token else None
+    if row is None or row.used_at is None or row.item_id != item_id:
+        return None
+    used = dataclasses.replace(row, used_at=None)
+    return _showing(row) if _live(used, project_id, grader) else None
 
 
 def use(store: Store, project_id: int, grader: str, token: str) -> bool:

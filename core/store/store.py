@@ -803,6 +803,19 @@ class Store:
             ).all()
         return list(dict.fromkeys(int(r[0]) for r in rows))
 
+    def card_of(self, project_id: int, position: int, grader: str) -> pd.DataFrame:
+        """This grader's active grades of the item, every criterion and target (a whole card), in submission
+        order: columns TARGET_GRADE_COLUMNS and ``criterion``."""
+        columns = [*TARGET_GRADE_COLUMNS, "criterion"]
+        query = (
+            select(*[getattr(Grade, c) for c in columns])
+            .where(*_active(project_id, grader), Grade.position == position)
+            .order_by(Grade.id)
+        )
+        with self.session() as s:
+            rows = s.execute(query).all()
+        return pd.DataFrame.from_records(rows, columns=columns)
+
     def grade_of(
         self, project_id: int, position: int, grader: str, criterion: str | None = None
     ) -> dict[str, Any] | None:
