@@ -75,6 +75,13 @@ def test_skips_that_could_move_the_estimate_past_the_target_keep_it_from_stoppin
     reading = read_project(design, SETTINGS, graded, e, skips=skips)
     assert not reading.done and reading.held_by_skips and reading.skipped == 40
     assert reading.items_left == 40  # what the rule waits for: the skipped items, not a forecast of more grades
+    # one stop for every page: the forecast's (the saving's, the setup headline's) is the skipped items graded, a
+    # manager's review saw 3 items left beside a forecast stop of 39 of 38 + 3 that grew with every new grade
+    held_at = len(graded) + 40
+    assert (reading.forecast.n, reading.forecast.low, reading.forecast.high) == (held_at, held_at, held_at)
+    assert f"is reached once the 40 skipped items are graded ({held_at:,} grades in all)" in headline_words(
+        reading, 0.95
+    )
     assert reading.rule.half_width > 0.1  # widened by the skips' worst case
     assert "40 skipped items keep the interval wider" in stopping_words(reading)
     one = replace(reading, skipped=1)  # the words agree with the count

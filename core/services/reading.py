@@ -205,6 +205,9 @@ def read_project(
     )
     if done and stop_at is not None:  # the rule said done: the stop is known, not forecast
         forecast_ = replace(forecast_, n=stop_at, low=stop_at, high=stop_at)
+    elif held_by_skips:  # the rule waits on the skipped items alone: the stop comes once they are graded
+        held_at = estimate.n + (0 if skips is None else skips.skipped)
+        forecast_ = replace(forecast_, n=held_at, low=held_at, high=held_at)
     if regime == FIXED:
         saving, budget_half = _budget_saving(design, estimate, budget or design.N)
     else:
@@ -424,6 +427,13 @@ def headline_words(reading: Reading, level: float) -> str:
     if reading.done:
         more = f" ({uniform[0]})" if uniform else ""
         return f"Done: ±{reading.target:.3f} at {level:.0%} reached at {reading.stop_at:,} grades{more}"
+    if reading.held_by_skips:
+        one = reading.skipped == 1
+        return (
+            f"±{reading.target:.3f} at {level:.0%} is reached once the {counted(reading.skipped, 'skipped item')} "
+            f"{'is' if one else 'are'} graded ({f.n:,} grades in all): the stop waits on {'it' if one else 'them'} "
+            "alone"
+        )
     inside = ([f"likely {f.low:,} to {f.high:,}"] if f.low < f.high else []) + uniform
     more = f" ({'; '.join(inside)})" if inside else ""
     return f"To reach ±{reading.target:.3f} at {level:.0%}, grade about {f.n:,} items{more}"
