@@ -10,8 +10,8 @@ import jsonschema
 import numpy as np
 import pytest
 
-from activegrade.client import Interval as ClientInterval
 from activegrade.client import INTERVAL_ROLES, _of
+from activegrade.client import Interval as ClientInterval
 from core.api import schemas
 from core.exports.report import criterion_rows
 from core.services.criteria_reading import read_criteria

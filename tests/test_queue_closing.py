@@ -99,6 +99,7 @@ def test_while_skips_alone_hold_the_stop_the_skipped_items_are_handed_out_first(
         state = QueueState(store.graded_positions(pid), frozenset(store.skipped_positions(pid)))
         return not live.rule_says_done(design, settings, state, steps) and live.rule_held(design, settings, state)
 
+    assert live.held_words(store, pid, design, settings) is None  # the looks have not said done yet
     k = 0
     while not held():
         position = grade_actions.claim(store, ann, pid, design)
@@ -110,6 +111,9 @@ def test_while_skips_alone_hold_the_stop_the_skipped_items_are_handed_out_first(
     assert grade_actions.claim(store, bob, pid, design) in skipped  # what the rule waits for, first
     assert len(reads) == 1  # the reading with the skips, once: "held" reads only the looks
     assert grade_actions.claim(store, ann, pid, design) not in skipped  # not back to the one who passed them
+    # and the card says so: the rule waits on the skipped items alone (a manager's review graded on, untold)
+    words = live.held_words(store, pid, design, settings)
+    assert words.startswith("The stopping rule now waits only on 5 skipped items: once they are graded")
 
 
 def test_an_anytime_project_is_never_closed_by_the_rule(pool):

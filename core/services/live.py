@@ -21,6 +21,7 @@ import pandas as pd
 
 from core.services.grading import queue_state
 from core.services.live_looks import live_looks
+from core.services.progress import counted
 from core.services.reading import Reading, read_project
 from core.services.tracking import current_estimate
 from core.settings import ProjectSettings, SettingsLike
@@ -165,6 +166,23 @@ def closed_words(store: Store, project_id: int, design: Design, settings: Settin
     return (  # the stop, not the grades since (a target widened later, cards held when it came)
         f"Grading is done: the stopping rule reached the target ±{typed.target_half_width:.3f} after {stop:,} "
         "grades, and more grades would change nothing it reports. A manager can set a tighter target to go on."
+    )
+
+
+def held_words(store: Store, project_id: int, design: Design, settings: SettingsLike) -> str | None:
+    """What the Grade page tells a grader while the stopping rule waits on the skipped items alone
+    (`rule_held`, and the rule has not closed the queue: `rule_stop`): grading them ends it, new items add
+    little; None otherwise. A manager's review graded three new items after the dashboard said the skips held
+    the stop, the card saying nothing."""
+    state = queue_state(store, project_id)
+    steps = functools.partial(store.skip_steps, project_id)
+    if not rule_held(design, settings, state) or rule_stop(design, settings, state, steps) is not None:
+        return None
+    count = len(state.skipped)
+    them = "it is" if count == 1 else "they are"
+    return (
+        f"The stopping rule now waits only on {counted(count, 'skipped item')}: once {them} graded, by another "
+        "grader or by whoever skipped them (My graded and skipped items), grading is done. New items add little."
     )
 
 
