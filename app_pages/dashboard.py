@@ -6,13 +6,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from core.exports.report import skips_section, skips_words
 from core.inputs.markup import plain_text
 from core.services import auth, review
 from core.services.criteria_reading import agreement_words, criteria_now, design_criterion_words, mean_grade_words
 from core.services.live import DEFAULT_METHOD, ESTIMATORS, Design, Live, estimator_name
 from core.services.progress import (
     IDLE_GAP_S,
-    counted,
     counts,
     duration,
     eta,
@@ -216,13 +216,7 @@ def _strata_and_graders(now: Live, strata: pd.DataFrame, grades: pd.DataFrame) -
             "*done*: those given, which follow the grades as they come (shares proportional to the strata's sizes "
             "until their grades differ, then the spreads the grades show) and the items skipped."
         )
-        st.caption(
-            f"{counted(skips.skipped, 'skipped item')} not graded: had {'it' if skips.skipped == 1 else 'they'} been, "
-            "the estimate would lie between "
-            f"{skips.low:.3f} (all 0) and {skips.high:.3f} (all 1), before sampling error."
-            if skips.skipped
-            else "Skips: none."
-        )
+        st.caption(skips_words(skips_section(skips, now.skip_steps), digits=3))
     with right:
         st.subheader("Graders")
         st.dataframe(

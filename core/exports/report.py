@@ -513,12 +513,15 @@ def _criteria_lines(section: dict[str, Any] | None) -> list[str]:
     return ["## Criteria", "", section["words"], "", markdown_table(criteria_table(section)), "", *estimands, ""]
 
 
-def _skips_section(skips: SkipBound | None) -> dict[str, Any] | None:
-    """The report's ``skips``: how many, the estimate's worst-case range had they been graded, per stratum."""
+def skips_section(skips: SkipBound | None, skip_steps: Mapping[int, int] | None) -> dict[str, Any] | None:
+    """The report's ``skips``: how many stay skipped, how many were skipped at some time (``skip_steps``, every
+    skip not taken back: those graded since included), the estimate's worst-case range had those left been
+    graded, per stratum."""
     if skips is None:
         return None
     return {
         "skipped": skips.skipped,
+        "ever_skipped": max(len(skip_steps or {}), skips.skipped),
         "estimate_if_all_skipped_were_0": skips.low,
         "estimate_if_all_skipped_were_1": skips.high,
         "by_stratum": skips.table.to_dict(orient="records"),
@@ -619,7 +622,7 @@ def report(
             "strata": result.strata.to_dict(orient="records"),
             "graders": graders_section(grades, project.settings),
             "review": _review(grades, reviewed, validated, waiting),
-            "skips": _skips_section(skips),
+            "skips": skips_section(skips, skip_steps),
             "audit_chain": audit_chain_section(chain),
             "recompute": _recompute_section(
                 design, read, result, None if project.settings.rubric is None else project.settings.design_criterion
@@ -653,18 +656,23 @@ def allocation_text(settings: ProjectSettings, n0: int) -> str:
     )
 
 
-def skips_words(skips: dict[str, Any]) -> str:
-    """The report's ``skips`` in words for people (the Markdown and HTML reports): how many, and the estimate's
-    worst-case range had they been graded, once every stratum has a grade (before, there is no estimate)."""
+def skips_words(skips: dict[str, Any], digits: int = 4) -> str:
+    """The report's ``skips`` in words for people (the Markdown and HTML reports, the Dashboard at ``digits``
+    3): how many stay skipped and how many were graded since, and the estimate's worst-case range had those left
+    been graded, once every stratum has a grade (before, there is no estimate)."""
+    ever = skips.get("ever_skipped", skips["skipped"])
+    graded_since = f"{counted(ever - skips['skipped'], 'item')} skipped and graded since"
     if not skips["skipped"]:
-        return "No item was skipped."
+        return f"{graded_since}; none stays skipped." if ever else "No item was skipped."
     low, high = skips["estimate_if_all_skipped_were_0"], skips["estimate_if_all_skipped_were_1"]
-    lead = f"{counted(skips['skipped'], 'item')} skipped and not graded."
+    lead = f"{counted(skips['skipped'], 'item')} skipped and not graded" + (
+        f" ({graded_since})." if ever > skips["skipped"] else "."
+    )
     if low is None or high is None or not np.isfinite([low, high]).all():
         return f"{lead} Their worst-case range is known once every stratum has a grade."
     return (
-        f"{lead} Had they been graded, the estimate would lie between {low:.4f} (all 0) and {high:.4f} (all 1), "
-        "before sampling error."
+        f"{lead} Had {'it' if skips['skipped'] == 1 else 'they'} been graded, the estimate would lie between "
+        f"{low:.{digits}f} (all 0) and {high:.{digits}f} (all 1), before sampling error."
     )
 
 
@@ -922,7 +930,8 @@ def estimate_line(data: dict[str, Any]) -> str:
             f"No estimate yet: {without_grades(e['missing_strata'])} ({counted(e['grades'], 'graded item')} of "
             f"{data['items']:,})."
         )
-    fixed = f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] ({e['interval']}; standard error {e['se']:.4f})"
+    se = "not known: the grades show no spread yet" if e["se"] is None else f"{e['se']:.4f}"
+    fixed = f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}] ({e['interval']}; standard error {se})"
     rule = e.get("stopping_interval")
     when = None if rule is None else rule["when"].split(" (")[0]  # the look is in the interval's name that follows
     if rule is not None and rule.get("value_when"):  # the looks said done before the grades given now

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -63,13 +63,15 @@ Anytime = Callable[[Mapping[int, float]], AnytimeInterval]
 class Live:
     """``graded``: position -> grade (an item graded twice: the mean), in grading order; ``estimate`` with
     ``method``; ``skips``: the bound of the items skipped and not graded; ``anytime``: the confidence sequence
-    (None before any grade); ``reading``: all of it read once."""
+    (None before any grade); ``reading``: all of it read once; ``skip_steps``: every item skipped (graded since
+    or not) -> the grades given before its skip (Store.skip_steps)."""
 
     graded: dict[int, float]
     estimate: Estimate
     skips: SkipBound
     anytime: AnytimeInterval | None
     reading: Reading
+    skip_steps: Mapping[int, int] = field(default_factory=dict)
 
 
 def live_reading(
@@ -90,7 +92,7 @@ def live_reading(
     sequence = anytime_now(design, settings, graded, anytime)
     steps = store.skip_steps(project_id)
     reading = read_project(design, settings, graded, estimate, sequence, skips=skips, skip_steps=steps)
-    return Live(graded, estimate, skips, sequence, reading)
+    return Live(graded, estimate, skips, sequence, reading, steps)
 
 
 def anytime_now(

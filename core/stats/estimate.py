@@ -253,7 +253,7 @@ def estimate(design: Design, positions, grades, method: str = "default", level: 
     low, high = batch.interval(level)
     return Estimate(
         value=float(batch.value[0]),
-        se=_standard_error(float(batch.value[0]), float(batch.variance[0])),
+        se=_standard_error(float(batch.value[0]), float(batch.variance[0]), census=bool(np.isinf(batch.n[0]))),
         ci_low=float(low[0]),
         ci_high=float(high[0]),
         n=n,
@@ -264,11 +264,12 @@ def estimate(design: Design, positions, grades, method: str = "default", level: 
     )
 
 
-def _standard_error(value: float, variance: float) -> float:
-    """sqrt(V); NaN where V is 0 and the estimate lies strictly inside (0, 1): the grades then show no spread to
-    read it from (a stratum of one grade, the others' grades agreeing), and the interval falls back to n* = n,
-    nearly [0, 1]. A standard error of 0 beside that interval read as exact (the API's review)."""
-    return float("nan") if variance <= 0 and 0 < value < 1 else float(np.sqrt(variance))
+def _standard_error(value: float, variance: float, census: bool) -> float:
+    """sqrt(V); NaN where V is 0 and the estimate lies strictly inside (0, 1) short of a ``census`` (every item
+    graded: V is 0 by the finite-population correction): the grades then show no spread to read it from (a
+    stratum of one grade, the others' grades agreeing), and the interval falls back to n* = n, nearly [0, 1]. A
+    standard error of 0 beside that interval read as exact (the API's review)."""
+    return float("nan") if variance <= 0 and 0 < value < 1 and not census else float(np.sqrt(variance))
 
 
 def _strata_table(design: Design, positions: np.ndarray, grades: np.ndarray) -> pd.DataFrame:

@@ -41,7 +41,7 @@ def test_dashboard_shows_estimate_interval_strata_and_graders(open_app, store, p
     saved = next(m for m in at.metric if m.label == saving)
     assert "usual fixed-n interval" in saved.help and "same rule" in saved.help
     assert "grades per hour" in at.dataframe[1].value.columns
-    assert any("Skips: none" in c.value for c in at.caption)
+    assert any("No item was skipped." in c.value for c in at.caption)
     low, high = (float(v) for v in metrics["95% anytime-valid interval"].split(" – "))
     shown = next(m for m in at.metric if m.label == "95% anytime-valid interval")
     assert "at 99.4% and 95.2%, so that together they hold at 95%" in shown.help  # why a look reads 95.2%

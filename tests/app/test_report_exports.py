@@ -57,7 +57,15 @@ def _report(store, project_id: int) -> tuple[dict, pd.DataFrame]:
     grades = store.grades(project_id)
     skips = skip_bound(design, list(graded), graded.values(), store.skipped_positions(project_id))
     project = store.project(project_id)
-    data = report(project, design, current_estimate(design, graded), {"pool": ("p.jsonl", b"x")}, grades, skips)
+    data = report(
+        project,
+        design,
+        current_estimate(design, graded),
+        {"pool": ("p.jsonl", b"x")},
+        grades,
+        skips,
+        skip_steps=store.skip_steps(project_id),
+    )
     return data, grades_table(grades, items, design)
 
 
@@ -389,6 +397,11 @@ def test_a_skip_before_every_stratum_has_a_grade_reads_in_every_report_format(st
     data, _ = _report(store, project_id)
     assert data["skips"]["skipped"] == 1 and data["skips"]["estimate_if_all_skipped_were_0"] is None
     words = "1 item skipped and not graded. Their worst-case range is known once every stratum has a grade."
+    assert words in report_markdown(data) and words in report_html(data)
+    submit(store, project_id, 35, BINARY, "Incorrect", "bob", seconds=3.0)  # graded since, by another grader
+    data, _ = _report(store, project_id)
+    assert data["skips"]["skipped"] == 0 and data["skips"]["ever_skipped"] == 1
+    words = "1 item skipped and graded since; none stays skipped."  # not "No item was skipped" (manager's review)
     assert words in report_markdown(data) and words in report_html(data)
 
 
