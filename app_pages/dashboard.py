@@ -13,6 +13,7 @@ from core.services.criteria_reading import agreement_words, criteria_now, design
 from core.services.live import DEFAULT_METHOD, ESTIMATORS, Design, Live, estimator_name
 from core.services.progress import (
     IDLE_GAP_S,
+    counted,
     counts,
     duration,
     eta,
@@ -79,19 +80,19 @@ def shown(table, digits: int = 3):
 
 def pace_row(grades, reading: Reading) -> None:
     """Grades and items counted apart, throughput, the stopping rule and the ETA at the current pace."""
-    counted = counts(grades)
+    tally = counts(grades)
     f = reading.forecast
-    when = eta(reading.graded + reading.items_left, counted.items, item_pace(grades))
+    when = eta(reading.graded + reading.items_left, tally.items, item_pace(grades))
     cols = st.columns(4)
     cols[0].metric(
         "Grades",
-        f"{counted.grades:,}",
+        f"{tally.grades:,}",
         help="Every grade given, a second grader's grade of the same item included. The estimate uses each "
         "graded item once, with the mean of its grades.",
     )
     cols[1].metric(
         "Throughput",
-        f"{throughput(grades):,.0f} grades/h" if counted.grades > 1 else "n/a",
+        f"{throughput(grades):,.0f} grades/h" if tally.grades > 1 else "n/a",
         help=f"Grades per hour of grading time: pauses longer than {IDLE_GAP_S // 60} minutes are left out.",
     )
     cols[2].metric(
@@ -111,7 +112,8 @@ def pace_row(grades, reading: Reading) -> None:
         st.warning(stopping_words(reading))
     else:
         st.info(
-            f"{stopping_words(reading)} About **{when.items_left:,} more items** ({grades_words(f.n, f.low, f.high)} "
+            f"{stopping_words(reading)} About **{counted(when.items_left, 'more item')}** "
+            f"({grades_words(f.n, f.low, f.high)} "
             f"in all), {duration(when.hours)} of grading at the current pace (ETA)."
         )
 
