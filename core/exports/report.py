@@ -359,12 +359,26 @@ def _estimate_section(result: Estimate, read: _Graded, grades_given: int) -> dic
         "grades": result.n,
         "grades_given": grades_given,
         "missing_strata": list(result.missing),
-        "design_effect": result.deff,
-        "uniform_labels_for_same_precision": result.uniform_labels,
-        "labels_saved": result.labels_saved,
-        "saving_share": None if saving is None else saving.share,
-        "saving_range": None if saving is None else [saving.low, saving.high],
+        "precision_now": None
+        if saving is None
+        else {
+            "what": PRECISION_NOW,
+            "design_effect": result.deff,
+            "uniform_grades": result.uniform_labels,
+            "grades_saved": result.labels_saved,
+            "saving": saving.share,
+            "saving_range": [saving.low, saving.high],
+        },
     }
+
+
+PRECISION_NOW = (
+    "the grades given against a uniform random sample of the same precision now (the ratio of the fixed-n "
+    "variances, docs/method.md); the saving the pages show is stopping_rule.saving, the grades at the stop "
+    "against uniform random sampling's to reach the target"
+)
+"""What the estimate's ``precision_now`` is, and which saving the pages show (a manager's review read 53% here
+beside the pages' 48%, under the name ``saving_share``)."""
 
 
 def _stopping_section(reading: Reading, result: Estimate) -> dict[str, Any]:
