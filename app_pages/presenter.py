@@ -14,7 +14,7 @@ from core.services import auth
 from core.services.criteria_reading import criteria_now, design_criterion_words, mean_grade_words
 from core.services.live import Design, Live
 from core.services.progress import counted, counts, level_percent
-from core.services.reading import interval_when, reported_estimate, saving_headline
+from core.services.reading import interval_when, reported_estimate, reported_level, saving_headline
 from core.services.tracking import PATH_NOTE
 from ui import access, plan, signin, state
 from ui.charts import path_chart
@@ -126,7 +126,7 @@ def live() -> None:
     cells = [
         big(
             f"{value:.3f}",
-            f"{level_percent(now.level)} interval {now.low:.3f} – {now.high:.3f}, {interval_when(reading)}",
+            f"{level_percent(reported_level(reading))} interval {now.low:.3f} – {now.high:.3f}, {interval_when(reading)}",
         ),
         big(f"{e.n:,}", f"of {design.N:,} items graded ({done.grades:,} grades)"),
         big(*saving_headline(reading)),

@@ -47,6 +47,7 @@ from core.services.reading import (
     interval_when,
     read_project,
     reported_estimate,
+    reported_level,
     saving_words,
     stopping_words,
 )
@@ -334,6 +335,7 @@ def _estimate_section(result: Estimate, read: _Graded, grades_given: int) -> dic
             "ci_low": now.low,
             "ci_high": now.high,
             "level": now.level,
+            "reported_level": reported_level(read.reading),
             "interval": now.name,
             "when": interval_when(read.reading),
             "value": value,
@@ -951,13 +953,13 @@ def estimate_line(data: dict[str, Any]) -> str:
     if rule is not None and rule.get("value_when"):  # the looks said done before the grades given now
         return (
             f"**Estimated {mean_grade_words(data['settings'])}: {rule['value']:.4f}** {rule['value_when']}, "
-            f"{level_percent(rule['level'])} interval {when} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
+            f"{level_percent(rule['reported_level'])} interval {when} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
             f"({rule['interval']}), with the {e['method']} estimator; fixed-n interval of all of them {fixed}."
         )
     interval = (
         f"{e['level']:.0%} interval {fixed}"
         if rule is None
-        else f"{level_percent(rule['level'])} interval {when} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
+        else f"{level_percent(rule['reported_level'])} interval {when} [{rule['ci_low']:.4f}, {rule['ci_high']:.4f}] "
         f"({rule['interval']}); fixed-n interval {fixed}"
     )
     return (

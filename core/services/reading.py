@@ -306,12 +306,22 @@ def interval_label(reading: Reading) -> str:
     the look it was read at, and its own level, are in its name, `Interval.name`),
     '95% interval at the budget', '95% fixed-n interval' before the budget, else '95% anytime-valid
     interval'."""
-    level = level_percent(reading.now.level)
+    level = level_percent(reported_level(reading))
     if reading.regime == FIXED:
         return f"{level} interval at the budget" if reading.done else f"{level} fixed-n interval"
-    if reading.done and reading.rule is not None and reading.regime == LOOKS:  # the looks hold together at 95%
-        return f"{level_percent(look_plan().level)} interval at the stop"
+    if reading.done and reading.rule is not None and reading.regime == LOOKS:
+        return f"{level} interval at the stop"
     return f"{level} anytime-valid interval"
+
+
+def reported_level(reading: Reading) -> float:
+    """The level to quote the interval to report (``reading.now``) at: at a stop at a planned look, the looks'
+    joint level (95%: each look's interval is a little wider, 95.2% at the last, so that together they hold at
+    95%; its name says the look's own), else the interval's own. One level on every page and in the report (a
+    manager's review read "95%" on the Dashboard beside "95.2%" in the presenter view and the report)."""
+    if reading.done and reading.rule is not None and reading.regime == LOOKS:
+        return look_plan().level
+    return reading.now.level
 
 
 def looks_level_words(reading: Reading) -> str:

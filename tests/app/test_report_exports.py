@@ -226,6 +226,8 @@ def test_a_stop_at_a_look_is_named_once_in_the_estimates_sentence(store, project
     line = estimate_line(data)
     assert data["estimate"]["stopping_interval"]["value_when"] and line.count("look 2 of 2") == 1, line
     assert "interval at the stop [" in line
+    # quoted at the looks' joint level, as the Dashboard quotes it; the look's own level is in its name
+    assert "95% interval at the stop [" in line and "at 95.2%)" in line
 
 
 def test_export_page_offers_the_html_report_and_keeps_it_across_reruns(open_app, store, project_id):
