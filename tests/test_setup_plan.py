@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.services.overview import histogram, strata_table, stratifying_columns
+from core.services.overview import empty_responses, histogram, strata_table, stratifying_columns
 from core.services.setup import planned_budget_chosen
 from core.settings import ProjectSettings
 
@@ -45,3 +45,9 @@ def test_a_planned_budget_left_as_offered_stays_unset_unless_the_budget_is_fixed
     assert planned_budget_chosen(unset, 126, 126, budget_fixed=True) == 126
     assert planned_budget_chosen(unset, 90, 126, budget_fixed=False) == 90
     assert planned_budget_chosen(ProjectSettings(planned_budget=126), 126, 126, budget_fixed=False) == 126
+
+
+def test_items_with_an_empty_response_are_named_for_the_setup_pages_warning():
+    items = pd.DataFrame({"id": ["q1", "q2", "q3", "q4"], "response": ["4", "", "  \n", None]})
+    assert empty_responses(items) == ["q2", "q3", "q4"]  # accepted without a word before (a manager's review)
+    assert empty_responses(items.drop(columns="response")) == []  # a comparison's responses are per model

@@ -12,7 +12,15 @@ import streamlit as st
 
 from core.services import live, setup
 from core.services.database import ProjectInfo
-from core.services.overview import NAME_OF, histogram, strata_table, stratifying_columns, without_samples
+from core.services.overview import (
+    NAME_OF,
+    empty_responses,
+    histogram,
+    strata_table,
+    stratifying_columns,
+    without_samples,
+)
+from core.services.progress import counted
 from core.services.reading import Reading, headline_words, saving_metric, saving_note, saving_words
 from core.services.setup import LEVEL, AnytimeInterval, Design
 from core.services.tracking import estimate_path
@@ -139,6 +147,12 @@ def stratifying_overview(project: ProjectInfo) -> None:
         )
         if missing := without_samples(items_):
             st.caption(f"{missing:,} items have no surrogate sample: they form their own stratum.")
+        if empty := empty_responses(items_):
+            shown = ", ".join(empty[:5]) + (f" and {len(empty) - 5:,} more" if len(empty) > 5 else "")
+            st.warning(
+                f"{counted(len(empty), 'item')} of the pool {'has' if len(empty) == 1 else 'have'} an empty "
+                f"response ({shown}): graders will see an empty box. Check the pool's `response` column."
+            )
     with right:
         st.subheader("Strata", help=term_help("stratum"))
         st.dataframe(strata_table(items_, by).round(3), hide_index=True, width="stretch")

@@ -51,6 +51,16 @@ def without_samples(items: pd.DataFrame) -> int:
     return int((~np.isfinite(items["semantic_entropy"].to_numpy(dtype=float))).sum())
 
 
+def empty_responses(items: pd.DataFrame) -> list[str]:
+    """The ids of the items whose response is empty or blank (a pool row with ``response`` "": graders would be
+    shown an empty box, which a manager's review saw accepted without a word); [] for a pool without the column
+    (a comparison's responses are per model)."""
+    if "response" not in items:
+        return []
+    text = items["response"].fillna("").astype(str).str.strip()
+    return items.loc[text == "", "id"].astype(str).tolist()
+
+
 def strata_table(items: pd.DataFrame, by: str | None) -> pd.DataFrame:
     """One row per stratum: size, share of the pool, the range of each stratifying variable (``by``) and the
     mean agreement (what the surrogate predicts of the grade)."""
