@@ -11,8 +11,10 @@ def path_chart(path: pd.DataFrame, height: int = 320, font_size: int = 11) -> al
     sampling's interval at the same count (grey band, its dashed edges drawn over the blue band so that they
     show where the two intervals overlap), and the interval valid whenever grading stops (dotted blue lines,
     where the path has it)."""
-    x = alt.X("grades:Q", title="grades", axis=alt.Axis(tickMinStep=1, format="d"))
-    y_scale = alt.Scale(domain=[0, 1])
+    # the grades given, not one past them (a nice domain ran to 24 at 23 grades); grades in [0, 1], an interval
+    # end outside it drawn at its edge (a band dipped below 0 at 4 grades: a manager's review)
+    x = alt.X("grades:Q", title="grades", axis=alt.Axis(tickMinStep=1, format="d"), scale=alt.Scale(nice=False))
+    y_scale = alt.Scale(domain=[0, 1], clamp=True)
     base = alt.Chart(path).encode(x=x)
     uniform = base.mark_area(opacity=0.18, color="#7f7f7f").encode(
         y=alt.Y("uniform_low:Q", title="mean grade", scale=y_scale), y2="uniform_high:Q"
@@ -26,7 +28,7 @@ def path_chart(path: pd.DataFrame, height: int = 320, font_size: int = 11) -> al
         base.mark_line(color="#1f77b4", strokeDash=[2, 3], strokeWidth=2).encode(y=alt.Y(f"{bound}:Q", scale=y_scale))
         for bound in ("anytime_low", "anytime_high")
     ]
-    line = base.mark_line(color="#1f3b73", strokeWidth=3).encode(y="estimate:Q")
+    line = base.mark_line(color="#1f3b73", strokeWidth=3).encode(y=alt.Y("estimate:Q", scale=y_scale))
     return (
         alt.layer(uniform, ours, *edges, *anytime, line)
         .properties(height=height)
