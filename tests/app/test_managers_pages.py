@@ -95,7 +95,7 @@ def test_presenter_and_dashboard_follow_new_grades_and_count_skips(open_app, sto
     at.run()  # what the fragment's timer does
     assert "16</p>" in "".join(h.proto.body for h in at.get("html"))
     dash = open_app("app_pages/dashboard.py", project_id=project_id)
-    assert any("1 skipped item not graded" in c.value for c in dash.caption)
+    assert any("1 item skipped and not graded. Had it been graded" in c.value for c in dash.caption)
 
 
 def test_presenter_view_says_where_the_rule_stopped_when_grading_went_past_it(open_app, store, project_id):
