@@ -319,6 +319,17 @@ def test_the_openapi_document_lists_every_route(world):
     assert unknown.status_code == 404 and unknown.json()["error"]["status"] == 404
     me = document["paths"]["/api/v1/me"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
     assert set(me["properties"]["role"]["enum"]) == set(auth.ROLES)  # a reviewer's /me was outside it
+    # what an API review found the document left out: the statuses every JSON body and project id can get, the
+    # card ?then=next adds, the report's and the exports' own content types, a body that is required
+    grades = document["paths"]["/api/v1/projects/{project_id}/grades"]["post"]
+    assert {"404", "409", "413", "415", "422", "503"} <= set(grades["responses"]) and grades["requestBody"]["required"]
+    answer = grades["responses"]["200"]["content"]["application/json"]["schema"]
+    assert "next" in answer["properties"] and "next" not in answer["required"]
+    assert "422" in document["paths"]["/api/v1/projects/{project_id}"]["get"]["responses"]  # id 'abc'
+    report = document["paths"]["/api/v1/projects/{project_id}/report"]["get"]["responses"]["200"]["content"]
+    assert set(report) == {"application/json", "text/markdown", "text/html"}
+    export = document["paths"]["/api/v1/projects/{project_id}/export"]["get"]["responses"]["200"]["content"]
+    assert "text/csv" in export
 
 
 def test_the_settings_schema_describes_every_setting_and_refuses_what_the_api_refuses():

@@ -64,7 +64,8 @@ class Declared:
     query: dict[str, dict[str, Any]] = field(default_factory=dict)
     status: int = 200
     errors: tuple[int, ...] = (401, 403, 404, 429)
-    media: str = "application/json"
+    media: str | tuple[str, ...] = "application/json"
+    """The success's content type, or those it may take (a file's, by the format asked)."""
     public: bool = False
     uploader: str | None = None
     """The action a caller needs before a multipart body is read (core.api.http.Endpoint)."""
@@ -634,7 +635,7 @@ ENDPOINTS: tuple[Declared, ...] = (
         "/projects/{project_id}/grades",
         grade,
         "Grade the item a token names",
-        schemas.OUTCOME,
+        schemas.GRADE_OUTCOME,
         body="json",
         request=schemas.GRADE_REQUEST,
         query={"then": {"type": "string", "enum": ["next"], "description": "add the caller's next item as 'next'"}},
@@ -672,7 +673,7 @@ ENDPOINTS: tuple[Declared, ...] = (
         export,
         "The grades (or another export) as a file",
         {"type": "string", "format": "binary"},
-        media="application/octet-stream",
+        media=tuple(sorted({e.mime for e in EXPORTS.values()})),
         query={
             "format": {"type": "string", "enum": list(EXPORTS), "default": "csv"},
             "texts": {"type": "string", "enum": ["0", "1", "false", "true"], "default": "0"},
@@ -688,6 +689,7 @@ ENDPOINTS: tuple[Declared, ...] = (
         report,
         "The report as JSON, Markdown or HTML",
         {"type": "object"},
+        media=tuple(mime for _, mime in REPORT_FORMATS.values()),
         query={"format": {"type": "string", "enum": list(REPORT_FORMATS), "default": "json"}},
         description="The same bytes as `activegrade report --format FORMAT`.",
         errors=(401, 403, 404, 409, 422, 429),

@@ -34,18 +34,33 @@ def document(endpoints: Iterable[Any], prefix: str) -> dict[str, Any]:
     }
 
 
+TEXT = {"type": "string"}
+"""The schema of a response body that is not JSON (a file, Markdown, HTML)."""
+
+
+def _errors_of(declared: Any) -> set[int]:
+    """The errors every route of its kind answers with, beside its own: a path's project id not an integer
+    (422) or not among the caller's (404); a body over its limit (413), malformed (422), or JSON's sent as
+    another content type (415)."""
+    errors = {404, 422} if "{project_id}" in declared.path else set()
+    if declared.body:
+        errors |= {413, 422} | ({415} if declared.body == "json" else set())
+    return errors
+
+
 def _operation(declared: Any) -> dict[str, Any]:
     parameters = [
         {"name": name, "in": "path", "required": True, "schema": {"type": "integer"}}
         for name in re.findall(r"{(\w+)}", declared.path)
     ] + [{"name": name, "in": "query", "required": False, "schema": schema} for name, schema in declared.query.items()]
+    medias = (declared.media,) if isinstance(declared.media, str) else declared.media
     responses: dict[str, Any] = {
         str(declared.status): {
             "description": HTTPStatus(declared.status).phrase,
-            "content": {declared.media: {"schema": declared.response}},
+            "content": {m: {"schema": declared.response if m == "application/json" else TEXT} for m in medias},
         }
     }
-    for status in declared.errors:
+    for status in sorted(set(declared.errors) | _errors_of(declared)):
         responses[str(status)] = {
             "description": HTTPStatus(status).phrase,
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
@@ -61,7 +76,7 @@ def _operation(declared: Any) -> dict[str, Any]:
     if declared.body:
         media = "application/json" if declared.body == "json" else "multipart/form-data"
         operation["requestBody"] = {
-            "required": declared.body == "multipart",
+            "required": bool(declared.request and declared.request.get("required")),
             "content": {media: {"schema": declared.request}},
         }
     if declared.public:

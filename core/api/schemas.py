@@ -17,6 +17,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 from core.inputs.limits import MAX_LABEL_CHARS, MAX_NAME_CHARS
 from core.rubric import ALLOCATE_FOR, MAX_CRITERIA, PRIMARY
 from core.services import auth
+from core.services.grading import MAX_COMMENT_CHARS
 from core.services.reading import (
     Interval,
     Reading,
@@ -293,7 +294,7 @@ GRADE_REQUEST = _object(
             "...) -> one of the labels, every response graded; stored together, one grade per criterion "
             "(per response, with the model that wrote it)",
         },
-        "comment": {"type": "string", "default": ""},
+        "comment": {"type": "string", "default": "", "maxLength": MAX_COMMENT_CHARS},
         "shown_ms": {"type": "number", "description": "how long the item was shown (default: since next)"},
         **KEY,
     },
@@ -309,6 +310,10 @@ OUTCOME = _object(
         "item_id": STRING_OR_NULL,
     }
 )
+GRADE_OUTCOME = OUTCOME | {
+    "properties": OUTCOME["properties"] | {"next": {**NEXT, "description": "with ?then=next: GET next's answer"}}
+}
+"""POST grades' answer: the outcome, and with ``?then=next`` the caller's next card."""
 
 
 # GET reading: its body and schema, both derived from core.services.reading.Reading ----------------------
