@@ -191,8 +191,15 @@ class ProjectSettings:
             self.compare_mode,
             f"a comparison project is graded {', '.join(GRADED_COMPARE_MODES)} (the other modes are simulated only, so far)",
         )
-        scale_from_settings({"scale": self.scale})  # InputError when the stored scale is malformed
-        rubric_from_settings(self.criteria, self.primary_criterion, self.allocate_for)  # InputError when malformed
+        for name, check in (  # InputError when the stored scale or rubric is malformed, naming the setting
+            ("scale", lambda: scale_from_settings({"scale": self.scale})),
+            ("criteria", lambda: rubric_from_settings(self.criteria, self.primary_criterion, self.allocate_for)),
+        ):
+            try:
+                check()
+            except InputError as exc:
+                exc.field = exc.field or f"settings.{name}"
+                raise
         if self.criteria and self.targets:
             raise InputError(
                 f"a rubric of {len(self.criteria)} criteria for a pool whose model column names "

@@ -248,6 +248,7 @@ def test_create_a_project_with_the_projects_pages_checks(world):
         data={"settings": json.dumps({"name": "Broken"})},
     )
     assert bad.status_code == 422 and "pool.jsonl" in bad.json()["error"]["message"]
+    assert bad.json()["error"]["field"] == "pool"  # the part, not the column the message names
     no_name = call(client, boss, "POST", "/projects", files={"pool": upload("pool.jsonl")}, data={"settings": "{}"})
     assert no_name.status_code == 422 and no_name.json()["error"]["field"] == "name"
     typo = json.dumps({"name": "Typo", "target_halfwidth": 0.1})  # silently the default target before
@@ -259,6 +260,9 @@ def test_create_a_project_with_the_projects_pages_checks(world):
     zero = json.dumps({"name": "Zero", "n_strata": 0})  # a known setting, a bad value: the field names it
     refused = call(client, boss, "POST", "/projects", files={"pool": upload("pool.jsonl")}, data={"settings": zero})
     assert refused.status_code == 422 and refused.json()["error"]["field"] == "settings.n_strata"
+    stars = json.dumps({"name": "Stars", "scale": {"kind": "stars"}})  # a malformed scale names its setting
+    starred = call(client, boss, "POST", "/projects", files={"pool": upload("pool.jsonl")}, data={"settings": stars})
+    assert starred.status_code == 422 and starred.json()["error"]["field"] == "settings.scale"
     parts = {f"file{i}": ("x.jsonl", b"{}\n") for i in range(http.MAX_FILES + 1)}  # a 500 before (review)
     many = call(client, boss, "POST", "/projects", files=parts, data={"settings": "{}"})
     assert many.status_code == 422 and f"at most {http.MAX_FILES} files" in many.json()["error"]["message"]
@@ -278,6 +282,15 @@ def test_create_a_project_with_the_projects_pages_checks(world):
     assert project.name == "From the API" and project.settings.n_strata == 3
     detail = call(client, boss, "GET", f"/projects/{project.id}").json()
     assert detail["status"] in ("new", "preparing", "ready") and detail["settings"]["n_strata"] == 3
+    again = call(
+        client,
+        boss,
+        "POST",
+        "/projects",
+        files={"pool": upload("pool.jsonl")},
+        data={"settings": '{"name": "From the API"}'},
+    )
+    assert again.status_code == 422 and again.json()["error"]["field"] == "name"  # a name in use names 'name'
 
 
 def test_exports_and_the_report_are_the_commands_files(world):

@@ -309,9 +309,9 @@ def create_project(call: Call) -> JSONResponse:
         raise ApiError(422, "the settings need a 'name' for the project", "name")
     try:
         project_id = project_actions.create(call.store, call.user, name, files["pool"], files.get("samples"), settings)
-    except InputError as exc:  # a file's error names its part, as a field's does
+    except InputError as exc:  # a file's error names its part (the message its row and column), a setting its own
         parts = {upload[0]: part for part, upload in files.items()}
-        exc.field = exc.field or parts.get(exc.file)
+        exc.field = parts.get(exc.file) or exc.field
         raise
     background.ensure_worker(call.store)
     return JSONResponse({"id": project_id, "status": call.store.project(project_id).status}, 201)

@@ -26,7 +26,6 @@ from core.jobs.context import WorkerOptions
 from core.jobs.preparation_job import enqueue_preparation, served_embeddings
 from core.jobs.sampling_job import sampling_request
 from core.jobs.worker import Worker
-from core.scales import scale_from_settings
 from core.services import preparation
 from core.settings import ProjectSettings
 from core.store import Store
@@ -103,14 +102,12 @@ def check_project_name(name: str) -> None:
 def check_settings(changes: Mapping[str, Any]) -> None:
     """Texts in new or changed project settings (as sent, before core.settings reads them) that graders' pages
     render: the guidelines, the project's and each criterion's, must render as written (``_check_guidelines``);
-    scale labels are checked by core.scales."""
+    the scale and its labels are ProjectSettings' check (core.scales), naming the setting."""
     _check_guidelines(changes.get("guidelines") or "", "the guidelines")
     criteria = changes.get("criteria")
     for criterion in criteria if isinstance(criteria, list) else []:
         if isinstance(criterion, Mapping) and isinstance(criterion.get("guidelines"), str):
             _check_guidelines(criterion["guidelines"], f"the guidelines of criterion {criterion.get('name')!r}")
-    if changes.get("scale"):
-        scale_from_settings(changes)
 
 
 def _check_guidelines(text: str, what: str) -> None:

@@ -287,7 +287,9 @@ class Store:
                 return project.id
         except IntegrityError:
             raise InputError(
-                f"a project named {name!r} already exists", fix="choose another name or open that project"
+                f"a project named {name!r} already exists",
+                fix="choose another name or open that project",
+                field="name",
             ) from None
 
     def projects(self) -> list[ProjectInfo]:
