@@ -202,6 +202,12 @@ def test_a_grade_names_its_target_and_criterion(world):
     )
     assert late.status_code == 422 and late.json()["error"]["field"] == "shown_ms"
     assert "'abc' ms is not a number" in late.json()["error"]["message"]
+    negative = call(
+        client, secrets["ann"], "POST", f"/projects/{pid}/grades", json={**body, "target": "", "shown_ms": -5}
+    )
+    assert "the viewing time -5 ms is not a number of milliseconds" in negative.json()["error"]["message"]  # its unit
+    spent = {**body, "target": "", "token": "no-such-token", "shown_ms": "abc"}  # the field first, the state after
+    assert call(client, secrets["ann"], "POST", f"/projects/{pid}/grades", json=spent).status_code == 422
     bad_label = call(
         client, secrets["ann"], "POST", f"/projects/{pid}/grades", json={**body, "target": "", "label": "maybe"}
     )

@@ -462,6 +462,8 @@ def grade(call: Call, *, ahead: bool = False) -> Response:
         raise ApiError(422, f"'then' takes only 'next', not {then!r}; leave it out for the grade alone", "then")
     acting = _grader(call)
     comment = call.text("comment", default="", limit=MAX_COMMENT_CHARS)
+    if (shown_ms := (call.body or {}).get("shown_ms")) is not None:  # a malformed field before the state's checks
+        grading.check_shown_ms(shown_ms)
     press = _grading(call, acting, comment)
     return _press(lambda: _grade(call, acting, press, ahead))
 

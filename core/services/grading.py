@@ -119,17 +119,24 @@ def check_seconds(seconds: float | None, field: str | None = None) -> float | No
 
 def viewing_seconds(shown_ms: object, released_s: float) -> float:
     """How long the grader saw the item: what the browser measured (``shown_ms``, from the frame that painted
-    it), never more than ``released_s``, the server's own measure since it released the card
+    it; `check_shown_ms`), never more than ``released_s``, the server's own measure since it released the card
     (core.services.showings.Showing.seconds_since_released), so a forged value can neither lengthen a view
-    nor skip MIN_VIEW_S's check by more than the network's delay. InputError (its field: shown_ms, the API's
-    name for it) for a browser value that is not a number of milliseconds in [0, MAX_VIEW_S]."""
-    if isinstance(shown_ms, bool) or not isinstance(shown_ms, int | float):
+    nor skip MIN_VIEW_S's check by more than the network's delay."""
+    return round(min(check_shown_ms(shown_ms) / 1000, max(released_s, 0.0)), 3)
+
+
+def check_shown_ms(shown_ms: object) -> float:
+    """``shown_ms`` if it is a number of milliseconds in [0, MAX_VIEW_S] (NaN, infinity, negative or absurd values
+    would bypass MIN_VIEW_S and corrupt the pace statistics); else InputError naming the field, shown_ms (the
+    API's name for it), in the unit it was sent in."""
+    value = shown_ms if isinstance(shown_ms, int | float) and not isinstance(shown_ms, bool) else math.nan
+    if not (math.isfinite(value) and 0 <= value <= MAX_VIEW_S * 1000):
         raise InputError(
-            f"the viewing time {shown_ms!r} ms is not a number of milliseconds",
-            fix="reload the page and grade the item again",
+            f"the viewing time {shown_ms!r} ms is not a number of milliseconds between 0 and {MAX_VIEW_S * 1000:,.0f}",
+            fix="send how many milliseconds the item was on screen, or leave shown_ms out (the server's own measure)",
             field="shown_ms",
         )
-    return min(check_seconds(shown_ms / 1000, field="shown_ms"), max(released_s, 0.0))
+    return float(value)
 
 
 def check_label(scale: Scale, label: str, field: str = "label") -> None:
