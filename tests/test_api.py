@@ -284,6 +284,7 @@ def test_create_a_project_with_the_projects_pages_checks(world):
         data={"settings": json.dumps({"name": "From the API", "n_strata": 3})},
     )
     assert made.status_code == 201, made.text
+    assert made.headers["Location"] == f"{api.PREFIX}/projects/{made.json()['id']}"  # where to poll for ready
     project = store.project(made.json()["id"])
     assert project.name == "From the API" and project.settings.n_strata == 3
     detail = call(client, boss, "GET", f"/projects/{project.id}").json()

@@ -314,7 +314,8 @@ def create_project(call: Call) -> JSONResponse:
         exc.field = parts.get(exc.file) or exc.field
         raise
     background.ensure_worker(call.store)
-    return JSONResponse({"id": project_id, "status": call.store.project(project_id).status}, 201)
+    state = {"id": project_id, "status": call.store.project(project_id).status}
+    return JSONResponse(state, 201, headers={"Location": f"{PREFIX}/projects/{project_id}"})  # where to poll
 
 
 def project_detail(call: Call) -> dict[str, Any]:
