@@ -471,12 +471,15 @@ def grade(call: Call, *, ahead: bool = False) -> Response:
 
 def _grade(call: Call, acting: grade_actions.Acting, press: Grading, ahead: bool) -> Response:
     project = acting.project
-    if (again := _sent_again(call, acting, press)) is not None:
+    try:
+        showing = _shown(call, project)
+    except ApiError:  # no live token: the press sent again after its grade was stored, or refused
+        if (again := _sent_again(call, acting, press)) is None:
+            raise
         if isinstance(again, Response):
             return again
         more = {"next": _next_card(call, acting, ahead)} if call.query.get("then") == "next" else {}
         return JSONResponse(again | more)
-    showing = _shown(call, project)
     released = showing.seconds_since_released()
     shown_ms = (call.body or {}).get("shown_ms", released * 1000)
     seconds = grading.viewing_seconds(shown_ms, released)
