@@ -125,6 +125,11 @@ class ProjectSettings:
     allocate_for: str = PRIMARY
     """What the queue allocates for in a rubric project (core.rubric.ALLOCATE_FOR): the primary criterion, or
     all criteria together (core.stats.allocation.compromise_spreads)."""
+    card_key: str = ""
+    """A comparison's secret (hex, drawn when the project is created: core.services.project): with the seed it
+    draws each side-by-side card's order (core.services.side_by_side.card_order), so that a grader, who never
+    sees it, cannot work out which model wrote which response from the seed and the code ("" : the seed alone,
+    as projects made before it)."""
     compare_mode: str = "side-by-side"
     """How a comparison is graded (core.stats.compare.MODES; the Grade page has ``side-by-side``, GRADED_COMPARE_MODES): ``absolute``, one response at a time;
     ``side-by-side``, every target's response on one card; ``pairwise``, a preference. Unused with one model."""
@@ -185,6 +190,7 @@ class ProjectSettings:
             f"use a number of seconds from 0 to {MAX_MIN_VIEW_S:g}",
         )
         _check(_are_targets(self.targets), "targets", self.targets, "name two or more distinct models, sorted, or none")
+        _check(_is_hex(self.card_key), "card_key", "(hidden)", "leave it out: the server draws it")
         _check(
             not self.targets or self.compare_mode in GRADED_COMPARE_MODES,
             "compare_mode",
@@ -278,6 +284,10 @@ class ProjectSettings:
         """The settings as the database stores them (JSON), every field written."""
         return asdict(self)
 
+    def shared_dict(self) -> dict[str, Any]:
+        """`to_dict` without SECRET_SETTINGS: what a report, which travels, writes of them."""
+        return {k: v for k, v in self.to_dict().items() if k not in SECRET_SETTINGS}
+
     def with_changes(self, changes: Mapping[str, Any]) -> ProjectSettings:
         """A copy with ``changes`` applied and validated; InputError for an unknown setting or a bad value."""
         known = [f.name for f in fields(self)]
@@ -309,6 +319,16 @@ def _are_targets(value: Any) -> bool:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+SECRET_SETTINGS = ("card_key",)
+"""Settings no report writes: a comparison's card key would tell a grader who read one which model is on which
+side of a card still to grade."""
+
+
+def _is_hex(value: Any) -> bool:
+    """Whether ``value`` is a string of at most 64 hex digits (a card key; "" for none)."""
+    return isinstance(value, str) and len(value) <= 64 and all(c in "0123456789abcdef" for c in value)
 
 
 def _check(ok: bool, name: str, value: Any, fix: str) -> None:

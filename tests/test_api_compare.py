@@ -15,10 +15,12 @@ from starlette.testclient import TestClient
 import activegrade
 from core import api
 from core.api import fast, schemas
+from core.errors import InputError
 from core.inputs.targets import response_column
-from core.services import auth, sessions, team, tokens
+from core.services import auth, project_actions, sessions, team, tokens
+from core.services.grading import grader_view
 from core.services.project import create_project, start_preparation
-from core.services.side_by_side import card_order
+from core.services.side_by_side import card_order, order_of
 from core.store import Store
 from tests.test_api import PASSWORD, call
 from tests.test_compare import long_pool, write_jsonl
@@ -64,11 +66,12 @@ def test_the_card_shows_every_response_by_side_in_its_drawn_order_and_never_a_mo
     store, pid, secrets, client = compared
     item = _card(client, secrets["ann"], pid)
     settings = store.project(pid).settings
-    order = card_order(settings.seed, item["position"], settings.targets)
+    order = order_of(settings, item["position"])
     stored = store.item(pid, item["position"])
     assert [r["side"] for r in item["responses"]] == ["Response 1", "Response 2"]
     assert [r["response"] for r in item["responses"]] == [str(stored[response_column(t)]) for t in order]
     assert "response" not in item
+    assert "signals" not in grader_view(stored, settings.with_changes({"show_signals": True}))  # one model's, unnamed
     assert not any(model in repr(item) for model in MODELS)  # blind: the card never names a model
 
 
@@ -76,7 +79,7 @@ def test_one_press_grades_every_response_each_with_the_model_that_wrote_it(compa
     store, pid, secrets, client = compared
     item = _card(client, secrets["ann"], pid)
     settings = store.project(pid).settings
-    order = card_order(settings.seed, item["position"], settings.targets)
+    order = order_of(settings, item["position"])
     saved = _grade(client, secrets["ann"], pid, item, labels={"Response 1": "Correct", "Response 2": "Incorrect"})
     assert saved.status_code == 200 and saved.json()["status"] == "saved", saved.text
     grades = store.target_grades(pid)
@@ -141,7 +144,7 @@ def test_the_python_client_grades_a_side_by_side_card(compared):
     outcome = project.grade_responses(card, ["Incorrect", "Correct"])  # in the card's side order
     assert outcome.status == "saved" and outcome.item_id == card.item_id
     settings = store.project(pid).settings
-    order = card_order(settings.seed, card.position, settings.targets)
+    order = order_of(settings, card.position)
     grades = store.target_grades(pid)
     mine = grades[(grades["position"] == card.position) & (grades["grader"] == "ann")]
     assert dict(zip(mine["target"], mine["value"])) == {order[0]: 0.0, order[1]: 1.0}
@@ -156,3 +159,20 @@ def test_the_fast_page_sends_a_comparisons_graders_to_the_grade_page(compared):
     signed_in = TestClient(app, cookies={"session": sessions.start(store, auth.sign_in(store, "ann", PASSWORD))})
     page = signed_in.get(f"/grade-fast?project={pid}")
     assert page.status_code == 409 and "side-by-side card" in page.text
+
+
+def test_a_grader_cannot_work_out_which_model_is_on_which_side(compared):
+    """An API review read the seed in the project's settings with a grader's token and named the model on 39 of
+    39 cards from card_order(seed, position). The order now draws on a secret card key as well, and graders see
+    neither the key nor the seed."""
+    store, pid, secrets, client = compared
+    settings = call(client, secrets["ann"], "GET", f"/projects/{pid}").json()["settings"]
+    assert "card_key" not in settings and "seed" not in settings and settings["targets"] == sorted(MODELS)
+    assert {"card_key", "seed"} <= set(call(client, secrets["boss"], "GET", f"/projects/{pid}").json()["settings"])
+    stored = store.project(pid).settings
+    guessed = [card_order(stored.seed, p, stored.targets) for p in range(30)]  # the seed and the code alone
+    assert guessed != [order_of(stored, p) for p in range(30)]
+    report = call(client, secrets["boss"], "GET", f"/projects/{pid}/report").json()
+    assert "card_key" not in report["settings"]  # a report travels: a grader who read one could tell the sides
+    with pytest.raises(InputError, match="card key is drawn when the project is created"):
+        project_actions.change_settings(store, auth.OPERATOR, pid, {"card_key": "ab" * 16})

@@ -9,7 +9,7 @@ import pytest
 
 from core.errors import InputError
 from core.services import account_writes, auth, grade_actions, reservations
-from core.services.side_by_side import card_order
+from core.services.side_by_side import card_order, order_of
 from core.settings import ProjectSettings
 from core.stats.allocation import design_from_items
 from core.store import accounts
@@ -111,7 +111,8 @@ def test_a_comparison_project_is_prepared_with_every_targets_response_and_graded
     design = design_from_items(items, stratify_by=None)
     held = reservations.claim(store, pid, design, settings.seed, "ann")
     grade_actions.grade_card(store, ann, pid, held, ["Correct", "Incorrect"], seconds=1.0)
-    order = card_order(settings.seed, held, TARGETS)
+    order = order_of(settings, held)
+    assert len(settings.card_key) == 32  # a comparison gets its secret card key when it is created
     stored = store.target_grades(pid).sort_values("side")
     assert stored["target"].tolist() == list(order) and stored["label"].tolist() == ["Correct", "Incorrect"]
 

@@ -22,7 +22,7 @@ from core.services.database import ProjectInfo, Store
 from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.outcome import STORED, Outcome
 from core.services.showings import Showing
-from core.services.side_by_side import card_order, card_responses, side_names
+from core.services.side_by_side import card_responses, order_of, side_names
 from ui import plan, signin
 
 KEYS_JS = (Path(__file__).parent / "side_by_side_keys.js").read_text(encoding="utf-8")
@@ -63,7 +63,7 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
         return
     item = store.item(project.id, position)
     showing = showings.current(store, project.id, grader, position, str(item.get("id", "")), False)
-    order = card_order(settings.seed, position, settings.targets)
+    order = order_of(settings, position)
     st.html(TO_TOP.format(token=showing.token), unsafe_allow_javascript=True)
     st.html(STYLE)
     st.markdown(f"**Item** {one_line_plain(showing.item_id)}")

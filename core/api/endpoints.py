@@ -38,7 +38,7 @@ from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.live import live_reading
 from core.services.outcome import STORED, Outcome, Refused
 from core.services.preparation import project_state
-from core.services.side_by_side import card_order, card_responses, side_names
+from core.services.side_by_side import card_responses, order_of, side_names
 from core.settings import ProjectSettings
 from core.store import ProjectInfo, Store, json_safe
 
@@ -122,9 +122,10 @@ COMPARES_READING = (
 )
 
 
-MANAGERS_SETTINGS = ("expected_score",)
+MANAGERS_SETTINGS = ("expected_score", "seed", "card_key")
 """Settings shown only to those who may see the dashboard: the mean grade the manager expects would anchor a
-grader's grades (graders are kept blind to the estimate, and to what anyone expects of it)."""
+grader's grades (graders are kept blind to the estimate, and to what anyone expects of it); the seed and a
+comparison's card key draw which model's response is on which side of a card, which graders are blind to."""
 
 
 def _state(store: Store, project: ProjectInfo, user: auth.User | None) -> dict[str, Any]:
@@ -431,7 +432,7 @@ def _preview(item: dict[str, Any], position: int, settings: ProjectSettings) -> 
     view = grader_view(item, settings)
     card = {"item_id": str(item.get("id", "")), **{k: v for k, v in view.items() if k != "id"}}
     if settings.side_by_side:
-        order = card_order(settings.seed, position, settings.targets)
+        order = order_of(settings, position)
         texts = card_responses(item, order)
         card.pop("response", None)
         card["responses"] = [

@@ -80,7 +80,7 @@ def comparison_report(
             },
             "graders": {**graders_section(by_response, project.settings), "unit": "response"},
             "audit_chain": audit_chain_section(chain),
-            "settings": project.settings.to_dict(),
+            "settings": project.settings.shared_dict(),
             "seed": project.settings.seed,
         }
     )

@@ -644,7 +644,7 @@ def report(
                 design, read, result, None if project.settings.rubric is None else project.settings.design_criterion
             ),
             "path": path.to_dict(orient="records"),
-            "settings": project.settings.to_dict(),
+            "settings": project.settings.shared_dict(),
             "seed": project.settings.seed,
         }
     )

@@ -23,7 +23,7 @@ from core.services import auth, grading, live, reservations
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
 from core.services.reservations import DEFAULT_TTL
-from core.services.side_by_side import card_order, grades_for_targets, labels_by_side, side_names
+from core.services.side_by_side import grades_for_targets, labels_by_side, order_of, side_names
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.store import ProjectInfo, Store, reviews
@@ -223,7 +223,7 @@ def grade_card(
     """Store a side-by-side card's grades, ``labels`` side by side (left to right), or by side name as the HTTP
     API gives them (core.services.side_by_side.labels_by_side), in one transaction.
 
-    The card's order is the project's (core.services.side_by_side.card_order of its seed, the position and
+    The card's order is the project's (core.services.side_by_side.order_of: its seed and card key, the position and
     its targets): side j's grade is stored with the target order[j] and side j (grades.target, grades.side).
     Refused unless the project compares its targets side by side and every side has a grade of its scale;
     the minimum viewing time and the expiry rule are ``grade``'s.
@@ -234,7 +234,7 @@ def grade_card(
         raise Refused("this project does not grade responses side by side")
     if (early := _too_fast(project_id, grader, position, seconds, settings)) is not None:
         return early
-    order = card_order(settings.seed, position, settings.targets)
+    order = order_of(settings, position)
     if isinstance(labels, Mapping):
         try:
             labels = labels_by_side(labels, len(order))

@@ -78,7 +78,8 @@ def grader_view(item: dict[str, Any], settings: SettingsLike) -> dict[str, Any]:
     shows it, ``reference`` as markdown that fetches nothing (core.inputs.markup.safe_markdown); ``image``
     the URL to show or "" with ``image_note`` saying why not (core.inputs.images.shown_image: data:image
     URIs, http(s) only when the project allows external images, never a malformed value); the
-    surrogate signals only when the project allows it (they would bias the grade).
+    surrogate signals only when the project allows it (they would bias the grade), and never on a comparison's
+    card, whose item row holds the first model's (an API review read one unnamed model's agreement there).
     """
     shown = ProjectSettings.from_dict(settings)
     view: dict[str, Any] = {"id": one_line_plain(str(item.get("id", "")))}
@@ -88,7 +89,7 @@ def grader_view(item: dict[str, Any], settings: SettingsLike) -> dict[str, Any]:
         view[key] = safe_markdown(value) if isinstance(value, str) else value
     image = shown_image(item.get("image"), shown.external_images)
     view["image"], view["image_note"] = image.url or "", image.note
-    if shown.show_signals:
+    if shown.show_signals and not shown.compares:  # a comparison's item row holds one model's signals
         view["signals"] = {k: item.get(k) for k in SIGNAL_FIELDS if k in item}
     return view
 

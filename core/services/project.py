@@ -27,6 +27,7 @@ from core.jobs.preparation_job import enqueue_preparation, served_embeddings
 from core.jobs.sampling_job import sampling_request
 from core.jobs.worker import Worker
 from core.services import preparation
+from core.services.side_by_side import new_card_key
 from core.settings import ProjectSettings
 from core.store import Store
 from core.store import jobs as job_table
@@ -79,6 +80,8 @@ def create_project(
     typed = ProjectSettings().with_changes(settings or {})  # defaults filled in; every key and value checked
     served_embeddings(typed)  # an embedding server the deployment does not allow is refused here
     typed = typed.with_changes({"targets": check_inputs(pool, samples, typed)})
+    if typed.compares and not typed.card_key:  # the comparison's secret: its cards' order, hidden from graders
+        typed = typed.with_changes({"card_key": new_card_key()})
     if typed.sampling:
         typed = typed.with_changes({"sampling": sampling_request(typed.sampling, pool, samples, typed)})
     files = {"pool": pool} | ({"samples": samples} if samples else {})

@@ -110,6 +110,13 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
     changed = {k: v for k, v in changes.items() if stored.get(k) != v}
     if not changed:
         return Outcome("unchanged", "no setting changed")
+    if "card_key" in changed:
+        raise InputError(
+            "a comparison's card key is drawn when the project is created: it sets which side each model's response "
+            "was shown on, so it cannot change",
+            fix="leave card_key out of the changes",
+            field="settings.card_key",
+        )
     if changed.keys() & set(QUESTION_SETTINGS):
         check_questions_change(stored, changed, store.grade_counts(project_id)[1])
     if "regime" in changed and (graded := store.grade_counts(project_id)[1]):

@@ -39,7 +39,7 @@ from core.services import auth, grading
 from core.services.criteria_reading import criteria_agreement
 from core.services.outcome import Outcome, Refused, permitted
 from core.services.reservations import double_graded, drawn_positions
-from core.services.side_by_side import card_order, side_names
+from core.services.side_by_side import order_of, side_names
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.rater_agreement import Agreement, part_keys
@@ -157,7 +157,7 @@ def item(store: Store, actor: auth.User | None, project_id: int, position: int) 
         flags=reviews.flags(store, project_id, [position]),
         reviews=_with_part(reviews.reviews(store, project_id, [position])),
         disagree=tuple(reviews.disagreements(store, project_id, [position]).get(position, ())),
-        order=card_order(settings.seed, position, settings.targets) if settings.compares else (),
+        order=order_of(settings, position) if settings.compares else (),
     )
 
 
@@ -237,7 +237,7 @@ def settle_responses(
     reviewer, settings = _settling(store, actor, project_id)
     if not settings.compares:
         raise Refused("this project grades one model: set its final grade with one label (settle)")
-    order = card_order(settings.seed, position, settings.targets)
+    order = order_of(settings, position)
     parts = {target: (settings.grading_scale, target, "") for target in order}
     shown = dict(zip(order, side_names(len(order))))  # the reviewer reads sides, as graders did: no model's name
     return _settle_parts(store, reviewer, settings, project_id, position, labels, parts, "response", note, shown)

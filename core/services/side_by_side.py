@@ -1,14 +1,15 @@
 """The side-by-side card's rules: which target's response goes on which side, and whose grade is whose.
 
 Every target's response to an item is on one card, in an order drawn at random for that item (from the
-project's seed and the item's position, so the same card always shows the same order and the order can be
-recorded with the grades), under neutral names: the graders never see which model wrote what. A grade given
+project's seed, its secret card key and the item's position, so the same card always shows the same order and
+the order can be recorded with the grades), under neutral names: the graders never see which model wrote what. A grade given
 to the response on side j is the grade of the target `order[j]` and is stored with that target
 (grades.target).
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,13 +17,27 @@ import numpy as np
 
 from core.errors import InputError
 from core.inputs.targets import response_column
+from core.settings import ProjectSettings
 
 
-def card_order(seed: int, position: int, targets: Sequence[str]) -> tuple[str, ...]:
+def card_order(seed: int, position: int, targets: Sequence[str], key: str = "") -> tuple[str, ...]:
     """The targets in the order their responses are shown on item `position`'s card (left to right):
-    a uniform random permutation drawn from (seed, position)."""
-    permutation = np.random.default_rng([int(seed), int(position)]).permutation(len(targets))
+    a uniform random permutation drawn from (seed, position, the project's secret ``key``). Without the key the
+    order follows from the seed and this code, which a grader could read: an API review named the model on
+    39 of 39 cards from the seed the project's settings showed."""
+    words = [int(key[i : i + 8], 16) for i in range(0, len(key), 8)]
+    permutation = np.random.default_rng([int(seed), int(position), *words]).permutation(len(targets))
     return tuple(targets[i] for i in permutation)
+
+
+def order_of(settings: ProjectSettings, position: int) -> tuple[str, ...]:
+    """The card order of the item at ``position`` in a comparison project (`card_order` with its settings)."""
+    return card_order(settings.seed, position, settings.targets, settings.card_key)
+
+
+def new_card_key() -> str:
+    """A comparison's secret card key (ProjectSettings.card_key): 128 random bits, hex."""
+    return secrets.token_hex(16)
 
 
 def side_names(count: int) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from core.inputs.targets import response_column
 from core.services.project import create_project, start_preparation
-from core.services.side_by_side import card_order
+from core.services.side_by_side import order_of
 from tests.test_compare import long_pool, write_jsonl
 
 GRADE = "app_pages/grade.py"
@@ -24,7 +24,7 @@ def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, stor
     pid = create_project(store, "C", ("pool.jsonl", pool.read_bytes()), start=False)
     start_preparation(store, pid, wait=True)
     assert store.project(pid).status == "ready", store.project(pid).error
-    targets, seed = sorted(MODELS), store.project(pid).settings.seed
+    settings = store.project(pid).settings
     items = store.load_items(pid).set_index("id")
     at = open_app(GRADE, project_id=pid)
     expected = {}
@@ -33,7 +33,7 @@ def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, stor
         assert not any(model in text for model in MODELS)
         item_id = next(m.value for m in at.markdown if m.value.startswith("**Item**")).removeprefix("**Item** ")
         position = int(items.index.get_loc(item_id))
-        order = card_order(seed, position, targets)
+        order = order_of(settings, position)
         shown = [e.proto.body for e in at.get("html") if 'class="sbs-response"' in e.proto.body]
         assert [f'data-side="{side}"' in body for side, body in enumerate(shown)] == [True, True]
         for side, target in enumerate(order):  # what is on side j is target order[j]'s response
