@@ -5,6 +5,7 @@ fast grading page, which shows one response a card, sends a comparison's graders
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import jsonschema
@@ -176,3 +177,16 @@ def test_a_grader_cannot_work_out_which_model_is_on_which_side(compared):
     assert "card_key" not in report["settings"]  # a report travels: a grader who read one could tell the sides
     with pytest.raises(InputError, match="card key is drawn when the project is created"):
         project_actions.change_settings(store, auth.OPERATOR, pid, {"card_key": "ab" * 16})
+
+
+def test_the_grades_export_with_texts_gives_each_grade_its_own_models_response(compared):
+    """texts=1 said it added prompts and responses, and a comparison's export carried no response (its items
+    have one per model)."""
+    store, pid, secrets, client = compared
+    if store.target_grades(pid).empty:
+        item = _card(client, secrets["ann"], pid)
+        _grade(client, secrets["ann"], pid, item, labels={"Response 1": "Correct", "Response 2": "Correct"})
+    exported = call(client, secrets["boss"], "GET", f"/projects/{pid}/export", params={"format": "jsonl", "texts": "1"})
+    rows = [json.loads(line) for line in exported.text.splitlines()]
+    items = store.load_items(pid).set_index("id")
+    assert rows and all(r["response"] == items.at[r["item"], response_column(r["target"])] for r in rows)

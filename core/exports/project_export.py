@@ -28,6 +28,7 @@ from core.exports.report import (
     report_markdown,
 )
 from core.exports.report_html import report_html
+from core.inputs.targets import response_column
 from core.services import review
 from core.services.comparison_reading import comparison_reading
 from core.services.criteria_reading import CriterionReading, criteria_now
@@ -89,7 +90,9 @@ def grades_export(
     texts: bool = False,
 ) -> pd.DataFrame:
     """core.exports.report.grades_table's columns (the final grades of ``reviews`` and ``criterion``), and with
-    ``texts`` each item's TEXT_COLUMNS (those the pool has) after them."""
+    ``texts`` each item's TEXT_COLUMNS (those the pool has) after them; a comparison's ``response`` is each
+    grade's own, the response of its ``target`` (core.inputs.targets.response_column), which the export
+    dropped while saying it carried the responses."""
     table = grades_table(grades, items, design, reviews, criterion)
     if not texts:
         return table
@@ -97,6 +100,9 @@ def grades_export(
     for column in TEXT_COLUMNS:
         if column in items.columns:
             table[column] = items[column].to_numpy()[positions] if len(table) else pd.Series(dtype=object)
+    if "target" in table.columns and "response" not in items.columns:
+        texts = {t: items[response_column(t)].to_numpy() for t in set(table["target"])}
+        table["response"] = [texts[t][p] for p, t in zip(positions, table["target"])]
     return table
 
 
