@@ -190,3 +190,18 @@ def test_the_grades_export_with_texts_gives_each_grade_its_own_models_response(c
     rows = [json.loads(line) for line in exported.text.splitlines()]
     items = store.load_items(pid).set_index("id")
     assert rows and all(r["response"] == items.at[r["item"], response_column(r["target"])] for r in rows)
+
+
+def test_the_items_page_gives_each_models_response_and_grade_and_no_mixed_one(compared):
+    """It gave one model's answer and label as the item's, and the mean of the models' grades as its grade."""
+    store, pid, secrets, client = compared
+    item = _card(client, secrets["boss"], pid)
+    _grade(client, secrets["boss"], pid, item, labels={"Response 1": "Correct", "Response 2": "Incorrect"})
+    order = order_of(store.project(pid).settings, item["position"])
+    page = call(client, secrets["boss"], "GET", f"/projects/{pid}/items", params={"limit": 1000}).json()["items"]
+    row = next(r for r in page if r["position"] == item["position"])
+    assert not {"grade", "response", "answer", "label"} & set(row)
+    stored = store.item(pid, item["position"])
+    assert row["responses"] == {t: stored[response_column(t)] for t in MODELS}
+    assert row["grades"] == {order[0]: 1.0, order[1]: 0.0}
+    assert all(set(r["grades"]) == set(MODELS) for r in page)

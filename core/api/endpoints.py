@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+import pandas as pd
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -29,10 +30,12 @@ from core.exports.project_export import GRADE_FORMATS, REPORT_EXPORTED, REPORT_F
 from core.exports.report import criterion_rows
 from core.inputs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_NAME_CHARS
 from core.inputs.markup import safe_markdown
+from core.inputs.targets import response_column
 from core.jobs import background
 from core.rubric import Rubric
 from core.scales import Scale
 from core.services import audit, auth, grade_actions, grading, live, project_actions, showings
+from core.services.comparison_reading import graded_matrix
 from core.services.criteria_reading import criteria_now, design_criterion_words
 from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.live import live_reading
@@ -340,24 +343,42 @@ def reading(call: Call) -> dict[str, Any]:
 
 def items(call: Call) -> dict[str, Any]:
     """A page of the prepared items, each with its final ``grade`` (of the primary criterion in a rubric project)
-    and, in a rubric project, ``criteria``: each criterion's final grade (null while it has none)."""
+    and, in a rubric project, ``criteria``: each criterion's final grade (null while it has none). A comparison's
+    items give each model's ``responses`` and final ``grades`` (model -> grade, null while it has none) and no
+    one ``grade``, ``response``, ``answer`` or ``label``: those of its item rows are one model's, and one grade
+    over the models' would mix them (an API review read 0.5 for one model's Correct and another's Incorrect)."""
     project = _project(call, auth.VIEW_DASHBOARD, ready=True)
     table, _ = cards.design(call.store, project)
     offset = call.integer("offset", default=0)
     limit = call.integer("limit", default=PAGE_DEFAULT, low=1, high=PAGE_MAX)
-    graded = call.store.graded_positions(project.id)
-    rubric = project.settings.rubric
-    by_criterion = {name: call.store.graded_positions(project.id, name) for name in (rubric.names if rubric else ())}
+    settings = project.settings
     page = table.iloc[offset : offset + limit]
-    columns = [c for c in ("prompt", "response", "answer", "reference", "label", "stratum") if c in page.columns]
+    extra: Callable[[int, pd.Series], dict[str, Any]]
+    if settings.compares:
+        by_model = graded_matrix(
+            call.store.target_grades(project.id), settings.targets, call.store.active_reviews(project.id)
+        )
+        shown = ("prompt", "reference", "stratum")
+
+        def extra(position: int, row: pd.Series) -> dict[str, Any]:
+            return {
+                "responses": {t: row.get(response_column(t)) for t in settings.targets},
+                "grades": {t: by_model[t].get(position) for t in settings.targets},
+            }
+    else:
+        graded = call.store.graded_positions(project.id)
+        rubric = settings.rubric
+        names = rubric.names if rubric else ()
+        by_criterion = {name: call.store.graded_positions(project.id, name) for name in names}
+        shown = ("prompt", "response", "answer", "reference", "label", "stratum")
+
+        def extra(position: int, row: pd.Series) -> dict[str, Any]:
+            criteria = {"criteria": {n: g.get(position) for n, g in by_criterion.items()}} if rubric else {}
+            return {"grade": graded.get(position), **criteria}
+
+    columns = [c for c in shown if c in page.columns]
     rows = [
-        {
-            "position": offset + i,
-            "item_id": str(row["id"]),
-            **{c: row[c] for c in columns},
-            "grade": graded.get(offset + i),
-            **({"criteria": {name: g.get(offset + i) for name, g in by_criterion.items()}} if rubric else {}),
-        }
+        {"position": offset + i, "item_id": str(row["id"]), **{c: row[c] for c in columns}, **extra(offset + i, row)}
         for i, (_, row) in enumerate(page.iterrows())
     ]
     return json_safe({"items": rows, "offset": offset, "limit": limit, "total": len(table)})

@@ -210,7 +210,8 @@ ITEMS = _object(
             "items": {
                 "type": "object",
                 "description": "position, item_id, the item's texts, stratum, its final grade; in a rubric project "
-                "also criteria: criterion -> its final grade (null while it has none)",
+                "also criteria: criterion -> its final grade (null while it has none); in a comparison responses "
+                "and grades, model -> its response and its final grade, in place of one response and grade",
             },
         },
         "offset": {"type": "integer"},
