@@ -301,7 +301,13 @@ class Project:
         model that wrote it (the server knows which; the card does not say). ApiError 409 when refused (a
         response left ungraded, a label not on the scale, the token spent), 422 in a project of one model."""
         if not isinstance(labels, Mapping):
-            labels = {side.side: label for side, label in zip(card.responses, labels, strict=True)}
+            labels = list(labels)
+            if len(labels) != len(card.responses):
+                raise ValueError(
+                    f"{len(labels)} labels for a card of {len(card.responses)} responses: give one per response, in "
+                    "the card's side order, or a mapping side -> label"
+                )
+            labels = {side.side: label for side, label in zip(card.responses, labels)}
         return self._grade(card, {"labels": dict(labels)}, comment)
 
     def _grade(self, card: Card, answer: dict[str, Any], comment: str) -> Outcome:

@@ -170,6 +170,8 @@ def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
     other = call(client, ann, "POST", f"/projects/{pid}/grades", json={**body, "label": first["labels"][1]["label"]})
     assert other.status_code == 409 and other.json()["error"]["field"] == "token"  # another grade: the token is spent
     assert f"stored already, as {body['label']}" in other.json()["message"]
+    commented = call(client, ann, "POST", f"/projects/{pid}/grades", json={**body, "comment": "hello"})
+    assert commented.status_code == 409  # another comment is another press: not "saved" with the comment dropped
     second = call(client, ann, "GET", f"/projects/{pid}/next").json()["item"]
     assert second["position"] != first["position"]
     forged = {**body, "token": second["token"]}  # the second item's token with the first item's id

@@ -142,6 +142,8 @@ def test_the_python_client_grades_a_side_by_side_card(compared):
     project = activegrade.Client(str(session.base_url), secrets["ann"], session=session).project(pid)
     card = project.next_item()
     assert [side.side for side in card.responses] == ["Response 1", "Response 2"] and card.response == ""
+    with pytest.raises(ValueError, match="1 labels for a card of 2 responses"):
+        project.grade_responses(card, ["Incorrect"])
     outcome = project.grade_responses(card, ["Incorrect", "Correct"])  # in the card's side order
     assert outcome.status == "saved" and outcome.item_id == card.item_id
     settings = store.project(pid).settings

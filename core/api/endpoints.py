@@ -121,7 +121,7 @@ def _grader(call: Call) -> grade_actions.Acting:
 
 COMPARES_READING = (
     "project {name!r} compares models, and the reading is one score, which would mix them: GET "
-    "/projects/{{project_id}}/report gives each model's score and each difference"
+    "{prefix}/projects/{id}/report gives each model's score and each difference"
 )
 
 
@@ -149,6 +149,7 @@ class Grading:
 
     labels: dict[str, str]
     act: Callable[[int, float], Outcome]
+    comment: str = ""
 
 
 def _grading(call: Call, acting: grade_actions.Acting, comment: str) -> Grading:
@@ -177,6 +178,7 @@ def _grading(call: Call, acting: grade_actions.Acting, comment: str) -> Grading:
             lambda position, seconds: grade_actions.grade_card(
                 call.store, acting, project.id, position, labels, seconds=seconds, comment=comment
             ),
+            comment,
         )
     if rubric is None:
         if criterion:
@@ -191,6 +193,7 @@ def _grading(call: Call, acting: grade_actions.Acting, comment: str) -> Grading:
             lambda position, seconds: grade_actions.grade(
                 call.store, acting, project.id, position, label, seconds=seconds, comment=comment
             ),
+            comment,
         )
     card = f"send 'labels', one label per criterion ({', '.join(rubric.names)}), graded together"
     for name, given in (("label", body.get("label")), ("criterion", criterion)):
@@ -202,6 +205,7 @@ def _grading(call: Call, acting: grade_actions.Acting, comment: str) -> Grading:
         lambda position, seconds: grade_actions.grade_rubric(
             call.store, acting, project.id, position, labels, seconds=seconds, comment=comment
         ),
+        comment,
     )
 
 
@@ -330,7 +334,7 @@ def project_detail(call: Call) -> dict[str, Any]:
 def reading(call: Call) -> dict[str, Any]:
     project = _project(call, auth.VIEW_DASHBOARD, ready=True)
     if project.settings.compares:
-        raise ApiError(409, COMPARES_READING.format(name=project.name), "project_id")
+        raise ApiError(409, COMPARES_READING.format(name=project.name, prefix=PREFIX, id=project.id), "project_id")
     _, design = cards.design(call.store, project)
     settings = project.settings
     now = live_reading(call.store, project.id, design, settings, settings.method)
@@ -524,11 +528,11 @@ def _sent_again(call: Call, acting: grade_actions.Acting, press: Grading) -> dic
     showing = showings.spent(call.store, project_id, call.user.name, token, item_id)
     if showing is None:
         return None
-    stored, grade_id = grade_actions.stored_press(call.store, acting, project_id, showing.position)
+    stored, comment, grade_id = grade_actions.stored_press(call.store, acting, project_id, showing.position)
     if not stored:
         return None
-    if stored != press.labels:
-        said = ", ".join(f"{k} {v}" if k else v for k, v in stored.items())
+    if (stored, comment) != (press.labels, press.comment.strip()):
+        said = ", ".join(f"{k} {v}" if k else v for k, v in stored.items()) + (f" ({comment!r})" if comment else "")
         message = f"that token's press was stored already, as {said}: to change it, undo it and GET next"
         return _press_error(409, "refused", message, "token")
     again = Outcome("saved", "saved: the same press was sent again, and its grade is stored once", showing.position)
@@ -655,7 +659,8 @@ ENDPOINTS: tuple[Declared, ...] = (
         schemas.NEXT,
         description="As the grade page's card: the item reserved for the caller (the same one until "
         "graded or skipped), with a single-use token for POST grades or skip. In a rubric project the card "
-        "lists its criteria, each with its own labels, to grade together.",
+        "lists its criteria, each with its own labels, to grade together; in a comparison its responses, every "
+        "model's under its side's neutral name in the card's drawn order, to grade together.",
         errors=(401, 403, 404, 409, 429),
     ),
     Declared(
@@ -668,11 +673,14 @@ ENDPOINTS: tuple[Declared, ...] = (
         request=schemas.GRADE_REQUEST,
         query={"then": {"type": "string", "enum": ["next"], "description": "add the caller's next item as 'next'"}},
         description="The grade page's own path (core.services.grade_actions.grade; in a rubric project "
-        "grade_rubric: 'labels', one label per criterion, stored together on the one token). 409 with status "
-        "refused: the hold lapsed and another grader has the item, the token is spent, it came sooner than the "
+        "grade_rubric: 'labels', one label per criterion, stored together on the one token; in a comparison "
+        "grade_card: 'labels', one label per side, each stored with the model shown there). The same press sent "
+        "again on its spent token answers saved once more and stores nothing. 409 with status refused: the hold "
+        "lapsed and another grader has the item, the token is spent by another press, it came sooner than the "
         "project's min_view_s after next, or a label is not on its scale (a rubric's: or a required criterion "
-        "is unanswered); 422: 'label' sent in a rubric project or 'labels' in a project that asks one question; "
-        "503 with status not_saved: the database failed, send it again.",
+        "is unanswered; a comparison's: or a side is ungraded or not on the card; its field names it, "
+        "labels.<key>); 422: 'label' sent where 'labels' is asked or 'labels' in a project that asks one "
+        "question; 503 with status not_saved: the database failed, send it again.",
         errors=(401, 403, 404, 409, 413, 422, 429, 503),
     ),
     Declared(

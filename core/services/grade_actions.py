@@ -294,10 +294,13 @@ def grade_rubric(
     return Outcome(status, f"{status}: {said}{gone}", position)
 
 
-def stored_press(store: Store, actor: Actor, project_id: int, position: int) -> tuple[dict[str, str], int | None]:
+def stored_press(
+    store: Store, actor: Actor, project_id: int, position: int
+) -> tuple[dict[str, str], str, int | None]:
     """The acting grader's active press of the item, as the press was sent: its labels keyed "" (a project that
     asks one question), by criterion (a rubric's card) or by side name (a side-by-side card's, from the side each
-    grade was shown on), and the grade's id where the press stored one grade (None for a card of several)."""
+    grade was shown on), its comment, and the grade's id where the press stored one grade (None for a card of
+    several)."""
     grader, project = _acting(store, actor, project_id)
     settings = project.settings
     card = store.card_of(project_id, position, grader.name)
@@ -308,7 +311,8 @@ def stored_press(store: Store, actor: Actor, project_id: int, position: int) -> 
         keys = list(card["criterion"])
     else:
         keys = [""] * len(card)
-    return dict(zip(keys, card["label"])), int(card["id"].iloc[0]) if len(card) == 1 else None
+    comment = str(card["comment"].iloc[0] or "") if len(card) else ""
+    return dict(zip(keys, card["label"])), comment, int(card["id"].iloc[0]) if len(card) == 1 else None
 
 
 def _holds_card(store: Store, project_id: int, position: int, grader: auth.User, criterion: str) -> bool:
