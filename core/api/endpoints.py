@@ -502,20 +502,23 @@ def _grade(call: Call, acting: grade_actions.Acting, press: Grading, ahead: bool
     except ApiError:  # no live token: the press sent again after its grade was stored, or refused
         if (again := _sent_again(call, acting, press)) is None:
             raise
-        if isinstance(again, Response):
-            return again
-        more = {"next": _next_card(call, acting, ahead)} if call.query.get("then") == "next" else {}
-        return JSONResponse(again | more)
+        return again if isinstance(again, Response) else _saved(call, acting, ahead, again)
     released = showing.seconds_since_released()
     shown_ms = (call.body or {}).get("shown_ms", released * 1000)
     seconds = grading.viewing_seconds(shown_ms, released)
     outcome = cards.press(
         call.store, project.id, call.user.name, showing.token, lambda: press.act(showing.position, seconds), STORED
     )
-    if call.query.get("then") != "next" or outcome.status not in STORED:
+    if outcome.status not in STORED:
         return _outcome(outcome, project.id, call.store, STORED, showing.item_id)
-    body = _outcome_body(outcome, project.id, call.store, showing.item_id)
-    return JSONResponse(body | {"next": _next_card(call, acting, ahead)})  # the next card in the same round trip
+    return _saved(call, acting, ahead, _outcome_body(outcome, project.id, call.store, showing.item_id))
+
+
+def _saved(call: Call, acting: grade_actions.Acting, ahead: bool, body: dict[str, Any]) -> JSONResponse:
+    """A stored press's answer ``body``, with the caller's next card where ``?then=next`` asks for it (the next
+    card in the same round trip)."""
+    more = {"next": _next_card(call, acting, ahead)} if call.query.get("then") == "next" else {}
+    return JSONResponse(body | more)
 
 
 def _sent_again(call: Call, acting: grade_actions.Acting, press: Grading) -> dict[str, Any] | Response | None:
