@@ -114,3 +114,32 @@ def test_a_newer_legacy_database_is_refused(engine):
         c.execute(text("UPDATE schema_version SET version = 99"))
     with pytest.raises(RuntimeError, match="schema version 99"):
         upgrade(engine)
+
+
+def test_a_comparison_made_before_card_keys_gets_one_and_its_cards_are_shown_afresh(engine):
+    """Revision 0017: the order of a comparison's cards without a key follows from its seed and the code (a security
+    review named every response's model); the upgrade draws a key and drops the showings in the old order."""
+    upgrade(engine)
+    now = "2026-11-01 12:00:00+00:00"
+    with engine.begin() as c:
+        for pid, settings in ((1, '{"targets": ["a", "b"]}'), (2, '{"seed": 3}')):
+            c.execute(
+                text(
+                    "INSERT INTO projects (id, name, created_at, settings, status, progress_done, progress_total,"
+                    " progress_message, error, updated_at) VALUES (:id, :name, :now, :s, 'ready', 0, 0, '', '', :now)"
+                ),
+                {"id": pid, "name": f"p{pid}", "now": now, "s": settings},
+            )
+            c.execute(
+                text(
+                    "INSERT INTO showings (token, project_id, grader, position, item_id, reviewing, released_at,"
+                    " expires_at) VALUES (:t, :id, 'ann', 0, 'q0', false, :now, '2099-01-01 00:00:00+00:00')"
+                ),
+                {"t": f"token{pid}", "id": pid, "now": now},
+            )
+        c.execute(text("UPDATE alembic_version SET version_num = '0016'"))
+    assert upgrade(engine) == "0016"
+    store = Store(engine)
+    assert len(store.project(1).settings.card_key) == 32 and store.project(2).settings.card_key == ""
+    with engine.connect() as c:
+        assert c.execute(text("SELECT project_id FROM showings")).scalars().all() == [2]

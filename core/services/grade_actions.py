@@ -294,9 +294,7 @@ def grade_rubric(
     return Outcome(status, f"{status}: {said}{gone}", position)
 
 
-def stored_press(
-    store: Store, actor: Actor, project_id: int, position: int
-) -> tuple[dict[str, str], str, int | None]:
+def stored_press(store: Store, actor: Actor, project_id: int, position: int) -> tuple[dict[str, str], str, int | None]:
     """The acting grader's active press of the item, as the press was sent: its labels keyed "" (a project that
     asks one question), by criterion (a rubric's card) or by side name (a side-by-side card's, from the side each
     grade was shown on), its comment, and the grade's id where the press stored one grade (None for a card of
