@@ -283,13 +283,15 @@ def current(project: ProjectInfo) -> None:
         one_line_plain(
             f"{engine_summary(settings)} · "
             + (f"proxy {settings.proxy} · " if settings.proxy else f"stratify by {settings.stratify_by} · ")
-            + f"{strata_count(project)} · {questions_summary(settings)} · seed {settings.seed} · "
-            f"minimum viewing time {settings.min_view_s:g} s"
+            + f"{strata_count(project)} · {questions_summary(settings)} · "
+            + (f"seed {settings.seed} · " if signin.may(auth.VIEW_DASHBOARD, project.id) else "")  # not a grader's
+            + f"minimum viewing time {settings.min_view_s:g} s"
         )
     )
     if targets := settings.targets:
         st.info(
-            f"A comparison of {len(targets)} models ({', '.join(targets)}), graded side by side; graders never see the names."
+            f"A comparison of {len(targets)} models ({one_line_plain(', '.join(targets))}), graded side by side; "
+            "graders never see the names."
         )
     if project.status == "ready":
         overview(project)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from core.inputs.markup import one_line_plain
+
 from core.services import review
 from core.services.comparison_reading import comparison_reading, statement
 from core.services.database import ProjectInfo, Store
@@ -34,7 +36,7 @@ def panel(store: Store, project: ProjectInfo) -> None:
         "pairs hold together at 95% (fixed-n). Wins, ties and losses count A's items."
     )
     st.dataframe(reading.table(), hide_index=True, column_config=THREE_DECIMALS)
-    st.markdown(f"**{statement(reading)}**")
+    st.markdown(f"**{one_line_plain(statement(reading))}**")  # models' names as written, never markdown
     st.subheader("Graders")
     st.dataframe(
         with_working_time(grader_pace(store.target_grades(project.id))),

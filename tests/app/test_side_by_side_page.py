@@ -108,3 +108,16 @@ def test_three_responses_with_the_reference_and_the_refusal_beside_the_button(op
     assert not any("grade about" in m.value for m in setup.markdown)
     sim = open_app("app_pages/simulate.py", project_id=pid)
     assert not sim.exception and any("a comparison has no forecast of one score" in c.value for c in sim.caption)
+
+
+def test_the_models_names_are_shown_as_written_never_as_markdown(open_app, store, tmp_path):
+    """A security review named the models ``![t](http://.../tracker.png)`` and ``B [phish](https://...)``: the
+    Projects page's comparison line loaded the image and linked the page for every viewer, graders included."""
+    models = ("![t](http://127.0.0.1:1/tracker.png)", "B [phish](https://evil.example/login)")
+    pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(20, models=models)))
+    pid = create_project(store, "Hostile names", ("pool.jsonl", pool.read_bytes()), start=False)
+    start_preparation(store, pid, wait=True)
+    at = open_app("app_pages/projects.py", project_id=pid)
+    line = next(i.value for i in at.info if "A comparison of 2 models" in i.value)
+    assert "![t](" not in line and "[phish](" not in line  # escaped: the text as written, no image, no link
+    assert r"\!\[t\]\(http" in line
