@@ -228,6 +228,14 @@ def test_malformed_json_and_a_body_too_large(world):
     deep = b'{"a": ' + b"[" * 100_000 + b"1" + b"]" * 100_000 + b"}"  # 200 kB: under the limit, past the parser
     nested = client.post(f"{api.PREFIX}/projects/{pid}/grades", content=deep, headers=headers)
     assert nested.status_code == 422 and "too deeply" in nested.json()["error"]["message"]
+    # a number past Python's integer conversion limit, and a lone surrogate, which the database cannot store: both
+    # answered 500 (a security review)
+    long = client.post(
+        f"{api.PREFIX}/projects/{pid}/undo", content=b'{"shown_ms": ' + b"9" * 5000 + b"}", headers=headers
+    )
+    assert long.status_code == 422 and "digits, too long to read" in long.json()["error"]["message"]
+    lone = client.post(f"{api.PREFIX}/projects/{pid}/grades", content=b'{"comment": "\\ud800"}', headers=headers)
+    assert lone.status_code == 422 and "unpaired UTF-16 surrogate" in lone.json()["error"]["message"]
     for path in ("", "/reading", "/next", "/export"):  # an id past the database's integers names no project
         far = call(client, secrets["boss"], "GET", f"/projects/{2**64}{path}")
         assert far.status_code == 404 and "no project" in far.json()["error"]["message"]

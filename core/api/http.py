@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -150,15 +151,26 @@ def json_kind(value: Any) -> str:
 
 
 def parse_json(raw: bytes | str, what: str, field: str | None = None) -> Any:
-    """``raw`` parsed as JSON; 422 naming ``what`` (and ``field``) where it is not JSON, or nests so deeply
-    that the parser gives up (a RecursionError, which answered 500)."""
+    """``raw`` parsed as JSON; 422 naming ``what`` (and ``field``) where it is not JSON, nests so deeply that the
+    parser gives up (a RecursionError), writes an integer of more digits than Python converts (a ValueError), or
+    holds an unpaired UTF-16 surrogate (``"\\ud800"``, no character: the database refused to store it). Each of
+    these answered 500 (a security review)."""
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
+        json.dumps(value, ensure_ascii=False).encode("utf-8")  # a lone surrogate is no text to store
+        return value
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise ApiError(422, f"{what} is not valid JSON{where}: {getattr(exc, 'msg', str(exc))}", field) from None
     except RecursionError:
         raise ApiError(422, f"{what} nests its arrays or objects too deeply to read", field) from None
+    except UnicodeEncodeError:
+        raise ApiError(
+            422, f"{what} holds an unpaired UTF-16 surrogate (\\ud800 to \\udfff alone), no character", field
+        ) from None
+    except ValueError:  # the int conversion limit (sys.get_int_max_str_digits)
+        digits = f"{sys.get_int_max_str_digits():,}"
+        raise ApiError(422, f"{what} holds a number of more than {digits} digits, too long to read", field) from None
 
 
 def _json(raw: bytes, content_type: str) -> dict[str, Any]:
