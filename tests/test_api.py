@@ -347,6 +347,8 @@ def test_the_openapi_document_lists_every_route(world):
     assert declared == served
     unknown = client.get(api.PREFIX + "/projects/1/nothing")  # any other path: the API's JSON 404, not a page
     assert unknown.status_code == 404 and unknown.json()["error"]["status"] == 404
+    traced = client.request("TRACE", api.PREFIX + "/projects/1/grades")  # any method: a JSON 405 naming POST
+    assert traced.status_code == 405 and traced.headers["Allow"] == "POST" and traced.json()["error"]
     me = document["paths"]["/api/v1/me"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
     assert set(me["properties"]["role"]["enum"]) == set(auth.ROLES)  # a reviewer's /me was outside it
     # what an API review found the document left out: the statuses every JSON body and project id can get, the
@@ -452,6 +454,8 @@ def test_the_fast_pages_calls_take_the_session_cookie_from_the_apps_origin_only(
     assert graded["next"]["item"]["ahead"]["item_id"] not in (item["item_id"], ahead["item_id"])
     assert "ahead" not in call(client, secrets["ann"], "GET", f"/projects/{pid}/next").json()["item"]  # the API's
     assert TestClient(app).get("/grade-fast", follow_redirects=False).status_code == 303
+    stray = signed_in.get(f"/grade-fast/api/projects/{pid}/nothing")  # the page's calls' own JSON 404
+    assert stray.status_code == 404 and stray.json()["error"]["status"] == 404
     assert "Fast grading" in signed_in.get(f"/grade-fast?project={pid}").text
 
 

@@ -9,7 +9,6 @@ for exports, and core.exports for the same files as `activegrade export` and `ac
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,12 +16,20 @@ from urllib.parse import quote
 
 import pandas as pd
 from sqlalchemy.exc import SQLAlchemyError
-from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Match, Route
+from starlette.routing import Route
 
 from core.api import cards, schemas
-from core.api.http import ApiError, Call, Endpoint, Handler, error_response, json_kind, not_saved, parse_json
+from core.api.http import (
+    ApiError,
+    Call,
+    Endpoint,
+    Handler,
+    json_kind,
+    not_saved,
+    parse_json,
+    unrouted,
+)
 from core.api.openapi import document
 from core.errors import InputError, NotSaved
 from core.exports.formats import EXPORTS, export_name, exported_what
@@ -737,26 +744,10 @@ ENDPOINTS: tuple[Declared, ...] = (
 
 
 def routes(store: Callable[[], Store]) -> list[Route]:
-    """Starlette routes for ENDPOINTS under PREFIX, and `unrouted` for every other path under it; ``store()``
-    gives the app's Store for each request."""
+    """Starlette routes for ENDPOINTS under PREFIX, and core.api.http.unrouted's for every other path under it;
+    ``store()`` gives the app's Store for each request."""
     declared = [
         Route(PREFIX + d.path, Endpoint(d.handler, d.body, store, d.public, uploader=d.uploader), methods=[d.method])
         for d in ENDPOINTS
     ]
-    rest = functools.partial(unrouted, declared)
-    return declared + [Route(path, rest, methods=ANY_METHOD) for path in (PREFIX, PREFIX + "/{rest:path}")]
-
-
-ANY_METHOD = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-"""The methods `unrouted` answers (HEAD comes with GET)."""
-
-
-async def unrouted(declared: list[Route], request: Request) -> Response:
-    """A request under PREFIX that no route takes: a JSON 405 naming the methods the path takes (``Allow``), or a
-    JSON 404, as every API error is; else Streamlit's catch-all answered with its HTML page (200) or a plain-text
-    405, and the client read no error."""
-    allowed = sorted({m for r in declared if r.matches(request.scope)[0] != Match.NONE for m in r.methods or ()})
-    if allowed:
-        message = f"{request.url.path} takes {', '.join(allowed)}, not {request.method}"
-        return error_response(405, message, headers={"Allow": ", ".join(allowed)})
-    return error_response(404, f"no route {request.url.path}: the API's routes are in {PREFIX}/openapi.json")
+    return declared + unrouted(PREFIX, declared, f"the API's routes are in {PREFIX}/openapi.json")

@@ -46,7 +46,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from core.api import endpoints
-from core.api.http import ApiError, Endpoint, open_demo_user
+from core.api.http import ApiError, Endpoint, open_demo_user, unrouted
 from core.services import auth, sessions
 from core.store import Store
 
@@ -382,7 +382,9 @@ def routes(store: Callable[[], Store], cookie: str) -> list[Route]:
         ("POST", "/skip", endpoints.skip, "json"),
         ("POST", "/undo", endpoints.undo, "json"),
     )
-    return [Route(PAGE_PATH, page, methods=["GET"])] + [
+    declared = [
         Route(API_PATH + path, Endpoint(handler, body, store, cookie=cookie), methods=[method])
         for method, path, handler, body in calls
     ]
+    hint = "the page calls next, grades, skip and undo"
+    return [Route(PAGE_PATH, page, methods=["GET"]), *declared, *unrouted(PAGE_PATH + "/api", declared, hint)]

@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Match, Route
 from starlette.types import Message, Receive, Scope, Send
 
 from core.errors import InputError, NotSaved
@@ -402,3 +403,29 @@ def not_saved(exc: BaseException) -> str:
 
 def _size(limit: int) -> str:
     return f"{limit / (1 << 20):,.0f} MiB"
+
+
+class _Unrouted:
+    """The ASGI app of `unrouted`'s routes (any method: a function endpoint takes the methods it lists)."""
+
+    def __init__(self, declared: list[Route], hint: str) -> None:
+        self.declared, self.hint = declared, hint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope)
+        allowed = sorted({m for r in self.declared if r.matches(scope)[0] != Match.NONE for m in r.methods or ()})
+        if allowed:
+            message = f"{request.url.path} takes {', '.join(allowed)}, not {request.method}"
+            response = error_response(405, message, headers={"Allow": ", ".join(allowed)})
+        else:
+            response = error_response(404, f"no route {request.url.path}: {self.hint}")
+        await response(scope, receive, send)
+
+
+def unrouted(prefix: str, declared: list[Route], hint: str) -> list[Route]:
+    """Routes for every request under ``prefix`` that none of ``declared`` takes, whatever its method: a JSON 405
+    naming the methods the path takes (``Allow``), or a JSON 404 with ``hint``, as every API error is. Without
+    them Streamlit's catch-all answered with its HTML page (200), or Starlette with a plain-text 405 (an API
+    review; TRACE and other methods a list leaves out, a security review)."""
+    app = _Unrouted(declared, hint)
+    return [Route(prefix, app), Route(prefix + "/{rest:path}", app)]
