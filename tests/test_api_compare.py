@@ -162,6 +162,9 @@ def test_the_fast_page_sends_a_comparisons_graders_to_the_grade_page(compared):
     signed_in = TestClient(app, cookies={"session": sessions.start(store, auth.sign_in(store, "ann", PASSWORD))})
     page = signed_in.get(f"/grade-fast?project={pid}")
     assert page.status_code == 409 and "side-by-side card" in page.text
+    team.create_account(store, auth.OPERATOR, "eve", auth.GRADER, password=PASSWORD)  # assigned to nothing
+    outsider = TestClient(app, cookies={"session": sessions.start(store, auth.sign_in(store, "eve", PASSWORD))})
+    assert outsider.get(f"/grade-fast?project={pid}").status_code == 200  # as for a project that does not exist
 
 
 def test_a_grader_cannot_work_out_which_model_is_on_which_side(compared):

@@ -353,10 +353,13 @@ COMPARES = (
 )
 
 
-def _compares(store: Store, project: str) -> bool:
-    """Whether the page's ``project`` is a comparison (the page's own calls answer for any other value)."""
+def _compares(store: Store, user: auth.User, project: str) -> bool:
+    """Whether the page's ``project`` is a comparison ``user`` may see (the page's own calls answer for any other
+    value, as for a project that does not exist: a security review learnt of a comparison it was not assigned)."""
     try:
-        return store.project(int(project)).settings.compares
+        project_id = int(project)
+        visible = auth.visible_projects(store, user)
+        return (visible is None or project_id in visible) and store.project(project_id).settings.compares
     except (KeyError, ValueError):
         return False
 
@@ -367,12 +370,12 @@ def routes(store: Callable[[], Store], cookie: str) -> list[Route]:
     async def page(request: Request) -> Response:
         if auth.open_demo_enabled():  # no sessions: this machine's clients only, as the open demo's user
             try:
-                await run_in_threadpool(open_demo_user, store(), request)
+                user = await run_in_threadpool(open_demo_user, store(), request)
             except ApiError as exc:
                 return PlainTextResponse(f"Not available: {exc.message}.", exc.status)
-        elif await run_in_threadpool(sessions.resume, store(), request.cookies.get(cookie)) is None:
+        elif (user := await run_in_threadpool(sessions.resume, store(), request.cookies.get(cookie))) is None:
             return RedirectResponse("/", 303)  # sign in on the app first
-        if await run_in_threadpool(_compares, store(), request.query_params.get("project", "")):
+        if await run_in_threadpool(_compares, store(), user, request.query_params.get("project", "")):
             return PlainTextResponse(COMPARES, 409)
         return HTMLResponse(PAGE)
 
