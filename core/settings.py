@@ -327,8 +327,9 @@ side of a card still to grade."""
 
 
 def _is_hex(value: Any) -> bool:
-    """Whether ``value`` is a string of at most 64 hex digits (a card key; "" for none)."""
-    return isinstance(value, str) and len(value) <= 64 and all(c in "0123456789abcdef" for c in value)
+    """Whether ``value`` is a card key: 32 hex digits (128 bits, core.services.side_by_side.new_card_key), or ""
+    for none (a key such as "0" would be as guessable as none)."""
+    return isinstance(value, str) and len(value) in (0, 32) and all(c in "0123456789abcdef" for c in value)
 
 
 def _check(ok: bool, name: str, value: Any, fix: str) -> None:
