@@ -8,7 +8,6 @@ import pandas as pd
 import streamlit as st
 
 from core.inputs.markup import one_line_plain
-
 from core.services import review
 from core.services.comparison_reading import comparison_reading, statement
 from core.services.database import ProjectInfo, Store
