@@ -8,5 +8,6 @@ source scripts/venv.sh test
 export ACTIVEGRADE_TEST_PG_URL="$(bash scripts/postgres.sh start)"
 trap 'bash scripts/postgres.sh stop' EXIT
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-ruff check . && ruff format --check .
+ruff check .  # each on its own line: a failing command before && does not stop a set -e script
+ruff format --check .
 python -m pytest "$@"
