@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.inputs.markup import one_line_plain
 from core.inputs.targets import response_column
 from core.services.project import create_project, start_preparation
 from core.services.side_by_side import order_of
@@ -53,7 +54,7 @@ def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, stor
     board = open_app("app_pages/dashboard.py", project_id=pid)
     assert not board.exception, board.exception
     said = " ".join(m.value for m in board.markdown)
-    assert "omega-hidden-model - zeta-secret-model: " in said
+    assert one_line_plain("omega-hidden-model - zeta-secret-model: ") in said  # the names as written, escaped
     pair = board.dataframe[1].value.iloc[0]
     assert pair["wins"] + pair["ties"] + pair["losses"] == 50
     graders = board.dataframe[2].value  # the graders' pace, a grade being one response graded
