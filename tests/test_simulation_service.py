@@ -40,6 +40,9 @@ def test_only_a_user_who_may_simulate_queues_a_run(world):
     assert stop.target == store.project(pid).settings.target_half_width
     assert [r["method"] for r in stop.rows] == ["activegrade", "uniform"]
     assert stop.forecast[0] <= stop.forecast[1] <= stop.forecast[2]
+    own = stop.rows[0]  # the saving shown at the stop, to check against the dashboard's, beside the saving had
+    assert own["saving shown at the stop, fixed-n"] == done.result["stopping"]["activegrade"]["saving_shown_at_stop"]
+    assert own["saving had"] == done.result["stopping"]["activegrade"]["saving_realised"]
 
 
 def test_a_bad_budget_is_said_before_anything_is_queued(world):

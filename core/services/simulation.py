@@ -129,6 +129,11 @@ def stopping(result: dict[str, Any]) -> Stopping | None:
             f"coverage of the {LEVEL:.0%} interval at the stop": stop[method]["stop_coverage"],
             "coverage ± s.e.": stop[method]["stop_coverage_se"],
             "bias at the stop": stop[method]["stop_bias"],
+            # the saving the dashboard shows at the stop (a mean over the repetitions), beside the saving had: the
+            # figure a manager checks against the dashboard's (a manager's review found none here)
+            "saving shown at the stop, fixed-n": stop[method].get("saving_shown_at_stop"),
+            "saving shown, same rule": stop[method].get("saving_shown_same_regime"),
+            "saving had": stop[method].get("saving_realised"),
         }
         for method in ("activegrade", "uniform")
         if method in stop
