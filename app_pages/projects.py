@@ -32,7 +32,7 @@ from core.settings import DEFAULTS, MAX_MIN_VIEW_S, MAX_TARGET_HALF_WIDTH, Proje
 from core.surrogate.semantic import BACKENDS
 from core.surrogate.semantic.choice import DESCRIPTIONS, BackendChoice, choose_backend, choose_backend_for
 from ui import access, plan, rubric_form, signin, state
-from ui.glossary import term_help
+from ui.glossary import STOPPING_TERM, term_help
 from ui.sampling import sampling_settings
 from ui.servers import from_server, server_and_model
 
@@ -112,7 +112,7 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
         budget_fixed = st.checkbox(
             "The budget is fixed in advance: grade n0 items and report the fixed-n interval",
             current.budget_fixed,
-            help=term_help("budget fixed"),
+            help=term_help(STOPPING_TERM),
         )
         min_view = st.number_input(
             "Minimum viewing time (seconds)",

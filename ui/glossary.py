@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+STOPPING_TERM = "stopping rule (planned looks, a budget fixed, any grade)"
+"""The term that explains how grading may stop (it was headed "budget fixed": a new user's review)."""
+
 TERMS: dict[str, tuple[str, str]] = {
     "stratum": (
         "A group of items the surrogate model finds about equally doubtful. The pool is cut into strata and "
@@ -43,7 +46,7 @@ TERMS: dict[str, tuple[str, str]] = {
         "kappa = log(40) / 2 for the anytime-valid interval.",
         r"n_h \propto N_h \sqrt{\sigma_h^2 + \kappa / n_h}",
     ),
-    "budget fixed": (
+    STOPPING_TERM: (
         "How grading may stop. By default (planned looks) the stopping rule checks the interval at two looks, "
         "when half and then all of the precision the target needs is reached, and says done at the first look "
         "whose interval is within the target; each look's interval is a little wider than a one-off 95% interval "

@@ -10,7 +10,7 @@ from core.services.reservations import submit
 from core.stats.allocation import design_from_items
 from core.stats.looks import look_plan
 from core.stats.stopping import ANYTIME, FIXED, LOOKS, allocation_kappa
-from ui.glossary import TERMS
+from ui.glossary import STOPPING_TERM, TERMS
 
 
 def _text(at) -> str:
@@ -119,7 +119,7 @@ def test_the_glossary_states_the_looks_levels_and_the_allocations_kappa_the_code
     plan = look_plan()
     levels = " and ".join(f"{level:.1%}" for level in plan.levels)
     constants = [f"c_{k + 1} = {c:.2f}" for k, c in enumerate(plan.constants)]
-    plain, formula = TERMS["budget fixed"]
+    plain, formula = TERMS[STOPPING_TERM]
     assert f"({levels})" in plain and all(c in formula for c in constants)
     neyman = TERMS["Neyman allocation"][0]
     assert allocation_kappa(LOOKS) == allocation_kappa(FIXED) == 0.5 and "kappa = 1/2 for the fixed-n" in neyman
