@@ -391,5 +391,8 @@ with st.sidebar.expander("Guidelines", expanded=True):  # the card's inert rende
     st.html(to_html(project.settings.guidelines or NO_GUIDELINES))
 grading_section()
 held_watch()
-with st.expander("My graded and skipped items"):
-    my_items()
+MINE_OPEN = f"mine-open-{pid}"
+# read when opened (a rerun), not kept from the page's load: a new user's review opened it after 14 grades on "0 items"
+with st.expander("My graded and skipped items", key=MINE_OPEN, on_change="rerun"):
+    if st.session_state.get(MINE_OPEN):
+        my_items()
