@@ -112,6 +112,9 @@ From the grades export alone (the stratified estimator, docs/method.md, section 
    (sum_h n_h ybar_h (1 - ybar_h) + m (1 - m)), at most 1, over the strata with 2 items or more.
 The interval is Korn-Graubard's: Clopper-Pearson on the effective size mu (1 - mu) / V with df = n - H."""
 
+RECOMPUTE_FILE = "Save the grades export (CSV) as `grades.csv` beside the script, which reads it by that name."
+"""Where the recompute script finds the grades (a new user's download was named demo-grades.csv)."""
+
 RECOMPUTE_SCRIPT = """\
 import numpy as np, pandas as pd
 from scipy import stats
@@ -910,6 +913,8 @@ def report_markdown(data: dict[str, Any]) -> str:
         *_skips_lines(data.get("skips")),
         *audit_chain_lines(data.get("audit_chain")),
         "## Recompute the estimate from the grades export",
+        "",
+        RECOMPUTE_FILE,
         "",
         data["recompute"]["formula"],
         "",

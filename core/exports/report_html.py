@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from core.exports.report import (
+    RECOMPUTE_FILE,
     agreement_line,
     as_of_line,
     audit_chain_line,
@@ -208,6 +209,7 @@ def report_html(data: dict[str, Any]) -> str:
     r = data["recompute"]
     parts += [
         "<h2>Recompute the estimate from the grades export</h2>",
+        paragraph(RECOMPUTE_FILE),
         f"<pre>{html.escape(r['formula'])}</pre>",
         paragraph(recompute_line(r)),
         f"<pre>{html.escape(r['script'])}</pre>",

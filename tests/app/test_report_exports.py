@@ -100,6 +100,9 @@ def test_estimate_and_variance_recomputed_from_the_grades_export_alone(store, pr
     assert np.isclose(variance, data["estimate"]["se"] ** 2) and np.isclose(variance, data["recompute"]["variance"])
     assert np.isclose((y.y / y.pi).sum() / s.N.sum(), mu)  # the Horvitz-Thompson form with the export's pi
     assert np.isclose(s.W.sum(), 1.0) and data["estimate"]["grades_given"] == 38 and data["estimate"]["grades"] == 30
+    # the file the script reads, named where it is given (a new user's download was demo-grades.csv)
+    assert 'pd.read_csv("grades.csv")' in data["recompute"]["script"]
+    assert "as `grades.csv` beside the script" in report_markdown(data) and "grades.csv" in report_html(data)
 
 
 def _script_variance(tmp_path, monkeypatch, capsys, design, positions, grades) -> float:
