@@ -15,7 +15,7 @@ from core.services.criteria_reading import criteria_now, design_criterion_words,
 from core.services.live import Design, Live
 from core.services.progress import counted, counts, level_percent
 from core.services.reading import interval_when, reported_estimate, reported_level, saving_headline
-from core.services.tracking import PATH_NOTE
+from core.services.tracking import PATH_LEGEND, PATH_NOTE
 from ui import access, plan, signin, state
 from ui.charts import path_chart
 
@@ -139,7 +139,7 @@ def live() -> None:
         st.caption(
             (f"Budget of {reading.budget:,} items" if reading.budget is not None else f"Target ±{reading.target:.3f}")
             + _state(reading)
-            + " How to read the chart: the ? beside this line.",
+            + f" {PATH_LEGEND}",
             help=PATH_NOTE,
         )
 

@@ -23,6 +23,11 @@ PATH_NOTE = (
 """How to read `estimate_path`'s chart (dashboard, presenter, report): the two bands are fixed-n intervals, so
 they compare like with like; the dotted lines are the interval valid at any grade, the one to report between
 the planned looks (core.services.reading: ``now``)."""
+PATH_LEGEND = (
+    "Line: the estimate · blue band: its interval · grey dashed lines: uniform random sampling's at the same "
+    "number of grades · dotted: the interval valid whenever grading stops."
+)
+"""PATH_NOTE in one line, for an audience that cannot hover a ? (the presenter view: a new user's review)."""
 
 
 def estimate_path(
