@@ -91,7 +91,12 @@ except Refused as exc:
     st.stop()
 pages = max(1, math.ceil(shown.total / size))
 st.caption(f"{shown.total:,} items match; page {number:,} of {pages:,}.")
-st.dataframe(shown.rows, hide_index=True, width="stretch")
+REVIEWED_AS = st.column_config.TextColumn(
+    "reviewed as",
+    help="The reviewer's final grade, where one settled the item; empty otherwise (the export's final_grade is "
+    "then the mean of the item's grades, the mean column here).",
+)
+st.dataframe(shown.rows, hide_index=True, width="stretch", column_config={"final": REVIEWED_AS})
 if st.button("Prepare the CSV of these items (with prompt and response)", key="records_prepare"):
     st.session_state["records_csv"] = browser.export_csv(store, signin.user(), project.id, filters)
 if st.session_state.get("records_csv"):
