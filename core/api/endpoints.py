@@ -162,32 +162,30 @@ class Grading:
 def _grading(call: Call, acting: grade_actions.Acting, comment: str) -> Grading:
     """How the body grades the item its token names: ``label`` (grade_actions.grade) in a project that asks one
     question, ``labels`` criterion -> label (grade_actions.grade_rubric: one grade per criterion, stored
-    together) in a rubric project; 422, naming the field, for the other kind's field or a malformed one. The
-    grade's key is (item, target, criterion, grader): the token names the item and the caller is the grader;
-    ``target`` is "" (one model graded through the API) and ``criterion`` is "" too, a rubric's criteria
-    being the keys of ``labels``."""
+    together) in a rubric project, ``labels`` side -> label (grade_actions.grade_card: one grade per response)
+    in a comparison; 422, naming the field, for another kind's field or a malformed one. The grade's key is
+    (item, target, criterion, grader): the token names the item and the caller is the grader; ``target`` is ""
+    (a comparison's models are the sides of ``labels``) and ``criterion`` is "" too, a rubric's criteria being
+    the keys of ``labels``."""
     project = acting.project
-    rubric = project.settings.rubric
+    settings = project.settings
+    rubric = settings.rubric
     if call.text("target", default="", limit=MAX_NAME_CHARS):
-        kind = "compares models graded blind, by side" if project.settings.compares else "grades one model"
+        kind = "compares models graded blind, by side" if settings.compares else "grades one model"
         raise ApiError(422, f"this project {kind}, so 'target' must be \"\"", "target")
     criterion = call.text("criterion", default="", limit=MAX_NAME_CHARS)
     body = call.body or {}
-    if project.settings.side_by_side:
-        sides = side_names(len(project.settings.targets))
-        card = f"send 'labels', one label per response on the card ({', '.join(sides)}), graded together"
-        for name, given in (("label", body.get("label")), ("criterion", criterion)):
-            if given:
-                raise ApiError(422, f"this project compares models side by side: {card}, in place of {name!r}", name)
-        labels = _labels_object(call, card)
+
+    def press(action: Callable[..., Outcome], answer: Any, asked: dict[str, str]) -> Grading:
         return Grading(
-            labels,
-            lambda position, seconds: grade_actions.grade_card(
-                call.store, acting, project.id, position, labels, seconds=seconds, comment=comment
+            asked,
+            lambda position, seconds: action(
+                call.store, acting, project.id, position, answer, seconds=seconds, comment=comment
             ),
             comment,
         )
-    if rubric is None:
+
+    if rubric is None and not settings.side_by_side:
         if criterion:
             raise ApiError(422, "this project grades one question, so 'criterion' must be \"\"", "criterion")
         if "labels" in body:
@@ -195,25 +193,20 @@ def _grading(call: Call, acting: grade_actions.Acting, comment: str) -> Grading:
                 422, "this project asks one question: send its grade as 'label', one of the item's labels", "labels"
             )
         label = call.text("label", limit=MAX_LABEL_CHARS)
-        return Grading(
-            {"": label},
-            lambda position, seconds: grade_actions.grade(
-                call.store, acting, project.id, position, label, seconds=seconds, comment=comment
-            ),
-            comment,
-        )
-    card = f"send 'labels', one label per criterion ({', '.join(rubric.names)}), graded together"
+        return press(grade_actions.grade, label, {"": label})
+    if settings.side_by_side:
+        what, per, keys = "compares models side by side", "response on the card", side_names(len(settings.targets))
+    else:
+        what, per, keys = "grades a rubric", "criterion", rubric.names
+    card = f"send 'labels', one label per {per} ({', '.join(keys)}), graded together"
     for name, given in (("label", body.get("label")), ("criterion", criterion)):
         if given:  # "" (the client's default) asks nothing
-            raise ApiError(422, f"this project grades a rubric: {card}, in place of {name!r}", name)
+            raise ApiError(422, f"this project {what}: {card}, in place of {name!r}", name)
     labels = _labels_object(call, card)
-    return Grading(
-        {name: label for name, label in labels.items() if label},  # an optional criterion left out, as stored
-        lambda position, seconds: grade_actions.grade_rubric(
-            call.store, acting, project.id, position, labels, seconds=seconds, comment=comment
-        ),
-        comment,
-    )
+    if settings.side_by_side:
+        return press(grade_actions.grade_card, labels, labels)
+    asked = {name: label for name, label in labels.items() if label}  # an optional criterion left out, as stored
+    return press(grade_actions.grade_rubric, labels, asked)
 
 
 def _labels_object(call: Call, card: str) -> dict[str, str]:
