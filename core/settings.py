@@ -190,7 +190,7 @@ class ProjectSettings:
             f"use a number of seconds from 0 to {MAX_MIN_VIEW_S:g}",
         )
         _check(_are_targets(self.targets), "targets", self.targets, "name two or more distinct models, sorted, or none")
-        _check(_is_hex(self.card_key), "card_key", "(hidden)", "leave it out: the server draws it")
+        _check(_is_card_key(self.card_key), "card_key", "(hidden)", "leave it out: the server draws it")
         _check(
             not self.targets or self.compare_mode in GRADED_COMPARE_MODES,
             "compare_mode",
@@ -326,7 +326,7 @@ SECRET_SETTINGS = ("card_key",)
 side of a card still to grade."""
 
 
-def _is_hex(value: Any) -> bool:
+def _is_card_key(value: Any) -> bool:
     """Whether ``value`` is a card key: 32 hex digits (128 bits, core.services.side_by_side.new_card_key), or ""
     for none (a key such as "0" would be as guessable as none)."""
     return isinstance(value, str) and len(value) in (0, 32) and all(c in "0123456789abcdef" for c in value)

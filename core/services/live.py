@@ -176,7 +176,7 @@ def held_words(store: Store, project_id: int, design: Design, settings: Settings
     (`rule_held`, and the rule has not closed the queue: `rule_stop`): grading them ends it, new items add
     little; None otherwise. A manager's review graded three new items after the dashboard said the skips held
     the stop, the card saying nothing."""
-    state = queue_state(store, project_id)
+    state = queue_state(store, project_id, settings=ProjectSettings.from_dict(settings))  # the caller's settings
     steps = functools.partial(store.skip_steps, project_id)
     if not rule_held(design, settings, state) or rule_stop(design, settings, state, steps) is not None:
         return None

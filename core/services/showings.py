@@ -23,7 +23,6 @@ most one insert (which purges the expired rows); each press one indexed read and
 
 from __future__ import annotations
 
-import dataclasses
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,15 +59,14 @@ def _showing(row: table.ShowingRow) -> Showing:
     return Showing(row.token, row.position, row.item_id, row.reviewing, row.released_at)
 
 
+def _fresh(row: table.ShowingRow | None, project_id: int, grader: str) -> bool:
+    """Whether ``row`` is an unexpired token of this grader on this project, used or not."""
+    return row is not None and row.project_id == project_id and row.grader == grader and utcnow() < row.expires_at
+
+
 def _live(row: table.ShowingRow | None, project_id: int, grader: str) -> bool:
     """Whether ``row`` is a token of this grader on this project that a press may still use."""
-    return (
-        row is not None
-        and row.project_id == project_id
-        and row.grader == grader
-        and row.used_at is None
-        and utcnow() < row.expires_at
-    )
+    return _fresh(row, project_id, grader) and row.used_at is None
 
 
 def current(store: Store, project_id: int, grader: str, position: int, item_id: str, reviewing: bool) -> Showing:
@@ -110,10 +108,9 @@ def spent(store: Store, project_id: int, grader: str, token: object, item_id: ob
     """The grader's showing with this token and item id whose press was stored (used), unexpired; None for
     anything else: what a press sent again names (the HTTP API answers a repeat of the stored press as saved)."""
     row = table.find(store, token) if isinstance(token, str) and token else None
-    if row is None or row.used_at is None or row.item_id != item_id:
+    if not _fresh(row, project_id, grader) or row.used_at is None or row.item_id != item_id:
         return None
-    used = dataclasses.replace(row, used_at=None)
-    return _showing(row) if _live(used, project_id, grader) else None
+    return _showing(row)
 
 
 def use(store: Store, project_id: int, grader: str, token: str) -> bool:
