@@ -7,6 +7,7 @@ import io
 import json
 import tomllib
 from dataclasses import fields
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -21,6 +22,7 @@ from core.errors import InputError
 from core.services import auth, team, tokens
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
+from core.store.models import utcnow
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "app"
@@ -107,7 +109,19 @@ def test_wrong_tokens_are_throttled_like_wrong_passwords(world):
     wait = int(throttled.headers["Retry-After"])  # what a client's retry logic reads, beside the words
     assert wait >= 1 and f"try again in {wait} s" in throttled.json()["error"]["message"]
     assert call(client, secrets["boss"], "GET", "/me").status_code == 200  # a right token always passes
-    assert call(client, "ag_guess", "GET", "/me").status_code == 401  # and clears the address's count
+    assert call(client, "ag_guess", "GET", "/me").status_code == 429  # but a guesser's own token clears nothing
+
+
+def test_the_wrong_token_count_starts_again_after_a_quiet_spell(world):
+    store, _, _, _ = world
+    accounts.clear_failures(store, tokens.FAILURE_NAME)
+    for _ in range(auth.FREE_FAILURES):
+        tokens.resolve(store, "ag_guess")
+    with pytest.raises(auth.SignInThrottled):
+        tokens.resolve(store, "ag_guess")
+    later = utcnow() + auth.MAX_BACK_OFF + timedelta(seconds=1)
+    assert tokens.resolve(store, "ag_guess", now=later) is None  # counted afresh: the first of a new run
+    assert accounts.failures(store, tokens.FAILURE_NAME, "")[0] == 1
 
 
 def test_a_token_sees_only_its_accounts_projects(world):

@@ -113,16 +113,19 @@ def resolve(
     table under the name FAILURE_NAME, which no account can have): after auth.FREE_FAILURES wrong tokens in
     a row from ``address``, each further wrong one within the back-off raises auth.SignInThrottled (HTTP
     429) and counts again, doubling the wait up to auth.MAX_BACK_OFF. A right token always passes (2^256
-    secrets: throttling it would protect nothing and would lock out a colleague behind the same address)
-    and clears the address's count."""
+    secrets: throttling it would protect nothing and would lock out a colleague behind the same address),
+    but clears nothing: the count is the address's, not an account's, so a guesser holding a token of
+    their own could otherwise wipe it between guesses. The count starts again after a quiet spell of
+    auth.MAX_BACK_OFF without a wrong token (a colleague's old typos do not make their next one wait)."""
     bucket = (address or "")[:MAX_ADDRESS_CHARS]
     now = now or utcnow()
     account = _account_of(store, secret, now)
-    failures, last = accounts.failures(store, FAILURE_NAME, bucket)
     if account is not None:
-        if failures:
-            accounts.clear_failures(store, FAILURE_NAME, bucket)
         return account
+    failures, last = accounts.failures(store, FAILURE_NAME, bucket)
+    if last is not None and now - last > auth.MAX_BACK_OFF:
+        accounts.clear_failures(store, FAILURE_NAME, bucket)
+        failures, last = 0, None
     accounts.add_failure(store, FAILURE_NAME, bucket)
     if last is not None and (left := last + auth.back_off(failures) - now) > timedelta(0):
         raise auth.SignInThrottled("too many wrong API tokens from here", left)
