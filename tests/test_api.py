@@ -207,6 +207,24 @@ def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
     assert nothing.json()["message"] == "you have no grade or skip to take back"
 
 
+def test_an_undo_ends_the_card_shown_before_it(world):
+    store, pid, secrets, client = world
+    ann = secrets["ann"]
+    first = call(client, ann, "GET", f"/projects/{pid}/next").json()["item"]
+    press = {"item_id": first["item_id"], "token": first["token"], "label": first["labels"][0]["label"]}
+    assert call(client, ann, "POST", f"/projects/{pid}/grades", json=press).status_code == 200
+    stale = call(client, ann, "GET", f"/projects/{pid}/next").json()["item"]  # a second tab keeps this card
+    assert call(client, ann, "POST", f"/projects/{pid}/undo").json()["position"] == first["position"]
+    late = {"item_id": stale["item_id"], "token": stale["token"], "label": stale["labels"][0]["label"]}
+    refused = call(client, ann, "POST", f"/projects/{pid}/grades", json=late)
+    assert refused.status_code == 409 and refused.json()["error"]["field"] == "token"
+    assert "ann" not in set(store.grades(pid)["grader"])  # nothing stored on the card the undo left behind
+    again = call(client, ann, "GET", f"/projects/{pid}/next").json()["item"]
+    assert again["position"] == first["position"] and again["token"] != first["token"]
+    retry = {"item_id": again["item_id"], "token": again["token"], "label": again["labels"][0]["label"]}
+    assert call(client, ann, "POST", f"/projects/{pid}/grades", json=retry).status_code == 200
+
+
 def test_a_grade_names_its_target_and_criterion(world):
     _, pid, secrets, client = world
     item = call(client, secrets["ann"], "GET", f"/projects/{pid}/next").json()["item"]

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.errors import InputError
-from core.services import auth, grading, live, reservations
+from core.services import auth, grading, live, reservations, showings
 from core.services.audit import COMMENTED
 from core.services.outcome import Outcome, Refused
 from core.services.reservations import DEFAULT_TTL
@@ -367,16 +367,19 @@ def undo(store: Store, actor: Actor, project_id: int) -> Outcome:
     counts as skipped, unless it has been graded or another grader holds it), else their last grade (retracted;
     the item is theirs again unless another grader took it). Each Undo reaches one action further back;
     Refused (NOTHING_TO_UNDO) when the grader has neither: nothing was undone, which an answer of "undone"
-    hid from a client that undoes until the history is empty."""
+    hid from a client that undoes until the history is empty. An undo ends the cards shown before it
+    (core.services.showings.withdraw)."""
     grader = acting_grader(store, actor, project_id)
     skipped = store.last_skip_since_grade(project_id, grader.name)
     if skipped is not None and skipped in store.skipped_positions(project_id):
         if reservations.hold(store, project_id, skipped, grader.name):
             store.undo_skip(project_id, skipped, grader.name)
+            showings.withdraw(store, project_id, grader.name)
             return Outcome("undone", "undone: the skipped item is back", skipped)
     position = store.retract_last_grade(project_id, grader.name)
     if position is None:
         raise Refused(NOTHING_TO_UNDO)
+    showings.withdraw(store, project_id, grader.name)
     if reservations.hold(store, project_id, position, grader.name):
         return Outcome("undone", "undone: the item is back, ungraded", position)
     return Outcome("undone", "undone: the grade is withdrawn; another grader holds the item now", position)

@@ -13,7 +13,9 @@ one issued to that grader on that project for that very position and id, unused 
 an item no longer on screen therefore acts, at most, on the item it names (the caller then checks that the
 item is still the grader's), never on whatever item happens to be current; a second press with the same
 token (a key pressed twice, a replayed message, two sent at once) finds it used (``press_once``), an old one finds it expired, and a
-token issued to another grader names nothing. A showing's release time bounds the viewing time the browser
+token issued to another grader names nothing, and an undo ends every card shown before it (``withdraw``): the
+undo puts another item on the grader's card, so a press from a tab or client still showing the old card is
+refused rather than grading an item the grader has moved back from. A showing's release time bounds the viewing time the browser
 reports (core.services.grading.viewing_seconds).
 
 Because the tokens live in the database, a token the Grade page issued is checked by the API and the fast
@@ -117,6 +119,12 @@ def use(store: Store, project_id: int, grader: str, token: str) -> bool:
     """The grader's press was stored: their token is spent, for every page and client (False when it was spent
     already, or is not theirs)."""
     return table.spend(store, project_id, grader, token, utcnow())
+
+
+def withdraw(store: Store, project_id: int, grader: str) -> None:
+    """Every card the grader was shown on the project and has not pressed stops naming its item (an undo changed
+    which card is current: module docstring); spent tokens keep answering a press sent again."""
+    table.expire_unused(store, project_id, grader, utcnow())
 
 
 def press_once(

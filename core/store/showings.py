@@ -3,7 +3,8 @@
 core.services.showings decides what a token may name; this module only reads and writes the rows, each in
 one indexed statement: the grader's latest showing (``latest``), a new one (``add``, which purges the
 expired rows first, by their indexed expiry), a token's row (``find``, by its unique index), a press made
-with it (``spend``, one atomic update) and a press that did not act after all (``unspend``). Deleting the project deletes its showings (the foreign key cascades).
+with it (``spend``, one atomic update), a press that did not act after all (``unspend``) and the grader's
+unused tokens ended at once (``expire_unused``). Deleting the project deletes its showings (the foreign key cascades).
 """
 
 from __future__ import annotations
@@ -65,6 +66,17 @@ UNSPEND = (
     .values(used_at=None)
 )
 """Mark a token unused again (a press that spent it did not act)."""
+EXPIRE_UNUSED = (
+    update(ShowingToken)
+    .where(
+        ShowingToken.project_id == bindparam("in_project"),
+        ShowingToken.grader == bindparam("by"),
+        ShowingToken.used_at.is_(None),
+        ShowingToken.expires_at > bindparam("at"),
+    )
+    .values(expires_at=bindparam("at"))
+)
+"""End every unused, unexpired token of grader ``by`` in project ``in_project`` at ``at``."""
 
 
 def _row(row: ShowingToken | Row) -> ShowingRow:
@@ -112,3 +124,9 @@ def unspend(store: Store, project_id: int, grader: str, token: str) -> None:
     """Mark the grader's ``token`` on the project unused again."""
     with store.engine.begin() as c:
         c.execute(UNSPEND, {"spent": token, "in_project": project_id, "by": grader})
+
+
+def expire_unused(store: Store, project_id: int, grader: str, at: datetime) -> None:
+    """End the grader's unused tokens on the project at ``at``: none names its item any more."""
+    with store.engine.begin() as c:
+        c.execute(EXPIRE_UNUSED, {"in_project": project_id, "by": grader, "at": at})
