@@ -197,7 +197,11 @@ def test_the_stopping_regime_is_chosen_before_grading(store, root):
     store.save_items(pid, pd.DataFrame({"id": [f"i{k}" for k in range(6)], "stratum": [0] * 6}))
     assert project_actions.change_settings(store, root, pid, {"regime": "anytime"}).status == "changed"
     reservations.record_grade(store, pid, 0, BINARY, "Correct", "ann")
-    with pytest.raises(InputError, match="1 grades, so its stopping regime cannot change"):
+    with pytest.raises(InputError, match="has 1 grade, so its stopping regime cannot change"):
         project_actions.change_settings(store, root, pid, {"regime": "looks"})
     assert store.project(pid).settings.regime == "anytime"
+    seed = store.project(pid).settings.seed  # nor its queue's seed: drawn again, the next items would be chosen
+    with pytest.raises(InputError, match="its queue's seed cannot change") as refused:
+        project_actions.change_settings(store, root, pid, {"seed": seed + 1})
+    assert refused.value.field == "settings.seed" and store.project(pid).settings.seed == seed
     assert project_actions.change_settings(store, root, pid, {"regime": "anytime", "overlap": 0.1}).status == "changed"

@@ -18,6 +18,7 @@ from core.errors import InputError
 from core.rubric_table import QUESTION_SETTINGS, check_questions_change
 from core.services import audit, auth, project
 from core.services.outcome import Outcome, Refused, permitted
+from core.services.progress import counted
 from core.stats.design import fixed_budget_problem
 from core.store import Store
 
@@ -119,11 +120,16 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
         )
     if changed.keys() & set(QUESTION_SETTINGS):
         check_questions_change(stored, changed, store.grade_counts(project_id)[1])
-    if "regime" in changed and (graded := store.grade_counts(project_id)[1]):
+    fixed_once_graded = {
+        "regime": "its stopping regime cannot change: a regime picked after seeing the grades would not hold its level",
+        "seed": "its queue's seed cannot change: drawing the queue again until the next items suit would choose "
+        "which items are graded",
+    }
+    if (frozen := [k for k in fixed_once_graded if k in changed]) and (graded := store.grade_counts(project_id)[1]):
         raise InputError(
-            f"the project has {graded:,} grades, so its stopping regime cannot change: a regime picked after seeing "
-            "the grades would not hold its level",
-            fix="keep the regime, or create a new project to grade under another one",
+            f"the project has {counted(graded, 'grade')}, so {fixed_once_graded[frozen[0]]}",
+            fix=f"keep the {frozen[0]}, or create a new project",
+            field=f"settings.{frozen[0]}",
         )
     sizes = store.stratum_sizes(project_id) if changed.keys() & {"budget_fixed", "planned_budget"} else []
     if sizes and (after := before.with_changes(changed)).budget_fixed:  # a budget fixed in advance, or its n0, changed
