@@ -433,6 +433,8 @@ def test_the_open_demo_api_answers_this_machine_as_the_demos_user(tmp_path, monk
     local = TestClient(app, client=LOOPBACK, base_url=LOCAL_URL)
     assert local.get(api.PREFIX + "/me").json() == {"name": http.DEMO_GRADER, "role": auth.ADMIN}
     assert local.get(api.PREFIX + "/me", params={"grader": " ann "}).json()["name"] == "ann"
+    formula = local.get(api.PREFIX + "/me", params={"grader": "=cmd|' /C calc'!A0"})  # stored with every grade
+    assert formula.status_code == 422 and formula.json()["error"]["field"] == "grader"
     assert call(local, "ag_any", "GET", "/me").status_code == 200  # a token is not read: there are no accounts
     elsewhere = TestClient(app).get(api.PREFIX + "/me")
     assert elsewhere.status_code == 403

@@ -271,6 +271,13 @@ def test_open_demo_refuses_a_database_with_accounts_and_never_manages_accounts(s
         auth.check_open_demo(store)
 
 
+def test_the_open_demo_grader_name_is_a_name_with_its_case_kept():
+    assert auth.demo_user(" Kim ").name == "Kim" and auth.demo_user("").name == ""
+    for bad, why in [("=SUM(A1)", "holds the character '='"), ("a\u202eb", "holds the character"), ("x" * 201, "201")]:
+        with pytest.raises(InputError, match=why):
+            auth.demo_user(bad)
+
+
 def test_recheck_reads_account_role_assignment_and_project_again(store, monkeypatch):
     pid = store.create_project("p", {}, {"pool": ("pool.jsonl", b"{}\n")})
     gina = account_writes.create_account(store, "gina", auth.GRADER, password=PASSWORD)

@@ -69,7 +69,10 @@ def user() -> auth.User | None:
     this tab out at once, and the role is the account's current one.
     """
     if auth.open_demo_enabled():
-        return auth.demo_user(st.session_state.get("grader", "") or st.query_params.get("grader", ""))
+        try:
+            return auth.demo_user(st.session_state.get("grader", "") or st.query_params.get("grader", ""))
+        except InputError:  # not a name yet: the sidebar says why, and nothing is stored under it
+            return auth.demo_user("")
     token = st.session_state.get(TOKEN_KEY) or session_cookie.from_request()
     current = sessions.resume(state.store(), token)
     if current is None:
@@ -311,8 +314,13 @@ def sidebar() -> None:
             placeholder="e.g. ann",
             max_chars=MAX_NAME_CHARS,
         )
-        if state.grader():
-            st.query_params["grader"] = state.grader()
+        try:
+            named = auth.check_grader_name(st.session_state.get("grader", ""))
+        except InputError as exc:
+            st.error(str(exc))
+        else:
+            if named:
+                st.query_params["grader"] = named
         st.caption("Open demo: no sign-in, everyone may do everything.")
         return
     current = user()

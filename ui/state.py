@@ -11,8 +11,9 @@ import logging
 
 import streamlit as st
 
+from core.errors import InputError
 from core.inputs.markup import one_line_plain
-from core.services import database
+from core.services import auth, database
 from core.services.database import ProjectInfo, Store, database_url, describe_failure
 from core.services.navigation import Opening
 
@@ -115,8 +116,15 @@ def heading(title: str, project: ProjectInfo) -> None:
 
 
 def grader() -> str:
-    """The grader's name as typed in the sidebar (empty until set)."""
-    return st.session_state.get("grader", "").strip()
+    """The grader's name: the signed-in account's, or in the open demo the one typed in the sidebar once it is a
+    name (core.services.auth.check_grader_name; empty until then)."""
+    name = st.session_state.get("grader", "")
+    if not auth.open_demo_enabled():
+        return name.strip()
+    try:
+        return auth.check_grader_name(name)
+    except InputError:
+        return ""
 
 
 def require_ready_project() -> ProjectInfo:

@@ -367,7 +367,8 @@ def open_demo_user(store: Store, request: Request) -> auth.User:
     """The open demo's user (core.services.auth.demo_user: an admin without an account, as on the app's pages)
     for a request from this machine, which the API and the fast grading page answer without a token or a
     session; a bearer token sent is not read (the open demo has no accounts). Named by the ``grader`` query
-    parameter, as the app's ``?grader=``; DEMO_GRADER without one.
+    parameter, as the app's ``?grader=``; DEMO_GRADER without one; 422 for one that is not a name
+    (core.services.auth.check_grader_name).
 
     403, saying why and what to set, for a client elsewhere or behind a reverse proxy unless
     ``$ACTIVEGRADE_TRUSTED_PROXIES`` names who may reach the demo (auth.check_open_demo_request, the rule the
@@ -382,7 +383,10 @@ def open_demo_user(store: Store, request: Request) -> auth.User:
         raise ApiError(
             403, "the open demo answers pages of the app's own origin only (or scripts, which send no Origin)"
         )
-    return auth.demo_user(request.query_params.get("grader", "").strip() or DEMO_GRADER)
+    try:
+        return auth.demo_user(request.query_params.get("grader", "").strip() or DEMO_GRADER)
+    except InputError as exc:
+        raise ApiError(422, str(exc), "grader") from None
 
 
 def session_user(store: Store, request: Request, cookie: str) -> auth.User:

@@ -140,8 +140,9 @@ audit events name it ``cli``."""
 
 
 def demo_user(name: str) -> User:
-    """The open demo's user: whatever name was typed (cut to MAX_NAME_CHARS), with the admin role and no account."""
-    return User(name=name.strip()[:MAX_NAME_CHARS].strip(), role=ADMIN)
+    """The open demo's user: the name typed (`check_grader_name`: InputError for one that is not a name), with
+    the admin role and no account."""
+    return User(name=check_grader_name(name), role=ADMIN)
 
 
 PROXY_HEADERS = ("x-forwarded-for", "forwarded", "x-real-ip")
@@ -294,21 +295,31 @@ def check_account_name(name: str) -> str:
     (``аdmin`` with a Cyrillic a), no invisible, blank-looking (Hangul filler, Braille blank) or
     control characters.
     """
+    return _checked_name(normalise_name(unicodedata.normalize("NFKC", name)), "the account name")
+
+
+def check_grader_name(name: str) -> str:
+    """The open demo's grader name (NFKC, stripped, its case kept) under `check_account_name`'s rules, or
+    InputError: it is stored with every grade and shown and exported as an account's name is; "" for no name."""
+    name = unicodedata.normalize("NFKC", name).strip()
+    return name and _checked_name(name, "the grader name")
+
+
+def _checked_name(name: str, what: str) -> str:
+    """``name`` if it passes `check_account_name`'s rules, else InputError naming it ``what``."""
     fix = f"use letters of one alphabet, digits, single spaces and {' '.join(sorted(NAME_PUNCTUATION - {' '}))}"
-    name = normalise_name(unicodedata.normalize("NFKC", name))
-    check_length(name, MAX_NAME_CHARS, "the account name")
+    check_length(name, MAX_NAME_CHARS, what)
     if not any(c.isalnum() for c in name):
-        raise InputError("the account name has no letter or digit", fix=fix)
+        raise InputError(f"{what} has no letter or digit", fix=fix)
     odd = [c for c in name if not (c in NAME_PUNCTUATION or (c.isalnum() and "FILLER" not in unicodedata.name(c, "")))]
     if odd:
-        raise InputError(f"the account name holds the character {ascii(odd[0])}", fix=fix)
+        raise InputError(f"{what} holds the character {ascii(odd[0])}", fix=fix)
     if "  " in name:
-        raise InputError("the account name has two spaces in a row", fix=fix)
+        raise InputError(f"{what} has two spaces in a row", fix=fix)
     scripts = {_script(c) for c in name if c.isalpha()}
     if len(scripts) > 1:
         raise InputError(
-            f"the account name mixes the scripts {', '.join(sorted(scripts))}, so it can look like another name",
-            fix=fix,
+            f"{what} mixes the scripts {', '.join(sorted(scripts))}, so it can look like another name", fix=fix
         )
     return name
 

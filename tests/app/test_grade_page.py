@@ -138,6 +138,18 @@ def test_grading_needs_a_name(open_app, project_id):
     )
 
 
+def test_a_name_that_is_not_one_is_refused_and_grades_nothing(open_app, store, project_id):
+    """The open demo's name is stored with every grade and exported: a formula or a control character is
+    refused in the sidebar, and the card waits for a name."""
+    at = open_app(GRADE, project_id=project_id, grader="=HYPERLINK(1)")
+    assert "the grader name holds the character '='" in at.sidebar.error[0].value
+    assert "Type your name" in at.warning[0].value
+    at.sidebar.text_input(key="grader").set_value("Kim").run()
+    assert not at.sidebar.error and shown(at)["position"] >= 0
+    press(at, "grade", label="Correct")
+    assert store.grades(project_id)["grader"].tolist() == ["Kim"]  # its case kept
+
+
 def test_my_items_lists_graded_and_skipped_and_searches(open_app, store, project_id):
     at = open_app(GRADE, project_id=project_id)
     skipped = shown(at)
