@@ -57,7 +57,9 @@ TERMS: dict[str, tuple[str, str]] = {
         r"\text{done at look } k \text{ when } c_k\,\widehat{se}_k \le \text{target},\quad c_1 = 2.77,\ c_2 = 1.98",
     ),
     "half-width (±)": (
-        "Half the width of the 95% interval: the estimate is within ± this of the true mean grade, 95 times in 100.",
+        "Half the width of the 95% interval, (high - low) / 2: what the target (±) is compared with. The interval "
+        "need not be centred on the estimate: near 0 or 1 it reaches further toward the middle, as the "
+        "uncertainty does, so read its two ends rather than the estimate ± the half-width.",
         r"\text{half-width} = (\text{high} - \text{low}) / 2",
     ),
     "saving vs uniform": (
