@@ -68,15 +68,6 @@ def first_run() -> None:
             st.session_state["demo_error"] = str(exc)
 
 
-def link_query(project_id: int | None) -> dict[str, str] | None:
-    """What every page link's address carries: the project shown, and in the open demo the name typed as grader
-    (a tab has its own session, so a link opened in a new tab would otherwise ask for the name again)."""
-    query = {} if project_id is None else {"project": str(project_id)}
-    if auth.open_demo_enabled() and state.grader():
-        query["grader"] = state.grader()
-    return query or None
-
-
 def page_links(pages: list[st.Page], query: dict[str, str] | None) -> None:
     """The menu, drawn here instead of by st.navigation so that every link's address names the project shown:
     a link opened in a new tab (middle click, "Open link in new tab") opens this project, not the last used."""
@@ -88,7 +79,7 @@ def page_links(pages: list[st.Page], query: dict[str, str] | None) -> None:
 def sidebar(pages: list[st.Page]) -> None:
     project = state.current_project()
     with st.sidebar:
-        page_links(pages, link_query(None if project is None else project.id))
+        page_links(pages, state.link_query(None if project is None else project.id))
         st.markdown("### ActiveGrade")
         projects = signin.visible(state.store().projects())
         if projects:

@@ -294,6 +294,7 @@ def current(project: ProjectInfo) -> None:
             "graders never see the names."
         )
     if project.status == "ready":
+        next_steps(project)
         overview(project)
         return
     if project.status == "failed":
@@ -303,6 +304,26 @@ def current(project: ProjectInfo) -> None:
         prepare_button(project, "Prepare", "prepare")
     else:
         preparation_progress(project.id)
+
+
+NEXT_STEPS = (
+    ("Grade", "app_pages/grade.py", "Grade its items", ":material/rate_review:"),
+    ("Dashboard", "app_pages/dashboard.py", "Follow the estimate", ":material/monitoring:"),
+    ("Simulate", "app_pages/simulate.py", "Simulate the grading first", ":material/science:"),
+)
+"""Where a ready project leads: (page title, page, label, icon), shown to those whose role may open the page
+(signin.PAGE_ACTIONS)."""
+
+
+def next_steps(project: ProjectInfo) -> None:
+    """The project's next steps as links, those the user's role allows (a new user's first screen said where they
+    were but not where to go)."""
+    steps = [s for s in NEXT_STEPS if signin.may(signin.PAGE_ACTIONS[s[0]], project.id)]
+    if not steps:
+        return
+    query = state.link_query(project.id)
+    for column, (_, page, label, icon) in zip(st.columns(len(steps)), steps, strict=True):
+        column.page_link(page, label=label, icon=icon, query_params=query)
 
 
 def prepare_button(project: ProjectInfo, label: str, key: str) -> None:

@@ -127,6 +127,15 @@ def grader() -> str:
         return ""
 
 
+def link_query(project_id: int | None) -> dict[str, str] | None:
+    """What every page link's address carries: the project shown, and in the open demo the name typed as grader
+    (a tab has its own session, so a link opened in a new tab would otherwise ask for the name again)."""
+    query = {} if project_id is None else {"project": str(project_id)}
+    if auth.open_demo_enabled() and grader():
+        query["grader"] = grader()
+    return query or None
+
+
 def require_ready_project() -> ProjectInfo:
     """The current project if it is prepared; otherwise explain why and stop the page."""
     project = current_project()

@@ -27,6 +27,8 @@ def test_first_run_opens_the_demo_and_shows_its_strata(open_app, store):
     assert {m.label: m.value for m in at.metric}["Items"] == "40"
     assert "Planned saving: fixed-n · same rule" in [m.label for m in at.metric]  # before any grade
     assert len(at.dataframe) >= 2  # strata table and planned allocation
+    links = {e.proto.label: e.proto.query_string for e in at.get("page_link")}  # where to go next, this project's
+    assert all(f"project={demo.id}" in links.get(label, "") for label in labels_of_next_steps())
     # reopening does not create a second demo nor prepare it again
     open_app()
     assert [p.name for p in store.projects()] == ["Demo"]
@@ -255,3 +257,8 @@ def test_the_semantic_backend_defaults_to_what_the_answers_call_for(open_app, st
     backend = next(s for s in at.selectbox if s.label == "Semantic backend")
     assert backend.value == "embedding" and "sentence-embedding" in backend.help
     assert any("Suggested from the answers: **embedding**" in c.value for c in at.caption)
+
+
+def labels_of_next_steps() -> list[str]:
+    """The Projects page's next-step links, in order (an admin of the open demo may open every one)."""
+    return ["Grade its items", "Follow the estimate", "Simulate the grading first"]
