@@ -19,6 +19,7 @@ from core.services.reading import (
     saving_words,
     stopping_words,
 )
+from core.stats.confseq import anytime_interval
 from core.stats.design import prepared_design
 from core.stats.estimate import estimate
 from core.stats.simulate import labels_of, replay_queue, replication_orders, synthetic_items
@@ -65,6 +66,20 @@ def test_a_look_taken_without_a_stop_says_what_it_read():
     assert "grading goes on" in words
     # the next look in grades, from the forecast stop, not only as a share of information
     assert f"The next comes at about {reading.forecast.n:,} grades ({len(first):,} so far), once 100% of" in words
+
+
+def test_a_tighter_target_after_a_stop_says_why_the_interval_shown_is_now_wider():
+    """A manager who tightens the target after the stop sees the anytime-valid interval where the look's was: the
+    words say a look's interval holds only at its look, read again against the new target."""
+    design, graded = _graded(400)
+    e = estimate(design, list(graded), list(graded.values()))
+    sequence = anytime_interval(design, list(graded), list(graded.values()), n0=400)
+    stopped = read_project(design, SETTINGS, graded, e, sequence)
+    tighter = read_project(design, {**SETTINGS, "target_half_width": 0.01}, graded, e, sequence)
+    assert stopped.done and not tighter.done and tighter.now == tighter.anytime
+    words = stopping_words(tighter)
+    assert "the interval shown is the anytime-valid one, wider than a look's" in words
+    assert "a stop made at the old one no longer stands" in words
 
 
 def test_skips_that_could_move_the_estimate_past_the_target_keep_it_from_stopping():

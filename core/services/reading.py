@@ -383,7 +383,9 @@ def stopping_words(reading: Reading) -> str:
         f"Planned looks: {len(taken)} of {plan.count} taken.{last} The next comes at about "
         f"{next_look_grades(reading, nxt):,} grades ({reading.graded:,} so far), once {nxt:.0%} of the precision "
         f"the target {target} needs is reached ({reading.information:.0%} now). Grading may stop at a look; "
-        "between looks, report the anytime-valid interval."
+        "between looks the interval shown is the anytime-valid one, wider than a look's, which holds only at its "
+        "look (after a target is tightened, the looks are read again against the new target, so a stop made at the "
+        "old one no longer stands)."
     )
 
 
