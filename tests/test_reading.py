@@ -235,9 +235,11 @@ def test_the_presenters_saving_names_the_grades_saved_as_fewer_or_more():
     """'3% fewer grades than uniform sampling (5 grades, ...)' read as if uniform needed 5 grades."""
     design, graded = _graded(400)
     reading = read_project(design, SETTINGS, graded, estimate(design, list(graded), list(graded.values())))
-    share = reading.saving.fixed_n
+    s = reading.saving
     number, words = saving_headline(reading)
-    grades = abs(round(reading.saving.uniform_fixed * share))
-    assert f"({grades:,} grade{'s' if grades != 1 else ''} {'fewer' if share >= 0 else 'more'}, " in words
-    same = reading.saving.same_regime  # the other comparison in words as well, never "+2%" beside "more"
-    assert f"{percent(abs(same))} {'fewer' if same >= 0 else 'more'} than uniform under the same rule" in words
+    grades = abs(round(s.uniform_fixed * s.fixed_n))
+    fewer = f"{grades:,} grade{'s' if grades != 1 else ''} {'fewer' if s.fixed_n >= 0 else 'more'}"
+    assert number == percent(abs(s.fixed_n)) and f"({fewer} than the {s.uniform_fixed:,.0f} a uniform" in words
+    same = abs(round(s.uniform_same * s.same_regime))  # the other comparison as a count too, with its share
+    more = f"{same:,} grade{'s' if same != 1 else ''} {'fewer' if s.same_regime >= 0 else 'more'}"
+    assert f"; {more} ({percent(abs(s.same_regime))}) than the {s.uniform_same:,.0f} it needs stopped by" in words

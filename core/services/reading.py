@@ -510,15 +510,23 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
     (or the forecast stop); a design that needs more grades says so, never "-8% saved"."""
     if not reading.saving_known:
         return "—", "saved vs uniform sampling: withheld until every stratum has 2 grades"
-    share = reading.saving.fixed_n
-    grades = abs(round(reading.saving.uniform_fixed * share))
-    fewer = share >= 0
-    words = "fewer grades than uniform sampling" if fewer else "more grades than uniform sampling"
+    s = reading.saving
+    share = s.fixed_n
+    words = "fewer grades than uniform sampling" if share >= 0 else "more grades than uniform sampling"
     if not (reading.done or reading.regime == FIXED):  # at the forecast stop: a forecast, said as one
         words = f"expected at the forecast stop ({reading.forecast.n:,}): {words}"
-    count = f"{counted(grades, 'grade')} {'fewer' if fewer else 'more'}"  # "5 grades" alone read as uniform's need
+    # each comparison as a count against uniform's own need ("5 grades" alone read as uniform's need), the second
+    # with its share too ("+2%" beside "1% more grades" read as its opposite)
+    fixed = f"{_fewer(share, s.uniform_fixed)} than the {s.uniform_fixed:,.0f} a uniform sample needs"
     if reading.regime == FIXED:
-        return percent(abs(share)), f"{words} ({count}, for the same precision)"
-    other = reading.saving.same_regime  # in words too: "+2%" beside "1% more grades" read as its opposite
-    same = f"{percent(abs(other))} {'fewer' if other >= 0 else 'more'} than uniform under the same rule"
-    return percent(abs(share)), f"{words} ({count}, against its fixed-n size for the target; {same})"
+        return percent(abs(share)), f"{words} ({fixed} for the same precision)"
+    same = (
+        f"{_fewer(s.same_regime, s.uniform_same)} ({percent(abs(s.same_regime))}) than the {s.uniform_same:,.0f} "
+        "it needs stopped by the same rule"
+    )
+    return percent(abs(share)), f"{words} ({fixed} for the target with the usual fixed-n interval; {same})"
+
+
+def _fewer(share: float, uniform: float) -> str:
+    """'120 grades fewer', '1 grade more': a saving ``share`` of ``uniform`` grades, as a count."""
+    return f"{counted(abs(round(uniform * share)), 'grade')} {'fewer' if share >= 0 else 'more'}"
