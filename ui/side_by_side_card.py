@@ -47,11 +47,18 @@ TO_TOP = "<script>/* {token} */ (document.querySelector('[data-testid=\"stMain\"
 
 
 def page(store: Store, project: ProjectInfo, grader: str) -> None:
-    """The card, its grades and its progress, in place of the one-response grading card."""
+    """The card, its grades and its progress, in place of the one-response grading card: the grader's next item,
+    or, after Back, one of their earlier cards with its grades, to change (`_review_key`)."""
     settings = project.settings
     message = st.session_state.pop(_said_key(project.id), None)
+    history = _graded_cards(store, project.id, grader)
+    reviewing = st.session_state.get(_review_key(project.id))
+    if reviewing not in history:
+        reviewing = st.session_state[_review_key(project.id)] = None
     try:
-        position = grade_actions.claim(store, signin.user(), project.id, plan.design(project))
+        position = reviewing
+        if position is None:
+            position = grade_actions.claim(store, signin.user(), project.id, plan.design(project))
     except grade_actions.Refused as exc:
         st.warning(str(exc))
         return
@@ -60,12 +67,18 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
     if position is None:
         _said(message)
         st.info("Nothing left to grade for you right now.")
+        _back_buttons(project.id, history, None)
         return
     item = store.item(project.id, position)
-    showing = showings.current(store, project.id, grader, position, str(item.get("id", "")), False)
+    showing = showings.current(store, project.id, grader, position, str(item.get("id", "")), reviewing is not None)
+    stored, said = (
+        ({}, "") if reviewing is None else grade_actions.stored_press(store, signin.user(), project.id, position)[:2]
+    )
     order = order_of(settings, position)
     st.html(TO_TOP.format(token=showing.token), unsafe_allow_javascript=True)
     st.html(STYLE)
+    if reviewing is not None:
+        st.info("Your earlier card, with the grades you gave: change them and submit, or return to the queue.")
     st.markdown(f"**Item** {one_line_plain(showing.item_id)}")
     st.html(to_html(str(item.get("prompt") or "")))
     reference = grader_view(item, settings).get("reference")
@@ -77,7 +90,7 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
     keys = ", ".join(f"{c.key.upper()} {c.label}" for c in settings.grading_scale.choices)
     st.caption(
         f"Keys: {one_line_plain(keys)} grade the next response without a grade; Enter submits the card; S skips "
-        "it; F flags it for a reviewer; U undoes your last card or skip."
+        "it; F flags it for a reviewer; U undoes your last card or skip; B goes back to an earlier card."
     )
     with st.form(f"sbs-{project.id}-{showing.token}", border=False):
         columns = st.columns(len(order))
@@ -85,9 +98,11 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
             with column:
                 st.markdown(f"**{name}**")
                 st.html(f'<div class="sbs-response" data-side="{side}">{to_html(text)}</div>')
-                st.radio(f"Grade of {name}", labels, index=None, key=f"sbs-grade-{showing.token}-{side}")
+                given = labels.index(stored[name]) if stored.get(name) in labels else None
+                st.radio(f"Grade of {name}", labels, index=given, key=f"sbs-grade-{showing.token}-{side}")
         comment = st.text_area(
             "Comment (optional): saved with the grades, or sent to a reviewer with a flag",
+            value=said,
             key=f"sbs-comment-{showing.token}",
             max_chars=MAX_COMMENT_CHARS,
             height=68,
@@ -100,13 +115,37 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
         if middle.form_submit_button("Flag for review"):
             _flag(store, project.id, showing, comment)
             st.rerun()
-        if right.form_submit_button("Skip this item"):
+        if reviewing is None and right.form_submit_button("Skip this item"):
             _skip(store, project.id, grader, showing)
             st.rerun()
-    if st.button("Undo my last card or skip", key=f"sbs-undo-{project.id}"):
+    if reviewing is None and st.button("Undo my last card or skip", key=f"sbs-undo-{project.id}"):
         _undo(store, project.id)
         st.rerun()
+    _back_buttons(project.id, history, reviewing)
     _said(message)  # beside the button the grader just pressed, not above the card, off the screen
+
+
+def _review_key(project_id: int) -> str:
+    """Where the earlier card the grader went back to waits (its position; None: the queue's card)."""
+    return f"sbs-review-{project_id}"
+
+
+def _graded_cards(store: Store, project_id: int, grader: str) -> list[int]:
+    """The positions of the grader's cards with grades, oldest first, each once (a card stores a grade a side)."""
+    return list(dict.fromkeys(store.grader_positions(project_id, grader)))
+
+
+def _back_buttons(project_id: int, history: list[int], reviewing: int | None) -> None:
+    """Back to the card before the one shown (the last graded one from the queue's card), and, on an earlier
+    card, Return to the queue: a card changed there stays the grader's, as on the one-response card."""
+    before = history.index(reviewing) if reviewing is not None else len(history)
+    back, queue = st.columns([1, 1])
+    if before > 0 and back.button("Back to an earlier card", key=f"sbs-back-{project_id}"):
+        st.session_state[_review_key(project_id)] = history[before - 1]
+        st.rerun()
+    if reviewing is not None and queue.button("Return to the queue", key=f"sbs-queue-{project_id}"):
+        st.session_state[_review_key(project_id)] = None
+        st.rerun()
 
 
 def _said_key(project_id: int) -> str:
@@ -133,7 +172,7 @@ def _submit(store: Store, project_id: int, grader: str, showing: Showing, sides:
         _say(project_id, "Not saved: give every response a grade")
         return
     user, seconds = signin.user(), showing.seconds_since_released()
-    _press(
+    if _press(
         store,
         project_id,
         grader,
@@ -142,7 +181,8 @@ def _submit(store: Store, project_id: int, grader: str, showing: Showing, sides:
             store, user, project_id, showing.position, chosen, seconds=seconds, comment=comment
         ),
         STORED,
-    )
+    ):
+        st.session_state[_review_key(project_id)] = None  # an earlier card changed: back to the queue's card
 
 
 def _flag(store: Store, project_id: int, showing: Showing, note: str) -> None:
@@ -182,11 +222,13 @@ def _skip(store: Store, project_id: int, grader: str, showing: Showing) -> None:
 
 def _press(
     store: Store, project_id: int, grader: str, showing: Showing, act: Callable[[], Outcome], kept: tuple[str, ...]
-) -> None:
-    """``act`` once on the card's token (showings.press_once), its outcome kept for the next run."""
+) -> bool:
+    """``act`` once on the card's token (showings.press_once), its outcome kept for the next run; whether it was
+    kept."""
     try:
         outcome = showings.press_once(store, project_id, grader, showing.token, act, lambda done: done.status in kept)
     except (grade_actions.Refused, InputError) as exc:
         _say(project_id, f"Not saved: {exc}")
-        return
+        return False
     _say(project_id, outcome.message if outcome.status in kept else f"Not saved: {outcome.message}")
+    return outcome.status in kept

@@ -1,7 +1,7 @@
 // The side-by-side card's keys (ui/side_by_side_card.py puts this script on the page with window.agSbsKeys, the
 // scale's keys -> labels): a scale key grades the first response without a grade yet, the next key the next
-// one, Enter submits the card, S skips it, F flags it for a reviewer (the comment box's text going with it) and U
-// undoes the last card or skip; a grade given is changed by clicking another. Keys typed into a text field are
+// one, Enter submits the card, S skips it, F flags it for a reviewer (the comment box's text going with it), U
+// undoes the last card or skip and B goes back to an earlier card; a grade given is changed by clicking another. Keys typed into a text field are
 // the field's.
 (() => {
   if (window.agSbsListening) return; // one listener for the page, however many times the card is drawn
@@ -20,7 +20,7 @@
       if (typing || event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
       const all = sides();
       if (!all.length) return;
-      const press = { Enter: "Submit", s: "Skip", S: "Skip", f: "Flag", F: "Flag", u: "Undo", U: "Undo" }[event.key];
+      const press = { Enter: "Submit", s: "Skip", S: "Skip", f: "Flag", F: "Flag", u: "Undo", U: "Undo", b: "Back", B: "Back" }[event.key];
       if (press) {
         const button = [...document.querySelectorAll("button")].find((b) => b.innerText.trim().startsWith(press));
         if (button) {

@@ -61,6 +61,48 @@ def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, stor
     assert graders[["grader", "grades"]].values.tolist() == [["ann", 100]]
 
 
+def _item_shown(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("**Item**")).removeprefix("**Item** ")
+
+
+def _button(at, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+def test_back_opens_an_earlier_card_with_its_grades_to_change(open_app, store, tmp_path):
+    """A grader who misjudged a card two cards ago goes Back to it, sees the grades given, changes one, and returns
+    to the queue's card; the change lands on that item's targets, every other grade as it was."""
+    pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(20, models=MODELS)))
+    pid = create_project(store, "C", ("pool.jsonl", pool.read_bytes()), start=False)
+    start_preparation(store, pid, wait=True)
+    at = open_app(GRADE, project_id=pid)
+    assert not any(b.label == "Back to an earlier card" for b in at.button)  # nothing graded yet
+    cards = []
+    for _ in range(2):
+        cards.append(_item_shown(at))
+        at.radio[0].set_value("Correct")
+        at.radio[1].set_value("Incorrect")
+        at.button[0].click().run()
+    queued = _item_shown(at)
+    _button(at, "Back to an earlier card").click().run()
+    assert _item_shown(at) == cards[1] and [r.value for r in at.radio] == ["Correct", "Incorrect"]
+    assert "Skip this item" not in [b.label for b in at.button]  # an earlier card is changed, not skipped
+    _button(at, "Back to an earlier card").click().run()
+    assert _item_shown(at) == cards[0]
+    at.radio[1].set_value("Correct")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert _item_shown(at) == queued  # the change submitted, the queue's card again
+    items = store.load_items(pid)
+    labels = store.target_grades(pid).assign(item=lambda g: items["id"].iloc[g["position"]].to_numpy())
+    by_item = labels.groupby("item")["label"].apply(sorted).to_dict()
+    assert by_item == {cards[0]: ["Correct", "Correct"], cards[1]: ["Correct", "Incorrect"]}
+    assert len(store.grades(pid)) == 4  # the change replaced the card's grades, it added none
+    _button(at, "Back to an earlier card").click().run()
+    _button(at, "Return to the queue").click().run()
+    assert _item_shown(at) == queued
+
+
 def test_the_projects_page_accepts_a_pool_of_several_models_and_says_how_many(open_app, store, tmp_path, monkeypatch):
     from tests.app.test_projects_page import _fill_new_project
 

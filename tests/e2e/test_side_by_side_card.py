@@ -75,7 +75,7 @@ def test_fifty_side_by_side_cards_store_each_grade_on_the_side_shown(browser, sh
 def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_server):
     """Y and N grade the first response without a grade, then the next; Enter submits the card, S skips it, U
     undoes the skip and then the last card, every side of it (it took the mouse only, and had neither:
-    evaluation lead's review)."""
+    evaluation lead's review), and B goes back to the card before."""
     store = Store.open(shared_server.db_url)
     pid = create_project(store, "Side by side keys", ("pool.jsonl", comparison_pool()), start=False)
     store.update_settings(pid, {"min_view_s": 0.0})
@@ -104,3 +104,6 @@ def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_
     page.locator("body").press("u")
     page.get_by_text("undone: the item is back, ungraded").wait_for(timeout=TIMEOUT_MS)
     assert len(store.target_grades(pid)) == 4
+    page.locator("body").press("b")  # back to the last card graded, its two grades shown to change
+    page.get_by_text("Your earlier card, with the grades you gave").wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_function(f"() => ({checked})() === 2", timeout=TIMEOUT_MS)
