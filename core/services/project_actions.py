@@ -100,6 +100,14 @@ def prepare(store: Store, actor: auth.User | None, project_id: int, *, wait: boo
     return Outcome("started", "preparation started")
 
 
+FIXED_ONCE_GRADED = {
+    "regime": "its stopping regime cannot change: a regime picked after seeing the grades would not hold its level",
+    "seed": "its queue's seed cannot change: drawing the queue again until the next items suit would choose which "
+    "items are graded",
+}
+"""The settings that stay as they are once the project has a grade, and why (`change_settings`)."""
+
+
 def change_settings(store: Store, actor: auth.User | None, project_id: int, changes: dict[str, Any]) -> Outcome:
     """Check and save changed settings (core.services.project.check_settings, then core.settings); what graders
     are asked stays while the project has grades (core.rubric_table.check_questions_change). One audit event
@@ -120,14 +128,9 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
         )
     if changed.keys() & set(QUESTION_SETTINGS):
         check_questions_change(stored, changed, store.grade_counts(project_id)[1])
-    fixed_once_graded = {
-        "regime": "its stopping regime cannot change: a regime picked after seeing the grades would not hold its level",
-        "seed": "its queue's seed cannot change: drawing the queue again until the next items suit would choose "
-        "which items are graded",
-    }
-    if (frozen := [k for k in fixed_once_graded if k in changed]) and (graded := store.grade_counts(project_id)[1]):
+    if (frozen := [k for k in FIXED_ONCE_GRADED if k in changed]) and (graded := store.grade_counts(project_id)[1]):
         raise InputError(
-            f"the project has {counted(graded, 'grade')}, so {fixed_once_graded[frozen[0]]}",
+            f"the project has {counted(graded, 'grade')}, so {FIXED_ONCE_GRADED[frozen[0]]}",
             fix=f"keep the {frozen[0]}, or create a new project",
             field=f"settings.{frozen[0]}",
         )
