@@ -91,10 +91,9 @@ def _act(press: dict[str, Any]) -> grade_actions.Outcome:
         st.session_state[REVIEW] = None
         return grade_actions.undo(store, actor, pid)
     if action == "back":
-        history = store.grader_positions(pid, grader)
-        review = st.session_state.get(REVIEW)
-        index = history.index(review) - 1 if review in history else len(history) - 1
-        st.session_state[REVIEW] = history[max(index, 0)] if history else None
+        st.session_state[REVIEW] = grading.card_before(
+            store.grader_positions(pid, grader), st.session_state.get(REVIEW)
+        )
         return grade_actions.Outcome("review", "your earlier grade")
     if action == "queue":
         st.session_state[REVIEW] = None

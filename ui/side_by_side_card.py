@@ -19,7 +19,7 @@ from core.inputs.markup import one_line_plain, to_html
 from core.scales import Scale
 from core.services import grade_actions, showings
 from core.services.database import ProjectInfo, Store
-from core.services.grading import MAX_COMMENT_CHARS, grader_view
+from core.services.grading import MAX_COMMENT_CHARS, card_before, grader_view
 from core.services.outcome import STORED, Outcome
 from core.services.showings import Showing
 from core.services.side_by_side import card_responses, order_of, side_names
@@ -51,7 +51,7 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
     or, after Back, one of their earlier cards with its grades, to change (`_review_key`)."""
     settings = project.settings
     message = st.session_state.pop(_said_key(project.id), None)
-    history = _graded_cards(store, project.id, grader)
+    history = store.grader_positions(project.id, grader)  # oldest first, each card once
     reviewing = st.session_state.get(_review_key(project.id))
     if reviewing not in history:
         reviewing = st.session_state[_review_key(project.id)] = None
@@ -130,18 +130,13 @@ def _review_key(project_id: int) -> str:
     return f"sbs-review-{project_id}"
 
 
-def _graded_cards(store: Store, project_id: int, grader: str) -> list[int]:
-    """The positions of the grader's cards with grades, oldest first, each once (a card stores a grade a side)."""
-    return list(dict.fromkeys(store.grader_positions(project_id, grader)))
-
-
 def _back_buttons(project_id: int, history: list[int], reviewing: int | None) -> None:
     """Back to the card before the one shown (the last graded one from the queue's card), and, on an earlier
     card, Return to the queue: a card changed there stays the grader's, as on the one-response card."""
-    before = history.index(reviewing) if reviewing is not None else len(history)
+    earlier = card_before(history, reviewing)
     back, queue = st.columns([1, 1])
-    if before > 0 and back.button("Back to an earlier card", key=f"sbs-back-{project_id}"):
-        st.session_state[_review_key(project_id)] = history[before - 1]
+    if earlier not in (None, reviewing) and back.button("Back to an earlier card", key=f"sbs-back-{project_id}"):
+        st.session_state[_review_key(project_id)] = earlier
         st.rerun()
     if reviewing is not None and queue.button("Return to the queue", key=f"sbs-queue-{project_id}"):
         st.session_state[_review_key(project_id)] = None

@@ -8,7 +8,7 @@ so a reload or a second browser continues exactly where the project stands.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from core.errors import InputError
@@ -69,6 +69,16 @@ def budget_reached(state: QueueState, budget: int | None) -> bool:
     """Whether the items graded and those held by others (``state.reserved``) reach ``budget`` (None: no
     budget), so that no other first grade may be handed out or kept."""
     return budget is not None and len(state.graded) + len(state.reserved) >= budget
+
+
+def card_before(history: Sequence[int], shown: int | None) -> int | None:
+    """The card Back opens: the one before ``shown`` in the grader's ``history`` (the positions they graded,
+    oldest first, each once), their last one from the queue's card (``shown`` not in it), the first one again
+    from the first; None without history."""
+    if not history:
+        return None
+    index = history.index(shown) - 1 if shown in history else len(history) - 1
+    return history[max(index, 0)]
 
 
 def grader_view(item: dict[str, Any], settings: SettingsLike) -> dict[str, Any]:
