@@ -271,9 +271,7 @@ def test_the_page_claims_its_item_through_a_checked_claim(world):
 
 
 def test_back_opens_the_card_before_the_one_shown():
-    from core.services.grading import card_before
-
-    assert card_before([], None) is None
-    assert card_before([4, 7, 9], None) == 9  # from the queue's card: the last one graded
-    assert card_before([4, 7, 9], 9) == 7 and card_before([4, 7, 9], 4) == 4  # the first stays the first
-    assert card_before([0, 3], 3) == 0  # position 0 is a card like any other
+    assert grading.card_before([], None) is None
+    assert grading.card_before([4, 7, 9], None) == 9  # from the queue's card: the last one graded
+    assert grading.card_before([4, 7, 9], 9) == 7 and grading.card_before([4, 7, 9], 4) == 4  # the first stays
+    assert grading.card_before([0, 3], 3) == 0  # position 0 is a card like any other
