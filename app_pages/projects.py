@@ -104,15 +104,17 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
             max_value=n_items,
             step=10,
             value=suggested,
+            disabled=reading.graded > 0,
             help="The anytime interval's bets are tuned for it (the interval is narrowest near n0). Unset, it is "
             "the grades the forecast made before any grade says the target needs, and follows the target and "
             "the expected score; saving the form untouched leaves it unset. A tuning picked from the grades "
-            "seen would not hold the anytime interval's level.",
+            "seen would not hold the anytime interval's level, so it is chosen before grading.",
         )
         budget_fixed = st.checkbox(
             "The budget is fixed in advance: grade n0 items and report the fixed-n interval",
             current.budget_fixed,
-            help=term_help(STOPPING_TERM),
+            disabled=reading.graded > 0,
+            help=term_help(STOPPING_TERM) + " Chosen before grading, as the stopping regime is.",
         )
         min_view = st.number_input(
             "Minimum viewing time (seconds)",
@@ -288,11 +290,9 @@ def current(project: ProjectInfo) -> None:
             + f"minimum viewing time {settings.min_view_s:g} s"
         )
     )
-    if targets := settings.targets:
-        st.info(
-            f"A comparison of {len(targets)} models ({one_line_plain(', '.join(targets))}), graded side by side; "
-            "graders never see the names."
-        )
+    if targets := settings.targets:  # the names only to those who may see the dashboard: graders grade blind
+        names = f" ({one_line_plain(', '.join(targets))})" if signin.may(auth.VIEW_DASHBOARD, project.id) else ""
+        st.info(f"A comparison of {len(targets)} models{names}, graded side by side; graders never see the names.")
     if project.status == "ready":
         next_steps(project)
         overview(project)

@@ -150,7 +150,9 @@ class ProjectSettings:
             "give the name of the model the embedding server serves, as it lists it at /v1/models",
         )
         _check(_is_int(self.n_strata) and 1 <= self.n_strata <= 50, "n_strata", self.n_strata, "use 1 to 50 strata")
-        _check(_is_int(self.seed) and self.seed >= 0, "seed", self.seed, "use a whole number from 0")
+        _check(
+            _is_int(self.seed) and self.seed >= 0, "seed", self.seed, f"use a whole number from 0 to {MAX_JSON_INT:,}"
+        )
         _check(
             self.threshold is None or (_is_number(self.threshold) and 0 < self.threshold <= 1),
             "threshold",
@@ -174,7 +176,7 @@ class ProjectSettings:
             self.planned_budget is None or (_is_int(self.planned_budget) and self.planned_budget >= 1),
             "planned_budget",
             self.planned_budget,
-            "use a whole number of grades from 1, or none for the design's default",
+            f"use a whole number of grades from 1 to {MAX_JSON_INT:,}, or none for the design's default",
         )
         _check(
             self.expected_score is None or (_is_number(self.expected_score) and 0 < self.expected_score < 1),
@@ -182,7 +184,13 @@ class ProjectSettings:
             self.expected_score,
             "use the mean grade you expect, a number between 0 and 1, or none to let the surrogate guess",
         )
-        _check(isinstance(self.budget_fixed, bool), "budget_fixed", self.budget_fixed, "use true or false")
+        for name in ("show_reference", "show_signals", "external_images", "budget_fixed"):
+            _check(isinstance(getattr(self, name), bool), name, getattr(self, name), "use true or false")
+        for name in ("guidelines", "columns", "primary_criterion"):
+            _check(isinstance(getattr(self, name), str), name, getattr(self, name), "use a text")
+        for name in ("model", "proxy"):
+            value = getattr(self, name)
+            _check(value is None or isinstance(value, str), name, value, "use a text, or none")
         _check(
             _is_number(self.min_view_s) and 0 <= self.min_view_s <= MAX_MIN_VIEW_S,
             "min_view_s",
@@ -302,8 +310,14 @@ class ProjectSettings:
         return replace(self, **changes)
 
 
+MAX_JSON_INT = 2**53 - 1
+"""The largest whole number a setting may hold: JSON's interoperable integers are those of IEEE 754 doubles, up to
+2^53 - 1 (RFC 7493, I-JSON, section 2.2); a larger one was stored, read back as a float, and refused on every
+read of the project (the project list of every user with it)."""
+
+
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_JSON_INT
 
 
 def _are_targets(value: Any) -> bool:

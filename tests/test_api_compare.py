@@ -173,8 +173,9 @@ def test_a_grader_cannot_work_out_which_model_is_on_which_side(compared):
     neither the key nor the seed."""
     store, pid, secrets, client = compared
     settings = call(client, secrets["ann"], "GET", f"/projects/{pid}").json()["settings"]
-    assert "card_key" not in settings and "seed" not in settings and settings["targets"] == sorted(MODELS)
-    assert {"card_key", "seed"} <= set(call(client, secrets["boss"], "GET", f"/projects/{pid}").json()["settings"])
+    assert not {"card_key", "seed", "targets"} & set(settings)  # nor the models' names, which graders never see
+    managers = call(client, secrets["boss"], "GET", f"/projects/{pid}").json()["settings"]
+    assert {"card_key", "seed"} <= set(managers) and managers["targets"] == sorted(MODELS)
     stored = store.project(pid).settings
     guessed = [card_order(stored.seed, p, stored.targets) for p in range(30)]  # the seed and the code alone
     assert guessed != [order_of(stored, p) for p in range(30)]
@@ -182,6 +183,9 @@ def test_a_grader_cannot_work_out_which_model_is_on_which_side(compared):
     assert "card_key" not in report["settings"]  # a report travels: a grader who read one could tell the sides
     with pytest.raises(InputError, match="card key is drawn when the project is created"):
         project_actions.change_settings(store, auth.OPERATOR, pid, {"card_key": "ab" * 16})
+    with pytest.raises(InputError, match="read from its pool's model column when it is created") as refused:
+        project_actions.change_settings(store, auth.OPERATOR, pid, {"targets": ["a", "b"]})
+    assert refused.value.field == "settings.targets" and store.project(pid).settings.targets == sorted(MODELS)
 
 
 def test_the_grades_export_with_texts_gives_each_grade_its_own_models_response(compared):

@@ -273,7 +273,13 @@ def test_open_demo_refuses_a_database_with_accounts_and_never_manages_accounts(s
 
 def test_the_open_demo_grader_name_is_a_name_with_its_case_kept():
     assert auth.demo_user(" Kim ").name == "Kim" and auth.demo_user("").name == ""
-    for bad, why in [("=SUM(A1)", "holds the character '='"), ("a\u202eb", "holds the character"), ("x" * 201, "201")]:
+    assert auth.demo_user("\u0639\u0644\u064a\u0661").name == "\u0639\u0644\u064a\u0661"  # Arabic, its own digit
+    for bad, why in [
+        ("=SUM(A1)", "holds the character '='"),
+        ("a\u202eb", "holds the character"),
+        ("x" * 201, "201"),
+        ("admin\u0661", "mixes the scripts"),  # an Arabic-Indic one looks like admin1
+    ]:
         with pytest.raises(InputError, match=why):
             auth.demo_user(bad)
 

@@ -49,6 +49,12 @@ def test_from_dict_keeps_typed_settings_and_reads_a_mapping():
         ({"expected_score": 0}, "expected_score"),
         ({"expected_score": 1.0}, "expected_score"),
         ({"expected_score": "0.8"}, "expected_score"),
+        ({"seed": 2**70}, "seed"),  # stored as JSON it comes back a float, and every read of the project failed
+        ({"planned_budget": 10**30}, "planned_budget"),
+        ({"show_reference": "yes"}, "show_reference"),
+        ({"external_images": "x"}, "external_images"),
+        ({"guidelines": None}, "guidelines"),
+        ({"proxy": 3}, "proxy"),
     ],
 )
 def test_a_bad_value_is_an_input_error_naming_the_setting(stored, name):

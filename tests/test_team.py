@@ -145,7 +145,7 @@ def test_settings_changes_record_only_what_changed(store, root):
         project_actions.change_settings(store, auth.sign_in(store, "vic", PASSWORD), pid, {"overlap": 0.1})
 
 
-def test_a_fixed_budget_below_the_design_s_first_grades_or_the_grades_given_is_refused(store, root):
+def test_a_fixed_budget_below_the_design_s_first_grades_is_refused_and_the_budget_is_chosen_before_grading(store, root):
     import pandas as pd
 
     from core.scales import BINARY
@@ -159,12 +159,14 @@ def test_a_fixed_budget_below_the_design_s_first_grades_or_the_grades_given_is_r
         project_actions.change_settings(store, root, pid, {"budget_fixed": True, "planned_budget": 4})
     assert project_actions.change_settings(store, root, pid, {"budget_fixed": True, "planned_budget": 5}).status
     assert project_actions.change_settings(store, root, pid, {"budget_fixed": False}).status == "changed"
-    for position in range(6):
-        reservations.record_grade(store, pid, position, BINARY, "Correct", "ann")
-    with pytest.raises(InputError, match="6 items are graded already, more than n0 = 5"):
-        project_actions.change_settings(store, root, pid, {"budget_fixed": True})
-    assert store.project(pid).settings.budget_fixed is False
-    project_actions.change_settings(store, root, pid, {"budget_fixed": True, "planned_budget": 6})
+    reservations.record_grade(store, pid, 0, BINARY, "Correct", "ann")
+    # fixing the budget after a grade would change the stopping regime (looks -> fixed) past its freeze
+    for change, name in [({"budget_fixed": True}, "budget_fixed"), ({"planned_budget": 8}, "planned_budget")]:
+        with pytest.raises(InputError, match="has 1 grade, so") as refused:
+            project_actions.change_settings(store, root, pid, change)
+        assert refused.value.field == f"settings.{name}"
+    settings = store.project(pid).settings
+    assert (settings.budget_fixed, settings.planned_budget, settings.stopping) == (False, 5, "looks")
     assert project_actions.change_settings(store, root, pid, {"guidelines": "Be fair."}).status == "changed"
 
 

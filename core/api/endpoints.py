@@ -132,10 +132,11 @@ COMPARES_READING = (
 )
 
 
-MANAGERS_SETTINGS = ("expected_score", "seed", "card_key")
+MANAGERS_SETTINGS = ("expected_score", "seed", "card_key", "targets")
 """Settings shown only to those who may see the dashboard: the mean grade the manager expects would anchor a
 grader's grades (graders are kept blind to the estimate, and to what anyone expects of it); the seed and a
-comparison's card key draw which model's response is on which side of a card, which graders are blind to."""
+comparison's card key draw which model's response is on which side of a card, which graders are blind to; and
+the names of the models compared, which graders never see."""
 
 
 def _state(store: Store, project: ProjectInfo, user: auth.User | None) -> dict[str, Any]:

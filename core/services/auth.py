@@ -278,11 +278,18 @@ def normalise_name(name: str) -> str:
 
 
 NAME_PUNCTUATION = frozenset(" ._-@+'")
-_SCRIPT_FAMILIES = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}
+_SCRIPT_FAMILIES = {
+    "HIRAGANA": "CJK",
+    "KATAKANA": "CJK",
+    "HANGUL": "CJK",
+    "ARABIC-INDIC": "ARABIC",
+    "EXTENDED": "ARABIC",
+}
 
 
 def _script(char: str) -> str:
-    """The script of a letter by its Unicode name's first word (LATIN, CYRILLIC, GREEK, CJK, ...)."""
+    """The script of a letter, or of a digit other than 0-9, by its Unicode name's first word (LATIN, CYRILLIC,
+    GREEK, CJK, ...; the Arabic-Indic digits are Arabic's)."""
     word = unicodedata.name(char, "UNKNOWN").split()[0]
     return _SCRIPT_FAMILIES.get(word, word)
 
@@ -316,7 +323,7 @@ def _checked_name(name: str, what: str) -> str:
         raise InputError(f"{what} holds the character {ascii(odd[0])}", fix=fix)
     if "  " in name:
         raise InputError(f"{what} has two spaces in a row", fix=fix)
-    scripts = {_script(c) for c in name if c.isalpha()}
+    scripts = {_script(c) for c in name if c.isalpha() or (c.isdigit() and not c.isascii())}  # "admin١" too
     if len(scripts) > 1:
         raise InputError(
             f"{what} mixes the scripts {', '.join(sorted(scripts))}, so it can look like another name", fix=fix

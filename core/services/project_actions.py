@@ -100,8 +100,20 @@ def prepare(store: Store, actor: auth.User | None, project_id: int, *, wait: boo
     return Outcome("started", "preparation started")
 
 
+NEVER_CHANGED = {
+    "card_key": "a comparison's card key is drawn when the project is created: it sets which side each model's "
+    "response was shown on",
+    "targets": "the models a project compares are read from its pool's model column when it is created: its items "
+    "hold their responses",
+}
+"""The settings the project is made with and keeps, and why (`change_settings`)."""
+
 FIXED_ONCE_GRADED = {
     "regime": "its stopping regime cannot change: a regime picked after seeing the grades would not hold its level",
+    "budget_fixed": "whether its budget is fixed in advance cannot change: that is its stopping regime too, and a "
+    "regime picked after seeing the grades would not hold its level",
+    "planned_budget": "its planned number of grades n0 cannot change: it tunes the anytime interval's bets and sets "
+    "a fixed budget, and a tuning or a budget picked after seeing the grades would not hold the level",
     "seed": "its queue's seed cannot change: drawing the queue again until the next items suit would choose which "
     "items are graded",
 }
@@ -119,12 +131,11 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
     changed = {k: v for k, v in changes.items() if stored.get(k) != v}
     if not changed:
         return Outcome("unchanged", "no setting changed")
-    if "card_key" in changed:
+    if frozen := [k for k in NEVER_CHANGED if k in changed]:
         raise InputError(
-            "a comparison's card key is drawn when the project is created: it sets which side each model's response "
-            "was shown on, so it cannot change",
-            fix="leave card_key out of the changes",
-            field="settings.card_key",
+            f"{NEVER_CHANGED[frozen[0]]}, so it cannot change",
+            fix=f"leave {frozen[0]} out of the changes",
+            field=f"settings.{frozen[0]}",
         )
     if changed.keys() & set(QUESTION_SETTINGS):
         check_questions_change(stored, changed, store.grade_counts(project_id)[1])
@@ -136,7 +147,7 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
         )
     sizes = store.stratum_sizes(project_id) if changed.keys() & {"budget_fixed", "planned_budget"} else []
     if sizes and (after := before.with_changes(changed)).budget_fixed:  # a budget fixed in advance, or its n0, changed
-        problem = fixed_budget_problem(after.n0(sum(sizes)), sizes, len(store.graded_positions(project_id)))
+        problem = fixed_budget_problem(after.n0(sum(sizes)), sizes)
         if problem is not None:
             raise problem
     store.update_settings(project_id, changed)

@@ -58,25 +58,16 @@ def grading_budget(planned: int | None, budget_fixed: bool, n_items: int) -> int
     return planned_budget(planned, n_items) if budget_fixed else None
 
 
-def fixed_budget_problem(n0: int, sizes: Sequence[int], graded: int, floor: int = DEFAULT_FLOOR) -> InputError | None:
-    """Why a budget fixed at ``n0`` cannot be read as planned, or None.
-
-    The queue first gives every stratum min(floor, N_h) grades (core.stats.allocation.Design.floor); below their
-    sum some stratum has fewer than two grades and the fixed-n interval has no variance for it, so the project
-    would stop with no interval. And with ``graded`` items already past n0, the interval can no longer be read
-    at n0.
-    """
+def fixed_budget_problem(n0: int, sizes: Sequence[int], floor: int = DEFAULT_FLOOR) -> InputError | None:
+    """Why a budget fixed at ``n0`` cannot be read as planned, or None: the queue first gives every stratum
+    min(floor, N_h) grades (core.stats.allocation.Design.floor); below their sum some stratum has fewer than two
+    grades and the fixed-n interval has no variance for it, so the project would stop with no interval. (A budget
+    is fixed before the first grade: core.services.project_actions.FIXED_ONCE_GRADED.)"""
     needed = int(sum(min(floor, size) for size in sizes))
     if n0 < needed:
         return InputError(
             f"a budget fixed at n0 = {n0:,} grades is below the {needed:,} the design gives its {len(sizes)} strata "
             f"first ({floor} each): some stratum would end with too few grades for an interval",
             fix=f"set the planned number of grades n0 to {needed:,} or more",
-        )
-    if graded > n0:
-        return InputError(
-            f"{graded:,} items are graded already, more than n0 = {n0:,}: the fixed-n interval can no longer be "
-            "read at the budget fixed in advance",
-            fix=f"set n0 to {graded:,} or more, or leave the budget not fixed (the anytime interval stays valid)",
         )
     return None
