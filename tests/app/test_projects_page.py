@@ -209,6 +209,11 @@ def test_the_stopping_regime_is_a_setting_until_the_first_grade(open_app, store,
     grade_some(store, project_id, 1)
     at = open_app(project_id=project_id)
     assert next(s for s in at.selectbox if s.label == "When grading may stop").disabled
+    # and what else decides how it stops: n0 and a budget fixed in advance (changing them is refused, too)
+    assert next(n for n in at.number_input if n.label == "Planned number of grades (n0)").disabled
+    assert next(c for c in at.checkbox if c.label.startswith("The budget is fixed in advance")).disabled
+    next(b for b in at.button if b.label == "Save settings").click().run()  # saved untouched: nothing refused
+    assert not at.error and store.project(project_id).settings.regime == "anytime"
 
 
 def plan_forecast(store, project_id):
