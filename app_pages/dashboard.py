@@ -161,8 +161,8 @@ def _headline_row(now: Live, design: Design) -> None:
     cols[1].metric(
         interval_label(reading),
         f"{reading.now.low:.3f} – {reading.now.high:.3f}",
-        delta=f"half-width {reading.now.half_width:.3f}",  # the interval need not be centred on the estimate
-        delta_description=f"target {reading.target:.3f}",
+        delta=f"{reading.now.half_width:.3f}",  # the half-width, not "±": the interval need not be centred
+        delta_description=f"half-width, target {reading.target:.3f}",
         **plan.NOTE,
         help=f"Shown: {reading.now.name}. "
         + looks_level_words(reading)

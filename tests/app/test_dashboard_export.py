@@ -47,9 +47,8 @@ def test_dashboard_shows_estimate_interval_strata_and_graders(open_app, store, p
     assert "at 99.4% and 95.2%, so that together they hold at 95%" in shown.help  # why a look reads 95.2%
     # its half-width beside the target it is compared with (the range alone could not be), a note, not a change
     # "half-width", not "±": near 0 or 1 the interval is not centred on the estimate
-    assert shown.proto.delta.startswith("half-width ")
-    assert abs(float(shown.proto.delta.split()[-1]) - (high - low) / 2) <= 0.001
-    assert shown.proto.delta_description == "target 0.050"
+    assert abs(float(shown.proto.delta) - (high - low) / 2) <= 0.001
+    assert shown.proto.delta_description == "half-width, target 0.050"
     assert 0 <= low <= float(metrics["Estimated mean grade"]) <= high <= 1
     assert at.info or at.success  # the stopping rule speaks either way
     graders = at.dataframe[1].value
