@@ -201,7 +201,8 @@ def test_every_path_that_changes_a_grade_is_audited(world):
     reservations.submit(store, pid, held, BINARY, "Incorrect", "ann")
     store.add_grade(pid, held, value=1.0, label="Correct", grader="ann")
     store.set_comment(pid, held, "ann", "checked twice")
-    assert store.retract_last_grade(pid, "ann") == held
+    assert store.retract_last_grade(pid, "ann").position == held  # the change taken back: Incorrect stands again
+    assert store.grade_of(pid, held, "ann")["label"] == "Incorrect"
     store.add_skip(pid, held, "ann")
     trail = audit.trail(store, pid)
     assert trail[["actor", "action"]].values.tolist() == [
@@ -215,6 +216,7 @@ def test_every_path_that_changes_a_grade_is_audited(world):
         {"position": held, "before": "Correct", "after": "Incorrect"},
         {"position": held, "before": "Incorrect", "after": "Correct"},
     ]
+    assert trail["detail"].tolist()[3] == {"position": held, "restored": 1}
 
 
 def test_a_grade_action_writes_its_audit_event_once(world):

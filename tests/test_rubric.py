@@ -95,7 +95,7 @@ def test_a_card_stores_a_grade_per_criterion_on_the_item_shown(rubric_world):
     assert reservations.claim(store, pid, design, 3, "ann") != held
 
 
-def test_a_changed_card_replaces_every_grade_and_undo_withdraws_the_whole_card(rubric_world):
+def test_a_changed_card_replaces_every_grade_and_undo_brings_back_the_whole_card_before(rubric_world):
     store, pid, ann, design = rubric_world
     held = reservations.claim(store, pid, design, 3, "ann")
     grade_actions.grade_rubric(store, ann, pid, held, {**ANSWERS, "tone": "5"}, seconds=1.0)
@@ -106,7 +106,10 @@ def test_a_changed_card_replaces_every_grade_and_undo_withdraws_the_whole_card(r
     assert grades.set_index("criterion").at["correct", "label"] == "Correct"
     store.set_comment(pid, held, "ann", "second look")
     assert set(store.rubric_grades(pid)["comment"]) == {"second look"}
-    assert grade_actions.undo(store, ann, pid).position == held
+    assert grade_actions.undo(store, ann, pid).position == held  # the change taken back: the first card stands
+    restored = store.rubric_grades(pid).set_index("criterion")["label"].to_dict()
+    assert restored == {**ANSWERS, "tone": "5"}  # the optional answer the change withdrew, back too
+    assert grade_actions.undo(store, ann, pid).position == held  # and the card itself, one undo further back
     assert store.rubric_grades(pid).empty
 
 

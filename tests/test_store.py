@@ -14,6 +14,7 @@ from sqlalchemy import event
 from core.errors import InputError
 from core.settings import ProjectSettings
 from core.store import Store, make_engine
+from core.store.store import Undone
 from tests.pg_schema import throwaway_schema_url
 
 
@@ -157,9 +158,13 @@ def test_grade_change_undo_and_skip(store):
     assert len(store.grades(pid)) == 3 and len(store.grades(pid, include_retracted=True)) == 4
     assert store.grader_positions(pid, "ann") == [1, 0]
     assert store.grade_of(pid, 1, "ann")["comment"] == "wrong unit"
-    # undo retracts the grader's latest grade only
-    assert store.retract_last_grade(pid, "ann") == 0
-    assert store.graded_positions(pid) == {1: 0.5}
+    # undo retracts the grader's latest grade only; it had changed an earlier one, which stands again
+    assert store.retract_last_grade(pid, "ann") == Undone(0, 1)
+    assert store.graded_positions(pid) == {0: 1.0, 1: 0.5}
+    assert store.grade_of(pid, 0, "ann")["label"] == "correct"
+    assert store.grader_positions(pid, "ann") == [0, 1]  # the restored grade at its own time
+    assert store.retract_last_grade(pid, "ann") == Undone(1, 0)  # one step further back: the grade before it
+    assert store.graded_positions(pid) == {0: 1.0, 1: 1.0}
     assert store.retract_last_grade(pid, "carl") is None
     store.add_skip(pid, 3, "ann")
     store.add_skip(pid, 1, "ann")

@@ -365,7 +365,8 @@ NOTHING_TO_UNDO = "you have no grade or skip to take back"
 def undo(store: Store, actor: Actor, project_id: int) -> Outcome:
     """Undo the grader's last action: a skip (taken back, Store.undo_skip: the item is theirs again and no longer
     counts as skipped, unless it has been graded or another grader holds it), else their last grade (retracted;
-    the item is theirs again unless another grader took it). Each Undo reaches one action further back;
+    the item is theirs again unless another grader took it; where that grade changed an earlier one, the earlier
+    one stands again, Store.retract_last_grade). Each Undo reaches one action further back;
     Refused (NOTHING_TO_UNDO) when the grader has neither: nothing was undone, which an answer of "undone"
     hid from a client that undoes until the history is empty. An undo ends the cards shown before it
     (core.services.showings.withdraw)."""
@@ -376,10 +377,13 @@ def undo(store: Store, actor: Actor, project_id: int) -> Outcome:
             store.undo_skip(project_id, skipped, grader.name)
             showings.withdraw(store, project_id, grader.name)
             return Outcome("undone", "undone: the skipped item is back", skipped)
-    position = store.retract_last_grade(project_id, grader.name)
-    if position is None:
+    undone = store.retract_last_grade(project_id, grader.name)
+    if undone is None:
         raise Refused(NOTHING_TO_UNDO)
     showings.withdraw(store, project_id, grader.name)
+    position = undone.position
+    if undone.restored:  # the last card changed an earlier one: that one stands again
+        return Outcome("undone", "undone: your change is taken back, and the grade you gave before stands", position)
     if reservations.hold(store, project_id, position, grader.name):
         return Outcome("undone", "undone: the item is back, ungraded", position)
     return Outcome("undone", "undone: the grade is withdrawn; another grader holds the item now", position)

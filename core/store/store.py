@@ -71,6 +71,19 @@ WORKER_FILE_BYTES = 512_000_000
 61 MB from the database each time. Half the largest file accepted (core.inputs.tables.MAX_FILE_BYTES): a
 file too large for it is read each time. The web server keeps none (it reads an upload to export it)."""
 
+
+@dataclass(frozen=True)
+class Undone:
+    """What an undo did (``Store.retract_last_grade``): the item's ``position``, and how many grades of the card
+    the undone one had replaced stand again (0: the item has none of the grader's now)."""
+
+    position: int
+    restored: int
+
+
+RESTORED_COLUMNS = tuple(c.name for c in Grade.__table__.columns if c.name not in ("id", "retracted_at"))
+"""What a grade an undo restores keeps of it: everything but its id and its retraction."""
+
 GRADE_COLUMNS = ["id", "position", "value", "label", "grader", "comment", "seconds", "created_at"]
 TARGET_GRADE_COLUMNS = [*GRADE_COLUMNS, "target", "side"]
 """The columns of a comparison's grades (Store.target_grades): which target, and on which side of the card."""
@@ -618,26 +631,38 @@ class Store:
         with self.session() as s:
             return s.get(Project, project_id) is not None
 
-    def retract_last_grade(self, project_id: int, grader: str) -> int | None:
+    def retract_last_grade(self, project_id: int, grader: str) -> Undone | None:
         """Undo: retract this grader's most recent active grades of one item, the whole card (every side of a
-        side-by-side card, every criterion of a rubric); returns the item's position (NotSaved: see add_grade)."""
+        side-by-side card, every criterion of a rubric); None when they have none (NotSaved: see add_grade).
+
+        Where that card changed an earlier one, the earlier card stands again: a change retracts the grades it
+        replaces at the very time it stores its own (``_replace_grade``'s ``now``), so the rows retracted at the
+        card's ``created_at`` are those, and each comes back as a new row with its own label, comment, side and
+        submission time. Rows are only ever added and retracted, never restored in place
+        (core.store.grade_cache counts on it); a restored copy keeps its original's submission time, so a
+        further undo reaches the card before it in turn."""
         with self._writing("the undo", project_id), self.session() as s, s.begin():
-            position = s.scalar(
-                select(Grade.position)
+            last = s.execute(
+                select(Grade.position, Grade.created_at)
                 .where(*_active(project_id, grader))
-                .order_by(Grade.id.desc())
+                .order_by(Grade.created_at.desc(), Grade.id.desc())  # a restored card at its own time
                 .limit(1)
                 .with_for_update()
-            )
-            if position is None:
+            ).first()
+            if last is None:
                 return None
+            position, submitted = last
+            mine = (Grade.project_id == project_id, Grade.grader == grader, Grade.position == position)
+            replaced = s.scalars(select(Grade).where(*mine, Grade.retracted_at == submitted).order_by(Grade.id)).all()
             s.execute(
                 update(Grade)
                 .where(*_active(project_id, grader), Grade.position == position)
                 .values(retracted_at=utcnow())
             )
-            _event(s, grader, UNDO, project_id, position=position)
-            return int(position)
+            for grade in replaced:
+                s.add(Grade(**{c: getattr(grade, c) for c in RESTORED_COLUMNS}))
+            _event(s, grader, UNDO, project_id, position=position, **({"restored": len(replaced)} if replaced else {}))
+            return Undone(int(position), len(replaced))
 
     def set_comment(self, project_id: int, position: int, grader: str, comment: str) -> str | None:
         """Replace the comment of this grader's active grade of the item, the grade itself unchanged;
@@ -795,13 +820,14 @@ class Store:
         return self.grading_state(project_id, [self.criterion_of(project_id)])[1]
 
     def grader_positions(self, project_id: int, grader: str) -> list[int]:
-        """Positions this grader has an active grade for (of the design's criterion), oldest first (for Back)."""
+        """Positions this grader has an active grade for (of the design's criterion), oldest first by submission
+        (a card an undo restored at its own time: retract_last_grade), for Back."""
         criterion = self.criterion_of(project_id)
         with self.session() as s:
             rows = s.execute(
                 select(Grade.position)
                 .where(*_active(project_id, grader), Grade.criterion == criterion)
-                .order_by(Grade.id)
+                .order_by(Grade.created_at, Grade.id)
             ).all()
         return list(dict.fromkeys(int(r[0]) for r in rows))
 

@@ -101,6 +101,11 @@ def test_back_opens_an_earlier_card_with_its_grades_to_change(open_app, store, t
     _button(at, "Back to an earlier card").click().run()
     _button(at, "Return to the queue").click().run()
     assert _item_shown(at) == queued
+    _button(at, "Undo my last card or skip").click().run()  # the change taken back: the grades it replaced stand
+    assert "the grade you gave before stands" in " ".join(s.value for s in at.success)
+    labels = store.target_grades(pid).assign(item=lambda g: items["id"].iloc[g["position"]].to_numpy())
+    assert sorted(labels.loc[labels["item"] == cards[0], "label"]) == ["Correct", "Incorrect"]
+    assert _item_shown(at) == queued and len(store.grades(pid)) == 4
 
 
 def test_the_projects_page_accepts_a_pool_of_several_models_and_says_how_many(open_app, store, tmp_path, monkeypatch):
