@@ -112,9 +112,8 @@ def pace_row(grades, reading: Reading) -> None:
         st.warning(stopping_words(reading))
     else:
         st.info(
-            f"{stopping_words(reading)} About **{counted(when.items_left, 'more item')}** "
-            f"({grades_words(f.n, f.low, f.high)} "
-            f"in all), {duration(when.hours)} of grading at the current pace (ETA)."
+            f"{stopping_words(reading)} About **{counted(when.items_left, 'more item')}**: "
+            f"{grades_words(f.n, f.low, f.high)} in all, {duration(when.hours)} of grading at the current pace (ETA)."
         )
 
 

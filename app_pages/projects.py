@@ -97,6 +97,11 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
             value=float(current.target_half_width),
         )
         regime = regime_input(f"regime-{project.id}", current.regime, graded=reading.graded)
+        if reading.graded:  # why three fields below are greyed out, said where they are, not only in their help
+            st.caption(
+                f"When grading may stop, n0 and a budget fixed in advance are chosen before grading: the project has "
+                f"{counted(reading.graded, 'grade')}, so they stay as they are."
+            )
         expected = expected_score_input(f"expected-{project.id}", current.expected_score)
         n0 = st.number_input(
             "Planned number of grades (n0)",
@@ -186,13 +191,24 @@ def expected_score_input(key: str, current: float | None) -> float | None:
     )
 
 
+NOTHING_SAVED = (
+    "Nothing saved: no setting changed. A field that shows its range in red keeps its old value: type a value "
+    "within the range and save again."
+)
+"""What a save that changed nothing says: a number typed outside a field's range is not sent, so it reads as
+untouched (a manager's review saw nothing at all)."""
+
+
 def save_settings(project: ProjectInfo, changes: dict[str, Any]) -> bool:
     """Save changed settings as the signed-in user (project_actions.change_settings); the refusal shown, or the
-    outcome as a toast. Whether they were saved."""
+    outcome as a toast. Whether anything was saved (the page then reruns, to show it)."""
     try:
         outcome = project_actions.change_settings(store, signin.user(), project.id, changes)
     except (InputError, Refused) as exc:
         st.error(str(exc))
+        return False
+    if outcome.status == "unchanged":
+        st.warning(NOTHING_SAVED)
         return False
     st.toast(outcome.message.capitalize())
     return True
@@ -253,7 +269,9 @@ def strata_count(project: ProjectInfo) -> str:
     if project.status != "ready":
         return f"{asked} strata asked"
     made = plan.design(project).H
-    return f"{made} strata" + ("" if made == asked else f" ({asked} asked; small or tied ones merged)")
+    return f"{made} {'stratum' if made == 1 else 'strata'}" + (
+        "" if made == asked else f" ({asked} asked; small or tied ones merged)"
+    )
 
 
 def questions_summary(settings: ProjectSettings) -> str:

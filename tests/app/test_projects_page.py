@@ -212,8 +212,10 @@ def test_the_stopping_regime_is_a_setting_until_the_first_grade(open_app, store,
     # and what else decides how it stops: n0 and a budget fixed in advance (changing them is refused, too)
     assert next(n for n in at.number_input if n.label == "Planned number of grades (n0)").disabled
     assert next(c for c in at.checkbox if c.label.startswith("The budget is fixed in advance")).disabled
+    assert any("chosen before grading: the project has 1 grade" in c.value for c in at.caption)
     next(b for b in at.button if b.label == "Save settings").click().run()  # saved untouched: nothing refused
     assert not at.error and store.project(project_id).settings.regime == "anytime"
+    assert at.warning[0].value.startswith("Nothing saved: no setting changed.")  # said, not silent
 
 
 def plan_forecast(store, project_id):
