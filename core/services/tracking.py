@@ -24,8 +24,9 @@ PATH_NOTE = (
 they compare like with like; the dotted lines are the interval valid at any grade, the one to report between
 the planned looks (core.services.reading: ``now``)."""
 PATH_LEGEND = (
-    "Line: the estimate · blue band: its interval · grey dashed lines: uniform random sampling's at the same "
-    "number of grades · dotted: the interval valid whenever grading stops."
+    "Line: the estimate · blue band: its fixed-n interval · grey dashed lines: uniform random sampling's at the "
+    "same number of grades · dotted: the interval valid whenever grading stops, the one quoted above until the "
+    "rule says done."
 )
 """PATH_NOTE in one line, for an audience that cannot hover a ? (the presenter view: a new user's review)."""
 

@@ -60,7 +60,8 @@ def test_presenter_view_shows_the_estimate_large_and_live(open_app, store, proje
         return
     assert "ag-big" in shown and "valid whenever you stop" in shown and f"{grades}" in shown
     assert len(at.get("vega_lite_chart")) == 1 and "Grey band" in at.caption[0].proto.help  # how to read it
-    assert "blue band: its interval" in at.caption[0].value  # and in one line an audience reads without hovering
+    # in one line an audience reads without hovering, the band named for what it is: the headline quotes the dotted
+    assert "blue band: its fixed-n interval" in at.caption[0].value and "the one quoted above" in at.caption[0].value
 
 
 def test_presenter_view_of_a_fixed_budget_shows_the_fixed_n_interval(open_app, store, project_id):
