@@ -42,6 +42,9 @@ STYLE = (
 """Each response scrolls in a box of its own, so the grades under them stay in view (a long response pushed them
 below the fold: evaluation lead's second review), as the one-response card's box does."""
 
+MARKER = '<span id="ag-sbs-card" hidden></span>'
+"""Where the card's keys act (ui/side_by_side_keys.js): on the card and its "nothing left" screen, no other page."""
+
 TO_TOP = "<script>/* {token} */ (document.querySelector('[data-testid=\"stMain\"]') || window).scrollTo(0, 0);</script>"
 """A new card opens at its top: the page kept the last card's scroll, and the next prompt showed cut off."""
 
@@ -64,6 +67,7 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
         return
     graded = store.graded_positions(project.id)
     st.caption(f"{len(graded):,} of {store.item_count(project.id):,} items graded")
+    st.html(MARKER + keys_script(settings.grading_scale), unsafe_allow_javascript=True)
     if position is None:
         _said(message)
         st.info("Nothing left to grade for you right now.")
@@ -86,11 +90,15 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
         with st.expander("Reference answer"):
             st.html(to_html(reference))
     labels = [c.label for c in settings.grading_scale.choices]
-    st.html(keys_script(settings.grading_scale), unsafe_allow_javascript=True)
     keys = ", ".join(f"{c.key.upper()} {c.label}" for c in settings.grading_scale.choices)
     st.caption(
-        f"Keys: {one_line_plain(keys)} grade the next response without a grade; Enter submits the card; S skips "
-        "it; F flags it for a reviewer; U undoes your last card or skip; B goes back to an earlier card."
+        f"Keys: {one_line_plain(keys)} grade the next response without a grade; Enter submits the card; "
+        + (
+            "F flags it for a reviewer; B goes further back; Q returns to the queue; ? shows these keys."
+            if reviewing is not None
+            else "S skips it; F flags it for a reviewer; U undoes your last card or skip; B goes back to an earlier "
+            "card; ? shows these keys."
+        )
     )
     with st.form(f"sbs-{project.id}-{showing.token}", border=False):
         columns = st.columns(len(order))

@@ -1,8 +1,10 @@
 // The side-by-side card's keys (ui/side_by_side_card.py puts this script on the page with window.agSbsKeys, the
 // scale's keys -> labels): a scale key grades the first response without a grade yet, the next key the next
-// one, Enter submits the card, S skips it, F flags it for a reviewer (the comment box's text going with it), U
-// undoes the last card or skip and B goes back to an earlier card; a grade given is changed by clicking another. Keys typed into a text field are
-// the field's.
+// one; Enter submits the card, S skips it, F flags it for a reviewer (the comment box's text going with it), U
+// undoes the last card or skip, B goes back to an earlier card and Q returns to the queue from one; ? shows every
+// key. A key with nothing to do on the screen says so, as the one-response card's do. A grade given is changed by
+// clicking another. Keys typed into a text field are the field's; the keys act only where the card's marker
+// (#ag-sbs-card) is on the page.
 (() => {
   if (window.agSbsListening) return; // one listener for the page, however many times the card is drawn
   window.agSbsListening = true;
@@ -11,6 +13,26 @@
       (r.querySelector('[data-testid="stWidgetLabel"]')?.innerText || "").startsWith("Grade of Response"));
   const chosen = (side) => side.querySelector('input[type="radio"]:checked');
   const option = (side, label) => [...side.querySelectorAll("label")].find((l) => l.innerText.trim() === label);
+  const say = (text) => { // a short note at the foot of the window, read out by screen readers
+    let note = document.getElementById("ag-sbs-note");
+    if (!note) {
+      note = document.createElement("div");
+      note.id = "ag-sbs-note";
+      note.setAttribute("role", "status");
+      note.style.cssText = "position:fixed;left:50%;bottom:1.5rem;transform:translateX(-50%);z-index:1000;" +
+        "max-width:40rem;padding:.5rem .9rem;border-radius:.5rem;background:#31333f;color:#fff;font-size:.9rem";
+      document.body.appendChild(note);
+    }
+    note.textContent = text;
+    clearTimeout(window.agSbsNoteTimer);
+    window.agSbsNoteTimer = setTimeout(() => note.remove(), 4000);
+  };
+  const buttons = { Enter: "Submit", s: "Skip", f: "Flag", u: "Undo", b: "Back", q: "Return" };
+  const none = { // what a key says where its button is not on the screen
+    Submit: "no card to submit", Skip: "an earlier card is changed, not skipped", Flag: "no card to flag",
+    Undo: "on an earlier card, submit it or return to the queue (Q) first", Back: "no earlier card to go back to",
+    Return: "this is the queue's card already",
+  };
   document.addEventListener(
     "keydown",
     (event) => {
@@ -18,25 +40,30 @@
       const typing = target instanceof HTMLElement &&
         (target.isContentEditable || target.matches("input:not([type=radio]), textarea, select"));
       if (typing || event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
-      const all = sides();
-      if (!all.length) return;
-      const press = { Enter: "Submit", s: "Skip", S: "Skip", f: "Flag", F: "Flag", u: "Undo", U: "Undo", b: "Back", B: "Back" }[event.key];
+      if (!document.getElementById("ag-sbs-card")) return; // another page: its keys are its own
+      if (event.key === "?") {
+        const keys = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+          .map((c) => c.innerText.trim()).find((t) => t.startsWith("Keys:"));
+        say(keys || "Keys: B back to an earlier card, Q return to the queue.");
+        event.preventDefault();
+        return;
+      }
+      const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+      const press = buttons[key];
       if (press) {
         const button = [...document.querySelectorAll("button")].find((b) => b.innerText.trim().startsWith(press));
-        if (button) {
-          event.preventDefault();
-          button.click();
-        }
+        event.preventDefault();
+        if (button && !button.disabled) button.click();
+        else say(`${key === "Enter" ? "Enter" : key.toUpperCase()}: ${none[press]}`);
         return;
       }
       const label = (window.agSbsKeys || {})[event.key.toUpperCase()];
-      const next = all.find((side) => !chosen(side));
-      if (!label || !next) return;
-      const choice = option(next, label);
-      if (choice) {
-        event.preventDefault();
-        choice.click();
-      }
+      if (!label) return;
+      const next = sides().find((side) => !chosen(side));
+      const choice = next && option(next, label);
+      event.preventDefault();
+      if (choice) choice.click();
+      else say(`${event.key.toUpperCase()}: every response has its grade; click another to change one, Enter submits`);
     },
     true,
   );

@@ -84,6 +84,10 @@ def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_
     page.goto(f"{shared_server.url}/grade?project={pid}&grader=keys")
     checked = "() => document.querySelectorAll('[role=radiogroup] input:checked').length"
     fresh = "() => document.querySelectorAll('[role=radiogroup]').length === 2 && ({checked})() === 0"
+    page.get_by_text(f"0 of {N_ITEMS} items graded").wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_function(fresh.format(checked=checked), timeout=TIMEOUT_MS)
+    page.locator("body").press("b")  # nothing graded yet: the key says so rather than nothing
+    page.get_by_text("B: no earlier card to go back to").wait_for(timeout=TIMEOUT_MS)
     for n in range(3):
         page.get_by_text(f"{n} of {N_ITEMS} items graded").wait_for(timeout=TIMEOUT_MS)
         page.wait_for_function(fresh.format(checked=checked), timeout=TIMEOUT_MS)  # the new card, both sides drawn
@@ -107,3 +111,7 @@ def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_
     page.locator("body").press("b")  # back to the last card graded, its two grades shown to change
     page.get_by_text("Your earlier card, with the grades you gave").wait_for(timeout=TIMEOUT_MS)
     page.wait_for_function(f"() => ({checked})() === 2", timeout=TIMEOUT_MS)
+    page.locator("body").press("u")  # no undo on an earlier card: said so
+    page.get_by_text("U: on an earlier card, submit it or return to the queue (Q) first").wait_for(timeout=TIMEOUT_MS)
+    page.locator("body").press("q")
+    page.get_by_text("Your earlier card, with the grades you gave").wait_for(state="detached", timeout=TIMEOUT_MS)
