@@ -207,7 +207,14 @@ def _undo(store: Store, project_id: int) -> None:
     except grade_actions.Refused as exc:
         _say(project_id, f"Not undone: {exc}")
         return
-    _say(project_id, outcome.message)
+    item = None if outcome.position is None else str(store.item(project_id, outcome.position).get("id", ""))
+    _say(project_id, _naming(outcome.message, item))
+
+
+def _naming(message: str, item_id: str | None) -> str:
+    """A stored press's answer naming the item it stored it for ("saved: Correct, Incorrect, item q7"), as the
+    one-response card's does: it shows beside the next card, whose grades it could otherwise seem to be."""
+    return f"{message}, item {one_line_plain(item_id)}" if item_id else message
 
 
 def _skip(store: Store, project_id: int, grader: str, showing: Showing) -> None:
@@ -233,5 +240,8 @@ def _press(
     except (grade_actions.Refused, InputError) as exc:
         _say(project_id, f"Not saved: {exc}")
         return False
-    _say(project_id, outcome.message if outcome.status in kept else f"Not saved: {outcome.message}")
+    _say(
+        project_id,
+        _naming(outcome.message, showing.item_id) if outcome.status in kept else f"Not saved: {outcome.message}",
+    )
     return outcome.status in kept

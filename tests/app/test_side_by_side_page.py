@@ -83,6 +83,7 @@ def test_back_opens_an_earlier_card_with_its_grades_to_change(open_app, store, t
         at.radio[0].set_value("Correct")
         at.radio[1].set_value("Incorrect")
         at.button[0].click().run()
+        assert at.success[0].value == f"saved: Correct, Incorrect, item {cards[-1]}"  # beside the next card: named
     queued = _item_shown(at)
     _button(at, "Back to an earlier card").click().run()
     assert _item_shown(at) == cards[1] and [r.value for r in at.radio] == ["Correct", "Incorrect"]
