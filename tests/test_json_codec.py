@@ -20,7 +20,8 @@ def test_values_read_back_exactly_and_what_orjson_refuses_still_works():
 
 def test_prepared_items_and_settings_survive_the_database(tmp_path):
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    pid = store.create_project("p", {"columns": {"prompt": "q"}}, {"pool": ("pool.jsonl", b"")})
+    nested = {"n": 4, "temperature": 0.7, "stop": ["\n\n", "ü"]}  # a setting holding JSON of its own
+    pid = store.create_project("p", {"columns": "prompt=q", "sampling": nested}, {"pool": ("pool.jsonl", b"")})
     items = pd.DataFrame(
         {
             "id": ["a", "b"],
@@ -34,4 +35,5 @@ def test_prepared_items_and_settings_survive_the_database(tmp_path):
     back = store.load_items(pid)
     assert back["prompt"].tolist() == ["ünï\n", "x"] and back["count"].tolist() == [2**62, 3]
     assert back["semantic_entropy"].iloc[0] == 0.1 + 0.2 and math.isnan(back["semantic_entropy"].iloc[1])
-    assert store.project(pid).settings.columns == {"prompt": "q"}
+    settings = store.project(pid).settings
+    assert settings.columns == "prompt=q" and settings.sampling == nested

@@ -161,7 +161,8 @@ def test_a_changed_grade_and_an_undo_are_in_the_audit_trail(open_as, world):
     mine = trail[trail["actor"] == grader.name]
     assert mine["action"].tolist()[-2:] == ["grade_changed", "undo"]
     assert mine.iloc[-2]["detail"] == {"position": position, "before": "Correct", "after": "Incorrect"}
-    assert accounts.held(store, pid, grader.name).position == position  # the undone item is theirs again
+    assert mine.iloc[-1]["detail"] == {"position": position, "restored": 1}  # the change undone: Correct stands
+    assert store.grade_of(pid, position, grader.name)["label"] == "Correct"
 
 
 def test_a_press_after_the_session_ended_is_not_stored(open_as, world):
