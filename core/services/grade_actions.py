@@ -371,20 +371,25 @@ def undo(store: Store, actor: Actor, project_id: int) -> Outcome:
     hid from a client that undoes until the history is empty. An undo ends the cards shown before it
     (core.services.showings.withdraw)."""
     grader = acting_grader(store, actor, project_id)
-    skipped = store.last_skip_since_grade(project_id, grader.name)
+    outcome = _undone(store, project_id, grader.name)
+    showings.withdraw(store, project_id, grader.name)
+    return outcome
+
+
+def _undone(store: Store, project_id: int, grader: str) -> Outcome:
+    """`undo`'s step back: the last skip, else the last card (Refused NOTHING_TO_UNDO without either)."""
+    skipped = store.last_skip_since_grade(project_id, grader)
     if skipped is not None and skipped in store.skipped_positions(project_id):
-        if reservations.hold(store, project_id, skipped, grader.name):
-            store.undo_skip(project_id, skipped, grader.name)
-            showings.withdraw(store, project_id, grader.name)
+        if reservations.hold(store, project_id, skipped, grader):
+            store.undo_skip(project_id, skipped, grader)
             return Outcome("undone", "undone: the skipped item is back", skipped)
-    undone = store.retract_last_grade(project_id, grader.name)
+    undone = store.retract_last_grade(project_id, grader)
     if undone is None:
         raise Refused(NOTHING_TO_UNDO)
-    showings.withdraw(store, project_id, grader.name)
     position = undone.position
     if undone.restored:  # the last card changed an earlier one: that one stands again
         return Outcome("undone", "undone: your change is taken back, and the grade you gave before stands", position)
-    if reservations.hold(store, project_id, position, grader.name):
+    if reservations.hold(store, project_id, position, grader):
         return Outcome("undone", "undone: the item is back, ungraded", position)
     return Outcome("undone", "undone: the grade is withdrawn; another grader holds the item now", position)
 
