@@ -18,12 +18,22 @@ THREE_DECIMALS = {c: st.column_config.NumberColumn(format="%.3f") for c in ("est
 """Every estimate and end with three decimals ("0.080" beside "0.405", not "0.08")."""
 
 
+CENSUS = (
+    "Every item is graded for every model: these are the pool's own scores, with no sampling error left, so each "
+    "interval is a single point."
+)
+"""What the panel says once the whole pool is graded (a grader's review read the intervals' zero width as a fault)."""
+
+
 def panel(store: Store, project: ProjectInfo) -> None:
-    reading = comparison_reading(store, project.id, plan.design(project))
+    design = plan.design(project)
+    reading = comparison_reading(store, project.id, design)
     level = level_percent(reading.level)
     st.metric("Items graded for every model", f"{reading.graded_items:,}")
     st.subheader("Models")
     st.caption(f"Each model's mean grade on the items graded for every model, stratified; intervals at {level}.")
+    if reading.graded_items == design.N:
+        st.caption(CENSUS)
     st.dataframe(
         pd.DataFrame([{"model": m, "estimate": e, "low": lo, "high": hi} for m, (e, lo, hi) in reading.models.items()]),
         hide_index=True,

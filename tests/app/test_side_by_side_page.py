@@ -10,6 +10,7 @@ from core.inputs.targets import response_column
 from core.services.project import create_project, start_preparation
 from core.services.side_by_side import order_of
 from tests.test_compare import long_pool, write_jsonl
+from ui.comparison_panel import CENSUS
 
 GRADE = "app_pages/grade.py"
 MODELS = ("zeta-secret-model", "omega-hidden-model")
@@ -170,3 +171,18 @@ def test_the_models_names_are_shown_as_written_never_as_markdown(open_app, store
     line = next(i.value for i in at.info if "A comparison of 2 models" in i.value)
     assert "![t](" not in line and "[phish](" not in line  # escaped: the text as written, no image, no link
     assert r"\!\[t\]\(http" in line
+
+
+def test_a_comparison_graded_through_says_why_its_intervals_are_points(open_app, store, tmp_path):
+    pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(8, models=MODELS)))
+    pid = create_project(store, "C", ("pool.jsonl", pool.read_bytes()), start=False)
+    start_preparation(store, pid, wait=True)
+    at = open_app(GRADE, project_id=pid)
+    for n in range(8):
+        at.radio[0].set_value("Correct")
+        at.radio[1].set_value("Incorrect" if n % 3 else "Correct")
+        at.button[0].click().run()
+    board = open_app("app_pages/dashboard.py", project_id=pid)
+    models = board.dataframe[0].value
+    assert (models["low"] == models["high"]).all()  # the whole pool graded: no sampling error
+    assert any(c.value == CENSUS for c in board.caption)
