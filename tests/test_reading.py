@@ -240,6 +240,8 @@ def test_the_presenters_saving_names_the_grades_saved_as_fewer_or_more():
     grades = abs(round(s.uniform_fixed * s.fixed_n))
     fewer = f"{grades:,} grade{'s' if grades != 1 else ''} {'fewer' if s.fixed_n >= 0 else 'more'}"
     assert number == percent(abs(s.fixed_n)) and f"({fewer} than the {s.uniform_fixed:,.0f} a uniform" in words
+    tiny = replace(reading, saving=replace(s, fixed_n=0.005))  # 1 grade in 200: not rounded up to "1%"
+    assert saving_headline(tiny)[0] == "<1%"
     same = abs(round(s.uniform_same * s.same_regime))  # the other comparison as a count too, with its share
     more = f"{same:,} grade{'s' if same != 1 else ''} {'fewer' if s.same_regime >= 0 else 'more'}"
     assert f"; {more} ({percent(abs(s.same_regime))}) than the {s.uniform_same:,.0f} it needs stopped by" in words

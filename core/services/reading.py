@@ -519,12 +519,18 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
     # with its share too ("+2%" beside "1% more grades" read as its opposite)
     fixed = f"{_fewer(share, s.uniform_fixed)} than the {s.uniform_fixed:,.0f} a uniform sample needs"
     if reading.regime == FIXED:
-        return percent(abs(share)), f"{words} ({fixed} for the same precision)"
+        return _big_share(share), f"{words} ({fixed} for the same precision)"
     same = (
         f"{_fewer(s.same_regime, s.uniform_same)} ({percent(abs(s.same_regime))}) than the {s.uniform_same:,.0f} "
         "it needs stopped by the same rule"
     )
-    return percent(abs(share)), f"{words} ({fixed} for the target with the usual fixed-n interval; {same})"
+    return _big_share(share), f"{words} ({fixed} for the target with the usual fixed-n interval; {same})"
+
+
+def _big_share(share: float) -> str:
+    """The presenter's big number: the share's size, "<1%" under a whole percent (a saving of 1 grade in 200 read
+    "1%" beside the words "1 grade fewer than the 200")."""
+    return "<1%" if 0 < abs(share) < 0.01 else percent(abs(share))
 
 
 def _fewer(share: float, uniform: float) -> str:
