@@ -14,7 +14,7 @@ from core.inputs.readers import FORMATS, UPLOAD_TYPES, load
 from core.rubric import ALL
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.services import auth, project_actions
-from core.services.database import ProjectInfo
+from core.services.database import UNREADABLE, ProjectInfo
 from core.services.live import ESTIMATORS, estimator_name
 from core.services.outcome import Refused
 from core.services.preparation import preparation_queued, waiting_for_worker
@@ -298,6 +298,9 @@ def engine_summary(settings: ProjectSettings) -> str:
 
 def current(project: ProjectInfo) -> None:
     st.header(one_line_plain(project.name))
+    if project.status == UNREADABLE:  # nothing of it can be shown or done with settings it was not given
+        st.error(f"This project cannot be opened: {one_line_plain(project.error)}. Its grades are kept.")
+        return
     settings = project.settings
     st.caption(
         one_line_plain(

@@ -50,7 +50,7 @@ from core.services.outcome import STORED, Outcome, Refused
 from core.services.preparation import project_state
 from core.services.side_by_side import card_responses, order_of, side_names
 from core.settings import ProjectSettings
-from core.store import ProjectInfo, Store, json_safe
+from core.store import UNREADABLE, ProjectInfo, Store, json_safe
 
 PREFIX = "/api/v1"
 PAGE_DEFAULT, PAGE_MAX = 100, 1000
@@ -143,7 +143,7 @@ def _state(store: Store, project: ProjectInfo, user: auth.User | None) -> dict[s
     """The project's state and settings, without MANAGERS_SETTINGS for a caller who may not see the dashboard."""
     if project.status in ("new", "preparing"):
         background.ensure_worker(store)  # a preparation waiting in a process that has served no page yet
-    settings = project.settings.to_dict()
+    settings = {} if project.status == UNREADABLE else project.settings.to_dict()  # its error says why
     if not auth.may(store, user, auth.VIEW_DASHBOARD, project.id):
         settings = {k: v for k, v in settings.items() if k not in MANAGERS_SETTINGS}
     return project_state(store, project) | {"settings": settings}

@@ -27,7 +27,7 @@ from core.jobs.context import HEARTBEAT_S, MAX_ATTEMPTS, STALE_AFTER_S, WorkerOp
 from core.jobs.kinds import warm_up
 from core.jobs.preparation_job import runs_local_model
 from core.jobs.worker import Bell, Worker
-from core.store import Store
+from core.store import UNREADABLE, Store
 from core.store.store import WORKER_FILE_BYTES
 
 ONLY = {"all": None, "model": True, "light": False}
@@ -111,4 +111,4 @@ def _warm_up(worker: Worker) -> None:
 def models_in_use(store: Store) -> bool:
     """Whether a project of the database prepares with a model on this machine
     (core.jobs.preparation_job.runs_local_model)."""
-    return any(runs_local_model(project.settings) for project in store.projects())
+    return any(runs_local_model(p.settings) for p in store.projects() if p.status != UNREADABLE)

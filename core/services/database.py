@@ -8,12 +8,13 @@ job they queued waits.
 from __future__ import annotations
 
 from core.jobs import background
-from core.store import ProjectInfo, Store, database_url
+from core.store import UNREADABLE, ProjectInfo, Store, database_url
 from core.store.engine import describe_failure
 
 __all__ = [
     "ProjectInfo",
     "Store",
+    "UNREADABLE",
     "database_url",
     "describe_failure",
     "ensure_worker",

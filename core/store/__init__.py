@@ -8,12 +8,13 @@ overridden by ``$ACTIVEGRADE_DB_URL`` or an explicit URL (PostgreSQL:
 
 from core.store.engine import database_url, make_engine
 from core.store.migrations import head, upgrade
-from core.store.store import GRADE_COLUMNS, ProjectInfo, Store, json_safe
+from core.store.store import GRADE_COLUMNS, UNREADABLE, ProjectInfo, Store, json_safe
 
 __all__ = [
     "GRADE_COLUMNS",
     "ProjectInfo",
     "Store",
+    "UNREADABLE",
     "database_url",
     "json_safe",
     "head",

@@ -93,6 +93,12 @@ REVIEW_KEY_COLUMNS = ["position", "target", "criterion"]
 """What a review settles: one item's grade of one target and one criterion ("" each where the project has none)."""
 
 
+UNREADABLE = "unreadable"
+"""The status of a project whose stored settings fail their checks (written by another version, or by hand): it
+is listed with the reason and what to do, its grades are kept, and every reading of its settings raises the reason,
+so nothing prepares, grades or estimates it with settings it was not given."""
+
+
 @dataclass(frozen=True)
 class ProjectInfo:
     """A snapshot of one project row."""
@@ -100,8 +106,9 @@ class ProjectInfo:
     id: int
     name: str
     created_at: datetime
-    settings: ProjectSettings
-    """Read once from the stored JSON (``ProjectSettings.from_dict``: every default filled in, every value checked)."""
+    read_settings: ProjectSettings | InputError
+    """Read once from the stored JSON (``ProjectSettings.from_dict``: every default filled in, every value
+    checked), or why they cannot be read."""
     status: str
     progress_done: int
     progress_total: int
@@ -109,18 +116,32 @@ class ProjectInfo:
     error: str
     updated_at: datetime
 
+    @property
+    def settings(self) -> ProjectSettings:
+        """The project's settings; the InputError naming the setting at fault when they cannot be read."""
+        if isinstance(self.read_settings, InputError):
+            raise self.read_settings
+        return self.read_settings
+
 
 def _info(row: Project | Row) -> ProjectInfo:
+    try:
+        settings: ProjectSettings | InputError = ProjectSettings.from_dict(row.settings)
+    except InputError as exc:  # the one project is shown unreadable, with the reason; the others read as ever
+        settings = exc
     return ProjectInfo(
         id=row.id,
         name=row.name,
         created_at=aware(row.created_at),
-        settings=ProjectSettings.from_dict(row.settings),
-        status=row.status,
+        read_settings=settings,
+        status=UNREADABLE if isinstance(settings, InputError) else row.status,
         progress_done=row.progress_done,
         progress_total=row.progress_total,
         progress_message=row.progress_message,
-        error=row.error,
+        error=f"its stored {settings.problem} ({settings.fix}); another version or a hand wrote it: correct it in "
+        "the projects table, or delete the project"
+        if isinstance(settings, InputError)
+        else row.error,
         updated_at=aware(row.updated_at),
     )
 
