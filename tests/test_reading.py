@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -66,6 +67,19 @@ def test_a_look_taken_without_a_stop_says_what_it_read():
     assert "grading goes on" in words
     # the next look in grades, from the forecast stop, not only as a share of information
     assert f"The next comes at about {reading.forecast.n:,} grades ({len(first):,} so far), once 100% of" in words
+
+
+def test_a_look_the_forecast_puts_behind_the_grades_is_placed_by_the_information_read_now():
+    """Where the forecast's share of its stop is no more than the grades given, the next look is placed by the
+    information the grades show (n f / I), not at "the next grade" over and over."""
+    design, graded = _graded(400)
+    e = estimate(design, list(graded), list(graded.values()))
+    stop = read_project(design, SETTINGS, graded, e).stop_at
+    first = dict(list(graded.items())[: stop - 1])
+    reading = read_project(design, SETTINGS, first, estimate(design, list(first), list(first.values())))
+    behind = replace(reading, forecast=replace(reading.forecast, n=reading.graded), information=0.8)
+    expected = math.ceil(reading.graded * 1.0 / 0.8)  # the last look, at 100% of the information
+    assert f"The next comes at about {expected:,} grades ({reading.graded:,} so far)" in stopping_words(behind)
 
 
 def test_a_tighter_target_after_a_stop_says_why_the_interval_shown_is_now_wider():

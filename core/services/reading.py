@@ -391,10 +391,15 @@ def stopping_words(reading: Reading) -> str:
 
 def next_look_grades(reading: Reading, fraction: float) -> int:
     """About how many grades the look at information ``fraction`` comes at: that fraction of the forecast stop,
-    since the information grows about in proportion to the grades, and never before the next grade. (The
-    information read now is no guide: a few grades' interval is wider than 1 / sqrt(n) extrapolates, so at
-    40 grades it read 13% on a project whose forecast stop was 156.)"""
-    return max(reading.graded + 1, math.ceil(fraction * reading.forecast.n))
+    since the information grows about in proportion to the grades. (The information read now is no guide at
+    first: a few grades' interval is wider than 1 / sqrt(n) extrapolates, so at 40 grades it read 13% on a
+    project whose forecast stop was 156.) Where the forecast puts the look among the grades given, the
+    information read now, from those grades, is the guide: n f / I, never before the next grade (the
+    forecast's own count said "1 more" grade after grade, while the look waited on 97% becoming 100%)."""
+    by_forecast = math.ceil(fraction * reading.forecast.n)
+    if by_forecast > reading.graded or reading.information <= 0:
+        return max(reading.graded + 1, by_forecast)
+    return max(reading.graded + 1, math.ceil(reading.graded * fraction / reading.information))
 
 
 def reported_estimate(reading: Reading, estimate: Estimate) -> tuple[float, str]:
