@@ -17,10 +17,8 @@ from core.services.progress import (
     counts,
     duration,
     eta,
-    grader_pace,
     item_pace,
     throughput,
-    with_working_time,
     without_grades,
 )
 from core.services.reading import (
@@ -39,6 +37,7 @@ from core.services.setup import LEVEL
 from core.services.tracking import PATH_NOTE
 from ui import access, comparison_panel, plan, signin, state
 from ui.charts import path_chart
+from ui.graders_table import graders_table
 
 store = state.store()
 project = state.require_ready_project()
@@ -56,14 +55,6 @@ method = st.sidebar.selectbox(
     "project's estimator, set on the Projects page.",
 )
 REFRESH_S = 3.0
-GRADER_COLUMNS = {  # short headings and set widths: the six columns fit half the page at 1,400 px (they scrolled)
-    "grader": st.column_config.TextColumn("grader", width=125),
-    "grades": st.column_config.NumberColumn("grades", width=50),
-    "working time": st.column_config.TextColumn("time", width=60, help="working time: the grading sessions' spans"),
-    "grades per hour": st.column_config.TextColumn("per hour", width=62, help="grades per working hour, from 2 on"),
-    "median seconds": st.column_config.TextColumn("median s", width=65, help="median seconds on a card"),
-    "last grade": st.column_config.DatetimeColumn("last grade", width=100, format="D MMM HH:mm", help="UTC"),
-}
 
 
 def shown(table, digits: int = 3):
@@ -220,12 +211,7 @@ def _strata_and_graders(now: Live, strata: pd.DataFrame, grades: pd.DataFrame) -
         st.caption(skips_words(skips_section(skips, now.skip_steps), digits=3))
     with right:
         st.subheader("Graders")
-        st.dataframe(
-            shown(with_working_time(grader_pace(grades)), digits=0),  # as the throughput metric: "1,647"
-            hide_index=True,
-            width="stretch",
-            column_config=GRADER_COLUMNS,
-        )
+        graders_table(grades)
         st.caption(plain_text(agreement_words(store, project.id, grades, project.settings)))
 
 

@@ -11,6 +11,7 @@ import streamlit as st
 
 from core.inputs.markup import one_line_plain
 from core.services import auth
+from core.services.comparison_reading import comparison_reading, statement
 from core.services.criteria_reading import criteria_now, design_criterion_words, mean_grade_words
 from core.services.live import Design, Live
 from core.services.progress import counted, counts, level_percent
@@ -144,6 +145,29 @@ def live() -> None:
         )
 
 
+@st.fragment(run_every=REFRESH_S)
+def comparison() -> None:
+    """A comparison's screen: each model's mean grade with its interval, large, and which differences are
+    resolved, as its Dashboard reads them (ui.comparison_panel): one score over its grades would mix the models."""
+    access.fragment_guard(auth.VIEW_DASHBOARD, project.id)
+    design = plan.design(project)
+    reading = comparison_reading(store, project.id, design)
+    if reading.graded_items == 0:
+        st.html(STYLE + big("waiting", f"0 of {design.N:,} items graded for every model"))
+        return
+    level = level_percent(reading.level)
+    cells = [
+        big(f"{value:.3f}", f"{model}: {level} interval {low:.3f} – {high:.3f}")
+        for model, (value, low, high) in reading.models.items()
+    ]
+    cells.append(big(f"{reading.graded_items:,}", f"of {design.N:,} items graded for every model"))
+    st.html(STYLE + '<div class="ag-row">' + "".join(cells) + "</div>")
+    st.markdown(f"### {one_line_plain(statement(reading))}")  # models' names as written, never markdown
+
+
 st.html(SCREEN + SCREEN_HEIGHT)
 title_row()
-live()
+if project.settings.compares:
+    comparison()
+else:
+    live()

@@ -11,8 +11,9 @@ from core.inputs.markup import one_line_plain
 from core.services import review
 from core.services.comparison_reading import comparison_reading, statement
 from core.services.database import ProjectInfo, Store
-from core.services.progress import counted, grader_pace, level_percent, with_working_time
+from core.services.progress import counted, level_percent
 from ui import plan
+from ui.graders_table import graders_table
 
 THREE_DECIMALS = {c: st.column_config.NumberColumn(format="%.3f") for c in ("estimate", "low", "high")}
 """Every estimate and end with three decimals ("0.080" beside "0.405", not "0.08")."""
@@ -47,11 +48,7 @@ def panel(store: Store, project: ProjectInfo) -> None:
     st.dataframe(reading.table(), hide_index=True, column_config=THREE_DECIMALS)
     st.markdown(f"**{one_line_plain(statement(reading))}**")  # models' names as written, never markdown
     st.subheader("Graders")
-    st.dataframe(
-        with_working_time(grader_pace(store.target_grades(project.id))),
-        hide_index=True,
-        column_config={c: st.column_config.NumberColumn(format="%.0f") for c in ("grades per hour", "median seconds")},
-    )
+    graders_table(store.target_grades(project.id))
     waiting = len(review.waiting(store, project.id))
     st.caption(
         f"A grade is one response graded. {counted(waiting, 'item')} "

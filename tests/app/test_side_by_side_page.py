@@ -61,6 +61,12 @@ def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, stor
     graders = board.dataframe[2].value  # the graders' pace, a grade being one response graded
     assert graders[["grader", "grades"]].values.tolist() == [["ann", 100]]
 
+    shown = open_app("app_pages/presenter.py", project_id=pid)  # the screen for a demo: each model's own score
+    assert not shown.exception, shown.exception
+    screen = " ".join(str(e.proto.body) for e in shown.get("html"))
+    assert all(f"{model}: " in screen for model in MODELS) and "50 of 60 items" not in screen
+    assert "of 60 items graded for every model" in screen and "forecast stop" not in screen  # no one mixed score
+
 
 def _item_shown(at) -> str:
     return next(m.value for m in at.markdown if m.value.startswith("**Item**")).removeprefix("**Item** ")
