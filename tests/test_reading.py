@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from core.services import reading as reading_module
 from core.services.progress import percent
 from core.services.reading import (
     headline_words,
@@ -80,6 +81,28 @@ def test_a_look_the_forecast_puts_behind_the_grades_is_placed_by_the_information
     behind = replace(reading, forecast=replace(reading.forecast, n=reading.graded), information=0.8)
     expected = math.ceil(reading.graded * 1.0 / 0.8)  # the last look, at 100% of the information
     assert f"The next comes at about {expected:,} grades ({reading.graded:,} so far)" in stopping_words(behind)
+
+
+def test_a_forecast_whose_draws_all_passed_is_read_from_the_information_now(monkeypatch):
+    """Where every draw of the forecast puts the stop among the grades given while the last look's interval is
+    still wider than the target, the grades still needed come from the information read now (n / I), not "1
+    more" grade after grade."""
+    design, graded = _graded(400)
+    e = estimate(design, list(graded), list(graded.values()))
+    stop = read_project(design, SETTINGS, graded, e).stop_at
+    first = dict(list(graded.items())[: int(0.8 * stop)])
+    e_first = estimate(design, list(first), list(first.values()))
+    real = reading_module.forecast
+    monkeypatch.setattr(  # every draw passed: the median at the next grade, its floor
+        reading_module,
+        "forecast",
+        lambda *a, **k: replace(real(*a, **k), n=len(first) + 1, low=len(first) + 1, high=len(first) + 1),
+    )
+    reading = read_project(design, SETTINGS, first, e_first)
+    assert not reading.done and 0 < reading.information < 1
+    needed = math.ceil(len(first) / reading.information)
+    assert reading.forecast.n == needed > len(first) + 1 and reading.forecast.high >= needed
+    assert reading.items_left == needed - len(first)
 
 
 def test_a_tighter_target_after_a_stop_says_why_the_interval_shown_is_now_wider():
