@@ -75,6 +75,8 @@ def test_html_keeps_a_gsm8k_answers_times_signs_and_lines():
     assert _shown(html_text) == answer + "\n"  # every character, each step on its own line
     assert html_text.count("<br />") == 2
     assert to_html("(a+b)*(c+d)*2 and 2**3 + 4**5") == "<p>(a+b)*(c+d)*2 and 2**3 + 4**5</p>\n"
+    money = "216*27=$<<216*27=5832>>5832\nThe average price per ticket is 5832/27=$<<5832/27=216>>216"
+    assert "ag-math" not in to_html(money) and _shown(to_html(money)) == money + "\n"  # its line kept
     assert "<em>believ</em>" in to_html("un*believ*able") and "<strong>bold</strong>" in to_html("**bold** 3*4")
 
 

@@ -88,10 +88,13 @@ CLOSING = {"$": "$", "$$": "$$", "\\(": "\\)", "\\[": "\\]"}
 def _math_as_written(
     renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
 ) -> str:
-    """A maths span or block shown exactly as written, its delimiters included, in a code face."""
+    """A maths span or block shown exactly as written, its delimiters included, in a code face; a span across a
+    line break ("=$<<216*27=5832>>5832", a line, "5832/27=$<<...", in a GSM8K answer) as text, its break kept."""
     token = tokens[idx]
     number = f" ({token.info})" if token.type == "math_block_eqno" else ""  # \\[ ... \\] (1)
     written = html.escape(token.markup + token.content + CLOSING.get(token.markup, token.markup) + number)
+    if not token.block and "\n" in token.content:  # no maths span crosses a line: two amounts of money, as text
+        return written.replace("\n", "<br />\n")
     if token.block:
         return f'<pre class="ag-math"><code>{written}</code></pre>\n'
     return f'<code class="ag-math">{written}</code>'
