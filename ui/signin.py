@@ -203,8 +203,16 @@ def _sign_in_page(providers: list[str]) -> None:
         return
     with st.form("sign_in"):
         st.subheader("Sign in")
-        name = st.text_input("Name", key="sign_in_name", max_chars=MAX_NAME_CHARS)
-        password = st.text_input("Password", type="password", key="sign_in_password", max_chars=MAX_PASSWORD_CHARS)
+        # the browser's password manager fills a saved account (a password field's default, new-password, had it
+        # offer to make up a new one)
+        name = st.text_input("Name", key="sign_in_name", max_chars=MAX_NAME_CHARS, autocomplete="username")
+        password = st.text_input(
+            "Password",
+            type="password",
+            key="sign_in_password",
+            max_chars=MAX_PASSWORD_CHARS,
+            autocomplete="current-password",
+        )
         if st.form_submit_button("Sign in", type="primary"):
             try:
                 found = auth.sign_in(store, name, password, address=client_address())

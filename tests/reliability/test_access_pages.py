@@ -99,6 +99,9 @@ def test_signed_out_sees_only_the_sign_in_form(open_as, world, page):
     assert "Sign in" in {b.label for b in at.button} | {f.label for f in at.get("form_submit_button")} or at.get("form")
     assert not at.dataframe and not at.metric
     assert at.text_input(key="sign_in_password") is not None
+    # a saved account is filled in by the browser, not a new password made up
+    assert at.text_input(key="sign_in_password").proto.autocomplete == "current-password"
+    assert at.text_input(key="sign_in_name").proto.autocomplete == "username"
 
 
 def test_a_session_loses_what_an_admin_takes_away(open_as, world):
