@@ -70,10 +70,10 @@ def _act(press: dict[str, Any]) -> grade_actions.Outcome:
             return grade_actions.comment(store, actor, pid, showing.position, str(press.get("comment") or ""))
         if action == "flag":  # the card stays: the grader grades or skips it still
             return grade_actions.flag(store, actor, pid, showing.position, str(press.get("comment") or ""))
+        seconds = grading.viewing_seconds(press.get("shown_ms"), showing.seconds_since_released())
         if action == "skip":
-            outcome = grade_actions.skip(store, actor, pid, showing.position)
+            outcome = grade_actions.skip(store, actor, pid, showing.position, seconds=seconds)
         else:
-            seconds = grading.viewing_seconds(press.get("shown_ms"), showing.seconds_since_released())
             if rubric is None:
                 grade_action, answer = grade_actions.grade, str(press.get("label"))
             else:  # a rubric card: every criterion's answer in one press

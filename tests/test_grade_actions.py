@@ -75,6 +75,17 @@ def test_too_fast_and_held_by_another_are_not_stored(world, caplog):
     assert store.grades(pid).empty
 
 
+def test_a_skip_sooner_than_the_minimum_viewing_time_is_not_carried_out(world):
+    """A skip pressed just after a grade, meant for the card before, would pass over an item never seen."""
+    store, pid, ann, design = world
+    held = reservations.claim(store, pid, design, 0, "ann")
+    early = grade_actions.skip(store, ann, pid, held, seconds=0.05)
+    assert early.status == "too_fast" and "press again" in early.message
+    assert held not in store.skipped_positions(pid)
+    assert grade_actions.skip(store, ann, pid, held, seconds=1.0).status == "skipped"
+    assert held in store.skipped_positions(pid)
+
+
 @pytest.mark.parametrize(("min_view_s", "seconds", "status"), [(0.0, 0.05, "saved"), (1.0, 0.5, "too_fast")])
 def test_the_minimum_viewing_time_is_the_projects(world, min_view_s, seconds, status):
     store, pid, ann, design = world
@@ -100,7 +111,7 @@ def test_access_taken_away_is_checked_at_every_press(world, take_away):
     with pytest.raises(grade_actions.Refused):
         grade_actions.grade(store, ann, pid, held, "Correct", seconds=1.0)
     with pytest.raises(grade_actions.Refused):
-        grade_actions.skip(store, ann, pid, held)
+        grade_actions.skip(store, ann, pid, held, seconds=1.0)
     with pytest.raises(grade_actions.Refused):
         grade_actions.acting_grader(store, None, pid)
     assert store.grades(pid).empty
@@ -123,7 +134,7 @@ def test_a_comment_on_a_graded_item_keeps_the_grade_and_is_audited(world):
 def test_skip_undo_and_reopening_a_skipped_item(world):
     store, pid, ann, design = world
     held = reservations.claim(store, pid, design, 0, "ann")
-    grade_actions.skip(store, ann, pid, held)
+    grade_actions.skip(store, ann, pid, held, seconds=1.0)
     assert store.skipped_by(pid, "ann") == [held]
     assert grade_actions.reopen(store, ann, pid, held).status == "reopened"
     assert accounts.held(store, pid, "ann").position == held
@@ -141,7 +152,7 @@ def test_undo_after_a_skip_brings_the_skipped_item_back_and_the_next_undo_the_gr
     first = reservations.claim(store, pid, design, 0, "ann")
     grade_actions.grade(store, ann, pid, first, "Correct", seconds=1.0)
     second = reservations.claim(store, pid, design, 0, "ann")
-    grade_actions.skip(store, ann, pid, second)
+    grade_actions.skip(store, ann, pid, second, seconds=1.0)
     third = reservations.claim(store, pid, design, 0, "ann")  # the next card, as the page shows it
     assert third not in (first, second)
     undone = grade_actions.undo(store, ann, pid)
@@ -160,9 +171,9 @@ def test_each_undo_after_skips_takes_back_one_more_skip(world):
     """S on A, S on B, U, U: B comes back, then A (an undo stack), and neither counts as skipped any more."""
     store, pid, ann, design = world
     a = reservations.claim(store, pid, design, 0, "ann")
-    grade_actions.skip(store, ann, pid, a)
+    grade_actions.skip(store, ann, pid, a, seconds=1.0)
     b = reservations.claim(store, pid, design, 0, "ann")
-    grade_actions.skip(store, ann, pid, b)
+    grade_actions.skip(store, ann, pid, b, seconds=1.0)
     reservations.claim(store, pid, design, 0, "ann")
     assert store.skipped_positions(pid) == {a, b}
     assert grade_actions.undo(store, ann, pid).position == b
@@ -179,14 +190,14 @@ def test_a_skip_is_placed_in_the_grading_order_by_the_grades_given_before_it(wor
     for _ in range(3):
         grade_actions.grade(store, ann, pid, reservations.claim(store, pid, design, 0, "ann"), "Correct", seconds=1.0)
     skipped = reservations.claim(store, pid, design, 0, "ann")
-    grade_actions.skip(store, ann, pid, skipped)
+    grade_actions.skip(store, ann, pid, skipped, seconds=1.0)
     grade_actions.grade(store, ann, pid, reservations.claim(store, pid, design, 0, "ann"), "Correct", seconds=1.0)
     assert store.skip_steps(pid) == {skipped: 3}
     assert grade_actions.reopen(store, ann, pid, skipped).status == "reopened"
     grade_actions.grade(store, ann, pid, skipped, "Incorrect", seconds=1.0)
     assert store.skip_steps(pid) == {skipped: 3} and skipped not in store.skipped_positions(pid)
     other = reservations.claim(store, pid, design, 0, "ann")
-    grade_actions.skip(store, ann, pid, other)
+    grade_actions.skip(store, ann, pid, other, seconds=1.0)
     reservations.claim(store, pid, design, 0, "ann")
     grade_actions.undo(store, ann, pid)
     assert store.skip_steps(pid) == {skipped: 3}

@@ -90,7 +90,7 @@ def test_while_skips_alone_hold_the_stop_the_skipped_items_are_handed_out_first(
     skipped = set()
     for _ in range(5):
         position = grade_actions.claim(store, ann, pid, design)
-        grade_actions.skip(store, ann, pid, position)
+        grade_actions.skip(store, ann, pid, position, seconds=1.0)
         skipped.add(position)
     settings = store.project(pid).settings
     steps = functools.partial(store.skip_steps, pid)

@@ -249,7 +249,7 @@ function obstacle(inst, action) {
   const gaps = action === "grade" && inst.data.criteria ? missing(inst) : [];
   if (gaps.length) return `no answer yet for ${gaps.join(", ")}`;
   const shownMs = inst.shownAt === null ? 0 : performance.now() - inst.shownAt;
-  if (action === "grade" && shownMs < inst.data.min_view_ms) return "too fast, read the item first";
+  if ((action === "grade" || action === "skip") && shownMs < inst.data.min_view_ms) return "too fast, read the item first";
   if (action === "skip" && card.reviewing) return "an item you graded cannot be skipped (U undoes, a grade changes it)";
   if (action === "back" && !inst.data.can_back) return "you have no grade yet";
   if (action === "undo" && !inst.data.can_undo) return "nothing to undo yet: you have no grade or skip";

@@ -225,7 +225,7 @@ def _skip(store: Store, project_id: int, grader: str, showing: Showing) -> None:
         project_id,
         grader,
         showing,
-        lambda: grade_actions.skip(store, user, project_id, showing.position),
+        lambda: grade_actions.skip(store, user, project_id, showing.position, seconds=showing.seconds_since_released()),
         ("skipped",),
     )
 

@@ -467,7 +467,7 @@ def _preview(item: dict[str, Any], position: int, settings: ProjectSettings) -> 
     return card
 
 
-def _shown(call: Call, project: ProjectInfo):
+def _shown(call: Call, project: ProjectInfo) -> showings.Showing:
     """The showing the body's ``token`` and ``item_id`` name (409 when none: used, expired or unknown)."""
     token = call.text("token", limit=100)
     item_id = call.text("item_id", limit=MAX_ID_CHARS)
@@ -504,9 +504,7 @@ def _grade(call: Call, acting: grade_actions.Acting, press: Grading, ahead: bool
         if (again := _sent_again(call, acting, press)) is None:
             raise
         return again if isinstance(again, Response) else _saved(call, acting, ahead, again)
-    released = showing.seconds_since_released()
-    shown_ms = (call.body or {}).get("shown_ms", released * 1000)
-    seconds = grading.viewing_seconds(shown_ms, released)
+    seconds = _viewing_seconds(call, showing)
     outcome = cards.press(
         call.store, project.id, call.user.name, showing.token, lambda: press.act(showing.position, seconds), STORED
     )
@@ -543,18 +541,28 @@ def _sent_again(call: Call, acting: grade_actions.Acting, press: Grading) -> dic
     return _outcome_body(dataclasses.replace(again, grade_id=grade_id), project_id, call.store, item_id)
 
 
+def _viewing_seconds(call: Call, showing: showings.Showing) -> float:
+    """How long the caller saw the card (core.services.grading.viewing_seconds): ``shown_ms`` as sent, at most
+    the server's own time since it released the card, which it is when none is sent."""
+    released = showing.seconds_since_released()
+    return grading.viewing_seconds((call.body or {}).get("shown_ms", released * 1000), released)
+
+
 def skip(call: Call) -> Response:
     acting = _grader(call)
     project = acting.project
+    if (shown_ms := (call.body or {}).get("shown_ms")) is not None:  # a malformed field before the state's checks
+        grading.check_shown_ms(shown_ms)
 
     def act() -> Response:
         showing = _shown(call, project)
+        seconds = _viewing_seconds(call, showing)
         outcome = cards.press(
             call.store,
             project.id,
             call.user.name,
             showing.token,
-            lambda: grade_actions.skip(call.store, acting, project.id, showing.position),
+            lambda: grade_actions.skip(call.store, acting, project.id, showing.position, seconds=seconds),
             ("skipped",),
         )
         return _outcome(outcome, project.id, call.store, ("skipped",), showing.item_id)

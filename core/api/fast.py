@@ -273,7 +273,7 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
   async function send(key, grade) {
     if (!card) { refuse(key, "there is no item on the card"); return; }
     const shown = performance.now() - shownAt;
-    if (grade !== undefined && shown < 1000 * (card.min_view_s || 0)) { refuse(key, "too fast, look at the item first"); return; }
+    if (shown < 1000 * (card.min_view_s || 0)) { refuse(key, "too fast, look at the item first"); return; }
     const pressed = card, pressedAt = shownAt, ahead = card.ahead, pressedAnswers = answers;
     busy = true; card = null; count("sent");
     if (ahead) { count("ahead"); paint(ahead, "pending"); } else $("card").dataset.state = "sending";

@@ -204,7 +204,7 @@ def _too_fast(
     return Outcome(
         "too_fast",
         f"ignored: pressed {seconds:.2f} s after the item appeared, sooner than the project's minimum viewing "
-        f"time of {minimum:g} s; look at the item and send the grade again (the item is still yours)",
+        f"time of {minimum:g} s; look at the item and press again (the item is still yours)",
         position,
     )
 
@@ -349,9 +349,13 @@ def flag(store: Store, actor: Actor, project_id: int, position: int, note: str =
 
 
 @_logs_refusals
-def skip(store: Store, actor: Actor, project_id: int, position: int) -> Outcome:
-    """Pass on the item: it goes back to the queue."""
-    grader = acting_grader(store, actor, project_id)
+def skip(store: Store, actor: Actor, project_id: int, position: int, *, seconds: float) -> Outcome:
+    """Pass on the item: it goes back to the queue. A press sooner than the minimum viewing time after the item
+    appeared is no decision on it either (``grade``'s rule): a skip pressed just after a grade, meant for the
+    card before, passed over an item the grader never saw, which then held the project's stop."""
+    grader, project = _acting(store, actor, project_id)
+    if (early := _too_fast(project_id, grader, position, seconds, project.settings)) is not None:
+        return early
     if store.grade_of(project_id, position, grader.name) is not None:
         raise Refused("you graded this item; undo or change the grade instead")
     reservations.skip(store, project_id, position, grader.name)

@@ -56,6 +56,8 @@ def test_a_press_sooner_than_the_minimum_viewing_time_is_not_stored(
     assert press(at, "grade", label="Correct", shown_ms=120)["status"] == "too_fast"
     assert store.grades(project_id).empty and shown(at)["token"] == first["token"]
     assert press(at, "grade", label="Correct", shown_ms=400)["status"] == "saved"
+    assert press(at, "skip", shown_ms=120)["status"] == "too_fast"  # no item passed over unseen either
+    assert not store.skipped_positions(project_id)
 
 
 def test_the_viewing_time_is_the_servers_when_the_browser_claims_more(open_app, store, project_id, monkeypatch):
