@@ -102,3 +102,14 @@ def test_simulate_draws_its_progress_on_a_terminal(capsys, monkeypatch):
     assert main(["simulate", "--pool", pool, "--samples", samples, "--budgets", "10", "--reps", "3"]) == 0
     err = capsys.readouterr().err
     assert "simulating" in err and "clustering" in err
+
+
+def test_a_negative_seed_is_a_usage_error_not_a_traceback(capsys):
+    for command in (["simulate", "--pool", "p.jsonl"], ["sample", "--pool", "p.jsonl", "--model", "m"]):
+        try:
+            build_parser().parse_args([*command, "--seed", "-1"])
+        except SystemExit as exit_:
+            assert exit_.code == 2
+        else:
+            raise AssertionError(f"{command[0]} took --seed -1")
+        assert "argument --seed: '-1' is not a whole number from 0" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from core.cli.output import add_output_options, check_writable, progress_bar, sa
 from core.errors import InputError
 from core.inputs.io import Inputs
 from core.inputs.readers import FORMATS, load
-from core.settings import DEFAULTS
+from core.settings import DEFAULTS, MAX_JSON_INT
 from core.stats.compare import Comparison
 from core.stats.proxy import PROXY_COLUMN, proxy_name, proxy_values
 from core.stats.strata import DEFAULT_MIN_STRATUM_SIZE, DEFAULT_N_STRATA, DEFAULT_STRATIFY_BY, STRATIFY_BY
@@ -41,6 +41,18 @@ WRITERS = {
     ".jsonl": lambda frame, path: frame.to_json(path, orient="records", lines=True, force_ascii=False),
     ".parquet": lambda frame, path: frame.to_parquet(path, index=False),
 }
+
+
+def seed_number(text: str) -> int:
+    """A ``--seed`` as argparse reads it: a whole number from 0 to MAX_JSON_INT, a project's seed's range (numpy
+    takes no negative seed: -1 ended in a traceback)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_JSON_INT:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0 to {MAX_JSON_INT:,}")
+    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,7 @@ import argparse
 from collections.abc import Callable
 
 from core.cli.output import add_output_options, check_writable, progress_bar, say, write_json
-from core.cli.prepare import add_input_options, load_from_args
+from core.cli.prepare import add_input_options, load_from_args, seed_number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperature", type=float, default=1.0, help="sampling temperature; 0 = greedy, needs --k 1")
     parser.add_argument("--max-new-tokens", type=int, default=32, help="longest answer in tokens (default 32)")
     parser.add_argument("--batch-size", type=int, default=8, help="prompts per generation call (default 8)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=seed_number, default=0, help="random seed (default 0)")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda or cuda:N")
     parser.add_argument("--name", help="surrogate name written in the output (default: the model's name)")
     parser.add_argument("--out", required=True, help="output JSONL in the surrogate long format; appended to")

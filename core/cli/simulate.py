@@ -13,6 +13,7 @@ from core.cli.prepare import (
     load_from_args,
     prepare_from_args,
     prepare_targets_from_args,
+    seed_number,
     warn_without_samples,
 )
 from core.errors import InputError
@@ -36,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"comma-separated budgets: a fraction of the pool when <= 1, else a count (default: {','.join(DEFAULT_BUDGETS)})",
     )
     parser.add_argument("--reps", type=int, default=1000, help="replications per method and budget (default: 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument("--seed", type=seed_number, default=0, help="random seed (default: 0)")
     parser.add_argument(
         "--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)} (default: all)"
     )
