@@ -113,3 +113,17 @@ def test_a_negative_seed_is_a_usage_error_not_a_traceback(capsys):
         else:
             raise AssertionError(f"{command[0]} took --seed -1")
         assert "argument --seed: '-1' is not a whole number from 0" in capsys.readouterr().err
+
+
+def test_the_json_report_writes_a_number_not_known_as_null(capsys):
+    """A bare NaN is not JSON (JavaScript's JSON.parse refused the simulator's report): null, as the API says it."""
+    from core.cli import main
+
+    pool, samples = str(DATA / "pool.jsonl"), str(DATA / "samples.jsonl")
+    assert main(["simulate", "--pool", pool, "--samples", samples, "--budgets", "1", "--reps", "3", "--json", "-"]) == 0
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in the JSON report")
+
+    report = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert report["methods"]["activegrade"]["1"]["mse_ratio"] is None

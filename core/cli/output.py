@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from core.errors import InputError
 
 STDOUT = "-"
@@ -110,9 +112,19 @@ def write_bytes(out: str | Path, data: bytes, what: str) -> None:
     write_with(out, lambda path: path.write_bytes(data), what)
 
 
+def json_text(data: Any) -> str:
+    """``data`` as indented JSON: a number not known (NaN) or infinite is null, as the HTTP API writes it (Python's
+    json wrote a bare NaN, which is not JSON: JSON.parse refused the simulator's report), numpy numbers as
+    numbers; json itself where orjson refuses (an integer beyond 64 bits)."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY).decode() + "\n"
+    except TypeError:
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
 def write_json(args: argparse.Namespace, data: Any) -> None:
     """The command's report as JSON to ``--json`` (``-``: standard output); nothing without ``--json``."""
     if args.json:
-        write_bytes(args.json, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(), "the JSON report")
+        write_bytes(args.json, json_text(data).encode(), "the JSON report")
         if args.json != STDOUT:
             say(args, f"wrote {args.json}")
