@@ -40,7 +40,6 @@ from core.services.progress import (
     without_grades,
 )
 from core.services.reading import (
-    ANYTIME_NAME,
     Interval,
     Reading,
     grades_words,
@@ -329,7 +328,8 @@ def _estimate_section(result: Estimate, read: _Graded, grades_given: int) -> dic
     one of them to quote, with its estimate (the stopping rule's, else the fixed-n one), and the savings. A
     script reading ``estimate.ci_low`` got the fixed-n interval, which the app itself says is not valid for a
     project read as grades come in (evaluation engineer's review)."""
-    saving, now, anytime = result.saving, read.reading.now, read.anytime
+    saving, now = result.saving, read.reading.now
+    anytime = None if read.anytime is None else read.reading.anytime
     value, value_when = reported_estimate(read.reading, result)
     stopping = (
         None
@@ -355,9 +355,9 @@ def _estimate_section(result: Estimate, read: _Graded, grades_given: int) -> dic
     return {
         **fixed_n,
         "se": result.se,
-        "anytime": None
+        "anytime": None  # the reading's: widened by the skipped items' worst case where some stand, as shown
         if anytime is None or result.missing
-        else {"ci_low": anytime.low, "ci_high": anytime.high, "interval": ANYTIME_NAME},
+        else {"ci_low": anytime.low, "ci_high": anytime.high, "interval": anytime.name},
         "stopping_interval": stopping,
         "reported": stopping or fixed_n,
         "method": result.method,

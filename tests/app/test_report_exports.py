@@ -28,6 +28,7 @@ from core.exports.report import (
 )
 from core.exports.report_html import report_html
 from core.scales import BINARY
+from core.services.reading import WIDENED
 from core.services.reservations import submit
 from core.services.tracking import current_estimate
 from core.settings import ProjectSettings
@@ -153,6 +154,7 @@ def test_report_has_method_graders_agreement_skips_stopping_settings_and_hashes(
     assert isinstance(data["stopping_rule"]["met"], bool)
     e = data["estimate"]  # the interval to quote, decided once: the stopping rule's, not the fixed-n one
     assert e["reported"] == e["stopping_interval"] and e["reported"]["ci_low"] != e["ci_low"]
+    assert e["anytime"]["interval"].endswith(WIDENED)  # the skip's worst case in it, as the dashboard shows it
     store.update_settings(project_id, {"budget_fixed": True, "planned_budget": 20})  # the fixed-n one, then
     fixed = _report(store, project_id)[0]["estimate"]
     assert fixed["stopping_interval"] is None and (fixed["reported"]["ci_low"], fixed["reported"]["level"]) == (
