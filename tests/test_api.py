@@ -190,10 +190,16 @@ def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
     assert second["position"] != first["position"]
     forged = {**body, "token": second["token"]}  # the second item's token with the first item's id
     assert call(client, ann, "POST", f"/projects/{pid}/grades", json=forged).status_code == 409
-    skipped = call(
-        client, ann, "POST", f"/projects/{pid}/skip", json={"item_id": second["item_id"], "token": second["token"]}
-    )
+    skip = {"item_id": second["item_id"], "token": second["token"]}
+    skipped = call(client, ann, "POST", f"/projects/{pid}/skip", json=skip)
     assert skipped.json()["status"] == "skipped" and store.skipped_positions(pid) == {second["position"]}
+    again = call(client, ann, "POST", f"/projects/{pid}/skip", json=skip)  # sent again: skipped, once
+    assert again.status_code == 200 and again.json()["status"] == "skipped" and "sent again" in again.json()["message"]
+    assert store.skipped_by(pid, "ann") == [second["position"]]
+    spent = call(
+        client, ann, "POST", f"/projects/{pid}/skip", json={"item_id": first["item_id"], "token": first["token"]}
+    )
+    assert spent.status_code == 409  # a grade's token: that item is graded, not skipped
     reading = call(client, secrets["vic"], "GET", f"/projects/{pid}/reading").json()
     assert reading["counts"]["graded"] == 1 and reading["counts"]["skipped"] == 1
     assert {i["role"] for i in reading["intervals"]} >= {"fixed_n", "now"}

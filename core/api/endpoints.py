@@ -555,7 +555,12 @@ def skip(call: Call) -> Response:
         grading.check_shown_ms(shown_ms)
 
     def act() -> Response:
-        showing = _shown(call, project)
+        try:
+            showing = _shown(call, project)
+        except ApiError:  # no live token: the skip sent again after it was carried out, or refused
+            if (again := _skipped_again(call, project.id)) is None:
+                raise
+            return again
         seconds = _viewing_seconds(call, showing)
         outcome = cards.press(
             call.store,
@@ -568,6 +573,18 @@ def skip(call: Call) -> Response:
         return _outcome(outcome, project.id, call.store, ("skipped",), showing.item_id)
 
     return _press(act)
+
+
+def _skipped_again(call: Call, project_id: int) -> Response | None:
+    """The answer to a skip whose token was spent by this grader's skip of its item, which stands: skipped, once
+    (a client that lost the first answer and sends it again learns it was carried out, as a grade sent again
+    does: `_sent_again`); None for any other token (the item graded since, or the skip taken back)."""
+    token, item_id = (call.body or {}).get("token"), (call.body or {}).get("item_id")
+    showing = showings.spent(call.store, project_id, call.user.name, token, item_id)
+    if showing is None or showing.position not in call.store.skipped_by(project_id, call.user.name):
+        return None
+    again = Outcome("skipped", "skipped: the same press was sent again, and the item is skipped once", showing.position)
+    return _outcome(again, project_id, call.store, ("skipped",), item_id)
 
 
 def undo(call: Call) -> Response:
