@@ -193,6 +193,9 @@ def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
     skip = {"item_id": second["item_id"], "token": second["token"]}
     skipped = call(client, ann, "POST", f"/projects/{pid}/skip", json=skip)
     assert skipped.json()["status"] == "skipped" and store.skipped_positions(pid) == {second["position"]}
+    typo = call(client, ann, "POST", f"/projects/{pid}/grades", json={**body, "coment": "x"})
+    assert typo.status_code == 422 and typo.json()["error"]["field"] == "coment"  # not dropped without a word
+    assert "did you mean 'comment'?" in typo.json()["error"]["message"]
     again = call(client, ann, "POST", f"/projects/{pid}/skip", json=skip)  # sent again: skipped, once
     assert again.status_code == 200 and again.json()["status"] == "skipped" and "sent again" in again.json()["message"]
     assert store.skipped_by(pid, "ann") == [second["position"]]

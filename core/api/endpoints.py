@@ -488,6 +488,7 @@ def grade(call: Call, *, ahead: bool = False) -> Response:
     then = call.query.get("then")
     if then not in (None, "next"):  # a typo (then=nxt) was ignored: the grade saved, no next card, no word
         raise ApiError(422, f"'then' takes only 'next', not {then!r}; leave it out for the grade alone", "then")
+    call.fields_of(schemas.GRADE_REQUEST)
     acting = _grader(call)
     comment = call.text("comment", default="", limit=MAX_COMMENT_CHARS)
     if (shown_ms := (call.body or {}).get("shown_ms")) is not None:  # a malformed field before the state's checks
@@ -549,6 +550,7 @@ def _viewing_seconds(call: Call, showing: showings.Showing) -> float:
 
 
 def skip(call: Call) -> Response:
+    call.fields_of(schemas.SKIP_REQUEST)
     acting = _grader(call)
     project = acting.project
     if (shown_ms := (call.body or {}).get("shown_ms")) is not None:  # a malformed field before the state's checks

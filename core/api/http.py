@@ -11,6 +11,7 @@ the account is assigned to: the API does not tell who can see what), 409 refused
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import sys
@@ -93,6 +94,16 @@ class Call:
         if limit is not None and len(value) > limit:
             raise ApiError(422, f"the field {name!r} has {len(value):,} characters, more than {limit:,}", name)
         return value
+
+    def fields_of(self, request: Mapping[str, Any]) -> None:
+        """422 naming the first field of the JSON body that the route's ``request`` schema does not list (a typo,
+        "coment" or "shownms", dropped the comment or the viewing time without a word), with the field meant."""
+        known = list(request.get("properties", {}))
+        unknown = sorted(set(self.body or {}) - set(known))
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], known, n=1)
+            hint = f": did you mean {close[0]!r}?" if close else f"; this request takes {', '.join(known)}"
+            raise ApiError(422, f"unknown field {unknown[0]!r}{hint}", unknown[0])
 
     def integer(self, name: str, *, default: int, low: int = 0, high: int | None = None) -> int:
         """Query parameter ``name`` as an integer in [low, high]; 422 otherwise."""

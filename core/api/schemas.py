@@ -277,7 +277,14 @@ KEY = {
     },
 }
 """A grade's key besides the item (the token's) and the grader (the caller): (item, target, criterion, grader)."""
-SKIP_REQUEST = _object({"item_id": {"type": "string"}, "token": {"type": "string"}})
+SKIP_REQUEST = _object(
+    {
+        "item_id": {"type": "string"},
+        "token": {"type": "string"},
+        "shown_ms": {"type": "number", "description": "how long the item was shown (default: since next)"},
+    },
+    ("item_id", "token"),
+)
 GRADE_REQUEST = _object(
     {
         "item_id": {"type": "string"},
