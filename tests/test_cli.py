@@ -127,3 +127,21 @@ def test_the_json_report_writes_a_number_not_known_as_null(capsys):
 
     report = json.loads(capsys.readouterr().out, parse_constant=refuse)
     assert report["methods"]["activegrade"]["1"]["mse_ratio"] is None
+
+
+def test_two_outputs_on_standard_output_are_refused(capsys):
+    from core.cli import main
+
+    assert main(["export", "1", "--format", "csv", "--out", "-", "--json", "-"]) == 2
+    assert "--out - and --json - both write to standard output" in capsys.readouterr().err
+
+
+def test_prepare_writes_the_items_to_standard_output_as_json_lines(capsys):
+    from core.cli import main
+
+    pool, samples = str(DATA / "pool.jsonl"), str(DATA / "samples.jsonl")
+    assert main(["prepare", "--pool", pool, "--samples", samples, "--out", "-"]) == 0
+    captured = capsys.readouterr()
+    rows = [json.loads(line) for line in captured.out.splitlines()]
+    assert len(rows) == 40 and {"id", "stratum", "agreement"} <= set(rows[0])
+    assert "wrote the items table to standard output" in captured.err  # the messages beside the data, on stderr

@@ -67,6 +67,7 @@ def main(argv: list[str] | None = None, prog: str = "activegrade") -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(prog, argv).parse_args(argv)
     try:
+        _one_stream(args)
         logs.configure()  # the worker (`worker`) and every other command log as the operator set
         status = int(args.run(args) or 0)
         sys.stdout.flush()  # a reader gone (`| head`) shows here, not in the interpreter's flush at exit
@@ -82,6 +83,13 @@ def main(argv: list[str] | None = None, prog: str = "activegrade") -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _one_stream(args: argparse.Namespace) -> None:
+    """InputError where two outputs both name standard output (``--out -`` and ``--json -``): a pipe would get
+    the file and the JSON report run together, which no reader can split."""
+    if getattr(args, "out", None) == "-" and getattr(args, "json", None) == "-":
+        raise InputError("--out - and --json - both write to standard output", fix="send one of them to a file")
 
 
 def _reader_gone() -> int:

@@ -10,7 +10,17 @@ import numpy as np
 import pandas as pd
 
 from core import config
-from core.cli.output import add_output_options, check_writable, progress_bar, say, warn, write_json, write_with
+from core.cli.output import (
+    STDOUT,
+    add_output_options,
+    check_writable,
+    progress_bar,
+    say,
+    warn,
+    write_bytes,
+    write_json,
+    write_with,
+)
 from core.errors import InputError
 from core.inputs.io import Inputs
 from core.inputs.readers import FORMATS, load
@@ -64,7 +74,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--samples", help="surrogate samples file, one row per sample (else a 'samples' list column in the pool)"
     )
-    parser.add_argument("--out", required=True, help="items table to write: .csv, .jsonl or .parquet")
+    parser.add_argument(
+        "--out", required=True, help="items table to write: .csv, .jsonl or .parquet (-: JSON lines to standard output)"
+    )
     add_input_options(parser)
     add_prepare_options(parser)
     add_output_options(parser)
@@ -204,7 +216,7 @@ def prepare_targets_from_args(args: argparse.Namespace, inputs: Inputs) -> Compa
 
 def writer_for(out: str):
     """The writer for the output file's extension (checked before any work is done)."""
-    suffix = Path(out).suffix.lower()
+    suffix = ".jsonl" if out == STDOUT else Path(out).suffix.lower()
     if suffix not in WRITERS:
         raise InputError(
             f"unsupported output format '{suffix}'", file=out, fix="name the output .csv, .jsonl or .parquet"
@@ -213,7 +225,11 @@ def writer_for(out: str):
 
 
 def write_items(items: pd.DataFrame, out: str) -> None:
-    """Write the items table whole (core.cli.output.write_with), its format chosen by the file's extension."""
+    """Write the items table whole (core.cli.output.write_with), its format chosen by the file's extension; to
+    standard output for ``-``, as JSON lines (a format a pipe reads a row at a time)."""
+    if out == STDOUT:
+        write_bytes(out, items.to_json(orient="records", lines=True, force_ascii=False).encode(), "the items table")
+        return
     write_with(out, lambda path: writer_for(out)(items, path), "the items table")
 
 
@@ -263,6 +279,6 @@ def run(args: argparse.Namespace) -> int:
         items = items.drop(columns="semantic_entropy_weighted")
     write_items(items, args.out)
     say(args, summary(items))
-    say(args, f"wrote {args.out}")
+    say(args, "wrote the items table to standard output" if args.out == STDOUT else f"wrote {args.out}")
     write_json(args, {**summary_of(items), "out": args.out})
     return 0
