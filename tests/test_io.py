@@ -568,13 +568,17 @@ def test_a_bad_label_in_a_csv_is_named(label, fragment):
     assert fragment in message and "number from 0 to 1" in message
 
 
-@pytest.mark.parametrize(
-    "label, fragment", [(True, "not a number: True"), ("high", "not a number: 'high'"), (3, "3 is outside")]
-)
+@pytest.mark.parametrize("label, fragment", [("high", "not a number: 'high'"), (3, "3 is outside")])
 def test_a_bad_label_in_json_is_named(label, fragment):
     message = error_of(("pool.jsonl", jsonl(item("a", label=label))))
     assert_names(message, "pool.jsonl", row=1, column="label")
     assert fragment in message
+
+
+def test_json_true_and_false_are_labels_1_and_0():
+    """How evaluation tools write correctness; a proxy column read them so, and the label refused them."""
+    inputs = load_inputs(("pool.jsonl", jsonl(item("a", label=True), item("b", label=False), item("c", label=None))))
+    assert inputs.pool["label"].tolist()[:2] == [1.0, 0.0] and pd.isna(inputs.pool["label"].iat[2])
 
 
 def test_a_too_long_field_is_refused(monkeypatch):

@@ -416,8 +416,10 @@ def _table(source: Source | Table) -> Table:
     return source if isinstance(source, Table) else read_table(source)
 
 
-def _numbers(table: Table, column: str, what: str, fix: str) -> np.ndarray:
-    """A column of numbers as float64 (missing or empty is NaN); anything else is an error."""
+def _numbers(table: Table, column: str, what: str, fix: str, *, booleans: bool = False) -> np.ndarray:
+    """A column of numbers as float64 (missing or empty is NaN); with ``booleans``, JSON's true and false too, as
+    1 and 0 (how evaluation tools write correctness, and how a proxy column reads them); anything else is an
+    error."""
     raw = table.frame[column].reset_index(drop=True)
     objects = raw.to_numpy(dtype=object)
     if pd.api.types.is_float_dtype(raw.dtype) or pd.api.types.is_integer_dtype(raw.dtype):
@@ -428,8 +430,12 @@ def _numbers(table: Table, column: str, what: str, fix: str) -> np.ndarray:
     else:
         is_bool = np.fromiter((isinstance(v, (bool, np.bool_)) for v in objects), dtype=bool, count=len(objects))
         blank = np.fromiter((_is_blank(v) for v in objects), dtype=bool, count=len(objects))
-    numbers = pd.to_numeric(raw.astype(object).where(~(blank | is_bool)), errors="coerce").astype("float64").to_numpy()
-    bad = is_bool | (np.isnan(numbers) & ~blank)
+    numbers = pd.to_numeric(raw.astype(object).where(~(blank | is_bool)), errors="coerce").to_numpy(
+        dtype="float64", copy=True
+    )
+    bad = (is_bool & (not booleans)) | (np.isnan(numbers) & ~blank & ~is_bool)
+    if booleans and is_bool.any():
+        numbers[is_bool] = [float(bool(v)) for v in objects[is_bool]]
     table.fail(bad, column, lambda position: f"{what} is not a number: {objects[position]!r}", fix)
     return numbers
 
@@ -442,8 +448,11 @@ def _is_blank(value: object) -> bool:
 
 
 def _label_column(table: Table) -> pd.Series:
-    fix = "write each grade as a number from 0 to 1 such as 0, 0.5 or 1 (0.5 with a point, not a comma), or leave it empty"
-    labels = _numbers(table, "label", "the label", fix)
+    fix = (
+        "write each grade as a number from 0 to 1 such as 0, 0.5 or 1 (0.5 with a point, not a comma), true or "
+        "false, or leave it empty"
+    )
+    labels = _numbers(table, "label", "the label", fix, booleans=True)
     table.fail(
         (labels < 0) | (labels > 1),
         "label",
