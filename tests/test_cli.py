@@ -145,3 +145,16 @@ def test_prepare_writes_the_items_to_standard_output_as_json_lines(capsys):
     rows = [json.loads(line) for line in captured.out.splitlines()]
     assert len(rows) == 40 and {"id", "stratum", "agreement"} <= set(rows[0])
     assert "wrote the items table to standard output" in captured.err  # the messages beside the data, on stderr
+
+
+def test_an_items_table_given_back_as_a_pool_says_its_scores_are_computed_afresh(capsys, tmp_path):
+    """`prepare` then `simulate` on its items table: the table's strata are not read, and the messages say why
+    rather than that the pool has no such column."""
+    from core.cli import main
+
+    pool, samples, items = str(DATA / "pool.jsonl"), str(DATA / "samples.jsonl"), str(tmp_path / "items.csv")
+    assert main(["prepare", "--pool", pool, "--samples", samples, "--out", items, "-q"]) == 0
+    assert main(["simulate", "--pool", items, "--proxy", "agreement", "--reps", "3", "--budgets", "10"]) == 2
+    assert "'agreement' is a score an earlier preparation wrote" in capsys.readouterr().err
+    assert main(["simulate", "--pool", items, "--reps", "3", "--budgets", "10", "-q"]) == 0
+    assert "is an items table an earlier preparation wrote" in capsys.readouterr().err

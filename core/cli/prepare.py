@@ -174,11 +174,30 @@ def warn_without_samples(args: argparse.Namespace, inputs: Inputs) -> None:
     unsampled items, no better than uniform sampling (an lm-eval samples file holds samples only when the task
     repeats its generations; a single-epoch Inspect log none)."""
     if inputs.samples.empty and not args.proxy:
+        again = (
+            f" ({args.pool} is an items table an earlier preparation wrote: its {', '.join(inputs.scores_dropped)} "
+            "are computed afresh from the samples, so give the samples it was prepared from)"
+            if inputs.scores_dropped
+            else ""
+        )
         warn(
-            f"no item of {args.pool} has a surrogate sample, so the design is no better than uniform sampling. "
+            f"no item of {args.pool} has a surrogate sample, so the design is no better than uniform sampling{again}. "
             "Give --samples (e.g. a cheaper model's lm-eval run with repeats, or its Inspect log with epochs), "
             "make them with `activegrade sample`, or stratify on a score with --proxy COLUMN"
         )
+
+
+def check_proxy(args: argparse.Namespace, inputs: Inputs) -> None:
+    """The --proxy column's values checked before a preparation that can take hours (core.stats.proxy); a score
+    an earlier preparation wrote is refused as such, not as a column the pool lacks."""
+    if args.proxy in inputs.scores_dropped:
+        raise InputError(
+            f"the column {args.proxy!r} is a score an earlier preparation wrote, which a preparation computes afresh",
+            file=args.pool,
+            fix="give the samples it was prepared from with --samples, or copy the column under another name to "
+            "stratify on it",
+        )
+    proxy_values(inputs.pool, args.proxy, file=args.pool)
 
 
 def prepare_from_args(args: argparse.Namespace, inputs: Inputs) -> pd.DataFrame:
@@ -269,7 +288,7 @@ def run(args: argparse.Namespace) -> int:
     writer_for(args.out)
     inputs = load_from_args(args)
     if args.proxy:
-        proxy_values(inputs.pool, args.proxy, file=args.pool)  # before a preparation that can take hours
+        check_proxy(args, inputs)
     warn_without_samples(args, inputs)
     check_writable(args.out, "the items table")
     if args.json:

@@ -10,6 +10,7 @@ from core.cli.output import add_output_options, check_writable, progress_bar, sa
 from core.cli.prepare import (
     add_input_options,
     add_prepare_options,
+    check_proxy,
     load_from_args,
     prepare_from_args,
     prepare_targets_from_args,
@@ -20,7 +21,6 @@ from core.errors import InputError
 from core.inputs.targets import has_targets
 from core.stats.compare import DEFAULT_MODE, MODES
 from core.stats.design import prepared_design
-from core.stats.proxy import proxy_values
 from core.stats.simulate import DEFAULT_BUDGETS, METHODS, format_table, labels_of, simulate
 from core.stats.simulate_compare import format_comparisons, simulate_comparisons
 from core.stats.stopping import DEFAULT_REGIME, FIXED, REGIMES
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     methods = _list(args.methods, "--methods")
     inputs = load_from_args(args)
     if args.proxy:
-        proxy_values(inputs.pool, args.proxy, file=args.pool)  # before a preparation that can take hours
+        check_proxy(args, inputs)
     labels_of(inputs.pool, file=args.pool)  # every label, before a preparation that can take hours
     warn_without_samples(args, inputs)
     if args.json:

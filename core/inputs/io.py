@@ -61,11 +61,14 @@ class Inputs:
     samples: one row per sample; `id`, `sample` (str), `logprob` (float or
     NaN), `surrogate` (str or ""), then any extra columns of the samples file.
     without_samples: ids of pool items with no sample, in pool order.
+    scores_dropped: the SCORE_COLUMNS an earlier preparation wrote into the pool (an items table given back as a
+    pool), which a preparation computes afresh (`without_scores`).
     """
 
     pool: pd.DataFrame
     samples: pd.DataFrame
     without_samples: list[str]
+    scores_dropped: tuple[str, ...] = ()
 
 
 @paused_gc()
@@ -80,7 +83,8 @@ def load_inputs(pool: Source | Table, samples: Source | Table | None = None) -> 
     A chunk of a preparation reads its pool rows and their samples alone (core.inputs.readers.load's
     ``rows``, with `among_ids`) and gives them here.
     """
-    pool_table = without_scores(_table(pool))
+    read = _table(pool)
+    pool_table = without_scores(read)
     _check_columns(pool_table, POOL_REQUIRED, POOL_OPTIONAL)
     pool_frame = _validate_pool(pool_table)
     if "samples" in pool_table.frame.columns:
@@ -107,6 +111,7 @@ def load_inputs(pool: Source | Table, samples: Source | Table | None = None) -> 
         pool=pool_frame,
         samples=sample_frame,
         without_samples=pool_frame.loc[~has_samples, "id"].tolist(),
+        scores_dropped=tuple(c for c in SCORE_COLUMNS if c in read.frame.columns),
     )
 
 
