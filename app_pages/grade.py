@@ -124,6 +124,9 @@ def on_press() -> None:
         }
     except (SQLAlchemyError, OSError) as exc:  # database down, disk full: nothing stored, and the grader knows
         ack |= {"status": "error", "message": f"Not saved, press again: the database failed ({type(exc).__name__})"}
+    if ack["status"] not in STORED and (words := str(press.get("comment") or "").strip()):
+        # the card now shows another item, or the same one afresh: the words typed are given back to copy
+        ack["message"] += f" Your comment was not saved either: “{words}”"
     st.session_state[ACK] = ack
     if (what := _described(press)) is not None:  # said if the session ends or the project is taken away next
         signin.record_press(what, ack["status"] in STORED)
@@ -199,7 +202,7 @@ def card_of(position: int, reviewing: bool) -> dict[str, Any]:
         "signals": ", ".join(f"{k} {v}" for k, v in view["signals"].items()) if "signals" in view else None,
         "reviewing": reviewing,
         "previous_label": previous["label"] if previous else None,
-        "previous_comment": previous["comment"] if previous else "",
+        "previous_comment": previous["comment"] if previous else store.undone_comment(pid, position, grader),
         "previous_labels": _previous_labels(position) if previous and rubric is not None else None,
     }
 

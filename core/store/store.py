@@ -873,6 +873,24 @@ class Store:
         row = self.first_row(GRADE_OF, project_id=project_id, grader=grader, position=position, criterion=criterion)
         return None if row is None else {c: getattr(row, c) for c in GRADE_COLUMNS}
 
+    def undone_comment(self, project_id: int, position: int, grader: str) -> str:
+        """The comment of this grader's latest retracted grade of the item, "" without one: an undo takes back the
+        grade, not the words written with it, which the card offers again when the item comes back (a grader
+        who undid a commented grade and graded again stored an empty comment)."""
+        with self.session() as s:
+            comment = s.scalar(
+                select(Grade.comment)
+                .where(
+                    Grade.project_id == project_id,
+                    Grade.grader == grader,
+                    Grade.position == position,
+                    Grade.retracted_at.is_not(None),
+                )
+                .order_by(Grade.retracted_at.desc(), Grade.id.desc())
+                .limit(1)
+            )
+        return comment or ""
+
 
 def _first_line(error: BaseException) -> str:
     """The first line of a database driver's message (the next lines hold the statement and its values,

@@ -39,6 +39,8 @@ def test_a_late_or_repeated_press_never_moves_to_another_item(open_app, store, p
     press(at, "grade", label="Correct")
     second = shown(at)
     assert press(at, "grade", card=first, label="Incorrect")["status"] == "ignored"  # the same showing, again
+    lost = press(at, "grade", card=first, label="Incorrect", comment="check the units")  # typed in a stale tab
+    assert lost["message"].endswith("Your comment was not saved either: “check the units”")  # to copy, not lost
     forged = {**second, "position": first["position"]}
     assert (
         press(at, "grade", card=forged, label="Incorrect")["status"] == "ignored"
@@ -296,6 +298,9 @@ def test_an_undo_names_the_item_it_undid_not_the_one_on_screen(open_app, store, 
     ack = press(at, "undo")  # pressed on the next card: the grade of the first is withdrawn
     assert ack["message"] == f"undone: the item is back, ungraded, item {first['item_id']}"
     assert shown(at)["item_id"] == first["item_id"]
+    press(at, "grade", label="Correct", comment="the sum is off by one")
+    press(at, "undo")  # the grade is taken back, not the words written with it: the card offers them again
+    assert shown(at)["item_id"] == first["item_id"] and shown(at)["previous_comment"] == "the sum is off by one"
     press(at, "skip")
     assert shown(at)["item_id"] != first["item_id"]
     ack = press(at, "undo")  # the skipped item is back, and named
