@@ -25,6 +25,7 @@ from core.inputs.markup import to_html
 from core.scales import Scale
 from core.services import auth, grade_actions, grading, live, showings
 from core.services.grading import grader_view
+from core.services.outcome import STORED as CARRIED_OUT
 from core.services.progress import counted
 from ui import access, grading_card, plan, side_by_side_card, signin, state
 
@@ -81,7 +82,7 @@ def _act(press: dict[str, Any]) -> grade_actions.Outcome:
             outcome = grade_action(
                 store, actor, pid, showing.position, answer, seconds=seconds, comment=str(press.get("comment") or "")
             )
-        if outcome.status in ("saved", "changed", "skipped"):
+        if outcome.status in (*CARRIED_OUT, "skipped"):
             showings.use(store, pid, grader, showing.token)
             if showing.reviewing:
                 st.session_state[REVIEW] = None  # a changed grade: back to the item left in the queue
@@ -133,7 +134,7 @@ def on_press() -> None:
 
 
 # The outcomes of a press that stored something (a comment, not a string: Streamlit's magic would show a string).
-STORED = ("saved", "changed", "skipped", "undone", grade_actions.COMMENTED, "flagged")
+STORED = (*CARRIED_OUT, "skipped", "undone", grade_actions.COMMENTED, "flagged")
 
 
 def _naming_item(outcome: grade_actions.Outcome, press: dict[str, Any]) -> str:

@@ -86,6 +86,19 @@ def test_a_skip_sooner_than_the_minimum_viewing_time_is_not_carried_out(world):
     assert held in store.skipped_positions(pid)
 
 
+def test_a_change_to_the_grade_already_stored_writes_nothing(world):
+    """Back, then the same grade sent again: "unchanged", no retracted row and no audit event of a change."""
+    store, pid, ann, design = world
+    held = reservations.claim(store, pid, design, 0, "ann")
+    assert grade_actions.grade(store, ann, pid, held, "Correct", seconds=1.0, comment="ok").status == "saved"
+    rows = len(store.grades(pid))
+    for comment in ("", "ok"):  # none keeps the comment; the same one is the same card
+        same = grade_actions.grade(store, ann, pid, held, "Correct", seconds=1.0, comment=comment)
+        assert same.status == "unchanged" and same.message == "unchanged: Correct, as it was"
+    assert grade_actions.grade(store, ann, pid, held, "Correct", seconds=1.0, comment="new").status == "changed"
+    assert len(store.grades(pid)) == rows and store.grade_of(pid, held, "ann")["comment"] == "new"
+
+
 @pytest.mark.parametrize(("min_view_s", "seconds", "status"), [(0.0, 0.05, "saved"), (1.0, 0.5, "too_fast")])
 def test_the_minimum_viewing_time_is_the_projects(world, min_view_s, seconds, status):
     store, pid, ann, design = world

@@ -311,7 +311,10 @@ GRADE_REQUEST = _object(
 """POST grades' body: 'label' in a project that asks one question, 'labels' in a rubric project or a comparison."""
 OUTCOME = _object(
     {
-        "status": {"type": "string", "enum": ["saved", "changed", "skipped", "undone", "refused", "not_saved"]},
+        "status": {
+            "type": "string",
+            "enum": ["saved", "changed", "unchanged", "skipped", "undone", "refused", "not_saved"],
+        },
         "message": {"type": "string"},
         "grade_id": INT_OR_NULL,
         "position": INT_OR_NULL,

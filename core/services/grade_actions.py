@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from core.errors import InputError
 from core.services import auth, grading, live, reservations, showings
 from core.services.audit import COMMENTED
-from core.services.outcome import Outcome, Refused
+from core.services.outcome import UNCHANGED, Outcome, Refused
 from core.services.reservations import DEFAULT_TTL
 from core.services.side_by_side import grades_for_targets, labels_by_side, order_of, side_names
 from core.settings import ProjectSettings
@@ -178,6 +178,10 @@ def grade(
     if not 0 <= position < store.item_count(project_id):
         raise Refused("no such item")
     earlier = store.grade_of(project_id, position, grader.name, settings.design_criterion)
+    if earlier is not None and (
+        same := _as_stored(store, settings, project_id, position, grader, {"": label}, comment)
+    ):
+        return same
     if earlier is None:  # a queue item: record it and free its reservation
         if not reservations.hold(store, project_id, position, grader.name):
             raise Refused(reservations.LATE)
@@ -249,6 +253,9 @@ def grade_card(
     except InputError as exc:
         raise Refused(str(exc)) from None
     first = _holds_card(store, project_id, position, grader, settings.design_criterion)
+    asked = dict(zip(side_names(len(order)), labels))
+    if not first and (same := _as_stored(store, settings, project_id, position, grader, asked, comment)):
+        return same
     card = [(target, by_target[target], label) for target, label in zip(order, labels)]
     reservations.record_card(store, project_id, position, card, grader.name, comment=comment, seconds=seconds)
     status = "saved" if first else "changed"
@@ -282,6 +289,9 @@ def grade_rubric(
     except InputError as exc:
         raise Refused(str(exc), field=exc.field) from None
     first = _holds_card(store, project_id, position, grader, settings.design_criterion)
+    asked = {name: label for name, _, label in card}
+    if not first and (same := _as_stored(store, settings, project_id, position, grader, asked, comment)):
+        return same
     left_out = [c for c in rubric.names if c not in {name for name, _, _ in card}]
     # a changed card replaces the whole earlier card: the criteria it leaves out that the earlier one answered go
     withdrawn = [] if first else [c for c in left_out if store.grade_of(project_id, position, grader.name, c)]
@@ -300,7 +310,13 @@ def stored_press(store: Store, actor: Actor, project_id: int, position: int) -> 
     grade was shown on), its comment, and the grade's id where the press stored one grade (None for a card of
     several)."""
     grader, project = _acting(store, actor, project_id)
-    settings = project.settings
+    return _pressed(store, project.settings, project_id, position, grader)
+
+
+def _pressed(
+    store: Store, settings: ProjectSettings, project_id: int, position: int, grader: auth.User
+) -> tuple[dict[str, str], str, int | None]:
+    """`stored_press` for a grader already checked."""
     card = store.card_of(project_id, position, grader.name)
     if settings.side_by_side:
         names = side_names(len(settings.targets))
@@ -311,6 +327,26 @@ def stored_press(store: Store, actor: Actor, project_id: int, position: int) -> 
         keys = [""] * len(card)
     comment = str(card["comment"].iloc[0] or "") if len(card) else ""
     return dict(zip(keys, card["label"])), comment, int(card["id"].iloc[0]) if len(card) == 1 else None
+
+
+def _as_stored(
+    store: Store,
+    settings: ProjectSettings,
+    project_id: int,
+    position: int,
+    grader: auth.User,
+    asked: dict[str, str],
+    comment: str,
+) -> Outcome | None:
+    """UNCHANGED where a change of the grader's card asks the labels it holds (``asked``, keyed as `stored_press`
+    keys them) with its comment or none (a change without a comment keeps the old one): nothing is written (a
+    card opened with Back and sent again as it was said "changed", and the audit trail held a change not made);
+    None otherwise."""
+    stored, said, _ = _pressed(store, settings, project_id, position, grader)
+    if stored != asked or comment.strip() not in ("", said):
+        return None
+    shown = ", ".join(f"{k} {v}" if k else v for k, v in asked.items())
+    return Outcome(UNCHANGED, f"unchanged: {shown}, as it was", position)
 
 
 def _holds_card(store: Store, project_id: int, position: int, grader: auth.User, criterion: str) -> bool:

@@ -34,8 +34,12 @@ class Outcome:
     grade_id: int | None = None
 
 
-STORED = ("saved", "changed")
-"""The statuses of a grade that stored it (and so spent its card's token, core.services.showings.press_once)."""
+UNCHANGED = "unchanged"
+"""A change that would store the grades and comment the grader's card holds already: nothing is written."""
+
+STORED = ("saved", "changed", UNCHANGED)
+"""The statuses of a grade press carried out, its grades stored (or found stored as sent), which so spent its
+card's token (core.services.showings.press_once)."""
 
 
 def permitted(store, actor: auth.User | None, action: str, project_id: int | None = None) -> auth.User:

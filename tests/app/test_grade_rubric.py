@@ -80,6 +80,9 @@ def test_an_earlier_card_comes_back_with_its_answers_and_changes_whole(open_app,
     again = shown(at)
     assert again["item_id"] == first["item_id"] and again["reviewing"]
     assert again["previous_labels"] == {**ANSWERS, "tone": "2"}
+    same = press(at, "grade", labels={**ANSWERS, "tone": "2"})  # sent back as it was: no change to record
+    assert same["status"] == "unchanged" and not shown(at)["reviewing"]
+    assert press(at, "back")["status"] == "review"
     assert press(at, "grade", labels={**ANSWERS, "correct": "Incorrect"})["status"] == "changed"
     grades = store.rubric_grades(rubric_project).set_index("criterion")
     assert grades["label"].to_dict() == {**ANSWERS, "correct": "Incorrect"}  # tone, left out, is withdrawn
