@@ -230,7 +230,8 @@ def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_afte
     grading = read_project(design, SETTINGS, thirty, estimate(design, list(thirty), list(thirty.values())))
     assert not grading.done and saving_metric(grading)[0].startswith("Expected saving")  # a forecast, said so
     assert saving_note(grading) == f"at the forecast stop ({grading.forecast.n:,} grades)"
-    assert saving_note(reading) is None  # done: the saving had, nothing to add
+    s = reading.saving  # done: the saving had, and the uniform grades each share is of
+    assert saving_note(reading) == f"vs {s.uniform_fixed:,.0f} · {s.uniform_same:,.0f} uniform grades"
     assert saving_headline(grading)[1].startswith(f"expected at the forecast stop ({grading.forecast.n:,}): ")
     assert saving_metric(reading)[0].startswith("Saving") and "uniform random sampling" in headline_words(grading, 0.95)
     for read in (reading, early, grading):  # one number for what uniform sampling needs: the saving's
@@ -276,9 +277,11 @@ def test_the_presenters_saving_names_the_grades_saved_as_fewer_or_more():
     number, words = saving_headline(reading)
     grades = abs(round(s.uniform_fixed * s.fixed_n))
     fewer = f"{grades:,} grade{'s' if grades != 1 else ''} {'fewer' if s.fixed_n >= 0 else 'more'}"
-    assert number == percent(abs(s.fixed_n)) and f"({fewer} than the {s.uniform_fixed:,.0f} a uniform" in words
+    direction = "fewer" if s.fixed_n >= 0 else "more"  # in the big number itself: "4%" alone read as a saving
+    assert number == f"{percent(abs(s.fixed_n))} {direction}" and words.startswith("grades than uniform sampling")
+    assert f"({fewer} than the {s.uniform_fixed:,.0f} a uniform" in words
     tiny = replace(reading, saving=replace(s, fixed_n=0.005))  # 1 grade in 200: not rounded up to "1%"
-    assert saving_headline(tiny)[0] == "<1%"
+    assert saving_headline(tiny)[0] == "<1% fewer"
     same = abs(round(s.uniform_same * s.same_regime))  # the other comparison as a count too, with its share
     more = f"{same:,} grade{'s' if same != 1 else ''} {'fewer' if s.same_regime >= 0 else 'more'}"
     assert f"; {more} ({percent(abs(s.same_regime))}) than the {s.uniform_same:,.0f} it needs stopped by" in words

@@ -514,12 +514,16 @@ def saving_metric(reading: Reading) -> tuple[str, str]:
 
 
 def saving_note(reading: Reading) -> str | None:
-    """What a page writes under the saving's metric (`saving_metric`): why it is withheld, or the forecast stop an
-    expected saving is read at; None where the metric says all ("withheld" alone left a manager guessing)."""
+    """What a page writes under the saving's metric (`saving_metric`): why it is withheld ("withheld" alone left a
+    manager guessing), the forecast stop an expected saving is read at, or, once done or with a budget fixed in
+    advance, uniform sampling's grades each share is of; None before any grade."""
     if not reading.saving_known:
         return "until every stratum has 2 grades" if reading.graded else None
-    if reading.done or reading.regime == FIXED:
-        return None
+    s = reading.saving
+    if reading.regime == FIXED:
+        return f"vs {s.uniform_fixed:,.0f} uniform grades"
+    if reading.done:  # the two shares alone did not say what they were of (a manager's review)
+        return f"vs {s.uniform_fixed:,.0f} · {s.uniform_same:,.0f} uniform grades"
     return f"at the forecast stop ({reading.forecast.n:,} grades)"
 
 
@@ -530,7 +534,7 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
         return "—", "saved vs uniform sampling: withheld until every stratum has 2 grades"
     s = reading.saving
     share = s.fixed_n
-    words = "fewer grades than uniform sampling" if share >= 0 else "more grades than uniform sampling"
+    words = "grades than uniform sampling"  # the big number says fewer or more: "4%" alone read as a saving
     if not (reading.done or reading.regime == FIXED):  # at the forecast stop: a forecast, said as one
         words = f"expected at the forecast stop ({reading.forecast.n:,}): {words}"
     # each comparison as a count against uniform's own need ("5 grades" alone read as uniform's need), the second
@@ -546,9 +550,11 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
 
 
 def _big_share(share: float) -> str:
-    """The presenter's big number: the share's size, "<1%" under a whole percent (a saving of 1 grade in 200 read
-    "1%" beside the words "1 grade fewer than the 200")."""
-    return "<1%" if 0 < abs(share) < 0.01 else percent(abs(share))
+    """The presenter's big number: the share's size and whether fewer or more grades ("4%" above "more grades"
+    read as a saving), "<1%" under a whole percent (a saving of 1 grade in 200 read "1%" beside the words "1
+    grade fewer than the 200")."""
+    size = "<1%" if 0 < abs(share) < 0.01 else percent(abs(share))
+    return f"{size} {'fewer' if share >= 0 else 'more'}"
 
 
 def _fewer(share: float, uniform: float) -> str:
