@@ -99,6 +99,8 @@ def pace_row(grades, reading: Reading) -> None:
     )
     if reading.done:
         st.success(stopping_words(reading))
+        if waits := review.waiting_words(store, project.id):  # the report is final once they are settled
+            st.warning(waits)
     elif reading.held_by_skips:  # no forecast to give: the rule waits for the skipped items, not for more grades
         st.warning(stopping_words(reading))
     else:

@@ -11,7 +11,7 @@ from core.inputs.markup import one_line_plain
 from core.services import review
 from core.services.comparison_reading import comparison_reading, statement
 from core.services.database import ProjectInfo, Store
-from core.services.progress import counted, level_percent
+from core.services.progress import level_percent
 from ui import plan
 from ui.graders_table import graders_table
 
@@ -49,8 +49,4 @@ def panel(store: Store, project: ProjectInfo) -> None:
     st.markdown(f"**{one_line_plain(statement(reading))}**")  # models' names as written, never markdown
     st.subheader("Graders")
     graders_table(store.target_grades(project.id))
-    waiting = len(review.waiting(store, project.id))
-    st.caption(
-        f"A grade is one response graded. {counted(waiting, 'item')} "
-        f"{'waits' if waiting == 1 else 'wait'} for a reviewer's final grade (Review page)."
-    )
+    st.caption(f"A grade is one response graded. {review.waiting_words(store, project.id)}")

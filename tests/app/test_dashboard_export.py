@@ -13,6 +13,7 @@ from core.scales import BINARY
 from core.services.reservations import submit
 from core.stats.allocation import design_from_items
 from core.stats.stopping import FLOOR_KAPPA
+from core.store import reviews as review_rows
 from core.testing.waiting import until
 
 
@@ -262,3 +263,12 @@ def test_simulate_says_a_fixed_budget_is_a_budget_and_when_its_run_is_from_other
     store.update_settings(project_id, {"budget_fixed": False, "target_half_width": 0.1})
     at = open_app("app_pages/simulate.py", project_id=project_id)
     assert "a budget fixed in advance -> planned looks on information; ±0.050 -> ±0.100" in at.warning[0].value
+
+
+def test_a_done_dashboard_says_which_items_still_wait_for_a_reviewer(open_app, store, project_id):
+    """ "Done ... Report it" beside a flagged item waiting read as the last word (a manager's review)."""
+    grade_some(store, project_id, 40)  # every item: the stop is the census
+    review_rows.add_flag(store, project_id, 4, "ann", "the reference looks wrong")
+    at = open_app("app_pages/dashboard.py", project_id=project_id)
+    assert at.success and at.success[0].value.startswith("Done")
+    assert [w.value for w in at.warning] == ["1 item waits for a reviewer's final grade (Review page)."]
