@@ -87,7 +87,7 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
     st.html(to_html(str(item.get("prompt") or "")))
     reference = grader_view(item, settings).get("reference")
     if isinstance(reference, str) and reference:  # the project shows it (show_reference), as the one-response card
-        with st.expander("Reference answer"):
+        with st.expander("Reference answer", expanded=True):  # open, as on the one-response card
             st.html(to_html(reference))
     labels = [c.label for c in settings.grading_scale.choices]
     keys = ", ".join(f"{c.key.upper()} {c.label}" for c in settings.grading_scale.choices)
