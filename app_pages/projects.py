@@ -11,6 +11,7 @@ from core.errors import InputError
 from core.inputs.images import EXTERNAL_IMAGES_SETTING
 from core.inputs.markup import one_line_plain
 from core.inputs.readers import FORMATS, UPLOAD_TYPES, load
+from core.inputs.targets import TARGET_COLUMN, has_targets
 from core.rubric import ALL
 from core.scales import BINARY, LIKERT, parse_custom_labels
 from core.services import auth, project_actions
@@ -409,17 +410,21 @@ def proxy_choice(pool, input_format: str, columns: str) -> str | None:
 @st.cache_data(max_entries=4, show_spinner=False)
 def _backend_choice(
     pool: tuple[str, bytes], samples: tuple[str, bytes] | None, input_format: str, columns: str
-) -> BackendChoice:
+) -> tuple[BackendChoice, int]:
+    """The backend the uploads' answers call for, and how many models the pool holds (1 unless it compares
+    several, core.inputs.targets.has_targets), from one read of the uploads."""
     try:
-        return choose_backend_for(load(pool, samples, fmt=input_format, columns=columns or None))
+        inputs = load(pool, samples, fmt=input_format, columns=columns or None)
     except InputError:
-        return choose_backend([])  # the upload's own error is shown when the project is created
+        return choose_backend([]), 1  # the upload's own error is shown when the project is created
+    models = inputs.pool[TARGET_COLUMN].nunique() if has_targets(inputs.pool) else 1
+    return choose_backend_for(inputs), int(models)
 
 
-def backend_choice(pool, samples, input_format: str, columns: str) -> str:
+def backend_choice(pool, samples, input_format: str, columns: str) -> tuple[str, int]:
     """The semantic backend, its default chosen from the uploads' answers (core.surrogate.semantic.choice),
-    and a line saying which and why."""
-    choice = (
+    and a line saying which and why; and how many models the pool compares (1: one model's pool)."""
+    choice, models = (
         _backend_choice(
             (pool.name, pool.getvalue()),
             (samples.name, samples.getvalue()) if samples is not None else None,
@@ -427,7 +432,7 @@ def backend_choice(pool, samples, input_format: str, columns: str) -> str:
             columns,
         )
         if pool is not None
-        else choose_backend([])
+        else (choose_backend([]), 1)
     )
     backend = st.selectbox(
         "Semantic backend",
@@ -439,7 +444,7 @@ def backend_choice(pool, samples, input_format: str, columns: str) -> str:
     )
     if pool is not None:
         st.caption(f"Suggested from the answers: **{choice.backend}**, as {choice.reason}.")
-    return backend
+    return backend, models
 
 
 def _uploads() -> tuple[Any, Any, str, str]:
@@ -472,13 +477,15 @@ def _embedding_server() -> dict[str, Any]:
     return {"model": server["model"].strip() or None, "embedding_server": server["api_base"]}
 
 
-def _preparation(pool, samples, input_format: str, columns: str) -> dict[str, Any]:
-    """The settings of the preparation: sampling, proxy, backend and its model (or embedding server), strata."""
+def _preparation(pool, samples, input_format: str, columns: str) -> tuple[dict[str, Any], int]:
+    """The settings of the preparation (sampling, proxy, backend and its model or embedding server, strata, and
+    the stopping rule's), and how many models the pool compares: a comparison is asked no stopping target,
+    regime or expected score, which read one score (its Dashboard reads each model's and each difference)."""
     sampling = sampling_settings() if samples is None else None
     proxy = proxy_choice(pool, input_format, columns)
     cols = st.columns(3)
     with cols[0]:
-        backend = backend_choice(pool, samples, input_format, columns)
+        backend, models = backend_choice(pool, samples, input_format, columns)
         served = backend == "embedding" and from_server("Embeddings from", key="new_embedding_source")
     model = cols[1].text_input(
         "Model (name or path; blank for the default)", key="new_model", disabled=backend == "exact" or served
@@ -490,6 +497,24 @@ def _preparation(pool, samples, input_format: str, columns: str) -> dict[str, An
     cols = st.columns(3)
     n_strata = cols[0].number_input("Strata", 1, 20, DEFAULTS.n_strata, key="new_strata")
     seed = cols[1].number_input("Seed", 0, 2**31 - 1, DEFAULTS.seed, key="new_seed")
+    settings = {
+        "backend": backend,
+        **engine,
+        "stratify_by": stratify_by,
+        "proxy": proxy,
+        "input_format": input_format,
+        "columns": columns.strip(),
+        "n_strata": int(n_strata),
+        "seed": int(seed),
+        "sampling": sampling,
+    }
+    if models > 1:
+        st.caption(
+            f"A comparison of {models} models, graded side by side: its Dashboard and report give each model's "
+            "score and each difference with its interval. A stopping target and its forecast read one score, so "
+            "they are not asked (docs/compare.md)."
+        )
+        return settings, models
     target = cols[2].number_input(
         "Target half-width",
         0.001,
@@ -501,37 +526,25 @@ def _preparation(pool, samples, input_format: str, columns: str) -> dict[str, An
     )
     regime = regime_input("new_regime", DEFAULTS.regime)
     expected = expected_score_input("new_expected", None)
-    return {
-        "backend": backend,
-        **engine,
-        "stratify_by": stratify_by,
-        "proxy": proxy,
-        "input_format": input_format,
-        "columns": columns.strip(),
-        "n_strata": int(n_strata),
-        "seed": int(seed),
-        "target_half_width": float(target),
-        "expected_score": expected,
-        "regime": regime,
-        "sampling": sampling,
-    }
+    return settings | {"target_half_width": float(target), "expected_score": expected, "regime": regime}, models
 
 
-def _grading() -> dict[str, Any] | None:
-    """The settings graders see: guidelines, the reference answer, the questions; None while those are bad."""
+def _grading(rubric: bool) -> dict[str, Any] | None:
+    """The settings graders see: guidelines, the reference answer, the questions (a rubric offered where
+    ``rubric``: a comparison asks one question of each response, so far); None while those are bad."""
     guidelines = st.text_area("Guidelines for graders (markdown)", key="new_guidelines")
     show_reference = st.checkbox("Show graders the reference answer", DEFAULTS.show_reference, key="new_show_reference")
-    questions = questions_form("new", DEFAULTS)
+    questions = questions_form("new", DEFAULTS, rubric=rubric)
     if questions is None:
         return None
     return {"guidelines": guidelines, "show_reference": show_reference, **questions}
 
 
-def questions_form(key: str, current: ProjectSettings) -> dict[str, Any] | None:
-    """What graders are asked, starting from ``current``'s: one question on a scale (``scale``, no criteria) or
-    a rubric (``criteria``, ``primary_criterion``, ``allocate_for``); None, with the error shown, while the labels
-    or a criterion are bad. ``key`` prefixes the widgets' keys."""
-    if rubric_form.uses_rubric(f"{key}_rubric", current):
+def questions_form(key: str, current: ProjectSettings, *, rubric: bool = True) -> dict[str, Any] | None:
+    """What graders are asked, starting from ``current``'s: one question on a scale (``scale``, no criteria) or,
+    where ``rubric`` offers it, a rubric (``criteria``, ``primary_criterion``, ``allocate_for``); None, with the
+    error shown, while the labels or a criterion are bad. ``key`` prefixes the widgets' keys."""
+    if rubric and rubric_form.uses_rubric(f"{key}_rubric", current):
         return rubric_form.rubric_editor(key, current)
     try:
         scale = scale_settings(key, current.scale)
@@ -545,8 +558,8 @@ def new_project() -> None:
     with st.expander("New project", expanded=not store.projects()):
         name = st.text_input("Name", key="new_name")
         pool, samples, input_format, columns = _uploads()
-        preparation = _preparation(pool, samples, input_format, columns)
-        grading = _grading()
+        preparation, models = _preparation(pool, samples, input_format, columns)
+        grading = _grading(rubric=models == 1)
         if st.button("Create project", type="primary", key="create", disabled=grading is None):
             if pool is None:
                 st.error("Choose a pool file first.")

@@ -123,6 +123,10 @@ def test_the_projects_page_accepts_a_pool_of_several_models_and_says_how_many(op
     pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(20, models=MODELS)))
     at = open_app()
     _fill_new_project(at, "Compare", ("pool.jsonl", pool.read_bytes()), None)
+    at.run()  # the form reads the upload: a comparison is asked no target, regime or expected score, nor a rubric
+    asked = {w.key for w in [*at.number_input, *at.checkbox, *at.radio, *at.selectbox, *at.text_input]}
+    assert not asked & {"new_target", "new_regime", "new_expected", "new_rubric"}, asked
+    assert any("A comparison of 2 models, graded side by side" in c.value for c in at.caption)
     at.button(key="create").click().run()
     assert not at.error, [e.value for e in at.error]
     project = store.project_by_name("Compare")
