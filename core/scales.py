@@ -63,7 +63,8 @@ DEFAULT_SCALE = BINARY
 
 
 def custom_scale(pairs: list[tuple[str, float]]) -> Scale:
-    """A custom scale; raises InputError unless there are 2-9 distinct labels with values in [0, 1]."""
+    """A custom scale; raises InputError unless there are 2-9 distinct labels with values in [0, 1], at least two
+    of those values different."""
     if not 2 <= len(pairs) <= MAX_LABELS:
         raise InputError(
             f"a custom scale needs 2 to {MAX_LABELS} labels, got {len(pairs)}",
@@ -85,6 +86,11 @@ def custom_scale(pairs: list[tuple[str, float]]) -> Scale:
         if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value <= 1):
             raise InputError(f"value {value!r} of {label!r} is not in [0, 1]", row=row, fix="use a number from 0 to 1")
         seen.add(label)
+    if len({float(v) for _, v in pairs}) < 2:  # every grade the same number: no estimate could vary
+        raise InputError(
+            f"every label of the scale has the value {float(pairs[0][1]):g}",
+            fix="give the labels at least two different values, e.g. Wrong = 0 and Right = 1",
+        )
     return Scale("custom", tuple(Choice(name, float(v), str(k)) for k, (name, v) in enumerate(pairs, start=1)))
 
 

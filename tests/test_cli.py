@@ -158,3 +158,11 @@ def test_an_items_table_given_back_as_a_pool_says_its_scores_are_computed_afresh
     assert "'agreement' is a score an earlier preparation wrote" in capsys.readouterr().err
     assert main(["simulate", "--pool", items, "--reps", "3", "--budgets", "10", "-q"]) == 0
     assert "is an items table an earlier preparation wrote" in capsys.readouterr().err
+
+
+def test_two_stopping_regimes_are_refused_not_one_dropped(capsys):
+    from core.cli import main
+
+    argv = ["simulate", "--pool", str(DATA / "pool.jsonl"), "--budget-fixed", "--regime", "anytime", "--reps", "3"]
+    assert main(argv) == 2
+    assert "--budget-fixed and --regime anytime name two stopping regimes" in capsys.readouterr().err

@@ -50,7 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--regime",
         choices=REGIMES,
-        default=DEFAULT_REGIME,
         help="how the project stops (default: looks, planned looks on information; anytime: at any grade with "
         "the anytime-valid interval; fixed: a budget fixed in advance)",
     )
@@ -104,7 +103,12 @@ def run(args: argparse.Namespace) -> int:
     warn_without_samples(args, inputs)
     if args.json:
         check_writable(args.json, "the results")
-    regime = FIXED if args.budget_fixed else args.regime
+    if args.budget_fixed and args.regime not in (None, FIXED):  # the flag lost to the other without a word
+        raise InputError(
+            f"--budget-fixed and --regime {args.regime} name two stopping regimes",
+            fix="give one of them: --budget-fixed is --regime fixed",
+        )
+    regime = FIXED if args.budget_fixed else (args.regime or DEFAULT_REGIME)
     if args.target_half_width is not None and not 0 < args.target_half_width <= 0.5:
         raise InputError(f"--target-half-width {args.target_half_width} is not in (0, 0.5]", fix="give e.g. 0.05")
     comparison = prepare_targets_from_args(args, inputs) if has_targets(inputs.pool) else None

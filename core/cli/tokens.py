@@ -46,7 +46,8 @@ def act(store: Store, args: argparse.Namespace) -> int:
     """Carry out ``args.token_action`` (create, list or revoke) as the operator."""
     if args.token_action == "create":
         info, secret = tokens.create(store, auth.OPERATOR, args.name, args.token_name)
-        say(args, f"created API token {info.id} ({info.name}) for {info.owner}; it is shown once, on the next line:")
+        where = "in the JSON's 'token'" if args.json == STDOUT else "on the next line"
+        say(args, f"created API token {info.id} ({info.name}) for {info.owner}; it is shown once, {where}:")
         write_json(args, {"id": info.id, "owner": info.owner, "name": info.name, "token": secret})
         if args.json != STDOUT:
             print(secret)

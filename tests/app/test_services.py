@@ -39,6 +39,7 @@ def test_scales_map_labels_to_values_and_keys():
         ("A = 0\nB = x", "not a number"),
         ("A = 0\nB = nan", "not in [0, 1]"),
         ("A = 0\n = 1", "empty label"),
+        ("A = 0\nB = 0", "every label of the scale has the value 0"),  # no grade could differ from another
     ],
 )
 def test_bad_custom_scales_say_which_line(text, message):
