@@ -166,3 +166,13 @@ def test_two_stopping_regimes_are_refused_not_one_dropped(capsys):
     argv = ["simulate", "--pool", str(DATA / "pool.jsonl"), "--budget-fixed", "--regime", "anytime", "--reps", "3"]
     assert main(argv) == 2
     assert "--budget-fixed and --regime anytime name two stopping regimes" in capsys.readouterr().err
+
+
+def test_prepare_names_the_file_of_a_pool_of_several_models(capsys, tmp_path):
+    from core.cli import main
+    from tests.test_compare import long_pool, write_jsonl
+
+    pool = write_jsonl(tmp_path / "pool.jsonl", long_pool())
+    assert main(["prepare", "--pool", str(pool), "--out", str(tmp_path / "items.csv")]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {pool}, column 'model': the pool names 2 models" in err and "surrogate sample" not in err

@@ -24,6 +24,7 @@ from core.cli.output import (
 from core.errors import InputError
 from core.inputs.io import Inputs
 from core.inputs.readers import FORMATS, load
+from core.inputs.targets import refuse_targets
 from core.settings import DEFAULTS, MAX_JSON_INT
 from core.stats.compare import Comparison
 from core.stats.proxy import PROXY_COLUMN, proxy_name, proxy_values
@@ -287,6 +288,7 @@ def summary(items: pd.DataFrame) -> str:
 def run(args: argparse.Namespace) -> int:
     writer_for(args.out)
     inputs = load_from_args(args)
+    refuse_targets(inputs.pool, args.pool)  # named by its file, before any warning about its samples
     if args.proxy:
         check_proxy(args, inputs)
     warn_without_samples(args, inputs)

@@ -125,8 +125,8 @@ def pool_targets(pool: pd.DataFrame, file: str | None = None) -> tuple[str, ...]
 
 
 def refuse_targets(pool: pd.DataFrame, file: str | None = None) -> None:
-    """InputError where a pool of several targets reaches a one-target path (a project, `prepare`): until
-    comparison projects exist, their rows would be taken for separate items."""
+    """InputError where a pool of several targets reaches a one-target path (`prepare`, which writes one items
+    table): its rows would be taken for separate items. ``file`` names the pool in the message."""
     if has_targets(pool):
         models = sorted(pool[TARGET_COLUMN].dropna().astype(str).str.strip().unique())
         raise InputError(
