@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     store, project = project_from_args(args)
     path = Path(args.label_studio)
-    outcome = import_annotations(store, auth.OPERATOR, project.id, path.name, path.read_bytes())
+    outcome = import_annotations(store, auth.OPERATOR, project.id, args.label_studio, path.read_bytes())  # as given
     say(args, outcome.message)
     write_json(
         args,

@@ -35,6 +35,7 @@ from core.inputs.limits import MAX_NAME_CHARS, check_length
 from core.scales import Scale
 from core.services import audit, auth, reservations
 from core.services.outcome import Outcome, permitted
+from core.services.progress import counted
 from core.settings import ProjectSettings
 from core.store import Store
 
@@ -84,7 +85,7 @@ class Annotation:
     grader: str
     seconds: float | None
     comment: str
-    task: int  # its task's place in the file, from 1, for messages
+    task: str  # its task in messages: its place in the file, from 1, and Label Studio's own id where it has one
 
 
 def _grader(annotation: dict[str, Any]) -> str:
@@ -114,30 +115,55 @@ def read_annotations(name: str, data: bytes) -> list[Annotation]:
     found = []
     for place, task in enumerate(exported, start=1):
         item = (task.get("data") or {}).get("item_id") if isinstance(task, dict) else None
+        named = f"task {place}" + (
+            f" (Label Studio id {task['id']})" if isinstance(task, dict) and "id" in task else ""
+        )
         if item is None:
-            raise InputError(f"task {place} has no data.item_id", file=name, fix=FIX)
+            raise InputError(f"{named} has no data.item_id", file=name, fix=FIX)
+        by_grader: set[str] = set()
         for annotation in task.get("annotations") or task.get("completions") or []:
             if annotation.get("was_cancelled"):
                 continue
             labels = _results(annotation, GRADE, "choices", "choices")
             if len(labels) != 1:
                 raise InputError(
-                    f"task {place} (item {item!r}): an annotation has {len(labels)} choices of '{GRADE}', not one",
+                    f"{named} (item {item!r}): an annotation has {len(labels)} choices of '{GRADE}', not one",
                     file=name,
                     fix="grade with the labeling config of `activegrade export --format label-studio-config`",
                 )
-            lead = annotation.get("lead_time")
+            grader = _grader(annotation)
+            if grader in by_grader:  # one would replace the other without a word
+                raise InputError(
+                    f"{named} (item {item!r}) has two annotations by {grader}",
+                    file=name,
+                    fix="keep one annotation per annotator and task in Label Studio, then export again",
+                )
+            by_grader.add(grader)
             found.append(
                 Annotation(
                     item_id=str(item),
                     label=labels[0],
-                    grader=_grader(annotation),
-                    seconds=float(lead) if isinstance(lead, int | float) else None,
+                    grader=grader,
+                    seconds=_lead_time(annotation.get("lead_time"), f"{named} (item {item!r})", name),
                     comment="\n".join(_results(annotation, COMMENT, "textarea", "text")),
-                    task=place,
+                    task=named,
                 )
             )
     return found
+
+
+def _lead_time(lead: object, named: str, name: str) -> float | None:
+    """An annotation's ``lead_time`` as seconds (None where it has none); InputError for one that is no number
+    of seconds (text was taken as no time at all)."""
+    if lead is None:
+        return None
+    if isinstance(lead, bool) or not isinstance(lead, int | float) or not 0 <= lead < float("inf"):
+        raise InputError(
+            f"{named}: lead_time {lead!r} is not a number of seconds",
+            file=name,
+            fix="give the seconds spent as a number, or leave lead_time out",
+        )
+    return float(lead)
 
 
 def import_annotations(store: Store, actor: auth.User, project_id: int, name: str, data: bytes) -> Outcome:
@@ -163,20 +189,23 @@ def import_annotations(store: Store, actor: auth.User, project_id: int, name: st
                 file=name,
                 fix="grade with the labeling config of `activegrade export --format label-studio-config`",
             ) from None
-    recorded = 0
+    new = changed = 0
     for a in annotations:
         position = positions[a.item_id]
         earlier = store.grade_of(project_id, position, a.grader)
         if earlier is not None and earlier["label"] == a.label and earlier["comment"] == a.comment:
             continue  # imported before
         reservations.submit(store, project_id, position, scale, a.label, a.grader, comment=a.comment, seconds=a.seconds)
-        recorded += 1
+        new, changed = (new + 1, changed) if earlier is None else (new, changed + 1)
     graders = sorted({a.grader for a in annotations})
-    audit.record(store, user, IMPORTED, project_id, source="label-studio", file=name, grades=recorded, graders=graders)
+    audit.record(
+        store, user, IMPORTED, project_id, source="label-studio", file=name, grades=new + changed, graders=graders
+    )
+    replaced = f", changed {counted(changed, 'grade')} given before (the old ones kept, retracted)" if changed else ""
     return Outcome(
         "imported",
-        f"imported {recorded:,} grades by {len(graders):,} graders from {name} "
-        f"({len(annotations) - recorded:,} already there)",
+        f"imported {counted(new, 'grade')}{replaced} by {counted(len(graders), 'grader')} from {name} "
+        f"({len(annotations) - new - changed:,} already there)",
     )
 
 

@@ -103,14 +103,22 @@ def test_label_studio_round_trip_keeps_the_graders_and_is_audited(store, project
 
     assert main(["import", str(project_id), "--db-url", db_url, "--label-studio", str(exported), "-q"]) == 0
     assert len(store.grades(project_id)) == 7  # imported again: nothing recorded twice
+    edited = _annotated(tasks)
+    edited[0]["annotations"][0]["result"][0]["value"]["choices"] = ["Incorrect"]  # changed in Label Studio since
+    exported.write_text(json.dumps(edited))
+    assert main(["import", str(project_id), "--db-url", db_url, "--label-studio", str(exported)]) == 0
+    said = capsys.readouterr().out  # the change said, not counted as a new grade
+    assert "imported 0 grades, changed 1 grade given before (the old ones kept, retracted) by 2 graders" in said
 
 
 @pytest.mark.parametrize(
     ("change", "message"),
     [
         (lambda t: t[2]["annotations"][0]["result"][0]["value"].update(choices=["Maybe"]), "'Maybe' is not a label"),
-        (lambda t: t[4]["data"].update(item_id="nope"), "task 5: item 'nope' is not in the project's pool"),
-        (lambda t: t[1]["data"].pop("item_id"), "task 2 has no data.item_id"),
+        (lambda t: t[4]["data"].update(item_id="nope"), "task 5 (Label Studio id 5): item 'nope' is not in the"),
+        (lambda t: t[1]["data"].pop("item_id"), "task 2 (Label Studio id 2) has no data.item_id"),
+        (lambda t: t[0]["annotations"][0].update(lead_time="abc"), "lead_time 'abc' is not a number of seconds"),
+        (lambda t: t[3]["annotations"].append(t[3]["annotations"][0]), "has two annotations by ann@example.org"),
     ],
 )
 def test_a_bad_annotation_is_named_and_nothing_is_imported(
