@@ -204,7 +204,13 @@ def test_cli_stopping_mode_reports_the_stop_and_the_forecast(tmp_path, capsys):
     fields = {"stop_n_median", "stop_n_mean", "stop_coverage", "stop_bias", "saving_shown_at_stop", "forecast_n"}
     fields |= {"stop_n_median_se", "stop_n_ratio", "stop_n_ratio_wilson", "stop_n_ideal"}
     fields |= {"forecast_low", "forecast_high", "forecast_hit", "projection_low", "projection_high", "projection_hit"}
-    fields |= {"projection_hit_se", "projection_shown", "projection_late_at", "projection_late_spread"}
+    fields |= {
+        "forecast_hit_se",
+        "projection_hit_se",
+        "projection_shown",
+        "projection_late_at",
+        "projection_late_spread",
+    }
     for method in ("activegrade", "uniform"):
         row = stopping[method]
         assert fields <= set(row)

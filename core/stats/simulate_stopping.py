@@ -24,7 +24,7 @@ Carlo standard error where it has one:
   mean a few samples whose grades show almost no spread read uniform's size as a few grades, and pull it far
   below the saving had); saving_realised: the saving had (`realised_saving`);
 - forecast_n, forecast_low, forecast_high: the setup's forecast before any grade
-  (core.stats.forecast), and forecast_hit, the share of stops inside its range;
+  (core.stats.forecast), and forecast_hit (forecast_hit_se), the share of stops inside its range;
 - projection_low, projection_high (means), projection_hit (projection_hit_se): the dashboard's
   forecast after max(20, 2H) grades, per replication, scored on the replications still grading then
   (projection_shown: their share): one stopped sooner has its queue closed at the stop
@@ -161,7 +161,7 @@ def stopping_figures(
             "forecast_n": float(setup[1]),
             "forecast_low": float(setup[0]),
             "forecast_high": float(setup[2]),
-            "forecast_hit": float(((n >= setup[0]) & (n <= setup[2])).mean()),
+            **_share("forecast_hit", (n >= setup[0]) & (n <= setup[2])),
             "projection_at": k,
             "projection_shown": float(still.mean()),
             "projection_low": float(projection[still, 0].mean()) if still.any() else float("nan"),
@@ -180,6 +180,12 @@ def stopping_figures(
                 "forecast_surrogate_hit": float(((n >= own[0]) & (n <= own[2])).mean()),
             }
     return out
+
+
+def _share(name: str, inside: np.ndarray) -> dict[str, float]:
+    """``name``: the share of replications ``inside``, and ``name``_se its Monte Carlo s.e., sqrt(p (1 - p) / R)."""
+    share = float(np.mean(inside))
+    return {name: share, f"{name}_se": float(np.sqrt(share * (1 - share) / max(inside.size, 1)))}
 
 
 def realised_saving(
