@@ -92,7 +92,8 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
     labels = [c.label for c in settings.grading_scale.choices]
     keys = ", ".join(f"{c.key.upper()} {c.label}" for c in settings.grading_scale.choices)
     st.caption(
-        f"Keys: {one_line_plain(keys)} grade the next response without a grade; Enter submits the card; "
+        f"Keys: {one_line_plain(keys)} grade the next response without a grade (← / → choose another, to change "
+        "its grade); Enter submits the card; "
         + (
             "F flags it for a reviewer; B goes further back; Q returns to the queue; ? shows these keys."
             if reviewing is not None

@@ -2,9 +2,10 @@
 // scale's keys -> labels): a scale key grades the first response without a grade yet, the next key the next
 // one; Enter submits the card, S skips it, F flags it for a reviewer (the comment box's text going with it), U
 // undoes the last card or skip, B goes back to an earlier card and Q returns to the queue from one; ? shows every
-// key. A key with nothing to do on the screen says so, as the one-response card's do. A grade given is changed by
-// clicking another. Keys typed into a text field are the field's; the keys act only where the card's marker
-// (#ag-sbs-card) is on the page.
+// key. A key with nothing to do on the screen says so, as the one-response card's do. Left and Right choose the
+// response the next scale key grades (outlined), so a grade given is changed from the keyboard too, as a rubric
+// card's Up and Down choose its criterion. Keys typed into a text field are the field's; the keys act only where
+// the card's marker (#ag-sbs-card) is on the page.
 (() => {
   if (window.agSbsListening) return; // one listener for the page, however many times the card is drawn
   window.agSbsListening = true;
@@ -27,6 +28,8 @@
     clearTimeout(window.agSbsNoteTimer);
     window.agSbsNoteTimer = setTimeout(() => note.remove(), 4000);
   };
+  let chosenSide = null; // the response Left / Right chose for the next scale key (null: the first ungraded)
+  const mark = (all, index) => all.forEach((side, i) => { side.style.outline = i === index ? "2px solid #1c83e1" : ""; });
   const buttons = { Enter: "Submit", s: "Skip", f: "Flag", u: "Undo", b: "Back", q: "Return" };
   const none = { // what a key says where its button is not on the screen
     Submit: "no card to submit", Skip: "an earlier card is changed, not skipped", Flag: "no card to flag",
@@ -49,8 +52,19 @@
         return;
       }
       const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+      if (key === "ArrowLeft" || key === "ArrowRight") {
+        const all = sides(), n = all.length, step = key === "ArrowRight" ? 1 : -1;
+        if (!n) return;
+        const next = all.findIndex((side) => !chosen(side)); // what a scale key grades with none chosen
+        const from = chosenSide ?? (next >= 0 ? next : step > 0 ? -1 : n);
+        chosenSide = (from + step + n) % n;
+        mark(all, chosenSide);
+        event.preventDefault();
+        return;
+      }
       const press = buttons[key];
       if (press) {
+        chosenSide = null; // a new card, or the same one afresh: the next key grades its first ungraded response
         const button = [...document.querySelectorAll("button")].find((b) => b.innerText.trim().startsWith(press));
         event.preventDefault();
         if (button && !button.disabled) button.click();
@@ -59,11 +73,14 @@
       }
       const label = (window.agSbsKeys || {})[event.key.toUpperCase()];
       if (!label) return;
-      const next = sides().find((side) => !chosen(side));
+      const all = sides();
+      const next = chosenSide !== null && chosenSide < all.length ? all[chosenSide] : all.find((side) => !chosen(side));
       const choice = next && option(next, label);
       event.preventDefault();
+      chosenSide = null;
+      mark(all, -1);
       if (choice) choice.click();
-      else say(`${event.key.toUpperCase()}: every response has its grade; click another to change one, Enter submits`);
+      else say(`${event.key.toUpperCase()}: every response has its grade; Left / Right choose one to change, Enter submits`);
     },
     true,
   );

@@ -115,3 +115,23 @@ def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_
     page.get_by_text("U: on an earlier card, submit it or return to the queue (Q) first").wait_for(timeout=TIMEOUT_MS)
     page.locator("body").press("q")
     page.get_by_text("Your earlier card, with the grades you gave").wait_for(state="detached", timeout=TIMEOUT_MS)
+    # the keys change one grade of a card graded through: Left / Right choose the response the next key grades
+    page.locator("body").press("b")
+    page.get_by_text("Your earlier card, with the grades you gave").wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_function(f"() => ({checked})() === 2", timeout=TIMEOUT_MS)
+    page.locator("body").press("y")  # every response graded: the key says how to choose one
+    page.get_by_text("every response has its grade; Left / Right choose one to change").wait_for(timeout=TIMEOUT_MS)
+    page.locator("body").press("ArrowRight")  # none chosen yet: the first response
+    first_label = "() => document.querySelectorAll('[role=radiogroup]')[0].querySelector('input:checked')"
+    page.locator("body").press("ArrowRight")
+    page.locator("body").press("ArrowLeft")  # back to the first
+    page.locator("body").press("n")
+    page.wait_for_function(
+        f"() => ({first_label})()?.closest('label')?.innerText.trim() === 'Incorrect'", timeout=TIMEOUT_MS
+    )
+    page.keyboard.press("Enter")
+    page.get_by_text("Your earlier card, with the grades you gave").wait_for(state="detached", timeout=TIMEOUT_MS)
+    grades = store.target_grades(pid)
+    last = grades.sort_values("created_at")["position"].iloc[-1]
+    changed = grades[grades["position"] == last].sort_values("side")
+    assert changed["label"].tolist() == ["Incorrect", "Incorrect"]
