@@ -330,7 +330,8 @@ def _card_words(rubric_grades: pd.DataFrame) -> dict[int, str]:
 
 @st.fragment
 def my_items() -> None:
-    """The grader's graded and skipped items, searchable by id or text; choosing one opens it on the card."""
+    """The grader's skipped items, then their graded ones, the latest first, searchable by id or text; choosing one
+    opens it on the card."""
     items = plan.items(project)
     try:
         access.fragment_guard(auth.GRADE, pid)
@@ -340,11 +341,12 @@ def my_items() -> None:
     except (SQLAlchemyError, OSError) as exc:
         st.warning(f"The list cannot be read now: the database failed ({type(exc).__name__}).")
         return
-    grades = grades[grades["grader"] == grader].set_index("position")
-    rows = [
+    mine = grades[grades["grader"] == grader].sort_values("created_at", ascending=False, kind="stable")
+    grades = mine.set_index("position")  # the latest first: the item just graded is the one looked for
+    rows = [(p, "skipped", "") for p in skipped]  # waiting on the grader: above the grades
+    rows += [
         (int(p), grades.at[p, "label"] if cards is None else cards[p], grades.at[p, "comment"]) for p in grades.index
     ]
-    rows += [(p, "skipped", "") for p in skipped]
     table = pd.DataFrame(
         {
             "position": [p for p, _, _ in rows],

@@ -534,6 +534,12 @@ function update(inst, data) {
     const inName = active instanceof HTMLElement && active.matches(NAME_FIELD);
     if (inName && restoreName(active, data.grader)) notify(inst, `Keys pressed before the card came went into your name, not onto an item: nothing was graded with them, and you grade as ${data.grader}.`);
     if (hadFocus || inName) focusCard(inst);
+    // an earlier item opened from the list below the card (or by B): the card scrolled into view, where the page
+    // had stayed at the list with the item's id and the "Reviewing" note off screen
+    if (data.card && data.card.reviewing) requestAnimationFrame(() => {
+      const top = root.getBoundingClientRect().top;
+      if (root.isConnected && (top < 0 || top > window.innerHeight * 0.5)) root.scrollIntoView({ block: "start" });
+    });
   } else {
     inst.root.querySelector(".ag-progress").textContent = data.progress;
   }
