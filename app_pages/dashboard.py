@@ -199,22 +199,21 @@ def _path_section(graded: dict[int, float]) -> None:
 
 
 def _strata_and_graders(now: Live, strata: pd.DataFrame, grades: pd.DataFrame) -> None:
-    """Side by side: the strata with the skips' bound, and the graders' pace with their agreement."""
+    """The strata with the skips' bound, and under them the graders' pace with their agreement: each the page's
+    width (side by side, at 1,280 px the strata's last column and the graders' "median s" and "last grade" were
+    cut off: a manager's review)."""
     skips = now.skips
-    left, right = st.columns(2)
-    with left:
-        st.subheader("Strata")
-        st.dataframe(shown(strata), hide_index=True, width="stretch")
-        st.caption(
-            "*planned*: the grades per stratum the surrogate's spreads gave this many grades before any grade; "
-            "*done*: those given, which follow the grades as they come (shares proportional to the strata's sizes "
-            "until their grades differ, then the spreads the grades show) and the items skipped."
-        )
-        st.caption(skips_words(skips_section(skips, now.skip_steps), digits=3))
-    with right:
-        st.subheader("Graders")
-        graders_table(grades)
-        st.caption(plain_text(agreement_words(store, project.id, grades, project.settings)))
+    st.subheader("Strata")
+    st.dataframe(shown(strata), hide_index=True, width="stretch")
+    st.caption(
+        "*planned*: the grades per stratum the surrogate's spreads gave this many grades before any grade; "
+        "*done*: those given, which follow the grades as they come (shares proportional to the strata's sizes "
+        "until their grades differ, then the spreads the grades show) and the items skipped."
+    )
+    st.caption(skips_words(skips_section(skips, now.skip_steps), digits=3))
+    st.subheader("Graders")
+    graders_table(grades)
+    st.caption(plain_text(agreement_words(store, project.id, grades, project.settings)))
 
 
 @st.fragment(run_every=REFRESH_S)
