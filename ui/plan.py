@@ -117,7 +117,7 @@ def stratifying_overview(project: ProjectInfo) -> None:
     by = project.settings.stratify_by
     column = stratifying_columns(by)[-1]  # "both": the agreement split within entropy strata is shown
     term = "semantic entropy" if column == "semantic_entropy" else "agreement"
-    left, right = st.columns(2)
+    left, right = st.columns([2, 3])  # the table's columns need more room than the chart (cut at 1,280 px halved)
     with left:
         st.subheader(f"Stratified by {NAME_OF[column]}", help=term_help(term))
         chart = (
@@ -155,7 +155,13 @@ def stratifying_overview(project: ProjectInfo) -> None:
             )
     with right:
         st.subheader("Strata", help=term_help("stratum"))
-        st.dataframe(strata_table(items_, by).round(3), hide_index=True, width="stretch")
+        table = strata_table(items_, by).round(3)
+        st.dataframe(
+            table,
+            hide_index=True,
+            width="stretch",
+            column_config={c: st.column_config.NumberColumn(width="small", help=c) for c in table.columns},
+        )
         st.caption(f"{design(project).H} strata, numbered from the least to the most surrogate doubt.")
 
 
