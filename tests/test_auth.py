@@ -244,6 +244,9 @@ def test_an_oidc_only_account_costs_a_hash_like_any_other_name(store, monkeypatc
         ("a\u200bb", "holds the character"),  # zero-width space
         ("ann  lee", "two spaces"),
         ("   ", "no letter or digit"),
+        ("\u0640\u0640\u0640", "no letter or digit"),  # Arabic tatweels: a line, no letter
+        ("-ann", "starts with '-'"),  # a formula, where a spreadsheet opens an export of the names
+        ("@bob", "starts with '@'"),
         ("x" * 201, "more than the 200 allowed"),
     ],
 )

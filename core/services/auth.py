@@ -316,13 +316,15 @@ def _checked_name(name: str, what: str) -> str:
     """``name`` if it passes `check_account_name`'s rules, else InputError naming it ``what``."""
     fix = f"use letters of one alphabet, digits, single spaces and {' '.join(sorted(NAME_PUNCTUATION - {' '}))}"
     check_length(name, MAX_NAME_CHARS, what)
-    if not any(c.isalnum() for c in name):
+    if not any(c.isalnum() and unicodedata.category(c) != "Lm" for c in name):  # a run of tatweels reads as a line
         raise InputError(f"{what} has no letter or digit", fix=fix)
     odd = [c for c in name if not (c in NAME_PUNCTUATION or (c.isalnum() and "FILLER" not in unicodedata.name(c, "")))]
     if odd:
         raise InputError(f"{what} holds the character {ascii(odd[0])}", fix=fix)
     if "  " in name:
         raise InputError(f"{what} has two spaces in a row", fix=fix)
+    if not name[0].isalnum():  # "=cmd", "+1", "@x": read as a formula where a spreadsheet opens the name
+        raise InputError(f"{what} starts with {name[0]!r}", fix=f"start it with a letter or digit; {fix}")
     scripts = {_script(c) for c in name if c.isalpha() or (c.isdigit() and not c.isascii())}  # "admin١" too
     if len(scripts) > 1:
         raise InputError(
