@@ -246,8 +246,15 @@ def _behind(forecast_: Forecast, graded: int, information: float) -> Forecast:
     more item" and "ETA < 1 min" after each of 11 grades while the information rose from 89% to 99%; the
     draws, whose model of the interval is a little narrower than the one the looks read near the stop, had
     all passed.)"""
-    at = max(graded + 1, math.ceil(graded / information))
+    at = grades_at_information(graded, information, 1.0)
     return replace(forecast_, n=at, high=max(forecast_.high, at))
+
+
+def grades_at_information(graded: int, information: float, fraction: float) -> int:
+    """The grades at which the information read now, I after n grades, reaches ``fraction``: n f / I (the
+    information grows about in proportion to the grades, the half-width shrinking as 1 / sqrt(n)), never
+    before the next grade."""
+    return max(graded + 1, math.ceil(graded * fraction / information))
 
 
 def look_name(look: int) -> str:
@@ -412,7 +419,7 @@ def next_look_grades(reading: Reading, fraction: float) -> int:
     by_forecast = math.ceil(fraction * reading.forecast.n)
     if by_forecast > reading.graded or reading.information <= 0:
         return max(reading.graded + 1, by_forecast)
-    return max(reading.graded + 1, math.ceil(reading.graded * fraction / reading.information))
+    return grades_at_information(reading.graded, reading.information, fraction)
 
 
 def reported_estimate(reading: Reading, estimate: Estimate) -> tuple[float, str]:
