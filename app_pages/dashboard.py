@@ -119,11 +119,13 @@ def validated_row(design) -> None:
     if v.value != v.value:  # NaN: too few validation items yet (core.stats.validation.MIN_VALIDATION)
         st.caption("Corrected for graders' errors: waiting for double-graded or audited items to be checked.")
         return
+    settled, disagree = review.disagreements_settled(store, project.id)
     st.caption(
         f"Corrected for graders' errors: **{v.value:.3f}**, {v.level:.0%} interval {v.ci_low:.3f} – "
         f"{v.ci_high:.3f} (first grades corrected by {v.correction:+.3f}, measured on {v.validation:,} "
-        "random double-graded or audited items with disagreements reviewed). The estimand: the reviewed "
-        "grade where a reviewer settled an item, the mean grader's grade elsewhere."
+        f"random double-graded or audited items; {settled:,} of their {counted(disagree, 'disagreement')} settled "
+        "by a reviewer, the others read as the graders' mean). The estimand: the reviewed grade where a reviewer "
+        "settled an item, the mean grader's grade elsewhere."
     )
 
 

@@ -48,7 +48,7 @@ def test_a_project_is_done_at_its_look_and_reads_the_looks_interval():
     assert reading.forecast.low <= reading.forecast.n <= reading.forecast.high
     rule = reading.rule  # the result first, in numbers, not the look's name
     assert stopping_words(reading).startswith(
-        f"Done at {reading.stop_at:,} grades: the interval at the stop, {rule.low:.3f} – {rule.high:.3f} "
+        f"Done at {reading.stop_at:,} graded items: the interval at the stop, {rule.low:.3f} – {rule.high:.3f} "
         f"(±{rule.half_width:.3f}), is within the target ±0.100."
     )
     assert interval_label(reading) == "95% interval at the stop"  # the looks hold together at 95%
@@ -64,10 +64,10 @@ def test_a_look_taken_without_a_stop_says_what_it_read():
     taken = [n for n in reading.looks_taken if n > 0]
     assert not reading.done and len(taken) == 1
     words = stopping_words(reading)
-    assert f"Planned looks: 1 of 2 taken. Look 1, at {taken[0]:,} grades, read its 99.4% interval wider" in words
+    assert f"Planned looks: 1 of 2 taken. Look 1, at {taken[0]:,} graded items, read its 99.4% interval wider" in words
     assert "grading goes on" in words
     # the next look in grades, from the forecast stop, not only as a share of information
-    assert f"The next comes at about {reading.forecast.n:,} grades ({len(first):,} so far), once 100% of" in words
+    assert f"The next comes at about {reading.forecast.n:,} graded items ({len(first):,} so far), once 100% of" in words
 
 
 def test_a_look_the_forecast_puts_behind_the_grades_is_placed_by_the_information_read_now():
@@ -80,7 +80,7 @@ def test_a_look_the_forecast_puts_behind_the_grades_is_placed_by_the_information
     reading = read_project(design, SETTINGS, first, estimate(design, list(first), list(first.values())))
     behind = replace(reading, forecast=replace(reading.forecast, n=reading.graded), information=0.8)
     expected = math.ceil(reading.graded * 1.0 / 0.8)  # the last look, at 100% of the information
-    assert f"The next comes at about {expected:,} grades ({reading.graded:,} so far)" in stopping_words(behind)
+    assert f"The next comes at about {expected:,} graded items ({reading.graded:,} so far)" in stopping_words(behind)
 
 
 def test_a_forecast_whose_draws_all_passed_is_read_from_the_information_now(monkeypatch):

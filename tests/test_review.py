@@ -124,10 +124,13 @@ def test_the_validation_sample_is_the_checked_random_items(world):
         grade(store, pid, position, "ann", "Correct")
     grade(store, pid, 0, "bob", "Incorrect")
     grade(store, pid, 1, "bob", "Correct")
+    grade(store, pid, 2, "bob", "Incorrect")
+    assert review.disagreements_settled(store, pid) == (0, 2)  # items 0 and 2 disagree; none settled yet
     review.settle(store, people["rita"], pid, 0, "Incorrect")
-    assert review.validation_finals(store, pid) == {0: 0.0, 1: 1.0}
+    assert review.disagreements_settled(store, pid) == (1, 2)
+    assert review.validation_finals(store, pid) == {0: 0.0, 1: 1.0, 2: 0.5}
     result = review.validated(store, pid, design)
-    assert result.validation == 2
+    assert result.validation == 3
     # first grades all 1: the design estimate is 1; the validation says first grades overstate by half
     assert result.correction == pytest.approx(-0.5, abs=0.2) and result.value < 1.0
 

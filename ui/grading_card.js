@@ -454,6 +454,13 @@ function scrollResponse(inst, event) {
   const by = { ArrowDown: 40, ArrowUp: -40, PageDown: page, PageUp: -page, " ": event.shiftKey ? -page : page,
     Home: -box.scrollHeight, End: box.scrollHeight }[event.key];
   if (by === undefined) return false;
+  const edges = box.getBoundingClientRect();
+  const visible = Math.min(edges.bottom, window.innerHeight) - Math.max(edges.top, 0);
+  if (visible < Math.min(box.clientHeight, window.innerHeight) / 3) { // mostly out of the window: the box first
+    event.preventDefault(); // (at 1024 x 700 it showed one line under the fold, and the keys scrolled it unseen)
+    box.scrollIntoView({ block: "nearest" });
+    return true;
+  }
   const to = Math.min(Math.max(box.scrollTop + by, 0), Math.max(box.scrollHeight - box.clientHeight, 0));
   if (Math.abs(to - box.scrollTop) < 1) return false;
   event.preventDefault();

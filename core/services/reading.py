@@ -388,20 +388,20 @@ def stopping_words(reading: Reading) -> str:
     if reading.done:
         rule = reading.rule
         return (
-            f"Done at {reading.stop_at:,} grades: the interval at the stop, {rule.low:.3f} – {rule.high:.3f} "
+            f"Done at {reading.stop_at:,} graded items: the interval at the stop, {rule.low:.3f} – {rule.high:.3f} "
             f"(±{rule.half_width:.3f}), is within the target {target}. Report it; more grades add nothing to it."
         )
     taken = [n for n in reading.looks_taken if n > 0]
     nxt = plan.fractions[min(len(taken), plan.count - 1)]
     last = (
-        f" Look {len(taken)}, at {taken[-1]:,} grades, read its {level_percent(plan.levels[len(taken) - 1])} "
+        f" Look {len(taken)}, at {taken[-1]:,} graded items, read its {level_percent(plan.levels[len(taken) - 1])} "
         f"interval wider than {target}: grading goes on."
         if taken
         else ""
     )
     return (
         f"Planned looks: {len(taken)} of {plan.count} taken.{last} The next comes at about "
-        f"{next_look_grades(reading, nxt):,} grades ({reading.graded:,} so far), once {nxt:.0%} of the precision "
+        f"{next_look_grades(reading, nxt):,} graded items ({reading.graded:,} so far), once {nxt:.0%} of the precision "
         f"the target {target} needs is reached ({reading.information:.0%} now). Grading may stop at a look; "
         "between looks the interval shown is the anytime-valid one, wider than a look's, which holds only at its "
         "look (after a target is tightened, the looks are read again against the new target, so a stop made at the "

@@ -359,6 +359,18 @@ def validation_finals(store: Store, project_id: int, criterion: str | None = Non
     return {p: finals[p] for p in finals if p in twice or p in settled}
 
 
+def disagreements_settled(store: Store, project_id: int, criterion: str | None = None) -> tuple[int, int]:
+    """(settled, disagreements): of the double-graded share's items whose grades disagree, those a reviewer has
+    settled. The correction reads the others as the graders' mean (`validation_finals`), so it measures graders'
+    errors only as far as the disagreements are settled: the dashboard says how far (it said "with
+    disagreements reviewed" where none was)."""
+    criterion = store.criterion_of(project_id, criterion)
+    grades = store.grades(project_id, criterion=criterion)
+    spread = grades[grades["position"].isin(double_graded(store, project_id))].groupby("position")["value"].nunique()
+    disagree = {int(p) for p, k in spread.items() if k > 1}
+    return len(disagree & set(store.reviewed_grades(project_id, criterion))), len(disagree)
+
+
 def validated(store: Store, project_id: int, design: Design, criterion: str | None = None) -> Validated:
     """The project's estimate of one criterion (the design's by default) corrected on its validation sample
     (core.stats.validation)."""

@@ -182,6 +182,24 @@ def test_shift_and_the_scroll_keys_scroll_a_long_prompt(browser, shared_server):
     assert page.evaluate(tops)[1] > 0
 
 
+def test_on_a_short_window_the_scroll_keys_bring_the_response_into_view_first(browser, shared_server):
+    """At 1024 x 700 a long prompt left one line of the response above the window's foot, and PageDown scrolled
+    the box unseen, the page never moving (a grader's review): the first key brings the box into view."""
+    store = Store.open(shared_server.db_url)
+    pid = store.create_project("Short window", {"seed": 1, "regime": "anytime"}, {"pool": ("pool.jsonl", b"{}\n")})
+    items = distinct_pool(6)
+    store.save_items(pid, items.assign(prompt=items["prompt"].str.repeat(60), response=items["response"].str.repeat(6)))
+    page = browser.new_page(viewport={"width": 1024, "height": 560})
+    page.goto(f"{shared_server.url}/grade?project={pid}&grader=short")
+    page.wait_for_function("() => document.querySelector('.ag-card[data-ag-item]')", timeout=TIMEOUT_MS)
+    visible = "() => { const r = document.querySelector('.ag-response').getBoundingClientRect(); return Math.min(r.bottom, innerHeight) - Math.max(r.top, 0); }"
+    assert page.evaluate(visible) < 100, page.evaluate(visible)  # the response under the fold
+    page.keyboard.press("PageDown")
+    page.wait_for_function(f"() => ({visible})() >= 150", timeout=TIMEOUT_MS)
+    page.keyboard.press("PageDown")  # in view now: the next key scrolls the box itself
+    page.wait_for_function("() => document.querySelector('.ag-response').scrollTop > 0", timeout=TIMEOUT_MS)
+
+
 # After each key, once the card's own handler ran (a task later): the card's state at the press, the card
 # host's counters before and after (ui/grading_card.js: data-ag-sent, -queued, -refused) and the notice on screen.
 BURST_WATCH = """
