@@ -285,3 +285,15 @@ def test_the_presenters_saving_names_the_grades_saved_as_fewer_or_more():
     same = abs(round(s.uniform_same * s.same_regime))  # the other comparison as a count too, with its share
     more = f"{same:,} grade{'s' if same != 1 else ''} {'fewer' if s.same_regime >= 0 else 'more'}"
     assert f"; {more} ({percent(abs(s.same_regime))}) than the {s.uniform_same:,.0f} it needs stopped by" in words
+
+
+def test_the_headline_counts_the_grades_a_share_graded_twice_costs():
+    """Double grading of half the items left the headline at "grade about 223 items": the grades it costs too."""
+    design, graded = _graded(400)
+    few = dict(list(graded.items())[:30])
+    e = estimate(design, list(few), list(few.values()))
+    once = read_project(design, SETTINGS, few, e)
+    twice = read_project(design, {**SETTINGS, "overlap": 0.5}, few, e)
+    assert "graded twice" not in headline_words(once, 0.95)
+    grades = round(twice.forecast.n * 1.5)
+    assert headline_words(twice, 0.95).endswith(f", about {grades:,} grades with 50% of the items graded twice")

@@ -337,6 +337,7 @@ READING_RENAMED: dict[str, tuple[str, str]] = {
     "graded": ("counts", "graded"),
     "skipped": ("counts", "skipped"),
     "budget": ("counts", "budget"),
+    "overlap": ("counts", "overlap"),
     "saving_known": ("saving", "known"),
 }
 """Reading's fields the body gives under another name, as (group, key): where activegrade.client and docs/api.md

@@ -106,6 +106,9 @@ class Reading:
     held_by_skips: bool = False
     budget_half_width: float | None = None
     stop_value: float | None = None
+    overlap: float = 0.0
+    """The share of items graded twice (core.settings.ProjectSettings.overlap): each graded item costs 1 + overlap
+    grades on average, which the headline says beside the items (`headline_words`)."""
 
     @property
     def regime_name(self) -> str:
@@ -236,6 +239,7 @@ def read_project(
         held_by_skips=held_by_skips,
         budget_half_width=budget_half,
         stop_value=stop_value,
+        overlap=float(settings.overlap),
     )
 
 
@@ -473,7 +477,13 @@ def headline_words(reading: Reading, level: float) -> str:
         )
     inside = ([f"likely {f.low:,} to {f.high:,}"] if f.low < f.high else []) + uniform
     more = f" ({'; '.join(inside)})" if inside else ""
-    return f"To reach ±{reading.target:.3f} at {level:.0%}, grade about {f.n:,} items{more}"
+    # a share graded twice costs grades the items do not count (a manager setting it saw no change: a review)
+    twice = (
+        f", about {round(f.n * (1 + reading.overlap)):,} grades with {reading.overlap:.0%} of the items graded twice"
+        if reading.overlap > 0
+        else ""
+    )
+    return f"To reach ±{reading.target:.3f} at {level:.0%}, grade about {f.n:,} items{more}{twice}"
 
 
 def saving_words(reading: Reading) -> str:
