@@ -33,6 +33,12 @@ if settled := st.session_state.pop(SETTLED_KEY, None):
     st.success(settled)
 REASON_WORDS = {review.FLAGGED: "flagged by a grader", review.DISAGREEMENT: "grades disagree", review.AUDIT: "audit"}
 
+COMPACT = {
+    "seconds": st.column_config.NumberColumn("s", format="%.1f", width="small", help="seconds on the card"),
+    "created_at": st.column_config.DatetimeColumn("at", format="D MMM HH:mm", width="small", help="UTC"),
+}
+"""The side tables' time columns kept narrow: at 1,024 px the grades' seconds and the flags' time were cut off."""
+
 try:
     waiting = review.queue(store, reviewer, project.id)
 except Refused as exc:
@@ -153,7 +159,10 @@ with right:
     st.markdown("**Grades**")
     if parts is None:
         st.dataframe(
-            shown.grades[["grader", "label", "comment", "seconds", "created_at"]], hide_index=True, width="stretch"
+            shown.grades[["grader", "label", "comment", "seconds", "created_at"]],
+            hide_index=True,
+            width="stretch",
+            column_config=COMPACT,
         )
     else:
         named = dict(zip(parts.keys, parts.names))
@@ -170,7 +179,9 @@ with right:
             )
     if not shown.flags.empty:
         st.markdown("**Flags**")
-        st.dataframe(shown.flags[["grader", "note", "created_at"]], hide_index=True, width="stretch")
+        st.dataframe(
+            shown.flags[["grader", "note", "created_at"]], hide_index=True, width="stretch", column_config=COMPACT
+        )
     if parts is None:
         settle_one_question()
     else:
