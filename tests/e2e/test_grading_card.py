@@ -162,16 +162,22 @@ def test_keys_scroll_a_long_response_from_the_card(browser, shared_server):
     assert [ids[p] for p in store.grades(pid)["position"]] == [item]
 
 
+def long_prompt_card(browser, server, name: str, viewport: dict[str, int]):
+    """A page on the grading card of a new project ``name`` whose items have long prompts and responses."""
+    store = Store.open(server.db_url)
+    pid = store.create_project(name, {"seed": 1, "regime": "anytime"}, {"pool": ("pool.jsonl", b"{}\n")})
+    items = distinct_pool(6)
+    store.save_items(pid, items.assign(prompt=items["prompt"].str.repeat(60), response=items["response"].str.repeat(6)))
+    page = browser.new_page(viewport=viewport)
+    page.goto(f"{server.url}/grade?project={pid}&grader=reader")
+    page.wait_for_function("() => document.querySelector('.ag-card[data-ag-item]')", timeout=TIMEOUT_MS)
+    return page
+
+
 def test_shift_and_the_scroll_keys_scroll_a_long_prompt(browser, shared_server):
     """A long prompt's box scrolls with Shift and the arrows or PageDown/PageUp, the response's staying put (only
     the mouse could scroll it: grader's review)."""
-    store = Store.open(shared_server.db_url)
-    pid = store.create_project("Long prompts", {"seed": 1, "regime": "anytime"}, {"pool": ("pool.jsonl", b"{}\n")})
-    items = distinct_pool(6)
-    store.save_items(pid, items.assign(prompt=items["prompt"].str.repeat(60), response=items["response"].str.repeat(6)))
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.goto(f"{shared_server.url}/grade?project={pid}&grader=reader")
-    page.wait_for_function("() => document.querySelector('.ag-card[data-ag-item]')", timeout=TIMEOUT_MS)
+    page = long_prompt_card(browser, shared_server, "Long prompts", {"width": 1280, "height": 720})
     tops = "() => ['.ag-prompt', '.ag-response'].map((s) => document.querySelector(s).scrollTop)"
     page.keyboard.press("Shift+PageDown")
     prompt, response = page.evaluate(tops)
@@ -185,13 +191,7 @@ def test_shift_and_the_scroll_keys_scroll_a_long_prompt(browser, shared_server):
 def test_on_a_short_window_the_scroll_keys_bring_the_response_into_view_first(browser, shared_server):
     """At 1024 x 700 a long prompt left one line of the response above the window's foot, and PageDown scrolled
     the box unseen, the page never moving (a grader's review): the first key brings the box into view."""
-    store = Store.open(shared_server.db_url)
-    pid = store.create_project("Short window", {"seed": 1, "regime": "anytime"}, {"pool": ("pool.jsonl", b"{}\n")})
-    items = distinct_pool(6)
-    store.save_items(pid, items.assign(prompt=items["prompt"].str.repeat(60), response=items["response"].str.repeat(6)))
-    page = browser.new_page(viewport={"width": 1024, "height": 560})
-    page.goto(f"{shared_server.url}/grade?project={pid}&grader=short")
-    page.wait_for_function("() => document.querySelector('.ag-card[data-ag-item]')", timeout=TIMEOUT_MS)
+    page = long_prompt_card(browser, shared_server, "Short window", {"width": 1024, "height": 560})
     visible = "() => { const r = document.querySelector('.ag-response').getBoundingClientRect(); return Math.min(r.bottom, innerHeight) - Math.max(r.top, 0); }"
     assert page.evaluate(visible) < 100, page.evaluate(visible)  # the response under the fold
     page.keyboard.press("PageDown")
