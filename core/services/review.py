@@ -365,9 +365,9 @@ def disagreements_settled(store: Store, project_id: int, criterion: str | None =
     errors only as far as the disagreements are settled: the dashboard says how far (it said "with
     disagreements reviewed" where none was)."""
     criterion = store.criterion_of(project_id, criterion)
-    grades = store.grades(project_id, criterion=criterion)
-    spread = grades[grades["position"].isin(double_graded(store, project_id))].groupby("position")["value"].nunique()
-    disagree = {int(p) for p, k in spread.items() if k > 1}
+    twice = sorted(double_graded(store, project_id))
+    found = reviews.disagreements(store, project_id, twice)
+    disagree = {p for p, parts in found.items() if reviews.part("", criterion) in parts}
     return len(disagree & set(store.reviewed_grades(project_id, criterion))), len(disagree)
 
 
