@@ -16,6 +16,7 @@ import os
 import sys
 
 from core import logs
+from core.cli.output import STDOUT
 from core.errors import InputError
 
 COMMANDS = {
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None, prog: str = "activegrade") -> int:
 def _one_stream(args: argparse.Namespace) -> None:
     """InputError where two outputs both name standard output (``--out -`` and ``--json -``): a pipe would get
     the file and the JSON report run together, which no reader can split."""
-    if getattr(args, "out", None) == "-" and getattr(args, "json", None) == "-":
+    if getattr(args, "out", None) == STDOUT and getattr(args, "json", None) == STDOUT:
         raise InputError("--out - and --json - both write to standard output", fix="send one of them to a file")
 
 

@@ -47,9 +47,14 @@ def json_cells(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(**{c: frame[c].map(cell) for c in frame.columns if frame[c].dtype == object})
 
 
+def json_lines(frame: pd.DataFrame, path: Path | None = None) -> str | None:
+    """The items as JSON lines, one row a line: written to ``path``, or returned as text without one."""
+    return frame.to_json(path, orient="records", lines=True, force_ascii=False)
+
+
 WRITERS = {
     ".csv": lambda frame, path: json_cells(frame).to_csv(path, index=False),
-    ".jsonl": lambda frame, path: frame.to_json(path, orient="records", lines=True, force_ascii=False),
+    ".jsonl": json_lines,
     ".parquet": lambda frame, path: frame.to_parquet(path, index=False),
 }
 
@@ -248,7 +253,7 @@ def write_items(items: pd.DataFrame, out: str) -> None:
     """Write the items table whole (core.cli.output.write_with), its format chosen by the file's extension; to
     standard output for ``-``, as JSON lines (a format a pipe reads a row at a time)."""
     if out == STDOUT:
-        write_bytes(out, items.to_json(orient="records", lines=True, force_ascii=False).encode(), "the items table")
+        write_bytes(out, json_lines(items).encode(), "the items table")
         return
     write_with(out, lambda path: writer_for(out)(items, path), "the items table")
 
