@@ -111,14 +111,19 @@ def load_inputs(pool: Source | Table, samples: Source | Table | None = None) -> 
         pool=pool_frame,
         samples=sample_frame,
         without_samples=pool_frame.loc[~has_samples, "id"].tolist(),
-        scores_dropped=tuple(c for c in SCORE_COLUMNS if c in read.frame.columns),
+        scores_dropped=scores_in(read),
     )
+
+
+def scores_in(table: Table) -> tuple[str, ...]:
+    """The SCORE_COLUMNS an earlier preparation wrote into ``table`` (an items file given back as a pool)."""
+    return tuple(column for column in SCORE_COLUMNS if column in table.frame.columns)
 
 
 def without_scores(table: Table) -> Table:
     """The table without the SCORE_COLUMNS an earlier preparation wrote (an items file given back as a pool):
     a preparation computes them afresh."""
-    earlier = [column for column in SCORE_COLUMNS if column in table.frame.columns]
+    earlier = list(scores_in(table))
     if not earlier:
         return table
     return Table(table.name, table.frame.drop(columns=earlier), lambda: table.rows, table.column_label, table.note)
