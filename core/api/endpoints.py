@@ -491,8 +491,7 @@ def grade(call: Call, *, ahead: bool = False) -> Response:
     call.fields_of(schemas.GRADE_REQUEST)
     acting = _grader(call)
     comment = call.text("comment", default="", limit=MAX_COMMENT_CHARS)
-    if (shown_ms := (call.body or {}).get("shown_ms")) is not None:  # a malformed field before the state's checks
-        grading.check_shown_ms(shown_ms)
+    _check_shown_ms(call)
     press = _grading(call, acting, comment)
     return _press(lambda: _grade(call, acting, press, ahead))
 
@@ -542,6 +541,12 @@ def _sent_again(call: Call, acting: grade_actions.Acting, press: Grading) -> dic
     return _outcome_body(dataclasses.replace(again, grade_id=grade_id), project_id, call.store, item_id)
 
 
+def _check_shown_ms(call: Call) -> None:
+    """A malformed ``shown_ms`` refused (422) before the state's checks (core.services.grading.check_shown_ms)."""
+    if (shown_ms := (call.body or {}).get("shown_ms")) is not None:
+        grading.check_shown_ms(shown_ms)
+
+
 def _viewing_seconds(call: Call, showing: showings.Showing) -> float:
     """How long the caller saw the card (core.services.grading.viewing_seconds): ``shown_ms`` as sent, at most
     the server's own time since it released the card, which it is when none is sent."""
@@ -553,8 +558,7 @@ def skip(call: Call) -> Response:
     call.fields_of(schemas.SKIP_REQUEST)
     acting = _grader(call)
     project = acting.project
-    if (shown_ms := (call.body or {}).get("shown_ms")) is not None:  # a malformed field before the state's checks
-        grading.check_shown_ms(shown_ms)
+    _check_shown_ms(call)
 
     def act() -> Response:
         try:
