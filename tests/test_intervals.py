@@ -73,6 +73,24 @@ def test_strata_that_agree_on_one_grade_share_one_jeffreys_prior():
     )
 
 
+def test_agreeing_strata_of_a_finer_scale_read_the_share_of_the_strata_that_differ():
+    """Two strata of all-0 Likert grades and one whose grades differ (0, 0.25, 0.5, 0.25: within-stratum sum of
+    squares 0.125 against a Bernoulli sum 4 m (1 - m) = 0.75 at m = 0.25): the agreeing strata's floor is that
+    share, with Jeffreys' pseudo-grade, of the Bernoulli variance at their one prior. Where every stratum agrees
+    (all grades 1/2 so far), no stratum shows a spread and the floor keeps the whole Bernoulli variance."""
+    counts = np.array([[14.0, 25.0, 4.0]])
+    sums = np.array([[0.0, 0.0, 1.0]])
+    sumsq = np.array([[0.0, 0.0, 0.375]])
+    whole = 1.5 / 44
+    pseudo = whole * (1 - whole)
+    rho = (0.125 + pseudo) / (0.75 + pseudo)
+    zeros = 0.5 / 40
+    floor = equal_strata_floor(counts, sums, sumsq)[0]
+    assert floor.tolist() == pytest.approx([rho * zeros * (1 - zeros)] * 2 + [0.0])
+    halves = equal_strata_floor(np.array([[10.0, 20.0]]), np.array([[5.0, 10.0]]), np.array([[2.5, 5.0]]))
+    assert halves[0].tolist() == pytest.approx([0.25, 0.25])
+
+
 def test_satterthwaite_by_hand():
     # One stratum: df = n - 1.
     assert satterthwaite_df(np.array([1.0]), np.array([1000.0]), np.array([12]), np.array([0.2])) == pytest.approx(11)

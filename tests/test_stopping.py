@@ -396,7 +396,9 @@ def test_the_share_variance_of_binary_grades_is_the_smoothed_binomial():
 
 def test_strata_read_as_one_smooth_their_mean_as_one_sample():
     """Five strata of all-zero grades read as one (core.stats.collapse): the share floor is the one-stratum
-    sample's of the same 20 grades, not five half-grades' worth (which made it about four times larger)."""
+    sample's of the same 20 grades, not five half-grades' worth (which made it about four times larger). Read
+    apart it is the same, since strata whose grades all agree share one prior; strata read apart whose grades
+    differ keep their own half-grades."""
     design = make_design(np.repeat(np.arange(5), 10_000), np.full(50_000, 0.5))
     one = make_design(np.zeros(50_000, dtype=int), np.full(50_000, 0.5))
     counts, zeros = np.full((1, 5), 4.0), np.zeros((1, 5))
@@ -404,7 +406,11 @@ def test_strata_read_as_one_smooth_their_mean_as_one_sample():
     pooled = share_variance(design.weights, design.sizes, counts, zeros, zeros, pooled=np.array([True]))
     apart = share_variance(design.weights, design.sizes, counts, zeros, zeros, pooled=np.array([False]))
     assert pooled[0] == pytest.approx(whole[0], rel=1e-3)
-    assert apart[0] > 3 * pooled[0]
+    assert apart[0] == pytest.approx(pooled[0])
+    ones = np.ones((1, 5))  # one grade of 1 in each stratum's four: a share of 1, each stratum smoothed alone
+    smooth = 1.5 / 5
+    expected = (design.weights**2 * (1 - 4 / design.sizes) * smooth * (1 - smooth) / 4).sum()
+    assert share_variance(design.weights, design.sizes, counts, ones, ones)[0] == pytest.approx(expected)
 
 
 def test_a_small_share_of_the_bound_is_not_taken_at_its_word():

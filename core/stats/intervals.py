@@ -63,6 +63,16 @@ Wilson's uniform size is 77. It now comes at 73, and coverage at the stop is the
 same, 0.99 (benchmarks/stopping.md). `stratum_variance` keeps the floor per
 stratum for the F test of the strata's means and the saving, where a stratum's
 own few equal grades must not read as certain.
+
+On a scale finer than correct/incorrect that floor is a share rho of the
+Bernoulli variance at p~, rho the grades' pooled share (`grade_share`, 1 for
+0/1 grades), and the share floor (`share_variance`) smooths those strata with
+the same one prior: both then read the strata whose grades agree alike. With
+the whole Bernoulli variance for them, V_hat held a Likert stratum of all-0
+grades at the variance of a binary one, above the share floor's reading of the
+same stratum, and on the Likert pool above a stratum's whose grades differ: its
+stop at +-0.03 came at 73 grades where it now comes at 59 (Wilson's uniform
+size 77), coverage at the stop 0.99 either way (benchmarks/stopping.md).
 """
 
 from __future__ import annotations
@@ -114,11 +124,42 @@ def agreeing_strata(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> 
 
 
 def equal_strata_floor(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
-    """`all_equal_floor` with one Jeffreys prior for the strata whose grades all equal the same value c: p~ =
-    (c n_Z + 1/2) / (n_Z + 1) for each of them, n_Z their grades together (`agreeing_strata`); (..., H)."""
+    """rho p~ (1 - p~) for each stratum whose grades all equal one value c, 0 elsewhere; (..., H). One Jeffreys
+    prior for the strata whose grades all equal the same value: p~ = (c n_Z + 1/2) / (n_Z + 1), n_Z their
+    grades together (`agreeing_strata`); rho the grades' share of the Bernoulli variance (`grade_share`; 1 for
+    0/1 grades, where this is `all_equal_floor` with the prior shared) read from the strata whose grades differ,
+    since those that agree show no spread (every grade 1/2 so far would read a share near 0, where the floor's
+    task is the spread not yet seen): the floor `share_variance` reads for those strata (module docstring)."""
+    equal, _, _ = agreeing_strata(counts, sums, sumsq)
+    centre = _agreeing_mean(counts, sums, sumsq)
+    share = grade_share(counts, sums, sumsq, among=~equal)
+    return np.where(equal, share[..., None] * centre * (1.0 - centre), 0.0)
+
+
+def _agreeing_mean(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
+    """(..., H) each stratum's Jeffreys-smoothed mean (`jeffreys_mean`), with one prior for the strata whose
+    grades all equal the same value (`agreeing_strata`)."""
     equal, common, together = agreeing_strata(counts, sums, sumsq)
-    centre = jeffreys_mean(together, common * together)
-    return np.where(equal, centre * (1.0 - centre), 0.0)
+    return np.where(equal, jeffreys_mean(together, common * together), jeffreys_mean(counts, sums))
+
+
+def grade_share(
+    counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray, among: np.ndarray | bool = True
+) -> np.ndarray:
+    """rho = (sum_h (n_h - 1) s_h^2 + p) / (sum_h n_h m_h (1 - m_h) + p), (...), p = m~ (1 - m~) at the whole
+    sample's Jeffreys mean, over the strata with 2 grades or more (and ``among``, (..., H)): the grades' pooled
+    share of the Bernoulli variance at their means (at most 1, since y^2 <= y; 1 for 0/1 grades), with
+    Jeffreys' two half-grades, which are binary, counted as one pseudo-grade at the bound (`share_variance`)."""
+    counts = np.asarray(counts, dtype=float)
+    sums, sumsq = np.asarray(sums, dtype=float), np.asarray(sumsq, dtype=float)
+    used = (counts > 1) & among
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+        within = np.where(used, np.maximum(sumsq - counts * mean**2, 0.0), 0.0).sum(axis=-1)
+        bernoulli = np.where(used, counts * mean * (1 - mean), 0.0).sum(axis=-1)
+    whole = jeffreys_mean(counts.sum(axis=-1), sums.sum(axis=-1))
+    pseudo = whole * (1 - whole)
+    return np.minimum((within + pseudo) / (bernoulli + pseudo), 1.0)
 
 
 def stratum_variance(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
@@ -138,14 +179,14 @@ def share_variance(
     stratum's spread read as a common share rho of the Bernoulli variance at its mean; per-stratum counts, sums
     and sums of squares (..., H).
 
-    - m~_h = (sum + 1/2) / (n_h + 1), Jeffreys' posterior mean (half a pseudo-grade at each end). Where the
+    - m~_h = (sum + 1/2) / (n_h + 1), Jeffreys' posterior mean (half a pseudo-grade at each end), one prior
+      for the strata whose grades all equal the same value, as `equal_strata_floor` reads them. Where the
       strata are read as one (``pooled``, (...): core.stats.collapse) m~_h is the whole sample's,
       m~ = (sum of all grades + 1/2) / (n + 1), as a one-stratum sample's: half a pseudo-grade at each end of
       every stratum made the floor H times a one-stratum sample's at a rare mean (skewed pools of mean 0.02
       without signal stopped at 2.0 times uniform's grades under the same rule, benchmarks/stopping.md before).
-    - rho = (sum_h (n_h - 1) s_h^2 + p) / (sum_h n_h m_h (1 - m_h) + p), p = m~ (1 - m~), pooled over the
-      strata (at most 1, since y^2 <= y): the grades' share of the Bernoulli bound, with Jeffreys' two
-      half-grades, which are binary, counted as grades: one pseudo-grade at the bound. Without it a stop chosen
+    - rho = `grade_share`, pooled over the strata: the grades' share of the Bernoulli bound, with Jeffreys'
+      two half-grades, which are binary, counted as grades: one pseudo-grade at the bound. Without it a stop chosen
       when the share looked small covered 0.88-0.92 on skewed pools of mean 0.1 (with it 0.93-0.98), since a
       sample that missed the rare high grades reads a small share as well as a small mean.
 
@@ -158,16 +199,10 @@ def share_variance(
     (`bounded_variance` takes the larger of the two)."""
     counts = np.asarray(counts, dtype=float)
     sums, sumsq = np.asarray(sums, dtype=float), np.asarray(sumsq, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
-        within = np.where(counts > 1, np.maximum(sumsq - counts * mean**2, 0.0), 0.0).sum(axis=-1)
-        bernoulli = np.where(counts > 1, counts * mean * (1 - mean), 0.0).sum(axis=-1)
-        whole = jeffreys_mean(counts.sum(axis=-1), sums.sum(axis=-1))
-        pseudo = whole * (1 - whole)  # Jeffreys' half-grades at 0 and at 1: one binary pseudo-grade
-        rho = np.minimum((within + pseudo) / (bernoulli + pseudo), 1.0)
-        smooth = np.where(np.asarray(pooled)[..., None], whole[..., None], jeffreys_mean(counts, sums))
-        terms = weights**2 * (1 - counts / sizes) * smooth * (1 - smooth) / np.maximum(counts, 1.0)
-    return rho * np.where(counts > 0, terms, 0.0).sum(axis=-1)
+    whole = jeffreys_mean(counts.sum(axis=-1), sums.sum(axis=-1))
+    smooth = np.where(np.asarray(pooled)[..., None], whole[..., None], _agreeing_mean(counts, sums, sumsq))
+    terms = weights**2 * (1 - counts / sizes) * smooth * (1 - smooth) / np.maximum(counts, 1.0)
+    return grade_share(counts, sums, sumsq) * np.where(counts > 0, terms, 0.0).sum(axis=-1)
 
 
 def bounded_variance(
