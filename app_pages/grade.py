@@ -131,10 +131,18 @@ def on_press() -> None:
     st.session_state[ACK] = ack
     if (what := _described(press)) is not None:  # said if the session ends or the project is taken away next
         signin.record_press(what, ack["status"] in STORED)
+    if ack["status"] in LISTED and st.session_state.get(MINE_OPEN):  # the card and the open list, both afresh
+        st.rerun([GRADING, MINE])
 
 
 # The outcomes of a press that stored something (a comment, not a string: Streamlit's magic would show a string).
 STORED = (*CARRIED_OUT, "skipped", "undone", grade_actions.COMMENTED, "flagged")
+LISTED = (*CARRIED_OUT, "skipped", "undone")
+"""The outcomes that change the grader's list of graded and skipped items (`my_items`)."""
+GRADING, MINE = f"grading-{pid}", f"mine-{pid}"
+"""The keys of the card's fragment and of the list's, rerun together after a press the list shows (a fragment
+reruns alone: the list kept its state from when it was opened until Refresh, a grader's review)."""
+MINE_OPEN = f"mine-open-{pid}"
 
 
 def _naming_item(outcome: grade_actions.Outcome, press: dict[str, Any]) -> str:
@@ -276,7 +284,7 @@ def payload() -> dict[str, Any]:
     return data
 
 
-@st.fragment
+@st.fragment(key=GRADING)
 def grading_section() -> None:
     ack = st.session_state.pop(ACK, None)
     try:  # the guard reads the database too: a failure there is "not saved", like any other
@@ -328,7 +336,7 @@ def _card_words(rubric_grades: pd.DataFrame) -> dict[int, str]:
     }
 
 
-@st.fragment
+@st.fragment(key=MINE)
 def my_items() -> None:
     """The grader's skipped items, then their graded ones, the latest first, searchable by id or text; choosing one
     opens it on the card."""
@@ -364,7 +372,7 @@ def my_items() -> None:
             index=table.index,
         )
         table = table[haystack.str.contains(query, case=False, regex=False)]
-    st.caption(f"{counted(len(table), 'item')} · choose a row to open it on the card · Refresh after grading more")
+    st.caption(f"{counted(len(table), 'item')} · choose a row to open it on the card")
     version = st.session_state.setdefault(f"mine-version-{pid}", 0)
     chosen = st.dataframe(
         table.drop(columns="position"),
@@ -396,7 +404,6 @@ with st.sidebar.expander("Guidelines", expanded=True):  # the card's inert rende
     st.html(to_html(project.settings.guidelines or NO_GUIDELINES))
 grading_section()
 held_watch()
-MINE_OPEN = f"mine-open-{pid}"
 # read when opened (a rerun), not kept from the page's load: a new user's review opened it after 14 grades on "0 items"
 with st.expander("My graded and skipped items", key=MINE_OPEN, on_change="rerun"):
     if st.session_state.get(MINE_OPEN):

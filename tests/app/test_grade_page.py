@@ -171,6 +171,9 @@ def test_my_items_lists_graded_and_skipped_and_searches(open_app, store, project
     assert dict(zip(table["id"], table["grade"])) == {skipped["item_id"]: "skipped", graded["item_id"]: "Incorrect"}
     at.text_input(key=f"mine-search-{project_id}").input(graded["item_id"]).run()
     assert at.dataframe[0].value["id"].tolist() == [graded["item_id"]]
+    at.text_input(key=f"mine-search-{project_id}").input("").run()
+    assert press(at, "grade", label="Correct")["status"] == "saved"  # the card and the open list rerun together
+    assert len(at.dataframe[0].value) == 4
 
 
 def test_items_held_by_others_are_not_called_all_graded(open_app, store, project_id):

@@ -324,3 +324,26 @@ def test_sessions_survive_reload_and_new_tab_and_end_when_they_must(browser, sha
         signed_out(first)
         assert store.grades(pid).empty
     context.close()
+
+
+def test_the_open_list_of_my_items_follows_each_grade(browser, shared_server):
+    """With "My graded and skipped items" open, a grade or a skip shows in the list at once, no Refresh pressed
+    (a grader's review: it kept the count it had when opened)."""
+    store = Store.open(shared_server.db_url)
+    pid = store.create_project("Listed", {"seed": 1, "regime": "anytime"}, {"pool": ("pool.jsonl", b"{}\n")})
+    store.save_items(pid, distinct_pool(6))
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{shared_server.url}/grade?project={pid}&grader=lister")
+    page.wait_for_function("() => document.querySelector('.ag-card[data-ag-item]')", timeout=TIMEOUT_MS)
+    page.get_by_text("My graded and skipped items").click()
+    caption = page.get_by_text("choose a row to open it on the card")
+    caption.filter(has_text="0 items").wait_for(timeout=TIMEOUT_MS)
+    for key, count in (("y", "1 item ·"), ("s", "2 items")):
+        item = page.evaluate("() => document.querySelector('.ag-card').dataset.agItem")
+        page.locator(".ag-card").focus()
+        shown_for(page, grading.MIN_VIEW_S + 0.1)
+        page.keyboard.press(key)
+        page.wait_for_function(
+            f"() => document.querySelector('.ag-card').dataset.agItem !== '{item}'", timeout=TIMEOUT_MS
+        )
+        caption.filter(has_text=count).wait_for(timeout=TIMEOUT_MS)
