@@ -1,7 +1,7 @@
 """What an operator reads: one log format and level for the app, the CLI and the worker (standard library).
 
 Every module logs through ``logger = logging.getLogger(__name__)``; ``configure()``, called once by each
-entry point (app.py, core.cli.main, which the worker runs under), gives the loggers of ActiveGrade's
+entry point (app.py, serve.py's start (ui.web.lifespan), core.cli.main, which the worker runs under), gives the loggers of ActiveGrade's
 packages one handler on standard error with FORMAT, at the level $ACTIVEGRADE_LOG_LEVEL names
 (core.config; INFO by default). Nothing else is touched: Streamlit's, SQLAlchemy's and torch's loggers
 keep their own settings, and without ``configure()`` (tests, a library caller) records only propagate

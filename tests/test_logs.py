@@ -35,3 +35,22 @@ def test_other_libraries_loggers_are_left_alone(configured):
     configured()
     assert logs._HANDLER not in logging.getLogger("sqlalchemy").handlers
     assert logs._HANDLER not in logging.getLogger().handlers
+
+
+def test_the_served_app_sets_the_handler_when_it_starts(configured, monkeypatch):
+    """serve.py's lifespan sets the handler: a server whose clients all use the API logs their refused presses,
+    though app.py, which sets it too, runs only when a page is opened."""
+    import asyncio
+
+    from ui import state, web
+
+    for name in logs.PACKAGES:
+        monkeypatch.setattr(logging.getLogger(name), "handlers", [])
+    monkeypatch.setattr(state, "keep_worker_warm", lambda: None)
+
+    async def start() -> None:
+        async with web.lifespan(None):
+            pass
+
+    asyncio.run(start())
+    assert all(logs._HANDLER in logging.getLogger(name).handlers for name in logs.PACKAGES)

@@ -143,9 +143,7 @@ def _agreeing_mean(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> n
     return np.where(equal, jeffreys_mean(together, common * together), jeffreys_mean(counts, sums))
 
 
-def grade_share(
-    counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray, among: np.ndarray | bool = True
-) -> np.ndarray:
+def grade_share(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray, among: np.ndarray | bool = True) -> np.ndarray:
     """rho = (sum_h (n_h - 1) s_h^2 + p) / (sum_h n_h m_h (1 - m_h) + p), (...), p = m~ (1 - m~) at the whole
     sample's Jeffreys mean, over the strata with 2 grades or more (and ``among``, (..., H)): the grades' pooled
     share of the Bernoulli variance at their means (at most 1, since y^2 <= y; 1 for 0/1 grades), with
