@@ -56,6 +56,11 @@ class InputError(ValueError):
         return one_line(text)
 
 
+class NotYet(InputError):
+    """A request that is right but comes before the project can answer it (a report before any grade): the CLI
+    prints it as any InputError; the API answers 409, the project's state, not 422, the request's form."""
+
+
 class NotSaved(RuntimeError):
     """A write the database did not take (it is down, its disk is full): nothing of it was stored,
     everything stored before is intact, and the same action can simply be tried again. ``str()`` is

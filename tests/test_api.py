@@ -378,6 +378,23 @@ def test_exports_and_the_report_are_the_commands_files(world):
     assert page["total"] == 40 and [i["position"] for i in page["items"]] == [38, 39]
 
 
+def test_a_report_before_any_grade_is_a_409_and_a_mistyped_parameter_a_422_naming_it(world):
+    """No grade yet is the project's state, not the request's form; ``?fmt=jsonl`` gave the default CSV without a
+    word (an integrator's review)."""
+    store, _, secrets, client = world
+    pid = create_project(store, "Not graded", upload("pool.jsonl"), upload("samples.jsonl"), {}, start=False)
+    start_preparation(store, pid, wait=True)
+    early = call(client, secrets["boss"], "GET", f"/projects/{pid}/report")
+    assert early.status_code == 409 and "has no grade yet" in early.json()["error"]["message"]
+    typo = call(client, secrets["boss"], "GET", f"/projects/{pid}/export", params={"fmt": "jsonl"})
+    assert typo.status_code == 422 and typo.json()["error"]["field"] == "fmt"
+    assert "did you mean 'format'?" in typo.json()["error"]["message"]
+    none_taken = call(client, secrets["boss"], "GET", "/me", params={"verbose": "1"}).json()["error"]["message"]
+    assert none_taken == "unknown parameter 'verbose'; this request takes no parameter"
+    named = call(client, secrets["boss"], "GET", f"/projects/{pid}/export", params={"format": "csv", "grader": "x"})
+    assert named.status_code == 200  # the open demo's grader: every route takes it
+
+
 def test_the_openapi_document_lists_every_route(world):
     _, _, _, client = world
     document = client.get(api.PREFIX + "/openapi.json").json()

@@ -772,7 +772,11 @@ def routes(store: Callable[[], Store]) -> list[Route]:
     """Starlette routes for ENDPOINTS under PREFIX, and core.api.http.unrouted's for every other path under it;
     ``store()`` gives the app's Store for each request."""
     declared = [
-        Route(PREFIX + d.path, Endpoint(d.handler, d.body, store, d.public, uploader=d.uploader), methods=[d.method])
+        Route(
+            PREFIX + d.path,
+            Endpoint(d.handler, d.body, store, d.public, uploader=d.uploader, query=list(d.query)),
+            methods=[d.method],
+        )
         for d in ENDPOINTS
     ]
     return declared + unrouted(PREFIX, declared, f"the API's routes are in {PREFIX}/openapi.json")

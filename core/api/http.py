@@ -16,7 +16,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,7 +31,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route
 from starlette.types import Message, Receive, Scope, Send
 
-from core.errors import InputError, NotSaved
+from core.errors import InputError, NotSaved, NotYet
 from core.services import auth, sessions, tokens
 from core.services.outcome import Refused
 from core.store import Store
@@ -53,6 +53,8 @@ its batch, a write for its turn) wait on those threads, so there are more of the
 _api_threads = anyio.CapacityLimiter(API_THREADS)
 DEMO_GRADER = "demo"
 """The name the open demo's API user grades under when the request names none (``?grader=NAME``)."""
+DEMO_PARAMETER = "grader"
+"""The query parameter naming the open demo's grader (`open_demo_user`), which every route takes."""
 
 
 class ApiError(Exception):
@@ -98,12 +100,7 @@ class Call:
     def fields_of(self, request: Mapping[str, Any]) -> None:
         """422 naming the first field of the JSON body that the route's ``request`` schema does not list (a typo,
         "coment" or "shownms", dropped the comment or the viewing time without a word), with the field meant."""
-        known = list(request.get("properties", {}))
-        unknown = sorted(set(self.body or {}) - set(known))
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], known, n=1)
-            hint = f": did you mean {close[0]!r}?" if close else f"; this request takes {', '.join(known)}"
-            raise ApiError(422, f"unknown field {unknown[0]!r}{hint}", unknown[0])
+        refuse_unknown("field", self.body or {}, list(request.get("properties", {})))
 
     def integer(self, name: str, *, default: int, low: int = 0, high: int | None = None) -> int:
         """Query parameter ``name`` as an integer in [low, high]; 422 otherwise."""
@@ -125,6 +122,17 @@ class Call:
         if value not in options:
             raise ApiError(422, f"the parameter {name!r} must be one of {', '.join(options)}, not {value!r}", name)
         return value
+
+
+def refuse_unknown(kind: str, given: Iterable[str], known: list[str]) -> None:
+    """422 naming the first of the ``given`` names (a body's fields, a request's query parameters) that is not
+    ``known``, with the name meant where one is close ("did you mean 'format'?"), else the names taken."""
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], known, n=1)
+        takes = f"; this request takes {', '.join(known)}" if known else f"; this request takes no {kind}"
+        hint = f": did you mean {close[0]!r}?" if close else takes
+        raise ApiError(422, f"unknown {kind} {unknown[0]!r}{hint}", unknown[0])
 
 
 Handler = Callable[[Call], Response | dict[str, Any]]
@@ -267,10 +275,14 @@ class Endpoint:
         public: bool = False,
         cookie: str | None = None,
         uploader: str | None = None,
+        query: Collection[str] | None = None,
     ) -> None:
-        """``uploader``: the action (core.services.auth) a caller must be allowed before a multipart body is read."""
+        """``uploader``: the action (core.services.auth) a caller must be allowed before a multipart body is read;
+        ``query``: the query parameters the route takes, besides the open demo's ``grader`` (another is a 422: a
+        typo, ``?fmt=jsonl``, gave the default format's file without a word; None: not checked)."""
         self.handler, self.body, self.store, self.public, self.cookie = handler, body, store, public, cookie
         self.uploader = uploader
+        self.query = None if query is None else list(query)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         start = time.perf_counter()
@@ -292,6 +304,8 @@ class Endpoint:
         if declared > limit:
             return error_response(413, f"the body is larger than the {_size(limit)} this request takes")
         try:
+            if self.query is not None:
+                refuse_unknown("parameter", set(request.query_params) - {DEMO_PARAMETER}, self.query)
             store = self.store()
             if self.body == "multipart":  # an upload (up to MAX_UPLOAD_BYTES) is read once its sender may send it
                 user = await in_thread(self._uploader, store, request)
@@ -311,7 +325,7 @@ class Endpoint:
             return error_response(429, str(exc), headers={"Retry-After": str(exc.retry_after)})
         except auth.AccessDenied as exc:
             return error_response(403, str(exc))
-        except Refused as exc:
+        except (Refused, NotYet) as exc:
             return error_response(409, str(exc), exc.field)
         except InputError as exc:
             return error_response(422, str(exc), exc.field)
@@ -395,9 +409,9 @@ def open_demo_user(store: Store, request: Request) -> auth.User:
             403, "the open demo answers pages of the app's own origin only (or scripts, which send no Origin)"
         )
     try:
-        return auth.demo_user(request.query_params.get("grader", "").strip() or DEMO_GRADER)
+        return auth.demo_user(request.query_params.get(DEMO_PARAMETER, "").strip() or DEMO_GRADER)
     except InputError as exc:
-        raise ApiError(422, str(exc), "grader") from None
+        raise ApiError(422, str(exc), DEMO_PARAMETER) from None
 
 
 def session_user(store: Store, request: Request, cookie: str) -> auth.User:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from core.errors import InputError
+from core.errors import InputError, NotYet
 from core.exports.comparison_report import comparison_html, comparison_markdown, comparison_report, is_comparison
 from core.exports.report import (
     ChainCheck,
@@ -230,9 +230,9 @@ class ProjectFiles:
         return report_data(self.store, self.project, self.design)
 
     def require_report(self) -> dict[str, Any]:
-        """The report's data; InputError before the first grade."""
+        """The report's data; NotYet before the first grade."""
         if self.report is None:
-            raise InputError(
+            raise NotYet(
                 f"project {self.project.name!r} has no grade yet, and the report needs one", fix="grade an item first"
             )
         return self.report
