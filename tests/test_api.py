@@ -189,7 +189,9 @@ def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
     second = call(client, ann, "GET", f"/projects/{pid}/next").json()["item"]
     assert second["position"] != first["position"]
     forged = {**body, "token": second["token"]}  # the second item's token with the first item's id
-    assert call(client, ann, "POST", f"/projects/{pid}/grades", json=forged).status_code == 409
+    mismatched = call(client, ann, "POST", f"/projects/{pid}/grades", json=forged)
+    assert mismatched.status_code == 409 and mismatched.json()["error"]["field"] == "item_id"  # it said 'token'
+    assert f"given with item {second['item_id']!r}, not {first['item_id']!r}" in mismatched.json()["message"]
     skip = {"item_id": second["item_id"], "token": second["token"]}
     skipped = call(client, ann, "POST", f"/projects/{pid}/skip", json=skip)
     assert skipped.json()["status"] == "skipped" and store.skipped_positions(pid) == {second["position"]}

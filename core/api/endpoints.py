@@ -468,10 +468,18 @@ def _preview(item: dict[str, Any], position: int, settings: ProjectSettings) -> 
 
 
 def _shown(call: Call, project: ProjectInfo) -> showings.Showing:
-    """The showing the body's ``token`` and ``item_id`` name (409 when none: used, expired or unknown)."""
+    """The showing the body's ``token`` and ``item_id`` name (409 when none: used, expired or unknown; naming
+    ``item_id`` where the token is live for another item)."""
     token = call.text("token", limit=100)
     item_id = call.text("item_id", limit=MAX_ID_CHARS)
     showing = cards.shown(call.store, project.id, call.user.name, token, item_id)
+    given_with = None if showing is not None else showings.item_of(call.store, project.id, call.user.name, token)
+    if given_with is not None:
+        raise ApiError(
+            409,
+            f"that token was given with item {given_with!r}, not {item_id!r}: send the two as GET next gave them",
+            "item_id",
+        )
     if showing is None:
         raise ApiError(
             409,

@@ -106,6 +106,13 @@ def find(store: Store, project_id: int, grader: str, token: object, item_id: obj
     return _showing(row)
 
 
+def item_of(store: Store, project_id: int, grader: str, token: object) -> str | None:
+    """The item id the grader's unused, unexpired showing ``token`` was given with; None for anything else (a
+    request naming another item with it is told which, `find` saying only that nothing matched)."""
+    row = table.find(store, token) if isinstance(token, str) and token else None
+    return row.item_id if _live(row, project_id, grader) else None
+
+
 def spent(store: Store, project_id: int, grader: str, token: object, item_id: object) -> Showing | None:
     """The grader's showing with this token and item id whose press was stored (used), unexpired; None for
     anything else: what a press sent again names (the HTTP API answers a repeat of the stored press as saved)."""
