@@ -96,7 +96,8 @@ class Card:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a grade, skip or undo did: ``status`` saved, changed, skipped or undone, and the server's words."""
+    """What a grade, skip or undo did: ``status`` saved, changed, unchanged (the grades sent were those stored),
+    skipped or undone, and the server's words."""
 
     status: str
     message: str
@@ -321,7 +322,8 @@ class Project:
         return _of(Outcome, self.client._json("POST", self._path + "/skip", json=body))
 
     def undo(self) -> Outcome:
-        """Retract the caller's last grade."""
+        """Take back the caller's last action: a skip (the item is theirs again), else their last grade (where it
+        changed an earlier grade of theirs, that one stands again); each call reaches one action further back."""
         return _of(Outcome, self.client._json("POST", self._path + "/undo", json={}))
 
     def export(
