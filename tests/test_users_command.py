@@ -83,3 +83,14 @@ def test_python_m_core_tokens_create_takes_a_label(tmp_path):
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     assert tokens.resolve(Store.open(url), done.stdout.splitlines()[-1]).name == "gil"
     assert [t.name for t in tokens.listed(Store.open(url), auth.OPERATOR, "gil")] == ["CI export"]
+
+
+def test_the_database_may_follow_the_action(tmp_path, capsys):
+    """`users assign bob 2 --db-url URL` was argparse's "unrecognized arguments": the option went before the
+    action only. Given before, it still holds when the action leaves it out."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    assert main(["users", "add", "fay", "--role", "viewer", "--email", "fay@example.org", "--db-url", url, "-q"]) == 0
+    assert main(["users", "--db-url", url, "list", "--json", "-"]) == 0
+    assert [u["name"] for u in json.loads(capsys.readouterr().out)["users"]] == ["fay"]
+    assert main(["tokens", "revoke", "99", "--db-url", url]) == 2
+    assert "no API token 99: list the account's tokens for their ids" in capsys.readouterr().err

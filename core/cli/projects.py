@@ -28,14 +28,18 @@ RUBRIC_OPTIONS = ("primary_criterion", "allocate_for")
 """The options that only go with ``--criteria``."""
 
 
-def add_database_argument(parser: argparse.ArgumentParser) -> None:
-    """``--db-url`` (also ``--db``, as `users` and `worker` spell it)."""
+def add_database_argument(parser: argparse.ArgumentParser, *, again: bool = False) -> None:
+    """``--db-url`` (also ``--db``, as `users` and `worker` spell it). ``again``: the same option on an action's
+    own parser, for a command that takes it before its action too (`users --db-url URL assign ...`): given after
+    the action it is read there (`users assign bob 2 --db-url URL` was "unrecognized arguments"), and left out
+    there it keeps the value given before."""
     parser.add_argument(
         "--db-url",
         "--db",
         dest="db_url",
         metavar="URL",
         help="database URL (default: $ACTIVEGRADE_DB_URL or ./.activegrade/activegrade.db)",
+        **({"default": argparse.SUPPRESS} if again else {}),
     )
 
 

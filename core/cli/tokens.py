@@ -40,6 +40,7 @@ def add_actions(parser: argparse.ArgumentParser) -> None:
     revoke.add_argument("id", type=int)
     for action in sub.choices.values():
         add_output_options(action)
+        add_database_argument(action, again=True)
 
 
 def act(store: Store, args: argparse.Namespace) -> int:

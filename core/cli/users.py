@@ -46,6 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     token_command.add_actions(sub.add_parser("token", help="personal API tokens (docs/api.md): create, list, revoke"))
     for action in sub.choices.values():  # after the action, as `users list --json -` reads
         add_output_options(action)
+        add_database_argument(action, again=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -95,7 +95,7 @@ def revoke(store: Store, actor: auth.User | None, token_id: int) -> Outcome:
     row = table.by_id(store, token_id)
     owner = None if row is None else accounts.user_by_id(store, row.user_id)
     if row is None or owner is None:
-        raise Refused(f"no API token {token_id}")
+        raise Refused(f"no API token {token_id}: list the account's tokens for their ids")
     current, _ = _owner_for(store, actor, owner.name)
     if not table.revoke(store, token_id):
         return Outcome("unchanged", f"token {token_id} ({row.name}) was revoked already")
