@@ -395,6 +395,17 @@ def test_a_report_before_any_grade_is_a_409_and_a_mistyped_parameter_a_422_namin
     assert none_taken == "unknown parameter 'verbose'; this request takes no parameter"
     named = call(client, secrets["boss"], "GET", f"/projects/{pid}/export", params={"format": "csv", "grader": "x"})
     assert named.status_code == 200  # the open demo's grader: every route takes it
+    assert call(client, secrets["boss"], "GET", f"/projects/{pid}").json()["warnings"] == []
+
+
+def test_a_pool_prepared_without_samples_says_its_design_is_no_better_than_uniform(world):
+    """A pool uploaded without the surrogate's samples became ready without a word (an integrator's review); the
+    project now carries the setup page's warning."""
+    store, _, secrets, client = world
+    pid = create_project(store, "No samples", upload("pool.jsonl"), None, {}, start=False)
+    start_preparation(store, pid, wait=True)
+    (warning,) = call(client, secrets["boss"], "GET", f"/projects/{pid}").json()["warnings"]
+    assert warning.startswith("No item has a surrogate sample") and "no better than uniform sampling" in warning
 
 
 def test_the_openapi_document_lists_every_route(world):

@@ -14,13 +14,11 @@ from core.services import live, setup
 from core.services.database import ProjectInfo
 from core.services.overview import (
     NAME_OF,
-    empty_responses,
     histogram,
+    preparation_warnings,
     strata_table,
     stratifying_columns,
-    without_samples,
 )
-from core.services.progress import counted
 from core.services.reading import Reading, headline_words, saving_metric, saving_note, saving_words
 from core.services.setup import LEVEL, AnytimeInterval, Design
 from core.services.tracking import estimate_path
@@ -145,14 +143,11 @@ def stratifying_overview(project: ProjectInfo) -> None:
                 else "Agreement 1: every sample agrees with the graded answer; 0: none does."
             )
         )
-        if missing := without_samples(items_):
-            st.caption(f"{missing:,} items have no surrogate sample: they form their own stratum.")
-        if empty := empty_responses(items_):
-            shown = ", ".join(empty[:5]) + (f" and {len(empty) - 5:,} more" if len(empty) > 5 else "")
-            st.warning(
-                f"{counted(len(empty), 'item')} of the pool {'has' if len(empty) == 1 else 'have'} an empty "
-                f"response ({shown}): graders will see an empty box. Check the pool's `response` column."
-            )
+        warned = preparation_warnings(items_, project.settings.proxy)
+        if warned.design:
+            (st.warning if warned.uniform else st.caption)(f"{warned.design}.")
+        if warned.pool:
+            st.warning(f"{warned.pool}.")
     with right:
         st.subheader("Strata", help=term_help("stratum"))
         table = strata_table(items_, by).round(3)

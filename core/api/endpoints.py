@@ -47,6 +47,7 @@ from core.services.criteria_reading import criteria_now, design_criterion_words
 from core.services.grading import MAX_COMMENT_CHARS, grader_view
 from core.services.live import live_reading
 from core.services.outcome import STORED, Outcome, Refused
+from core.services.overview import preparation_warnings
 from core.services.preparation import project_state
 from core.services.side_by_side import card_responses, order_of, side_names
 from core.settings import ProjectSettings
@@ -328,8 +329,14 @@ def create_project(call: Call) -> JSONResponse:
 
 
 def project_detail(call: Call) -> dict[str, Any]:
+    """The project's state and settings; once prepared, its ``warnings`` too, as the setup page gives them
+    (core.services.overview.preparation_warnings), for those who may see the dashboard."""
     project = _project(call, auth.VIEW_PROJECTS)
-    return _state(call.store, project, call.user)
+    detail = _state(call.store, project, call.user)
+    if project.status == "ready" and auth.may(call.store, call.user, auth.VIEW_DASHBOARD, project.id):
+        items, _ = cards.design(call.store, project)
+        detail["warnings"] = preparation_warnings(items, project.settings.proxy).words()
+    return detail
 
 
 def reading(call: Call) -> dict[str, Any]:

@@ -98,6 +98,11 @@ PROJECT_STATE = {
         "graded_items": INT_OR_NULL,
         "grades": INT_OR_NULL,
         "updated_at": {"type": "string", "format": "date-time"},
+        "warnings": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "once prepared (GET projects/{id}, for admins and viewers): what the setup page warns of",
+        },
     },
     "required": ["id", "name", "status"],
 }

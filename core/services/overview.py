@@ -7,8 +7,12 @@ and per stratum, so the strata's cut points show on it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
+
+from core.services.progress import counted
 
 COLUMN_OF = {"entropy": "semantic_entropy", "agreement": "agreement"}
 """Stratifying variable (settings' ``stratify_by`` part) -> its column in the prepared items."""
@@ -59,6 +63,48 @@ def empty_responses(items: pd.DataFrame) -> list[str]:
         return []
     text = items["response"].fillna("").astype(str).str.strip()
     return items.loc[text == "", "id"].astype(str).tolist()
+
+
+@dataclass(frozen=True)
+class Warnings:
+    """What a prepared pool's manager should know before grading, in words: ``design`` (its strata will do no
+    better than uniform sampling, ``uniform``, or some items stand apart) and ``pool`` (items graders would see
+    empty)."""
+
+    design: str | None
+    pool: str | None
+    uniform: bool = False
+
+    def words(self) -> list[str]:
+        """Every warning, in order (the API's ``warnings``)."""
+        return [w for w in (self.design, self.pool) if w]
+
+
+def preparation_warnings(items: pd.DataFrame, proxy: str | None) -> Warnings:
+    """The prepared ``items``' warnings: no item with a surrogate sample and no ``proxy`` to stratify by (the
+    design is then no better than uniform sampling, as `activegrade prepare` warns), some items without one
+    (their own stratum), and empty responses (`empty_responses`). The setup page and the API's project say
+    them alike (an integrator's review: a pool uploaded without its samples became ready without a word)."""
+    missing = without_samples(items)
+    uniform = missing == len(items) and proxy is None
+    if uniform:
+        design = (
+            "No item has a surrogate sample, so the strata tell nothing apart and the design is no better than "
+            "uniform sampling: upload the surrogate's samples with the pool (docs/formats.md)"
+        )
+    elif missing:
+        design = f"{counted(missing, 'item')} {'has' if missing == 1 else 'have'} no surrogate sample: they form their own stratum"
+    else:
+        design = None
+    empty = empty_responses(items)
+    shown = ", ".join(empty[:5]) + (f" and {len(empty) - 5:,} more" if len(empty) > 5 else "")
+    pool = (
+        f"{counted(len(empty), 'item')} of the pool {'has' if len(empty) == 1 else 'have'} an empty response "
+        f"({shown}): graders will see an empty box. Check the pool's `response` column"
+        if empty
+        else None
+    )
+    return Warnings(design, pool, uniform)
 
 
 def strata_table(items: pd.DataFrame, by: str | None) -> pd.DataFrame:
