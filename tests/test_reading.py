@@ -232,7 +232,8 @@ def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_afte
     assert saving_note(grading) == f"at the forecast stop ({grading.forecast.n:,} grades)"
     s = reading.saving  # done: the saving had, and the uniform grades each share is of
     assert saving_note(reading) == f"vs {s.uniform_fixed:,.0f} · {s.uniform_same:,.0f} uniform grades"
-    assert saving_headline(grading)[1].startswith(f"expected at the forecast stop ({grading.forecast.n:,}): ")
+    _, words = saving_headline(grading)  # read under the big number: "45% fewer grades than uniform sampling, ..."
+    assert words.startswith(f"grades than uniform sampling, expected at the forecast stop ({grading.forecast.n:,}) (")
     assert saving_metric(reading)[0].startswith("Saving") and "uniform random sampling" in headline_words(grading, 0.95)
     for read in (reading, early, grading):  # one number for what uniform sampling needs: the saving's
         assert read.forecast.uniform == round(read.saving.uniform_fixed)

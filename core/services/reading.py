@@ -553,7 +553,7 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
     share = s.fixed_n
     words = "grades than uniform sampling"  # the big number says fewer or more: "4%" alone read as a saving
     if not (reading.done or reading.regime == FIXED):  # at the forecast stop: a forecast, said as one
-        words = f"expected at the forecast stop ({reading.forecast.n:,}): {words}"
+        words = f"{words}, expected at the forecast stop ({reading.forecast.n:,})"  # under "45% fewer": one phrase
     # each comparison as a count against uniform's own need ("5 grades" alone read as uniform's need), the second
     # with its share too ("+2%" beside "1% more grades" read as its opposite)
     fixed = f"{_fewer(share, s.uniform_fixed)} than the {s.uniform_fixed:,.0f} a uniform sample needs"
