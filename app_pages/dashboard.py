@@ -9,7 +9,13 @@ import streamlit as st
 from core.exports.report import skips_section, skips_words
 from core.inputs.markup import plain_text
 from core.services import auth, review
-from core.services.criteria_reading import agreement_words, criteria_now, design_criterion_words, mean_grade_words
+from core.services.criteria_reading import (
+    agreement_words,
+    criteria_now,
+    design_criterion_words,
+    mean_grade_words,
+    scale_words,
+)
 from core.services.live import DEFAULT_METHOD, ESTIMATORS, Design, Live, estimator_name
 from core.services.progress import (
     IDLE_GAP_S,
@@ -150,7 +156,7 @@ def _headline_row(now: Live, design: Design) -> None:
     cols[0].metric(
         f"Estimated {mean_grade_words(project.settings)}" + (" at the stop" if when else ""),
         f"{value:.3f}",
-        help=f"{e.method} estimator" + (f", {when}" if when else ""),
+        help=f"{e.method} estimator" + (f", {when}" if when else "") + scale_words(project.settings, value),
     )
     cols[1].metric(
         interval_label(reading),

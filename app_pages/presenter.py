@@ -12,7 +12,7 @@ import streamlit as st
 from core.inputs.markup import one_line_plain
 from core.services import auth
 from core.services.comparison_reading import comparison_reading, statement
-from core.services.criteria_reading import criteria_now, design_criterion_words, mean_grade_words
+from core.services.criteria_reading import criteria_now, design_criterion_words, headline_scale, mean_grade_words
 from core.services.live import Design, Live
 from core.services.progress import counted, counts, level_percent
 from core.services.reading import interval_when, reported_estimate, reported_level, saving_headline
@@ -124,10 +124,12 @@ def live() -> None:
     reading = live_now.reading
     now = reading.now
     value, _ = reported_estimate(reading, e)
+    on_labels = headline_scale(project.settings).on_labels(value)  # a Likert mean on its own 1-5 too
     cells = [
         big(
             f"{value:.3f}",
-            f"{level_percent(reported_level(reading))} interval {now.low:.3f} – {now.high:.3f}, {interval_when(reading)}",
+            f"{level_percent(reported_level(reading))} interval {now.low:.3f} – {now.high:.3f}, {interval_when(reading)}"
+            + (f" · {on_labels}" if on_labels else ""),
         ),
         big(f"{e.n:,}", f"of {design.N:,} items graded ({done.grades:,} grades)"),
         big(*saving_headline(reading)),

@@ -186,7 +186,8 @@ def expected_score_input(key: str, current: float | None) -> float | None:
         format="%.3f",
         placeholder="blank: the surrogate's guess",
         key=key,
-        help="Your best guess of the target model's mean grade (0 to 1), from an earlier evaluation, say. The "
+        help="Your best guess of the target model's mean grade on [0, 1] (a scale's labels are mapped onto it: "
+        "Likert 1-5 as 0, 0.25, 0.5, 0.75, 1, so a mean of 2 on 1-5 is 0.25), from an earlier evaluation, say. The "
         "forecast of the grades needed starts from it instead of the surrogate's own guess, which is a ranking "
         "more than a score, and the grades take over as they arrive.",
     )
@@ -279,9 +280,9 @@ def questions_summary(settings: ProjectSettings) -> str:
     """The project's questions in a few words: its scale, or its rubric and the criterion the design reads."""
     rubric = settings.rubric
     if rubric is None:
-        return f"{settings.grading_scale.kind} scale"
+        return f"{settings.grading_scale.name} scale"
     together = ", allocated for all" if rubric.allocate_for == ALL else ""
-    return f"rubric of {len(rubric.criteria)} criteria ({rubric.primary} primary, {settings.grading_scale.kind} scale{together})"
+    return f"rubric of {len(rubric.criteria)} criteria ({rubric.primary} primary, {settings.grading_scale.name} scale{together})"
 
 
 def engine_summary(settings: ProjectSettings) -> str:

@@ -52,6 +52,46 @@ class Scale:
         """Krippendorff's level of measurement for this scale: nominal for binary, ordinal for the others."""
         return "nominal" if self.kind == "binary" else "ordinal"
 
+    @property
+    def name(self) -> str:
+        """The scale in words: "correct/incorrect", "Likert 1-5", or "custom" with its labels."""
+        if self.kind == "binary":
+            return "correct/incorrect"
+        if self.kind == "likert":
+            return f"Likert {self.choices[0].label}-{self.choices[-1].label}"
+        return f"custom ({', '.join(c.label for c in self.choices)})"
+
+    def value_words(self) -> str | None:
+        """How a mean grade in [0, 1] reads on this scale, for one finer than correct/incorrect: its labels'
+        values ("1 = 0, 2 = 0.25, 3 = 0.5, 4 = 0.75, 5 = 1"), and, where the labels are numbers the values follow
+        linearly (a Likert scale), the mean's place among them; None for a binary scale (the share correct)."""
+        if self.binary:
+            return None
+        return "on [0, 1], " + ", ".join(f"{c.label} = {c.value:g}" for c in self.choices)
+
+    def on_labels(self, value: float) -> str | None:
+        """A mean grade ``value`` in [0, 1] on the labels themselves where they are numbers that the values
+        follow linearly ("1.44 on the 1-5 scale" for 0.110 on a Likert 1-5), else None."""
+        try:
+            numbers = [float(c.label) for c in self.choices]
+        except ValueError:
+            return None
+        low, high = self.choices[0], self.choices[-1]
+        if (
+            self.binary
+            or high.value == low.value
+            or numbers[0] == numbers[-1]
+            or not all(
+                math.isclose(
+                    c.value, low.value + (n - numbers[0]) / (numbers[-1] - numbers[0]) * (high.value - low.value)
+                )
+                for c, n in zip(self.choices, numbers)
+            )
+        ):
+            return None
+        on = numbers[0] + (value - low.value) / (high.value - low.value) * (numbers[-1] - numbers[0])
+        return f"{on:.2f} on the {low.label}-{high.label} scale"
+
     def to_settings(self) -> dict:
         return {"kind": self.kind, "labels": [[c.label, c.value] for c in self.choices]}
 

@@ -15,7 +15,7 @@ TERMS: dict[str, tuple[str, str]] = {
     ),
     "agreement": (
         "The share of the surrogate model's sampled answers that mean the same as the answer being graded: "
-        "1 = every sample agrees with it (likely right), 0 = none does (likely wrong).",
+        "1 = every sample agrees with it (the surrogate expects a high grade), 0 = none does (a low one).",
         r"a_i = \frac{\#\{\text{samples in the answer's meaning class}\}}{K}",
     ),
     "semantic entropy": (
@@ -25,12 +25,14 @@ TERMS: dict[str, tuple[str, str]] = {
     ),
     "predicted mean grade": (
         "What the surrogate's agreement predicts the stratum's mean grade to be, pulled halfway to 1/2 "
-        "because agreement ranks answers well but is not a calibrated probability.",
+        "because agreement ranks answers well but is not a calibrated probability. The queue starts from it; "
+        "the forecast reads the mean grade you expect instead, where you give one, and the grades take over both.",
         r"\hat p_h = \tfrac12 + \text{shrink}\,(\bar a_h - \tfrac12)",
     ),
     "predicted spread": (
-        "How much grades are expected to vary inside a stratum (their standard deviation). Strata whose grades "
-        "vary more need more grades; a stratum where all answers are right needs few.",
+        "How much grades are expected to vary inside a stratum (their standard deviation), from its predicted "
+        "mean as if graded 0 or 1 (a finer scale's grades vary less, by a share the grades show). Strata whose "
+        "grades vary more need more grades; a stratum whose grades all agree needs few.",
         r"\sigma_h \approx \sqrt{\hat p_h (1 - \hat p_h)}",
     ),
     "proportional": (

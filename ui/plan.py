@@ -155,7 +155,10 @@ def stratifying_overview(project: ProjectInfo) -> None:
             table,
             hide_index=True,
             width="stretch",
-            column_config={c: st.column_config.NumberColumn(width="small", help=c) for c in table.columns},
+            column_config={  # the ranges' names in full: "agreement from" was cut to "agreement f" at 1,280 px
+                c: st.column_config.NumberColumn(width="small" if c in ("stratum", "items", "share") else None, help=c)
+                for c in table.columns
+            },
         )
         st.caption(f"{design(project).H} strata, numbered from the least to the most surrogate doubt.")
 
@@ -200,9 +203,16 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
     table = setup.allocation_table(d, budget)
     left, right = st.columns([3, 1])
     left.altair_chart(allocation_chart(table), width="stretch")
+    expected = project.settings.expected_score
     left.caption(
         "Where the grades will go: more to strata whose grades are predicted to vary most (planned), against "
         "spreading them by stratum size (proportional, what uniform sampling does on average)."
+        + (
+            f" The predicted means are the surrogate's, which the queue starts from; the forecast reads the mean "
+            f"you expect ({expected:.3f}) instead, and the grades take over both."
+            if expected is not None
+            else ""
+        )
     )
     left.dataframe(
         table,

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from core.rubric import ONE_QUESTION, PRIMARY, Criterion, Rubric
+from core.scales import Scale
 from core.services.live import Anytime, Live, agreement_of, anytime_now, live_reading
 from core.services.progress import counted, level_percent
 from core.services.reading import (
@@ -192,6 +193,26 @@ def mean_grade_words(settings: SettingsLike) -> str:
     the criterion it reads ("mean grade of criterion 'correct'")."""
     rubric = ProjectSettings.from_dict(settings).rubric
     return "mean grade" if rubric is None else f"mean grade of criterion {rubric.primary!r}"
+
+
+def headline_scale(settings: SettingsLike) -> Scale:
+    """The scale of what the headline estimate is of: the project's, or its rubric's primary criterion's."""
+    project = ProjectSettings.from_dict(settings)
+    rubric = project.rubric
+    return project.grading_scale if rubric is None else rubric.criterion(rubric.primary).scale
+
+
+def scale_words(settings: SettingsLike, value: float) -> str:
+    """What the headline estimate ``value`` reads as on the scale of the criterion it is of, for the pages: ". On
+    [0, 1], 1 = 0, ..., 5 = 1: 1.44 on the 1-5 scale" (core.scales.Scale.value_words, on_labels); "" for
+    correct/incorrect grades, whose mean is the share correct (a manager reading 0.110 on a Likert project could
+    not tell what it meant on the scale graded)."""
+    scale = headline_scale(settings)
+    words = scale.value_words()
+    if words is None or value != value:
+        return ""
+    on = scale.on_labels(value)
+    return f". {words[0].upper()}{words[1:]}" + (f": {on}" if on else "")
 
 
 def design_criterion_words(settings: SettingsLike) -> str | None:
