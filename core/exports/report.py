@@ -100,14 +100,16 @@ From the grades export alone (the stratified estimator, docs/method.md, section 
    t_h^2 = s_h^2, or p_h (1 - p_h) with p_h = (sum_h y_i + 1/2) / (n_h + 1) where the stratum's grades are all
    equal; docs/method.md, section 'Strata read as one until their grades differ').
 5. If they differ, each stratum's own spread: s~_h^2 = s_h^2, and where a stratum's grades are all equal
-   s~_h^2 = p (1 - p), p = (sum y_i + 1/2) / (n + 1) over every stratum whose grades all equal that same value
-   (one grade is information, not certainty; section 'Fixed-n intervals', all-equal strata). If not, one pooled
+   s~_h^2 = r p (1 - p), p = (sum y_i + 1/2) / (n + 1) over every stratum whose grades all equal that same value
+   (one grade is information, not certainty; section 'Fixed-n intervals', all-equal strata), r the share of
+   step 7 read over the strata of 2 items or more whose grades are not all equal (1 for 0/1 grades). If not, one pooled
    spread for all: s~^2 = sum_h (n_h - 1) s_h^2 / sum_h (n_h - 1), or p (1 - p) with p = (sum y_i + 1/2) / (n + 1)
    over all grades where they are all equal (or no stratum has 2).
 6. Variance V = sum_h W_h^2 (1 - n_h / N_h) s~_h^2 / n_h, se = sqrt(V).
 7. Unless every y_i is 0 or 1, V is at least the bounded variance (section 'Fixed-n intervals')
    rho sum_h W_h^2 (1 - n_h / N_h) m_h (1 - m_h) / n_h, with m_h = (sum_h y_i + 1/2) / (n_h + 1) if the strata
-   differ, else the whole sample's m = (sum y_i + 1/2) / (n + 1); rho = (sum_h (n_h - 1) s_h^2 + m (1 - m)) /
+   differ (step 5's p for a stratum whose grades are all equal), else the whole sample's m = (sum y_i + 1/2) /
+   (n + 1); rho = (sum_h (n_h - 1) s_h^2 + m (1 - m)) /
    (sum_h n_h ybar_h (1 - ybar_h) + m (1 - m)), at most 1, over the strata with 2 items or more.
 The interval is Korn-Graubard's: Clopper-Pearson on the effective size mu (1 - mu) / V with df = n - H."""
 
@@ -124,6 +126,9 @@ s = items.groupby("stratum").agg(n=("y", "size"), mean=("y", "mean"), s2=("y", "
                                  N=("N", "first"), W=("W", "first")).fillna({"s2": 0.0})
 n, H, y = len(items), len(s), items.y
 jeffreys = lambda total, count: (total + 0.5) / (count + 1)  # half a pseudo-grade at each end (steps 4, 5, 7)
+m = jeffreys(y.sum(), n)
+share = lambda used: min(1.0, (((s.n - 1) * s.s2)[used].sum() + m * (1 - m))  # steps 5 and 7
+                         / ((s.n * s["mean"] * (1 - s["mean"]))[used].sum() + m * (1 - m)))
 equal = items.groupby("stratum")["y"].agg(lambda v: v.max() - v.min() < 1e-9)
 own = jeffreys(s.total, s.n)
 t2 = np.where(equal, np.maximum(s.s2, own * (1 - own)), s.s2)  # step 4
@@ -133,21 +138,16 @@ apart = H > 1 and n > H and stats.f.sf(F, H - 1, n - H) < 0.05
 if apart:  # step 5: each stratum's own spread; strata equal on one value share one prior
     agree = s[equal].groupby(s["mean"][equal].round(9))[["total", "n"]].transform("sum")
     p = jeffreys(agree.total, agree.n).reindex(s.index)
-    s2 = np.where(equal, p * (1 - p), s.s2)
+    s2 = np.where(equal, share((s.n > 1) & ~equal) * p * (1 - p), s.s2)
 else:  # one pooled spread
     df = (s.n - 1).sum()
-    p = jeffreys(y.sum(), n)
-    floor = p * (1 - p) if df == 0 or y.max() - y.min() < 1e-9 else 0.0
+    floor = m * (1 - m) if df == 0 or y.max() - y.min() < 1e-9 else 0.0
     s2 = max(((s.n - 1) * s.s2).sum() / df if df > 0 else 0.0, floor)
 mu = (s.W * s["mean"]).sum()
 V = (s.W**2 * (1 - s.n / s.N) * s2 / s.n).sum()  # step 6
 if not y.isin([0, 1]).all():  # step 7: finer than 0/1, at least the bounded variance
-    many = s.n > 1
-    m = jeffreys(y.sum(), n)
-    rho = min(1.0, (((s.n - 1) * s.s2)[many].sum() + m * (1 - m))
-              / ((s.n * s["mean"] * (1 - s["mean"]))[many].sum() + m * (1 - m)))
-    smooth = own if apart else m
-    V = max(V, rho * (s.W**2 * (1 - s.n / s.N) * smooth * (1 - smooth) / s.n).sum())
+    smooth = np.where(equal, p, own) if apart else m
+    V = max(V, share(s.n > 1) * (s.W**2 * (1 - s.n / s.N) * smooth * (1 - smooth) / s.n).sum())
 print(mu, V, np.sqrt(V))"""
 
 ESTIMATORS_TEXT = {

@@ -94,7 +94,11 @@ def test_estimate_and_variance_recomputed_from_the_grades_export_alone(store, pr
     equal = s.spread < 1e-9
     agree = s[equal].groupby("m")[["t", "n"]].transform("sum").reindex(s.index)  # strata equal on one grade
     p = (agree.t + 0.5) / (agree.n + 1)
-    s2 = np.where(equal, p * (1 - p), s.v)
+    whole = (y.y.sum() + 0.5) / (len(y) + 1)
+    shown = (s.n > 1) & ~equal  # the grades' share of the Bernoulli variance, where the grades differ (step 5)
+    share = ((s.n - 1) * s.v)[shown].sum() + whole * (1 - whole)
+    share = min(1.0, share / ((s.n * s.m * (1 - s.m))[shown].sum() + whole * (1 - whole)))
+    s2 = np.where(equal, share * p * (1 - p), s.v)
     mu = (s.W * s.m).sum()
     variance = (s.W**2 * (1 - s.n / s.N) * s2 / s.n).sum()
     assert np.isclose(mu, data["estimate"]["value"]) and np.isclose(mu, data["recompute"]["value"])
@@ -232,7 +236,7 @@ def test_a_stop_at_a_look_is_named_once_in_the_estimates_sentence(store, project
     assert data["estimate"]["stopping_interval"]["value_when"] and line.count("look 2 of 2") == 1, line
     assert "interval at the stop [" in line
     # quoted at the looks' joint level, as the Dashboard quotes it; the look's own level is in its name
-    assert "95% interval at the stop [" in line and "at 95.2%)" in line
+    assert "95% interval at the stop [" in line and "at 95.2% at this look, 95% over the looks together)" in line
 
 
 def test_export_page_offers_the_html_report_and_keeps_it_across_reruns(open_app, store, project_id):
