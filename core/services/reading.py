@@ -262,9 +262,14 @@ def grades_at_information(graded: int, information: float, fraction: float) -> i
 
 
 def look_name(look: int) -> str:
-    """The name of planned look ``look``'s interval (0-based), with its level."""
+    """The name of planned look ``look``'s interval (0-based), with its own level and the looks' together (a
+    report read "95% interval at the stop (look 2 of 2, a repeated confidence interval at 95.2%)" as two levels
+    of one interval: a manager's review)."""
     plan = look_plan()
-    return f"look {look + 1} of {plan.count}, a repeated confidence interval at {level_percent(plan.levels[look])}"
+    return (
+        f"look {look + 1} of {plan.count}, a repeated confidence interval at {level_percent(plan.levels[look])} at "
+        f"this look, {level_percent(plan.level)} over the looks together"
+    )
 
 
 def _saving(
