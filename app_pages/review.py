@@ -68,20 +68,43 @@ if not waiting:
 
 ids = store.item_ids(project.id, [e.position for e in waiting])
 labels = {e.position: f"{ids.get(e.position, '?')}: {', '.join(REASON_WORDS[r] for r in e.reasons)}" for e in waiting}
-position = st.selectbox("Item to review", list(labels), format_func=labels.get, key=f"review_item_{project.id}")
+CHOSEN = f"review_item_{project.id}"
+NEXT_KEY, BACK_KEY = "J", "K"
+"""The keys that open the next and the previous item waiting (a reviewer's review: the page had no keys)."""
+
+
+def step(by: int) -> None:
+    """Open the item ``by`` places after the one open in the queue's order (wrapping round)."""
+    order = list(labels)
+    now = st.session_state.get(CHOSEN)
+    st.session_state[CHOSEN] = order[(order.index(now) + by) % len(order) if now in order else 0]
+
+
+pick, back, ahead = st.columns([6, 1, 1], vertical_alignment="bottom")
+position = pick.selectbox("Item to review", list(labels), format_func=labels.get, key=CHOSEN)
+back.button("Previous", on_click=step, args=(-1,), shortcut=BACK_KEY, width="stretch", disabled=len(labels) < 2)
+ahead.button("Next", on_click=step, args=(1,), shortcut=NEXT_KEY, width="stretch", disabled=len(labels) < 2)
 shown = review.item(store, reviewer, project.id, position)
 
 
 def settle_one_question() -> None:
-    """The form that sets a one-question item's final grade."""
+    """The form that sets a one-question item's final grade: a button per label, each with the grading card's
+    key for it, so a reviewer settles an item with one key (the note typed goes with it), as a grader grades."""
     scale = project.settings.grading_scale
     with st.form(f"settle_{project.id}_{position}"):
-        label = st.radio(  # nothing chosen at first: a quick submit must not set a grade nobody picked
-            "Final grade", [c.label for c in scale.choices], index=None, horizontal=True, key=f"review_label_{position}"
-        )
         note = st.text_area("Note (why)", key=f"review_note_{position}", max_chars=5_000)
-        if st.form_submit_button("Set the final grade"):
-            saved(lambda: review.settle(store, signin.user(), project.id, position, label, note=note))
+        st.markdown("**Set the final grade**")
+        chosen = None
+        with st.container(horizontal=True):
+            for choice in scale.choices:  # each an explicit choice: none is preselected for a quick submit
+                if st.form_submit_button(choice.label, shortcut=choice.key, key=f"settle_{position}_{choice.key}"):
+                    chosen = choice.label
+        st.caption(
+            f"Keys: {', '.join(f'{c.key} {c.label}' for c in scale.choices)}; {NEXT_KEY} and {BACK_KEY} the next "
+            "and previous item (outside the note)."
+        )
+    if chosen is not None:
+        saved(lambda: review.settle(store, signin.user(), project.id, position, chosen, note=note))
 
 
 def settle_parts(parts: Parts) -> None:
@@ -99,8 +122,11 @@ def settle_parts(parts: Parts) -> None:
             for k, (part, name, scale) in enumerate(zip(parts.keys, parts.names, parts.scales))
         }
         note = st.text_area("Note (why)", key=f"review_note_{position}", max_chars=5_000)
-        st.caption(f"A {parts.noun} left unchosen keeps what it has: its final grade if set, else its grades' mean.")
-        if st.form_submit_button("Set the final grades"):
+        st.caption(
+            f"A {parts.noun} left unchosen keeps what it has: its final grade if set, else its grades' mean. Keys: "
+            f"Ctrl+Enter sets them; {NEXT_KEY} and {BACK_KEY} the next and previous item."
+        )
+        if st.form_submit_button("Set the final grades", shortcut="Ctrl+Enter"):
             saved(lambda: parts.settle(store, signin.user(), project.id, position, chosen, note=note))
 
 

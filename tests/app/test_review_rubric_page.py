@@ -38,7 +38,7 @@ def test_a_rubric_item_is_reviewed_on_one_card(store, project_id, open_app):
     assert counts.values.tolist() == [["correct", 0, 0], ["helpful", 1, 0]]
     at.radio(key="review_label_0_1").set_value("3")
     at.text_area(key="review_note_0").input("halfway")
-    at.button[0].click().run()
+    next(b for b in at.button if b.label == "Set the final grades").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert store.reviewed_grades(project_id, "helpful") == {0: 0.5}
     assert store.reviewed_grades(project_id, "correct") == {}
@@ -94,8 +94,7 @@ def test_a_one_question_final_grade_is_confirmed_with_the_item_and_the_grade(sto
     for grader, (value, label) in (("ann", (1.0, "Correct")), ("bob", (0.0, "Incorrect"))):
         store.add_grade(project_id, 3, value=value, label=label, grader=grader)
     at = open_app("app_pages/review.py", project_id=project_id, grader="rita")
-    at.radio(key="review_label_3").set_value("Incorrect")
-    at.button[0].click().run()
+    at.button(key="settle_3_N").click().run()  # the label's button, the grading card's key N
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.success[0].value.replace("\\", "") == "Item q03: final grade: Incorrect."
 
@@ -105,22 +104,28 @@ def test_the_note_and_grade_set_on_one_item_do_not_carry_to_the_next(store, proj
         for grader, (value, label) in (("ann", (1.0, "Correct")), ("bob", (0.0, "Incorrect"))):
             store.add_grade(project_id, position, value=value, label=label, grader=grader)
     at = open_app("app_pages/review.py", project_id=project_id, grader="rita")
-    at.radio(key="review_label_3").set_value("Incorrect")
     at.text_area(key="review_note_3").input("the sum is 41")
-    at.button[0].click().run()
+    at.button(key="settle_3_N").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
+    assert store.reviewed_grades(project_id) == {3: 0.0}
     assert at.selectbox(key=f"review_item_{project_id}").value == 5
-    assert at.radio(key="review_label_5").value is None  # nothing chosen, not item 3's grade
-    assert at.text_area(key="review_note_5").value == ""
+    assert at.text_area(key="review_note_5").value == ""  # not item 3's note
 
 
-def test_a_final_grade_nobody_chose_is_not_set(store, project_id, open_app):
-    """The choice starts empty (it started on the scale's first grade, Correct, which a quick submit set against
-    a grader's Incorrect), and a submit without one says what to do and stores nothing."""
-    for grader, (value, label) in (("ann", (1.0, "Correct")), ("bob", (0.0, "Incorrect"))):
-        store.add_grade(project_id, 3, value=value, label=label, grader=grader)
+def test_next_and_previous_open_the_items_waiting_and_no_grade_is_set_by_moving(store, project_id, open_app):
+    """J and K (the Next and Previous buttons' keys) move through the queue, round its ends; each label is a
+    button of its own, so no grade is preselected for a quick submit to set."""
+    for position in (3, 5, 8):
+        for grader, (value, label) in (("ann", (1.0, "Correct")), ("bob", (0.0, "Incorrect"))):
+            store.add_grade(project_id, position, value=value, label=label, grader=grader)
     at = open_app("app_pages/review.py", project_id=project_id, grader="rita")
-    assert at.radio(key="review_label_3").value is None
-    at.button[0].click().run()
-    assert "no final grade chosen" in at.error[0].value
+    chosen = f"review_item_{project_id}"
+    moves = {"Next": [5, 8, 3], "Previous": [8]}
+    for name, expected in moves.items():
+        button = next(b for b in at.button if b.label == name)
+        assert button.proto.shortcut.upper() == {"Next": "J", "Previous": "K"}[name]
+        for position in expected:
+            next(b for b in at.button if b.label == name).click().run()
+            assert at.selectbox(key=chosen).value == position
+    assert [b.label for b in at.button if b.key and b.key.startswith("settle_8_")] == ["Correct", "Incorrect"]
     assert store.reviewed_grades(project_id) == {}

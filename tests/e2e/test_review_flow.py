@@ -40,13 +40,15 @@ def test_a_flag_from_the_card_and_a_final_grade_from_the_review_page(browser, sh
     # a busy machine fill the form before the rerun that replaced it (the choice lost: "no final grade chosen")
     page.get_by_text(f"Item {disagreed}", exact=True).wait_for(timeout=TIMEOUT_MS)
     script_idle(page)  # choosing the item reruns the page: a form filled during the rerun is replaced by a new one
-    choice = page.locator("[data-testid='stRadio'] label").filter(has_text="Incorrect").last
-    until(lambda: choice.click() or choice.locator("input").is_checked(), timeout=TIMEOUT_MS / 1000, what="the choice")
     note = page.get_by_label("Note (why)")
     note.fill("41 is the sum")
     until(lambda: note.input_value() == "41 is the sum", timeout=TIMEOUT_MS / 1000, what="the note typed")
+    page.keyboard.press("n")  # in the note: a letter of it, not the grade's key
+    assert note.input_value() == "41 is the sumn" and review_rows.reviews(store, pid, [30]).empty
+    page.keyboard.press("Backspace")
+    page.get_by_text(f"Item {disagreed}", exact=True).click()  # out of the note: the keys are the page's again
     script_idle(page)
-    page.get_by_role("button", name="Set the final grade").click()
+    page.keyboard.press("n")  # the grading card's key for Incorrect sets the final grade, with the note typed
     until(lambda: not review_rows.reviews(store, pid, [30]).empty, timeout=TIMEOUT_MS / 1000, what="the review saved")
     page.screenshot(path=artifacts / "review-page.png")
     settled = review_rows.reviews(store, pid, [30])
