@@ -59,7 +59,7 @@ each of them made the prior's weight grow with the strata the pool was cut
 into, as the share floor's smoothing did (`share_variance`). On a Likert pool of
 mean 0.1 with a strong surrogate, two strata of no grade above 0 held three
 quarters of the variance at the stop, and the stop came at 88 grades, where
-Wilson's uniform size is 77. It now comes at 73, and coverage at the stop is the
+Wilson's uniform size is 77. It came at 73 with it, and coverage at the stop is the
 same, 0.99 (benchmarks/stopping.md). `stratum_variance` keeps the floor per
 stratum for the F test of the strata's means and the saving, where a stratum's
 own few equal grades must not read as certain.
