@@ -80,7 +80,7 @@ def step(by: int) -> None:
     st.session_state[CHOSEN] = order[(order.index(now) + by) % len(order) if now in order else 0]
 
 
-pick, back, ahead = st.columns([6, 1, 1], vertical_alignment="bottom")
+pick, back, ahead = st.columns([5, 1.4, 1.1], vertical_alignment="bottom")
 position = pick.selectbox("Item to review", list(labels), format_func=labels.get, key=CHOSEN)
 back.button("Previous", on_click=step, args=(-1,), shortcut=BACK_KEY, width="stretch", disabled=len(labels) < 2)
 ahead.button("Next", on_click=step, args=(1,), shortcut=NEXT_KEY, width="stretch", disabled=len(labels) < 2)

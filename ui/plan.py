@@ -155,8 +155,12 @@ def stratifying_overview(project: ProjectInfo) -> None:
             table,
             hide_index=True,
             width="stretch",
-            column_config={  # the ranges' names in full: "agreement from" was cut to "agreement f" at 1,280 px
-                c: st.column_config.NumberColumn(width="small" if c in ("stratum", "items", "share") else None, help=c)
+            column_config={  # one variable's range as "from" and "to": "agreement from" was cut at 1,280 px
+                c: st.column_config.NumberColumn(
+                    c.split()[-1] if len(stratifying_columns(by)) == 1 and c.endswith((" from", " to")) else c,
+                    width="small" if c in ("stratum", "items", "share") else None,
+                    help=c,
+                )
                 for c in table.columns
             },
         )
