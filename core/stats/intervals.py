@@ -65,8 +65,8 @@ stratum for the F test of the strata's means and the saving, where a stratum's
 own few equal grades must not read as certain.
 
 On a scale finer than correct/incorrect that floor is a share rho of the
-Bernoulli variance at p~, rho the grades' pooled share (`grade_share`, 1 for
-0/1 grades), and the share floor (`share_variance`) smooths those strata with
+Bernoulli variance at p~, rho the share the strata whose grades differ show
+(`grade_share`, 1 for 0/1 grades), and the share floor (`share_variance`) smooths those strata with
 the same one prior: both then read the strata whose grades agree alike. With
 the whole Bernoulli variance for them, V_hat held a Likert stratum of all-0
 grades at the variance of a binary one, above the share floor's reading of the
@@ -130,16 +130,16 @@ def equal_strata_floor(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) 
     0/1 grades, where this is `all_equal_floor` with the prior shared) read from the strata whose grades differ,
     since those that agree show no spread (every grade 1/2 so far would read a share near 0, where the floor's
     task is the spread not yet seen): the floor `share_variance` reads for those strata (module docstring)."""
-    equal, _, _ = agreeing_strata(counts, sums, sumsq)
-    centre = _agreeing_mean(counts, sums, sumsq)
-    share = grade_share(counts, sums, sumsq, among=~equal)
-    return np.where(equal, share[..., None] * centre * (1.0 - centre), 0.0)
+    agreeing = agreeing_strata(counts, sums, sumsq)
+    centre = _agreeing_mean(counts, sums, agreeing)
+    share = grade_share(counts, sums, sumsq, among=~agreeing[0])
+    return np.where(agreeing[0], share[..., None] * centre * (1.0 - centre), 0.0)
 
 
-def _agreeing_mean(counts: np.ndarray, sums: np.ndarray, sumsq: np.ndarray) -> np.ndarray:
+def _agreeing_mean(counts: np.ndarray, sums: np.ndarray, agreeing: tuple[np.ndarray, ...]) -> np.ndarray:
     """(..., H) each stratum's Jeffreys-smoothed mean (`jeffreys_mean`), with one prior for the strata whose
-    grades all equal the same value (`agreeing_strata`)."""
-    equal, common, together = agreeing_strata(counts, sums, sumsq)
+    grades all equal the same value (``agreeing``: `agreeing_strata` of the same grades)."""
+    equal, common, together = agreeing
     return np.where(equal, jeffreys_mean(together, common * together), jeffreys_mean(counts, sums))
 
 
@@ -198,7 +198,8 @@ def share_variance(
     counts = np.asarray(counts, dtype=float)
     sums, sumsq = np.asarray(sums, dtype=float), np.asarray(sumsq, dtype=float)
     whole = jeffreys_mean(counts.sum(axis=-1), sums.sum(axis=-1))
-    smooth = np.where(np.asarray(pooled)[..., None], whole[..., None], _agreeing_mean(counts, sums, sumsq))
+    own = _agreeing_mean(counts, sums, agreeing_strata(counts, sums, sumsq))
+    smooth = np.where(np.asarray(pooled)[..., None], whole[..., None], own)
     terms = weights**2 * (1 - counts / sizes) * smooth * (1 - smooth) / np.maximum(counts, 1.0)
     return grade_share(counts, sums, sumsq) * np.where(counts > 0, terms, 0.0).sum(axis=-1)
 
