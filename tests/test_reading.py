@@ -298,3 +298,8 @@ def test_the_headline_counts_the_grades_a_share_graded_twice_costs():
     assert "graded twice" not in headline_words(once, 0.95)
     grades = round(twice.forecast.n * 1.5)
     assert headline_words(twice, 0.95).endswith(f", about {grades:,} grades with 50% of the items graded twice")
+    audited = read_project(design, {**SETTINGS, "overlap": 0.5, "audit_share": 0.1}, few, e)  # a reviewer's time
+    reviews = round(audited.forecast.n * 0.1)
+    assert headline_words(audited, 0.95).endswith(
+        f"graded twice, and about {reviews:,} audit reviews (10% of the items graded)"
+    )

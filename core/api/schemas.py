@@ -343,6 +343,7 @@ READING_RENAMED: dict[str, tuple[str, str]] = {
     "skipped": ("counts", "skipped"),
     "budget": ("counts", "budget"),
     "overlap": ("counts", "overlap"),
+    "audit_share": ("counts", "audit_share"),
     "saving_known": ("saving", "known"),
 }
 """Reading's fields the body gives under another name, as (group, key): where activegrade.client and docs/api.md

@@ -109,6 +109,9 @@ class Reading:
     overlap: float = 0.0
     """The share of items graded twice (core.settings.ProjectSettings.overlap): each graded item costs 1 + overlap
     grades on average, which the headline says beside the items (`headline_words`)."""
+    audit_share: float = 0.0
+    """The pool's share a reviewer audits once graded (core.settings.ProjectSettings.audit_share): about that share
+    of the items to the stop comes to review, which the headline says too (reviews a project plans)."""
 
     @property
     def regime_name(self) -> str:
@@ -240,6 +243,7 @@ def read_project(
         budget_half_width=budget_half,
         stop_value=stop_value,
         overlap=float(settings.overlap),
+        audit_share=float(settings.audit_share),
     )
 
 
@@ -488,7 +492,13 @@ def headline_words(reading: Reading, level: float) -> str:
         if reading.overlap > 0
         else ""
     )
-    return f"To reach ±{reading.target:.3f} at {level:.0%}, grade about {f.n:,} items{more}{twice}"
+    audited = (  # the reviews an audit share asks for: a reviewer's time as the grades are the graders'
+        f", and about {counted(round(f.n * reading.audit_share), 'audit review')} ({reading.audit_share:.0%} of "
+        "the items graded)"
+        if reading.audit_share > 0
+        else ""
+    )
+    return f"To reach ±{reading.target:.3f} at {level:.0%}, grade about {f.n:,} items{more}{twice}{audited}"
 
 
 def saving_words(reading: Reading) -> str:
