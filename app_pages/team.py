@@ -94,14 +94,16 @@ def change_account(current: team.UserInfo | None) -> None:
     """The form that changes one account's role, active flag and password (fields keyed by the account)."""
     if current is None:
         return
-    with st.form(f"change_account_{current.id}", clear_on_submit=True):
+    # keyed by the stored role and flag too: after a save the fields are new ones showing what was saved (keyed by
+    # the account alone, they kept the values from before it, and a password saved next disabled the account
+    # again without a word: an operator's review)
+    stored = f"{current.id}_{current.role}_{int(current.active)}"
+    with st.form(f"change_account_{stored}", clear_on_submit=True):
         role = st.selectbox(
-            "Role", auth.ROLES, index=auth.ROLES.index(current.role), key=f"change_account_role_{current.id}"
+            "Role", auth.ROLES, index=auth.ROLES.index(current.role), key=f"change_account_role_{stored}"
         )
-        active = st.checkbox("Active (may sign in)", value=current.active, key=f"change_account_active_{current.id}")
-        password = st.text_input(
-            "New password (blank: keep)", type="password", key=f"change_account_password_{current.id}"
-        )
+        active = st.checkbox("Active (may sign in)", value=current.active, key=f"change_account_active_{stored}")
+        password = st.text_input("New password (blank: keep)", type="password", key=f"change_account_password_{stored}")
         if st.form_submit_button("Save account"):
             try:
                 outcome = team.change_account(

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from core.services import account_writes, auth, grading
+from core.services import account_writes, auth, grading, team
 from core.store import Store, accounts
-from core.testing.appserver import TIMEOUT_MS
+from core.testing.appserver import TIMEOUT_MS, script_idle
 from tests.e2e.test_grading_card import N_ITEMS, PASSWORD, card_item, distinct_pool, sign_in, signed_out
 
 pytestmark = pytest.mark.e2e
@@ -57,3 +57,31 @@ def test_a_grader_changed_mid_session_is_told_her_next_press_was_not_saved(
     assert store.grades(pid).empty
     if "signed out" in said:
         signed_out(page)
+
+
+def test_the_account_form_shows_what_was_saved(browser, shared_signed_in_server):
+    """After "Save account" the form showed the values from before it: an account made active read unticked, and
+    a password saved next disabled it again without a word (an operator's review)."""
+    server = shared_signed_in_server
+    store = Store.open(server.db_url)
+    admin = account_writes.create_account(store, f"boss-{len(store.projects())}", auth.ADMIN, password=PASSWORD)
+    held = account_writes.create_account(store, f"held-{admin.id}", auth.GRADER, password=PASSWORD)
+    team.change_account(store, auth.OPERATOR, held.name, active=False)
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    sign_in(page, f"{server.url}/team", admin.name)
+    page.get_by_label("Account", exact=True).first.click()
+    page.get_by_role("option", name=held.name, exact=True).click()
+    script_idle(page)  # the form below shows the chosen account's values once the rerun is over
+    active = page.get_by_label("Active (may sign in)")
+    assert not active.is_checked()
+    page.get_by_text("Active (may sign in)").click()
+    page.wait_for_function("() => document.querySelector('input[aria-label=\"Active (may sign in)\"]').checked")
+    page.get_by_role("button", name="Save account").click()
+    page.get_by_text(f"Account {held.name} saved", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    assert accounts.user_by_name(store, held.name).active
+    script_idle(page)
+    assert page.get_by_label("Active (may sign in)").is_checked()
+    page.get_by_label("New password (blank: keep)").fill("a new long password")
+    page.get_by_role("button", name="Save account").click()
+    page.get_by_text(f"Account {held.name} saved", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    assert accounts.user_by_name(store, held.name).active

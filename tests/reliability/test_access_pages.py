@@ -274,8 +274,8 @@ def test_changing_an_account_keeps_what_the_admin_left_alone(open_as, world):
     pat = account_writes.create_account(store, "pat", auth.GRADER, password=PASSWORD)
     at = open_as(users[auth.ADMIN], "Team", project=pid)
     at.selectbox(key="change_account_name").select("pat").run()  # the form below now shows pat's values
-    assert at.selectbox(key=f"change_account_role_{pat.id}").value == auth.GRADER
-    at.text_input(key=f"change_account_password_{pat.id}").input("another long password")
+    assert at.selectbox(key=f"change_account_role_{pat.id}_grader_1").value == auth.GRADER
+    at.text_input(key=f"change_account_password_{pat.id}_grader_1").input("another long password")
     next(b for b in at.button if b.label == "Save account").click().run()
     assert not at.exception, at.exception
     pat = accounts.user_by_name(store, "pat")
