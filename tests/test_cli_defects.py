@@ -139,3 +139,14 @@ def test_verdict_words_as_the_proxy_are_read_and_other_words_refused_with_a_fix(
     with pytest.raises(InputError, match="'A' of item 'a' is not a number nor a verdict word") as error:
         proxy_values(pd.DataFrame({"id": ["a", "b"], "choice": ["A", "B"]}), "choice", file="pool.jsonl")
     assert "1 right, 0 wrong" in str(error.value)
+
+
+def test_a_database_that_cannot_be_opened_is_one_line_not_a_traceback(capsys):
+    """`status` against a server that is not there printed a 118-line SQLAlchemy traceback (an operator's
+    review): now one line naming the database (its password hidden) and the fix, and exit status 2."""
+    url = "postgresql+psycopg://ops:hunter2secret@127.0.0.1:1/app"
+    assert main(["status", "--db-url", url]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    said = [line for line in err if line.startswith("error: ")]
+    assert len(said) == 1 and "cannot be opened or did not answer" in said[0] and "Fix: check --db-url" in said[0]
+    assert "hunter2secret" not in "\n".join(err) and "Traceback" not in "\n".join(err)

@@ -13,6 +13,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, create_engine, text
 
+from core.errors import InputError
 from core.store import Store, head, upgrade
 from core.store.models import Base
 from tests.legacy_schemas import create_legacy_schema
@@ -104,7 +105,7 @@ def test_a_newer_database_is_refused(engine):
     upgrade(engine)
     with engine.begin() as c:
         c.execute(text("UPDATE alembic_version SET version_num = '9999'"))
-    with pytest.raises(RuntimeError, match="newer than this ActiveGrade"):
+    with pytest.raises(InputError, match="newer than this ActiveGrade"):
         upgrade(engine)
 
 
@@ -112,7 +113,7 @@ def test_a_newer_legacy_database_is_refused(engine):
     legacy_database(engine, 2)
     with engine.begin() as c:
         c.execute(text("UPDATE schema_version SET version = 99"))
-    with pytest.raises(RuntimeError, match="schema version 99"):
+    with pytest.raises(InputError, match="schema version 99"):
         upgrade(engine)
 
 

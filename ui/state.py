@@ -55,7 +55,12 @@ def store() -> Store:
     except Exception as exc:  # noqa: BLE001 - a bad URL, an unreachable server, permissions, ...
         reason = describe_failure(url, exc)  # passwords redacted
         logger.error("cannot open the database: %s", reason)
-        st.error(one_line_plain(f"Cannot open the database: {reason}"))
+        # the reason is the operator's, in the log: a page anyone may open showed the server's host, port and
+        # database name (an operator's review)
+        st.error(
+            "Cannot open the database, so there is nothing to show. The server's log says why; its operator checks "
+            "$ACTIVEGRADE_DB_URL and that the database server is running (docs/configuration.md)."
+        )
         st.stop()
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import logging
 import os
 import sys
 
@@ -84,6 +85,34 @@ def main(argv: list[str] | None = None, prog: str = "activegrade") -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as error:
+        if not _database_failure(error):
+            raise
+        return _database_failed(args, error)
+
+
+def _database_failure(error: BaseException) -> bool:
+    """Whether ``error`` is the database's (SQLAlchemy's: an unreachable server, a database not there), read
+    without importing SQLAlchemy, which `activegrade --help` does not load (a quarter of a second)."""
+    exc = sys.modules.get("sqlalchemy.exc")
+    return exc is not None and isinstance(error, exc.SQLAlchemyError)
+
+
+def _database_failed(args: argparse.Namespace, error: BaseException) -> int:
+    """A database that cannot be opened or did not answer, said in one line with the fix (it was a 118-line
+    traceback: an operator's review) and logged at ERROR, as docs/configuration.md promises; exit status 2."""
+    from core.errors import one_line
+    from core.store.engine import database_url, describe_failure, redact_url
+
+    url = database_url(getattr(args, "db_url", None))
+    reason = one_line(describe_failure(url, error).split("(Background on this error")[0])
+    logging.getLogger(__name__).error("the database at %s failed: %s", redact_url(url), reason)
+    print(
+        f"error: the database at {redact_url(url)} cannot be opened or did not answer: {reason}. Fix: check "
+        "--db-url (or $ACTIVEGRADE_DB_URL) and that its server is running",
+        file=sys.stderr,
+    )
+    return 2
 
 
 def _one_stream(args: argparse.Namespace) -> None:

@@ -27,6 +27,8 @@ from alembic.script import ScriptDirectory
 from alembic.util import CommandError
 from sqlalchemy import Connection, Engine, inspect, text
 
+from core.errors import InputError
+
 REVISIONS = Path(__file__).with_name("revisions")
 LEGACY_VERSIONS = {1: "0001", 2: "0002"}
 """The revision matching each version of the schema_version table that came before Alembic."""
@@ -53,7 +55,7 @@ def current_revision(connection: Connection) -> str | None:
 def upgrade(engine: Engine) -> str | None:
     """Bring the database to ``head()``; returns the revision it was at before (None if it was new).
 
-    Raises RuntimeError when the database is newer than this code, rather than
+    Raises InputError when the database is newer than this code, rather than
     guessing at a schema it does not know.
     """
     with engine.connect() as connection:
@@ -95,7 +97,9 @@ def _upgrade(connection: Connection) -> str | None:
     return before
 
 
-def _newer(what: str) -> RuntimeError:
-    return RuntimeError(
-        f"the database is at {what}, newer than this ActiveGrade (knows up to revision {head()}); upgrade ActiveGrade"
+def _newer(what: str) -> InputError:
+    """The refusal of a database a later ActiveGrade upgraded: one line for the CLI and the page, no traceback."""
+    return InputError(
+        f"the database is at {what}, newer than this ActiveGrade (knows up to revision {head()})",
+        fix="upgrade ActiveGrade, or point $ACTIVEGRADE_DB_URL (--db-url) at a database this version made",
     )

@@ -110,7 +110,8 @@ def test_the_database_password_is_never_shown(tmp_path, monkeypatch):
     monkeypatch.setenv("ACTIVEGRADE_DB_URL", "postgres ql://bob:hunter2secret@db.example/app")
     at = AppTest.from_file(APP, default_timeout=60).run()
     shown = _text(at)
-    assert "Cannot open the database" in shown and "hunter2secret" not in shown and "bob" in shown
+    assert "Cannot open the database" in shown and "hunter2secret" not in shown
+    assert "bob" not in shown and "db.example" not in shown  # where it is: the operator's, in the log
     monkeypatch.setenv("ACTIVEGRADE_DB_URL", "postgresql+psycopg://bob:hunter2secret@127.0.0.1:1/app")
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert "Cannot open the database" in _text(at) and "hunter2secret" not in _text(at)
