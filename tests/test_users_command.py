@@ -94,3 +94,29 @@ def test_the_database_may_follow_the_action(tmp_path, capsys):
     assert [u["name"] for u in json.loads(capsys.readouterr().out)["users"]] == ["fay"]
     assert main(["tokens", "revoke", "99", "--db-url", url]) == 2
     assert "no API token 99: list the account's tokens for their ids" in capsys.readouterr().err
+
+
+def test_an_operator_disables_enables_and_resets_a_password_and_sees_a_disabled_accounts_tokens(
+    tmp_path, monkeypatch, capsys
+):
+    """The CLI could not disable an account or reset a forgotten password, and a disabled account's tokens could
+    be neither listed nor revoked, though they answer again once it is enabled (an operator's review)."""
+    from core.services import tokens
+
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    monkeypatch.setattr("sys.stdin", io.StringIO("first long password\n"))
+    assert main(["users", "add", "gil", "--role", "grader", "--db-url", url, "-q"]) == 0
+    store = Store.open(url)
+    _, secret = tokens.create(store, auth.OPERATOR, "gil", "ci")
+    assert main(["users", "disable", "gil", "--db-url", url, "-q"]) == 0
+    assert tokens.resolve(store, secret) is None and auth.sign_in(store, "gil", "first long password") is None
+    assert main(["tokens", "list", "gil", "--db-url", url, "--json", "-"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)["tokens"]
+    assert main(["tokens", "revoke", str(listed["id"]), "--db-url", url, "-q"]) == 0
+    assert main(["tokens", "create", "gil", "--db-url", url]) == 2
+    assert "the account 'gil' is disabled" in capsys.readouterr().err
+    assert main(["users", "enable", "gil", "--db-url", url, "-q"]) == 0
+    assert tokens.resolve(store, secret) is None  # revoked while disabled: it stays so
+    monkeypatch.setattr("sys.stdin", io.StringIO("second long password\n"))
+    assert main(["users", "password", "gil", "--db-url", url, "-q"]) == 0
+    assert auth.sign_in(store, "gil", "second long password") is not None

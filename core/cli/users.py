@@ -7,6 +7,8 @@ line, where other users of the machine could see it:
     python -m core users add bob --role grader --email bob@example.org   # OIDC only
     python -m core users assign bob "My project"
     python -m core users unlock alice   # end the sign-in back-off after failed tries
+    python -m core users disable bob    # his sessions end, his tokens stop answering; `enable` undoes it
+    echo "$NEW_PASSWORD" | python -m core users password alice   # a forgotten password
     python -m core users token create bob --name "CI export"   # API tokens: the same as `tokens` (core/cli/tokens.py)
     python -m core users token list bob
     python -m core users token revoke 3
@@ -42,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("project", help="project id or name")
     unlock = sub.add_parser("unlock", help="end an account's sign-in back-off (failed tries) at once")
     unlock.add_argument("name")
+    for verb, text in (
+        ("disable", "disable an account: its sessions end and its API tokens stop answering"),
+        ("enable", "enable a disabled account again (its tokens not revoked answer again)"),
+        ("password", "set an account's password, read from standard input (a forgotten one, say)"),
+    ):
+        sub.add_parser(verb, help=text).add_argument("name")
     sub.add_parser("list", help="list the accounts")
     token_command.add_actions(sub.add_parser("token", help="personal API tokens (docs/api.md): create, list, revoke"))
     for action in sub.choices.values():  # after the action, as `users list --json -` reads
@@ -66,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
             outcome = team.unassign(store, actor, find_project(store, args.project).id, args.name)
         elif args.action == "unlock":
             outcome = team.unlock(store, actor, args.name)
+        elif args.action in ("disable", "enable"):
+            outcome = team.change_account(store, actor, args.name, active=args.action == "enable")
+        elif args.action == "password":
+            outcome = team.change_account(store, actor, args.name, password=sys.stdin.readline().rstrip("\r\n"))
         else:
             users = accounts.users(store)
             say(

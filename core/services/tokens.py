@@ -58,23 +58,29 @@ def _info(row: table.TokenRow, owner: str) -> TokenInfo:
     return TokenInfo(row.id, owner, row.name, row.created_by, row.created_at, row.last_used_at, row.revoked_at)
 
 
-def _owner_for(store: Store, actor: auth.User | None, owner: str) -> tuple[auth.User, accounts.UserInfo]:
+def _owner_for(
+    store: Store, actor: auth.User | None, owner: str, *, creating: bool = False
+) -> tuple[auth.User, accounts.UserInfo]:
     """(the acting user now, the owner's account) if the actor may manage the owner's tokens: their own
-    (any active account) or, with MANAGE_USERS, anyone's; Refused otherwise."""
+    (any active account) or, with MANAGE_USERS, anyone's; Refused otherwise. A disabled account's tokens are
+    listed and revoked as any (its tokens answer again if it is enabled again: an operator revokes them first),
+    but none is ``creating`` for it."""
     name = auth.normalise_name(owner)
     current = None if actor is None or actor.id is None else auth.refresh(store, actor)
     if current is None or current.name != name:
         current = permitted(store, actor, auth.MANAGE_USERS)
     account = accounts.user_by_name(store, name)
-    if account is None or not account.active:
-        raise InputError(f"no active account named {owner!r}", fix="check the name in the list of accounts")
+    if account is None:
+        raise InputError(f"no account named {owner!r}", fix="check the name in the list of accounts")
+    if creating and not account.active:
+        raise InputError(f"the account {owner!r} is disabled", fix="enable it before giving it a token")
     return current, account
 
 
 def create(store: Store, actor: auth.User | None, owner: str, name: str) -> tuple[TokenInfo, str]:
     """A new token for ``owner`` named ``name`` (what it is for); returns it with its secret, which is shown
     once and never stored."""
-    current, account = _owner_for(store, actor, owner)
+    current, account = _owner_for(store, actor, owner, creating=True)
     name = check_length(name.strip(), MAX_NAME_CHARS, "the token's name")
     if not name:
         raise InputError("the token has no name", fix="name what it is for, e.g. 'CI export'")
