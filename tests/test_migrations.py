@@ -144,3 +144,13 @@ def test_a_comparison_made_before_card_keys_gets_one_and_its_cards_are_shown_afr
     assert len(store.project(1).settings.card_key) == 32 and store.project(2).settings.card_key == ""
     with engine.connect() as c:
         assert c.execute(text("SELECT project_id FROM showings")).scalars().all() == [2]
+
+
+def test_an_upgrade_is_logged_by_the_process_that_makes_it(engine, caplog):
+    """Any command migrates an older database when it opens it (`status` included), and said nothing (an
+    operator's review); opening one already at the head says nothing."""
+    with caplog.at_level("INFO", logger="core.store.migrations"):
+        upgrade(engine)
+        upgrade(engine)
+    said = [r.getMessage() for r in caplog.records if r.name == "core.store.migrations"]
+    assert said == [f"database schema upgraded from nothing (a new database) to {head()}"]

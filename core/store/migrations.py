@@ -18,6 +18,8 @@ tests/test_migrations.py checks that the revisions build exactly the models.
 
 from __future__ import annotations
 
+import functools
+import logging
 from pathlib import Path
 
 from alembic import command
@@ -28,6 +30,8 @@ from alembic.util import CommandError
 from sqlalchemy import Connection, Engine, inspect, text
 
 from core.errors import InputError
+
+logger = logging.getLogger(__name__)
 
 REVISIONS = Path(__file__).with_name("revisions")
 LEGACY_VERSIONS = {1: "0001", 2: "0002"}
@@ -42,8 +46,9 @@ def _config(connection: Connection | None = None) -> Config:
     return config
 
 
+@functools.cache
 def head() -> str:
-    """The newest revision this code knows."""
+    """The newest revision this code knows (read once: its scripts do not change while the process runs)."""
     return ScriptDirectory.from_config(_config()).get_current_head()
 
 
@@ -72,6 +77,8 @@ def upgrade(engine: Engine) -> str | None:
             if sqlite:
                 connection.exec_driver_sql("PRAGMA foreign_keys=ON")
                 connection.commit()
+    if before != head():  # any process may be the one that migrates (docs/deployment.md, Upgrades): it says so
+        logger.info("database schema upgraded from %s to %s", before or "nothing (a new database)", head())
     return before
 
 
