@@ -61,9 +61,14 @@ def preparation_progress(project_id: int) -> None:
     if waiting:
         st.warning(f"Preparation is waiting: {waiting}.")
     total = max(info.progress_total, 1)
-    st.progress(
+    st.progress(  # "the work goes on" beside "its worker stopped responding" read as two answers (an operator's review)
         min(info.progress_done / total, 1.0),
-        text=f"{info.progress_message or 'preparing'}. You can leave this page; the work goes on and is saved.",
+        text=f"{info.progress_message or 'preparing'}. You can leave this page"
+        + (
+            "; what is done is saved, and a worker takes the rest over."
+            if waiting
+            else "; the work goes on and is saved."
+        ),
     )
 
 

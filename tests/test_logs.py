@@ -54,3 +54,12 @@ def test_the_served_app_sets_the_handler_when_it_starts(configured, monkeypatch)
 
     asyncio.run(start())
     assert all(logs._HANDLER in logging.getLogger(name).handlers for name in logs.PACKAGES)
+
+
+def test_a_worker_says_it_started_in_the_logs_format(configured, tmp_path, capsys):
+    """It was a bare "worker NAME started" line among the formatted ones (an operator's review)."""
+    from core.cli import main
+
+    assert main(["worker", "--once", "--db-url", f"sqlite:///{tmp_path / 'w.db'}"]) == 0
+    started = [line for line in capsys.readouterr().err.splitlines() if line.endswith(" started")]
+    assert len(started) == 1 and f" INFO core.cli.worker [pid {os.getpid()}]: worker " in started[0], started

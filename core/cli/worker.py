@@ -15,6 +15,7 @@ input, and stops when the app is gone.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -29,6 +30,8 @@ from core.jobs.preparation_job import runs_local_model
 from core.jobs.worker import Bell, Worker
 from core.store import UNREADABLE, Store
 from core.store.store import WORKER_FILE_BYTES
+
+logger = logging.getLogger(__name__)
 
 ONLY = {"all": None, "model": True, "light": False}
 
@@ -80,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         parent_pid=args.parent_pid,
     )
     worker = Worker(Store.open(args.db_url, WORKER_FILE_BYTES), options)
-    print(f"worker {worker.name} started", file=sys.stderr, flush=True)
+    logger.info("worker %s started", worker.name)  # in the log's format (it was a bare line: an operator's review)
     if args.warm_up:
         threading.Thread(target=_warm_up, args=(worker,), daemon=True, name="warm-up").start()
     if args.once:
