@@ -18,7 +18,7 @@ import sys
 
 from core import logs
 from core.cli.output import STDOUT
-from core.errors import InputError
+from core.errors import InputError, one_line
 
 COMMANDS = {
     "prepare": "Cluster surrogate answers, score semantic entropy and agreement, stratify.",
@@ -101,7 +101,6 @@ def _database_failure(error: BaseException) -> bool:
 def _database_failed(args: argparse.Namespace, error: BaseException) -> int:
     """A database that cannot be opened or did not answer, said in one line with the fix (it was a 118-line
     traceback: an operator's review) and logged at ERROR, as docs/configuration.md promises; exit status 2."""
-    from core.errors import one_line
     from core.store.engine import database_url, describe_failure, redact_url
 
     url = database_url(getattr(args, "db_url", None))
