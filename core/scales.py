@@ -63,8 +63,8 @@ class Scale:
 
     def value_words(self) -> str | None:
         """How a mean grade in [0, 1] reads on this scale, for one finer than correct/incorrect: its labels'
-        values ("1 = 0, 2 = 0.25, 3 = 0.5, 4 = 0.75, 5 = 1"), and, where the labels are numbers the values follow
-        linearly (a Likert scale), the mean's place among them; None for a binary scale (the share correct)."""
+        values ("on [0, 1], 1 = 0, 2 = 0.25, 3 = 0.5, 4 = 0.75, 5 = 1"; `on_labels` places a mean among them);
+        None for a binary scale (the share correct)."""
         if self.binary:
             return None
         return "on [0, 1], " + ", ".join(f"{c.label} = {c.value:g}" for c in self.choices)
@@ -77,19 +77,12 @@ class Scale:
         except ValueError:
             return None
         low, high = self.choices[0], self.choices[-1]
-        if (
-            self.binary
-            or high.value == low.value
-            or numbers[0] == numbers[-1]
-            or not all(
-                math.isclose(
-                    c.value, low.value + (n - numbers[0]) / (numbers[-1] - numbers[0]) * (high.value - low.value)
-                )
-                for c, n in zip(self.choices, numbers)
-            )
-        ):
+        if self.binary or numbers[0] == numbers[-1] or high.value == low.value:
             return None
-        on = numbers[0] + (value - low.value) / (high.value - low.value) * (numbers[-1] - numbers[0])
+        slope = (high.value - low.value) / (numbers[-1] - numbers[0])  # value per label unit
+        if not all(math.isclose(c.value, low.value + slope * (n - numbers[0])) for c, n in zip(self.choices, numbers)):
+            return None
+        on = numbers[0] + (value - low.value) / slope
         return f"{on:.2f} on the {low.label}-{high.label} scale"
 
     def to_settings(self) -> dict:
