@@ -205,7 +205,7 @@ def test_a_budget_fixed_in_advance_is_compared_at_its_own_precision_not_the_targ
     reading = read_project(design, settings, graded, e)
     assert reading.regime == "fixed" and reading.saving_known
     assert reading.saving.fixed_n == reading.saving.same_regime == pytest.approx(1 - e.deff)
-    assert reading.saving.uniform_fixed == pytest.approx(60 / e.deff)
+    assert reading.saving.uniform_fixed == round(60 / e.deff)  # a count of grades, in whole grades
     assert reading.budget_half_width == pytest.approx(reading.fixed_n.half_width, rel=1e-6)  # at the budget now
     words = headline_words(reading, 0.95)
     assert words.startswith("With the budget fixed in advance at 60 grades, expect about ±")
@@ -231,12 +231,12 @@ def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_afte
     assert not grading.done and saving_metric(grading)[0].startswith("Expected saving")  # a forecast, said so
     assert saving_note(grading) == f"at the forecast stop ({grading.forecast.n:,} grades)"
     s = reading.saving  # done: the saving had, and the uniform grades each share is of
-    assert saving_note(reading) == f"vs {s.uniform_fixed:,.0f} · {s.uniform_same:,.0f} uniform grades"
+    assert saving_note(reading) == f"vs {s.uniform_fixed:,} · {s.uniform_same:,} uniform grades"
     _, words = saving_headline(grading)  # read under the big number: "45% fewer grades than uniform sampling, ..."
     assert words.startswith(f"grades than uniform sampling, expected at the forecast stop ({grading.forecast.n:,}) (")
     assert saving_metric(reading)[0].startswith("Saving") and "uniform random sampling" in headline_words(grading, 0.95)
     for read in (reading, early, grading):  # one number for what uniform sampling needs: the saving's
-        assert read.forecast.uniform == round(read.saving.uniform_fixed)
+        assert read.forecast.uniform == read.saving.uniform_fixed
 
 
 def test_grades_after_the_stop_leave_the_reported_estimate_at_the_stop():

@@ -4,8 +4,6 @@ reading's saving against uniform sampling (core.services.reading: the one foreca
 
 from __future__ import annotations
 
-import math
-
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -247,7 +245,7 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
             "grades, as on the dashboard."
         ),
     )
-    if math.isfinite(s.uniform_fixed) and (reading.saving_known or reading.graded == 0):
+    if s.uniform_fixed is not None and (reading.saving_known or reading.graded == 0):
         if reading.budget_half_width is not None:  # a budget fixed in advance
             at = f"the budget ({reading.forecast.n:,} grades)"
         else:
@@ -257,7 +255,7 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
                 else f"the forecast stop ({reading.forecast.n:,})"
             )
         right.caption(
-            f"At {at}: uniform random sampling would need about {s.uniform_fixed:,.0f} grades for the same "
+            f"At {at}: uniform random sampling would need about {s.uniform_fixed:,} grades for the same "
             "precision (with its usual fixed-n interval)."
         )
 

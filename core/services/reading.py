@@ -30,7 +30,7 @@ from core.settings import ProjectSettings, SettingsLike
 from core.stats.allocation import Design, planned_allocation
 from core.stats.confseq import AnytimeInterval
 from core.stats.estimate import Estimate
-from core.stats.forecast import Forecast, StopSaving, forecast, stop_saving, surrogate_mean
+from core.stats.forecast import Forecast, StopSaving, forecast, stop_saving, surrogate_mean, whole_grades
 from core.stats.looks import look_plan
 from core.stats.savings import planned_design_effect
 from core.stats.skips import SkipBound
@@ -220,8 +220,8 @@ def read_project(
         saving, budget_half = _budget_saving(design, estimate, budget or design.N)
     else:
         saving, budget_half = _saving(design, estimate, forecast_, stop_at, target, regime), None
-    if np.isfinite(saving.uniform_fixed):  # one number for what uniform sampling needs: the saving's
-        forecast_ = replace(forecast_, uniform=int(round(saving.uniform_fixed)))
+    if saving.uniform_fixed is not None:  # one number for what uniform sampling needs: the saving's
+        forecast_ = replace(forecast_, uniform=saving.uniform_fixed)
     return Reading(
         regime=regime,
         target=target,
@@ -287,8 +287,8 @@ def _saving(
         return stop_saving(n, estimate.saving.s2, estimate.value, design.N, target, regime)
     mean = estimate.value if np.isfinite(estimate.value) else surrogate_mean(design)
     bernoulli = stop_saving(n, mean * (1 - mean), mean, design.N, target, regime)
-    same = bernoulli.uniform_same * forecast_.uniform / max(bernoulli.uniform_fixed, 1.0)
-    return StopSaving(1 - n / max(same, 1.0), 1 - n / max(forecast_.uniform, 1), same, float(forecast_.uniform))
+    same = (bernoulli.uniform_same or 0) * forecast_.uniform / max(bernoulli.uniform_fixed or 0, 1)
+    return StopSaving(1 - n / max(same, 1.0), 1 - n / max(forecast_.uniform, 1), whole_grades(same), forecast_.uniform)
 
 
 def _budget_saving(design: Design, estimate: Estimate, budget: int) -> tuple[StopSaving, float]:
@@ -306,7 +306,7 @@ def _budget_saving(design: Design, estimate: Estimate, budget: int) -> tuple[Sto
             design.weights, design.sizes, design.prior_mean, design.prior_sd, planned_allocation(design, budget)
         )
         half = stats.norm.ppf(0.5 + estimate.level / 2) * np.sqrt(variance)
-    uniform = budget / deff if deff > 0 else float("nan")
+    uniform = whole_grades(budget / deff) if deff > 0 else None
     return StopSaving(1 - deff, 1 - deff, uniform, uniform), float(half)
 
 
@@ -467,13 +467,18 @@ def headline_words(reading: Reading, level: float) -> str:
     if reading.regime == FIXED:
         return (
             f"With the budget fixed in advance at {reading.budget:,} grades, expect about "
-            f"±{reading.budget_half_width:.3f} at {level:.0%} (the target is ±{reading.target:.3f}; uniform random "
-            f"sampling would need about {s.uniform_fixed:,.0f} grades for the same precision)"
+            f"±{reading.budget_half_width:.3f} at {level:.0%} (the target is ±{reading.target:.3f}"
+            + (
+                ""
+                if s.uniform_fixed is None
+                else f"; uniform random sampling would need about {s.uniform_fixed:,} grades for the same precision"
+            )
+            + ")"
         )
     # uniform's need is the saving's, said only where the saving is (withheld from the first grade until every
     # stratum has 2: the dashboard's "withheld" beside a headline quoting it read as two answers)
     told = reading.saving_known or reading.graded == 0
-    uniform = [f"uniform random sampling would need about {s.uniform_fixed:,.0f}"] if told else []
+    uniform = [f"uniform random sampling would need about {s.uniform_fixed:,}"] if told else []
     if reading.done:
         more = f" ({uniform[0]})" if uniform else ""
         return f"Done: ±{reading.target:.3f} at {level:.0%} reached at {reading.stop_at:,} grades{more}"
@@ -509,7 +514,7 @@ def saving_words(reading: Reading) -> str:
     if reading.regime == FIXED:
         return (
             f"At the budget of {reading.budget:,} grades against uniform random sampling: a uniform sample needs "
-            f"about {s.uniform_fixed:,.0f} grades for the same precision (saving {percent(s.fixed_n, signed=True)})."
+            f"about {s.uniform_fixed:,} grades for the same precision (saving {percent(s.fixed_n, signed=True)})."
         )
     at = (
         f"at the stop ({reading.stop_at:,} grades)"
@@ -517,9 +522,9 @@ def saving_words(reading: Reading) -> str:
         else f"at the forecast stop ({reading.forecast.n:,})"
     )
     return (
-        f"Grades {at} against uniform random sampling: {1 - s.fixed_n:.0%} of the {s.uniform_fixed:,.0f} a "
+        f"Grades {at} against uniform random sampling: {1 - s.fixed_n:.0%} of the {s.uniform_fixed:,} a "
         f"uniform sample needs with the usual fixed-n interval (saving {percent(s.fixed_n, signed=True)}), and "
-        f"{1 - s.same_regime:.0%} of the {s.uniform_same:,.0f} it needs stopped by the same rule (saving "
+        f"{1 - s.same_regime:.0%} of the {s.uniform_same:,} it needs stopped by the same rule (saving "
         f"{percent(s.same_regime, signed=True)})."
     )
 
@@ -553,9 +558,9 @@ def saving_note(reading: Reading) -> str | None:
         return "until every stratum has 2 grades" if reading.graded else None
     s = reading.saving
     if reading.regime == FIXED:
-        return f"vs {s.uniform_fixed:,.0f} uniform grades"
+        return f"vs {s.uniform_fixed:,} uniform grades"
     if reading.done:  # the two shares alone did not say what they were of (a manager's review)
-        return f"vs {s.uniform_fixed:,.0f} · {s.uniform_same:,.0f} uniform grades"
+        return f"vs {s.uniform_fixed:,} · {s.uniform_same:,} uniform grades"
     return f"at the forecast stop ({reading.forecast.n:,} grades)"
 
 
@@ -571,11 +576,11 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
         words = f"{words}, expected at the forecast stop ({reading.forecast.n:,})"  # under "45% fewer": one phrase
     # each comparison as a count against uniform's own need ("5 grades" alone read as uniform's need), the second
     # with its share too ("+2%" beside "1% more grades" read as its opposite)
-    fixed = f"{_fewer(share, s.uniform_fixed)} than the {s.uniform_fixed:,.0f} a uniform sample needs"
+    fixed = f"{_fewer(share, s.uniform_fixed)} than the {s.uniform_fixed:,} a uniform sample needs"
     if reading.regime == FIXED:
         return _big_share(share), f"{words} ({fixed} for the same precision)"
     same = (
-        f"{_fewer(s.same_regime, s.uniform_same)} ({percent(abs(s.same_regime))}) than the {s.uniform_same:,.0f} "
+        f"{_fewer(s.same_regime, s.uniform_same)} ({percent(abs(s.same_regime))}) than the {s.uniform_same:,} "
         "it needs stopped by the same rule"
     )
     return _big_share(share), f"{words} ({fixed} for the target with the usual fixed-n interval; {same})"

@@ -799,22 +799,29 @@ def known_spread_grades(
 class StopSaving:
     """Grades saved at the stop against uniform random sampling, as shares 1 - n / m: ``same_regime``, m its
     grades to stop under the project's regime (``uniform_same``); ``fixed_n``, m the usual fixed-n size for
-    the target (``uniform_fixed``). NaN until S^2 is known (every stratum with 2 grades)."""
+    the target (``uniform_fixed``). The shares are read at m itself, the sizes given in whole grades
+    (`whole_grades`). NaN and None until S^2 is known (every stratum with 2 grades)."""
 
     same_regime: float
     fixed_n: float
-    uniform_same: float
-    uniform_fixed: float
+    uniform_same: int | None
+    uniform_fixed: int | None
+
+
+def whole_grades(m: float) -> int | None:
+    """A number of grades ``m`` rounded to a whole one (None where it is not finite): a grade count reads as one
+    wherever it is shown, in words and in JSON alike."""
+    return int(round(m)) if np.isfinite(m) else None
 
 
 def stop_saving(n: int, s2: float, mean: float, size: int, target: float, regime: str) -> StopSaving:
     """`StopSaving` for a project that stops after ``n`` grades, S^2 and the mean estimated from its grades."""
     if not (np.isfinite(s2) and np.isfinite(mean)):
-        return StopSaving(float("nan"), float("nan"), float("nan"), float("nan"))
+        return StopSaving(float("nan"), float("nan"), None, None)
     same = float(uniform_grades(s2, mean, size, target, regime))
     fixed = float(uniform_grades(s2, mean, size, target, FIXED))
 
     def share(m: float) -> float:  # a pool whose grades show no spread at all needs no uniform sample to compare
         return 1 - n / m if m > 0 else float("nan")
 
-    return StopSaving(share(same), share(fixed), same, fixed)
+    return StopSaving(share(same), share(fixed), whole_grades(same), whole_grades(fixed))
