@@ -63,3 +63,16 @@ def test_a_worker_says_it_started_in_the_logs_format(configured, tmp_path, capsy
     assert main(["worker", "--once", "--db-url", f"sqlite:///{tmp_path / 'w.db'}"]) == 0
     started = [line for line in capsys.readouterr().err.splitlines() if line.endswith(" started")]
     assert len(started) == 1 and f" INFO core.cli.worker [pid {os.getpid()}]: worker " in started[0], started
+
+
+def test_a_worker_says_it_is_warm_in_the_logs_format(configured, tmp_path, monkeypatch, capsys):
+    """The warm-up's line was a bare print beside the formatted "started" line."""
+    from core.cli import worker as command
+    from core.jobs.worker import Worker
+    from core.store import Store
+
+    configured()
+    monkeypatch.setattr(command, "warm_up", lambda uses_model: None)
+    command._warm_up(Worker(Store.open(f"sqlite:///{tmp_path / 'w.db'}")))
+    warm = [line for line in capsys.readouterr().err.splitlines() if " warm: job modules imported in " in line]
+    assert len(warm) == 1 and f" INFO core.cli.worker [pid {os.getpid()}]: worker " in warm[0], warm

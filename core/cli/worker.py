@@ -104,11 +104,7 @@ def _warm_up(worker: Worker) -> None:
     start = time.perf_counter()
     uses_model = worker.options.uses_model
     warm_up(models_in_use(worker.store) if uses_model is None else uses_model)
-    print(
-        f"worker {worker.name} warm: job modules imported in {time.perf_counter() - start:.1f} s",
-        file=sys.stderr,
-        flush=True,
-    )
+    logger.info("worker %s warm: job modules imported in %.1f s", worker.name, time.perf_counter() - start)
 
 
 def models_in_use(store: Store) -> bool:
