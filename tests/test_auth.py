@@ -313,6 +313,19 @@ def test_recheck_reads_account_role_assignment_and_project_again(store, monkeypa
         auth.recheck(store, auth.demo_user("x"), auth.VIEW_PROJECTS)
 
 
+def test_a_refused_sign_in_says_where_it_came_from(store, caplog):
+    """A sign-in from this machine was logged as from "an unknown address": Streamlit gives no loopback address."""
+    caplog.set_level("INFO", logger="core.services.auth")
+    auth.sign_in(store, "ann", "wrong password", address="203.0.113.9")
+    auth.sign_in(store, "ann", "wrong password", address=None)
+    refused = [r.getMessage() for r in caplog.records if r.getMessage().startswith("sign-in refused")]
+    assert refused == [
+        "sign-in refused for 'ann' from 203.0.113.9",
+        "sign-in refused for 'ann' from an address not known (this machine, or a proxy not named in "
+        "$ACTIVEGRADE_TRUSTED_PROXIES)",
+    ]
+
+
 def test_unknown_addresses_share_no_long_wait_so_five_guesses_lock_no_one_out(store):
     account_writes.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
     for _ in range(auth.FREE_FAILURES + 3):  # someone else on localhost, or behind an untrusted proxy

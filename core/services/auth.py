@@ -389,6 +389,10 @@ def throttled(store: Store) -> list[Throttle]:
     return found
 
 
+UNKNOWN_ADDRESS = f"an address not known (this machine, or a proxy not named in ${config.TRUSTED_PROXIES})"
+"""Where a sign-in came from when `client_address` is None: Streamlit gives no address for a loopback client."""
+
+
 def client_address(peer: str | None, forwarded_for: str | None) -> str | None:
     """The client's IP address: the connection's ``peer`` (None: loopback, as Streamlit reports it), or, when
     the peer is one of the trusted proxies (``$ACTIVEGRADE_TRUSTED_PROXIES``, core.config), the right-most
@@ -452,7 +456,7 @@ def _sign_in(store: Store, name: str, password: str, address: str) -> User | Non
     ok = not too_long and verify_password(row.password_hash if usable else _DUMMY_HASH, password) and usable
     detail = {"address": address} if address else {}
     if not ok:
-        logger.info("sign-in refused for %r from %s", name, address or "an unknown address")
+        logger.info("sign-in refused for %r from %s", name, address or UNKNOWN_ADDRESS)
         for bucket in buckets:
             accounts.add_failure(store, name, bucket)
         accounts.record_event(store, name, "sign_in_failed", detail=detail)
