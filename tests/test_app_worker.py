@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,7 @@ def store(tmp_path, monkeypatch) -> Iterator[Store]:
     monkeypatch.setattr(background, "_children", {})
     monkeypatch.setattr(background, "_warm", set())
     yield Store.open(f"sqlite:///{tmp_path / 'app.db'}")
-    for child in background._children.values():
+    for child in (child for children in background._children.values() for child in children):
         child.kill()
         child.wait()
 
@@ -63,7 +64,8 @@ def tiny_preparation(store: Store) -> int:
 
 
 def the_worker(store: Store) -> subprocess.Popen:
-    return background._children[str(store.engine.url)]
+    (child,) = background._children[str(store.engine.url)]
+    return child
 
 
 def test_a_ring_wakes_a_waiting_worker_and_the_bells_end_stops_it(store):
@@ -106,7 +108,7 @@ def test_the_warm_worker_exits_when_the_app_dies(store):
     app = (
         "import sys; from core.jobs import background; from core.store import Store\n"
         "store = Store.open(sys.argv[1]); background.keep_warm(store)\n"
-        "print(background._children[str(store.engine.url)].pid, flush=True); sys.stdin.read()"
+        "print(background._children[str(store.engine.url)][0].pid, flush=True); sys.stdin.read()"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     parent = subprocess.Popen(
@@ -126,6 +128,43 @@ def running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def test_a_job_waiting_behind_a_busy_worker_gets_a_worker_of_its_own_up_to_the_cap(store, monkeypatch):
+    """A short preparation queued behind a long one waited for it: the app's one worker runs a job at a time."""
+
+    class Child:  # a worker that runs for the length of the test
+        def __init__(self, warm: bool) -> None:
+            self.warm = warm
+
+        def poll(self) -> None:
+            return None
+
+        def kill(self) -> None: ...
+
+        def wait(self) -> int:
+            return 0
+
+    monkeypatch.setattr(background, "_spawn", lambda store, warm: Child(warm))
+    monkeypatch.setattr(background, "_ring", lambda child: None)
+    waited: list[float | None] = [None]
+    monkeypatch.setattr(job_table, "longest_wait", lambda store: waited[0])
+    assert background.keep_warm(store)
+    key = str(store.engine.url)
+    waited[0] = background.BUSY_AFTER_S / 2  # a job the warm worker is about to claim
+    assert background.ensure_worker(store) and [c.warm for c in background._children[key]] == [True]
+    waited[0] = background.BUSY_AFTER_S  # it has waited: the warm worker is busy with another
+    for _ in range(3):
+        assert background.ensure_worker(store)
+    assert [c.warm for c in background._children[key]] == [True] + [False] * (background.APP_WORKERS - 1)
+
+
+def test_the_longest_wait_is_of_a_queued_job_none_has_claimed(store):
+    assert job_table.longest_wait(store) is None
+    job_table.enqueue(store, NewJob("noop", None, {}))
+    assert 0 <= job_table.longest_wait(store) < DEADLINE_S
+    assert job_table.claim(store, "elsewhere", stale_before=datetime.now(UTC)) is not None
+    assert job_table.longest_wait(store) is None  # running: it waits for no worker
 
 
 def test_no_worker_with_the_app_worker_off(store, monkeypatch):

@@ -7,7 +7,9 @@ while it waits (core.jobs.kinds.warm_up) and stays as long as the server: it sto
 never for idling. The server rings it (a byte on the child's standard input, core.jobs.worker.Bell) on every
 page run and API call that may have queued a job (`ensure_worker`), so the job is claimed at once rather
 than at the next poll, and starts another if it died. A process that kept none warm (`streamlit run app.py`,
-the app's tests) starts one only when jobs wait, which stops after IDLE_EXIT_S without a job.
+the app's tests) starts one only when jobs wait, which stops after IDLE_EXIT_S without a job. A job that waits
+while the app's worker is busy (a short preparation queued behind a long one) gets a worker of its own, up to
+APP_WORKERS at once, which stops after IDLE_EXIT_S without a job.
 $ACTIVEGRADE_APP_WORKER=0 turns it off, for deployments whose workers run apart (GPU machines, several app
 replicas): see docs/workers.md.
 """
@@ -26,7 +28,16 @@ from core.store import jobs as job_table
 
 IDLE_EXIT_S = 30.0
 
-_children: dict[str, subprocess.Popen] = {}
+APP_WORKERS = 2
+"""Workers the app runs at once for a database: the one kept warm (or started for waiting jobs), and one
+more while a job waits behind a busy one."""
+
+BUSY_AFTER_S = 2.0
+"""A job claimable this long with the app's worker alive says that worker is busy: a rung idle worker claims
+a job within milliseconds (benchmarks/job_start.md)."""
+
+_children: dict[str, list[subprocess.Popen]] = {}
+"""The app's workers for each database, by URL: the first kept warm where the database is in `_warm`."""
 _warm: set[str] = set()
 """The databases whose worker this process keeps running (`keep_warm`), by URL."""
 _lock = threading.Lock()
@@ -48,20 +59,24 @@ def keep_warm(store: Store) -> bool:
 
 
 def ensure_worker(store: Store) -> bool:
-    """Ring the app's worker for this database, or start one when none of ours runs and either it is kept
-    warm or jobs wait; True when one runs."""
+    """Ring the app's workers for this database, or start one when none of ours runs and either it is kept
+    warm or jobs wait, or one more (up to APP_WORKERS) when a job has waited BUSY_AFTER_S while ours run;
+    True when one runs."""
     if not app_worker_enabled():
         return False
     key = str(store.engine.url)
     with _lock:
-        child = _children.get(key)
-        if child is not None and child.poll() is None:
+        alive = [child for child in _children.get(key, []) if child.poll() is None]
+        for child in alive:
             _ring(child)
-            return True
-        if key not in _warm and not job_table.pending(store):
-            return False
-        _children[key] = _spawn(store, warm=key in _warm)
-        return True
+        if alive:
+            wait = job_table.longest_wait(store) if len(alive) < APP_WORKERS else None
+            if wait is not None and wait >= BUSY_AFTER_S:  # ours are busy: this job need not wait for them
+                alive.append(_spawn(store, warm=False))
+        elif key in _warm or job_table.pending(store):
+            alive = [_spawn(store, warm=key in _warm)]
+        _children[key] = alive
+        return bool(alive)
 
 
 def _ring(child: subprocess.Popen) -> None:

@@ -117,14 +117,15 @@ def enqueue(store: Store, new: NewJob) -> int:
         return job.id
 
 
-def _claimable(stale_before: datetime):
-    """Queued with every child done, or running with a heartbeat older than ``stale_before``."""
+def _ready():
+    """Queued with every child done."""
     child = aliased(Job)
-    unfinished = exists().where(child.parent_id == Job.id, child.state != DONE)
-    return or_(
-        and_(Job.state == QUEUED, ~unfinished),
-        and_(Job.state == RUNNING, Job.heartbeat_at < stale_before),
-    )
+    return and_(Job.state == QUEUED, ~exists().where(child.parent_id == Job.id, child.state != DONE))
+
+
+def _claimable(stale_before: datetime):
+    """`_ready`, or running with a heartbeat older than ``stale_before``."""
+    return or_(_ready(), and_(Job.state == RUNNING, Job.heartbeat_at < stale_before))
 
 
 def claim(
@@ -286,6 +287,14 @@ def jobs(store: Store, project_id: int | None = None) -> list[JobRow]:
         query = query.where(Job.project_id == project_id)
     with store.session() as s:
         return [_row(r) for r in s.scalars(query)]
+
+
+def longest_wait(store: Store) -> float | None:
+    """Seconds since the oldest job that any worker could claim now (queued, every child done) was queued;
+    None when none waits."""
+    with store.session() as s:
+        oldest = s.scalar(select(func.min(Job.created_at)).where(_ready()))
+    return None if oldest is None else (utcnow() - aware(oldest)).total_seconds()
 
 
 def pending(store: Store) -> int:
