@@ -3,7 +3,8 @@
 `datasets.load_dataset("parquet", ...)` read it as they are.
 
 One record per pool item, in pool order: `id` (the pool's id), `status` (`completed` once graded, else
-`pending`), the fields `prompt`, `response` (and `reference` where the pool has one), the question `grade`'s
+`pending`), the fields `prompt`, `response` (and `reference` where the pool has one and the project shows it to
+its graders: core.exports.label_studio.shown_fields), the question `grade`'s
 responses as Argilla's columns `grade.responses` (the labels), `grade.responses.users` (the graders' names:
 Argilla writes user ids there) and `grade.responses.status` (`submitted`), and the metadata `stratum` and
 `position`. Written as one Parquet file with `datasets` (Dataset.from_dict with explicit features, then
@@ -13,17 +14,16 @@ to_parquet).
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 import pandas as pd
-
-from core.exports.label_studio import TASK_FIELDS
 
 QUESTION = "grade"
 
 
-def records(items: pd.DataFrame, grades: pd.DataFrame) -> dict[str, list]:
-    """The records' columns (see the module docstring) of ``items`` (Store.load_items) and their active
-    ``grades`` (Store.grades, in grading order)."""
+def records(items: pd.DataFrame, grades: pd.DataFrame, fields: Sequence[str]) -> dict[str, list]:
+    """The records' columns (see the module docstring) of ``items`` (Store.load_items) with the texts ``fields``,
+    and their active ``grades`` (Store.grades, in grading order)."""
     by_item = grades.groupby("position", sort=False)
     labels = by_item["label"].agg(list)
     users = by_item["grader"].agg(list)
@@ -32,7 +32,7 @@ def records(items: pd.DataFrame, grades: pd.DataFrame) -> dict[str, list]:
         "id": items["id"].astype(str).tolist(),
         "status": ["completed" if p in labels.index else "pending" for p in positions],
     }
-    for field in (f for f in TASK_FIELDS if f in items.columns):
+    for field in fields:
         columns[field] = [None if pd.isna(v) else str(v) for v in items[field]]
     columns[f"{QUESTION}.responses"] = [labels.get(p, []) for p in positions]
     columns[f"{QUESTION}.responses.users"] = [users.get(p, []) for p in positions]
@@ -42,12 +42,12 @@ def records(items: pd.DataFrame, grades: pd.DataFrame) -> dict[str, list]:
     return columns
 
 
-def records_parquet(items: pd.DataFrame, grades: pd.DataFrame) -> bytes:
+def records_parquet(items: pd.DataFrame, grades: pd.DataFrame, fields: Sequence[str]) -> bytes:
     """The records as a Parquet file written by `datasets` (see the module docstring)."""
     import datasets
 
     datasets.disable_progress_bars()  # a file's bytes, for a command or a request: no bar on anyone's stderr (-q)
-    columns = records(items, grades)
+    columns = records(items, grades, fields)
     features = datasets.Features({name: _feature(datasets, name) for name in columns})
     buffer = io.BytesIO()
     datasets.Dataset.from_dict(columns, features=features).to_parquet(buffer)

@@ -13,7 +13,7 @@ import pandas as pd
 from core.errors import InputError
 from core.exports.argilla import records_parquet
 from core.exports.inspect_export import with_human_scores
-from core.exports.label_studio import check_one_question, labeling_config, tasks_json
+from core.exports.label_studio import check_one_question, labeling_config, shown_fields, tasks_json
 from core.exports.lm_eval_results import lm_eval_results
 from core.exports.project_export import GRADE_FORMATS, ProjectFiles, grades_bytes, slug
 from core.exports.report import criterion_rows, grades_csv
@@ -60,15 +60,18 @@ def lm_eval(files: ProjectFiles) -> bytes:
 
 def label_studio_tasks(files: ProjectFiles) -> bytes:
     """The pool as Label Studio tasks (core.exports.label_studio), for a project that asks one question."""
-    check_one_question(files.project.name, files.project.settings)
-    return tasks_json(files.items, handed_out_order(files.design, files.project.settings.seed))
+    settings = files.project.settings
+    check_one_question(files.project.name, settings)
+    order = handed_out_order(files.design, settings.seed)
+    return tasks_json(files.items, order, files.project.id, shown_fields(files.items, settings))
 
 
 def label_studio_config(files: ProjectFiles) -> bytes:
     """The Label Studio labeling config for the project's scale (core.exports.label_studio), for a project
     that asks one question."""
-    check_one_question(files.project.name, files.project.settings)
-    return labeling_config(files.project.settings.grading_scale).encode()
+    settings = files.project.settings
+    check_one_question(files.project.name, settings)
+    return labeling_config(settings.grading_scale, shown_fields(files.items, settings)).encode()
 
 
 def argilla_records(files: ProjectFiles) -> bytes:
@@ -80,7 +83,7 @@ def argilla_records(files: ProjectFiles) -> bytes:
             "grades: the model each grade is of would be lost",
             fix="export the grades (csv, jsonl or parquet: each grade with its target and side) or the report",
         )
-    return records_parquet(files.items, files.grades)
+    return records_parquet(files.items, files.grades, shown_fields(files.items, files.project.settings))
 
 
 GRADES_NAMES = {"csv": "CSV", "jsonl": "JSONL", "parquet": "Parquet"}

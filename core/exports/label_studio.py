@@ -4,20 +4,27 @@ under its annotator's name.
 
 Formats as Label Studio's documentation gives them (labelstud.io/guide/task_format, /guide/tasks):
 - Tasks (import into a Label Studio project): a JSON list of `{"data": {...}}`, here `data` = `item_id`
-  (the pool's id), `prompt`, `response` and `reference` where the pool has one. The reserved task `id` is left
-  to Label Studio.
-- The labeling config (`labeling_config`): the prompt and response as `<Text>`, the scale's labels as one
-  single-choice `<Choices name="grade" toName="response">`, an optional `<TextArea name="comment">`.
+  (the pool's id), `prompt`, `response`, `reference` where the pool has one and the project shows it to its
+  graders, and `activegrade_project` (the project's id, which the import checks: a copy of the project with
+  the same pool would otherwise take another project's annotations without a word). The reserved task `id`
+  is left to Label Studio.
+- The labeling config (`labeling_config`): the prompt, the reference where shown, and the response as
+  `<Text>`, the scale's labels as one single-choice `<Choices name="grade" toName="response">`, an optional
+  `<TextArea name="comment">`.
 - Annotations (Label Studio's "JSON" export): the task list, each task with `annotations`
   (`completions` in Label Studio 0.x), each annotation with `result` (the choices as
   `{"from_name": "grade", "type": "choices", "value": {"choices": [label]}}`, the comment as
   `{"from_name": "comment", "type": "textarea", "value": {"text": [...]}}`), `completed_by` (a user id,
   or an object with `id` and `email`), `lead_time` (seconds) and `was_cancelled` (a skip: not a grade).
 
-An annotation's grader is its annotator's e-mail when the export gives one, else `label-studio user <id>`.
-Importing checks every annotation before it writes any (the task, its item, its label, in order) and
-records each grade through core.services.reservations.submit, the grade pages' own path (a changed label is
-kept as a change, an identical one is not recorded twice), and one audit event for the import.
+An annotation's grader is `label-studio user <id>`, its annotator's Label Studio id, which every export gives:
+the quick export gives the id alone and a snapshot export an object with the e-mail too, so a grader named by
+the e-mail where there is one became two graders when both exports were imported (the same grades twice).
+A `lead_time` over core.services.grading.MAX_VIEW_S (a task left open for days) is no measurement of the
+time spent and is read as unknown, as the import says. Importing checks every annotation before it writes any
+(the task and its project, its item, its label and comment, in order) and records each grade through
+core.services.reservations.submit, the grade pages' own path (a changed label is kept as a change, an
+identical one is not recorded twice), and one audit event for the import.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from core.errors import InputError
 from core.inputs.limits import MAX_NAME_CHARS, check_length
 from core.scales import Scale
 from core.services import audit, auth, reservations
+from core.services.grading import MAX_COMMENT_CHARS, MAX_VIEW_S
 from core.services.outcome import Outcome, permitted
 from core.services.progress import counted
 from core.settings import ProjectSettings
@@ -41,17 +49,33 @@ from core.store import Store
 
 GRADE = "grade"
 COMMENT = "comment"
-TASK_FIELDS = ("prompt", "response", "reference")
+PROJECT = "activegrade_project"
+"""The task's field that names the project its tasks came from (by id)."""
 IMPORTED = "grades_imported"
 FIX = "give the JSON export of a Label Studio project whose tasks came from `activegrade export --format label-studio`"
+JSON_EXPORT = "export the Label Studio project as JSON (not JSON-MIN or CSV, which leave out who annotated)"
 
 
-def labeling_config(scale: Scale) -> str:
-    """The Label Studio labeling config (XML) for grading with ``scale``: prompt, response, one choice, a comment."""
+def shown_fields(items: pd.DataFrame, settings: ProjectSettings) -> tuple[str, ...]:
+    """The texts a task carries: the prompt and response, and the reference where the pool has one and the
+    project shows it to its graders (core.services.grading.grader_view), so Label Studio shows what the Grade
+    page does and no more."""
+    reference = ("reference",) if settings.show_reference and "reference" in items.columns else ()
+    return ("prompt", "response", *reference)
+
+
+def labeling_config(scale: Scale, fields: Sequence[str] = ("prompt", "response")) -> str:
+    """The Label Studio labeling config (XML) for grading with ``scale``: the task's ``fields`` (`shown_fields`),
+    one choice, a comment."""
     choices = "\n".join(f"    <Choice value={quoteattr(choice.label)}/>" for choice in scale.choices)
+    reference = (
+        '\n  <Header value="Reference"/>\n  <Text name="reference" value="$reference"/>'
+        if "reference" in fields
+        else ""
+    )
     return f"""<View>
   <Header value="Prompt"/>
-  <Text name="prompt" value="$prompt"/>
+  <Text name="prompt" value="$prompt"/>{reference}
   <Header value="Response"/>
   <Text name="response" value="$response"/>
   <Choices name="{GRADE}" toName="response" choice="single" required="true">
@@ -62,18 +86,21 @@ def labeling_config(scale: Scale) -> str:
 """
 
 
-def tasks(items: pd.DataFrame, order: Sequence[int]) -> list[dict[str, Any]]:
-    """Every item as a Label Studio task (see the module docstring), in ``order`` (positions): Label Studio
-    hands tasks out in the file's order, so the order is the design's (core.stats.queue.handed_out_order), and
-    the first tasks graded are a stratified random sample, not the pool's first rows."""
-    fields = [f for f in TASK_FIELDS if f in items.columns]
+def tasks(items: pd.DataFrame, order: Sequence[int], project_id: int, fields: Sequence[str]) -> list[dict[str, Any]]:
+    """Every item as a Label Studio task of project ``project_id`` with the texts ``fields`` (`shown_fields`;
+    see the module docstring), in ``order`` (positions): Label Studio hands tasks out in the file's order, so
+    the order is the design's (core.stats.queue.handed_out_order), and the first tasks graded are a stratified
+    random sample, not the pool's first rows."""
     shown = items.iloc[list(order)]
     frame = shown[["id", *fields]].astype(object).where(shown[["id", *fields]].notna(), None)
-    return [{"data": {"item_id": str(row[0]), **dict(zip(fields, row[1:]))}} for row in frame.itertuples(index=False)]
+    return [
+        {"data": {"item_id": str(row[0]), **dict(zip(fields, row[1:])), PROJECT: project_id}}
+        for row in frame.itertuples(index=False)
+    ]
 
 
-def tasks_json(items: pd.DataFrame, order: Sequence[int]) -> bytes:
-    return (json.dumps(tasks(items, order), ensure_ascii=False, indent=1) + "\n").encode()
+def tasks_json(items: pd.DataFrame, order: Sequence[int], project_id: int, fields: Sequence[str]) -> bytes:
+    return (json.dumps(tasks(items, order, project_id, fields), ensure_ascii=False, indent=1) + "\n").encode()
 
 
 @dataclass(frozen=True)
@@ -86,13 +113,14 @@ class Annotation:
     seconds: float | None
     comment: str
     task: str  # its task in messages: its place in the file, from 1, and Label Studio's own id where it has one
+    project: object  # the task's PROJECT field (None where the tasks came without one)
+    timed_out: bool = False  # its lead_time was over MAX_VIEW_S, read as unknown
 
 
 def _grader(annotation: dict[str, Any]) -> str:
+    """`label-studio user <id>` (see the module docstring): the id, never the e-mail only some exports give."""
     by = annotation.get("completed_by")
-    if isinstance(by, dict):
-        return str(by.get("email") or f"label-studio user {by.get('id')}")
-    return f"label-studio user {by}"
+    return f"label-studio user {by.get('id') if isinstance(by, dict) else by}"
 
 
 def _results(annotation: dict[str, Any], name: str, kind: str, key: str) -> list[str]:
@@ -109,7 +137,7 @@ def read_annotations(name: str, data: bytes) -> list[Annotation]:
     try:
         exported = json.loads(data)
     except ValueError as error:
-        raise InputError(f"the file is not JSON ({error})", file=name, fix=FIX) from None
+        raise InputError(f"the file is not JSON ({error})", file=name, fix=f"{JSON_EXPORT}; {FIX}") from None
     if not isinstance(exported, list):
         raise InputError("the file is not a list of tasks", file=name, fix=FIX)
     found = []
@@ -118,6 +146,8 @@ def read_annotations(name: str, data: bytes) -> list[Annotation]:
         named = f"task {place}" + (
             f" (Label Studio id {task['id']})" if isinstance(task, dict) and "id" in task else ""
         )
+        if item is None and isinstance(task, dict) and "data" not in task and "item_id" in task:
+            raise InputError(f"{named} is a row of Label Studio's JSON-MIN export", file=name, fix=JSON_EXPORT)
         if item is None:
             raise InputError(f"{named} has no data.item_id", file=name, fix=FIX)
         by_grader: set[str] = set()
@@ -139,14 +169,17 @@ def read_annotations(name: str, data: bytes) -> list[Annotation]:
                     fix="keep one annotation per annotator and task in Label Studio, then export again",
                 )
             by_grader.add(grader)
+            seconds = _lead_time(annotation.get("lead_time"), f"{named} (item {item!r})", name)
             found.append(
                 Annotation(
                     item_id=str(item),
                     label=labels[0],
                     grader=grader,
-                    seconds=_lead_time(annotation.get("lead_time"), f"{named} (item {item!r})", name),
+                    seconds=None if seconds is not None and seconds > MAX_VIEW_S else seconds,
                     comment="\n".join(_results(annotation, COMMENT, "textarea", "text")),
                     task=named,
+                    project=task["data"].get(PROJECT),
+                    timed_out=seconds is not None and seconds > MAX_VIEW_S,
                 )
             )
     return found
@@ -177,18 +210,20 @@ def import_annotations(store: Store, actor: auth.User, project_id: int, name: st
     positions = dict(zip(ids, range(len(ids))))
     annotations = read_annotations(name, data)
     for a in annotations:  # every annotation checked before any is written
-        check_length(a.grader, MAX_NAME_CHARS, f"task {a.task}'s annotator", file=name)
+        _check_project(store, project_id, a, name)
+        check_length(a.grader, MAX_NAME_CHARS, f"{a.task}'s annotator", file=name)
         if a.item_id not in positions:
-            raise InputError(f"task {a.task}: item {a.item_id!r} is not in the project's pool", file=name, fix=FIX)
+            raise InputError(f"{a.task}: item {a.item_id!r} is not in the project's pool", file=name, fix=FIX)
         try:
             scale.value_of(a.label)
         except KeyError:
             labels = ", ".join(c.label for c in scale.choices)
             raise InputError(
-                f"task {a.task} (item {a.item_id!r}): {a.label!r} is not a label of the project's scale ({labels})",
+                f"{a.task} (item {a.item_id!r}): {a.label!r} is not a label of the project's scale ({labels})",
                 file=name,
                 fix="grade with the labeling config of `activegrade export --format label-studio-config`",
             ) from None
+        check_length(a.comment.strip(), MAX_COMMENT_CHARS, f"the comment of {a.task} (item {a.item_id!r})", file=name)
     new = changed = 0
     for a in annotations:
         position = positions[a.item_id]
@@ -202,10 +237,32 @@ def import_annotations(store: Store, actor: auth.User, project_id: int, name: st
         store, user, IMPORTED, project_id, source="label-studio", file=name, grades=new + changed, graders=graders
     )
     replaced = f", changed {counted(changed, 'grade')} given before (the old ones kept, retracted)" if changed else ""
+    untimed = sum(a.timed_out for a in annotations)
+    unknown = (
+        f"; {counted(untimed, 'lead time')} over {MAX_VIEW_S / 86_400:.0f} days read as unknown (a task left open)"
+        if untimed
+        else ""
+    )
     return Outcome(
         "imported",
         f"imported {counted(new, 'grade')}{replaced} by {counted(len(graders), 'grader')} from {name} "
-        f"({len(annotations) - new - changed:,} already there)",
+        f"({len(annotations) - new - changed:,} already there){unknown}",
+    )
+
+
+def _check_project(store: Store, project_id: int, annotation: Annotation, name: str) -> None:
+    """InputError where the annotation's task came from another project's tasks (its PROJECT field; tasks
+    exported before the field was written have none, and are taken by their items alone)."""
+    came = annotation.project
+    if came is None or came == project_id:
+        return
+    known = {p.id: p.name for p in store.projects()}
+    source = f"project {came} ({known[came]!r})" if came in known else f"project {came!r}"
+    raise InputError(
+        f"{annotation.task}: the tasks were exported from {source}, not from project {project_id} "
+        f"({known.get(project_id, '')!r})",
+        file=name,
+        fix="import the file into the project its tasks came from, or export this project's own tasks for Label Studio",
     )
 
 

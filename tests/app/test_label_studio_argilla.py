@@ -79,7 +79,8 @@ def test_label_studio_round_trip_keeps_the_graders_and_is_audited(store, project
     assert sorted(positions) == list(range(40)) and positions != list(range(40))
     first = positions[0]
     assert tasks[0]["data"] == {k: items.loc[first, k] for k in ("prompt", "response", "reference")} | {
-        "item_id": items.loc[first, "id"]
+        "item_id": items.loc[first, "id"],
+        "activegrade_project": project_id,
     }
     strata, sizes = items["stratum"].to_numpy(), items["stratum"].value_counts().sort_index().to_numpy()
     for n in range(len(sizes), 41):
@@ -87,14 +88,14 @@ def test_label_studio_round_trip_keeps_the_graders_and_is_audited(store, project
         assert np.all(np.abs(counts - n * sizes / 40) < 2), (n, counts)
     config = ET.fromstring(config_file.read_text())
     assert [c.get("value") for c in config.iter("Choice")] == ["Correct", "Incorrect"]
-    assert {t.get("value") for t in config.iter("Text")} == {"$prompt", "$response"}  # the tasks' data keys
+    assert {t.get("value") for t in config.iter("Text")} == {"$prompt", "$reference", "$response"}  # the data's keys
 
     exported = tmp_path / "project-1-at-2026-12-03.json"
     exported.write_text(json.dumps(_annotated(tasks)))
     assert main(["import", str(project_id), "--db-url", db_url, "--label-studio", str(exported)]) == 0
     assert "imported 7 grades by 2 graders" in capsys.readouterr().out
     grades = store.grades(project_id)
-    assert sorted(grades["grader"].unique()) == ["ann@example.org", "label-studio user 7"]
+    assert sorted(grades["grader"].unique()) == ["label-studio user 1", "label-studio user 7"]
     graded = grades[(grades["position"] == positions[0])].iloc[0]
     assert graded["label"] == "Correct" and graded["comment"] == "ok" and graded["seconds"] == 4.5
     assert grades.loc[grades["position"] == positions[1], "label"].tolist() == ["Incorrect"]
@@ -109,6 +110,58 @@ def test_label_studio_round_trip_keeps_the_graders_and_is_audited(store, project
     assert main(["import", str(project_id), "--db-url", db_url, "--label-studio", str(exported)]) == 0
     said = capsys.readouterr().out  # the change said, not counted as a new grade
     assert "imported 0 grades, changed 1 grade given before (the old ones kept, retracted) by 2 graders" in said
+    quick = _annotated(tasks)  # Label Studio's quick export: each annotator's id alone, no e-mail
+    for task in quick:
+        for annotation in task["annotations"]:
+            if isinstance(annotation["completed_by"], dict):
+                annotation["completed_by"] = annotation["completed_by"]["id"]
+    exported.write_text(json.dumps(quick))
+    assert main(["import", str(project_id), "--db-url", db_url, "--label-studio", str(exported)]) == 0
+    assert "imported 0 grades, changed 1 grade" in capsys.readouterr().out  # the same graders: none twice
+    assert store.grades(project_id)["grader"].nunique() == 2
+
+
+def test_the_tasks_follow_the_projects_reference_setting(store, project_id, db_url, tmp_path):
+    """A project that hides the reference from its graders sent it to Label Studio's (and Argilla's) anyway."""
+    store.update_settings(project_id, {"show_reference": False})
+    tasks_file, config_file = tmp_path / "tasks.json", tmp_path / "config.xml"
+    for fmt, out in (("label-studio", tasks_file), ("label-studio-config", config_file)):
+        assert main(["export", str(project_id), "--db-url", db_url, "--format", fmt, "--out", str(out)]) == 0
+    assert all("reference" not in t["data"] for t in json.loads(tasks_file.read_text()))
+    assert {t.get("value") for t in ET.fromstring(config_file.read_text()).iter("Text")} == {"$prompt", "$response"}
+    out = tmp_path / "records.parquet"
+    assert main(["export", str(project_id), "--db-url", db_url, "--format", "argilla", "--out", str(out), "-q"]) == 0
+    assert "reference" not in datasets.load_dataset("parquet", data_files=str(out), split="train").column_names
+
+
+def test_a_failed_import_writes_nothing_and_says_which_task(store, project_id, db_url, tmp_path, capsys):
+    """A long comment was checked only as its grade was written: the grades before it were imported, unaudited,
+    and the error named neither the file nor the task."""
+    items = store.load_items(project_id)
+    exported = _annotated([{"data": {"item_id": str(i)}} for i in items["id"]])
+    exported[3]["annotations"][0]["result"].append(
+        {"from_name": "comment", "to_name": "response", "type": "textarea", "value": {"text": ["x" * 5_001]}}
+    )
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(exported))
+    assert main(["import", str(project_id), "--db-url", db_url, "--label-studio", str(path)]) == 2
+    said = capsys.readouterr().err
+    assert (
+        "the comment of task 4 (Label Studio id 4) (item 'q03') has 5,001 characters" in said and "export.json" in said
+    )
+    assert store.grades(project_id).empty
+
+
+def test_a_lead_time_of_days_is_read_as_unknown_and_said(store, project_id, db_url, tmp_path, capsys):
+    items = store.load_items(project_id)
+    exported = _annotated([{"data": {"item_id": str(i)}} for i in items["id"]])
+    exported[1]["annotations"][0]["lead_time"] = 30 * 86_400.0  # a task left open for a month
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(exported))
+    assert main(["import", str(project_id), "--db-url", db_url, "--label-studio", str(path)]) == 0
+    assert "1 lead time over 7 days read as unknown" in capsys.readouterr().out
+    grades = store.grades(project_id)
+    assert grades.loc[grades["position"] == 1, "seconds"].isna().all() and grades["seconds"].notna().sum() == 6
 
 
 @pytest.mark.parametrize(
@@ -118,7 +171,9 @@ def test_label_studio_round_trip_keeps_the_graders_and_is_audited(store, project
         (lambda t: t[4]["data"].update(item_id="nope"), "task 5 (Label Studio id 5): item 'nope' is not in the"),
         (lambda t: t[1]["data"].pop("item_id"), "task 2 (Label Studio id 2) has no data.item_id"),
         (lambda t: t[0]["annotations"][0].update(lead_time="abc"), "lead_time 'abc' is not a number of seconds"),
-        (lambda t: t[3]["annotations"].append(t[3]["annotations"][0]), "has two annotations by ann@example.org"),
+        (lambda t: t[3]["annotations"].append(t[3]["annotations"][0]), "has two annotations by label-studio user 1"),
+        (lambda t: t[0]["data"].update(activegrade_project=99), "the tasks were exported from project 99, not from"),
+        (lambda t: t.append({"id": 9, "item_id": "q01", "annotator": 1}), "a row of Label Studio's JSON-MIN export"),
     ],
 )
 def test_a_bad_annotation_is_named_and_nothing_is_imported(
