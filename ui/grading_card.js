@@ -13,10 +13,17 @@
 //   item appeared) says so too. The host element counts them for tests: data-ag-sent (presses
 //   sent, queued ones included), data-ag-queued, data-ag-refused.
 // - Keys never reach a text field: C opens the comment box, Esc returns to the card, Enter in
-//   the sidebar's name field returns to the card, ? shows every key.
+//   the sidebar's name field returns to the card, ? shows every key (a dialog that takes the focus).
+// - The card's keys act where the focus is on the card or on no control (the body, a blank part of the page):
+//   pressed on a link, a button or a table elsewhere on the page they are that element's (a grader in the list
+//   of their items graded the card by typing there; WCAG 2.1.4), and Esc brings the focus back to the card. After a
+//   press is answered the new card takes the focus, and a status region outside the card says what was saved
+//   and which item is on screen (a region swapped in with its text already set is not read out).
 // - A rubric card (data.criteria, core/rubric.py) asks every criterion at once: one criterion has the
-//   keys' focus; its scale key answers it and moves on to the next unanswered one, the arrows (and Tab
-//   within the card) move between criteria, and Enter sends the whole card as one "grade" press with
+//   keys' focus (the real focus: its group, or a button in it); its scale key answers it and moves on to the
+//   next unanswered one, the arrows move between criteria, Tab and Shift+Tab go through the buttons as on any
+//   page (the criterion of the button reached is the one in focus), and Enter sends the whole card as one
+//   "grade" press with
 //   labels {criterion: label}, once every required criterion is answered (else it says which is not).
 //   Backspace or Delete clears the focused criterion's answer if it is optional, so the card leaves it out
 //   (a changed card then withdraws it); a required one keeps its answer, and the card says why. An optional
@@ -29,6 +36,12 @@ const NOTICE_MS = 4000; // how long a refused or kept press's message stays on s
 const COMMANDS = { S: "skip", B: "back", U: "undo", Q: "queue", F: "flag" };
 const NAME_FIELD = 'input[aria-label^="Your name"]';
 const CLEAR_KEYS = ["Backspace", "Delete"]; // a rubric card: the focused optional criterion's answer cleared
+// Elements of the page that take keys of their own: with the focus on one outside the card, the card's keys are not
+// the grader's (a blank part of the page clicked, or the body, leaves them the card's).
+// (Streamlit's main area takes the focus of a click on it, tabindex 0: a container, whose keys the card's are.)
+const OWN_KEYS = 'a[href], button, input, select, textarea, summary, [contenteditable], ' +
+  '[role="button"], [role="link"], [role="grid"], [role="gridcell"], [role="tab"], [role="menuitem"], [role="option"], ' +
+  '[role="combobox"], [role="listbox"], [role="slider"], [role="dialog"]';
 const BUSY = "the last press is not answered yet, and the next item is not on screen; press again once it is";
 
 function el(tag, attrs = {}, ...children) {
@@ -53,7 +66,7 @@ function keyList(data) {
     ? data.criteria
         .map((c) => [c.choices.map((ch) => ch.key).join(" "), `${c.name}: ${c.choices.map((ch) => ch.label).join(", ")}`])
         .concat([
-          ["↑ ↓ Tab", "move between criteria"],
+          ["↑ ↓", "move between criteria (Tab goes through the buttons)"],
           ["Enter", "save the card (every required criterion answered)"],
         ])
         .concat(data.criteria.some((c) => !c.required) ? [["Backspace Delete", "clear the focused criterion's answer (optional criteria only; or its Clear button)"]] : [])
@@ -67,13 +80,14 @@ function keyList(data) {
     ["Q", "back to the queue (when reviewing)"],
     ["F", "flag the item for a reviewer (the comment box's text goes with it)"],
     ["C", "comment (Esc returns to the card)"],
+    ["Esc", "back to the card, from anywhere on the page (the keys act only there)"],
     ["?", "show or hide this list"],
   ]);
 }
 
 // A button showing its label and its key's chip (a Likert label is its own key: "4 [4]"); a click does ``onClick``.
 function keyButton(label, key, attrs, onClick) {
-  const node = el("button", { type: "button", class: "ag-button", ...attrs }, el("span", { text: label }), el("kbd", { text: key }));
+  const node = el("button", { type: "button", class: "ag-button", "aria-keyshortcuts": key, ...attrs }, el("span", { text: label }), el("kbd", { text: key }));
   node.addEventListener("click", onClick);
   return node;
 }
@@ -88,7 +102,7 @@ function criteriaPart(inst, data) {
   data.criteria.forEach((criterion, index) => {
     const title = el("div", { class: "ag-label" }, el("span", { text: criterion.name }), criterion.required ? null : el("span", { class: "ag-optional", title: "Backspace or Delete clears its answer", text: " (optional)" }));
     if (!criterion.required) title.append(clearButton(inst, criterion, index));
-    const block = el("div", { class: "ag-criterion", role: "group", "aria-label": criterion.name, "data-ag-criterion": criterion.name }, title);
+    const block = el("div", { class: "ag-criterion", role: "group", tabindex: "-1", "aria-label": criterion.name, "data-ag-criterion": criterion.name }, title);
     if (criterion.guidelines_html) block.append(el("div", { class: "ag-guidelines", html: criterion.guidelines_html }));
     const choices = el("div", { class: "ag-choices" });
     for (const choice of criterion.choices) {
@@ -105,8 +119,7 @@ function criteriaPart(inst, data) {
 function clearButton(inst, criterion, index) {
   const attrs = { class: "ag-button ag-clear", "aria-label": `Clear the answer to ${criterion.name}`, "data-ag-clear": criterion.name, hidden: true };
   return keyButton("Clear", "Backspace", attrs, () => {
-    clearAnswer(inst, "Clear", index);
-    focusCard(inst); // the button is hidden now: the card's keys go on where the grader left them
+    clearAnswer(inst, "Clear", index); // the button is hidden now: the focus goes to its criterion (moveFocus)
   });
 }
 
@@ -122,6 +135,8 @@ function buildCard(inst, data) {
   const root = el("div", {
     class: "ag-card",
     tabindex: "-1",
+    role: "region",
+    "aria-label": card ? `Item ${card.item_id}` : "Grading card",
     "data-ag-state": "ready",
     "data-ag-token": card ? card.token : "",
     "data-ag-item": card ? card.item_id : "",
@@ -131,7 +146,7 @@ function buildCard(inst, data) {
     { class: "ag-head" },
     el("span", { class: "ag-id", "data-testid": "ag-item-id", text: card ? `Item ${card.item_id}` : "" }),
     el("span", { class: "ag-progress", text: data.progress }),
-    el("span", { class: "ag-status", role: "status", "aria-live": "polite" }),
+    el("span", { class: "ag-status" }), // read out by the persistent status region (announce), not from here
   );
   root.append(head);
   if (!card) {
@@ -147,7 +162,7 @@ function buildCard(inst, data) {
     );
   }
   const main = el("div", { class: "ag-main" });
-  main.append(el("div", { class: "ag-label", text: "Prompt" }), el("div", { class: "ag-text ag-prompt", html: card.prompt_html }));
+  main.append(heading("Prompt"), el("div", { class: "ag-text ag-prompt", role: "region", tabindex: "0", "aria-label": "Prompt", html: card.prompt_html }));
   if (card.image) main.append(el("img", { class: "ag-image", src: card.image, alt: "the item's image", referrerpolicy: "no-referrer" }));
   else if (card.image_note) main.append(el("div", { class: "ag-note", text: card.image_note }));
   if (card.reference_html !== null) {
@@ -155,10 +170,13 @@ function buildCard(inst, data) {
       el("details", { class: "ag-reference", open: true }, el("summary", { text: "Reference answer" }), el("div", { class: "ag-text", html: card.reference_html })),
     );
   }
-  main.append(el("div", { class: "ag-label", text: "Response to grade" }), el("div", { class: "ag-text ag-response", html: card.response_html }));
+  main.append(
+    heading("Response to grade"),
+    el("div", { class: "ag-text ag-response", role: "region", tabindex: "0", "aria-label": "Response to grade", html: card.response_html }),
+  );
   if (card.signals) main.append(el("div", { class: "ag-note", text: `Surrogate signals: ${card.signals}` }));
 
-  const side = el("div", { class: "ag-side" }, el("div", { class: "ag-label", text: data.criteria ? "Your grades" : "Your grade" }));
+  const side = el("div", { class: "ag-side" }, heading(data.criteria ? "Your grades" : "Your grade"));
   if (data.criteria) side.append(criteriaPart(inst, data));
   else {
     for (const choice of data.choices) {
@@ -181,15 +199,28 @@ function buildCard(inst, data) {
   side.append(button(inst, "Back to my previous grade", "B", "back", data.can_back ? {} : { disabled: true }));
   side.append(button(inst, "Undo my last skip or grade", "U", "undo", data.can_undo ? {} : { disabled: true }));
   if (card.reviewing) side.append(button(inst, "Back to the queue", "Q", "queue"));
-  const help = el("button", { type: "button", class: "ag-link", text: "All keys (?)" });
+  const help = el("button", { type: "button", class: "ag-link ag-help-button", "aria-haspopup": "dialog", "aria-expanded": "false", "aria-keyshortcuts": "?", text: "All keys (?)" });
   help.addEventListener("click", () => toggleHelp(inst));
   side.append(help);
   root.append(el("div", { class: data.criteria ? "ag-body ag-rubric" : "ag-body" }, main, side));
 
   const list = el("dl", { class: "ag-keys" });
   for (const [key, what] of keyList(data)) list.append(el("dt", {}, el("kbd", { text: key })), el("dd", { text: what }));
-  root.append(el("div", { class: "ag-help", hidden: true, role: "dialog", "aria-label": "Keys" }, el("div", { class: "ag-label", text: "Keys (Esc or ? closes)" }), list));
+  const close = el("button", { type: "button", class: "ag-link ag-help-close", text: "Close (Esc)" });
+  close.addEventListener("click", () => toggleHelp(inst, false));
+  root.append(el("div", { class: "ag-help", hidden: true, role: "dialog", tabindex: "-1", "aria-label": "Keys" }, el("div", { class: "ag-label", text: "Keys (Esc or ? closes)" }), list, close));
   return root;
+}
+
+// A part's title: a heading to assistive technology (jump by heading to "Response to grade"), styled as a label.
+function heading(text) {
+  return el("div", { class: "ag-label", role: "heading", "aria-level": "3", text });
+}
+
+// Say ``text`` in the status region that outlives the card's swaps; emptied first, so the same words are said again.
+function announce(inst, text) {
+  inst.announcer.textContent = "";
+  if (text) setTimeout(() => { inst.announcer.textContent = text; }, 50);
 }
 
 function setStatus(inst, state, text) {
@@ -218,6 +249,9 @@ function toggleHelp(inst, show) {
   const help = inst.root && inst.root.querySelector(".ag-help");
   if (!help) return;
   help.hidden = show === undefined ? !help.hidden : !show;
+  inst.root.querySelector(".ag-help-button").setAttribute("aria-expanded", String(!help.hidden));
+  if (help.hidden) focusCard(inst);
+  else help.focus({ preventScroll: true }); // read out, and Esc closes it from there
 }
 
 function count(inst, what) {
@@ -290,13 +324,17 @@ function unanswered(inst, start, fallback) {
   return fallback;
 }
 
-// Show a rubric card's answers and the criterion in focus (classes and data-ag-answer, for tests).
-function paintRubric(inst) {
+// Show a rubric card's answers and the criterion in focus (classes, aria-current and data-ag-answer, for tests).
+// ``follow``: a key moved the criterion in focus, so the real focus goes to its group where it was on the card,
+// the page or a criterion (not where a Tab took it: the criterion follows the focus then, `onFocusIn`).
+function paintRubric(inst, follow = false) {
   const criteria = inst.data.criteria;
   if (!criteria || !inst.root) return;
   inst.root.querySelectorAll(".ag-criterion").forEach((block, index) => {
     const answer = inst.answers[criteria[index].name] || "";
     block.classList.toggle("ag-focused", index === inst.focus);
+    if (index === inst.focus) block.setAttribute("aria-current", "true");
+    else block.removeAttribute("aria-current");
     block.dataset.agAnswer = answer;
     const clear = block.querySelector(".ag-clear");
     if (clear) clear.hidden = !answer;
@@ -307,6 +345,21 @@ function paintRubric(inst) {
   });
   const submit = inst.root.querySelector(".ag-submit");
   if (submit) submit.classList.toggle("ag-ready", missing(inst).length === 0);
+  const active = document.activeElement;
+  const onCriteria = active === document.body || active === inst.root || (active instanceof Element && active.closest(".ag-criterion") && inst.root.contains(active));
+  const block = inst.root.querySelectorAll(".ag-criterion")[inst.focus];
+  if (follow && onCriteria && block && active !== block) block.focus({ preventScroll: true });
+}
+
+// The real focus reached a criterion's group or button (a Tab, a click): that criterion has the keys' focus.
+function onFocusIn(inst, event) {
+  const block = inst.root && inst.data && inst.data.criteria && event.target instanceof Element && event.target.closest(".ag-criterion");
+  if (!block || !inst.root.contains(block)) return;
+  const index = [...inst.root.querySelectorAll(".ag-criterion")].indexOf(block);
+  if (index >= 0 && index !== inst.focus) {
+    inst.focus = index;
+    paintRubric(inst);
+  }
 }
 
 // A fresh rubric card: the grader's earlier answers when reviewing, the focus on the first unanswered criterion.
@@ -323,7 +376,7 @@ function choose(inst, key, index, label) {
   if (!inst.data.card) return refuse(inst, key, "there is no item on the card");
   inst.answers[inst.data.criteria[index].name] = label;
   inst.focus = unanswered(inst, index + 1, index);
-  paintRubric(inst);
+  paintRubric(inst, true);
 }
 
 // Backspace or Delete (the focused criterion) or a Clear button (its criterion, then focused): the answer
@@ -339,7 +392,7 @@ function clearAnswer(inst, key, index) {
 
 function moveFocus(inst, to) {
   inst.focus = to;
-  paintRubric(inst);
+  paintRubric(inst, true);
 }
 
 // Send the whole rubric card; with a required criterion unanswered, the focus goes to it (and press says so).
@@ -349,29 +402,25 @@ function submitCard(inst, key) {
   press(inst, key, "grade", { labels: { ...inst.answers } });
 }
 
-// A key of a rubric card: true once handled (a scale key of the criterion in focus, a move between criteria,
-// Enter, a clear), false for the others (the commands). Arrows, Tab, Enter, Backspace and Delete are the card's
-// only on the card itself.
+// A key of a rubric card (the focus on the card or the page, `onKey`): true once handled (a scale key of the
+// criterion in focus, a move between criteria, Enter, a clear), false for the others (the commands).
 function rubricKey(inst, event, key) {
   const criteria = inst.data.criteria;
   const target = event.target;
-  const onCard = target === document.body || (target instanceof Node && inst.root.contains(target));
-  const step = { ArrowDown: 1, ArrowUp: -1, Tab: event.shiftKey ? -1 : 1 }[event.key];
-  if (step && onCard && inst.data.card) {
+  const step = { ArrowDown: 1, ArrowUp: -1 }[event.key];
+  if (step && !event.shiftKey && inst.data.card) {
     const to = inst.focus + step;
-    if (to < 0 || to >= criteria.length) {
-      if (event.key === "Tab") return true; // past the first or last criterion: the browser's Tab, out of the card
-    } else moveFocus(inst, to);
+    if (to >= 0 && to < criteria.length) moveFocus(inst, to);
     event.preventDefault();
     return true;
   }
   const command = target instanceof HTMLButtonElement && (!target.closest(".ag-criteria") || target.matches(".ag-clear")); // Enter clicks it
-  if (event.key === "Enter" && onCard && inst.data.card && !command) {
+  if (event.key === "Enter" && inst.data.card && !command) {
     event.preventDefault();
     if (!event.repeat) submitCard(inst, "Enter");
     return true;
   }
-  if (CLEAR_KEYS.includes(event.key) && onCard && inst.data.card) {
+  if (CLEAR_KEYS.includes(event.key) && inst.data.card) {
     event.preventDefault();
     if (!event.repeat) clearAnswer(inst, event.key, inst.focus);
     return true;
@@ -383,12 +432,8 @@ function rubricKey(inst, event, key) {
   event.preventDefault();
   event.stopPropagation();
   if (event.repeat) return true; // a key held down is not a second judgement
-  if (choice) {
-    choose(inst, key, inst.focus, choice.label);
-    // the card took the answer, so it is the card the grader is working: the focus comes back to it (a Tab past
-    // the last criterion had left it on the page, where Enter would follow a link and lose the card's answers)
-    if (!onCard) focusCard(inst);
-  } else {
+  if (choice) choose(inst, key, inst.focus, choice.label);
+  else {
     const keys = focused.choices.map((c) => (c.key === c.label ? c.key : `${c.key} ${c.label}`)).join(", ");
     refuse(inst, key, `not an answer to ${focused.name} (${keys}); ↑ ↓ move to ${elsewhere.name}`);
   }
@@ -488,6 +533,14 @@ function onKey(inst, event) {
     return;
   }
   if (isTextField(target) || event.ctrlKey || event.metaKey || event.altKey) return;
+  const elsewhere = target instanceof Element && !inst.host.contains(target) && target.closest(OWN_KEYS);
+  if (elsewhere) { // another element's keys (a link, a button, the list's table): Esc alone brings the card back
+    if (event.key === "Escape" && !target.closest('[role="dialog"], [aria-modal="true"]')) {
+      event.preventDefault();
+      focusCard(inst);
+    }
+    return;
+  }
   const native = target instanceof HTMLElement && target.closest(".ag-response, .ag-prompt, button, summary");
   if (!native && scrollResponse(inst, event)) return;
   const help = inst.root.querySelector(".ag-help");
@@ -540,7 +593,7 @@ function update(inst, data) {
     const active = document.activeElement;
     const inName = active instanceof HTMLElement && active.matches(NAME_FIELD);
     if (inName && restoreName(active, data.grader)) notify(inst, `Keys pressed before the card came went into your name, not onto an item: nothing was graded with them, and you grade as ${data.grader}.`);
-    if (hadFocus || inName) focusCard(inst);
+    if (hadFocus || inName || answered || (data.card && data.card.reviewing)) focusCard(inst); // where keys act
     // an earlier item opened from the list below the card (or by B): the card scrolled into view, where the page
     // had stayed at the list with the item's id and the "Reviewing" note off screen
     if (data.card && data.card.reviewing) requestAnimationFrame(() => {
@@ -553,6 +606,10 @@ function update(inst, data) {
   if (inst.pending !== null) return; // still waiting for this card's answer
   if (answered) setStatus(inst, answered.status === "error" ? "error" : answered.status === "saved" || answered.status === "changed" ? "saved" : "note", answered.message);
   else if (fresh) setStatus(inst, "ready", data.flash || "");
+  if (answered || fresh) {
+    const now = fresh ? (data.card ? `Now item ${data.card.item_id}, ${data.progress}.` : data.empty.text) : "";
+    announce(inst, [answered ? answered.message : data.flash, now].filter(Boolean).join(". "));
+  }
   if (!answered || !inst.queue.length) return;
   if (answered.status === "error") dropQueue(inst, "the press before them was not saved");
   else setTimeout(() => runQueue(inst), 0); // after this answer is on screen: the next press is a new message
@@ -564,10 +621,12 @@ export default function (component) {
   if (!inst) {
     const host = el("div", { class: "ag-host" }); // our own node: the component's <style> stays in place
     const notice = el("div", { class: "ag-notice", role: "alert", hidden: true }); // outlives a card swap
-    parentElement.append(host, notice);
-    inst = { host, notice, root: null, token: null, data: null, pending: null, seq: 0, shownAt: null, timer: null, answers: {}, focus: 0 };
+    const announcer = el("div", { class: "ag-announcer", role: "status", "aria-live": "polite" }); // so does this
+    parentElement.append(host, notice, announcer);
+    inst = { host, notice, announcer, root: null, token: null, data: null, pending: null, seq: 0, shownAt: null, timer: null, answers: {}, focus: 0 };
     Object.assign(inst, { queue: [], noticeTimer: null, counts: { sent: 0, queued: 0, refused: 0 } });
     inst.onKey = (event) => onKey(inst, event);
+    host.addEventListener("focusin", (event) => onFocusIn(inst, event));
     inst.cleanup = () => window.removeEventListener("keydown", inst.onKey, true);
     window.addEventListener("keydown", inst.onKey, true);
     INSTANCES.set(parentElement, inst);

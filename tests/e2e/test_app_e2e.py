@@ -53,13 +53,13 @@ def test_demo_grade_by_keyboard_and_watch_the_dashboard(browser, server, artifac
     page.get_by_label("Your name (grader)").fill("e2e")
     page.get_by_label("Your name (grader)").press("Enter")
     open_page(page, "Grade")
-    page.get_by_text("0 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+    page.locator(".ag-progress", has_text="0 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
     page.wait_for_function(f"() => ({ITEM_SHOWN})() !== null", timeout=TIMEOUT_MS)
     page.screenshot(path=artifacts / "grade.png", full_page=True)
     page.get_by_role("heading", name="Grade", exact=True, level=1).click()  # focus away from any text box
     for k in range(1, 11):
         press_grade_key(page, "y" if k % 3 else "n")
-        page.get_by_text(f"{k} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+        page.locator(".ag-progress", has_text=f"{k} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
     store = Store.open(server.db_url)
     demo = store.project_by_name("Demo")
     grades = store.grades(demo.id)
@@ -129,12 +129,12 @@ def test_second_browser_and_restart_resume_where_the_project_stands(browser, ser
     grade_url = f"{server.url}/grade?project={project_id}&grader=ann"
     first = browser.new_context().new_page()
     first.goto(grade_url)
-    first.get_by_text("0 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+    first.locator(".ag-progress", has_text="0 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
     first.wait_for_function(f"() => ({ITEM_SHOWN})() !== null", timeout=TIMEOUT_MS)
     first.get_by_role("heading", name="Grade", exact=True, level=1).click()
     for k in range(1, 4):
         press_grade_key(first, "n")
-        first.get_by_text(f"{k} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+        first.locator(".ag-progress", has_text=f"{k} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
     items = store.load_items(project_id)
     upcoming = next_item(prepared_design(items), queue_state(store, project_id), 0)  # the project's design
     expected = str(items.loc[upcoming, "prompt"])
@@ -142,13 +142,13 @@ def test_second_browser_and_restart_resume_where_the_project_stands(browser, ser
     first.context.close()  # the tab is closed
     second = browser.new_context().new_page()  # another browser: no shared cookies or storage
     second.goto(grade_url)
-    second.get_by_text("3 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+    second.locator(".ag-progress", has_text="3 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
     shows_prompt(second, expected)
     second.context.close()
     server.stop()
     with Server(server.db_url, ROOT / "tests" / "data" / "app", tmp_path / "restart.log") as restarted:
         page = browser.new_page()
         page.goto(f"{restarted.url}/grade?project={project_id}&grader=ann")
-        page.get_by_text("3 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+        page.locator(".ag-progress", has_text="3 of 40 items graded").wait_for(timeout=TIMEOUT_MS)
         shows_prompt(page, expected)
         assert Store.open(server.db_url).grades(project_id)["label"].tolist() == ["Incorrect"] * 3

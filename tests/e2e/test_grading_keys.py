@@ -64,6 +64,40 @@ def test_keyboard_flow(browser, shared_server, artifacts):
     assert grades[["grader", "label", "comment"]].values.tolist() == [["tra", "Incorrect", "why y, checked"]]
 
 
+SENT = "() => Number(document.querySelector('.ag-host').dataset.agSent || 0)"
+ON_CARD = "() => document.activeElement && document.activeElement.classList.contains('ag-card')"
+
+
+def test_keys_act_on_the_card_alone_and_each_answer_is_read_out(browser, shared_server):
+    """An accessibility review: a key typed on a link elsewhere on the page graded the card; the status that said
+    "saved" was swapped in with its text (so never read out); the key list took no focus; the error red was 4.1:1."""
+    store, pid, page = graded_project_page(browser, shared_server, "Keys on the card", "focused")
+    first = page.locator(".ag-card").get_attribute("data-ag-item")
+    page.locator('[data-testid="stSidebar"] a').first.focus()  # a link of the page's navigation
+    page.keyboard.press("y")
+    assert page.evaluate(SENT) == 0 and store.grades(pid).empty  # the link's key, not a grade
+    page.keyboard.press("Escape")  # back to the card, where the keys act
+    assert page.evaluate(ON_CARD)
+    page.keyboard.press("?")  # the key list is a dialog that takes the focus, and gives it back
+    assert page.evaluate("() => document.activeElement.getAttribute('role')") == "dialog"
+    assert page.locator(".ag-help-button").get_attribute("aria-expanded") == "true"
+    page.keyboard.press("Escape")
+    assert page.evaluate(ON_CARD) and not page.locator(".ag-help").is_visible()
+    page.keyboard.press("y")
+    page.wait_for_function(
+        "(first) => { const c = document.querySelector('.ag-card'); return c.dataset.agItem !== first && c.dataset.agState === 'saved'; }",
+        arg=first,
+        timeout=TIMEOUT_MS,
+    )
+    second = page.locator(".ag-card").get_attribute("data-ag-item")
+    said = f"saved: Correct, item {first}. Now item {second}, "
+    page.wait_for_function("(said) => document.querySelector('.ag-announcer').textContent.startsWith(said)", arg=said)
+    assert page.locator('.ag-announcer[role="status"]').count() == 1 and page.evaluate(ON_CARD)
+    assert page.locator(".ag-card").get_attribute("aria-label") == f"Item {second}"
+    page.evaluate("() => { const c = document.querySelector('.ag-card'); c.dataset.agState = 'error'; }")
+    assert _contrast(page, ".ag-card .ag-status") >= 4.5
+
+
 def test_a_skip_before_any_grade_is_undone_by_u(browser, shared_server):
     """The grader's first action a skip: U takes it back (the item returns to the card and is not skipped any
     more), where the card refused U as 'you have no grade yet'."""

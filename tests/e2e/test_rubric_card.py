@@ -1,5 +1,5 @@
 """The rubric card in Chromium against the served app (open demo): three criteria on one card, graded with the
-keyboard only (scale keys, arrows, Tab, Enter); every card's grades are stored on the item on screen at the
+keyboard only (scale keys, arrows, Tab through the buttons, Enter); every card's grades are stored on the item on screen at the
 press, in one transaction; and an app server killed with SIGKILL between presses leaves whole cards only."""
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ LABELS = {"correct": {"Y": "Correct", "N": "Incorrect"}, "clarity": {"1": "muddl
 ROUTES = [
     (["Y", "4", "2"], {"correct": "Y", "helpful": "4", "clarity": "2"}),  # in order: each answer moves on
     (["ArrowDown", "5", "3", "N"], {"correct": "N", "helpful": "5", "clarity": "3"}),  # then wraps to the first
-    (["Tab", "Tab", "1", "Y", "2"], {"correct": "Y", "helpful": "2", "clarity": "1"}),
+    (["ArrowDown", "ArrowDown", "1", "Y", "2"], {"correct": "Y", "helpful": "2", "clarity": "1"}),
     (["N", "3", "ArrowUp", "1", "3"], {"correct": "N", "helpful": "1", "clarity": "3"}),  # helpful changed
-    (["Tab", "Tab", "Shift+Tab", "2", "3", "Y"], {"correct": "Y", "helpful": "2", "clarity": "3"}),
+    (["ArrowDown", "ArrowDown", "ArrowUp", "2", "3", "Y"], {"correct": "Y", "helpful": "2", "clarity": "3"}),
 ]
 ANSWERS = """() => Object.fromEntries([...document.querySelectorAll('.ag-card .ag-criterion')]
   .map((b) => [b.dataset.agCriterion, b.dataset.agAnswer]))"""
@@ -124,21 +124,24 @@ def test_thirty_cards_graded_by_keyboard_store_every_criterion_on_the_item_shown
     assert len(store.rubric_grades(pid)) == 90
 
 
-def test_a_tab_past_the_card_then_an_answer_brings_the_focus_back_so_enter_saves(browser, shared_server):
-    """Tab past the last criterion leaves the card (the browser's Tab, to the page); a scale key the card then
-    takes brings the focus back to it, so the Enter after it saves the card instead of following whatever link
-    the Tab reached (a new user lost a card so)."""
+def test_the_real_focus_is_the_criterions_and_tab_goes_through_the_buttons(browser, shared_server):
+    """The criterion in focus was a class alone, and Tab moved it while the real focus stayed on the page (an
+    accessibility review): now an answer moves the real focus to the next criterion's group, a Tab goes on to its
+    buttons (the criterion they are in keeps the keys), and Enter on a choice's button saves the card."""
     store = Store.open(shared_server.db_url)
     pid = rubric_project(store, "Rubric focus")
     page = open_card(browser, shared_server, pid, "rubric-focus")
     item = card_item(page)
-    answer(page, ["Y", "4", "Tab"])  # clarity in focus, then a Tab past it
-    assert not page.evaluate("() => document.querySelector('.ag-host').contains(document.activeElement)")
-    page.keyboard.press("2")  # clarity's answer, taken by the card wherever the focus is
-    assert page.evaluate("() => document.querySelector('.ag-host').contains(document.activeElement)")
+    answer(page, ["Y", "4"])
+    focused = "() => document.activeElement.closest('.ag-criterion')?.dataset.agCriterion"
+    assert page.evaluate(focused) == "clarity"
+    assert page.locator('.ag-criterion[aria-current="true"]').get_attribute("data-ag-criterion") == "clarity"
+    page.keyboard.press("Tab")  # onto clarity's first button, still clarity's keys
+    assert page.evaluate("() => document.activeElement.tagName") == "BUTTON" and page.evaluate(focused) == "clarity"
+    page.keyboard.press("2")
     submit(page, item)
     card = store.rubric_grades(pid)
-    assert sorted(card["criterion"]) == ["clarity", "correct", "helpful"] and "/grade" in page.url
+    assert dict(zip(card["criterion"], card["label"])) == {"correct": "Correct", "helpful": "4", "clarity": "plain"}
 
 
 def test_every_criterions_buttons_show_their_key_chips_likert_too(browser, shared_server):
