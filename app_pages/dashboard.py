@@ -185,7 +185,7 @@ def criteria_row(now: Live, design: Design) -> None:
     words = design_criterion_words(project.settings)
     if words is None:
         return
-    st.subheader("Criteria")
+    st.header("Criteria")
     st.caption(words)
     readings = criteria_now(
         store, project.id, design, project.settings, method, anytime=lambda g: plan.anytime_of(project, g), primary=now
@@ -201,7 +201,7 @@ def criteria_row(now: Live, design: Design) -> None:
 
 def _path_section(graded: dict[int, float]) -> None:
     """The estimate and its intervals against the number of grades."""
-    st.subheader("Estimate against the number of grades")
+    st.header("Estimate against the number of grades")
     st.altair_chart(path_chart(plan.estimate_path_of(project, graded, method)), width="stretch")
     st.caption(PATH_NOTE)
 
@@ -211,7 +211,7 @@ def _strata_and_graders(now: Live, strata: pd.DataFrame, grades: pd.DataFrame) -
     width (side by side, at 1,280 px the strata's last column and the graders' "median s" and "last grade" were
     cut off: a manager's review)."""
     skips = now.skips
-    st.subheader("Strata")
+    st.header("Strata")
     st.dataframe(shown(strata), hide_index=True, width="stretch")
     st.caption(
         "*planned*: the grades per stratum the surrogate's spreads gave this many grades before any grade; "
@@ -219,7 +219,7 @@ def _strata_and_graders(now: Live, strata: pd.DataFrame, grades: pd.DataFrame) -
         "until their grades differ, then the spreads the grades show) and the items skipped."
     )
     st.caption(skips_words(skips_section(skips, now.skip_steps), digits=3))
-    st.subheader("Graders")
+    st.header("Graders")
     graders_table(grades)
     st.caption(plain_text(agreement_words(store, project.id, grades, project.settings)))
 

@@ -42,7 +42,7 @@ texts = st.toggle(
     help="Adds the columns " + " and ".join(TEXT_COLUMNS) + " after the grades' own: a larger file, readable alone.",
 )
 files = ProjectFiles(store, project, plan.items(project), plan.design(project), texts=texts)
-st.subheader("Grades")
+st.header("Grades")
 st.caption(
     f"{len(files.table):,} grades: item, its stratum, the stratum's size N_h and weight W_h = N_h/N, the item's "
     "inclusion probability n_h/N_h (n_h: graded items of the stratum), grade, label, grader, time, seconds "
@@ -85,7 +85,7 @@ if not files.table.empty and detect(store.input_files(project.id)["pool"]) == "i
         **access.audited_download(EXPORTS["inspect"].what, project.id),
     )
 
-st.subheader("Report")
+st.header("Report")
 if files.report is None:
     st.info("The report needs at least one grade.")
     st.stop()

@@ -26,7 +26,7 @@ signin.require(auth.VIEW_DASHBOARD, project.id)
 REFRESH_S = 2.0
 STYLE = """<style>
 .ag-big{font-size:clamp(2rem,min(5.5vw,7vh),5.5rem);font-weight:700;line-height:1.05;margin:0}
-.ag-sub{font-size:clamp(.9rem,min(1.6vw,2.3vh),1.5rem);color:#777;margin:.15em 0 .3em}
+.ag-sub{font-size:clamp(.9rem,min(1.6vw,2.3vh),1.5rem);opacity:.75;margin:.15em 0 .3em}
 .ag-criteria{font-size:clamp(.8rem,min(1.2vw,1.9vh),1.15rem);border-collapse:collapse;margin:0;white-space:nowrap}
 .ag-criteria td{padding:0 1.4em 0 0;text-align:left;border:none}
 .ag-criteria td.ag-criterion{font-size:1.35em;font-weight:700}

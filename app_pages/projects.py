@@ -584,7 +584,7 @@ def new_project() -> None:
 
 def all_projects() -> None:
     projects = signin.visible(store.projects())
-    st.subheader("All projects" if signin.may(auth.CREATE_PROJECT) else "Your projects")
+    st.header("All projects" if signin.may(auth.CREATE_PROJECT) else "Your projects")
     top = st.columns([1, 1, 3])
     if signin.may(auth.CREATE_PROJECT) and top[0].button("Open the demo", key="demo"):
         try:

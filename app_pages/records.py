@@ -102,7 +102,7 @@ if st.button("Prepare the CSV of these items (with prompt and response)", key="r
 if st.session_state.get("records_csv"):
     st.download_button("Download records (CSV)", st.session_state["records_csv"], "activegrade-records.csv", "text/csv")
 
-st.subheader("One item's record")
+st.header("One item's record")
 ids = dict(zip(shown.rows["position"].tolist(), shown.rows["item"].tolist(), strict=True))
 if not ids:
     st.stop()

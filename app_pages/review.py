@@ -167,7 +167,7 @@ def card_parts() -> Parts | None:
 
 
 parts = card_parts()
-st.subheader(f"Item {one_line_plain(str(shown.item.get('id', '')))}")
+st.header(f"Item {one_line_plain(str(shown.item.get('id', '')))}")
 left, right = st.columns([3, 2])
 with left:
     for field in ("prompt", "reference", "response"):

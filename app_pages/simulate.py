@@ -201,7 +201,7 @@ st.dataframe(frame.round(4), hide_index=True, width="stretch")
 
 stop = simulation.stopping(result)
 if stop is not None and stop.fixed:
-    st.subheader(f"Grading the fixed budget of {stop.forecast[1]:,} grades")
+    st.header(f"Grading the fixed budget of {stop.forecast[1]:,} grades")
     st.caption(
         "Each repetition grades the budget in the queue's order and reads the fixed-n interval there; "
         "`uniform` is plain random sampling of the same budget. The budget is fixed, so there is no target to "
@@ -209,7 +209,7 @@ if stop is not None and stop.fixed:
     )
     st.dataframe(pd.DataFrame(stop.rows).round(4), hide_index=True, width="stretch")
 elif stop is not None:
-    st.subheader(f"Grading until the rule says ±{stop.target:.3f} is reached")
+    st.header(f"Grading until the rule says ±{stop.target:.3f} is reached")
     st.caption(
         f"Each repetition grades in the queue's order and stops where the project's rule ("
         f"{simulation.regime_name(result)}) says done, as a manager who stops when the dashboard says so; "

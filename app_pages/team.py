@@ -21,7 +21,7 @@ st.title("Team")
 
 
 def accounts_section() -> None:
-    st.subheader("Accounts")
+    st.header("Accounts")
     everyone = team.everyone(store)
     st.dataframe(
         pd.DataFrame(
@@ -136,7 +136,7 @@ def project_section() -> None:
     if project is None:
         st.info("Choose a project in the sidebar to assign graders and set double grading.")
         return
-    st.subheader(f"Project {one_line_plain(project.name)}")
+    st.header(f"Project {one_line_plain(project.name)}")
     choices = team.assignable(store)
     assigned = {u.name for u in team.members(store, project.id)}
     with st.form(f"members_{project.id}"):
@@ -238,14 +238,14 @@ def criterion_agreement(rows: list[review.CriterionAgreement], primary: str) -> 
 
 
 def tokens_section() -> None:
-    st.subheader("API tokens", help="Personal tokens for the HTTP API (docs/api.md); each acts as its account.")
+    st.header("API tokens", help="Personal tokens for the HTTP API (docs/api.md); each acts as its account.")
     who = st.selectbox("Account", [u.name for u in team.everyone(store) if u.active], key="tokens_account")
     if who:
         api_tokens.section(admin, who, "team")
 
 
 def audit_section() -> None:
-    st.subheader("Audit trail")
+    st.header("Audit trail")
     project = state.current_project()
     scope = st.radio(
         "Events", ["all projects", "this project"], horizontal=True, key="audit_scope", disabled=project is None

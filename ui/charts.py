@@ -31,6 +31,25 @@ def path_chart(path: pd.DataFrame, height: int = 320, font_size: int = 11) -> al
     line = base.mark_line(color="#1f3b73", strokeWidth=3).encode(y=alt.Y("estimate:Q", scale=y_scale))
     return (
         alt.layer(uniform, ours, *edges, *anytime, line)
-        .properties(height=height)
+        .properties(height=height, description=path_words(path))
         .configure_axis(labelFontSize=font_size, titleFontSize=font_size + 2)
+    )
+
+
+def path_words(path: pd.DataFrame) -> str:
+    """The chart in words, its text alternative (a screen reader read "Vega visualization" alone): where the
+    path ends, the estimate and its interval beside uniform sampling's at the same count."""
+    if path.empty:
+        return "Estimate against the number of grades: no grade yet."
+    last = path.iloc[-1]
+
+    def span(low: float, high: float) -> str:
+        return f"{low:.3f} to {high:.3f}" if pd.notna(low) and pd.notna(high) else "not known yet"
+
+    estimate = f"{last['estimate']:.3f}" if pd.notna(last["estimate"]) else "not known yet"
+    return (
+        f"Estimate against the number of grades, from {int(path['grades'].iloc[0]):,} to {int(last['grades']):,}. "
+        f"At {int(last['grades']):,} grades the estimate is {estimate}, its interval "
+        f"{span(last['ci_low'], last['ci_high'])}; uniform random sampling's interval at the same count: "
+        f"{span(last['uniform_low'], last['uniform_high'])}."
     )

@@ -31,7 +31,7 @@ def panel(store: Store, project: ProjectInfo) -> None:
     reading = comparison_reading(store, project.id, design)
     level = level_percent(reading.level)
     st.metric("Items graded for every model", f"{reading.graded_items:,}")
-    st.subheader("Models")
+    st.header("Models")
     st.caption(f"Each model's mean grade on the items graded for every model, stratified; intervals at {level}.")
     if reading.graded_items == design.N:
         st.caption(CENSUS)
@@ -40,13 +40,13 @@ def panel(store: Store, project: ProjectInfo) -> None:
         hide_index=True,
         column_config=THREE_DECIMALS,
     )
-    st.subheader("Differences")
+    st.header("Differences")
     st.caption(
         f"mean(A) - mean(B) on the items graded for both, stratified; intervals at {level} each so that all "
         "pairs hold together at 95% (fixed-n). Wins, ties and losses count A's items."
     )
     st.dataframe(reading.table(), hide_index=True, column_config=THREE_DECIMALS)
     st.markdown(f"**{one_line_plain(statement(reading))}**")  # models' names as written, never markdown
-    st.subheader("Graders")
+    st.header("Graders")
     graders_table(store.target_grades(project.id))
     st.caption(f"A grade is one response graded. {review.waiting_words(store, project.id)}")
