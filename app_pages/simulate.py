@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from core.errors import InputError
+from core.inputs.markup import one_line_plain
 from core.services import auth, simulation
 from core.services.outcome import Refused
 from core.services.reading import grades_words
@@ -18,10 +19,12 @@ actor = signin.require(auth.SIMULATE, project.id)
 st.title("Simulate")
 items = plan.items(project)
 if "label" not in items.columns or items["label"].isna().all():
-    st.info(f"Project **{project.name}** has no `label` column: the simulator needs a pool whose every item is graded.")
+    st.info(
+        f"Project **{one_line_plain(project.name)}** has no `label` column: the simulator needs a pool whose every item is graded."
+    )
     st.stop()
 st.caption(
-    f"Replays the grading of **{project.name}** ({len(items):,} items) with the pool's labels standing in for the "
+    f"Replays the grading of **{one_line_plain(project.name)}** ({len(items):,} items) with the pool's labels standing in for the "
     "grader: every method, at every budget, many times, with this project's own strata and settings. "
     "Error is the mean squared error against the true mean; every figure has its Monte Carlo standard error (± s.e.)."
 )

@@ -220,3 +220,32 @@ def test_no_reader_reads_settings_by_key(path):
     lines = path.read_text(encoding="utf-8").splitlines()
     keyed = [f"{n}: {line.strip()}" for n, line in enumerate(lines, 1) if KEYED_SETTINGS.search(line)]
     assert not keyed, f"{path.relative_to(ROOT)} reads settings by key (use ProjectSettings' attributes): {keyed}"
+
+
+TYPED_NAMES = {"project.name", "user.name", "account.name", "actor.name"}
+"""Names someone typed: a project's, an account's."""
+
+
+def raw_names(source: str) -> list[str]:
+    """The TYPED_NAMES fields of f-strings in ``source``, put into text a page renders as markdown without
+    core.inputs.markup.one_line_plain."""
+    return [
+        ast.unparse(part.value)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.JoinedStr)
+        for part in node.values
+        if isinstance(part, ast.FormattedValue) and ast.unparse(part.value) in TYPED_NAMES
+    ]
+
+
+def test_the_raw_name_check_sees_a_name_put_into_markdown():
+    assert raw_names('st.info(f"Project **{project.name}** is ready")') == ["project.name"]
+    assert raw_names('st.info(f"Project **{one_line_plain(project.name)}** is ready")') == []
+
+
+@pytest.mark.parametrize("path", APP_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_pages_put_no_typed_name_into_markdown_as_it_is(path):
+    """An admin's project name of markdown (an image, a link) rendered on another admin's Simulate page (a
+    security review)."""
+    found = raw_names(path.read_text(encoding="utf-8"))
+    assert not found, f"{path.relative_to(ROOT)} renders {found} without one_line_plain"
