@@ -54,7 +54,8 @@ _api_threads = anyio.CapacityLimiter(API_THREADS)
 DEMO_GRADER = "demo"
 """The name the open demo's API user grades under when the request names none (``?grader=NAME``)."""
 DEMO_PARAMETER = "grader"
-"""The query parameter naming the open demo's grader (`open_demo_user`), which every route takes."""
+"""The query parameter naming the open demo's grader (`open_demo_user`), which every route takes in the open demo
+and none with accounts (a token's account grades: ``?grader=carol`` with bob's token was ignored in silence)."""
 
 
 class ApiError(Exception):
@@ -305,7 +306,8 @@ class Endpoint:
             return error_response(413, f"the body is larger than the {_size(limit)} this request takes")
         try:
             if self.query is not None:
-                refuse_unknown("parameter", set(request.query_params) - {DEMO_PARAMETER}, self.query)
+                demo = {DEMO_PARAMETER} if auth.open_demo_enabled() else set()  # elsewhere it names no one
+                refuse_unknown("parameter", set(request.query_params) - demo, self.query)
             store = self.store()
             if self.body == "multipart":  # an upload (up to MAX_UPLOAD_BYTES) is read once its sender may send it
                 user = await in_thread(self._uploader, store, request)
