@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
+from core.api.http import SESSION_COOKIE
 from core.testing.appserver import TIMEOUT_MS
-from ui import web
 
 
 def session_cookie(context, page, *, present: bool = True) -> dict | None:
@@ -17,7 +17,7 @@ def session_cookie(context, page, *, present: bool = True) -> dict | None:
     server route sets and clears it after the page's own round trip, and the page's script cannot see it."""
     deadline = time.monotonic() + TIMEOUT_MS / 1000
     while True:
-        cookie = next((c for c in context.cookies() if c["name"] == web.COOKIE and c["value"]), None)
+        cookie = next((c for c in context.cookies() if c["name"] == SESSION_COOKIE and c["value"]), None)
         if (cookie is not None) == present or time.monotonic() > deadline:
             return cookie
         page.wait_for_timeout(100)

@@ -96,7 +96,7 @@ def test_a_new_password_revokes_the_accounts_tokens(world):
 
 def test_a_cookie_is_no_token(world):
     _, _, secrets, client = world
-    response = TestClient(client.app, cookies={"activegrade_session": secrets["boss"]}).get(api.PREFIX + "/me")
+    response = TestClient(client.app, cookies={http.SESSION_COOKIE: secrets["boss"]}).get(api.PREFIX + "/me")
     assert response.status_code == 401
 
 
@@ -507,12 +507,12 @@ def test_the_fast_pages_calls_take_the_session_cookie_from_the_apps_origin_only(
     from core.services import sessions
 
     store, pid, secrets, client = world
-    app = Starlette(routes=fast.routes(lambda: store, "session"))
+    app = Starlette(routes=fast.routes(lambda: store))
     cookie = sessions.start(store, auth.sign_in(store, "ann", PASSWORD))
     path = f"/grade-fast/api/projects/{pid}/next"
     assert TestClient(app).get(path).status_code == 401
     assert TestClient(app).get(path, headers={"Authorization": f"Bearer {secrets['ann']}"}).status_code == 401
-    signed_in = TestClient(app, cookies={"session": cookie})
+    signed_in = TestClient(app, cookies={http.SESSION_COOKIE: cookie})
     assert signed_in.get(path, headers={"Origin": "http://elsewhere.example"}).status_code == 403
     # an <img> of another site, or of another port of this host, sends no Origin with its GET (review)
     for site in ("cross-site", "same-site"):

@@ -10,6 +10,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
+from core.api.http import SESSION_COOKIE
 from ui import web
 
 
@@ -56,7 +57,7 @@ def test_the_cookie_is_set_httponly_once_per_code_and_only_for_the_apps_own_page
     reply = client.post(web.SESSION_ROUTE, content=code, headers={"Origin": "http://127.0.0.1:8501"})
     assert reply.status_code == 204
     cookie = reply.headers["set-cookie"]
-    assert cookie.startswith(f"{web.COOKIE}=the-token;") and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert cookie.startswith(f"{SESSION_COOKIE}=the-token;") and "HttpOnly" in cookie and "SameSite=strict" in cookie
     assert "Max-Age=3600" in cookie and "Secure" not in cookie  # plain http here
     assert client.post(web.SESSION_ROUTE, content=code).status_code == 400  # spent
     assert client.post(web.SESSION_ROUTE, content="forged").status_code == 400
@@ -64,10 +65,34 @@ def test_the_cookie_is_set_httponly_once_per_code_and_only_for_the_apps_own_page
     assert ended.status_code == 204 and "Max-Age=0" in ended.headers["set-cookie"]
 
 
-def test_the_cookie_is_secure_behind_a_tls_proxy(client):
+def test_the_cookie_is_secure_and_host_only_behind_a_tls_proxy(client):
+    """Over https the cookie's name has the __Host- prefix, which a browser takes only from this host over https,
+    so a page on another port cannot plant a session (a security review did so over http)."""
     code = web.handoff("the-token", 60)
     reply = client.post(web.SESSION_ROUTE, content=code, headers={"X-Forwarded-Proto": "https"})
-    assert reply.status_code == 204 and "Secure" in reply.headers["set-cookie"]
+    cookie = reply.headers["set-cookie"]
+    assert reply.status_code == 204 and cookie.startswith(f"__Host-{SESSION_COOKIE}=the-token;")
+    assert "Secure" in cookie and "Path=/" in cookie and "Domain" not in cookie
+    ended = client.post(web.END_ROUTE, headers={"X-Forwarded-Proto": "https"})
+    assert (
+        ended.headers["set-cookie"].startswith(f"__Host-{SESSION_COOKIE}=")
+        and "Max-Age=0" in ended.headers["set-cookie"]
+    )
+
+
+def test_over_https_a_session_is_read_from_the_host_only_cookie_alone():
+    from starlette.requests import Request
+
+    from core.api.http import session_token
+
+    def request(scheme: str, cookie: str, proto: str = "") -> Request:
+        headers = [(b"cookie", cookie.encode())] + ([(b"x-forwarded-proto", proto.encode())] if proto else [])
+        return Request({"type": "http", "scheme": scheme, "path": "/", "headers": headers, "server": ("h", 1)})
+
+    tossed = f"{SESSION_COOKIE}=planted"  # what a page of another port of the host can write
+    assert session_token(request("https", tossed)) is None and session_token(request("http", tossed, "https")) is None
+    assert session_token(request("https", f"__Host-{SESSION_COOKIE}=mine; {tossed}")) == "mine"
+    assert session_token(request("http", tossed)) == "planted"  # plain http: no prefix can tell them apart
 
 
 def test_the_served_store_is_opened_once_per_database_url(monkeypatch, tmp_path):

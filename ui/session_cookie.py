@@ -10,11 +10,13 @@ that opens the websocket (``st.context.cookies``).
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import streamlit as st
 
+from core.api.http import https, session_cookie
 from ui import web
 
-NAME = web.COOKIE
 _SET = "session-cookie-set"  # session state: this tab has set the cookie (so signing out clears it)
 
 _JS = """
@@ -33,10 +35,20 @@ export default async function ({ data }) {
 _mount = st.components.v2.component("activegrade_session_cookie", js=_JS)
 
 
+def _name() -> str:
+    """The cookie's name for this page's scheme (core.api.http.session_cookie: ``__Host-`` over https)."""
+    try:
+        scheme = urlsplit(st.context.url or "").scheme
+        headers = st.context.headers
+    except Exception:  # noqa: BLE001 - no request context (AppTest, bare mode): plain http's
+        return session_cookie(False)
+    return session_cookie(https(scheme, headers))
+
+
 def from_request() -> str | None:
     """The token the browser sent when it opened this session, if any."""
     try:
-        value = st.context.cookies.get(NAME)
+        value = st.context.cookies.get(_name())
     except Exception:  # noqa: BLE001 - no request context (AppTest, bare mode): no cookie
         return None
     return value if isinstance(value, str) and value else None
@@ -47,9 +59,9 @@ def mirror(token: str | None, max_age_s: int) -> None:
     clear a cookie the browser sent (on the sign-in page, which has no sidebar)."""
     if web.SERVED.is_set():
         route = web.SESSION_ROUTE if token is not None else web.END_ROUTE
-        data = {"name": NAME, "route": route, "code": _code(token, max_age_s)}
+        data = {"name": _name(), "route": route, "code": _code(token, max_age_s)}
     else:
-        data = {"name": NAME, "token": token, "max_age": max_age_s}
+        data = {"name": _name(), "token": token, "max_age": max_age_s}
     if token is not None:
         st.session_state[_SET] = True
         with st.sidebar:

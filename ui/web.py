@@ -35,12 +35,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core import api, logs
 from core.api import fast
-from core.api.http import same_origin
+from core.api.http import https, same_origin, session_cookie
 from core.errors import InputError
 from ui import state
 
-COOKIE = "activegrade_session"
-"""The sign-in cookie's name (ui/session_cookie.py reads it back through st.context.cookies)."""
 SESSION_ROUTE = "/api/session"
 END_ROUTE = "/api/session/end"
 HANDOFF_S = 120.0
@@ -122,28 +120,19 @@ async def _end(request: Request) -> Response:
 
 
 def _set_cookie(request: Request, response: Response, value: str, max_age: int) -> None:
+    """The sign-in cookie, under its name for the page's scheme (core.api.http.session_cookie: ``__Host-`` over
+    https, where it is Secure; ui/session_cookie.py reads it back through st.context.cookies)."""
+    secure = https(request.url.scheme, request.headers)
     response.set_cookie(
-        COOKIE,
-        value,
-        max_age=max_age,
-        path="/",
-        httponly=True,
-        samesite="strict",
-        secure=_https(request),
+        session_cookie(secure), value, max_age=max_age, path="/", httponly=True, samesite="strict", secure=secure
     )
-
-
-def _https(request: Request) -> bool:
-    """Whether the page was served over https, here or by a TLS proxy (X-Forwarded-Proto; a forged one only makes
-    the sender's own cookie Secure, which their browser then keeps from plain http)."""
-    return request.url.scheme == "https" or request.headers.get("x-forwarded-proto", "").lower() == "https"
 
 
 ROUTES = [
     Route(SESSION_ROUTE, _session, methods=["POST"]),
     Route(END_ROUTE, _end, methods=["POST"]),
     *api.routes(state.served_store),  # /api/v1: bearer tokens only, never the cookie (core/api)
-    *fast.routes(state.served_store, COOKIE),  # /grade-fast: the signed-in session's cookie (core/api/fast.py)
+    *fast.routes(state.served_store),  # /grade-fast: the signed-in session's cookie (core/api/fast.py)
 ]
 
 

@@ -46,7 +46,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from core.api import endpoints
-from core.api.http import ApiError, Endpoint, open_demo_user, unrouted
+from core.api.http import ApiError, Endpoint, open_demo_user, session_token, unrouted
 from core.services import auth, sessions
 from core.store import Store
 
@@ -364,8 +364,8 @@ def _compares(store: Store, user: auth.User, project: str) -> bool:
         return False
 
 
-def routes(store: Callable[[], Store], cookie: str) -> list[Route]:
-    """The page and its four calls (the API's handlers, on the sign-in cookie ``cookie``)."""
+def routes(store: Callable[[], Store]) -> list[Route]:
+    """The page and its four calls (the API's handlers, on the sign-in cookie: core.api.http.session_token)."""
 
     async def page(request: Request) -> Response:
         if auth.open_demo_enabled():  # no sessions: this machine's clients only, as the open demo's user
@@ -373,7 +373,7 @@ def routes(store: Callable[[], Store], cookie: str) -> list[Route]:
                 user = await run_in_threadpool(open_demo_user, store(), request)
             except ApiError as exc:
                 return PlainTextResponse(f"Not available: {exc.message}.", exc.status)
-        elif (user := await run_in_threadpool(sessions.resume, store(), request.cookies.get(cookie))) is None:
+        elif (user := await run_in_threadpool(sessions.resume, store(), session_token(request))) is None:
             return RedirectResponse("/", 303)  # sign in on the app first
         if await run_in_threadpool(_compares, store(), user, request.query_params.get("project", "")):
             return PlainTextResponse(COMPARES, 409)
@@ -386,7 +386,7 @@ def routes(store: Callable[[], Store], cookie: str) -> list[Route]:
         ("POST", "/undo", endpoints.undo, "json"),
     )
     declared = [
-        Route(API_PATH + path, Endpoint(handler, body, store, cookie=cookie), methods=[method])
+        Route(API_PATH + path, Endpoint(handler, body, store, cookie=True), methods=[method])
         for method, path, handler, body in calls
     ]
     hint = "the page calls next, grades, skip and undo"

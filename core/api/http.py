@@ -246,6 +246,29 @@ SAME_SITE_FETCHES = frozenset({"same-origin", "none"})
 """The ``Sec-Fetch-Site`` values of a request the app's own page (or the user, typing an address) made."""
 
 
+SESSION_COOKIE = "activegrade_session"
+"""The sign-in cookie's name over plain http; over https it is `session_cookie`'s ``__Host-`` one."""
+
+
+def https(scheme: str, headers: Headers | Mapping[str, str]) -> bool:
+    """Whether the page was served over https, here (``scheme``) or by a TLS proxy (X-Forwarded-Proto; a forged
+    one only changes the sender's own cookie, which their browser then keeps from plain http)."""
+    return scheme == "https" or (headers.get("x-forwarded-proto") or "").lower() == "https"
+
+
+def session_cookie(secure: bool) -> str:
+    """The sign-in cookie's name: over https (``secure``) with the ``__Host-`` prefix, which a browser takes only
+    from a page of this very host over https, Secure, for the path / (RFC 6265bis, 4.1.3.2), so a page on another
+    port of the host, which cookies do not tell apart, cannot plant a session of its choosing in a visitor's
+    browser (a security review signed a visitor in as the attacker so over http, where no prefix can help)."""
+    return f"__Host-{SESSION_COOKIE}" if secure else SESSION_COOKIE
+
+
+def session_token(request: Request) -> str | None:
+    """The token of the sign-in cookie the request carries, under the name its scheme gives (`session_cookie`)."""
+    return request.cookies.get(session_cookie(https(request.url.scheme, request.headers)))
+
+
 def same_origin(headers: Headers) -> bool:
     """Whether the request came from the host and port it was sent to: its ``Origin``, when a browser sent
     one, names them, and its ``Sec-Fetch-Site``, when a browser sent one, is same-origin (or none: an address
@@ -264,8 +287,8 @@ def same_origin(headers: Headers) -> bool:
 class Endpoint:
     """An ASGI endpoint running ``handler`` for one declared route (core.api.endpoints.ENDPOINTS).
 
-    ``cookie``: None for the API (a bearer token, never a cookie); the sign-in cookie's name for the routes
-    of the app's own pages (core.api.fast), which take the signed-in session instead, from the same origin
+    ``cookie``: False for the API (a bearer token, never a cookie); True for the routes of the app's own pages
+    (core.api.fast), which take the signed-in session's cookie (`session_token`) instead, from the same origin
     only. In the open demo both act as its user, for clients on this machine only (open_demo_user)."""
 
     def __init__(
@@ -274,7 +297,7 @@ class Endpoint:
         body: str | None,
         store: Callable[[], Store],
         public: bool = False,
-        cookie: str | None = None,
+        cookie: bool = False,
         uploader: str | None = None,
         query: Collection[str] | None = None,
     ) -> None:
@@ -363,8 +386,8 @@ class Endpoint:
     def _user(self, store: Store, request: Request) -> auth.User:
         if auth.open_demo_enabled():
             return open_demo_user(store, request)
-        if self.cookie is not None:
-            return session_user(store, request, self.cookie)
+        if self.cookie:
+            return session_user(store, request)
         token = bearer(request.headers)
         if token is None:
             raise ApiError(
@@ -416,12 +439,12 @@ def open_demo_user(store: Store, request: Request) -> auth.User:
         raise ApiError(422, str(exc), DEMO_PARAMETER) from None
 
 
-def session_user(store: Store, request: Request, cookie: str) -> auth.User:
-    """The signed-in account of the sign-in cookie ``cookie`` (core.services.sessions.resume), for a request
+def session_user(store: Store, request: Request) -> auth.User:
+    """The signed-in account of the sign-in cookie (`session_token`, core.services.sessions.resume), for a request
     from the app's own origin; 403 from another origin, 401 without a live session."""
     if not same_origin(request.headers):
         raise ApiError(403, "this route answers pages of the app's own origin only")
-    user = sessions.resume(store, request.cookies.get(cookie))
+    user = sessions.resume(store, session_token(request))
     if user is None:
         raise ApiError(401, "you are signed out: sign in to the app again")
     return user
