@@ -109,3 +109,15 @@ def test_the_served_store_is_opened_once_per_database_url(monkeypatch, tmp_path)
     assert state.served_store() is first and len(opened) == 1
     monkeypatch.setenv(config.DB_URL, f"sqlite:///{tmp_path / 'b.db'}")
     assert state.served_store() is not first and len(opened) == 2
+
+
+def test_the_page_reads_the_cookie_by_the_rule_the_routes_set_it_by(monkeypatch):
+    """Not by the browser's URL: behind a TLS proxy that sends no X-Forwarded-Proto the routes set the plain name
+    (the request they see is http), and a page reading the __Host- one would never see its sign-in."""
+    import streamlit as st
+
+    from ui import session_cookie
+
+    assert session_cookie._name() == SESSION_COOKIE  # no TLS here, and no proxy said https
+    monkeypatch.setattr(st, "get_option", lambda name: "cert.pem" if name == "server.sslCertFile" else None)
+    assert session_cookie._name() == f"__Host-{SESSION_COOKIE}"  # the server speaks TLS itself

@@ -10,8 +10,6 @@ that opens the websocket (``st.context.cookies``).
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 import streamlit as st
 
 from core.api.http import https, session_cookie
@@ -36,13 +34,16 @@ _mount = st.components.v2.component("activegrade_session_cookie", js=_JS)
 
 
 def _name() -> str:
-    """The cookie's name for this page's scheme (core.api.http.session_cookie: ``__Host-`` over https)."""
+    """The cookie's name (core.api.http.session_cookie: ``__Host-`` over https), by the rule ui/web.py's routes
+    set it by: https where this server speaks TLS itself (``server.sslCertFile``), or a TLS proxy said so in the
+    websocket's X-Forwarded-Proto. Not the browser's own URL: behind a proxy that sends no X-Forwarded-Proto the
+    routes set the plain name, and a page reading the other would never see its sign-in."""
+    scheme = "https" if st.get_option("server.sslCertFile") else "http"
     try:
-        scheme = urlsplit(st.context.url or "").scheme
         headers = st.context.headers
-    except Exception:  # noqa: BLE001 - no request context (AppTest, bare mode): plain http's
-        return session_cookie(False)
-    return session_cookie(https(scheme, headers))
+    except Exception:  # noqa: BLE001 - no request context (AppTest, bare mode)
+        headers = {}
+    return session_cookie(https(scheme, headers or {}))
 
 
 def from_request() -> str | None:
