@@ -381,11 +381,20 @@ def my_items() -> None:
         selection_mode="single-row",
         key=f"mine-{pid}-{version}",
     )
+    # the table's rows take no key (Streamlit's grid): a keyboard or screen-reader user opens an item by its id here
+    typed = st.selectbox(
+        "Open an item by its id",
+        table["id"].tolist(),
+        index=None,
+        key=f"mine-by-id-{pid}-{version}",
+        placeholder="type or choose an id",
+    )
     if st.button("Refresh", key=f"mine-refresh-{pid}"):
         st.rerun(scope="fragment")
-    if chosen.selection.rows:
-        position = int(table.iloc[chosen.selection.rows[0]]["position"])
-        st.session_state[f"mine-version-{pid}"] = version + 1  # a fresh table: the same row can be chosen again
+    if chosen.selection.rows or typed is not None:
+        row = table.iloc[chosen.selection.rows[0]] if chosen.selection.rows else table[table["id"] == typed].iloc[0]
+        position = int(row["position"])
+        st.session_state[f"mine-version-{pid}"] = version + 1  # fresh widgets: the same item can be chosen again
         try:
             outcome = grade_actions.reopen(store, signin.user(), pid, position)
         except grade_actions.Refused as exc:

@@ -174,6 +174,12 @@ def test_my_items_lists_graded_and_skipped_and_searches(open_app, store, project
     at.text_input(key=f"mine-search-{project_id}").input("").run()
     assert press(at, "grade", label="Correct")["status"] == "saved"  # the card and the open list rerun together
     assert len(at.dataframe[0].value) == 4
+    # the table's rows take no key: a keyboard or screen-reader user opens an item by its id (an accessibility review)
+    by_id = next(s for s in at.selectbox if s.label == "Open an item by its id")
+    assert graded["item_id"] in by_id.options
+    by_id.select(graded["item_id"]).run()
+    reopened = shown(at)
+    assert reopened["item_id"] == graded["item_id"] and reopened["reviewing"]
 
 
 def test_items_held_by_others_are_not_called_all_graded(open_app, store, project_id):
