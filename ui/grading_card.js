@@ -214,7 +214,7 @@ function buildCard(inst, data) {
 
 // A part's title: a heading to assistive technology (jump by heading to "Response to grade"), styled as a label.
 function heading(text) {
-  return el("div", { class: "ag-label", role: "heading", "aria-level": "3", text });
+  return el("div", { class: "ag-label", role: "heading", "aria-level": "2", text }); // under the page's h1
 }
 
 // Say ``text`` in the status region that outlives the card's swaps; emptied first, so the same words are said again.
