@@ -66,7 +66,7 @@ button { font-size: 1rem; margin: 0 .4rem .4rem 0; padding: .4rem .9rem; }
 .criterion.focused { border-left-color: #1f6feb; background: #f3f7ff; }
 .criterion .name { font-weight: 600; margin: .3rem 0; } .criterion .guidelines { color: #555; margin: 0 0 .4rem; }
 button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6feb; }
-</style></head><body>
+</style></head><body><main>
 <h1>Fast grading</h1>
 <p id="status" role="status">Loading...</p>
 <p id="notice" role="alert" hidden></p>
@@ -343,7 +343,7 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
   }
   load();
 })();
-</script></body></html>
+</script></main></body></html>
 """
 
 

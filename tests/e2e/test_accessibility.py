@@ -1,4 +1,4 @@
-"""The pages a grader and a manager use most, checked by axe-core (the engine of the browsers' accessibility
+"""The pages a grader and a manager use most (the Grade page, the fast grading page, the Dashboard), checked by axe-core (the engine of the browsers' accessibility
 audits) in Chromium against the served app: no violation of WCAG 2.1 A/AA rules, whatever their impact.
 
 An outside review found, on the Grade page, headings that skipped a level and captions at 3.9:1, and on the
@@ -22,10 +22,13 @@ def violations(page) -> list[str]:
     return [f"{v['id']} ({v['impact']}): {v['nodes'][0]['target']}" for v in found]
 
 
-def test_the_grade_page_and_the_dashboard_pass_axe(browser, shared_server):
+def test_the_grade_page_the_fast_page_and_the_dashboard_pass_axe(browser, shared_server):
     _, pid, page = graded_project_page(browser, shared_server, "Axe", "axe-grader")
     for key in "yny":
         press_grade_key(page, key)
+    assert violations(page) == []
+    page.goto(f"{shared_server.url}/grade-fast?project={pid}&grader=axe-grader")  # it had no main landmark
+    page.wait_for_function("() => document.getElementById('card').dataset.state === 'ready'", timeout=TIMEOUT_MS)
     assert violations(page) == []
     page.goto(f"{shared_server.url}/dashboard?project={pid}")
     page.locator('[data-testid="stVegaLiteChart"][aria-label^="Estimate against the number of grades"]').wait_for(
