@@ -5,7 +5,9 @@
 // key. A key with nothing to do on the screen says so, as the one-response card's do. Left and Right choose the
 // response the next scale key grades (outlined), so a grade given is changed from the keyboard too, as a rubric
 // card's Up and Down choose its criterion. Keys typed into a text field are the field's; the keys act only where
-// the card's marker (#ag-sbs-card) is on the page.
+// the card's marker (#ag-sbs-card) is on the page, and not while the focus is on a control of the sidebar (its
+// links and widgets: a letter typed there graded the card, as an accessibility review found on the one-response
+// card), from where Esc brings the focus back to the page; Enter on a focused button or link is that button's.
 (() => {
   if (window.agSbsListening) return; // one listener for the page, however many times the card is drawn
   window.agSbsListening = true;
@@ -28,6 +30,8 @@
     clearTimeout(window.agSbsNoteTimer);
     window.agSbsNoteTimer = setTimeout(() => note.remove(), 4000);
   };
+  const CONTROLS = 'a[href], button, input, select, textarea, summary, [contenteditable], [role="button"], ' +
+    '[role="link"], [role="grid"], [role="gridcell"], [role="tab"], [role="combobox"], [role="listbox"], [role="option"]';
   let chosenSide = null; // the response Left / Right chose for the next scale key (null: the first ungraded)
   const mark = (all, index) => all.forEach((side, i) => { side.style.outline = i === index ? "2px solid #1c83e1" : ""; });
   const buttons = { Enter: "Submit", s: "Skip", f: "Flag", u: "Undo", b: "Back", q: "Return" };
@@ -44,6 +48,15 @@
         (target.isContentEditable || target.matches("input:not([type=radio]), textarea, select"));
       if (typing || event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
       if (!document.getElementById("ag-sbs-card")) return; // another page: its keys are its own
+      const control = target instanceof Element && target.closest(CONTROLS);
+      if (control && target.closest('[data-testid="stSidebar"]')) {
+        if (event.key === "Escape") {
+          event.preventDefault();
+          target.blur(); // the page's, where the card's keys act
+        }
+        return;
+      }
+      if (event.key === "Enter" && target instanceof Element && target.closest("button, a[href], summary")) return;
       if (event.key === "?") {
         const keys = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
           .map((c) => c.innerText.trim()).find((t) => t.startsWith("Keys:"));

@@ -88,6 +88,12 @@ def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_
     page.wait_for_function(fresh.format(checked=checked), timeout=TIMEOUT_MS)
     page.locator("body").press("b")  # nothing graded yet: the key says so rather than nothing
     page.get_by_text("B: no earlier card to go back to").wait_for(timeout=TIMEOUT_MS)
+    link = page.locator('[data-testid="stSidebar"] a').first
+    link.focus()  # a letter on the sidebar's link is the link's (it graded the first response)
+    page.keyboard.press("y")
+    assert page.evaluate(checked) == 0
+    page.keyboard.press("Escape")  # the focus back on the page, where the keys act
+    assert page.evaluate("() => !document.activeElement.closest('[data-testid=stSidebar]')")
     for n in range(3):
         page.get_by_text(f"{n} of {N_ITEMS} items graded").wait_for(timeout=TIMEOUT_MS)
         page.wait_for_function(fresh.format(checked=checked), timeout=TIMEOUT_MS)  # the new card, both sides drawn
