@@ -64,7 +64,7 @@ def shown_fields(items: pd.DataFrame, settings: ProjectSettings) -> tuple[str, .
     return ("prompt", "response", *reference)
 
 
-def labeling_config(scale: Scale, fields: Sequence[str] = ("prompt", "response")) -> str:
+def labeling_config(scale: Scale, fields: Sequence[str]) -> str:
     """The Label Studio labeling config (XML) for grading with ``scale``: the task's ``fields`` (`shown_fields`),
     one choice, a comment."""
     choices = "\n".join(f"    <Choice value={quoteattr(choice.label)}/>" for choice in scale.choices)

@@ -236,7 +236,9 @@ def read_project(
         information=information,
         forecast=forecast_,
         saving=saving,
-        saving_known=estimate.saving is not None and bool(np.isfinite(saving.fixed_n)),
+        saving_known=estimate.saving is not None
+        and bool(np.isfinite(saving.fixed_n))
+        and saving.uniform_fixed is not None,
         budget=budget,
         skipped=0 if skips is None else skips.skipped,
         held_by_skips=held_by_skips,
@@ -465,15 +467,14 @@ def headline_words(reading: Reading, level: float) -> str:
     rule said done, or, with a budget fixed in advance, the half-width the budget is expected to give."""
     f, s = reading.forecast, reading.saving
     if reading.regime == FIXED:
+        need = (
+            ""
+            if s.uniform_fixed is None
+            else f"; uniform random sampling would need about {s.uniform_fixed:,} grades for the same precision"
+        )
         return (
             f"With the budget fixed in advance at {reading.budget:,} grades, expect about "
-            f"±{reading.budget_half_width:.3f} at {level:.0%} (the target is ±{reading.target:.3f}"
-            + (
-                ""
-                if s.uniform_fixed is None
-                else f"; uniform random sampling would need about {s.uniform_fixed:,} grades for the same precision"
-            )
-            + ")"
+            f"±{reading.budget_half_width:.3f} at {level:.0%} (the target is ±{reading.target:.3f}{need})"
         )
     # uniform's need is the saving's, said only where the saving is (withheld from the first grade until every
     # stratum has 2: the dashboard's "withheld" beside a headline quoting it read as two answers)
