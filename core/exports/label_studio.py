@@ -21,7 +21,8 @@ An annotation's grader is `label-studio user <id>`, its annotator's Label Studio
 the quick export gives the id alone and a snapshot export an object with the e-mail too, so a grader named by
 the e-mail where there is one became two graders when both exports were imported (the same grades twice).
 A `lead_time` over core.services.grading.MAX_VIEW_S (a task left open for days) is no measurement of the
-time spent and is read as unknown, as the import says. Importing checks every annotation before it writes any
+time spent and is read as unknown, and an annotation whose annotator's account was deleted in Label Studio
+(`completed_by` null) has no grader to be under and is skipped; the import says how many of each. Importing checks every annotation before it writes any
 (the task and its project, its item, its label and comment, in order) and records each grade through
 core.services.reservations.submit, the grade pages' own path (a changed label is kept as a change, an
 identical one is not recorded twice), and one audit event for the import.
@@ -53,7 +54,7 @@ PROJECT = "activegrade_project"
 """The task's field that names the project its tasks came from (by id)."""
 IMPORTED = "grades_imported"
 FIX = "give the JSON export of a Label Studio project whose tasks came from `activegrade export --format label-studio`"
-JSON_EXPORT = "export the Label Studio project as JSON (not JSON-MIN or CSV, which leave out who annotated)"
+JSON_EXPORT = "export the Label Studio project as JSON (JSON-MIN and CSV flatten the annotations into rows, and leave out the skipped ones)"
 
 
 def shown_fields(items: pd.DataFrame, settings: ProjectSettings) -> tuple[str, ...]:
@@ -113,14 +114,29 @@ class Annotation:
     seconds: float | None
     comment: str
     task: str  # its task in messages: its place in the file, from 1, and Label Studio's own id where it has one
-    project: object  # the task's PROJECT field (None where the tasks came without one)
+    project: int | None  # the task's PROJECT field (None where the tasks came without one)
     timed_out: bool = False  # its lead_time was over MAX_VIEW_S, read as unknown
 
 
-def _grader(annotation: dict[str, Any]) -> str:
-    """`label-studio user <id>` (see the module docstring): the id, never the e-mail only some exports give."""
+def _grader(annotation: dict[str, Any]) -> str | None:
+    """`label-studio user <id>` (see the module docstring): the id, never the e-mail only some exports give; None
+    where the annotator's account was deleted (Label Studio then empties ``completed_by``)."""
     by = annotation.get("completed_by")
-    return f"label-studio user {by.get('id') if isinstance(by, dict) else by}"
+    annotator = by.get("id") if isinstance(by, dict) else by
+    return f"label-studio user {annotator}" if _whole(annotator) else None
+
+
+def _whole(value: object) -> bool:
+    """Whether ``value`` is a whole number in JSON (not a bool, a text or a list)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Annotations:
+    """What Label Studio's export holds: the grades, and the annotations skipped for want of an annotator."""
+
+    grades: list[Annotation]
+    orphans: int
 
 
 def _results(annotation: dict[str, Any], name: str, kind: str, key: str) -> list[str]:
@@ -132,15 +148,16 @@ def _results(annotation: dict[str, Any], name: str, kind: str, key: str) -> list
     ]
 
 
-def read_annotations(name: str, data: bytes) -> list[Annotation]:
-    """The grades in Label Studio's JSON export (see the module docstring); cancelled annotations are skipped."""
+def read_annotations(name: str, data: bytes) -> Annotations:
+    """The grades in Label Studio's JSON export (see the module docstring); cancelled annotations are skipped, and
+    so are those of a deleted account (counted)."""
     try:
         exported = json.loads(data)
     except ValueError as error:
         raise InputError(f"the file is not JSON ({error})", file=name, fix=f"{JSON_EXPORT}; {FIX}") from None
     if not isinstance(exported, list):
         raise InputError("the file is not a list of tasks", file=name, fix=FIX)
-    found = []
+    found, orphans = [], 0
     for place, task in enumerate(exported, start=1):
         item = (task.get("data") or {}).get("item_id") if isinstance(task, dict) else None
         named = f"task {place}" + (
@@ -150,8 +167,13 @@ def read_annotations(name: str, data: bytes) -> list[Annotation]:
             raise InputError(f"{named} is a row of Label Studio's JSON-MIN export", file=name, fix=JSON_EXPORT)
         if item is None:
             raise InputError(f"{named} has no data.item_id", file=name, fix=FIX)
+        project = task["data"].get(PROJECT)
+        if project is not None and not _whole(project):
+            raise InputError(f"{named}: {PROJECT} {project!r} is not a project's id", file=name, fix=FIX)
         by_grader: set[str] = set()
         for annotation in task.get("annotations") or task.get("completions") or []:
+            if not isinstance(annotation, dict):
+                raise InputError(f"{named} (item {item!r}): an annotation is not an object", file=name, fix=FIX)
             if annotation.get("was_cancelled"):
                 continue
             labels = _results(annotation, GRADE, "choices", "choices")
@@ -162,6 +184,9 @@ def read_annotations(name: str, data: bytes) -> list[Annotation]:
                     fix="grade with the labeling config of `activegrade export --format label-studio-config`",
                 )
             grader = _grader(annotation)
+            if grader is None:
+                orphans += 1
+                continue
             if grader in by_grader:  # one would replace the other without a word
                 raise InputError(
                     f"{named} (item {item!r}) has two annotations by {grader}",
@@ -176,13 +201,14 @@ def read_annotations(name: str, data: bytes) -> list[Annotation]:
                     label=labels[0],
                     grader=grader,
                     seconds=None if seconds is not None and seconds > MAX_VIEW_S else seconds,
-                    comment="\n".join(_results(annotation, COMMENT, "textarea", "text")),
+                    # stripped as the grade service stores it: unstripped, it was a change at every import
+                    comment="\n".join(_results(annotation, COMMENT, "textarea", "text")).strip(),
                     task=named,
-                    project=task["data"].get(PROJECT),
+                    project=project,
                     timed_out=seconds is not None and seconds > MAX_VIEW_S,
                 )
             )
-    return found
+    return Annotations(found, orphans)
 
 
 def _lead_time(lead: object, named: str, name: str) -> float | None:
@@ -208,7 +234,8 @@ def import_annotations(store: Store, actor: auth.User, project_id: int, name: st
     scale = project.settings.grading_scale
     ids = store.load_items(project_id)["id"].astype(str)
     positions = dict(zip(ids, range(len(ids))))
-    annotations = read_annotations(name, data)
+    read = read_annotations(name, data)
+    annotations = read.grades
     for a in annotations:  # every annotation checked before any is written
         _check_project(store, project_id, a, name)
         check_length(a.grader, MAX_NAME_CHARS, f"{a.task}'s annotator", file=name)
@@ -223,8 +250,8 @@ def import_annotations(store: Store, actor: auth.User, project_id: int, name: st
                 file=name,
                 fix="grade with the labeling config of `activegrade export --format label-studio-config`",
             ) from None
-        check_length(a.comment.strip(), MAX_COMMENT_CHARS, f"the comment of {a.task} (item {a.item_id!r})", file=name)
-    new = changed = 0
+        check_length(a.comment, MAX_COMMENT_CHARS, f"the comment of {a.task} (item {a.item_id!r})", file=name)
+    new = changed = untimed = 0
     for a in annotations:
         position = positions[a.item_id]
         earlier = store.grade_of(project_id, position, a.grader)
@@ -232,21 +259,23 @@ def import_annotations(store: Store, actor: auth.User, project_id: int, name: st
             continue  # imported before
         reservations.submit(store, project_id, position, scale, a.label, a.grader, comment=a.comment, seconds=a.seconds)
         new, changed = (new + 1, changed) if earlier is None else (new, changed + 1)
+        untimed += a.timed_out
     graders = sorted({a.grader for a in annotations})
     audit.record(
         store, user, IMPORTED, project_id, source="label-studio", file=name, grades=new + changed, graders=graders
     )
     replaced = f", changed {counted(changed, 'grade')} given before (the old ones kept, retracted)" if changed else ""
-    untimed = sum(a.timed_out for a in annotations)
-    unknown = (
-        f"; {counted(untimed, 'lead time')} over {MAX_VIEW_S / 86_400:.0f} days read as unknown (a task left open)"
-        if untimed
-        else ""
-    )
+    notes = []
+    if untimed:
+        notes.append(
+            f"{counted(untimed, 'lead time')} over {MAX_VIEW_S / 86_400:.0f} days read as unknown (a task left open)"
+        )
+    if read.orphans:
+        notes.append(f"{counted(read.orphans, 'annotation')} of a deleted Label Studio account skipped (no grader)")
     return Outcome(
         "imported",
         f"imported {counted(new, 'grade')}{replaced} by {counted(len(graders), 'grader')} from {name} "
-        f"({len(annotations) - new - changed:,} already there){unknown}",
+        f"({len(annotations) - new - changed:,} already there)" + "".join(f"; {note}" for note in notes),
     )
 
 

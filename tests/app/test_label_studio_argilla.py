@@ -152,16 +152,30 @@ def test_a_failed_import_writes_nothing_and_says_which_task(store, project_id, d
     assert store.grades(project_id).empty
 
 
-def test_a_lead_time_of_days_is_read_as_unknown_and_said(store, project_id, db_url, tmp_path, capsys):
+def test_a_lead_time_of_days_is_unknown_a_deleted_account_skipped_and_a_comment_read_as_stored(
+    store, project_id, db_url, tmp_path, capsys
+):
+    """A second review against Label Studio 1.23.2: a comment ending in a newline was a change at every import
+    (the grade service strips it), a deleted account's annotations (completed_by null) were imported under
+    "label-studio user None", and the lead-time note came again with every import."""
     items = store.load_items(project_id)
     exported = _annotated([{"data": {"item_id": str(i)}} for i in items["id"]])
     exported[1]["annotations"][0]["lead_time"] = 30 * 86_400.0  # a task left open for a month
+    exported[0]["annotations"][0]["result"][1]["value"]["text"] = ["wrong sum\n"]
+    exported[2]["annotations"][1]["completed_by"] = None  # its annotator's account deleted in Label Studio
     path = tmp_path / "export.json"
     path.write_text(json.dumps(exported))
     assert main(["import", str(project_id), "--db-url", db_url, "--label-studio", str(path)]) == 0
-    assert "1 lead time over 7 days read as unknown" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "imported 6 grades" in said and "; 1 lead time over 7 days read as unknown" in said
+    assert "; 1 annotation of a deleted Label Studio account skipped" in said
     grades = store.grades(project_id)
-    assert grades.loc[grades["position"] == 1, "seconds"].isna().all() and grades["seconds"].notna().sum() == 6
+    assert grades.loc[grades["position"] == 1, "seconds"].isna().all() and grades["seconds"].notna().sum() == 5
+    assert "label-studio user None" not in set(grades["grader"])
+    assert main(["import", str(project_id), "--db-url", db_url, "--label-studio", str(path)]) == 0
+    again = capsys.readouterr().out  # nothing written: no change, no lead time to speak of
+    assert "imported 0 grades by 1 grader" in again and "(6 already there)" in again and "lead time" not in again
+    assert len(store.grades(project_id)) == 6
 
 
 @pytest.mark.parametrize(
@@ -174,6 +188,9 @@ def test_a_lead_time_of_days_is_read_as_unknown_and_said(store, project_id, db_u
         (lambda t: t[3]["annotations"].append(t[3]["annotations"][0]), "has two annotations by label-studio user 1"),
         (lambda t: t[0]["data"].update(activegrade_project=99), "the tasks were exported from project 99, not from"),
         (lambda t: t.append({"id": 9, "item_id": "q01", "annotator": 1}), "a row of Label Studio's JSON-MIN export"),
+        (lambda t: t[1]["annotations"].append("x"), "task 2 (Label Studio id 2) (item 'q01'): an annotation is not"),
+        (lambda t: t[0]["data"].update(activegrade_project=[1]), "activegrade_project [1] is not a project's id"),
+        (lambda t: t[0]["data"].update(activegrade_project="1"), "activegrade_project '1' is not a project's id"),
     ],
 )
 def test_a_bad_annotation_is_named_and_nothing_is_imported(
