@@ -23,6 +23,7 @@ from core.services.outcome import Outcome, Refused
 from core.services.progress import counted
 from core.services.side_by_side import card_responses, side_names
 from ui import signin, state
+from ui.shortcut_guard import guard
 
 store = state.store()
 project = state.require_ready_project()
@@ -80,6 +81,7 @@ def step(by: int) -> None:
     st.session_state[CHOSEN] = order[(order.index(now) + by) % len(order) if now in order else 0]
 
 
+guard()  # the single keys below act on the page, not on a link or a table the focus is on
 pick, back, ahead = st.columns([5, 1.4, 1.1], vertical_alignment="bottom")
 position = pick.selectbox("Item to review", list(labels), format_func=labels.get, key=CHOSEN)
 back.button("Previous", on_click=step, args=(-1,), shortcut=BACK_KEY, width="stretch", disabled=len(labels) < 2)

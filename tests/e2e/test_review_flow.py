@@ -46,8 +46,12 @@ def test_a_flag_from_the_card_and_a_final_grade_from_the_review_page(browser, sh
     page.keyboard.press("n")  # in the note: a letter of it, not the grade's key
     assert note.input_value() == "41 is the sumn" and review_rows.reviews(store, pid, [30]).empty
     page.keyboard.press("Backspace")
+    page.locator('[data-testid="stSidebar"] a').first.focus()  # a link's key, not the page's (it settled the item)
+    page.keyboard.press("n")
+    page.keyboard.press("j")
     page.get_by_text(f"Item {disagreed}", exact=True).click()  # out of the note: the keys are the page's again
     script_idle(page)
+    assert review_rows.reviews(store, pid, [30]).empty and note.input_value() == "41 is the sum"
     page.keyboard.press("n")  # the grading card's key for Incorrect sets the final grade, with the note typed
     until(lambda: not review_rows.reviews(store, pid, [30]).empty, timeout=TIMEOUT_MS / 1000, what="the review saved")
     page.screenshot(path=artifacts / "review-page.png")
