@@ -5,9 +5,10 @@
 // key. A key with nothing to do on the screen says so, as the one-response card's do. Left and Right choose the
 // response the next scale key grades (outlined), so a grade given is changed from the keyboard too, as a rubric
 // card's Up and Down choose its criterion. Keys typed into a text field are the field's; the keys act only where
-// the card's marker (#ag-sbs-card) is on the page, and not while the focus is on a control of the sidebar (its
-// links and widgets: a letter typed there graded the card, as an accessibility review found on the one-response
-// card), from where Esc brings the focus back to the page; Enter on a focused button or link is that button's.
+// the card's marker (#ag-sbs-card) is on the page, and not while the focus is on a control that is not the card's
+// own (a link, the reference's expander, the sidebar's widgets: a letter typed there graded the card, as an
+// accessibility review found), from where Esc brings the focus back to the page; Enter on a focused button or
+// link is that button's, and Left / Right on a focused grade are the radio buttons' own.
 (() => {
   if (window.agSbsListening) return; // one listener for the page, however many times the card is drawn
   window.agSbsListening = true;
@@ -40,6 +41,9 @@
     Undo: "on an earlier card, submit it or return to the queue (Q) first", Back: "no earlier card to go back to",
     Return: "this is the queue's card already",
   };
+  // the card's own controls: its grades' radio buttons and its buttons (Submit, Skip, ...)
+  const own = (target) => sides().some((side) => side.contains(target)) ||
+    Object.values(buttons).some((name) => (target.closest("button")?.innerText.trim() || "").startsWith(name));
   document.addEventListener(
     "keydown",
     (event) => {
@@ -49,7 +53,7 @@
       if (typing || event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
       if (!document.getElementById("ag-sbs-card")) return; // another page: its keys are its own
       const control = target instanceof Element && target.closest(CONTROLS);
-      if (control && target.closest('[data-testid="stSidebar"]')) {
+      if (control && !own(target)) {
         if (event.key === "Escape") {
           event.preventDefault();
           target.blur(); // the page's, where the card's keys act
@@ -65,7 +69,7 @@
         return;
       }
       const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
-      if (key === "ArrowLeft" || key === "ArrowRight") {
+      if ((key === "ArrowLeft" || key === "ArrowRight") && !target.matches?.('input[type="radio"]')) {
         const all = sides(), n = all.length, step = key === "ArrowRight" ? 1 : -1;
         if (!n) return;
         const next = all.findIndex((side) => !chosen(side)); // what a scale key grades with none chosen

@@ -141,3 +141,8 @@ def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_
     last = grades.sort_values("created_at")["position"].iloc[-1]
     changed = grades[grades["position"] == last].sort_values("side")
     assert changed["label"].tolist() == ["Incorrect", "Incorrect"]
+    page.wait_for_function(fresh.format(checked=checked), timeout=TIMEOUT_MS)
+    page.locator("[role=radiogroup]").nth(1).locator("input").first.focus()  # on a grade: its arrows are its own
+    page.keyboard.press("ArrowRight")
+    outlined = "() => [...document.querySelectorAll('[data-testid=stRadio]')].filter((r) => r.style.outline).length"
+    assert page.evaluate(outlined) == 0  # the card's choice of response did not move too
