@@ -70,7 +70,7 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
 <h1>Fast grading</h1>
 <p id="status" role="status">Loading...</p>
 <p id="notice" role="alert" hidden></p>
-<div class="card" id="card" data-state="loading">
+<div class="card" id="card" data-state="loading" tabindex="-1">
   <p><b>Item</b> <span id="item"></span></p>
   <p><b>Prompt</b></p><div class="text" id="prompt"></div>
   <p><b>Response</b></p><div class="text" id="response"></div>
@@ -103,6 +103,7 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
   // Puts an item's texts on the card (a card, a preview painted ahead, or none) in ``state``; ``at``: when the
   // grader first saw these texts (by default the next animation frame, once they are painted).
   function paint(view, state, at) {
+    const held = $("card").contains(document.activeElement); // a button pressed with Enter: replaced below
     $("card").dataset.item = view ? view.item_id : "";
     $("card").dataset.state = state;
     $("item").textContent = view ? view.item_id : "";
@@ -112,6 +113,7 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
     $("reference-block").hidden = !(view && view.reference);
     if (!view || view.item_id !== answersFor) { answers = {}; answersFor = view ? view.item_id : null; focus = 0; }
     $("labels").replaceChildren(...(view ? questions() : []));
+    if (held && !$("card").contains(document.activeElement)) $("card").focus({preventScroll: true}); // not lost
     showAnswers();
     const mark = (t) => { shownAt = t; $("card").dataset.shownAt = String(t); };
     if (at === undefined) requestAnimationFrame(() => mark(performance.now())); else mark(at);
@@ -240,6 +242,7 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
     const [r, j] = await call("/next");
     if (!r.ok) { say("Not available: " + j.error.message); return; }
     show(j);
+    if (card) say(`Item ${card.item_id} on the card`); // it said "Loading..." on
   }
   // A key or click: sent now; while a press is in flight a grade is refused on screen (the card on screen
   // cannot be graded before the server hands it out) and a command (S, U) is kept, carried out once the press
@@ -287,12 +290,14 @@ button[aria-pressed=true] { background: #1f6feb; color: #fff; border-color: #1f6
       const [r, j] = await call(grade === undefined ? "/skip" : "/grades?then=next", body);
       saved = r.ok;
       if (r.ok) {
-        say(`${j.message || j.status} (item ${pressed.item_id})`);
+        const done = `${j.message || j.status} (item ${pressed.item_id})`;
+        say(done);
         if (j.next) take(j.next, ahead);
         else {
           const [n, a] = await call("/next");
           if (n.ok) take(a, ahead); else { paint(null, "done"); say("Not available: " + a.error.message); }
         }
+        if (card) say(`${done}. Now item ${card.item_id}`); // which item is on screen, to a screen reader too
       } else {
         say("Not saved: " + (j.message || j.error.message));
         back();

@@ -157,12 +157,13 @@ def test_undo_on_the_fast_page_brings_back_the_last_skip_then_the_last_grade(bro
     items = store.load_items(pid).set_index("id")
     page.wait_for_function(CARD_READY, arg="", timeout=TIMEOUT_MS)
     graded = page.get_attribute("#card", "data-item")
+    assert page.text_content("#status") == f"Item {graded} on the card"  # it said "Loading..." on
     assert page.text_content("#reference") == str(items.loc[graded, "reference"])
     assert page.is_visible("#reference-block")
     page.keyboard.press("1")
     page.wait_for_function(CARD_READY, arg=graded, timeout=TIMEOUT_MS)
-    assert page.text_content("#status") == f"saved: Correct (item {graded})"
     skipped = page.get_attribute("#card", "data-item")
+    assert page.text_content("#status") == f"saved: Correct (item {graded}). Now item {skipped}"  # both named
     page.keyboard.press("s")
     page.wait_for_function(CARD_READY, arg=skipped, timeout=TIMEOUT_MS)
     shown = page.get_attribute("#card", "data-item")  # read before the press: after it, the undo may be done
