@@ -200,7 +200,7 @@ function buildCard(inst, data) {
   side.append(button(inst, "Undo my last skip or grade", "U", "undo", data.can_undo ? {} : { disabled: true }));
   if (card.reviewing) side.append(button(inst, "Back to the queue", "Q", "queue"));
   const help = el("button", { type: "button", class: "ag-link ag-help-button", "aria-haspopup": "dialog", "aria-expanded": "false", "aria-keyshortcuts": "?", text: "All keys (?)" });
-  help.addEventListener("click", () => toggleHelp(inst));
+  help.addEventListener("click", () => toggleHelp(inst, undefined, help));
   side.append(help);
   root.append(el("div", { class: data.criteria ? "ag-body ag-rubric" : "ag-body" }, main, side));
 
@@ -245,13 +245,18 @@ function restoreName(field, name) {
   return true;
 }
 
-function toggleHelp(inst, show) {
+// Show or hide the key list (``show`` undefined: toggle); ``opener``: the button clicked to open it, which has the
+// focus back when it closes (else the card).
+function toggleHelp(inst, show, opener = null) {
   const help = inst.root && inst.root.querySelector(".ag-help");
   if (!help) return;
   help.hidden = show === undefined ? !help.hidden : !show;
   inst.root.querySelector(".ag-help-button").setAttribute("aria-expanded", String(!help.hidden));
-  if (help.hidden) focusCard(inst);
-  else help.focus({ preventScroll: true }); // read out, and Esc closes it from there
+  if (!help.hidden) {
+    inst.helpOpener = opener;
+    help.focus({ preventScroll: true }); // read out, and Esc closes it from there
+  } else if (inst.helpOpener && inst.helpOpener.isConnected) inst.helpOpener.focus({ preventScroll: true });
+  else focusCard(inst);
 }
 
 function count(inst, what) {
@@ -377,6 +382,8 @@ function choose(inst, key, index, label) {
   inst.answers[inst.data.criteria[index].name] = label;
   inst.focus = unanswered(inst, index + 1, index);
   paintRubric(inst, true);
+  const next = missing(inst).length ? `; now ${inst.data.criteria[inst.focus].name}` : "; every required criterion answered, Enter saves the card";
+  announce(inst, `${inst.data.criteria[index].name}: ${label}${next}`);
 }
 
 // Backspace or Delete (the focused criterion) or a Clear button (its criterion, then focused): the answer
@@ -517,7 +524,7 @@ function onKey(inst, event) {
   if (!inst.root || !inst.root.isConnected || !inst.data) return;
   const target = event.target;
   if (target instanceof HTMLElement && target.matches(NAME_FIELD)) {
-    if (event.key === "Enter") setTimeout(() => focusCard(inst), 0); // the name is committed, back to the card
+    if (event.key === "Enter" || event.key === "Escape") setTimeout(() => focusCard(inst), 0); // back to the card
     return;
   }
   const inComment = target instanceof HTMLElement && target.classList.contains("ag-comment-text");
@@ -530,6 +537,10 @@ function onKey(inst, event) {
       press(inst, "Ctrl+Enter", "comment");
       focusCard(inst); // the next key is the card's again, saved or not (Q back to the queue, B further back)
     }
+    return;
+  }
+  if (event.key === "Escape" && isTextField(target) && !inst.host.contains(target) && !target.closest('[aria-expanded="true"]')) {
+    focusCard(inst); // from a field of the page (the list's search, the sidebar's), as the key list says
     return;
   }
   if (isTextField(target) || event.ctrlKey || event.metaKey || event.altKey) return;
@@ -547,6 +558,13 @@ function onKey(inst, event) {
   if (event.key === "?" || (event.key === "Escape" && help && !help.hidden)) {
     event.preventDefault();
     toggleHelp(inst, event.key === "?" ? undefined : false);
+    return;
+  }
+  if (help && !help.hidden) { // the list is over the item: no key grades what it hides, and Tab stays in it
+    if (event.key === "Tab") {
+      event.preventDefault();
+      help.querySelector(".ag-help-close").focus();
+    }
     return;
   }
   const key = event.key.length === 1 ? event.key.toUpperCase() : "";
@@ -607,7 +625,8 @@ function update(inst, data) {
   if (answered) setStatus(inst, answered.status === "error" ? "error" : answered.status === "saved" || answered.status === "changed" ? "saved" : "note", answered.message);
   else if (fresh) setStatus(inst, "ready", data.flash || "");
   if (answered || fresh) {
-    const now = fresh ? (data.card ? `Now item ${data.card.item_id}, ${data.progress}.` : data.empty.text) : "";
+    const reviewing = data.card && data.card.reviewing ? ` ${reviewWords(data)}` : "";
+    const now = fresh ? (data.card ? `Now item ${data.card.item_id}, ${data.progress}.${reviewing}` : data.empty.text) : "";
     announce(inst, [answered ? answered.message : data.flash, now].filter(Boolean).join(". "));
   }
   if (!answered || !inst.queue.length) return;

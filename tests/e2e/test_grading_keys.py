@@ -78,9 +78,15 @@ def test_keys_act_on_the_card_alone_and_each_answer_is_read_out(browser, shared_
     assert page.evaluate(SENT) == 0 and store.grades(pid).empty  # the link's key, not a grade
     page.keyboard.press("Escape")  # back to the card, where the keys act
     assert page.evaluate(ON_CARD)
+    page.get_by_label("Your name (grader)").focus()  # a field of the page: Esc goes back to the card too
+    page.keyboard.press("Escape")
+    assert page.evaluate(ON_CARD)
     page.keyboard.press("?")  # the key list is a dialog that takes the focus, and gives it back
     assert page.evaluate("() => document.activeElement.getAttribute('role')") == "dialog"
     assert page.locator(".ag-help-button").get_attribute("aria-expanded") == "true"
+    page.keyboard.press("y")  # over the item: no key grades what it hides
+    page.keyboard.press("Tab")  # and Tab stays in it
+    assert page.evaluate(SENT) == 0 and page.evaluate("() => !!document.activeElement.closest('.ag-help')")
     page.keyboard.press("Escape")
     assert page.evaluate(ON_CARD) and not page.locator(".ag-help").is_visible()
     page.keyboard.press("y")
