@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 import activegrade
 from core import api
-from core.api import fast, schemas
+from core.api import fast, http, schemas
 from core.errors import InputError
 from core.inputs.targets import response_column
 from core.services import auth, project_actions, sessions, team, tokens
@@ -158,12 +158,15 @@ def test_the_python_client_grades_a_side_by_side_card(compared):
 
 def test_the_fast_page_sends_a_comparisons_graders_to_the_grade_page(compared):
     store, pid, _, _ = compared
-    app = Starlette(routes=fast.routes(lambda: store, "session"))
-    signed_in = TestClient(app, cookies={"session": sessions.start(store, auth.sign_in(store, "ann", PASSWORD))})
+    app = Starlette(routes=fast.routes(lambda: store))
+    session = sessions.start(store, auth.sign_in(store, "ann", PASSWORD))
+    signed_in = TestClient(app, cookies={http.SESSION_COOKIE: session})
     page = signed_in.get(f"/grade-fast?project={pid}")
     assert page.status_code == 409 and "side-by-side card" in page.text
     team.create_account(store, auth.OPERATOR, "eve", auth.GRADER, password=PASSWORD)  # assigned to nothing
-    outsider = TestClient(app, cookies={"session": sessions.start(store, auth.sign_in(store, "eve", PASSWORD))})
+    outsider = TestClient(
+        app, cookies={http.SESSION_COOKIE: sessions.start(store, auth.sign_in(store, "eve", PASSWORD))}
+    )
     assert outsider.get(f"/grade-fast?project={pid}").status_code == 200  # as for a project that does not exist
 
 

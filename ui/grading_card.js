@@ -596,7 +596,10 @@ function update(inst, data) {
   const token = data.card ? data.card.token : `empty:${data.empty.kind}:${data.progress}`;
   const fresh = token !== inst.token;
   if (fresh) {
-    const hadFocus = inst.root && inst.root.contains(document.activeElement);
+    // the page's first card takes the focus, wherever it was (the sidebar's link to this page, clicked, kept
+    // it: the keys would have been the link's), unless the grader is typing
+    const opened = inst.root === null && !isTextField(document.activeElement);
+    const hadFocus = opened || (inst.root && inst.root.contains(document.activeElement));
     const root = buildCard(inst, data);
     inst.host.replaceChildren(root); // one swap: never a mix of two items
     inst.root = root;

@@ -155,7 +155,7 @@ def test_simulate_page_runs_and_plots(open_app, project_id):
     stops = at.dataframe[1].value  # grading until the project's rule says done, at its own target
     assert list(stops["method"]) == ["activegrade", "uniform"]
     assert (stops["grades at the stop (median)"] >= 1).all() and (stops["grades at the stop (median)"] <= 40).all()
-    assert any("until the rule says ±0.050" in h.value for h in at.subheader)
+    assert any("until the rule says ±0.050" in h.value for h in at.header)
 
 
 def test_simulate_page_simulates_the_projects_allocation(open_app, store, project_id):
@@ -259,7 +259,7 @@ def test_simulate_says_a_fixed_budget_is_a_budget_and_when_its_run_is_from_other
     at.multiselect[0].set_value(["activegrade"])
     at.button[0].click().run()
     simulated(at)
-    assert any("Grading the fixed budget of 20 grades" in h.value for h in at.subheader) and not at.warning
+    assert any("Grading the fixed budget of 20 grades" in h.value for h in at.header) and not at.warning
     store.update_settings(project_id, {"budget_fixed": False, "target_half_width": 0.1})
     at = open_app("app_pages/simulate.py", project_id=project_id)
     assert "a budget fixed in advance -> planned looks on information; ±0.050 -> ±0.100" in at.warning[0].value

@@ -80,7 +80,7 @@ def test_keys_act_on_the_card_alone_and_each_answer_is_read_out(browser, shared_
     assert page.evaluate(ON_CARD)
     page.get_by_label("Your name (grader)").focus()  # a field of the page: Esc goes back to the card too
     page.keyboard.press("Escape")
-    assert page.evaluate(ON_CARD)
+    page.wait_for_function(ON_CARD, timeout=TIMEOUT_MS)  # once the name field has let the focus go
     page.keyboard.press("?")  # the key list is a dialog that takes the focus, and gives it back
     assert page.evaluate("() => document.activeElement.getAttribute('role')") == "dialog"
     assert page.locator(".ag-help-button").get_attribute("aria-expanded") == "true"

@@ -23,11 +23,11 @@ import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from core.api.http import SESSION_COOKIE
 from core.services import account_writes, auth
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts
 from core.testing.appserver import ITEM_SHOWN, MIN_VIEW_S, PAGE_LINK, TIMEOUT_MS
-from ui.session_cookie import NAME as SESSION_COOKIE
 
 from .conftest import DATA_APP, PASSWORD, sign_in
 

@@ -40,7 +40,7 @@ def test_sigkill_of_the_server_loses_no_grade_and_grading_resumes(browser, serve
     open_grading(page, server, pid)
     for k in range(1, GRADES_BEFORE + 1):
         press_grade_key(page, "y")
-        page.get_by_text(f"{k} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+        page.locator(".ag-progress", has_text=f"{k} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
     shown = accounts.held(store, pid, "gus")
     server.process.send_signal(signal.SIGKILL)
     assert server.process.wait(30) == -signal.SIGKILL
@@ -54,10 +54,10 @@ def test_sigkill_of_the_server_loses_no_grade_and_grading_resumes(browser, serve
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         open_grading(page, again, pid)
-        page.get_by_text(f"{GRADES_BEFORE} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+        page.locator(".ag-progress", has_text=f"{GRADES_BEFORE} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
         assert accounts.held(store, pid, "gus").position == shown.position  # the same item, still theirs
         press_grade_key(page, "n")
-        page.get_by_text(f"{GRADES_BEFORE + 1} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
+        page.locator(".ag-progress", has_text=f"{GRADES_BEFORE + 1} of 40 items graded").wait_for(timeout=TIMEOUT_MS)
     finally:
         again.stop()
     final = store.grades(pid)
