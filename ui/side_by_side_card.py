@@ -8,6 +8,7 @@ Rendered only: the rules (order, names, which grade is whose, the checks) are in
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -42,8 +43,13 @@ STYLE = (
 """Each response scrolls in a box of its own, so the grades under them stay in view (a long response pushed them
 below the fold: evaluation lead's second review), as the one-response card's box does."""
 
-MARKER = '<span id="ag-sbs-card" hidden></span>'
-"""Where the card's keys act (ui/side_by_side_keys.js): on the card and its "nothing left" screen, no other page."""
+
+def marker(said: str) -> str:
+    """Where the card's keys act (ui/side_by_side_keys.js): on the card and its "nothing left" screen, no other
+    page; ``said``, what the script reads out in a status region that outlives the page's reruns (the last press's
+    outcome and the item now on screen, which a screen reader heard nothing of: an accessibility review)."""
+    return f'<span id="ag-sbs-card" data-said="{html.escape(said)}" hidden></span>'
+
 
 TO_TOP = "<script>/* {token} */ (document.querySelector('[data-testid=\"stMain\"]') || window).scrollTo(0, 0);</script>"
 """A new card opens at its top: the page kept the last card's scroll, and the next prompt showed cut off."""
@@ -66,14 +72,21 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
         st.warning(str(exc))
         return
     graded = store.graded_positions(project.id)
-    st.caption(f"{len(graded):,} of {store.item_count(project.id):,} items graded")
-    st.html(MARKER + keys_script(settings.grading_scale), unsafe_allow_javascript=True)
+    progress = f"{len(graded):,} of {store.item_count(project.id):,} items graded"
+    st.caption(progress)
+    item = {} if position is None else store.item(project.id, position)
+    now = (
+        "Nothing left to grade for you right now."
+        if position is None
+        else f"Now item {item.get('id', '')}, {progress}."
+    )
+    said = f"{message.rstrip('.')}. {now}" if message else now
+    st.html(marker(said) + keys_script(settings.grading_scale), unsafe_allow_javascript=True)
     if position is None:
         _said(message)
         st.info("Nothing left to grade for you right now.")
         _back_buttons(project.id, history, None)
         return
-    item = store.item(project.id, position)
     showing = showings.current(store, project.id, grader, position, str(item.get("id", "")), reviewing is not None)
     stored, said = (
         ({}, "") if reviewing is None else grade_actions.stored_press(store, signin.user(), project.id, position)[:2]

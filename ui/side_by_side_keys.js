@@ -9,6 +9,22 @@
 // own (a link, the reference's expander, the sidebar's widgets: a letter typed there graded the card, as an
 // accessibility review found), from where Esc brings the focus back to the page; Enter on a focused button or
 // link is that button's, and Left / Right on a focused grade are the radio buttons' own.
+(() => { // each drawing of the card: what its marker says, read out from a status region that outlives the reruns
+  const said = document.getElementById("ag-sbs-card")?.dataset.said;
+  let live = document.getElementById("ag-sbs-live");
+  if (!live) {
+    live = document.createElement("div");
+    live.id = "ag-sbs-live";
+    live.setAttribute("role", "status");
+    live.style.cssText = "position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap";
+    document.body.appendChild(live);
+  }
+  if (said && live.dataset.said !== said) { // emptied first: a region whose text is set as it appears is not read
+    live.dataset.said = said;
+    live.textContent = "";
+    setTimeout(() => { live.textContent = said; }, 50);
+  }
+})();
 (() => {
   if (window.agSbsListening) return; // one listener for the page, however many times the card is drawn
   window.agSbsListening = true;
