@@ -121,13 +121,19 @@ def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_
     grades = store.target_grades(pid).sort_values(["position", "side"])
     assert grades.groupby("position")["label"].agg(list).tolist() == [["Correct", "Incorrect"]] * 3
     page.locator("body").press("s")
-    page.get_by_text("skipped: the item went back to the queue").wait_for(timeout=TIMEOUT_MS)
+    page.get_by_test_id("stAlertContentSuccess").get_by_text("skipped: the item went back to the queue").wait_for(
+        timeout=TIMEOUT_MS
+    )
     assert len(store.skipped_positions(pid)) == 1 and len(store.target_grades(pid)) == 6
     page.locator("body").press("u")  # the skip taken back, then the last card: both its sides at once
-    page.get_by_text("undone: the skipped item is back").wait_for(timeout=TIMEOUT_MS)
+    page.get_by_test_id("stAlertContentSuccess").get_by_text("undone: the skipped item is back").wait_for(
+        timeout=TIMEOUT_MS
+    )
     assert not store.skipped_positions(pid)
     page.locator("body").press("u")
-    page.get_by_text("undone: the item is back, ungraded").wait_for(timeout=TIMEOUT_MS)
+    page.get_by_test_id("stAlertContentSuccess").get_by_text("undone: the item is back, ungraded").wait_for(
+        timeout=TIMEOUT_MS
+    )
     assert len(store.target_grades(pid)) == 4
     page.locator("body").press("b")  # back to the last card graded, its two grades shown to change
     page.get_by_text("Your earlier card, with the grades you gave").wait_for(timeout=TIMEOUT_MS)
