@@ -49,6 +49,7 @@ def store(tmp_path, monkeypatch) -> Iterator[Store]:
     monkeypatch.setattr(background, "IDLE_EXIT_S", IDLE_EXIT_S)
     monkeypatch.setattr(background, "_children", {})
     monkeypatch.setattr(background, "_warm", set())
+    monkeypatch.setattr(background, "_looked", {})
     yield Store.open(f"sqlite:///{tmp_path / 'app.db'}")
     for child in (child for children in background._children.values() for child in children):
         child.kill()
@@ -154,7 +155,9 @@ def test_a_job_waiting_behind_a_busy_worker_gets_a_worker_of_its_own_up_to_the_c
     waited[0] = background.BUSY_AFTER_S / 2  # a job the warm worker is about to claim
     assert background.ensure_worker(store) and [c.warm for c in background._children[key]] == [True]
     waited[0] = background.BUSY_AFTER_S  # it has waited: the warm worker is busy with another
+    assert background.ensure_worker(store) and len(background._children[key]) == 1  # read at most every 2 s
     for _ in range(3):
+        background._looked.clear()  # as BUSY_AFTER_S later
         assert background.ensure_worker(store)
     assert [c.warm for c in background._children[key]] == [True] + [False] * (background.APP_WORKERS - 1)
 
