@@ -8,7 +8,9 @@
 // the card's marker (#ag-sbs-card) is on the page, and not while the focus is on a control that is not the card's
 // own (a link, the reference's expander, the sidebar's widgets: a letter typed there graded the card, as an
 // accessibility review found), from where Esc brings the focus back to the page; Enter on a focused button or
-// link is that button's, and Left / Right on a focused grade are the radio buttons' own.
+// link is that button's, and Left / Right on a focused grade are the radio buttons' own. What a rerun has not yet
+// redrawn (Streamlit's stale elements) is not acted on: a key pressed while a slow rerun still showed the queue's
+// Undo button clicked that stale button on an earlier card, and nothing was said.
 (() => { // each drawing of the card: what its marker says, read out from a status region that outlives the reruns
   const said = document.getElementById("ag-sbs-card")?.dataset.said;
   let live = document.getElementById("ag-sbs-live");
@@ -28,8 +30,9 @@
 (() => {
   if (window.agSbsListening) return; // one listener for the page, however many times the card is drawn
   window.agSbsListening = true;
+  const current = (selector) => [...document.querySelectorAll(selector)].filter((e) => !e.closest('[data-stale="true"]'));
   const sides = () =>
-    [...document.querySelectorAll('[data-testid="stRadio"]')].filter((r) =>
+    current('[data-testid="stRadio"]').filter((r) =>
       (r.querySelector('[data-testid="stWidgetLabel"]')?.innerText || "").startsWith("Grade of Response"));
   const chosen = (side) => side.querySelector('input[type="radio"]:checked');
   const option = (side, label) => [...side.querySelectorAll("label")].find((l) => l.innerText.trim() === label);
@@ -78,7 +81,7 @@
       }
       if (event.key === "Enter" && target instanceof Element && target.closest("button, a[href], summary")) return;
       if (event.key === "?") {
-        const keys = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+        const keys = current('[data-testid="stCaptionContainer"]')
           .map((c) => c.innerText.trim()).find((t) => t.startsWith("Keys:"));
         say(keys || "Keys: B back to an earlier card, Q return to the queue.");
         event.preventDefault();
@@ -98,7 +101,7 @@
       const press = buttons[key];
       if (press) {
         chosenSide = null; // a new card, or the same one afresh: the next key grades its first ungraded response
-        const button = [...document.querySelectorAll("button")].find((b) => b.innerText.trim().startsWith(press));
+        const button = current("button").find((b) => b.innerText.trim().startsWith(press));
         event.preventDefault();
         if (button && !button.disabled) button.click();
         else say(`${key === "Enter" ? "Enter" : key.toUpperCase()}: ${none[press]}`);
