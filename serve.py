@@ -9,12 +9,20 @@ cookie set HttpOnly) and lifespan (the app's own worker started with the server,
 from __future__ import annotations
 
 import gc
+import sys
 from pathlib import Path
 
 import streamlit as st
 import uvicorn.config
 
+from core.config import config
+from core.errors import InputError
 from ui import web
+
+try:
+    config()  # a setting not understood stops the server here, saying which and how to fix it
+except InputError as bad:
+    sys.exit(f"ActiveGrade did not start: {bad}")
 
 # uvicorn believes X-Forwarded-For from a loopback peer by default (FORWARDED_ALLOW_IPS, read before this file is
 # loaded) and puts its address in the request's client, which every client on this machine could then forge: the

@@ -19,7 +19,6 @@ app's own worker started with the server (``lifespan``).
 
 from __future__ import annotations
 
-import contextlib
 import secrets
 import threading
 import time
@@ -36,7 +35,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from core import api, logs
 from core.api import fast
 from core.api.http import https, same_origin, session_cookie
-from core.errors import InputError
 from ui import state
 
 SESSION_ROUTE = "/api/session"
@@ -169,8 +167,7 @@ async def lifespan(_app: object) -> AsyncIterator[None]:
     """The server's start: the log's handler is set (core.logs), so that a server whose clients are all on the API
     logs its refused presses, though app.py, which sets it too, runs only once a page is opened (an integrator's
     review); the app's own worker starts now and waits warm, so the first job queued does not wait for a process
-    to start (issue 28); it stops with the server. A setting not understood is the page's to say (app.py)."""
-    with contextlib.suppress(InputError):
-        logs.configure()
+    to start (issue 28); it stops with the server. A setting not understood has stopped serve.py before this."""
+    logs.configure()
     state.keep_worker_warm()
     yield

@@ -242,3 +242,14 @@ def test_the_open_demo_answers_the_api_and_the_fast_page_on_this_machine_only(tm
         assert page.status_code == 403 and page.text.startswith("Not available") and config.OPEN_DEMO in page.text
     grades = store.grades(pid)
     assert list(grades["grader"]) == [http.DEMO_GRADER] and grades["position"].tolist() == [card.position]
+
+
+def test_a_setting_not_understood_stops_the_server_saying_which(tmp_path, artifacts):
+    """An operator's mistyped variable stops serve.py at its start with the variable and its fix, where the
+    server ran on and only the first page said what was wrong (and a client of the API alone never saw it)."""
+    log = artifacts / "streamlit-bad-setting.log"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(config.LOG_LEVEL, "loud")
+        with pytest.raises(RuntimeError, match="exited with status 1"):
+            Server(f"sqlite:///{tmp_path / 'app.db'}", DATA, log)
+    assert "ActiveGrade did not start: $ACTIVEGRADE_LOG_LEVEL is 'loud'. Fix: set it to one of" in log.read_text()
