@@ -268,10 +268,15 @@ function notify(inst, text) {
   inst.notice.textContent = text;
   inst.notice.hidden = false;
   clearTimeout(inst.noticeTimer);
-  inst.noticeTimer = setTimeout(() => {
-    inst.notice.hidden = true;
-    inst.notice.textContent = "";
-  }, NOTICE_MS);
+  inst.noticeTimer = setTimeout(() => dismiss(inst), NOTICE_MS);
+}
+
+// The notice taken off the screen: its time is up, or an answer on the rubric card has made it stale ("Enter not
+// taken: no answer yet for clarity" stayed up after clarity was answered).
+function dismiss(inst) {
+  clearTimeout(inst.noticeTimer);
+  inst.notice.hidden = true;
+  inst.notice.textContent = "";
 }
 
 function refuse(inst, key, why) {
@@ -380,6 +385,7 @@ function choose(inst, key, index, label) {
   if (inst.pending !== null) return refuse(inst, key, BUSY);
   if (!inst.data.card) return refuse(inst, key, "there is no item on the card");
   inst.answers[inst.data.criteria[index].name] = label;
+  dismiss(inst);
   inst.focus = unanswered(inst, index + 1, index);
   paintRubric(inst, true);
   const next = missing(inst).length ? `; now ${inst.data.criteria[inst.focus].name}` : "; every required criterion answered, Enter saves the card";
@@ -394,6 +400,7 @@ function clearAnswer(inst, key, index) {
   const criterion = inst.data.criteria[index];
   if (criterion.required) return refuse(inst, key, `${criterion.name} is required, so its answer cannot be cleared; press another of its keys to change it`);
   delete inst.answers[criterion.name];
+  dismiss(inst);
   moveFocus(inst, index);
 }
 

@@ -133,12 +133,16 @@ def test_the_real_focus_is_the_criterions_and_tab_goes_through_the_buttons(brows
     page = open_card(browser, shared_server, pid, "rubric-focus")
     item = card_item(page)
     answer(page, ["Y", "4"])
+    page.keyboard.press("Enter")  # refused: clarity has no answer yet, which the notice says until it has one
+    notice = page.locator(".ag-notice")
+    notice.filter(has_text="no answer yet for clarity").wait_for(timeout=TIMEOUT_MS)
     focused = "() => document.activeElement.closest('.ag-criterion')?.dataset.agCriterion"
     assert page.evaluate(focused) == "clarity"
     assert page.locator('.ag-criterion[aria-current="true"]').get_attribute("data-ag-criterion") == "clarity"
     page.keyboard.press("Tab")  # onto clarity's first button, still clarity's keys
     assert page.evaluate("() => document.activeElement.tagName") == "BUTTON" and page.evaluate(focused) == "clarity"
     page.keyboard.press("2")
+    assert not notice.is_visible()  # answered: the refusal no longer holds, so it is not left on screen
     submit(page, item)
     card = store.rubric_grades(pid)
     assert dict(zip(card["criterion"], card["label"])) == {"correct": "Correct", "helpful": "4", "clarity": "plain"}
