@@ -108,10 +108,10 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
         f"Keys: {one_line_plain(keys)} grade the next response without a grade (← / → choose another, to change "
         "its grade); Enter submits the card; "
         + (
-            "F flags it for a reviewer; B goes further back; Q returns to the queue; ? shows these keys."
+            "F flags it for a reviewer; B goes further back; Q returns to the queue; ? shows these keys until ? or Esc."
             if reviewing is not None
             else "S skips it; F flags it for a reviewer; U undoes your last card or skip; B goes back to an earlier "
-            "card; ? shows these keys."
+            "card; ? shows these keys until ? or Esc."
         )
     )
     with st.form(f"sbs-{project.id}-{showing.token}", border=False):

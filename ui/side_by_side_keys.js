@@ -1,16 +1,16 @@
 // The side-by-side card's keys (ui/side_by_side_card.py puts this script on the page with window.agSbsKeys, the
-// scale's keys -> labels): a scale key grades the first response without a grade yet, the next key the next
-// one; Enter submits the card, S skips it, F flags it for a reviewer (the comment box's text going with it), U
-// undoes the last card or skip, B goes back to an earlier card and Q returns to the queue from one; ? shows every
-// key. A key with nothing to do on the screen says so, as the one-response card's do. Left and Right choose the
+// scale's keys -> labels): a scale key grades the first response without a grade yet, the next key the next one;
+// Enter submits the card, S skips it, F flags it for a reviewer (the comment box's text going with it), U undoes the
+// last card or skip, B goes back to an earlier card and Q returns to the queue from one; ? shows every key until ? or
+// Esc. A key with nothing to do on the screen says so, as the one-response card's do. Left and Right choose the
 // response the next scale key grades (outlined), so a grade given is changed from the keyboard too, as a rubric
-// card's Up and Down choose its criterion. Keys typed into a text field are the field's; the keys act only where
-// the card's marker (#ag-sbs-card) is on the page, and not while the focus is on a control that is not the card's
-// own (a link, the reference's expander, the sidebar's widgets: a letter typed there graded the card, as an
-// accessibility review found), from where Esc brings the focus back to the page; Enter on a focused button or
-// link is that button's, and Left / Right on a focused grade are the radio buttons' own. What a rerun has not yet
-// redrawn (Streamlit's stale elements) is not acted on: a key pressed while a slow rerun still showed the queue's
-// Undo button clicked that stale button on an earlier card, and nothing was said.
+// card's Up and Down choose its criterion. Keys typed into a text field are the field's; the keys act only where the
+// card's marker (#ag-sbs-card) is on the page, and not while the focus is on a control that is not the card's own (a
+// link, the reference's expander, the sidebar's widgets: a letter typed there graded the card, as an accessibility
+// review found), from where Esc brings the focus back to the page; Enter on a focused button or link is that
+// button's, and Left / Right on a focused grade are the radio buttons' own. What a rerun has not yet redrawn
+// (Streamlit's stale elements) is not acted on: a key pressed while a slow rerun still showed the queue's Undo button
+// clicked that stale button on an earlier card, and nothing was said.
 (() => { // each drawing of the card: what its marker says, read out from a status region that outlives the reruns
   const said = document.getElementById("ag-sbs-card")?.dataset.said;
   let live = document.getElementById("ag-sbs-live");
@@ -36,7 +36,10 @@
       (r.querySelector('[data-testid="stWidgetLabel"]')?.innerText || "").startsWith("Grade of Response"));
   const chosen = (side) => side.querySelector('input[type="radio"]:checked');
   const option = (side, label) => [...side.querySelectorAll("label")].find((l) => l.innerText.trim() === label);
-  const say = (text) => { // a short note at the foot of the window, read out by screen readers
+  const unsay = () => { clearTimeout(window.agSbsNoteTimer); document.getElementById("ag-sbs-note")?.remove(); };
+  // a short note at the foot of the window, read out by screen readers: for 4 s, or, ``lasting`` (the list of
+  // keys, too long to read in 4 s), until ? or Esc takes it down
+  const say = (text, lasting = false) => {
     let note = document.getElementById("ag-sbs-note");
     if (!note) {
       note = document.createElement("div");
@@ -47,8 +50,9 @@
       document.body.appendChild(note);
     }
     note.textContent = text;
+    note.dataset.lasting = lasting ? "1" : "";
     clearTimeout(window.agSbsNoteTimer);
-    window.agSbsNoteTimer = setTimeout(() => note.remove(), 4000);
+    if (!lasting) window.agSbsNoteTimer = setTimeout(unsay, 4000);
   };
   const CONTROLS = 'a[href], button, input, select, textarea, summary, [contenteditable], [role="button"], ' +
     '[role="link"], [role="grid"], [role="gridcell"], [role="tab"], [role="combobox"], [role="listbox"], [role="option"]';
@@ -80,10 +84,16 @@
         return;
       }
       if (event.key === "Enter" && target instanceof Element && target.closest("button, a[href], summary")) return;
+      const lasting = document.getElementById("ag-sbs-note")?.dataset.lasting === "1";
+      if (lasting && (event.key === "?" || event.key === "Escape")) {
+        unsay();
+        event.preventDefault();
+        return;
+      }
       if (event.key === "?") {
         const keys = current('[data-testid="stCaptionContainer"]')
           .map((c) => c.innerText.trim()).find((t) => t.startsWith("Keys:"));
-        say(keys || "Keys: B back to an earlier card, Q return to the queue.");
+        say(keys || "Keys: B back to an earlier card, Q return to the queue.", true);
         event.preventDefault();
         return;
       }

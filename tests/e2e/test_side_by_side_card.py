@@ -92,6 +92,12 @@ def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_
     page.wait_for_function(fresh.format(checked=checked), timeout=TIMEOUT_MS)
     page.locator("body").press("b")  # nothing graded yet: the key says so rather than nothing
     page.get_by_text("B: no earlier card to go back to").wait_for(timeout=TIMEOUT_MS)
+    note = page.locator("#ag-sbs-note")
+    for close in ("?", "Escape"):  # the list of keys stays up until ? or Esc takes it down (it went after 4 s)
+        page.locator("body").press("?")
+        note.filter(has_text="Keys:").wait_for(timeout=TIMEOUT_MS)
+        page.locator("body").press(close)
+        assert note.count() == 0, close
     link = page.locator('[data-testid="stSidebar"] a').first
     link.focus()  # a letter on the sidebar's link is the link's (it graded the first response)
     page.keyboard.press("y")
