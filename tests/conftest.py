@@ -82,6 +82,24 @@ def pytest_runtest_makereport(item, call):
     setattr(item, f"report_{report.when}", report)
 
 
+POLICY_VIOLATIONS: list[str] = []
+"""What the browser's pages reported against the served app's Content-Security-Policy (ui/web.py) during the
+running test: `browser` fails the test on any (a page that needs what the policy forbids is broken for users)."""
+
+
+POLICY_REPORTER = (
+    "document.addEventListener('securitypolicyviolation', (e) => "
+    "console.error(`Content Security Policy: ${e.violatedDirective} refused ${e.blockedURI}`))"
+)
+"""Put on every page before its own scripts: the browser refuses a violation without a word to the console for some
+kinds (an eval), so each is logged where `_note_policy_violation` reads it."""
+
+
+def _note_policy_violation(message) -> None:
+    if "Content Security Policy" in message.text:
+        POLICY_VIOLATIONS.append(message.text)
+
+
 def _with_default_timeout(make):
     """``make`` (Browser.new_page or new_context) whose pages wait up to TIMEOUT_MS, not Playwright's 30 s,
     for any action or navigation that names no timeout of its own."""
@@ -89,6 +107,8 @@ def _with_default_timeout(make):
     def made(*args, **kwargs):
         page_or_context = make(*args, **kwargs)
         page_or_context.set_default_timeout(TIMEOUT_MS)
+        page_or_context.add_init_script(POLICY_REPORTER)
+        page_or_context.on("console", _note_policy_violation)
         return page_or_context
 
     return made
@@ -115,7 +135,9 @@ def chromium():
 def browser(request, chromium, artifacts):
     """The session's headless Chromium; every page or context a test opens (``new_page`` opens a context of
     its own) is closed after it, so no cookie or storage outlives the test. A failed test first leaves a
-    screenshot of every open page in artifacts/."""
+    screenshot of every open page in artifacts/. A test whose pages reported a violation of the served app's
+    Content-Security-Policy fails."""
+    POLICY_VIOLATIONS.clear()
     yield chromium
     report = getattr(request.node, "report_call", None)
     for c, context in enumerate(list(chromium.contexts)):
@@ -123,6 +145,7 @@ def browser(request, chromium, artifacts):
             for n, page in enumerate(context.pages):
                 page.screenshot(path=artifacts / f"failed-{request.node.name}-{c}-{n}.png", full_page=True)
         context.close()
+    assert not POLICY_VIOLATIONS, POLICY_VIOLATIONS
 
 
 def _session_server(tmp_path_factory, artifacts: Path, name: str, open_demo: bool):

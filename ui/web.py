@@ -4,9 +4,13 @@ app's own worker started with the server (``lifespan``).
 
 - Headers (``HEADERS``): no framing by other sites (X-Frame-Options and CSP frame-ancestors), no MIME
   sniffing, no referrer, and a Content-Security-Policy under which a page loads scripts, styles, fonts and
-  connections from the app alone and images from the app or ``data:`` (so no tracking pixel loads, whatever
-  a text holds); inline scripts, styles and ``eval`` stay allowed because Streamlit's frontend and its
-  charts need them.
+  connections from the app alone, and images from anywhere (the policy allows http(s) images; whether a web
+  image reaches a card is each project's setting, core.inputs.images). Inline scripts and styles stay allowed
+  because Streamlit's frontend and the app's own card scripts need them, and WebAssembly
+  ('wasm-unsafe-eval'), which Streamlit's frontend compiles as it loads; ``eval`` and ``new Function`` do
+  not: no page of the browser tests needs them (tests/conftest.py fails a test whose pages report a
+  violation of the policy), so a script that an injected text got onto a page cannot build code from
+  strings.
 - Origins: the browser sends the ``Origin`` of the page that opens a websocket or posts to a route; one
   whose host and port differ from the request's own ``Host`` is refused (a page on another port of the same
   host is another origin, but SameSite cookies treat it as the same site).
@@ -45,7 +49,7 @@ HANDOFF_S = 120.0
 CSP = "; ".join(
     (
         "default-src 'self'",
-        "script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:",
+        "script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval' blob:",
         "style-src 'self' 'unsafe-inline'",
         # web images too: a project whose admin turned external images on shows an item's http(s) image URL
         # (core.inputs.images.shown_image decides, per project, which URL reaches a card; with 'self' alone the

@@ -16,6 +16,7 @@ from core.services.project import create_project, start_preparation
 from core.store import Store
 from core.testing.appserver import ITEM_SHOWN, TIMEOUT_MS, Server
 from tests.browser_sign_in import session_cookie
+from tests.conftest import POLICY_VIOLATIONS
 from tests.reliability.conftest import DATA_APP, PASSWORD, sign_in
 from ui import web
 
@@ -65,8 +66,6 @@ class OtherPort(http.server.ThreadingHTTPServer):
 def test_the_cookie_is_httponly_and_no_page_on_another_port_reads_it(served, browser):
     context = browser.new_context()
     page = context.new_page()
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(m.text) if "Content Security Policy" in m.text else None)
     reply = page.goto(served.url)
     assert reply.headers["x-frame-options"] == "DENY" and reply.headers["x-content-type-options"] == "nosniff"
     assert reply.headers["content-security-policy"] == web.CSP and reply.headers["referrer-policy"] == "no-referrer"
@@ -97,7 +96,15 @@ def test_the_cookie_is_httponly_and_no_page_on_another_port_reads_it(served, bro
     page.get_by_role("button", name="Sign out").click()
     page.get_by_role("button", name="Sign in").wait_for(timeout=TIMEOUT_MS)
     assert session_cookie(context, page, present=False) is None
-    assert problems == []
+    # no script builds code from a string (no 'unsafe-eval'); the browser says so, which `browser` would fail
+    # the test on, so that one report, expected here, is taken back
+    # (in a task of the page's own: a call from the test's evaluate is the debugger's, which the policy lets be)
+    with page.expect_console_message(lambda m: "refused eval" in m.text, timeout=TIMEOUT_MS):
+        page.evaluate(
+            "() => setTimeout(() => { try { eval('1 + 1'); window.agBuilt = 'ran' } catch (e) { window.agBuilt = e.name } })"
+        )
+    assert page.evaluate("() => window.agBuilt") == "EvalError"
+    POLICY_VIOLATIONS[:] = [text for text in POLICY_VIOLATIONS if "refused eval" not in text]
 
 
 def test_guidelines_with_a_footnote_pixel_fetch_nothing_in_chromium(served, browser):
