@@ -121,3 +121,13 @@ def test_the_page_reads_the_cookie_by_the_rule_the_routes_set_it_by(monkeypatch)
     assert session_cookie._name() == SESSION_COOKIE  # no TLS here, and no proxy said https
     monkeypatch.setattr(st, "get_option", lambda name: "cert.pem" if name == "server.sslCertFile" else None)
     assert session_cookie._name() == f"__Host-{SESSION_COOKIE}"  # the server speaks TLS itself
+
+
+def test_a_handoff_body_longer_than_a_code_is_refused_unread(client):
+    """The handoff route reads at most HANDOFF_BYTES: a body of any size was read whole into memory before anything
+    was checked, by anyone, signed in or not (an attacker's review: 1.5 GB in one POST)."""
+    code = web.handoff("the-token", 60)
+    assert client.post(web.SESSION_ROUTE, content=code + " " * web.HANDOFF_BYTES).status_code == 413
+    streamed = client.post(web.SESSION_ROUTE, content=(b"x" * 1024 for _ in range(1024)))  # no Content-Length
+    assert streamed.status_code == 413
+    assert client.post(web.SESSION_ROUTE, content=code).status_code == 204  # the code itself, still unspent

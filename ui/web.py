@@ -38,13 +38,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core import api, logs
 from core.api import fast
-from core.api.http import https, same_origin, session_cookie
+from core.api.http import https, same_origin, session_cookie, small_body
 from ui import state
 
 SESSION_ROUTE = "/api/session"
 END_ROUTE = "/api/session/end"
 HANDOFF_S = 120.0
 """A handoff code is redeemed within this long, once, or never."""
+HANDOFF_BYTES = 256
+"""The most of a handoff's body read (its code is 32 characters): a longer one is a 413, unread."""
 
 CSP = "; ".join(
     (
@@ -104,7 +106,10 @@ def _redeem(code: object) -> tuple[str, int] | None:
 async def _session(request: Request) -> Response:
     if not same_origin(request.headers):
         return Response(status_code=403)
-    redeemed = _redeem((await request.body()).decode(errors="replace").strip())
+    body = await small_body(request, HANDOFF_BYTES)
+    if body is None:
+        return Response(status_code=413)
+    redeemed = _redeem(body.decode(errors="replace").strip())
     if redeemed is None:
         return Response(status_code=400)
     token, max_age = redeemed
