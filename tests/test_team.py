@@ -207,3 +207,31 @@ def test_the_stopping_regime_is_chosen_before_grading(store, root):
         project_actions.change_settings(store, root, pid, {"seed": seed + 1})
     assert refused.value.field == "settings.seed" and store.project(pid).settings.seed == seed
     assert project_actions.change_settings(store, root, pid, {"regime": "anytime", "overlap": 0.1}).status == "changed"
+
+
+def test_a_target_changed_after_the_first_grade_keeps_the_n0_the_anytime_interval_was_tuned_for(store, root):
+    """n0 follows the target and the expected score until the first grade; re-tuned after it, the anytime interval
+    moved on the same grades with every target tried (a manager's review), so a change then pins n0 where it was."""
+    from pathlib import Path
+
+    from core.scales import BINARY
+    from core.services import reservations
+    from core.services.project import create_project, start_preparation
+    from core.stats.design import prepared_design
+
+    data = Path(__file__).parent / "data" / "app"
+    files = [(name, (data / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, "Tuned", *files, {"regime": "anytime", "min_view_s": 0}, start=False)
+    start_preparation(store, pid, wait=True)
+    design = prepared_design(store.load_items(pid), "anytime")
+    project_actions.change_settings(store, root, pid, {"target_half_width": 0.04})  # before a grade: n0 follows
+    assert store.project(pid).settings.planned_budget is None
+    tuned = store.project(pid).settings.anytime_n0(design)
+    for position in range(6):
+        reservations.record_grade(store, pid, position, BINARY, "Correct" if position % 3 else "Incorrect", "ann")
+    outcome = project_actions.change_settings(store, root, pid, {"target_half_width": 0.02})
+    assert f"n0 stays {tuned}" in outcome.message
+    assert audit.trail(store, pid).iloc[-1]["detail"]["planned_budget"] == tuned  # the change's event says so
+    project_actions.change_settings(store, root, pid, {"expected_score": 0.9})
+    settings = store.project(pid).settings
+    assert settings.planned_budget == tuned and settings.anytime_n0(design) == tuned

@@ -19,7 +19,9 @@ from core.rubric_table import QUESTION_SETTINGS, check_questions_change
 from core.services import audit, auth, project
 from core.services.outcome import Outcome, Refused, permitted
 from core.services.progress import counted
-from core.stats.design import fixed_budget_problem
+from core.settings import ProjectSettings
+from core.stats.design import fixed_budget_problem, prepared_design
+from core.stats.stopping import FIXED
 from core.store import Store
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "data" / "demo"
@@ -119,6 +121,11 @@ FIXED_ONCE_GRADED = {
 }
 """The settings that stay as they are once the project has a grade, and why (`change_settings`)."""
 
+N0_INPUTS = ("target_half_width", "expected_score")
+"""The settings a project's n0 follows while its planned budget is unset (core.settings.ProjectSettings.anytime_n0,
+the forecast before any grade), besides those fixed once graded: a change of one of them after the first grade
+pins n0 where it was (`change_settings`)."""
+
 
 def change_settings(store: Store, actor: auth.User | None, project_id: int, changes: dict[str, Any]) -> Outcome:
     """Check and save changed settings (core.services.project.check_settings, then core.settings); what graders
@@ -145,6 +152,8 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
             fix=f"keep the {frozen[0]}, or create a new project",
             field=f"settings.{frozen[0]}",
         )
+    if changed.keys() & set(N0_INPUTS) and before.planned_budget is None and before.stopping != FIXED:
+        changed.update(_pinned_n0(store, project_id, before))
     sizes = store.stratum_sizes(project_id) if changed.keys() & {"budget_fixed", "planned_budget"} else []
     if sizes and (after := before.with_changes(changed)).budget_fixed:  # a budget fixed in advance, or its n0, changed
         problem = fixed_budget_problem(after.n0(sum(sizes)), sizes)
@@ -152,7 +161,23 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
             raise problem
     store.update_settings(project_id, changed)
     audit.record(store, user, audit.SETTINGS_CHANGED, project_id, **changed)
+    if "planned_budget" in changed and "planned_budget" not in changes:
+        return Outcome(
+            "changed",
+            f"settings saved; n0 stays {changed['planned_budget']}, the grades the anytime "
+            "interval was tuned for before the first grade",
+        )
     return Outcome("changed", "settings saved")
+
+
+def _pinned_n0(store: Store, project_id: int, before: ProjectSettings) -> dict[str, int]:
+    """``planned_budget`` at the n0 the anytime interval has been tuned for, where the project has a grade: the
+    interval is valid only for an n0 fixed before the first grade, and re-tuned from a new target or expected
+    score it moved on the same grades (a manager's review: 0.4300-0.6216 at +-0.05, 0.414-0.633 at +-0.03,
+    back again at +-0.05), so a manager could try targets until it suited. Nothing before a grade."""
+    if not store.grade_counts(project_id)[1]:
+        return {}
+    return {"planned_budget": before.anytime_n0(prepared_design(store.load_items(project_id), before.stopping))}
 
 
 def delete(store: Store, actor: auth.User | None, project_id: int) -> Outcome:
