@@ -196,16 +196,18 @@ def test_the_score_the_manager_expects_sets_the_forecast_before_any_grade():
 
 
 def test_a_budget_fixed_in_advance_is_compared_at_its_own_precision_not_the_target():
-    """The budget, not the target, sets a fixed budget's precision: its saving is 1 - deff against a uniform
-    sample of the same precision (it showed +44% against uniform's size for a target it never reached), and the
-    headline gives the half-width the budget is expected to reach."""
+    """The budget, not the target, sets a fixed budget's precision: its saving is against a uniform sample of
+    the same precision (it showed +44% against uniform's size for a target it never reached), m grades with
+    (1/m - 1/N) S^2 the design's variance, so (1 - deff)(1 - n/N): 1 - deff, which drops the finite-population
+    correction, overstated it (a manager's review); and the headline gives the half-width the budget is expected
+    to reach."""
     design, graded = _graded(60)
     settings = {"target_half_width": 0.02, "planned_budget": 60, "budget_fixed": True}
     e = estimate(design, list(graded), list(graded.values()))
     reading = read_project(design, settings, graded, e)
     assert reading.regime == "fixed" and reading.saving_known
-    assert reading.saving.fixed_n == reading.saving.same_regime == pytest.approx(1 - e.deff)
-    assert reading.saving.uniform_fixed == round(60 / e.deff)  # a count of grades, in whole grades
+    assert reading.saving.fixed_n == reading.saving.same_regime == pytest.approx((1 - e.deff) * (1 - 60 / design.N))
+    assert reading.saving.uniform_fixed == round(1 / (e.deff / 60 + (1 - e.deff) / design.N))  # whole grades
     assert reading.budget_half_width == pytest.approx(reading.fixed_n.half_width, rel=1e-6)  # at the budget now
     words = headline_words(reading, 0.95)
     assert words.startswith("With the budget fixed in advance at 60 grades, expect about ±")
@@ -303,3 +305,33 @@ def test_the_headline_counts_the_grades_a_share_graded_twice_costs():
     assert headline_words(audited, 0.95).endswith(
         f"graded twice, and about {reviews:,} audit reviews (10% of the items graded)"
     )
+
+
+def test_before_any_grade_a_design_of_one_stratum_plans_no_saving_against_uniform_under_its_own_rule():
+    """One stratum is uniform random sampling: its planned saving under the same rule is 0, read on the forecast's
+    own draws. Scaled from Bernoulli grades at the surrogate's mean (clipped at 0.02 for a surrogate that agrees
+    with itself seldom), it showed +42% on a real pool (a manager's review)."""
+    items = synthetic_items(1000, signal=1.0, seed=5)
+    items["stratum"], items["agreement"], items["semantic_entropy"] = 0, 0.05, 2.0
+    design = prepared_design(items)
+    assert design.H == 1
+    for expected in (None, 0.4):
+        reading = read_project(design, {**SETTINGS, "expected_score": expected}, {}, estimate(design, [], []))
+        assert reading.saving.same_regime == 0 and reading.saving.uniform_same == reading.forecast.n
+
+
+def test_under_the_anytime_rule_one_grade_does_not_halve_the_forecast_and_no_grade_reads_no_nan():
+    """The fixed-n over the anytime half-width is read from the intervals only near the n0 they are tuned for:
+    read at the first grade, where both are [0, 1], it was 1, and the forecast fell from 441 grades to 194 with
+    that grade (a manager's review); before any grade the words said "half-width nan"."""
+    settings = {"target_half_width": 0.05, "regime": "anytime"}
+    design, _ = _graded(0)
+    before = read_project(design, settings, {}, estimate(design, [], []))
+    assert "nan" not in stopping_words(before) and "no grade yet" in stopping_words(before)
+    for n in (1, 5):
+        design, graded = _graded(n)
+        e = estimate(design, list(graded), list(graded.values()))
+        n0 = before.forecast.n
+        sequence = anytime_interval(design, list(graded), list(graded.values()), n0)
+        after = read_project(design, settings, graded, e, sequence)
+        assert after.forecast.n > 0.7 * before.forecast.n, n

@@ -182,6 +182,16 @@ def live_saving(
     return live_saving_batch(weights, sizes, counts, sums, sumsq).first()
 
 
+def same_precision_grades(n: float, deff: float, size: int) -> float:
+    """m, the grades of a uniform random sample as precise as a design of ``n`` grades with design effect
+    ``deff`` = V / V_unif(n): (1/m - 1/N) S^2 = deff (1/n - 1/N) S^2 (Cochran 1977, eq. 2.8, with the
+    finite-population correction on both sides), so m = 1 / (deff / n + (1 - deff) / N), and 1 - n / m =
+    (1 - deff)(1 - n / N). n / deff, the same without the correction, overstated it: a budget of 150 of
+    gsm8k's 1,319 items showed a uniform sample needing 445 grades where 364 match its variance (a manager's
+    review)."""
+    return 1.0 / (deff / n + (1.0 - deff) / size)
+
+
 def planned_design_effect(
     weights: np.ndarray, sizes: np.ndarray, means: np.ndarray, sds: np.ndarray, alloc: np.ndarray
 ) -> tuple[float, float]:
@@ -189,7 +199,7 @@ def planned_design_effect(
     V = sum_h W_h^2 (1 - n_h/N_h) S_h^2 / n_h (Cochran 1977, eq. 5.7) and deff = V / V_unif, V_unif =
     (1 - n/N) S^2 / n the variance of a uniform sample of the same n, S^2 = sum_h W_h S_h^2 +
     sum_h W_h (m_h - m)^2 the pool's variance the predictions imply (the module docstring's S^2 without
-    sampling noise). A uniform sample then needs n / deff grades for the same precision."""
+    sampling noise). A uniform sample then needs `same_precision_grades` for the same precision."""
     n, big_n = float(np.sum(alloc)), sizes.sum()
     variance = stratified_variance(weights, sizes, sds, alloc)
     mean = float(weights @ means)

@@ -49,7 +49,8 @@ import numpy as np
 from core.stats.allocation import Design, stratum_sd
 from core.stats.confseq import checkpoints, sequence_batch
 from core.stats.estimate import estimate_batch
-from core.stats.forecast import forecast_batch, known_spread_grades, stop_saving, tuned_n0
+from core.stats.forecast import forecast_batch, known_spread_grades, measured_width_ratio, stop_saving, tuned_n0
+from core.stats.savings import same_precision_grades
 from core.stats.stopping import ANYTIME, FIXED, LOOKS, run_looks, uniform_fixed_n, uniform_fixed_n_wilson
 
 LATE_SHARE = 0.3
@@ -138,7 +139,7 @@ def stopping_figures(
         late_at = max(k, int(np.ceil(LATE_SHARE * np.median(n))))
         late = _projection(design, pos, labels, late_at, target, regime, tuned, expected, levels)
         late_spread = (late[:, 2] / np.maximum(late[:, 0], 1.0))[n > late_at]
-        shown = _shown_savings(design, pos, labels, n, target, regime)
+        shown = _shown_savings(design, pos, labels, n, target, regime, (low, high), tuned)
         reps = n.size
         cover = ((low <= mu) & (mu <= high)).astype(float)
         out[method] = {
@@ -192,9 +193,11 @@ def realised_saving(
     n: np.ndarray, value: np.ndarray, mu: float, s2: float, size: int, reference: int, regime: str
 ) -> float:
     """The saving had: 1 - (median grades at the stop) / ``reference`` (uniform's fixed-n size for the target);
-    for ``fixed``, whose budget is no target's, the saving at the same precision, 1 - MSE / MSE_unif, MSE the
-    estimate's mean squared error over the replications and MSE_unif = (1 - n/N) S^2 / n a uniform sample's of
-    the budget (Cochran 1977, eq. 2.8); NaN where no replication has an estimate (a budget below the strata)."""
+    for ``fixed``, whose budget is no target's, the saving at the same precision, 1 - n / m, m the grades of a
+    uniform sample whose variance is the estimate's mean squared error over the replications
+    (core.stats.savings.same_precision_grades at MSE / MSE_unif, MSE_unif = (1 - n/N) S^2 / n a uniform
+    sample's of the budget, Cochran 1977, eq. 2.8), as the app shows it; NaN where no replication has an
+    estimate (a budget below the strata)."""
     if regime != FIXED:
         return float(1 - np.median(n) / max(reference, 1))
     errors = (np.asarray(value, dtype=float) - mu) ** 2
@@ -202,7 +205,7 @@ def realised_saving(
     uniform = (1 - budget / size) * s2 / max(budget, 1.0)
     if not np.isfinite(errors).any() or uniform <= 0:
         return float("nan")
-    return float(1 - np.nanmean(errors) / uniform)
+    return float(1 - budget / same_precision_grades(budget, np.nanmean(errors) / uniform, size))
 
 
 def ideal_grades(design: Design, labels: np.ndarray, target: float, regime: str) -> int | None:
@@ -258,18 +261,36 @@ def median_se(values: np.ndarray) -> float:
     return float((x[high] - x[low]) / 2)
 
 
-def _shown_savings(design: Design, positions: np.ndarray, labels: np.ndarray, n: np.ndarray, target, regime):
+def _shown_savings(
+    design: Design,
+    positions: np.ndarray,
+    labels: np.ndarray,
+    n: np.ndarray,
+    target: float,
+    regime: str,
+    shown: tuple[np.ndarray, np.ndarray],
+    n0: int,
+) -> np.ndarray:
     """(R, 2): the savings the dashboard shows at each stop, against uniform under the regime and fixed-n; with a
-    budget fixed in advance, 1 - deff for both (core.services.reading: a uniform sample of the same precision)."""
+    budget fixed in advance, against a uniform sample of the same precision for both (core.services.reading,
+    core.stats.savings.same_precision_grades); under ``anytime``, uniform's at the width ratio the intervals at
+    the stop show (``shown``, the interval read there, low and high; core.stats.forecast.measured_width_ratio),
+    as the dashboard reads it."""
     rows = []
     for r in range(positions.shape[0]):
         p = positions[r : r + 1, : n[r]]
         batch = estimate_batch(design, p, labels[p])
         if regime == FIXED:
-            share = 1 - float(batch.saving.deff[0])
+            share = 1 - n[r] / same_precision_grades(float(n[r]), float(batch.saving.deff[0]), design.N)
             rows.append((share, share))
             continue
-        saving = stop_saving(int(n[r]), float(batch.saving.s2[0]), float(batch.value[0]), design.N, target, regime)
+        ratio = None
+        if regime == ANYTIME:
+            fixed = tuple(float(end[0]) for end in batch.interval(0.95))
+            ratio = measured_width_ratio(fixed, (float(shown[0][r]), float(shown[1][r])), int(n[r]), n0)
+        saving = stop_saving(
+            int(n[r]), float(batch.saving.s2[0]), float(batch.value[0]), design.N, target, regime, ratio
+        )
         rows.append((saving.same_regime, saving.fixed_n))
     return np.array(rows)
 
