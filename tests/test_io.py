@@ -381,6 +381,18 @@ def test_json_nested_too_deeply_is_refused():
     assert "the line is nested too deeply" in message
 
 
+def test_a_number_too_long_to_read_is_refused_by_its_row():
+    """An integer of more digits than Python converts raised a ValueError that answered 500 (an attacker's review)."""
+    message = error_of(
+        (
+            "pool.jsonl",
+            jsonl(item("a")) + b'\n{"id": "b", "prompt": "x", "response": "y", "label": ' + b"9" * 5000 + b"}",
+        )
+    )
+    assert_names(message, "pool.jsonl", row=2)
+    assert "digits, too long to read" in message
+
+
 @pytest.mark.parametrize("line, kind", [(b"[1, 2]", "a list"), (b'"text"', "text"), (b"3", "a number")])
 def test_a_json_line_that_is_not_an_object_is_named(line, kind):
     message = error_of(("pool.jsonl", jsonl(item("a")) + b"\n\n" + line))

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Collection, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -287,7 +288,8 @@ class BadJson(ValueError):
 
 def parse_json(text: str) -> object:
     """json.loads that also refuses a key repeated in one object (json keeps only
-    the last value, silently) and nesting too deep to parse."""
+    the last value, silently), nesting too deep to parse and an integer of more digits
+    than Python converts (a ValueError that answered 500: an attacker's review)."""
     try:
         value = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
@@ -295,6 +297,10 @@ def parse_json(text: str) -> object:
         raise BadJson(f"not valid JSON ({problem}, character {error.colno})", error.lineno) from None
     except RecursionError:
         raise BadJson("nested too deeply to read") from None
+    except BadJson:  # a key repeated (`_unique_keys`)
+        raise
+    except ValueError:  # the int conversion limit (sys.get_int_max_str_digits)
+        raise BadJson(f"a number of more than {sys.get_int_max_str_digits():,} digits, too long to read") from None
     if ("\\ud" in text or "\\uD" in text) and _LONE_SURROGATE.search(text) and not _encodable(value):
         raise BadJson("not text: a \\u escape holds half a character (a lone UTF-16 surrogate)")
     return value
