@@ -6,6 +6,8 @@ import re
 
 _LINE_BREAKS = re.compile(r"\s*[\r\n\v\f\x85\u2028\u2029]+\s*")
 _INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+HIDDEN = re.compile(f"{_LINE_BREAKS.pattern}|{_INVISIBLE.pattern}")
+"""A line break, or a control, zero-width or bidirectional-override character: what `one_line` rewrites."""
 
 
 def one_line(text: str) -> str:

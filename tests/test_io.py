@@ -381,6 +381,16 @@ def test_json_nested_too_deeply_is_refused():
     assert "the line is nested too deeply" in message
 
 
+@pytest.mark.parametrize("hidden", ["\u202e", "\u200b", "\t"])
+def test_an_id_with_an_invisible_character_is_refused_by_its_row(hidden):
+    """An id holding a bidirectional override or a zero-width character shows as another id on every card,
+    export and API answer (an attacker's review: "ab\u202ecd" was accepted)."""
+    line = json.dumps({"id": f"ab{hidden}cd", "prompt": "x", "response": "y"}).encode()
+    message = error_of(("pool.jsonl", jsonl(item("a")) + b"\n" + line))
+    assert_names(message, "pool.jsonl", row=2)
+    assert "holds a line break or an invisible character" in message
+
+
 def test_a_number_too_long_to_read_is_refused_by_its_row():
     """An integer of more digits than Python converts raised a ValueError that answered 500 (an attacker's review)."""
     message = error_of(

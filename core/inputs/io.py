@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from core.errors import InputError
+from core.errors import HIDDEN, InputError, one_line
 from core.inputs.limits import MAX_ID_CHARS
 from core.inputs.tables import (
     BadJson,
@@ -187,6 +187,13 @@ def _validate_pool(table: Table) -> pd.DataFrame:
         "id",
         lambda position: f"the id is {len(ids.iloc[position]):,} characters long, over the limit of {MAX_ID_CHARS}",
         "use shorter ids (a number or a short code); keep long text in another column",
+    )
+    table.fail(
+        ids.str.contains(HIDDEN).to_numpy(dtype=bool),
+        "id",
+        lambda position: f"the id {one_line(ids.iloc[position])!r} holds a line break or an invisible character "
+        "(a control, zero-width or bidirectional one), which would show one id as another",
+        "use ids of visible characters on one line (a number or a short code)",
     )
     _check_unique_ids(table, ids)
     checked = {"id": ids}
