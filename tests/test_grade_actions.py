@@ -70,9 +70,15 @@ def test_too_fast_and_held_by_another_are_not_stored(world, caplog):
         with pytest.raises(grade_actions.Refused, match="another grader"):
             grade_actions.grade(store, ann, pid, theirs, "Correct", seconds=1.0)
     assert f"project {pid}: grade refused for ann: another grader has this item now" in caplog.text
-    with pytest.raises(grade_actions.Refused, match="not a grade of this project: use one of 'Correct', 'Incorrect'"):
-        grade_actions.grade(store, ann, pid, held, "Maybe", seconds=1.0)
+    with caplog.at_level(logging.INFO, logger="core.services.grade_actions"):
+        with pytest.raises(
+            grade_actions.Refused, match="not a grade of this project: use one of 'Correct', 'Incorrect'"
+        ):
+            grade_actions.grade(store, ann, pid, held, "Maybe", seconds=1.0)
     assert store.grades(pid).empty
+    # the log names the field refused, never the grade sent (the docs say no grade is logged)
+    assert f"project {pid}: grade refused for ann: the label sent was not taken" in caplog.text
+    assert "Maybe" not in caplog.text
 
 
 def test_a_skip_sooner_than_the_minimum_viewing_time_is_not_carried_out(world):

@@ -70,7 +70,9 @@ Actor = auth.User | Acting | None
 
 def _logs_refusals(action: Callable[..., Outcome]) -> Callable[..., Outcome]:
     """``action`` (a press: its arguments start with store, actor, project_id) logging each refusal, with the
-    grader's name and why, before the page shows it (never the grade or the comment)."""
+    grader's name and why, before the page shows it; a refusal of a value the press sent (one naming its
+    ``field``: a label, a comment) names the field, not the value, which the page's message quotes ("'correct'
+    is not a grade": a grade in the log, which the docs say never holds one, as an attacker's review read)."""
 
     @functools.wraps(action)
     def logged(store: Store, actor: Actor, project_id: int, *args, **kwargs) -> Outcome:
@@ -78,7 +80,8 @@ def _logs_refusals(action: Callable[..., Outcome]) -> Callable[..., Outcome]:
             return action(store, actor, project_id, *args, **kwargs)
         except Refused as refused:
             who = actor.name if actor is not None else "a signed-out user"
-            logger.info("project %d: %s refused for %s: %s", project_id, action.__name__, who, refused)
+            why = str(refused) if refused.field is None else f"the {refused.field} sent was not taken"
+            logger.info("project %d: %s refused for %s: %s", project_id, action.__name__, who, why)
             raise
 
     return logged
