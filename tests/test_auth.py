@@ -91,9 +91,12 @@ def test_oidc_identity_maps_to_an_account_by_verified_email(store):
     user = auth.sign_in_oidc(store, {"is_logged_in": True, "email": "dee@example.org", "email_verified": True})
     assert (user.name, user.role) == ("dee", "grader")
     with pytest.raises(auth.AccessDenied, match="no active ActiveGrade account has the e-mail eve@example.org"):
-        auth.sign_in_oidc(store, {"email": "eve@example.org"})
+        auth.sign_in_oidc(store, {"email": "eve@example.org", "email_verified": True})
     with pytest.raises(auth.AccessDenied, match="not verified"):
         auth.sign_in_oidc(store, {"email": "dee@example.org", "email_verified": False})
+    # a provider that does not say it verified the e-mail (whose users may set their own) signs no one in by it
+    with pytest.raises(auth.AccessDenied, match="did not say it verified dee@example.org"):
+        auth.sign_in_oidc(store, {"email": "DEE@example.org", "iss": "https://other-idp", "sub": "attacker"})
     with pytest.raises(auth.AccessDenied, match="did not send an e-mail"):
         auth.sign_in_oidc(store, {"name": "Dee"})
     assert auth.sign_in(store, "dee", "") is None  # an OIDC-only account has no password
@@ -112,11 +115,16 @@ def test_users_command_creates_assigns_and_lists_accounts(tmp_path, monkeypatch,
     assert auth.sign_in(store, "alice", PASSWORD).role == auth.ADMIN
     assert main(["users", "--db", url, "add", "bob", "--role", "grader", "--email", "bob@example.org"]) == 0
     assert main(["users", "--db", url, "assign", "bob", "P"]) == 0
-    assert auth.visible_projects(store, auth.sign_in_oidc(store, {"email": "bob@example.org"})) == {pid}
+    assert auth.visible_projects(
+        store, auth.sign_in_oidc(store, {"email": "bob@example.org", "email_verified": True})
+    ) == {pid}
     assert main(["users", "--db", url, "assign", "bob", "nope"]) == 2
     assert "no project 'nope' in the database" in capsys.readouterr().err
     assert main(["users", "--db", url, "unassign", "bob", str(pid)]) == 0  # by id, as every other command
-    assert auth.visible_projects(store, auth.sign_in_oidc(store, {"email": "bob@example.org"})) == set()
+    assert (
+        auth.visible_projects(store, auth.sign_in_oidc(store, {"email": "bob@example.org", "email_verified": True}))
+        == set()
+    )
     assert main(["users", "--db", url, "assign", "bob", str(pid)]) == 0
     capsys.readouterr()
     assert main(["users", "--db", url, "list"]) == 0

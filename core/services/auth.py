@@ -521,15 +521,22 @@ def sign_in_oidc(store: Store, claims: Mapping[str, object]) -> User:
     """The account for an OIDC identity (Streamlit's ``st.user``), matched by verified e-mail.
 
     Raises AccessDenied, naming the e-mail, when no active account has it:
-    an admin must create the account (with that e-mail) first.
+    an admin must create the account (with that e-mail) first; and where the
+    provider does not say it verified the e-mail (``email_verified`` true): a
+    missing claim counted as verified, so a provider whose users set their own
+    e-mail and that sends no such claim signed anyone in as the admin whose
+    e-mail they typed (an attacker's review).
     """
     email = str(claims.get("email") or "").strip().lower()
     if not email:
         raise AccessDenied(
             "the identity provider did not send an e-mail address; ask an admin to configure the scope 'email'"
         )
-    if claims.get("email_verified") is False:
-        raise AccessDenied(f"the identity provider has not verified {email}")
+    if claims.get("email_verified") is not True:
+        said = "has not verified" if claims.get("email_verified") is False else "did not say it verified"
+        raise AccessDenied(
+            f"the identity provider {said} {email}; ask an admin to have it send the claim email_verified"
+        )
     row = accounts.user_by_email(store, email)
     if row is None or not row.active:
         accounts.record_event(store, email, "sign_in_failed", detail={"via": "oidc"})

@@ -313,7 +313,7 @@ def test_oidc_sign_in_maps_the_identity_to_an_account(world, monkeypatch):
     assert "Sign in with your identity provider" in buttons(out) and "Projects" not in titles(out)
     known = visit({"is_logged_in": True, "email": "olga@example.org", "email_verified": True})
     assert "Projects" in titles(known) and "Signed in as **olga** (viewer)" in [c.value for c in known.caption]
-    stranger = visit({"is_logged_in": True, "email": "eve@example.org"})
+    stranger = visit({"is_logged_in": True, "email": "eve@example.org", "email_verified": True})
     assert "Projects" not in titles(stranger)
     assert "no active ActiveGrade account has the e-mail eve@example.org" in stranger.error[0].value
 
