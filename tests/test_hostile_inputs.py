@@ -161,3 +161,86 @@ def test_a_parquet_bomb_is_refused_before_it_inflates(monkeypatch):
     with pytest.raises(InputError, match="over the limit of 10 MB"):
         tables.read_table(("bomb.parquet", buffer.getvalue()))
     assert in_memory_at_refusal[0] - before < 20_000_000  # the limit and a batch, not the 160 MB
+
+
+def _refused_at(monkeypatch, read) -> int:
+    """Arrow's allocated bytes (above those before ``read``) when the size check refused what ``read`` reads."""
+    import pyarrow as pa
+
+    from core.inputs import tables
+
+    at_refusal = []
+    check_size = tables._check_size
+
+    def measured(name: str, size: int, verb: str) -> None:
+        try:
+            check_size(name, size, verb)
+        except InputError:
+            at_refusal.append(pa.total_allocated_bytes())
+            raise
+
+    monkeypatch.setattr(tables, "_check_size", measured)
+    for module in ("core.inputs.readers.hf_dataset",):
+        monkeypatch.setattr(f"{module}._check_size", measured)
+    before = pa.total_allocated_bytes()
+    with pytest.raises(InputError, match="over the limit"):
+        read()
+    return at_refusal[0] - before
+
+
+@pytest.mark.parametrize("dictionary", [True, False])
+def test_parquet_rows_of_large_values_are_decoded_a_few_at_a_time(monkeypatch, dictionary):
+    """40 rows of 1 MB of bytes (not text) each decoded as one 40 MB batch before the size check (an attacker's
+    review: 700 rows of 10 MB, 7 GB from a 230 kB file): bytes are now read dictionary-encoded as text is, and
+    batches are sized by the row group's declared bytes a row too (a file written without dictionaries)."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from core.inputs import tables
+
+    buffer = io.BytesIO()
+    blobs = pa.table({"blob": [b"\0" * 1_000_000] * 40})
+    pq.write_table(blobs, buffer, row_group_size=40, compression="zstd", use_dictionary=dictionary)
+    monkeypatch.setattr(tables, "MAX_FILE_BYTES", 5_000_000)
+    monkeypatch.setattr(tables, "PARQUET_BATCH_BYTES", 2_000_000)
+    held = _refused_at(monkeypatch, lambda: tables.read_table(("wide.parquet", buffer.getvalue())))
+    assert held < 12_000_000  # the limit and a batch, not the 40 MB
+
+
+def test_an_arrow_upload_is_refused_before_its_compressed_batches_inflate(monkeypatch):
+    """An Arrow stream of zstd-compressed batches was read whole before any check (an attacker's review: 969
+    bytes to 3.2 GB); now batch by batch."""
+    import pyarrow as pa
+
+    from core.inputs import tables
+    from core.inputs.readers import load
+
+    sink = pa.BufferOutputStream()
+    batch = pa.record_batch({"id": pa.array(["x"] * 250_000), "prompt": pa.array(["a" * 8] * 250_000)})
+    with pa.ipc.new_stream(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+        for _ in range(20):
+            writer.write_batch(batch)
+    data = sink.getvalue().to_pybytes()
+    monkeypatch.setattr(tables, "MAX_FILE_BYTES", 10_000_000)
+    held = _refused_at(monkeypatch, lambda: load(("data-00000-of-00001.arrow", data)))
+    assert held < 25_000_000  # the limit and a batch or two, not the 70 MB of 20 batches
+
+
+def test_an_inspect_log_whose_members_together_pass_the_limit_is_refused(monkeypatch, tmp_path):
+    """Each member was capped but not their sum (an attacker's review: four of 950 MB, 3.8 GB in all)."""
+    import zipfile
+
+    from core.inputs import tables
+    from core.inputs.readers import inspect_log, load
+
+    log = tmp_path / "big.eval"
+    with zipfile.ZipFile(log, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", "{}")
+        for k in range(4):
+            archive.writestr(f"samples/q{k}_epoch_1.json", '{"id": "q%d", "pad": "%s"}' % (k, " " * 400_000))
+    monkeypatch.setattr(tables, "MAX_FILE_BYTES", 1_000_000)
+    monkeypatch.setattr(inspect_log, "MAX_FILE_BYTES", 1_000_000)
+    with pytest.raises(InputError, match=r"the \.eval archive holds 1,600,\d+ bytes, over the limit"):
+        load(str(log))

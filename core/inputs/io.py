@@ -191,8 +191,10 @@ def _validate_pool(table: Table) -> pd.DataFrame:
     table.fail(
         ids.str.contains(HIDDEN).to_numpy(dtype=bool),
         "id",
-        lambda position: f"the id {one_line(ids.iloc[position])!r} holds a line break or an invisible character "
-        "(a control, zero-width or bidirectional one), which would show one id as another",
+        lambda position: (
+            f"the id {one_line(ids.iloc[position])!r} holds a line break or an invisible character "
+            "(a control, zero-width or bidirectional one), which would show one id as another"
+        ),
         "use ids of visible characters on one line (a number or a short code)",
     )
     _check_unique_ids(table, ids)

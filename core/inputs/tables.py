@@ -594,22 +594,27 @@ def _parquet_names(data: bytes) -> list[str]:
 
 
 def _parquet_layout(name: str, data: bytes):
-    """The opened Parquet file (pyarrow.parquet.ParquetFile), its columns checked, its text read
-    dictionary-encoded: text stays so until its decoded size is known, since a few kilobytes of
-    Parquet can repeat one long string into gigabytes."""
+    """The opened Parquet file (pyarrow.parquet.ParquetFile), its columns checked, its text and bytes
+    read dictionary-encoded where the file stores them so: they stay so until their decoded size is known,
+    since a few kilobytes of Parquet can repeat one long value into gigabytes (bytes that are not text did
+    so past the check: an attacker's review). A column stored plain is read plain: read into a dictionary,
+    a whole row group of it was decoded at once; its declared size bounds it (`_read_capped`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pq.ParquetFile(pa.BufferReader(data)).schema
+    opened = pq.ParquetFile(pa.BufferReader(data))
+    schema, meta = opened.schema, opened.metadata
     names = schema.to_arrow_schema().names
     _check_unique_columns(name, names)
     check_column_count(name, names)
-    text_leaves = [
-        leaf.path
-        for leaf in (schema.column(i) for i in range(len(schema)))
-        if leaf.physical_type == "BYTE_ARRAY" and str(leaf.logical_type) == "String"
+    groups = range(meta.num_row_groups)
+    encoded = [
+        schema.column(i).path
+        for i in range(len(schema))
+        if schema.column(i).physical_type == "BYTE_ARRAY"
+        and all(meta.row_group(g).column(i).has_dictionary_page for g in groups)
     ]
-    return pq.ParquetFile(pa.BufferReader(data), read_dictionary=text_leaves)
+    return pq.ParquetFile(pa.BufferReader(data), read_dictionary=encoded)
 
 
 def _parquet_frame(name: str, table) -> pd.DataFrame:
@@ -636,6 +641,13 @@ def _read_capped(name: str, layout, groups: Sequence[int], columns: list[str] | 
 
     leaves = layout.metadata.num_columns if columns is None else len(columns)
     rows = min(max(PARQUET_BATCH_BYTES // (8 * max(leaves, 1)), 1_024), 262_144)
+    # the sizes the file declares (uncompressed, dictionaries still encoded: at most what decoding gives) refuse it
+    # before any decoding, and batches hold no more rows than PARQUET_BATCH_BYTES of the widest row group's take:
+    # rows of 10 MB each were decoded 700 at a time, 7 GB before any check (an attacker's review)
+    declared = [layout.metadata.row_group(group) for group in groups]
+    _check_size(name, sum(meta.total_byte_size for meta in declared), "holds")
+    for meta in declared:
+        rows = min(rows, max(PARQUET_BATCH_BYTES * max(meta.num_rows, 1) // max(meta.total_byte_size, 1), 1))
     batches, decoded = [], 0
     for batch in layout.iter_batches(batch_size=rows, row_groups=list(groups), columns=columns):
         decoded += sum(_decoded_bytes(column) for column in batch.columns)

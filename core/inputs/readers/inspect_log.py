@@ -128,6 +128,11 @@ def _from_zip(name: str, data: bytes) -> tuple[str, list[dict]]:
             raise InputError("the .eval archive holds no samples/", file=name, fix=FIX)
         names = set(archive.namelist())
         spec = next((f for f in ("header.json", "_journal/start.json") if f in names), None)
+        # each member is capped as it is read (`member_bytes`), and so is their sum: four of 950 MB each, 117 KB
+        # compressed, inflated to 3.8 GB (an attacker's review)
+        total = sum(archive.getinfo(f).file_size for f in [*(f for _, _, f in files), *([spec] if spec else [])])
+        if total > MAX_FILE_BYTES:
+            raise InputError(f"the .eval archive holds {total:,} bytes, over the limit", file=name, fix=FIX)
         header = json.loads(member_bytes(name, archive, spec)) if spec else {}
         files.sort(key=lambda entry: (int(entry[0]), entry[1]))
         return _model(header), [json.loads(member_bytes(name, archive, f)) for _, _, f in files]
