@@ -4,6 +4,7 @@ loads with its text kept exactly, and a refused upload leaves nothing in the dat
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -239,7 +240,7 @@ def test_an_inspect_log_whose_members_together_pass_the_limit_is_refused(monkeyp
     with zipfile.ZipFile(log, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("header.json", "{}")
         for k in range(4):
-            archive.writestr(f"samples/q{k}_epoch_1.json", '{"id": "q%d", "pad": "%s"}' % (k, " " * 400_000))
+            archive.writestr(f"samples/q{k}_epoch_1.json", json.dumps({"id": f"q{k}", "pad": " " * 400_000}))
     monkeypatch.setattr(tables, "MAX_FILE_BYTES", 1_000_000)
     monkeypatch.setattr(inspect_log, "MAX_FILE_BYTES", 1_000_000)
     with pytest.raises(InputError, match=r"the \.eval archive holds 1,600,\d+ bytes, over the limit"):
