@@ -281,7 +281,7 @@ def test_the_side_by_side_order_is_random_per_item_fixed_per_card_and_maps_grade
 def test_a_project_finds_the_targets_and_one_model_preparation_refuses_them(tmp_path):
     pool = write_jsonl(tmp_path / "pool.jsonl", long_pool())
     upload = ("pool.jsonl", (tmp_path / "pool.jsonl").read_bytes())
-    assert check_inputs(upload, None, {}) == ["alpha", "beta"]
+    assert check_inputs(upload, None, {})[0] == ["alpha", "beta"]
     with pytest.raises(InputError, match="compares 2 models; sampling"):
         check_inputs(upload, None, {"sampling": {"model": "x"}})
     with pytest.raises(InputError, match="names 2 models"):

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.errors import InputError, one_line
+from core.inputs.io import Inputs
 from core.inputs.limits import MAX_FILE_NAME_CHARS, MAX_NAME_CHARS, check_length
 from core.inputs.markup import MAX_MARKDOWN_CHARS, MAX_NESTING, MAX_TABLE_CELLS, has_image, safe_markdown
 from core.jobs.context import WorkerOptions
@@ -31,15 +32,16 @@ from core.services.side_by_side import new_card_key
 from core.settings import ProjectSettings
 from core.store import Store
 from core.store import jobs as job_table
+from core.surrogate.semantic.choice import choose_backend_for
 
 
 def check_inputs(
     pool: tuple[str, bytes], samples: tuple[str, bytes] | None, settings: ProjectSettings | Mapping[str, Any]
-) -> list[str]:
+) -> tuple[list[str], Inputs]:
     """Validate uploads as the project's settings read them (core.inputs.readers.read_project_inputs), and the
     proxy column when one is chosen; raises InputError naming file, row and fix. Returns the models the pool
-    compares (core.inputs.targets.pool_targets; [] for a one-model pool): a comparison is refused surrogate
-    sampling and a proxy, which are not built for several targets yet."""
+    compares (core.inputs.targets.pool_targets; [] for a one-model pool), and the inputs read: a comparison
+    is refused surrogate sampling and a proxy, which are not built for several targets yet."""
     from core.inputs.readers import read_project_inputs
     from core.inputs.targets import pool_targets
     from core.stats.proxy import proxy_values
@@ -56,7 +58,7 @@ def check_inputs(
         )
     if read.proxy:
         proxy_values(inputs.pool, read.proxy, file=pool[0])
-    return targets
+    return targets, inputs
 
 
 def create_project(
@@ -68,7 +70,10 @@ def create_project(
     *,
     start: bool = True,
 ) -> int:
-    """Validate the uploads, store them with the settings, and (by default) start preparing.
+    """Validate the uploads, store them with the settings, and (by default) start preparing. Without a
+    ``backend`` in the settings, the one the answers call for (core.surrogate.semantic.choice, the Projects
+    page's default too): the API and the CLI took exact matching for any pool, and a pool of free-text
+    answers made one stratum, no design at all (a manager's review).
 
     Raises InputError for bad input before anything is written.
     """
@@ -79,7 +84,10 @@ def create_project(
     check_settings(settings or {})
     typed = ProjectSettings().with_changes(settings or {})  # defaults filled in; every key and value checked
     served_embeddings(typed)  # an embedding server the deployment does not allow is refused here
-    typed = typed.with_changes({"targets": check_inputs(pool, samples, typed)})
+    targets, inputs = check_inputs(pool, samples, typed)
+    typed = typed.with_changes({"targets": targets})
+    if "backend" not in (settings or {}):  # the one the answers call for, as the Projects page offers it
+        typed = typed.with_changes({"backend": choose_backend_for(inputs).backend})
     if typed.compares and not typed.card_key:  # the comparison's secret: its cards' order, hidden from graders
         typed = typed.with_changes({"card_key": new_card_key()})
     if typed.sampling:
