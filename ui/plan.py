@@ -162,7 +162,12 @@ def stratifying_overview(project: ProjectInfo) -> None:
                 for c in table.columns
             },
         )
-        st.caption(f"{design(project).H} strata, numbered from the least to the most surrogate doubt.")
+        count = design(project).H
+        st.caption(
+            "One stratum: the surrogate's doubt does not split this pool, so the queue is a uniform random sample."
+            if count == 1
+            else f"{count} strata, numbered from the least to the most surrogate doubt."
+        )
 
 
 def allocation_chart(table: pd.DataFrame) -> alt.Chart:
