@@ -578,12 +578,20 @@ def _recompute_section(design: Design, read: _Graded, result: Estimate, criterio
     rubric's primary or None) with the stratified estimate and variance they give, and a note where the
     report's estimator is another."""
     stratified = estimate(design, read.positions, read.values, method="stratified", level=result.level)
-    note = None
+    notes = []
     if result.method != "stratified":
-        note = (
+        notes.append(
             f"The estimate above is the {result.method} estimator's: it adjusts the stratified estimate "
             "recomputed here by the regression on the surrogate's signals (Method)."
         )
+    stop_at = read.reading.stop_at
+    if stop_at is not None and stop_at < len(read.positions):  # a manager's review: the two did not match
+        notes.append(
+            f"The estimate quoted above is the stop's, from the first {stop_at:,} grades in the order they were "
+            f"given; this reads all {len(read.positions):,} in the export (the rows after the first {stop_at:,} by "
+            "time came after the stop)."
+        )
+    note = " ".join(notes) or None
     return {
         "formula": RECOMPUTE_FORMULA,
         "script": recompute_script(criterion),

@@ -237,6 +237,11 @@ def test_a_stop_at_a_look_is_named_once_in_the_estimates_sentence(store, project
     assert "interval at the stop [" in line
     # quoted at the looks' joint level, as the Dashboard quotes it; the look's own level is in its name
     assert "95% interval at the stop [" in line and "at 95.2% at this look, 95% over the looks together)" in line
+    # the recompute reads every grade of the export, which the quoted stop's estimate does not: it says so
+    stop = data["stopping_rule"]["stop_at"]
+    assert (
+        f"from the first {stop:,} grades in the order they were given; this reads all 40" in data["recompute"]["note"]
+    )
 
 
 def test_export_page_offers_the_html_report_and_keeps_it_across_reruns(open_app, store, project_id):
