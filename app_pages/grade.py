@@ -263,8 +263,8 @@ def payload() -> dict[str, Any]:
     see_dashboard = " See the Dashboard for the result." if signin.may(auth.VIEW_DASHBOARD, pid) else ""
     if position is not None:
         data["card"] = card_of(position, reviewing)
-        if (held := live.held_words(store, pid, plan.design(project), project.settings)) is not None:
-            data["progress"] += f" · {held}"
+        if (note := live.card_words(store, pid, plan.design(project), project.settings)) is not None:
+            data["progress"] += f" · {note}"
     elif (closed := live.closed_words(store, pid, plan.design(project), project.settings)) is not None:
         data["empty"] = {"kind": "done", "text": closed + see_dashboard}  # the stopping rule has said done
     elif (left := (total if budget is None else budget) - len(graded)) > 0:  # the items left are held by others

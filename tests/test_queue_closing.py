@@ -99,7 +99,7 @@ def test_while_skips_alone_hold_the_stop_the_skipped_items_are_handed_out_first(
         state = QueueState(store.graded_positions(pid), frozenset(store.skipped_positions(pid)))
         return not live.rule_says_done(design, settings, state, steps) and live.rule_held(design, settings, state)
 
-    assert live.held_words(store, pid, design, settings) is None  # the looks have not said done yet
+    assert live.card_words(store, pid, design, settings) is None  # the looks have not said done yet
     k = 0
     while not held():
         position = grade_actions.claim(store, ann, pid, design)
@@ -112,7 +112,7 @@ def test_while_skips_alone_hold_the_stop_the_skipped_items_are_handed_out_first(
     assert len(reads) == 1  # the reading with the skips, once: "held" reads only the looks
     assert grade_actions.claim(store, ann, pid, design) not in skipped  # not back to the one who passed them
     # and the card says so: the rule waits on the skipped items alone (a manager's review graded on, untold)
-    words = live.held_words(store, pid, design, settings)
+    words = live.card_words(store, pid, design, settings)
     assert words.startswith("The stopping rule now waits only on 5 skipped items: once they are graded")
 
 
@@ -136,6 +136,10 @@ def test_the_grader_is_told_why_the_queue_closed(prepared_project):
         grade_actions.grade(store, ann, pid, position, "Correct", seconds=1.0)
     words = live.closed_words(store, pid, design, store.project(pid).settings)
     assert words is not None and "Grading is done" in words and "±0.450" in words
+    # beside a card held across the stop, the Grade page says so too (a manager's review learnt it only after
+    # grading the card): the grade is kept, and changes nothing
+    held = live.card_words(store, pid, design, store.project(pid).settings)
+    assert held.startswith(words) and held.endswith("This card's grade, if you give it, is kept.")
     store.update_settings(pid, {"target_half_width": 0.1})  # tighter: grading goes on, then widened back
     k = 0
     while (position := grade_actions.claim(store, ann, pid, design)) is not None:

@@ -162,8 +162,10 @@ def closed_words(store: Store, project_id: int, design: Design, settings: Settin
     """Why the queue hands a grader nothing, when the stopping rule closed it (`rule_stop`), for the Grade
     page and the API's ``next``; None when the rule has not said done."""
     stop = rule_stop(design, settings, queue_state(store, project_id), functools.partial(store.skip_steps, project_id))
-    if stop is None:
-        return None
+    return None if stop is None else _done_words(settings, stop)
+
+
+def _done_words(settings: SettingsLike, stop: int) -> str:
     typed = ProjectSettings.from_dict(settings)
     return (  # the stop, not the grades since (a target widened later, cards held when it came)
         f"Grading is done: the stopping rule reached the target ±{typed.target_half_width:.3f} after {stop:,} "
@@ -171,14 +173,17 @@ def closed_words(store: Store, project_id: int, design: Design, settings: Settin
     )
 
 
-def held_words(store: Store, project_id: int, design: Design, settings: SettingsLike) -> str | None:
-    """What the Grade page tells a grader while the stopping rule waits on the skipped items alone
-    (`rule_held`, and the rule has not closed the queue: `rule_stop`): grading them ends it, new items add
-    little; None otherwise. A manager's review graded three new items after the dashboard said the skips held
-    the stop, the card saying nothing."""
+def card_words(store: Store, project_id: int, design: Design, settings: SettingsLike) -> str | None:
+    """What the Grade page tells a grader beside a card they hold: that grading is done, where the rule said
+    so while they held it (their grade is kept, and changes nothing it reports: a manager's review held a card
+    across the stop and learnt of it only after grading it); or that the rule waits on the skipped items alone
+    (`rule_held`): grading them ends it, new items add little (a manager's review graded three new items after
+    the dashboard said the skips held the stop, the card saying nothing); None otherwise."""
     state = queue_state(store, project_id, settings=ProjectSettings.from_dict(settings))  # the caller's settings
-    steps = functools.partial(store.skip_steps, project_id)
-    if not rule_held(design, settings, state) or rule_stop(design, settings, state, steps) is not None:
+    stop = rule_stop(design, settings, state, functools.partial(store.skip_steps, project_id))
+    if stop is not None:
+        return _done_words(settings, stop) + " This card's grade, if you give it, is kept."
+    if not rule_held(design, settings, state):
         return None
     count = len(state.skipped)
     them = "it is" if count == 1 else "they are"
