@@ -197,8 +197,18 @@ def test_cli_stopping_mode_reports_the_stop_and_the_forecast(tmp_path, capsys):
     args = ["simulate", "--pool", pool, "--samples", samples, "--budgets", "30", "--reps", "40"]
     args += ["--target-half-width", "0.1", "--json", str(out), "--cache-dir", str(tmp_path / "c")]
     assert main(args) == 0
-    assert "Stopping at ±0.1 (looks)" in capsys.readouterr().out  # the text table says it too
+    text = capsys.readouterr().out
+    assert "Stopping at ±0.1 (looks)" in text  # the text table says it too
     stopping = json.loads(out.read_text())["stopping"]
+    # each method's stop is read with the n0 it tuned for, which the table names: the header's is the fixed
+    # budgets' (it read "planned budget n0 = 132" above stops tuned for 223 and 287: a manager's review)
+    assert "fixed budgets' n0 = " in text
+    rows = {
+        line.split()[0]: line.split()[1] for line in text.splitlines() if line.startswith(("activegrade ", "uniform "))
+    }
+    assert rows["activegrade"] == str(stopping["activegrade"]["n0"]) and rows["uniform"] == str(
+        stopping["uniform"]["n0"]
+    )
     assert stopping["regime"] == "looks" and stopping["uniform_fixed_n"] > 0
     assert stopping["uniform_fixed_n_wilson"] >= stopping["uniform_fixed_n"] - 2
     fields = {"stop_n_median", "stop_n_mean", "stop_coverage", "stop_bias", "saving_shown_at_stop", "forecast_n"}

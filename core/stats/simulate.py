@@ -635,7 +635,7 @@ def format_table(result: dict) -> str:
     )
     lines = [
         f"N = {result['N']}, mu = {result['mu']:.4f}, design proxy: {result.get('proxy', 'agreement')}, "
-        f"planned budget n0 = {result['n0']}",
+        f"fixed budgets' n0 = {result['n0']}",
         header,
     ]
     for method, by_budget in result["methods"].items():
@@ -659,14 +659,15 @@ def _stopping_lines(stop: dict | None) -> list[str]:
     lines = [
         f"Stopping at ±{stop['target_half_width']:g} ({stop['regime']}); uniform's fixed-n size "
         f"{stop['uniform_fixed_n']} (Wald) / {stop['uniform_fixed_n_wilson']} (Wilson)",
-        f"{'method':<17} {'stop median':>15} {'ideal':>6} {'coverage':>13} {'bias':>15} {'forecast':>13} {'hit':>5}",
+        f"{'method':<17} {'n0':>6} {'stop median':>15} {'ideal':>6} {'coverage':>13} {'bias':>15} {'forecast':>13} "
+        f"{'hit':>5}",
     ]
     for method in ("activegrade", "uniform"):
         row = stop[method]
         forecast = f"{row['forecast_low']:.0f}-{row['forecast_high']:.0f}"
         ideal = "–" if row["stop_n_ideal"] is None else str(row["stop_n_ideal"])
         lines.append(
-            f"{method:<17} {_cell(row['stop_n_median'], row['stop_n_median_se'], '.0f'):>15} {ideal:>6} "
+            f"{method:<17} {row['n0']:>6} {_cell(row['stop_n_median'], row['stop_n_median_se'], '.0f'):>15} {ideal:>6} "
             f"{_cell(row['stop_coverage'], row['stop_coverage_se'], '.3f'):>13} "
             f"{_cell(row['stop_bias'], row['stop_bias_se'], '+.4f'):>15} {forecast:>13} {row['forecast_hit']:>5.2f}"
         )
