@@ -18,6 +18,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -64,24 +65,36 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class PortTaken(RuntimeError):
+    """The server could not bind its port: another process took it between `free_port` and the bind."""
+
+
 @contextlib.contextmanager
 def served(folder: Path, log: Path | None = None) -> Iterator[str]:
-    """`transformers serve` of the folder on 127.0.0.1; yields the base URL, stops the server on exit."""
-    port = free_port()
-    command = [
-        str(Path(sys.executable).with_name("transformers")),
-        "serve",
-        str(folder),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--device",
-        "cpu",
-        "--default-seed",
-        "0",
-    ]
-    with subprocess_server(command, port, "transformers serve", log, STARTUP_S) as url:
+    """`transformers serve` of the folder on 127.0.0.1; yields the base URL, stops the server on exit. A port
+    taken before the server bound it is tried once more on another (a busy machine's full suite lost the race)."""
+    with contextlib.ExitStack() as stack:
+        for attempt in (1, 2):
+            port = free_port()
+            command = [
+                str(Path(sys.executable).with_name("transformers")),
+                "serve",
+                str(folder),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--device",
+                "cpu",
+                "--default-seed",
+                "0",
+            ]
+            try:
+                url = stack.enter_context(subprocess_server(command, port, "transformers serve", log, STARTUP_S))
+                break
+            except PortTaken:
+                if attempt == 2:
+                    raise
         yield url
 
 
@@ -92,14 +105,18 @@ def subprocess_server(
     """Run ``command`` (a server on 127.0.0.1:``port`` with a /health route) until the block ends: yields its
     base URL once /health answers, raises RuntimeError naming ``name`` if it exits or takes longer than
     ``startup_s``; offline (no hub), output to ``log`` when given."""
-    out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    out = open(log, "w+b") if log else tempfile.TemporaryFile()  # noqa: SIM115 - closed below
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
     try:
         deadline = time.monotonic() + startup_s
         while not healthy(port):
             if server.poll() is not None:
-                raise RuntimeError(f"{name} exited with status {server.returncode} (log: {log})")
+                said = _tail(out)  # what it printed: a CI run said only "exited with status 3"
+                taken = "address already in use" in said.lower()
+                raise (PortTaken if taken else RuntimeError)(
+                    f"{name} exited with status {server.returncode}: {said[-1500:]}"
+                )
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{name} did not answer /health within {startup_s:.0f} s")
             time.sleep(0.2)
@@ -111,8 +128,14 @@ def subprocess_server(
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-        if log:
-            out.close()
+        out.close()
+
+
+def _tail(out) -> str:
+    """The end of what a server wrote to ``out`` (its log file or a temporary one)."""
+    out.flush()
+    out.seek(max(out.seek(0, os.SEEK_END) - 4000, 0))
+    return out.read().decode(errors="replace")
 
 
 def healthy(port: int) -> bool:
