@@ -303,10 +303,9 @@ def _budget_saving(design: Design, estimate: Estimate, budget: int) -> tuple[Sto
     """A budget fixed in advance: the saving at the budget against a uniform sample of the same precision
     (the fixed-n interval's own comparison: the budget, not the target, sets how precise it is), m grades
     (core.stats.savings.same_precision_grades) and 1 - budget / m, and the fixed-n interval's half-width
-    expected at the budget. From the
-    grades' design effect and interval once every stratum has 2 grades, to first order in 1 / n; before, from
-    the surrogate's predicted stratum means and spreads and the planned allocation
-    (core.stats.savings.planned_design_effect)."""
+    expected at the budget. From the grades' design effect and interval once every stratum has 2 grades, to
+    first order in 1 / n; before, from the surrogate's predicted stratum means and spreads and the planned
+    allocation (core.stats.savings.planned_design_effect)."""
     if estimate.saving is not None:
         deff = estimate.saving.deff
         half = (estimate.ci_high - estimate.ci_low) / 2 * np.sqrt(estimate.n / max(budget, 1))
