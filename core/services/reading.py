@@ -216,7 +216,7 @@ def read_project(
         held_at = estimate.n + (0 if skips is None else skips.skipped)
         forecast_ = replace(forecast_, n=held_at, low=held_at, high=held_at)
     elif regime == LOOKS and 0 < information < 1 and forecast_.n <= estimate.n + 1:
-        forecast_ = _behind(forecast_, estimate.n, information)
+        forecast_ = _behind(forecast_, estimate.n, information, design.N)
     if regime == FIXED:
         saving, budget_half = _budget_saving(design, estimate, budget or design.N)
     else:
@@ -250,14 +250,15 @@ def read_project(
     )
 
 
-def _behind(forecast_: Forecast, graded: int, information: float) -> Forecast:
+def _behind(forecast_: Forecast, graded: int, information: float, size: int) -> Forecast:
     """The forecast where its draws put the stop among the grades given, yet the last look's interval is still
     wider than the target: the information read now, from those grades, says the stop needs about n / I grades
     (the half-width shrinks as 1 / sqrt(n)), and the range is widened to hold it. (A manager's review saw "1
     more item" and "ETA < 1 min" after each of 11 grades while the information rose from 89% to 99%; the
     draws, whose model of the interval is a little narrower than the one the looks read near the stop, had
-    all passed.)"""
-    at = grades_at_information(graded, information, 1.0)
+    all passed.) At most ``size``, the pool's items."""
+    at = min(grades_at_information(graded, information, 1.0), size)  # never more than the pool (an integrator's
+    # review: 70 grades forecast for a pool of 40, and a saving of -94% read at them)
     return replace(forecast_, n=at, high=max(forecast_.high, at))
 
 
