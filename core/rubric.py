@@ -15,6 +15,7 @@ exists.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -134,9 +135,21 @@ def rubric_from_settings(
     return Rubric(tuple(parsed), chosen, allocate_for)
 
 
+CRITERION_KEYS = ("name", "scale", "guidelines", "required")
+"""The keys a criterion is written with (`Criterion.to_settings`); another is refused by name."""
+
+
 def _criterion(row: int, stored: Mapping[str, Any], taken: set[str]) -> Criterion:
     if not isinstance(stored, Mapping):
         raise InputError("a criterion is not an object", row=row, fix="give each criterion a name and a scale")
+    unknown = sorted(set(stored) - set(CRITERION_KEYS))
+    if unknown:  # a typo ("requred") left the criterion required without a word (an integrator's review)
+        close = difflib.get_close_matches(str(unknown[0]), CRITERION_KEYS, n=1)
+        raise InputError(
+            f"a criterion has the unknown key {unknown[0]!r}",
+            row=row,
+            fix=f"did you mean {close[0]!r}?" if close else f"use only {', '.join(CRITERION_KEYS)}",
+        )
     name = str(stored.get("name") or "").strip()
     if not name:
         raise InputError("a criterion has no name", row=row, fix="name every criterion")

@@ -41,6 +41,9 @@ def test_settings_read_a_rubric_and_its_primary_criterion():
         ({"criteria": [{"name": "a"}], "allocate_for": "some"}, "allocate_for"),
         ({"criteria": [{"name": "a"}], "targets": ["x", "y"]}, "rubric of 1 criteria for a pool .* 2 models"),
         ({"primary_criterion": "a"}, "without criteria"),
+        # a typo left the criterion required without a word (an integrator's review)
+        ({"criteria": [{"name": "a", "requred": False}]}, "unknown key 'requred'.*did you mean 'required'"),
+        ({"criteria": [{"name": "a", "guideline": "x"}]}, "unknown key 'guideline'.*did you mean 'guidelines'"),
     ],
 )
 def test_a_malformed_rubric_is_refused_with_its_fix(changes, match):
