@@ -219,11 +219,13 @@ class Project:
         return _of(ProjectState, self.client._json("GET", self._path))
 
     def wait_ready(self, timeout: float = 600.0, every: float = 0.5) -> Project:
-        """Wait until its preparation is done; ApiError (status 409) if it failed, TimeoutError past ``timeout``."""
+        """Wait until its preparation is done; ApiError (status 409) if it failed or its stored settings cannot be
+        read (``unreadable``: it polled until the timeout), TimeoutError past ``timeout``."""
         deadline = time.monotonic() + timeout
         while (state := self.status()).status != "ready":
-            if state.status == "failed":
-                raise ApiError(409, f"the preparation failed: {state.error}")
+            if state.status in ("failed", "unreadable"):
+                what = "the preparation failed" if state.status == "failed" else "its stored settings cannot be read"
+                raise ApiError(409, f"{what}: {state.error}")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"project {self.id} is still {state.status} after {timeout:.0f} s")
             time.sleep(every)

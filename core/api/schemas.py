@@ -29,7 +29,7 @@ from core.services.reading import (
 from core.settings import CHOICES, DEFAULTS, ProjectSettings
 from core.stats.estimate import Estimate
 from core.stats.forecast import StopSaving
-from core.store import json_safe
+from core.store import UNREADABLE, json_safe
 
 NUMBER_OR_NULL = {"type": ["number", "null"]}
 INT_OR_NULL = {"type": ["integer", "null"]}
@@ -91,7 +91,12 @@ PROJECT_STATE = {
     "properties": {
         "id": {"type": "integer"},
         "name": {"type": "string"},
-        "status": {"type": "string", "enum": ["new", "preparing", "ready", "failed"]},
+        "status": {
+            "type": "string",
+            "enum": ["new", "preparing", "ready", "failed", UNREADABLE],
+            "description": f"{UNREADABLE!r}: its stored settings fail their checks (another version's, or edited by "
+            "hand); ``error`` names the setting, and nothing reads the project until it is fixed or deleted",
+        },
         "progress": _object({"done": {"type": "integer"}, "total": {"type": "integer"}, "message": {"type": "string"}}),
         "error": STRING_OR_NULL,
         "items": INT_OR_NULL,
