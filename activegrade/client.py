@@ -323,10 +323,13 @@ class Project:
         body = {"item_id": card.item_id, "token": card.token}
         return _of(Outcome, self.client._json("POST", self._path + "/skip", json=body))
 
-    def undo(self) -> Outcome:
+    def undo(self, item_id: str | None = None) -> Outcome:
         """Take back the caller's last action: a skip (the item is theirs again), else their last grade (where it
-        changed an earlier grade of theirs, that one stands again); each call reaches one action further back."""
-        return _of(Outcome, self.client._json("POST", self._path + "/undo", json={}))
+        changed an earlier grade of theirs, that one stands again); each call reaches one action further back.
+        ``item_id``: only where that last action is on this item (ApiError 409 otherwise), so a call sent again
+        after a lost answer undoes nothing more."""
+        body = {} if item_id is None else {"item_id": item_id}
+        return _of(Outcome, self.client._json("POST", self._path + "/undo", json=body))
 
     def export(
         self,

@@ -236,6 +236,29 @@ def test_an_undo_ends_the_card_shown_before_it(world):
     assert call(client, ann, "POST", f"/projects/{pid}/grades", json=retry).status_code == 200
 
 
+def test_an_undo_naming_its_item_undoes_only_that_one_and_refuses_other_fields(world):
+    """An undo sent again after a lost answer undid one action more, and its body was never read (an
+    integrator's review): with item_id it acts only where the last action is on that item."""
+    store, pid, secrets, client = world
+    ann = secrets["ann"]
+    ids = []
+    for _ in range(2):
+        item = call(client, ann, "GET", f"/projects/{pid}/next").json()["item"]
+        press = {"item_id": item["item_id"], "token": item["token"], "label": item["labels"][0]["label"]}
+        assert call(client, ann, "POST", f"/projects/{pid}/grades", json=press).status_code == 200
+        ids.append(item["item_id"])
+    graded = len(store.grades(pid))
+    typo = call(client, ann, "POST", f"/projects/{pid}/undo", json={"itme_id": ids[1]})
+    assert typo.status_code == 422 and len(store.grades(pid)) == graded
+    earlier = call(client, ann, "POST", f"/projects/{pid}/undo", json={"item_id": ids[0]})
+    assert earlier.status_code == 409 and earlier.json()["error"]["field"] == "item_id"
+    assert repr(ids[1]) in earlier.json()["message"] and len(store.grades(pid)) == graded  # nothing undone
+    done = call(client, ann, "POST", f"/projects/{pid}/undo", json={"item_id": ids[1]})
+    assert done.status_code == 200 and done.json()["status"] == "undone"
+    again = call(client, ann, "POST", f"/projects/{pid}/undo", json={"item_id": ids[1]})  # sent again: no more
+    assert again.status_code == 409 and len(store.grades(pid)) == graded - 1
+
+
 def test_a_grade_names_its_target_and_criterion(world):
     _, pid, secrets, client = world
     item = call(client, secrets["ann"], "GET", f"/projects/{pid}/next").json()["item"]

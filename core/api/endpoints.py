@@ -609,10 +609,14 @@ def _skipped_again(call: Call, project_id: int) -> Response | None:
 
 
 def undo(call: Call) -> Response:
+    call.fields_of(schemas.UNDO_REQUEST)
     acting = _grader(call)
     project_id = acting.project.id
+    item_id = (call.body or {}).get("item_id")
     return _press(
-        lambda: _outcome(grade_actions.undo(call.store, acting, project_id), project_id, call.store, ("undone",))
+        lambda: _outcome(
+            grade_actions.undo(call.store, acting, project_id, item_id), project_id, call.store, ("undone",)
+        )
     )
 
 
@@ -747,10 +751,13 @@ ENDPOINTS: tuple[Declared, ...] = (
         "POST",
         "/projects/{project_id}/undo",
         undo,
-        "Retract the caller's last grade",
+        "Retract the caller's last grade or skip",
         schemas.OUTCOME,
         body="json",
-        request={"type": "object"},
+        request=schemas.UNDO_REQUEST,
+        description="One action further back at each call (core.services.grade_actions.undo). With 'item_id', "
+        "only where the caller's last grade or skip is on that item (409, field item_id, otherwise): an undo sent "
+        "again after a lost answer then undoes nothing more. 422 for another field.",
         errors=(401, 403, 404, 409, 413, 422, 429, 503),
     ),
     Declared(

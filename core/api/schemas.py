@@ -287,6 +287,16 @@ KEY = {
     },
 }
 """A grade's key besides the item (the token's) and the grader (the caller): (item, target, criterion, grader)."""
+UNDO_REQUEST = _object(
+    {
+        "item_id": {
+            "type": "string",
+            "description": "the item the grader means to undo: refused (409) where their last grade or skip is on "
+            "another, so an undo sent again after a lost answer undoes nothing more",
+        },
+    },
+    (),
+)
 SKIP_REQUEST = _object(
     {
         "item_id": {"type": "string"},

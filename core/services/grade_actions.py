@@ -405,18 +405,39 @@ NOTHING_TO_UNDO = "you have no grade or skip to take back"
 
 
 @_logs_refusals
-def undo(store: Store, actor: Actor, project_id: int) -> Outcome:
+def undo(store: Store, actor: Actor, project_id: int, item_id: str | None = None) -> Outcome:
     """Undo the grader's last action: a skip (taken back, Store.undo_skip: the item is theirs again and no longer
     counts as skipped, unless it has been graded or another grader holds it), else their last grade (retracted;
     the item is theirs again unless another grader took it; where that grade changed an earlier one, the earlier
     one stands again, Store.retract_last_grade). Each Undo reaches one action further back;
     Refused (NOTHING_TO_UNDO) when the grader has neither: nothing was undone, which an answer of "undone"
     hid from a client that undoes until the history is empty. An undo ends the cards shown before it
-    (core.services.showings.withdraw)."""
+    (core.services.showings.withdraw). ``item_id``: the item the grader means to undo, Refused where their last
+    action is on another (an undo sent again after a lost answer undid one action more: an integrator's
+    review)."""
     grader = acting_grader(store, actor, project_id)
+    if item_id is not None:
+        last = _last_action(store, project_id, grader.name)
+        last_id = None if last is None else store.item_ids(project_id, [last]).get(last)
+        if last_id != item_id:
+            raise Refused(
+                f"your last grade or skip is on {'no item' if last_id is None else repr(last_id)}, not on "
+                f"{item_id!r}: nothing was undone",
+                field="item_id",
+            )
     outcome = _undone(store, project_id, grader.name)
     showings.withdraw(store, project_id, grader.name)
     return outcome
+
+
+def _last_action(store: Store, project_id: int, grader: str) -> int | None:
+    """The position `_undone` would act on: the grader's last skip where it came after their last grade, else
+    their last graded card (None: nothing to undo)."""
+    skipped = store.last_skip_since_grade(project_id, grader)
+    if skipped is not None and skipped in store.skipped_positions(project_id):
+        return skipped
+    graded = store.grader_positions(project_id, grader)
+    return graded[-1] if graded else None
 
 
 def _undone(store: Store, project_id: int, grader: str) -> Outcome:
