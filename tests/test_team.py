@@ -235,3 +235,24 @@ def test_a_target_changed_after_the_first_grade_keeps_the_n0_the_anytime_interva
     project_actions.change_settings(store, root, pid, {"expected_score": 0.9})
     settings = store.project(pid).settings
     assert settings.planned_budget == tuned and settings.anytime_n0(design) == tuned
+
+
+def test_under_the_looks_a_target_may_tighten_after_the_first_grade_but_not_widen(store, root):
+    """A wider target re-reads the looks already passed, and one of them may then say done: sweeping the target
+    after the grades picked the stop and the interval to report (a security review). Tightening goes on."""
+    from pathlib import Path
+
+    from core.scales import BINARY
+    from core.services import reservations
+    from core.services.project import create_project, start_preparation
+
+    data = Path(__file__).parent / "data" / "app"
+    files = [(name, (data / name).read_bytes()) for name in ("pool.jsonl", "samples.jsonl")]
+    pid = create_project(store, "Looks", *files, {"regime": "looks", "target_half_width": 0.1}, start=False)
+    start_preparation(store, pid, wait=True)
+    assert project_actions.change_settings(store, root, pid, {"target_half_width": 0.2}).status == "changed"
+    reservations.record_grade(store, pid, 0, BINARY, "Correct", "ann")
+    with pytest.raises(InputError, match="has 1 grade, so its target cannot widen") as refused:
+        project_actions.change_settings(store, root, pid, {"target_half_width": 0.3})
+    assert refused.value.field == "settings.target_half_width" and store.project(pid).settings.target_half_width == 0.2
+    assert project_actions.change_settings(store, root, pid, {"target_half_width": 0.1}).status == "changed"

@@ -21,7 +21,7 @@ from core.services.outcome import Outcome, Refused, permitted
 from core.services.progress import counted
 from core.settings import ProjectSettings
 from core.stats.design import fixed_budget_problem, prepared_design
-from core.stats.stopping import FIXED
+from core.stats.stopping import FIXED, LOOKS
 from core.store import Store
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "data" / "demo"
@@ -151,6 +151,19 @@ def change_settings(store: Store, actor: auth.User | None, project_id: int, chan
             f"the project has {counted(graded, 'grade')}, so {FIXED_ONCE_GRADED[frozen[0]]}",
             fix=f"keep the {frozen[0]}, or create a new project",
             field=f"settings.{frozen[0]}",
+        )
+    if (
+        before.stopping == LOOKS
+        and float(changed.get("target_half_width", before.target_half_width)) > before.target_half_width
+        and (graded := store.grade_counts(project_id)[1])
+    ):
+        raise InputError(
+            f"the project has {counted(graded, 'grade')}, so its target cannot widen: the planned looks are "
+            "fractions of what the target needs, and a wider one reads the looks already passed again, so a "
+            "stop could be picked among them after seeing the grades (a security review swept the target and "
+            "chose the interval)",
+            fix=f"keep ±{before.target_half_width:g} or tighten it (grading then goes on), or create a new project",
+            field="settings.target_half_width",
         )
     if changed.keys() & set(N0_INPUTS) and before.planned_budget is None and before.stopping != FIXED:
         changed.update(_pinned_n0(store, project_id, before))
