@@ -20,8 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import InputError
+from core.errors import InputError, hidden_character
 from core.inputs.limits import MAX_NAME_CHARS, check_length
+from core.inputs.markup import has_image
 from core.scales import DEFAULT_SCALE, Scale, scale_from_settings
 
 ONE_QUESTION = ""
@@ -156,6 +157,14 @@ def _criterion(row: int, stored: Mapping[str, Any], taken: set[str]) -> Criterio
     check_length(name, MAX_NAME_CHARS, "the criterion's name", row=row)
     if name in taken:
         raise InputError(f"criterion {name!r} appears twice", row=row, fix="give every criterion its own name")
+    if (hidden := hidden_character(name)) is not None:  # "Accuracy" and "Accuracy\u200b" shown as one
+        raise InputError(
+            f"the criterion's name holds the invisible character {hidden}",
+            row=row,
+            fix="type the name of visible characters on one line",
+        )
+    if has_image(name):  # the Dashboard shows the name as markdown: every viewer's browser fetched the image
+        raise InputError("the criterion's name holds a markdown image", row=row, fix="remove the ![...](...) part")
     try:
         scale = scale_from_settings({"scale": stored.get("scale")}) if stored.get("scale") else DEFAULT_SCALE
     except InputError as exc:  # core.scales names the shape or the label at fault

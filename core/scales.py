@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import InputError
+from core.errors import InputError, hidden_character
 from core.inputs.limits import MAX_LABEL_CHARS, check_length
 from core.inputs.markup import has_image
 
@@ -108,6 +108,12 @@ def custom_scale(pairs: list[tuple[str, float]]) -> Scale:
         if not label:
             raise InputError("empty label", row=row, fix="give every line a label before '='")
         check_length(label, MAX_LABEL_CHARS, f"label {row}", row=row)
+        if (hidden := hidden_character(label)) is not None:  # "Good" and "Good\u200b": two labels shown as one
+            raise InputError(
+                f"the label holds the invisible character {hidden}, which would show it as another",
+                row=row,
+                fix="type the label of visible characters on one line",
+            )
         if has_image(label):
             raise InputError(
                 "the label holds a markdown image, which every grader's browser would fetch",

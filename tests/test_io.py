@@ -381,14 +381,24 @@ def test_json_nested_too_deeply_is_refused():
     assert "the line is nested too deeply" in message
 
 
-@pytest.mark.parametrize("hidden", ["\u202e", "\u200b", "\t"])
+@pytest.mark.parametrize(
+    "hidden", ["\u202e", "\u200b", "\t", "\u2060", "\u00ad", "\U000e0041", "\u061c", "\u3164", "\u2800", "\u00a0"]
+)
 def test_an_id_with_an_invisible_character_is_refused_by_its_row(hidden):
-    """An id holding a bidirectional override or a zero-width character shows as another id on every card,
-    export and API answer (an attacker's review: "ab\u202ecd" was accepted)."""
+    """An id holding a bidirectional override, a zero-width, format, filler or odd space character shows as
+    another id on every card, export and API answer (attacker's reviews: "ab\u202ecd", then "a\u20601")."""
     line = json.dumps({"id": f"ab{hidden}cd", "prompt": "x", "response": "y"}).encode()
     message = error_of(("pool.jsonl", jsonl(item("a")) + b"\n" + line))
     assert_names(message, "pool.jsonl", row=2)
-    assert "holds a line break or an invisible character" in message
+    assert f"holds the invisible character {ascii(hidden)[1:-1]}" in message
+
+
+def test_an_id_with_a_space_at_an_end_is_refused():
+    message = error_of(
+        ("pool.jsonl", jsonl(item("a")) + b"\n" + json.dumps({"id": "a ", "prompt": "x", "response": "y"}).encode())
+    )
+    assert_names(message, "pool.jsonl", row=2)
+    assert "a space at its start or end" in message
 
 
 def test_a_number_too_long_to_read_is_refused_by_its_row():

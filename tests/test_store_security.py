@@ -151,6 +151,38 @@ def test_images_in_project_name_guidelines_and_labels_are_refused():
         parse_custom_labels("![ok](https://tracker.example/l.png) = 1\nno = 0")
 
 
+@pytest.mark.parametrize("hidden", ["\u200b", "\u2060", "\u202e", "\u00ad", "\U000e0041"])
+def test_names_people_tell_apart_hold_no_invisible_character(store, hidden):
+    """Two names that differ by an invisible character show as one: labels "Good" and "Good\u200b" on one
+    card, criteria, models and project names alike, and a token's name wrote escape codes into `tokens list`
+    (a security review)."""
+    import pandas as pd
+
+    from core.inputs.targets import split_targets
+    from core.services import account_writes, tokens
+    from core.services.project import check_project_name
+    from core.settings import ProjectSettings
+
+    with pytest.raises(InputError, match="invisible character"):
+        check_project_name(f"Look{hidden}alike")
+    with pytest.raises(InputError, match="the label holds the invisible character"):
+        parse_custom_labels(f"Good = 1\nGood{hidden} = 0")
+    with pytest.raises(InputError, match="criterion's name holds the invisible character"):
+        ProjectSettings(criteria=[{"name": "Accuracy"}, {"name": f"Accuracy{hidden}"}])
+    pool = pd.DataFrame(
+        {"id": ["q1", "q1"], "prompt": ["p", "p"], "response": ["a", "b"], "model": ["gpt", f"gpt{hidden}"]}
+    )
+    with pytest.raises(InputError, match="model name .* holds the invisible character"):
+        split_targets(pool, "pool.jsonl")
+    admin = account_writes.create_account(store, "tokenadmin", auth.ADMIN, password="a long enough password")
+    with pytest.raises(InputError, match="token's name holds the character"):
+        tokens.create(store, admin, "tokenadmin", f"CI{hidden}")
+    with pytest.raises(InputError, match="token's name holds the character"):
+        tokens.create(store, admin, "tokenadmin", "CI\x1b[31mRED\x1b[0m")
+    with pytest.raises(InputError, match="markdown image"):  # the Dashboard shows a criterion's name as markdown
+        ProjectSettings(criteria=[{"name": "Accuracy ![t](https://tracker.example/c.png)"}])
+
+
 def test_the_first_admin_needs_the_setup_code_from_the_servers_log(store, caplog, monkeypatch):
     """Whoever reached a fresh deployment first could make it theirs (attacker review): the form asks for a
     code only the server's log shows."""

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from core.errors import HIDDEN, InputError, one_line
+from core.errors import InputError, hidden_character, one_line
 from core.inputs.limits import MAX_ID_CHARS
 from core.inputs.tables import (
     BadJson,
@@ -188,14 +188,21 @@ def _validate_pool(table: Table) -> pd.DataFrame:
         lambda position: f"the id is {len(ids.iloc[position]):,} characters long, over the limit of {MAX_ID_CHARS}",
         "use shorter ids (a number or a short code); keep long text in another column",
     )
+    hidden = ids.map(hidden_character)
     table.fail(
-        ids.str.contains(HIDDEN).to_numpy(dtype=bool),
+        (hidden.notna() | (ids != ids.str.strip())).to_numpy(dtype=bool),
         "id",
         lambda position: (
-            f"the id {one_line(ids.iloc[position])!r} holds a line break or an invisible character "
-            "(a control, zero-width or bidirectional one), which would show one id as another"
+            f"the id {one_line(ids.iloc[position])!r} holds "
+            + (
+                f"the invisible character {hidden.iloc[position]} (a control, format, zero-width, "
+                "bidirectional or filler one, or a space other than the plain one)"
+                if hidden.iloc[position] is not None
+                else "a space at its start or end"
+            )
+            + ", which would show one id as another"
         ),
-        "use ids of visible characters on one line (a number or a short code)",
+        "use ids of visible characters on one line, without spaces at either end (a number or a short code)",
     )
     _check_unique_ids(table, ids)
     checked = {"id": ids}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from core.errors import InputError
+from core.errors import InputError, hidden_character, one_line
 
 TARGET_COLUMN = "model"
 """The column naming the target model of each row of a comparison pool."""
@@ -69,6 +69,16 @@ def split_targets(pool: pd.DataFrame, file: str | None = None) -> Targets:
         )
     names = names.astype(str).str.strip()
     models = tuple(sorted(names.unique()))
+    hidden = next(((m, h) for m in models if (h := hidden_character(m)) is not None), None)
+    if hidden is not None:  # "gpt-4" and "gpt-4\u200b": two models shown as one
+        row = int((names == hidden[0]).to_numpy().nonzero()[0][0])
+        raise InputError(
+            f"the model name {one_line(hidden[0])!r} holds the invisible character {hidden[1]}",
+            file=file,
+            row=row + 1,
+            column=TARGET_COLUMN,
+            fix="name every model with visible characters",
+        )
     if len(models) < 2:
         raise InputError(
             f"the pool names one model ('{models[0]}'); a comparison needs two or more",

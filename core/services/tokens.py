@@ -15,7 +15,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from core.errors import InputError
+from core.errors import InputError, hidden_character
 from core.inputs.limits import MAX_ADDRESS_CHARS, MAX_NAME_CHARS, check_length
 from core.services import audit, auth
 from core.services.outcome import Outcome, Refused, permitted
@@ -84,6 +84,8 @@ def create(store: Store, actor: auth.User | None, owner: str, name: str) -> tupl
     name = check_length(name.strip(), MAX_NAME_CHARS, "the token's name")
     if not name:
         raise InputError("the token has no name", fix="name what it is for, e.g. 'CI export'")
+    if (hidden := hidden_character(name)) is not None:  # an escape sequence forged lines in `tokens list`
+        raise InputError(f"the token's name holds the character {hidden}", fix="name it with visible characters")
     secret = PREFIX + secrets.token_urlsafe(32)
     row = table.add(store, _hash(secret), account.id, name, current.name)
     audit.record(store, current, TOKEN_CREATED, owner=account.name, token=name, token_id=row.id)
