@@ -122,12 +122,12 @@ class Config:
         parsers: dict[str, tuple[str, Callable[[str, str], Any]]] = {
             DB_URL: ("db_url", lambda name, value: value),
             OPEN_DEMO: ("open_demo", _switch),
-            SESSION_IDLE_HOURS: ("session_idle", lambda name, value: timedelta(hours=_positive(name, value))),
-            SESSION_MAX_DAYS: ("session_max", lambda name, value: timedelta(days=_positive(name, value))),
+            SESSION_IDLE_HOURS: ("session_idle", lambda name, value: _duration(name, value, hours=1)),
+            SESSION_MAX_DAYS: ("session_max", lambda name, value: _duration(name, value, days=1)),
             DEMO_DIR: ("demo_dir", _path),
             CACHE_DIR: ("cache_dir", _path),
             APP_WORKER: ("app_worker", _switch),
-            CHUNK_ITEMS: ("chunk_items", lambda name, value: int(_positive(name, value))),
+            CHUNK_ITEMS: ("chunk_items", _whole),
             TORCH_THREADS: ("torch_threads", _whole),
             LOG_LEVEL: ("log_level", _log_level),
             SAMPLING_SERVERS: ("sampling_servers", _sampling_servers),
@@ -164,6 +164,17 @@ def _positive(name: str, text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise InputError(f"${name} is {text!r}, not a positive number", fix="set it to a number > 0 or unset it")
     return value
+
+
+def _duration(name: str, text: str, **unit: float) -> timedelta:
+    """A positive number of ``unit`` (hours=1, days=1) as a timedelta; one too long for a timedelta (1e308
+    hours stopped the start with an OverflowError's traceback: a security review) is refused too."""
+    try:
+        return timedelta(**{key: _positive(name, text) * size for key, size in unit.items()})
+    except OverflowError:
+        raise InputError(
+            f"${name} is {text!r}, too long a time", fix="set it to a number of at most a few thousand, or unset it"
+        ) from None
 
 
 def _whole(name: str, text: str) -> int:

@@ -72,6 +72,11 @@ def test_every_variable_is_parsed(tmp_path):
         (config.TORCH_THREADS, "1.5"),
         (config.TORCH_THREADS, "all"),
         (config.LOG_LEVEL, "verbose"),
+        # a security review: 0.5 items a chunk became 0 and every preparation divided by it; 1e308 hours
+        # stopped the start with an OverflowError's traceback
+        (config.CHUNK_ITEMS, "0.5"),
+        (config.SESSION_IDLE_HOURS, "1e308"),
+        (config.SESSION_MAX_DAYS, "1e12"),
     ],
 )
 def test_a_bad_value_is_refused_naming_the_variable(name, value):
