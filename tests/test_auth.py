@@ -324,13 +324,16 @@ def test_recheck_reads_account_role_assignment_and_project_again(store, monkeypa
 def test_a_refused_sign_in_says_where_it_came_from(store, caplog):
     """A sign-in from this machine was logged as from "an unknown address": Streamlit gives no loopback address."""
     caplog.set_level("INFO", logger="core.services.auth")
+    account_writes.create_account(store, "ann", auth.GRADER, password=PASSWORD)
     auth.sign_in(store, "ann", "wrong password", address="203.0.113.9")
     auth.sign_in(store, "ann", "wrong password", address=None)
+    auth.sign_in(store, "Hunter2-MyRealPassword!", "x", address="203.0.113.9")  # a password in the name field
     refused = [r.getMessage() for r in caplog.records if r.getMessage().startswith("sign-in refused")]
     assert refused == [
         "sign-in refused for 'ann' from 203.0.113.9",
         "sign-in refused for 'ann' from an address not known (this machine, or a proxy not named in "
         "$ACTIVEGRADE_TRUSTED_PROXIES)",
+        "sign-in refused for a name no account has from 203.0.113.9",  # what was typed is not logged
     ]
 
 

@@ -456,7 +456,10 @@ def _sign_in(store: Store, name: str, password: str, address: str) -> User | Non
     ok = not too_long and verify_password(row.password_hash if usable else _DUMMY_HASH, password) and usable
     detail = {"address": address} if address else {}
     if not ok:
-        logger.info("sign-in refused for %r from %s", name, address or UNKNOWN_ADDRESS)
+        # an account's name, never what was typed where none has it: a password typed into the name field
+        # reached the log (a security review)
+        who = repr(name) if row is not None else "a name no account has"
+        logger.info("sign-in refused for %s from %s", who, address or UNKNOWN_ADDRESS)
         for bucket in buckets:
             accounts.add_failure(store, name, bucket)
         accounts.record_event(store, name, "sign_in_failed", detail=detail)
