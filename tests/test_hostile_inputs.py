@@ -231,3 +231,32 @@ def test_an_inspect_log_whose_members_together_pass_the_limit_is_refused(monkeyp
     monkeypatch.setattr(inspect_log, "MAX_FILE_BYTES", 1_000_000)
     with pytest.raises(InputError, match=r"the \.eval archive holds 1,600,\d+ bytes, over the limit"):
         load(str(log))
+
+
+@pytest.mark.parametrize(
+    ("member", "content", "said"),
+    [
+        ("header.json", b"{not json", "header.json is not JSON"),
+        ("samples/q0_epoch_1.json", b"[" * 100_000 + b"]" * 100_000, "nests too deeply"),
+        ("samples/q0_epoch_1.json", b'{"id": "q0", "x": "\xff"}', "samples/q0_epoch_1.json is not JSON"),
+        ("samples/q0_epoch_1.json", b'{"id": "q0", "target": "t", "input": ' + b"[" * 900 + b"]" * 900 + b"}", None),
+    ],
+)
+def test_a_malformed_inspect_log_is_an_input_error_not_a_500(tmp_path, member, content, said):
+    """Members that are not JSON, not UTF-8 or nested too deeply answered 500 with a traceback (a security
+    review's re-check)."""
+    import zipfile
+
+    from core.inputs.readers import load
+
+    log = tmp_path / "bad.eval"
+    with zipfile.ZipFile(log, "w", zipfile.ZIP_DEFLATED) as archive:
+        if member != "header.json":
+            archive.writestr("header.json", json.dumps({"eval": {"model": "m"}}))
+        else:
+            archive.writestr("samples/q0_epoch_1.json", json.dumps({"id": "q0", "input": "p", "target": "t"}))
+        archive.writestr(member, content)
+    try:
+        load(str(log))
+    except InputError as refused:
+        assert said is None or said in str(refused)

@@ -32,18 +32,21 @@ model. Large strings that Inspect moved to the sample's `attachments` (written
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import struct
 import zipfile
+from collections.abc import Callable
 from io import BytesIO
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
 from core.errors import InputError
-from core.inputs.tables import MAX_FILE_BYTES, Source, Table, _read_bytes
+from core.inputs.tables import MAX_FILE_BYTES, Source, Table, _read_bytes, name_of
 
 SUFFIXES = (".eval",)
 ZIP_ZSTANDARD = 93
@@ -61,6 +64,23 @@ def looks_like(source: Source, head: bytes | None = None) -> bool:
     return name.lower().endswith(".json") and head is not None and b'"eval"' in head and b'"version"' in head
 
 
+T = TypeVar("T")
+
+
+def _shallow(read: Callable[[Source], T]) -> Callable[[Source], T]:
+    """``read`` with a sample nested too deeply to walk (`_resolve` recurses) an InputError, not a 500."""
+
+    @functools.wraps(read)
+    def guarded(source: Source) -> T:
+        try:
+            return read(source)
+        except RecursionError:
+            raise InputError("a sample nests too deeply to read", file=name_of(source), fix=FIX) from None
+
+    return guarded
+
+
+@_shallow
 def read_pool(source: Source) -> tuple[Table, Table | None]:
     """The target model's log as a pool table, and the samples table of its later epochs when it has any
     (see the module docstring)."""
@@ -90,6 +110,7 @@ def read_pool(source: Source) -> tuple[Table, Table | None]:
     return pool, Table.of_frame(name, later)
 
 
+@_shallow
 def read_samples(source: Source) -> Table:
     """Another model's log as a long samples table: every epoch's output of every sample."""
     name, model, samples = _samples(source)
@@ -108,10 +129,7 @@ def _samples(source: Source) -> tuple[str, str, list[dict]]:
     name, data = _read_bytes(source)
     if data[:2] == b"PK":
         return name, *_from_zip(name, data)
-    try:
-        log = json.loads(data)
-    except ValueError as error:
-        raise InputError(f"the log is neither a .eval archive nor JSON ({error})", file=name, fix=FIX) from None
+    log = _parsed(name, data, "the log is neither a .eval archive nor JSON")
     if not isinstance(log, dict) or not isinstance(log.get("samples"), list):
         raise InputError("the log has no 'samples' list", file=name, fix=FIX + "; was the eval run to its end?")
     return name, _model(log), log["samples"]
@@ -133,9 +151,20 @@ def _from_zip(name: str, data: bytes) -> tuple[str, list[dict]]:
         total = sum(archive.getinfo(f).file_size for f in [*(f for _, _, f in files), *([spec] if spec else [])])
         if total > MAX_FILE_BYTES:
             raise InputError(f"the .eval archive holds {total:,} bytes, over the limit", file=name, fix=FIX)
-        header = json.loads(member_bytes(name, archive, spec)) if spec else {}
+        header = _parsed(name, member_bytes(name, archive, spec), f"{spec} is not JSON") if spec else {}
         files.sort(key=lambda entry: (int(entry[0]), entry[1]))
-        return _model(header), [json.loads(member_bytes(name, archive, f)) for _, _, f in files]
+        return _model(header), [_parsed(name, member_bytes(name, archive, f), f"{f} is not JSON") for _, _, f in files]
+
+
+def _parsed(name: str, data: bytes, problem: str) -> object:
+    """``data`` parsed as JSON, or InputError saying ``problem`` and why: text that is not JSON, not UTF-8 or
+    nested too deeply answered 500 with a traceback (a security review)."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise InputError(f"{problem}: it nests too deeply to read", file=name, fix=FIX) from None
+    except ValueError as error:  # JSONDecodeError and UnicodeDecodeError among them
+        raise InputError(f"{problem} ({str(error)[:200]})", file=name, fix=FIX) from None
 
 
 def member_bytes(name: str, archive: zipfile.ZipFile, member: str) -> bytes:
