@@ -260,3 +260,36 @@ def test_a_malformed_inspect_log_is_an_input_error_not_a_500(tmp_path, member, c
         load(str(log))
     except InputError as refused:
         assert said is None or said in str(refused)
+
+
+@pytest.mark.parametrize("kind", ["map", "fixed_size_list", "fixed_size_binary"])
+def test_a_parquet_bomb_in_a_map_a_fixed_size_list_or_fixed_size_bytes_is_refused_before_it_inflates(monkeypatch, kind):
+    """One 7 kB text repeated through a dictionary inside a map or a fixed-size list was counted once and the
+    file accepted, then spelt out in full; dictionary-encoded fixed-size bytes were read plain (a security
+    review's re-check: 1.7 MB of file past 9 GB)."""
+    import io
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from core.inputs import tables
+
+    n, width = 20_000, 7_000
+    repeated = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array(["a" * width]))
+    column = {
+        "map": lambda: pa.MapArray.from_arrays(
+            pa.array(np.arange(n + 1, dtype=np.int32)), pa.array(["k"] * n), repeated
+        ),
+        "fixed_size_list": lambda: pa.FixedSizeListArray.from_arrays(repeated, 1),
+        "fixed_size_binary": lambda: pa.DictionaryArray.from_arrays(
+            pa.array(np.zeros(n, np.int32)), pa.array([b"\0" * width], pa.binary(width))
+        ),
+    }[kind]()
+    rows = {"id": [f"i{k}" for k in range(n)], "prompt": ["p"] * n, "response": ["r"] * n}
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({**rows, "x": column}), buffer, compression="zstd")
+    monkeypatch.setattr(tables, "MAX_FILE_BYTES", 20_000_000)
+    monkeypatch.setattr(tables, "PARQUET_BATCH_BYTES", 2_000_000)
+    held = _refused_at(monkeypatch, lambda: tables.read_table((f"{kind}.parquet", buffer.getvalue())))
+    assert held < 40_000_000  # the limit and a batch or two, not the 140 MB spelt out

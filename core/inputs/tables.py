@@ -648,6 +648,15 @@ def _read_capped(name: str, layout, groups: Sequence[int], columns: list[str] | 
     _check_size(name, sum(meta.total_byte_size for meta in declared), "holds")
     for meta in declared:
         rows = min(rows, max(PARQUET_BATCH_BYTES * max(meta.num_rows, 1) // max(meta.total_byte_size, 1), 1))
+    # fixed-size bytes are read plain (pyarrow keeps no dictionary for them), each row their whole width: 200,000
+    # rows of 20 kB from one dictionary entry decoded at once (a security review)
+    leaves = [layout.schema.column(i) for i in range(len(layout.schema))]
+    fixed = sum(
+        leaf.length
+        for leaf in leaves
+        if leaf.physical_type == "FIXED_LEN_BYTE_ARRAY" and (columns is None or leaf.path.split(".")[0] in columns)
+    )
+    rows = min(rows, max(PARQUET_BATCH_BYTES // max(fixed, 1), 1))
     batches, decoded = [], 0
     for batch in layout.iter_batches(batch_size=rows, row_groups=list(groups), columns=columns):
         decoded += sum(_decoded_bytes(column) for column in batch.columns)
@@ -690,7 +699,7 @@ def _kept(name: str, layout, column: str, keep: Callable[[Table], np.ndarray], w
 
 def _decoded_bytes(array) -> int:
     """Bytes an Arrow array takes once its dictionary-encoded text is spelt out
-    (lists and structs included; an upper bound for sliced arrays)."""
+    (lists, maps and structs included; an upper bound for sliced arrays)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -698,8 +707,12 @@ def _decoded_bytes(array) -> int:
     if pa.types.is_dictionary(kind):
         lengths = pc.binary_length(array.dictionary)
         return (pc.sum(pc.take(lengths, array.indices)).as_py() or 0) + array.indices.nbytes
+    if pa.types.is_map(kind):  # before lists: a map is a list of key-item pairs (it went uncounted: a security review)
+        return array.offsets.nbytes + _decoded_bytes(array.keys) + _decoded_bytes(array.items)
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
         return array.offsets.nbytes + _decoded_bytes(array.values)
+    if pa.types.is_fixed_size_list(kind):
+        return _decoded_bytes(array.values)
     if pa.types.is_struct(kind):
         return sum(_decoded_bytes(array.field(index)) for index in range(kind.num_fields))
     return array.nbytes
@@ -711,6 +724,10 @@ def _plain_type(kind):
 
     if pa.types.is_dictionary(kind):
         return _plain_type(kind.value_type)
+    if pa.types.is_map(kind):
+        return pa.map_(_plain_type(kind.key_type), kind.item_field.with_type(_plain_type(kind.item_type)))
+    if pa.types.is_fixed_size_list(kind):
+        return pa.list_(kind.value_field.with_type(_plain_type(kind.value_type)), kind.list_size)
     if pa.types.is_list(kind):
         return pa.list_(kind.value_field.with_type(_plain_type(kind.value_type)))
     if pa.types.is_large_list(kind):
