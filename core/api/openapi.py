@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from http import HTTPStatus
 from typing import Any
 
-import core
 from core.api import schemas
+from core.version import version
 
 TITLE = "ActiveGrade API"
 
@@ -22,7 +22,7 @@ def document(endpoints: Iterable[Any], prefix: str) -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {
             "title": TITLE,
-            "version": getattr(core, "__version__", "unreleased"),
+            "version": version(),
             "description": "Projects, grading, readings and exports of ActiveGrade; docs/api.md.",
         },
         "paths": paths,

@@ -19,6 +19,7 @@ import sys
 from core import logs
 from core.cli.output import STDOUT
 from core.errors import InputError, one_line
+from core.version import version
 
 COMMANDS = {
     "prepare": "Cluster surrogate answers, score semantic entropy and agreement, stratify.",
@@ -55,14 +56,6 @@ def build_parser(prog: str = "activegrade", argv: list[str] | None = None) -> ar
             module.add_arguments(command)
             command.set_defaults(run=module.run)
     return parser
-
-
-def version() -> str:
-    """The installed package's version (pyproject.toml's), or 'unreleased' when run from a checkout not installed."""
-    try:
-        return importlib.metadata.version("activegrade")
-    except importlib.metadata.PackageNotFoundError:
-        return "unreleased"
 
 
 def main(argv: list[str] | None = None, prog: str = "activegrade") -> int:

@@ -14,7 +14,6 @@ from typing import Any
 
 import pandas as pd
 
-import core
 from core.exports.report import (
     ChainCheck,
     as_of,
@@ -35,6 +34,7 @@ from core.services.progress import level_percent
 from core.stats.allocation import Design
 from core.stats.intervals import LEVEL
 from core.store import ProjectInfo, json_safe
+from core.version import version
 
 METHOD = (
     "Every item's responses are graded on one card, in an order drawn per item and recorded, the models' names "
@@ -64,7 +64,7 @@ def comparison_report(
         {
             "project": project.name,
             "generated_at": as_of(project, grades),
-            "activegrade_version": getattr(core, "__version__", "unreleased"),
+            "activegrade_version": version(),
             "method": METHOD,
             "inputs": inputs_section(input_files),
             "items": design.N,

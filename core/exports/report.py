@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import core
 from core.inputs.io import spreadsheet_safe
 from core.inputs.markup import one_line_plain
 from core.rubric import Rubric
@@ -61,6 +60,7 @@ from core.stats.stopping import ANYTIME, FIXED
 from core.stats.validation import Validated
 from core.store import ProjectInfo, json_safe
 from core.store.store import REVIEW_KEY_COLUMNS
+from core.version import version
 
 TARGET_COLUMNS = ["target", "side"]
 """A comparison's export columns after ``item``: the model whose response the grade is of (grades.target) and
@@ -638,7 +638,7 @@ def report(
         {
             "project": project.name,
             "generated_at": as_of(project, grades),
-            "activegrade_version": getattr(core, "__version__", "unreleased"),
+            "activegrade_version": version(),
             "method": method_text(result.method),
             "inputs": inputs_section(input_files),
             "items": design.N,
