@@ -350,3 +350,14 @@ def test_the_forecast_never_asks_for_more_grades_than_the_pool_holds():
     )
     assert not reading.done and 0 < reading.information < 1  # the case: the looks wait, the draws said done
     assert reading.forecast.n <= design.N and reading.forecast.high <= design.N
+
+
+def test_once_the_saving_is_known_the_forecast_gives_uniforms_grades_as_the_saving_does():
+    """forecast.uniform_same (the forecast's draws) read 313 beside the saving's 316 (an integrator's review)."""
+    design, graded = _graded(60)
+    reading = read_project(design, SETTINGS, graded, estimate(design, list(graded), list(graded.values())))
+    assert reading.saving_known
+    assert (reading.forecast.uniform, reading.forecast.uniform_same) == (
+        reading.saving.uniform_fixed,
+        reading.saving.uniform_same,
+    )

@@ -221,8 +221,9 @@ def read_project(
         saving, budget_half = _budget_saving(design, estimate, budget or design.N)
     else:
         saving, budget_half = _saving(design, estimate, forecast_, stop_at, target, regime, width_ratio), None
-    if saving.uniform_fixed is not None:  # one number for what uniform sampling needs: the saving's
-        forecast_ = replace(forecast_, uniform=saving.uniform_fixed)
+    if saving.uniform_fixed is not None:  # one number for what uniform sampling needs: the saving's (the
+        # forecast's own under the same rule read 313 beside the saving's 316: an integrator's review)
+        forecast_ = replace(forecast_, uniform=saving.uniform_fixed, uniform_same=saving.uniform_same or 0)
     return Reading(
         regime=regime,
         target=target,
