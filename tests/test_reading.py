@@ -354,7 +354,7 @@ def test_the_forecast_never_asks_for_more_grades_than_the_pool_holds():
 
 def test_once_the_saving_is_known_the_forecast_gives_uniforms_grades_as_the_saving_does():
     """forecast.uniform_same (the forecast's draws) read 313 beside the saving's 316 (an integrator's review)."""
-    design, graded = _graded(60)
+    design, graded = _graded(120)
     reading = read_project(design, SETTINGS, graded, estimate(design, list(graded), list(graded.values())))
     assert reading.saving_known
     assert (reading.forecast.uniform, reading.forecast.uniform_same) == (
