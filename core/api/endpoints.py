@@ -107,11 +107,20 @@ def _project(call: Call, action: str, *, ready: bool = False) -> ProjectInfo:
         raise ApiError(404, f"no project {project_id} among the projects you may see") from None
     auth.require(call.store, call.user, action)  # the role (the assignment was checked just above)
     if ready and project.status != "ready":
-        raise ApiError(
-            409,
-            f"the project is not ready ({project.status}); wait until GET {PREFIX}/projects/{project_id} says ready",
-        )
+        raise ApiError(409, _not_ready(project))
     return project
+
+
+def _not_ready(project: ProjectInfo) -> str:
+    """Why a project cannot be read or graded yet, and what to do: waiting helps only one still on its way (a
+    failed one was told to wait until it said ready, which it never would: an integrator's review)."""
+    if project.status in ("new", "preparing"):
+        return f"the project is not ready ({project.status}); wait until GET {PREFIX}/projects/{project.id} says ready"
+    return (
+        f"the project is {project.status}: {project.error or 'no reason recorded'}; it will not become ready by "
+        "itself: fix what the error names (a failed preparation is tried again from the Projects page), or "
+        "create a new project"
+    )
 
 
 def _grader(call: Call) -> grade_actions.Acting:

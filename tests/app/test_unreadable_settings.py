@@ -67,7 +67,9 @@ def test_the_api_lists_it_with_the_reason(store, project_id, spoiled, monkeypatc
     assert states[spoiled]["status"] == UNREADABLE and "show_reference" in states[spoiled]["error"]
     alone = client.get(api.PREFIX + f"/projects/{spoiled}", headers=headers)
     assert alone.status_code == 200 and alone.json()["status"] == UNREADABLE and alone.json()["settings"] == {}
-    assert client.get(api.PREFIX + f"/projects/{spoiled}/next", headers=headers).status_code == 409
+    refused = client.get(api.PREFIX + f"/projects/{spoiled}/next", headers=headers)
+    assert refused.status_code == 409 and "will not become ready by itself" in refused.json()["error"]["message"]
+    assert "wait until" not in refused.json()["error"]["message"]  # it said so (an integrator's review)
     # the OpenAPI document names the status (its enum lacked it), and the client's wait says why at once (it
     # polled until its 10-minute timeout: an integrator's review)
     jsonschema.Draft202012Validator(schemas.PROJECT_STATE).validate(states[spoiled])
