@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from core.errors import InputError
+from core.inputs.readers import FORMATS
 from core.rubric import ONE_QUESTION, PRIMARY, Rubric, rubric_from_settings
 from core.scales import DEFAULT_SCALE, Scale, scale_from_settings
 from core.stats.allocation import Design
@@ -44,6 +45,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "method": ("default", *METHODS),
     "regime": (LOOKS, ANYTIME),
     "compare_mode": tuple(COMPARE_MODES),
+    "input_format": FORMATS,  # refused by the reader, a bad one named the command line's --format (an integrator's review)
 }
 """The values each setting with a closed set of values may take (checked here, listed in the API's schema)."""
 

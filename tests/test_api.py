@@ -474,7 +474,13 @@ def test_the_settings_schema_describes_every_setting_and_refuses_what_the_api_re
     assert all(schema.get("description") for schema in properties.values())
     validator.validate(DEFAULTS.to_dict())
     assert {name: properties[name]["enum"] for name in CHOICES} == {k: list(v) for k, v in CHOICES.items()}
-    for bad in ({"regime": "whenever"}, {"target_half_width": None}, {"n_strata": 2.5}, {"n_strat": 4}):
+    for bad in (
+        {"regime": "whenever"},
+        {"target_half_width": None},
+        {"n_strata": 2.5},
+        {"n_strat": 4},
+        {"input_format": "x"},
+    ):
         assert not validator.is_valid(bad), bad  # as core.settings refuses each
         with pytest.raises(InputError):
             DEFAULTS.with_changes(bad)
