@@ -1,0 +1,69 @@
+"""The Python client sends a call that is safe to repeat again after a 429 or a 503 (as the docs told every
+integrator to), waits what Retry-After asks, and never repeats one that is not safe to."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+from requests.adapters import BaseAdapter
+
+import activegrade
+from activegrade import client as client_module
+
+
+class Answers(BaseAdapter):
+    """Answers each request with the next (status, headers) given, then 200 with an outcome; records them."""
+
+    def __init__(self, *answers: tuple[int, dict[str, str]]) -> None:
+        super().__init__()
+        self.answers, self.sent = list(answers), []
+
+    def send(self, request, **kwargs):
+        self.sent.append((request.method, request.path_url, request.body))
+        status, headers = self.answers.pop(0) if self.answers else (200, {})
+        response = requests.Response()
+        response.status_code, response.url = status, request.url
+        response.headers.update({"Content-Type": "application/json", **headers})
+        body = {"status": "saved", "message": "saved", "position": 3} if status == 200 else {}
+        if status != 200:
+            body = {"error": {"status": status, "message": "the database is busy", "field": None}}
+        response._content = json.dumps(body).encode()
+        return response
+
+    def close(self) -> None:
+        pass
+
+
+def _project(answers: Answers) -> activegrade.Project:
+    session = requests.Session()
+    session.mount("http://", answers)
+    return activegrade.Client("http://app.test", "token", session=session).project(7)
+
+
+@pytest.fixture
+def waits(monkeypatch) -> list[float]:
+    slept: list[float] = []
+    monkeypatch.setattr(client_module.time, "sleep", slept.append)
+    return slept
+
+
+def test_a_grade_refused_by_a_busy_database_is_sent_again_after_the_wait_asked(waits):
+    answers = Answers((503, {}), (429, {"Retry-After": "4"}))
+    outcome = _project(answers).undo(item_id="q1")  # an undo naming its item is safe to repeat
+    assert outcome.status == "saved" and len(answers.sent) == 3 and waits == [0.5, 4.0]
+
+
+def test_a_call_not_safe_to_repeat_is_sent_once_and_the_error_carries_the_wait(waits):
+    answers = Answers((429, {"Retry-After": "2"}))
+    with pytest.raises(activegrade.ApiError) as refused:
+        _project(answers).undo()  # a bare undo sent again would undo one action more
+    assert len(answers.sent) == 1 and waits == [] and refused.value.retry_after == 2.0
+
+
+def test_retries_give_up_after_their_count(waits):
+    answers = Answers(*[(503, {})] * 5)
+    with pytest.raises(activegrade.ApiError) as refused:
+        _project(answers).undo(item_id="q1")
+    assert refused.value.status == 503 and len(answers.sent) == 3 and waits == [0.5, 1.0]
