@@ -97,7 +97,7 @@ def test_core_has_no_import_cycle():
 
 
 LAYERS = [
-    {"core.errors", "core.config", "core.logs"},
+    {"core.errors", "core.config", "core.logs", "core.version"},
     {"core.inputs"},
     {"core.stats"},
     {"core.surrogate"},
