@@ -39,10 +39,11 @@ TEXT = {"type": "string"}
 
 
 def _errors_of(declared: Any) -> set[int]:
-    """The errors every route of its kind answers with, beside its own: a path's project id not an integer
-    (422) or not among the caller's (404); a body over its limit (413), malformed (422), or JSON's sent as
-    another content type (415)."""
-    errors = {404, 422} if "{project_id}" in declared.path else set()
+    """The errors every route of its kind answers with, beside its own: a query parameter it does not take
+    (422) and a database that failed (503), on every route (the document listed them on a few: an integrator's
+    review); a path's project id not an integer (422) or not among the caller's (404); a body over its limit
+    (413), malformed (422), or JSON's sent as another content type (415)."""
+    errors = {422, 503} | ({404} if "{project_id}" in declared.path else set())
     if declared.body:
         errors |= {413, 422} | ({415} if declared.body == "json" else set())
     return errors

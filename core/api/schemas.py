@@ -40,6 +40,12 @@ def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
     return {"type": "object", "properties": properties, "required": list(required or properties)}
 
 
+def _request(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A request body's schema: `_object`, closed to fields it does not list, as the server refuses them (a 422
+    naming the field; core.api.http.Call.fields_of)."""
+    return {**_object(properties, required), "additionalProperties": False}
+
+
 SCALARS: dict[type, dict[str, Any]] = {
     bool: {"type": "boolean"},
     int: {"type": "integer"},
@@ -287,17 +293,19 @@ KEY = {
     },
 }
 """A grade's key besides the item (the token's) and the grader (the caller): (item, target, criterion, grader)."""
-UNDO_REQUEST = _object(
-    {
-        "item_id": {
-            "type": "string",
-            "description": "the item the grader means to undo: refused (409) where their last grade or skip is on "
-            "another, so an undo sent again after a lost answer undoes nothing more",
-        },
-    },
-    (),
-)
-SKIP_REQUEST = _object(
+UNDO_REQUEST = {
+    **_request(
+        {
+            "item_id": {
+                "type": "string",
+                "description": "the item the grader means to undo: refused (409) where their last grade or skip is "
+                "on another, so an undo sent again after a lost answer undoes nothing more",
+            },
+        }
+    ),
+    "required": [],  # optional: without it, the last action is undone whatever its item
+}
+SKIP_REQUEST = _request(
     {
         "item_id": {"type": "string"},
         "token": {"type": "string"},
@@ -305,7 +313,7 @@ SKIP_REQUEST = _object(
     },
     ("item_id", "token"),
 )
-GRADE_REQUEST = _object(
+GRADE_REQUEST = _request(
     {
         "item_id": {"type": "string"},
         "token": {"type": "string"},
