@@ -293,3 +293,23 @@ def test_a_parquet_bomb_in_a_map_a_fixed_size_list_or_fixed_size_bytes_is_refuse
     monkeypatch.setattr(tables, "PARQUET_BATCH_BYTES", 2_000_000)
     held = _refused_at(monkeypatch, lambda: tables.read_table((f"{kind}.parquet", buffer.getvalue())))
     assert held < 40_000_000  # the limit and a batch or two, not the 140 MB spelt out
+
+
+def test_a_parquet_file_of_too_many_row_groups_is_refused_before_any_is_read(monkeypatch):
+    """Each row group costs a metadata pass and a batch: 50,000 one-row groups (224 MB) took the server to 9 GB
+    (a security review)."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from core.inputs import tables
+
+    buffer = io.BytesIO()
+    rows = {"id": [f"i{k}" for k in range(12)], "prompt": ["p"] * 12, "response": ["r"] * 12}
+    pq.write_table(pa.table(rows), buffer, row_group_size=1)
+    monkeypatch.setattr(tables, "MAX_ROW_GROUPS", 10)
+    with pytest.raises(InputError, match="the file has 12 row groups, over the limit of 10"):
+        tables.read_table(("groups.parquet", buffer.getvalue()))
+    monkeypatch.setattr(tables, "MAX_ROW_GROUPS", 12)
+    assert len(tables.read_table(("groups.parquet", buffer.getvalue())).frame) == 12

@@ -38,6 +38,12 @@ would otherwise spread a small file over a huge, mostly empty table."""
 MAX_FILE_BYTES = 1_000_000_000
 """Largest file accepted, and largest decoded content of a Parquet file."""
 
+MAX_ROW_GROUPS = 10_000
+"""The most row groups a Parquet file may have: each costs a pass over its columns' metadata and a batch of its
+own, and a file of one-row groups (224 MB, 50,000 of them) took the server to 9 GB (a security review). Writers
+make groups of thousands to millions of rows (pyarrow and pandas: up to 1,048,576), so a real pool of even 10^7
+items has a few dozen."""
+
 PARQUET_BATCH_BYTES = 64_000_000
 """About how much of a Parquet file is decoded at a time (``_read_capped``): batches of this many bytes at 8 bytes
 a column a row (a number, or a text's dictionary index and offset), from 1,024 to 262,144 rows. The running
@@ -607,6 +613,12 @@ def _parquet_layout(name: str, data: bytes):
     names = schema.to_arrow_schema().names
     _check_unique_columns(name, names)
     check_column_count(name, names)
+    if meta.num_row_groups > MAX_ROW_GROUPS:
+        raise InputError(
+            f"the file has {meta.num_row_groups:,} row groups, over the limit of {MAX_ROW_GROUPS:,}",
+            file=name,
+            fix="write it again with larger row groups (pyarrow's row_group_size, e.g. 100,000 rows or more)",
+        )
     groups = range(meta.num_row_groups)
     encoded = [
         schema.column(i).path
