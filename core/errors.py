@@ -21,10 +21,8 @@ def _hidden() -> re.Pattern[str]:
     ranges: list[str] = []
     start = None
     for code in range(0x110001):
-        hidden = code <= 0x10FFFF and (
-            unicodedata.category(chr(code)) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs")
-            or (unicodedata.category(chr(code)) == "Zs" and code != 0x20)
-        )
+        category = unicodedata.category(chr(code)) if code <= 0x10FFFF else ""
+        hidden = category in ("Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs") or (category == "Zs" and code != 0x20)
         if hidden and start is None:
             start = code
         elif not hidden and start is not None:

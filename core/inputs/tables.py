@@ -662,10 +662,9 @@ def _read_capped(name: str, layout, groups: Sequence[int], columns: list[str] | 
         rows = min(rows, max(PARQUET_BATCH_BYTES * max(meta.num_rows, 1) // max(meta.total_byte_size, 1), 1))
     # fixed-size bytes are read plain (pyarrow keeps no dictionary for them), each row their whole width: 200,000
     # rows of 20 kB from one dictionary entry decoded at once (a security review)
-    leaves = [layout.schema.column(i) for i in range(len(layout.schema))]
     fixed = sum(
         leaf.length
-        for leaf in leaves
+        for leaf in (layout.schema.column(i) for i in range(len(layout.schema)))
         if leaf.physical_type == "FIXED_LEN_BYTE_ARRAY" and (columns is None or leaf.path.split(".")[0] in columns)
     )
     rows = min(rows, max(PARQUET_BATCH_BYTES // max(fixed, 1), 1))

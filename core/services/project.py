@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from core.errors import InputError, hidden_character, one_line
+from core.errors import InputError, hidden_character
 from core.inputs.io import Inputs
 from core.inputs.limits import MAX_FILE_NAME_CHARS, MAX_NAME_CHARS, check_length
 from core.inputs.markup import MAX_MARKDOWN_CHARS, MAX_NESTING, MAX_TABLE_CELLS, has_image, safe_markdown
@@ -104,10 +104,9 @@ def check_project_name(name: str) -> None:
     as plain text; this keeps it so wherever it goes)."""
     name = name.strip()
     check_length(name, MAX_NAME_CHARS, "the project name")
-    if one_line(name) != name or (hidden := hidden_character(name)) is not None:
+    if (hidden := hidden_character(name)) is not None:  # line breaks and every character one_line escapes too
         raise InputError(
-            "the project name holds a line break or an invisible character"
-            + ("" if one_line(name) != name else f" ({hidden})"),
+            f"the project name holds a line break or an invisible character ({hidden})",
             fix="type it on one line, of visible characters",
         )
     if has_image(name):
