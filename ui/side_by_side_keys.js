@@ -64,6 +64,16 @@
     Undo: "on an earlier card, submit it or return to the queue (Q) first", Back: "no earlier card to go back to",
     Return: "this is the queue's card already",
   };
+  // the button named ``press`` clicked once the rerun under way has drawn it: while only a stale one is on the page
+  // the key waits (every 50 ms, ``tries`` times) rather than say there is none (B pressed as Q's rerun redrew the
+  // queue's card said "no earlier card" in CI); with none at all, drawn or stale, it says so at once
+  const pressWhenDrawn = (press, shown, tries) => {
+    const button = current("button").find((b) => b.innerText.trim().startsWith(press));
+    if (button && !button.disabled) return button.click();
+    const stale = [...document.querySelectorAll('[data-stale="true"] button')].some((b) => b.innerText.trim().startsWith(press));
+    if (stale && tries > 0) return setTimeout(() => pressWhenDrawn(press, shown, tries - 1), 50);
+    say(`${shown}: ${none[press]}`);
+  };
   // the card's own controls: its grades' radio buttons and its buttons (Submit, Skip, ...)
   const own = (target) => sides().some((side) => side.contains(target)) ||
     Object.values(buttons).some((name) => (target.closest("button")?.innerText.trim() || "").startsWith(name));
@@ -111,10 +121,8 @@
       const press = buttons[key];
       if (press) {
         chosenSide = null; // a new card, or the same one afresh: the next key grades its first ungraded response
-        const button = current("button").find((b) => b.innerText.trim().startsWith(press));
         event.preventDefault();
-        if (button && !button.disabled) button.click();
-        else say(`${key === "Enter" ? "Enter" : key.toUpperCase()}: ${none[press]}`);
+        pressWhenDrawn(press, key === "Enter" ? "Enter" : key.toUpperCase(), 40);
         return;
       }
       const label = (window.agSbsKeys || {})[event.key.toUpperCase()];

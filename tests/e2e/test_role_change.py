@@ -74,7 +74,10 @@ def test_the_account_form_shows_what_was_saved(browser, shared_signed_in_server)
     script_idle(page)  # the form below shows the chosen account's values once the rerun is over
     # waited for, not read at once: on a busy machine the rerun had not begun when the script looked idle, and the
     # form still showed the first account's (active) values
-    page.wait_for_function("() => !document.querySelector('input[aria-label=\"Active (may sign in)\"]').checked")
+    # read once the box is drawn: mid-rerun it may be absent (null.checked threw on a busy machine)
+    page.wait_for_function(
+        "() => document.querySelector('input[aria-label=\"Active (may sign in)\"]')?.checked === false"
+    )
     page.get_by_text("Active (may sign in)").click()
     page.wait_for_function("() => document.querySelector('input[aria-label=\"Active (may sign in)\"]').checked")
     page.get_by_role("button", name="Save account").click()
