@@ -76,9 +76,11 @@ with st.form("simulate"):
         1,
         len(items),
         default_n0,
-        help="The anytime interval (valid however and whenever grading stops) is tuned for this many grades. It "
-        "starts at the project's own: the setup's forecast before any grade, which no grade moves (the interval's "
-        "validity asks it be fixed first), so it can differ from the forecast now that the budgets are around.",
+        help="At the budgets above, the anytime interval (valid however and whenever grading stops) is tuned for "
+        "this many grades. It starts at the project's own: the setup's forecast before any grade, which no grade "
+        "moves (the interval's validity asks it be fixed first), so it can differ from the forecast now that the "
+        "budgets are around. The run to the stop tunes each method as a project does (its planned budget, else its "
+        "own forecast), as the command line does.",
     )
     skip_wrong = more[1].number_input("Graders skip wrong items", 0.0, 0.95, 0.0, step=0.05, format="%.2f")
     skip_right = more[2].number_input("Graders skip right items", 0.0, 0.95, 0.0, step=0.05, format="%.2f")

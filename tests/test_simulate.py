@@ -58,11 +58,11 @@ def test_the_stopping_mode_refuses_what_it_cannot_read_and_a_fixed_budget_realis
     with a warning; a fixed budget's realised saving was 1 - budget / uniform's size for a target it never
     reaches, +49% for uniform against itself."""
     items = synthetic_items(400)
-    for bad, message in [({"expected": 1.5}, "expected score 1.5"), ({"regime": "fixed", "n0": 1}, "below the")]:
+    for bad, message in [({"expected": 1.5}, "expected score 1.5"), ({"regime": "fixed", "planned": 1}, "below the")]:
         with pytest.raises(InputError, match=message):
             simulate(items, ["40"], reps=5, methods=["uniform"], target_half_width=0.05, **bad)
     fixed = simulate(
-        items, ["40"], reps=200, seed=1, methods=["uniform"], target_half_width=0.05, regime="fixed", n0=60
+        items, ["40"], reps=200, seed=1, methods=["uniform"], target_half_width=0.05, regime="fixed", planned=60
     )
     uniform = fixed["stopping"]["uniform"]
     assert abs(uniform["saving_realised"]) < 0.25 and uniform["stop_n_ideal"] > 0  # uniform against itself: about 0

@@ -9,6 +9,8 @@ from core.errors import InputError
 from core.services import account_writes, auth, simulation
 from core.services.outcome import Refused
 from core.services.project import run_project_jobs
+from core.stats.design import prepared_design
+from core.stats.simulate import simulate
 from core.store import accounts
 
 PASSWORD = "correct horse battery"
@@ -43,6 +45,30 @@ def test_only_a_user_who_may_simulate_queues_a_run(world):
     own = stop.rows[0]  # the saving shown at the stop, to check against the dashboard's, beside the saving had
     assert own["saving shown at the stop, fixed-n"] == done.result["stopping"]["activegrade"]["saving_shown_at_stop"]
     assert own["saving had"] == done.result["stopping"]["activegrade"]["saving_realised"]
+
+
+def test_the_stopping_mode_tunes_each_method_as_the_command_line_does(world):
+    """The form's n0 (10 here) tuned the stopping mode's every method, uniform's included, where the command
+    line tunes each at its own forecast: the page and the CLI gave uniform 473 and 451 grades on one project."""
+    store, pid = world
+    simulation.start(store, auth.OPERATOR, pid, **ARGUMENTS)
+    run_project_jobs(store, pid)
+    page = simulation.latest(store, auth.OPERATOR, pid).result["stopping"]
+    settings = store.project(pid).settings
+    items = store.load_items(pid)
+    cli = simulate(
+        items,
+        ["0.5"],
+        reps=2,
+        methods=["uniform"],
+        design=prepared_design(items, settings.stopping),
+        regime=settings.stopping,
+        target_half_width=float(settings.target_half_width),
+        expected=settings.expected_score,
+    )["stopping"]
+    assert settings.planned_budget is None
+    assert [page[m]["n0"] for m in ("activegrade", "uniform")] == [cli[m]["n0"] for m in ("activegrade", "uniform")]
+    assert page["activegrade"]["n0"] == settings.anytime_n0(prepared_design(items, settings.stopping)) != 10
 
 
 def test_a_bad_budget_is_said_before_anything_is_queued(world):

@@ -128,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
             regime=regime,
             design=prepared_design(items, regime),
             target_half_width=args.target_half_width,
+            planned=args.n0,
             expected=args.expected,
             progress=lambda done, _total: bar.update(done - bar.n),
         )

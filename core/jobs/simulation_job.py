@@ -1,8 +1,9 @@
 """Simulations as jobs: the Simulate page queues one (`enqueue_simulation`), a worker runs
 `core.stats.simulate.simulate` on the project's prepared items and stores its figures as the job's
 result, and the page shows the project's latest run to whoever comes back to it, on any server.
-Every run has the stopping mode too (core.stats.simulate_stopping), at the project's own target, regime
-and expected score: grades until the rule says done, as a manager would grade.
+Every run has the stopping mode too (core.stats.simulate_stopping), at the project's own target, regime,
+planned budget and expected score: grades until the rule says done, as a manager would grade. The form's n0
+tunes the fixed budgets' anytime intervals only.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def run_simulation(context: JobContext) -> dict:
         design=design,
         regime=settings.stopping,
         target_half_width=float(settings.target_half_width),
+        planned=settings.planned_budget,
         expected=settings.expected_score,
         **context.job.payload,
     )

@@ -529,6 +529,7 @@ def simulate(
     design: Design | None = None,
     regime: str = DEFAULT_REGIME,
     target_half_width: float | None = None,
+    planned: int | None = None,
     expected: float | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict:
@@ -538,9 +539,10 @@ def simulate(
     `stratum` column is the prepared stratification, which the project's design
     (`design`, default `core.stats.design.prepared_design(items)`) and proportional
     use; kappa is the design's allocation term (`core.stats.allocation.allocation_kappa`: 0 for a budget
-    fixed in advance). n0: the planned budget the confidence sequences are tuned for (default at the fixed
-    budgets: `core.stats.design.planned_budget` of an unset project; in the stopping mode, each method's own, as
-    a project tunes it, core.stats.forecast.tuned_n0). skip_wrong,
+    fixed in advance). n0: the budget the fixed budgets' confidence sequences are tuned for (default:
+    `core.stats.design.planned_budget` of an unset project). planned: the project's planned budget, for the
+    stopping mode (None: each method tunes its own, as a project without one does, core.stats.forecast.tuned_n0;
+    the Simulate page and the command line read the same rule so). skip_wrong,
     skip_right: see `skip_mask`. regime: the project's stopping regime (core.stats.stopping; the design's
     allocation follows it unless ``design`` is given). target_half_width: the stopping mode
     (core.stats.simulate_stopping): the result gains a ``stopping`` object; expected: the score the manager
@@ -560,12 +562,14 @@ def simulate(
     pool = _Pool.of(
         items, labels, design, regime, n_strata, queue_size, reps=reps, seed=seed, skips=(skip_wrong, skip_right)
     )
-    if target_half_width is not None and regime == FIXED and n0 is not None and budgets_n0 < pool.app.H:
-        raise InputError(
-            f"the budget n0 = {budgets_n0} is below the design's {pool.app.H} strata, each of which needs a grade "
-            "before there is an estimate",
-            fix=f"give --n0 of at least {pool.app.H}",
-        )
+    if planned is not None:
+        planned = _checked_n0(planned, labels.size)
+        if target_half_width is not None and regime == FIXED and planned < pool.app.H:
+            raise InputError(
+                f"the budget n0 = {planned} is below the design's {pool.app.H} strata, each of which needs a grade "
+                "before there is an estimate",
+                fix=f"give --n0 of at least {pool.app.H}",
+            )
     result = {
         "N": labels.size,
         "mu": pool.mu,
@@ -577,8 +581,7 @@ def simulate(
         "methods": _every_method(pool, methods, sizes, budgets_n0, progress),
     }
     if target_half_width is not None:
-        # n0 unset: the stopping mode tunes each method as a project does
-        result["stopping"] = _stopping(pool, target_half_width, regime, None if n0 is None else budgets_n0, expected)
+        result["stopping"] = _stopping(pool, target_half_width, regime, planned, expected)
     return result
 
 
