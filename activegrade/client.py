@@ -146,7 +146,9 @@ class Reading:
     """The project read once: the estimate, every interval, the stopping decision, forecast and saving.
 
     ``estimate``: the estimate to report with ``interval("now")``: at the stop where the rule said done before
-    the grades given now (cards held when it came), else that of every grade, ``all_grades``."""
+    the grades given now (cards held when it came), else that of every grade, ``all_grades``. ``se``: the
+    standard error that goes with ``estimate``; None where that is the stop's and not every grade's (the stop's
+    interval is ``interval("rule")``; ``all_grades_se`` goes with ``all_grades``)."""
 
     estimate: float | None
     se: float | None
@@ -161,6 +163,8 @@ class Reading:
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     all_grades: float | None = None
     """The estimate of every grade given (``estimate`` where no stop came before them)."""
+    all_grades_se: float | None = None
+    """The standard error of ``all_grades``."""
 
     def interval(self, role: str = "now") -> Interval | None:
         """The interval of that role (default: the one to report if grading stopped now); None where the reading has
@@ -172,6 +176,26 @@ class Reading:
 
 INTERVAL_ROLES = ("fixed_n", "anytime", "rule", "now")
 """The roles of a reading's intervals (docs/api.md, *Reading*)."""
+
+
+def reading_of(data: dict[str, Any]) -> Reading:
+    """GET reading's body as a Reading. Its ``estimate.se`` is every grade's: it goes with ``estimate.reported``
+    only where that is every grade's too (``reported_when`` empty); a stop's estimate was paired with it."""
+    estimate = data["estimate"]
+    return Reading(
+        estimate=estimate["reported"],
+        se=None if estimate["reported_when"] else estimate["se"],
+        graded=data["counts"]["graded"],
+        intervals=tuple(_of(Interval, i) for i in data["intervals"]),
+        done=data["stopping"]["done"],
+        stopping=data["stopping"]["words"],
+        forecast=data["forecast"],
+        saving=data["saving"],
+        criteria=tuple(data["criteria"]),
+        raw=data,
+        all_grades=estimate["value"],
+        all_grades_se=estimate["se"],
+    )
 
 
 class Client:
@@ -275,20 +299,7 @@ class Project:
 
     def reading(self) -> Reading:
         """Estimate, intervals, stopping decision, forecast and saving (admins and viewers)."""
-        data = self.client._json("GET", self._path + "/reading")
-        return Reading(
-            estimate=data["estimate"]["reported"],
-            se=data["estimate"]["se"],
-            graded=data["counts"]["graded"],
-            intervals=tuple(_of(Interval, i) for i in data["intervals"]),
-            done=data["stopping"]["done"],
-            stopping=data["stopping"]["words"],
-            forecast=data["forecast"],
-            saving=data["saving"],
-            criteria=tuple(data["criteria"]),
-            raw=data,
-            all_grades=data["estimate"]["value"],
-        )
+        return reading_of(self.client._json("GET", self._path + "/reading"))
 
     def items(self, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
         """A page of the prepared items (admins and viewers)."""

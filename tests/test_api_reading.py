@@ -10,7 +10,7 @@ import jsonschema
 import numpy as np
 import pytest
 
-from activegrade.client import INTERVAL_ROLES, _of
+from activegrade.client import INTERVAL_ROLES, _of, reading_of
 from activegrade.client import Interval as ClientInterval
 from core.api import schemas
 from core.exports.report import criterion_rows
@@ -132,6 +132,10 @@ def test_the_reported_estimate_is_the_stops_where_the_rule_said_done_before_the_
     assert (
         rows[0]["estimate"] == pytest.approx(reading.stop_value) and "at the stop" in body["estimate"]["reported_when"]
     )
+    # the client's s.e. goes with its estimate: every grade's s.e. was paired with the stop's estimate
+    read = reading_of(body)
+    assert (read.estimate, read.se) == (body["estimate"]["reported"], None)
+    assert (read.all_grades, read.all_grades_se) == (fixed.value, fixed.se)
 
 
 def test_a_type_without_a_json_schema_is_refused():
