@@ -144,6 +144,7 @@ def test_a_comparisons_export_names_each_grades_target_and_side(card_world):
     table = grades_export(store.target_grades(pid), store.load_items(pid), design)
     assert list(table.columns[:3]) == ["item", "target", "side"]
     assert table.sort_values("side")["target"].tolist() == list(card_order(7, held, TARGETS))
+    assert sorted(table["side"]) == ["Response 1", "Response 2"]  # the names the card showed, not 0 and 1
     assert "target" not in grades_export(store.grades(pid), store.load_items(pid), design).columns
 
 

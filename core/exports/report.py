@@ -49,6 +49,7 @@ from core.services.reading import (
     saving_words,
     stopping_words,
 )
+from core.services.side_by_side import side_name
 from core.services.tracking import estimate_path
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
@@ -64,7 +65,8 @@ from core.version import version
 
 TARGET_COLUMNS = ["target", "side"]
 """A comparison's export columns after ``item``: the model whose response the grade is of (grades.target) and
-the side of the card it was on (grades.side)."""
+the side of the card it was on, by the name the grader saw (grades.side, core.services.side_by_side.side_name;
+empty for a grade given on no side-by-side card)."""
 CRITERION_COLUMN = "criterion"
 """A rubric's export column after ``item``: the criterion the grade answers (grades.criterion)."""
 EXPORT_COLUMNS = [
@@ -234,6 +236,8 @@ def grades_table(
     )
     for column in key_columns:  # whose response and which side (a comparison's), which criterion (a rubric's)
         table[column] = grades[column].to_numpy()
+    if "side" in key_columns:  # the name the card showed: the side's number counted from 0 read as Response 1
+        table["side"] = [None if pd.isna(side) else side_name(int(side)) for side in grades["side"]]
     return table[[EXPORT_COLUMNS[0], *key_columns, *EXPORT_COLUMNS[1:]]]
 
 

@@ -40,9 +40,14 @@ def new_card_key() -> str:
     return secrets.token_hex(16)
 
 
+def side_name(side: int) -> str:
+    """The neutral name graders see for side ``side`` (0, 1, ...): "Response 1", "Response 2", ..."""
+    return f"Response {side + 1}"
+
+
 def side_names(count: int) -> tuple[str, ...]:
-    """The neutral names graders see for the sides: "Response 1", "Response 2", ..."""
-    return tuple(f"Response {j + 1}" for j in range(count))
+    """The names of a card's ``count`` sides (`side_name`)."""
+    return tuple(side_name(j) for j in range(count))
 
 
 def labels_by_side(labels: Mapping[str, str], count: int) -> list[str]:
