@@ -36,12 +36,10 @@ const NOTICE_MS = 4000; // how long a refused or kept press's message stays on s
 const COMMANDS = { S: "skip", B: "back", U: "undo", Q: "queue", F: "flag" };
 const NAME_FIELD = 'input[aria-label^="Your name"]';
 const CLEAR_KEYS = ["Backspace", "Delete"]; // a rubric card: the focused optional criterion's answer cleared
-// Elements of the page that take keys of their own: with the focus on one outside the card, the card's keys are not
-// the grader's (a blank part of the page clicked, or the body, leaves them the card's).
-// (Streamlit's main area takes the focus of a click on it, tabindex 0: a container, whose keys the card's are.)
-const OWN_KEYS = 'a[href], button, input, select, textarea, summary, [contenteditable], ' +
-  '[role="button"], [role="link"], [role="grid"], [role="gridcell"], [role="tab"], [role="menuitem"], [role="option"], ' +
-  '[role="combobox"], [role="listbox"], [role="slider"], [role="dialog"]';
+// Elements of the page that take keys of their own (ui/page_keys.py fills the list in): with the focus on one outside
+// the card, the card's keys are not the grader's (a blank part of the page clicked, or the body, leaves them the
+// card's). (Streamlit's main area takes the focus of a click on it, tabindex 0: a container, whose keys the card's are.)
+const OWN_KEYS = AG_OWN_KEYS;
 const BUSY = "the last press is not answered yet, and the next item is not on screen; press again once it is";
 
 function el(tag, attrs = {}, ...children) {

@@ -9,11 +9,13 @@ from typing import Any
 
 import streamlit as st
 
+from ui.page_keys import with_own_keys
+
 KEY = "grading-card"
 _HERE = Path(__file__).parent
 _mount = st.components.v2.component(
     "activegrade_grading_card",
-    js=(_HERE / "grading_card.js").read_text(encoding="utf-8"),
+    js=with_own_keys((_HERE / "grading_card.js").read_text(encoding="utf-8")),
     css=(_HERE / "grading_card.css").read_text(encoding="utf-8"),
     isolate_styles=False,
 )

@@ -25,8 +25,9 @@ from core.services.outcome import STORED, Outcome
 from core.services.showings import Showing
 from core.services.side_by_side import card_responses, order_of, side_names
 from ui import plan, signin
+from ui.page_keys import with_own_keys
 
-KEYS_JS = (Path(__file__).parent / "side_by_side_keys.js").read_text(encoding="utf-8")
+KEYS_JS = with_own_keys((Path(__file__).parent / "side_by_side_keys.js").read_text(encoding="utf-8"))
 
 
 def keys_script(scale: Scale) -> str:

@@ -54,8 +54,7 @@
     clearTimeout(window.agSbsNoteTimer);
     if (!lasting) window.agSbsNoteTimer = setTimeout(unsay, 4000);
   };
-  const CONTROLS = 'a[href], button, input, select, textarea, summary, [contenteditable], [role="button"], ' +
-    '[role="link"], [role="grid"], [role="gridcell"], [role="tab"], [role="combobox"], [role="listbox"], [role="option"]';
+  const CONTROLS = AG_OWN_KEYS; // the page's own keyed elements (ui/page_keys.py fills the list in)
   let chosenSide = null; // the response Left / Right chose for the next scale key (null: the first ungraded)
   const mark = (all, index) => all.forEach((side, i) => { side.style.outline = i === index ? "2px solid #1c83e1" : ""; });
   const buttons = { Enter: "Submit", s: "Skip", f: "Flag", u: "Undo", b: "Back", q: "Return" };
