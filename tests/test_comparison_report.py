@@ -94,3 +94,20 @@ def test_the_api_refuses_one_score_of_a_comparison_and_says_where_its_figures_ar
     assert reading.status_code == 409 and "/report" in reading.json()["error"]["message"]
     report = call(client, secrets["boss"], "GET", f"/projects/{pid}/report").json()
     assert {m["model"] for m in report["comparison"]["models"]} == set(MODELS)
+
+
+def test_items_waiting_for_review_make_the_statement_provisional_and_are_counted(graded, monkeypatch):
+    """A full census with 16 disagreements waiting said "A better" at a zero-width interval, and nothing of them
+    (an integrator's review): the report counts the items waiting and calls its figures provisional."""
+    from core.exports import project_export
+
+    store, pid, _ = graded
+    files = ProjectFiles.of(store, store.project(pid))
+    assert files.require_report()["comparison"]["waiting_items"] == 0
+    monkeypatch.setattr(project_export.review, "waiting", lambda _store, _pid: [object()] * 16)
+    data = ProjectFiles.of(store, store.project(pid)).require_report()
+    assert data["comparison"]["waiting_items"] == 16
+    for fmt in ("md", "html"):
+        text = report_bytes(data, fmt).decode()
+        assert "Provisional: 16 items wait for a reviewer" in text
+    assert "Provisional" not in report_bytes(files.require_report(), "md").decode()

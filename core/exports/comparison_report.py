@@ -30,7 +30,7 @@ from core.exports.report import (
 from core.exports.report_html import audit_chain_parts, graders_parts, html_page, html_table, inputs_parts, paragraph
 from core.inputs.markup import one_line_plain
 from core.services.comparison_reading import ComparisonReading, statement
-from core.services.progress import level_percent
+from core.services.progress import counted, level_percent
 from core.stats.allocation import Design
 from core.stats.intervals import LEVEL
 from core.store import ProjectInfo, json_safe
@@ -53,10 +53,14 @@ def comparison_report(
     input_files: dict[str, tuple[str, bytes]],
     grades: pd.DataFrame,
     chain: ChainCheck | None = None,
+    waiting: int = 0,
 ) -> dict[str, Any]:
     """Everything needed to read and check a comparison: its models' scores and differences (``reading``), the
     graders (their agreement over the responses graded twice), the audit trail's hash chain, the input files by
-    name and SHA-256, the settings and the seed; ``grades``: Store.target_grades."""
+    name and SHA-256, the settings and the seed; ``grades``: Store.target_grades; ``waiting``: the items waiting
+    for a reviewer's final grade (core.services.review.waiting), which the figures read at their graders' mean
+    grade, so the statement is provisional until they are settled (a full census with 16 disagreements waiting
+    said "A better" at a zero-width interval, and nothing of them: an integrator's review)."""
     models = [{"model": m, "estimate": e, "low": lo, "high": hi} for m, (e, lo, hi) in reading.models.items()]
     response = pd.MultiIndex.from_arrays([grades["position"], grades["target"]])
     by_response = grades.assign(position=pd.factorize(response)[0])  # a response graded twice: one "item"
@@ -77,6 +81,7 @@ def comparison_report(
                 "models": models,
                 "pairs": reading.table().to_dict(orient="records"),
                 "statement": statement(reading),
+                "waiting_items": waiting,
             },
             "graders": {**graders_section(by_response, project.settings), "unit": "response"},
             "audit_chain": audit_chain_section(chain),
@@ -95,7 +100,18 @@ def _summary(c: dict[str, Any]) -> str:
     return (
         f"{c['graded_items']:,} items graded for every model ({c['grades']:,} grades). "
         f"Intervals at {level_percent(c['level'])} each, {level_percent(c['joint_level'])} for all of them together. "
-        f"{c['statement']}."
+        f"{c['statement']}.{_waiting(c.get('waiting_items', 0))}"
+    )
+
+
+def _waiting(count: int) -> str:
+    """What the items waiting for review leave open, in words ("" when none wait)."""
+    if not count:
+        return ""
+    return (
+        f" Provisional: {counted(count, 'item')} {'waits' if count == 1 else 'wait'} for a reviewer's final grade "
+        "(flagged, grades that disagree, or audited); until then each response enters with the mean of its "
+        "graders' grades, and the figures can change once they are settled."
     )
 
 

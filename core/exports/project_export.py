@@ -122,7 +122,8 @@ def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str,
             return None
         reading = comparison_reading(store, project.id, design)
         chain = ChainCheck(audit_chain.verify(store))
-        return comparison_report(project, design, reading, store.input_files(project.id), grades, chain)
+        waiting = len(review.waiting(store, project.id))
+        return comparison_report(project, design, reading, store.input_files(project.id), grades, chain, waiting)
     graded = store.graded_positions(project.id)
     result = current_estimate(design, graded, project.settings.method)
     if result.n == 0:
