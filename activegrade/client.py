@@ -165,6 +165,10 @@ class Reading:
     """The estimate of every grade given (``estimate`` where no stop came before them)."""
     all_grades_se: float | None = None
     """The standard error of ``all_grades``."""
+    review: dict[str, Any] = field(default_factory=dict)
+    """``waiting_items`` (items waiting for a reviewer's final grade: the figures are provisional until they are
+    settled) and ``validated`` (the estimate corrected on the random reviewed sample, as the dashboard shows it;
+    None where the project grades no item twice and audits none)."""
 
     def interval(self, role: str = "now") -> Interval | None:
         """The interval of that role (default: the one to report if grading stopped now); None where the reading has
@@ -195,6 +199,7 @@ def reading_of(data: dict[str, Any]) -> Reading:
         raw=data,
         all_grades=estimate["value"],
         all_grades_se=estimate["se"],
+        review=data.get("review", {}),
     )
 
 

@@ -118,8 +118,7 @@ def pace_row(grades, reading: Reading) -> None:
 
 def validated_row(design) -> None:
     """The estimate corrected for graders' errors on the random reviewed sample, where the project has one."""
-    settings = project.settings
-    if not (settings.overlap or settings.audit_share):
+    if not review.validates(project.settings):
         return
     v = review.validated(store, project.id, design)
     if v.value != v.value:  # NaN: too few validation items yet (core.stats.validation.MIN_VALIDATION)

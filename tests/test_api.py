@@ -208,6 +208,7 @@ def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
     reading = call(client, secrets["vic"], "GET", f"/projects/{pid}/reading").json()
     assert reading["counts"]["graded"] == 1 and reading["counts"]["skipped"] == 1
     assert {i["role"] for i in reading["intervals"]} >= {"fixed_n", "now"}
+    assert reading["review"] == {"waiting_items": 0, "validated": None}  # nothing graded twice, nothing audited
     undone = call(client, ann, "POST", f"/projects/{pid}/undo").json()  # the last thing done: the skip
     assert undone["status"] == "undone" and undone["position"] == second["position"]
     undone = call(client, ann, "POST", f"/projects/{pid}/undo").json()  # then the grade before it
@@ -616,3 +617,18 @@ def test_a_download_named_in_any_script_gets_a_header_every_client_reads():
     header.encode("latin-1")
     plain, encoded = header.split("; filename*=UTF-8''")
     assert unquote(encoded) == name and plain == 'attachment; filename="_n_c_d_ __ _q_-grades.csv"'
+
+
+def test_the_reading_gives_the_review_backlog_and_the_corrected_estimate(world, monkeypatch):
+    """The dashboard's "Corrected for graders' errors" and the items waiting for review were in no API answer (an
+    integrator's review): GET reading reads them from the review service, as the dashboard does."""
+    from core.api import endpoints
+    from core.stats.validation import Validated
+
+    store, pid, secrets, client = world
+    corrected = Validated(0.374, 0.1, 0.179, 0.570, -0.008, 12, 0.95)
+    monkeypatch.setattr(endpoints.review, "validates", lambda settings: True)
+    monkeypatch.setattr(endpoints.review, "validated", lambda *args: corrected)
+    monkeypatch.setattr(endpoints.review, "waiting", lambda *args: [object()] * 6)
+    body = call(client, secrets["vic"], "GET", f"/projects/{pid}/reading").json()
+    assert body["review"]["waiting_items"] == 6 and body["review"]["validated"]["ci_low"] == 0.179

@@ -41,7 +41,7 @@ from core.inputs.targets import response_column
 from core.jobs import background
 from core.rubric import Rubric
 from core.scales import Scale
-from core.services import audit, auth, grade_actions, grading, live, project_actions, showings
+from core.services import audit, auth, grade_actions, grading, live, project_actions, review, showings
 from core.services.comparison_reading import graded_matrix
 from core.services.criteria_reading import criteria_now, design_criterion_words
 from core.services.grading import MAX_COMMENT_CHARS, grader_view
@@ -358,7 +358,16 @@ def reading(call: Call) -> dict[str, Any]:
     criteria = criteria_now(call.store, project.id, design, settings, settings.method, primary=now)
     criterion = None if settings.rubric is None else settings.design_criterion
     rows = criterion_rows(criteria)
-    read = schemas.Read(now.reading, now.estimate, design.N, rows, criterion, design_criterion_words(settings))
+    read = schemas.Read(
+        now.reading,
+        now.estimate,
+        design.N,
+        rows,
+        criterion,
+        design_criterion_words(settings),
+        waiting=len(review.waiting(call.store, project.id)),
+        validated=review.validated(call.store, project.id, design) if review.validates(settings) else None,
+    )
     return schemas.reading_body(read)
 
 

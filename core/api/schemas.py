@@ -29,6 +29,7 @@ from core.services.reading import (
 from core.settings import CHOICES, DEFAULTS, ProjectSettings
 from core.stats.estimate import Estimate
 from core.stats.forecast import StopSaving
+from core.stats.validation import Validated
 from core.store import UNREADABLE, json_safe
 
 NUMBER_OR_NULL = {"type": ["number", "null"]}
@@ -398,6 +399,11 @@ class Read:
     criteria: list[dict[str, Any]]
     criterion: str | None
     criterion_words: str | None
+    waiting: int = 0
+    """Items waiting for a reviewer's final grade (core.services.review.waiting)."""
+    validated: Validated | None = None
+    """The estimate corrected on the random reviewed sample (core.services.review.validated), as the dashboard
+    shows it; None where the project grades no item twice and audits none."""
 
 
 STRING, INTEGER = {"type": "string"}, {"type": "integer"}
@@ -444,6 +450,8 @@ READING_DERIVED: tuple[tuple[tuple[str, ...], dict[str, Any], Callable[[Read], A
     (("criteria",), {"type": "array", "items": CRITERION_ROW}, lambda r: r.criteria),
     (("stopping", "criterion"), STRING_OR_NULL, lambda r: r.criterion),
     (("stopping", "criterion_words"), STRING_OR_NULL, lambda r: r.criterion_words),
+    (("review", "waiting_items"), INTEGER, lambda r: r.waiting),
+    (("review", "validated"), json_schema(Validated | None), lambda r: r.validated and asdict(r.validated)),
 )
 """What the body holds besides Reading's fields, as (path, schema, value): the estimate, and what the pages
 derive from the reading (its words, the items left) or beside it (the pool's size)."""

@@ -371,6 +371,12 @@ def disagreements_settled(store: Store, project_id: int, criterion: str | None =
     return len(disagree & set(store.reviewed_grades(project_id, criterion))), len(disagree)
 
 
+def validates(settings: ProjectSettings) -> bool:
+    """Whether the project has a random reviewed sample to correct its estimate on: a share of items graded
+    twice or audited (`validated` reads it)."""
+    return bool(settings.overlap or settings.audit_share)
+
+
 def validated(store: Store, project_id: int, design: Design, criterion: str | None = None) -> Validated:
     """The project's estimate of one criterion (the design's by default) corrected on its validation sample
     (core.stats.validation)."""
