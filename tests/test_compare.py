@@ -76,24 +76,38 @@ def test_a_long_pool_splits_by_model_in_one_item_order(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("change", "message"),
+    ("change", "message", "culprit"),
     [
         (
             lambda rows: [r for r in rows if not (r["id"] == "q3" and r["model"] == "alpha")],
-            "item 'q3' has no row for model 'alpha'",
+            "item 'q3' has no row for model 'alpha'; its first row is for 'beta'",
+            lambda r: r["id"] == "q3",
         ),
-        (lambda rows: [r for r in rows if r["model"] == "beta" or r["id"] == "q0"], "model 'alpha' has only one row"),
+        (
+            lambda rows: [r for r in rows if r["model"] == "beta" or r["id"] == "q0"],
+            "model 'alpha' has only one row",
+            lambda r: r["model"] == "alpha",
+        ),
         (
             lambda rows: [r if r["id"] != "q2" or r["model"] != "beta" else {**r, "prompt": "other"} for r in rows],
-            "item 'q2' has a different prompt for model 'beta'",
+            "item 'q2' has a different prompt for model 'beta' than for 'alpha' \\(row",
+            lambda r: r["prompt"] == "other",
         ),
-        (lambda rows: [{**r, "model": ""} if i == 4 else r for i, r in enumerate(rows)], "the row names no model"),
+        (
+            lambda rows: [{**r, "model": ""} if i == 4 else r for i, r in enumerate(rows)],
+            "the row names no model",
+            lambda r: r["model"] == "",
+        ),
     ],
 )
-def test_a_bad_long_pool_is_a_clear_input_error(tmp_path, change, message):
-    inputs = load_inputs(write_jsonl(tmp_path / "pool.jsonl", change(long_pool())))
-    with pytest.raises(InputError, match=message):
+def test_a_bad_long_pool_is_a_clear_input_error_naming_the_row(tmp_path, change, message, culprit):
+    """Every shape error names the row to fix: a missing model's row and a differing prompt named none (an
+    integrator's review)."""
+    rows = change(long_pool())
+    inputs = load_inputs(write_jsonl(tmp_path / "pool.jsonl", rows))
+    with pytest.raises(InputError, match=message) as error:
         split_targets(inputs.pool, "pool.jsonl")
+    assert error.value.row == next(i for i, r in enumerate(rows, start=1) if culprit(r))
 
 
 def test_an_id_repeated_for_one_model_names_the_model(tmp_path):

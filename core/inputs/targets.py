@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from core.errors import InputError, hidden_character, one_line
@@ -93,36 +94,52 @@ def split_targets(pool: pd.DataFrame, file: str | None = None) -> Targets:
         raise InputError(
             f"model '{lonely[0]}' has only one row",
             file=file,
+            row=_first_row(names == lonely[0]),
             column=TARGET_COLUMN,
             fix="a comparison needs every model's response to at least two items",
         )
     frame = pool.assign(**{TARGET_COLUMN: names})
-    pools = {}
+    pools, rows_of = {}, {}
     for model in models:
         rows = frame[frame[TARGET_COLUMN] == model].set_index("id", drop=False)
         missing = ids.difference(rows.index, sort=False)
         if len(missing):
             raise InputError(
                 f"item '{missing[0]}' has no row for model '{model}'"
-                + (f" (and {len(missing) - 1} more items)" if len(missing) > 1 else ""),
+                + (f" (and {len(missing) - 1} more items)" if len(missing) > 1 else "")
+                + f"; its first row is for '{names.iat[_first_row(pool['id'] == missing[0]) - 1]}'",
                 file=file,
+                row=_first_row(pool["id"] == missing[0]),
                 column="id",
-                fix="give every item one row for every model, or remove the item",
+                fix=f"add the item's row for '{model}' (every item needs one row for every model), or remove the item",
             )
+        # each row's place in the file, 1-based, for the prompt check
+        rows_of[model] = pd.Series(np.flatnonzero(frame[TARGET_COLUMN] == model) + 1, index=rows.index).loc[ids]
         pools[model] = rows.loc[ids].drop(columns=TARGET_COLUMN).reset_index(drop=True)
-    _check_same_prompts(pools, models, file)
+    _check_same_prompts(pools, rows_of, models, file)
     return Targets(models, pools)
 
 
-def _check_same_prompts(pools: dict[str, pd.DataFrame], models: tuple[str, ...], file: str | None) -> None:
+def _first_row(mask: pd.Series) -> int:
+    """The 1-based row of the first True in ``mask``."""
+    return int(np.flatnonzero(mask.to_numpy())[0]) + 1
+
+
+def _check_same_prompts(
+    pools: dict[str, pd.DataFrame], rows_of: dict[str, pd.Series], models: tuple[str, ...], file: str | None
+) -> None:
+    """InputError naming the row of the first item whose prompt differs between a model and the first one."""
     first = pools[models[0]]["prompt"].astype(str).to_numpy()
     for model in models[1:]:
         differs = first != pools[model]["prompt"].astype(str).to_numpy()
         if differs.any():
-            item = pools[model]["id"].iat[int(differs.nonzero()[0][0])]
+            at = int(differs.nonzero()[0][0])
+            item = pools[model]["id"].iat[at]
             raise InputError(
-                f"item '{item}' has a different prompt for model '{model}' than for '{models[0]}'",
+                f"item '{item}' has a different prompt for model '{model}' than for '{models[0]}' (row "
+                f"{rows_of[models[0]].iat[at]})",
                 file=file,
+                row=int(rows_of[model].iat[at]),
                 column="prompt",
                 fix="an item is one prompt answered by every model: give each model's row the same prompt",
             )
