@@ -300,3 +300,20 @@ def test_a_project_finds_the_targets_and_one_model_preparation_refuses_them(tmp_
         check_inputs(upload, None, {"sampling": {"model": "x"}})
     with pytest.raises(InputError, match="names 2 models"):
         prepare_items(load_inputs(pool))
+
+
+def test_the_pools_shape_is_said_before_the_samples_are_matched_against_it():
+    """A comparison pool missing a model's row, uploaded with samples for items it no longer has, was said only as
+    "samples.jsonl, row 81: id 'gsm8k-0020' is not in the pool (and 5192 more rows)" (an integrator's review)."""
+    rows = long_pool()
+    samples = samples_for(rows)
+    pool = [r for r in rows if not (r["id"] == "q3" and r["model"] == "alpha") and r["id"] != "q7"]
+    upload = ("pool.jsonl", "".join(json.dumps(r) + "\n" for r in pool).encode())
+    sample_file = ("samples.jsonl", "".join(json.dumps(r) + "\n" for r in samples).encode())
+    with pytest.raises(InputError, match="item 'q3' has no row for model 'alpha'") as error:
+        check_inputs(upload, sample_file, {})
+    assert error.value.file == "pool.jsonl"
+    whole = ("pool.jsonl", "".join(json.dumps(r) + "\n" for r in rows if r["id"] != "q7").encode())
+    with pytest.raises(InputError, match="'q7' is not in the pool") as error:  # a sound pool: the samples' error
+        check_inputs(whole, sample_file, {})
+    assert error.value.file == "samples.jsonl"

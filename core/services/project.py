@@ -47,7 +47,13 @@ def check_inputs(
     from core.stats.proxy import proxy_values
 
     read = ProjectSettings.from_dict(settings)
-    inputs = read_project_inputs(pool, samples, read)
+    try:
+        inputs = read_project_inputs(pool, samples, read)
+    except InputError as error:
+        if samples is not None and error.file != pool[0]:  # the pool's own shape first: a comparison pool missing
+            # a model's row was said as 5,000 sample rows whose ids were not in it (an integrator's review)
+            pool_targets(read_project_inputs(pool, None, read).pool, pool[0])
+        raise
     targets = list(pool_targets(inputs.pool, pool[0]))
     if targets and (read.sampling or read.proxy):
         raise InputError(
