@@ -85,6 +85,9 @@ def test_an_export_of_one_score_refuses_a_comparison_and_says_where_its_figures_
     with pytest.raises(InputError, match="compares models") as refused:
         EXPORTS[fmt].write(ProjectFiles.of(store, store.project(pid)))
     assert where in str(refused.value)
+    if fmt != "argilla":  # the API's caller is told the route too (an integrator's review read only the CLI's)
+        assert f"activegrade report {pid}" in str(refused.value)
+        assert f"GET /api/v1/projects/{pid}/report" in str(refused.value)
 
 
 def test_the_api_refuses_one_score_of_a_comparison_and_says_where_its_figures_are(graded):

@@ -213,8 +213,9 @@ class ProjectFiles:
         if self.project.settings.compares:
             raise InputError(
                 f"project {self.project.name!r} compares models, and {what} holds one score, which would mix them",
-                fix="read each model's score and each difference in its report (`activegrade report ID`, or the "
-                "Export page's report), or export the grades (each with its target)",
+                fix="read each model's score and each difference in its report (the Export page's, "
+                f"`activegrade report {self.project.id}`, or GET /api/v1/projects/{self.project.id}/report), or "
+                "export the grades (each with its target)",
             )
 
     @cached_property
