@@ -54,20 +54,22 @@ def comparison_report(
     grades: pd.DataFrame,
     chain: ChainCheck | None = None,
     waiting: int = 0,
+    reviewed_at: pd.Series | None = None,
 ) -> dict[str, Any]:
     """Everything needed to read and check a comparison: its models' scores and differences (``reading``), the
     graders (their agreement over the responses graded twice), the audit trail's hash chain, the input files by
     name and SHA-256, the settings and the seed; ``grades``: Store.target_grades; ``waiting``: the items waiting
     for a reviewer's final grade (core.services.review.waiting), which the figures read at their graders' mean
     grade, so the statement is provisional until they are settled (a full census with 16 disagreements waiting
-    said "A better" at a zero-width interval, and nothing of them: an integrator's review)."""
+    said "A better" at a zero-width interval, and nothing of them: an integrator's review); ``reviewed_at``: when
+    each active review was made (core.exports.report.as_of)."""
     models = [{"model": m, "estimate": e, "low": lo, "high": hi} for m, (e, lo, hi) in reading.models.items()]
     response = pd.MultiIndex.from_arrays([grades["position"], grades["target"]])
     by_response = grades.assign(position=pd.factorize(response)[0])  # a response graded twice: one "item"
     return json_safe(
         {
             "project": project.name,
-            "generated_at": as_of(project, grades),
+            "generated_at": as_of(project, grades, reviewed_at),
             "activegrade_version": version(),
             "method": METHOD,
             "inputs": inputs_section(input_files),

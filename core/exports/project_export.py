@@ -37,6 +37,7 @@ from core.stats.allocation import Design
 from core.stats.design import prepared_design
 from core.stats.skips import skip_bound
 from core.store import ProjectInfo, Store, audit_chain
+from core.store.reviews import reviews as review_rows
 
 TEXT_COLUMNS = ("prompt", "response")
 """The item's texts a grades export may carry beside its grades (after the grades' own columns)."""
@@ -123,7 +124,16 @@ def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str,
         reading = comparison_reading(store, project.id, design)
         chain = ChainCheck(audit_chain.verify(store))
         waiting = len(review.waiting(store, project.id))
-        return comparison_report(project, design, reading, store.input_files(project.id), grades, chain, waiting)
+        return comparison_report(
+            project,
+            design,
+            reading,
+            store.input_files(project.id),
+            grades,
+            chain,
+            waiting,
+            _reviewed_at(store, project),
+        )
     graded = store.graded_positions(project.id)
     result = current_estimate(design, graded, project.settings.method)
     if result.n == 0:
@@ -144,7 +154,13 @@ def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str,
         rubric_grades=store.rubric_grades(project.id) if rubric else None,
         skip_steps=store.skip_steps(project.id),
         waiting=len(review.waiting(store, project.id)),
+        reviewed_at=_reviewed_at(store, project),
     )
+
+
+def _reviewed_at(store: Store, project: ProjectInfo) -> pd.Series:
+    """When each of the project's active reviews was made (the report's time reads them: core.exports.report.as_of)."""
+    return review_rows(store, project.id)["created_at"]
 
 
 def report_bytes(data: dict[str, Any], fmt: str) -> bytes:

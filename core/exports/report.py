@@ -260,10 +260,13 @@ def grades_parquet(table: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def as_of(project: ProjectInfo, grades: pd.DataFrame) -> str:
-    """The report's time: its last grade's, else the project's last change (never the clock)."""
-    if not grades.empty:
-        return pd.to_datetime(grades["created_at"], utc=True).max().isoformat()
+def as_of(project: ProjectInfo, grades: pd.DataFrame, reviewed_at: pd.Series | None = None) -> str:
+    """The report's time: its last grade's or review's (``reviewed_at``: when each active review was made), else
+    the project's last change (never the clock). A review changes the figures: two reports of one time showed
+    different numbers where only the last grade's counted (an integrator's review)."""
+    times = pd.concat([grades["created_at"], pd.Series([] if reviewed_at is None else reviewed_at, dtype=object)])
+    if not times.empty:
+        return pd.to_datetime(times, utc=True).max().isoformat()
     return project.updated_at.isoformat()
 
 
@@ -619,6 +622,7 @@ def report(
     rubric_grades: pd.DataFrame | None = None,
     skip_steps: Mapping[int, int] | None = None,
     waiting: int = 0,
+    reviewed_at: pd.Series | None = None,
 ) -> dict[str, Any]:
     """Everything needed to read and reproduce the result: method, estimate, interval, stopping rule,
     strata, savings, graders and their agreement, skips (per stratum and their worst-case bound,
@@ -631,7 +635,8 @@ def report(
     between graders.
     ``grades``: the active grades (``Store.grades``); ``reviewed``: position -> reviewed grade; ``skip_steps``:
     when each skipped item was skipped (Store.skip_steps), for a stop the skips held; ``waiting``: the items
-    waiting for a final grade (core.services.review.waiting)."""
+    waiting for a final grade (core.services.review.waiting); ``reviewed_at``: when each active review was made
+    (`as_of`)."""
     grades = (
         pd.DataFrame(columns=["position", "grader", "value", "seconds", "created_at"]) if grades is None else grades
     )
@@ -641,7 +646,7 @@ def report(
     return json_safe(
         {
             "project": project.name,
-            "generated_at": as_of(project, grades),
+            "generated_at": as_of(project, grades, reviewed_at),
             "activegrade_version": version(),
             "method": method_text(result.method),
             "inputs": inputs_section(input_files),
@@ -886,7 +891,7 @@ def as_of_line(data: dict[str, Any]) -> str:
     """When the report's figures hold, for people: the last grade's time to the minute, in UTC."""
     moment = pd.Timestamp(data["generated_at"])
     moment = moment.tz_localize("UTC") if moment.tzinfo is None else moment.tz_convert("UTC")
-    return f"As of {moment:%Y-%m-%d %H:%M} UTC (the last grade's time)"
+    return f"As of {moment:%Y-%m-%d %H:%M} UTC (the last grade's or review's time)"
 
 
 def sources_line(data: dict[str, Any]) -> str:

@@ -200,8 +200,22 @@ def test_report_bytes_do_not_change_on_a_rerun_and_date_from_the_last_grade(stor
     submit(store, project_id, 31, BINARY, "Correct", "ann")
     assert _report(store, project_id)[0]["generated_at"] != first["generated_at"]
     # people read the time to the minute, in UTC; the JSON keeps it whole
-    words = f"As of {last:%Y-%m-%d %H:%M} UTC (the last grade's time)"
+    words = f"As of {last:%Y-%m-%d %H:%M} UTC (the last grade's or review's time)"
     assert words in report_markdown(first) and words in html.unescape(report_html(first))
+
+
+def test_a_review_moves_the_reports_time(store, project_id):
+    """A review changes the figures: the report's time stayed at the last grade's, and two reports of one time
+    showed different numbers (an integrator's review)."""
+    from core.store import reviews
+
+    _grade(store, project_id)
+    design = design_from_items(store.load_items(project_id), stratify_by=None)
+    before = report_data(store, store.project(project_id), design)
+    reviews.add_review(store, project_id, 0, value=1.0, label="Correct", reviewer="rita")
+    after = report_data(store, store.project(project_id), design)
+    made = pd.to_datetime(reviews.reviews(store, project_id)["created_at"], utc=True).max()
+    assert pd.Timestamp(after["generated_at"]) == made > pd.Timestamp(before["generated_at"])
 
 
 def test_the_reports_prose_has_no_markdown_marks_and_no_parentheses_in_parentheses(store, project_id):
