@@ -114,3 +114,20 @@ def test_items_waiting_for_review_make_the_statement_provisional_and_are_counted
         text = report_bytes(data, fmt).decode()
         assert "Provisional: 16 items wait for a reviewer" in text
     assert "Provisional" not in report_bytes(files.require_report(), "md").decode()
+
+
+def test_each_models_score_is_its_own_grades_estimate_with_an_interval_in_0_1(graded):
+    """A model's grades were read as differences in [-1, 1]: after 7 cards a model showed 0.223 [-0.384, 0.724]
+    (a grader's and manager's review). Its score is now the one-target estimate of its grades in [0, 1]."""
+    from core.services.comparison_reading import graded_matrix
+    from core.stats.estimate import estimate_batch
+
+    store, pid, _ = graded
+    files = ProjectFiles.of(store, store.project(pid))
+    reading = comparison_reading(store, pid, files.design)
+    y = graded_matrix(store.target_grades(pid), list(store.project(pid).settings.targets))
+    positions = y.index.to_numpy()[None, :]
+    for model, (value, low, high) in reading.models.items():
+        own = estimate_batch(files.design, positions, y[model].to_numpy()[None, :])
+        assert (value, low, high) == pytest.approx((own.value[0], *(b[0] for b in own.interval(reading.level))))
+        assert 0.0 <= low <= value <= high <= 1.0

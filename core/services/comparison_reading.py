@@ -5,20 +5,24 @@ Read-only (the Dashboard, the CLI and the export read it). An item counts once i
 ("graded items", docs/compare.md); a response's grade is its final grade, a reviewer's where one settled it,
 else its graders' mean. The estimates are
 core.stats.compare.difference_batch's stratified ones over the project's strata (the design for the
-difference); a model's own mean is the same estimator on its grades y in [0, 1] (a subset of [-1, 1]).
+difference); a model's own mean is the one-target stratified estimate of its grades y in [0, 1]
+(core.stats.estimate.estimate_batch), whose interval stays in [0, 1].
 Intervals are the fixed-n Korn-Graubard ones at 1 - 0.05 / P per pair (Bonferroni, P pairs), so all pairs
 hold together at 95%.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from core.stats.allocation import Design
 from core.stats.compare import difference_batch, pair_key, pairs, resolved, simultaneous_level
+from core.stats.estimate import estimate_batch
 from core.stats.intervals import LEVEL
 from core.stats.rater_agreement import final_grades_by_part
 from core.store import Store
@@ -69,18 +73,20 @@ def comparison_reading(store: Store, project_id: int, design: Design) -> Compari
     positions = y.index.to_numpy(dtype=np.int64)
     level = simultaneous_level(LEVEL, len(pairs(tuple(targets))))
 
-    def estimate(values: np.ndarray) -> tuple[float, float, float]:
+    def estimate(values: np.ndarray, batch: Callable[..., Any], bounds: tuple[float, float]) -> tuple[float, ...]:
         if positions.size == 0:
-            return (float("nan"), -1.0, 1.0)
-        batch = difference_batch(design, positions[None, :], values[None, :])
-        low, high = batch.interval(level)
-        return float(batch.value[0]), float(low[0]), float(high[0])
+            return (float("nan"), *bounds)
+        read = batch(design, positions[None, :], values[None, :])
+        low, high = read.interval(level)
+        return float(read.value[0]), float(low[0]), float(high[0])
 
-    models = {m: estimate(y[m].to_numpy(dtype=float)) for m in targets}
+    # a model's grades lie in [0, 1]: the one-target estimate and interval (read as differences in [-1, 1], a
+    # model's interval went below 0: 0.223 [-0.384, 0.724], a grader's and manager's review)
+    models = {m: estimate(y[m].to_numpy(dtype=float), estimate_batch, (0.0, 1.0)) for m in targets}
     readings = []
     for a, b in pairs(tuple(targets)):
         d = (y[a] - y[b]).to_numpy(dtype=float)
-        value, low, high = estimate(d)
+        value, low, high = estimate(d, difference_batch, (-1.0, 1.0))
         readings.append(
             PairReading(
                 pair_key(a, b),
