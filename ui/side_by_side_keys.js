@@ -10,7 +10,8 @@
 // review found), from where Esc brings the focus back to the page; Enter on a focused button or link is that
 // button's, and Left / Right on a focused grade are the radio buttons' own. What a rerun has not yet redrawn
 // (Streamlit's stale elements) is not acted on: a key pressed while a slow rerun still showed the queue's Undo button
-// clicked that stale button on an earlier card, and nothing was said.
+// clicked that stale button on an earlier card, and nothing was said. A key that grades, submits, skips or flags
+// while a button's rerun has not drawn the next card is not taken, and says so (`busy`).
 (() => { // each drawing of the card: what its marker says, read out from a status region that outlives the reruns
   const said = document.getElementById("ag-sbs-card")?.dataset.said;
   let live = document.getElementById("ag-sbs-live");
@@ -63,15 +64,41 @@
     Undo: "on an earlier card, submit it or return to the queue (Q) first", Back: "no earlier card to go back to",
     Return: "this is the queue's card already",
   };
+  // a button press reruns the page to another card (or the same one with the press's outcome): until the rerun has
+  // drawn it (its marker says something else) a key that grades, submits, skips or flags a card has no card on
+  // screen to act on and is not taken, as on the one-response card (typed ahead, half of them went to the card just
+  // submitted, and the key said "every response has its grade": a grader's review); 5 s at most
+  const BUSY = "not taken: the last press is not answered yet, and the next card is not on screen; press again once it is";
+  const drawnSaid = () => current("#ag-sbs-card")[0]?.dataset.said;
+  let sent = null; // {said, at}: what the marker said when a button was pressed, and when
+  const busy = () => sent !== null && Date.now() - sent.at < 5000 && [undefined, sent.said].includes(drawnSaid());
+  const AWAIT_CARD = new Set(["Submit", "Skip", "Flag"]); // U, B and Q act on the history: they wait for the button
   // the button named ``press`` clicked once the rerun under way has drawn it: while only a stale one is on the page
   // the key waits (every 50 ms, ``tries`` times) rather than say there is none (B pressed as Q's rerun redrew the
   // queue's card said "no earlier card" in CI); with none at all, drawn or stale, it says so at once
   const pressWhenDrawn = (press, shown, tries) => {
     const button = current("button").find((b) => b.innerText.trim().startsWith(press));
-    if (button && !button.disabled) return button.click();
+    if (button && !button.disabled) {
+      sent = { said: drawnSaid(), at: Date.now() };
+      return button.click();
+    }
     const stale = [...document.querySelectorAll('[data-stale="true"] button')].some((b) => b.innerText.trim().startsWith(press));
     if (stale && tries > 0) return setTimeout(() => pressWhenDrawn(press, shown, tries - 1), 50);
     say(`${shown}: ${none[press]}`);
+  };
+  // a scale key's grade given once the card's grades are drawn: a grade's own rerun leaves them stale for a moment,
+  // and the next key, typed ahead, said every response had its grade (every 50 ms, ``tries`` times)
+  const gradeWhenDrawn = (label, shown, tries) => {
+    const all = sides();
+    const stale = [...document.querySelectorAll('[data-stale="true"] [data-testid="stRadio"]')].length > 0;
+    if (!all.length && stale && tries > 0) return setTimeout(() => gradeWhenDrawn(label, shown, tries - 1), 50);
+    const next = chosenSide !== null && chosenSide < all.length ? all[chosenSide] : all.find((side) => !chosen(side));
+    const choice = next && option(next, label);
+    chosenSide = null;
+    mark(all, -1);
+    if (choice) choice.click();
+    else if (all.length) say(`${shown}: every response has its grade; Left / Right choose one to change, Enter submits`);
+    else say(`${shown}: no card on screen to grade`);
   };
   // the card's own controls: its grades' radio buttons and its buttons (Submit, Skip, ...)
   const own = (target) => sides().some((side) => side.contains(target)) ||
@@ -118,22 +145,17 @@
         return;
       }
       const press = buttons[key];
+      const label = press ? null : (window.agSbsKeys || {})[event.key.toUpperCase()];
+      if (!press && !label) return;
+      event.preventDefault();
+      const shown = key === "Enter" ? "Enter" : event.key.toUpperCase();
+      if ((label || AWAIT_CARD.has(press)) && busy()) return say(`${shown}: ${BUSY}`);
       if (press) {
         chosenSide = null; // a new card, or the same one afresh: the next key grades its first ungraded response
-        event.preventDefault();
-        pressWhenDrawn(press, key === "Enter" ? "Enter" : key.toUpperCase(), 40);
+        pressWhenDrawn(press, shown, 40);
         return;
       }
-      const label = (window.agSbsKeys || {})[event.key.toUpperCase()];
-      if (!label) return;
-      const all = sides();
-      const next = chosenSide !== null && chosenSide < all.length ? all[chosenSide] : all.find((side) => !chosen(side));
-      const choice = next && option(next, label);
-      event.preventDefault();
-      chosenSide = null;
-      mark(all, -1);
-      if (choice) choice.click();
-      else say(`${event.key.toUpperCase()}: every response has its grade; Left / Right choose one to change, Enter submits`);
+      gradeWhenDrawn(label, shown, 40);
     },
     true,
   );

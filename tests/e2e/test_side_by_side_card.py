@@ -187,3 +187,32 @@ def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_
     page.keyboard.press("ArrowRight")
     outlined = "() => [...document.querySelectorAll('[data-testid=stRadio]')].filter((r) => r.style.outline).length"
     assert page.evaluate(outlined) == 0  # the card's choice of response did not move too
+
+
+def test_a_key_typed_ahead_of_the_next_card_is_not_taken_and_says_so(browser, shared_server):
+    """Typed ahead (N, Y, Enter, N, Y, Enter), half the presses went to the card just submitted, and the key said
+    "every response has its grade" (a grader's review): until the next card is drawn, a key that grades is not
+    taken, and says so, as on the one-response card."""
+    store = Store.open(shared_server.db_url)
+    pid = create_project(store, "Side by side ahead", ("pool.jsonl", comparison_pool()), start=False)
+    store.update_settings(pid, {"min_view_s": 0.0})
+    start_preparation(store, pid, wait=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{shared_server.url}/grade?project={pid}&grader=ahead")
+    checked = "() => document.querySelectorAll('[role=radiogroup] input:checked').length"
+    page.wait_for_function(
+        f"() => document.querySelectorAll('[role=radiogroup]').length === 2 && ({checked})() === 0", timeout=TIMEOUT_MS
+    )
+    page.locator("body").press("y")
+    page.wait_for_function(f"() => ({checked})() === 1", timeout=TIMEOUT_MS)
+    page.locator("body").press("n")
+    page.wait_for_function(f"() => ({checked})() === 2", timeout=TIMEOUT_MS)
+    page.keyboard.press("Enter")
+    page.keyboard.press("y")  # before the next card is on screen
+    page.get_by_text("Y: not taken: the last press is not answered yet").wait_for(timeout=TIMEOUT_MS)
+    page.locator('[data-testid="stCaptionContainer"]', has_text=f"1 of {N_ITEMS} items graded").wait_for(
+        timeout=TIMEOUT_MS
+    )
+    grades = store.target_grades(pid).sort_values("side")
+    assert grades["label"].tolist() == ["Correct", "Incorrect"]  # the first card's, as pressed, and nothing more
+    page.close()
