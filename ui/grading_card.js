@@ -6,8 +6,9 @@
 //   browser painted the card; the card says "sending" at once until the server's answer
 //   (data.ack with the press's seq) arrives: "saved" with the next card, or "Not saved, press
 //   again" on the same card.
-// - No press is dropped without a sign. While a press is in flight, a grade key is refused on
-//   screen (it would grade a card not yet seen); a command (S, B, U, Q) is kept and carried out
+// - No press is dropped without a sign. While a press is in flight, a grade key or S is refused on
+//   screen (it would grade or skip a card not yet seen: a kept S was refused on the next card as "too
+//   fast", after the card had said it was kept); a command (B, U, Q) is kept and carried out
 //   in order once the answer came (or, after an answer "not saved", refused on screen). A press
 //   that does nothing where it is (U with no grade, Q outside a review, a grade too soon after the
 //   item appeared) says so too. The host element counts them for tests: data-ag-sent (presses
@@ -303,7 +304,7 @@ function obstacle(inst, action) {
 // ``fields`` go with the press: a grade's label, or a rubric card's labels.
 function press(inst, key, action, fields = {}) {
   if (inst.pending !== null) {
-    if (action === "grade" || action === "comment" || action === "flag") {
+    if (action === "grade" || action === "skip" || action === "comment" || action === "flag") {
       refuse(inst, key, BUSY);
     } else {
       inst.queue.push({ key, action });

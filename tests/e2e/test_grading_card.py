@@ -218,26 +218,26 @@ BURST_KEYS = "y" * 7 + "n" * 7 + "s" * 3 + "u" * 3  # grades, and commands whose
 
 
 def test_a_burst_of_presses_is_each_stored_or_refused_on_screen(browser, shared_server, pool_project, artifacts):
-    """Three presses at once, then 100 presses 50-400 ms apart: each is sent (at once, or kept while another was in flight and sent after
+    """Four presses at once, then 100 presses 50-400 ms apart: each is sent (at once, or kept while another was in flight and sent after
     its answer) or refused with a message on screen; each press sent is one change in the database."""
     store, pid = pool_project
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.add_init_script(BURST_WATCH)
     page.goto(f"{shared_server.url}/grade?project={pid}&grader=burst")
     shown_for(page, grading.MIN_VIEW_S)
-    # a grade, then a grade and a skip pressed while it is saved; each press's own entry is logged (the watcher's
-    # timeout runs before this one) before the next. The server is paused meanwhile, so the first press is still
-    # in flight at the other two however fast the server answers and however slow a loaded browser is
+    # a grade, then a grade, a skip and an undo pressed while it is saved; each press's own entry is logged (the
+    # watcher's timeout runs before this one) before the next. The server is paused meanwhile, so the first press
+    # is still in flight at the others however fast the server answers and however slow a loaded browser is
     os.kill(shared_server.process.pid, signal.SIGSTOP)
     try:
-        for k, key in enumerate("yys", start=1):
+        for k, key in enumerate("yysu", start=1):
             page.keyboard.press(key)
             assert page.evaluate("k => new Promise(done => setTimeout(() => done(window.__burst.length >= k), 0))", k)
     finally:
         os.kill(shared_server.process.pid, signal.SIGCONT)
     rng = random.Random(28)
-    presses = 3 + 100
-    for _ in range(presses - 3):
+    presses = 4 + 100
+    for _ in range(presses - 4):
         page.keyboard.press(rng.choice(BURST_KEYS))
         page.wait_for_timeout(rng.randint(50, 400))  # the interval under test, not a wait for a condition
     settled = """(n) => { const h = document.querySelector('.ag-host'), c = document.querySelector('.ag-card');
@@ -258,6 +258,8 @@ def test_a_burst_of_presses_is_each_stored_or_refused_on_screen(browser, shared_
     in_flight = [e for e in log if e["state"] == "sending"]
     assert any(moved(e, "agQueued") for e in in_flight) and any(moved(e, "agRefused") for e in in_flight)
     assert any(e["notice"] and "kept" in e["notice"] for e in in_flight)
+    # a skip would act on a card not yet on screen: refused at once (a kept S was refused later as "too fast")
+    assert all(moved(e, "agRefused") for e in in_flight if e["key"] == "s"), in_flight
     sent = int(host["agSent"])
     grades = store.grades(pid, include_retracted=True)
     events = accounts.events(store, pid)
