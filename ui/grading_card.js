@@ -294,10 +294,31 @@ function obstacle(inst, action) {
   const shownMs = inst.shownAt === null ? 0 : performance.now() - inst.shownAt;
   if ((action === "grade" || action === "skip") && shownMs < inst.data.min_view_ms) return "too fast, read the item first";
   if (action === "skip" && card.reviewing) return "an item you graded cannot be skipped (U undoes, a grade changes it)";
+  const left = leaving(inst, action);
+  if (left) return left;
   if (action === "back" && !inst.data.can_back) return "you have no grade yet";
   if (action === "undo" && !inst.data.can_undo) return "nothing to undo yet: you have no grade or skip";
   if ((action === "queue" || action === "comment") && !card.reviewing) return action === "queue" ? "you are in the queue already" : "grade the item first; the comment is saved with the grade";
   return null;
+}
+
+// A rubric card's answers not saved yet, by name: those that differ from the card's saved ones (none on a new card).
+function unsaved(inst) {
+  const saved = (inst.data.card && inst.data.card.previous_labels) || {};
+  return inst.data.criteria.filter((c) => (inst.answers[c.name] || null) !== (saved[c.name] || null)).map((c) => c.name);
+}
+
+// Why a press that leaves a rubric card (U, B, Q, S) waits for a second press: the answers given on it are not saved,
+// and leaving drops them (U dropped two answers without a word: a grader's review). The same key again within the
+// notice's time leaves them; null where nothing would be lost, or on that second press.
+function leaving(inst, action) {
+  if (!inst.data.criteria || !["undo", "back", "queue", "skip"].includes(action)) return null;
+  const names = unsaved(inst);
+  const asked = inst.leaveAsked;
+  inst.leaveAsked = null;
+  if (!names.length || (asked && asked.action === action && performance.now() - asked.at < NOTICE_MS)) return null;
+  inst.leaveAsked = { action, at: performance.now() };
+  return `your answers to ${names.join(", ")} are not saved: press it again to leave them, or Enter to save them`;
 }
 
 // A key or click: sent now, kept until the press in flight is answered (a command), or refused on screen.
@@ -375,6 +396,7 @@ function onFocusIn(inst, event) {
 function startAnswers(inst) {
   const card = inst.data.card;
   inst.answers = { ...((card && card.previous_labels) || {}) };
+  inst.leaveAsked = null; // a second press to leave counts on the card it was asked on
   inst.focus = inst.data.criteria ? unanswered(inst, 0, 0) : 0;
   paintRubric(inst);
 }

@@ -123,6 +123,22 @@ def test_thirty_cards_graded_by_keyboard_store_every_criterion_on_the_item_shown
     assert dict(zip(card["criterion"], card["label"])) == {**shown, "helpful": "1"}
     assert len(store.rubric_grades(pid)) == 90
 
+    # U on a card holding answers not saved: the first press says what it would drop, the second leaves them (U
+    # dropped them without a word: a grader's review)
+    answer(page, ["N"])
+    sent = page.evaluate(SENT)
+    page.keyboard.press("U")
+    page.locator(".ag-notice").filter(has_text="U not taken: your answers to correct are not saved").wait_for(
+        timeout=TIMEOUT_MS
+    )
+    assert page.evaluate(SENT) == sent and page.evaluate(ANSWERS)["correct"] == "Incorrect"
+    page.keyboard.press("U")
+    page.wait_for_function(f"() => ({SENT})() === {sent + 1}", timeout=TIMEOUT_MS)
+    page.wait_for_function("() => document.querySelector('.ag-card')?.dataset.agState === 'note'", timeout=TIMEOUT_MS)
+    assert page.locator(".ag-card .ag-status").inner_text().startswith("undone")  # the last change taken back
+    card = store.rubric_grades(pid)
+    assert dict(zip(*card[card["position"] == where[item]][["criterion", "label"]].T.values)) == shown
+
 
 def test_the_real_focus_is_the_criterions_and_tab_goes_through_the_buttons(browser, shared_server):
     """The criterion in focus was a class alone, and Tab moved it while the real focus stayed on the page (an
