@@ -43,7 +43,8 @@ def preparation_queued(store: Store, project_id: int) -> bool:
 
 
 def project_state(store: Store, project: ProjectInfo) -> dict[str, Any]:
-    """A project's state: id, name, status, preparation progress, error, items, graded items and grades."""
+    """A project's state: id, name, status, preparation progress, error, items, graded items and grades (every
+    grade given: a comparison's one per response graded, a rubric's one per card, its design criterion's)."""
     ready = project.status == "ready"
     graded = store.graded_positions(project.id) if ready else {}
     return {
