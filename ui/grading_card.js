@@ -302,6 +302,12 @@ function obstacle(inst, action) {
   return null;
 }
 
+// Whether ``key`` (upper case) answers the card on screen: one of its scale's keys, or of a rubric criterion's.
+function cardKey(inst, key) {
+  const scales = inst.data.criteria ? inst.data.criteria.map((c) => c.choices) : [inst.data.choices || []];
+  return scales.some((choices) => choices.some((c) => c.key.toUpperCase() === key));
+}
+
 // A rubric card's answers not saved yet, by name: those that differ from the card's saved ones (none on a new card).
 function unsaved(inst) {
   const saved = (inst.data.card && inst.data.card.previous_labels) || {};
@@ -589,9 +595,12 @@ function onKey(inst, event) {
     return;
   }
   if (help && !help.hidden) { // the list is over the item: no key grades what it hides, and Tab stays in it
+    const shown = event.key.length === 1 ? event.key.toUpperCase() : "";
     if (event.key === "Tab") {
       event.preventDefault();
       help.querySelector(".ag-help-close").focus();
+    } else if (shown && (COMMANDS[shown] || shown === "C" || cardKey(inst, shown))) {
+      refuse(inst, shown, "the list of keys is over the item: ? or Esc closes it"); // it said nothing: a grader's review
     }
     return;
   }

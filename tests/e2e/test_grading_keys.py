@@ -84,7 +84,10 @@ def test_keys_act_on_the_card_alone_and_each_answer_is_read_out(browser, shared_
     page.keyboard.press("?")  # the key list is a dialog that takes the focus, and gives it back
     assert page.evaluate("() => document.activeElement.getAttribute('role')") == "dialog"
     assert page.locator(".ag-help-button").get_attribute("aria-expanded") == "true"
-    page.keyboard.press("y")  # over the item: no key grades what it hides
+    page.keyboard.press("y")  # over the item: no key grades what it hides, and the key says so (it said nothing)
+    page.locator(".ag-notice").filter(has_text="Y not taken: the list of keys is over the item").wait_for(
+        timeout=TIMEOUT_MS
+    )
     page.keyboard.press("Tab")  # and Tab stays in it
     assert page.evaluate(SENT) == 0 and page.evaluate("() => !!document.activeElement.closest('.ag-help')")
     page.keyboard.press("Escape")
