@@ -74,22 +74,32 @@ def test_fifty_side_by_side_cards_store_each_grade_on_the_side_shown(browser, sh
     page.close()
 
 
+CHECKED = "() => document.querySelectorAll('[role=radiogroup] input:checked').length"
+FRESH = "() => document.querySelectorAll('[role=radiogroup]').length === 2 && ({checked})() === 0"
+
+
+def keys_page(browser, server, name: str, grader: str):
+    """A prepared comparison of N_ITEMS items (no minimum viewing time) and ``grader``'s Grade page on it, its
+    first card drawn with no grade: (store, project id, page)."""
+    store = Store.open(server.db_url)
+    pid = create_project(store, name, ("pool.jsonl", comparison_pool()), start=False)
+    store.update_settings(pid, {"min_view_s": 0.0})
+    start_preparation(store, pid, wait=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{server.url}/grade?project={pid}&grader={grader}")
+    page.locator('[data-testid="stCaptionContainer"]', has_text=f"0 of {N_ITEMS} items graded").wait_for(
+        timeout=TIMEOUT_MS
+    )
+    page.wait_for_function(FRESH.format(checked=CHECKED), timeout=TIMEOUT_MS)
+    return store, pid, page
+
+
 def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_server):
     """Y and N grade the first response without a grade, then the next; Enter submits the card, S skips it, U
     undoes the skip and then the last card, every side of it (it took the mouse only, and had neither:
     evaluation lead's review), and B goes back to the card before."""
-    store = Store.open(shared_server.db_url)
-    pid = create_project(store, "Side by side keys", ("pool.jsonl", comparison_pool()), start=False)
-    store.update_settings(pid, {"min_view_s": 0.0})
-    start_preparation(store, pid, wait=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.goto(f"{shared_server.url}/grade?project={pid}&grader=keys")
-    checked = "() => document.querySelectorAll('[role=radiogroup] input:checked').length"
-    fresh = "() => document.querySelectorAll('[role=radiogroup]').length === 2 && ({checked})() === 0"
-    page.locator('[data-testid="stCaptionContainer"]', has_text=f"0 of {N_ITEMS} items graded").wait_for(
-        timeout=TIMEOUT_MS
-    )
-    page.wait_for_function(fresh.format(checked=checked), timeout=TIMEOUT_MS)
+    store, pid, page = keys_page(browser, shared_server, "Side by side keys", "keys")
+    checked, fresh = CHECKED, FRESH
     page.locator("body").press("b")  # nothing graded yet: the key says so rather than nothing
     page.get_by_text("B: no earlier card to go back to").wait_for(timeout=TIMEOUT_MS)
     note = page.locator("#ag-sbs-note")
@@ -193,16 +203,8 @@ def test_a_key_typed_ahead_of_the_next_card_is_not_taken_and_says_so(browser, sh
     """Typed ahead (N, Y, Enter, N, Y, Enter), half the presses went to the card just submitted, and the key said
     "every response has its grade" (a grader's review): until the next card is drawn, a key that grades is not
     taken, and says so, as on the one-response card."""
-    store = Store.open(shared_server.db_url)
-    pid = create_project(store, "Side by side ahead", ("pool.jsonl", comparison_pool()), start=False)
-    store.update_settings(pid, {"min_view_s": 0.0})
-    start_preparation(store, pid, wait=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.goto(f"{shared_server.url}/grade?project={pid}&grader=ahead")
-    checked = "() => document.querySelectorAll('[role=radiogroup] input:checked').length"
-    page.wait_for_function(
-        f"() => document.querySelectorAll('[role=radiogroup]').length === 2 && ({checked})() === 0", timeout=TIMEOUT_MS
-    )
+    store, pid, page = keys_page(browser, shared_server, "Side by side ahead", "ahead")
+    checked = CHECKED
     page.locator("body").press("y")
     page.wait_for_function(f"() => ({checked})() === 1", timeout=TIMEOUT_MS)
     page.locator("body").press("n")
