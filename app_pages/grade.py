@@ -275,12 +275,7 @@ def payload() -> dict[str, Any]:
             f"itself (a hold lapses after {grade_actions.DEFAULT_TTL.seconds // 60} minutes).",
         }
     else:
-        done = (
-            "Every item is graded."
-            if budget is None
-            else f"The budget fixed in advance is graded: {budget:,} items, read once at that size."
-        ) + see_dashboard
-        data["empty"] = {"kind": "done", "text": done}
+        data["empty"] = {"kind": "done", "text": "Every item is graded." + see_dashboard}
     return data
 
 

@@ -217,3 +217,25 @@ def test_the_items_page_gives_each_models_response_and_grade_and_no_mixed_one(co
     assert row["responses"] == {t: stored[response_column(t)] for t in MODELS}
     assert row["grades"] == {order[0]: 1.0, order[1]: 0.0}
     assert all(set(r["grades"]) == set(MODELS) for r in page)
+
+
+def test_a_budget_fixed_in_advance_closes_a_comparisons_queue(tmp_path):
+    """A bot that grades until next is empty graded a comparison's whole pool (an integrator's review): a budget
+    fixed in advance is the comparison's stopping rule, valid for its fixed-n intervals, and next then says so."""
+    store = Store.open(f"sqlite:///{tmp_path / 'b.db'}")
+    pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(30, models=MODELS)))
+    settings = {"min_view_s": 0, "planned_budget": 4, "budget_fixed": True}
+    pid = create_project(store, "Budgeted", ("pool.jsonl", pool.read_bytes()), None, settings, start=False)
+    start_preparation(store, pid, wait=True)
+    team.create_account(store, auth.OPERATOR, "ann", auth.GRADER, password=PASSWORD)
+    team.assign(store, auth.OPERATOR, pid, "ann")
+    secret = tokens.create(store, auth.OPERATOR, "ann", "tests")[1]
+    session = TestClient(Starlette(routes=api.routes(lambda: store)))
+    project = activegrade.Client(str(session.base_url), secret, session=session).project(pid)
+    graded = 0
+    while (card := project.next_item()) is not None and graded < 30:
+        assert project.grade_responses(card, ["Correct", "Incorrect"]).status == "saved"
+        graded += 1
+    assert graded == 4 and store.target_grades(pid)["position"].nunique() == 4
+    closed = call(session, secret, "GET", f"/projects/{pid}/next").json()
+    assert closed["item"] is None and closed["reason"].startswith("The budget fixed in advance is graded: 4 items")

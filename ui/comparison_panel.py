@@ -31,6 +31,12 @@ def panel(store: Store, project: ProjectInfo) -> None:
     reading = comparison_reading(store, project.id, design)
     level = level_percent(reading.level)
     st.metric("Items graded for every model", f"{reading.graded_items:,}")
+    if project.settings.budget_fixed:  # the comparison's stopping rule: its fixed-n intervals hold at the budget
+        budget = project.settings.budget(design.N)
+        st.caption(
+            f"Budget fixed in advance: {budget:,} items, at which the queue closes and these fixed-n intervals are "
+            f"read; {'done' if reading.graded_items >= budget else f'{budget - reading.graded_items:,} to go'}."
+        )
     st.header("Models")
     st.caption(f"Each model's mean grade on the items graded for every model, stratified; intervals at {level}.")
     if reading.graded_items == design.N:

@@ -18,7 +18,7 @@ import streamlit as st
 from core.errors import InputError
 from core.inputs.markup import one_line_plain, to_html
 from core.scales import Scale
-from core.services import grade_actions, showings
+from core.services import grade_actions, live, showings
 from core.services.database import ProjectInfo, Store
 from core.services.grading import MAX_COMMENT_CHARS, card_before, grader_view
 from core.services.outcome import STORED, Outcome
@@ -85,7 +85,10 @@ def page(store: Store, project: ProjectInfo, grader: str) -> None:
     st.html(marker(said) + keys_script(settings.grading_scale), unsafe_allow_javascript=True)
     if position is None:
         _said(message)
-        st.info("Nothing left to grade for you right now.")
+        st.info(
+            live.closed_words(store, project.id, plan.design(project), settings)
+            or "Nothing left to grade for you right now."
+        )
         _back_buttons(project.id, history, None)
         return
     showing = showings.current(store, project.id, grader, position, str(item.get("id", "")), reviewing is not None)

@@ -159,9 +159,15 @@ def rule_held(design: Design, settings: SettingsLike, state: QueueState) -> bool
 
 
 def closed_words(store: Store, project_id: int, design: Design, settings: SettingsLike) -> str | None:
-    """Why the queue hands a grader nothing, when the stopping rule closed it (`rule_stop`), for the Grade
-    page and the API's ``next``; None when the rule has not said done."""
-    stop = rule_stop(design, settings, queue_state(store, project_id), functools.partial(store.skip_steps, project_id))
+    """Why the queue hands a grader nothing, when the stopping rule closed it (`rule_stop`) or a budget fixed in
+    advance is graded (a comparison's stopping rule too), for the Grade page and the API's ``next``; None when
+    neither holds."""
+    typed = ProjectSettings.from_dict(settings)
+    budget = typed.budget(design.N) if typed.budget_fixed else None
+    state = queue_state(store, project_id, settings=typed)
+    if budget is not None and len(state.graded) >= budget:
+        return f"The budget fixed in advance is graded: {budget:,} items, read once at that size."
+    stop = rule_stop(design, settings, state, functools.partial(store.skip_steps, project_id))
     return None if stop is None else _done_words(settings, stop)
 
 
