@@ -9,11 +9,13 @@ from scipy import stats
 from core.errors import InputError
 from core.stats.allocation import design_from_items, make_design, stratum_moments
 from core.stats.confseq import anytime_interval
-from core.stats.design import planned_budget
+from core.stats.design import planned_budget, prepared_design
 from core.stats.estimate import estimate_batch, from_moments
 from core.stats.forecast import (
+    EXPECTED_PRIOR_GRADES,
     _excess_kurtosis,
     _passage,
+    _strata_prior,
     exact_size,
     first_stop,
     forecast,
@@ -26,7 +28,7 @@ from core.stats.forecast import (
 )
 from core.stats.intervals import beta_interval, share_variance
 from core.stats.looks import look_plan
-from core.stats.simulate import labels_of, replay_queue, replication_orders, synthetic_items
+from core.stats.simulate import labels_of, replay_queue, replication_orders, surrogate_items, synthetic_items
 from core.stats.simulate_stopping import ideal_grades, median_se, scale_levels
 from core.stats.stopping import (
     FLOOR_KAPPA,
@@ -135,11 +137,20 @@ def test_the_projection_holds_its_share_of_stops_late_in_grading(pool):
     assert 0.7 <= held <= 0.95  # 200 replications: 2 s.e. about 0.06
 
 
-def test_a_score_the_manager_expects_narrows_the_setup_forecast(pool):
-    design = pool[0]
-    surrogate = 0.5 + (float(design.proxy.mean()) - 0.5) / design.shrink  # the surrogate's own prediction
-    mine = forecast(design, [], [], 0.03, "looks", expected=surrogate)
-    assert mine.spread < forecast(design, [], [], 0.03, "looks").spread
+def test_the_setup_forecast_draws_pools_whose_mean_is_the_score_the_manager_expects():
+    """The strata's shape was added to the level's logit, which moved the draws' pool mean away from it: for an
+    expected 0.1, a median of 0.165, and uniform's size beside the forecast 52% too high, a saving planned that
+    became a loss (a manager's review). Each draw's strata now average to its level."""
+    rng = np.random.default_rng(3)
+    agreement = rng.choice([0.0, 0.2, 0.4], 2000)
+    labels = (rng.random(2000) < 0.02 + 0.3 * agreement).astype(float)
+    design = prepared_design(surrogate_items(labels, agreement, rng))
+    none = np.zeros((1, design.H))  # no grade in any stratum
+    centres, _, _ = _strata_prior(design, none, none, 0.1, np.random.default_rng(0))
+    level = (EXPECTED_PRIOR_GRADES * 0.1 + 0.5) / (EXPECTED_PRIOR_GRADES + 1)  # the expected score, smoothed
+    assert np.median(centres @ design.weights) == pytest.approx(level, rel=0.02)
+    planned = forecast(design, [], [], 0.05, "looks", expected=0.1)
+    assert planned.uniform == pytest.approx(uniform_fixed_n(level * (1 - level), design.N, 0.05), rel=0.1)
 
 
 def test_a_fixed_budget_forecasts_its_budget(pool):

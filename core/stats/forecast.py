@@ -29,7 +29,7 @@ least a distribution on those values with mean m_h can vary (`lattice_floor`).
 The range. The stratum means are unknown, so n(S) is a random variable; the
 forecast is its weighted median and 10% and 90% quantiles over DRAWS draws of
 
-    logit c_h = logit(l) + delta + b (logit p_h - mean logit p),  then
+    logit c_h = b (logit p_h - mean logit p) + e, e such that sum_h W_h c_h = expit(logit(l) + delta),  then
     m_h ~ Beta(k c_h + s_h, k (1 - c_h) + n_h - s_h),
 
 where l is the pool's level: the surrogate's (or the manager's) predicted mean
@@ -47,8 +47,10 @@ grades, not a fixed k, say how far the strata stray from the surrogate's
 profile and from each other (with k fixed at 4, the setup's 80% range held
 0.97 of the stops over the benchmark's pools together). Before any grade the
 range is the prior's. The prior stratum mean p_h is the surrogate's raw
-prediction (the design's smoothed proxy unshrunk), shifted on the logit scale
-so that the pool's mean is the manager's expected score where one is given.
+prediction (the design's smoothed proxy unshrunk); the level l is the pool's
+mean, and each draw's shape is shifted on the logit scale (e) so that its
+strata average to the draw's level: the manager's expected score, where one is
+given, is the draws' median pool mean, whatever the shape.
 
 The grades so far are part of the stop's. The stop reads the estimate after n
 grades, of which the k_h so far in each stratum are known: for 0/1 grades (rho
@@ -282,16 +284,19 @@ def _prior_logits(design: Design, expected: float | None) -> tuple[np.ndarray, f
     return special.logit(prior), float(special.logit(pool)), SIGMA_SURROGATE if expected is None else SIGMA_EXPECTED
 
 
-def _shift_to(weights: np.ndarray, logits: np.ndarray, target: float) -> float:
-    """delta with sum_h W_h expit(logit_h + delta) = target (bisection: the sum increases in delta)."""
-    low, high = -20.0, 20.0
-    for _ in range(60):
+def _at_pool_mean(weights: np.ndarray, shape: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """Stratum means expit(shape_h + delta) (..., H) whose pool mean sum_h W_h expit(shape_h + delta) is ``pool``
+    (..., 1): delta by bisection, the sum increasing in it. Adding the shape to the level's logit instead moved
+    the pool's mean away from the level (a convex expit below 1/2: for an expected 0.1, draws of median 0.165,
+    and uniform's size beside the forecast 52% too high: a manager's review)."""
+    target = np.clip(pool, 1e-6, 1 - 1e-6)
+    low = np.full(np.broadcast_shapes(shape.shape[:-1] + (1,), target.shape), -30.0)
+    high = -low
+    for _ in range(40):  # 60 / 2^40: far below any figure read from the means
         mid = (low + high) / 2
-        if weights @ special.expit(logits + mid) < target:
-            low = mid
-        else:
-            high = mid
-    return (low + high) / 2
+        below = special.expit(shape + mid) @ weights < target[..., 0]
+        low, high = np.where(below[..., None], mid, low), np.where(below[..., None], high, mid)
+    return special.expit(shape + (low + high) / 2)
 
 
 def forecast_batch(
@@ -602,13 +607,14 @@ def _strata_prior(
     slope = rng.uniform(0.0, 1.0, (reps, DRAWS, 1))
     strength = np.exp(rng.uniform(*np.log(STRENGTH_RANGE), (reps, DRAWS, 1)))
     shape = slope * (logits - design.weights @ logits)
-    at_level = special.expit(level[:, None, None] + shape)
+    at_level = _at_pool_mean(design.weights, shape, special.expit(level)[:, None, None])
     a0, b0 = strength * at_level, strength * (1 - at_level)
     likelihood = np.sum(
         special.betaln(a0 + sums[:, None, :], b0 + (counts - sums)[:, None, :]) - special.betaln(a0, b0), axis=-1
     )
     weight = np.exp(likelihood - likelihood.max(axis=1, keepdims=True))
-    return special.expit(level[:, None, None] + shift + shape), strength, weight / weight.sum(axis=1, keepdims=True)
+    centres = _at_pool_mean(design.weights, shape, special.expit(level[:, None, None] + shift))
+    return centres, strength, weight / weight.sum(axis=1, keepdims=True)
 
 
 def lattice_floor(means: np.ndarray, levels: tuple[float, ...] | None) -> np.ndarray:
