@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
@@ -21,6 +22,7 @@ from core.services import auth, reservations, team, tokens
 from core.services.comparison_reading import comparison_reading
 from core.services.project import create_project, start_preparation
 from core.store import Store
+from tests.markdown_text import shown
 from tests.test_api import PASSWORD, call
 from tests.test_compare import long_pool, write_jsonl
 
@@ -111,7 +113,7 @@ def test_items_waiting_for_review_make_the_statement_provisional_and_are_counted
     data = ProjectFiles.of(store, store.project(pid)).require_report()
     assert data["comparison"]["waiting_items"] == 16
     for fmt in ("md", "html"):
-        text = report_bytes(data, fmt).decode()
+        text = shown(report_bytes(data, fmt).decode())
         assert "Provisional: 16 items wait for a reviewer" in text
     assert "Provisional" not in report_bytes(files.require_report(), "md").decode()
 
@@ -131,3 +133,21 @@ def test_each_models_score_is_its_own_grades_estimate_with_an_interval_in_0_1(gr
         own = estimate_batch(files.design, positions, y[model].to_numpy()[None, :])
         assert (value, low, high) == pytest.approx((own.value[0], *(b[0] for b in own.interval(reading.level))))
         assert 0.0 <= low <= value <= high <= 1.0
+
+
+def test_the_markdown_report_shows_every_name_literally():
+    """A model's name, a criterion's and an upload's file name went into the Markdown report as they were, and a
+    viewer rendering inline HTML ran the markup they held (an attacker's review): each is shown literally, the
+    report's own bold kept. Rendered by CommonMark (markdown-it), no element of the names forms."""
+    from markdown_it import MarkdownIt
+
+    from core.exports.report import markdown_line, markdown_table, sources_line
+
+    hostile = "<img src=x onerror=alert(1)><script>alert(2)</script>[x](javascript:alert(3))"
+    table = markdown_table(pd.DataFrame({"model": [hostile], "estimate": [0.5]}))
+    line = markdown_line(f"**Estimated mean grade of criterion {hostile!r}: 0.5000**, from 3 graded items.")
+    inputs = {"inputs": {"pool": {"file": f"x`{hostile}`y.jsonl", "sha256": "ab"}}, "generated_at": "2026-12-07"}
+    for text in (table, line, sources_line(inputs)):
+        page = MarkdownIt("commonmark").enable("table").render(text)
+        assert "<img" not in page and "<script" not in page and "<a " not in page, page
+    assert MarkdownIt("commonmark").render(line).startswith("<p><strong>Estimated mean grade")  # bold kept

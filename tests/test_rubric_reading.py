@@ -22,6 +22,7 @@ from core.stats.confseq import anytime_interval
 from core.stats.estimate import estimate
 from core.stats.skips import skip_bound
 from core.store import accounts
+from tests.markdown_text import shown
 from tests.test_rubric import CRITERIA
 
 CARDS = 24
@@ -133,7 +134,7 @@ def test_the_report_carries_every_criterion_and_names_the_one_the_rule_reads(rub
             assert bounds == (None, None, None, None) and row["estimate"] is None
     assert not all(r.known for r in readings)  # the optional criterion waits for a grade in every stratum
     assert data["estimate"]["value"] == pytest.approx(readings[0].estimate.value)  # the headline: the primary's
-    for text in (report_bytes(data, "md").decode(), report_bytes(data, "html").decode().replace("&#x27;", "'")):
+    for text in (shown(report_bytes(data, "md").decode()), report_bytes(data, "html").decode().replace("&#x27;", "'")):
         assert "Stopping rule and forecast: criterion 'correct'" in text
         assert "Estimated mean grade of criterion 'correct': " in text
         for r in readings:
@@ -181,7 +182,7 @@ def test_a_one_question_project_reads_reports_and_exports_as_before(prepared_pro
     files = ProjectFiles.of(store, project)
     data = files.require_report()
     assert "criteria" not in data and "criterion" not in data["stopping_rule"]
-    markdown = report_bytes(data, "md").decode()
+    markdown = shown(report_bytes(data, "md").decode())
     assert "Stopping rule and forecast" not in markdown and "**Estimated mean grade: " in markdown
     grades = pd.read_csv(io.BytesIO(EXPORTS["csv"].write(files)))
     assert list(grades.columns) == EXPORT_COLUMNS and len(grades) == len(given)

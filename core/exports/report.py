@@ -535,8 +535,9 @@ def estimand_lines(section: dict[str, Any]) -> list[str]:
 def _criteria_lines(section: dict[str, Any] | None) -> list[str]:
     if section is None:
         return []
-    estimands = [f"- {line}" for line in estimand_lines(section)]
-    return ["## Criteria", "", section["words"], "", markdown_table(criteria_table(section)), "", *estimands, ""]
+    estimands = [f"- {markdown_line(line)}" for line in estimand_lines(section)]
+    words = markdown_line(section["words"])
+    return ["## Criteria", "", words, "", markdown_table(criteria_table(section)), "", *estimands, ""]
 
 
 def skips_section(skips: SkipBound | None, skip_steps: Mapping[int, int] | None) -> dict[str, Any] | None:
@@ -896,7 +897,9 @@ def as_of_line(data: dict[str, Any]) -> str:
 
 def sources_line(data: dict[str, Any]) -> str:
     """The report's time and its input files with their SHA-256, as a Markdown line."""
-    files = ", ".join(f"{role} `{f['file']}` (SHA-256 `{f['sha256']}`)" for role, f in data["inputs"].items())
+    files = ", ".join(
+        f"{role} {one_line_plain(f['file'])} (SHA-256 `{f['sha256']}`)" for role, f in data["inputs"].items()
+    )  # a file's name shown literally: in backticks, a name holding one closed them (an attacker's review)
     return f"{as_of_line(data)}, from {files}."
 
 
@@ -908,7 +911,7 @@ def report_markdown(data: dict[str, Any]) -> str:
         "",
         sources_line(data),
         "",
-        estimate_line(data),
+        markdown_line(estimate_line(data)),
         "",
         f"Allocation: {data['allocation']}.",
         "",
@@ -997,15 +1000,22 @@ def design_proxy(stored: dict[str, Any]) -> str:
     return f"pool column '{proxy}'" if proxy else "agreement of the surrogate samples"
 
 
+def markdown_line(line: str) -> str:
+    """A line of the report's prose as Markdown that shows it literally (core.inputs.markup.one_line_plain: a
+    model's or criterion's name can hold markup, which a viewer rendering inline HTML ran: an attacker's review),
+    its **bold** kept."""
+    return "**".join(one_line_plain(part) for part in line.split("**"))
+
+
 def markdown_table(frame: pd.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table; floats to 3 decimals, NaN as an empty cell."""
+    """A GitHub-flavoured Markdown table; floats to 3 decimals, NaN as an empty cell, text shown literally."""
 
     def cell(value: object) -> str:
         if value is None or (isinstance(value, float) and value != value):
             return "–"
         if isinstance(value, float):
             return f"{value:.3f}"
-        return " ".join(str(value).split()).replace("|", "\\|")
+        return one_line_plain(str(value))  # names (models, criteria, graders) shown literally, in any viewer
 
     header = "| " + " | ".join(map(str, frame.columns)) + " |"
     rule = "|" + "---|" * len(frame.columns)
