@@ -19,6 +19,7 @@ from core.stats.simulate import (
     replay_queue,
     replication_orders,
     simulate,
+    surrogate_items,
     synthetic_items,
 )
 from core.stats.stopping import FLOOR_KAPPA
@@ -273,3 +274,14 @@ def test_simulate_defaults_are_around_the_grades_the_plan_needs():
     assert budgets_around(123, 1000) == ("31", "62", "123", "184", "246")
     assert budgets_around(3, 40) == ("2", "3", "4", "6")  # at least 2 grades, no repeats
     assert budgets_around(30, 40) == ("8", "15", "30", "40")  # at most the pool
+
+
+def test_uniform_sampling_shows_no_saving_against_itself_under_the_same_rule():
+    """At a low mean, the same rule's uniform size was read from a formula at the stop's estimate, and plain
+    uniform sampling showed +10% against itself on the Simulate page (a manager's review): a stop that read its
+    grades as one sample is uniform sampling's own, so its same-rule saving is 0."""
+    rng = np.random.default_rng(5)
+    agreement = rng.choice([0.0, 0.2, 0.4], 300)
+    items = surrogate_items((rng.random(300) < 0.02 + 0.1 * agreement).astype(float), agreement, rng)
+    result = simulate(items, ["40"], reps=40, seed=2, methods=["uniform"], target_half_width=0.05)
+    assert result["stopping"]["uniform"]["saving_shown_same_regime"] == 0.0

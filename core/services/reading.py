@@ -296,7 +296,8 @@ def _saving(
     the same rule's had shown +42% for a design of one stratum, plain uniform sampling (a manager's review)."""
     n = stop_at or max(forecast_.n, estimate.n)
     if estimate.saving is not None:
-        return stop_saving(n, estimate.saving.s2, estimate.value, design.N, target, regime, width_ratio)
+        saving = estimate.saving
+        return stop_saving(n, saving.s2, estimate.value, design.N, target, regime, width_ratio, saving.apart)
     same, fixed = forecast_.uniform_same, forecast_.uniform
     return StopSaving(1 - n / max(same, 1), 1 - n / max(fixed, 1), same, fixed)
 

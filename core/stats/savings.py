@@ -78,7 +78,9 @@ HETEROGENEITY_LEVEL = 0.05
 @dataclass(frozen=True)
 class LiveSaving:
     """The live saving shown (share = 1 - n/m, m = uniform_labels, deff) and its range low..high (shares);
-    s2, the pool's variance S^2 it compares with (within + B)."""
+    s2, the pool's variance S^2 it compares with (within + B); apart, whether the grades read the strata apart
+    (the F test's verdict, core.stats.collapse): while they do not, the design reads its grades as one sample,
+    as uniform sampling does."""
 
     share: float
     uniform_labels: float
@@ -86,6 +88,7 @@ class LiveSaving:
     low: float
     high: float
     s2: float
+    apart: bool = True
 
 
 @dataclass(frozen=True)
@@ -98,11 +101,14 @@ class LiveSavingBatch:
     low: np.ndarray
     high: np.ndarray
     s2: np.ndarray
+    apart: np.ndarray
 
     def first(self) -> LiveSaving | None:
         """The first sample's `LiveSaving` (the batch of one sample the app reads); None where it is withheld."""
-        values = {name: float(np.ravel(getattr(self, name))[0]) for name in LiveSaving.__dataclass_fields__}
-        return None if np.isnan(values["share"]) else LiveSaving(**values)
+        values = {name: np.ravel(getattr(self, name))[0] for name in LiveSaving.__dataclass_fields__}
+        if np.isnan(values["share"]):
+            return None
+        return LiveSaving(**{k: bool(v) if k == "apart" else float(v) for k, v in values.items()})
 
 
 def heterogeneity_pvalue(counts: np.ndarray, sums: np.ndarray, s2: np.ndarray) -> np.ndarray:
@@ -172,6 +178,7 @@ def live_saving_batch(
         low=at(np.maximum(between - SAVING_RANGE_Z * se, 0.0))[0],
         high=at(between + SAVING_RANGE_Z * se)[0],
         s2=np.where(shown, within + np.where(evident, between, 0.0), np.nan),
+        apart=np.asarray(evident, dtype=bool),
     )
 
 

@@ -288,8 +288,9 @@ def _shown_savings(
         if regime == ANYTIME:
             fixed = tuple(float(end[0]) for end in batch.interval(0.95))
             ratio = measured_width_ratio(fixed, (float(shown[0][r]), float(shown[1][r])), int(n[r]), n0)
+        live = batch.saving
         saving = stop_saving(
-            int(n[r]), float(batch.saving.s2[0]), float(batch.value[0]), design.N, target, regime, ratio
+            int(n[r]), float(live.s2[0]), float(batch.value[0]), design.N, target, regime, ratio, bool(live.apart[0])
         )
         rows.append((saving.same_regime, saving.fixed_n))
     return np.array(rows)
