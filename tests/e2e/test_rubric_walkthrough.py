@@ -25,6 +25,7 @@ from tests.e2e.test_app_e2e import open_page
 from tests.e2e.test_fast_grading import CARD_READY
 from tests.e2e.test_fast_grading_rubric import STATE
 from tests.e2e.test_rubric_card import ANSWERS, DATA, answer, card_item, open_card, positions, submit
+from tests.markdown_text import shown
 
 pytestmark = pytest.mark.e2e
 CRITERIA = [
@@ -112,7 +113,8 @@ def report_rows(markdown: str) -> dict[str, list[str]]:
     """The report's criteria table, {criterion: its cells}, from its Markdown."""
     table = markdown.split("\n## Criteria\n", 1)[1].split("\n## ", 1)[0]  # up to the next section
     rows = [line.strip("|").split(" | ") for line in table.splitlines() if line.startswith("| ")]
-    return {cells[0].strip().removesuffix(" (primary)"): [c.strip() for c in cells] for cells in rows[1:]}
+    rows = [[shown(c.strip()) for c in cells] for cells in rows]  # each cell as a reader sees it
+    return {cells[0].removesuffix(" (primary)"): cells for cells in rows[1:]}
 
 
 def test_a_rubric_from_the_command_line_to_the_report(browser, shared_server, tmp_path, artifacts):
