@@ -222,7 +222,7 @@ def stopping_mode(
         regime=regime,
         target_half_width=target,
         expected=expected,
-        n0=n0,
+        planned=n0,
     )["stopping"]
 
 
