@@ -84,6 +84,7 @@
     }
     const stale = [...document.querySelectorAll('[data-stale="true"] button')].some((b) => b.innerText.trim().startsWith(press));
     if (stale && tries > 0) return setTimeout(() => pressWhenDrawn(press, shown, tries - 1), 50);
+    sent = null; // nothing was pressed
     say(`${shown}: ${none[press]}`);
   };
   // a scale key's grade given once the card's grades are drawn: a grade's own rerun leaves them stale for a moment,
@@ -152,6 +153,7 @@
       if ((label || AWAIT_CARD.has(press)) && busy()) return say(`${shown}: ${BUSY}`);
       if (press) {
         chosenSide = null; // a new card, or the same one afresh: the next key grades its first ungraded response
+        sent = { said: drawnSaid(), at: Date.now() }; // from the key on: its button may wait for a rerun's redraw
         pressWhenDrawn(press, shown, 40);
         return;
       }

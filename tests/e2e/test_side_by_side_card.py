@@ -209,6 +209,7 @@ def test_a_key_typed_ahead_of_the_next_card_is_not_taken_and_says_so(browser, sh
     page.wait_for_function(f"() => ({checked})() === 1", timeout=TIMEOUT_MS)
     page.locator("body").press("n")
     page.wait_for_function(f"() => ({checked})() === 2", timeout=TIMEOUT_MS)
+    page.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')", timeout=TIMEOUT_MS)
     page.keyboard.press("Enter")
     page.keyboard.press("y")  # before the next card is on screen
     page.get_by_text("Y: not taken: the last press is not answered yet").wait_for(timeout=TIMEOUT_MS)
