@@ -157,4 +157,4 @@ def test_the_report_states_the_estimand_and_reads_final_grades(world):
     assert data["estimate"]["value"] == pytest.approx(data["recompute"]["value"])
     assert "Estimand: " in report_markdown(data) and "Corrected for graders' errors: **" in report_markdown(data)
     assert data["review"]["waiting_items"] == 1  # item 1's grades disagree, and no reviewer settled it
-    assert "1 item waits for a final grade" in report_markdown(data)
+    assert "1 item waits for a reviewer's final grade" in report_markdown(data)

@@ -31,7 +31,7 @@ from core.exports.report import (
 from core.exports.report_html import audit_chain_parts, graders_parts, html_page, html_table, inputs_parts, paragraph
 from core.inputs.markup import one_line_plain
 from core.services.comparison_reading import ComparisonReading, statement
-from core.services.progress import counted, level_percent
+from core.services.progress import level_percent, waiting_for_review
 from core.stats.allocation import Design
 from core.stats.intervals import LEVEL
 from core.store import ProjectInfo, json_safe
@@ -109,12 +109,11 @@ def _summary(c: dict[str, Any]) -> str:
 
 def _waiting(count: int) -> str:
     """What the items waiting for review leave open, in words ("" when none wait)."""
-    if not count:
+    if not (words := waiting_for_review(count)):
         return ""
     return (
-        f" Provisional: {counted(count, 'item')} {'waits' if count == 1 else 'wait'} for a reviewer's final grade "
-        "(flagged, grades that disagree, or audited); until then each response enters with the mean of its "
-        "graders' grades, and the figures can change once they are settled."
+        f" Provisional: {words} (flagged, grades that disagree, or audited); until then each response enters with "
+        "the mean of its graders' grades, and the figures can change once they are settled."
     )
 
 

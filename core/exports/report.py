@@ -35,6 +35,7 @@ from core.services.progress import (
     counts,
     grader_pace,
     level_percent,
+    waiting_for_review,
     with_working_time,
     without_grades,
 )
@@ -818,10 +819,9 @@ def review_lines(review: dict[str, Any] | None) -> list[str]:
         return []
     lines = ["## Review", "", f"Estimand: {review['estimand']}.", ""]
     lines.append(f"{counted(review['reviewed_items'], 'item')} settled by a reviewer.")
-    if waiting := review.get("waiting_items"):
+    if waiting := waiting_for_review(review.get("waiting_items", 0)):
         lines.append(
-            f"{counted(waiting, 'item')} {'waits' if waiting == 1 else 'wait'} for a final grade (flagged, grades "
-            "that disagree, or audited); until then each enters with the mean of its grades."
+            f"{waiting} (flagged, grades that disagree, or audited); until then each enters with the mean of its grades."
         )
     for row in review["graders_vs_review"]:
         lines.append(

@@ -139,6 +139,15 @@ def counted(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if abs(count) == 1 else 's'}"
 
 
+def waiting_for_review(count: int) -> str:
+    """'3 items wait for a reviewer's final grade': the one wording of the items flagged, disagreeing or audited
+    that no reviewer has settled yet, which the dashboards and the reports give, each with what it means there;
+    "" when none wait."""
+    if not count:
+        return ""
+    return f"{counted(count, 'item')} {'waits' if count == 1 else 'wait'} for a reviewer's final grade"
+
+
 def without_grades(strata: Sequence[int], share: float | None = None) -> str:
     """'stratum 1 has no grade', 'strata 0, 2 (35% of the pool) have no grade': the strata an estimate waits for."""
     one = len(strata) == 1

@@ -38,7 +38,7 @@ from core.scales import Scale
 from core.services import auth, grading
 from core.services.criteria_reading import criteria_agreement
 from core.services.outcome import Outcome, Refused, permitted
-from core.services.progress import counted
+from core.services.progress import waiting_for_review
 from core.services.reservations import double_graded, drawn_positions
 from core.services.side_by_side import order_of, side_names
 from core.settings import ProjectSettings
@@ -83,10 +83,8 @@ def queue(store: Store, actor: auth.User | None, project_id: int) -> list[QueueE
 def waiting_words(store: Store, project_id: int) -> str:
     """How many items wait for a reviewer's final grade, in words ("" when none): the dashboards say it, so that
     a stop is not read as the last word while flagged items or disagreements wait (a manager's review)."""
-    count = len(waiting(store, project_id))
-    if not count:
-        return ""
-    return f"{counted(count, 'item')} {'waits' if count == 1 else 'wait'} for a reviewer's final grade (Review page)."
+    words = waiting_for_review(len(waiting(store, project_id)))
+    return f"{words} (Review page)." if words else ""
 
 
 def waiting(store: Store, project_id: int) -> list[QueueEntry]:

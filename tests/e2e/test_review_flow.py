@@ -31,7 +31,7 @@ def test_a_flag_from_the_card_and_a_final_grade_from_the_review_page(browser, sh
     for grader, label in (("ann", "Correct"), ("bob", "Incorrect")):  # a disagreement on item 30
         reservations.record_grade(store, pid, 30, BINARY, label, grader)
     page.goto(f"{shared_server.url}/review?project={pid}&grader=rita")
-    page.get_by_text("2 items wait for a final grade").wait_for(timeout=TIMEOUT_MS)
+    page.get_by_text("2 items wait for a reviewer's final grade").wait_for(timeout=TIMEOUT_MS)
     page.screenshot(path=artifacts / "review-queue.png")
     page.get_by_label("Item to review").click()  # the flagged item comes first; the disagreement after it
     disagreed = store.item(pid, 30)["id"]
