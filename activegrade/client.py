@@ -46,9 +46,10 @@ def _retry_after(response: requests.Response) -> float | None:
 
 
 def _repeatable(method: str, path: str, body: Any) -> bool:
-    """Whether a call may be sent again without doing twice what it asks: a read, a grade or a skip (the server
-    stores a press sent again on its token once), an undo naming its item."""
-    if method == "GET" or path.endswith(("/grades", "/skip")):
+    """Whether a call may be sent again without doing twice what it asks: a read, a grade, a skip or a flag (the
+    server stores a press sent again on its token once, a flag with the same note once), an undo naming its
+    item."""
+    if method == "GET" or path.endswith(("/grades", "/skip", "/flag")):
         return True
     return path.endswith("/undo") and isinstance(body, Mapping) and bool(body.get("item_id"))
 
@@ -380,6 +381,13 @@ class Project:
         """Pass on the card's item: it goes back to the queue."""
         body = {"item_id": card.item_id, "token": card.token}
         return _of(Outcome, self.client._json("POST", self._path + "/skip", json=body))
+
+    def flag(self, card: Card, note: str = "") -> Outcome:
+        """Send the card's item to a reviewer with ``note`` (the Grade page's F): the item stays the caller's to
+        grade or skip, and a card they graded may be flagged after. Sent again with the same note, it raises one
+        flag. ApiError 409 when the card is no longer the caller's (skipped, or the token expired)."""
+        body = {"item_id": card.item_id, "token": card.token, "note": note}
+        return _of(Outcome, self.client._json("POST", self._path + "/flag", json=body))
 
     def undo(self, item_id: str | None = None) -> Outcome:
         """Take back the caller's last action: a skip (the item is theirs again), else their last grade (where it

@@ -21,7 +21,7 @@ from core.api import endpoints, http
 from core.errors import InputError
 from core.services import auth, team, tokens
 from core.services.project import create_project, start_preparation
-from core.store import Store, accounts
+from core.store import Store, accounts, reviews
 from core.store.models import utcnow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -632,3 +632,40 @@ def test_the_reading_gives_the_review_backlog_and_the_corrected_estimate(world, 
     monkeypatch.setattr(endpoints.review, "waiting", lambda *args: [object()] * 6)
     body = call(client, secrets["vic"], "GET", f"/projects/{pid}/reading").json()
     assert body["review"]["waiting_items"] == 6 and body["review"]["validated"]["ci_low"] == 0.179
+
+
+def test_a_flag_sends_the_card_to_review_once_and_only_an_item_the_grader_holds_or_graded(world):
+    """The Grade page's F had no route (an integrator's note): a bot that doubts an item could not send it to a
+    reviewer. Sent again after a lost answer it raises one flag, as a grade sent again stores one."""
+    store, pid, _, client = world
+    team.create_account(store, auth.OPERATOR, "flo", auth.GRADER, password=PASSWORD)
+    team.assign(store, auth.OPERATOR, pid, "flo")
+    flo = tokens.create(store, auth.OPERATOR, "flo", "tests")[1]
+    card = call(client, flo, "GET", f"/projects/{pid}/next").json()["item"]
+    body = {"item_id": card["item_id"], "token": card["token"], "note": "the reference looks wrong"}
+    first = call(client, flo, "POST", f"/projects/{pid}/flag", json=body)
+    assert first.status_code == 200 and first.json()["status"] == "flagged", first.text
+    assert first.json()["item_id"] == card["item_id"] and first.json()["position"] == card["position"]
+    again = call(client, flo, "POST", f"/projects/{pid}/flag", json=body)
+    assert again.status_code == 200 and "already" in again.json()["message"]
+
+    def flags() -> list[str]:
+        raised = reviews.flags(store, pid, [card["position"]])
+        return raised.loc[raised["grader"] == "flo", "note"].tolist()
+
+    assert flags() == ["the reference looks wrong"]
+    assert call(client, flo, "GET", f"/projects/{pid}/next").json()["item"]["token"] == card["token"]  # still flo's
+    press = {"item_id": card["item_id"], "token": card["token"], "label": card["labels"][0]["label"]}
+    assert call(client, flo, "POST", f"/projects/{pid}/grades", json=press).status_code == 200
+    after = call(client, flo, "POST", f"/projects/{pid}/flag", json={**body, "note": "and the grade is a guess"})
+    assert after.json()["status"] == "flagged" and flags() == ["the reference looks wrong", "and the grade is a guess"]
+    other = call(client, flo, "GET", f"/projects/{pid}/next").json()["item"]
+    skip = {"item_id": other["item_id"], "token": other["token"]}
+    assert call(client, flo, "POST", f"/projects/{pid}/skip", json=skip).json()["status"] == "skipped"
+    skipped = call(client, flo, "POST", f"/projects/{pid}/flag", json=skip)  # back in the queue: not flo's card
+    assert skipped.status_code == 409 and skipped.json()["error"]["field"] == "token"
+    assert reviews.flags(store, pid, [other["position"]]).empty
+    forged = call(client, flo, "POST", f"/projects/{pid}/flag", json={**body, "token": "made-up"})
+    assert forged.status_code == 409 and forged.json()["error"]["field"] == "token"
+    typo = call(client, flo, "POST", f"/projects/{pid}/flag", json={**body, "note ": "x"})
+    assert typo.status_code == 422 and typo.json()["error"]["field"] == "note "

@@ -67,3 +67,13 @@ def test_retries_give_up_after_their_count(waits):
     with pytest.raises(activegrade.ApiError) as refused:
         _project(answers).undo(item_id="q1")
     assert refused.value.status == 503 and len(answers.sent) == 3 and waits == [0.5, 1.0]
+
+
+def test_a_flag_is_sent_with_its_cards_token_and_note_and_again_after_a_busy_database(waits):
+    """The server raises one flag for the same note sent again, so the client may repeat it."""
+    answers = Answers((503, {}))
+    card = activegrade.Card(item_id="q1", token="t1", position=3, prompt="", response="", labels=())
+    outcome = _project(answers).flag(card, "the reference is wrong")
+    sent = [json.loads(body) for _, _, body in answers.sent]
+    assert outcome.status == "saved" and len(answers.sent) == 2 and answers.sent[0][1] == "/api/v1/projects/7/flag"
+    assert sent == [{"item_id": "q1", "token": "t1", "note": "the reference is wrong"}] * 2

@@ -626,6 +626,38 @@ def _skipped_again(call: Call, project_id: int) -> Response | None:
     return _outcome(again, project_id, call.store, ("skipped",), item_id)
 
 
+def flag(call: Call) -> Response:
+    """Send the item a token names to the review queue with the caller's note (grade_actions.flag, the Grade
+    page's F): its card stays the caller's, live or spent by their grade; the same flag sent again raises one."""
+    call.fields_of(schemas.FLAG_REQUEST)
+    acting = _grader(call)
+    project_id = acting.project.id
+    token = call.text("token", limit=100)
+    item_id = call.text("item_id", limit=MAX_ID_CHARS)
+    note = call.text("note", default="", limit=MAX_COMMENT_CHARS)
+    showing = cards.shown(call.store, project_id, call.user.name, token, item_id)
+    if showing is None and (spent := showings.spent(call.store, project_id, call.user.name, token, item_id)):
+        graded = call.store.grade_of(project_id, spent.position, call.user.name) is not None
+        showing = spent if graded else None  # a skipped item is back in the queue, no longer the caller's card
+    if showing is None:
+        return _press_error(
+            409,
+            "refused",
+            "that token and item_id name neither your current card nor an item you graded with it (or it expired): "
+            "send the two as GET next gave them",
+            "token",
+        )
+    return _press(
+        lambda: _outcome(
+            grade_actions.flag(call.store, acting, project_id, showing.position, note),
+            project_id,
+            call.store,
+            (review.FLAGGED,),
+            showing.item_id,
+        )
+    )
+
+
 def undo(call: Call) -> Response:
     call.fields_of(schemas.UNDO_REQUEST)
     acting = _grader(call)
@@ -763,6 +795,21 @@ ENDPOINTS: tuple[Declared, ...] = (
         schemas.OUTCOME,
         body="json",
         request=schemas.SKIP_REQUEST,
+        errors=(401, 403, 404, 409, 413, 422, 429, 503),
+    ),
+    Declared(
+        "POST",
+        "/projects/{project_id}/flag",
+        flag,
+        "Send the item a token names to review, with a note",
+        schemas.OUTCOME,
+        body="json",
+        request=schemas.FLAG_REQUEST,
+        description="The Grade page's F (core.services.grade_actions.flag): the item goes to the Review page's "
+        "queue with the note, and stays the caller's to grade or skip. The token is GET next's for the item, "
+        "live or spent by the caller's own grade; a flag the caller raised on the item with the same note "
+        "answers flagged again and adds none. 409: the token names none of the caller's cards, or another "
+        "grader holds the item now.",
         errors=(401, 403, 404, 409, 413, 422, 429, 503),
     ),
     Declared(

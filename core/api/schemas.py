@@ -314,6 +314,17 @@ SKIP_REQUEST = _request(
     },
     ("item_id", "token"),
 )
+FLAG_REQUEST = _request(
+    {
+        "item_id": {"type": "string"},
+        "token": {
+            "type": "string",
+            "description": "the token GET next gave with the item: live, or spent by the caller's own grade",
+        },
+        "note": {"type": "string", "default": "", "maxLength": MAX_COMMENT_CHARS},
+    },
+    ("item_id", "token"),
+)
 GRADE_REQUEST = _request(
     {
         "item_id": {"type": "string"},
@@ -342,7 +353,7 @@ OUTCOME = _object(
     {
         "status": {
             "type": "string",
-            "enum": ["saved", "changed", "unchanged", "skipped", "undone", "refused", "not_saved"],
+            "enum": ["saved", "changed", "unchanged", "skipped", "undone", "flagged", "refused", "not_saved"],
         },
         "message": {"type": "string"},
         "grade_id": INT_OR_NULL,

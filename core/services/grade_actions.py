@@ -377,13 +377,19 @@ def comment(store: Store, actor: Actor, project_id: int, position: int, text: st
 @_logs_refusals
 def flag(store: Store, actor: Actor, project_id: int, position: int, note: str = "") -> Outcome:
     """Send the item to the review queue (core.services.review) with the grader's note; the item stays theirs
-    to grade or skip. Only an item the grader holds or has graded: a flag is about what they were shown."""
+    to grade or skip. Only an item the grader holds or has graded: a flag is about what they were shown. A flag
+    the grader raised on the item already with the same note is not raised again (a key pressed twice, a
+    request sent again after a lost answer): one flag, one line on the Review page."""
     grader = acting_grader(store, actor, project_id)
+    note = grading.check_comment(note)
     if store.grade_of(project_id, position, grader.name) is None and not reservations.hold(
         store, project_id, position, grader.name
     ):
         raise Refused("flag an item on your card: this one is another grader's now")
-    reviews.add_flag(store, project_id, position, grader.name, grading.check_comment(note))
+    raised = reviews.flags(store, project_id, [position])
+    if ((raised["grader"] == grader.name) & (raised["note"] == note)).any():
+        return Outcome(reviews.FLAGGED, "flagged for review (already, with this note)", position)
+    reviews.add_flag(store, project_id, position, grader.name, note)
     return Outcome(reviews.FLAGGED, "flagged for review", position)
 
 
