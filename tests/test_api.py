@@ -13,6 +13,7 @@ from urllib.parse import unquote
 
 import pandas as pd
 import pytest
+from sqlalchemy import update
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -22,7 +23,7 @@ from core.errors import InputError
 from core.services import auth, team, tokens
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts, reviews
-from core.store.models import utcnow
+from core.store.models import ApiToken, utcnow
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "app"
@@ -669,3 +670,24 @@ def test_a_flag_sends_the_card_to_review_once_and_only_an_item_the_grader_holds_
     assert forged.status_code == 409 and forged.json()["error"]["field"] == "token"
     typo = call(client, flo, "POST", f"/projects/{pid}/flag", json={**body, "note ": "x"})
     assert typo.status_code == 422 and typo.json()["error"]["field"] == "note "
+
+
+def test_a_token_expires_after_its_days_and_says_so_to_its_holder(world):
+    """A token answered until revoked (an attacker's note: one left in a forgotten script stayed good for years).
+    It now answers for the days its maker gives (DEFAULT_DAYS unless told), then a 401 says it expired."""
+    store, _, _, client = world
+    info, secret = tokens.create(store, auth.OPERATOR, "bob", "a week", days=7)
+    assert info.expires_at - info.created_at == timedelta(days=7) and info.active
+    assert tokens.resolve(store, secret, now=info.created_at + timedelta(days=6)).name == "bob"
+    with pytest.raises(tokens.TokenExpired):
+        tokens.resolve(store, secret, now=info.created_at + timedelta(days=7))
+    default = tokens.create(store, auth.OPERATOR, "bob", "default")[0]
+    assert default.expires_at - default.created_at == timedelta(days=tokens.DEFAULT_DAYS)
+    for days in (0, tokens.MAX_DAYS + 1, True, 1.5, "30"):
+        with pytest.raises(InputError, match="a token's life"):
+            tokens.create(store, auth.OPERATOR, "bob", "bad", days=days)
+    with store.session() as s, s.begin():  # its time has come
+        s.execute(update(ApiToken).where(ApiToken.id == info.id).values(expires_at=utcnow() - timedelta(seconds=1)))
+    answer = call(client, secret, "GET", "/me")
+    assert answer.status_code == 401 and "expired at" in answer.json()["error"]["message"]
+    assert not [t for t in tokens.listed(store, auth.OPERATOR, "bob") if t.id == info.id][0].active

@@ -9,12 +9,16 @@ import hashlib
 from collections.abc import Iterator
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, create_engine, text
 
 from core.errors import InputError
+from core.services import tokens
 from core.store import Store, head, upgrade
+from core.store.migrations import REVISIONS
 from core.store.models import Base
 from tests.legacy_schemas import create_legacy_schema
 from tests.pg_schema import throwaway_schema_url
@@ -31,6 +35,15 @@ def engine(request, tmp_path) -> Iterator[Engine]:
             engine = create_engine(url)
             yield engine
             engine.dispose()
+
+
+def at_revision(engine: Engine, revision: str) -> None:
+    """The database as the revisions up to ``revision`` build it (a later one's tables and columns absent)."""
+    config = Config()
+    config.set_main_option("script_location", str(REVISIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
 
 
 POOL_BYTES = b'{"id": "q0", "prompt": "p", "response": "r"}\n'
@@ -120,7 +133,7 @@ def test_a_newer_legacy_database_is_refused(engine):
 def test_a_comparison_made_before_card_keys_gets_one_and_its_cards_are_shown_afresh(engine):
     """Revision 0017: the order of a comparison's cards without a key follows from its seed and the code (a security
     review named every response's model); the upgrade draws a key and drops the showings in the old order."""
-    upgrade(engine)
+    at_revision(engine, "0016")
     now = "2026-11-01 12:00:00+00:00"
     with engine.begin() as c:
         for pid, settings in ((1, '{"targets": ["a", "b"]}'), (2, '{"seed": 3}')):
@@ -138,7 +151,6 @@ def test_a_comparison_made_before_card_keys_gets_one_and_its_cards_are_shown_afr
                 ),
                 {"t": f"token{pid}", "id": pid, "now": now},
             )
-        c.execute(text("UPDATE alembic_version SET version_num = '0016'"))
     assert upgrade(engine) == "0016"
     store = Store(engine)
     assert len(store.project(1).settings.card_key) == 32 and store.project(2).settings.card_key == ""
@@ -154,3 +166,26 @@ def test_an_upgrade_is_logged_by_the_process_that_makes_it(engine, caplog):
         upgrade(engine)
     said = [r.getMessage() for r in caplog.records if r.name == "core.store.migrations"]
     assert said == [f"database schema upgraded from nothing (a new database) to {head()}"]
+
+
+def test_the_tokens_made_before_expiry_keep_answering(engine):
+    """Revision 0018: a token gains ``expires_at``; those made before it have none, so no running pipeline stops
+    on an upgrade (the Team page and `tokens list` say to replace them)."""
+    at_revision(engine, "0017")
+    with engine.begin() as c:
+        c.execute(
+            text(
+                "INSERT INTO users (id, name, role, active, password_hash, created_at)"
+                " VALUES (1, 'ann', 'grader', true, '', '2026-11-01 12:00:00+00:00')"
+            )
+        )
+        c.execute(
+            text(
+                "INSERT INTO api_tokens (id, token_hash, user_id, name, created_by, created_at)"
+                " VALUES (1, :h, 1, 'ci', 'root', '2026-11-01 12:00:00+00:00')"
+            ),
+            {"h": hashlib.sha256(b"ag_old").hexdigest()},
+        )
+    assert upgrade(engine) == "0017"
+    user = tokens.resolve(Store(engine), "ag_old")
+    assert user is not None and user.name == "ann"

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+from datetime import timedelta
 
 from core.cli import main
-from core.services import auth
+from core.services import auth, tokens
 from core.store import Store
 
 
@@ -66,9 +67,22 @@ def test_tokens_create_prints_the_token_alone_on_its_last_line_once_and_it_authe
     assert tokens.resolve(store, secret).name == "fay"
     assert main(["tokens", "--db-url", url, "list", "fay", "--json", "-"]) == 0
     (listed,) = json.loads(capsys.readouterr().out)["tokens"]
-    assert listed["name"] == "cli"
+    assert listed["name"] == "cli" and listed["expires_at"] and listed["active"]
     assert main(["tokens", "--db-url", url, "revoke", str(listed["id"])]) == 0
     assert tokens.resolve(store, secret) is None
+
+
+def test_tokens_create_takes_the_days_a_token_answers_and_list_says_until_when(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    assert main(["users", "--db-url", url, "add", "fay", "--role", "viewer", "--email", "fay@example.org", "-q"]) == 0
+    assert main(["tokens", "--db-url", url, "create", "fay", "--days", "30", "--json", "-"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert main(["tokens", "--db-url", url, "list", "fay"]) == 0
+    assert f"active until {made['expires_at'][:19]}" in capsys.readouterr().out
+    (info,) = tokens.listed(Store.open(url), auth.OPERATOR, "fay")
+    assert info.expires_at - info.created_at == timedelta(days=30)
+    assert main(["tokens", "--db-url", url, "create", "fay", "--days", "400"]) == 2
+    assert "a token's life is 400 days" in capsys.readouterr().err
 
 
 def test_python_m_core_tokens_create_takes_a_label(tmp_path):

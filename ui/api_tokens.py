@@ -42,6 +42,7 @@ def section(actor: auth.User, owner: str, key: str) -> None:
                         "created": _when(t.created_at),
                         "by": t.created_by,
                         "last used": _when(t.last_used_at) or "never",
+                        "expires": _when(t.expires_at) or "never (made before tokens expired: replace it)",
                         "revoked": _when(t.revoked_at),
                     }
                     for t in found
@@ -54,9 +55,18 @@ def section(actor: auth.User, owner: str, key: str) -> None:
         st.caption(f"{owner} has no API token.")
     with st.form(f"new-token-{key}", clear_on_submit=True):
         name = st.text_input("What the token is for", placeholder="e.g. CI export", key=f"token-name-{key}")
+        days = st.number_input(
+            "Days it answers",
+            min_value=1,
+            max_value=tokens.MAX_DAYS,
+            value=tokens.DEFAULT_DAYS,
+            step=1,
+            key=f"token-days-{key}",
+            help="After these days the token stops answering: make a new one then.",
+        )
         if st.form_submit_button("Create API token"):
             try:
-                _, secret = tokens.create(store, actor, owner, name)
+                _, secret = tokens.create(store, actor, owner, name, int(days))
             except (InputError, Refused) as exc:
                 st.error(str(exc))
             else:

@@ -417,7 +417,10 @@ class Endpoint:
         address = auth.client_address(
             request.client.host if request.client else None, request.headers.get("x-forwarded-for")
         )
-        user = tokens.resolve(store, token, address)
+        try:
+            user = tokens.resolve(store, token, address)
+        except tokens.TokenExpired as exc:
+            raise ApiError(401, f"{exc}: make a new one (Team page or `activegrade tokens create USER`)") from None
         if user is None:
             raise ApiError(
                 401,

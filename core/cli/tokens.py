@@ -2,6 +2,7 @@
 
 python -m core tokens create bob                     # an API token, printed alone on the last line, once
 python -m core tokens create bob --name "CI export"  # what the token is for (default: cli)
+python -m core tokens create bob --days 30           # it answers 30 days (default 90, at most 366)
 python -m core tokens list bob
 python -m core tokens revoke 3
 """
@@ -34,6 +35,12 @@ def add_actions(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_LABEL,
         help=f"what the token is for, e.g. 'CI export' (default: {DEFAULT_LABEL})",
     )
+    create.add_argument(
+        "--days",
+        type=int,
+        default=tokens.DEFAULT_DAYS,
+        help=f"days the token answers, 1 to {tokens.MAX_DAYS} (default: {tokens.DEFAULT_DAYS}); then make a new one",
+    )
     listed = sub.add_parser("list", help="the account's tokens (never their secrets)")
     listed.add_argument("name", metavar="USER")
     revoke = sub.add_parser("revoke", help="revoke a token by its id (from `list`)")
@@ -46,10 +53,17 @@ def add_actions(parser: argparse.ArgumentParser) -> None:
 def act(store: Store, args: argparse.Namespace) -> int:
     """Carry out ``args.token_action`` (create, list or revoke) as the operator."""
     if args.token_action == "create":
-        info, secret = tokens.create(store, auth.OPERATOR, args.name, args.token_name)
+        info, secret = tokens.create(store, auth.OPERATOR, args.name, args.token_name, args.days)
         where = "in the JSON's 'token'" if args.json == STDOUT else "on the next line"
-        say(args, f"created API token {info.id} ({info.name}) for {info.owner}; it is shown once, {where}:")
-        write_json(args, {"id": info.id, "owner": info.owner, "name": info.name, "token": secret})
+        say(
+            args,
+            f"created API token {info.id} ({info.name}) for {info.owner}, good until {_when(info.expires_at)}; it is "
+            f"shown once, {where}:",
+        )
+        expires = json_safe(info.expires_at)
+        write_json(
+            args, {"id": info.id, "owner": info.owner, "name": info.name, "expires_at": expires, "token": secret}
+        )
         if args.json != STDOUT:
             print(secret)
         return 0
@@ -64,11 +78,23 @@ def act(store: Store, args: argparse.Namespace) -> int:
     return 0
 
 
+def _when(moment) -> str:
+    return moment.isoformat(timespec="seconds")
+
+
 def _token_line(token: tokens.TokenInfo) -> str:
     """One listed token: id, name, created (by whom), last used, state; tab-separated."""
-    used = token.last_used_at.isoformat(timespec="seconds") if token.last_used_at else "never used"
-    state = "active" if token.active else f"revoked {token.revoked_at.isoformat(timespec='seconds')}"
-    return f"{token.id}\t{token.name}\tcreated {token.created_at.isoformat(timespec='seconds')} by {token.created_by}\t{used}\t{state}"
+    used = _when(token.last_used_at) if token.last_used_at else "never used"
+    return f"{token.id}\t{token.name}\tcreated {_when(token.created_at)} by {token.created_by}\t{used}\t{_state(token)}"
+
+
+def _state(token: tokens.TokenInfo) -> str:
+    """'active until ...', 'expired ...', 'revoked ...', or 'active, never expires' (a token made before expiry)."""
+    if token.revoked_at is not None:
+        return f"revoked {_when(token.revoked_at)}"
+    if token.expires_at is None:
+        return "active, never expires (made before tokens expired: replace it)"
+    return f"{'active until' if token.active else 'expired'} {_when(token.expires_at)}"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,6 +1,10 @@
 """Personal API tokens: created by a signed-in user for themselves or by an admin for anyone, shown once,
 stored hashed, revocable, and resolved to their account on every API request.
 
+A token expires: DEFAULT_DAYS after it is made unless its maker names another number of days, at most
+MAX_DAYS (GitHub's and GitLab's personal tokens expire too), so a token left in a forgotten script or a
+leaked log stops answering by itself. Tokens made before expiry existed (schema 18) have none.
+
 A token acts as its account: ``resolve`` returns the account as the database has it now (current role;
 None once it is disabled or the token revoked), and every API handler then calls the same checked services
 as the pages with that user, so roles and project assignments apply unchanged. The secret is
@@ -29,6 +33,10 @@ TOUCH_EVERY = timedelta(minutes=1)
 """A token's last use is written at most this often (not one write per request)."""
 FAILURE_NAME = "(api token)"
 """The name wrong tokens are counted under in the sign-in failures table (parentheses: no account's name)."""
+DEFAULT_DAYS = 90
+"""Days a token answers when its maker names none (GitLab's default and most: a year; GitHub suggests 30)."""
+MAX_DAYS = 366
+"""The most days a token may be made to answer: a yearly renewal, the longest GitLab allows."""
 TOKEN_CREATED = "api_token_created"
 TOKEN_REVOKED = "api_token_revoked"
 
@@ -44,10 +52,12 @@ class TokenInfo:
     created_at: datetime
     last_used_at: datetime | None
     revoked_at: datetime | None
+    expires_at: datetime | None
 
     @property
     def active(self) -> bool:
-        return self.revoked_at is None
+        """Not revoked and not expired: the token answers (its account's state aside)."""
+        return self.revoked_at is None and not expired(self.expires_at, utcnow())
 
 
 def _hash(secret: str) -> str:
@@ -55,7 +65,33 @@ def _hash(secret: str) -> str:
 
 
 def _info(row: table.TokenRow, owner: str) -> TokenInfo:
-    return TokenInfo(row.id, owner, row.name, row.created_by, row.created_at, row.last_used_at, row.revoked_at)
+    return TokenInfo(
+        row.id, owner, row.name, row.created_by, row.created_at, row.last_used_at, row.revoked_at, row.expires_at
+    )
+
+
+class TokenExpired(Exception):
+    """The token sent is one of ours, and expired at ``expires_at``: its holder is told so (only the holder of
+    the secret can learn it), not that it is wrong."""
+
+    def __init__(self, expires_at: datetime) -> None:
+        super().__init__(f"the API token expired at {expires_at:%Y-%m-%d %H:%M} UTC")
+        self.expires_at = expires_at
+
+
+def expired(expires_at: datetime | None, now: datetime) -> bool:
+    """Whether a token that expires at ``expires_at`` (None: never, a token made before expiry) has by ``now``."""
+    return expires_at is not None and now >= expires_at
+
+
+def check_days(days: object) -> int:
+    """``days`` as the whole number of days a new token answers, 1 to MAX_DAYS; InputError otherwise."""
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS:
+        raise InputError(
+            f"a token's life is {days!r} days",
+            fix=f"give a whole number of days from 1 to {MAX_DAYS} (default {DEFAULT_DAYS}); make a new token then",
+        )
+    return days
 
 
 def _owner_for(
@@ -77,9 +113,12 @@ def _owner_for(
     return current, account
 
 
-def create(store: Store, actor: auth.User | None, owner: str, name: str) -> tuple[TokenInfo, str]:
-    """A new token for ``owner`` named ``name`` (what it is for); returns it with its secret, which is shown
-    once and never stored."""
+def create(
+    store: Store, actor: auth.User | None, owner: str, name: str, days: int = DEFAULT_DAYS
+) -> tuple[TokenInfo, str]:
+    """A new token for ``owner`` named ``name`` (what it is for) that answers for ``days`` days (`check_days`);
+    returns it with its secret, which is shown once and never stored."""
+    days = check_days(days)
     current, account = _owner_for(store, actor, owner, creating=True)
     name = check_length(name.strip(), MAX_NAME_CHARS, "the token's name")
     if not name:
@@ -87,8 +126,9 @@ def create(store: Store, actor: auth.User | None, owner: str, name: str) -> tupl
     if (hidden := hidden_character(name)) is not None:  # an escape sequence forged lines in `tokens list`
         raise InputError(f"the token's name holds the character {hidden}", fix="name it with visible characters")
     secret = PREFIX + secrets.token_urlsafe(32)
-    row = table.add(store, _hash(secret), account.id, name, current.name)
-    audit.record(store, current, TOKEN_CREATED, owner=account.name, token=name, token_id=row.id)
+    now = utcnow()
+    row = table.add(store, _hash(secret), account.id, name, current.name, now, now + timedelta(days=days))
+    audit.record(store, current, TOKEN_CREATED, owner=account.name, token=name, token_id=row.id, days=days)
     return _info(row, account.name), secret
 
 
@@ -115,7 +155,7 @@ def resolve(
     store: Store, secret: str | None, address: str | None = None, *, now: datetime | None = None
 ) -> auth.User | None:
     """The account a live token stands for, with its current role; None for an unknown or revoked token or a
-    disabled account. Records the use (at most every TOUCH_EVERY).
+    disabled account; TokenExpired for an expired one. Records the use (at most every TOUCH_EVERY).
 
     Wrong tokens are throttled like wrong passwords (core.services.auth.back_off, in the same failures
     table under the name FAILURE_NAME, which no account can have): after auth.FREE_FAILURES wrong tokens in
@@ -146,6 +186,8 @@ def _account_of(store: Store, secret: str | None, now: datetime) -> auth.User | 
     row = table.find(store, _hash(secret))
     if row is None or row.revoked_at is not None:
         return None
+    if expired(row.expires_at, now):
+        raise TokenExpired(row.expires_at)
     account = accounts.user_by_id(store, row.user_id)
     if account is None or not account.active:
         return None

@@ -318,6 +318,8 @@ class ApiToken(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_used_at: Mapped[datetime | None] = mapped_column(nullable=True)
     revoked_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    expires_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    """When the token stops answering (schema 18); None: a token made before tokens expired."""
     __table_args__ = (Index("ix_api_tokens_user", "user_id"),)
 
 

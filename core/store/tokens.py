@@ -30,6 +30,7 @@ class TokenRow:
     created_at: datetime
     last_used_at: datetime | None
     revoked_at: datetime | None
+    expires_at: datetime | None
 
 
 def _row(row: ApiToken | Row) -> TokenRow:
@@ -41,12 +42,22 @@ def _row(row: ApiToken | Row) -> TokenRow:
         aware(row.created_at),
         aware_or_none(row.last_used_at),
         aware_or_none(row.revoked_at),
+        aware_or_none(row.expires_at),
     )
 
 
-def add(store: Store, token_hash: str, user_id: int, name: str, created_by: str) -> TokenRow:
+def add(
+    store: Store, token_hash: str, user_id: int, name: str, created_by: str, created_at: datetime, expires_at: datetime
+) -> TokenRow:
     with store.session() as s, s.begin():
-        row = ApiToken(token_hash=token_hash, user_id=user_id, name=name, created_by=created_by)
+        row = ApiToken(
+            token_hash=token_hash,
+            user_id=user_id,
+            name=name,
+            created_by=created_by,
+            created_at=created_at,
+            expires_at=expires_at,
+        )
         s.add(row)
         s.flush()
         return _row(row)

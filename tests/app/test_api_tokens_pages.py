@@ -3,6 +3,8 @@ their own in the sidebar; the secret is shown once and then works as a bearer to
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from core import config
@@ -31,9 +33,12 @@ def test_an_admin_creates_a_token_for_a_grader_on_team(world):
     team = _run(root, "app_pages/team.py")
     team.selectbox(key="tokens_account").select("ann").run()
     team.text_input(key="token-name-team").input("CI export")
+    team.number_input(key="token-days-team").set_value(30)
     team.button(key="FormSubmitter:new-token-team-Create API token").click().run()
     secret = _shown_secret(team)
     assert tokens.resolve(world, secret).name == "ann"
+    (made,) = tokens.listed(world, auth.OPERATOR, "ann")
+    assert made.expires_at - made.created_at == timedelta(days=30)  # the form's days, not the default
     team.run()  # shown once
     assert not [c for c in team.code if c.value.startswith(tokens.PREFIX)]
     assert [t.created_by for t in tokens.listed(world, auth.OPERATOR, "ann")] == ["root"]
