@@ -10,7 +10,10 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
+from core import config
 from core.api.http import SESSION_COOKIE
+from core.services import account_writes, auth, sessions
+from core.store import Store
 from ui import web
 
 
@@ -131,3 +134,38 @@ def test_a_handoff_body_longer_than_a_code_is_refused_unread(client):
     streamed = client.post(web.SESSION_ROUTE, content=(b"x" * 1024 for _ in range(1024)))  # no Content-Length
     assert streamed.status_code == 413
     assert client.post(web.SESSION_ROUTE, content=code).status_code == 204  # the code itself, still unspent
+
+
+def test_an_upload_to_streamlits_route_needs_an_account_that_may_create_projects(tmp_path, monkeypatch):
+    """Streamlit's upload route took a file from any session, the sign-in page's included, and kept it in memory
+    (an attacker's review: six 50 MB PUTs with no account, 300 MB held); the Projects page, whose new project is
+    the app's one upload, is an admin's."""
+    url = f"sqlite:///{tmp_path / 'web.db'}"
+    monkeypatch.setenv(config.DB_URL, url)
+    monkeypatch.delenv(config.OPEN_DEMO, raising=False)
+    store = Store.open(url)
+    password = "correct horse battery"
+    for name, role in (("root", auth.ADMIN), ("ann", auth.GRADER)):
+        account_writes.create_account(store, name, role, password=password)
+    cookie = {name: sessions.start(store, auth.sign_in(store, name, password)) for name in ("root", "ann")}
+    taken = []
+
+    async def _upload(request):
+        taken.append(await request.body())
+        return PlainTextResponse("", status_code=204)
+
+    app = Starlette(
+        routes=[Route("/_stcore/upload_file/{sid}/{fid}", _upload, methods=["PUT"])], middleware=web.MIDDLEWARE
+    )
+    path, body = "/_stcore/upload_file/s1/f1", b"x" * 1000
+    origin = {"Origin": "http://127.0.0.1:8501"}
+
+    def put(name: str | None, headers=origin) -> int:
+        client = TestClient(
+            app, base_url="http://127.0.0.1:8501", cookies={SESSION_COOKIE: cookie[name]} if name else {}
+        )
+        return client.put(path, content=body, headers=headers).status_code
+
+    assert put(None) == 403 and put("ann") == 403 and taken == []  # not a byte of theirs read
+    assert put("root", {"Origin": "http://evil.example"}) == 403
+    assert put("root") == 204 and taken == [body]

@@ -32,13 +32,13 @@ from contextlib import asynccontextmanager
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core import api, logs
 from core.api import fast
-from core.api.http import https, same_origin, session_cookie, small_body
+from core.api.http import UPLOAD_ROUTE, https, in_thread, same_origin, session_cookie, small_body, upload_refusal
 from ui import state
 
 SESSION_ROUTE = "/api/session"
@@ -144,7 +144,8 @@ ROUTES = [
 
 
 class Guard:
-    """ASGI middleware: HEADERS on every HTTP response, and a websocket from another origin refused."""
+    """ASGI middleware: HEADERS on every HTTP response, a websocket from another origin refused, and an upload
+    to Streamlit's own route refused to whoever may not create projects (core.api.http.upload_refusal)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -165,6 +166,11 @@ class Guard:
                         headers[name] = value
             await send(message)
 
+        if scope["method"] == "PUT" and UPLOAD_ROUTE in scope["path"]:  # before a byte of the body is read
+            refusal = await in_thread(upload_refusal, state.served_store(), Request(scope))
+            if refusal is not None:
+                await PlainTextResponse(refusal, status_code=403)(scope, receive, with_headers)
+                return
         await self.app(scope, receive, with_headers)
 
 

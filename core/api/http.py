@@ -472,6 +472,32 @@ def session_user(store: Store, request: Request) -> auth.User:
     return user
 
 
+UPLOAD_ROUTE = "/_stcore/upload_file/"
+"""Streamlit's own upload route: a PUT holds the file (up to server.maxUploadSize) in the server's memory for the
+browser session that sent it, for as long as that session lives."""
+
+
+def upload_refusal(store: Store, request: Request) -> str | None:
+    """Why a PUT to Streamlit's upload route (UPLOAD_ROUTE) is refused; None where its sender may upload. The only
+    upload on the app's pages is the Projects page's new project, so the sender must be signed in (the sign-in
+    cookie, from the app's own origin) as an account that may create projects, or be the open demo's user
+    (`open_demo_user`'s rule). Streamlit took a file from any session, the sign-in page's included, and kept it
+    in memory: six PUTs of 50 MB with no account held 300 MB of the server's after the session closed (an
+    attacker's review)."""
+    if auth.open_demo_enabled():
+        try:
+            open_demo_user(store, request)
+        except ApiError as exc:
+            return exc.message
+        return None
+    if not same_origin(request.headers):
+        return "uploads come from the app's own pages"
+    user = sessions.resume(store, session_token(request))
+    if user is None or not auth.allowed(user.role, auth.CREATE_PROJECT):
+        return "uploads are for a signed-in account that may create projects: sign in as one"
+    return None
+
+
 def not_saved(exc: BaseException) -> str:
     """The message of a request the database did not take (nothing of it was stored)."""
     return f"not saved: the database failed ({type(exc).__name__}); send it again"
