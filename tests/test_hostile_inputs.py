@@ -233,6 +233,51 @@ def test_an_inspect_log_whose_members_together_pass_the_limit_is_refused(monkeyp
         load(str(log))
 
 
+def test_an_inspect_logs_samples_are_read_one_member_at_a_time_and_a_member_of_too_many_values_is_refused(
+    monkeypatch, tmp_path
+):
+    """Every member was parsed before any was read: 35 KB of members holding `{"pad": [{}, {}, ...]}`, whose
+    Python objects take 25 times their text, held 890 MB in the server and again in the worker (an attacker's
+    review). Now each sample's fields are taken before the next is parsed, and a member is refused before it is
+    parsed where its values would pass MAX_MEMBER_VALUES."""
+    import tracemalloc
+    import zipfile
+
+    from core.inputs.readers import inspect_log, load
+
+    log = tmp_path / "wide.eval"
+    padding = "[" + ",".join(["{}"] * 100_000) + "]"  # 300 kB of text, about 7 MB as Python objects
+    with zipfile.ZipFile(log, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps({"eval": {"model": "m"}}))
+        for k in range(20):
+            sample = f'{{"id": "q{k}", "input": "p", "target": "t", "pad": {padding}, "output": {{"choices": [{{"message": {{"content": "r"}}}}]}}}}'
+            archive.writestr(f"samples/q{k}_epoch_1.json", sample)
+    tracemalloc.start()
+    try:
+        pool, _ = inspect_log.read_pool(str(log))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(pool.frame) == 20 and peak < 40_000_000  # one member's objects at a time: 140 MB all together
+    monkeypatch.setattr(inspect_log, "MAX_MEMBER_VALUES", 50_000)
+    with pytest.raises(InputError, match=r"samples/q0_epoch_1\.json holds up to 100,\d+ JSON values, over the limit"):
+        load(str(log))
+
+
+def test_an_inspect_sample_that_is_no_object_is_named(tmp_path):
+    """A member holding a JSON list was read as a sample: AttributeError, a traceback."""
+    import zipfile
+
+    from core.inputs.readers import load
+
+    log = tmp_path / "list.eval"
+    with zipfile.ZipFile(log, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps({"eval": {"model": "m"}}))
+        archive.writestr("samples/q0_epoch_1.json", "[{}, {}]")
+    with pytest.raises(InputError, match="sample 1 is a list, not a JSON object"):
+        load(str(log))
+
+
 @pytest.mark.parametrize(
     ("member", "content", "said"),
     [

@@ -37,7 +37,7 @@ import json
 import re
 import struct
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from io import BytesIO
 from pathlib import Path
 from typing import TypeVar
@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import InputError
-from core.inputs.tables import MAX_FILE_BYTES, Source, Table, _read_bytes, name_of
+from core.inputs.tables import MAX_FILE_BYTES, Source, Table, _read_bytes, kind_of, name_of
 
 SUFFIXES = (".eval",)
 ZIP_ZSTANDARD = 93
@@ -114,28 +114,38 @@ def read_pool(source: Source) -> tuple[Table, Table | None]:
 def read_samples(source: Source) -> Table:
     """Another model's log as a long samples table: every epoch's output of every sample."""
     name, model, samples = _samples(source)
-    frame = pd.DataFrame(
-        {
-            "id": [_id(name, place, sample) for place, sample in enumerate(samples)],
-            "sample": [_output(name, place, sample) for place, sample in enumerate(samples)],
-            "surrogate": model or Path(name).stem,
-        }
-    )
+    rows = [(_id(name, place, sample), _output(name, place, sample)) for place, sample in enumerate(samples)]
+    frame = pd.DataFrame(rows, columns=["id", "sample"]).assign(surrogate=model or Path(name).stem)
     return Table.of_frame(name, frame)
 
 
-def _samples(source: Source) -> tuple[str, str, list[dict]]:
-    """(file name, the eval's model, the samples in epoch then id order as the log lists them)."""
+def _samples(source: Source) -> tuple[str, str, Iterable[dict]]:
+    """(file name, the eval's model, the samples in epoch then id order as the log lists them): a .eval archive's
+    read one member at a time, each dropped once its fields are taken (`_from_zip`)."""
     name, data = _read_bytes(source)
     if data[:2] == b"PK":
-        return name, *_from_zip(name, data)
-    log = _parsed(name, data, "the log is neither a .eval archive nor JSON")
-    if not isinstance(log, dict) or not isinstance(log.get("samples"), list):
-        raise InputError("the log has no 'samples' list", file=name, fix=FIX + "; was the eval run to its end?")
-    return name, _model(log), log["samples"]
+        model, samples = _from_zip(name, data)
+    else:
+        log = _parsed(name, data, "the log is neither a .eval archive nor JSON")
+        if not isinstance(log, dict) or not isinstance(log.get("samples"), list):
+            raise InputError("the log has no 'samples' list", file=name, fix=FIX + "; was the eval run to its end?")
+        model, samples = _model(log), log["samples"]
+    return name, model, _objects(name, samples)
 
 
-def _from_zip(name: str, data: bytes) -> tuple[str, list[dict]]:
+def _objects(name: str, samples: Iterable[object]) -> Iterator[dict]:
+    """The samples, each a JSON object, else InputError naming it (a list read as a sample was a traceback)."""
+    for place, sample in enumerate(samples):
+        if not isinstance(sample, dict):
+            raise InputError(f"sample {place + 1} is {kind_of(sample)}, not a JSON object", file=name, fix=FIX)
+        yield sample
+
+
+def _from_zip(name: str, data: bytes) -> tuple[str, Iterator[dict]]:
+    """The eval's model, and its samples parsed one member at a time as they are asked for (each one's fields
+    are taken before the next is parsed). Parsed all at once, they were all in memory together: 35 KB of
+    members holding `[{},{},...]`, whose Python objects take 25 times their text, held 890 MB (an attacker's
+    review); and no member is parsed whose values would take more than MAX_MEMBER_VALUES objects."""
     try:
         archive = zipfile.ZipFile(BytesIO(data))
     except zipfile.BadZipFile as error:
@@ -151,9 +161,34 @@ def _from_zip(name: str, data: bytes) -> tuple[str, list[dict]]:
         total = sum(archive.getinfo(f).file_size for f in [*(f for _, _, f in files), *([spec] if spec else [])])
         if total > MAX_FILE_BYTES:
             raise InputError(f"the .eval archive holds {total:,} bytes, over the limit", file=name, fix=FIX)
-        header = _parsed(name, member_bytes(name, archive, spec), f"{spec} is not JSON") if spec else {}
+        header = _member(name, archive, spec) if spec else {}
         files.sort(key=lambda entry: (int(entry[0]), entry[1]))
-        return _model(header), [_parsed(name, member_bytes(name, archive, f), f"{f} is not JSON") for _, _, f in files]
+
+    def each() -> Iterator[dict]:
+        with zipfile.ZipFile(BytesIO(data)) as opened:
+            for _, _, member in files:
+                yield _member(name, opened, member)
+
+    return _model(header), each()
+
+
+MAX_MEMBER_VALUES = 5_000_000
+"""The most JSON values one member of a .eval archive may hold (counted as its commas and colons, an upper
+bound): Python takes up to about 100 bytes for each parsed value, so a member is at most about 0.5 GB in memory
+beside its text. An Inspect sample's messages, scores and events hold thousands to a few hundred thousand."""
+
+
+def _member(name: str, archive: zipfile.ZipFile, member: str) -> object:
+    """One archive member parsed as JSON, once its count of values is under MAX_MEMBER_VALUES."""
+    data = member_bytes(name, archive, member)
+    values = data.count(b",") + data.count(b":") + 1
+    if values > MAX_MEMBER_VALUES:
+        raise InputError(
+            f"{member} holds up to {values:,} JSON values, over the limit of {MAX_MEMBER_VALUES:,}",
+            file=name,
+            fix=FIX + "; a sample's log this large is no eval sample",
+        )
+    return _parsed(name, data, f"{member} is not JSON")
 
 
 def _parsed(name: str, data: bytes, problem: str) -> object:
