@@ -499,3 +499,22 @@ def test_every_action_is_refused_in_words():
     """A refusal names what the role may not do in words ('create a project'), never an action's code."""
     assert set(auth.ACTION_WORDS) == set(auth.ACTIONS)
     assert all("_" not in words for words in auth.ACTION_WORDS.values())
+
+
+def test_one_address_spraying_many_names_is_slowed_as_at_one_name(store):
+    """The buckets were per name: one address tried 5 passwords at each of any number of names, held back at
+    none (an attacker's review, 25 guesses at 5 accounts and 20 unknown names)."""
+    for k in range(5):
+        account_writes.create_account(store, f"user{k}", auth.GRADER, password=PASSWORD)
+    sprayer, colleague = "203.0.113.9", "198.51.100.1"
+    names = [f"user{k % 5}" if k % 2 else f"nobody{k}" for k in range(auth.ADDRESS_FREE_FAILURES)]
+    for name in names:  # at most 4 tries at any one name: no per-name back-off starts
+        assert auth.sign_in(store, name, "Spring2026!", address=sprayer) is None
+    with pytest.raises(auth.SignInThrottled, match="too many failed sign-ins from here: try again in 1 s"):
+        auth.sign_in(store, "user3", PASSWORD, address=sprayer)  # checked nothing, so a right password waits too
+    assert auth.sign_in(store, "user3", PASSWORD, address=colleague) is not None  # elsewhere, nobody waits
+    (held,) = [t for t in auth.throttled(store) if t.name == auth.ANY_NAME]
+    assert held.address == sprayer and held.failures == auth.ADDRESS_FREE_FAILURES
+    _age_failures(store, auth.MAX_BACK_OFF.total_seconds() + 1)  # a quiet spell: the count starts again
+    assert auth.sign_in(store, "user3", PASSWORD, address=sprayer) is not None
+    assert accounts.failures(store, auth.ANY_NAME, sprayer)[0] == 0

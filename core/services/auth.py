@@ -20,6 +20,7 @@ open demo mode, which is on only when ``$ACTIVEGRADE_OPEN_DEMO`` is ``1``.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import logging
 import math
@@ -95,6 +96,13 @@ ACCOUNT = "*"
 """The failure bucket of an account from every address together (no client address is ``*``)."""
 ACCOUNT_FREE_FAILURES = 20
 """Failed sign-ins in a row for one name, from anywhere, before the account's own back-off starts."""
+ANY_NAME = "(any name)"
+"""The name one address's failed sign-ins at every name together are counted under (parentheses: no account's)."""
+ADDRESS_FREE_FAILURES = 20
+"""Failed sign-ins from one known address, at any names, before that address's back-off for every name starts:
+the per-name buckets let one address try 5 passwords at each of any number of names (password spraying, an
+attacker's review), and each unknown name wrote an audit row. An office behind one address makes a few typos
+an hour, not 20 in a row."""
 MAX_ACCOUNT_BACK_OFF = timedelta(minutes=1)
 """The longest wait the account's back-off imposes: guessing spread over many addresses (or from an unknown
 address, where every client looks alike) gets about one try a minute, and the right password waits at most this."""
@@ -368,14 +376,17 @@ class Throttle:
     until: datetime
 
 
-def _limits(bucket: str) -> tuple[int, timedelta]:
-    """(free failures, longest wait) of a failure bucket: the account's own (ACCOUNT) or one address's."""
+def _limits(name: str, bucket: str) -> tuple[int, timedelta]:
+    """(free failures, longest wait) of a failure bucket: an account's own (ACCOUNT), one address's at one name,
+    or one address's at every name (ANY_NAME)."""
+    if name == ANY_NAME:
+        return ADDRESS_FREE_FAILURES, MAX_BACK_OFF
     return (ACCOUNT_FREE_FAILURES, MAX_ACCOUNT_BACK_OFF) if bucket == ACCOUNT else (FREE_FAILURES, MAX_BACK_OFF)
 
 
-def _held_until(bucket: str, failures: int, last: datetime | None) -> datetime | None:
+def _held_until(name: str, bucket: str, failures: int, last: datetime | None) -> datetime | None:
     """When the bucket's back-off after ``failures`` failures, the last at ``last``, ends (None: no failure)."""
-    return None if last is None else last + back_off(failures, *_limits(bucket))
+    return None if last is None else last + back_off(failures, *_limits(name, bucket))
 
 
 def throttled(store: Store) -> list[Throttle]:
@@ -383,7 +394,7 @@ def throttled(store: Store) -> list[Throttle]:
     now = datetime.now(UTC)
     found = []
     for name, bucket, failures, last in accounts.all_failures(store):
-        until = _held_until(bucket, failures, last)
+        until = _held_until(name, bucket, failures, last)
         if until is not None and until > now:
             found.append(Throttle(name=name, address=bucket, failures=failures, since=last, until=until))
     return found
@@ -422,7 +433,11 @@ def sign_in(store: Store, name: str, password: str, address: str | None = None) 
     - the account's failures from everywhere (bucket ACCOUNT): ACCOUNT_FREE_FAILURES free, then up to
       MAX_ACCOUNT_BACK_OFF, with a THROTTLED audit event when it starts. Guessing spread over many
       addresses is slowed as much as from one; and where the address is unknown (localhost, a proxy not
-      named as trusted) no one shares a long wait: the right password waits at most a minute.
+      named as trusted) no one shares a long wait: the right password waits at most a minute;
+    - one known address's failures at every name together (name ANY_NAME): ADDRESS_FREE_FAILURES free, then
+      up to MAX_BACK_OFF; guessing one password at many names (spraying) is slowed as guessing at one is. A
+      success clears nothing here (a sprayer with an account of their own would sign in between guesses);
+      the count starts again after a quiet spell of MAX_BACK_OFF.
     A name over MAX_NAME_CHARS or a password over MAX_PASSWORD_CHARS fails without hashing. Unknown names,
     disabled accounts and accounts without a password (OIDC only) are checked against a throw-away hash, so
     timing does not tell them apart. A hash made with older argon2 parameters is replaced by a current one.
@@ -432,15 +447,30 @@ def sign_in(store: Store, name: str, password: str, address: str | None = None) 
     guesses through. Several app processes on one database each keep their own turns.
     """
     name = normalise_name(name)[:MAX_NAME_CHARS]
-    with _name_locks[hash(name) % NAME_LOCKS]:  # the back-off read, the check and the failure written as one
-        return _sign_in(store, name, password, (address or "")[:MAX_ADDRESS_CHARS])
+    address = (address or "")[:MAX_ADDRESS_CHARS]
+    turns = sorted({hash(name) % NAME_LOCKS, hash((ANY_NAME, address)) % NAME_LOCKS})  # one order: no deadlock
+    with contextlib.ExitStack() as held:  # the back-offs read, the check and the failures written as one
+        for turn in turns:
+            held.enter_context(_name_locks[turn])
+        return _sign_in(store, name, password, address)
 
 
 def _sign_in(store: Store, name: str, password: str, address: str) -> User | None:
-    """`sign_in` for a normalised ``name``, under its name's lock."""
+    """`sign_in` for a normalised ``name``, under its name's and its address's locks."""
+    if address:
+        failures, last = accounts.failures(store, ANY_NAME, address)
+        if last is not None and datetime.now(UTC) - last > MAX_BACK_OFF:
+            accounts.clear_failures(store, ANY_NAME, address)
+            failures, last = 0, None
+        until = _held_until(ANY_NAME, address, failures, last)
+        if until is not None and (left := until - datetime.now(UTC)) > timedelta(0):
+            logger.warning(
+                "sign-ins from %s held back %.0f s more (back-off at any name)", address, left.total_seconds()
+            )
+            raise SignInThrottled("too many failed sign-ins from here", left)
     buckets = [ACCOUNT, address] if address else [ACCOUNT]
     for bucket in buckets:
-        until = _held_until(bucket, *accounts.failures(store, name, bucket))
+        until = _held_until(name, bucket, *accounts.failures(store, name, bucket))
         if until is not None and (left := until - datetime.now(UTC)) > timedelta(0):
             where = " from here" if bucket == address else ""
             logger.warning(
@@ -462,6 +492,8 @@ def _sign_in(store: Store, name: str, password: str, address: str) -> User | Non
         logger.info("sign-in refused for %s from %s", who, address or UNKNOWN_ADDRESS)
         for bucket in buckets:
             accounts.add_failure(store, name, bucket)
+        if address:
+            accounts.add_failure(store, ANY_NAME, address)
         accounts.record_event(store, name, "sign_in_failed", detail=detail)
         if accounts.failures(store, name, ACCOUNT)[0] == ACCOUNT_FREE_FAILURES:
             accounts.record_event(store, name, THROTTLED, detail={"failures": ACCOUNT_FREE_FAILURES, **detail})
