@@ -468,3 +468,25 @@ def test_a_finer_scales_grades_all_at_0_are_not_forecast_as_correct_incorrect_on
     binary = forecast_batch(design, first, zeros, 0.05, "looks", levels=(0.0, 1.0))[0]
     assert likert[1] < 0.8 * binary[1]
     assert likert[0] < binary[0]
+
+
+def test_the_fewest_grades_around_those_given_are_neymans_where_none_are_given():
+    """core.stats.forecast.least_grades against a search over the Lagrange multiplier: n_h = max(k_h, c_h / r)
+    with sum_h c_h^2 / n_h at the bound; without grades given, Neyman's A / bound."""
+    from core.stats.forecast import least_grades
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        h = int(rng.integers(1, 7))
+        c = rng.uniform(0, 1, h) * (rng.uniform(size=h) > 0.1)
+        k = (rng.integers(0, 30, h) * (rng.uniform(size=h) > 0.3)).astype(float)
+        bound = float(rng.uniform(0.0005, 0.05))
+        low, high = 1e-12, 1e6  # r: the larger, the fewer grades
+        for _ in range(200):
+            r = np.sqrt(low * high)
+            n_h = np.maximum(k, c / r)
+            variance = np.sum(np.where(n_h > 0, c**2 / np.maximum(n_h, 1e-300), 0.0))
+            low, high = (r, high) if variance <= bound else (low, r)
+        assert least_grades(c, k, np.array(bound)) == pytest.approx(np.maximum(k, c / low).sum(), rel=1e-6, abs=1e-6)
+    c = np.array([0.3, 0.2, 0.1])
+    assert least_grades(c, np.zeros(3), np.array(0.01)) == pytest.approx(c.sum() ** 2 / 0.01)

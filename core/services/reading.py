@@ -84,7 +84,8 @@ class Reading:
     against uniform sampling of the same precision, and budget_half_width the fixed-n interval's half-width
     expected there (the budget, not the target, sets it; None in the other regimes); stop_value: the estimate
     at the stop the looks said done at (None otherwise), which grades given after it (cards held when it came,
-    a target widened later) leave as it was: `reported_estimate`.
+    a target widened later) leave as it was: `reported_estimate`; next_look: about how many grades the next
+    planned look comes at (`next_look_grades`; None outside planned looks and once done).
     """
 
     regime: str
@@ -106,6 +107,7 @@ class Reading:
     held_by_skips: bool = False
     budget_half_width: float | None = None
     stop_value: float | None = None
+    next_look: int | None = None
     overlap: float = 0.0
     """The share of items graded twice (core.settings.ProjectSettings.overlap): each graded item costs 1 + overlap
     grades on average, which the headline says beside the items (`headline_words`)."""
@@ -217,6 +219,11 @@ def read_project(
         forecast_ = replace(forecast_, n=held_at, low=held_at, high=held_at)
     elif regime == LOOKS and 0 < information < 1 and forecast_.n <= estimate.n + 1:
         forecast_ = _behind(forecast_, estimate.n, information, design.N)
+    next_look = None
+    if regime == LOOKS and not done:
+        plan = look_plan()
+        following = plan.fractions[min(sum(n > 0 for n in taken), plan.count - 1)]
+        next_look = next_look_grades(forecast_, estimate.n, information, following, design.N)
     if regime == FIXED:
         saving, budget_half = _budget_saving(design, estimate, budget or design.N)
     else:
@@ -246,6 +253,7 @@ def read_project(
         held_by_skips=held_by_skips,
         budget_half_width=budget_half,
         stop_value=stop_value,
+        next_look=next_look,
         overlap=float(settings.overlap),
         audit_share=float(settings.audit_share),
     )
@@ -258,16 +266,18 @@ def _behind(forecast_: Forecast, graded: int, information: float, size: int) -> 
     more item" and "ETA < 1 min" after each of 11 grades while the information rose from 89% to 99%; the
     draws, whose model of the interval is a little narrower than the one the looks read near the stop, had
     all passed.) At most ``size``, the pool's items."""
-    at = min(grades_at_information(graded, information, 1.0), size)  # never more than the pool (an integrator's
-    # review: 70 grades forecast for a pool of 40, and a saving of -94% read at them)
+    at = grades_at_information(graded, information, 1.0, size)
     return replace(forecast_, n=at, high=max(forecast_.high, at))
 
 
-def grades_at_information(graded: int, information: float, fraction: float) -> int:
-    """The grades at which the information read now, I after n grades, reaches ``fraction``: n f / I (the
-    information grows about in proportion to the grades, the half-width shrinking as 1 / sqrt(n)), never
-    before the next grade."""
-    return max(graded + 1, math.ceil(graded * fraction / information))
+def grades_at_information(graded: int, information: float, fraction: float, size: int) -> int:
+    """The grades at which the information read now, I after n grades, reaches ``fraction`` f: the variance falls
+    as 1 / n - 1 / N (a sample of n of the pool's N items, Cochran 1977, eq. 2.8), so it is read at n' with
+    1 / n' - 1 / N = (I / f) (1 / n - 1 / N); never before the next grade, at most N. Read as n f / I, without
+    the pool's finite size, a pool of 200 said 124 at 64 grades where its stop came at 88 (a manager's review),
+    and 70 for a pool of 40 (an integrator's)."""
+    inverse = (information / fraction) * (1 / graded - 1 / size) + 1 / size
+    return min(max(graded + 1, math.ceil(1 / inverse - 1e-9)), size)
 
 
 def look_name(look: int) -> str:
@@ -427,7 +437,7 @@ def stopping_words(reading: Reading) -> str:
     )
     return (
         f"Planned looks: {len(taken)} of {plan.count} taken.{last} The next comes at about "
-        f"{next_look_grades(reading, nxt):,} graded items ({reading.graded:,} so far), once {nxt:.0%} of the precision "
+        f"{reading.next_look:,} graded items ({reading.graded:,} so far), once {nxt:.0%} of the precision "
         f"the target {target} needs is reached ({reading.information:.0%} now). Grading may stop at a look; "
         "between looks the interval shown is the anytime-valid one, wider than a look's, which holds only at its "
         "look (after a target is tightened, the looks are read again against the new target, so a stop made at the "
@@ -435,17 +445,17 @@ def stopping_words(reading: Reading) -> str:
     )
 
 
-def next_look_grades(reading: Reading, fraction: float) -> int:
+def next_look_grades(forecast_: Forecast, graded: int, information: float, fraction: float, size: int) -> int:
     """About how many grades the look at information ``fraction`` comes at: that fraction of the forecast stop,
     since the information grows about in proportion to the grades. (The information read now is no guide at
     first: a few grades' interval is wider than 1 / sqrt(n) extrapolates, so at 40 grades it read 13% on a
     project whose forecast stop was 156.) Where the forecast puts the look among the grades given, the
-    information read now, from those grades, is the guide: n f / I, never before the next grade (the
-    forecast's own count said "1 more" grade after grade, while the look waited on 97% becoming 100%)."""
-    by_forecast = math.ceil(fraction * reading.forecast.n)
-    if by_forecast > reading.graded or reading.information <= 0:
-        return max(reading.graded + 1, by_forecast)
-    return grades_at_information(reading.graded, reading.information, fraction)
+    information read now, from those grades, is the guide (`grades_at_information`; the forecast's own count
+    said "1 more" grade after grade, while the look waited on 97% becoming 100%)."""
+    by_forecast = math.ceil(fraction * forecast_.n)
+    if by_forecast > graded or information <= 0:
+        return max(graded + 1, by_forecast)
+    return grades_at_information(graded, information, fraction, size)
 
 
 def reported_estimate(reading: Reading, estimate: Estimate) -> tuple[float, str]:
