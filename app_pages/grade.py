@@ -127,7 +127,10 @@ def on_press() -> None:
         ack |= {"status": "error", "message": f"Not saved, press again: the database failed ({type(exc).__name__})"}
     if ack["status"] not in STORED and (words := str(press.get("comment") or "").strip()):
         # the card now shows another item, or the same one afresh: the words typed are given back to copy
-        ack["message"] += f" Your comment was not saved either: “{words}”"
+        ended = ack["message"].rstrip().endswith((".", "!", "?"))  # "...your current item Your comment": a review
+        ack["message"] = (
+            ack["message"].rstrip() + ("" if ended else ".") + f" Your comment was not saved either: “{words}”"
+        )
     st.session_state[ACK] = ack
     if (what := _described(press)) is not None:  # said if the session ends or the project is taken away next
         signin.record_press(what, ack["status"] in STORED)

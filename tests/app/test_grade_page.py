@@ -40,7 +40,7 @@ def test_a_late_or_repeated_press_never_moves_to_another_item(open_app, store, p
     second = shown(at)
     assert press(at, "grade", card=first, label="Incorrect")["status"] == "ignored"  # the same showing, again
     lost = press(at, "grade", card=first, label="Incorrect", comment="check the units")  # typed in a stale tab
-    assert lost["message"].endswith("Your comment was not saved either: “check the units”")  # to copy, not lost
+    assert lost["message"].endswith("your current item. Your comment was not saved either: “check the units”")
     forged = {**second, "position": first["position"]}
     assert (
         press(at, "grade", card=forged, label="Incorrect")["status"] == "ignored"

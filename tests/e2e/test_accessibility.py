@@ -1,4 +1,4 @@
-"""The pages a grader and a manager use most (the Grade page, the fast grading page, the Dashboard), checked by axe-core (the engine of the browsers' accessibility
+"""The pages a grader and a manager use most (the Grade page, the fast grading page, the Dashboard, Export), checked by axe-core (the engine of the browsers' accessibility
 audits) in Chromium against the served app: no violation of any of its rules (WCAG 2.1 A/AA and its best
 practices, such as a main landmark), whatever their impact.
 
@@ -22,7 +22,7 @@ def violations(page) -> list[str]:
     return [f"{v['id']} ({v['impact']}): {v['nodes'][0]['target']}" for v in found]
 
 
-def test_the_grade_page_the_fast_page_and_the_dashboard_pass_axe(browser, shared_server):
+def test_the_grade_page_the_fast_page_the_dashboard_and_export_pass_axe(browser, shared_server):
     _, pid, page = graded_project_page(browser, shared_server, "Axe", "axe-grader")
     for key in "yny":
         press_grade_key(page, key)
@@ -34,4 +34,7 @@ def test_the_grade_page_the_fast_page_and_the_dashboard_pass_axe(browser, shared
     page.locator('[data-testid="stVegaLiteChart"][aria-label^="Estimate against the number of grades"]').wait_for(
         timeout=TIMEOUT_MS
     )
+    assert violations(page) == []
+    page.goto(f"{shared_server.url}/export?project={pid}")  # the report's recompute script scrolled sideways
+    page.get_by_text("import numpy as np, pandas as pd").first.wait_for(timeout=TIMEOUT_MS)
     assert violations(page) == []
