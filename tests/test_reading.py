@@ -17,6 +17,7 @@ from core.services.reading import (
     next_look_grades,
     read_project,
     reported_estimate,
+    reported_from,
     saving_headline,
     saving_metric,
     saving_note,
@@ -263,6 +264,33 @@ def test_grades_after_the_stop_leave_the_reported_estimate_at_the_stop():
     value, when = reported_estimate(read_project(design, SETTINGS, later, e_later), e_later)
     assert value == pytest.approx(e_stop.value) and value != e_later.value
     assert when == f"at the stop ({stop:,} grades; {e_later.value:.3f} with all {stop + 5:,} graded items)"
+
+
+def test_the_stops_estimate_goes_out_with_its_own_standard_error_and_grades():
+    """The estimates export, lm-eval's results and Inspect's score paired the stop's estimate with the standard
+    error and count of every grade given since (an integrator's review: 0.645 from 18 grades beside se 0.0839
+    and 19 items): the row is read where its estimate was."""
+    from core.exports.report import criterion_rows
+    from core.services.criteria_reading import read_criteria
+    from core.services.live import Live
+
+    design, graded = _graded(400)
+    e = estimate(design, list(graded), list(graded.values()))
+    stop = read_project(design, SETTINGS, graded, e).stop_at
+    at_stop = dict(list(graded.items())[:stop])
+    e_stop = estimate(design, list(at_stop), list(at_stop.values()))
+    later = dict(list(graded.items())[: stop + 5])
+    e_later = estimate(design, list(later), list(later.values()))
+    reading = read_project(design, SETTINGS, later, e_later)
+    reported = reported_from(design, reading, later, e_later)
+    assert (reported.value, reported.se, reported.n) == pytest.approx((e_stop.value, e_stop.se, stop))
+    assert reported_from(design, read_project(design, SETTINGS, at_stop, e_stop), at_stop, e_stop) is e_stop
+    (row,) = criterion_rows(read_criteria(design, SETTINGS, {}, Live(later, e_later, None, None, reading, {}), ()))
+    assert (row["estimate"], row["se"], row["graded_items"], row["of_graded_items"]) == pytest.approx(
+        (e_stop.value, e_stop.se, stop, stop + 5)
+    )
+    assert (row["fixed_n_low"], row["fixed_n_high"]) == pytest.approx((e_stop.ci_low, e_stop.ci_high))
+    assert row["anytime_low"] is None and e_later.se != pytest.approx(e_stop.se)
 
 
 def test_another_estimator_at_the_stop_reports_the_estimate_the_rules_interval_is_read_around():

@@ -56,13 +56,12 @@ def human_scores(table: pd.DataFrame) -> dict[str, dict]:
 def eval_score(scores: dict[str, dict], report: dict[str, Any], scorer: str) -> dict[str, Any]:
     """The EvalScore of the human grades (see the module docstring); its unscored samples are the pool's
     items without a grade (the log's epochs aside)."""
-    e = report["estimate"]
     stopping = reported_interval(report)
     values = [s["value"] for s in scores.values()]
     numbers = {
         "mean": sum(values) / len(values) if values else None,
         "estimate": stopping["value"],
-        "stderr": e["se"],
+        "stderr": stopping["se"],
         "ci_low": stopping["ci_low"],
         "ci_high": stopping["ci_high"],
     }
@@ -161,7 +160,7 @@ def _add(sample: dict, scores: dict[str, dict], scorer: str) -> bool:
 def reported_interval(report: dict[str, Any]) -> dict[str, Any]:
     """The interval a tool's results file gives as ActiveGrade's (``ci_low``, ``ci_high``, ``interval``, ``level``)
     with the estimate reported with it (``value``: the stop's where the looks said done before the grades given,
-    core.services.reading.reported_estimate): the one the project's reading reports now (core.exports.report's
+    core.services.reading.reported_estimate) and that estimate's standard error ``se`` and ``grades``: the one the project's reading reports now (core.exports.report's
     ``stopping_interval``: the planned look's at the stop, the anytime one before it, widened by the skips'
     worst case), or the fixed-n interval where the budget is fixed in advance or a stratum has no grade yet:
     the report's ``estimate.reported``, decided there."""

@@ -43,7 +43,6 @@ def lm_eval_results(
 ) -> dict[str, Any]:
     """The results JSON (see the module docstring) of ``report`` (core.exports.report.report) for the pool upload
     ``pool`` (name, bytes); ``task`` defaults to the one in the pool's file name."""
-    e = report["estimate"]
     stopping = reported_interval(report)
     task = task or task_of(pool[0])
     key = f"{METRIC},{FILTER}"
@@ -52,7 +51,7 @@ def lm_eval_results(
             task: {
                 "alias": task,
                 key: stopping["value"],
-                f"{METRIC}_stderr,{FILTER}": e["se"],
+                f"{METRIC}_stderr,{FILTER}": stopping["se"],
                 f"{METRIC}_ci_low,{FILTER}": stopping["ci_low"],
                 f"{METRIC}_ci_high,{FILTER}": stopping["ci_high"],
             }
@@ -61,7 +60,7 @@ def lm_eval_results(
         "configs": {task: {"task": task, "metric_list": [{"metric": METRIC, "higher_is_better": True}]}},
         "versions": {task: None},
         "higher_is_better": {task: {METRIC: True}},
-        "n-samples": {task: {"original": report["items"], "effective": e["grades"]}},
+        "n-samples": {task: {"original": report["items"], "effective": stopping["grades"]}},
         "config": {"model": model, "model_args": None},
         "model_name": model,
         "task_hashes": {task: hashlib.sha256(pool[1]).hexdigest()},

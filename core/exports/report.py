@@ -46,6 +46,7 @@ from core.services.reading import (
     interval_when,
     read_project,
     reported_estimate,
+    reported_from,
     reported_level,
     saving_words,
     stopping_words,
@@ -330,15 +331,18 @@ def _graded(
     return _Graded(positions, values, n0, reading, stopping_by)
 
 
-def _estimate_section(result: Estimate, read: _Graded, grades_given: int) -> dict[str, Any]:
+def _estimate_section(design: Design, result: Estimate, read: _Graded, grades_given: int) -> dict[str, Any]:
     """The report's ``estimate``: the estimate, its fixed-n interval, the anytime interval and the interval the
     stopping rule reads (None before every stratum has a grade or when the budget is fixed), ``reported``: the
-    one of them to quote, with its estimate (the stopping rule's, else the fixed-n one), and the savings. A
+    one of them to quote, with its estimate (the stopping rule's, else the fixed-n one), and the standard error
+    and grades that estimate reads (core.services.reading.reported_from), and the savings. A
     script reading ``estimate.ci_low`` got the fixed-n interval, which the app itself says is not valid for a
     project read as grades come in (evaluation engineer's review)."""
     saving, now = result.saving, read.reading.now
     anytime = None if read.anytime is None else read.reading.anytime
-    value, value_when = reported_estimate(read.reading, result)
+    _, value_when = reported_estimate(read.reading, result)
+    graded = dict(zip(read.positions.tolist(), read.values.tolist()))
+    reported = reported_from(design, read.reading, graded, result)
     stopping = (
         None
         if read.reading.regime == FIXED or result.missing
@@ -349,8 +353,10 @@ def _estimate_section(result: Estimate, read: _Graded, grades_given: int) -> dic
             "reported_level": reported_level(read.reading),
             "interval": now.name,
             "when": interval_when(read.reading),
-            "value": value,
+            "value": reported.value,
             "value_when": value_when,
+            "se": reported.se,
+            "grades": reported.n,
         }
     )
     fixed_n = {
@@ -359,6 +365,8 @@ def _estimate_section(result: Estimate, read: _Graded, grades_given: int) -> dic
         "level": result.level,
         "interval": INTERVAL,
         "value": result.value,
+        "se": result.se,
+        "grades": result.n,
     }
     return {
         **fixed_n,
@@ -654,7 +662,7 @@ def report(
             "inputs": inputs_section(input_files),
             "items": design.N,
             "allocation": allocation_text(project.settings, read.n0),
-            "estimate": _estimate_section(result, read, counts(grades).grades),
+            "estimate": _estimate_section(design, result, read, counts(grades).grades),
             "stopping_rule": _stopping_section(read.reading, result),
             **_criteria_section(project.settings, criteria, rubric_grades),
             "strata": result.strata.to_dict(orient="records"),

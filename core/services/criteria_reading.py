@@ -39,7 +39,7 @@ from core.services.reading import (
     Interval,
     interval_when,
     intervals,
-    reported_estimate,
+    reported_from,
     skip_widening,
     widened,
 )
@@ -59,8 +59,9 @@ class CriterionReading:
     interval, the ``anytime`` one (None where the budget is fixed in advance, or before a grade), ``now``: the
     interval to report (None before a grade) and ``when`` it holds; ``primary``: the stopping rule and the
     forecast read it; ``cards``: items graded (of the primary criterion, which every card answers);
-    ``reported``: the estimate to report with ``now`` where it is not the estimate of every grade (the primary's
-    at the stop the looks made before the grades given now: core.services.reading.reported_estimate)."""
+    the primary's ``estimate`` is the one its reported value comes from (core.services.reading.reported_from:
+    at the stop the looks made before the grades given now, the stop's, with its own standard error, grades
+    and fixed-n interval, and no anytime interval of other grades beside it)."""
 
     criterion: Criterion
     primary: bool
@@ -70,12 +71,11 @@ class CriterionReading:
     now: Interval | None
     when: str
     cards: int
-    reported: float | None = None
 
     @property
     def value(self) -> float:
-        """The estimate to report: ``reported`` where there is one, else the estimate of every grade."""
-        return self.estimate.value if self.reported is None else self.reported
+        """The estimate to report."""
+        return self.estimate.value
 
     @property
     def name(self) -> str:
@@ -140,12 +140,14 @@ def read_criteria(
     for criterion in _criteria(typed):
         if criterion.name == typed.design_criterion:
             reading = primary.reading
-            sequence = None if regime == FIXED else reading.anytime
-            when = interval_when(reading)
-            value, _ = reported_estimate(reading, primary.estimate)
+            reported = reported_from(design, reading, primary.graded, primary.estimate)
+            if reported is primary.estimate:
+                fixed_n, sequence = reading.fixed_n, None if regime == FIXED else reading.anytime
+            else:  # read at the stop: its estimate, standard error, grades and fixed-n interval together
+                fixed_n, sequence = intervals(reported, None)
             rows.append(
                 CriterionReading(
-                    criterion, True, primary.estimate, reading.fixed_n, sequence, reading.now, when, cards, value
+                    criterion, True, reported, fixed_n, sequence, reading.now, interval_when(reading), cards
                 )
             )
             continue

@@ -30,6 +30,7 @@ from core.settings import ProjectSettings, SettingsLike
 from core.stats.allocation import Design, planned_allocation
 from core.stats.confseq import AnytimeInterval
 from core.stats.estimate import Estimate
+from core.stats.estimate import estimate as compute_estimate
 from core.stats.forecast import Forecast, StopSaving, forecast, measured_width_ratio, stop_saving, whole_grades
 from core.stats.looks import look_plan
 from core.stats.savings import planned_design_effect, same_precision_grades
@@ -475,6 +476,19 @@ def reported_estimate(reading: Reading, estimate: Estimate) -> tuple[float, str]
             f"{estimate.method} estimator)"
         )
     return estimate.value, ""
+
+
+def reported_from(design: Design, reading: Reading, graded: Mapping[int, float], estimate: Estimate) -> Estimate:
+    """The estimate the reported value comes from (`reported_estimate`), with its own standard error, grades and
+    fixed-n interval: where the looks said done before the grades given now (or read another estimator than
+    ``estimate``'s), the LOOKS_METHOD estimate of the first ``stop_at`` grades of ``graded`` (position -> grade,
+    in grading order), else ``estimate``. The stop's value went out beside every grade's standard error and
+    count (the estimates export, lm-eval's results, Inspect's score: an integrator's review), so estimate +-
+    1.96 se mixed two sets of grades."""
+    if not reported_estimate(reading, estimate)[1]:
+        return estimate
+    first = list(graded.items())[: reading.stop_at]
+    return compute_estimate(design, [p for p, _ in first], [g for _, g in first], method=LOOKS_METHOD)
 
 
 def grades_words(n: int, low: int, high: int, range_name: str = "likely") -> str:
