@@ -151,3 +151,5 @@ def test_the_markdown_report_shows_every_name_literally():
         page = MarkdownIt("commonmark").enable("table").render(text)
         assert "<img" not in page and "<script" not in page and "<a " not in page, page
     assert MarkdownIt("commonmark").render(line).startswith("<p><strong>Estimated mean grade")  # bold kept
+    spaced = MarkdownIt("commonmark").render(markdown_line("**Estimate: 0.6450** at the stop, **0.5** here"))
+    assert "</strong> at the stop, <strong>0.5</strong> here" in spaced  # "0.6450**at the stop": a review

@@ -1011,8 +1011,16 @@ def design_proxy(stored: dict[str, Any]) -> str:
 def markdown_line(line: str) -> str:
     """A line of the report's prose as Markdown that shows it literally (core.inputs.markup.one_line_plain: a
     model's or criterion's name can hold markup, which a viewer rendering inline HTML ran: an attacker's review),
-    its **bold** kept."""
-    return "**".join(one_line_plain(part) for part in line.split("**"))
+    its **bold** kept, and the spaces either side of a bold part (each part is read on its own, and "**0.6450**
+    at the stop" lost its space: an integrator's review)."""
+
+    def literal(part: str, outside: bool) -> str:
+        shown = one_line_plain(part)
+        if not outside or not shown:
+            return shown
+        return (" " if part[:1].isspace() else "") + shown + (" " if part[-1:].isspace() else "")
+
+    return "**".join(literal(part, k % 2 == 0) for k, part in enumerate(line.split("**")))
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
