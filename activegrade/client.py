@@ -65,7 +65,8 @@ def _of(cls: type[T], data: dict[str, Any]) -> T:
 
 @dataclass(frozen=True)
 class ProjectState:
-    """A project's state: ``status`` new, preparing, ready or failed; counts once ready; ``settings``."""
+    """A project's state: ``status`` new, preparing, ready or failed; counts once ready; ``settings``; once ready,
+    ``warnings`` for admins and viewers (the Projects page's: a design no better than uniform sampling, ...)."""
 
     id: int
     name: str
@@ -76,6 +77,7 @@ class ProjectState:
     error: str | None = None
     progress: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -282,6 +284,8 @@ class Project:
     def __init__(self, client: Client, project_id: int) -> None:
         self.client, self.id = client, project_id
         self._path = f"/projects/{project_id}"
+        self.last_next: dict[str, Any] | None = None
+        """The last ``next`` answer: ``reason``, ``done`` and ``retry_after_s`` beside ``item``."""
 
     def __repr__(self) -> str:
         return f"Project({self.id})"
@@ -311,10 +315,22 @@ class Project:
         """A page of the prepared items (admins and viewers)."""
         return self.client._json("GET", self._path + "/items", params={"offset": offset, "limit": limit})["items"]
 
-    def next_item(self) -> Card | None:
+    def next_item(self, *, wait: float = 0.0) -> Card | None:
         """The caller's next item, reserved for them (the same one until graded or skipped); None when nothing
-        is left for them."""
-        item = self.client._json("GET", self._path + "/next")["item"]
+        is left for them. ``wait``: seconds to keep asking while other graders hold the items left (the answer's
+        ``retry_after_s``: their holds lapse unless graded), so that None means grading is over, or the wait ran
+        out; ``last_next`` keeps the last answer's ``reason``, ``done`` and ``retry_after_s``."""
+        deadline = time.monotonic() + wait
+        while True:
+            answer = self.client._json("GET", self._path + "/next")
+            self.last_next = answer
+            item, retry = answer["item"], answer.get("retry_after_s")
+            if item is not None or answer.get("done", True) or retry is None:
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            time.sleep(min(float(retry), left))
         if item is None:
             return None
         return Card(

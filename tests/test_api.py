@@ -691,3 +691,33 @@ def test_a_token_expires_after_its_days_and_says_so_to_its_holder(world):
     answer = call(client, secret, "GET", "/me")
     assert answer.status_code == 401 and "expired at" in answer.json()["error"]["message"]
     assert not [t for t in tokens.listed(store, auth.OPERATOR, "bob") if t.id == info.id][0].active
+
+
+def test_next_says_whether_grading_is_over_or_others_hold_the_items_left(tmp_path):
+    """A bot stopped at the first empty next while others still held the last items of a budget (an integrator's
+    review): the answer says whether grading is over and when another grader's hold lapses."""
+    import activegrade
+
+    store = Store.open(f"sqlite:///{tmp_path / 'n.db'}")
+    settings = {"min_view_s": 0, "planned_budget": 40, "budget_fixed": True}  # the whole pool
+    pid = create_project(store, "All", upload("pool.jsonl"), upload("samples.jsonl"), settings, start=False)
+    start_preparation(store, pid, wait=True)
+    secrets = {}
+    for name in ("ann", "bob"):
+        team.create_account(store, auth.OPERATOR, name, auth.GRADER, password=PASSWORD)
+        team.assign(store, auth.OPERATOR, pid, name)
+        secrets[name] = tokens.create(store, auth.OPERATOR, name, "tests")[1]
+    app = Starlette(routes=api.routes(lambda: store))
+    ann, bob = (
+        activegrade.Client("http://testserver", secrets[n], session=TestClient(app)).project(pid) for n in secrets
+    )
+    held = ann.next_item()
+    while (card := bob.next_item()) is not None:  # every other item
+        assert bob.grade(card, "Correct").status == "saved"
+    waiting = bob.last_next
+    assert waiting["done"] is False and 500 < waiting["retry_after_s"] <= 600  # ann's hold: 10 minutes
+    assert "other graders hold the 1 item left" in waiting["reason"]
+    assert ann.grade(held, "Correct").status == "saved"
+    assert bob.next_item(wait=30) is None  # over: no wait
+    assert bob.last_next["done"] is True and bob.last_next["retry_after_s"] is None
+    assert bob.last_next["reason"].startswith("The budget fixed in advance is graded: ")

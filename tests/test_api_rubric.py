@@ -76,7 +76,8 @@ def test_the_project_keeps_its_rubric_and_a_bad_one_is_a_422_naming_it(rubric_wo
 
 def test_the_card_lists_the_criteria_and_the_items_page_their_grades(rubric_world):
     _, pid, secrets, client = rubric_world
-    item = call(client, secrets["ann"], "GET", f"/projects/{pid}/next").json()["item"]
+    answer = call(client, secrets["ann"], "GET", f"/projects/{pid}/next").json()
+    item = answer["item"]
     criteria = item["criteria"]
     assert [(c["name"], c["primary"], c["required"]) for c in criteria] == [
         ("correct", False, True),
@@ -87,7 +88,7 @@ def test_the_card_lists_the_criteria_and_the_items_page_their_grades(rubric_worl
     assert criteria[0]["labels"] == [{"label": "Correct", "value": 1.0}, {"label": "Incorrect", "value": 0.0}]
     assert [label["label"] for label in criteria[1]["labels"]] == ["1", "2", "3", "4", "5"]
     assert item["labels"] == criteria[1]["labels"]  # the top-level labels: the primary criterion's
-    jsonschema.Draft202012Validator(schemas.NEXT).validate({"item": item, "reason": None})  # as documented
+    jsonschema.Draft202012Validator(schemas.NEXT).validate(answer)  # as documented
     grade = {"item_id": item["item_id"], "token": item["token"], "labels": ANSWERS}
     jsonschema.Draft202012Validator(schemas.GRADE_REQUEST).validate(grade)
     with pytest.raises(jsonschema.ValidationError):  # 'label' or 'labels', one of them

@@ -428,13 +428,8 @@ def _next_card(call: Call, acting: grade_actions.Acting, ahead: bool) -> dict[st
     _, design = cards.design(call.store, project)
     position = grade_actions.claim(call.store, acting, project.id, design)
     if position is None:
-        closed = live.closed_words(call.store, project.id, design, project.settings)
-        return {
-            "item": None,
-            "reason": closed
-            or "nothing is left for you to grade now: every item is graded, held by another grader, or the budget "
-            "is reached",
-        }
+        left = live.nothing_left(call.store, project.id, design, project.settings, call.user.name)
+        return {"item": None, "reason": left.reason, "done": left.done, "retry_after_s": left.retry_after_s}
     item = call.store.item(project.id, position)
     showing = cards.show(call.store, project.id, call.user.name, position, str(item.get("id", "")))
     card = {
@@ -452,7 +447,7 @@ def _next_card(call: Call, acting: grade_actions.Acting, ahead: bool) -> dict[st
     if ahead:
         after = cards.ahead(call.store, project, design, call.user.name, position)
         card["ahead"] = None if after is None else _preview(call.store.item(project.id, after), after, project.settings)
-    return json_safe({"item": card, "reason": None})
+    return json_safe({"item": card, "reason": None, "done": False, "retry_after_s": None})
 
 
 def _labels(scale: Scale) -> list[dict[str, Any]]:

@@ -279,7 +279,21 @@ CARD = {
     },
     "required": ["item_id", "token", "position", "prompt", "labels"],
 }
-NEXT = _object({"item": {"oneOf": [CARD, {"type": "null"}]}, "reason": STRING_OR_NULL})
+NEXT = _object(
+    {
+        "item": {"oneOf": [CARD, {"type": "null"}]},
+        "reason": STRING_OR_NULL,
+        "done": {
+            "type": "boolean",
+            "description": "grading is over for everyone (the rule said done, the budget is graded, every item is "
+            "graded); false while other graders hold the items left, or they wait for another grader",
+        },
+        "retry_after_s": {
+            **NUMBER_OR_NULL,
+            "description": "where other graders hold the items left: seconds until the first of their holds lapses",
+        },
+    }
+)
 KEY = {
     "target": {
         "type": "string",

@@ -32,7 +32,8 @@ from core.stats.queue import QueueState
 from core.stats.rater_agreement import Agreement, agreement
 from core.stats.skips import SkipBound, skip_bound
 from core.stats.stopping import LOOKS, LookBatch
-from core.store import Store
+from core.store import Store, accounts
+from core.store.models import aware, utcnow
 
 ESTIMATORS = ("default", *METHODS)
 """The estimators a page offers: "default" (DEFAULT_METHOD) and every named one (core.stats.estimate)."""
@@ -169,6 +170,41 @@ def closed_words(store: Store, project_id: int, design: Design, settings: Settin
         return f"The budget fixed in advance is graded: {budget:,} items, read once at that size."
     stop = rule_stop(design, settings, state, functools.partial(store.skip_steps, project_id))
     return None if stop is None else _done_words(settings, stop)
+
+
+@dataclass(frozen=True)
+class NothingLeft:
+    """Why the queue hands a grader no item (`nothing_left`): ``reason`` in words; ``done``: grading is over for
+    everyone (the rule said done, the budget fixed in advance is graded, or every item is graded); ``retry_after_s``:
+    where other graders hold the items left, the seconds until the first of their holds lapses (None otherwise)."""
+
+    reason: str
+    done: bool
+    retry_after_s: float | None = None
+
+
+def nothing_left(store: Store, project_id: int, design: Design, settings: SettingsLike, grader: str) -> NothingLeft:
+    """Why ``grader`` got no item, as the API's ``next`` says it to a script: a bot that stopped at the first empty
+    answer quit while others still held the last items of a budget, which then lapsed back to the queue with no
+    one to grade them (an integrator's review); told whether grading is over, and when to ask again, it waits."""
+    if (closed := closed_words(store, project_id, design, settings)) is not None:
+        return NothingLeft(closed, True)
+    others = [h for h in accounts.live(store, project_id) if h.grader != grader]
+    if others:
+        wait = max(1.0, min((aware(h.expires_at) - utcnow()).total_seconds() for h in others))
+        return NothingLeft(
+            f"nothing is left for you to grade now: other graders hold the {counted(len(others), 'item')} left; a "
+            f"hold lapses unless its grader grades the item, the first in {wait:.0f} s: ask again then",
+            False,
+            wait,
+        )
+    if len(store.graded_positions(project_id)) >= design.N:
+        return NothingLeft("every item is graded", True)
+    return NothingLeft(
+        "nothing is left for you to grade: the items left wait for another grader (ones you skipped, or a second "
+        "grade of an item you graded)",
+        False,
+    )
 
 
 def _done_words(settings: SettingsLike, stop: int) -> str:
