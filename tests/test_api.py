@@ -721,3 +721,19 @@ def test_next_says_whether_grading_is_over_or_others_hold_the_items_left(tmp_pat
     assert bob.next_item(wait=30) is None  # over: no wait
     assert bob.last_next["done"] is True and bob.last_next["retry_after_s"] is None
     assert bob.last_next["reason"].startswith("The budget fixed in advance is graded: ")
+
+
+def test_null_in_an_optional_field_is_its_default_and_in_a_required_one_is_named_null(world):
+    """Serialisers write an unset optional field as null: it read "the field 'comment' is missing" and "the
+    viewing time None ms" (an integrator's review)."""
+    store, pid, secrets, client = world
+    team.create_account(store, auth.OPERATOR, "nul", auth.GRADER, password=PASSWORD)
+    team.assign(store, auth.OPERATOR, pid, "nul")
+    nul = tokens.create(store, auth.OPERATOR, "nul", "tests")[1]
+    card = call(client, nul, "GET", f"/projects/{pid}/next").json()["item"]
+    nulls = {"comment": None, "target": None, "criterion": None, "shown_ms": None}
+    body = {"item_id": card["item_id"], "token": card["token"], "label": card["labels"][0]["label"], **nulls}
+    saved = call(client, nul, "POST", f"/projects/{pid}/grades", json=body)
+    assert saved.status_code == 200 and saved.json()["status"] == "saved", saved.text
+    refused = call(client, nul, "POST", f"/projects/{pid}/skip", json={"item_id": card["item_id"], "token": None})
+    assert refused.status_code == 422 and refused.json()["error"]["message"] == "the field 'token' is null"

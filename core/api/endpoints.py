@@ -579,7 +579,8 @@ def _viewing_seconds(call: Call, showing: showings.Showing) -> float:
     """How long the caller saw the card (core.services.grading.viewing_seconds): ``shown_ms`` as sent, at most
     the server's own time since it released the card, which it is when none is sent."""
     released = showing.seconds_since_released()
-    return grading.viewing_seconds((call.body or {}).get("shown_ms", released * 1000), released)
+    sent = (call.body or {}).get("shown_ms")  # absent or null: the server's own measure
+    return grading.viewing_seconds(released * 1000 if sent is None else sent, released)
 
 
 def skip(call: Call) -> Response:

@@ -88,10 +88,15 @@ class Call:
     files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
 
     def text(self, name: str, *, default: str | None = None, limit: int | None = None) -> str:
-        """Field ``name`` of the JSON body as a string (``default`` when absent); 422 otherwise."""
-        value = (self.body or {}).get(name, default)
+        """Field ``name`` of the JSON body as a string (``default`` when absent or null: serialisers write an unset
+        optional field as null, which read "the field 'comment' is missing": an integrator's review); 422
+        otherwise."""
+        body = self.body or {}
+        value = body.get(name)
+        if value is None and default is not None:
+            return default
         if value is None:
-            raise ApiError(422, f"the field {name!r} is missing", name)
+            raise ApiError(422, f"the field {name!r} is {'null' if name in body else 'missing'}", name)
         if not isinstance(value, str):
             raise ApiError(422, f"the field {name!r} must be a string, not {json_kind(value)}", name)
         if limit is not None and len(value) > limit:

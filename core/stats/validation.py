@@ -2,8 +2,10 @@
 
 When graders err, the stratified mean of their grades estimates the mean of the grades they give, not
 the mean of the grades an item deserves. A random share of the graded items is checked: double graded
-(core.services.reservations.overlap_positions) with every disagreement settled by a reviewer, or picked
-for a reviewer's audit (core.services.review.audit_positions). On that validation sample V the item's
+(core.services.reservations.overlap_positions), each disagreement settled by a reviewer where one has and
+read as the mean of its grades until then (the estimand's rule, below: until every disagreement is settled the
+correction measures graders' errors only as far as they are, which the dashboard says), or picked for a
+reviewer's audit (core.services.review.audit_positions). On that validation sample V the item's
 final grade f_i (core.stats.rater_agreement.final_grades: the reviewed grade, else the mean of its
 grades) is known beside its first grade y_i. The estimate adds the design estimate of the first grades
 and the design estimate of their error on V:
