@@ -75,14 +75,23 @@ def reading_of(project: ProjectInfo, graded: dict[int, float], method: str = "de
     return live_of(project, method, graded).reading
 
 
-def headline(reading: Reading, expected: float | None) -> None:
+NO_SURROGATE = "No item has a surrogate sample: this design is uniform random sampling, and saves nothing against it."
+"""Said in place of a saving, and of a forecast from the surrogate, where no item has a surrogate sample (a
+manager's review: the setup page planned +1% and a range "from the surrogate alone" for a pool uploaded alone)."""
+
+
+def headline(reading: Reading, expected: float | None, uniform: bool = False) -> None:
     """The setup's headline (core.services.reading.headline_words) and where its forecast comes from
-    (``expected``: the mean grade the manager expects, None for the surrogate's guess)."""
+    (``expected``: the mean grade the manager expects, None for the surrogate's guess; ``uniform``: no item has
+    a surrogate sample, core.services.overview.Warnings.uniform)."""
     with st.container(border=True, key="setup-headline"):
         st.markdown(f"### {headline_words(reading, LEVEL)}", help=term_help("half-width (±)"))
+        source = forecast_source(reading, expected)
+        if uniform:
+            source = f"{NO_SURROGATE} {source if reading.graded or expected is not None else ''}".strip()
         st.caption(
-            f"Stopping: {reading.regime_name}. {forecast_source(reading, expected)} "
-            + (saving_words(reading) + " " if reading.saving_known else "")
+            f"Stopping: {reading.regime_name}. {source} "
+            + (saving_words(reading) + " " if reading.saving_known and not uniform else "")
             + "The target is a grading setting below."
         )
 
@@ -187,9 +196,9 @@ def allocation_chart(table: pd.DataFrame) -> alt.Chart:
     )
 
 
-def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
+def show_planned_allocation(project: ProjectInfo, reading: Reading, uniform: bool = False) -> None:
     """The budget and where its grades will go (picture and table), beside the reading's saving against uniform
-    sampling at the stop (or the forecast stop)."""
+    sampling at the stop (or the forecast stop); none where no item has a surrogate sample (``uniform``)."""
     d = design(project)
     st.subheader("Planned allocation", help=term_help("Neyman allocation"))
     if d.N > MIN_BUDGET:
@@ -236,6 +245,9 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading) -> None:
         },
     )
     s = reading.saving
+    if uniform:
+        right.metric("Planned saving", "none", help=NO_SURROGATE)
+        return
     right.metric(
         *saving_metric(reading),
         delta=saving_note(reading),
@@ -273,10 +285,11 @@ def project_reading(project: ProjectInfo) -> Reading:
 def show_setup(project: ProjectInfo, reading: Reading) -> None:
     """The setup section of a prepared project, for those who may see its strata, from its ``reading``
     (project_reading, read once for the page)."""
-    headline(reading, project.settings.expected_score)
+    uniform = preparation_warnings(items(project), project.settings.proxy).uniform
+    headline(reading, project.settings.expected_score, uniform)
     terms_popover()
     stratifying_overview(project)
-    show_planned_allocation(project, reading)
+    show_planned_allocation(project, reading, uniform)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -269,3 +269,21 @@ def test_the_semantic_backend_defaults_to_what_the_answers_call_for(open_app, st
 def labels_of_next_steps() -> list[str]:
     """The Projects page's next-step links, in order (an admin of the open demo may open every one)."""
     return ["Grade its items", "Follow the estimate", "Simulate the grading first"]
+
+
+def test_a_pool_without_surrogate_samples_plans_no_saving(open_app, store, uploads, monkeypatch, tmp_path):
+    """A pool uploaded alone became a design of one stratum whose setup planned "+1% · +0%" and a forecast "from
+    the surrogate alone" (a manager's review): it says there is no surrogate and no saving."""
+    from ui.plan import NO_SURROGATE
+
+    monkeypatch.setenv("ACTIVEGRADE_DEMO_DIR", str(tmp_path / "nothing"))
+    at = open_app()
+    _fill_new_project(at, "Alone", uploads["pool.jsonl"], None)
+    at.button(key="create").click().run()
+    project = store.project_by_name("Alone")
+    prepared(store, project.id)
+    at.run()
+    captions = " ".join(c.value for c in at.caption)
+    assert NO_SURROGATE in captions and "from the surrogate alone" not in captions
+    assert {m.label: m.value for m in at.metric}["Planned saving"] == "none"
+    assert any("No item has a surrogate sample" in w.value for w in at.warning)
