@@ -416,21 +416,22 @@ def proxy_choice(pool, input_format: str, columns: str) -> str | None:
 @st.cache_data(max_entries=4, show_spinner=False)
 def _backend_choice(
     pool: tuple[str, bytes], samples: tuple[str, bytes] | None, input_format: str, columns: str
-) -> tuple[BackendChoice, int]:
-    """The backend the uploads' answers call for, and how many models the pool holds (1 unless it compares
-    several, core.inputs.targets.has_targets), from one read of the uploads."""
+) -> tuple[BackendChoice, int, str | None]:
+    """The backend the uploads' answers call for, how many models the pool holds (1 unless it compares
+    several, core.inputs.targets.has_targets), and why the uploads cannot be read (None: they can), from one
+    read of the uploads."""
     try:
         inputs = load(pool, samples, fmt=input_format, columns=columns or None)
-    except InputError:
-        return choose_backend([]), 1  # the upload's own error is shown when the project is created
+    except InputError as bad:
+        return choose_backend([]), 1, str(bad)
     models = inputs.pool[TARGET_COLUMN].nunique() if has_targets(inputs.pool) else 1
-    return choose_backend_for(inputs), int(models)
+    return choose_backend_for(inputs), int(models), None
 
 
 def backend_choice(pool, samples, input_format: str, columns: str) -> tuple[str, int]:
     """The semantic backend, its default chosen from the uploads' answers (core.surrogate.semantic.choice),
     and a line saying which and why; and how many models the pool compares (1: one model's pool)."""
-    choice, models = (
+    choice, models, unreadable = (
         _backend_choice(
             (pool.name, pool.getvalue()),
             (samples.name, samples.getvalue()) if samples is not None else None,
@@ -438,7 +439,7 @@ def backend_choice(pool, samples, input_format: str, columns: str) -> tuple[str,
             columns,
         )
         if pool is not None
-        else (choose_backend([]), 1)
+        else (choose_backend([]), 1, None)
     )
     backend = st.selectbox(
         "Semantic backend",
@@ -448,7 +449,9 @@ def backend_choice(pool, samples, input_format: str, columns: str) -> tuple[str,
         help="How two surrogate answers are judged to mean the same (the strata come from it):\n\n"
         + "\n\n".join(f"- {DESCRIPTIONS[b]}" for b in BACKENDS),
     )
-    if pool is not None:
+    if unreadable is not None:  # said on upload, not after Create beside "no answers to judge by yet" (a review)
+        st.error(unreadable)
+    elif pool is not None:
         st.caption(f"Suggested from the answers: **{choice.backend}**, as {choice.reason}.")
     return backend, models
 
