@@ -737,3 +737,23 @@ def test_null_in_an_optional_field_is_its_default_and_in_a_required_one_is_named
     assert saved.status_code == 200 and saved.json()["status"] == "saved", saved.text
     refused = call(client, nul, "POST", f"/projects/{pid}/skip", json={"item_id": card["item_id"], "token": None})
     assert refused.status_code == 422 and refused.json()["error"]["message"] == "the field 'token' is null"
+
+
+def test_a_stale_tokens_retry_names_no_grade_of_a_later_card(world):
+    """A token whose grade an undo took back, the item graded since on a new card: its late retry was told
+    "that token's press was stored already, as Incorrect", a grade it never made (an integrator's review)."""
+    store, pid, _, client = world
+    team.create_account(store, auth.OPERATOR, "sta", auth.GRADER, password=PASSWORD)
+    team.assign(store, auth.OPERATOR, pid, "sta")
+    sta = tokens.create(store, auth.OPERATOR, "sta", "tests")[1]
+    first = call(client, sta, "GET", f"/projects/{pid}/next").json()["item"]
+    press = {"item_id": first["item_id"], "token": first["token"], "label": first["labels"][0]["label"]}
+    assert call(client, sta, "POST", f"/projects/{pid}/grades", json=press).json()["status"] == "saved"
+    assert call(client, sta, "POST", f"/projects/{pid}/undo", json={"item_id": first["item_id"]}).status_code == 200
+    again = call(client, sta, "GET", f"/projects/{pid}/next").json()["item"]
+    assert again["item_id"] == first["item_id"] and again["token"] != first["token"]
+    later = {"item_id": again["item_id"], "token": again["token"], "label": again["labels"][1]["label"]}
+    assert call(client, sta, "POST", f"/projects/{pid}/grades", json=later).json()["status"] == "saved"
+    retry = call(client, sta, "POST", f"/projects/{pid}/grades", json=press)
+    assert retry.status_code == 409 and "stored already" not in retry.json()["message"]
+    assert call(client, sta, "POST", f"/projects/{pid}/grades", json=later).json()["status"] == "saved"  # its own

@@ -114,10 +114,14 @@ def item_of(store: Store, project_id: int, grader: str, token: object) -> str | 
 
 
 def spent(store: Store, project_id: int, grader: str, token: object, item_id: object) -> Showing | None:
-    """The grader's showing with this token and item id whose press was stored (used), unexpired; None for
-    anything else: what a press sent again names (the HTTP API answers a repeat of the stored press as saved)."""
+    """The grader's showing with this token and item id whose press was stored (used), unexpired, and the last
+    pressed of that item's cards; None for anything else: what a press sent again names (the HTTP API answers a
+    repeat of the stored press as saved). A token whose press an undo took back, the item then graded on a later
+    card, named that card's grade as its own press (an integrator's review)."""
     row = table.find(store, token) if isinstance(token, str) and token else None
     if not _fresh(row, project_id, grader) or row.used_at is None or row.item_id != item_id:
+        return None
+    if table.last_used(store, project_id, grader, row.position) != row.used_at:
         return None
     return _showing(row)
 

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Row, bindparam, delete, insert, select, update
+from sqlalchemy import Row, bindparam, delete, func, insert, select, update
 
 from core.store.models import ShowingToken, aware, aware_or_none
 
@@ -42,6 +42,11 @@ LATEST = (
     .limit(1)
 )
 BY_TOKEN = select(ShowingToken.__table__).where(ShowingToken.token == bindparam("token"))
+LAST_USED = select(func.max(ShowingToken.used_at)).where(
+    ShowingToken.project_id == bindparam("project_id"),
+    ShowingToken.grader == bindparam("grader"),
+    ShowingToken.position == bindparam("position"),
+)
 PURGE = delete(ShowingToken).where(ShowingToken.expires_at <= bindparam("released_at"))
 """Every showing expired by a new one's release."""
 ADD = insert(ShowingToken)
@@ -97,6 +102,12 @@ def latest(store: Store, project_id: int, grader: str) -> ShowingRow | None:
     """The grader's most recent showing on the project, used or not, expired or not; None when none is kept."""
     row = store.first_row(LATEST, project_id=project_id, grader=grader)
     return None if row is None else _row(row)
+
+
+def last_used(store: Store, project_id: int, grader: str, position: int) -> datetime | None:
+    """When the grader last pressed a card of the item at ``position`` (None: never, or purged)."""
+    row = store.first_row(LAST_USED, project_id=project_id, grader=grader, position=position)
+    return None if row is None else aware_or_none(row[0])
 
 
 def add(store: Store, showing: ShowingRow) -> None:
