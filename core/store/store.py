@@ -320,8 +320,9 @@ class Store:
                     s.add(InputFile(project_id=project.id, role=role, name=file_name, content=content))
                 return project.id
         except IntegrityError:
+            found = self.project_by_name(name)  # its id: a retry after a lost answer finds the project it made
             raise InputError(
-                f"a project named {name!r} already exists",
+                f"a project named {name!r} already exists" + ("" if found is None else f" (id {found.id})"),
                 fix="choose another name or open that project",
                 field="name",
             ) from None
