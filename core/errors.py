@@ -93,6 +93,12 @@ class NotYet(InputError):
     prints it as any InputError; the API answers 409, the project's state, not 422, the request's form."""
 
 
+class NotThisKind(InputError):
+    """A request that is right but that this kind of project does not answer (one score of a comparison, whose
+    models' scores are its report's): the CLI prints it as any InputError; the API answers 409, as GET reading
+    does for a comparison, not 422 (an integrator's review: the same refusal was both)."""
+
+
 class NotSaved(RuntimeError):
     """A write the database did not take (it is down, its disk is full): nothing of it was stored,
     everything stored before is intact, and the same action can simply be tried again. ``str()`` is

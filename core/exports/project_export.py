@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from core.errors import InputError, NotYet
+from core.errors import InputError, NotThisKind, NotYet
 from core.exports.comparison_report import comparison_html, comparison_markdown, comparison_report, is_comparison
 from core.exports.report import (
     ChainCheck,
@@ -224,10 +224,10 @@ class ProjectFiles:
         return grades_export(rubric_grades, self.items, self.design, reviews=self.reviews, texts=self.texts)
 
     def one_score(self, what: str) -> None:
-        """InputError in a comparison for an export of one score (``what``): one number over its grades would
+        """NotThisKind in a comparison for an export of one score (``what``): one number over its grades would
         mix its models; each model's score and each difference are in its report."""
         if self.project.settings.compares:
-            raise InputError(
+            raise NotThisKind(
                 f"project {self.project.name!r} compares models, and {what} holds one score, which would mix them",
                 fix="read each model's score and each difference in its report (the Export page's, "
                 f"`activegrade report {self.project.id}`, or GET /api/v1/projects/{self.project.id}/report), or "
