@@ -450,7 +450,7 @@ def backend_choice(pool, samples, input_format: str, columns: str) -> tuple[str,
         + "\n\n".join(f"- {DESCRIPTIONS[b]}" for b in BACKENDS),
     )
     if unreadable is not None:  # said on upload, not after Create beside "no answers to judge by yet" (a review)
-        st.error(unreadable)
+        st.warning(f"This upload cannot be read: {unreadable}")  # Create says it as its error
     elif pool is not None:
         st.caption(f"Suggested from the answers: **{choice.backend}**, as {choice.reason}.")
     return backend, models

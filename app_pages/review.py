@@ -20,7 +20,7 @@ from core.inputs.markup import one_line_plain, to_html
 from core.scales import Scale
 from core.services import auth, review
 from core.services.outcome import Outcome, Refused
-from core.services.progress import counted
+from core.services.progress import waiting_for_review
 from core.services.side_by_side import card_responses, side_names
 from ui import signin, state
 from ui.shortcut_guard import guard
@@ -47,8 +47,8 @@ except Refused as exc:
     st.stop()
 rubric = project.settings.rubric
 st.caption(
-    f"{counted(len(waiting), 'item')} {'waits' if len(waiting) == 1 else 'wait'} for a final grade. The final grade replaces the graders' grades in the "
-    "estimate; until an item is reviewed it enters with the mean of its grades."
+    f"{waiting_for_review(len(waiting)) or 'No item waits for a reviewer'}. The final grade replaces the graders' "
+    "grades in the estimate; until an item is reviewed it enters with the mean of its grades."
     + ("" if rubric is None else " Each criterion has its own final grade and its own estimate.")
 )
 if rubric is not None:

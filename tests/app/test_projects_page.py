@@ -72,7 +72,7 @@ def test_bad_upload_shows_file_and_row_and_saves_nothing(open_app, store, monkey
     bad = b'{"id": "a", "prompt": "p", "response": "r"}\n{"id": "b", "prompt": "p"\n'
     _fill_new_project(at, "Broken", ("broken.jsonl", bad), None)
     at.run()  # said on upload, not "suggested: exact, as no answers to judge by yet" until Create (a review)
-    assert at.error and "broken.jsonl" in at.error[0].value and "row 2" in at.error[0].value
+    assert at.warning and "broken.jsonl" in at.warning[0].value and "row 2" in at.warning[0].value and not at.error
     assert not any("Suggested from the answers" in c.value for c in at.caption)
     at.button(key="create").click().run()
     assert not at.exception
