@@ -210,8 +210,11 @@ def test_a_key_typed_ahead_of_the_next_card_is_not_taken_and_says_so(browser, sh
     page.locator("body").press("n")
     page.wait_for_function(f"() => ({checked})() === 2", timeout=TIMEOUT_MS)
     page.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')", timeout=TIMEOUT_MS)
-    page.keyboard.press("Enter")
-    page.keyboard.press("y")  # before the next card is on screen
+    # Enter, then Y before the next card is on screen: both in one task of the page, so no answer of the server can
+    # come between them (pressed one by one, the next card was sometimes drawn before Y on a busy machine)
+    page.evaluate(
+        "() => ['Enter', 'y'].forEach((key) => document.body.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true})))"
+    )
     page.get_by_text("Y: not taken: the last press is not answered yet").wait_for(timeout=TIMEOUT_MS)
     page.locator('[data-testid="stCaptionContainer"]', has_text=f"1 of {N_ITEMS} items graded").wait_for(
         timeout=TIMEOUT_MS
