@@ -78,6 +78,8 @@ def test_the_account_form_shows_what_was_saved(browser, shared_signed_in_server)
     page.wait_for_function(
         "() => document.querySelector('input[aria-label=\"Active (may sign in)\"]')?.checked === false"
     )
+    # mid-rerun the stale form and the new one are both on the page (two "Active" boxes: strict mode refused)
+    page.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')", timeout=TIMEOUT_MS)
     page.get_by_text("Active (may sign in)").click()
     page.wait_for_function("() => document.querySelector('input[aria-label=\"Active (may sign in)\"]').checked")
     page.get_by_role("button", name="Save account").click()
