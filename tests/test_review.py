@@ -153,6 +153,12 @@ def test_the_report_states_the_estimand_and_reads_final_grades(world):
         "bob": 1.0,
     }
     assert data["review"]["validated"]["validation_items"] == 2
+    # how far the correction measures graders' errors: item 0 settled, item 1 read at the graders' mean
+    assert (data["review"]["validated"]["disagreements_settled"], data["review"]["validated"]["disagreements"]) == (
+        1,
+        2,
+    )
+    assert "1 of their 2 disagreements settled by a reviewer" in report_markdown(data)
     # the recomputed stratified estimate uses the final grades: item 0 at 0 (reviewed), item 1 at 0.5 (mean)
     assert data["estimate"]["value"] == pytest.approx(data["recompute"]["value"])
     assert "Estimand: " in report_markdown(data) and "Corrected for graders' errors: **" in report_markdown(data)

@@ -154,6 +154,7 @@ def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str,
         rubric_grades=store.rubric_grades(project.id) if rubric else None,
         skip_steps=store.skip_steps(project.id),
         waiting=len(review.waiting(store, project.id)),
+        settled=review.disagreements_settled(store, project.id),
         reviewed_at=_reviewed_at(store, project),
     )
 

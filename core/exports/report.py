@@ -633,6 +633,7 @@ def report(
     skip_steps: Mapping[int, int] | None = None,
     waiting: int = 0,
     reviewed_at: pd.Series | None = None,
+    settled: tuple[int, int] = (0, 0),
 ) -> dict[str, Any]:
     """Everything needed to read and reproduce the result: method, estimate, interval, stopping rule,
     strata, savings, graders and their agreement, skips (per stratum and their worst-case bound,
@@ -646,7 +647,8 @@ def report(
     ``grades``: the active grades (``Store.grades``); ``reviewed``: position -> reviewed grade; ``skip_steps``:
     when each skipped item was skipped (Store.skip_steps), for a stop the skips held; ``waiting``: the items
     waiting for a final grade (core.services.review.waiting); ``reviewed_at``: when each active review was made
-    (`as_of`)."""
+    (`as_of`); ``settled``: (settled, disagreements) of the double-graded items whose grades disagree
+    (core.services.review.disagreements_settled), which the correction reads as far as they are settled."""
     grades = (
         pd.DataFrame(columns=["position", "grader", "value", "seconds", "created_at"]) if grades is None else grades
     )
@@ -667,7 +669,7 @@ def report(
             **_criteria_section(project.settings, criteria, rubric_grades),
             "strata": result.strata.to_dict(orient="records"),
             "graders": graders_section(grades, project.settings),
-            "review": _review(grades, reviewed, validated, waiting),
+            "review": _review(grades, reviewed, validated, waiting, settled),
             "skips": skips_section(skips, skip_steps),
             "audit_chain": audit_chain_section(chain),
             "recompute": _recompute_section(
@@ -788,11 +790,18 @@ ESTIMAND = (
 
 
 def _review(
-    grades: pd.DataFrame, reviewed: Mapping[int, float], validated: Validated | None, waiting: int
+    grades: pd.DataFrame,
+    reviewed: Mapping[int, float],
+    validated: Validated | None,
+    waiting: int,
+    settled: tuple[int, int],
 ) -> dict[str, Any]:
     """The estimand, the reviewed items, the ``waiting`` ones (core.services.review.queue), each grader's
     agreement with the reviewed grades (the share of their grades of reviewed items equal to the final grade),
-    and the validated estimate where it exists."""
+    and the validated estimate where it exists, with how many of the validation sample's disagreements a
+    reviewer has settled (``settled``: the others are read at the graders' mean, so the correction measures
+    graders' errors only as far as they are settled; the report said "from 31 validation items" with none
+    settled and 10 waiting: an integrator's review)."""
     final = grades["position"].map(reviewed)
     checked = grades.assign(agrees=grades["value"] == final)[final.notna()]
     by_grader = checked.groupby("grader")["agrees"].agg(["size", "mean"]).reset_index()
@@ -806,6 +815,8 @@ def _review(
             "level": validated.level,
             "correction": validated.correction,
             "validation_items": validated.validation,
+            "disagreements_settled": settled[0],
+            "disagreements": settled[1],
             "method": "first grades' stratified estimate + the mean of (final - first grade) on the random "
             "double-graded and audited items (docs/review.md, section 'The estimate that uses review: a validation sample')",
         }
@@ -842,7 +853,9 @@ def review_lines(review: dict[str, Any] | None) -> list[str]:
         if v is None
         else f"Corrected for graders' errors: **{v['value']:.4f}**, {v['level']:.0%} interval "
         f"[{v['ci_low']:.4f}, {v['ci_high']:.4f}] (standard error {v['se']:.4f}; correction {v['correction']:+.4f} "
-        f"from {v['validation_items']} validation items; {v['method']}).",
+        f"from {v['validation_items']} validation items, {v['disagreements_settled']:,} of their "
+        f"{counted(v['disagreements'], 'disagreement')} settled by a reviewer, the others read as the graders' "
+        f"mean; {v['method']}).",
         "",
     ]
     return lines
