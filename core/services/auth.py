@@ -384,6 +384,17 @@ def _limits(name: str, bucket: str) -> tuple[int, timedelta]:
     return (ACCOUNT_FREE_FAILURES, MAX_ACCOUNT_BACK_OFF) if bucket == ACCOUNT else (FREE_FAILURES, MAX_BACK_OFF)
 
 
+def recent_failures(store: Store, name: str, bucket: str, now: datetime) -> tuple[int, datetime | None]:
+    """(failures in a row, the last one's time) of a bucket that no success clears (one address's at every name,
+    ANY_NAME; one address's wrong API tokens): its count starts again after a quiet spell of MAX_BACK_OFF without
+    a failure, so a colleague's old typos do not make their next one wait."""
+    failures, last = accounts.failures(store, name, bucket)
+    if last is not None and now - last > MAX_BACK_OFF:
+        accounts.clear_failures(store, name, bucket)
+        return 0, None
+    return failures, last
+
+
 def _held_until(name: str, bucket: str, failures: int, last: datetime | None) -> datetime | None:
     """When the bucket's back-off after ``failures`` failures, the last at ``last``, ends (None: no failure)."""
     return None if last is None else last + back_off(failures, *_limits(name, bucket))
@@ -458,11 +469,7 @@ def sign_in(store: Store, name: str, password: str, address: str | None = None) 
 def _sign_in(store: Store, name: str, password: str, address: str) -> User | None:
     """`sign_in` for a normalised ``name``, under its name's and its address's locks."""
     if address:
-        failures, last = accounts.failures(store, ANY_NAME, address)
-        if last is not None and datetime.now(UTC) - last > MAX_BACK_OFF:
-            accounts.clear_failures(store, ANY_NAME, address)
-            failures, last = 0, None
-        until = _held_until(ANY_NAME, address, failures, last)
+        until = _held_until(ANY_NAME, address, *recent_failures(store, ANY_NAME, address, datetime.now(UTC)))
         if until is not None and (left := until - datetime.now(UTC)) > timedelta(0):
             logger.warning(
                 "sign-ins from %s held back %.0f s more (back-off at any name)", address, left.total_seconds()

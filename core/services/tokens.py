@@ -170,10 +170,7 @@ def resolve(
     account = _account_of(store, secret, now)
     if account is not None:
         return account
-    failures, last = accounts.failures(store, FAILURE_NAME, bucket)
-    if last is not None and now - last > auth.MAX_BACK_OFF:
-        accounts.clear_failures(store, FAILURE_NAME, bucket)
-        failures, last = 0, None
+    failures, last = auth.recent_failures(store, FAILURE_NAME, bucket, now)
     accounts.add_failure(store, FAILURE_NAME, bucket)
     if last is not None and (left := last + auth.back_off(failures) - now) > timedelta(0):
         raise auth.SignInThrottled("too many wrong API tokens from here", left)
