@@ -299,11 +299,14 @@ class ChainCheck:
 @dataclass(frozen=True)
 class _Graded:
     """What the report reads from the grades: each graded item's final grade (``positions``, ``values``, in
-    position order), the planned budget ``n0``, the project's reading (core.services.reading) and the anytime
-    interval the estimate's path draws (None when the budget is fixed or nothing is graded)."""
+    grading order: each item's first grade's, core.stats.rater_agreement.final_grades; ``graded``, position ->
+    final grade, as the reading takes them), the planned budget ``n0``, the project's reading
+    (core.services.reading) and the anytime interval the estimate's path draws (None when the budget is fixed or
+    nothing is graded)."""
 
     positions: np.ndarray
     values: np.ndarray
+    graded: dict[int, float]
     n0: int
     reading: Reading
     anytime: AnytimeInterval | None
@@ -328,7 +331,7 @@ def _graded(
     graded = dict(zip(positions.tolist(), values.tolist()))
     reading = read_project(design, project.settings, graded, result, anytime, skips=skips, skip_steps=skip_steps)
     stopping_by = None if reading.regime == FIXED else anytime  # the path's anytime lines, unless the budget is fixed
-    return _Graded(positions, values, n0, reading, stopping_by)
+    return _Graded(positions, values, graded, n0, reading, stopping_by)
 
 
 def _estimate_section(design: Design, result: Estimate, read: _Graded, grades_given: int) -> dict[str, Any]:
@@ -341,8 +344,7 @@ def _estimate_section(design: Design, result: Estimate, read: _Graded, grades_gi
     saving, now = result.saving, read.reading.now
     anytime = None if read.anytime is None else read.reading.anytime
     _, value_when = reported_estimate(read.reading, result)
-    graded = dict(zip(read.positions.tolist(), read.values.tolist()))
-    reported = reported_from(design, read.reading, graded, result)
+    reported = reported_from(design, read.reading, read.graded, result)
     stopping = (
         None
         if read.reading.regime == FIXED or result.missing
