@@ -12,6 +12,7 @@ from core.services import live, setup
 from core.services.database import ProjectInfo
 from core.services.overview import (
     NAME_OF,
+    Warnings,
     histogram,
     preparation_warnings,
     strata_table,
@@ -116,8 +117,9 @@ def forecast_source(reading: Reading, expected: float | None) -> str:
     )
 
 
-def stratifying_overview(project: ProjectInfo) -> None:
-    """The stratifying variable's histogram, coloured by stratum, beside the strata with that variable's ranges."""
+def stratifying_overview(project: ProjectInfo, warned: Warnings) -> None:
+    """The stratifying variable's histogram, coloured by stratum, beside the strata with that variable's ranges,
+    and the preparation's ``warned`` warnings (core.services.overview.preparation_warnings, read once a page)."""
     items_ = items(project)
     by = project.settings.stratify_by
     column = stratifying_columns(by)[-1]  # "both": the agreement split within entropy strata is shown
@@ -150,7 +152,6 @@ def stratifying_overview(project: ProjectInfo) -> None:
                 else "Agreement 1: every sample agrees with the graded answer; 0: none does."
             )
         )
-        warned = preparation_warnings(items_, project.settings.proxy)
         if warned.design:
             (st.warning if warned.uniform else st.caption)(f"{warned.design}.")
         if warned.pool:
@@ -285,11 +286,11 @@ def project_reading(project: ProjectInfo) -> Reading:
 def show_setup(project: ProjectInfo, reading: Reading) -> None:
     """The setup section of a prepared project, for those who may see its strata, from its ``reading``
     (project_reading, read once for the page)."""
-    uniform = preparation_warnings(items(project), project.settings.proxy).uniform
-    headline(reading, project.settings.expected_score, uniform)
+    warned = preparation_warnings(items(project), project.settings.proxy)
+    headline(reading, project.settings.expected_score, warned.uniform)
     terms_popover()
-    stratifying_overview(project)
-    show_planned_allocation(project, reading, uniform)
+    stratifying_overview(project, warned)
+    show_planned_allocation(project, reading, warned.uniform)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

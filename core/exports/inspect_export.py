@@ -160,9 +160,9 @@ def _add(sample: dict, scores: dict[str, dict], scorer: str) -> bool:
 def reported_interval(report: dict[str, Any]) -> dict[str, Any]:
     """The interval a tool's results file gives as ActiveGrade's (``ci_low``, ``ci_high``, ``interval``, ``level``)
     with the estimate reported with it (``value``: the stop's where the looks said done before the grades given,
-    core.services.reading.reported_estimate) and that estimate's standard error ``se`` and ``grades``: the one the project's reading reports now (core.exports.report's
-    ``stopping_interval``: the planned look's at the stop, the anytime one before it, widened by the skips'
-    worst case), or the fixed-n interval where the budget is fixed in advance or a stratum has no grade yet:
+    core.services.reading.reported_estimate) and that estimate's standard error ``se`` and ``grades``: the one
+    the project's reading reports now (core.exports.report's ``stopping_interval``: the planned look's at the
+    stop, the anytime one before it, widened by the skips' worst case), or the fixed-n interval where the budget is fixed in advance or a stratum has no grade yet:
     the report's ``estimate.reported``, decided there."""
     return report["estimate"]["reported"]
 
