@@ -170,8 +170,9 @@ class Reading:
     """The standard error of ``all_grades``."""
     review: dict[str, Any] = field(default_factory=dict)
     """``waiting_items`` (items waiting for a reviewer's final grade: the figures are provisional until they are
-    settled) and ``validated`` (the estimate corrected on the random reviewed sample, as the dashboard shows it;
-    None where the project grades no item twice and audits none)."""
+    settled), ``validated`` (the estimate corrected on the random reviewed sample, as the dashboard shows it;
+    None where the project grades no item twice and audits none), ``disagreements`` and
+    ``disagreements_settled`` (the double-graded items whose grades disagree, and those a reviewer settled)."""
 
     def interval(self, role: str = "now") -> Interval | None:
         """The interval of that role (default: the one to report if grading stopped now); None where the reading has

@@ -209,7 +209,12 @@ def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
     reading = call(client, secrets["vic"], "GET", f"/projects/{pid}/reading").json()
     assert reading["counts"]["graded"] == 1 and reading["counts"]["skipped"] == 1
     assert {i["role"] for i in reading["intervals"]} >= {"fixed_n", "now"}
-    assert reading["review"] == {"waiting_items": 0, "validated": None}  # nothing graded twice, nothing audited
+    assert reading["review"] == {  # nothing graded twice, nothing audited
+        "waiting_items": 0,
+        "validated": None,
+        "disagreements": 0,
+        "disagreements_settled": 0,
+    }
     undone = call(client, ann, "POST", f"/projects/{pid}/undo").json()  # the last thing done: the skip
     assert undone["status"] == "undone" and undone["position"] == second["position"]
     undone = call(client, ann, "POST", f"/projects/{pid}/undo").json()  # then the grade before it
@@ -631,8 +636,11 @@ def test_the_reading_gives_the_review_backlog_and_the_corrected_estimate(world, 
     monkeypatch.setattr(endpoints.review, "validates", lambda settings: True)
     monkeypatch.setattr(endpoints.review, "validated", lambda *args: corrected)
     monkeypatch.setattr(endpoints.review, "waiting", lambda *args: [object()] * 6)
+    monkeypatch.setattr(endpoints.review, "disagreements_settled", lambda *args: (1, 2))
     body = call(client, secrets["vic"], "GET", f"/projects/{pid}/reading").json()
     assert body["review"]["waiting_items"] == 6 and body["review"]["validated"]["ci_low"] == 0.179
+    # how far the correction measures graders' errors, as the dashboard and the report say (an integrator's note)
+    assert (body["review"]["disagreements_settled"], body["review"]["disagreements"]) == (1, 2)
 
 
 def test_a_flag_sends_the_card_to_review_once_and_only_an_item_the_grader_holds_or_graded(world):

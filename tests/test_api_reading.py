@@ -155,9 +155,15 @@ def test_the_review_backlog_and_the_corrected_estimate_are_in_the_body(read):
     reading gave neither (an integrator's review). Not yet measurable, its numbers are null, as the schema says."""
     corrected = Validated(0.374, 0.1, 0.179, 0.570, -0.008, 12, 0.95)
     for validated in (corrected, Validated(*[float("nan")] * 5, 3, 0.95), None):
-        body = schemas.reading_body(dataclasses.replace(read, waiting=6, validated=validated))
+        body = schemas.reading_body(dataclasses.replace(read, waiting=6, validated=validated, settled=(1, 2)))
         jsonschema.Draft202012Validator(schemas.READING).validate(body)
         client = reading_of(body)
         assert client.review["waiting_items"] == 6
         assert client.review["validated"] == (validated and json_safe(asdict(validated)))
-    assert reading_of(schemas.reading_body(read)).review == {"waiting_items": 0, "validated": None}
+        assert (client.review["disagreements_settled"], client.review["disagreements"]) == (1, 2)
+    assert reading_of(schemas.reading_body(read)).review == {
+        "waiting_items": 0,
+        "validated": None,
+        "disagreements": 0,
+        "disagreements_settled": 0,
+    }

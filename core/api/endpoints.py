@@ -367,6 +367,7 @@ def reading(call: Call) -> dict[str, Any]:
         design_criterion_words(settings),
         waiting=len(review.waiting(call.store, project.id)),
         validated=review.validated(call.store, project.id, design) if review.validates(settings) else None,
+        settled=review.disagreements_settled(call.store, project.id),
     )
     return schemas.reading_body(read)
 

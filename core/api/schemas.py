@@ -429,6 +429,9 @@ class Read:
     validated: Validated | None = None
     """The estimate corrected on the random reviewed sample (core.services.review.validated), as the dashboard
     shows it; None where the project grades no item twice and audits none."""
+    settled: tuple[int, int] = (0, 0)
+    """(settled, disagreements) of the double-graded items whose grades disagree (core.services.review
+    .disagreements_settled): the correction measures graders' errors only as far as they are settled."""
 
 
 STRING, INTEGER = {"type": "string"}, {"type": "integer"}
@@ -477,6 +480,8 @@ READING_DERIVED: tuple[tuple[tuple[str, ...], dict[str, Any], Callable[[Read], A
     (("stopping", "criterion_words"), STRING_OR_NULL, lambda r: r.criterion_words),
     (("review", "waiting_items"), INTEGER, lambda r: r.waiting),
     (("review", "validated"), json_schema(Validated | None), lambda r: r.validated and asdict(r.validated)),
+    (("review", "disagreements"), INTEGER, lambda r: r.settled[1]),
+    (("review", "disagreements_settled"), INTEGER, lambda r: r.settled[0]),
 )
 """What the body holds besides Reading's fields, as (path, schema, value): the estimate, and what the pages
 derive from the reading (its words, the items left) or beside it (the pool's size)."""
