@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -313,8 +313,20 @@ class Project:
         return reading_of(self.client._json("GET", self._path + "/reading"))
 
     def items(self, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
-        """A page of the prepared items (admins and viewers)."""
-        return self.client._json("GET", self._path + "/items", params={"offset": offset, "limit": limit})["items"]
+        """A page of the prepared items (admins and viewers); `all_items` reads every page."""
+        return self._items_page(offset, limit)["items"]
+
+    def all_items(self, page: int = 100) -> Iterator[dict[str, Any]]:
+        """Every prepared item, in position order, read ``page`` at a time until the pool's ``total``."""
+        offset, total = 0, 1
+        while offset < total:
+            answer = self._items_page(offset, page)
+            total = answer["total"]
+            yield from answer["items"]
+            offset += page
+
+    def _items_page(self, offset: int, limit: int) -> dict[str, Any]:
+        return self.client._json("GET", self._path + "/items", params={"offset": offset, "limit": limit})
 
     def next_item(self, *, wait: float = 0.0) -> Card | None:
         """The caller's next item, reserved for them (the same one until graded or skipped); None when nothing
