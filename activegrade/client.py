@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,8 @@ class ApiError(Exception):
 
 
 RETRIED = (429, 503)
+IDEMPOTENCY_KEY = "Idempotency-Key"
+"""The header a create is sent with, a new UUID each (docs/api.md)."""
 """Answers a call safe to send again is sent again for (`Client.retries`): too many calls, the database busy."""
 
 MAX_WAIT_S = 30.0
@@ -45,11 +48,13 @@ def _retry_after(response: requests.Response) -> float | None:
         return None
 
 
-def _repeatable(method: str, path: str, body: Any) -> bool:
+def _repeatable(method: str, path: str, body: Any, headers: Mapping[str, str] | None = None) -> bool:
     """Whether a call may be sent again without doing twice what it asks: a read, a grade, a skip or a flag (the
     server stores a press sent again on its token once, a flag with the same note once), an undo naming its
-    item."""
+    item, a create with its Idempotency-Key (the server answers it with the project it made)."""
     if method == "GET" or path.endswith(("/grades", "/skip", "/flag")):
+        return True
+    if path == "/projects" and IDEMPOTENCY_KEY in (headers or {}):
         return True
     return path.endswith("/undo") and isinstance(body, Mapping) and bool(body.get("item_id"))
 
@@ -223,7 +228,7 @@ class Client:
         it ends with it); ``timeout`` seconds per call; ``session`` a requests.Session to send through;
         ``retries``: how many times a call safe to repeat (`_repeatable`) is sent again after a 429 or a 503,
         after the wait its Retry-After asks or 0.5, 1, 2 ... s (the docs said "send it again", and every
-        integrator wrote that loop: an integrator's review)."""
+        integrator wrote that loop: an integrator's review), or after a connection lost or timed out."""
         self.url = url.rstrip("/").removesuffix(PREFIX)
         self.timeout = timeout
         self.retries = retries
@@ -232,10 +237,16 @@ class Client:
 
     def request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         """One call to ``PREFIX + path``, sent again as ``retries`` says; ApiError for any answer but a success."""
+        repeatable = _repeatable(method, path, kwargs.get("json"), kwargs.get("headers"))
         for attempt in range(self.retries + 1):
-            response = self.session.request(method, self.url + PREFIX + path, timeout=self.timeout, **kwargs)
-            again = response.status_code in RETRIED and _repeatable(method, path, kwargs.get("json"))
-            if not again or attempt == self.retries:
+            try:
+                response = self.session.request(method, self.url + PREFIX + path, timeout=self.timeout, **kwargs)
+            except (requests.ConnectionError, requests.Timeout):  # the answer lost: was it done? sent again if safe
+                if not repeatable or attempt == self.retries:
+                    raise
+                time.sleep(min(0.5 * 2**attempt, MAX_WAIT_S))
+                continue
+            if response.status_code not in RETRIED or not repeatable or attempt == self.retries:
                 break
             time.sleep(min(_retry_after(response) or 0.5 * 2**attempt, MAX_WAIT_S))
         if response.status_code >= 400:
@@ -271,12 +282,23 @@ class Client:
         """One project, to read and grade."""
         return Project(self, int(project_id))
 
-    def create_project(self, name: str, pool: FileLike, samples: FileLike | None = None, **settings: Any) -> Project:
+    def create_project(
+        self,
+        name: str,
+        pool: FileLike,
+        samples: FileLike | None = None,
+        *,
+        idempotency_key: str | None = None,
+        **settings: Any,
+    ) -> Project:
         """A new project from a pool (and samples) file, path or (name, bytes); ``settings``: ProjectSettings'
-        fields (n_strata, scale, target_half_width, ...). It prepares in the background: ``wait_ready()``."""
+        fields (n_strata, scale, target_half_width, ...). It prepares in the background: ``wait_ready()``. Sent
+        with an Idempotency-Key (``idempotency_key``, or a new UUID), so a create whose answer was lost is sent
+        again and makes one project; pass the same key to a create of your own sent again later."""
         files = {"pool": _file(pool)} | ({"samples": _file(samples)} if samples is not None else {})
         data = {"settings": json.dumps({"name": name, **settings})}
-        return self.project(self._json("POST", "/projects", files=files, data=data)["id"])
+        headers = {IDEMPOTENCY_KEY: idempotency_key or str(uuid.uuid4())}
+        return self.project(self._json("POST", "/projects", files=files, data=data, headers=headers)["id"])
 
 
 class Project:

@@ -383,6 +383,42 @@ def test_create_a_project_with_the_projects_pages_checks(world):
     assert again.status_code == 422 and again.json()["error"]["field"] == "name"  # a name in use names 'name'
 
 
+def test_a_create_sent_again_with_its_idempotency_key_makes_one_project(world):
+    """A pipeline whose answer to POST projects was lost could not tell whether the project was made: sent again,
+    it was told the name was taken (an integrator's note). With the Idempotency-Key it sent, the same create is
+    answered with the project it made; the key with another create is refused, naming it."""
+    store, _, secrets, client = world
+    files = {"pool": upload("pool.jsonl"), "samples": upload("samples.jsonl")}
+    settings = {"settings": json.dumps({"name": "Sent twice"})}
+
+    def create(key, name_files=files, data=settings):
+        headers = {"Authorization": f"Bearer {secrets['boss']}", **key}
+        return client.post(api.PREFIX + "/projects", files=name_files, data=data, headers=headers)
+
+    key = {"Idempotency-Key": "7c0a2f6e-1d2b-4c1e-9a7e-3b8d5f0c9e11"}
+    made = create(key)
+    assert made.status_code == 201, made.text
+    again = create(key)
+    assert again.status_code == 200 and again.json()["id"] == made.json()["id"]
+    assert again.headers["Location"] == made.headers["Location"]
+    assert [p.name for p in store.projects()].count("Sent twice") == 1
+    other_pool = create(key, {"pool": ("pool.jsonl", upload("pool.jsonl")[1] + b"\n")})
+    assert other_pool.status_code == 422 and other_pool.json()["error"]["field"] == "Idempotency-Key"
+    assert f"made project {made.json()['id']}" in other_pool.json()["error"]["message"]
+    other_name = create(key, data={"settings": json.dumps({"name": "Another"})})
+    assert other_name.status_code == 422 and other_name.json()["error"]["field"] == "Idempotency-Key"
+    without = create({})  # no key: the name in use, as before
+    assert without.status_code == 422 and without.json()["error"]["field"] == "name"
+    for bad in ("", "x" * 129, "caf\u00e9".encode()):
+        refused = create({"Idempotency-Key": bad})
+        assert refused.status_code == 422 and refused.json()["error"]["field"] == "Idempotency-Key", bad
+    fresh = create({"Idempotency-Key": '"another key"'}, data={"settings": json.dumps({"name": "Fresh"})})
+    assert fresh.status_code == 201 and store.project_of_request("another key") == fresh.json()["id"]
+    document = client.get(api.PREFIX + "/openapi.json").json()["paths"][api.PREFIX + "/projects"]["post"]
+    assert {"200", "201"} <= set(document["responses"])
+    assert {"name": "Idempotency-Key", "in": "header"}.items() <= document["parameters"][0].items()
+
+
 def test_exports_and_the_report_are_the_commands_files(world):
     store, pid, secrets, client = world
     item = call(client, secrets["boss"], "GET", f"/projects/{pid}/next").json()["item"]

@@ -14,19 +14,23 @@ from activegrade import client as client_module
 
 
 class Answers(BaseAdapter):
-    """Answers each request with the next (status, headers) given, then 200 with an outcome; records them."""
+    """Answers each request with the next (status, headers) given (an exception as status: raised, a connection
+    lost), then 200 with an outcome; records them."""
 
     def __init__(self, *answers: tuple[int, dict[str, str]]) -> None:
         super().__init__()
-        self.answers, self.sent = list(answers), []
+        self.answers, self.sent, self.headers = list(answers), [], []
 
     def send(self, request, **kwargs):
         self.sent.append((request.method, request.path_url, request.body))
+        self.headers.append(request.headers)
         status, headers = self.answers.pop(0) if self.answers else (200, {})
+        if isinstance(status, Exception):  # the connection lost before an answer came
+            raise status
         response = requests.Response()
         response.status_code, response.url = status, request.url
         response.headers.update({"Content-Type": "application/json", **headers})
-        body = {"status": "saved", "message": "saved", "position": 3} if status == 200 else {}
+        body = {"status": "saved", "message": "saved", "position": 3, "id": 7} if status == 200 else {}
         if status != 200:
             body = {"error": {"status": status, "message": "the database is busy", "field": None}}
         response._content = json.dumps(body).encode()
@@ -77,3 +81,25 @@ def test_a_flag_is_sent_with_its_cards_token_and_note_and_again_after_a_busy_dat
     sent = [json.loads(body) for _, _, body in answers.sent]
     assert outcome.status == "saved" and len(answers.sent) == 2 and answers.sent[0][1] == "/api/v1/projects/7/flag"
     assert sent == [{"item_id": "q1", "token": "t1", "note": "the reference is wrong"}] * 2
+
+
+def test_a_create_is_sent_with_an_idempotency_key_and_again_with_the_same_after_a_lost_answer(waits):
+    """POST projects was never sent again: a pipeline whose answer was lost could not tell whether the project
+    was made (an integrator's note). The server answers a create sent again with its key with the project made."""
+    answers = Answers((requests.ReadTimeout("no answer"), {}), (503, {}))
+    project = _project(answers).client.create_project("P", ("pool.jsonl", b"{}\n"))
+    keys = [headers["Idempotency-Key"] for headers in answers.headers]
+    assert project.id == 7 and len(answers.sent) == 3 and waits == [0.5, 1.0]
+    assert len(set(keys)) == 1 and len(keys[0]) == 36  # one create, one UUID
+    mine = Answers()
+    _project(mine).client.create_project("P", ("pool.jsonl", b"{}\n"), idempotency_key="my-run-42")
+    assert mine.headers[0]["Idempotency-Key"] == "my-run-42"
+
+
+def test_a_lost_connection_is_tried_again_only_for_a_call_safe_to_repeat(waits):
+    answers = Answers((requests.ConnectionError("reset"), {}))
+    assert _project(answers).undo(item_id="q1").status == "saved" and len(answers.sent) == 2
+    lost = Answers((requests.ConnectionError("reset"), {}))
+    with pytest.raises(requests.ConnectionError):
+        _project(lost).undo()  # a bare undo sent again might undo one action more
+    assert len(lost.sent) == 1

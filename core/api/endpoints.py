@@ -35,7 +35,7 @@ from core.errors import InputError, NotSaved
 from core.exports.formats import EXPORTS, export_name, exported_what
 from core.exports.project_export import GRADE_FORMATS, REPORT_EXPORTED, REPORT_FORMATS, ProjectFiles, report_bytes
 from core.exports.report import criterion_rows
-from core.inputs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_NAME_CHARS
+from core.inputs.limits import MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_NAME_CHARS, MAX_REQUEST_KEY_CHARS
 from core.inputs.markup import safe_markdown
 from core.inputs.targets import response_column
 from core.jobs import background
@@ -80,6 +80,10 @@ class Declared:
     public: bool = False
     uploader: str | None = None
     """The action a caller needs before a multipart body is read (core.api.http.Endpoint)."""
+    headers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Request headers the route reads (name -> schema), all optional."""
+    repeated: int | None = None
+    """The success status of the same request sent again, where it differs from ``status`` (its body the same)."""
 
 
 # helpers ------------------------------------------------------------------------
@@ -326,8 +330,15 @@ def create_project(call: Call) -> JSONResponse:
     name = settings.pop("name", None)
     if not isinstance(name, str) or not name.strip():
         raise ApiError(422, "the settings need a 'name' for the project", "name")
+    key = _request_key(call)
+    made = None if key is None else project_actions.made_by_request(call.store, call.user, key, name, files["pool"])
+    if made is not None:  # the same create sent again (its answer lost): the project it made, made once
+        state = {"id": made, "status": call.store.project(made).status}
+        return JSONResponse(state, 200, headers={"Location": f"{PREFIX}/projects/{made}"})
     try:
-        project_id = project_actions.create(call.store, call.user, name, files["pool"], files.get("samples"), settings)
+        project_id = project_actions.create(
+            call.store, call.user, name, files["pool"], files.get("samples"), settings, request_key=key
+        )
     except InputError as exc:  # a file's error names its part (the message its row and column), a setting its own
         parts = {upload[0]: part for part, upload in files.items()}
         exc.field = parts.get(exc.file) or exc.field
@@ -335,6 +346,22 @@ def create_project(call: Call) -> JSONResponse:
     background.ensure_worker(call.store)
     state = {"id": project_id, "status": call.store.project(project_id).status}
     return JSONResponse(state, 201, headers={"Location": f"{PREFIX}/projects/{project_id}"})  # where to poll
+
+
+def _request_key(call: Call) -> str | None:
+    """The create's Idempotency-Key header (the IETF draft's; a structured-field string's quotes taken off), or
+    None; 422 where it is empty, too long or not printable ASCII."""
+    key = call.headers.get("idempotency-key")
+    if key is None:
+        return None
+    key = key.strip().removeprefix('"').removesuffix('"')
+    if not key or len(key) > MAX_REQUEST_KEY_CHARS or not (key.isascii() and key.isprintable()):
+        raise ApiError(
+            422,
+            f"the Idempotency-Key header must be 1 to {MAX_REQUEST_KEY_CHARS} printable ASCII characters (a UUID)",
+            "Idempotency-Key",
+        )
+    return key
 
 
 def project_detail(call: Call) -> dict[str, Any]:
@@ -728,8 +755,12 @@ ENDPOINTS: tuple[Declared, ...] = (
         status=201,
         uploader=auth.CREATE_PROJECT,
         description="The same checks and messages as the Projects page: a bad file is a 422 naming the file, "
-        "row and fix. Preparation starts at once; poll GET /projects/{project_id} until its status is ready.",
+        "row and fix. Preparation starts at once; poll GET /projects/{project_id} until its status is ready. "
+        "With an Idempotency-Key header (a new UUID per project), the same create sent again (its answer lost) "
+        "is answered 200 with the project it made; the key with another name or pool file is a 422.",
         errors=(401, 403, 413, 422, 429),
+        headers={"Idempotency-Key": {"type": "string", "minLength": 1, "maxLength": MAX_REQUEST_KEY_CHARS}},
+        repeated=200,
     ),
     Declared("GET", "/projects/{project_id}", project_detail, "A project's state and settings", schemas.PROJECT),
     Declared(

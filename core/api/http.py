@@ -86,6 +86,8 @@ class Call:
     body: Any = None
     """The parsed JSON (a dict) or the multipart form's fields and files (dict of str or (name, bytes))."""
     files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """The request's headers (case-insensitive names)."""
 
     def text(self, name: str, *, default: str | None = None, limit: int | None = None) -> str:
         """Field ``name`` of the JSON body as a string (``default`` when absent or null: serialisers write an unset
@@ -359,7 +361,7 @@ class Endpoint:
             if self.body == "multipart":  # an upload (up to MAX_UPLOAD_BYTES) is read once its sender may send it
                 user = await in_thread(self._uploader, store, request)
                 fields, files = await _form(request)
-                call = Call(store, user, request.path_params, request.query_params, fields, files)
+                call = Call(store, user, request.path_params, request.query_params, fields, files, request.headers)
                 result = await in_thread(self.handler, call)
             else:  # a JSON body (at most MAX_JSON_BYTES) is read first: the caller and the handler in one thread hop
                 raw = await request.body() if self.body == "json" else None
@@ -393,7 +395,9 @@ class Endpoint:
         with store.shared_reads():
             user = self._caller(store, request)
             body = None if raw is None else _json(raw, _content_type(request.headers))
-            return self.handler(Call(store, user, request.path_params, request.query_params, body))
+            return self.handler(
+                Call(store, user, request.path_params, request.query_params, body, headers=request.headers)
+            )
 
     def _uploader(self, store: Store, request: Request) -> auth.User | None:
         """The request's user, once allowed the route's ``uploader`` action (403 otherwise): a grader's or a

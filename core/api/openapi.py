@@ -53,13 +53,19 @@ def _operation(declared: Any) -> dict[str, Any]:
     parameters = [
         {"name": name, "in": "path", "required": True, "schema": {"type": "integer"}}
         for name in re.findall(r"{(\w+)}", declared.path)
-    ] + [{"name": name, "in": "query", "required": False, "schema": schema} for name, schema in declared.query.items()]
+    ] + [
+        {"name": name, "in": where, "required": False, "schema": schema}
+        for where, given in (("query", declared.query), ("header", declared.headers))
+        for name, schema in given.items()
+    ]
     medias = (declared.media,) if isinstance(declared.media, str) else declared.media
     responses: dict[str, Any] = {
-        str(declared.status): {
-            "description": HTTPStatus(declared.status).phrase,
+        str(status): {
+            "description": HTTPStatus(status).phrase,
             "content": {m: {"schema": declared.response if m == "application/json" else TEXT} for m in medias},
         }
+        for status in (declared.status, declared.repeated)
+        if status is not None
     }
     for status in sorted(set(declared.errors) | _errors_of(declared)):
         responses[str(status)] = {

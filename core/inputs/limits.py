@@ -26,6 +26,9 @@ MAX_FILE_NAME_CHARS = 500
 MAX_ADDRESS_CHARS = 64
 """A client's IP address as Streamlit reports it (IPv6 with a zone fits)."""
 
+MAX_REQUEST_KEY_CHARS = 128
+"""An Idempotency-Key a client sends with a create (a UUID is 36; Stripe allows 255)."""
+
 
 def check_length(value: str, limit: int, what: str, **where) -> str:
     """``value`` if it has at most ``limit`` characters; else an InputError naming ``what`` (and ``where``)."""

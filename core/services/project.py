@@ -75,11 +75,13 @@ def create_project(
     settings: dict[str, Any] | None = None,
     *,
     start: bool = True,
+    request_key: str | None = None,
 ) -> int:
-    """Validate the uploads, store them with the settings, and (by default) start preparing. Without a
-    ``backend`` in the settings, the one the answers call for (core.surrogate.semantic.choice, the Projects
-    page's default too): the API and the CLI took exact matching for any pool, and a pool of free-text
-    answers made one stratum, no design at all (a manager's review).
+    """Validate the uploads, store them with the settings (and the Idempotency-Key ``request_key`` the create was
+    sent with), and (by default) start preparing. Without a ``backend`` in the settings, the one the answers
+    call for (core.surrogate.semantic.choice, the Projects page's default too): the API and the CLI took exact
+    matching for any pool, and a pool of free-text answers made one stratum, no design at all (a manager's
+    review).
 
     Raises InputError for bad input before anything is written.
     """
@@ -99,7 +101,7 @@ def create_project(
     if typed.sampling:
         typed = typed.with_changes({"sampling": sampling_request(typed.sampling, pool, samples, typed)})
     files = {"pool": pool} | ({"samples": samples} if samples else {})
-    project_id = store.create_project(name, typed.to_dict(), files)
+    project_id = store.create_project(name, typed.to_dict(), files, request_key)
     if start:
         start_preparation(store, project_id)
     return project_id

@@ -10,6 +10,7 @@ and tests that set a project up; pages, the CLI and the API never import them
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +36,38 @@ def create(
     pool: tuple[str, bytes],
     samples: tuple[str, bytes] | None,
     settings: dict[str, Any],
+    *,
+    request_key: str | None = None,
 ) -> int:
-    """A new project from uploads, preparing in the background (core.services.project.create_project); its id."""
+    """A new project from uploads, preparing in the background (core.services.project.create_project); its id.
+    ``request_key``: the Idempotency-Key the create was sent with, kept with the project (`made_by_request`)."""
     user = permitted(store, actor, auth.CREATE_PROJECT)
-    project_id = project.create_project(store, name, pool, samples, settings)
+    project_id = project.create_project(store, name, pool, samples, settings, request_key=request_key)
     audit.record(
         store, user, audit.PROJECT_CREATED, project_id, name=name, pool=pool[0], samples=samples[0] if samples else None
     )
     return project_id
+
+
+def made_by_request(
+    store: Store, actor: auth.User | None, request_key: str, name: str, pool: tuple[str, bytes]
+) -> int | None:
+    """The project a create sent with the Idempotency-Key ``request_key`` made already, where this is that create
+    sent again (the same name and pool file), else None; an InputError where the key made another project (a key
+    is one create's: the IETF's Idempotency-Key draft refuses its reuse for another request). The pool's file
+    alone is compared: a sampling project replaces its samples file as it samples."""
+    permitted(store, actor, auth.CREATE_PROJECT)
+    made = store.project_of_request(request_key)
+    if made is None:
+        return None
+    digest = hashlib.sha256(pool[1]).hexdigest()
+    if store.project(made).name != name.strip() or store.input_digests(made).get("pool") != (pool[0], digest):
+        raise InputError(
+            f"the Idempotency-Key {request_key!r} made project {made} from another name or pool file",
+            fix="send a new key with each new project, and the same key only with the same create sent again",
+            field="Idempotency-Key",
+        )
+    return made
 
 
 def open_demo(store: Store, actor: auth.User | None, *, start: bool = True) -> int:

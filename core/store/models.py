@@ -36,6 +36,7 @@ from core.inputs.limits import (
     MAX_ID_CHARS,
     MAX_LABEL_CHARS,
     MAX_NAME_CHARS,
+    MAX_REQUEST_KEY_CHARS,
 )
 
 
@@ -83,6 +84,9 @@ class Project(Base):
     error: Mapped[str] = mapped_column(Text, default="")
     # heartbeat of the preparation job: a stale one means the job died
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    request_key: Mapped[str | None] = mapped_column(String(MAX_REQUEST_KEY_CHARS), unique=True, index=True)
+    """The Idempotency-Key the project was created with, if any (revision 0019): the same create sent again
+    with it is answered with this project."""
     # SQLite would otherwise give a deleted project's id to the next one, which then inherits its
     # audit events (PostgreSQL's sequences never reuse an id)
     __table_args__ = {"sqlite_autoincrement": True}

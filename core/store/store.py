@@ -306,14 +306,25 @@ class Store:
 
     # projects -----------------------------------------------------------
 
-    def create_project(self, name: str, settings: dict[str, Any], files: dict[str, tuple[str, bytes]]) -> int:
-        """Insert a project and its input files (role -> (file name, bytes)); returns its id."""
+    def create_project(
+        self,
+        name: str,
+        settings: dict[str, Any],
+        files: dict[str, tuple[str, bytes]],
+        request_key: str | None = None,
+    ) -> int:
+        """Insert a project and its input files (role -> (file name, bytes)), with the Idempotency-Key it was
+        sent with (``request_key``); returns its id."""
         name = name.strip()
         if not name:
             raise InputError("the project name is empty", fix="type a name for the project")
         try:
             with self.session() as s, s.begin():
-                project = Project(name=name, settings=ProjectSettings.from_dict(json_safe(settings)).to_dict())
+                project = Project(
+                    name=name,
+                    settings=ProjectSettings.from_dict(json_safe(settings)).to_dict(),
+                    request_key=request_key,
+                )
                 s.add(project)
                 s.flush()
                 for role, (file_name, content) in files.items():
@@ -321,11 +332,30 @@ class Store:
                 return project.id
         except IntegrityError:
             found = self.project_by_name(name)  # its id: a retry after a lost answer finds the project it made
+            if found is None and request_key is not None and (made := self.project_of_request(request_key)):
+                raise InputError(
+                    f"the Idempotency-Key {request_key!r} made project {made} already",
+                    fix="send a new key with each new project",
+                    field="Idempotency-Key",
+                ) from None
             raise InputError(
                 f"a project named {name!r} already exists" + ("" if found is None else f" (id {found.id})"),
                 fix="choose another name or open that project",
                 field="name",
             ) from None
+
+    def project_of_request(self, request_key: str) -> int | None:
+        """The id of the project created with the Idempotency-Key ``request_key``, or None."""
+        with self.session() as s:
+            return s.scalar(select(Project.id).where(Project.request_key == request_key))
+
+    def input_digests(self, project_id: int) -> dict[str, tuple[str, str]]:
+        """The project's uploads as role -> (file name, SHA-256 hex), without their bytes."""
+        with self.session() as s:
+            rows = s.execute(
+                select(InputFile.role, InputFile.name, InputFile.digest).where(InputFile.project_id == project_id)
+            ).all()
+            return {role: (name, digest) for role, name, digest in rows}
 
     def projects(self) -> list[ProjectInfo]:
         """All projects, newest first."""
