@@ -156,3 +156,34 @@ def test_the_markdown_report_shows_every_name_literally():
     assert MarkdownIt("commonmark").render(line).startswith("<p><strong>Estimated mean grade")  # bold kept
     spaced = MarkdownIt("commonmark").render(markdown_line("**Estimate: 0.6450** at the stop, **0.5** here"))
     assert "</strong> at the stop, <strong>0.5</strong> here" in spaced  # "0.6450**at the stop": a review
+
+
+def test_which_difference_is_resolved_is_read_from_the_anytime_interval_until_the_budget_is_graded(graded):
+    """The statement read the fixed-n interval at every grade, while the queue stayed open and the Dashboard
+    said it live: a manager who stops at the first "A better" peeks at every grade, which the fixed-n interval
+    does not allow. It reads the anytime-valid interval, given beside it, until the budget fixed in advance is
+    graded; then the fixed-n one, valid at that size."""
+    from core.services.comparison_reading import FIXED
+    from core.stats.compare import resolved
+    from core.stats.stopping import ANYTIME
+
+    store, pid, _ = graded
+    files = ProjectFiles.of(store, store.project(pid))
+    reading = comparison_reading(store, pid, files.design)
+    assert reading.decided_by == ANYTIME and reading.graded_items == 20
+    for pair in reading.pairs:
+        assert -1.0 <= pair.anytime_low <= pair.estimate <= pair.anytime_high <= 1.0
+        assert pair.anytime_high - pair.anytime_low > pair.high - pair.low  # the price of reading it at any grade
+        assert pair.statement == resolved(pair.anytime_low, pair.anytime_high)
+    data = files.require_report()
+    assert data["comparison"]["statement_read_from"] == ANYTIME
+    assert {"anytime_low", "anytime_high"} <= set(data["comparison"]["pairs"][0])
+    assert "read from the anytime-valid intervals" in shown(report_bytes(data, "md").decode())
+    before = store.project(pid).settings.to_dict()
+    store.update_settings(pid, {"planned_budget": 20, "budget_fixed": True})
+    try:
+        at_budget = comparison_reading(store, pid, files.design)
+        assert at_budget.decided_by == FIXED
+        assert [p.statement for p in at_budget.pairs] == [resolved(p.low, p.high) for p in at_budget.pairs]
+    finally:
+        store.update_settings(pid, {k: before[k] for k in ("planned_budget", "budget_fixed")})

@@ -9,13 +9,15 @@ import streamlit as st
 
 from core.inputs.markup import one_line_plain
 from core.services import review
-from core.services.comparison_reading import comparison_reading, statement
+from core.services.comparison_reading import DECIDED_WORDS, comparison_reading, statement
 from core.services.database import ProjectInfo, Store
 from core.services.progress import level_percent
 from ui import plan
 from ui.graders_table import graders_table
 
-THREE_DECIMALS = {c: st.column_config.NumberColumn(format="%.3f") for c in ("estimate", "low", "high")}
+THREE_DECIMALS = {
+    c: st.column_config.NumberColumn(format="%.3f") for c in ("estimate", "low", "high", "anytime_low", "anytime_high")
+}
 """Every estimate and end with three decimals ("0.080" beside "0.405", not "0.08")."""
 
 
@@ -49,10 +51,13 @@ def panel(store: Store, project: ProjectInfo) -> None:
     st.header("Differences")
     st.caption(
         f"mean(A) - mean(B) on the items graded for both, stratified; intervals at {level} each so that all "
-        "pairs hold together at 95% (fixed-n). Wins, ties and losses count A's items."
+        "pairs hold together at 95%. low and high: the fixed-n interval, valid read once at a size chosen before "
+        "grading; anytime low and high: valid however often it is read and whenever grading stops. Wins, ties "
+        "and losses count A's items."
     )
     st.dataframe(reading.table(), hide_index=True, column_config=THREE_DECIMALS)
     st.markdown(f"**{one_line_plain(statement(reading))}**")  # models' names as written, never markdown
+    st.caption(f"Which difference is resolved is {DECIDED_WORDS[reading.decided_by]}.")
     st.header("Graders")
     graders_table(store.target_grades(project.id))
     st.caption(f"A grade is one response graded. {review.waiting_words(store, project.id)}")

@@ -30,7 +30,7 @@ from core.exports.report import (
 )
 from core.exports.report_html import audit_chain_parts, graders_parts, html_page, html_table, inputs_parts, paragraph
 from core.inputs.markup import one_line_plain
-from core.services.comparison_reading import ComparisonReading, statement
+from core.services.comparison_reading import DECIDED_WORDS, ComparisonReading, statement
 from core.services.progress import level_percent, waiting_for_review
 from core.stats.allocation import Design
 from core.stats.intervals import LEVEL
@@ -42,8 +42,10 @@ METHOD = (
     "hidden. Each model's score is the stratified mean of its grades, and each difference mean(A) - mean(B) the "
     "stratified mean of the paired differences, over the items graded for every model (a response's grade is "
     "a reviewer's final grade where one was set, else the mean of its graders' grades). Intervals are fixed-n "
-    "Korn-Graubard ones, each at 1 - 0.05 / P for P pairs (Bonferroni), so that all of them hold together at 95%; "
-    "a difference is resolved when its interval excludes 0 (docs/compare.md)."
+    "Korn-Graubard ones (low, high) and anytime-valid confidence sequences (anytime_low, anytime_high), each at "
+    "1 - 0.05 / P for P pairs (Bonferroni), so that all of them hold together at 95%; a difference is resolved "
+    "when its interval excludes 0, the anytime-valid one's while grading goes on, the fixed-n one's once the "
+    "budget fixed in advance or every item is graded (docs/compare.md)."
 )
 
 
@@ -84,6 +86,7 @@ def comparison_report(
                 "models": models,
                 "pairs": reading.table().to_dict(orient="records"),
                 "statement": statement(reading),
+                "statement_read_from": reading.decided_by,
                 "waiting_items": waiting,
             },
             "graders": {**graders_section(by_response, project.settings), "unit": "response"},
@@ -103,7 +106,7 @@ def _summary(c: dict[str, Any]) -> str:
     return (
         f"{c['graded_items']:,} items graded for every model ({c['grades']:,} grades). "
         f"Intervals at {level_percent(c['level'])} each, {level_percent(c['joint_level'])} for all of them together. "
-        f"{c['statement']}.{_waiting(c.get('waiting_items', 0))}"
+        f"{c['statement']} ({DECIDED_WORDS[c['statement_read_from']]}).{_waiting(c.get('waiting_items', 0))}"
     )
 
 
@@ -122,7 +125,7 @@ def _models(c: dict[str, Any]) -> pd.DataFrame:
 
 
 def _pairs(c: dict[str, Any]) -> pd.DataFrame:
-    columns = ["pair", "estimate", "low", "high", "statement", "wins", "ties", "losses"]
+    columns = ["pair", "estimate", "low", "high", "anytime_low", "anytime_high", "statement", "wins", "ties", "losses"]
     return pd.DataFrame(c["pairs"], columns=columns)
 
 

@@ -7,8 +7,15 @@ else its graders' mean. The estimates are
 core.stats.compare.difference_batch's stratified ones over the project's strata (the design for the
 difference); a model's own mean is the one-target stratified estimate of its grades y in [0, 1]
 (core.stats.estimate.estimate_batch), whose interval stays in [0, 1].
-Intervals are the fixed-n Korn-Graubard ones at 1 - 0.05 / P per pair (Bonferroni, P pairs), so all pairs
-hold together at 95%.
+Intervals at 1 - 0.05 / P per pair (Bonferroni, P pairs), so all pairs hold together at 95%: the fixed-n
+Korn-Graubard one, valid read once at a size chosen before grading, and the anytime-valid one (the stratified
+betting confidence sequence of z = (1 + d) / 2 over the items in the order they were graded, core.stats.confseq,
+tuned for the project's planned n0), valid however often it is read and whenever grading stops. Which
+difference is resolved is read from the anytime-valid interval, since a manager reads the statement while
+grading goes on; from the fixed-n one once the budget fixed in advance is graded (the size chosen before
+grading) or every item is (no sampling error left). The statement read from the fixed-n interval at every
+grade would let a manager who stops at the first "A better" see one where there is none far more often than
+5% of the time.
 """
 
 from __future__ import annotations
@@ -20,22 +27,28 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.settings import ProjectSettings
 from core.stats.allocation import Design
 from core.stats.compare import difference_batch, pair_key, pairs, resolved, simultaneous_level
+from core.stats.confseq import anytime_interval
 from core.stats.estimate import estimate_batch
 from core.stats.intervals import LEVEL
 from core.stats.rater_agreement import final_grades_by_part
+from core.stats.stopping import ANYTIME, FIXED
 from core.store import Store
 
 
 @dataclass(frozen=True)
 class PairReading:
-    """One difference "A - B": estimate, interval (at the simultaneous level), statement, wins/ties/losses of A."""
+    """One difference "A - B": estimate, fixed-n and anytime-valid intervals (at the simultaneous level), the
+    statement the reading's ``decided_by`` interval makes, wins/ties/losses of A."""
 
     pair: str
     estimate: float
     low: float
     high: float
+    anytime_low: float
+    anytime_high: float
     statement: str
     wins: int
     ties: int
@@ -50,6 +63,9 @@ class ComparisonReading:
     models: dict[str, tuple[float, float, float]]
     """model -> (estimate, low, high), each interval at `level`."""
     pairs: list[PairReading]
+    decided_by: str = ANYTIME
+    """The interval the statements read (`decided_by`): ANYTIME, or FIXED once the budget fixed in advance or
+    every item is graded."""
 
     def table(self) -> pd.DataFrame:
         """The differences as a table (the dashboard's and the export's)."""
@@ -66,12 +82,23 @@ def graded_matrix(grades: pd.DataFrame, targets: list[str], reviews: pd.DataFram
     return pd.DataFrame(columns, columns=targets).dropna().sort_index()
 
 
+def decided_by(settings: ProjectSettings, graded_items: int, n_items: int) -> str:
+    """Which interval says whether a difference is resolved (module docstring): FIXED once the budget fixed in
+    advance is graded or every item is, else ANYTIME."""
+    budget = settings.budget(n_items)
+    return FIXED if graded_items >= n_items or (budget is not None and graded_items >= budget) else ANYTIME
+
+
 def comparison_reading(store: Store, project_id: int, design: Design) -> ComparisonReading:
     """The comparison's reading from the stored grades (module docstring); ``design`` the project's strata."""
-    targets = store.project(project_id).settings.targets
-    y = graded_matrix(store.target_grades(project_id), targets, store.active_reviews(project_id))
+    settings = store.project(project_id).settings
+    targets = settings.targets
+    grades = store.target_grades(project_id)
+    y = graded_matrix(grades, targets, store.active_reviews(project_id))
     positions = y.index.to_numpy(dtype=np.int64)
+    graded_order = pd.unique(grades["position"][grades["position"].isin(y.index)]).astype(np.int64)
     level = simultaneous_level(LEVEL, len(pairs(tuple(targets))))
+    decides = decided_by(settings, int(positions.size), design.N)
 
     def estimate(values: np.ndarray, batch: Callable[..., Any], bounds: tuple[float, float]) -> tuple[float, ...]:
         if positions.size == 0:
@@ -80,26 +107,43 @@ def comparison_reading(store: Store, project_id: int, design: Design) -> Compari
         low, high = read.interval(level)
         return float(read.value[0]), float(low[0]), float(high[0])
 
+    def anytime(d: pd.Series) -> tuple[float, float]:
+        """The anytime-valid interval of d (in [-1, 1]) from that of z = (1 + d) / 2 in [0, 1]."""
+        z = ((1.0 + d[graded_order]) / 2.0).to_numpy(dtype=float)
+        read = anytime_interval(design, graded_order, z, settings.n0(design.N), level)
+        return 2.0 * read.low - 1.0, 2.0 * read.high - 1.0
+
     # a model's grades lie in [0, 1]: the one-target estimate and interval (read as differences in [-1, 1], a
     # model's interval went below 0: 0.223 [-0.384, 0.724], a grader's and manager's review)
     models = {m: estimate(y[m].to_numpy(dtype=float), estimate_batch, (0.0, 1.0)) for m in targets}
     readings = []
     for a, b in pairs(tuple(targets)):
-        d = (y[a] - y[b]).to_numpy(dtype=float)
-        value, low, high = estimate(d, difference_batch, (-1.0, 1.0))
+        d = y[a] - y[b]
+        value, low, high = estimate(d.to_numpy(dtype=float), difference_batch, (-1.0, 1.0))
+        any_low, any_high = anytime(d)
         readings.append(
             PairReading(
                 pair_key(a, b),
                 value,
                 low,
                 high,
-                resolved(low, high),
+                any_low,
+                any_high,
+                resolved(*((low, high) if decides == FIXED else (any_low, any_high))),
                 int((d > 0).sum()),
                 int((d == 0).sum()),
                 int((d < 0).sum()),
             )
         )
-    return ComparisonReading(int(positions.size), level, models, readings)
+    return ComparisonReading(int(positions.size), level, models, readings, decides)
+
+
+DECIDED_WORDS = {
+    ANYTIME: "read from the anytime-valid intervals, which hold however often they are read: a difference they "
+    "resolve stays resolved whenever grading stops",
+    FIXED: "read from the fixed-n intervals, valid at the size chosen before grading",
+}
+"""How the statement was read, by the reading's ``decided_by``."""
 
 
 def statement(reading: ComparisonReading) -> str:
