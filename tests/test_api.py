@@ -383,6 +383,47 @@ def test_create_a_project_with_the_projects_pages_checks(world):
     assert again.status_code == 422 and again.json()["error"]["field"] == "name"  # a name in use names 'name'
 
 
+def test_a_grade_sent_again_while_the_first_is_being_stored_is_told_saved_once(world, monkeypatch):
+    """A grade sent again at once after a client's timeout arrived while the first press was still storing its
+    grade: it was refused, "names none of your current items" (8 of 30 retries in an integrator's review), and
+    the pipeline recorded a failure for a grade that was saved. It now waits for the first press and is answered
+    saved, once; where that press is still not stored, a 503 asks it to be sent again."""
+    import threading
+    import time
+
+    from core.services import grade_actions, showings
+
+    store, pid, secrets, client = world
+    boss = secrets["boss"]
+    real = grade_actions.grade
+
+    def slow(*args, **kwargs):
+        time.sleep(0.6)  # a busy database: the token is spent, the grade not stored yet
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grade_actions, "grade", slow)
+    card = call(client, boss, "GET", f"/projects/{pid}/next").json()["item"]
+    body = {"item_id": card["item_id"], "token": card["token"], "label": card["labels"][0]["label"]}
+    answers = {}
+    first = threading.Thread(
+        target=lambda: answers.setdefault("first", call(client, boss, "POST", f"/projects/{pid}/grades", json=body))
+    )
+    first.start()
+    time.sleep(0.2)
+    again = call(client, boss, "POST", f"/projects/{pid}/grades", json=body)
+    first.join()
+    assert answers["first"].status_code == 200 and answers["first"].json()["status"] == "saved"
+    assert again.status_code == 200 and "sent again" in again.json()["message"], again.text
+    assert again.json()["grade_id"] == answers["first"].json()["grade_id"]
+    assert (store.grades(pid)["grader"] == "boss").sum() == 1
+    monkeypatch.setattr(endpoints, "PRESS_WAIT_S", 0.1)
+    stuck = call(client, boss, "GET", f"/projects/{pid}/next").json()["item"]
+    assert showings.use(store, pid, "boss", stuck["token"])  # spent by a press that has not stored its grade
+    pressed = {**body, "item_id": stuck["item_id"], "token": stuck["token"]}
+    busy = call(client, boss, "POST", f"/projects/{pid}/grades", json=pressed)
+    assert busy.status_code == 503 and busy.headers["Retry-After"] == "1" and busy.json()["error"]["field"] == "token"
+
+
 def test_a_create_sent_again_with_its_idempotency_key_makes_one_project(world):
     """A pipeline whose answer to POST projects was lost could not tell whether the project was made: sent again,
     it was told the name was taken (an integrator's note). With the Idempotency-Key it sent, the same create is

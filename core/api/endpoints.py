@@ -9,6 +9,7 @@ for exports, and core.exports for the same files as `activegrade export` and `ac
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -556,14 +557,16 @@ def _grade(call: Call, acting: grade_actions.Acting, press: Grading, ahead: bool
     project = acting.project
     try:
         showing = _shown(call, project)
-    except ApiError:  # no live token: the press sent again after its grade was stored, or refused
+        seconds = _viewing_seconds(call, showing)
+        outcome = cards.press(
+            call.store, project.id, call.user.name, showing.token, lambda: press.act(showing.position, seconds), STORED
+        )
+    except (ApiError, Refused) as refused:  # no live token: the press sent again, or refused
+        if isinstance(refused, Refused) and str(refused) != showings.USED:
+            raise
         if (again := _sent_again(call, acting, press)) is None:
             raise
         return again if isinstance(again, Response) else _saved(call, acting, ahead, again)
-    seconds = _viewing_seconds(call, showing)
-    outcome = cards.press(
-        call.store, project.id, call.user.name, showing.token, lambda: press.act(showing.position, seconds), STORED
-    )
     if outcome.status not in STORED:
         return _outcome(outcome, project.id, call.store, STORED, showing.item_id)
     return _saved(call, acting, ahead, _outcome_body(outcome, project.id, call.store, showing.item_id))
@@ -576,22 +579,41 @@ def _saved(call: Call, acting: grade_actions.Acting, ahead: bool, body: dict[str
     return JSONResponse(body | more)
 
 
+PRESS_WAIT_S = 3.0
+"""How long a press sent again waits for the first press with its token to store its grade (`_sent_again`)."""
+
+
 def _sent_again(call: Call, acting: grade_actions.Acting, press: Grading) -> dict[str, Any] | Response | None:
     """The answer to a press whose token's grade is stored already (core.services.showings.spent): the stored
     press's answer (a body) where this one asks the same, so that a client that lost the first answer and sends
-    it again learns it was saved, once; 409 saying what is stored where it asks another; None for any other token,
-    or while the first press is still being stored (``_shown`` refuses it)."""
-    project_id = acting.project.id
+    it again learns it was saved, once; 409 saying what is stored where it asks another; a 503 to send it again
+    while the first press is still being stored (core.services.showings.pressing) past PRESS_WAIT_S, or was
+    not stored after all (its token live again); None for any other token."""
+    project_id, grader = acting.project.id, call.user.name
     token, item_id = (call.body or {}).get("token"), (call.body or {}).get("item_id")
-    showing = showings.spent(call.store, project_id, call.user.name, token, item_id)
-    if showing is None:
-        return None
-    stored, comment, grade_id = grade_actions.stored_press(call.store, acting, project_id, showing.position)
+    showing = showings.spent(call.store, project_id, grader, token, item_id)
+    stored: dict[str, str] = {}
+    deadline = time.monotonic() + PRESS_WAIT_S
+    while showing is not None:
+        stored, comment, grade_id = grade_actions.stored_press(call.store, acting, project_id, showing.position)
+        if stored or not showings.pressing(call.store, project_id, grader, token) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     if not stored:
-        return None
+        if showing is None and cards.shown(call.store, project_id, grader, str(token), str(item_id)) is None:
+            return None  # no token of a press: refused as before
+        if showing is not None and not showings.pressing(call.store, project_id, grader, token):
+            return None  # spent long ago, its grade taken back by an undo
+        message = "the first press with this token is still being stored, or was not: send it again"
+        return JSONResponse(
+            {"error": {"status": 503, "message": message, "field": "token"}}, 503, headers={"Retry-After": "1"}
+        )
     if (stored, comment) != (press.labels, press.comment.strip()):
         said = ", ".join(f"{k} {v}" if k else v for k, v in stored.items()) + (f" ({comment!r})" if comment else "")
-        message = f"that token's press was stored already, as {said}: to change it, undo it and GET next"
+        message = (
+            f"that token's press was stored already, as {said}: an undo takes back only your last action "
+            "(POST undo with this item_id, while it is), then GET next gives the item again"
+        )
         return _press_error(409, "refused", message, "token")
     again = Outcome("saved", "saved: the same press was sent again, and its grade is stored once", showing.position)
     return _outcome_body(dataclasses.replace(again, grade_id=grade_id), project_id, call.store, item_id)

@@ -126,6 +126,20 @@ def spent(store: Store, project_id: int, grader: str, token: object, item_id: ob
     return _showing(row)
 
 
+PRESSING = timedelta(seconds=10)
+"""How long after its token was spent a press counts as still being stored (`pressing`): a press stores its grade
+in well under a second; an older spent token whose grade is gone was taken back by an undo."""
+
+
+def pressing(store: Store, project_id: int, grader: str, token: object) -> bool:
+    """Whether the grader's ``token`` was spent by a press in the last PRESSING, whose grade may still be being
+    stored (`press_once` spends the token first): a press sent again at once, after a client's timeout, arrives
+    then, and is told to send it again (an integrator's review: it was refused, "names none of your current
+    items", while the first press was storing the grade)."""
+    row = table.find(store, token) if isinstance(token, str) and token else None
+    return _fresh(row, project_id, grader) and row.used_at is not None and utcnow() - row.used_at < PRESSING
+
+
 def use(store: Store, project_id: int, grader: str, token: str) -> bool:
     """The grader's press was stored: their token is spent, for every page and client (False when it was spent
     already, or is not theirs)."""
