@@ -164,6 +164,21 @@ def test_skip_undo_and_reopening_a_skipped_item(world):
     assert store.grades(pid).empty and accounts.held(store, pid, "ann").position == held
 
 
+def test_a_skipped_item_goes_to_another_grader_never_back_to_its_skipper(world):
+    """The skipper of one of the last items got it back at their next card, so a bot that skips what it cannot
+    grade looped on it while every other grader was told to wait for its hold (an integrator's review)."""
+    store, pid, ann, design = world
+    skipped = reservations.claim(store, pid, design, 0, "ann")
+    grade_actions.skip(store, ann, pid, skipped, seconds=1.0)
+    while (position := reservations.claim(store, pid, design, 0, "ann")) is not None:
+        assert position != skipped
+        grade_actions.grade(store, ann, pid, position, "Correct", seconds=1.0)
+    assert len(store.grades(pid)) == design.N - 1  # every item but the one she skipped
+    bob = account_writes.create_account(store, "bob", auth.GRADER, password=PASSWORD)
+    accounts.assign(store, pid, bob.id)
+    assert reservations.claim(store, pid, design, 0, "bob") == skipped
+
+
 def test_undo_after_a_skip_brings_the_skipped_item_back_and_the_next_undo_the_grade_before(world):
     """Undo undoes the last thing the grader did: S then U is the skipped item back (it undid the grade before
     the skip); U again withdraws that grade."""

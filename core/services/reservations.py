@@ -235,8 +235,7 @@ class _Batch:
         """While the stopping rule waits for the skipped items alone, one of them that another grader skipped
         and nobody holds, reserved for ``grader`` (the first in pool order); None where there is
         none for them: the grades of those items, not fresh ones, are what lets the rule say done."""
-        theirs = set(self.store.skipped_by(self.project_id, grader))
-        for position in sorted(state.skipped - state.reserved - queue.lost - theirs):
+        for position in sorted(state.skipped - state.reserved - queue.lost - self._skipped_by(grader, state)):
             if accounts.try_reserve(self.store, self.project_id, position, 0, grader, rules.ttl):
                 return position
             queue.lost.add(position)
@@ -255,17 +254,25 @@ class _Batch:
                 return position
         return None
 
+    def _skipped_by(self, grader: str, state: QueueState) -> frozenset[int]:
+        """The items ``grader`` skipped (and has not taken back): never handed back to them, since a skipped item
+        goes to another grader (an integrator's review: the skipper of one of the last items got it back at
+        once, looping, while every other grader was told to wait for their hold)."""
+        return frozenset(self.store.skipped_by(self.project_id, grader)) if state.skipped else frozenset()
+
     def _first_grade(self, grader: str, rules: _Rules) -> int | None:
-        """Reserve the queue's next item that nobody holds; None when every item is graded or held, when the
-        items graded and held by others already reach the budget, or when the stopping rule has said done."""
+        """Reserve the queue's next item that nobody holds and ``grader`` did not skip; None when every item is
+        graded or held, when the items graded and held by others already reach the budget, or when the stopping
+        rule has said done."""
         queue = self.queue(rules)
         state = queue.with_held(self.live.others(grader, 0))
         if budget_reached(state, rules.budget) or queue.closed:
             return None
         if queue.held and (skipped := self._skipped_first(grader, rules, queue, state)) is not None:
             return skipped
+        theirs = self._skipped_by(grader, state)
         while True:
-            position = queue.draws.next(state.reserved | queue.lost)
+            position = queue.draws.next(state.reserved | queue.lost | theirs)
             if position is None:
                 return None
             if accounts.try_reserve(self.store, self.project_id, position, 0, grader, rules.ttl):
