@@ -244,21 +244,26 @@ def tokens_section() -> None:
         api_tokens.section(admin, who, "team")
 
 
+SHOWN_EVENTS = 300
+"""The latest audit events the page shows (the CSV holds every one)."""
+
+
 def audit_section() -> None:
     st.header("Audit trail")
     project = state.current_project()
     scope = st.radio(
         "Events", ["all projects", "this project"], horizontal=True, key="audit_scope", disabled=project is None
     )
-    events = audit.trail(store, project.id if project is not None and scope == "this project" else None)
+    scoped = project.id if project is not None and scope == "this project" else None
     st.caption(
-        f"{len(events):,} events: sign-ins, changed grades, undos, skips, settings, uploads, preparations, "
-        "accounts, exports. Every grade also records its grader and time."
+        f"{audit.trail_size(store, scoped):,} events: sign-ins, changed grades, undos, skips, settings, uploads, "
+        f"preparations, accounts, exports; the last {SHOWN_EVENTS} below, every one in the CSV. Every grade also "
+        "records its grader and time."
     )
-    st.dataframe(events.tail(300), hide_index=True, width="stretch")
+    st.dataframe(audit.trail(store, scoped, last=SHOWN_EVENTS), hide_index=True, width="stretch")
     st.download_button(
         "Audit trail (CSV)",
-        audit.trail_csv(events),
+        lambda: audit.trail_csv(audit.trail(store, scoped)),  # built when clicked, not on every render
         "activegrade-audit.csv",
         "text/csv",
         key="dl_audit",

@@ -104,6 +104,11 @@ def test_a_flag_needs_the_item_on_the_graders_card(world):
     assert grade_actions.flag(store, people["bob"], pid, 4, "unclear prompt").status == review_rows.FLAGGED
     with pytest.raises(InputError, match="comment"):
         grade_actions.flag(store, people["bob"], pid, 4, "x" * 6000)
+    for note in ("second look", "third look"):  # a grader's loop of new notes grew the trail without end (review)
+        assert grade_actions.flag(store, people["bob"], pid, 4, note).status == review_rows.FLAGGED
+    with pytest.raises(grade_actions.Refused, match="3 times already"):
+        grade_actions.flag(store, people["bob"], pid, 4, "fourth look")
+    assert len(review_rows.flags(store, pid, [4])) == 3
 
 
 def test_the_audit_share_is_a_validated_setting_and_queues_graded_items(world):

@@ -52,9 +52,19 @@ def test_the_migration_keeps_every_grade_and_stops_id_reuse_on_an_older_sqlite_d
     url = f"sqlite:///{tmp_path / 'v2.db'}"
     engine = make_engine(url)  # the app's engine: foreign keys on
     create_legacy_schema(engine, 2)  # projects without AUTOINCREMENT, no back-off table
-    old = Store(engine)  # today's code on version 2's tables: projects without files (their rows have changed)
-    kept = old.create_project("kept", {}, {})
-    gone = old.create_project("gone", {}, {})
+    with engine.begin() as c:  # projects as version 2 wrote them: its table has none of the later columns
+        for name in ("kept", "gone"):
+            c.execute(
+                text(
+                    "INSERT INTO projects (name, created_at, settings, status, progress_done, progress_total,"
+                    " progress_message, error, updated_at) VALUES (:name, CURRENT_TIMESTAMP, '{}', 'new', 0, 0, '',"
+                    " '', CURRENT_TIMESTAMP)"
+                ),
+                {"name": name},
+            )
+        kept, gone = (
+            c.execute(text("SELECT id FROM projects WHERE name = :n"), {"n": n}).scalar() for n in ("kept", "gone")
+        )
     with engine.begin() as c:  # grades as version 2 wrote them: its table has no target or criterion
         for position in range(7):
             c.execute(

@@ -136,7 +136,7 @@ def test_a_handoff_body_longer_than_a_code_is_refused_unread(client):
     assert client.post(web.SESSION_ROUTE, content=code).status_code == 204  # the code itself, still unspent
 
 
-def test_an_upload_to_streamlits_route_needs_an_account_that_may_create_projects(tmp_path, monkeypatch):
+def test_streamlits_upload_route_needs_a_creator_and_its_metrics_an_admin(tmp_path, monkeypatch):
     """Streamlit's upload route took a file from any session, the sign-in page's included, and kept it in memory
     (an attacker's review: six 50 MB PUTs with no account, 300 MB held); the Projects page, whose new project is
     the app's one upload, is an admin's."""
@@ -154,8 +154,15 @@ def test_an_upload_to_streamlits_route_needs_an_account_that_may_create_projects
         taken.append(await request.body())
         return PlainTextResponse("", status_code=204)
 
+    async def _metrics(request):
+        return PlainTextResponse("active_sessions 3")
+
     app = Starlette(
-        routes=[Route("/_stcore/upload_file/{sid}/{fid}", _upload, methods=["PUT"])], middleware=web.MIDDLEWARE
+        routes=[
+            Route("/_stcore/upload_file/{sid}/{fid}", _upload, methods=["PUT"]),
+            Route("/_stcore/metrics", _metrics),
+        ],
+        middleware=web.MIDDLEWARE,
     )
     path, body = "/_stcore/upload_file/s1/f1", b"x" * 1000
     origin = {"Origin": "http://127.0.0.1:8501"}
@@ -169,3 +176,11 @@ def test_an_upload_to_streamlits_route_needs_an_account_that_may_create_projects
     assert put(None) == 403 and put("ann") == 403 and taken == []  # not a byte of theirs read
     assert put("root", {"Origin": "http://evil.example"}) == 403
     assert put("root") == 204 and taken == [body]
+
+    def metrics(name: str | None) -> int:  # it answered anyone without sign-in (an attacker's review)
+        client = TestClient(
+            app, base_url="http://127.0.0.1:8501", cookies={SESSION_COOKIE: cookie[name]} if name else {}
+        )
+        return client.get("/_stcore/metrics").status_code
+
+    assert metrics(None) == 403 and metrics("ann") == 403 and metrics("root") == 200

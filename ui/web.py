@@ -38,7 +38,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core import api, logs
 from core.api import fast
-from core.api.http import UPLOAD_ROUTE, https, in_thread, same_origin, session_cookie, small_body, upload_refusal
+from core.api.http import (
+    METRICS_ROUTE,
+    UPLOAD_ROUTE,
+    https,
+    in_thread,
+    metrics_refusal,
+    same_origin,
+    session_cookie,
+    small_body,
+    upload_refusal,
+)
 from ui import state
 
 SESSION_ROUTE = "/api/session"
@@ -144,8 +154,9 @@ ROUTES = [
 
 
 class Guard:
-    """ASGI middleware: HEADERS on every HTTP response, a websocket from another origin refused, and an upload
-    to Streamlit's own route refused to whoever may not create projects (core.api.http.upload_refusal)."""
+    """ASGI middleware: HEADERS on every HTTP response, a websocket from another origin refused, an upload to
+    Streamlit's own route refused to whoever may not create projects (core.api.http.upload_refusal), and its
+    metrics route to whoever is no admin (core.api.http.metrics_refusal)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -166,8 +177,15 @@ class Guard:
                         headers[name] = value
             await send(message)
 
-        if scope["method"] == "PUT" and UPLOAD_ROUTE in scope["path"]:  # before a byte of the body is read
-            refusal = await in_thread(upload_refusal, state.served_store(), Request(scope))
+        guarded = (
+            upload_refusal  # before a byte of the body is read
+            if scope["method"] == "PUT" and UPLOAD_ROUTE in scope["path"]
+            else metrics_refusal
+            if scope["path"].rstrip("/").endswith(METRICS_ROUTE)
+            else None
+        )
+        if guarded is not None:
+            refusal = await in_thread(guarded, state.served_store(), Request(scope))
             if refusal is not None:
                 await PlainTextResponse(refusal, status_code=403)(scope, receive, with_headers)
                 return

@@ -507,6 +507,26 @@ def upload_refusal(store: Store, request: Request) -> str | None:
     return None
 
 
+METRICS_ROUTE = "/_stcore/metrics"
+"""Streamlit's own metrics route: live session counts, connects and cache counters named after the app's code."""
+
+
+def metrics_refusal(store: Store, request: Request) -> str | None:
+    """Why a request to Streamlit's metrics route (METRICS_ROUTE) is refused; None for an admin signed in on the
+    app's pages (the sign-in cookie) or the open demo's user. It answered anyone without sign-in (an attacker's
+    review)."""
+    if auth.open_demo_enabled():
+        try:
+            open_demo_user(store, request)
+        except ApiError as exc:
+            return exc.message
+        return None
+    user = sessions.resume(store, session_token(request))
+    if user is None or not auth.allowed(user.role, auth.VIEW_AUDIT):
+        return "the server's metrics are an admin's: sign in as one"
+    return None
+
+
 def not_saved(exc: BaseException) -> str:
     """The message of a request the database did not take (nothing of it was stored)."""
     return f"not saved: the database failed ({type(exc).__name__}); send it again"

@@ -46,9 +46,15 @@ def exported(store: Store, actor: User | None, what: str, project_id: int | None
     record(store, permitted(store, actor, action, project_id), EXPORTED, project_id, what=what)
 
 
-def trail(store: Store, project_id: int | None = None) -> pd.DataFrame:
-    """The trail, oldest first (one project's when given): id, at, actor, action, project_id, detail."""
-    return accounts.events(store, project_id)
+def trail(store: Store, project_id: int | None = None, last: int | None = None) -> pd.DataFrame:
+    """The trail, oldest first (one project's when given; its ``last`` events when given): id, at, actor, action,
+    project_id, detail."""
+    return accounts.events(store, project_id, last)
+
+
+def trail_size(store: Store, project_id: int | None = None) -> int:
+    """How many events the trail holds (one project's when given)."""
+    return accounts.event_count(store, project_id)
 
 
 def trail_csv(events: pd.DataFrame) -> bytes:

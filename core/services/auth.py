@@ -433,6 +433,28 @@ def client_address(peer: str | None, forwarded_for: str | None) -> str | None:
     return peer
 
 
+IPV6_PREFIX = 64
+"""The IPv6 network whose addresses share a failure bucket (`address_bucket`)."""
+
+
+def address_bucket(address: str) -> str:
+    """The failure bucket of a client ``address``: the address itself, an IPv6 one's /IPV6_PREFIX network. Every
+    IPv6 client holds a /64 at least: counted per address, rotating through it passed the back-offs (60 guesses,
+    none throttled, an attacker's review)."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if parsed.version == 6 and parsed.ipv4_mapped is None:
+        return str(ipaddress.ip_network(f"{parsed}/{IPV6_PREFIX}", strict=False))
+    return address
+
+
+NO_ACCOUNT = "(a name no account has)"
+"""The actor of a failed sign-in at a name no account has, in the log and the audit trail: never what was typed
+(no account name holds parentheses, `check_account_name`)."""
+
+
 def sign_in(store: Store, name: str, password: str, address: str | None = None) -> User | None:
     """The account if ``name`` and ``password`` match an active one, else None.
 
@@ -459,27 +481,29 @@ def sign_in(store: Store, name: str, password: str, address: str | None = None) 
     """
     name = normalise_name(name)[:MAX_NAME_CHARS]
     address = (address or "")[:MAX_ADDRESS_CHARS]
-    turns = sorted({hash(name) % NAME_LOCKS, hash((ANY_NAME, address)) % NAME_LOCKS})  # one order: no deadlock
+    from_bucket = address and address_bucket(address)
+    turns = sorted({hash(name) % NAME_LOCKS, hash((ANY_NAME, from_bucket)) % NAME_LOCKS})  # one order: no deadlock
     with contextlib.ExitStack() as held:  # the back-offs read, the check and the failures written as one
         for turn in turns:
             held.enter_context(_name_locks[turn])
-        return _sign_in(store, name, password, address)
+        return _sign_in(store, name, password, address, from_bucket)
 
 
-def _sign_in(store: Store, name: str, password: str, address: str) -> User | None:
-    """`sign_in` for a normalised ``name``, under its name's and its address's locks."""
-    if address:
-        until = _held_until(ANY_NAME, address, *recent_failures(store, ANY_NAME, address, datetime.now(UTC)))
+def _sign_in(store: Store, name: str, password: str, address: str, from_bucket: str) -> User | None:
+    """`sign_in` for a normalised ``name``, under its name's and its address's locks; ``from_bucket`` the
+    address's failure bucket (`address_bucket`)."""
+    if from_bucket:
+        until = _held_until(ANY_NAME, from_bucket, *recent_failures(store, ANY_NAME, from_bucket, datetime.now(UTC)))
         if until is not None and (left := until - datetime.now(UTC)) > timedelta(0):
             logger.warning(
                 "sign-ins from %s held back %.0f s more (back-off at any name)", address, left.total_seconds()
             )
             raise SignInThrottled("too many failed sign-ins from here", left)
-    buckets = [ACCOUNT, address] if address else [ACCOUNT]
+    buckets = [ACCOUNT, from_bucket] if from_bucket else [ACCOUNT]
     for bucket in buckets:
         until = _held_until(name, bucket, *accounts.failures(store, name, bucket))
         if until is not None and (left := until - datetime.now(UTC)) > timedelta(0):
-            where = " from here" if bucket == address else ""
+            where = " from here" if bucket == from_bucket else ""
             logger.warning(
                 "sign-in for %r%s held back %.0f s more (back-off)",
                 name,
@@ -495,15 +519,18 @@ def _sign_in(store: Store, name: str, password: str, address: str) -> User | Non
     if not ok:
         # an account's name, never what was typed where none has it: a password typed into the name field
         # reached the log (a security review)
-        who = repr(name) if row is not None else "a name no account has"
+        who = repr(name) if row is not None else NO_ACCOUNT
         logger.info("sign-in refused for %s from %s", who, address or UNKNOWN_ADDRESS)
         for bucket in buckets:
             accounts.add_failure(store, name, bucket)
-        if address:
-            accounts.add_failure(store, ANY_NAME, address)
-        accounts.record_event(store, name, "sign_in_failed", detail=detail)
+        if from_bucket:
+            accounts.add_failure(store, ANY_NAME, from_bucket)
+        # in the audit trail too: an admin saw (and exported) a password typed into the name field, and anyone
+        # could write a spreadsheet formula there (an attacker's review)
+        actor = name if row is not None else NO_ACCOUNT
+        accounts.record_event(store, actor, "sign_in_failed", detail=detail)
         if accounts.failures(store, name, ACCOUNT)[0] == ACCOUNT_FREE_FAILURES:
-            accounts.record_event(store, name, THROTTLED, detail={"failures": ACCOUNT_FREE_FAILURES, **detail})
+            accounts.record_event(store, actor, THROTTLED, detail={"failures": ACCOUNT_FREE_FAILURES, **detail})
         return None
     for bucket in buckets:
         accounts.clear_failures(store, name, bucket)

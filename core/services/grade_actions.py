@@ -374,12 +374,18 @@ def comment(store: Store, actor: Actor, project_id: int, position: int, text: st
     return Outcome(COMMENTED, "comment saved", position)
 
 
+FLAGS_PER_ITEM = 3
+"""The most flags one grader raises on one item (`flag`): each new note was a new flag and audit event, without
+end, so one grader's loop grew the database and the audit trail by 0.6 MB a second (an attacker's review)."""
+
+
 @_logs_refusals
 def flag(store: Store, actor: Actor, project_id: int, position: int, note: str = "") -> Outcome:
     """Send the item to the review queue (core.services.review) with the grader's note; the item stays theirs
     to grade or skip. Only an item the grader holds or has graded: a flag is about what they were shown. A flag
     the grader raised on the item already with the same note is not raised again (a key pressed twice, a
-    request sent again after a lost answer): one flag, one line on the Review page."""
+    request sent again after a lost answer): one flag, one line on the Review page; at most FLAGS_PER_ITEM of
+    theirs on one item."""
     grader = acting_grader(store, actor, project_id)
     note = grading.check_comment(note)
     if store.grade_of(project_id, position, grader.name) is None and not reservations.hold(
@@ -387,8 +393,14 @@ def flag(store: Store, actor: Actor, project_id: int, position: int, note: str =
     ):
         raise Refused("flag an item on your card: this one is another grader's now")
     raised = reviews.flags(store, project_id, [position])
-    if ((raised["grader"] == grader.name) & (raised["note"] == note)).any():
+    theirs = raised["grader"] == grader.name
+    if (theirs & (raised["note"] == note)).any():
         return Outcome(reviews.FLAGGED, "flagged for review (already, with this note)", position)
+    if theirs.sum() >= FLAGS_PER_ITEM:
+        raise Refused(
+            f"you flagged this item {FLAGS_PER_ITEM} times already: a reviewer reads your notes; say more in your "
+            "grade's comment"
+        )
     reviews.add_flag(store, project_id, position, grader.name, note)
     return Outcome(reviews.FLAGGED, "flagged for review", position)
 

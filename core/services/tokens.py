@@ -165,7 +165,7 @@ def resolve(
     but clears nothing: the count is the address's, not an account's, so a guesser holding a token of
     their own could otherwise wipe it between guesses. The count starts again after a quiet spell of
     auth.MAX_BACK_OFF without a wrong token (a colleague's old typos do not make their next one wait)."""
-    bucket = (address or "")[:MAX_ADDRESS_CHARS]
+    bucket = auth.address_bucket((address or "")[:MAX_ADDRESS_CHARS])
     now = now or utcnow()
     account = _account_of(store, secret, now)
     if account is not None:
