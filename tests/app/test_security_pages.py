@@ -149,9 +149,11 @@ def test_failed_sign_ins_back_off_and_an_admin_unlocks_from_team(world):
     assert sessions.resume(world, at.session_state[signin.TOKEN_KEY]).name == "ann"
 
 
-def test_error_details_are_not_shown_to_users():
+def test_error_details_are_not_shown_to_users_nor_tables_exported_raw():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert config["client"]["showErrorDetails"] == "none"
+    # Streamlit's "Download as CSV" wrote a grader's comment into a reviewer's spreadsheet as a formula (review)
+    assert config["client"]["disableDataExport"] is True
 
 
 def test_every_download_is_in_the_audit_trail(world):
