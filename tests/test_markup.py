@@ -172,3 +172,14 @@ def test_shown_image_hands_the_widget_only_valid_allowed_values(value, external,
     result = shown_image(value, external)
     assert result.url == shown
     assert (result.note == "") == (shown is not None or not value)
+
+
+def test_no_text_after_display_maths_on_its_line_is_dropped():
+    """texmath's block rule ate the rest of the line after ``\\]`` or its equation label: a response could carry
+    words no grader was shown on the card, the review or the records pages (an attacker's review)."""
+    from core.inputs.markup import to_html
+
+    for text in ("\\[x\\] (1) hidden words", "\\[x\\] hidden words"):
+        assert "hidden words" in to_html(text)
+    assert to_html("\\[x\\] (1)") == '<pre class="ag-math"><code>\\[x\\] (1)</code></pre>\n'  # a whole line: a block
+    assert to_html("\\[x\\]  \nafter") == '<pre class="ag-math"><code>\\[x\\]</code></pre>\n<p>after</p>\n'

@@ -44,15 +44,17 @@ from __future__ import annotations
 import functools
 import html
 import string
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
+from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from mdit_py_plugins.dollarmath import dollarmath_plugin
-from mdit_py_plugins.texmath import texmath_plugin
+from mdit_py_plugins.texmath.index import applyRule, make_block_func, make_inline_func
+from mdit_py_plugins.texmath.index import rules as texmath_rules
 
 from core.errors import one_line
 
@@ -131,7 +133,34 @@ _HTML = MarkdownIt("commonmark", {"html": False, "breaks": True, "maxNesting": M
 """to_html's parser and renderer: CommonMark with line breaks kept, maths as written and times signs (module
 docstring)."""
 _HTML.use(dollarmath_plugin, allow_space=False, allow_digits=False, allow_labels=False, double_inline=True)
-_HTML.use(texmath_plugin, delimiters="brackets")
+
+
+def _whole_line_block(rule: dict) -> Callable[[StateBlock, int, int, bool], bool]:
+    """texmath's block rule ``rule`` (``\\[ ... \\]``, with or without an equation label) where its closing ends
+    its line; where text follows it on that line, no block, and the line is read as a paragraph: the block
+    rule dropped that text, so a response could carry words no grader was shown (an attacker's review)."""
+    inner = make_block_func(rule)
+
+    def block(state: StateBlock, begin_line: int, end_line: int, silent: bool) -> bool:
+        begin = state.bMarks[begin_line] + state.tShift[begin_line]
+        found = applyRule(rule, state.src, begin, state.parentType == "blockquote")
+        if found is None:
+            return False
+        end = begin + found.end()
+        line_end = state.src.find("\n", end)
+        if state.src[end : len(state.src) if line_end < 0 else line_end].strip():
+            return False
+        return inner(state, begin_line, end_line, silent)
+
+    return block
+
+
+# mdit-py-plugins' texmath plugin, brackets' rules, as it registers them (its renderers are replaced below), each
+# block rule kept to whole lines
+for _rule in texmath_rules["brackets"]["inline"]:
+    _HTML.inline.ruler.before("escape", _rule["name"], make_inline_func(_rule))
+for _rule in texmath_rules["brackets"]["block"]:
+    _HTML.block.ruler.before("fence", _rule["name"], _whole_line_block(_rule))
 _HTML.inline.ruler.before("emphasis", "times_sign", _times_sign)
 _HTML.add_render_rule("image", _image_as_text)
 _HTML.add_render_rule("link_open", _link_elsewhere)
