@@ -59,6 +59,14 @@ def _repeatable(method: str, path: str, body: Any, headers: Mapping[str, str] | 
     return path.endswith("/undo") and isinstance(body, Mapping) and bool(body.get("item_id"))
 
 
+def _field(response: requests.Response) -> str | None:
+    """The error's ``field`` in an answer's JSON body, None where it has none."""
+    try:
+        return response.json()["error"]["field"]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 T = TypeVar("T")
 
 
@@ -247,6 +255,8 @@ class Client:
                 time.sleep(min(0.5 * 2**attempt, MAX_WAIT_S))
                 continue
             if response.status_code not in RETRIED or not repeatable or attempt == self.retries:
+                break
+            if _field(response) == "Authorization":  # wrong tokens' back-off: sent again, each counted again
                 break
             time.sleep(min(_retry_after(response) or 0.5 * 2**attempt, MAX_WAIT_S))
         if response.status_code >= 400:

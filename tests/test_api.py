@@ -109,6 +109,7 @@ def test_wrong_tokens_are_throttled_like_wrong_passwords(world):
     throttled = call(client, "ag_guess", "GET", "/me")
     wait = int(throttled.headers["Retry-After"])  # what a client's retry logic reads, beside the words
     assert wait >= 1 and f"try again in {wait} s" in throttled.json()["error"]["message"]
+    assert throttled.json()["error"]["field"] == "Authorization"  # the token at fault: no client sends it again
     assert call(client, secrets["boss"], "GET", "/me").status_code == 200  # a right token always passes
     assert call(client, "ag_guess", "GET", "/me").status_code == 429  # but a guesser's own token clears nothing
 

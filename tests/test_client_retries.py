@@ -14,8 +14,8 @@ from activegrade import client as client_module
 
 
 class Answers(BaseAdapter):
-    """Answers each request with the next (status, headers) given (an exception as status: raised, a connection
-    lost), then 200 with an outcome; records them."""
+    """Answers each request with the next (status, headers[, the error's field]) given (an exception as status:
+    raised, a connection lost), then 200 with an outcome; records them."""
 
     def __init__(self, *answers: tuple[int, dict[str, str]]) -> None:
         super().__init__()
@@ -24,7 +24,7 @@ class Answers(BaseAdapter):
     def send(self, request, **kwargs):
         self.sent.append((request.method, request.path_url, request.body))
         self.headers.append(request.headers)
-        status, headers = self.answers.pop(0) if self.answers else (200, {})
+        status, headers, *field = self.answers.pop(0) if self.answers else (200, {})
         if isinstance(status, Exception):  # the connection lost before an answer came
             raise status
         response = requests.Response()
@@ -32,7 +32,7 @@ class Answers(BaseAdapter):
         response.headers.update({"Content-Type": "application/json", **headers})
         body = {"status": "saved", "message": "saved", "position": 3, "id": 7} if status == 200 else {}
         if status != 200:
-            body = {"error": {"status": status, "message": "the database is busy", "field": None}}
+            body = {"error": {"status": status, "message": "the database is busy", "field": next(iter(field), None)}}
         response._content = json.dumps(body).encode()
         return response
 
@@ -103,3 +103,12 @@ def test_a_lost_connection_is_tried_again_only_for_a_call_safe_to_repeat(waits):
     with pytest.raises(requests.ConnectionError):
         _project(lost).undo()  # a bare undo sent again might undo one action more
     assert len(lost.sent) == 1
+
+
+def test_the_wrong_tokens_back_off_is_not_sent_again(waits):
+    """Each retry of a wrong token's 429 counted as one more wrong token: the wait climbed to 870 s in four calls,
+    each stalling 60 s (an integrator's review)."""
+    answers = Answers((429, {"Retry-After": "3"}, "Authorization"))
+    with pytest.raises(activegrade.ApiError) as refused:
+        _project(answers).client.me()
+    assert len(answers.sent) == 1 and waits == [] and refused.value.field == "Authorization"

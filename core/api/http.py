@@ -372,8 +372,9 @@ class Endpoint:
             return Response(status_code=400)
         except ApiError as exc:
             return error_response(exc.status, exc.message, exc.field)
-        except auth.SignInThrottled as exc:
-            return error_response(429, str(exc), headers={"Retry-After": str(exc.retry_after)})
+        except auth.SignInThrottled as exc:  # wrong tokens (core.services.tokens.resolve): the token is at fault
+            message = f"{exc}: the token sent is wrong or revoked; check it"
+            return error_response(429, message, "Authorization", headers={"Retry-After": str(exc.retry_after)})
         except auth.AccessDenied as exc:
             return error_response(403, str(exc))
         except (Refused, NotYet, NotThisKind) as exc:
