@@ -128,7 +128,11 @@ def test_the_wrong_token_count_starts_again_after_a_quiet_spell(world):
 
 def test_a_token_sees_only_its_accounts_projects(world):
     store, pid, secrets, client = world
-    assert [p["id"] for p in call(client, secrets["ann"], "GET", "/projects").json()["projects"]] == [pid]
+    listed = call(client, secrets["ann"], "GET", "/projects").json()["projects"]
+    assert [p["id"] for p in listed] == [pid]
+    # each with its settings, as GET project gives them: a list without them read as {} (an integrator's review)
+    detail = call(client, secrets["ann"], "GET", f"/projects/{pid}").json()
+    assert listed[0]["settings"] == detail["settings"] and "seed" not in listed[0]["settings"]  # a grader's view
     assert call(client, secrets["bob"], "GET", "/projects").json() == {"projects": []}
     hidden = call(client, secrets["bob"], "GET", f"/projects/{pid}")
     assert hidden.status_code == 404 and "no project" in hidden.json()["error"]["message"]

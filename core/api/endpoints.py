@@ -311,7 +311,7 @@ def list_projects(call: Call) -> dict[str, Any]:
     auth.require(call.store, call.user, auth.VIEW_PROJECTS)
     visible = auth.visible_projects(call.store, call.user)
     shown = [p for p in call.store.projects() if visible is None or p.id in visible]
-    return {"projects": [project_state(call.store, p) for p in shown]}
+    return {"projects": [_state(call.store, p, call.user) for p in shown]}  # each with its settings, as GET project
 
 
 def create_project(call: Call) -> JSONResponse:

@@ -196,7 +196,7 @@ def _settings_schema() -> dict[str, Any]:
 SETTINGS = _settings_schema()
 """A project's settings (core.settings.ProjectSettings): GET project's ``settings``, and what a new project may set."""
 PROJECT = {**PROJECT_STATE, "properties": {**PROJECT_STATE["properties"], "settings": SETTINGS}}
-PROJECT_LIST = _object({"projects": {"type": "array", "items": PROJECT_STATE}})
+PROJECT_LIST = _object({"projects": {"type": "array", "items": PROJECT}})
 CREATED = _object({"id": {"type": "integer"}, "status": {"type": "string"}})
 CREATE_REQUEST = {
     "type": "object",
