@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.errors import InputError
+from core.errors import NotThisKind
 from core.exports.argilla import records_parquet
 from core.exports.inspect_export import with_human_scores
 from core.exports.label_studio import check_one_question, labeling_config, shown_fields, tasks_json
@@ -38,7 +38,7 @@ def inspect_log(files: ProjectFiles) -> bytes:
     files.one_score("the Inspect log's score")
     pool = files.pool
     if detect(pool) != "inspect":
-        raise InputError(
+        raise NotThisKind(
             f"the pool of project {files.project.name!r}, {pool[0]!r}, is not an Inspect log",
             fix="choose another --format: the Inspect log exists only for a pool read from one",
         )
@@ -78,7 +78,7 @@ def argilla_records(files: ProjectFiles) -> bytes:
     """The pool and its grades as Argilla records, a Parquet file written by datasets (core.exports.argilla); a
     comparison is refused: a record holds one response, and its grades would lose the model each one is of."""
     if files.project.settings.compares:
-        raise InputError(
+        raise NotThisKind(
             f"project {files.project.name!r} compares models, and an Argilla record holds one response with its "
             "grades: the model each grade is of would be lost",
             fix="export the grades (csv, jsonl or parquet: each grade with its target and side) or the report",

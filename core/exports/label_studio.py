@@ -38,7 +38,7 @@ from xml.sax.saxutils import quoteattr
 
 import pandas as pd
 
-from core.errors import InputError
+from core.errors import InputError, NotThisKind
 from core.inputs.limits import MAX_NAME_CHARS, check_length
 from core.scales import Scale
 from core.services import audit, auth, reservations
@@ -296,9 +296,9 @@ def _check_project(store: Store, project_id: int, annotation: Annotation, name: 
 
 
 def check_one_question(name: str, settings: ProjectSettings) -> None:
-    """InputError unless the project asks one question of one response, as the tasks and labeling config this
-    module writes do: a rubric's grades are keyed by criterion and a comparison's by target, which a Label
-    Studio choice of one label carries neither of."""
+    """NotThisKind (an InputError; the API's 409) unless the project asks one question of one response, as the
+    tasks and labeling config this module writes do: a rubric's grades are keyed by criterion and a comparison's
+    by target, which a Label Studio choice of one label carries neither of."""
     asks = (
         f"a rubric of {len(settings.criteria)} criteria"
         if settings.rubric is not None
@@ -307,7 +307,7 @@ def check_one_question(name: str, settings: ProjectSettings) -> None:
         else None
     )
     if asks is not None:
-        raise InputError(
+        raise NotThisKind(
             f"project {name!r} asks {asks}; a Label Studio annotation carries one label for one response",
             fix="grade this project in ActiveGrade ("
             + ("on the Grade page, side by side" if settings.compares else "on the Grade page or through its API")
