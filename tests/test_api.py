@@ -354,6 +354,9 @@ def test_create_a_project_with_the_projects_pages_checks(world):
     zero = json.dumps({"name": "Zero", "n_strata": 0})  # a known setting, a bad value: the field names it
     refused = call(client, boss, "POST", "/projects", files={"pool": upload("pool.jsonl")}, data={"settings": zero})
     assert refused.status_code == 422 and refused.json()["error"]["field"] == "settings.n_strata"
+    models = json.dumps({"name": "Models", "targets": ["x", "y"]})  # was dropped without a word (a review)
+    dropped = call(client, boss, "POST", "/projects", files={"pool": upload("pool.jsonl")}, data={"settings": models})
+    assert dropped.status_code == 422 and dropped.json()["error"]["field"] == "settings.targets"
     stars = json.dumps({"name": "Stars", "scale": {"kind": "stars"}})  # a malformed scale names its setting
     starred = call(client, boss, "POST", "/projects", files={"pool": upload("pool.jsonl")}, data={"settings": stars})
     assert starred.status_code == 422 and starred.json()["error"]["field"] == "settings.scale"

@@ -93,6 +93,13 @@ def create_project(
     typed = ProjectSettings().with_changes(settings or {})  # defaults filled in; every key and value checked
     served_embeddings(typed)  # an embedding server the deployment does not allow is refused here
     targets, inputs = check_inputs(pool, samples, typed)
+    if "targets" in (settings or {}) and list(typed.targets) != list(targets):  # it was dropped without a word
+        raise InputError(
+            f"the setting targets names {list(typed.targets)}, but the pool names {list(targets) or 'no model'}: "
+            "a project's models are read from its pool's model column",
+            fix="leave targets out of the settings",
+            field="settings.targets",
+        )
     typed = typed.with_changes({"targets": targets})
     if "backend" not in (settings or {}):  # the one the answers call for, as the Projects page offers it
         typed = typed.with_changes({"backend": choose_backend_for(inputs).backend})
