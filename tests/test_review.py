@@ -96,6 +96,18 @@ def test_only_reviewers_and_admins_settle_and_never_their_own_grades(world):
         review.queue(store, people["rita"], other)
 
 
+def test_a_flagged_item_waits_for_review_once_graded(world):
+    """Flag then skip left an item counted as waiting, the figures provisional, which the reviewer could not
+    settle: "the item has no grade yet" (a grader's and manager's review)."""
+    store, pid, people, _ = world
+    assert reservations.hold(store, pid, 5, "ann")
+    grade_actions.flag(store, people["ann"], pid, 5, "unclear prompt")
+    grade_actions.skip(store, people["ann"], pid, 5, seconds=1.0)
+    assert [e.position for e in review.waiting(store, pid)] == []
+    grade(store, pid, 5, "bob", "Correct")
+    assert [(e.position, e.reasons) for e in review.waiting(store, pid)] == [(5, (review.FLAGGED,))]
+
+
 def test_a_flag_needs_the_item_on_the_graders_card(world):
     store, pid, people, _ = world
     assert reservations.hold(store, pid, 4, "bob")

@@ -88,7 +88,10 @@ def waiting_words(store: Store, project_id: int) -> str:
 
 
 def waiting(store: Store, project_id: int) -> list[QueueEntry]:
-    """`queue` without the permission check, for what is read on the actor's behalf already (the report)."""
+    """`queue` without the permission check, for what is read on the actor's behalf already (the report). A
+    flagged item comes once it has a grade: a flag then a skip, or an undo of the grade, left an item the
+    reviewer could not settle ("the item has no grade yet"), counted as waiting, the figures provisional (a
+    grader's and manager's review)."""
     graded = store.graded_positions(project_id)
     settled = _with_part(reviews.reviews(store, project_id))
     reviewed = set(zip(settled["position"].astype(int), settled["part"]))
@@ -99,7 +102,8 @@ def waiting(store: Store, project_id: int) -> list[QueueEntry]:
         return any((position, part) not in reviewed for part in parts)
 
     sources = {
-        FLAGGED: [int(p) for p in dict.fromkeys(reviews.flags(store, project_id)["position"])],
+        # a flagged item waits once graded: a reviewer settles grades (a flag then a skip waited, unsettleable)
+        FLAGGED: [int(p) for p in dict.fromkeys(reviews.flags(store, project_id)["position"]) if int(p) in answered],
         DISAGREEMENT: [p for p, parts in reviews.disagreements(store, project_id).items() if waits(p, parts)],
         AUDIT: [p for p in graded if p in audited(store, project_id) and waits(p, answered[p])],
     }
