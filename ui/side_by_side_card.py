@@ -180,9 +180,10 @@ def _say(project_id: int, message: str) -> None:
 
 
 def _said(message: str | None) -> None:
-    """The last press's outcome: what was saved or undone, or why not."""
+    """The last press's outcome: what was saved or undone, or why not, shown literally (kept as plain text, which
+    the screen readers' status region reads: it read "item arithmetic\\-14", an accessibility review)."""
     if message:
-        (st.error if message.startswith("Not ") else st.success)(message)
+        (st.error if message.startswith("Not ") else st.success)(one_line_plain(message))
 
 
 def _submit(store: Store, project_id: int, grader: str, showing: Showing, sides: int, comment: str) -> None:
@@ -232,7 +233,7 @@ def _undo(store: Store, project_id: int) -> None:
 def _naming(message: str, item_id: str | None) -> str:
     """A stored press's answer naming the item it stored it for ("saved: Correct, Incorrect, item q7"), as the
     one-response card's does: it shows beside the next card, whose grades it could otherwise seem to be."""
-    return f"{message}, item {one_line_plain(item_id)}" if item_id else message
+    return f"{message}, item {item_id}" if item_id else message
 
 
 def _skip(store: Store, project_id: int, grader: str, showing: Showing) -> None:

@@ -9,6 +9,7 @@ from core.inputs.markup import one_line_plain
 from core.inputs.targets import response_column
 from core.services.project import create_project, start_preparation
 from core.services.side_by_side import order_of
+from tests.markdown_text import shown
 from tests.test_compare import long_pool, write_jsonl
 from ui.comparison_panel import CENSUS
 
@@ -69,7 +70,7 @@ def test_fifty_cards_are_stored_side_by_side_on_the_right_targets(open_app, stor
 
 
 def _item_shown(at) -> str:
-    return next(m.value for m in at.markdown if m.value.startswith("**Item**")).removeprefix("**Item** ")
+    return shown(next(m.value for m in at.markdown if m.value.startswith("**Item**")).removeprefix("**Item** "))
 
 
 def _button(at, label: str):
@@ -79,7 +80,8 @@ def _button(at, label: str):
 def test_back_opens_an_earlier_card_with_its_grades_to_change(open_app, store, tmp_path):
     """A grader who misjudged a card two cards ago goes Back to it, sees the grades given, changes one, and returns
     to the queue's card; the change lands on that item's targets, every other grade as it was."""
-    pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(20, models=MODELS)))
+    rows = [{**row, "id": f"item-{row['id']}"} for row in long_pool(20, models=MODELS)]  # an id with punctuation
+    pool = Path(write_jsonl(tmp_path / "pool.jsonl", rows))
     pid = create_project(store, "C", ("pool.jsonl", pool.read_bytes()), start=False)
     start_preparation(store, pid, wait=True)
     at = open_app(GRADE, project_id=pid)
@@ -90,7 +92,10 @@ def test_back_opens_an_earlier_card_with_its_grades_to_change(open_app, store, t
         at.radio[0].set_value("Correct")
         at.radio[1].set_value("Incorrect")
         at.button[0].click().run()
-        assert at.success[0].value == f"saved: Correct, Incorrect, item {cards[-1]}"  # beside the next card: named
+        said = f"saved: Correct, Incorrect, item {cards[-1]}"
+        assert shown(at.success[0].value) == said  # beside the next card: named
+        # and read out as written: the screen readers' status heard "item arithmetic\\-14" (an accessibility review)
+        assert any(f'data-said="{said}.' in h.proto.body for h in at.get("html"))
     queued = _item_shown(at)
     _button(at, "Back to an earlier card").click().run()
     assert _item_shown(at) == cards[1] and [r.value for r in at.radio] == ["Correct", "Incorrect"]
@@ -148,7 +153,7 @@ def test_three_responses_with_the_reference_and_the_refusal_beside_the_button(op
     assert at.button[0].label == "Submit the 3 grades"
     at.radio[0].set_value("Correct")
     at.button[0].click().run()
-    assert [e.value for e in at.error] == ["Not saved: give every response a grade"]
+    assert [shown(e.value) for e in at.error] == ["Not saved: give every response a grade"]
     assert not store.target_grades(pid).shape[0]
     at.text_area[0].input("response 2 cites no source")
     at.button[1].click().run()  # Flag for review: the note goes with it, the card stays
