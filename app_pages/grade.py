@@ -128,8 +128,9 @@ def on_press() -> None:
     if ack["status"] not in STORED and (words := str(press.get("comment") or "").strip()):
         # the card now shows another item, or the same one afresh: the words typed are given back to copy
         ended = ack["message"].rstrip().endswith((".", "!", "?"))  # "...your current item Your comment": a review
+        either = "" if ack["status"] in ("review", "queue") else " either"  # B and back to the queue fail nothing
         ack["message"] = (
-            ack["message"].rstrip() + ("" if ended else ".") + f" Your comment was not saved either: “{words}”"
+            ack["message"].rstrip() + ("" if ended else ".") + f" Your comment was not saved{either}: “{words}”"
         )
     st.session_state[ACK] = ack
     if (what := _described(press)) is not None:  # said if the session ends or the project is taken away next

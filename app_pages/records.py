@@ -15,6 +15,7 @@ from core.inputs.targets import response_column
 from core.services import auth, browser
 from core.services.browser import SORTS, RecordFilter
 from core.services.outcome import Refused
+from core.services.progress import counted
 from ui import signin, state
 
 store = state.store()
@@ -90,7 +91,7 @@ except Refused as exc:
     st.error(f"Not allowed: {exc}.")
     st.stop()
 pages = max(1, math.ceil(shown.total / size))
-st.caption(f"{shown.total:,} items match; page {number:,} of {pages:,}.")
+st.caption(f"{counted(shown.total, 'item')} match{'es' if shown.total == 1 else ''}; page {number:,} of {pages:,}.")
 REVIEWED_AS = st.column_config.TextColumn(
     "reviewed as",
     help="The reviewer's final grade, where one settled the item; empty otherwise (the export's final_grade is "

@@ -18,6 +18,7 @@ import pandas as pd
 from sqlalchemy import Select, and_, case, exists, func, select
 from sqlalchemy.sql.elements import ColumnElement
 
+from core.inputs.targets import response_column
 from core.store.models import AuditEvent, Flag, Grade, Item, Review, Skip
 
 if TYPE_CHECKING:
@@ -80,6 +81,13 @@ class RecordPage:
 
 def _text(name: str) -> ColumnElement:
     return Item.data[name].as_string()
+
+
+def _response(f: RecordFilter) -> ColumnElement:
+    """The response the filter reads: the chosen model's in a comparison (its items hold one per model, under
+    core.inputs.targets.response_column; the search never found a model's response, and the column was empty:
+    a manager's review), else the item's one."""
+    return _text("response" if f.target is None else response_column(f.target))
 
 
 def filtered(project_id: int, f: RecordFilter) -> Select:
@@ -160,7 +168,7 @@ def filtered(project_id: int, f: RecordFilter) -> Select:
         term = f.search.strip().lower()
         conditions.append(
             func.lower(_text("prompt")).contains(term, autoescape=True)
-            | func.lower(_text("response")).contains(term, autoescape=True)
+            | func.lower(_response(f)).contains(term, autoescape=True)
         )
     return query.where(and_(*conditions)) if conditions else query
 
@@ -195,7 +203,7 @@ def page(
                 select(
                     Item.position,
                     func.substr(_text("prompt"), 1, RECORD_TEXT_CHARS),
-                    func.substr(_text("response"), 1, RECORD_TEXT_CHARS),
+                    func.substr(_response(f), 1, RECORD_TEXT_CHARS),
                 ).where(Item.project_id == project_id, Item.position.in_(positions))
             )
         }
@@ -222,7 +230,7 @@ def export_rows(store: Store, project_id: int, f: RecordFilter) -> Iterator[dict
     """Every item of the filtered set in pool order, with its whole prompt and response, EXPORT_CHUNK at a time."""
     query = (
         filtered(project_id, f)
-        .add_columns(_text("prompt").label("prompt"), _text("response").label("response"))
+        .add_columns(_text("prompt").label("prompt"), _response(f).label("response"))
         .order_by(Item.position)
     )
     with store.session() as s:

@@ -100,6 +100,22 @@ def test_the_records_page_reads_one_model_at_a_time_and_shows_every_response(sto
     assert all(any(str(item[response_column(m)]) in body for body in texts) for m in MODELS)
 
 
+def test_a_comparisons_records_search_and_show_the_chosen_models_response(store, comparison):
+    """The search never found a model's response and the response column was empty: a comparison's items hold
+    one response per model (a manager's review)."""
+    from core.store import records
+
+    pid, targets = comparison
+    item = store.item(pid, 3)
+    for model in targets:
+        said = str(item[response_column(model)])
+        found = records.page(store, pid, records.RecordFilter(target=model, search=said[-12:]))
+        assert 3 in found.rows["position"].tolist()
+        assert found.rows.set_index("position").at[3, "response"] == said[: records.RECORD_TEXT_CHARS]
+        exported = list(records.export_rows(store, pid, records.RecordFilter(target=model)))
+        assert exported[3]["response"] == said
+
+
 def test_a_reviewer_gets_no_records_of_a_comparison_which_would_name_its_models(store, comparison):
     """The Review page keeps a reviewer blind to the models; the Records page named every grade's model and
     offered a filter by model (evaluation lead's second review), so a comparison's records are the managers'."""

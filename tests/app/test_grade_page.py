@@ -112,6 +112,8 @@ def test_skip_undo_back_change_and_comment(open_app, store, project_id):
     assert store.grades(project_id)["label"].tolist() == ["Incorrect"]
     assert shown(at)["position"] == waiting["position"] and not shown(at)["reviewing"]  # back where the queue was
     press(at, "back")
+    back = press(at, "back", comment="needs a second look")  # B with words typed: kept, and nothing failed
+    assert back["message"].endswith("Your comment was not saved: “needs a second look”"), back["message"]
     press(at, "queue")
     assert shown(at)["position"] == waiting["position"]
 
