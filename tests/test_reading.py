@@ -240,7 +240,7 @@ def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_afte
     thirty = dict(list(graded.items())[:30])  # the forecast's draws said 87, the grades' S^2 89
     grading = read_project(design, SETTINGS, thirty, estimate(design, list(thirty), list(thirty.values())))
     assert not grading.done and saving_metric(grading)[0].startswith("Expected saving")  # a forecast, said so
-    assert saving_note(grading) == f"at the forecast stop ({grading.forecast.n:,} grades)"
+    assert saving_note(grading) == f"at the forecast stop ({grading.forecast.n:,} items)"  # not grades: a review
     s = reading.saving  # done: the saving had, and the uniform grades each share is of
     assert saving_note(reading) == f"vs {s.uniform_fixed:,} · {s.uniform_same:,} uniform grades"
     _, words = saving_headline(grading)  # read under the big number: "45% fewer grades than uniform sampling, ..."

@@ -54,8 +54,8 @@ class Interval:
 
 FIXED_N = "fixed-n interval, valid when read once at a number of grades decided in advance"
 ANYTIME_NAME = (
-    "anytime-valid interval, valid however often you look and whenever you stop; it only narrows, each one cut "
-    "to where it overlaps every earlier one"
+    "anytime-valid interval, valid however often you look and whenever you stop; each grade only narrows it, each "
+    "one cut to where it overlaps every earlier one (a reviewer's final grade rereads the grades, and may widen it)"
 )
 WHENEVER = "valid whenever you stop"
 """When the anytime-valid interval holds, in words (interval_when)."""
@@ -597,7 +597,7 @@ def saving_note(reading: Reading) -> str | None:
         return f"vs {s.uniform_fixed:,} uniform grades"
     if reading.done:  # the two shares alone did not say what they were of (a manager's review)
         return f"vs {s.uniform_fixed:,} · {s.uniform_same:,} uniform grades"
-    return f"at the forecast stop ({reading.forecast.n:,} grades)"
+    return f"at the forecast stop ({counted(reading.forecast.n, 'item')})"  # items: double grading costs more grades
 
 
 def saving_headline(reading: Reading) -> tuple[str, str]:

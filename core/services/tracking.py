@@ -14,8 +14,9 @@ from core.stats.intervals import LEVEL
 PATH_NOTE = (
     "Line: the estimate. Blue band: its fixed-n interval at each number of grades. Dotted blue lines: the "
     "anytime-valid interval, valid whenever grading stops (drawn unless the budget is fixed in advance; the "
-    "default rule reads it between its planned looks, and stops at a look); it only narrows, each one cut to "
-    "where it overlaps every earlier one, so an end may stay put for many grades while the estimate moves. Grey "
+    "default rule reads it between its planned looks, and stops at a look); each grade only narrows it, each one "
+    "cut to where it overlaps every earlier one, so an end may stay put for many grades while the estimate moves "
+    "(a reviewer's final grade rereads the grades, and may widen it). Grey "
     "band between dashed lines: "
     "the fixed-n interval uniform random sampling would give at the same number, drawn once every stratum has "
     "2 grades."
