@@ -55,7 +55,7 @@ class Interval:
 FIXED_N = "fixed-n interval, valid when read once at a number of grades decided in advance"
 ANYTIME_NAME = (
     "anytime-valid interval, valid however often you look and whenever you stop; each grade only narrows it, each "
-    "one cut to where it overlaps every earlier one (a reviewer's final grade rereads the grades, and may widen it)"
+    "one cut to where it overlaps every earlier one, though a reviewer's final grade rereads them and may widen it"
 )
 WHENEVER = "valid whenever you stop"
 """When the anytime-valid interval holds, in words (interval_when)."""
