@@ -110,7 +110,16 @@
       const target = event.target;
       const typing = target instanceof HTMLElement &&
         (target.isContentEditable || target.matches("input:not([type=radio]), textarea, select"));
-      if (typing || event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
+      if (typing) { // Esc leaves the comment (or another field) for the card, as on the one-response card
+        const leaves = event.key === "Escape" && document.getElementById("ag-sbs-card") &&
+          !target.closest('[aria-expanded="true"]');
+        if (leaves) {
+          event.preventDefault();
+          target.blur();
+        }
+        return;
+      }
+      if (event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
       if (!document.getElementById("ag-sbs-card")) return; // another page: its keys are its own
       const control = target instanceof Element && target.closest(CONTROLS);
       if (control && !own(target)) {

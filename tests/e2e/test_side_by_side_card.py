@@ -197,6 +197,16 @@ def test_the_keys_grade_each_response_in_turn_and_enter_submits(browser, shared_
     page.keyboard.press("ArrowRight")
     outlined = "() => [...document.querySelectorAll('[data-testid=stRadio]')].filter((r) => r.style.outline).length"
     assert page.evaluate(outlined) == 0  # the card's choice of response did not move too
+    # Esc leaves the comment for the card, whose next key then acts (F was typed into the comment: a review)
+    comment = page.get_by_label("Comment (optional): saved with the grades, or sent to a reviewer with a flag")
+    comment.click()
+    comment.press_sequentially("the reference looks wrong")
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => document.activeElement?.tagName !== 'TEXTAREA'", timeout=TIMEOUT_MS)
+    page.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')", timeout=TIMEOUT_MS)
+    page.keyboard.press("f")
+    page.get_by_test_id("stAlertContentSuccess").get_by_text("flagged for review").wait_for(timeout=TIMEOUT_MS)
+    assert comment.input_value() in ("", "the reference looks wrong")  # no "f" typed into it
 
 
 def test_a_key_typed_ahead_of_the_next_card_is_not_taken_and_says_so(browser, shared_server):
