@@ -79,7 +79,8 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
     design = plan.design(project)
     n_items = design.N
     current = project.settings
-    suggested = current.anytime_n0(design)
+    one_score = not current.compares  # a comparison reads no target, regime or expected score (ONE_SCORE_SETTINGS)
+    suggested = current.anytime_n0(design) if one_score else current.n0(n_items)
     with st.expander("Grading settings", expanded=False), st.form(f"settings-{project.id}"):
         guidelines = st.text_area("Guidelines (markdown)", current.guidelines, height=160)
         show_reference = st.checkbox("Show graders the reference answer", current.show_reference)
@@ -94,32 +95,41 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
             "which tells that server who graded which item and when. Images inside the pool "
             "(data:image URIs) are always shown.",
         )
-        target = st.number_input(
-            f"Stop when the {LEVEL:.0%} interval's half-width is at most",
-            min_value=0.001,
-            max_value=MAX_TARGET_HALF_WIDTH,
-            step=0.005,
-            format="%.3f",
-            value=float(current.target_half_width),
-        )
-        regime = regime_input(f"regime-{project.id}", current.regime, graded=reading.graded)
-        if reading.graded:  # why three fields below are greyed out, said where they are, not only in their help
-            st.caption(
-                f"When grading may stop, n0 and a budget fixed in advance are chosen before grading: the project has "
-                f"{counted(reading.graded, 'grade')}, so they stay as they are."
+        target, regime, expected = current.target_half_width, current.regime, current.expected_score
+        if one_score:
+            target = st.number_input(
+                f"Stop when the {LEVEL:.0%} interval's half-width is at most",
+                min_value=0.001,
+                max_value=MAX_TARGET_HALF_WIDTH,
+                step=0.005,
+                format="%.3f",
+                value=float(current.target_half_width),
             )
-        expected = expected_score_input(f"expected-{project.id}", current.expected_score)
+            regime = regime_input(f"regime-{project.id}", current.regime, graded=reading.graded)
+        if reading.graded:  # why the fields below are greyed out, said where they are, not only in their help
+            st.caption(
+                f"{'When grading may stop, n0' if one_score else 'n0'} and a budget fixed in advance are chosen "
+                f"before grading: the project has {counted(reading.graded, 'grade')}, so they stay as they are."
+            )
+        if one_score:
+            expected = expected_score_input(f"expected-{project.id}", current.expected_score)
         n0 = st.number_input(
-            "Planned number of grades (n0)",
+            "Planned number of grades (n0)" if one_score else "Planned number of items (n0)",
             min_value=1,
             max_value=n_items,
             step=10,
             value=suggested,
             disabled=reading.graded > 0,
-            help="The anytime interval's bets are tuned for it (the interval is narrowest near n0). Unset, it is "
-            "the grades the forecast made before any grade says the target needs, and follows the target and "
-            "the expected score; saving the form untouched leaves it unset. A tuning picked from the grades "
-            "seen would not hold the anytime interval's level, so it is chosen before grading.",
+            help=(
+                "The anytime interval's bets are tuned for it (the interval is narrowest near n0). Unset, it is "
+                "the grades the forecast made before any grade says the target needs, and follows the target and "
+                "the expected score; saving the form untouched leaves it unset. "
+                if one_score
+                else "The items to grade for every model: with the budget fixed in advance the queue closes there "
+                "and the fixed-n intervals are read at it; the anytime-valid intervals' bets are tuned for it. "
+            )
+            + "A tuning picked from the grades seen would not hold the intervals' level, so it is chosen before "
+            "grading.",
         )
         budget_fixed = st.checkbox(
             "The budget is fixed in advance: grade n0 items and report the fixed-n interval",

@@ -295,8 +295,10 @@ class ProjectSettings:
         return asdict(self)
 
     def shared_dict(self) -> dict[str, Any]:
-        """`to_dict` without SECRET_SETTINGS: what a report, which travels, writes of them."""
-        return {k: v for k, v in self.to_dict().items() if k not in SECRET_SETTINGS}
+        """`to_dict` without SECRET_SETTINGS, and a comparison's without ONE_SCORE_SETTINGS, which it does not
+        read: what a report, which travels, writes of them."""
+        left_out = SECRET_SETTINGS + (ONE_SCORE_SETTINGS if self.compares else ())
+        return {k: v for k, v in self.to_dict().items() if k not in left_out}
 
     def with_changes(self, changes: Mapping[str, Any]) -> ProjectSettings:
         """A copy with ``changes`` applied and validated; InputError for an unknown setting or a bad value."""
@@ -336,6 +338,11 @@ def _are_targets(value: Any) -> bool:
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
+
+ONE_SCORE_SETTINGS = ("target_half_width", "regime", "expected_score")
+"""Settings of a stopping rule and a forecast that read one score: a comparison reads none of them (its stopping
+rule is a budget fixed in advance, or the manager reading its anytime-valid intervals), so its settings form
+offers them not and its report lists them not (a manager's review found them offered, and changing nothing)."""
 
 SECRET_SETTINGS = ("card_key",)
 """Settings no report writes: a comparison's card key would tell a grader who read one which model is on which

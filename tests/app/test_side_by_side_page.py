@@ -139,6 +139,22 @@ def test_the_projects_page_accepts_a_pool_of_several_models_and_says_how_many(op
     assert any("A comparison of 2 models" in i.value for i in at.info)
 
 
+def test_a_comparisons_settings_offer_only_what_it_reads(open_app, store, tmp_path):
+    """Its Grading settings offered a stopping target, a rule, an expected grade and an n0 from a forecast it does
+    not make, and its report listed them: changed, they changed nothing (a manager's review)."""
+    pool = Path(write_jsonl(tmp_path / "pool.jsonl", long_pool(20, models=MODELS)))
+    pid = create_project(store, "C", ("pool.jsonl", pool.read_bytes()), start=False)
+    start_preparation(store, pid, wait=True)
+    at = open_app(project_id=pid)
+    labels = [w.label for w in [*at.number_input, *at.radio] if not str(w.key).startswith("new_")]  # not New project
+    assert "Planned number of items (n0)" in labels and not any(label.startswith("Stop when") for label in labels)
+    assert not any(label.startswith("Mean grade you expect") for label in labels)
+    assert next(w for w in at.number_input if w.label.startswith("Planned")).value == store.project(pid).settings.n0(20)
+    next(b for b in at.button if b.label == "Save settings").click().run()  # saved untouched: nothing refused
+    assert not at.error and store.project(pid).settings.planned_budget is None
+    assert not {"target_half_width", "regime", "expected_score"} & set(store.project(pid).settings.shared_dict())
+
+
 def test_three_responses_with_the_reference_and_the_refusal_beside_the_button(open_app, store, tmp_path):
     """The card shows the reference answer as the one-response card does (show_reference), names the grades its
     button submits, and says why a card was not saved below that button (evaluation lead's review: "Submit both
