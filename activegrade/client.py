@@ -50,9 +50,10 @@ def _retry_after(response: requests.Response) -> float | None:
 
 def _repeatable(method: str, path: str, body: Any, headers: Mapping[str, str] | None = None) -> bool:
     """Whether a call may be sent again without doing twice what it asks: a read, a grade, a skip or a flag (the
-    server stores a press sent again on its token once, a flag with the same note once), an undo naming its
-    item, a create with its Idempotency-Key (the server answers it with the project it made)."""
-    if method == "GET" or path.endswith(("/grades", "/skip", "/flag")):
+    server stores a press sent again on its token once, a flag with the same note once), a final grade (the same
+    set again stands as it was), an undo naming its item, a create with its Idempotency-Key (the server answers
+    it with the project it made)."""
+    if method == "GET" or path.endswith(("/grades", "/skip", "/flag", "/review")):
         return True
     if path == "/projects" and IDEMPOTENCY_KEY in (headers or {}):
         return True
@@ -449,6 +450,21 @@ class Project:
         flag. ApiError 409 when the card is no longer the caller's (skipped, or the token expired)."""
         body = {"item_id": card.item_id, "token": card.token, "note": note}
         return _of(Outcome, self.client._json("POST", self._path + "/flag", json=body))
+
+    def review_queue(self, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
+        """A page of the items waiting for a reviewer's final grade, each with its reasons, the parts its grades
+        disagree on, its grades and flags (reviewers and admins)."""
+        params = {"offset": offset, "limit": limit}
+        return self.client._json("GET", self._path + "/review", params=params)["items"]
+
+    def settle(
+        self, item_id: str, label: str | None = None, *, labels: Mapping[str, str] | None = None, note: str = ""
+    ) -> Outcome:
+        """Set the item's final grade: ``label`` in a project that asks one question, ``labels`` by criterion in a
+        rubric project or by side ("Response 1", ...) in a comparison; ``note`` the reviewer's."""
+        answer = {"label": label} if labels is None else {"labels": dict(labels)}
+        body = {"item_id": item_id, **answer, "note": note}
+        return _of(Outcome, self.client._json("POST", self._path + "/review", json=body))
 
     def undo(self, item_id: str | None = None) -> Outcome:
         """Take back the caller's last action: a skip (the item is theirs again), else their last grade (where it

@@ -850,3 +850,37 @@ def test_a_stale_tokens_retry_names_no_grade_of_a_later_card(world):
     retry = call(client, sta, "POST", f"/projects/{pid}/grades", json=press)
     assert retry.status_code == 409 and "stored already" not in retry.json()["message"]
     assert call(client, sta, "POST", f"/projects/{pid}/grades", json=later).json()["status"] == "saved"  # its own
+
+
+def test_a_reviewer_reads_the_review_queue_and_sets_final_grades_through_the_api(world):
+    """No route listed the items waiting for review or settled them: a pipeline could not clear the provisional
+    state without a browser, and a reviewer's token got 403 everywhere (an integrator's review)."""
+    import jsonschema
+
+    from core.api import schemas
+
+    store, pid, secrets, client = world
+    team.create_account(store, auth.OPERATOR, "rita", auth.REVIEWER, password=PASSWORD)
+    team.assign(store, auth.OPERATOR, pid, "rita")
+    rita = tokens.create(store, auth.OPERATOR, "rita", "tests")[1]
+    card = call(client, secrets["ann"], "GET", f"/projects/{pid}/next").json()["item"]
+    body = {"item_id": card["item_id"], "token": card["token"]}
+    call(client, secrets["ann"], "POST", f"/projects/{pid}/flag", json={**body, "note": "the reference is off"})
+    call(client, secrets["ann"], "POST", f"/projects/{pid}/grades", json={**body, "label": "Correct"})
+    queue = call(client, rita, "GET", f"/projects/{pid}/review")
+    assert queue.status_code == 200, queue.text
+    jsonschema.Draft202012Validator(schemas.REVIEW_QUEUE).validate(queue.json())
+    [waiting] = [i for i in queue.json()["items"] if i["item_id"] == card["item_id"]]
+    assert waiting["reasons"] == ["flagged"] and waiting["flags"] == [{"grader": "ann", "note": "the reference is off"}]
+    assert [(g["grader"], g["label"]) for g in waiting["grades"]] == [("ann", "Correct")]
+    settle = {"item_id": card["item_id"], "label": "Incorrect", "note": "the answer is 56"}
+    assert call(client, secrets["ann"], "POST", f"/projects/{pid}/review", json=settle).status_code == 403  # a grader
+    bad = call(client, rita, "POST", f"/projects/{pid}/review", json={**settle, "label": "Maybe"})
+    assert bad.status_code == 409 and bad.json()["status"] == "refused"
+    unknown = call(client, rita, "POST", f"/projects/{pid}/review", json={**settle, "item_id": "nope"})
+    assert unknown.status_code == 422 and unknown.json()["error"]["field"] == "item_id"
+    done = call(client, rita, "POST", f"/projects/{pid}/review", json=settle)
+    assert done.status_code == 200 and done.json()["status"] == "reviewed" and done.json()["item_id"] == card["item_id"]
+    assert store.graded_positions(pid)[card["position"]] == 0.0  # the final grade the estimate reads
+    after = call(client, rita, "GET", f"/projects/{pid}/review").json()["items"]
+    assert card["item_id"] not in [i["item_id"] for i in after]

@@ -239,3 +239,46 @@ def test_a_budget_fixed_in_advance_closes_a_comparisons_queue(tmp_path):
     assert graded == 4 and store.target_grades(pid)["position"].nunique() == 4
     closed = call(session, secret, "GET", f"/projects/{pid}/next").json()
     assert closed["item"] is None and closed["reason"].startswith("The budget fixed in advance is graded: 4 items")
+
+
+def test_a_comparisons_review_names_sides_and_settles_by_side(compared):
+    """The review route reads a comparison as its reviewer does: by side, never the models' names."""
+    store, pid, secrets, client = compared
+    team.create_account(store, auth.OPERATOR, "rex", auth.REVIEWER, password=PASSWORD)
+    team.assign(store, auth.OPERATOR, pid, "rex")
+    rex = tokens.create(store, auth.OPERATOR, "rex", "tests")[1]
+    item = _card(client, secrets["ann"], pid)
+    sides = [r["side"] for r in item["responses"]]
+    call(
+        client,
+        secrets["ann"],
+        "POST",
+        f"/projects/{pid}/flag",
+        json={"item_id": item["item_id"], "token": item["token"]},
+    )
+    assert _grade(client, secrets["ann"], pid, item, labels=dict.fromkeys(sides, "Correct")).status_code == 200
+    [waiting] = [
+        i
+        for i in call(client, rex, "GET", f"/projects/{pid}/review").json()["items"]
+        if i["item_id"] == item["item_id"]
+    ]
+    assert sorted(g["part"] for g in waiting["grades"]) == sorted(sides) and not set(MODELS) & {
+        g["part"] for g in waiting["grades"]
+    }
+    settle = {"item_id": item["item_id"], "labels": {sides[0]: "Incorrect"}}
+    assert call(client, rex, "POST", f"/projects/{pid}/review", json=settle).json()["status"] == "reviewed"
+    first = order_of(store.project(pid).settings, item["position"])[0]  # the model shown on side 1
+    from core.store import reviews
+
+    finals = reviews.reviews(store, pid, [item["position"]])
+    assert finals.loc[finals["position"] == item["position"], ["target", "label"]].values.tolist() == [
+        [first, "Incorrect"]
+    ]
+    wrong = call(
+        client,
+        rex,
+        "POST",
+        f"/projects/{pid}/review",
+        json={"item_id": item["item_id"], "labels": {MODELS[0]: "Correct"}},
+    )
+    assert wrong.status_code == 422 and wrong.json()["error"]["field"] == "labels"

@@ -716,6 +716,74 @@ def undo(call: Call) -> Response:
     )
 
 
+def review_queue(call: Call) -> dict[str, Any]:
+    """A page of the items waiting for a reviewer's final grade (core.services.review.queue: flagged ones,
+    disagreements, the audit share), each with why, the parts its grades disagree on, its grades and its flags;
+    a comparison's parts are its sides ("Response 1", ...), as its reviewer reads them, never the models' names."""
+    project = _project(call, auth.REVIEW, ready=True)
+    offset = call.integer("offset", default=0)
+    limit = call.integer("limit", default=PAGE_DEFAULT, low=1, high=PAGE_MAX)
+    waiting = review.queue(call.store, call.user, project.id)
+    page = waiting[offset : offset + limit]
+    ids = call.store.item_ids(project.id, [entry.position for entry in page])
+    rows = []
+    for entry in page:
+        shown = review.item(call.store, call.user, project.id, entry.position)
+        named = dict(zip(shown.order, side_names(len(shown.order))))  # a comparison's target -> its side
+        rows.append(
+            {
+                "item_id": ids[entry.position],
+                "position": entry.position,
+                "reasons": list(entry.reasons),
+                "disagree": [named.get(part, part) for part in shown.disagree],
+                "grades": [
+                    {"grader": g.grader, "part": named.get(g.part, g.part), "label": g.label, "comment": g.comment}
+                    for g in shown.grades.itertuples()
+                ],
+                "flags": [{"grader": f.grader, "note": f.note} for f in shown.flags.itertuples()],
+            }
+        )
+    return json_safe({"items": rows, "offset": offset, "limit": limit, "total": len(waiting)})
+
+
+def settle(call: Call) -> Response:
+    """An item's final grade, as the Review page sets it (core.services.review: ``label`` in a project that asks
+    one question, ``labels`` by criterion in a rubric project or by side in a comparison), with a note."""
+    call.fields_of(schemas.REVIEW_REQUEST)
+    project = _project(call, auth.REVIEW, ready=True)
+    item_id = call.text("item_id", limit=MAX_ID_CHARS)
+    position = call.store.position_of(project.id, item_id)
+    if position is None:
+        raise ApiError(422, f"the project has no item {item_id!r}", "item_id")
+    note = call.text("note", default="", limit=MAX_COMMENT_CHARS)
+    settings = project.settings
+    labels = (call.body or {}).get("labels")
+    if (settings.rubric is not None or settings.compares) != (labels is not None):
+        wanted = "labels" if settings.rubric is not None or settings.compares else "label"
+        raise ApiError(422, f"this project's final grades are sent as {wanted!r}", wanted)
+    if labels is not None and not (
+        isinstance(labels, dict) and all(isinstance(v, str | None) for v in labels.values())
+    ):
+        raise ApiError(422, "'labels' must map each part to a label", "labels")
+
+    def act() -> Response:
+        if settings.rubric is not None:
+            outcome = review.settle_rubric(call.store, call.user, project.id, position, labels, note=note)
+        elif settings.compares:
+            order = order_of(settings, position)
+            targets = dict(zip(side_names(len(order)), order))  # the reviewer names sides, as graders did
+            if unknown := sorted(set(labels) - set(targets)):
+                raise ApiError(422, f"no side {unknown[0]!r} on this card: {', '.join(targets)}", "labels")
+            by_target = {targets[side]: label for side, label in labels.items()}
+            outcome = review.settle_responses(call.store, call.user, project.id, position, by_target, note=note)
+        else:
+            label = call.text("label", limit=MAX_LABEL_CHARS)
+            outcome = review.settle(call.store, call.user, project.id, position, label, note=note)
+        return _outcome(outcome, project.id, call.store, ("reviewed",), item_id)
+
+    return _press(act)
+
+
 def _download(data: bytes, mime: str, name: str) -> Response:
     """A file to save as ``name``: an ASCII ``filename`` for every client and the name itself, UTF-8 and
     percent-encoded, as ``filename*`` (RFC 6266, section 4.3); a header is Latin-1, so a project named in
@@ -845,6 +913,34 @@ ENDPOINTS: tuple[Declared, ...] = (
         schemas.OUTCOME,
         body="json",
         request=schemas.SKIP_REQUEST,
+        errors=(401, 403, 404, 409, 413, 422, 429, 503),
+    ),
+    Declared(
+        "GET",
+        "/projects/{project_id}/review",
+        review_queue,
+        "The items waiting for a reviewer's final grade",
+        schemas.REVIEW_QUEUE,
+        query={
+            "offset": {"type": "integer", "minimum": 0, "default": 0},
+            "limit": {"type": "integer", "minimum": 1, "maximum": PAGE_MAX, "default": PAGE_DEFAULT},
+        },
+        description="The Review page's queue (core.services.review.queue): flagged items once graded, grades that "
+        "disagree, the audit share; each with its reasons, the parts its grades disagree on, its grades and "
+        "flags. A comparison's parts are its sides, never the models' names. Reviewers and admins.",
+    ),
+    Declared(
+        "POST",
+        "/projects/{project_id}/review",
+        settle,
+        "Set an item's final grade",
+        schemas.OUTCOME,
+        body="json",
+        request=schemas.REVIEW_REQUEST,
+        description="The Review page's final grade (core.services.review.settle, settle_rubric, settle_responses): "
+        "'label' in a project that asks one question, 'labels' by criterion in a rubric project or by side in a "
+        "comparison, with a note; a second review of the item replaces the first. 409: the item has no grade "
+        "yet, a grade of it is the caller's own, or a label is not on the scale.",
         errors=(401, 403, 404, 409, 413, 422, 429, 503),
     ),
     Declared(

@@ -339,6 +339,63 @@ FLAG_REQUEST = _request(
     },
     ("item_id", "token"),
 )
+REVIEW_REQUEST = _request(
+    {
+        "item_id": {"type": "string"},
+        "label": {
+            "type": "string",
+            "maxLength": MAX_LABEL_CHARS,
+            "description": "the item's final grade, one of the scale's labels (a project that asks one question)",
+        },
+        "labels": {
+            "type": "object",
+            "additionalProperties": {"type": "string", "maxLength": MAX_LABEL_CHARS},
+            "description": "a rubric item's final grades, criterion -> label, or a comparison's, side ('Response "
+            "1', ...) -> label, as GET review shows its grades; a part left out keeps what it has",
+        },
+        "note": {"type": "string", "default": "", "maxLength": MAX_COMMENT_CHARS},
+    },
+    ("item_id",),
+) | {"oneOf": [{"required": ["label"]}, {"required": ["labels"]}]}
+"""POST review's body: a final grade, as the Review page sets it."""
+REVIEW_QUEUE = _object(
+    {
+        "items": {
+            "type": "array",
+            "items": _object(
+                {
+                    "item_id": {"type": "string"},
+                    "position": {"type": "integer"},
+                    "reasons": {"type": "array", "items": {"type": "string"}},
+                    "disagree": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "the parts (criteria, or a comparison's sides) whose grades disagree",
+                    },
+                    "grades": {
+                        "type": "array",
+                        "items": _object(
+                            {
+                                "grader": {"type": "string"},
+                                "part": {"type": "string"},
+                                "label": {"type": "string"},
+                                "comment": {"type": "string"},
+                            }
+                        ),
+                    },
+                    "flags": {
+                        "type": "array",
+                        "items": _object({"grader": {"type": "string"}, "note": {"type": "string"}}),
+                    },
+                }
+            ),
+        },
+        "offset": {"type": "integer"},
+        "limit": {"type": "integer"},
+        "total": {"type": "integer"},
+    }
+)
+"""GET review's answer: a page of the items waiting for a reviewer's final grade."""
 GRADE_REQUEST = _request(
     {
         "item_id": {"type": "string"},
@@ -367,7 +424,17 @@ OUTCOME = _object(
     {
         "status": {
             "type": "string",
-            "enum": ["saved", "changed", "unchanged", "skipped", "undone", "flagged", "refused", "not_saved"],
+            "enum": [
+                "saved",
+                "changed",
+                "unchanged",
+                "skipped",
+                "undone",
+                "flagged",
+                "reviewed",
+                "refused",
+                "not_saved",
+            ],
         },
         "message": {"type": "string"},
         "grade_id": INT_OR_NULL,

@@ -65,7 +65,8 @@ from core.store.models import utcnow
 DEFAULT_TTL = timedelta(minutes=10)
 LATE = (
     f"another grader has this item now: your hold on it lapsed after {DEFAULT_TTL.seconds // 60} minutes "
-    "without a grade and the item went back to the queue. This grade was not saved; your next item is on the card"
+    "without a grade and the item went back to the queue. This grade was not saved; your next item is the next one "
+    "handed to you (the card's, or GET next's)"
 )
 OVERLAP_SEED_OFFSET = 104_729  # keeps the overlap draw independent of the queue's order for the same seed
 

@@ -521,6 +521,13 @@ class Store:
             )
             return {int(p): str(i) for p, i in rows}
 
+    def position_of(self, project_id: int, item_id: str) -> int | None:
+        """The position of the item whose id is ``item_id``, None where the project has none."""
+        with self.session() as s:
+            return s.scalar(
+                select(Item.position).where(Item.project_id == project_id, Item.item_id == item_id).limit(1)
+            )
+
     def item_count(self, project_id: int) -> int:
         """N: positions are 0..N-1, so the last position + 1, read from the primary key's index (no count of
         N rows: the grade page asks on every press)."""
