@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import requests
 
@@ -49,11 +50,12 @@ def _retry_after(response: requests.Response) -> float | None:
 
 
 def _repeatable(method: str, path: str, body: Any, headers: Mapping[str, str] | None = None) -> bool:
-    """Whether a call may be sent again without doing twice what it asks: a read, a grade, a skip or a flag (the
+    """Whether a call may be sent again without doing twice what it asks: a read, an assignment made or taken
+    back (PUT, DELETE), a grade, a skip or a flag (the
     server stores a press sent again on its token once, a flag with the same note once), a final grade (the same
     set again stands as it was), an undo naming its item, a create with its Idempotency-Key (the server answers
     it with the project it made)."""
-    if method == "GET" or path.endswith(("/grades", "/skip", "/flag", "/review")):
+    if method in ("GET", "PUT", "DELETE") or path.endswith(("/grades", "/skip", "/flag", "/review")):
         return True
     if path == "/projects" and IDEMPOTENCY_KEY in (headers or {}):
         return True
@@ -450,6 +452,18 @@ class Project:
         flag. ApiError 409 when the card is no longer the caller's (skipped, or the token expired)."""
         body = {"item_id": card.item_id, "token": card.token, "note": note}
         return _of(Outcome, self.client._json("POST", self._path + "/flag", json=body))
+
+    def members(self) -> list[dict[str, Any]]:
+        """The accounts assigned to the project: name, role, active (admins)."""
+        return self.client._json("GET", self._path + "/members")["members"]
+
+    def assign(self, name: str) -> str:
+        """Assign the account ``name`` to the project (admins); "assigned", or "unchanged" where it was."""
+        return self.client._json("PUT", f"{self._path}/members/{quote(name, safe='')}")["status"]
+
+    def unassign(self, name: str) -> str:
+        """Take the account ``name`` off the project (admins); "unassigned", or "unchanged" where it was not."""
+        return self.client._json("DELETE", f"{self._path}/members/{quote(name, safe='')}")["status"]
 
     def review_queue(self, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
         """A page of the items waiting for a reviewer's final grade, each with its reasons, the parts its grades

@@ -884,3 +884,25 @@ def test_a_reviewer_reads_the_review_queue_and_sets_final_grades_through_the_api
     assert store.graded_positions(pid)[card["position"]] == 0.0  # the final grade the estimate reads
     after = call(client, rita, "GET", f"/projects/{pid}/review").json()["items"]
     assert card["item_id"] not in [i["item_id"] for i in after]
+
+
+def test_an_admin_staffs_a_project_through_the_api(world):
+    """A project made over HTTP could not be staffed over HTTP: api.md's own example ran `activegrade users assign`
+    on the server between its two halves (an integrator's review)."""
+    store, pid, secrets, client = world
+    boss = secrets["boss"]
+    assert call(client, secrets["ann"], "GET", f"/projects/{pid}/members").status_code == 403  # an admin's
+    added = call(client, boss, "PUT", f"/projects/{pid}/members/bob")
+    assert added.status_code == 200 and added.json()["status"] == "assigned"
+    assert call(client, boss, "PUT", f"/projects/{pid}/members/bob").json()["status"] == "unchanged"  # idempotent
+    listed = call(client, boss, "GET", f"/projects/{pid}/members").json()["members"]
+    assert {"name": "bob", "role": "grader", "active": True} in listed
+    assert call(client, secrets["bob"], "GET", f"/projects/{pid}/next").status_code == 200  # bob grades it now
+    assert call(client, boss, "PUT", f"/projects/{pid}/members/boss").status_code == 409  # an admin acts on all
+    nobody = call(client, boss, "PUT", f"/projects/{pid}/members/nobody")
+    assert nobody.status_code == 422 and "no account named" in nobody.json()["error"]["message"]
+    removed = call(client, boss, "DELETE", f"/projects/{pid}/members/bob")
+    assert (
+        removed.json()["status"] == "unassigned"
+        and call(client, secrets["bob"], "GET", f"/projects/{pid}/next").status_code == 404
+    )

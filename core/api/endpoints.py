@@ -42,7 +42,7 @@ from core.inputs.targets import response_column
 from core.jobs import background
 from core.rubric import Rubric
 from core.scales import Scale
-from core.services import audit, auth, grade_actions, grading, live, project_actions, review, showings
+from core.services import audit, auth, grade_actions, grading, live, project_actions, review, showings, team
 from core.services.comparison_reading import graded_matrix
 from core.services.criteria_reading import criteria_now, design_criterion_words
 from core.services.grading import MAX_COMMENT_CHARS, grader_view
@@ -784,6 +784,29 @@ def settle(call: Call) -> Response:
     return _press(act)
 
 
+def members(call: Call) -> dict[str, Any]:
+    """The accounts assigned to the project (core.services.team.members): name, role, whether active."""
+    project = _project(call, auth.MANAGE_USERS)
+    shown = team.members(call.store, project.id)
+    return {"members": [{"name": u.name, "role": u.role, "active": u.active} for u in shown]}
+
+
+def _membership(call: Call, change: Callable[..., Outcome]) -> dict[str, Any]:
+    """An account assigned to the project or taken off it (core.services.team.assign, unassign), by the path's
+    name: the same call again changes nothing, and says so."""
+    project = _project(call, auth.MANAGE_USERS)
+    outcome = change(call.store, call.user, project.id, call.path["name"])
+    return {"status": outcome.status, "message": outcome.message}
+
+
+def assign(call: Call) -> dict[str, Any]:
+    return _membership(call, team.assign)
+
+
+def unassign(call: Call) -> dict[str, Any]:
+    return _membership(call, team.unassign)
+
+
 def _download(data: bytes, mime: str, name: str) -> Response:
     """A file to save as ``name``: an ASCII ``filename`` for every client and the name itself, UTF-8 and
     percent-encoded, as ``filename*`` (RFC 6266, section 4.3); a header is Latin-1, so a project named in
@@ -914,6 +937,34 @@ ENDPOINTS: tuple[Declared, ...] = (
         body="json",
         request=schemas.SKIP_REQUEST,
         errors=(401, 403, 404, 409, 413, 422, 429, 503),
+    ),
+    Declared(
+        "GET",
+        "/projects/{project_id}/members",
+        members,
+        "The accounts assigned to the project",
+        schemas.MEMBERS,
+        description="Graders, reviewers and viewers assigned to it (admins act on every project). Admins.",
+    ),
+    Declared(
+        "PUT",
+        "/projects/{project_id}/members/{name}",
+        assign,
+        "Assign an account to the project",
+        schemas.MEMBERSHIP,
+        description="As the Team page's assignment (core.services.team.assign): the grader, reviewer or viewer "
+        "named gets the project; assigned already, it answers unchanged. 409 for an admin, who acts on every "
+        "project; 422 for a name no account has. Admins.",
+        errors=(401, 403, 404, 409, 422, 429),
+    ),
+    Declared(
+        "DELETE",
+        "/projects/{project_id}/members/{name}",
+        unassign,
+        "Take an account off the project",
+        schemas.MEMBERSHIP,
+        description="As the Team page's (core.services.team.unassign); not assigned, it answers unchanged. Admins.",
+        errors=(401, 403, 404, 409, 422, 429),
     ),
     Declared(
         "GET",

@@ -51,7 +51,12 @@ def _errors_of(declared: Any) -> set[int]:
 
 def _operation(declared: Any) -> dict[str, Any]:
     parameters = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "integer"}}
+        {
+            "name": name,
+            "in": "path",
+            "required": True,
+            "schema": {"type": "integer" if name.endswith("_id") else "string"},
+        }
         for name in re.findall(r"{(\w+)}", declared.path)
     ] + [
         {"name": name, "in": where, "required": False, "schema": schema}

@@ -339,6 +339,19 @@ FLAG_REQUEST = _request(
     },
     ("item_id", "token"),
 )
+MEMBERS = _object(
+    {
+        "members": {
+            "type": "array",
+            "items": _object({"name": {"type": "string"}, "role": {"type": "string"}, "active": {"type": "boolean"}}),
+        }
+    }
+)
+"""GET members' answer."""
+MEMBERSHIP = _object(
+    {"status": {"type": "string", "enum": ["assigned", "unassigned", "unchanged"]}, "message": {"type": "string"}}
+)
+"""PUT and DELETE members' answer."""
 REVIEW_REQUEST = _request(
     {
         "item_id": {"type": "string"},

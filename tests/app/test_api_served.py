@@ -73,6 +73,7 @@ def test_grading_30_items_through_the_client_and_recomputing_the_estimate(served
     by_stratum = per_item.groupby("stratum").agg(mean=("y", "mean"), W=("W", "first"))
     recomputed = float((by_stratum["mean"] * by_stratum["W"]).sum())
     assert recomputed == pytest.approx(boss.report("json")["recompute"]["value"], abs=1e-12)
+    assert boss.assign("ann") == "unchanged" and "ann" in [m["name"] for m in boss.members()]  # staffed by script
     every = list(boss.all_items(page=7))  # the client read one page and dropped the pool's total (a review)
     assert [i["position"] for i in every] == list(range(40)) and sum(i["grade"] is not None for i in every) == 30
     results = json.loads(boss.export("lm-eval", task="arith", model="m1"))  # named as the command line names them
