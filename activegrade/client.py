@@ -379,30 +379,12 @@ class Project:
             if left <= 0:
                 break
             time.sleep(min(float(retry), left))
-        if item is None:
-            return None
-        return Card(
-            item_id=item["item_id"],
-            token=item["token"],
-            position=item["position"],
-            prompt=item.get("prompt") or "",
-            response=item.get("response") or "",
-            labels=tuple(label["label"] for label in item["labels"]),
-            min_view_s=float(item.get("min_view_s") or 0.0),
-            reference=item.get("reference"),
-            criteria=tuple(
-                Criterion(
-                    name=c["name"],
-                    labels=tuple(label["label"] for label in c["labels"]),
-                    required=c["required"],
-                    primary=c["primary"],
-                    guidelines=c.get("guidelines") or "",
-                )
-                for c in item.get("criteria") or ()
-            ),
-            responses=tuple(Side(r["side"], r.get("response") or "") for r in item.get("responses") or ()),
-            raw=item,
-        )
+        return None if item is None else _card(item)
+
+    def earlier_card(self, item_id: str) -> Card:
+        """A card of an item the caller graded, to change their grade (the Grade page's B): grading it answers
+        ``changed``; its ``raw["previous"]`` holds the press stored (``labels``, ``comment``)."""
+        return _card(self.client._json("GET", self._path + "/next", params={"item_id": item_id})["item"])
 
     def grade(self, card: Card, label: str, *, comment: str = "", target: str = "", criterion: str = "") -> Outcome:
         """Grade the card's item with ``label`` (one of ``card.labels``), in a project that asks one question;
@@ -512,6 +494,32 @@ class Project:
         """The report, the same as `activegrade report`: a dict for json, the text for md and html."""
         response = self.client.request("GET", self._path + "/report", params={"format": format})
         return response.json() if format == "json" else response.text
+
+
+def _card(item: dict[str, Any]) -> Card:
+    """A card of GET next's answer."""
+    return Card(
+        item_id=item["item_id"],
+        token=item["token"],
+        position=item["position"],
+        prompt=item.get("prompt") or "",
+        response=item.get("response") or "",
+        labels=tuple(label["label"] for label in item["labels"]),
+        min_view_s=float(item.get("min_view_s") or 0.0),
+        reference=item.get("reference"),
+        criteria=tuple(
+            Criterion(
+                name=c["name"],
+                labels=tuple(label["label"] for label in c["labels"]),
+                required=c["required"],
+                primary=c["primary"],
+                guidelines=c.get("guidelines") or "",
+            )
+            for c in item.get("criteria") or ()
+        ),
+        responses=tuple(Side(r["side"], r.get("response") or "") for r in item.get("responses") or ()),
+        raw=item,
+    )
 
 
 def _file(source: FileLike) -> tuple[str, bytes]:

@@ -906,3 +906,34 @@ def test_an_admin_staffs_a_project_through_the_api(world):
         removed.json()["status"] == "unassigned"
         and call(client, secrets["bob"], "GET", f"/projects/{pid}/next").status_code == 404
     )
+
+
+def test_a_grader_changes_an_earlier_grade_through_a_card_of_that_item(world):
+    """No route could change an earlier grade, and the 409's advice, undo, took back another, later grade (an
+    integrator's review): GET next?item_id= gives a card of an item the caller graded, whose press changes it."""
+    import jsonschema
+
+    from core.api import schemas
+
+    store, pid, secrets, client = world
+    boss = secrets["boss"]
+    graded = []
+    for label in ("Correct", "Correct"):
+        card = call(client, boss, "GET", f"/projects/{pid}/next").json()["item"]
+        body = {"item_id": card["item_id"], "token": card["token"], "label": label}
+        assert call(client, boss, "POST", f"/projects/{pid}/grades", json=body).json()["status"] == "saved"
+        graded.append(card)
+    first, later = graded
+    again = call(client, boss, "GET", f"/projects/{pid}/next", params={"item_id": first["item_id"]}).json()
+    jsonschema.Draft202012Validator(schemas.NEXT).validate(again)
+    assert again["item"]["item_id"] == first["item_id"] and again["item"]["previous"]["labels"] == {"": "Correct"}
+    body = {"item_id": first["item_id"], "token": again["item"]["token"], "label": "Incorrect"}
+    changed = call(client, boss, "POST", f"/projects/{pid}/grades", json=body)
+    assert changed.status_code == 200 and changed.json()["status"] == "changed", changed.text
+    assert store.grade_of(pid, first["position"], "boss")["label"] == "Incorrect"
+    assert store.grade_of(pid, later["position"], "boss")["label"] == "Correct"  # the later grade stands
+    fresh = call(client, boss, "GET", f"/projects/{pid}/next").json()["item"]
+    never = call(client, boss, "GET", f"/projects/{pid}/next", params={"item_id": fresh["item_id"]})
+    assert never.status_code == 409 and never.json()["error"]["field"] == "item_id"
+    unknown = call(client, boss, "GET", f"/projects/{pid}/next", params={"item_id": "nope"})
+    assert unknown.status_code == 422

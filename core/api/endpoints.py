@@ -446,8 +446,12 @@ def items(call: Call) -> dict[str, Any]:
 def next_item(call: Call, *, ahead: bool = False) -> dict[str, Any]:
     """The caller's item (reserved, with its showing token); ``ahead``: also the item the queue would most likely
     hand out after it (core.api.cards.ahead), as the card's ``ahead`` (its texts only: no token, no hold), for
-    the fast grading page to paint while a press is being saved."""
-    return _next_card(call, _grader(call), ahead)
+    the fast grading page to paint while a press is being saved. ``?item_id=``: a card of an item the caller
+    graded, to change their grade (`_earlier_card`)."""
+    acting = _grader(call)
+    if (earlier := call.query.get("item_id")) is not None:
+        return _earlier_card(call, acting, earlier)
+    return _next_card(call, acting, ahead)
 
 
 def _next_card(call: Call, acting: grade_actions.Acting, ahead: bool) -> dict[str, Any]:
@@ -461,6 +465,36 @@ def _next_card(call: Call, acting: grade_actions.Acting, ahead: bool) -> dict[st
         return {"item": None, "reason": left.reason, "done": left.done, "retry_after_s": left.retry_after_s}
     item = call.store.item(project.id, position)
     showing = cards.show(call.store, project.id, call.user.name, position, str(item.get("id", "")))
+    card = _card(project, item, position, showing)
+    if ahead:
+        after = cards.ahead(call.store, project, design, call.user.name, position)
+        card["ahead"] = None if after is None else _preview(call.store.item(project.id, after), after, project.settings)
+    return json_safe({"item": card, "reason": None, "done": False, "retry_after_s": None})
+
+
+def _earlier_card(call: Call, acting: grade_actions.Acting, item_id: str) -> dict[str, Any]:
+    """A card of an item the caller graded, to change their grade, as the Grade page's B opens one: its token's
+    press answers ``changed`` (or ``unchanged``); the card's ``previous`` is the press stored (``labels`` keyed
+    as POST grades sends them, ``comment``). No route could change an earlier grade, and undo reaches only the
+    last action (an integrator's review)."""
+    project = acting.project
+    position = call.store.position_of(project.id, item_id)
+    if position is None:
+        raise ApiError(422, f"the project has no item {item_id!r}", "item_id")
+    stored, comment, _ = grade_actions.stored_press(call.store, acting, project.id, position)
+    if not stored:
+        raise ApiError(
+            409, f"you have no grade of item {item_id!r} to change: GET next alone gives a new item", "item_id"
+        )
+    item = call.store.item(project.id, position)
+    showing = showings.current(call.store, project.id, call.user.name, position, item_id, True)
+    card = _card(project, item, position, showing) | {"previous": {"labels": stored, "comment": comment}}
+    return json_safe({"item": card, "reason": None, "done": False, "retry_after_s": None})
+
+
+def _card(project: ProjectInfo, item: dict[str, Any], position: int, showing: showings.Showing) -> dict[str, Any]:
+    """A card as GET next gives it: the item's texts, its showing's token, the scale's labels (a rubric's
+    criteria), the minimum viewing time."""
     card = {
         **_preview(item, position, project.settings),
         "item_id": showing.item_id,
@@ -473,10 +507,7 @@ def _next_card(call: Call, acting: grade_actions.Acting, ahead: bool) -> dict[st
     rubric = project.settings.rubric
     if rubric is not None:
         card["criteria"] = _criteria(rubric)
-    if ahead:
-        after = cards.ahead(call.store, project, design, call.user.name, position)
-        card["ahead"] = None if after is None else _preview(call.store.item(project.id, after), after, project.settings)
-    return json_safe({"item": card, "reason": None, "done": False, "retry_after_s": None})
+    return card
 
 
 def _labels(scale: Scale) -> list[dict[str, Any]]:
@@ -611,8 +642,8 @@ def _sent_again(call: Call, acting: grade_actions.Acting, press: Grading) -> dic
     if (stored, comment) != (press.labels, press.comment.strip()):
         said = ", ".join(f"{k} {v}" if k else v for k, v in stored.items()) + (f" ({comment!r})" if comment else "")
         message = (
-            f"that token's press was stored already, as {said}: an undo takes back only your last action "
-            "(POST undo with this item_id, while it is), then GET next gives the item again"
+            f"that token's press was stored already, as {said}: to change it, GET next?item_id= gives a card of "
+            "the item, whose press changes your grade"
         )
         return _press_error(409, "refused", message, "token")
     again = Outcome("saved", "saved: the same press was sent again, and its grade is stored once", showing.position)
@@ -905,8 +936,11 @@ ENDPOINTS: tuple[Declared, ...] = (
         description="As the grade page's card: the item reserved for the caller (the same one until "
         "graded or skipped), with a single-use token for POST grades or skip. In a rubric project the card "
         "lists its criteria, each with its own labels, to grade together; in a comparison its responses, every "
-        "model's under its side's neutral name in the card's drawn order, to grade together.",
-        errors=(401, 403, 404, 409, 429),
+        "model's under its side's neutral name in the card's drawn order, to grade together. With item_id, a "
+        "card of an item the caller graded, to change their grade (the Grade page's B): its press answers "
+        "changed, and the card's previous gives the press stored.",
+        query={"item_id": {"type": "string", "description": "an item the caller graded: a card to change it"}},
+        errors=(401, 403, 404, 409, 422, 429),
     ),
     Declared(
         "POST",

@@ -65,6 +65,10 @@ def test_grading_30_items_through_the_client_and_recomputing_the_estimate(served
     assert list(mine["position"]) == [position for position, _ in shown]
     items = store.load_items(pid)
     assert [items["id"][p] for p, _ in shown] == [item_id for _, item_id in shown]
+    first = ann.earlier_card(shown[0][1])  # a change of the first grade, through a card of that item (a review)
+    assert first.raw["previous"]["labels"] == {"": first.labels[0]}
+    assert ann.grade(first, first.labels[1]).status == "changed"
+    assert ann.grade(ann.earlier_card(shown[0][1]), first.labels[0]).status == "changed"  # and back
     boss = activegrade.Client(server.url, admin).project(pid)
     reading = boss.reading()
     assert reading.graded == 30 and reading.interval("now") is not None
