@@ -232,3 +232,31 @@ def test_a_key_typed_ahead_of_the_next_card_is_not_taken_and_says_so(browser, sh
     grades = store.target_grades(pid).sort_values("side")
     assert grades["label"].tolist() == ["Correct", "Incorrect"]  # the first card's, as pressed, and nothing more
     page.close()
+
+
+def test_ctrl_enter_on_a_chosen_grade_sets_a_comparisons_final_grades(browser, shared_server):
+    """On the review form, a grade chosen from the keyboard leaves the focus on its radio button, where the
+    advertised Ctrl+Enter did nothing and said nothing (a reviewer's review)."""
+    from core.services import reservations
+    from core.store import reviews as review_rows
+    from core.testing.appserver import script_idle
+    from core.testing.waiting import until
+
+    store = Store.open(shared_server.db_url)
+    pid = create_project(store, "Review keys", ("pool.jsonl", comparison_pool()), start=False)
+    start_preparation(store, pid, wait=True)
+    targets = store.project(pid).settings.targets
+    for grader, labels in (("ann", ("Correct", "Correct")), ("bob", ("Correct", "Incorrect"))):
+        card = [(t, 1.0 if label == "Correct" else 0.0, label) for t, label in zip(targets, labels)]
+        reservations.record_card(store, pid, 0, card, grader, seconds=3.0)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{shared_server.url}/review?project={pid}&grader=rita")
+    page.get_by_role("button", name="Set the final grades").wait_for(timeout=TIMEOUT_MS)
+    script_idle(page)
+    choice = page.get_by_role("radiogroup").first.get_by_role("radio").first
+    choice.focus()
+    page.keyboard.press("Space")  # the first response's first grade, chosen from the keyboard
+    page.wait_for_function("() => document.activeElement?.type === 'radio'", timeout=TIMEOUT_MS)
+    page.keyboard.press("Control+Enter")
+    until(lambda: not review_rows.reviews(store, pid, [0]).empty, timeout=TIMEOUT_MS / 1000, what="the review")
+    assert review_rows.reviews(store, pid, [0])["label"].tolist() == ["Correct"]
