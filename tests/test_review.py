@@ -145,6 +145,9 @@ def test_the_validation_sample_is_the_checked_random_items(world):
     assert review.disagreements_settled(store, pid) == (0, 2)  # items 0 and 2 disagree; none settled yet
     review.settle(store, people["rita"], pid, 0, "Incorrect")
     assert review.disagreements_settled(store, pid) == (1, 2)
+    again = review.settle(store, people["rita"], pid, 0, "Incorrect")  # set again: a new row and event each time
+    assert again.status == "unchanged" and len(review_rows.reviews(store, pid, [0])) == 1
+    assert review.settle(store, people["rita"], pid, 0, "Incorrect", note="why").status == "reviewed"  # a new note
     assert review.validation_finals(store, pid) == {0: 0.0, 1: 1.0, 2: 0.5}
     result = review.validated(store, pid, design)
     assert result.validation == 3

@@ -810,7 +810,7 @@ def settle(call: Call) -> Response:
         else:
             label = call.text("label", limit=MAX_LABEL_CHARS)
             outcome = review.settle(call.store, call.user, project.id, position, label, note=note)
-        return _outcome(outcome, project.id, call.store, ("reviewed",), item_id)
+        return _outcome(outcome, project.id, call.store, ("reviewed", "unchanged"), item_id)
 
     return _press(act)
 

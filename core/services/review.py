@@ -205,9 +205,10 @@ def settle(
     value = settings.grading_scale.value_of(label)
     grades = store.grades(project_id)
     _may_settle(reviewer, set(grades.loc[grades["position"] == position, "grader"]))
-    reviews.add_review(
-        store, project_id, position, value=value, label=label, reviewer=reviewer.name, note=grading.check_comment(note)
-    )
+    note = grading.check_comment(note)
+    if _stands(store, project_id, position, [("", "", value, label)], reviewer, note):
+        return Outcome("unchanged", f"final grade already: {label}", position)
+    reviews.add_review(store, project_id, position, value=value, label=label, reviewer=reviewer.name, note=note)
     return Outcome("reviewed", f"final grade: {label}", position)
 
 
@@ -291,9 +292,28 @@ def _settle_parts(
             finals.append((target, criterion, scale.value_of(label), label))
         except KeyError:
             raise Refused(f"{label!r} is not a grade of {noun} {shown.get(name, name)!r}") from None
-    reviews.add_reviews(store, project_id, position, finals, reviewer=reviewer.name, note=grading.check_comment(note))
+    note = grading.check_comment(note)
     said = ", ".join(f"{shown.get(reviews.part(t, c), reviews.part(t, c))} {label}" for t, c, _, label in finals)
+    if _stands(store, project_id, position, finals, reviewer, note):
+        return Outcome("unchanged", f"final grades already: {said}", position)
+    reviews.add_reviews(store, project_id, position, finals, reviewer=reviewer.name, note=note)
     return Outcome("reviewed", f"final grades: {said}", position)
+
+
+def _stands(
+    store: Store,
+    project_id: int,
+    position: int,
+    finals: Sequence[tuple[str, str, float, str]],
+    reviewer: auth.User,
+    note: str,
+) -> bool:
+    """Whether each of ``finals`` (target, criterion, value, label) is the item's active review already, by this
+    reviewer with this note: set again, it would retract and rewrite each, an audit event apiece, for nothing
+    (a reviewer's review saw three rows for one final grade set three times)."""
+    active = reviews.reviews(store, project_id, [position])
+    standing = {(r.target, r.criterion, r.label, r.reviewer, r.note) for r in active.itertuples()}
+    return all((t, c, label, reviewer.name, note) in standing for t, c, _, label in finals)
 
 
 def _settling(store: Store, actor: auth.User | None, project_id: int) -> tuple[auth.User, ProjectSettings]:
