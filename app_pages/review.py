@@ -195,8 +195,10 @@ with right:
     else:
         named = dict(zip(parts.keys, parts.names))
         st.dataframe(shown.by_grader(parts.keys, parts.names), hide_index=True, width="stretch")
-        if shown.disagree:
-            st.caption(f"Grades disagree on: {', '.join(named.get(p, p) for p in shown.disagree)}.")
+        if shown.disagree:  # each said settled once a final grade is set: which still waits was not said (review)
+            final = set(shown.reviews["part"]) if not shown.reviews.empty else set()
+            said = [f"{named.get(p, p)}{' (settled)' if p in final else ''}" for p in shown.disagree]
+            st.caption(f"Grades disagree on: {', '.join(said)}.")
         if not shown.reviews.empty:
             st.markdown("**Final grades set**")
             settled = shown.reviews.assign(part=shown.reviews["part"].map(lambda p: named.get(p, p)))

@@ -129,3 +129,19 @@ def test_next_and_previous_open_the_items_waiting_and_no_grade_is_set_by_moving(
             assert at.selectbox(key=chosen).value == position
     assert [b.label for b in at.button if b.key and b.key.startswith("settle_8_")] == ["Correct", "Incorrect"]
     assert store.reviewed_grades(project_id) == {}
+
+
+def test_a_criterion_settled_is_said_so_among_those_that_disagree(store, project_id, open_app):
+    """After one of two disagreeing criteria was settled the item said "Grades disagree on: correct, helpful",
+    not which still waits (a reviewer's review)."""
+    store.update_settings(project_id, {"criteria": CRITERIA})
+    rubric = store.project(project_id).settings.rubric
+    for grader, correct, helpful in (("ann", "Correct", "4"), ("bob", "Incorrect", "2")):
+        card = rubric.card_values({"correct": correct, "helpful": helpful})
+        store.add_rubric_grades(project_id, 0, card, grader=grader, comment="")
+    at = open_app("app_pages/review.py", project_id=project_id, grader="rita")
+    at.radio(key="review_label_0_0").set_value("Correct")
+    next(b for b in at.button if b.label == "Set the final grades").click().run()
+    assert not at.error, [e.value for e in at.error]
+    captions = [c.value.replace("\\", "") for c in at.caption]
+    assert "Grades disagree on: correct (settled), helpful." in captions, captions
