@@ -136,6 +136,8 @@ def test_the_report_carries_every_criterion_and_names_the_one_the_rule_reads(rub
     assert data["estimate"]["value"] == pytest.approx(readings[0].estimate.value)  # the headline: the primary's
     for text in (shown(report_bytes(data, "md").decode()), report_bytes(data, "html").decode().replace("&#x27;", "'")):
         assert "Stopping rule and forecast: criterion 'correct'" in text
+        # counted on the criterion the estimate reads: "1 item settled" beside two items with final grades (review)
+        assert "settled by a reviewer on correct, the criterion the estimate reads" in text
         assert "Estimated mean grade of criterion 'correct': " in text
         for r in readings:
             assert f"{r.name}: {r.estimand}" in text

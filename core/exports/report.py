@@ -671,7 +671,8 @@ def report(
             **_criteria_section(project.settings, criteria, rubric_grades),
             "strata": result.strata.to_dict(orient="records"),
             "graders": graders_section(grades, project.settings),
-            "review": _review(grades, reviewed, validated, waiting, settled),
+            "review": _review(grades, reviewed, validated, waiting, settled)
+            | {"reviewed_criterion": None if project.settings.rubric is None else project.settings.design_criterion},
             "skips": skips_section(skips, skip_steps),
             "audit_chain": audit_chain_section(chain),
             "recompute": _recompute_section(
@@ -839,7 +840,9 @@ def review_lines(review: dict[str, Any] | None) -> list[str]:
     if review is None:
         return []
     lines = ["## Review", "", f"Estimand: {review['estimand']}.", ""]
-    lines.append(f"{counted(review['reviewed_items'], 'item')} settled by a reviewer.")
+    criterion = review.get("reviewed_criterion")  # a rubric's items are counted on the criterion the estimate reads
+    on = f" on {one_line_plain(criterion)}, the criterion the estimate reads" if criterion else ""
+    lines.append(f"{counted(review['reviewed_items'], 'item')} settled by a reviewer{on}.")
     if waiting := waiting_for_review(review.get("waiting_items", 0)):
         lines.append(
             f"{waiting} (flagged, grades that disagree, or audited); until then each enters with the mean of its grades."
