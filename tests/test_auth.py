@@ -145,6 +145,8 @@ def test_audit_trail_records_actor_action_project_and_exports_inert_csv(store):
     ]
     assert audit.trail(store, 8)["detail"].tolist() == [{"position": 3}]
     assert audit.trail(store, last=1)["action"].tolist() == ["undo"] and audit.trail_size(store) == 2
+    audit.record(store, auth.demo_user(""), audit.PROJECT_CREATED, 9)  # an open-demo visitor with no name typed
+    assert audit.trail(store, last=1)["actor"].tolist() == [audit.OPEN_DEMO_VISITORS]  # not blank (a review)
     text = audit.trail_csv(trail).decode()
     assert "undo" in text and '"{""position"": 3}"' in text
     accounts.record_event(store, "=cmd|' /C calc'!A0", "sign_in_failed")  # a name typed at the sign-in form

@@ -36,9 +36,17 @@ EXPORTED = "exported"
 PROJECT_OPENED = "project_opened"  # a page opened with the project (core.services.navigation): its last use
 
 
+OPEN_DEMO_VISITORS = "(open demo)"
+"""The name an open-demo visitor (no account) acts and opens projects under until they type one: a new tab has
+no name typed yet, and every visitor is the same anonymous admin of the same projects, so the demo remembers one
+last-used project for all (core.services.navigation), and the trail names them so (a project created before a
+name was typed had a blank actor: a manager's review)."""
+
+
 def record(store: Store, user: User, action: str, project_id: int | None = None, **detail: Any) -> None:
-    """Append ``action`` by ``user`` (on ``project_id``) with ``detail`` to the trail."""
-    accounts.record_event(store, user.name, action, project_id=project_id, detail=detail)
+    """Append ``action`` by ``user`` (on ``project_id``; an open-demo visitor with no name typed, under
+    OPEN_DEMO_VISITORS) with ``detail`` to the trail."""
+    accounts.record_event(store, user.name or OPEN_DEMO_VISITORS, action, project_id=project_id, detail=detail)
 
 
 def exported(store: Store, actor: User | None, what: str, project_id: int | None, action: str) -> None:

@@ -8,12 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.services import audit
+from core.services.audit import OPEN_DEMO_VISITORS
 from core.services.auth import ALL_PROJECTS_ROLES, User
 from core.store import Store, accounts
-
-OPEN_DEMO_VISITORS = "(open demo)"
-"""The name an open-demo visitor (no account) opens projects under: a new tab has no name typed yet, and every
-visitor is the same anonymous admin of the same projects, so the demo remembers one last-used project for all."""
 
 
 @dataclass(frozen=True)
