@@ -14,10 +14,10 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from core import api
-from core.services import auth, reservations, showings, team, tokens
+from core.services import auth, grade_actions, reservations, showings, team, tokens
 from core.services.outcome import Outcome, Refused
 from core.services.project import create_project, start_preparation
-from core.store import Store
+from core.store import Store, accounts
 from core.store import showings as table
 from core.store.models import utcnow
 from tests.pg_schema import throwaway_schema_url
@@ -169,7 +169,18 @@ def test_the_grade_page_and_the_api_check_each_others_tokens(tmp_path):
     assert call("POST", "/grades", json=body).json()["status"] == "saved"
     assert showings.match(store, pid, "ann", item["token"], item["position"], item["item_id"]) is None  # spent
     following = call("GET", "/next").json()["item"]
-    showings.use(store, pid, "ann", following["token"])  # a press stored by the Grade page spends it for the API
-    body = {"item_id": following["item_id"], "token": following["token"], "label": following["labels"][0]["label"]}
-    refused = call("POST", "/grades", json=body)
+    labels = [label["label"] for label in following["labels"]]
+    ann = auth.user_of(accounts.user_by_name(store, "ann"))
+    pressed = showings.press_once(  # a press on the Grade page spends the token for the API too
+        store,
+        pid,
+        "ann",
+        following["token"],
+        lambda: grade_actions.grade(store, ann, pid, following["position"], labels[1], seconds=1.0),
+        lambda outcome: True,
+    )
+    assert pressed.status == "saved"
+    body = {"item_id": following["item_id"], "token": following["token"], "label": labels[0]}
+    refused = call("POST", "/grades", json=body)  # another press on it: refused, saying what the page stored
     assert refused.status_code == 409 and refused.json()["error"]["field"] == "token"
+    assert f"stored already, as {labels[1]}" in refused.json()["message"]

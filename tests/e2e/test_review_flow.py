@@ -28,6 +28,8 @@ def test_a_flag_from_the_card_and_a_final_grade_from_the_review_page(browser, sh
     flags = review_rows.flags(store, pid)
     assert flags[["grader", "note"]].values.tolist() == [["fay", "the reference is wrong"]]
     assert store.item(pid, int(flags["position"].iloc[0]))["id"] == flagged  # the item on the card
+    page.keyboard.press("y")  # graded: a flagged item waits for review once it has a grade to settle
+    until(lambda: not store.grades(pid).empty, timeout=TIMEOUT_MS / 1000, what="the flagged item's grade")
     for grader, label in (("ann", "Correct"), ("bob", "Incorrect")):  # a disagreement on item 30
         reservations.record_grade(store, pid, 30, BINARY, label, grader)
     page.goto(f"{shared_server.url}/review?project={pid}&grader=rita")
