@@ -56,7 +56,12 @@ from core.store import UNREADABLE, ProjectInfo, Store, json_safe
 
 PREFIX = "/api/v1"
 PAGE_DEFAULT, PAGE_MAX = 100, 1000
-"""Items per page of GET items: by default, and at most."""
+"""Items per page of GET items and GET review: by default, and at most."""
+PAGED = {
+    "offset": {"type": "integer", "minimum": 0, "default": 0},
+    "limit": {"type": "integer", "minimum": 1, "maximum": PAGE_MAX, "default": PAGE_DEFAULT},
+}
+"""A paged route's query parameters."""
 
 
 @dataclass(frozen=True)
@@ -921,10 +926,7 @@ ENDPOINTS: tuple[Declared, ...] = (
         items,
         "The prepared items, a page at a time (admins and viewers)",
         schemas.ITEMS,
-        query={
-            "offset": {"type": "integer", "minimum": 0, "default": 0},
-            "limit": {"type": "integer", "minimum": 1, "maximum": PAGE_MAX, "default": PAGE_DEFAULT},
-        },
+        query=PAGED,
         errors=(401, 403, 404, 409, 422, 429),
     ),
     Declared(
@@ -1006,10 +1008,7 @@ ENDPOINTS: tuple[Declared, ...] = (
         review_queue,
         "The items waiting for a reviewer's final grade",
         schemas.REVIEW_QUEUE,
-        query={
-            "offset": {"type": "integer", "minimum": 0, "default": 0},
-            "limit": {"type": "integer", "minimum": 1, "maximum": PAGE_MAX, "default": PAGE_DEFAULT},
-        },
+        query=PAGED,
         description="The Review page's queue (core.services.review.queue): flagged items once graded, grades that "
         "disagree, the audit share; each with its reasons, the parts its grades disagree on, its grades and "
         "flags. A comparison's parts are its sides, never the models' names. Reviewers and admins.",

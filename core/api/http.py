@@ -494,18 +494,10 @@ def upload_refusal(store: Store, request: Request) -> str | None:
     (`open_demo_user`'s rule). Streamlit took a file from any session, the sign-in page's included, and kept it
     in memory: six PUTs of 50 MB with no account held 300 MB of the server's after the session closed (an
     attacker's review)."""
-    if auth.open_demo_enabled():
-        try:
-            open_demo_user(store, request)
-        except ApiError as exc:
-            return exc.message
-        return None
-    if not same_origin(request.headers):
+    if not auth.open_demo_enabled() and not same_origin(request.headers):
         return "uploads come from the app's own pages"
-    user = sessions.resume(store, session_token(request))
-    if user is None or not auth.allowed(user.role, auth.CREATE_PROJECT):
-        return "uploads are for a signed-in account that may create projects: sign in as one"
-    return None
+    refusal = "uploads are for a signed-in account that may create projects: sign in as one"
+    return _page_user_refusal(store, request, auth.CREATE_PROJECT, refusal)
 
 
 METRICS_ROUTE = "/_stcore/metrics"
@@ -514,8 +506,13 @@ METRICS_ROUTE = "/_stcore/metrics"
 
 def metrics_refusal(store: Store, request: Request) -> str | None:
     """Why a request to Streamlit's metrics route (METRICS_ROUTE) is refused; None for an admin signed in on the
-    app's pages (the sign-in cookie) or the open demo's user. It answered anyone without sign-in (an attacker's
-    review)."""
+    app's pages or the open demo's user. It answered anyone without sign-in (an attacker's review)."""
+    return _page_user_refusal(store, request, auth.VIEW_AUDIT, "the server's metrics are an admin's: sign in as one")
+
+
+def _page_user_refusal(store: Store, request: Request, action: str, refusal: str) -> str | None:
+    """None for the open demo's user (`open_demo_user`'s rule) or an account signed in on the app's pages (the
+    sign-in cookie) that may do ``action``; else why not: the open demo's reason, or ``refusal``."""
     if auth.open_demo_enabled():
         try:
             open_demo_user(store, request)
@@ -523,9 +520,7 @@ def metrics_refusal(store: Store, request: Request) -> str | None:
             return exc.message
         return None
     user = sessions.resume(store, session_token(request))
-    if user is None or not auth.allowed(user.role, auth.VIEW_AUDIT):
-        return "the server's metrics are an admin's: sign in as one"
-    return None
+    return None if user is not None and auth.allowed(user.role, action) else refusal
 
 
 def not_saved(exc: BaseException) -> str:
