@@ -202,7 +202,12 @@ figures = {
 }
 for tab, (column, title, fmt) in zip(st.tabs(list(figures)), figures.values(), strict=True):
     tab.altair_chart(chart(column, title, fmt), width="stretch")
-st.dataframe(frame.round(4), hide_index=True, width="stretch")
+AS_PERCENT = {
+    name: st.column_config.NumberColumn(format="percent")
+    for name in ("budget_saving", "saving shown at the stop, fixed-n", "saving shown, same rule", "saving had")
+}
+"""Savings as percentages, as the Dashboard shows them (a manager's review read 0.0185 here beside +2% there)."""
+st.dataframe(frame.round(4), hide_index=True, width="stretch", column_config=AS_PERCENT)
 
 stop = simulation.stopping(result)
 if stop is not None and stop.fixed:
@@ -212,7 +217,7 @@ if stop is not None and stop.fixed:
         "`uniform` is plain random sampling of the same budget. The budget is fixed, so there is no target to "
         "reach and no range to forecast: the table gives the coverage of the interval read at the budget."
     )
-    st.dataframe(pd.DataFrame(stop.rows).round(4), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(stop.rows).round(4), hide_index=True, width="stretch", column_config=AS_PERCENT)
 elif stop is not None:
     st.header(f"Grading until the rule says ±{stop.target:.3f} is reached")
     st.caption(
@@ -226,4 +231,4 @@ elif stop is not None:
         f"before any grade, {stop.forecast[1]:,} grades (likely {stop.forecast[0]:,} to {stop.forecast[2]:,}), "
         f"held the stop in {stop.forecast_hit:.0%} of the repetitions."
     )
-    st.dataframe(pd.DataFrame(stop.rows).round(4), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(stop.rows).round(4), hide_index=True, width="stretch", column_config=AS_PERCENT)

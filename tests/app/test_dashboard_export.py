@@ -168,6 +168,9 @@ def test_simulate_page_simulates_the_projects_allocation(open_app, store, projec
     simulated(at)
     assert latest_simulation(store, project_id).result["kappa"] == FLOOR_KAPPA
     assert any("for stopping at a budget fixed in advance" in m.value for m in at.markdown)
+    # savings as percentages, as the Dashboard shows them (fractions here beside +2% there: a manager's review)
+    configs = [d.proto.columns for d in at.dataframe]
+    assert any('"budget_saving"' in c and '"percent"' in c for c in configs), configs
 
 
 def test_simulate_defaults_come_from_the_projects_plan(open_app, store, project_id):
