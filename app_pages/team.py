@@ -40,7 +40,10 @@ def accounts_section() -> None:
         width="stretch",
     )
     left, right = st.columns(2)
-    with left, st.form("new_account", clear_on_submit=True):
+    if st.session_state.pop(ACCOUNT_MADE, False):  # cleared once made: a refused one keeps what was typed
+        for key in ("new_account_name", "new_account_password", "new_account_email"):
+            st.session_state.pop(key, None)
+    with left, st.form("new_account"):
         st.markdown("**New account**")
         name = st.text_input("Name", key="new_account_name")
         role = st.selectbox("Role", auth.ROLES, index=1, key="new_account_role")
@@ -55,6 +58,7 @@ def accounts_section() -> None:
                 st.error(str(exc))
             else:
                 st.toast(outcome.message.capitalize())
+                st.session_state[ACCOUNT_MADE] = True
                 st.rerun()
     with right:
         st.markdown("**Change an account**")
@@ -243,6 +247,10 @@ def tokens_section() -> None:
     if who:
         api_tokens.section(admin, who, "team")
 
+
+ACCOUNT_MADE = "new_account_made"
+"""Set once an account is made, so the next run empties the New account form (cleared on every submit, a refused
+password emptied every field: a manager's review)."""
 
 SHOWN_EVENTS = 300
 """The latest audit events the page shows (the CSV holds every one)."""

@@ -253,10 +253,14 @@ def test_an_admin_manages_the_team_and_exports_the_trail(open_as, world):
     at = open_as(users[auth.ADMIN], "Team", project=pid)
     at.text_input(key="new_account_name").input("Zoe")
     at.selectbox(key="new_account_role").select(auth.VIEWER)
+    at.text_input(key="new_account_password").input("short")
+    next(b for b in at.button if b.label == "Create account").click().run()
+    assert at.error and at.text_input(key="new_account_name").value == "Zoe"  # refused: what was typed stays
     at.text_input(key="new_account_password").input(PASSWORD)
     next(b for b in at.button if b.label == "Create account").click().run()
     assert not at.exception, at.exception
     assert accounts.user_by_name(store, "zoe").role == auth.VIEWER
+    assert at.text_input(key="new_account_name").value == ""  # made: the form is empty for the next
     at.multiselect(key=f"members_choice_{pid}").select("zoe")
     at.slider(key=f"overlap_{pid}").set_value(0.2)
     next(b for b in at.button if b.label == "Save").click().run()
