@@ -430,6 +430,8 @@ def test_a_grade_sent_again_while_the_first_is_being_stored_is_told_saved_once(w
     pressed = {**body, "item_id": stuck["item_id"], "token": stuck["token"]}
     busy = call(client, boss, "POST", f"/projects/{pid}/grades", json=pressed)
     assert busy.status_code == 503 and busy.headers["Retry-After"] == "1" and busy.json()["error"]["field"] == "token"
+    skipped = {"item_id": stuck["item_id"], "token": stuck["token"]}  # a skip sent again then: the same answer
+    assert call(client, boss, "POST", f"/projects/{pid}/skip", json=skipped).status_code == 503
 
 
 def test_a_create_sent_again_with_its_idempotency_key_makes_one_project(world):

@@ -12,7 +12,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import pandas as pd
@@ -622,28 +622,20 @@ PRESS_WAIT_S = 3.0
 def _sent_again(call: Call, acting: grade_actions.Acting, press: Grading) -> dict[str, Any] | Response | None:
     """The answer to a press whose token's grade is stored already (core.services.showings.spent): the stored
     press's answer (a body) where this one asks the same, so that a client that lost the first answer and sends
-    it again learns it was saved, once; 409 saying what is stored where it asks another; a 503 to send it again
-    while the first press is still being stored (core.services.showings.pressing) past PRESS_WAIT_S, or was
-    not stored after all (its token live again); None for any other token."""
-    project_id, grader = acting.project.id, call.user.name
-    token, item_id = (call.body or {}).get("token"), (call.body or {}).get("item_id")
-    showing = showings.spent(call.store, project_id, grader, token, item_id)
-    stored: dict[str, str] = {}
-    deadline = time.monotonic() + PRESS_WAIT_S
-    while showing is not None:
-        stored, comment, grade_id = grade_actions.stored_press(call.store, acting, project_id, showing.position)
-        if stored or not showings.pressing(call.store, project_id, grader, token) or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    if not stored:
-        if showing is None and cards.shown(call.store, project_id, grader, str(token), str(item_id)) is None:
-            return None  # no token of a press: refused as before
-        if showing is not None and not showings.pressing(call.store, project_id, grader, token):
-            return None  # spent long ago, its grade taken back by an undo
-        message = "the first press with this token is still being stored, or was not: send it again"
-        return JSONResponse(
-            {"error": {"status": 503, "message": message, "field": "token"}}, 503, headers={"Retry-After": "1"}
-        )
+    it again learns it was saved, once; 409 saying what is stored where it asks another; `_unsettled`'s 503 while
+    the first press is still being stored; None for any other token."""
+    project_id = acting.project.id
+    item_id = (call.body or {}).get("item_id")
+    showing = showings.spent(call.store, project_id, call.user.name, (call.body or {}).get("token"), item_id)
+
+    def pressed(position: int) -> tuple[dict[str, str], str, int | None] | None:
+        stored = grade_actions.stored_press(call.store, acting, project_id, position)
+        return stored if stored[0] else None
+
+    found = _once_stored(call, project_id, showing, pressed)
+    if found is None or isinstance(found, Response):
+        return found
+    stored, comment, grade_id = found
     if (stored, comment) != (press.labels, press.comment.strip()):
         said = ", ".join(f"{k} {v}" if k else v for k, v in stored.items()) + (f" ({comment!r})" if comment else "")
         message = (
@@ -653,6 +645,35 @@ def _sent_again(call: Call, acting: grade_actions.Acting, press: Grading) -> dic
         return _press_error(409, "refused", message, "token")
     again = Outcome("saved", "saved: the same press was sent again, and its grade is stored once", showing.position)
     return _outcome_body(dataclasses.replace(again, grade_id=grade_id), project_id, call.store, item_id)
+
+
+T = TypeVar("T")
+
+
+def _once_stored(
+    call: Call, project_id: int, showing: showings.Showing | None, stored: Callable[[int], T]
+) -> T | Response | None:
+    """What ``stored`` reads of the press a spent token's ``showing`` made (truthy once stored), waiting up to
+    PRESS_WAIT_S while that press is still being stored (core.services.showings.pressing: a press sent again at
+    once after a client's timeout arrived then, and was refused as naming no current item, 8 of 30 retries in an
+    integrator's review); a 503 to send it again where it is still not stored, or was not after all (its token
+    live again); None for a token no press is storing (none, another item's, or spent long ago and taken back)."""
+    grader, body = call.user.name, call.body or {}
+    token = body.get("token")
+    deadline = time.monotonic() + PRESS_WAIT_S
+    while showing is not None:
+        if found := stored(showing.position):
+            return found
+        if not showings.pressing(call.store, project_id, grader, token) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    live_again = showing is None and cards.shown(call.store, project_id, grader, str(token), str(body.get("item_id")))
+    if not live_again and not (showing is not None and showings.pressing(call.store, project_id, grader, token)):
+        return None
+    message = "the first press with this token is still being stored, or was not: send it again"
+    return JSONResponse(
+        {"error": {"status": 503, "message": message, "field": "token"}}, 503, headers={"Retry-After": "1"}
+    )
 
 
 def _check_shown_ms(call: Call) -> None:
@@ -678,19 +699,21 @@ def skip(call: Call) -> Response:
     def act() -> Response:
         try:
             showing = _shown(call, project)
-        except ApiError:  # no live token: the skip sent again after it was carried out, or refused
+            seconds = _viewing_seconds(call, showing)
+            outcome = cards.press(
+                call.store,
+                project.id,
+                call.user.name,
+                showing.token,
+                lambda: grade_actions.skip(call.store, acting, project.id, showing.position, seconds=seconds),
+                ("skipped",),
+            )
+        except (ApiError, Refused) as refused:  # no live token: the skip sent again, or refused
+            if isinstance(refused, Refused) and str(refused) != showings.USED:
+                raise
             if (again := _skipped_again(call, project.id)) is None:
                 raise
             return again
-        seconds = _viewing_seconds(call, showing)
-        outcome = cards.press(
-            call.store,
-            project.id,
-            call.user.name,
-            showing.token,
-            lambda: grade_actions.skip(call.store, acting, project.id, showing.position, seconds=seconds),
-            ("skipped",),
-        )
         return _outcome(outcome, project.id, call.store, ("skipped",), showing.item_id)
 
     return _press(act)
@@ -699,11 +722,19 @@ def skip(call: Call) -> Response:
 def _skipped_again(call: Call, project_id: int) -> Response | None:
     """The answer to a skip whose token was spent by this grader's skip of its item, which stands: skipped, once
     (a client that lost the first answer and sends it again learns it was carried out, as a grade sent again
-    does: `_sent_again`); None for any other token (the item graded since, or the skip taken back)."""
+    does: `_sent_again`, whose wait for a press still being stored it shares, `_once_stored`); None for any other
+    token (the item graded since, or the skip taken back)."""
     token, item_id = (call.body or {}).get("token"), (call.body or {}).get("item_id")
     showing = showings.spent(call.store, project_id, call.user.name, token, item_id)
-    if showing is None or showing.position not in call.store.skipped_by(project_id, call.user.name):
-        return None
+
+    def done(position: int) -> str | None:  # what the press with the token did, once it is stored
+        if position in call.store.skipped_by(project_id, call.user.name):
+            return "skipped"
+        return "graded" if call.store.grade_of(project_id, position, call.user.name) is not None else None
+
+    found = _once_stored(call, project_id, showing, done)
+    if found != "skipped":  # None, a 503 to send it again, or a grade's token: the item is graded, not skipped
+        return found if isinstance(found, Response) else None
     again = Outcome("skipped", "skipped: the same press was sent again, and the item is skipped once", showing.position)
     return _outcome(again, project_id, call.store, ("skipped",), item_id)
 
