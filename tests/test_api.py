@@ -204,6 +204,7 @@ def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
     typo = call(client, ann, "POST", f"/projects/{pid}/grades", json={**body, "coment": "x"})
     assert typo.status_code == 422 and typo.json()["error"]["field"] == "coment"  # not dropped without a word
     assert "did you mean 'comment'?" in typo.json()["error"]["message"]
+    assert call(client, ann, "POST", f"/projects/{pid}/skip", params={"then": "nxt"}, json=skip).status_code == 422
     again = call(client, ann, "POST", f"/projects/{pid}/skip", json=skip)  # sent again: skipped, once
     assert again.status_code == 200 and again.json()["status"] == "skipped" and "sent again" in again.json()["message"]
     assert store.skipped_by(pid, "ann") == [second["position"]]
@@ -939,3 +940,16 @@ def test_a_grader_changes_an_earlier_grade_through_a_card_of_that_item(world):
     assert never.status_code == 409 and never.json()["error"]["field"] == "item_id"
     unknown = call(client, boss, "GET", f"/projects/{pid}/next", params={"item_id": "nope"})
     assert unknown.status_code == 422
+
+
+def test_a_skip_brings_the_next_card_in_the_same_round_trip(world):
+    """POST skip refused ?then=next, which POST grades takes, so a skip cost two round trips (a review)."""
+    store, pid, secrets, client = world
+    card = call(client, secrets["boss"], "GET", f"/projects/{pid}/next").json()["item"]
+    body = {"item_id": card["item_id"], "token": card["token"]}
+    skipped = call(client, secrets["boss"], "POST", f"/projects/{pid}/skip", params={"then": "next"}, json=body)
+    assert skipped.status_code == 200 and skipped.json()["status"] == "skipped"
+    following = skipped.json()["next"]["item"]
+    assert following is not None and following["item_id"] != card["item_id"]  # a skipped item goes to another
+    assert call(client, secrets["boss"], "GET", f"/projects/{pid}/next").json()["item"]["token"] == following["token"]
+    call(client, secrets["boss"], "POST", f"/projects/{pid}/undo")  # leave the skip out of the later tests

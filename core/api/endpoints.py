@@ -62,6 +62,8 @@ PAGED = {
     "limit": {"type": "integer", "minimum": 1, "maximum": PAGE_MAX, "default": PAGE_DEFAULT},
 }
 """A paged route's query parameters."""
+THEN_NEXT = {"then": {"type": "string", "enum": ["next"], "description": "add the caller's next item as 'next'"}}
+"""A press's query parameter: its answer carries the caller's next card too (one round trip)."""
 
 
 @dataclass(frozen=True)
@@ -578,9 +580,7 @@ def _shown(call: Call, project: ProjectInfo) -> showings.Showing:
 def grade(call: Call, *, ahead: bool = False) -> Response:
     """A grade of the item the token names; ``?then=next`` adds the caller's next card (``next_item``'s, with
     ``ahead`` passed on)."""
-    then = call.query.get("then")
-    if then not in (None, "next"):  # a typo (then=nxt) was ignored: the grade saved, no next card, no word
-        raise ApiError(422, f"'then' takes only 'next', not {then!r}; leave it out for the grade alone", "then")
+    _check_then(call)
     call.fields_of(schemas.GRADE_REQUEST)
     acting = _grader(call)
     comment = call.text("comment", default="", limit=MAX_COMMENT_CHARS)
@@ -606,6 +606,13 @@ def _grade(call: Call, acting: grade_actions.Acting, press: Grading, ahead: bool
     if outcome.status not in STORED:
         return _outcome(outcome, project.id, call.store, STORED, showing.item_id)
     return _saved(call, acting, ahead, _outcome_body(outcome, project.id, call.store, showing.item_id))
+
+
+def _check_then(call: Call) -> None:
+    """422 for a ``then`` other than ``next``: a typo (then=nxt) was ignored, the press stored, no next card, no
+    word."""
+    if (then := call.query.get("then")) not in (None, "next"):
+        raise ApiError(422, f"'then' takes only 'next', not {then!r}; leave it out for the press alone", "then")
 
 
 def _saved(call: Call, acting: grade_actions.Acting, ahead: bool, body: dict[str, Any]) -> JSONResponse:
@@ -691,6 +698,8 @@ def _viewing_seconds(call: Call, showing: showings.Showing) -> float:
 
 
 def skip(call: Call) -> Response:
+    """A skip of the item the token names; ``?then=next`` adds the caller's next card, as a grade's does."""
+    _check_then(call)
     call.fields_of(schemas.SKIP_REQUEST)
     acting = _grader(call)
     project = acting.project
@@ -714,7 +723,9 @@ def skip(call: Call) -> Response:
             if (again := _skipped_again(call, project.id)) is None:
                 raise
             return again
-        return _outcome(outcome, project.id, call.store, ("skipped",), showing.item_id)
+        if outcome.status != "skipped":
+            return _outcome(outcome, project.id, call.store, ("skipped",), showing.item_id)
+        return _saved(call, acting, False, _outcome_body(outcome, project.id, call.store, showing.item_id))
 
     return _press(act)
 
@@ -983,7 +994,7 @@ ENDPOINTS: tuple[Declared, ...] = (
         schemas.GRADE_OUTCOME,
         body="json",
         request=schemas.GRADE_REQUEST,
-        query={"then": {"type": "string", "enum": ["next"], "description": "add the caller's next item as 'next'"}},
+        query=THEN_NEXT,
         description="The grade page's own path (core.services.grade_actions.grade; in a rubric project "
         "grade_rubric: 'labels', one label per criterion, stored together on the one token; in a comparison "
         "grade_card: 'labels', one label per side, each stored with the model shown there). The same press sent "
@@ -1000,9 +1011,10 @@ ENDPOINTS: tuple[Declared, ...] = (
         "/projects/{project_id}/skip",
         skip,
         "Skip the item a token names (back to the queue)",
-        schemas.OUTCOME,
+        schemas.GRADE_OUTCOME,
         body="json",
         request=schemas.SKIP_REQUEST,
+        query=THEN_NEXT,
         errors=(401, 403, 404, 409, 413, 422, 429, 503),
     ),
     Declared(
