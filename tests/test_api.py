@@ -214,6 +214,7 @@ def test_grades_land_on_the_item_reserved_and_the_reading_counts_them(world):
     assert spent.status_code == 409  # a grade's token: that item is graded, not skipped
     reading = call(client, secrets["vic"], "GET", f"/projects/{pid}/reading").json()
     assert reading["counts"]["graded"] == 1 and reading["counts"]["skipped"] == 1
+    assert reading["estimate"]["graded_items"] == 1  # named for what it counts: items, not grades (a review)
     assert {i["role"] for i in reading["intervals"]} >= {"fixed_n", "now"}
     assert reading["review"] == {  # nothing graded twice, nothing audited
         "waiting_items": 0,

@@ -549,6 +549,7 @@ READING_DERIVED: tuple[tuple[tuple[str, ...], dict[str, Any], Callable[[Read], A
     (("estimate", "se"), NUMBER_OR_NULL, lambda r: r.estimate.se),
     (("estimate", "method"), STRING, lambda r: r.estimate.method),
     (("estimate", "grades"), INTEGER, lambda r: r.estimate.n),
+    (("estimate", "graded_items"), INTEGER, lambda r: r.estimate.n),
     (("now_when",), STRING, lambda r: interval_when(r.reading)),
     (("stopping", "rule"), STRING, lambda r: r.reading.regime_name),
     (("stopping", "words"), STRING, lambda r: stopping_words(r.reading)),
