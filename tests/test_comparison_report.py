@@ -136,6 +136,7 @@ def test_each_models_score_is_its_own_grades_estimate_with_an_interval_in_0_1(gr
     for model, (value, low, high) in reading.models.items():
         own = estimate_batch(files.design, positions, y[model].to_numpy()[None, :])
         assert (value, low, high) == pytest.approx((own.value[0], *(b[0] for b in own.interval(reading.level))))
+        assert reading.model_se[model] == pytest.approx(own.variance[0] ** 0.5)  # a standard error to carry on
         assert 0.0 <= low <= value <= high <= 1.0
 
 
@@ -178,7 +179,8 @@ def test_which_difference_is_resolved_is_read_from_the_anytime_interval_until_th
         assert pair.statement == resolved(pair.anytime_low, pair.anytime_high)
     data = files.require_report()
     assert data["comparison"]["statement_read_from"] == ANYTIME
-    assert {"anytime_low", "anytime_high"} <= set(data["comparison"]["pairs"][0])
+    assert {"anytime_low", "anytime_high", "se"} <= set(data["comparison"]["pairs"][0])
+    assert all(m["se"] > 0 for m in data["comparison"]["models"])  # one-model reports gave an se, this none (review)
     assert "read from the anytime-valid intervals" in shown(report_bytes(data, "md").decode())
     before = store.project(pid).settings.to_dict()
     store.update_settings(pid, {"planned_budget": 20, "budget_fixed": True})

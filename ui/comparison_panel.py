@@ -4,7 +4,6 @@ graders' pace and the items waiting for review. Rendered only."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from core.inputs.markup import one_line_plain
@@ -16,7 +15,8 @@ from ui import plan
 from ui.graders_table import graders_table
 
 THREE_DECIMALS = {
-    c: st.column_config.NumberColumn(format="%.3f") for c in ("estimate", "low", "high", "anytime_low", "anytime_high")
+    c: st.column_config.NumberColumn(format="%.3f")
+    for c in ("estimate", "se", "low", "high", "anytime_low", "anytime_high")
 }
 """Every estimate and end with three decimals ("0.080" beside "0.405", not "0.08")."""
 
@@ -44,7 +44,7 @@ def panel(store: Store, project: ProjectInfo) -> None:
     if reading.graded_items == design.N:
         st.caption(CENSUS)
     st.dataframe(
-        pd.DataFrame([{"model": m, "estimate": e, "low": lo, "high": hi} for m, (e, lo, hi) in reading.models.items()]),
+        reading.model_table(),
         hide_index=True,
         column_config=THREE_DECIMALS,
     )

@@ -66,7 +66,7 @@ def comparison_report(
     grade, so the statement is provisional until they are settled (a full census with 16 disagreements waiting
     said "A better" at a zero-width interval, and nothing of them: an integrator's review); ``reviewed_at``: when
     each active review was made (core.exports.report.as_of)."""
-    models = [{"model": m, "estimate": e, "low": lo, "high": hi} for m, (e, lo, hi) in reading.models.items()]
+    models = reading.model_table().to_dict(orient="records")
     response = pd.MultiIndex.from_arrays([grades["position"], grades["target"]])
     by_response = grades.assign(position=pd.factorize(response)[0])  # a response graded twice: one "item"
     return json_safe(
@@ -121,11 +121,23 @@ def _waiting(count: int) -> str:
 
 
 def _models(c: dict[str, Any]) -> pd.DataFrame:
-    return pd.DataFrame(c["models"], columns=["model", "estimate", "low", "high"])
+    return pd.DataFrame(c["models"], columns=["model", "estimate", "se", "low", "high"])
 
 
 def _pairs(c: dict[str, Any]) -> pd.DataFrame:
-    columns = ["pair", "estimate", "low", "high", "anytime_low", "anytime_high", "statement", "wins", "ties", "losses"]
+    columns = [
+        "pair",
+        "estimate",
+        "se",
+        "low",
+        "high",
+        "anytime_low",
+        "anytime_high",
+        "statement",
+        "wins",
+        "ties",
+        "losses",
+    ]
     return pd.DataFrame(c["pairs"], columns=columns)
 
 

@@ -21,7 +21,7 @@ grade would let a manager who stops at the first "A better" see one where there 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -40,11 +40,13 @@ from core.store import Store
 
 @dataclass(frozen=True)
 class PairReading:
-    """One difference "A - B": estimate, fixed-n and anytime-valid intervals (at the simultaneous level), the
+    """One difference "A - B": estimate, its standard error, fixed-n and anytime-valid intervals (at the
+    simultaneous level), the
     statement the reading's ``decided_by`` interval makes, wins/ties/losses of A."""
 
     pair: str
     estimate: float
+    se: float
     low: float
     high: float
     anytime_low: float
@@ -66,10 +68,20 @@ class ComparisonReading:
     decided_by: str = ANYTIME
     """The interval the statements read (`decided_by`): ANYTIME, or FIXED once the budget fixed in advance or
     every item is graded."""
+    model_se: dict[str, float] = field(default_factory=dict)
+    """model -> its estimate's standard error (an evaluation engineer had none to carry into other tools)."""
 
     def table(self) -> pd.DataFrame:
         """The differences as a table (the dashboard's and the export's)."""
         return pd.DataFrame([vars(p) for p in self.pairs])
+
+    def model_table(self) -> pd.DataFrame:
+        """Each model's estimate, standard error and interval as a table (the dashboard's and the report's)."""
+        rows = [
+            {"model": m, "estimate": e, "se": self.model_se.get(m, float("nan")), "low": lo, "high": hi}
+            for m, (e, lo, hi) in self.models.items()
+        ]
+        return pd.DataFrame(rows, columns=["model", "estimate", "se", "low", "high"])
 
 
 def graded_matrix(grades: pd.DataFrame, targets: list[str], reviews: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -101,11 +113,12 @@ def comparison_reading(store: Store, project_id: int, design: Design) -> Compari
     decides = decided_by(settings, int(positions.size), design.N)
 
     def estimate(values: np.ndarray, batch: Callable[..., Any], bounds: tuple[float, float]) -> tuple[float, ...]:
+        """(estimate, low, high, standard error) of ``values`` by ``batch``; NaN and ``bounds`` before a grade."""
         if positions.size == 0:
-            return (float("nan"), *bounds)
+            return (float("nan"), *bounds, float("nan"))
         read = batch(design, positions[None, :], values[None, :])
         low, high = read.interval(level)
-        return float(read.value[0]), float(low[0]), float(high[0])
+        return float(read.value[0]), float(low[0]), float(high[0]), float(np.sqrt(read.variance[0]))
 
     def anytime(d: pd.Series) -> tuple[float, float]:
         """The anytime-valid interval of d (in [-1, 1]) from that of z = (1 + d) / 2 in [0, 1]."""
@@ -115,16 +128,17 @@ def comparison_reading(store: Store, project_id: int, design: Design) -> Compari
 
     # a model's grades lie in [0, 1]: the one-target estimate and interval (read as differences in [-1, 1], a
     # model's interval went below 0: 0.223 [-0.384, 0.724], a grader's and manager's review)
-    models = {m: estimate(y[m].to_numpy(dtype=float), estimate_batch, (0.0, 1.0)) for m in targets}
+    read = {m: estimate(y[m].to_numpy(dtype=float), estimate_batch, (0.0, 1.0)) for m in targets}
     readings = []
     for a, b in pairs(tuple(targets)):
         d = y[a] - y[b]
-        value, low, high = estimate(d.to_numpy(dtype=float), difference_batch, (-1.0, 1.0))
+        value, low, high, se = estimate(d.to_numpy(dtype=float), difference_batch, (-1.0, 1.0))
         any_low, any_high = anytime(d)
         readings.append(
             PairReading(
                 pair_key(a, b),
                 value,
+                se,
                 low,
                 high,
                 any_low,
@@ -135,7 +149,9 @@ def comparison_reading(store: Store, project_id: int, design: Design) -> Compari
                 int((d < 0).sum()),
             )
         )
-    return ComparisonReading(int(positions.size), level, models, readings, decides)
+    models = {m: r[:3] for m, r in read.items()}
+    model_se = {m: r[3] for m, r in read.items()}
+    return ComparisonReading(int(positions.size), level, models, readings, decides, model_se)
 
 
 DECIDED_WORDS = {
