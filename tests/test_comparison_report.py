@@ -19,7 +19,7 @@ from core.exports.formats import EXPORTS
 from core.exports.project_export import ProjectFiles, report_bytes
 from core.inputs.targets import response_column
 from core.services import auth, reservations, team, tokens
-from core.services.comparison_reading import comparison_reading
+from core.services.comparison_reading import comparison_reading, statement
 from core.services.project import create_project, start_preparation
 from core.store import Store
 from tests.markdown_text import shown
@@ -177,6 +177,8 @@ def test_which_difference_is_resolved_is_read_from_the_anytime_interval_until_th
         assert -1.0 <= pair.anytime_low <= pair.estimate <= pair.anytime_high <= 1.0
         assert pair.anytime_high - pair.anytime_low > pair.high - pair.low  # the price of reading it at any grade
         assert pair.statement == resolved(pair.anytime_low, pair.anytime_high)
+    says = reading.table().set_index("pair")["says"]  # each row names its model, as the line under it does
+    assert all(f"{pair}: {words}" in statement(reading) for pair, words in says.items())
     data = files.require_report()
     assert data["comparison"]["statement_read_from"] == ANYTIME
     assert {"anytime_low", "anytime_high", "se"} <= set(data["comparison"]["pairs"][0])

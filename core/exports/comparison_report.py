@@ -134,6 +134,7 @@ def _pairs(c: dict[str, Any]) -> pd.DataFrame:
         "anytime_low",
         "anytime_high",
         "statement",
+        "says",
         "wins",
         "ties",
         "losses",

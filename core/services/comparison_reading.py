@@ -72,8 +72,9 @@ class ComparisonReading:
     """model -> its estimate's standard error (an evaluation engineer had none to carry into other tools)."""
 
     def table(self) -> pd.DataFrame:
-        """The differences as a table (the dashboard's and the export's)."""
-        return pd.DataFrame([vars(p) for p in self.pairs])
+        """The differences as a table (the dashboard's and the export's), each with what it ``says`` in words,
+        naming the model (the column "A better" left the reader to map A to a name: a manager's review)."""
+        return pd.DataFrame([{**vars(p), "says": pair_words(p)} for p in self.pairs])
 
     def model_table(self) -> pd.DataFrame:
         """Each model's estimate, standard error and interval as a table (the dashboard's and the report's)."""
@@ -162,11 +163,12 @@ DECIDED_WORDS = {
 """How the statement was read, by the reading's ``decided_by``."""
 
 
+def pair_words(pair: PairReading) -> str:
+    """What one difference says, naming the model: "alpha better", "beta better" or "not resolved yet"."""
+    a, b = pair.pair.split(" - ", 1)
+    return {"A better": f"{a} better", "B better": f"{b} better"}.get(pair.statement, "not resolved yet")
+
+
 def statement(reading: ComparisonReading) -> str:
     """The plain statement of which differences are resolved, e.g. "alpha - beta: alpha better; ..."."""
-    parts = []
-    for p in reading.pairs:
-        a, b = p.pair.split(" - ", 1)
-        said = {"A better": f"{a} better", "B better": f"{b} better"}.get(p.statement, "not resolved yet")
-        parts.append(f"{p.pair}: {said}")
-    return "; ".join(parts) if parts else "no pair"
+    return "; ".join(f"{p.pair}: {pair_words(p)}" for p in reading.pairs) or "no pair"
