@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 from core import api
 from core.api import endpoints, http
 from core.errors import InputError
-from core.services import auth, team, tokens
+from core.services import auth, project_actions, team, tokens
 from core.services.project import create_project, start_preparation
 from core.store import Store, accounts, reviews
 from core.store.models import ApiToken, utcnow
@@ -436,7 +436,7 @@ def test_a_grade_sent_again_while_the_first_is_being_stored_is_told_saved_once(w
     assert call(client, boss, "POST", f"/projects/{pid}/skip", json=skipped).status_code == 503
 
 
-def test_a_create_sent_again_with_its_idempotency_key_makes_one_project(world):
+def test_a_create_sent_again_with_its_idempotency_key_makes_one_project(world, monkeypatch):
     """A pipeline whose answer to POST projects was lost could not tell whether the project was made: sent again,
     it was told the name was taken (an integrator's note). With the Idempotency-Key it sent, the same create is
     answered with the project it made; the key with another create is refused, naming it."""
@@ -460,6 +460,8 @@ def test_a_create_sent_again_with_its_idempotency_key_makes_one_project(world):
     assert f"made project {made.json()['id']}" in other_pool.json()["error"]["message"]
     other_name = create(key, data={"settings": json.dumps({"name": "Another"})})
     assert other_name.status_code == 422 and other_name.json()["error"]["field"] == "Idempotency-Key"
+    other_settings = create(key, data={"settings": json.dumps({"name": "Sent twice", "n_strata": 2})})
+    assert other_settings.status_code == 422 and "n_strata" in other_settings.json()["error"]["message"]
     without = create({})  # no key: the name in use, as before
     assert without.status_code == 422 and without.json()["error"]["field"] == "name"
     for bad in ("", "x" * 129, "caf\u00e9".encode()):
@@ -467,6 +469,16 @@ def test_a_create_sent_again_with_its_idempotency_key_makes_one_project(world):
         assert refused.status_code == 422 and refused.json()["error"]["field"] == "Idempotency-Key", bad
     fresh = create({"Idempotency-Key": '"another key"'}, data={"settings": json.dumps({"name": "Fresh"})})
     assert fresh.status_code == 201 and store.project_of_request("another key") == fresh.json()["id"]
+    real = project_actions.made_by_request  # sent twice at once: the twin's look-up came before the first's insert
+    looks = []
+
+    def late(*args):  # the first look finds nothing; the one after the insert failed finds the twin's project
+        looks.append(args)
+        return None if len(looks) == 1 else real(*args)
+
+    monkeypatch.setattr(project_actions, "made_by_request", late)
+    twin = create({"Idempotency-Key": "another key"}, data={"settings": json.dumps({"name": "Fresh"})})
+    assert twin.status_code == 200 and twin.json()["id"] == fresh.json()["id"]  # it was a 422, "the name is taken"
     document = client.get(api.PREFIX + "/openapi.json").json()["paths"][api.PREFIX + "/projects"]["post"]
     assert {"200", "201"} <= set(document["responses"])
     assert {"name": "Idempotency-Key", "in": "header"}.items() <= document["parameters"][0].items()
@@ -905,7 +917,9 @@ def test_an_admin_staffs_a_project_through_the_api(world):
     assert call(client, boss, "PUT", f"/projects/{pid}/members/boss").status_code == 409  # an admin acts on all
     nobody = call(client, boss, "PUT", f"/projects/{pid}/members/nobody")
     assert nobody.status_code == 422 and "no account named" in nobody.json()["error"]["message"]
+    held = call(client, secrets["bob"], "GET", f"/projects/{pid}/next").json()["item"]
     removed = call(client, boss, "DELETE", f"/projects/{pid}/members/bob")
+    assert held["position"] not in accounts.reserved(store, pid)  # his hold goes with him (it lasted 10 minutes)
     assert (
         removed.json()["status"] == "unassigned"
         and call(client, secrets["bob"], "GET", f"/projects/{pid}/next").status_code == 404
@@ -953,4 +967,6 @@ def test_a_skip_brings_the_next_card_in_the_same_round_trip(world):
     following = skipped.json()["next"]["item"]
     assert following is not None and following["item_id"] != card["item_id"]  # a skipped item goes to another
     assert call(client, secrets["boss"], "GET", f"/projects/{pid}/next").json()["item"]["token"] == following["token"]
+    again = call(client, secrets["boss"], "POST", f"/projects/{pid}/skip", params={"then": "next"}, json=body)
+    assert again.json()["status"] == "skipped" and again.json()["next"]["item"]["token"] == following["token"]
     call(client, secrets["boss"], "POST", f"/projects/{pid}/undo")  # leave the skip out of the later tests

@@ -232,3 +232,22 @@ def test_the_reading_gives_every_criterions_row_and_names_the_one_the_rule_reads
     session = TestClient(client.app)
     read = activegrade.Client(str(session.base_url), secrets["boss"], session=session).project(pid).reading()
     assert [row["criterion"] for row in read.criteria] == ["correct", "helpful", "tone"]
+
+
+def test_the_review_queue_says_which_criteria_are_settled(rubric_world):
+    """After one of an item's two disagreeing criteria was settled, the queue still listed both in `disagree`,
+    and nothing said which waits (a review)."""
+    store, pid, secrets, client = rubric_world
+    rubric = store.project(pid).settings.rubric
+    for grader, correct, helpful in (("ann", "Correct", "4"), ("boss", "Incorrect", "2")):
+        store.add_rubric_grades(pid, 39, rubric.card_values({"correct": correct, "helpful": helpful}), grader=grader)
+    team.create_account(store, auth.OPERATOR, "rae", auth.REVIEWER, password=PASSWORD)
+    team.assign(store, auth.OPERATOR, pid, "rae")
+    rae = tokens.create(store, auth.OPERATOR, "rae", "tests")[1]
+    item_id = store.item(pid, 39)["id"]
+    settle = {"item_id": item_id, "labels": {"correct": "Correct"}}
+    assert call(client, rae, "POST", f"/projects/{pid}/review", json=settle).json()["status"] == "reviewed"
+    queue = call(client, rae, "GET", f"/projects/{pid}/review").json()
+    jsonschema.Draft202012Validator(schemas.REVIEW_QUEUE).validate(queue)
+    [waiting] = [i for i in queue["items"] if i["item_id"] == item_id]
+    assert sorted(waiting["disagree"]) == ["correct", "helpful"] and waiting["settled"] == ["correct"]

@@ -339,21 +339,32 @@ def create_project(call: Call) -> JSONResponse:
     if not isinstance(name, str) or not name.strip():
         raise ApiError(422, "the settings need a 'name' for the project", "name")
     key = _request_key(call)
-    made = None if key is None else project_actions.made_by_request(call.store, call.user, key, name, files["pool"])
-    if made is not None:  # the same create sent again (its answer lost): the project it made, made once
-        state = {"id": made, "status": call.store.project(made).status}
-        return JSONResponse(state, 200, headers={"Location": f"{PREFIX}/projects/{made}"})
+
+    def made() -> int | None:  # the project this create made already, sent again with its key
+        if key is None:
+            return None
+        return project_actions.made_by_request(call.store, call.user, key, name, files["pool"], settings)
+
+    if (earlier := made()) is not None:  # the same create sent again (its answer lost): the project it made, once
+        return _created(call, earlier, 200)
     try:
         project_id = project_actions.create(
             call.store, call.user, name, files["pool"], files.get("samples"), settings, request_key=key
         )
     except InputError as exc:  # a file's error names its part (the message its row and column), a setting its own
+        if (twin := made()) is not None:  # sent twice at once: the other made it (it was "the name is taken")
+            return _created(call, twin, 200)
         parts = {upload[0]: part for part, upload in files.items()}
         exc.field = parts.get(exc.file) or exc.field
         raise
     background.ensure_worker(call.store)
+    return _created(call, project_id, 201)
+
+
+def _created(call: Call, project_id: int, status: int) -> JSONResponse:
+    """A create's answer: the project's id and status, and where to poll (Location)."""
     state = {"id": project_id, "status": call.store.project(project_id).status}
-    return JSONResponse(state, 201, headers={"Location": f"{PREFIX}/projects/{project_id}"})  # where to poll
+    return JSONResponse(state, status, headers={"Location": f"{PREFIX}/projects/{project_id}"})
 
 
 def _request_key(call: Call) -> str | None:
@@ -722,7 +733,7 @@ def skip(call: Call) -> Response:
                 raise
             if (again := _skipped_again(call, project.id)) is None:
                 raise
-            return again
+            return again if isinstance(again, Response) else _saved(call, acting, False, again)
         if outcome.status != "skipped":
             return _outcome(outcome, project.id, call.store, ("skipped",), showing.item_id)
         return _saved(call, acting, False, _outcome_body(outcome, project.id, call.store, showing.item_id))
@@ -730,7 +741,7 @@ def skip(call: Call) -> Response:
     return _press(act)
 
 
-def _skipped_again(call: Call, project_id: int) -> Response | None:
+def _skipped_again(call: Call, project_id: int) -> dict[str, Any] | Response | None:
     """The answer to a skip whose token was spent by this grader's skip of its item, which stands: skipped, once
     (a client that lost the first answer and sends it again learns it was carried out, as a grade sent again
     does: `_sent_again`, whose wait for a press still being stored it shares, `_once_stored`); None for any other
@@ -747,7 +758,7 @@ def _skipped_again(call: Call, project_id: int) -> Response | None:
     if found != "skipped":  # None, a 503 to send it again, or a grade's token: the item is graded, not skipped
         return found if isinstance(found, Response) else None
     again = Outcome("skipped", "skipped: the same press was sent again, and the item is skipped once", showing.position)
-    return _outcome(again, project_id, call.store, ("skipped",), item_id)
+    return _outcome_body(again, project_id, call.store, item_id)
 
 
 def flag(call: Call) -> Response:
@@ -814,6 +825,7 @@ def review_queue(call: Call) -> dict[str, Any]:
                 "position": entry.position,
                 "reasons": list(entry.reasons),
                 "disagree": [named.get(part, part) for part in shown.disagree],
+                "settled": [named.get(part, part) for part in dict.fromkeys(shown.reviews.get("part", []))],
                 "grades": [
                     {"grader": g.grader, "part": named.get(g.part, g.part), "label": g.label, "comment": g.comment}
                     for g in shown.grades.itertuples()

@@ -385,6 +385,11 @@ REVIEW_QUEUE = _object(
                         "items": {"type": "string"},
                         "description": "the parts (criteria, or a comparison's sides) whose grades disagree",
                     },
+                    "settled": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "the parts a reviewer has set a final grade of",
+                    },
                     "grades": {
                         "type": "array",
                         "items": _object(

@@ -119,7 +119,8 @@ def comparison_reading(store: Store, project_id: int, design: Design) -> Compari
             return (float("nan"), *bounds, float("nan"))
         read = batch(design, positions[None, :], values[None, :])
         low, high = read.interval(level)
-        return float(read.value[0]), float(low[0]), float(high[0]), float(np.sqrt(read.variance[0]))
+        value = float(read.value[0])  # NaN while a stratum has no grade: no standard error either
+        return value, float(low[0]), float(high[0]), float(np.sqrt(read.variance[0])) if np.isfinite(value) else value
 
     def anytime(d: pd.Series) -> tuple[float, float]:
         """The anytime-valid interval of d (in [-1, 1]) from that of z = (1 + d) / 2 in [0, 1]."""

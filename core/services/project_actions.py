@@ -50,20 +50,34 @@ def create(
 
 
 def made_by_request(
-    store: Store, actor: auth.User | None, request_key: str, name: str, pool: tuple[str, bytes]
+    store: Store,
+    actor: auth.User | None,
+    request_key: str,
+    name: str,
+    pool: tuple[str, bytes],
+    settings: dict[str, Any],
 ) -> int | None:
     """The project a create sent with the Idempotency-Key ``request_key`` made already, where this is that create
-    sent again (the same name and pool file), else None; an InputError where the key made another project (a key
-    is one create's: the IETF's Idempotency-Key draft refuses its reuse for another request). The pool's file
-    alone is compared: a sampling project replaces its samples file as it samples."""
+    sent again (the same name, pool file and settings given), else None; an InputError where the key made another
+    project (a key is one create's: the IETF's Idempotency-Key draft refuses its reuse for another request; the
+    same name and pool with other settings answered with the first project, its settings dropped: a review). The
+    pool's file alone is compared (a sampling project replaces its samples file as it samples), and each setting
+    given as the project read it when it was made."""
     permitted(store, actor, auth.CREATE_PROJECT)
     made = store.project_of_request(request_key)
     if made is None:
         return None
+    project_ = store.project(made)
     digest = hashlib.sha256(pool[1]).hexdigest()
-    if store.project(made).name != name.strip() or store.input_digests(made).get("pool") != (pool[0], digest):
+    asked = ProjectSettings().with_changes(settings).to_dict()
+    stored = project_.settings.to_dict()
+    other_settings = [k for k in settings if asked.get(k) != stored.get(k)]
+    if project_.name != name.strip() or store.input_digests(made).get("pool") != (pool[0], digest) or other_settings:
+        what = (
+            f"other settings ({', '.join(sorted(other_settings))})" if other_settings else "another name or pool file"
+        )
         raise InputError(
-            f"the Idempotency-Key {request_key!r} made project {made} from another name or pool file",
+            f"the Idempotency-Key {request_key!r} made project {made} with {what}",
             fix="send a new key with each new project, and the same key only with the same create sent again",
             field="Idempotency-Key",
         )

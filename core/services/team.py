@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 def _account(store: Store, name: str) -> accounts.UserInfo:
     found = accounts.user_by_name(store, auth.normalise_name(name))
     if found is None:
-        raise InputError(f"no account named {name!r}", fix="check the name in the list of accounts")
+        raise InputError(f"no account named {name!r}", fix="check the name in the list of accounts", field="name")
     return found
 
 
@@ -192,6 +192,7 @@ def unassign(store: Store, actor: auth.User | None, project_id: int, name: str) 
     if project_id not in accounts.projects_of(store, account.id):
         return Outcome("unchanged", f"{account.name} is not assigned to {project}")
     accounts.unassign(store, project_id, account.id)
+    accounts.release(store, project_id, account.name)  # their hold lapsed only after its 10 minutes (a review)
     audit.record(store, manager, audit.MEMBER_REMOVED, project_id, name=account.name)
     return Outcome("unassigned", f"{account.name} unassigned from {project}")
 

@@ -38,6 +38,22 @@ def comparison(store, tmp_path):
     return pid, targets
 
 
+def test_one_graded_item_gives_no_estimate_and_no_standard_error(store, comparison):
+    """After one graded item a pair's estimate was null beside a standard error of 0.465 (an integrator's review)."""
+    import math
+
+    import numpy as np
+
+    from core.stats.allocation import make_design
+
+    pid, _ = comparison
+    two_strata = make_design(np.repeat([0, 1], 10), np.full(20, 0.5))  # item 0's, and one with no grade yet
+    reading = comparison_reading(store, pid, two_strata)
+    assert reading.graded_items == 1 and reading.pairs, reading
+    assert all(math.isnan(p.estimate) and math.isnan(p.se) for p in reading.pairs), reading.pairs
+    assert all(math.isnan(reading.model_se[m]) for m in reading.models if math.isnan(reading.models[m][0]))
+
+
 def test_a_response_whose_grades_differ_is_settled_on_its_own_target(store, comparison):
     pid, (agreed, differed) = comparison
     assert [(e.position, e.reasons) for e in review.queue(store, auth.OPERATOR, pid)] == [(0, (review.DISAGREEMENT,))]
