@@ -349,19 +349,24 @@ class Project:
 
     def items(self, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
         """A page of the prepared items (admins and viewers); `all_items` reads every page."""
-        return self._items_page(offset, limit)["items"]
+        return self._page("/items", offset, limit)["items"]
 
     def all_items(self, page: int = 100) -> Iterator[dict[str, Any]]:
         """Every prepared item, in position order, read ``page`` at a time until the pool's ``total``."""
+        yield from self._every("/items", page)
+
+    def _page(self, route: str, offset: int, limit: int) -> dict[str, Any]:
+        """One page of a paged route: its ``items`` and the ``total`` there are."""
+        return self.client._json("GET", self._path + route, params={"offset": offset, "limit": limit})
+
+    def _every(self, route: str, page: int) -> Iterator[dict[str, Any]]:
+        """Every item of a paged route, ``page`` at a time until its ``total``."""
         offset, total = 0, 1
         while offset < total:
-            answer = self._items_page(offset, page)
+            answer = self._page(route, offset, page)
             total = answer["total"]
             yield from answer["items"]
             offset += page
-
-    def _items_page(self, offset: int, limit: int) -> dict[str, Any]:
-        return self.client._json("GET", self._path + "/items", params={"offset": offset, "limit": limit})
 
     def next_item(self, *, wait: float = 0.0) -> Card | None:
         """The caller's next item, reserved for them (the same one until graded or skipped); None when nothing
@@ -449,9 +454,13 @@ class Project:
 
     def review_queue(self, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
         """A page of the items waiting for a reviewer's final grade, each with its reasons, the parts its grades
-        disagree on, its grades and flags (reviewers and admins)."""
-        params = {"offset": offset, "limit": limit}
-        return self.client._json("GET", self._path + "/review", params=params)["items"]
+        disagree on and those settled, its grades and flags (reviewers and admins); `all_review_items` reads
+        every page."""
+        return self._page("/review", offset, limit)["items"]
+
+    def all_review_items(self, page: int = 100) -> Iterator[dict[str, Any]]:
+        """Every item waiting for a reviewer's final grade, read ``page`` at a time until the queue's ``total``."""
+        yield from self._every("/review", page)
 
     def settle(
         self, item_id: str, label: str | None = None, *, labels: Mapping[str, str] | None = None, note: str = ""

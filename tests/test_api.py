@@ -915,6 +915,7 @@ def test_an_admin_staffs_a_project_through_the_api(world):
     assert {"name": "bob", "role": "grader", "active": True} in listed
     assert call(client, secrets["bob"], "GET", f"/projects/{pid}/next").status_code == 200  # bob grades it now
     assert call(client, boss, "PUT", f"/projects/{pid}/members/boss").status_code == 409  # an admin acts on all
+    assert call(client, boss, "DELETE", f"/projects/{pid}/members/boss").status_code == 409  # either way
     nobody = call(client, boss, "PUT", f"/projects/{pid}/members/nobody")
     assert nobody.status_code == 422 and "no account named" in nobody.json()["error"]["message"]
     held = call(client, secrets["bob"], "GET", f"/projects/{pid}/next").json()["item"]

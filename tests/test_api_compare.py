@@ -281,4 +281,4 @@ def test_a_comparisons_review_names_sides_and_settles_by_side(compared):
         f"/projects/{pid}/review",
         json={"item_id": item["item_id"], "labels": {MODELS[0]: "Correct"}},
     )
-    assert wrong.status_code == 422 and wrong.json()["error"]["field"] == "labels"
+    assert wrong.status_code == 409 and wrong.json()["error"]["field"] == f"labels.{MODELS[0]}"  # as a grade's card

@@ -234,6 +234,7 @@ def test_the_reading_gives_every_criterions_row_and_names_the_one_the_rule_reads
     assert [row["criterion"] for row in read.criteria] == ["correct", "helpful", "tone"]
 
 
+@pytest.mark.filterwarnings("ignore:You should not use the 'timeout' argument with the TestClient")
 def test_the_review_queue_says_which_criteria_are_settled(rubric_world):
     """After one of an item's two disagreeing criteria was settled, the queue still listed both in `disagree`,
     and nothing said which waits (a review)."""
@@ -251,3 +252,8 @@ def test_the_review_queue_says_which_criteria_are_settled(rubric_world):
     jsonschema.Draft202012Validator(schemas.REVIEW_QUEUE).validate(queue)
     [waiting] = [i for i in queue["items"] if i["item_id"] == item_id]
     assert sorted(waiting["disagree"]) == ["correct", "helpful"] and waiting["settled"] == ["correct"]
+    unknown = call(client, rae, "POST", f"/projects/{pid}/review", json={**settle, "labels": {"kind": "Correct"}})
+    assert unknown.status_code == 409 and unknown.json()["error"]["field"] == "labels.kind"  # named, as a card's is
+    session = TestClient(client.app)  # a separate session: the client sets its own Authorization on it
+    reviewer = activegrade.Client(str(session.base_url), rae, session=session).project(pid)
+    assert item_id in [i["item_id"] for i in reviewer.all_review_items(page=1)]  # every page, to the total

@@ -862,8 +862,10 @@ def settle(call: Call) -> Response:
         elif settings.compares:
             order = order_of(settings, position)
             targets = dict(zip(side_names(len(order)), order))  # the reviewer names sides, as graders did
-            if unknown := sorted(set(labels) - set(targets)):
-                raise ApiError(422, f"no side {unknown[0]!r} on this card: {', '.join(targets)}", "labels")
+            if unknown := sorted(set(labels) - set(targets)):  # as a grade's card answers it: 409, its field
+                raise Refused(
+                    f"no side {unknown[0]!r} on this card: {', '.join(targets)}", field=f"labels.{unknown[0]}"
+                )
             by_target = {targets[side]: label for side, label in labels.items()}
             outcome = review.settle_responses(call.store, call.user, project.id, position, by_target, note=note)
         else:

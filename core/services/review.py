@@ -275,9 +275,9 @@ def _settle_parts(
     shown = shown or {}
     unknown = sorted(set(chosen) - set(parts))
     if unknown:
-        raise Refused(f"{unknown[0]!r} is not a {noun} of this project")
+        raise Refused(f"{unknown[0]!r} is not a {noun} of this project", field=f"labels.{unknown[0]}")
     if not chosen:
-        raise Refused(f"no final grade chosen: choose the grade of at least one {noun}")
+        raise Refused(f"no final grade chosen: choose the grade of at least one {noun}", field="labels")
     grades = _grades_by_part(store, project_id, settings)
     mine = grades[grades["position"] == position]
     _may_settle(reviewer, set(mine["grader"]))
@@ -287,11 +287,16 @@ def _settle_parts(
         if label is None:
             continue
         if name not in set(mine["part"]):
-            raise Refused(f"{noun} {shown.get(name, name)!r} has no grade of this item to settle")
+            raise Refused(
+                f"{noun} {shown.get(name, name)!r} has no grade of this item to settle",
+                field=f"labels.{shown.get(name, name)}",
+            )
         try:
             finals.append((target, criterion, scale.value_of(label), label))
         except KeyError:
-            raise Refused(f"{label!r} is not a grade of {noun} {shown.get(name, name)!r}") from None
+            raise Refused(
+                f"{label!r} is not a grade of {noun} {shown.get(name, name)!r}", field=f"labels.{shown.get(name, name)}"
+            ) from None
     note = grading.check_comment(note)
     said = ", ".join(f"{shown.get(reviews.part(t, c), reviews.part(t, c))} {label}" for t, c, _, label in finals)
     if _stands(store, project_id, position, finals, reviewer, note):

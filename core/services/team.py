@@ -172,12 +172,22 @@ def throttled(store: Store, actor: auth.User | None) -> list[auth.Throttle]:
     return auth.throttled(store)
 
 
-def assign(store: Store, actor: auth.User | None, project_id: int, name: str) -> Outcome:
-    """Assign a grader or viewer to the project (nothing to do when already assigned)."""
+def _membership(
+    store: Store, actor: auth.User | None, project_id: int, name: str
+) -> tuple[auth.User, accounts.UserInfo, str]:
+    """The manager (MANAGE_USERS checked), the account named and the project's name, for an assignment made or
+    taken back; Refused for an admin, who acts on every project (taken off one, it answered unchanged where
+    assigned it refused: a review)."""
     manager = permitted(store, actor, auth.MANAGE_USERS)
     account, project = _account(store, name), _project_name(store, project_id)
     if account.role in auth.ALL_PROJECTS_ROLES:
         raise Refused(f"{account.name} is an admin and acts on every project; assign graders, reviewers and viewers")
+    return manager, account, project
+
+
+def assign(store: Store, actor: auth.User | None, project_id: int, name: str) -> Outcome:
+    """Assign a grader or viewer to the project (nothing to do when already assigned)."""
+    manager, account, project = _membership(store, actor, project_id, name)
     if project_id in accounts.projects_of(store, account.id):
         return Outcome("unchanged", f"{account.name} is already assigned to {project}")
     accounts.assign(store, project_id, account.id)
@@ -187,8 +197,7 @@ def assign(store: Store, actor: auth.User | None, project_id: int, name: str) ->
 
 def unassign(store: Store, actor: auth.User | None, project_id: int, name: str) -> Outcome:
     """Take an account off the project (nothing to do when it is not assigned)."""
-    manager = permitted(store, actor, auth.MANAGE_USERS)
-    account, project = _account(store, name), _project_name(store, project_id)
+    manager, account, project = _membership(store, actor, project_id, name)
     if project_id not in accounts.projects_of(store, account.id):
         return Outcome("unchanged", f"{account.name} is not assigned to {project}")
     accounts.unassign(store, project_id, account.id)
