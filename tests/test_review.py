@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from core.errors import InputError
@@ -106,6 +107,24 @@ def test_a_flagged_item_waits_for_review_once_graded(world):
     assert [e.position for e in review.waiting(store, pid)] == []
     grade(store, pid, 5, "bob", "Correct")
     assert [(e.position, e.reasons) for e in review.waiting(store, pid)] == [(5, (review.FLAGGED,))]
+
+
+def test_a_page_of_the_queue_reads_each_item_as_one_item_does(world):
+    """GET review reads a page of items at once (the project's grades once, not once an item): each the same as
+    the item read alone."""
+    store, pid, people, _ = world
+    store.update_settings(pid, {"overlap": 1.0})
+    for position, labels in ((0, ("Correct", "Incorrect")), (1, ("Correct", "Correct")), (2, ("Incorrect", "Correct"))):
+        for grader, label in zip(("ann", "bob"), labels):
+            grade(store, pid, position, grader, label)
+    review.settle(store, people["rita"], pid, 2, "Correct")
+    together = review.items(store, people["rita"], pid, [0, 1, 2])
+    for shown in together:
+        alone = review.item(store, people["rita"], pid, shown.position)
+        assert (shown.position, shown.disagree, shown.item) == (alone.position, alone.disagree, alone.item)
+        for frame in ("grades", "flags", "reviews"):
+            pd.testing.assert_frame_equal(getattr(shown, frame), getattr(alone, frame), check_dtype=False)
+    assert [s.disagree for s in together] == [("",), (), ("",)] and len(together[2].reviews) == 1
 
 
 def test_a_flag_needs_the_item_on_the_graders_card(world):

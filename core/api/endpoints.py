@@ -814,14 +814,13 @@ def review_queue(call: Call) -> dict[str, Any]:
     limit = call.integer("limit", default=PAGE_DEFAULT, low=1, high=PAGE_MAX)
     waiting = review.queue(call.store, call.user, project.id)
     page = waiting[offset : offset + limit]
-    ids = call.store.item_ids(project.id, [entry.position for entry in page])
     rows = []
-    for entry in page:
-        shown = review.item(call.store, call.user, project.id, entry.position)
+    read = review.items(call.store, call.user, project.id, [entry.position for entry in page])
+    for entry, shown in zip(page, read, strict=True):
         named = dict(zip(shown.order, side_names(len(shown.order))))  # a comparison's target -> its side
         rows.append(
             {
-                "item_id": ids[entry.position],
+                "item_id": str(shown.item.get("id", "")),
                 "position": entry.position,
                 "reasons": list(entry.reasons),
                 "disagree": [named.get(part, part) for part in shown.disagree],

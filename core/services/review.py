@@ -155,22 +155,43 @@ class ReviewItem:
 
 def item(store: Store, actor: auth.User | None, project_id: int, position: int) -> ReviewItem:
     """The item at ``position`` as a reviewer sees it (Refused without the review permission)."""
+    return items(store, actor, project_id, [position])[0]
+
+
+def items(store: Store, actor: auth.User | None, project_id: int, positions: Sequence[int]) -> list[ReviewItem]:
+    """The items at ``positions`` as a reviewer sees them, their grades, flags, reviews and disagreements read
+    once for all (GET review's page read the project's grades once an item); Refused without the review
+    permission, or for a position with no item."""
     permitted(store, actor, auth.REVIEW, project_id)
-    try:
-        shown = store.item(project_id, position)
-    except KeyError:
-        raise Refused("no such item") from None
+    wanted = [int(p) for p in positions]
     settings = store.project(project_id).settings
     grades = _grades_by_part(store, project_id, settings)
-    return ReviewItem(
-        position=position,
-        item=shown,
-        grades=grades[grades["position"] == position].reset_index(drop=True),
-        flags=reviews.flags(store, project_id, [position]),
-        reviews=_with_part(reviews.reviews(store, project_id, [position])),
-        disagree=tuple(reviews.disagreements(store, project_id, [position]).get(position, ())),
-        order=order_of(settings, position) if settings.compares else (),
-    )
+    grades = grades[grades["position"].isin(wanted)]
+    flags = reviews.flags(store, project_id, wanted)
+    settled = _with_part(reviews.reviews(store, project_id, wanted))
+    disagree = reviews.disagreements(store, project_id, wanted)
+
+    def of(frame: pd.DataFrame, position: int) -> pd.DataFrame:
+        return frame[frame["position"] == position].reset_index(drop=True)
+
+    shown = []
+    for position in wanted:
+        try:
+            texts = store.item(project_id, position)
+        except KeyError:
+            raise Refused("no such item") from None
+        shown.append(
+            ReviewItem(
+                position=position,
+                item=texts,
+                grades=of(grades, position),
+                flags=of(flags, position),
+                reviews=of(settled, position),
+                disagree=tuple(disagree.get(position, ())),
+                order=order_of(settings, position) if settings.compares else (),
+            )
+        )
+    return shown
 
 
 def _grades_by_part(store: Store, project_id: int, settings: ProjectSettings) -> pd.DataFrame:
