@@ -9,6 +9,7 @@ for exports, and core.exports for the same files as `activegrade export` and `ac
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -121,6 +122,11 @@ def _project(call: Call, action: str, *, ready: bool = False) -> ProjectInfo:
     if ready and project.status != "ready":
         raise ApiError(409, _not_ready(project))
     return project
+
+
+def _page_bounds(call: Call) -> tuple[int, int]:
+    """A paged route's ``offset`` and ``limit`` (PAGED), 422 outside their bounds."""
+    return call.integer("offset", default=0), call.integer("limit", default=PAGE_DEFAULT, low=1, high=PAGE_MAX)
 
 
 def _not_ready(project: ProjectInfo) -> str:
@@ -426,8 +432,7 @@ def items(call: Call) -> dict[str, Any]:
     over the models' would mix them (an API review read 0.5 for one model's Correct and another's Incorrect)."""
     project = _project(call, auth.VIEW_DASHBOARD, ready=True)
     table, _ = cards.design(call.store, project)
-    offset = call.integer("offset", default=0)
-    limit = call.integer("limit", default=PAGE_DEFAULT, low=1, high=PAGE_MAX)
+    offset, limit = _page_bounds(call)
     settings = project.settings
     page = table.iloc[offset : offset + limit]
     extra: Callable[[int, pd.Series], dict[str, Any]]
@@ -597,25 +602,38 @@ def grade(call: Call, *, ahead: bool = False) -> Response:
     comment = call.text("comment", default="", limit=MAX_COMMENT_CHARS)
     _check_shown_ms(call)
     press = _grading(call, acting, comment)
-    return _press(lambda: _grade(call, acting, press, ahead))
+    again = functools.partial(_sent_again, call, acting, press)
+    return _press(lambda: _press_card(call, acting, press.act, STORED, again, ahead))
 
 
-def _grade(call: Call, acting: grade_actions.Acting, press: Grading, ahead: bool) -> Response:
+def _press_card(
+    call: Call,
+    acting: grade_actions.Acting,
+    act: Callable[[int, float], Outcome],
+    kept: tuple[str, ...],
+    again: Callable[[], dict[str, Any] | Response | None],
+    ahead: bool,
+) -> Response:
+    """A press on the card the body's token names (a grade or a skip): ``act`` on its item, viewed for the seconds
+    `_viewing_seconds` gives, once for the token (core.api.cards.press), kept where its status is one of ``kept``;
+    where no live token names a card (the press sent again, or refused), ``again``'s answer (the press stored
+    before: a body, or a Response), else the refusal. With ``?then=next`` a stored press's answer carries the
+    caller's next card (`_saved`)."""
     project = acting.project
     try:
         showing = _shown(call, project)
         seconds = _viewing_seconds(call, showing)
         outcome = cards.press(
-            call.store, project.id, call.user.name, showing.token, lambda: press.act(showing.position, seconds), STORED
+            call.store, project.id, call.user.name, showing.token, lambda: act(showing.position, seconds), kept
         )
     except (ApiError, Refused) as refused:  # no live token: the press sent again, or refused
         if isinstance(refused, Refused) and str(refused) != showings.USED:
             raise
-        if (again := _sent_again(call, acting, press)) is None:
+        if (answer := again()) is None:
             raise
-        return again if isinstance(again, Response) else _saved(call, acting, ahead, again)
-    if outcome.status not in STORED:
-        return _outcome(outcome, project.id, call.store, STORED, showing.item_id)
+        return answer if isinstance(answer, Response) else _saved(call, acting, ahead, answer)
+    if outcome.status not in kept:
+        return _outcome(outcome, project.id, call.store, kept, showing.item_id)
     return _saved(call, acting, ahead, _outcome_body(outcome, project.id, call.store, showing.item_id))
 
 
@@ -640,8 +658,8 @@ PRESS_WAIT_S = 3.0
 def _sent_again(call: Call, acting: grade_actions.Acting, press: Grading) -> dict[str, Any] | Response | None:
     """The answer to a press whose token's grade is stored already (core.services.showings.spent): the stored
     press's answer (a body) where this one asks the same, so that a client that lost the first answer and sends
-    it again learns it was saved, once; 409 saying what is stored where it asks another; `_unsettled`'s 503 while
-    the first press is still being stored; None for any other token."""
+    it again learns it was saved, once; 409 saying what is stored where it asks another; `_once_stored`'s 503
+    while the first press is still being stored; None for any other token."""
     project_id = acting.project.id
     item_id = (call.body or {}).get("item_id")
     showing = showings.spent(call.store, project_id, call.user.name, (call.body or {}).get("token"), item_id)
@@ -685,8 +703,11 @@ def _once_stored(
         if not showings.pressing(call.store, project_id, grader, token) or time.monotonic() > deadline:
             break
         time.sleep(0.05)
-    live_again = showing is None and cards.shown(call.store, project_id, grader, str(token), str(body.get("item_id")))
-    if not live_again and not (showing is not None and showings.pressing(call.store, project_id, grader, token)):
+    if showing is not None:  # not stored: still being stored, or spent long ago and taken back by an undo
+        unsettled = showings.pressing(call.store, project_id, grader, token)
+    else:  # not spent: a token live again (the first press not kept), or none of this grader's
+        unsettled = cards.shown(call.store, project_id, grader, str(token), str(body.get("item_id"))) is not None
+    if not unsettled:
         return None
     message = "the first press with this token is still being stored, or was not: send it again"
     return JSONResponse(
@@ -716,29 +737,11 @@ def skip(call: Call) -> Response:
     project = acting.project
     _check_shown_ms(call)
 
-    def act() -> Response:
-        try:
-            showing = _shown(call, project)
-            seconds = _viewing_seconds(call, showing)
-            outcome = cards.press(
-                call.store,
-                project.id,
-                call.user.name,
-                showing.token,
-                lambda: grade_actions.skip(call.store, acting, project.id, showing.position, seconds=seconds),
-                ("skipped",),
-            )
-        except (ApiError, Refused) as refused:  # no live token: the skip sent again, or refused
-            if isinstance(refused, Refused) and str(refused) != showings.USED:
-                raise
-            if (again := _skipped_again(call, project.id)) is None:
-                raise
-            return again if isinstance(again, Response) else _saved(call, acting, False, again)
-        if outcome.status != "skipped":
-            return _outcome(outcome, project.id, call.store, ("skipped",), showing.item_id)
-        return _saved(call, acting, False, _outcome_body(outcome, project.id, call.store, showing.item_id))
+    def act(position: int, seconds: float) -> Outcome:
+        return grade_actions.skip(call.store, acting, project.id, position, seconds=seconds)
 
-    return _press(act)
+    again = functools.partial(_skipped_again, call, project.id)
+    return _press(lambda: _press_card(call, acting, act, ("skipped",), again, False))
 
 
 def _skipped_again(call: Call, project_id: int) -> dict[str, Any] | Response | None:
@@ -810,8 +813,7 @@ def review_queue(call: Call) -> dict[str, Any]:
     disagreements, the audit share), each with why, the parts its grades disagree on, its grades and its flags;
     a comparison's parts are its sides ("Response 1", ...), as its reviewer reads them, never the models' names."""
     project = _project(call, auth.REVIEW, ready=True)
-    offset = call.integer("offset", default=0)
-    limit = call.integer("limit", default=PAGE_DEFAULT, low=1, high=PAGE_MAX)
+    offset, limit = _page_bounds(call)
     waiting = review.queue(call.store, call.user, project.id)
     page = waiting[offset : offset + limit]
     rows = []

@@ -307,17 +307,13 @@ def _settle_parts(
         label = chosen.get(name)
         if label is None:
             continue
+        called = shown.get(name, name)  # as the reviewer knows the part, and names it in the request
         if name not in set(mine["part"]):
-            raise Refused(
-                f"{noun} {shown.get(name, name)!r} has no grade of this item to settle",
-                field=f"labels.{shown.get(name, name)}",
-            )
+            raise Refused(f"{noun} {called!r} has no grade of this item to settle", field=f"labels.{called}")
         try:
             finals.append((target, criterion, scale.value_of(label), label))
         except KeyError:
-            raise Refused(
-                f"{label!r} is not a grade of {noun} {shown.get(name, name)!r}", field=f"labels.{shown.get(name, name)}"
-            ) from None
+            raise Refused(f"{label!r} is not a grade of {noun} {called!r}", field=f"labels.{called}") from None
     note = grading.check_comment(note)
     said = ", ".join(f"{shown.get(reviews.part(t, c), reviews.part(t, c))} {label}" for t, c, _, label in finals)
     if _stands(store, project_id, position, finals, reviewer, note):
