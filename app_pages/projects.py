@@ -80,7 +80,7 @@ def settings_editor(project: ProjectInfo, reading: Reading) -> None:
     n_items = design.N
     current = project.settings
     one_score = not current.compares  # a comparison reads no target, regime or expected score (ONE_SCORE_SETTINGS)
-    suggested = current.anytime_n0(design) if one_score else current.n0(n_items)
+    suggested = current.anytime_n0(design)
     with st.expander("Grading settings", expanded=False), st.form(f"settings-{project.id}"):
         guidelines = st.text_area("Guidelines (markdown)", current.guidelines, height=160)
         show_reference = st.checkbox("Show graders the reference answer", current.show_reference)

@@ -237,7 +237,10 @@ class ProjectSettings:
 
     def anytime_n0(self, design: Design) -> int:
         """The n0 the project's anytime interval is tuned for on ``design`` (core.stats.forecast.tuned_n0): the
-        planned budget where set (or fixed), else the forecast made before any grade for the target."""
+        planned budget where set (or fixed), else the forecast made before any grade for the target; a
+        comparison's, whose forecast would read one score (ONE_SCORE_SETTINGS), its planned n0 (`n0`)."""
+        if self.compares:
+            return self.n0(design.N)
         return tuned_n0(
             design,
             float(self.target_half_width),

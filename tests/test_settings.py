@@ -98,3 +98,16 @@ def test_the_command_lines_defaults_are_the_project_settings_defaults():
 def test_the_expected_score_is_unset_by_default_and_kept_when_given():
     assert ProjectSettings().expected_score is None
     assert ProjectSettings.from_dict({"expected_score": 0.02}).expected_score == 0.02
+
+
+def test_a_comparisons_anytime_n0_is_its_planned_n0():
+    """A comparison's anytime intervals are tuned for its planned n0: the one-score forecast the other projects'
+    n0 follows reads no comparison (the settings form and the reading both took it from here)."""
+    import numpy as np
+
+    from core.stats.allocation import make_design
+
+    design = make_design(np.repeat([0, 1], 200), np.full(400, 0.5))
+    compared = ProjectSettings().with_changes({"targets": ["a", "b"]})
+    assert compared.anytime_n0(design) == compared.n0(400)
+    assert compared.with_changes({"planned_budget": 77}).anytime_n0(design) == 77

@@ -125,7 +125,7 @@ def comparison_reading(store: Store, project_id: int, design: Design) -> Compari
     def anytime(d: pd.Series) -> tuple[float, float]:
         """The anytime-valid interval of d (in [-1, 1]) from that of z = (1 + d) / 2 in [0, 1]."""
         z = ((1.0 + d[graded_order]) / 2.0).to_numpy(dtype=float)
-        read = anytime_interval(design, graded_order, z, settings.n0(design.N), level)
+        read = anytime_interval(design, graded_order, z, settings.anytime_n0(design), level)
         return 2.0 * read.low - 1.0, 2.0 * read.high - 1.0
 
     # a model's grades lie in [0, 1]: the one-target estimate and interval (read as differences in [-1, 1], a
