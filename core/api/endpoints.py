@@ -679,7 +679,8 @@ def _sent_again(call: Call, acting: grade_actions.Acting, press: Grading) -> dic
             "the item, whose press changes your grade"
         )
         return _press_error(409, "refused", message, "token")
-    again = Outcome("saved", "saved: the same press was sent again, and its grade is stored once", showing.position)
+    status = grade_actions.press_status(call.store, acting, project_id, showing)
+    again = Outcome(status, f"{status}: the same press was sent again, and its grade is stored once", showing.position)
     return _outcome_body(dataclasses.replace(again, grade_id=grade_id), project_id, call.store, item_id)
 
 

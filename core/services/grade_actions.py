@@ -18,6 +18,8 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
 from core.errors import InputError
 from core.services import auth, grading, live, reservations, showings
 from core.services.audit import COMMENTED
@@ -26,7 +28,8 @@ from core.services.reservations import DEFAULT_TTL
 from core.services.side_by_side import grades_for_targets, labels_by_side, order_of, side_names
 from core.settings import ProjectSettings
 from core.stats.allocation import Design
-from core.store import ProjectInfo, Store, reviews
+from core.store import ProjectInfo, Store, records, reviews
+from core.store.models import aware
 
 logger = logging.getLogger(__name__)
 
@@ -314,6 +317,22 @@ def stored_press(store: Store, actor: Actor, project_id: int, position: int) -> 
     several)."""
     grader, project = _acting(store, actor, project_id)
     return _pressed(store, project.settings, project_id, position, grader)
+
+
+def press_status(store: Store, actor: Actor, project_id: int, showing: showings.Showing) -> str:
+    """What the stored press with ``showing``'s token did: "changed" where the acting grader's grade of its item
+    stood when the card was released (an earlier card: core.services.cards), "saved" where it was their first (or
+    came after an undo took the grade back); the answer to that press sent again says the same (an API review: a
+    change sent again after a lost answer was said "saved")."""
+    grader, _ = _acting(store, actor, project_id)
+    rows = records.item_grades(store, project_id, showing.position)
+    mine = rows[rows["grader"] == grader.name]
+    released = showing.released_at
+    standing = [
+        aware(made) < released and (pd.isna(gone) or aware(gone) > released)
+        for made, gone in zip(mine["created_at"], mine["retracted_at"])
+    ]
+    return "changed" if any(standing) else "saved"
 
 
 def _pressed(
