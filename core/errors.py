@@ -99,6 +99,12 @@ class NotThisKind(InputError):
     does for a comparison, not 422 (an integrator's review: the same refusal was both)."""
 
 
+class Taken(InputError):
+    """A name that is right but already used by another (a project's, an account's): the CLI prints it as any
+    InputError; the API answers 409, a conflict with what is stored, not 422, the request's form (an integrator's
+    review: a create whose name was taken read as a malformed request)."""
+
+
 class NotSaved(RuntimeError):
     """A write the database did not take (it is down, its disk is full): nothing of it was stored,
     everything stored before is intact, and the same action can simply be tried again. ``str()`` is

@@ -390,7 +390,7 @@ def test_create_a_project_with_the_projects_pages_checks(world):
         files={"pool": upload("pool.jsonl")},
         data={"settings": '{"name": "From the API"}'},
     )
-    assert again.status_code == 422 and again.json()["error"]["field"] == "name"  # a name in use names 'name'
+    assert again.status_code == 409 and again.json()["error"]["field"] == "name"  # a name in use names 'name'
 
 
 def test_a_grade_sent_again_while_the_first_is_being_stored_is_told_saved_once(world, monkeypatch):
@@ -464,8 +464,8 @@ def test_a_create_sent_again_with_its_idempotency_key_makes_one_project(world, m
     assert other_name.status_code == 422 and other_name.json()["error"]["field"] == "Idempotency-Key"
     other_settings = create(key, data={"settings": json.dumps({"name": "Sent twice", "n_strata": 2})})
     assert other_settings.status_code == 422 and "n_strata" in other_settings.json()["error"]["message"]
-    without = create({})  # no key: the name in use, as before
-    assert without.status_code == 422 and without.json()["error"]["field"] == "name"
+    without = create({})  # no key: the name in use, a conflict with what is stored (it was a 422)
+    assert without.status_code == 409 and without.json()["error"]["field"] == "name"
     for bad in ("", "x" * 129, "caf\u00e9".encode()):
         refused = create({"Idempotency-Key": bad})
         assert refused.status_code == 422 and refused.json()["error"]["field"] == "Idempotency-Key", bad

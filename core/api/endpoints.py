@@ -964,8 +964,9 @@ ENDPOINTS: tuple[Declared, ...] = (
         description="The same checks and messages as the Projects page: a bad file is a 422 naming the file, "
         "row and fix. Preparation starts at once; poll GET /projects/{project_id} until its status is ready. "
         "With an Idempotency-Key header (a new UUID per project), the same create sent again (its answer lost) "
-        "is answered 200 with the project it made; the key with another name or pool file is a 422.",
-        errors=(401, 403, 413, 422, 429),
+        "is answered 200 with the project it made; the key with another name or pool file is a 422. A name "
+        "another project has is a 409.",
+        errors=(401, 403, 409, 413, 422, 429),
         headers={"Idempotency-Key": {"type": "string", "minLength": 1, "maxLength": MAX_REQUEST_KEY_CHARS}},
         repeated=200,
     ),

@@ -31,7 +31,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route
 from starlette.types import Message, Receive, Scope, Send
 
-from core.errors import InputError, NotSaved, NotThisKind, NotYet
+from core.errors import InputError, NotSaved, NotThisKind, NotYet, Taken
 from core.services import auth, sessions, tokens
 from core.services.outcome import Refused
 from core.store import Store
@@ -377,7 +377,7 @@ class Endpoint:
             return error_response(429, message, "Authorization", headers={"Retry-After": str(exc.retry_after)})
         except auth.AccessDenied as exc:
             return error_response(403, str(exc))
-        except (Refused, NotYet, NotThisKind) as exc:
+        except (Refused, NotYet, NotThisKind, Taken) as exc:
             return error_response(409, str(exc), exc.field)
         except InputError as exc:
             return error_response(422, str(exc), exc.field)

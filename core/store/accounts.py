@@ -39,7 +39,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
-from core.errors import InputError
+from core.errors import InputError, Taken
 from core.store import sessions, tokens
 from core.store.models import AuditEvent, Grade, Membership, Reservation, SignInFailure, User, utcnow
 from core.store.store import RELEASE
@@ -113,7 +113,7 @@ ACTIVE_GRADERS = select(Grade.grader).where(
 
 
 def create_user(store: Store, name: str, role: str, *, password_hash: str | None, email: str | None) -> UserInfo:
-    """Insert an account; raises InputError when the name or e-mail is taken."""
+    """Insert an account; raises Taken when the name or e-mail is taken."""
     try:
         with store.session() as s, s.begin():
             row = User(name=name, role=role, password_hash=password_hash, email=email, active=True)
@@ -121,7 +121,7 @@ def create_user(store: Store, name: str, role: str, *, password_hash: str | None
             s.flush()
             return _info(row)
     except IntegrityError:
-        raise InputError(
+        raise Taken(
             f"an account named {name!r}" + (f" or with e-mail {email}" if email else "") + " already exists",
             fix="choose another name or edit that account",
         ) from None

@@ -38,7 +38,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from core.errors import InputError, NotSaved
+from core.errors import InputError, NotSaved, Taken
 from core.rubric import ONE_QUESTION
 from core.settings import ProjectSettings
 from core.store import json_codec
@@ -338,7 +338,7 @@ class Store:
                     fix="send a new key with each new project",
                     field="Idempotency-Key",
                 ) from None
-            raise InputError(
+            raise Taken(
                 f"a project named {name!r} already exists" + ("" if found is None else f" (id {found.id})"),
                 fix="choose another name or open that project",
                 field="name",
