@@ -956,6 +956,9 @@ def test_a_grader_changes_an_earlier_grade_through_a_card_of_that_item(world):
     assert store.grade_of(pid, first["position"], "boss")["label"] == "Incorrect"
     assert store.grade_of(pid, later["position"], "boss")["label"] == "Correct"  # the later grade stands
     fresh = call(client, boss, "GET", f"/projects/{pid}/next").json()["item"]
+    call(client, boss, "GET", f"/projects/{pid}/next", params={"item_id": later["item_id"]})  # another look back
+    held = call(client, boss, "GET", f"/projects/{pid}/next").json()["item"]  # the item held: its token kept
+    assert (held["item_id"], held["token"]) == (fresh["item_id"], fresh["token"])  # it was a second live token
     never = call(client, boss, "GET", f"/projects/{pid}/next", params={"item_id": fresh["item_id"]})
     assert never.status_code == 409 and never.json()["error"]["field"] == "item_id"
     unknown = call(client, boss, "GET", f"/projects/{pid}/next", params={"item_id": "nope"})

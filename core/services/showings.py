@@ -72,15 +72,14 @@ def _live(row: table.ShowingRow | None, project_id: int, grader: str) -> bool:
 
 
 def current(store: Store, project_id: int, grader: str, position: int, item_id: str, reviewing: bool) -> Showing:
-    """The showing of this item on the grader's card: their latest one if it is this item, unused and unexpired
-    (a rerun, a reload, a second tab or an API ``next`` keep the token), else a new one."""
-    latest = table.latest(store, project_id, grader)
-    if _live(latest, project_id, grader) and (latest.position, latest.item_id, latest.reviewing) == (
-        position,
-        item_id,
-        reviewing,
-    ):
-        return _showing(latest)
+    """The showing of this item on the grader's card: their latest one of this item if it is unused and unexpired
+    (a rerun, a reload, a second tab or an API ``next`` keep the token; so does a card of an earlier item shown
+    between, which left a second live token on the item held when a new one was made: an API review), else a new
+    one."""
+    same = (position, item_id, reviewing)
+    for kept in (table.latest(store, project_id, grader), table.unused_of_item(store, project_id, grader, position)):
+        if _live(kept, project_id, grader) and (kept.position, kept.item_id, kept.reviewing) == same:
+            return _showing(kept)
     released = utcnow()
     row = table.ShowingRow(
         secrets.token_urlsafe(12), project_id, grader, position, item_id, reviewing, released, released + TTL, None

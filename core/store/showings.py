@@ -1,7 +1,8 @@
 """Showing tokens: one row per item put on a grader's card, named by a random single-use token.
 
 core.services.showings decides what a token may name; this module only reads and writes the rows, each in
-one indexed statement: the grader's latest showing (``latest``), a new one (``add``, which purges the
+one indexed statement: the grader's latest showing (``latest``), their latest unused one of an item
+(``unused_of_item``), a new one (``add``, which purges the
 expired rows first, by their indexed expiry), a token's row (``find``, by its unique index), a press made
 with it (``spend``, one atomic update), a press that did not act after all (``unspend``) and the grader's
 unused tokens ended at once (``expire_unused``). Deleting the project deletes its showings (the foreign key cascades).
@@ -38,6 +39,17 @@ class ShowingRow:
 LATEST = (
     select(ShowingToken.__table__)
     .where(ShowingToken.project_id == bindparam("project_id"), ShowingToken.grader == bindparam("grader"))
+    .order_by(ShowingToken.id.desc())
+    .limit(1)
+)
+UNUSED_OF_ITEM = (
+    select(ShowingToken.__table__)
+    .where(
+        ShowingToken.project_id == bindparam("project_id"),
+        ShowingToken.grader == bindparam("grader"),
+        ShowingToken.position == bindparam("position"),
+        ShowingToken.used_at.is_(None),
+    )
     .order_by(ShowingToken.id.desc())
     .limit(1)
 )
@@ -101,6 +113,12 @@ def _row(row: ShowingToken | Row) -> ShowingRow:
 def latest(store: Store, project_id: int, grader: str) -> ShowingRow | None:
     """The grader's most recent showing on the project, used or not, expired or not; None when none is kept."""
     row = store.first_row(LATEST, project_id=project_id, grader=grader)
+    return None if row is None else _row(row)
+
+
+def unused_of_item(store: Store, project_id: int, grader: str, position: int) -> ShowingRow | None:
+    """The grader's most recent unused showing of the item at ``position``, expired or not; None when none is kept."""
+    row = store.first_row(UNUSED_OF_ITEM, project_id=project_id, grader=grader, position=position)
     return None if row is None else _row(row)
 
 
