@@ -388,6 +388,26 @@ def test_the_account_back_off_slows_guessing_spread_over_addresses_and_is_audite
     assert accounts.failures(store, "ann", auth.ACCOUNT)[0] == 0  # the success clears the account's back-off
 
 
+def test_whoever_knows_a_name_cannot_keep_its_owner_out_from_where_they_sign_in(store):
+    """The account's back-off held every sign-in at the name: a wrong password a minute from anywhere kept the
+    owner out for good (a security note). An address the account signed in from lately is held by its own
+    back-off alone; any other address still by the account's."""
+    account_writes.create_account(store, "ann", auth.ADMIN, password=PASSWORD)
+    assert auth.sign_in(store, "ann", PASSWORD, address="192.0.2.10") is not None  # ann's office
+    for n in range(auth.ACCOUNT_FREE_FAILURES):  # someone else, from many addresses
+        assert auth.sign_in(store, "ann", "guess guess guess", address=f"203.0.113.{n}") is None
+    with pytest.raises(auth.SignInThrottled, match="too many failed sign-ins for 'ann'"):
+        auth.sign_in(store, "ann", PASSWORD, address="198.51.100.77")  # an address ann never signed in from
+    assert auth.sign_in(store, "ann", PASSWORD, address="192.0.2.10") is not None  # her office: not held
+    for _ in range(auth.FREE_FAILURES + 1):  # guessing from her office meets that address's own back-off
+        try:
+            auth.sign_in(store, "ann", "guess guess guess", address="192.0.2.10")
+        except auth.SignInThrottled:
+            break
+    else:
+        pytest.fail("guesses from a known address were never held back")
+
+
 def test_the_account_back_off_never_keeps_the_right_password_out_longer_than_a_minute():
     waits = [auth.back_off(n, auth.ACCOUNT_FREE_FAILURES, auth.MAX_ACCOUNT_BACK_OFF) for n in range(10_000)]
     assert max(waits) == auth.MAX_ACCOUNT_BACK_OFF == timedelta(minutes=1)

@@ -96,6 +96,10 @@ ACCOUNT = "*"
 """The failure bucket of an account from every address together (no client address is ``*``)."""
 ACCOUNT_FREE_FAILURES = 20
 """Failed sign-ins in a row for one name, from anywhere, before the account's own back-off starts."""
+KNOWN_ADDRESS = timedelta(days=30)
+"""How long after a sign-in from an address the account's own back-off does not hold a sign-in from there: it
+held every sign-in at the name, so a wrong password a minute from anywhere kept the account's owner out (a
+security note); their own office's or home's address stays open, with its own back-off."""
 ANY_NAME = "(any name)"
 """The name one address's failed sign-ins at every name together are counted under (parentheses: no account's)."""
 ADDRESS_FREE_FAILURES = 20
@@ -466,7 +470,9 @@ def sign_in(store: Store, name: str, password: str, address: str | None = None) 
     - the account's failures from everywhere (bucket ACCOUNT): ACCOUNT_FREE_FAILURES free, then up to
       MAX_ACCOUNT_BACK_OFF, with a THROTTLED audit event when it starts. Guessing spread over many
       addresses is slowed as much as from one; and where the address is unknown (localhost, a proxy not
-      named as trusted) no one shares a long wait: the right password waits at most a minute;
+      named as trusted) no one shares a long wait: the right password waits at most a minute. It does not
+      hold a sign-in from an address the account signed in from within KNOWN_ADDRESS, whose own back-off
+      does: whoever knows the name cannot keep its owner out from there;
     - one known address's failures at every name together (name ANY_NAME): ADDRESS_FREE_FAILURES free, then
       up to MAX_BACK_OFF; guessing one password at many names (spraying) is slowed as guessing at one is. A
       success clears nothing here (a sprayer with an account of their own would sign in between guesses);
@@ -500,7 +506,8 @@ def _sign_in(store: Store, name: str, password: str, address: str, from_bucket: 
             )
             raise SignInThrottled("too many failed sign-ins from here", left)
     buckets = [ACCOUNT, from_bucket] if from_bucket else [ACCOUNT]
-    for bucket in buckets:
+    known = bool(from_bucket) and accounts.signed_in_from(store, name, from_bucket, datetime.now(UTC) - KNOWN_ADDRESS)
+    for bucket in buckets[known:]:  # an address the account signed in from lately: its own back-off alone
         until = _held_until(name, bucket, *accounts.failures(store, name, bucket))
         if until is not None and (left := until - datetime.now(UTC)) > timedelta(0):
             where = " from here" if bucket == from_bucket else ""
@@ -534,6 +541,8 @@ def _sign_in(store: Store, name: str, password: str, address: str, from_bucket: 
         return None
     for bucket in buckets:
         accounts.clear_failures(store, name, bucket)
+    if from_bucket:
+        accounts.record_sign_in_address(store, name, from_bucket)
     if _hasher.check_needs_rehash(row.password_hash):
         accounts.set_password_hash(store, name, _hasher.hash(password))
     accounts.record_event(store, name, "sign_in", detail=detail)

@@ -41,7 +41,16 @@ from sqlalchemy.exc import IntegrityError
 
 from core.errors import InputError, Taken
 from core.store import sessions, tokens
-from core.store.models import AuditEvent, Grade, Membership, Reservation, SignInFailure, User, utcnow
+from core.store.models import (
+    AuditEvent,
+    Grade,
+    Membership,
+    Reservation,
+    SignInAddress,
+    SignInFailure,
+    User,
+    utcnow,
+)
 from core.store.store import RELEASE
 
 if TYPE_CHECKING:
@@ -250,6 +259,31 @@ def clear_failures(store: Store, name: str, address: str | None = None) -> int:
         query = query.where(SignInFailure.address == address)
     with store.session() as s, s.begin():
         return s.execute(query).rowcount
+
+
+def record_sign_in_address(store: Store, name: str, address: str) -> None:
+    """``name`` signed in from ``address`` now (one row per name and address, its time the latest)."""
+    for _attempt in range(2):  # two first sign-ins at once: the loser's insert fails, its update then counts
+        try:
+            with store.session() as s, s.begin():
+                seen = s.execute(
+                    update(SignInAddress)
+                    .where(SignInAddress.name == name, SignInAddress.address == address)
+                    .values(signed_in_at=utcnow())
+                ).rowcount
+                if not seen:
+                    s.add(SignInAddress(name=name, address=address, signed_in_at=utcnow()))
+            return
+        except IntegrityError:
+            continue
+
+
+def signed_in_from(store: Store, name: str, address: str, since: datetime) -> bool:
+    """Whether ``name`` signed in from ``address`` at ``since`` or later."""
+    query = select(SignInAddress.signed_in_at).where(SignInAddress.name == name, SignInAddress.address == address)
+    with store.session() as s:
+        last = s.scalar(query)
+    return last is not None and _aware(last) >= since
 
 
 # memberships ---------------------------------------------------------------------

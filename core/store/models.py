@@ -263,6 +263,16 @@ class SignInFailure(Base):
     last_failed_at: Mapped[datetime] = mapped_column()
 
 
+class SignInAddress(Base):
+    """An address (core.services.auth.address_bucket) an account signed in from, and when it last did: the
+    account's own back-off does not hold a sign-in from there (core.services.auth.sign_in)."""
+
+    __tablename__ = "sign_in_addresses"
+    name: Mapped[str] = mapped_column(String(MAX_NAME_CHARS), primary_key=True)
+    address: Mapped[str] = mapped_column(String(MAX_ADDRESS_CHARS), primary_key=True)
+    signed_in_at: Mapped[datetime] = mapped_column()
+
+
 class Job(Base):
     """Long work (preparing a project, a chunk of it, a simulation) waiting for or held by a worker.
 
