@@ -107,3 +107,29 @@ def test_a_bad_settings_file_is_named(create, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "settings.json: the scale 5 has the wrong shape. Fix:" in err and "Traceback" not in err
     assert create.store.projects() == []
+
+
+def test_a_byte_order_mark_is_dropped_from_the_rubric_and_the_settings(create, tmp_path):
+    """Excel's "CSV UTF-8" and Notepad write a byte-order mark: the rubric's first column read as '\\ufeffname'
+    ("name the columns name, ...": it was), the settings file as not JSON (a new user's review)."""
+    table = "\ufeffname,scale,labels,guidelines,required\ncorrect,binary,,Is it right?,\nhelpful,likert,,,\n"
+    settings = write(tmp_path, "settings.json", '\ufeff{"n_strata": 3}')
+    assert create("--criteria", write(tmp_path, "rubric.csv", table), "--settings", settings) == 0
+    (project,) = create.store.projects()
+    assert project.settings.rubric.names == ("correct", "helpful") and project.settings.n_strata == 3
+
+
+def test_columns_are_mapped_on_the_command_line_and_every_missing_one_is_named(create, tmp_path, capsys):
+    """`projects create` had no --columns, and the error named one missing column a run, saying to rename it."""
+    rows = [json.loads(line) for line in (DATA / "pool.jsonl").read_text().splitlines()]
+    renamed = [{"qid": r["id"], "question": r["prompt"], "answer_text": r["response"]} for r in rows]
+    pool = write(tmp_path, "custom.jsonl", "\n".join(json.dumps(r) for r in renamed))
+    main_args = ["projects", "create", "Custom", "--pool", pool, "--db-url", f"sqlite:///{tmp_path / 'cli.db'}"]
+    assert main(main_args) == 2
+    err = capsys.readouterr().err
+    assert "required columns are missing: id, prompt, response" in err and "columns setting id=qid" in err, err
+    assert main([*main_args, "--columns", "id=qid,prompt=question,response=answer_text"]) == 0
+    (project,) = create.store.projects()
+    assert project.settings.columns == "id=qid,prompt=question,response=answer_text"
+    assert main([*main_args[:2], "Other", *main_args[3:], "--columns", "id"]) == 2
+    assert "--columns" in capsys.readouterr().err

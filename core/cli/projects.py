@@ -101,6 +101,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         '{"backend": "embedding", "n_strata": 8, "guidelines": "..."}; unset ones take their defaults',
     )
     create.add_argument(
+        "--columns",
+        metavar="TARGET=SOURCE,...",
+        help="columns to pick after reading, as prepare's --columns (e.g. id=qid,prompt=question): the setting "
+        "columns, over --settings' (it was only in a settings file, which the missing column's error did not name)",
+    )
+    create.add_argument(
         "--criteria",
         metavar="FILE",
         help="a rubric: a .json list of criteria as the settings store them "
@@ -165,6 +171,8 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
     """The settings ``--settings`` gives, with the rubric of ``--criteria``, ``--primary-criterion`` and
     ``--allocate-for`` over them; InputError naming the file, the criterion's row and the fix."""
     settings = _settings_file(args.settings) if args.settings else {}
+    if args.columns is not None:
+        settings = _checked(settings | {"columns": args.columns}, "--columns")
     given = [f"--{o.replace('_', '-')}" for o in RUBRIC_OPTIONS if getattr(args, o) is not None]
     if not args.criteria:
         if given:
@@ -183,16 +191,23 @@ def _settings_file(path: str) -> dict[str, Any]:
         raise InputError(f"not JSON ({exc.msg}, line {exc.lineno})", file=path, fix="give a JSON object") from None
     if not isinstance(settings, dict):
         raise InputError("the file does not hold a JSON object", file=path, fix='give {"setting": value, ...}')
+    return _checked(settings, path)
+
+
+def _checked(settings: dict[str, Any], source: str) -> dict[str, Any]:
+    """``settings``, each checked (core.settings), the file or option they came from named in the error."""
     try:
         DEFAULTS.with_changes(settings)
     except InputError as exc:
-        raise InputError(exc.problem, file=path, row=exc.row, column=exc.column, fix=exc.fix) from None
+        raise InputError(exc.problem, file=source, row=exc.row, column=exc.column, fix=exc.fix) from None
     return settings
 
 
 def _read_text(path: str) -> str:
+    """The file's text; a byte-order mark, which Excel's "CSV UTF-8" and Notepad write, dropped (a rubric's
+    first column read as '\ufeffname', a settings file as not JSON: a new user's review)."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise InputError("the file is not UTF-8 text", file=path, fix="save it as UTF-8") from None
 

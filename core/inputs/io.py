@@ -149,16 +149,22 @@ def _check_columns(table: Table, required: tuple[str, ...], optional: tuple[str,
     """Every required column present; no column that looks like a misspelt expected one."""
     present = [str(column) for column in table.frame.columns]
     expected = required + optional
-    for column in required:
-        if column not in present:
-            spare = [name for name in present if name not in expected]
-            guess = _closest(column, spare, cutoff=0.6)
-            fix = (
-                f"rename column '{guess}' to '{column}'"
-                if guess
-                else f"add a '{column}' column (columns found: {', '.join(present)})"
-            )
-            raise InputError("a required column is missing", file=table.name, column=column, fix=fix)
+    missing = [column for column in required if column not in present]
+    if missing:  # every one named at once: one run a column, a user fixed one a run (a new user's review)
+        spare = [name for name in present if name not in expected]
+        guesses = {column: _closest(column, spare, cutoff=0.6) for column in missing}
+        mapped = ",".join(f"{column}={guess}" for column, guess in guesses.items() if guess)
+        fixes = [f"rename column '{guess}' to '{column}'" for column, guess in guesses.items() if guess]
+        fixes += [f"add a '{column}' column" for column, guess in guesses.items() if not guess]
+        fix = "; ".join(fixes) + f" (columns found: {', '.join(present)})"
+        if mapped:
+            fix += f"; or map them without renaming: the columns setting {mapped} (--columns on the command line)"
+        problem = (
+            "a required column is missing"
+            if len(missing) == 1
+            else f"required columns are missing: {', '.join(missing)}"
+        )
+        raise InputError(problem, file=table.name, column=missing[0], fix=fix)
     for name in present:
         if name in expected:
             continue
