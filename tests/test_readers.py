@@ -208,3 +208,21 @@ def test_human_grades_go_back_into_the_inspect_log_as_a_score():
         assert graded["human"].isna().sum() == 6
         before = load(log).pool.set_index("id")
         assert (graded["match"] == before["match"]).all() and (graded["response"] == before["response"]).all()
+
+
+def test_an_lm_eval_pool_whose_samples_match_no_response_says_how_to_compare_them(tmp_path, capsys):
+    """An lm-eval pool of whole solutions, its samples a cheaper run's short answers: agreement 0 on every item,
+    one stratum, and no word of it (a new user's review). It warns, naming the extracted answers to compare."""
+    records = lines(LM_TARGET)
+    for r in records:
+        answer = r["resps"][0][0]
+        r["resps"], r["filtered_resps"] = [[f"Let me work it out step by step. So the result is {answer}."]], [answer]
+    target = tmp_path / "samples_arith_cot.jsonl"
+    target.write_text("\n".join(json.dumps(r) for r in records))
+    args = ["prepare", "--pool", str(target), "--samples", str(LM_REPEATS), "--backend", "exact", "--quiet"]
+    assert main([*args, "--out", str(tmp_path / "items.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "agreement 0 on every item" in err and "answer=filtered_response" in err, err
+    assert main([*args, "--columns", "answer=filtered_response", "--out", str(tmp_path / "mapped.csv")]) == 0
+    assert "answer=filtered_response" not in capsys.readouterr().err  # the answers compared: no hint
+    assert pd.read_csv(tmp_path / "mapped.csv")["agreement"].mean() > 0.5

@@ -154,8 +154,9 @@ def stratifying_overview(project: ProjectInfo, warned: Warnings) -> None:
         )
         if warned.design:
             (st.warning if warned.uniform else st.caption)(f"{warned.design}.")
-        if warned.pool:
-            st.warning(f"{warned.pool}.")
+        for words in (warned.strata, warned.pool):
+            if words:
+                st.warning(f"{words}.")
     with right:
         st.subheader("Strata", help=term_help("stratum"))
         table = strata_table(items_, by).round(3)

@@ -25,6 +25,7 @@ from core.errors import InputError
 from core.inputs.io import Inputs
 from core.inputs.readers import FORMATS, load
 from core.inputs.targets import refuse_targets
+from core.services.overview import one_stratum
 from core.settings import DEFAULTS, MAX_JSON_INT
 from core.stats.compare import Comparison
 from core.stats.proxy import PROXY_COLUMN, proxy_name, proxy_values
@@ -305,6 +306,8 @@ def run(args: argparse.Namespace) -> int:
         items = items.drop(columns="semantic_entropy_weighted")
     write_items(items, args.out)
     say(args, summary(items))
+    if (words := one_stratum(items, args.proxy)) is not None:
+        warn(words)
     say(args, "wrote the items table to standard output" if args.out == STDOUT else f"wrote {args.out}")
     write_json(args, {**summary_of(items), "out": args.out})
     return 0

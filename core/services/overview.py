@@ -74,10 +74,35 @@ class Warnings:
     design: str | None
     pool: str | None
     uniform: bool = False
+    strata: str | None = None
 
     def words(self) -> list[str]:
         """Every warning, in order (the API's ``warnings``)."""
-        return [w for w in (self.design, self.pool) if w]
+        return [w for w in (self.design, self.strata, self.pool) if w]
+
+
+def one_stratum(items: pd.DataFrame, proxy: str | None) -> str | None:
+    """Words for a pool whose items have surrogate samples and still fall in one stratum: the samples tell no
+    item from another, so the design is no better than uniform sampling (an lm-eval pool whose whole answers were
+    compared with a cheaper run's extracted ones read agreement 0 on every item, without a word: a new user's
+    review); None otherwise. Where the pool has an extracted answer (an lm-eval pool's ``filtered_response``)
+    and no ``answer``, it says how to compare the samples with that. None where a pool column (``proxy``) makes
+    the strata."""
+    if proxy is not None or len(items) < 2 or without_samples(items) == len(items) or items["stratum"].nunique() > 1:
+        return None
+    scores = [c for c in ("agreement", "semantic_entropy") if c in items]
+    if any(items[c].dropna().nunique() > 1 for c in scores):  # a pool too small to cut, not samples alike
+        return None
+    words = "Every item falls in one stratum: the surrogate's samples tell no item from another"
+    if "agreement" in items:
+        words += f" (agreement {items['agreement'].iloc[0]:g} on every item)"
+    words += ", so the design is no better than uniform sampling"
+    if "filtered_response" in items and "answer" not in items:
+        words += (
+            ". To compare the samples with the pool's extracted answers (filtered_response) rather than its whole "
+            "responses, set the columns setting answer=filtered_response (--columns on the command line)"
+        )
+    return words
 
 
 def preparation_warnings(items: pd.DataFrame, proxy: str | None) -> Warnings:
@@ -104,7 +129,7 @@ def preparation_warnings(items: pd.DataFrame, proxy: str | None) -> Warnings:
         if empty
         else None
     )
-    return Warnings(design, pool, uniform)
+    return Warnings(design, pool, uniform, None if uniform else one_stratum(items, proxy))
 
 
 def strata_table(items: pd.DataFrame, by: str | None) -> pd.DataFrame:
