@@ -613,6 +613,16 @@ def test_json_true_and_false_are_labels_1_and_0():
     assert inputs.pool["label"].tolist()[:2] == [1.0, 0.0] and pd.isna(inputs.pool["label"].iat[2])
 
 
+def test_the_words_true_and_false_are_labels_1_and_0_in_any_case():
+    """A CSV cannot hold JSON's true and false, and Excel writes TRUE: the words were refused by a message whose
+    fix offered them (a new user's review)."""
+    rows = "".join(f"q{k},Hi,Hello,{word}\n" for k, word in enumerate(("true", "TRUE", " False ", "1", "")))
+    inputs = load_inputs(("pool.csv", (POOL_HEADER + rows).encode()))
+    assert inputs.pool["label"].tolist()[:4] == [1.0, 1.0, 0.0, 1.0] and pd.isna(inputs.pool["label"].iat[4])
+    strings = load_inputs(("pool.jsonl", jsonl(item("a", label="TRUE"), item("b", label="false"))))
+    assert strings.pool["label"].tolist() == [1.0, 0.0]
+
+
 def test_a_too_long_field_is_refused(monkeypatch):
     monkeypatch.setattr(core.inputs.io, "MAX_FIELD_CHARS", 20)
     message = error_of(("pool.jsonl", jsonl(item("a"), item("b", response="x" * 21))))

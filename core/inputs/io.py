@@ -450,8 +450,9 @@ def _table(source: Source | Table) -> Table:
 
 def _numbers(table: Table, column: str, what: str, fix: str, *, booleans: bool = False) -> np.ndarray:
     """A column of numbers as float64 (missing or empty is NaN); with ``booleans``, JSON's true and false too, as
-    1 and 0 (how evaluation tools write correctness, and how a proxy column reads them); anything else is an
-    error."""
+    1 and 0 (how evaluation tools write correctness, and how a proxy column reads them), and the words true and
+    false in any case (a CSV cannot hold JSON's, and Excel writes TRUE: they were refused by a message whose fix
+    offered them, a new user's review); anything else is an error."""
     raw = table.frame[column].reset_index(drop=True)
     objects = raw.to_numpy(dtype=object)
     if pd.api.types.is_float_dtype(raw.dtype) or pd.api.types.is_integer_dtype(raw.dtype):
@@ -462,12 +463,15 @@ def _numbers(table: Table, column: str, what: str, fix: str, *, booleans: bool =
     else:
         is_bool = np.fromiter((isinstance(v, (bool, np.bool_)) for v in objects), dtype=bool, count=len(objects))
         blank = np.fromiter((_is_blank(v) for v in objects), dtype=bool, count=len(objects))
-    numbers = pd.to_numeric(raw.astype(object).where(~(blank | is_bool)), errors="coerce").to_numpy(
+    words = pd.Series(objects).map(lambda v: v.strip().lower() if isinstance(v, str) else "")
+    is_word = words.isin(("true", "false")).to_numpy() & booleans
+    numbers = pd.to_numeric(raw.astype(object).where(~(blank | is_bool | is_word)), errors="coerce").to_numpy(
         dtype="float64", copy=True
     )
-    bad = (is_bool & (not booleans)) | (np.isnan(numbers) & ~blank & ~is_bool)
+    bad = (is_bool & (not booleans)) | (np.isnan(numbers) & ~blank & ~is_bool & ~is_word)
     if booleans and is_bool.any():
         numbers[is_bool] = [float(bool(v)) for v in objects[is_bool]]
+    numbers[is_word] = (words[is_word] == "true").to_numpy(dtype="float64")
     table.fail(bad, column, lambda position: f"{what} is not a number: {objects[position]!r}", fix)
     return numbers
 
