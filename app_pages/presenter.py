@@ -103,7 +103,7 @@ def _state(reading) -> str:
     counted there, not at the grades graded since: a done rule stays done); while skips hold it, how many items
     it waits for; else ": not yet."."""
     if reading.done:
-        return ": reached." if reading.stop_at is None else f": reached at {reading.stop_at:,} grades."
+        return ": reached." if reading.stop_at is None else f": reached at {reading.stop_at:,} graded items."
     if reading.held_by_skips:
         return f": not yet, {counted(reading.skipped, 'skipped item')} to grade first."
     return ": not yet."

@@ -140,7 +140,7 @@ def test_skips_that_could_move_the_estimate_past_the_target_keep_it_from_stoppin
     # manager's review saw 3 items left beside a forecast stop of 39 of 38 + 3 that grew with every new grade
     held_at = len(graded) + 40
     assert (reading.forecast.n, reading.forecast.low, reading.forecast.high) == (held_at, held_at, held_at)
-    assert f"is reached once the 40 skipped items are graded ({held_at:,} grades in all)" in headline_words(
+    assert f"is reached once the 40 skipped items are graded ({held_at:,} graded items in all)" in headline_words(
         reading, 0.95
     )
     assert reading.rule.half_width > 0.1  # widened by the skips' worst case
@@ -231,7 +231,7 @@ def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_afte
     e = estimate(design, list(graded), list(graded.values()))
     reading = read_project(design, SETTINGS, graded, e)
     assert reading.done and (reading.forecast.low, reading.forecast.n, reading.forecast.high) == (reading.stop_at,) * 3
-    assert headline_words(reading, 0.95).startswith(f"Done: ±0.100 at 95% reached at {reading.stop_at:,} grades")
+    assert headline_words(reading, 0.95).startswith(f"Done: ±0.100 at 95% reached at {reading.stop_at:,} graded items")
     few = dict(list(graded.items())[:3])  # some strata without 2 grades: withheld, as on the dashboard
     early = read_project(design, SETTINGS, few, estimate(design, list(few), list(few.values())))
     assert not early.saving_known and saving_metric(early)[1] == "withheld"
@@ -263,7 +263,7 @@ def test_grades_after_the_stop_leave_the_reported_estimate_at_the_stop():
     e_later = estimate(design, list(later), list(later.values()))
     value, when = reported_estimate(read_project(design, SETTINGS, later, e_later), e_later)
     assert value == pytest.approx(e_stop.value) and value != e_later.value
-    assert when == f"at the stop ({stop:,} grades; {e_later.value:.3f} with all {stop + 5:,} graded items)"
+    assert when == f"at the stop ({stop:,} graded items; {e_later.value:.3f} with all {stop + 5:,})"
 
 
 def test_the_stops_estimate_goes_out_with_its_own_standard_error_and_grades():

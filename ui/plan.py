@@ -103,7 +103,7 @@ def forecast_source(reading: Reading, expected: float | None) -> str:
     if reading.budget_fixed:
         return "The budget sets the precision; the target does not stop it."
     if reading.done:
-        return f"The rule said done at {reading.stop_at:,} grades."
+        return f"The rule said done at {reading.stop_at:,} graded items."
     if f.graded:
         return f"An 80% range for the grades to the stop, from the {f.graded:,} grades so far."
     if expected is not None:
@@ -269,7 +269,7 @@ def show_planned_allocation(project: ProjectInfo, reading: Reading, uniform: boo
             at = f"the budget ({reading.forecast.n:,} grades)"
         else:
             at = (
-                f"the stop ({reading.stop_at:,} grades)"
+                f"the stop ({reading.stop_at:,} graded items)"
                 if reading.done
                 else f"the forecast stop ({reading.forecast.n:,})"
             )

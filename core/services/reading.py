@@ -468,7 +468,7 @@ def reported_estimate(reading: Reading, estimate: Estimate) -> tuple[float, str]
         return estimate.value, ""
     if reading.stop_at < estimate.n:
         return reading.stop_value, (
-            f"at the stop ({reading.stop_at:,} grades; {estimate.value:.3f} with all {estimate.n:,} graded items)"
+            f"at the stop ({reading.stop_at:,} graded items; {estimate.value:.3f} with all {estimate.n:,})"
         )
     if estimate.method != LOOKS_METHOD:
         return reading.stop_value, (
@@ -517,12 +517,12 @@ def headline_words(reading: Reading, level: float) -> str:
     uniform = [f"uniform random sampling would need about {s.uniform_fixed:,}"] if told else []
     if reading.done:
         more = f" ({uniform[0]})" if uniform else ""
-        return f"Done: ±{reading.target:.3f} at {level:.0%} reached at {reading.stop_at:,} grades{more}"
+        return f"Done: ±{reading.target:.3f} at {level:.0%} reached at {reading.stop_at:,} graded items{more}"
     if reading.held_by_skips:
         one = reading.skipped == 1
         return (
             f"±{reading.target:.3f} at {level:.0%} is reached once the {counted(reading.skipped, 'skipped item')} "
-            f"{'is' if one else 'are'} graded ({f.n:,} grades in all): the stop waits on {'it' if one else 'them'} "
+            f"{'is' if one else 'are'} graded ({f.n:,} graded items in all): the stop waits on {'it' if one else 'them'} "
             "alone"
         )
     inside = ([f"likely {f.low:,} to {f.high:,}"] if f.low < f.high else []) + uniform
@@ -553,7 +553,7 @@ def saving_words(reading: Reading) -> str:
             f"about {s.uniform_fixed:,} grades for the same precision (saving {percent(s.fixed_n, signed=True)})."
         )
     at = (
-        f"at the stop ({reading.stop_at:,} grades)"
+        f"at the stop ({reading.stop_at:,} graded items)"
         if reading.done
         else f"at the forecast stop ({reading.forecast.n:,})"
     )

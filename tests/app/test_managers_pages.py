@@ -112,7 +112,7 @@ def test_presenter_view_says_where_the_rule_stopped_when_grading_went_past_it(op
     reading = plan.reading_of(project, store.graded_positions(project_id), project.settings.method)
     assert reading.done and reading.stop_at is not None and reading.stop_at < reading.graded == 40
     at = open_app("app_pages/presenter.py", project_id=project_id)
-    assert at.caption[0].value.startswith(f"Target ±0.200: reached at {reading.stop_at:,} grades.")
+    assert at.caption[0].value.startswith(f"Target ±0.200: reached at {reading.stop_at:,} graded items.")
 
 
 def test_the_glossary_states_the_looks_levels_and_the_allocations_kappa_the_code_uses():
