@@ -65,11 +65,12 @@ def test_batch_seed_depends_on_seed_and_ids():
     assert 0 <= batch_seed(7, ["x"]) < 2**63
 
 
-def test_completed_items_drops_unfinished_items_and_a_cut_last_line(tmp_path):
+def test_completed_items_drops_an_interrupted_last_item_and_a_cut_last_line(tmp_path):
     out = tmp_path / "samples.jsonl"
     lines = [{"id": "a", "sample": "x"}, {"id": "a", "sample": "y"}, {"id": "b", "sample": "z"}]
+    lines = [row | {"surrogate": "m"} for row in lines]
     out.write_text("".join(json.dumps(row) + "\n" for row in lines) + '{"id": "b", "sam')
-    assert completed_items(out, k=2) == {"a"}
+    assert completed_items(out, k=2, surrogate="m") == {"a"}
     assert [row["id"] for row in read_jsonl(out)] == ["a", "a"]
 
 
@@ -77,7 +78,38 @@ def test_completed_items_rejects_a_corrupt_line_in_the_middle(tmp_path):
     out = tmp_path / "samples.jsonl"
     out.write_text('{"id": "a"}\nnot json\n{"id": "a"}\n')
     with pytest.raises(InputError, match="row 2"):
-        completed_items(out, k=1)
+        completed_items(out, k=1, surrogate="m")
+
+
+@pytest.mark.parametrize(
+    ("text", "k", "message"),
+    [
+        ("a a b b", 3, "holds 2 answers for item 'a' .* where --k asks 3. Fix: give --k 2"),  # a larger --k
+        ("a a b b", 2, "another surrogate \\(other\\)"),  # another model's answers
+        ("pool", 1, "not a samples file"),  # the pool given as --out
+    ],
+)
+def test_an_existing_output_the_run_must_not_append_to_is_refused_and_left_whole(tmp_path, text, k, message):
+    """A larger --k (or another surrogate's file, or the pool typed as --out) emptied the file before any model
+    was reached: answers that cost hours of sampling or a paid API (a new user's review)."""
+    out = tmp_path / "samples.jsonl"
+    if text == "pool":
+        rows = [{"id": "a", "prompt": "p", "response": "r"}]
+    else:
+        rows = [{"id": i, "sample": "x", "surrogate": "other" if k == 2 else "m"} for i in text.split()]
+    out.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    before = out.read_bytes()
+    with pytest.raises(InputError, match=message):
+        completed_items(out, k=k, surrogate="m")
+    assert out.read_bytes() == before
+
+
+def test_items_outside_the_pool_keep_their_answers(tmp_path):
+    out = tmp_path / "samples.jsonl"
+    rows = [{"id": i, "sample": "x", "surrogate": "m"} for i in ("elsewhere", "elsewhere", "a", "a")]
+    out.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert completed_items(out, k=2, surrogate="m") == {"elsewhere", "a"}
+    assert len(read_jsonl(out)) == 4
 
 
 # The real model.

@@ -62,14 +62,20 @@ def write_answers(handle: TextIO, item: str, answers: Sequence[Answer], surrogat
     handle.flush()
 
 
-def completed_items(out: Path, k: int) -> set[str]:
-    """Ids of items with at least K samples in an earlier output file, after dropping every other line.
+def completed_items(out: Path, k: int, surrogate: str) -> set[str]:
+    """Ids of items with at least K answers of ``surrogate`` in an earlier output file; InputError, the file left
+    as it is, for a file this run must not append to.
 
-    The file is rewritten without the lines of unfinished items and without a
-    truncated last line, so that appending to it stays valid JSONL.
+    A run appends each item's K lines in one write, so an interruption can cut only the last item's lines
+    short (and its last line): those alone are dropped, the rest written to a temporary file that replaces the
+    file. Any other shortfall means the file was made otherwise, and deleting lines would destroy answers that
+    cost hours of sampling or a paid API (a new user's review: a larger --k, a surrogate's file given as the
+    pool, left the file empty): a file made with a smaller --k, another surrogate's answers, or lines that are
+    no samples are refused, naming the fix. Lines of items outside this run's pool are kept.
     """
     if not out.exists():
         return set()
+    fix = "give another --out (the file is left as it is)"
     lines = out.read_text(encoding="utf-8").splitlines()
     rows = []
     for number, line in enumerate(lines, start=1):
@@ -78,21 +84,38 @@ def completed_items(out: Path, k: int) -> set[str]:
         except json.JSONDecodeError as error:
             if number < len(lines):  # only the last line may be cut short by an interruption
                 raise InputError(
-                    f"existing output is not valid JSON ({error.msg})",
-                    file=str(out),
-                    row=number,
-                    fix="delete the file or give another --out",
+                    f"existing output is not valid JSON ({error.msg})", file=str(out), row=number, fix=fix
                 ) from error
-    if any(not isinstance(row, dict) or "id" not in row for row in rows):
+    if any(not isinstance(row, dict) or "id" not in row or "sample" not in row for row in rows):
         raise InputError(
-            "existing output has lines without an 'id'", file=str(out), fix="delete the file or give another --out"
+            "existing output is not a samples file: it has lines without 'id' or 'sample'", file=str(out), fix=fix
+        )
+    others = sorted({str(row.get("surrogate")) for row in rows} - {surrogate})
+    if others:
+        raise InputError(
+            f"existing output holds answers of another surrogate ({', '.join(others)}), not {surrogate!r}",
+            file=str(out),
+            fix=fix,
         )
     counts = Counter(str(row["id"]) for row in rows)
-    done = {item for item, count in counts.items() if count >= k}
-    kept = [row for row in rows if str(row["id"]) in done]
-    if len(kept) != len(rows):
-        out.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in kept), encoding="utf-8")
-    return done
+    last = str(rows[-1]["id"]) if rows else None
+    cut = len(rows) < len(lines) or (last is not None and counts[last] < k)  # the last item cut short
+    short = sorted(item for item, count in counts.items() if count < k and not (cut and item == last))
+    if short:
+        made = min(counts.values())
+        raise InputError(
+            f"existing output holds {made} answers for item {short[0]!r} (and {len(short) - 1} more items) where "
+            f"--k asks {k}",
+            file=str(out),
+            fix=f"give --k {made}, the k it was made with, or another --out (the file is left as it is)",
+        )
+    if cut:
+        kept = [row for row in rows if str(row["id"]) != last] if counts[last] < k else rows
+        spare = out.with_name(out.name + ".partial")
+        spare.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in kept), encoding="utf-8")
+        os.replace(spare, out)
+        counts = Counter(str(row["id"]) for row in kept)
+    return {item for item, count in counts.items() if count >= k}
 
 
 def check_settings(*, k: int, temperature: float, max_new_tokens: int, batch_size: int) -> None:
@@ -123,7 +146,7 @@ def samples_file(
             )
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    done = completed_items(path, k)
+    done = completed_items(path, k, surrogate)
     todo = [
         (item, prompt) for item, prompt in zip(pool["id"].astype(str), pool["prompt"].astype(str)) if item not in done
     ]
