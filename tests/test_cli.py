@@ -136,6 +136,26 @@ def test_two_outputs_on_standard_output_are_refused(capsys):
     assert "--out - and --json - both write to standard output" in capsys.readouterr().err
 
 
+def test_an_output_that_names_an_input_or_the_other_output_is_refused_and_the_file_kept(tmp_path, capsys):
+    """prepare --json POOL replaced the pool with the report, --out SAMPLES the samples with the items table, and
+    export --out X --json X the export with the report, each with exit status 0 (a new user's review)."""
+    from core.cli import main
+
+    pool, samples = tmp_path / "pool.jsonl", tmp_path / "samples.jsonl"
+    pool.write_bytes((DATA / "pool.jsonl").read_bytes())
+    samples.write_bytes((DATA / "samples.jsonl").read_bytes())
+    before = pool.read_bytes(), samples.read_bytes()
+    prepare = ["prepare", "--pool", str(pool), "--samples", str(samples), "--backend", "exact", "-q"]
+    assert main([*prepare, "--out", str(tmp_path / "items.csv"), "--json", str(pool)]) == 2
+    assert f"--json {pool} is the file of --pool" in capsys.readouterr().err
+    assert main([*prepare, "--out", str(samples)]) == 2
+    assert "is the file of --samples: writing it would replace what the command reads" in capsys.readouterr().err
+    twice = str(tmp_path / "x.csv")
+    assert main(["export", "1", "--format", "csv", "--out", twice, "--json", twice]) == 2
+    assert "writing it would replace the other output" in capsys.readouterr().err
+    assert (pool.read_bytes(), samples.read_bytes()) == before
+
+
 def test_prepare_writes_the_items_to_standard_output_as_json_lines(capsys):
     from core.cli import main
 

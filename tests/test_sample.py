@@ -160,7 +160,7 @@ def test_sampling_is_deterministic_given_the_seed(smollm2, tmp_path):
 @pytest.mark.slow
 def test_resume_skips_finished_items(smollm2, tmp_path):
     out = tmp_path / "samples.jsonl"
-    finished = {"id": "capital", "sample": "kept", "logprob": -1.0, "n_tokens": 1, "surrogate": "earlier"}
+    finished = {"id": "capital", "sample": "kept", "logprob": -1.0, "n_tokens": 1, "surrogate": smollm2_file()[1]}
     out.write_text(
         json.dumps(finished)
         + "\n"
@@ -168,7 +168,7 @@ def test_resume_skips_finished_items(smollm2, tmp_path):
         + "\n"
         + json.dumps({**finished, "id": "sum"})
         + "\n"
-    )  # 'sum' has 1 of 2 samples: redone
+    )  # 'sum', the last item, has 1 of 2 samples (an interrupted run): redone
     calls = []
     assert sample_pool(POOL, smollm2, out, k=2, max_new_tokens=4, progress=lambda d, t: calls.append((d, t))) == 2
     rows = read_jsonl(out)

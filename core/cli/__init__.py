@@ -15,6 +15,7 @@ import importlib.metadata
 import logging
 import os
 import sys
+from pathlib import Path
 
 from core import logs
 from core.cli.output import STDOUT
@@ -107,11 +108,36 @@ def _database_failed(args: argparse.Namespace, error: BaseException) -> int:
     return 2
 
 
+INPUT_OPTIONS = ("pool", "samples", "settings", "criteria", "label_studio")
+"""The options that name files a command reads (`_one_stream`)."""
+
+
 def _one_stream(args: argparse.Namespace) -> None:
-    """InputError where two outputs both name standard output (``--out -`` and ``--json -``): a pipe would get
-    the file and the JSON report run together, which no reader can split."""
+    """InputError where two outputs name one place: both standard output (``--out -`` and ``--json -``: a pipe
+    would get the file and the JSON report run together, which no reader can split), both one file (the report
+    written over the export just made), or an output a file the command reads (the pool or the samples, which
+    may have cost hours of sampling, replaced by the items table or the report: a new user's review)."""
     if getattr(args, "out", None) == STDOUT and getattr(args, "json", None) == STDOUT:
         raise InputError("--out - and --json - both write to standard output", fix="send one of them to a file")
+    outputs = {f"--{o}": getattr(args, o) for o in ("out", "json") if getattr(args, o, None) not in (None, STDOUT)}
+    inputs = {f"--{o.replace('_', '-')}": getattr(args, o) for o in INPUT_OPTIONS if getattr(args, o, None)}
+    named = list(outputs.items())
+    for k, (option, path) in enumerate(named):
+        for other, read in [*named[k + 1 :], *inputs.items()]:
+            if _same_file(path, read):
+                lost = "the other output" if other in outputs else "what the command reads"
+                raise InputError(
+                    f"{option} {path} is the file of {other}: writing it would replace {lost}",
+                    fix=f"give {option} another file",
+                )
+
+
+def _same_file(one: str, other: str) -> bool:
+    """Whether two paths name one file (the same path, or a link to it)."""
+    first, second = Path(one), Path(other)
+    if first.exists() and second.exists():
+        return os.path.samefile(first, second)
+    return first.absolute() == second.absolute()
 
 
 def _reader_gone() -> int:
