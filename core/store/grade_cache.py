@@ -26,20 +26,24 @@ from dataclasses import dataclass, field
 from sqlalchemy import Connection, bindparam, func, select
 
 from core.stats.rater_agreement import FinalGrades
-from core.store.models import Grade, Review, Skip
+from core.store.models import Grade, Review, Skip, grading_key
 
 KEEP = 64
 """Projects kept; the least recently read are dropped."""
 
 _PROJECT = Grade.project_id == bindparam("project_id")
 
-GRADES_AFTER = (
-    select(Grade.id, Grade.position, Grade.value, Grade.criterion, Grade.retracted_at.is_(None))
-    .where(_PROJECT, Grade.id > bindparam("after"))
-    .order_by(Grade.id)
-)
-"""The project's grade rows (id, position, value, criterion, active) with ids above ``after``, in id order.
-Built once, as the other statements here: a read runs them with its parameters (no statement built per card)."""
+_GRADE_ROW = (Grade.id, Grade.position, Grade.value, Grade.criterion, Grade.retracted_at.is_(None))
+
+GRADES_AFTER = select(*_GRADE_ROW).where(_PROJECT, Grade.id > bindparam("after")).order_by(Grade.id)
+"""The project's grade rows (id, position, value, criterion, active) with ids above ``after``, in id order: the
+grading order of rows added without a change or an undo (core.store.models.grading_key), after which every row
+is read again (GRADES). Built once, as the other statements here: a read runs them with its parameters (no
+statement built per card)."""
+
+GRADES = select(*_GRADE_ROW).where(_PROJECT).order_by(grading_key(), Grade.id)
+"""Every grade row of the project, in grading order (core.store.models.grading_key: a change keeps its item's
+place)."""
 
 SKIPS_AFTER = (
     select(Skip.id, Skip.position)
@@ -83,9 +87,9 @@ class _Kept:
     finals: dict[str, FinalGrades] = field(default_factory=dict)
 
     def add_grades(self, rows: Iterable[tuple[int, int, float, str, bool]]) -> None:
-        """Grade rows (id, position, value, criterion, active) with ids above every one seen, in id order."""
+        """Grade rows (id, position, value, criterion, active) with ids above every one seen, in grading order."""
         for grade_id, position, value, criterion, active in rows:
-            self.last_grade, self.grades = grade_id, self.grades + 1
+            self.last_grade, self.grades = max(self.last_grade, grade_id), self.grades + 1  # GRADES: not by id
             if not active:
                 self.retracted += 1
                 continue
@@ -162,6 +166,6 @@ def _refreshed(connection: Connection, project_id: int, kept: _Kept | None) -> _
             return kept
     fresh = _Kept()
     fresh.set_reviews(connection.execute(REVIEWS, project).all())
-    fresh.add_grades(connection.execute(GRADES_AFTER, project | {"after": 0}))
+    fresh.add_grades(connection.execute(GRADES, project))
     fresh.add_skips(connection.execute(SKIPS_AFTER, project | {"after": 0}))
     return fresh

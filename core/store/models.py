@@ -25,6 +25,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    func,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -149,6 +150,10 @@ class Grade(Base):
     seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     retracted_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    graded_from: Mapped[int | None] = mapped_column(nullable=True)
+    """The id of the grade this one continues (a change's of the grade it replaced, an undo's restored copy its
+    original's, each that grade's own ``graded_from`` where it had one); None for a first grade. An item's place
+    in the grading order is its grades' least ``grading_key`` (revision 0021)."""
     __table_args__ = (
         Index("ix_grades_project_position", "project_id", "position"),
         Index("ix_grades_project_id", "project_id", "id"),  # the rows added since: core.store.grade_cache
@@ -175,6 +180,12 @@ class Skip(Base):
         Index("ix_skips_project_position", "project_id", "position"),
         Index("ix_skips_project_id", "project_id", "id"),  # the rows added since: core.store.grade_cache
     )
+
+
+def grading_key():
+    """coalesce(graded_from, id): where a grade stands in the grading order (``Grade.graded_from``); ordered by
+    it, then by id, an item comes at its first grade and a change or an undo keeps its place."""
+    return func.coalesce(Grade.graded_from, Grade.id)
 
 
 class Review(Base):

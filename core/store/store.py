@@ -56,6 +56,7 @@ from core.store.models import (
     Review,
     Skip,
     aware,
+    grading_key,
     storable_id,
     utcnow,
 )
@@ -81,6 +82,8 @@ class Undone:
     restored: int
 
 
+GRADING_ORDER = (grading_key(), Grade.id)
+"""The grading order of grade rows (core.store.models.grading_key): the queue's, the looks', the estimates'."""
 RESTORED_COLUMNS = tuple(c.name for c in Grade.__table__.columns if c.name not in ("id", "retracted_at"))
 """What a grade an undo restores keeps of it: everything but its id and its retraction."""
 
@@ -644,7 +647,11 @@ class Store:
     def rubric_grades(self, project_id: int) -> pd.DataFrame:
         """Every criterion's active grades in submission order, columns RUBRIC_GRADE_COLUMNS."""
         columns = [getattr(Grade, c) for c in RUBRIC_GRADE_COLUMNS]
-        query = select(*columns).where(Grade.project_id == project_id, Grade.retracted_at.is_(None)).order_by(Grade.id)
+        query = (
+            select(*columns)
+            .where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
+            .order_by(*GRADING_ORDER)
+        )
         with self.session() as s:
             rows = s.execute(query).all()
         return pd.DataFrame.from_records(rows, columns=RUBRIC_GRADE_COLUMNS)
@@ -661,7 +668,11 @@ class Store:
     def target_grades(self, project_id: int) -> pd.DataFrame:
         """A comparison's active grades in submission order, columns TARGET_GRADE_COLUMNS."""
         columns = [getattr(Grade, c) for c in TARGET_GRADE_COLUMNS]
-        query = select(*columns).where(Grade.project_id == project_id, Grade.retracted_at.is_(None)).order_by(Grade.id)
+        query = (
+            select(*columns)
+            .where(Grade.project_id == project_id, Grade.retracted_at.is_(None))
+            .order_by(*GRADING_ORDER)
+        )
         with self.session() as s:
             rows = s.execute(query).all()
         return pd.DataFrame.from_records(rows, columns=TARGET_GRADE_COLUMNS)
@@ -718,8 +729,9 @@ class Store:
                 .where(*_active(project_id, grader), Grade.position == position)
                 .values(retracted_at=utcnow())
             )
-            for grade in replaced:
-                s.add(Grade(**{c: getattr(grade, c) for c in RESTORED_COLUMNS}))
+            for grade in replaced:  # in its original's place in the grading order
+                restored = {c: getattr(grade, c) for c in RESTORED_COLUMNS}
+                s.add(Grade(**restored | {"graded_from": grade.graded_from or grade.id}))
             _event(s, grader, UNDO, project_id, position=position, **({"restored": len(replaced)} if replaced else {}))
             return Undone(int(position), len(replaced))
 
@@ -807,13 +819,14 @@ class Store:
             _event(s, grader, UNDO, project_id, position=position, undid="skip")
 
     def grades(self, project_id: int, *, include_retracted: bool = False, criterion: str | None = None) -> pd.DataFrame:
-        """One criterion's grades (``criterion_of``: the design's by default) in submission order, columns
-        GRADE_COLUMNS (+ ``retracted_at`` if asked)."""
+        """One criterion's grades (``criterion_of``: the design's by default) in grading order (GRADING_ORDER: an
+        item at its first grade, a change keeping its place), columns GRADE_COLUMNS (+ ``retracted_at`` if
+        asked)."""
         columns = [getattr(Grade, c) for c in GRADE_COLUMNS]
         query = (
             select(*columns)
             .where(Grade.project_id == project_id, Grade.criterion == self.criterion_of(project_id, criterion))
-            .order_by(Grade.id)
+            .order_by(*GRADING_ORDER)
         )
         if include_retracted:
             query = query.add_columns(Grade.retracted_at)
@@ -864,14 +877,17 @@ class Store:
         """Item position -> its first active grade of one criterion (``criterion_of``; the one the validation
         correction compares with the final grade: core.stats.validation), in grading order."""
         criterion = self.criterion_of(project_id, criterion)
+        query = (
+            select(Grade.position, Grade.value)
+            .where(Grade.project_id == project_id, Grade.retracted_at.is_(None), Grade.criterion == criterion)
+            .order_by(*GRADING_ORDER)
+        )
         with self.session() as s:
-            first = (
-                select(func.min(Grade.id))
-                .where(Grade.project_id == project_id, Grade.retracted_at.is_(None), Grade.criterion == criterion)
-                .group_by(Grade.position)
-            )
-            rows = s.execute(select(Grade.position, Grade.value).where(Grade.id.in_(first)).order_by(Grade.id)).all()
-        return {int(p): float(v) for p, v in rows}
+            rows = s.execute(query).all()
+        first: dict[int, float] = {}
+        for position, value in rows:  # each item's first in grading order (a change in its grade's place)
+            first.setdefault(int(position), float(value))
+        return first
 
     def skipped_positions(self, project_id: int) -> set[int]:
         """Positions someone skipped that have no active grade now (undoing the grade of an item
@@ -961,9 +977,10 @@ RETRACT_KEY = (
         Grade.criterion == bindparam("of_criterion"),
     )
     .values(retracted_at=bindparam("now"))
-    .returning(Grade.label)
+    .returning(Grade.label, grading_key())
 )
-"""Retract this grader's active grade of (item, target, criterion), returning its label (``_replace_grade``)."""
+"""Retract this grader's active grade of (item, target, criterion), returning its label and its place in the
+grading order (``_replace_grade``)."""
 ADD_GRADE = insert(Grade.__table__).returning(Grade.id)
 RELEASE = delete(Reservation.__table__).where(
     Reservation.project_id == bindparam("project_id"), Reservation.grader == bindparam("grader")
@@ -1003,10 +1020,10 @@ def _replace_grade(
         "of_target": target,
         "of_criterion": criterion,
     }
-    earlier = s.execute(RETRACT_KEY, of_key | {"now": now}).scalars().all()
+    earlier = s.execute(RETRACT_KEY, of_key | {"now": now}).all()
     if earlier:
         where = {k: v for k, v in (("target", target), ("criterion", criterion)) if v}
-        _event(s, grader, GRADE_CHANGED, project_id, position=position, **where, before=earlier[-1], after=label)
+        _event(s, grader, GRADE_CHANGED, project_id, position=position, **where, before=earlier[-1][0], after=label)
     grade = {
         "project_id": project_id,
         "position": position,
@@ -1019,5 +1036,6 @@ def _replace_grade(
         "comment": comment,
         "seconds": seconds,
         "created_at": now,
+        "graded_from": min((key for _, key in earlier), default=None),  # a change keeps the item's place
     }
     return s.execute(ADD_GRADE, grade).scalar_one()
