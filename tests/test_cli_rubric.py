@@ -29,7 +29,7 @@ def create(monkeypatch, tmp_path):
     def run(*options: str) -> int:
         return main(["projects", "create", "Rubric", "--pool", str(DATA / "pool.jsonl"), "--db-url", url, *options])
 
-    run.store = Store.open(url)
+    run.store, run.url = Store.open(url), url
     return run
 
 
@@ -133,3 +133,15 @@ def test_columns_are_mapped_on_the_command_line_and_every_missing_one_is_named(c
     assert project.settings.columns == "id=qid,prompt=question,response=answer_text"
     assert main([*main_args[:2], "Other", *main_args[3:], "--columns", "id"]) == 2
     assert "--columns" in capsys.readouterr().err
+
+
+def test_a_project_named_by_a_number_is_refused_and_a_number_is_an_id(create, tmp_path, capsys):
+    """A project named "2" took `export 2` and `users assign ann 2` from project 2, exit status 0 (a new user's
+    review): such a name is refused, and a number names the project of that id."""
+    from core.cli.projects import find_project
+
+    assert create() == 0
+    assert main(["projects", "create", "2", "--pool", str(DATA / "pool.jsonl"), "--db-url", create.url]) == 2
+    assert "the project name '2' is a number" in capsys.readouterr().err
+    (first,) = create.store.projects()
+    assert find_project(create.store, str(first.id)).id == first.id

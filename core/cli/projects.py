@@ -50,13 +50,20 @@ def add_project_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def find_project(store: Store, name_or_id: str) -> ProjectInfo:
-    """The project with this name, else with this id; InputError naming the projects there are."""
+    """The project with this id (a number), else with this name; InputError naming the projects there are, and
+    for a number that is one project's id and another's name (made before such names were refused)."""
     project = store.project_by_name(name_or_id)
-    if project is None and name_or_id.strip().isdigit():
+    if name_or_id.strip().isdigit():
         try:
-            project = store.project(int(name_or_id))
+            by_id = store.project(int(name_or_id))
         except KeyError:
-            project = None
+            by_id = None
+        if by_id is not None and project is not None and by_id.id != project.id:
+            raise InputError(
+                f"{name_or_id!r} is project {by_id.id}'s id ({by_id.name}) and project {project.id}'s name",
+                fix=f"name project {by_id.id} by its name, {by_id.name!r}; project {project.id} has no other name",
+            )
+        project = by_id or project
     if project is None:
         names = ", ".join(f"{p.id} ({p.name})" for p in store.projects()[:10]) or "none"
         raise InputError(

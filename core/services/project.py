@@ -126,6 +126,11 @@ def check_project_name(name: str) -> None:
         )
     if has_image(name):
         raise InputError("the project name holds a markdown image", fix="remove the ![...](...) part")
+    if name.strip().isdigit():  # `activegrade export 2` took project "2" for project 2 (a new user's review)
+        raise InputError(
+            f"the project name {name.strip()!r} is a number, which commands read as a project's id",
+            fix="give a name with a letter in it, e.g. 'run 2'",
+        )
 
 
 def check_settings(changes: Mapping[str, Any]) -> None:
