@@ -160,6 +160,13 @@ def scale_from_settings(values: Mapping[str, Any]) -> Scale:
         return DEFAULT_SCALE
     named = {BINARY.kind: BINARY, LIKERT.kind: LIKERT}
     if isinstance(stored, Mapping) and stored.get("kind") in named:
+        own = named[stored["kind"]].to_settings()["labels"]
+        if "labels" in stored and stored["labels"] != own:  # stored, never shown: graders saw 1-5 (a user's review)
+            raise InputError(
+                f"a {stored['kind']} scale has its own labels, not {stored['labels']!r}",
+                fix='give your own labels as {"kind": "custom", "labels": [["Good", 1], ["Bad", 0]]}',
+                field="scale",
+            )
         return named[stored["kind"]]
     try:
         return custom_scale(_label_pairs(stored))

@@ -21,3 +21,16 @@ def test_a_binary_or_worded_scale_has_no_place_on_its_labels():
     assert worded.value_words() == "on [0, 1], bad = 0, ok = 0.5, good = 1" and worded.on_labels(0.3) is None
     uneven = custom_scale([("1", 0.0), ("2", 0.9), ("3", 1.0)])  # numbers the values do not follow linearly
     assert uneven.on_labels(0.5) is None
+
+
+def test_labels_given_with_a_named_scale_are_refused_not_stored_unseen():
+    """{"kind": "likert", "labels": [["a", 0], ["b", 1]]} was stored, and the graders saw 1 to 5 (a new user's
+    review)."""
+    import pytest
+
+    from core.errors import InputError
+    from core.scales import scale_from_settings
+
+    with pytest.raises(InputError, match='a likert scale has its own labels.*"kind": "custom"'):
+        scale_from_settings({"scale": {"kind": "likert", "labels": [["a", 0], ["b", 1]]}})
+    assert scale_from_settings({"scale": {"kind": "likert"}}).kind == "likert"
