@@ -243,3 +243,22 @@ def test_a_database_url_that_fails_is_described_without_its_password(url):
         Store.open(url)
     assert "hunter2" not in describe_failure(url, failure.value)
     assert "hunter2" not in redact_url(url) and "bob" in redact_url(url)
+
+
+def test_a_short_password_is_masked_in_its_place_only():
+    """A password "p" masked every p of the message ("***ostgresql+***syco***g"), garbling it and spelling the
+    password's letters out (a new user's review): only the password's own place is masked."""
+    from core.store.engine import describe_failure, redact_url
+
+    url = "postgresql+psycopg://u:p@127.0.0.1:1/x"
+    assert redact_url(url) == "postgresql+psycopg://u:***@127.0.0.1:1/x"
+    error = RuntimeError(f"connection to {url} failed: port 1 refused; is the server accepting TCP/IP connections?")
+    told = describe_failure(url, error)
+    assert told == (
+        "RuntimeError: connection to postgresql+psycopg://u:***@127.0.0.1:1/x failed: port 1 refused; is the server "
+        "accepting TCP/IP connections?"
+    )
+    assert (
+        redact_url("postgresql+psycopg://bob@h/app?password=pw&port=5")
+        == "postgresql+psycopg://bob@h/app?password=***&port=5"
+    )

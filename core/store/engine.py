@@ -60,21 +60,33 @@ def url_secrets(url: str) -> list[str]:
 
 
 def _redacted(text: str, secrets: list[str]) -> str:
+    """``text`` with each of ``secrets`` replaced by ``***`` where it stands as a whole (not inside a longer run
+    of letters and digits: a password "p" masked every p of the message, garbling it and spelling the password
+    out, a new user's review)."""
     for secret in secrets:
-        text = text.replace(secret, "***")
+        text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", "***", text)
     return text
 
 
+def _masked(match: re.Match) -> str:
+    """A password pattern's ``match`` with its ``password`` group, where not empty, as ``***``."""
+    whole, start, end = match.group(0), *(k - match.start() for k in match.span("password"))
+    return whole[:start] + ("***" if end > start else "") + whole[end:]
+
+
 def redact_url(url: str) -> str:
-    """``url`` with every password in it (url_secrets) replaced by ``***``, whether or not SQLAlchemy can parse it."""
-    return _redacted(url, url_secrets(url))
+    """``url`` with every password in it (url_secrets) replaced by ``***``, whether or not SQLAlchemy can parse
+    it: the password's own place, nothing else."""
+    for pattern in (_PASSWORD_IN_URL, _PASSWORD_IN_QUERY):
+        url = pattern.sub(_masked, url)
+    return url
 
 
 def describe_failure(url: str, error: BaseException) -> str:
     """What to tell a person when the database at ``url`` cannot be opened: the error without the
     URL's passwords, wherever the driver's message repeats them."""
     text = f"{type(error).__name__}: {error}" if not isinstance(error, InputError) else str(error)
-    return _redacted(text, url_secrets(url))
+    return _redacted(text.replace(url, redact_url(url)), url_secrets(url))
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
