@@ -3,7 +3,8 @@
 HTTP through ``requests`` (already installed with the app, which Streamlit needs; a connection pool per
 client and a timeout on every call). Any answer other than a success raises ``ApiError`` with the server's
 status, message and field: a refused grade (409), a token that is wrong (401), a file the server could not
-read (422), the database down (503).
+read (422), the database down (503); no answer at all (the server down, the connection lost) raises its subclass
+``NoAnswer``, status 0.
 """
 
 from __future__ import annotations
@@ -32,10 +33,20 @@ class ApiError(Exception):
         self.status, self.message, self.field, self.retry_after = status, message, field, retry_after
 
 
+class NoAnswer(ApiError):
+    """No answer came: the server could not be reached, or the connection was lost or timed out (``status`` 0),
+    after the retries a call safe to send again gets. A grade or a skip may have been stored: sent again with its
+    token, it is stored once (docs/api.md). It escaped as requests' own exception, which a script's ``except
+    ApiError`` did not catch (a new user's review)."""
+
+    def __init__(self, url: str, error: Exception) -> None:
+        super().__init__(0, f"no answer from {url} ({type(error).__name__}): is the app running there?")
+
+
 RETRIED = (429, 503)
+"""Answers a call safe to send again is sent again for (`Client.retries`): too many calls, the database busy."""
 IDEMPOTENCY_KEY = "Idempotency-Key"
 """The header a create is sent with, a new UUID each (docs/api.md)."""
-"""Answers a call safe to send again is sent again for (`Client.retries`): too many calls, the database busy."""
 
 MAX_WAIT_S = 30.0
 """The longest wait before a call is sent again, whatever Retry-After asks."""
@@ -82,7 +93,9 @@ def _of(cls: type[T], data: dict[str, Any]) -> T:
 @dataclass(frozen=True)
 class ProjectState:
     """A project's state: ``status`` new, preparing, ready or failed; counts once ready; ``settings``; once ready,
-    ``warnings`` for admins and viewers (the Projects page's: a design no better than uniform sampling, ...)."""
+    ``warnings`` for admins and viewers (the Projects page's: a design no better than uniform sampling, ...), None
+    where the answer does not give them (the projects' list, a grader: ``Client.project(id).status()`` does;
+    an empty list there read as "nothing to worry about", a new user's review)."""
 
     id: int
     name: str
@@ -93,7 +106,7 @@ class ProjectState:
     error: str | None = None
     progress: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -252,9 +265,9 @@ class Client:
         for attempt in range(self.retries + 1):
             try:
                 response = self.session.request(method, self.url + PREFIX + path, timeout=self.timeout, **kwargs)
-            except (requests.ConnectionError, requests.Timeout):  # the answer lost: was it done? sent again if safe
+            except (requests.ConnectionError, requests.Timeout) as exc:  # the answer lost: sent again if safe
                 if not repeatable or attempt == self.retries:
-                    raise
+                    raise NoAnswer(self.url, exc) from exc
                 time.sleep(min(0.5 * 2**attempt, MAX_WAIT_S))
                 continue
             if response.status_code not in RETRIED or not repeatable or attempt == self.retries:

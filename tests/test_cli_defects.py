@@ -150,3 +150,15 @@ def test_a_database_that_cannot_be_opened_is_one_line_not_a_traceback(capsys):
     said = [line for line in err if line.startswith("error: ")]
     assert len(said) == 1 and "cannot be opened or did not answer" in said[0] and "Fix: check --db-url" in said[0]
     assert "hunter2secret" not in "\n".join(err) and "Traceback" not in "\n".join(err)
+
+
+def test_prepare_warns_of_empty_responses_as_the_setup_page_does(tmp_path, capsys):
+    """An item with an empty response was warned of by the setup page and the API, never by the command line (a
+    new user's review)."""
+    rows = [json.loads(line) for line in (DATA / "app" / "pool.jsonl").read_text().splitlines()]
+    rows[3]["response"] = ""
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("\n".join(json.dumps(r) for r in rows))
+    samples = str(DATA / "app" / "samples.jsonl")
+    assert main(["prepare", "--pool", str(pool), "--samples", samples, "--out", str(tmp_path / "i.csv"), "-q"]) == 0
+    assert f"1 item of the pool has an empty response ({rows[3]['id']})" in capsys.readouterr().err

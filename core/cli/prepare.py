@@ -25,7 +25,7 @@ from core.errors import InputError
 from core.inputs.io import Inputs
 from core.inputs.readers import FORMATS, load
 from core.inputs.targets import refuse_targets
-from core.services.overview import one_stratum
+from core.services.overview import preparation_warnings
 from core.settings import DEFAULTS, MAX_JSON_INT
 from core.stats.compare import Comparison
 from core.stats.proxy import PROXY_COLUMN, proxy_name, proxy_values
@@ -306,8 +306,10 @@ def run(args: argparse.Namespace) -> int:
         items = items.drop(columns="semantic_entropy_weighted")
     write_items(items, args.out)
     say(args, summary(items))
-    if (words := one_stratum(items, args.proxy)) is not None:
-        warn(words)
+    warned = preparation_warnings(items, args.proxy)  # the setup page's and the API's, said here too
+    for words in (warned.strata, warned.pool):
+        if words:
+            warn(words)
     say(args, "wrote the items table to standard output" if args.out == STDOUT else f"wrote {args.out}")
     write_json(args, {**summary_of(items), "out": args.out})
     return 0

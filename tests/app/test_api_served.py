@@ -94,6 +94,7 @@ def test_a_project_created_through_the_client_gets_ready(served):
     state = project.wait_ready(timeout=300).status()
     assert state.status == "ready" and state.items == 40 and state.settings["n_strata"] == 3
     assert project.id in [p.id for p in client.projects()]
+    assert state.warnings == [] and all(p.warnings is None for p in client.projects())  # the list does not say
     with pytest.raises(activegrade.ApiError) as bad:
         client.create_project("Broken", ("pool.csv", b"id,prompt\n1,what\n"))
     assert bad.value.status == 422 and "pool.csv" in bad.value.message
