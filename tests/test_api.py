@@ -166,6 +166,21 @@ def test_a_token_sees_only_its_accounts_projects(world):
     doubled = call(client, secrets["boss"], "POST", "/projects", files=twice, data=settings)
     assert doubled.status_code == 422 and doubled.json()["error"]["field"] == "pool"
     assert "sent twice" in doubled.json()["error"]["message"]
+    # curl -F settings=@settings.json sends the settings as a file, curl -F pool=<FILE the pool as text: "unknown
+    # part 'settings' ... send 'settings'" and "no file 'pool'" (a new user's review)
+    as_file = {"pool": upload("pool.jsonl"), "settings": ("s.json", b'\xef\xbb\xbf{"name": "Settings as a file"}')}
+    made = call(client, secrets["boss"], "POST", "/projects", files=as_file)
+    assert (
+        made.status_code == 201
+        and call(client, secrets["boss"], "GET", f"/projects/{made.json()['id']}").json()["name"]
+        == "Settings as a file"
+    )
+    as_text = call(
+        client, secrets["boss"], "POST", "/projects", data={"pool": "{}", **settings}, files={"x": ("", b"")}
+    )
+    assert (
+        as_text.status_code == 422 and "came as a text field: send it as a file" in as_text.json()["error"]["message"]
+    )
     assert call(client, secrets["boss"], "GET", "/projects/abc").json()["error"]["field"] == "project_id"
 
 

@@ -330,7 +330,14 @@ def list_projects(call: Call) -> dict[str, Any]:
 def create_project(call: Call) -> JSONResponse:
     """A project from the uploaded files; the caller was allowed CREATE_PROJECT before they were read (the
     route's ``uploader``)."""
-    fields, files = call.body, call.files
+    fields, files = dict(call.body), dict(call.files)
+    if "settings" in files:  # a settings file sent as one (curl -F settings=@settings.json): its text
+        fields["settings"] = files.pop("settings")[1]
+    for part in ("pool", "samples"):
+        if part in fields:  # curl -F pool=<FILE sends the text: "no file 'pool'" said none was sent (a review)
+            raise ApiError(
+                422, f"the part '{part}' came as a text field: send it as a file (curl -F {part}=@FILE)", part
+            )
     if "pool" not in files:
         raise ApiError(422, "the multipart body has no file 'pool' (the pool of items to grade)", "pool")
     unknown = sorted(set(files) - {"pool", "samples"}) + sorted(set(fields) - {"settings"})
