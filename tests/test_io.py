@@ -812,3 +812,13 @@ def test_any_text_written_by_standard_writers_is_read_back_exactly(tmp_path, pro
         assert inputs.pool["prompt"].tolist() == prompts
         assert inputs.pool["response"].tolist() == [response] * len(prompts)
         assert inputs.samples["sample"].tolist() == [sample] * len(prompts)
+
+
+@pytest.mark.parametrize(
+    "text", ["id;prompt;response\nq1;Hi;Hello\n", "id;prompt;response\nq1;Hi, there;Hello\nq2;Hi;Hello\n"]
+)
+def test_a_csv_separated_by_semicolons_is_named_so(text):
+    """Excel in much of Europe writes ';': the error spoke of commas to put in quotes, or of a missing 'id' (a new
+    user's review)."""
+    message = error_of(("pool.csv", text.encode()))
+    assert "is one column: the file is not comma-separated" in message and "CSV UTF-8" in message, message

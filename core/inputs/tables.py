@@ -414,6 +414,17 @@ def _read_json_array(name: str, text: str) -> Table:
     return Table.of_frame(name, pd.DataFrame.from_records(values))
 
 
+def _check_separator(name: str, header: list[str], line: int) -> None:
+    """InputError where the ``header`` (on ``line``) is one column holding ';', a tab or '|': another separator."""
+    if len(header) == 1 and re.search(r"[;\t|]", header[0]):
+        raise InputError(
+            f"the header '{header[0]}' is one column: the file is not comma-separated",
+            file=name,
+            row=line,
+            fix="save it as comma-separated values (CSV with commas between columns; Excel: CSV UTF-8)",
+        )
+
+
 def _read_csv(name: str, data: bytes, text: str) -> Table:
     if text.lstrip("\ufeff \t\r\n").startswith("{"):  # JSON Lines named .csv: said as such, not as CSV rows
         raise InputError(
@@ -421,15 +432,18 @@ def _read_csv(name: str, data: bytes, text: str) -> Table:
             file=name,
             fix="name it .jsonl (one JSON object per line) or .json, or save it as CSV",
         )
-    # the header's width before pandas reads every cell: a 2 MB header of 200,003 columns took 10 s to refuse
+    header_line = len(_LINE_BREAK.findall(text[: len(text) - len(text.lstrip())])) + 1
+    # the header's width before pandas reads every cell: a 2 MB header of 200,003 columns took 10 s to refuse;
+    # and one column named with semicolons before a row with commas reads as extra fields (a new user's review)
     with contextlib.suppress(csv.Error):  # a header csv cannot split is pandas' to name
-        check_column_count(name, next(csv.reader(io.StringIO(text, newline="")), []))
+        first = next(csv.reader(io.StringIO(text.lstrip("\r\n"), newline="")), [])
+        _check_separator(name, first, header_line)
+        check_column_count(name, first)
     try:
         cells = pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False, na_filter=False)
     except pd.errors.ParserError as error:
         raise _csv_parse_error(name, data, error) from None
     header = [str(cell) for cell in cells.iloc[0]]
-    header_line = len(_LINE_BREAK.findall(text[: len(text) - len(text.lstrip())])) + 1
     for position, column in enumerate(header, start=1):
         if not column.strip():
             raise InputError(
@@ -439,13 +453,7 @@ def _read_csv(name: str, data: bytes, text: str) -> Table:
                 fix="give every column a name in the first row, or delete the unnamed column"
                 + (" (pandas writes its index there unless called with to_csv(index=False))" if position == 1 else ""),
             )
-    if len(header) == 1 and re.search(r"[;\t|]", header[0]):
-        raise InputError(
-            f"the header '{header[0]}' is one column: the file is not comma-separated",
-            file=name,
-            row=header_line,
-            fix="save it as comma-separated values (CSV with commas between columns)",
-        )
+    _check_separator(name, header, header_line)
     _check_unique_columns(name, header)
     check_column_count(name, header)
     frame = cells.iloc[1:].reset_index(drop=True)
