@@ -145,3 +145,14 @@ def test_a_project_named_by_a_number_is_refused_and_a_number_is_an_id(create, tm
     assert "the project name '2' is a number" in capsys.readouterr().err
     (first,) = create.store.projects()
     assert find_project(create.store, str(first.id)).id == first.id
+
+
+def test_a_name_that_differs_from_another_only_in_case_or_spaces_is_refused(create, capsys):
+    """"gsm8k 300" beside "GSM8K 300" wrote the same default export file, the second over the first (a new
+    user's review)."""
+    assert create() == 0
+    pool = str(DATA / "pool.jsonl")
+    for alike in ("rubric", "RUBRIC ", "Rubric  "):
+        assert main(["projects", "create", alike, "--pool", pool, "--db-url", create.url]) == 2
+        assert "differs from only in case or spaces" in capsys.readouterr().err or alike.strip() == "Rubric"
+    assert [p.name for p in create.store.projects()] == ["Rubric"]

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from core.errors import InputError, hidden_character
+from core.errors import InputError, Taken, hidden_character
 from core.inputs.io import Inputs
 from core.inputs.limits import MAX_FILE_NAME_CHARS, MAX_NAME_CHARS, check_length
 from core.inputs.markup import MAX_MARKDOWN_CHARS, MAX_NESTING, MAX_TABLE_CELLS, has_image, safe_markdown
@@ -67,6 +67,26 @@ def check_inputs(
     return targets, inputs
 
 
+def _folded(name: str) -> str:
+    """A project name as people tell names apart: case and runs of spaces ignored."""
+    return " ".join(name.split()).casefold()
+
+
+def check_look_alike(store: Store, name: str) -> None:
+    """Taken where another project's name differs from ``name`` only in case or spaces ("gsm8k 300" beside
+    "GSM8K 300"): the two wrote one default export file, the second over the first (a new user's review). The
+    same name is the store's to refuse (naming its id), or an Idempotency-Key's to answer."""
+    wanted = _folded(name)
+    for project in store.projects():
+        if project.name != name.strip() and _folded(project.name) == wanted:
+            raise Taken(
+                f"project {project.id} is named {project.name!r}, which {name.strip()!r} differs from only in case "
+                "or spaces",
+                fix="choose a name people can tell apart, or open that project",
+                field="name",
+            )
+
+
 def create_project(
     store: Store,
     name: str,
@@ -86,6 +106,7 @@ def create_project(
     Raises InputError for bad input before anything is written.
     """
     check_project_name(name)
+    check_look_alike(store, name)
     check_length(pool[0], MAX_FILE_NAME_CHARS, "the pool file's name")
     if samples is not None:
         check_length(samples[0], MAX_FILE_NAME_CHARS, "the samples file's name")
