@@ -148,7 +148,7 @@ def test_a_project_named_by_a_number_is_refused_and_a_number_is_an_id(create, tm
 
 
 def test_a_name_that_differs_from_another_only_in_case_or_spaces_is_refused(create, capsys):
-    """"gsm8k 300" beside "GSM8K 300" wrote the same default export file, the second over the first (a new
+    """ "gsm8k 300" beside "GSM8K 300" wrote the same default export file, the second over the first (a new
     user's review)."""
     assert create() == 0
     pool = str(DATA / "pool.jsonl")
