@@ -226,3 +226,11 @@ def test_an_lm_eval_pool_whose_samples_match_no_response_says_how_to_compare_the
     assert main([*args, "--columns", "answer=filtered_response", "--out", str(tmp_path / "mapped.csv")]) == 0
     assert "answer=filtered_response" not in capsys.readouterr().err  # the answers compared: no hint
     assert pd.read_csv(tmp_path / "mapped.csv")["agreement"].mean() > 0.5
+
+
+def test_an_error_in_a_column_chosen_with_columns_names_the_users_own_column(tmp_path):
+    """--columns label=final, then "column 'label'" where the file has no column label (a new user's review)."""
+    pool = tmp_path / "pool.csv"
+    pool.write_text("qid,question,model_output,final\na,Hi,Hello,18\n")
+    with pytest.raises(InputError, match=r"row 2, column 'final': the label 18 is outside"):
+        load(str(pool), columns="id=qid,prompt=question,response=model_output,label=final")

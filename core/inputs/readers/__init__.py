@@ -161,7 +161,11 @@ def pick_columns(table: Table, mapping: dict[str, str]) -> Table:
     kept = {source for target, source in mapping.items() if target not in MOVED} | set(mapping)
     moved = {mapping[target] for target in MOVED if target in mapping} - kept
     frame = frame.drop(columns=sorted(moved))
-    return Table(table.name, frame, lambda: table.rows, table.column_label, table.note)
+
+    def label(column: str) -> str:  # the user's own column, as an error names it: 'final', not 'label' (a review)
+        return mapping[column] if column in mapping else table.column_label(column)
+
+    return Table(table.name, frame, lambda: table.rows, label, table.note)
 
 
 @paused_gc()
