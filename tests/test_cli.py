@@ -196,3 +196,19 @@ def test_prepare_names_the_file_of_a_pool_of_several_models(capsys, tmp_path):
     assert main(["prepare", "--pool", str(pool), "--out", str(tmp_path / "items.csv")]) == 2
     err = capsys.readouterr().err
     assert f"error: {pool}, column 'model': the pool names 2 models" in err and "surrogate sample" not in err
+
+
+def test_a_quiet_command_quiets_the_libraries_progress_bars(monkeypatch):
+    """`sample -q` still wrote transformers' GGUF de-quantizing and weight-loading bars into logs (a new user's
+    review): where the command draws none, tqdm's default is off and so are the hub's."""
+    import argparse
+
+    from core import cli
+
+    for name in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS"):
+        monkeypatch.delenv(name, raising=False)
+    cli._quiet_libraries(argparse.Namespace(quiet=True))
+    assert os.environ["TQDM_DISABLE"] == "1" and os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
+    from transformers.utils import logging as hf_logging
+
+    assert hf_logging.tqdm(range(3)).disable  # the bar transformers draws while it loads a model

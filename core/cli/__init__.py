@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from core import logs
-from core.cli.output import STDOUT
+from core.cli.output import STDOUT, show_progress
 from core.errors import InputError, one_line
 from core.version import version
 
@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None, prog: str = "activegrade") -> int:
     args = build_parser(prog, argv).parse_args(argv)
     try:
         _one_stream(args)
+        _quiet_libraries(args)
         logs.configure()  # the worker (`worker`) and every other command log as the operator set
         status = int(args.run(args) or 0)
         sys.stdout.flush()  # a reader gone (`| head`) shows here, not in the interpreter's flush at exit
@@ -106,6 +107,15 @@ def _database_failed(args: argparse.Namespace, error: BaseException) -> int:
         file=sys.stderr,
     )
     return 2
+
+
+def _quiet_libraries(args: argparse.Namespace) -> None:
+    """Where the command draws no progress bar (``--quiet``, or standard error no terminal), the libraries it
+    runs draw none either: transformers' GGUF de-quantizing and weight loading, the hub's downloads (`sample -q`
+    wrote them into logs, a new user's review). tqdm reads TQDM_DISABLE as its default; the hub its own."""
+    if not show_progress(args):
+        os.environ.setdefault("TQDM_DISABLE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 INPUT_OPTIONS = ("pool", "samples", "settings", "criteria", "label_studio")
