@@ -220,7 +220,7 @@ def test_uniform_wilson_size_is_the_issues_table_and_exceeds_wald_at_rare_means(
     assert uniform_fixed_n_wilson(0.02 * 0.98, 0.02, 4000, 0.05) == 51
     assert uniform_fixed_n(0.02 * 0.98, 4000, 0.05) == 30
     assert uniform_fixed_n_wilson(0.25, 0.5, 4000, 0.03) == 841
-    assert uniform_fixed_n_wilson(0.0, 0.0, 4000, 0.05) == uniform_fixed_n(0.0, 4000, 0.05)
+    assert uniform_fixed_n_wilson(0.0, 0.0, 4000, 0.05) == 35 > uniform_fixed_n(0.0, 4000, 0.05)  # Wilson's at 0
     skewed = uniform_fixed_n_wilson(0.005, 0.02, 4000, 0.05)  # a finer scale: Wilson on the effective size
     assert uniform_fixed_n(0.005, 4000, 0.05) < skewed < uniform_fixed_n_wilson(0.0196, 0.02, 4000, 0.05)
 
@@ -490,3 +490,14 @@ def test_the_fewest_grades_around_those_given_are_neymans_where_none_are_given()
         assert least_grades(c, k, np.array(bound)) == pytest.approx(np.maximum(k, c / low).sum(), rel=1e-6, abs=1e-6)
     c = np.array([0.3, 0.2, 0.1])
     assert least_grades(c, np.zeros(3), np.array(0.01)) == pytest.approx(c.sum() ** 2 / 0.01)
+
+
+def test_wilsons_uniform_size_for_a_pool_of_equal_grades_is_wilsons_not_zero():
+    """A pool whose every grade is 0 said uniform sampling needs 0 grades (an outside audit): Wilson's interval at
+    p-hat = 0 has half-width z^2 / (2 (n + z^2)), so +-0.05 takes 35 grades, 32 of a pool of 300."""
+    from core.stats.simulate import _cell
+    from core.stats.stopping import uniform_fixed_n_wilson
+
+    assert uniform_fixed_n_wilson(0.0, 0.0, 10**6, 0.05) == 35
+    assert uniform_fixed_n_wilson(0.0, 1.0, 300, 0.05) == 32
+    assert _cell(float("nan"), float("nan"), ".3f") == "-"  # its MSE ratio: none, not "nan±nan"

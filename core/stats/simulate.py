@@ -627,7 +627,11 @@ def _metrics(r: Run, n: int, N: int, mu: float, s2: float, labels, shared, n0, o
 
 
 def _cell(value, se, fmt: str) -> str:
-    return "-" if value is None else f"{value:{fmt}}" + ("" if se is None else f"±{se:{fmt.lstrip('+')}}")
+    """A figure ± its s.e.; "-" where there is none (None or NaN: a pool whose every grade is equal has no MSE
+    ratio, and printed "nan±nan")."""
+    if value is None or value != value:
+        return "-"
+    return f"{value:{fmt}}" + ("" if se is None or se != se else f"±{se:{fmt.lstrip('+')}}")
 
 
 def format_table(result: dict) -> str:

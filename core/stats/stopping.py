@@ -319,10 +319,11 @@ def uniform_fixed_n_wilson(s2: float, mean: float, size: int, target: float, lev
     Wilson's half-width at p-hat = p after m trials, z sqrt(p (1 - p) / m + z^2 / (4 m^2)) / (1 + z^2 / m)
     (Wilson 1927), is read on the effective size m = n p (1 - p) / S^2 of grades of variance S^2 (as the
     Korn-Graubard interval reads its Beta, core.stats.intervals), so that for binary grades it is Wilson's
-    own; n0 = the smallest such n, then n = n0 / (1 + n0 / N), at most N. Where p (1 - p) or S^2 is 0 it is
-    the Wald size."""
+    own; n0 = the smallest such n, then n = n0 / (1 + n0 / N), at most N. At p = 0 or 1 the effective size is
+    the grades' count, Wilson's half-width there z^2 / (2 (m + z^2)): a pool of every grade 0 said 0 grades (an
+    outside audit). Where only S^2 is 0 (every grade 1/2, say) it is the Wald size."""
     spread = mean * (1 - mean)
-    if spread <= 0 or s2 <= 0:
+    if spread > 0 and s2 <= 0:
         return uniform_fixed_n(s2, size, target, level)
     z = stats.norm.ppf(0.5 + level / 2)
     m = np.arange(1, 100 * size + 1, dtype=float) / 10.0  # effective sizes in steps of 0.1
@@ -330,5 +331,5 @@ def uniform_fixed_n_wilson(s2: float, mean: float, size: int, target: float, lev
     reached = np.flatnonzero(half <= target)
     if reached.size == 0:
         return size
-    n0 = m[reached[0]] * s2 / spread
+    n0 = m[reached[0]] * (s2 / spread if spread > 0 else 1.0)
     return int(min(size, np.ceil(n0 / (1 + n0 / size))))
