@@ -198,17 +198,20 @@ def test_prepare_names_the_file_of_a_pool_of_several_models(capsys, tmp_path):
     assert f"error: {pool}, column 'model': the pool names 2 models" in err and "surrogate sample" not in err
 
 
-def test_a_quiet_command_quiets_the_libraries_progress_bars(monkeypatch):
+def test_a_quiet_command_quiets_the_libraries_progress_bars():
     """`sample -q` still wrote transformers' GGUF de-quantizing and weight-loading bars into logs (a new user's
-    review): where the command draws none, tqdm's default is off and so are the hub's."""
-    import argparse
-
-    from core import cli
-
-    for name in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS"):
-        monkeypatch.delenv(name, raising=False)
-    cli._quiet_libraries(argparse.Namespace(quiet=True))
-    assert os.environ["TQDM_DISABLE"] == "1" and os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
-    from transformers.utils import logging as hf_logging
-
-    assert hf_logging.tqdm(range(3)).disable  # the bar transformers draws while it loads a model
+    review): where the command draws none, tqdm's default is off and so are the hub's and transformers', which read
+    them when first imported, after the command's arguments are (a fresh interpreter, as a command runs)."""
+    script = (
+        "import argparse, sys\n"
+        "from core import cli\n"
+        "assert 'tqdm' not in sys.modules and 'transformers' not in sys.modules\n"
+        "cli._quiet_libraries(argparse.Namespace(quiet=True))\n"
+        "from transformers.utils import logging\n"
+        "from tqdm import tqdm\n"
+        "print(logging.is_progress_bar_enabled(), tqdm(range(3)).disable)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]
