@@ -77,7 +77,12 @@ def current(store: Store, project_id: int, grader: str, position: int, item_id: 
     between, which left a second live token on the item held when a new one was made: an API review), else a new
     one."""
     same = (position, item_id, reviewing)
-    for kept in (table.latest(store, project_id, grader), table.unused_of_item(store, project_id, grader, position)):
+    readers = (
+        lambda: table.latest(store, project_id, grader),
+        lambda: table.unused_of_item(store, project_id, grader, position),
+    )
+    for read in readers:  # the second read only where the latest is another card (one query a card otherwise)
+        kept = read()
         if _live(kept, project_id, grader) and (kept.position, kept.item_id, kept.reviewing) == same:
             return _showing(kept)
     released = utcnow()
