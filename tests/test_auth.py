@@ -399,6 +399,9 @@ def test_whoever_knows_a_name_cannot_keep_its_owner_out_from_where_they_sign_in(
     with pytest.raises(auth.SignInThrottled, match="too many failed sign-ins for 'ann'"):
         auth.sign_in(store, "ann", PASSWORD, address="198.51.100.77")  # an address ann never signed in from
     assert auth.sign_in(store, "ann", PASSWORD, address="192.0.2.10") is not None  # her office: not held
+    assert auth.sign_in(store, "ann", PASSWORD, address="::ffff:192.0.2.10") is not None  # the same, IPv4-mapped
+    with pytest.raises(auth.SignInThrottled):  # and her sign-ins gave the guesser no fresh tries elsewhere
+        auth.sign_in(store, "ann", "guess guess guess", address="203.0.113.99")
     for _ in range(auth.FREE_FAILURES + 1):  # guessing from her office meets that address's own back-off
         try:
             auth.sign_in(store, "ann", "guess guess guess", address="192.0.2.10")
@@ -555,5 +558,5 @@ def test_an_ipv6_sprayer_rotating_through_its_network_is_slowed_as_from_one_addr
     assert auth.address_bucket("2001:db8:1:2::9f") == "2001:db8:1:2::/64"
     assert (
         auth.address_bucket("203.0.113.9") == "203.0.113.9"
-        and auth.address_bucket("::ffff:1.2.3.4") == "::ffff:1.2.3.4"
+        and auth.address_bucket("::ffff:1.2.3.4") == "1.2.3.4"  # an IPv4 client's address, as IPv4
     )

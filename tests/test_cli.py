@@ -150,6 +150,8 @@ def test_an_output_that_names_an_input_or_the_other_output_is_refused_and_the_fi
     assert f"--json {pool} is the file of --pool" in capsys.readouterr().err
     assert main([*prepare, "--out", str(samples)]) == 2
     assert "is the file of --samples: writing it would replace what the command reads" in capsys.readouterr().err
+    assert main([*prepare, "--out", str(tmp_path / "not-made-yet" / ".." / "pool.jsonl")]) == 2  # its folder made
+    assert "is the file of --pool" in capsys.readouterr().err and not (tmp_path / "not-made-yet").exists()
     twice = str(tmp_path / "x.csv")
     assert main(["export", "1", "--format", "csv", "--out", twice, "--json", twice]) == 2
     assert "writing it would replace the other output" in capsys.readouterr().err

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import COMMANDS, main
+from core.errors import InputError
 from core.scales import LIKERT
 from core.store import Store
 
@@ -145,6 +146,8 @@ def test_a_project_named_by_a_number_is_refused_and_a_number_is_an_id(create, tm
     assert "the project name '2' is a number" in capsys.readouterr().err
     (first,) = create.store.projects()
     assert find_project(create.store, str(first.id)).id == first.id
+    with pytest.raises(InputError, match="no project '²'"):  # a digit no int() reads: it raised ValueError
+        find_project(create.store, "²")
 
 
 def test_a_name_that_differs_from_another_only_in_case_or_spaces_is_refused(create, capsys):
@@ -152,7 +155,7 @@ def test_a_name_that_differs_from_another_only_in_case_or_spaces_is_refused(crea
     user's review)."""
     assert create() == 0
     pool = str(DATA / "pool.jsonl")
-    for alike in ("rubric", "RUBRIC ", "Rubric  "):
+    for alike in ("rubric", "RUBRIC ", "Rubric  ", "rubric!", "(Rubric)"):
         assert main(["projects", "create", alike, "--pool", pool, "--db-url", create.url]) == 2
-        assert "differs from only in case or spaces" in capsys.readouterr().err or alike.strip() == "Rubric"
+        assert "differs from only in case, spaces or punctuation" in capsys.readouterr().err or alike == "Rubric  "
     assert [p.name for p in create.store.projects()] == ["Rubric"]

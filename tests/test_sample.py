@@ -87,6 +87,7 @@ def test_completed_items_rejects_a_corrupt_line_in_the_middle(tmp_path):
         ("a a b b", 3, "holds 2 answers for item 'a' .* where --k asks 3. Fix: give --k 2"),  # a larger --k
         ("a a b b", 2, "another surrogate \\(other\\)"),  # another model's answers
         ("pool", 1, "not a samples file"),  # the pool given as --out
+        ("a a", 3, "holds 2 answers for item 'a'"),  # one item, a smaller --k: no cut line, so no interruption
     ],
 )
 def test_an_existing_output_the_run_must_not_append_to_is_refused_and_left_whole(tmp_path, text, k, message):
@@ -168,7 +169,8 @@ def test_resume_skips_finished_items(smollm2, tmp_path):
         + "\n"
         + json.dumps({**finished, "id": "sum"})
         + "\n"
-    )  # 'sum', the last item, has 1 of 2 samples (an interrupted run): redone
+        + '{"id": "sum", "sam'
+    )  # 'sum', the last item, has 1 of 2 samples and a cut line (an interrupted run): redone
     calls = []
     assert sample_pool(POOL, smollm2, out, k=2, max_new_tokens=4, progress=lambda d, t: calls.append((d, t))) == 2
     rows = read_jsonl(out)

@@ -143,11 +143,12 @@ def _one_stream(args: argparse.Namespace) -> None:
 
 
 def _same_file(one: str, other: str) -> bool:
-    """Whether two paths name one file (the same path, or a link to it)."""
+    """Whether two paths name one file: a link to it, or a path through a folder not made yet and back (``..``:
+    the output's missing folders are made before it is written, so nope/../pool.jsonl replaced the pool)."""
     first, second = Path(one), Path(other)
     if first.exists() and second.exists():
         return os.path.samefile(first, second)
-    return first.absolute() == second.absolute()
+    return first.resolve() == second.resolve()
 
 
 def _reader_gone() -> int:

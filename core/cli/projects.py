@@ -53,7 +53,7 @@ def find_project(store: Store, name_or_id: str) -> ProjectInfo:
     """The project with this id (a number), else with this name; InputError naming the projects there are, and
     for a number that is one project's id and another's name (made before such names were refused)."""
     project = store.project_by_name(name_or_id)
-    if name_or_id.strip().isdigit():
+    if name_or_id.strip().isdecimal():  # int() reads these ('²' is a digit, no number: it raised)
         try:
             by_id = store.project(int(name_or_id))
         except KeyError:

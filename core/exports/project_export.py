@@ -32,6 +32,7 @@ from core.inputs.targets import response_column
 from core.services import review
 from core.services.comparison_reading import comparison_reading
 from core.services.criteria_reading import CriterionReading, criteria_now
+from core.services.project import slug
 from core.services.tracking import current_estimate
 from core.stats.allocation import Design
 from core.stats.design import prepared_design
@@ -58,11 +59,6 @@ REPORT_FORMATS: dict[str, tuple[Callable[[dict[str, Any]], str], str]] = {
 project's (core.exports.report)."""
 REPORT_EXPORTED = {"json": "report (JSON)", "md": "report (Markdown)", "html": "report (HTML)"}
 """Report format -> what the audit trail says was downloaded."""
-
-
-def slug(name: str) -> str:
-    """The project's name as a file-name stem: letters and digits, anything else a dash."""
-    return "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-") or "project"
 
 
 def file_name(project: ProjectInfo, what: str, fmt: str) -> str:

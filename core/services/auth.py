@@ -449,7 +449,9 @@ def address_bucket(address: str) -> str:
         parsed = ipaddress.ip_address(address)
     except ValueError:
         return address
-    if parsed.version == 6 and parsed.ipv4_mapped is None:
+    if parsed.version == 6 and parsed.ipv4_mapped is not None:  # ::ffff:192.0.2.10 is 192.0.2.10
+        return str(parsed.ipv4_mapped)
+    if parsed.version == 6:
         return str(ipaddress.ip_network(f"{parsed}/{IPV6_PREFIX}", strict=False))
     return address
 
@@ -539,8 +541,8 @@ def _sign_in(store: Store, name: str, password: str, address: str, from_bucket: 
         if accounts.failures(store, name, ACCOUNT)[0] == ACCOUNT_FREE_FAILURES:
             accounts.record_event(store, actor, THROTTLED, detail={"failures": ACCOUNT_FREE_FAILURES, **detail})
         return None
-    for bucket in buckets:
-        accounts.clear_failures(store, name, bucket)
+    for bucket in buckets[known:]:  # the account's own count stands where it held nothing: an owner's sign-in from
+        accounts.clear_failures(store, name, bucket)  # home gave whoever guesses elsewhere 20 fresh tries (a review)
     if from_bucket:
         accounts.record_sign_in_address(store, name, from_bucket)
     if _hasher.check_needs_rehash(row.password_hash):

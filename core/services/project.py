@@ -67,21 +67,23 @@ def check_inputs(
     return targets, inputs
 
 
-def _folded(name: str) -> str:
-    """A project name as people tell names apart: case and runs of spaces ignored."""
-    return " ".join(name.split()).casefold()
+def slug(name: str) -> str:
+    """The project's name as a file-name stem (its exports' default file names): letters and digits, anything
+    else a dash."""
+    return "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-") or "project"
 
 
 def check_look_alike(store: Store, name: str) -> None:
-    """Taken where another project's name differs from ``name`` only in case or spaces ("gsm8k 300" beside
-    "GSM8K 300"): the two wrote one default export file, the second over the first (a new user's review). The
-    same name is the store's to refuse (naming its id), or an Idempotency-Key's to answer."""
-    wanted = _folded(name)
+    """Taken where another project's name has the same `slug`, differing only in case, spaces or punctuation
+    ("gsm8k 300" beside "GSM8K 300", "G2-file" beside "G2 file"): the two wrote one default export file, the second
+    over the first (a new user's review). The same name is the store's to refuse (naming its id), or an
+    Idempotency-Key's to answer."""
+    wanted = slug(name)
     for project in store.projects():
-        if project.name != name.strip() and _folded(project.name) == wanted:
+        if project.name != name.strip() and slug(project.name) == wanted:
             raise Taken(
-                f"project {project.id} is named {project.name!r}, which {name.strip()!r} differs from only in case "
-                "or spaces",
+                f"project {project.id} is named {project.name!r}, which {name.strip()!r} differs from only in case, "
+                "spaces or punctuation (their files would share one name)",
                 fix="choose a name people can tell apart, or open that project",
                 field="name",
             )
@@ -147,10 +149,11 @@ def check_project_name(name: str) -> None:
         )
     if has_image(name):
         raise InputError("the project name holds a markdown image", fix="remove the ![...](...) part")
-    if name.strip().isdigit():  # `activegrade export 2` took project "2" for project 2 (a new user's review)
+    if name.strip().isdecimal():  # `activegrade export 2` took project "2" for project 2 (a new user's review)
         raise InputError(
             f"the project name {name.strip()!r} is a number, which commands read as a project's id",
             fix="give a name with a letter in it, e.g. 'run 2'",
+            field="name",
         )
 
 

@@ -67,8 +67,9 @@ def completed_items(out: Path, k: int, surrogate: str) -> set[str]:
     as it is, for a file this run must not append to.
 
     A run appends each item's K lines in one write, so an interruption can cut only the last item's lines
-    short (and its last line): those alone are dropped, the rest written to a temporary file that replaces the
-    file. Any other shortfall means the file was made otherwise, and deleting lines would destroy answers that
+    short, and leaves its mark, a last line cut: only then are that item's lines dropped, the rest written to a
+    temporary file that replaces the file (a short last item of whole lines is a file made otherwise: a file of
+    one item made with a smaller --k was emptied, a review). Any other shortfall means the file was made otherwise, and deleting lines would destroy answers that
     cost hours of sampling or a paid API (a new user's review: a larger --k, a surrogate's file given as the
     pool, left the file empty): a file made with a smaller --k, another surrogate's answers, or lines that are
     no samples are refused, naming the fix. Lines of items outside this run's pool are kept.
@@ -99,7 +100,7 @@ def completed_items(out: Path, k: int, surrogate: str) -> set[str]:
         )
     counts = Counter(str(row["id"]) for row in rows)
     last = str(rows[-1]["id"]) if rows else None
-    cut = len(rows) < len(lines) or (last is not None and counts[last] < k)  # the last item cut short
+    cut = len(rows) < len(lines)  # the last line cut: an interrupted run, whose last item is cut short
     short = sorted(item for item, count in counts.items() if count < k and not (cut and item == last))
     if short:
         made = min(counts.values())
