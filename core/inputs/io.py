@@ -463,17 +463,26 @@ def _numbers(table: Table, column: str, what: str, fix: str, *, booleans: bool =
     else:
         is_bool = np.fromiter((isinstance(v, (bool, np.bool_)) for v in objects), dtype=bool, count=len(objects))
         blank = np.fromiter((_is_blank(v) for v in objects), dtype=bool, count=len(objects))
-    words = pd.Series(objects).map(lambda v: v.strip().lower() if isinstance(v, str) else "")
-    is_word = words.isin(("true", "false")).to_numpy() & booleans
+    truth = _truth_words(objects) if booleans else np.full(len(objects), np.nan)
+    is_word = ~np.isnan(truth)
     numbers = pd.to_numeric(raw.astype(object).where(~(blank | is_bool | is_word)), errors="coerce").to_numpy(
         dtype="float64", copy=True
     )
     bad = (is_bool & (not booleans)) | (np.isnan(numbers) & ~blank & ~is_bool & ~is_word)
     if booleans and is_bool.any():
         numbers[is_bool] = [float(bool(v)) for v in objects[is_bool]]
-    numbers[is_word] = (words[is_word] == "true").to_numpy(dtype="float64")
+    numbers[is_word] = truth[is_word]
     table.fail(bad, column, lambda position: f"{what} is not a number: {objects[position]!r}", fix)
     return numbers
+
+
+TRUTH_WORDS = {"true": 1.0, "false": 0.0}
+
+
+def _truth_words(objects: np.ndarray) -> np.ndarray:
+    """1 or 0 where a cell is the word true or false (any case, spaces around it), NaN elsewhere."""
+    words = pd.Series(objects).map(lambda v: TRUTH_WORDS.get(v.strip().lower()) if isinstance(v, str) else None)
+    return words.to_numpy(dtype="float64", na_value=np.nan)
 
 
 def _is_blank(value: object) -> bool:

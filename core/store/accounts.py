@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -38,11 +38,13 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql.dml import Update
 
 from core.errors import InputError, Taken
 from core.store import sessions, tokens
 from core.store.models import (
     AuditEvent,
+    Base,
     Grade,
     Membership,
     Reservation,
@@ -237,16 +239,19 @@ def all_failures(store: Store) -> list[tuple[str, str, int, datetime]]:
 
 def add_failure(store: Store, name: str, address: str) -> None:
     """One more failed sign-in for ``name`` from ``address``; concurrent ones all count."""
-    for _attempt in range(2):  # two first failures at once: the loser's insert fails, its update then counts
+    where = (SignInFailure.name == name, SignInFailure.address == address)
+    counted = update(SignInFailure).where(*where).values(failures=SignInFailure.failures + 1, last_failed_at=utcnow())
+    _upsert(store, counted, lambda: SignInFailure(name=name, address=address, failures=1, last_failed_at=utcnow()))
+
+
+def _upsert(store: Store, changed: Update, new: Callable[[], Base]) -> None:
+    """``changed`` (an update of one row by its key), or where it changed no row the row ``new`` makes, in one
+    transaction; two first inserts at once: the loser's fails, and its update then counts."""
+    for _attempt in range(2):
         try:
             with store.session() as s, s.begin():
-                counted = s.execute(
-                    update(SignInFailure)
-                    .where(SignInFailure.name == name, SignInFailure.address == address)
-                    .values(failures=SignInFailure.failures + 1, last_failed_at=utcnow())
-                ).rowcount
-                if not counted:
-                    s.add(SignInFailure(name=name, address=address, failures=1, last_failed_at=utcnow()))
+                if not s.execute(changed).rowcount:
+                    s.add(new())
             return
         except IntegrityError:
             continue
@@ -263,19 +268,9 @@ def clear_failures(store: Store, name: str, address: str | None = None) -> int:
 
 def record_sign_in_address(store: Store, name: str, address: str) -> None:
     """``name`` signed in from ``address`` now (one row per name and address, its time the latest)."""
-    for _attempt in range(2):  # two first sign-ins at once: the loser's insert fails, its update then counts
-        try:
-            with store.session() as s, s.begin():
-                seen = s.execute(
-                    update(SignInAddress)
-                    .where(SignInAddress.name == name, SignInAddress.address == address)
-                    .values(signed_in_at=utcnow())
-                ).rowcount
-                if not seen:
-                    s.add(SignInAddress(name=name, address=address, signed_in_at=utcnow()))
-            return
-        except IntegrityError:
-            continue
+    where = (SignInAddress.name == name, SignInAddress.address == address)
+    seen = update(SignInAddress).where(*where).values(signed_in_at=utcnow())
+    _upsert(store, seen, lambda: SignInAddress(name=name, address=address, signed_in_at=utcnow()))
 
 
 def signed_in_from(store: Store, name: str, address: str, since: datetime) -> bool:

@@ -68,11 +68,11 @@ def completed_items(out: Path, k: int, surrogate: str) -> set[str]:
 
     A run appends each item's K lines in one write, so an interruption can cut only the last item's lines
     short, and leaves its mark, a last line cut: only then are that item's lines dropped, the rest written to a
-    temporary file that replaces the file (a short last item of whole lines is a file made otherwise: a file of
-    one item made with a smaller --k was emptied, a review). Any other shortfall means the file was made otherwise, and deleting lines would destroy answers that
-    cost hours of sampling or a paid API (a new user's review: a larger --k, a surrogate's file given as the
-    pool, left the file empty): a file made with a smaller --k, another surrogate's answers, or lines that are
-    no samples are refused, naming the fix. Lines of items outside this run's pool are kept.
+    temporary file that replaces the file. Any other shortfall means the file was made otherwise, and deleting
+    lines would destroy answers that cost hours of sampling or a paid API (a new user's review: a larger --k, or
+    a surrogate's file given as the pool, left the file empty; a second look: so did a short last item of whole
+    lines): a file made with a smaller --k, another surrogate's answers, or lines that are no samples are
+    refused, naming the fix. Lines of items outside this run's pool are kept.
     """
     if not out.exists():
         return set()
