@@ -4,8 +4,8 @@ Writes benchmarks/stopping.md. Pools: the shared ones (../shared/data, skipped
 when absent) prepared as default projects, and pools of our own making
 (benchmarks/pools.make_pool: N 500 to 5,000, means 0.02, 0.1 and 0.5,
 surrogate AUROC 0.5, 0.7 and 0.9, binary and skewed continuous grades, and those
-rounded to a Likert scale of five values, the app's own finer scale), each at
-target half-widths 0.05 and 0.03. The manager's expected score, for the
+rounded to a Likert scale of five values, the app's own finer scale, and a few
+whose surrogate runs the other way, AUROC 0.1), each at target half-widths 0.05 and 0.03. The manager's expected score, for the
 setup forecast, is the pool's mean times 1.25 (a manager a quarter off); the
 surrogate's own forecast is given beside it.
 
@@ -40,7 +40,11 @@ KINDS = ("binary", "skewed")
 SETUP_SPREAD = 3.0
 """The goal for the setup's 80% range: high / low at most this where the manager gave a score."""
 GOAL_RATIO = {0.5: 1.2, 0.7: 1.0, 0.9: 0.8}
-"""The goal for the median grades at the stop over uniform's fixed-n size (Wilson's), by surrogate AUROC."""
+"""The goal for the median grades at the stop over uniform's fixed-n size (Wilson's), by surrogate AUROC (an
+anti-correlated surrogate's by 1 - AUROC: it tells the strata apart as well, the other way round)."""
+ANTI = (("binary", 2000, 0.1), ("skewed", 5000, 0.5), ("likert", 500, 0.5))
+"""(kind, N, mean) of the pools whose surrogate is anti-correlated with the grades (AUROC 0.1): its agreement is
+high where the target is wrong, as a surrogate that shares the target's blind spots the other way can be."""
 BUDGETS = ("10", "20", "0.05", "0.1", "0.2")
 """Fixed budgets at which the MSE ratio to uniform and the fixed-n coverage are read (pools without signal and
 shared gsm8k)."""
@@ -60,7 +64,15 @@ def pools() -> list[tuple[str, float | None, object]]:
         size = SIZES[(i + 1) % len(SIZES)]
         items = make_pool(size, mean, kind="likert", auroc=auroc, seed=200 + i)
         out.append((f"likert, N {size}, mean {mean}, AUROC {auroc}", auroc, items))
+    for i, (kind, size, mean) in enumerate(ANTI):
+        items = make_pool(size, mean, kind=kind, auroc=0.1, seed=400 + i)
+        out.append((f"{kind}, N {size}, mean {mean}, AUROC 0.1", 0.1, items))
     return out
+
+
+def _strength(auroc: float) -> float:
+    """How well a surrogate of this AUROC tells items apart, whichever way it runs."""
+    return max(auroc, 1.0 - auroc)
 
 
 def fixed_budget_rows(
@@ -299,7 +311,7 @@ def markdown(rows: list[dict], reps: int, regime: str, seconds: float) -> str:
     ]
     for r in rows:
         a, u = r["activegrade"], r["uniform"]
-        goal = GOAL_RATIO.get(r["auroc"])
+        goal = None if r["auroc"] is None else GOAL_RATIO.get(_strength(r["auroc"]))
         ratio, ratio_se = a["stop_n_ratio_wilson"], a["stop_n_median_se"] / max(r["uniform_fixed_n_wilson"], 1)
         mark = "" if goal is None else f"<= {goal}" + (" met" if ratio - 2 * ratio_se <= goal else " **missed**")
         lines.append(
@@ -334,13 +346,13 @@ def markdown(rows: list[dict], reps: int, regime: str, seconds: float) -> str:
     ]
     met = [r for r in rows if r["auroc"] is not None]
     for auroc, goal in GOAL_RATIO.items():
-        sub = [r for r in met if r["auroc"] == auroc]
+        sub = [r for r in met if _strength(r["auroc"]) == auroc]
         ratios = [r["activegrade"]["stop_n_ratio_wilson"] for r in sub]
         ses = [r["activegrade"]["stop_n_median_se"] / max(r["uniform_fixed_n_wilson"], 1) for r in sub]
         met_here = [x - 2 * e <= goal for x, e in zip(ratios, ses)]
         beyond = sum(not ok and _ideal(r) > goal for ok, r in zip(met_here, sub))
         lines.append(
-            f"- AUROC {auroc}: median grades at the stop over uniform's Wilson size {min(ratios):.2f} to "
+            f"- AUROC {auroc}{'' if auroc == 0.5 else f' or {1 - auroc:.1f}'}: median grades at the stop over uniform's Wilson size {min(ratios):.2f} to "
             f"{max(ratios):.2f} (goal at most {goal}, within 2 s.e.: met on {sum(met_here)} of {len(sub)}; of the "
             f"{len(sub) - sum(met_here)} missed, the ideal allocation misses it too on {beyond}); over Wald's "
             f"{min(r['activegrade']['stop_n_ratio'] for r in sub):.2f} to "
