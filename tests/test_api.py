@@ -968,6 +968,8 @@ def test_a_grader_changes_an_earlier_grade_through_a_card_of_that_item(world):
     assert changed.status_code == 200 and changed.json()["status"] == "changed", changed.text
     again = call(client, boss, "POST", f"/projects/{pid}/grades", json=body)  # its answer lost: sent again
     assert again.json()["status"] == "changed" and "sent again" in again.json()["message"], again.text
+    # both answers name the grade the change stored (the first one's was null)
+    assert changed.json()["grade_id"] == again.json()["grade_id"] == store.grade_of(pid, first["position"], "boss")["id"]
     assert store.grade_of(pid, first["position"], "boss")["label"] == "Incorrect"
     assert store.grade_of(pid, later["position"], "boss")["label"] == "Correct"  # the later grade stands
     fresh = call(client, boss, "GET", f"/projects/{pid}/next").json()["item"]

@@ -196,10 +196,10 @@ def grade(
         )
         return Outcome("saved", f"saved: {label}", position, grade_id)
     # a changed grade: the old one is kept, retracted; the comment stays unless a new one is given
-    reservations.submit(  # the store records the change in the audit trail with it
+    grade_id = reservations.submit(  # the store records the change in the audit trail with it
         store, project_id, position, scale, label, grader.name, comment=comment or earlier["comment"], seconds=seconds
     )
-    return Outcome("changed", f"changed to: {label}", position)
+    return Outcome("changed", f"changed to: {label}", position, grade_id)
 
 
 def _too_fast(
