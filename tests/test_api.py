@@ -265,6 +265,29 @@ def test_an_undo_ends_the_card_shown_before_it(world):
     assert call(client, ann, "POST", f"/projects/{pid}/grades", json=retry).status_code == 200
 
 
+def test_a_press_sent_again_after_its_grade_was_undone_is_told_so_at_once(world):
+    """Sent again within seconds of an undo, a first grade's press was answered 503 "still being stored, or was
+    not: send it again" (its token spent moments ago, its grade gone), which a client reads as the database busy
+    and retries: it is a 409 saying the undo took that grade back."""
+    store, pid, secrets, client = world
+    ann = secrets["ann"]
+    before = store.grades(pid)
+    first = call(client, ann, "GET", f"/projects/{pid}/next").json()["item"]
+    press = {"item_id": first["item_id"], "token": first["token"], "label": first["labels"][0]["label"]}
+    assert call(client, ann, "POST", f"/projects/{pid}/grades", json=press).status_code == 200
+    assert call(client, ann, "POST", f"/projects/{pid}/undo").json()["status"] == "undone"
+    again = call(client, ann, "POST", f"/projects/{pid}/grades", json=press)
+    assert again.status_code == 409 and again.json()["error"]["field"] == "token", again.text
+    assert "undo" in again.json()["error"]["message"] and store.grades(pid).equals(before)
+    card = call(client, ann, "GET", f"/projects/{pid}/next").json()["item"]  # a skip taken back alike
+    skip = {"item_id": card["item_id"], "token": card["token"]}
+    assert call(client, ann, "POST", f"/projects/{pid}/skip", json=skip).json()["status"] == "skipped"
+    assert call(client, ann, "POST", f"/projects/{pid}/undo").json()["status"] == "undone"
+    again = call(client, ann, "POST", f"/projects/{pid}/skip", json=skip)
+    assert again.status_code == 409 and "undo" in again.json()["error"]["message"], again.text
+    assert card["position"] not in store.skipped_by(pid, "ann")
+
+
 def test_an_undo_naming_its_item_undoes_only_that_one_and_refuses_other_fields(world):
     """An undo sent again after a lost answer undid one action more, and its body was never read (an
     integrator's review): with item_id it acts only where the last action is on that item."""
@@ -969,7 +992,9 @@ def test_a_grader_changes_an_earlier_grade_through_a_card_of_that_item(world):
     again = call(client, boss, "POST", f"/projects/{pid}/grades", json=body)  # its answer lost: sent again
     assert again.json()["status"] == "changed" and "sent again" in again.json()["message"], again.text
     # both answers name the grade the change stored (the first one's was null)
-    assert changed.json()["grade_id"] == again.json()["grade_id"] == store.grade_of(pid, first["position"], "boss")["id"]
+    assert (
+        changed.json()["grade_id"] == again.json()["grade_id"] == store.grade_of(pid, first["position"], "boss")["id"]
+    )
     assert store.grade_of(pid, first["position"], "boss")["label"] == "Incorrect"
     assert store.grade_of(pid, later["position"], "boss")["label"] == "Correct"  # the later grade stands
     fresh = call(client, boss, "GET", f"/projects/{pid}/next").json()["item"]

@@ -701,17 +701,20 @@ def _once_stored(
     PRESS_WAIT_S while that press is still being stored (core.services.showings.pressing: a press sent again at
     once after a client's timeout arrived then, and was refused as naming no current item, 8 of 30 retries in an
     integrator's review); a 503 to send it again where it is still not stored, or was not after all (its token
-    live again); None for a token no press is storing (none, another item's, or spent long ago and taken back)."""
+    live again); a 409 where the grader's undo took that press back (core.services.showings.taken_back); None for a
+    token no press is storing (none, or another item's)."""
     grader, body = call.user.name, call.body or {}
     token = body.get("token")
     deadline = time.monotonic() + PRESS_WAIT_S
     while showing is not None:
         if found := stored(showing.position):
             return found
+        if showings.taken_back(call.store, project_id, grader, token):
+            return _press_error(409, "refused", showings.TAKEN_BACK, "token")
         if not showings.pressing(call.store, project_id, grader, token) or time.monotonic() > deadline:
             break
         time.sleep(0.05)
-    if showing is not None:  # not stored: still being stored, or spent long ago and taken back by an undo
+    if showing is not None:  # not stored: still being stored
         unsettled = showings.pressing(call.store, project_id, grader, token)
     else:  # not spent: a token live again (the first press not kept), or none of this grader's
         unsettled = cards.shown(call.store, project_id, grader, str(token), str(body.get("item_id"))) is not None

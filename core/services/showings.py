@@ -144,6 +144,26 @@ def pressing(store: Store, project_id: int, grader: str, token: object) -> bool:
     return _fresh(row, project_id, grader) and row.used_at is not None and utcnow() - row.used_at < PRESSING
 
 
+TAKEN_BACK = (
+    "that card's press was stored, then taken back by your undo: nothing of it stands; GET next gives the item's "
+    "card again to press anew"
+)
+"""Why a press sent again with a token whose press an undo took back is refused (`taken_back`)."""
+
+
+def taken_back(store: Store, project_id: int, grader: str, token: object) -> bool:
+    """Whether the grader undid a grade or a skip after their spent ``token``'s press: where nothing that press
+    stored stands, the undo took it back (an undo acts on a stored action, the grader's last). Without it, the
+    press sent again within PRESSING of the token being spent was told it might still be being stored, a 503 a
+    client retries as the database busy (an API review)."""
+    row = table.find(store, token) if isinstance(token, str) and token else None
+    return (
+        _fresh(row, project_id, grader)
+        and row.used_at is not None
+        and store.undone_since(project_id, grader, row.used_at)
+    )
+
+
 def use(store: Store, project_id: int, grader: str, token: str) -> bool:
     """The grader's press was stored: their token is spent, for every page and client (False when it was spent
     already, or is not theirs)."""

@@ -808,6 +808,17 @@ class Store:
             s.add(Skip(project_id=project_id, position=position, grader=grader))
             _event(s, grader, SKIP, project_id, position=position)
 
+    def undone_since(self, project_id: int, grader: str, since: datetime) -> bool:
+        """Whether the grader undid a grade or a skip on the project at or after ``since`` (the undo's audit event)."""
+        query = select(AuditEvent.id).where(
+            AuditEvent.project_id == project_id,
+            AuditEvent.actor == grader,
+            AuditEvent.action == UNDO,
+            AuditEvent.at >= since,
+        )
+        with self.session() as s:
+            return s.scalar(query.limit(1)) is not None
+
     def undo_skip(self, project_id: int, position: int, grader: str) -> None:
         """Take back this grader's skips of the item (Undo after a skip: as if they had not passed it over, so it
         no longer counts as skipped, for the stopping rule's bound among others), with the undo's audit event; the
