@@ -16,6 +16,7 @@ from core.stats.simulate import (
     METHODS,
     budget_sizes,
     budgets_around,
+    format_table,
     replay_queue,
     replication_orders,
     simulate,
@@ -285,3 +286,14 @@ def test_uniform_sampling_shows_no_saving_against_itself_under_the_same_rule():
     items = surrogate_items((rng.random(300) < 0.02 + 0.1 * agreement).astype(float), agreement, rng)
     result = simulate(items, ["40"], reps=40, seed=2, methods=["uniform"], target_half_width=0.05)
     assert result["stopping"]["uniform"]["saving_shown_same_regime"] == 0.0
+
+
+def test_a_pool_of_equal_grades_shows_no_saving():
+    """Every grade 0: every sample's MSE is 0, uniform's too, so there is no saving to read; the table said
+    +96.7% (1 - n / N, as if uniform needed the whole pool) (an outside audit)."""
+    items = synthetic_items(300, seed=3)
+    items["label"] = 0.0
+    result = simulate(items, ["10"], reps=20, methods=["uniform", "activegrade"])
+    for row in (result["methods"][m]["10"] for m in ("uniform", "activegrade")):
+        assert np.isnan(row["budget_saving"]) and row["mse"] == 0.0
+    assert "%" not in format_table(result).splitlines()[2].split()[8]  # the saving column: "-"

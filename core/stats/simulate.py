@@ -599,7 +599,7 @@ def _metrics(r: Run, n: int, N: int, mu: float, s2: float, labels, shared, n0, o
     mse, mse_se = float(err2.mean()), float(err2.std(ddof=1) / np.sqrt(reps))
     n_mean = float(r.n.mean())
     uniform_mse = (1 - n_mean / N) * s2 / n_mean
-    m = s2 / (mse + s2 / N) if s2 > 0 else float(N)
+    m = s2 / (mse + s2 / N) if s2 > 0 else float("nan")  # equal grades: any sample's MSE is 0, no saving to read
     row = {
         "n": n_mean,
         "mse": mse,
@@ -610,7 +610,7 @@ def _metrics(r: Run, n: int, N: int, mu: float, s2: float, labels, shared, n0, o
         **_figures("coverage", ((r.low <= mu) & (mu <= r.high)).astype(float)),
         **_figures("ci_width", r.high - r.low),
         "budget_saving": 1 - n_mean / m,
-        "budget_saving_se": n_mean * mse_se / s2 if s2 > 0 else 0.0,
+        "budget_saving_se": n_mean * mse_se / s2 if s2 > 0 else float("nan"),
     }
     if r.design is None:
         return row | {f"{name}{se}": None for name in DESIGN_FIGURES for se in ("", "_se")}
@@ -650,7 +650,7 @@ def format_table(result: dict) -> str:
             lines.append(
                 f"{method:<17} {budget:>7} {row['n']:>7.1f} {_cell(row['mse_ratio'], row['mse_ratio_se'], '.3f'):>13} "
                 f"{_cell(row['bias'], row['bias_se'], '+.4f'):>15} {_cell(row['coverage'], row['coverage_se'], '.3f'):>13} "
-                f"{row['ci_width']:>6.3f} {row['budget_saving']:>+7.1%} "
+                f"{row['ci_width']:>6.3f} {_cell(row['budget_saving'], None, '+.1%'):>7} "
                 f"{_cell(row['coverage_anytime'], row['coverage_anytime_se'], '.3f'):>13} "
                 f"{_cell(row['ci_width_anytime'], None, '.3f'):>6} {_cell(row['saving_shown'], None, '+.0%'):>6} "
                 f"{_cell(row['skips'], None, '.1f'):>6}"
