@@ -297,3 +297,13 @@ def test_a_pool_of_equal_grades_shows_no_saving():
     for row in (result["methods"][m]["10"] for m in ("uniform", "activegrade")):
         assert np.isnan(row["budget_saving"]) and row["mse"] == 0.0
     assert "%" not in format_table(result).splitlines()[2].split()[8]  # the saving column: "-"
+
+
+def test_the_saving_had_on_a_pool_of_equal_grades_is_read_against_wilsons_size():
+    """The usual interval's uniform size of a pool of equal grades is 0: the stopping mode said the saving had
+    was -3,500% (a manager's review); against Wilson's size it is a few dozen percent at most."""
+    items = synthetic_items(400, seed=4)
+    items["label"] = 1.0
+    stop = simulate(items, ["10"], reps=10, methods=["activegrade"], target_half_width=0.05)["stopping"]
+    assert stop["uniform_fixed_n"] == 0 and stop["uniform_fixed_n_wilson"] > 0
+    assert -1.0 < stop["activegrade"]["saving_realised"] <= 0.1

@@ -199,6 +199,29 @@ def test_uniform_grades_match_the_textbook_size_and_the_saving_compares_with_bot
     assert np.isnan(stop_saving(200, float("nan"), 0.5, 4000, 0.05, "looks").fixed_n)
 
 
+def test_the_expected_saving_of_strata_read_as_one_reads_both_uniform_sizes_on_one_footing():
+    """Before the stop, with the strata read as one, the same rule's uniform size is the forecast stop itself
+    and the fixed-n one was the few grades' own: +28% against fixed-n beside +0% under the same rule, uniform's
+    same-rule size (221) below its fixed-n one (306) (a manager's review, 11 grades of mean 0.58 in a pool whose
+    forecast read its expected score of 0.3). Uniform's fixed-n size is now the forecast stop scaled by the ratio
+    of its two sizes at S^2: the fixed-n saving is the same rule's own cost, a few percent below 0."""
+    expected = stop_saving(221, 0.2436, 0.58, 1500, 0.05, "looks", apart=False, forecast_stop=True)
+    assert expected.same_regime == 0 and expected.uniform_same == 221
+    assert -0.15 < expected.fixed_n < 0 and expected.uniform_fixed < expected.uniform_same
+    at_stop = stop_saving(221, 0.2436, 0.58, 1500, 0.05, "looks", apart=False)  # the stop reads its own S^2
+    assert at_stop.uniform_fixed == uniform_fixed_n(0.2436, 1500, 0.05)
+
+
+def test_a_pool_of_equal_grades_is_compared_with_wilsons_uniform_size():
+    """Every grade 1 (or 0): the usual interval has no width there, and the floor's S^2 said uniform needed 20
+    grades, a saving of -80% for a stop at 36 (a manager's review); Wilson's size, 32 of a pool of 400 at +-0.05,
+    is what a uniform sample of equal grades needs."""
+    for mean in (0.0, 1.0):
+        saving = stop_saving(36, 0.0005, mean, 400, 0.05, "looks", apart=False)
+        assert saving.uniform_fixed == uniform_fixed_n_wilson(0.0, mean, 400, 0.05) == 32
+        assert saving.fixed_n == pytest.approx(1 - 36 / 32)
+
+
 def test_ideal_grades_are_neyman_at_the_true_spreads_and_one_stratum_is_uniforms():
     """Cochran 1977, eq. 5.25: two strata of W = 1/2, S = (0.5, 0): n = A / (h^2 / z^2 + B / N), A = 1/16, B = 1/8."""
     z = stats.norm.ppf(0.975)

@@ -308,7 +308,9 @@ def _saving(
     n = stop_at or max(forecast_.n, estimate.n)
     if estimate.saving is not None:
         saving = estimate.saving
-        return stop_saving(n, saving.s2, estimate.value, design.N, target, regime, width_ratio, saving.apart)
+        return stop_saving(
+            n, saving.s2, estimate.value, design.N, target, regime, width_ratio, saving.apart, stop_at is None
+        )
     same, fixed = forecast_.uniform_same, forecast_.uniform
     return StopSaving(1 - n / max(same, 1), 1 - n / max(fixed, 1), same, fixed)
 

@@ -150,7 +150,7 @@ from core.stats.design import planned_budget
 from core.stats.intervals import beta_interval, jeffreys_mean
 from core.stats.looks import look_plan
 from core.stats.savings import HETEROGENEITY_LEVEL
-from core.stats.stopping import ANYTIME, FIXED, LOOKS, check_regime
+from core.stats.stopping import ANYTIME, FIXED, LOOKS, check_regime, uniform_fixed_n_wilson
 
 RANGE = (0.1, 0.9)
 """Quantiles of the forecast's range: an 80% range."""
@@ -922,16 +922,34 @@ def stop_saving(
     regime: str,
     width_ratio: float | None = None,
     apart: bool = True,
+    forecast_stop: bool = False,
 ) -> StopSaving:
     """`StopSaving` for a project that stops after ``n`` grades, S^2 and the mean estimated from its grades;
     ``width_ratio`` r for ``anytime`` (`measured_width_ratio`; None: ANYTIME_WIDTH_RATIO). ``apart``: whether
     the stop read the strata apart (core.stats.savings.LiveSaving.apart); where it read them as one sample, its
     stop is uniform sampling's own under the same rule, n itself, as the forecast takes it: the formula's size
-    at a low mean showed plain uniform sampling saving 10% against itself (a manager's review)."""
+    at a low mean showed plain uniform sampling saving 10% against itself (a manager's review).
+
+    ``forecast_stop``: n is the forecast's (before the stop), which reads the manager's expected score and the
+    surrogate beside the grades, where S^2 is the few grades' alone. Where the strata are read as one, uniform's
+    fixed-n size is then n times the ratio of uniform's two sizes at S^2, so that the two savings are read on
+    one footing (a manager's review saw +28% against fixed-n beside +0% under the same rule, uniform's same-rule
+    size 221 below its fixed-n 306, from 11 grades of a pool whose forecast read its expected score of 0.3).
+
+    Where every grade is 0 or every grade is 1 (mean 0 or 1), the usual fixed-n interval has no width at all
+    and S^2 is the floor's: uniform's fixed-n size is Wilson's at that mean (core.stats.stopping.
+    uniform_fixed_n_wilson, 35 grades at +-0.05), which no sample of equal grades reaches sooner (the floor's S^2
+    said 20, and a pool of equal grades a saving of -80%: a manager's review)."""
     if not (np.isfinite(s2) and np.isfinite(mean)):
         return StopSaving(float("nan"), float("nan"), None, None)
-    same = float(uniform_grades(s2, mean, size, target, regime, width_ratio)) if apart else float(n)
-    fixed = float(uniform_grades(s2, mean, size, target, FIXED))
+    at_s2 = float(uniform_grades(s2, mean, size, target, regime, width_ratio))
+    if mean in (0.0, 1.0):
+        fixed = float(uniform_fixed_n_wilson(0.0, mean, size, target))
+    else:
+        fixed = float(uniform_grades(s2, mean, size, target, FIXED))
+    same = at_s2 if apart else float(n)
+    if forecast_stop and not apart and at_s2 > 0:
+        fixed = n * fixed / at_s2
 
     def share(m: float) -> float:  # a pool whose grades show no spread at all needs no uniform sample to compare
         return 1 - n / m if m > 0 else float("nan")

@@ -22,7 +22,8 @@ Carlo standard error where it has one:
   uniform's fixed-n size (core.stats.forecast.stop_saving, from the grades), and
   saving_shown_same_regime against uniform under the same regime, each a mean over the replications (at a rare
   mean a few samples whose grades show almost no spread read uniform's size as a few grades, and pull it far
-  below the saving had); saving_realised: the saving had (`realised_saving`);
+  below the saving had); saving_realised: the saving had (`realised_saving`), against Wilson's size where every
+  grade of the pool is equal (the usual interval's size is 0 there: a saving of -3,500%, a manager's review);
 - forecast_n, forecast_low, forecast_high: the setup's forecast before any grade
   (core.stats.forecast), and forecast_hit (forecast_hit_se), the share of stops inside its range;
 - projection_low, projection_high (means), projection_hit (projection_hit_se): the dashboard's
@@ -158,7 +159,7 @@ def stopping_figures(
             "stop_bias_se": float(np.nanstd(value - mu, ddof=1) / np.sqrt(reps)),
             "saving_shown_at_stop": float(np.nanmean(shown[:, 1])),
             "saving_shown_same_regime": float(np.nanmean(shown[:, 0])),
-            "saving_realised": realised_saving(n, value, mu, s2, N, reference, regime),
+            "saving_realised": realised_saving(n, value, mu, s2, N, reference if s2 > 0 else wilson, regime),
             "forecast_n": float(setup[1]),
             "forecast_low": float(setup[0]),
             "forecast_high": float(setup[2]),
