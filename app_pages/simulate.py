@@ -222,7 +222,9 @@ elif stop is not None:
     st.header(f"Grading until the rule says ±{stop.target:.3f} is reached")
     st.caption(
         f"Each repetition grades in the queue's order and stops where the project's rule ("
-        f"{simulation.regime_name(result)}) says done, as a manager who stops when the dashboard says so; "
+        f"{simulation.regime_name(result)}) says done at the project's target, as a manager who stops when the "
+        "dashboard says so (the target and the score you expect are the project's: change them on the Projects "
+        "page); "
         "`uniform` is plain random sampling stopped by the same rule. For the same half-width a uniform random "
         f"sample read with the usual fixed-n interval needs {stop.uniform_fixed_n:,} grades (Wald's) or "
         f"{stop.uniform_wilson:,} (Wilson's, the valid one at a rare mean), from the grades the simulation "
