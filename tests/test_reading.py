@@ -240,7 +240,14 @@ def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_afte
     thirty = dict(list(graded.items())[:30])  # the forecast's draws said 87, the grades' S^2 89
     grading = read_project(design, SETTINGS, thirty, estimate(design, list(thirty), list(thirty.values())))
     assert not grading.done and saving_metric(grading)[0].startswith("Expected saving")  # a forecast, said so
-    assert saving_note(grading) == f"at the forecast stop ({grading.forecast.n:,} items)"  # not grades: a review
+    assert saving_note(grading).startswith(f"at the forecast stop ({grading.forecast.n:,} items), likely ")  # items
+    # the expected saving's range: the fixed-n share at the forecast range's high and low (a manager's review read
+    # one number swing from -92% to +63% over seven runs), none once done
+    f, s = grading.forecast, grading.saving
+    assert f.low < f.n < f.high and s.fixed_n_low < s.fixed_n < s.fixed_n_high
+    assert s.fixed_n_low == pytest.approx(1 - f.high / s.uniform_fixed, abs=0.01)
+    assert f"likely {percent(s.fixed_n_low, signed=True)} to " in saving_words(grading)
+    assert np.isnan(reading.saving.fixed_n_low) and "likely" not in saving_words(reading)
     s = reading.saving  # done: the saving had, and the uniform grades each share is of
     assert saving_note(reading) == f"vs {s.uniform_fixed:,} · {s.uniform_same:,} uniform grades"
     _, words = saving_headline(grading)  # read under the big number: "45% fewer grades than uniform sampling, ..."

@@ -307,10 +307,16 @@ def _saving(
     the same rule's had shown +42% for a design of one stratum, plain uniform sampling (a manager's review)."""
     n = stop_at or max(forecast_.n, estimate.n)
     if estimate.saving is not None:
-        saving = estimate.saving
-        return stop_saving(
-            n, saving.s2, estimate.value, design.N, target, regime, width_ratio, saving.apart, stop_at is None
-        )
+        live = estimate.saving
+
+        def at(grades: int) -> StopSaving:
+            return stop_saving(
+                grades, live.s2, estimate.value, design.N, target, regime, width_ratio, live.apart, stop_at is None
+            )
+
+        if stop_at is not None:
+            return at(n)
+        return at(n).with_range(at(max(forecast_.high, n)), at(min(forecast_.low, n)))
     same, fixed = forecast_.uniform_same, forecast_.uniform
     return StopSaving(1 - n / max(same, 1), 1 - n / max(fixed, 1), same, fixed)
 
@@ -561,10 +567,20 @@ def saving_words(reading: Reading) -> str:
     )
     return (
         f"Grades {at} against uniform random sampling: {1 - s.fixed_n:.0%} of the {s.uniform_fixed:,} a "
-        f"uniform sample needs with the usual fixed-n interval (saving {percent(s.fixed_n, signed=True)}), and "
-        f"{1 - s.same_regime:.0%} of the {s.uniform_same:,} it needs stopped by the same rule (saving "
-        f"{percent(s.same_regime, signed=True)})."
+        f"uniform sample needs with the usual fixed-n interval (saving {percent(s.fixed_n, signed=True)}"
+        f"{_likely_saving(reading)}), and {1 - s.same_regime:.0%} of the {s.uniform_same:,} it needs stopped by "
+        f"the same rule (saving {percent(s.same_regime, signed=True)})."
     )
+
+
+def _likely_saving(reading: Reading) -> str:
+    """ ", likely A to B": the expected fixed-n saving over the forecast's 80% range of grades to stop (core.stats.
+    forecast.StopSaving.with_range), where it is a forecast and the range is not one number; "" otherwise."""
+    s, f = reading.saving, reading.forecast
+    if reading.done or not np.isfinite(s.fixed_n_low) or f.low >= f.high:
+        return ""
+    low, high = percent(s.fixed_n_low, signed=True), percent(s.fixed_n_high, signed=True)
+    return "" if low == high else f", likely {low} to {high} over the forecast's {f.low:,} to {f.high:,} grades"
 
 
 def saving_metric(reading: Reading) -> tuple[str, str]:
@@ -599,7 +615,8 @@ def saving_note(reading: Reading) -> str | None:
         return f"vs {s.uniform_fixed:,} uniform grades"
     if reading.done:  # the two shares alone did not say what they were of (a manager's review)
         return f"vs {s.uniform_fixed:,} · {s.uniform_same:,} uniform grades"
-    return f"at the forecast stop ({counted(reading.forecast.n, 'item')})"  # items: double grading costs more grades
+    likely = _likely_saving(reading).split(" over ")[0]  # ", likely A to B": the fixed-n one, the first shown
+    return f"at the forecast stop ({counted(reading.forecast.n, 'item')}){likely}"  # items: double grading costs more
 
 
 def saving_headline(reading: Reading) -> tuple[str, str]:
