@@ -29,6 +29,7 @@ from core.services.progress import (
 )
 from core.services.reading import (
     Reading,
+    expected_score_words,
     grades_words,
     headline_words,
     interval_label,
@@ -114,6 +115,8 @@ def pace_row(grades, reading: Reading) -> None:
             f"{stopping_words(reading)} About **{counted(when.items_left, 'more item')}**: "
             f"{grades_words(f.n, f.low, f.high)} in all, {duration(when.hours)} of grading at the current pace (ETA)."
         )
+    if disagree := expected_score_words(reading, project.settings.expected_score):
+        st.warning(disagree)
 
 
 def validated_row(design) -> None:

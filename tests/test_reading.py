@@ -11,6 +11,7 @@ import pytest
 from core.services import reading as reading_module
 from core.services.progress import percent
 from core.services.reading import (
+    expected_score_words,
     grades_at_information,
     headline_words,
     interval_label,
@@ -432,3 +433,19 @@ def test_the_forecast_moves_by_the_grade_not_between_two_models(seed):
         assert reading.forecast.low <= reading.forecast.n <= reading.forecast.high
     steps = np.array(forecasts[1:]) / np.array(forecasts[:-1])
     assert len(forecasts) > 20 and steps.max() <= 1.2 and steps.min() >= 1 / 1.2
+
+
+def test_a_score_expected_far_from_the_grades_is_said_to_disagree_with_them():
+    """A manager's review typed 0.0001 for a pool of mean 0.3: the forecast kept leaning on it (112 of 198
+    projections missed the stop), and no page said the grades disagreed. Now the dashboard says so where the score
+    lies outside the grades' fixed-n interval, and nothing where it lies inside, or none was given, or once done."""
+    design, graded = _graded(400)
+    thirty = dict(list(graded.items())[:30])
+    grading = read_project(design, SETTINGS, thirty, estimate(design, list(thirty), list(thirty.values())))
+    low, high = grading.fixed_n.low, grading.fixed_n.high
+    assert expected_score_words(grading, None) is None and expected_score_words(grading, (low + high) / 2) is None
+    words = expected_score_words(grading, 0.0001)
+    assert words is not None and "0.000" in words and "Projects page" in words
+    assert expected_score_words(grading, min(high + 0.05, 1.0)) is not None
+    done = read_project(design, SETTINGS, graded, estimate(design, list(graded), list(graded.values())))
+    assert done.done and expected_score_words(done, 0.0001) is None

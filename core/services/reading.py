@@ -550,6 +550,24 @@ def headline_words(reading: Reading, level: float) -> str:
     return f"To reach ±{reading.target:.3f} at {level:.0%}, grade about {f.n:,} items{more}{twice}{audited}"
 
 
+def expected_score_words(reading: Reading, expected: float | None) -> str | None:
+    """Where the manager gave the score they expect and the grades so far disagree with it (it lies outside their
+    fixed-n 95% interval), a warning saying so; None otherwise (and once done: the stop no longer reads it). The
+    forecast reads that score as pseudo-grades beside the grades (core.stats.forecast, EXPECTED_PRIOR_GRADES), so
+    a score far off keeps pulling it: typed as 0.0001 for a pool of mean 0.3, 112 of 198 projections missed the
+    stop, against 54 at 0.3 (a manager's review)."""
+    if expected is None or reading.done or reading.graded < 2:
+        return None
+    low, high = reading.fixed_n.low, reading.fixed_n.high
+    if low <= expected <= high:
+        return None
+    return (
+        f"The grades so far ({low:.3f} to {high:.3f}, their {reading.fixed_n.level:.0%} fixed-n interval) disagree "
+        f"with the score you expect ({expected:.3f}), which the forecast still leans on: change or clear it on the "
+        "Projects page."
+    )
+
+
 def saving_words(reading: Reading) -> str:
     """The saving against uniform sampling in words: both comparisons, labelled, or why they are withheld."""
     s = reading.saving
