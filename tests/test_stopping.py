@@ -199,17 +199,16 @@ def test_uniform_grades_match_the_textbook_size_and_the_saving_compares_with_bot
     assert np.isnan(stop_saving(200, float("nan"), 0.5, 4000, 0.05, "looks").fixed_n)
 
 
-def test_the_expected_saving_of_strata_read_as_one_reads_both_uniform_sizes_on_one_footing():
-    """Before the stop, with the strata read as one, the same rule's uniform size is the forecast stop itself
-    and the fixed-n one was the few grades' own: +28% against fixed-n beside +0% under the same rule, uniform's
-    same-rule size (221) below its fixed-n one (306) (a manager's review, 11 grades of mean 0.58 in a pool whose
-    forecast read its expected score of 0.3). Uniform's fixed-n size is now the forecast stop scaled by the ratio
-    of its two sizes at S^2: the fixed-n saving is the same rule's own cost, a few percent below 0."""
-    expected = stop_saving(221, 0.2436, 0.58, 1500, 0.05, "looks", apart=False, forecast_stop=True)
-    assert expected.same_regime == 0 and expected.uniform_same == 221
-    assert -0.15 < expected.fixed_n < 0 and expected.uniform_fixed < expected.uniform_same
-    at_stop = stop_saving(221, 0.2436, 0.58, 1500, 0.05, "looks", apart=False)  # the stop reads its own S^2
-    assert at_stop.uniform_fixed == uniform_fixed_n(0.2436, 1500, 0.05)
+def test_the_expected_saving_where_the_strata_are_read_as_one_now_takes_uniforms_size_from_the_forecast():
+    """Before the stop, with the strata read as one so far, the same rule's uniform size was the forecast stop
+    itself: +0% under the same rule beside +28% against fixed-n, uniform's same-rule size (221) below its fixed-n
+    one (306) (a manager's review, 11 grades of mean 0.58 in a pool whose strata came apart later). The forecast's
+    own uniform size (its draws say whether the stop reads the strata apart) is read instead."""
+    expected = stop_saving(221, 0.2436, 0.58, 1500, 0.05, "looks", apart=False, planned_same=318)
+    assert expected.uniform_same == 318 > expected.uniform_fixed == uniform_fixed_n(0.2436, 1500, 0.05)
+    assert expected.same_regime == pytest.approx(1 - 221 / 318) and expected.same_regime > expected.fixed_n > 0
+    at_stop = stop_saving(221, 0.2436, 0.58, 1500, 0.05, "looks", apart=False)  # the stop read them as one
+    assert at_stop.same_regime == 0 and at_stop.uniform_same == 221
 
 
 def test_a_pool_of_equal_grades_is_compared_with_wilsons_uniform_size():

@@ -31,7 +31,15 @@ from core.stats.allocation import Design, planned_allocation
 from core.stats.confseq import AnytimeInterval
 from core.stats.estimate import Estimate
 from core.stats.estimate import estimate as compute_estimate
-from core.stats.forecast import Forecast, StopSaving, forecast, measured_width_ratio, stop_saving, whole_grades
+from core.stats.forecast import (
+    Forecast,
+    StopSaving,
+    expected_saving,
+    forecast,
+    measured_width_ratio,
+    stop_saving,
+    whole_grades,
+)
 from core.stats.looks import look_plan
 from core.stats.savings import planned_design_effect, same_precision_grades
 from core.stats.skips import SkipBound
@@ -308,15 +316,10 @@ def _saving(
     n = stop_at or max(forecast_.n, estimate.n)
     if estimate.saving is not None:
         live = estimate.saving
-
-        def at(grades: int) -> StopSaving:
-            return stop_saving(
-                grades, live.s2, estimate.value, design.N, target, regime, width_ratio, live.apart, stop_at is None
-            )
-
         if stop_at is not None:
-            return at(n)
-        return at(n).with_range(at(max(forecast_.high, n)), at(min(forecast_.low, n)))
+            return stop_saving(n, live.s2, estimate.value, design.N, target, regime, width_ratio, live.apart)
+        at = replace(forecast_, n=n)
+        return expected_saving(at, live.s2, estimate.value, design.N, target, regime, width_ratio, live.apart)
     same, fixed = forecast_.uniform_same, forecast_.uniform
     return StopSaving(1 - n / max(same, 1), 1 - n / max(fixed, 1), same, fixed)
 

@@ -901,7 +901,7 @@ class StopSaving:
     the target (``uniform_fixed``). The shares are read at m itself, the sizes given in whole grades
     (`whole_grades`). NaN and None until S^2 is known (every stratum with 2 grades). ``fixed_n_low`` and
     ``fixed_n_high``: before the stop, ``fixed_n`` at the forecast's 80% range of grades to stop, its high and
-    its low (`with_range`); NaN at the stop, which is known."""
+    its low (`expected_saving`); NaN at the stop, which is known."""
 
     same_regime: float
     fixed_n: float
@@ -909,14 +909,6 @@ class StopSaving:
     uniform_fixed: int | None
     fixed_n_low: float = float("nan")
     fixed_n_high: float = float("nan")
-
-    def with_range(self, at_high: StopSaving, at_low: StopSaving) -> StopSaving:
-        """This saving with the range of its fixed-n share over the forecast's range: ``at_high`` and
-        ``at_low`` the savings read at the range's high and low grades to stop. Before the stop a single
-        expected saving, read from a dozen grades, swung from -92% to +63% over seven runs of one pool whose
-        savings had came to +4% to +36% (a manager's review): the forecast's range of the stop is most of that
-        uncertainty."""
-        return replace(self, fixed_n_low=at_high.fixed_n, fixed_n_high=at_low.fixed_n)
 
 
 def whole_grades(m: float) -> int | None:
@@ -934,7 +926,7 @@ def stop_saving(
     regime: str,
     width_ratio: float | None = None,
     apart: bool = True,
-    forecast_stop: bool = False,
+    planned_same: float | None = None,
 ) -> StopSaving:
     """`StopSaving` for a project that stops after ``n`` grades, S^2 and the mean estimated from its grades;
     ``width_ratio`` r for ``anytime`` (`measured_width_ratio`; None: ANYTIME_WIDTH_RATIO). ``apart``: whether
@@ -942,11 +934,11 @@ def stop_saving(
     stop is uniform sampling's own under the same rule, n itself, as the forecast takes it: the formula's size
     at a low mean showed plain uniform sampling saving 10% against itself (a manager's review).
 
-    ``forecast_stop``: n is the forecast's (before the stop), which reads the manager's expected score and the
-    surrogate beside the grades, where S^2 is the few grades' alone. Where the strata are read as one, uniform's
-    fixed-n size is then n times the ratio of uniform's two sizes at S^2, so that the two savings are read on
-    one footing (a manager's review saw +28% against fixed-n beside +0% under the same rule, uniform's same-rule
-    size 221 below its fixed-n 306, from 11 grades of a pool whose forecast read its expected score of 0.3).
+    ``planned_same``: before the stop, n being the forecast's, uniform's same-rule size on the forecast's own draws
+    (`Forecast.uniform_same`), used where the grades read the strata as one now: whether the stop will read them
+    apart is the draws' to say, and n itself, the stop's size if it will not, showed +0% under the same rule
+    beside +28% against fixed-n, uniform's same-rule size (221) below its fixed-n one (306), from 11 grades of a
+    pool whose strata came apart later (a manager's review).
 
     Where every grade is 0 or every grade is 1 (mean 0 or 1), the usual fixed-n interval has no width at all
     and S^2 is the floor's: uniform's fixed-n size is Wilson's at that mean (core.stats.stopping.
@@ -954,16 +946,42 @@ def stop_saving(
     said 20, and a pool of equal grades a saving of -80%: a manager's review)."""
     if not (np.isfinite(s2) and np.isfinite(mean)):
         return StopSaving(float("nan"), float("nan"), None, None)
-    at_s2 = float(uniform_grades(s2, mean, size, target, regime, width_ratio))
     if mean in (0.0, 1.0):
         fixed = float(uniform_fixed_n_wilson(0.0, mean, size, target))
     else:
         fixed = float(uniform_grades(s2, mean, size, target, FIXED))
-    same = at_s2 if apart else float(n)
-    if forecast_stop and not apart and at_s2 > 0:
-        fixed = n * fixed / at_s2
+    if apart:
+        same = float(uniform_grades(s2, mean, size, target, regime, width_ratio))
+    else:
+        same = float(n if planned_same is None else planned_same)
 
     def share(m: float) -> float:  # a pool whose grades show no spread at all needs no uniform sample to compare
         return 1 - n / m if m > 0 else float("nan")
 
     return StopSaving(share(same), share(fixed), whole_grades(same), whole_grades(fixed))
+
+
+def expected_saving(
+    forecast_: Forecast,
+    s2: float,
+    mean: float,
+    size: int,
+    target: float,
+    regime: str,
+    width_ratio: float | None = None,
+    apart: bool = True,
+) -> StopSaving:
+    """The saving expected at the forecast stop, before the rule says done: `stop_saving` at the forecast's n, with
+    uniform's same-rule size the forecast's own where the grades read the strata as one (``planned_same``), and
+    the fixed-n share's range over the forecast's 80% range, read at its high and its low. One number read from
+    a dozen grades swung from -92% to +63% over seven runs of one pool whose savings had came to +4% to +36% (a
+    manager's review): the forecast's range of the stop is most of that uncertainty (benchmarks/
+    expected_saving.md measures how often the range holds the saving shown at the stop)."""
+
+    def at(grades: int) -> StopSaving:
+        return stop_saving(grades, s2, mean, size, target, regime, width_ratio, apart, forecast_.uniform_same or None)
+
+    n = forecast_.n
+    return replace(
+        at(n), fixed_n_low=at(max(forecast_.high, n)).fixed_n, fixed_n_high=at(min(forecast_.low, n)).fixed_n
+    )
