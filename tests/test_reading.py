@@ -449,3 +449,15 @@ def test_a_score_expected_far_from_the_grades_is_said_to_disagree_with_them():
     assert expected_score_words(grading, min(high + 0.05, 1.0)) is not None
     done = read_project(design, SETTINGS, graded, estimate(design, list(graded), list(graded.values())))
     assert done.done and expected_score_words(done, 0.0001) is None
+
+
+def test_the_saving_at_a_stop_before_the_grades_given_is_the_stops_own():
+    """Grades given after the stop (a correction reopened grading, another took it back) moved the saving shown
+    for the same stop, +26% to +27% (a manager's review): it read S^2 from every grade while the estimate and its
+    interval were the stop's. It is read from the stop's grades, as the reading of those grades alone gives it."""
+    design, graded = _graded(400)
+    everything = read_project(design, SETTINGS, graded, estimate(design, list(graded), list(graded.values())))
+    assert everything.done and everything.stop_at < 400
+    first = dict(list(graded.items())[: everything.stop_at])
+    at_stop = read_project(design, SETTINGS, first, estimate(design, list(first), list(first.values())))
+    assert at_stop.stop_at == everything.stop_at and at_stop.saving == everything.saving

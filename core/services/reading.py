@@ -236,7 +236,13 @@ def read_project(
     if regime == FIXED:
         saving, budget_half = _budget_saving(design, estimate, budget or design.N)
     else:
-        saving, budget_half = _saving(design, estimate, forecast_, stop_at, target, regime, width_ratio), None
+        # the saving at a stop before the grades given now (a correction reopened grading, and another took it
+        # back) is the stop's grades', as the estimate reported there is: read from every grade, one stop showed
+        # +26% and, 17 grades later, +27% (a manager's review)
+        at_stop = estimate
+        if stop_at is not None and stop_at < estimate.n:
+            at_stop = compute_estimate(design, positions[:stop_at], grades[:stop_at], method=LOOKS_METHOD)
+        saving, budget_half = _saving(design, at_stop, forecast_, stop_at, target, regime, width_ratio), None
     if saving.uniform_fixed is not None:  # one number for what uniform sampling needs: the saving's (the
         # forecast's own under the same rule read 313 beside the saving's 316: an integrator's review)
         forecast_ = replace(forecast_, uniform=saving.uniform_fixed, uniform_same=saving.uniform_same or 0)
