@@ -602,7 +602,7 @@ def saving_words(reading: Reading) -> str:
 
 def _likely_saving(reading: Reading) -> str:
     """ ", likely A to B": the expected fixed-n saving over the forecast's 80% range of grades to stop (core.stats.
-    forecast.StopSaving.with_range), where it is a forecast and the range is not one number; "" otherwise."""
+    forecast.expected_saving), where it is a forecast and the range is not one number; "" otherwise."""
     s, f = reading.saving, reading.forecast
     if reading.done or not np.isfinite(s.fixed_n_low) or f.low >= f.high:
         return ""

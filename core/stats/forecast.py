@@ -45,8 +45,9 @@ signal, 1: at face value, -1: the same spread the other way round: a surrogate
 whose agreement falls where the target's grades rise separates the strata as
 well, and the grades' likelihood picks the sign; with b ~ Uniform(0, 1), which
 gives such a surrogate no mass, the projection after 20 grades held 0.47-0.55
-of the stops on an outside audit's anti-correlated pools, 0.90-0.92 with it); k ~ log-uniform on STRENGTH_RANGE the pseudo-grades
-behind each stratum's prior mean, and s_h, n_h the stratum's grades so far.
+of the stops on an outside audit's anti-correlated pools, 0.90-0.92 with it);
+k ~ log-uniform on STRENGTH_RANGE the pseudo-grades behind each stratum's prior
+mean, and s_h, n_h the stratum's grades so far.
 The shape, b and k, is what the grades say least about directly, and what
 decides the stratification's gain: each draw is weighted by the likelihood of
 the grades' split over the strata under its shape (`_strata_prior`), so the
