@@ -445,7 +445,7 @@ def test_a_score_expected_far_from_the_grades_is_said_to_disagree_with_them():
     low, high = grading.fixed_n.low, grading.fixed_n.high
     assert expected_score_words(grading, None) is None and expected_score_words(grading, (low + high) / 2) is None
     words = expected_score_words(grading, 0.0001)
-    assert words is not None and "0.000" in words and "Projects page" in words
+    assert words is not None and "(0.0001)" in words and "Projects page" in words
     assert expected_score_words(grading, min(high + 0.05, 1.0)) is not None
     done = read_project(design, SETTINGS, graded, estimate(design, list(graded), list(graded.values())))
     assert done.done and expected_score_words(done, 0.0001) is None

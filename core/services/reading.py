@@ -572,7 +572,7 @@ def expected_score_words(reading: Reading, expected: float | None) -> str | None
         return None
     return (
         f"The grades so far ({low:.3f} to {high:.3f}, their {reading.fixed_n.level:.0%} fixed-n interval) disagree "
-        f"with the score you expect ({expected:.3f}), which the forecast still leans on: change or clear it on the "
+        f"with the score you expect ({expected:g}), which the forecast still leans on: change or clear it on the "
         "Projects page."
     )
 
