@@ -122,8 +122,8 @@ def spent(store: Store, project_id: int, grader: str, token: object, item_id: ob
     pressed of that item's cards; None for anything else: what a press sent again names (the HTTP API answers a
     repeat of the stored press as saved). A token whose press an undo took back, the item then graded on a later
     card, named that card's grade as its own press (an integrator's review)."""
-    row = table.find(store, token) if isinstance(token, str) and token else None
-    if not _fresh(row, project_id, grader) or row.used_at is None or row.item_id != item_id:
+    row = _used_row(store, project_id, grader, token)
+    if row is None or row.item_id != item_id:
         return None
     if table.last_used(store, project_id, grader, row.position) != row.used_at:
         return None
@@ -140,8 +140,8 @@ def pressing(store: Store, project_id: int, grader: str, token: object) -> bool:
     stored (`press_once` spends the token first): a press sent again at once, after a client's timeout, arrives
     then, and is told to send it again (an integrator's review: it was refused, "names none of your current
     items", while the first press was storing the grade)."""
-    row = table.find(store, token) if isinstance(token, str) and token else None
-    return _fresh(row, project_id, grader) and row.used_at is not None and utcnow() - row.used_at < PRESSING
+    row = _used_row(store, project_id, grader, token)
+    return row is not None and utcnow() - row.used_at < PRESSING
 
 
 TAKEN_BACK = (
@@ -156,12 +156,15 @@ def taken_back(store: Store, project_id: int, grader: str, token: object) -> boo
     stored stands, the undo took it back (an undo acts on a stored action, the grader's last). Without it, the
     press sent again within PRESSING of the token being spent was told it might still be being stored, a 503 a
     client retries as the database busy (an API review)."""
+    row = _used_row(store, project_id, grader, token)
+    return row is not None and store.undone_since(project_id, grader, row.used_at)
+
+
+def _used_row(store: Store, project_id: int, grader: str, token: object) -> table.ShowingRow | None:
+    """The row of the grader's unexpired ``token`` where a press spent it (`spent`, `pressing`, `taken_back`);
+    None for anything else."""
     row = table.find(store, token) if isinstance(token, str) and token else None
-    return (
-        _fresh(row, project_id, grader)
-        and row.used_at is not None
-        and store.undone_since(project_id, grader, row.used_at)
-    )
+    return row if _fresh(row, project_id, grader) and row.used_at is not None else None
 
 
 def use(store: Store, project_id: int, grader: str, token: str) -> bool:
