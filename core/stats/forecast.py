@@ -947,19 +947,25 @@ def stop_saving(
     said 20, and a pool of equal grades a saving of -80%: a manager's review)."""
     if not (np.isfinite(s2) and np.isfinite(mean)):
         return StopSaving(float("nan"), float("nan"), None, None)
-    if mean in (0.0, 1.0):
-        fixed = float(uniform_fixed_n_wilson(0.0, mean, size, target))
-    else:
-        fixed = float(uniform_grades(s2, mean, size, target, FIXED))
+    fixed = _uniform_fixed(s2, mean, size, target)
     if apart:
         same = float(uniform_grades(s2, mean, size, target, regime, width_ratio))
     else:
         same = float(n if planned_same is None else planned_same)
+    return StopSaving(_share(n, same), _share(n, fixed), whole_grades(same), whole_grades(fixed))
 
-    def share(m: float) -> float:  # a pool whose grades show no spread at all needs no uniform sample to compare
-        return 1 - n / m if m > 0 else float("nan")
 
-    return StopSaving(share(same), share(fixed), whole_grades(same), whole_grades(fixed))
+def _uniform_fixed(s2: float, mean: float, size: int, target: float) -> float:
+    """Uniform's fixed-n size for `stop_saving`: Wilson's where every grade is equal (mean 0 or 1), else the usual."""
+    if mean in (0.0, 1.0):
+        return float(uniform_fixed_n_wilson(0.0, mean, size, target))
+    return float(uniform_grades(s2, mean, size, target, FIXED))
+
+
+def _share(n: float, m: float) -> float:
+    """1 - n / m, the saving of n grades against uniform's m; NaN where m is 0 (grades of no spread at all need no
+    uniform sample to compare)."""
+    return 1 - n / m if m > 0 else float("nan")
 
 
 def expected_saving(
@@ -979,10 +985,11 @@ def expected_saving(
     manager's review): the forecast's range of the stop is most of that uncertainty (benchmarks/
     expected_saving.md measures how often the range holds the saving shown at the stop)."""
 
-    def at(grades: int) -> StopSaving:
-        return stop_saving(grades, s2, mean, size, target, regime, width_ratio, apart, forecast_.uniform_same or None)
-
     n = forecast_.n
+    saving = stop_saving(n, s2, mean, size, target, regime, width_ratio, apart, forecast_.uniform_same or None)
+    if not np.isfinite(saving.fixed_n):
+        return saving
+    fixed = _uniform_fixed(s2, mean, size, target)  # uniform's size does not move with the design's grades
     return replace(
-        at(n), fixed_n_low=at(max(forecast_.high, n)).fixed_n, fixed_n_high=at(min(forecast_.low, n)).fixed_n
+        saving, fixed_n_low=_share(max(forecast_.high, n), fixed), fixed_n_high=_share(min(forecast_.low, n), fixed)
     )
