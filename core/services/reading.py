@@ -592,22 +592,24 @@ def saving_words(reading: Reading) -> str:
         if reading.done
         else f"at the forecast stop ({reading.forecast.n:,})"
     )
+    likely, f = _likely_saving(reading), reading.forecast
+    over = f", {likely} over the forecast's {f.low:,} to {f.high:,} grades" if likely else ""
     return (
         f"Grades {at} against uniform random sampling: {1 - s.fixed_n:.0%} of the {s.uniform_fixed:,} a "
-        f"uniform sample needs with the usual fixed-n interval (saving {percent(s.fixed_n, signed=True)}"
-        f"{_likely_saving(reading)}), and {1 - s.same_regime:.0%} of the {s.uniform_same:,} it needs stopped by "
-        f"the same rule (saving {percent(s.same_regime, signed=True)})."
+        f"uniform sample needs with the usual fixed-n interval (saving {percent(s.fixed_n, signed=True)}{over}), "
+        f"and {1 - s.same_regime:.0%} of the {s.uniform_same:,} it needs stopped by the same rule (saving "
+        f"{percent(s.same_regime, signed=True)})."
     )
 
 
 def _likely_saving(reading: Reading) -> str:
-    """ ", likely A to B": the expected fixed-n saving over the forecast's 80% range of grades to stop (core.stats.
+    """ "likely A to B": the expected fixed-n saving over the forecast's 80% range of grades to stop (core.stats.
     forecast.expected_saving), where it is a forecast and the range is not one number; "" otherwise."""
     s, f = reading.saving, reading.forecast
     if reading.done or not np.isfinite(s.fixed_n_low) or f.low >= f.high:
         return ""
     low, high = percent(s.fixed_n_low, signed=True), percent(s.fixed_n_high, signed=True)
-    return "" if low == high else f", likely {low} to {high} over the forecast's {f.low:,} to {f.high:,} grades"
+    return "" if low == high else f"likely {low} to {high}"
 
 
 def saving_metric(reading: Reading) -> tuple[str, str]:
@@ -642,7 +644,7 @@ def saving_note(reading: Reading) -> str | None:
         return f"vs {s.uniform_fixed:,} uniform grades"
     if reading.done:  # the two shares alone did not say what they were of (a manager's review)
         return f"vs {s.uniform_fixed:,} · {s.uniform_same:,} uniform grades"
-    likely = _likely_saving(reading).split(" over ")[0]  # ", likely A to B": the fixed-n one, the first shown
+    likely = f", {words}" if (words := _likely_saving(reading)) else ""  # the fixed-n saving's, the first shown
     return f"at the forecast stop ({counted(reading.forecast.n, 'item')}){likely}"  # items: double grading costs more
 
 
