@@ -239,9 +239,7 @@ def read_project(
         # the saving at a stop before the grades given now (a correction reopened grading, and another took it
         # back) is the stop's grades', as the estimate reported there is: read from every grade, one stop showed
         # +26% and, 17 grades later, +27% (a manager's review)
-        at_stop = estimate
-        if stop_at is not None and stop_at < estimate.n:
-            at_stop = compute_estimate(design, positions[:stop_at], grades[:stop_at], method=LOOKS_METHOD)
+        at_stop = _stop_estimate(design, graded, stop_at) if stop_at is not None and stop_at < estimate.n else estimate
         saving, budget_half = _saving(design, at_stop, forecast_, stop_at, target, regime, width_ratio), None
     if saving.uniform_fixed is not None:  # one number for what uniform sampling needs: the saving's (the
         # forecast's own under the same rule read 313 beside the saving's 316: an integrator's review)
@@ -504,7 +502,13 @@ def reported_from(design: Design, reading: Reading, graded: Mapping[int, float],
     1.96 se mixed two sets of grades."""
     if not reported_estimate(reading, estimate)[1]:
         return estimate
-    first = list(graded.items())[: reading.stop_at]
+    return _stop_estimate(design, graded, reading.stop_at)
+
+
+def _stop_estimate(design: Design, graded: Mapping[int, float], stop_at: int) -> Estimate:
+    """The LOOKS_METHOD estimate of the first ``stop_at`` grades of ``graded`` (position -> grade, in grading
+    order): the one the looks read at the stop."""
+    first = list(graded.items())[:stop_at]
     return compute_estimate(design, [p for p, _ in first], [g for _, g in first], method=LOOKS_METHOD)
 
 
