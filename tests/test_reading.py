@@ -140,16 +140,67 @@ def test_skips_that_could_move_the_estimate_past_the_target_keep_it_from_stoppin
     # one stop for every page: the forecast's (the saving's, the setup headline's) is the skipped items graded, a
     # manager's review saw 3 items left beside a forecast stop of 39 of 38 + 3 that grew with every new grade
     held_at = len(graded) + 40
-    assert (reading.forecast.n, reading.forecast.low, reading.forecast.high) == (held_at, held_at, held_at)
-    assert f"is reached once the 40 skipped items are graded ({held_at:,} graded items in all)" in headline_words(
-        reading, 0.95
-    )
+    assert (reading.forecast.n, reading.forecast.low) == (held_at, held_at)
+    # nobody may grade them (one grader never gets back what they skipped): the range's top is the fresh grades'
+    assert reading.fresh_low is not None and reading.forecast.high == max(held_at, reading.fresh_high)
+    headline = headline_words(reading, 0.95)
+    assert f"is reached once the 40 skipped items are graded by another grader ({held_at:,} graded items" in headline
+    assert "by fresh grades alone, with 9% of the items drawn skipped as now, the stop comes at likely" in headline
     assert reading.rule.half_width > 0.1  # widened by the skips' worst case
     assert "40 skipped items keep the interval wider" in stopping_words(reading)
     one = replace(reading, skipped=1)  # the words agree with the count
     assert "1 skipped item keeps the interval wider" in stopping_words(one)
     few = skip_bound(design, list(graded), list(graded.values()), free[:1])
     assert read_project(design, SETTINGS, graded, e, skips=few).done  # one skip moves it too little
+
+
+def _one_grader_skipping(every: int, n: int):
+    """A project of one grader who skips every ``every``-th card the queue hands out (a skipped item never goes
+    back to them, so it stays skipped): the design, and the reading after each count of cards handed out."""
+    items = synthetic_items(3000, signal=1.0, seed=5)
+    labels = labels_of(items)
+    design = prepared_design(items)
+    order = [int(p) for p in replay_queue(design, labels, replication_orders(labels.size, 2, 1), n)[0]]
+    skipped = {p: k - k // every for k, p in enumerate(order) if k % every == every - 1}  # -> grades before it
+    settings = {"target_half_width": 0.05, "regime": "looks"}
+
+    def reading_after(cards: int):
+        graded = {p: float(labels[p]) for p in order[:cards] if p not in skipped}
+        standing = [p for p in order[:cards] if p in skipped]
+        e = estimate(design, list(graded), list(graded.values()))
+        skips = skip_bound(design, list(graded), list(graded.values()), standing)
+        return read_project(design, settings, graded, e, skips=skips, skip_steps={p: skipped[p] for p in standing})
+
+    return design, reading_after
+
+
+def test_one_grader_who_skips_is_told_when_fresh_grades_alone_reach_the_target():
+    """A manager's review: one grader skipping every 25th card saw "218 (218 to 218)" once the skips held the
+    rule, where the stop came at 475 as the fresh grades outweighed the skips' worst case. The range now runs from
+    the skipped items graded by another grader to the fresh grades' own stop, which holds the one grader's."""
+    design, reading_after = _one_grader_skipping(25, 1400)
+    end = reading_after(1400)
+    assert end.done and end.skipped_at_stop > 0
+    stop = end.stop_at
+    held = next(r for r in map(reading_after, range(150, 1400, 25)) if r.held_by_skips)
+    assert held.graded + 20 < stop  # the skips held the rule well before the stop
+    assert held.forecast.low == held.graded + held.skipped < stop <= held.forecast.high
+    assert held.fresh_low <= stop <= held.fresh_high
+    assert "by fresh grades alone, with 4% of the items drawn skipped as now" in stopping_words(held)
+    early = reading_after(100)  # before the looks: the range reaches the fresh grades' stop too
+    assert early.skipped and not early.held_by_skips and early.forecast.high >= early.fresh_high
+    assert "stand (another grader gets them once they alone keep the rule from stopping)" in stopping_words(early)
+    # the saving at the stop says what the skips cost
+    assert "skipped items at the stop widened its interval by their worst case" in saving_note(end)
+    assert "skipped items at the stop widened" in saving_headline(end)[1]
+
+
+def test_skips_whose_worst_case_is_as_wide_as_the_target_are_never_outweighed_by_fresh_grades():
+    design, reading_after = _one_grader_skipping(4, 400)  # a quarter of the items skipped: wider than ±0.05
+    reading = reading_after(400)
+    assert not reading.done and reading.skip_width >= 0.05 and reading.fresh_low is None
+    assert reading.forecast.high == design.N
+    assert "by fresh grades alone, with 25% of the items drawn skipped as now, never" in stopping_words(reading)
 
 
 def test_a_stop_the_skips_held_is_dated_when_they_stopped_holding_it():

@@ -17,8 +17,9 @@ alone keep it wider than the target cannot be done, and says why.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -114,6 +115,16 @@ class Reading:
     budget: int | None = None
     skipped: int = 0
     held_by_skips: bool = False
+    fresh_low: int | None = None
+    fresh_high: int | None = None
+    """While skipped items stand and the rule is not done: the 80% range of the stop by fresh grades alone, nobody
+    grading the skipped items and items skipped at their share now (`_fresh_alone`); None without skips, and where
+    the skips' worst case alone is as wide as the target (``skip_width``): fresh grades alone never reach it."""
+    skip_width: float = 0.0
+    """How much the skipped items' worst case widens the rule's interval now, on average on each side."""
+    skipped_at_stop: int = 0
+    """Skipped items standing at the stop, whose worst case widened the interval the rule read there (and cost the
+    grades that brought it within the target: the saving at the stop counts them against the design)."""
     budget_half_width: float | None = None
     stop_value: float | None = None
     next_look: int | None = None
@@ -195,6 +206,7 @@ def read_project(
         look = int(looks.look[0])
         held = held_stop(design, positions, grades, stop_at, plan.levels[look], target, dict(skip_steps))
         held_by_skips = held is not None and not held.done  # None: no skip stood at the look, its stop stands
+        skipped_at_stop = held.standing if held is not None and held.done else 0
         if held is not None:
             rule = Interval(
                 look_name(look) + (WIDENED if held.standing else ""), plan.levels[look], held.low, held.high
@@ -206,28 +218,34 @@ def read_project(
         held_by_skips = bool(done and regime != FIXED and rule is not None and rule.half_width > target + 1e-12)
         done = done and not held_by_skips
         stop_at, stop_value = (stop_at, stop_value) if done else (None, None)
+        skipped_at_stop = skips.skipped if done and regime != FIXED and skips is not None and widen != (0.0, 0.0) else 0
     now = rule if (done and rule is not None) or sequence is None else sequence
     if regime == FIXED:
         now = widened(fixed_n, widen)
     width_ratio = _width_ratio(fixed_n, sequence, anytime) if regime == ANYTIME else None
-    forecast_ = forecast(
+    project = functools.partial(
+        forecast,
         design,
         positions,
         grades,
-        target,
-        regime,
+        regime=regime,
         n0=budget,
         expected=settings.expected_score,
         width_ratio=width_ratio,
         levels=settings.grading_scale.values,
     )
+    forecast_ = project(target)
+    skipped = 0 if skips is None else skips.skipped
+    fresh = _fresh_alone(project, target, widen) if skipped and regime != FIXED and not done else None
     if done and stop_at is not None:  # the rule said done: the stop is known, not forecast
         forecast_ = replace(forecast_, n=stop_at, low=stop_at, high=stop_at)
     elif held_by_skips:  # the rule waits on the skipped items alone: the stop comes once they are graded
-        held_at = estimate.n + (0 if skips is None else skips.skipped)
+        held_at = estimate.n + skipped
         forecast_ = replace(forecast_, n=held_at, low=held_at, high=held_at)
     elif regime == LOOKS and 0 < information < 1 and forecast_.n <= estimate.n + 1:
         forecast_ = _behind(forecast_, estimate.n, information, design.N)
+    if skipped and not done:  # nobody may grade the skipped items: the range reaches the fresh grades' stop
+        forecast_ = replace(forecast_, high=max(forecast_.high, design.N if fresh is None else fresh.high))
     next_look = None
     if regime == LOOKS and not done:
         plan = look_plan()
@@ -262,8 +280,12 @@ def read_project(
         and bool(np.isfinite(saving.fixed_n))
         and saving.uniform_fixed is not None,
         budget=budget,
-        skipped=0 if skips is None else skips.skipped,
+        skipped=skipped,
         held_by_skips=held_by_skips,
+        fresh_low=None if fresh is None else fresh.low,
+        fresh_high=None if fresh is None else fresh.high,
+        skip_width=sum(widen) / 2,
+        skipped_at_stop=skipped_at_stop,
         budget_half_width=budget_half,
         stop_value=stop_value,
         next_look=next_look,
@@ -281,6 +303,17 @@ def _behind(forecast_: Forecast, graded: int, information: float, size: int) -> 
     all passed.) At most ``size``, the pool's items."""
     at = grades_at_information(graded, information, 1.0, size)
     return replace(forecast_, n=at, high=max(forecast_.high, at))
+
+
+def _fresh_alone(project: Callable[[float], Forecast], target: float, widen: tuple[float, float]) -> Forecast | None:
+    """The stop by fresh grades alone: nobody grades the skipped items (a project of one grader: a skipped item
+    never goes back to its skipper) and items go on being skipped at the share they are now, so the skips' worst
+    case keeps its width, w = (down + up) / 2 on average on each side (core.stats.skips), and the rule's own
+    interval must come within target - w: ``project``'s forecast at that half-width. None where w >= target:
+    fresh grades alone never bring the interval within the target. (The forecast of the skipped items graded
+    alone, a range of one point, said 218 to 218 where the one grader's stop came at 475: a manager's review.)"""
+    w = sum(widen) / 2
+    return project(target - w) if w < target else None
 
 
 def grades_at_information(graded: int, information: float, fraction: float, size: int) -> int:
@@ -428,14 +461,14 @@ def stopping_words(reading: Reading) -> str:
         return (
             f"Not done: {counted(reading.skipped, 'skipped item')} {'keeps' if reading.skipped == 1 else 'keep'} "
             f"the interval wider than the target {target} "
-            "(they could be all 0 or all 1). Have them graded by another grader."
+            f"(they could be all 0 or all 1). Have them graded by another grader; {fresh_words(reading)}."
         )
     if reading.regime == ANYTIME:
         if reading.done:
             return f"Done: the anytime-valid interval is within the target {target}."
         if reading.anytime is None:  # no grade yet: no interval to compare
             return f"Not done: no grade yet; the anytime-valid interval must come within the target {target}."
-        return f"Anytime-valid half-width {reading.anytime.half_width:.3f} > target {target}."
+        return f"Anytime-valid half-width {reading.anytime.half_width:.3f} > target {target}.{_standing(reading)}"
     plan = look_plan()
     if reading.done:
         rule = reading.rule
@@ -457,8 +490,41 @@ def stopping_words(reading: Reading) -> str:
         f"the target {target} needs is reached ({reading.information:.0%} now). Grading may stop at a look; "
         "between looks the interval shown is the anytime-valid one, wider than a look's, which holds only at its "
         "look (after a target is tightened, the looks are read again against the new target, so a stop made at the "
-        "old one no longer stands)."
+        f"old one no longer stands).{_standing(reading)}"
     )
+
+
+def _standing(reading: Reading) -> str:
+    """The skipped items standing while the rule is not done, and the stop by fresh grades alone (`fresh_words`);
+    "" without them."""
+    if not (words := fresh_words(reading)):
+        return ""
+    one = reading.skipped == 1
+    return (
+        f" {counted(reading.skipped, 'skipped item')} {'stands' if one else 'stand'} (another grader gets "
+        f"{'it' if one else 'them'} once {'it keeps' if one else 'they alone keep'} the rule from stopping); "
+        f"{words}."
+    )
+
+
+def fresh_words(reading: Reading) -> str:
+    """Where skipped items stand and the rule is not done, when fresh grades alone bring it to the target (the
+    forecast range's top counts on them: `_fresh_alone`); "" otherwise."""
+    if not reading.skipped or reading.done or reading.regime == FIXED:
+        return ""
+    share = percent(reading.skipped / max(reading.graded + reading.skipped, 1))
+    alone = f"by fresh grades alone, with {share} of the items drawn skipped as now"
+    if reading.fresh_low is None or reading.fresh_high is None:
+        return (
+            f"{alone}, never: the skipped items' worst case (±{reading.skip_width:.3f}) is as wide as the target "
+            f"±{reading.target:.3f}"
+        )
+    stop = (
+        f"{reading.fresh_low:,}"
+        if reading.fresh_low == reading.fresh_high
+        else f"{reading.fresh_low:,} to {reading.fresh_high:,}"
+    )
+    return f"{alone}, the stop comes at likely {stop} graded items"
 
 
 def next_look_grades(forecast_: Forecast, graded: int, information: float, fraction: float, size: int) -> int:
@@ -543,8 +609,8 @@ def headline_words(reading: Reading, level: float) -> str:
         one = reading.skipped == 1
         return (
             f"±{reading.target:.3f} at {level:.0%} is reached once the {counted(reading.skipped, 'skipped item')} "
-            f"{'is' if one else 'are'} graded ({f.n:,} graded items in all): the stop waits on {'it' if one else 'them'} "
-            "alone"
+            f"{'is' if one else 'are'} graded by another grader ({f.n:,} graded items in all): the stop waits on "
+            f"{'it' if one else 'them'} alone; {fresh_words(reading)}"
         )
     inside = ([f"likely {f.low:,} to {f.high:,}"] if f.low < f.high else []) + uniform
     more = f" ({'; '.join(inside)})" if inside else ""
@@ -647,9 +713,23 @@ def saving_note(reading: Reading) -> str | None:
     if reading.regime == FIXED:
         return f"vs {s.uniform_fixed:,} uniform grades"
     if reading.done:  # the two shares alone did not say what they were of (a manager's review)
-        return f"vs {s.uniform_fixed:,} · {s.uniform_same:,} uniform grades"
+        return f"vs {s.uniform_fixed:,} · {s.uniform_same:,} uniform grades{_skips_cost(reading)}"
     likely = f", {words}" if (words := _likely_saving(reading)) else ""  # the fixed-n saving's, the first shown
     return f"at the forecast stop ({counted(reading.forecast.n, 'item')}){likely}"  # items: double grading costs more
+
+
+def _skips_cost(reading: Reading) -> str:
+    """Where skipped items stood at the stop: their worst case widened the interval the rule read, and the grades
+    that brought it within the target anyway count against the saving (a one-grader project that skipped 19
+    items showed -77% without a word on why: a manager's review); "" otherwise."""
+    if not reading.skipped_at_stop:
+        return ""
+    one = reading.skipped_at_stop == 1
+    return (
+        f"; {counted(reading.skipped_at_stop, 'skipped item')} at the stop widened its interval by "
+        f"{'its' if one else 'their'} worst case, and the grades that made up for {'it' if one else 'them'} count "
+        "here"
+    )
 
 
 def saving_headline(reading: Reading) -> tuple[str, str]:
@@ -671,7 +751,8 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
         f"{_fewer(s.same_regime, s.uniform_same)} ({percent(abs(s.same_regime))}) than the {s.uniform_same:,} "
         "it needs stopped by the same rule"
     )
-    return _big_share(share), f"{words} ({fixed} for the target with the usual fixed-n interval; {same})"
+    cost = _skips_cost(reading) if reading.done else ""
+    return _big_share(share), f"{words} ({fixed} for the target with the usual fixed-n interval; {same}{cost})"
 
 
 def _big_share(share: float) -> str:
