@@ -202,10 +202,7 @@ figures = {
 }
 for tab, (column, title, fmt) in zip(st.tabs(list(figures)), figures.values(), strict=True):
     tab.altair_chart(chart(column, title, fmt), width="stretch")
-AS_PERCENT = {
-    name: st.column_config.NumberColumn(format="percent")
-    for name in ("budget_saving", "saving shown at the stop, fixed-n", "saving shown, same rule", "saving had")
-}
+AS_PERCENT = {"budget_saving": st.column_config.NumberColumn(format="percent")}
 """Savings as percentages, as the Dashboard shows them (a manager's review read 0.0185 here beside +2% there)."""
 st.dataframe(frame.round(4), hide_index=True, width="stretch", column_config=AS_PERCENT)
 
@@ -217,7 +214,7 @@ if stop is not None and stop.fixed:
         "`uniform` is plain random sampling of the same budget. The budget is fixed, so there is no target to "
         "reach and no range to forecast: the table gives the coverage of the interval read at the budget."
     )
-    st.dataframe(pd.DataFrame(stop.rows).round(4), hide_index=True, width="stretch", column_config=AS_PERCENT)
+    st.dataframe(pd.DataFrame(stop.table), hide_index=True, width="stretch")
 elif stop is not None:
     st.header(f"Grading until the rule says ±{stop.target:.3f} is reached")
     st.caption(
@@ -233,4 +230,4 @@ elif stop is not None:
         f"before any grade, {stop.forecast[1]:,} grades (likely {stop.forecast[0]:,} to {stop.forecast[2]:,}), "
         f"held the stop in {stop.forecast_hit:.0%} of the repetitions."
     )
-    st.dataframe(pd.DataFrame(stop.rows).round(4), hide_index=True, width="stretch", column_config=AS_PERCENT)
+    st.dataframe(pd.DataFrame(stop.table), hide_index=True, width="stretch")

@@ -45,6 +45,14 @@ def test_only_a_user_who_may_simulate_queues_a_run(world):
     own = stop.rows[0]  # the saving shown at the stop, to check against the dashboard's, beside the saving had
     assert own["saving shown at the stop, fixed-n"] == done.result["stopping"]["activegrade"]["saving_shown_at_stop"]
     assert own["saving had"] == done.result["stopping"]["activegrade"]["saving_realised"]
+    # the page's table is turned, a line per figure (ten columns ran past the page at 1,400 px: a manager's review)
+    table = {line["figure"]: line for line in stop.table}
+    assert set(stop.table[0]) == {"figure", "activegrade", "uniform"} and len(table) == 7
+    median = table["grades at the stop (median)"]["activegrade"]
+    assert median.startswith(f"{own['grades at the stop (median)']:,.0f} ± ")
+    assert table["coverage of the 95% interval at the stop"]["uniform"].endswith("%")
+    shown = own["saving shown at the stop, fixed-n"]
+    assert table["saving shown at the stop, fixed-n"]["activegrade"] == f"{round(shown, 2) + 0.0:+.0%}"
 
 
 def test_the_stopping_mode_tunes_each_method_as_the_command_line_does(world):

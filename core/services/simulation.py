@@ -15,6 +15,7 @@ from typing import Any
 from core.jobs.simulation_job import enqueue_simulation, latest_simulation, settings_read
 from core.services import auth
 from core.services.outcome import permitted
+from core.services.progress import percent
 from core.services.setup import Design
 from core.settings import ProjectSettings
 from core.stats.intervals import LEVEL
@@ -113,6 +114,57 @@ class Stopping:
     forecast_hit: float
     fixed: bool = False
     """A budget fixed in advance: every run grades the budget, whatever the half-width (no target, no range)."""
+
+    @property
+    def table(self) -> list[dict[str, str]]:
+        """``rows`` turned for the page: a line per figure, a column per method, each figure in its own format with
+        its Monte Carlo s.e. beside it (ten columns, two lines, ran past the page at 1,400 px: a manager's
+        review)."""
+        return [
+            {"figure": label} | {row["method"]: shown(row, key, se) for row in self.rows}
+            for label, key, se, shown in _STOP_FIGURES
+        ]
+
+
+def _count(row: dict[str, Any], key: str, se: str | None) -> str:
+    return f"{row[key]:,.0f}" + (f" ± {row[se]:,.0f}" if se and _known(row[se]) else "")
+
+
+def _mean(row: dict[str, Any], key: str, se: str | None) -> str:
+    return f"{row[key]:,.1f}"
+
+
+def _share(row: dict[str, Any], key: str, se: str | None) -> str:
+    return f"{row[key]:.1%}" + (f" ± {row[se]:.1%}" if se and _known(row[se]) else "")
+
+
+def _bias(row: dict[str, Any], key: str, se: str | None) -> str:
+    return f"{row[key]:+.4f}"
+
+
+def _saving(row: dict[str, Any], key: str, se: str | None) -> str:
+    return percent(row[key], signed=True) if _known(row.get(key)) else "—"
+
+
+def _known(value: Any) -> bool:
+    return value is not None and value == value  # NaN: the saving of a pool whose grades are all equal
+
+
+_STOP_FIGURES = (
+    ("grades at the stop (median)", "grades at the stop (median)", "± s.e.", _count),
+    ("grades at the stop (mean)", "mean", None, _mean),
+    (
+        f"coverage of the {LEVEL:.0%} interval at the stop",
+        f"coverage of the {LEVEL:.0%} interval at the stop",
+        "coverage ± s.e.",
+        _share,
+    ),
+    ("bias at the stop", "bias at the stop", None, _bias),
+    ("saving shown at the stop, fixed-n", "saving shown at the stop, fixed-n", None, _saving),
+    ("saving shown, same rule", "saving shown, same rule", None, _saving),
+    ("saving had", "saving had", None, _saving),
+)
+"""The stopping table's figures: (label, the row's key, its s.e.'s key or None, how it is written)."""
 
 
 def stopping(result: dict[str, Any]) -> Stopping | None:
