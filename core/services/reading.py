@@ -33,6 +33,7 @@ from core.stats.confseq import AnytimeInterval
 from core.stats.estimate import Estimate
 from core.stats.estimate import estimate as compute_estimate
 from core.stats.forecast import (
+    RANGE,
     Forecast,
     StopSaving,
     expected_saving,
@@ -236,7 +237,9 @@ def read_project(
     )
     forecast_ = project(target)
     skipped = 0 if skips is None else skips.skipped
-    fresh = _fresh_alone(project, target, widen) if skipped and regime != FIXED and not done else None
+    fresh = None
+    if skipped and regime != FIXED and not done:
+        fresh = _fresh_alone(project, target, widen, skipped, estimate.n, information, design.N)
     if done and stop_at is not None:  # the rule said done: the stop is known, not forecast
         forecast_ = replace(forecast_, n=stop_at, low=stop_at, high=stop_at)
     elif held_by_skips:  # the rule waits on the skipped items alone: the stop comes once they are graded
@@ -245,7 +248,7 @@ def read_project(
     elif regime == LOOKS and 0 < information < 1 and forecast_.n <= estimate.n + 1:
         forecast_ = _behind(forecast_, estimate.n, information, design.N)
     if skipped and not done:  # nobody may grade the skipped items: the range reaches the fresh grades' stop
-        forecast_ = replace(forecast_, high=max(forecast_.high, design.N if fresh is None else fresh.high))
+        forecast_ = replace(forecast_, high=max(forecast_.high, design.N if fresh is None else fresh[1]))
     next_look = None
     if regime == LOOKS and not done:
         plan = look_plan()
@@ -282,8 +285,8 @@ def read_project(
         budget=budget,
         skipped=skipped,
         held_by_skips=held_by_skips,
-        fresh_low=None if fresh is None else fresh.low,
-        fresh_high=None if fresh is None else fresh.high,
+        fresh_low=None if fresh is None else fresh[0],
+        fresh_high=None if fresh is None else fresh[1],
         skip_width=sum(widen) / 2,
         skipped_at_stop=skipped_at_stop,
         budget_half_width=budget_half,
@@ -305,15 +308,48 @@ def _behind(forecast_: Forecast, graded: int, information: float, size: int) -> 
     return replace(forecast_, n=at, high=max(forecast_.high, at))
 
 
-def _fresh_alone(project: Callable[[float], Forecast], target: float, widen: tuple[float, float]) -> Forecast | None:
-    """The stop by fresh grades alone: nobody grades the skipped items (a project of one grader: a skipped item
-    never goes back to its skipper) and items go on being skipped at the share they are now, so the skips' worst
-    case keeps its width, w = (down + up) / 2 on average on each side (core.stats.skips), and the rule's own
-    interval must come within target - w: ``project``'s forecast at that half-width. None where w >= target:
-    fresh grades alone never bring the interval within the target. (The forecast of the skipped items graded
-    alone, a range of one point, said 218 to 218 where the one grader's stop came at 475: a manager's review.)"""
-    w = sum(widen) / 2
-    return project(target - w) if w < target else None
+def _fresh_alone(
+    project: Callable[[float], Forecast],
+    target: float,
+    widen: tuple[float, float],
+    skipped: int,
+    graded: int,
+    information: float,
+    size: int,
+) -> tuple[int, int] | None:
+    """The 80% range of the stop by fresh grades alone: nobody grades the skipped items (a project of one grader:
+    a skipped item never goes back to its skipper) and items go on being skipped at the share q they are, so the
+    skips' worst case keeps its width, w = (down + up) / 2 on average on each side (core.stats.skips), which is
+    in proportion to q, and the rule's own interval must come within target - w: ``project``'s forecast at that
+    half-width. q is known from the items shown, ``skipped`` of ``graded`` + ``skipped``, only as a binomial
+    share is: the range runs from the forecast's low at the low end of q's 80% range (Jeffreys' Beta posterior,
+    Beta(k + 1/2, n - k + 1/2); Brown, Cai and DasGupta 2001) to its high at the high end, the pool's size
+    where w there is as wide as the target. (With q as read alone, a range of 420 to 655 held 0.4 of the stops
+    of a pool of mean 0.5, whose grades' spread, and so the forecast at one half-width, is nearly certain:
+    benchmarks/one_grader_skips.py.) None where w at the low end is as wide as the target: fresh grades alone
+    never bring the interval within it. (The forecast of the skipped items graded alone, a range of one point,
+    said 218 to 218 where the one grader's stop came at 475: a manager's review.)"""
+    w, share = sum(widen) / 2, skipped / (graded + skipped)
+    low_share, high_share = stats.beta.ppf(RANGE, skipped + 0.5, graded + 0.5)
+    low_w, high_w = w * low_share / share, w * high_share / share
+    if low_w >= target:
+        return None
+    low = _stop_within(project, target - low_w, target, graded, information, size).low
+    high = size if high_w >= target else _stop_within(project, target - high_w, target, graded, information, size).high
+    return low, max(high, low)
+
+
+def _stop_within(
+    project: Callable[[float], Forecast], half: float, target: float, graded: int, information: float, size: int
+) -> Forecast:
+    """``project``'s forecast of the stop at half-width ``half`` (below the ``target``); where its draws put it
+    among the grades given, yet the look's interval is still wider than that, the ``information`` read now (the
+    share of the target's, for ``looks``), rescaled to ``half``, says when (`_behind`), as for the rule itself."""
+    fresh = project(half)
+    needed = information * (half / target) ** 2  # the information is (half-width wanted / now)^2
+    if 0 < needed < 1 and fresh.n <= graded + 1:
+        fresh = _behind(fresh, graded, needed, size)
+    return fresh
 
 
 def grades_at_information(graded: int, information: float, fraction: float, size: int) -> int:
