@@ -24,7 +24,7 @@ import numpy as np
 from benchmarks.pools import make_pool
 from core.stats.allocation import design_from_items
 from core.stats.estimate import estimate_batch
-from core.stats.forecast import Forecast, expected_saving, forecast_batch, tuned_n0
+from core.stats.forecast import Forecast, expected_saving, forecast_batch, grades_excess_kurtosis, tuned_n0
 from core.stats.simulate import labels_of, replay_queue, replication_orders
 from core.stats.simulate_stopping import _shown_savings, _stops, replay_cap, scale_levels
 from core.stats.stopping import DEFAULT_REGIME, FLOOR_KAPPA
@@ -70,7 +70,15 @@ def pool_row(kind: str, size: int, mean: float, auroc: float, reps: int, seed: i
                 continue
             at = Forecast(max(mid, k), low_n, high_n, regime, k, uniform, same)
             saving = expected_saving(
-                at, float(live.s2[0]), float(batch.value[0]), size, TARGET, regime, None, bool(live.apart[0])
+                at,
+                float(live.s2[0]),
+                float(batch.value[0]),
+                size,
+                TARGET,
+                regime,
+                None,
+                bool(live.apart[0]),
+                grades_excess_kurtosis(design, first, labels[first]),
             )
             errors.append(saving.fixed_n - shown[r])
             held.append(saving.fixed_n_low <= shown[r] <= saving.fixed_n_high)

@@ -977,19 +977,49 @@ def expected_saving(
     regime: str,
     width_ratio: float | None = None,
     apart: bool = True,
+    excess: float = 0.0,
 ) -> StopSaving:
     """The saving expected at the forecast stop, before the rule says done: `stop_saving` at the forecast's n, with
     uniform's same-rule size the forecast's own where the grades read the strata as one (``planned_same``), and
-    the fixed-n share's range over the forecast's 80% range, read at its high and its low. One number read from
-    a dozen grades swung from -92% to +63% over seven runs of one pool whose savings had came to +4% to +36% (a
-    manager's review): the forecast's range of the stop is most of that uncertainty (benchmarks/
-    expected_saving.md measures how often the range holds the saving shown at the stop)."""
+    the fixed-n share's 80% range. One number read from a dozen grades swung from -92% to +63% over seven runs of
+    one pool whose savings had came to +4% to +36% (a manager's review).
+
+    The range has two parts, taken as independent on the log scale: the forecast's 80% range of the stop, n_low
+    to n_high about n, and uniform's size m, which is in proportion to S^2 and is read at the stop from all its
+    grades, of which the k given now are a part: given those, its relative variance is (kappa - 1)(1 / k - 1 / n)
+    (the variance of s^2 to first order, Cramer 1946, 27.7.1; ``excess``, kappa - 1 of the grades:
+    `grades_excess_kurtosis`). With sigma_m^2 = log(1 + that) and z = Phi^-1(0.9), the ratio n / m runs from
+    n / m exp(-z sqrt(sigma_low^2 + sigma_m^2)) to n / m exp(z sqrt(sigma_high^2 + sigma_m^2)), sigma_low =
+    log(n / n_low) / z and sigma_high = log(n_high / n) / z, and the saving is 1 less that; with sigma_m = 0 it is
+    the saving at n_high and at n_low. The stop's range alone held the saving shown at the stop in 0.40-0.61 of
+    the replications on finer scales (benchmarks/expected_saving.md, before the uniform size's part)."""
 
     n = forecast_.n
     saving = stop_saving(n, s2, mean, size, target, regime, width_ratio, apart, forecast_.uniform_same or None)
     if not np.isfinite(saving.fixed_n):
         return saving
     fixed = _uniform_fixed(s2, mean, size, target)  # uniform's size does not move with the design's grades
-    return replace(
-        saving, fixed_n_low=_share(max(forecast_.high, n), fixed), fixed_n_high=_share(min(forecast_.low, n), fixed)
-    )
+    z = float(stats.norm.ppf(RANGE[1]))
+    spread = np.log1p(max(excess, 0.0) * max(1 / max(forecast_.graded, 1) - 1 / max(n, 1), 0.0))
+    below = np.log(n / max(min(forecast_.low, n), 1)) / z
+    above = np.log(max(forecast_.high, n) / max(n, 1)) / z
+    high = n * np.exp(z * np.sqrt(above**2 + spread))  # the ratio's high end, as grades against uniform's m
+    low = n * np.exp(-z * np.sqrt(below**2 + spread))
+    return replace(saving, fixed_n_low=_share(high, fixed), fixed_n_high=_share(low, fixed))
+
+
+def grades_excess_kurtosis(design: Design, positions, grades) -> float:
+    """kappa - 1 of one project's grades (`_excess_kurtosis`), what the relative variance of a variance read from n
+    of them is over n; for 0/1 grades, or before MIN_KURTOSIS_GRADES show a spread, the Bernoulli formula
+    (1 - 2 m)^2 / (m (1 - m)) at their Jeffreys mean m, as the forecast's stop noise reads them. NaN before any
+    grade."""
+    positions = np.atleast_2d(np.asarray(list(positions), dtype=np.int64))
+    grades = np.atleast_2d(np.asarray(list(grades), dtype=float))
+    if grades.size == 0:
+        return float("nan")
+    counts, sums, _ = stratum_moments(design, positions, grades)
+    read = float(_excess_kurtosis(design, positions, grades, counts, sums)[0])
+    if np.isfinite(read):
+        return read
+    m = float(jeffreys_mean(grades.size, grades.sum()))
+    return (1 - 2 * m) ** 2 / (m * (1 - m))
