@@ -105,8 +105,9 @@ def markdown(rows: list[dict], reps: int, seconds: float) -> str:
         "forecast stop (core.stats.forecast.expected_saving), read after 20 grades and at 30% and 60% of each "
         "replication's stop, against the saving it shows at that stop: *error*, the mean of expected minus shown "
         "(± their spread, the standard deviation over replications); *held*, the share of replications whose "
-        "likely range (the fixed-n saving at the forecast's 80% range of grades to stop) held the saving shown at "
-        "the stop, ± its Monte Carlo s.e.; *width*, the range's median width in points of saving.",
+        "likely range (the forecast's 80% range of grades to stop and the uniform size's own uncertainty from the "
+        "grades read so far, combined) held the saving shown at the stop, ± its Monte Carlo s.e.; *width*, the "
+        "range's median width in points of saving.",
         "",
         "| pool | stop (median) | when | read | error ± spread | held | width |",
         "|---|---|---|---|---|---|---|",
@@ -123,8 +124,9 @@ def markdown(rows: list[dict], reps: int, seconds: float) -> str:
     lines += [
         "",
         f"- The likely range held the saving shown at the stop in {min(held):.2f} to {max(held):.2f} of the "
-        "replications (pool and time together): the forecast's range of the stop is one part of the saving's "
-        "uncertainty; the uniform size read from the grades so far, which the range does not vary, is the other.",
+        "replications (pool and time together). Where it held fewer than 70%, its centre is off (skewed scores of "
+        "mean 0.1: *error*), or it is a few points wide (no signal at a mean of 0.5, where the saving is about 0 "
+        "and its error a point or two).",
     ]
     return "\n".join(lines) + "\n"
 
