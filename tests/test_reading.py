@@ -148,6 +148,7 @@ def test_skips_that_could_move_the_estimate_past_the_target_keep_it_from_stoppin
     assert "by fresh grades alone, with 9% of the items drawn skipped as now, the stop comes at likely" in headline
     assert reading.rule.half_width > 0.1  # widened by the skips' worst case
     assert "40 skipped items keep the interval wider" in stopping_words(reading)
+    assert "or by whoever skipped them (Grade page, My graded and skipped items)" in stopping_words(reading)
     one = replace(reading, skipped=1)  # the words agree with the count
     assert "1 skipped item keeps the interval wider" in stopping_words(one)
     few = skip_bound(design, list(graded), list(graded.values()), free[:1])

@@ -502,7 +502,8 @@ def stopping_words(reading: Reading) -> str:
         return (
             f"Not done: {counted(reading.skipped, 'skipped item')} {'keeps' if reading.skipped == 1 else 'keep'} "
             f"the interval wider than the target {target} "
-            f"(they could be all 0 or all 1). Have them graded by another grader; {fresh_words(reading)}."
+            "(they could be all 0 or all 1). Have them graded by another grader, or by whoever skipped them (Grade "
+            f"page, My graded and skipped items); {fresh_words(reading)}."
         )
     if reading.regime == ANYTIME:
         if reading.done:
