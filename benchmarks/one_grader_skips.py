@@ -68,6 +68,8 @@ def pool_rows(kind: str, size: int, mean: float, auroc: float, reps: int, seed: 
     design = prepared_design(items)
     settings = {"target_half_width": TARGET, "regime": "looks", "expected_score": mean * 1.25}
     original = replication_orders(size, seed, reps)
+    plain = replay_queue(design, labels, original, size)
+    unskipped = float(np.median(run_looks(design, plain, labels[plain], TARGET).n))  # the same grader, no skip
     rows = []
     for wrong, right in SKIPS:
         lost = skip_mask(labels, wrong, right, reps, seed)  # one grader: what they skip stays skipped
@@ -104,6 +106,7 @@ def pool_rows(kind: str, size: int, mean: float, auroc: float, reps: int, seed: 
                 "stopped": float(stops.stopped.mean()),
                 "never": never,
                 "stop": float(np.median(stops.n[stops.stopped])) if stops.stopped.any() else float("nan"),
+                "unskipped": unskipped,
                 "skipped_at_stop": float(
                     np.median(
                         [
@@ -141,29 +144,34 @@ def markdown(rows: list[dict], reps: int, seconds: float) -> str:
         "hand.",
         "",
         "One grader, whose skipped items nobody grades: *stopped*, the share of replications whose rule said done "
-        "before the pool ran out; *stop*, their median grades at the stop, and the skipped items standing then; at "
+        "before the pool ran out; *stop*, their median grades at the stop (*no skips*: the same replications "
+        "without a skip), and the skipped items standing then; at "
         "30%, 60% and 90% of each replication's stop, the share of readings whose forecast range held the stop "
         "(*range*, ± its Monte Carlo s.e., with its median high / low: from the skipped items graded by another "
         "grader to the stop by fresh grades alone, core.services.reading), the same for the fresh grades' own "
         "range (*fresh alone*, fresh_low to fresh_high) and for the range read as if no item were skipped "
         "(*ignoring skips*, what the forecast gave before).",
         "",
-        "| pool | skips | stopped | stop (median) | skipped at the stop | when | read | range | high / low "
-        "| fresh alone | high / low | ignoring skips |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| pool | skips | stopped | stop (median) | no skips | skipped at the stop | when | read | range "
+        "| high / low | fresh alone | high / low | ignoring skips |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         for when, s in r["scored"].items():
             lines.append(
-                f"| {r['pool']} | {r['skips']} | {r['stopped']:.2f} | {r['stop']:.0f} | {r['skipped_at_stop']:.0f} "
+                f"| {r['pool']} | {r['skips']} | {r['stopped']:.2f} | {r['stop']:.0f} | {r['unskipped']:.0f} "
+                f"| {r['skipped_at_stop']:.0f} "
                 f"| {when:.0%} of the stop | {s['read']} | {s['range']:.2f} ± {s['range_se']:.2f} "
                 f"| {s['spread']:.2f} | {s['fresh']:.2f} | {s['fresh_spread']:.2f} | {s['ignoring']:.2f} |"
             )
     held = [s["range"] for r in rows for s in r["scored"].values() if s["read"]]
     ignoring = [s["ignoring"] for r in rows for s in r["scored"].values() if s["read"]]
     fresh = [s["fresh"] for r in rows for s in r["scored"].values() if s["read"]]
+    cost = [r["stop"] / r["unskipped"] for r in rows]
     lines += [
         "",
+        f"- The skips cost {min(cost):.1f} to {max(cost):.1f} times the grades to the stop of the same "
+        "replications without them.",
         f"- The range held the one grader's stop in {min(held):.2f} to {max(held):.2f} of the readings (pool, "
         f"pattern and time apart); the fresh grades' own range {min(fresh):.2f} to {max(fresh):.2f}; read as if no "
         f"item were skipped, {min(ignoring):.2f} to {max(ignoring):.2f}.",
