@@ -47,3 +47,6 @@ def test_the_live_reading_is_the_reading_of_the_stored_grades_and_skips(prepared
     assert read(cached.reading) == read(now.reading)
     before = live.live_reading(store, pid, design, settings, "default", graded={})
     assert before.anytime is None and before.reading.graded == 0
+    assert not now.reading.others  # ann alone: the forecast reaches the stop her fresh grades give
+    reservations.submit(store, pid, 3, BINARY, "Correct", "bob")  # bob did not skip item 1: he is given it
+    assert live.live_reading(store, pid, design, settings, "default").reading.others

@@ -14,6 +14,7 @@ from core.services.reading import (
     expected_score_words,
     grades_at_information,
     headline_words,
+    held_short,
     interval_label,
     next_look_grades,
     read_project,
@@ -140,17 +141,25 @@ def test_skips_that_could_move_the_estimate_past_the_target_keep_it_from_stoppin
     # one stop for every page: the forecast's (the saving's, the setup headline's) is the skipped items graded, a
     # manager's review saw 3 items left beside a forecast stop of 39 of 38 + 3 that grew with every new grade
     held_at = len(graded) + 40
-    assert (reading.forecast.n, reading.forecast.low) == (held_at, held_at)
-    # nobody may grade them (one grader never gets back what they skipped): the range's top is the fresh grades'
-    assert reading.fresh_low is not None and reading.forecast.high == max(held_at, reading.fresh_high)
+    assert reading.forecast.n == held_at
+    # nobody else may grade them (one grader never gets them back): the range reaches the fresh grades' stop
+    f = reading.forecast
+    assert reading.fresh_low is not None and (f.low, f.high) == (min(held_at, reading.fresh_low), reading.fresh_high)
     headline = headline_words(reading, 0.95)
-    assert f"is reached once the 40 skipped items are graded by another grader ({held_at:,} graded items" in headline
-    assert "by fresh grades alone, with 9% of the items drawn skipped as now, the stop comes at likely" in headline
+    assert (
+        f"is reached once the 40 skipped items are graded ({held_at:,} graded items in all); if items go on" in headline
+    )
+    assert "(9% of those shown), fresh grades alone likely end it at" in headline
+    team = read_project(design, SETTINGS, graded, e, skips=skips, others=True)  # another grader takes them
+    assert (team.forecast.n, team.forecast.low, team.forecast.high) == (held_at, held_at, held_at)
+    assert team.fresh_low is None and "fresh grades" not in stopping_words(team) + headline_words(team, 0.95)
     assert reading.rule.half_width > 0.1  # widened by the skips' worst case
     assert "40 skipped items keep the interval wider" in stopping_words(reading)
     assert "or by whoever skipped them (Grade page, My graded and skipped items)" in stopping_words(reading)
     one = replace(reading, skipped=1)  # the words agree with the count
-    assert "1 skipped item keeps the interval wider" in stopping_words(one)
+    assert "1 skipped item keeps the interval wider than the target ±0.100 (it could be 0 or 1). Have it graded" in (
+        stopping_words(one)
+    )
     few = skip_bound(design, list(graded), list(graded.values()), free[:1])
     assert read_project(design, SETTINGS, graded, e, skips=few).done  # one skip moves it too little
 
@@ -183,25 +192,52 @@ def test_one_grader_who_skips_is_told_when_fresh_grades_alone_reach_the_target()
     end = reading_after(1400)
     assert end.done and end.skipped_at_stop > 0
     stop = end.stop_at
-    held = next(r for r in map(reading_after, range(150, 1400, 25)) if r.held_by_skips)
-    assert held.graded + 20 < stop  # the skips held the rule well before the stop
-    assert held.forecast.low == held.graded + held.skipped < stop <= held.forecast.high
-    assert held.fresh_low <= stop <= held.fresh_high
-    assert "by fresh grades alone, with 4% of the items drawn skipped as now" in stopping_words(held)
+    held = [r for r in map(reading_after, range(150, 1400, 25)) if r.held_by_skips]
+    assert held and held[0].graded + 20 < stop  # the skips held the rule well before the stop
+    assert all(r.forecast.n == r.graded + r.skipped for r in held)  # another grader's stop: the range's middle
+    assert all(r.forecast.low <= stop <= r.forecast.high and r.fresh_low <= stop <= r.fresh_high for r in held)
+    assert (
+        "if items go on being skipped as now (4% of those shown), fresh grades alone likely end it"
+        in stopping_words(held[0])
+    )
+    assert held[0].next_look is None  # both looks are taken: no look to come
+    first = held[0]  # the presenter's caption gives both ways to the end
+    assert held_short(first) == (
+        f"{first.skipped} skipped items to grade first, or {first.fresh_low:,} to {first.fresh_high:,} graded items "
+        "without them"
+    )
     early = reading_after(100)  # before the looks: the range reaches the fresh grades' stop too
     assert early.skipped and not early.held_by_skips and early.forecast.high >= early.fresh_high
-    assert "stand (another grader gets them once they alone keep the rule from stopping)" in stopping_words(early)
-    # the saving at the stop says what the skips cost
-    assert "skipped items at the stop widened its interval by their worst case" in saving_note(end)
-    assert "skipped items at the stop widened" in saving_headline(end)[1]
+    assert "stand (another grader gets them once they alone keep the rule from stopping); if items" in stopping_words(
+        early
+    )
+    # the saving at the stop says what the skips cost, in grades
+    assert end.stop_without_skips is not None and end.stop_without_skips < stop
+    cost = f"cost {stop - end.stop_without_skips:,} more grades: without them the rule had the target at"
+    assert cost in saving_note(end) and cost in saving_headline(end)[1]
+    assert cost in saving_words(end)
 
 
 def test_skips_whose_worst_case_is_as_wide_as_the_target_are_never_outweighed_by_fresh_grades():
     design, reading_after = _one_grader_skipping(4, 400)  # a quarter of the items skipped: wider than ±0.05
     reading = reading_after(400)
     assert not reading.done and reading.skip_width >= 0.05 and reading.fresh_low is None
-    assert reading.forecast.high == design.N
-    assert "by fresh grades alone, with 25% of the items drawn skipped as now, never" in stopping_words(reading)
+    assert reading.forecast.high < design.N  # no stop to range over: never one at the pool's size
+    assert "fresh grades alone never end it: the skipped items' worst case (±0." in stopping_words(reading)
+    assert "is at least as wide as the target ±0.050" in stopping_words(reading)
+
+
+def test_a_grader_who_has_seen_every_item_is_told_only_the_skipped_items_can_end_it():
+    items = synthetic_items(200, signal=1.0, seed=5)
+    labels = labels_of(items)
+    design = prepared_design(items)
+    order = [int(p) for p in replay_queue(design, labels, replication_orders(labels.size, 2, 1), 200)[0]]
+    graded = {p: float(labels[p]) for p in order[:150]}
+    skips = skip_bound(design, list(graded), list(graded.values()), order[150:])
+    e = estimate(design, list(graded), list(graded.values()))
+    reading = read_project(design, {"target_half_width": 0.05}, graded, e, skips=skips)
+    assert not reading.done and reading.fresh_left == 0 and reading.fresh_low is None
+    assert "every other item is graded, so only the skipped items can end it" in stopping_words(reading)
 
 
 def test_a_stop_the_skips_held_is_dated_when_they_stopped_holding_it():

@@ -173,6 +173,24 @@ def test_grade_change_undo_and_skip(store):
     assert store.projects() == [] and store.grades(pid).empty
 
 
+def test_others_grade_where_someone_graded_here_who_skipped_none_of_the_items_standing_skipped(store):
+    """core.services.reading's ``others``: the queue hands the items standing skipped to a grader who did not skip
+    them, so the forecast need not reach the stop the skipper's fresh grades alone give."""
+    pid = _project(store)
+    store.save_items(pid, _items())
+    assert not store.others_grade(pid)  # nothing skipped
+    store.add_grade(pid, 0, value=1.0, label="correct", grader="ann")
+    store.add_skip(pid, 3, "ann")
+    assert not store.others_grade(pid)  # ann alone
+    store.add_skip(pid, 3, "bob")
+    store.add_grade(pid, 1, value=0.0, label="incorrect", grader="bob")
+    assert not store.others_grade(pid)  # bob skipped it too
+    store.add_grade(pid, 2, value=0.0, label="incorrect", grader="carl")
+    assert store.others_grade(pid)
+    store.add_grade(pid, 3, value=0.0, label="incorrect", grader="carl")
+    assert not store.others_grade(pid)  # graded since: nothing stands skipped
+
+
 def test_a_change_and_its_undo_keep_the_items_place_in_the_grading_order(store):
     """The grading order was the grades' ids: after the stop, changing an earlier grade (or changing it and
     undoing the change) moved the item past the stop, which then came a grade sooner and reported the estimate

@@ -476,6 +476,7 @@ READING_RENAMED: dict[str, tuple[str, str]] = {
     "graded": ("counts", "graded"),
     "skipped": ("counts", "skipped"),
     "skipped_at_stop": ("counts", "skipped_at_stop"),
+    "fresh_left": ("counts", "fresh_left"),
     "fresh_low": ("forecast", "fresh_low"),
     "fresh_high": ("forecast", "fresh_high"),
     "budget": ("counts", "budget"),

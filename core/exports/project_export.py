@@ -152,6 +152,7 @@ def report_data(store: Store, project: ProjectInfo, design: Design) -> dict[str,
         waiting=len(review.waiting(store, project.id)),
         settled=review.disagreements_settled(store, project.id),
         reviewed_at=_reviewed_at(store, project),
+        others=bool(skips.skipped) and store.others_grade(project.id),
     )
 
 

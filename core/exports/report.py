@@ -320,16 +320,19 @@ def _graded(
     reviewed: Mapping[int, float],
     skips: SkipBound | None,
     skip_steps: Mapping[int, int] | None = None,
+    others: bool = False,
 ) -> _Graded:
     """The items' final grades (core.stats.rater_agreement.final_grades), their anytime interval and the
-    project's reading of them (``skip_steps``: core.services.reading.read_project's)."""
+    project's reading of them (``skip_steps``, ``others``: core.services.reading.read_project's)."""
     item_grades = final_grades(grades["position"], grades["value"], reviewed)
     positions = np.fromiter(item_grades, dtype=int, count=len(item_grades))
     values = np.fromiter(item_grades.values(), dtype=float, count=len(item_grades))
     n0 = project.settings.anytime_n0(design)
     anytime = anytime_interval(design, positions, values, n0) if len(positions) else None
     graded = dict(zip(positions.tolist(), values.tolist()))
-    reading = read_project(design, project.settings, graded, result, anytime, skips=skips, skip_steps=skip_steps)
+    reading = read_project(
+        design, project.settings, graded, result, anytime, skips=skips, skip_steps=skip_steps, others=others
+    )
     stopping_by = None if reading.regime == FIXED else anytime  # the path's anytime lines, unless the budget is fixed
     return _Graded(positions, values, graded, n0, reading, stopping_by)
 
@@ -636,6 +639,7 @@ def report(
     waiting: int = 0,
     reviewed_at: pd.Series | None = None,
     settled: tuple[int, int] = (0, 0),
+    others: bool = False,
 ) -> dict[str, Any]:
     """Everything needed to read and reproduce the result: method, estimate, interval, stopping rule,
     strata, savings, graders and their agreement, skips (per stratum and their worst-case bound,
@@ -650,12 +654,13 @@ def report(
     when each skipped item was skipped (Store.skip_steps), for a stop the skips held; ``waiting``: the items
     waiting for a final grade (core.services.review.waiting); ``reviewed_at``: when each active review was made
     (`as_of`); ``settled``: (settled, disagreements) of the double-graded items whose grades disagree
-    (core.services.review.disagreements_settled), which the correction reads as far as they are settled."""
+    (core.services.review.disagreements_settled), which the correction reads as far as they are settled;
+    ``others``: someone besides the skippers grades here (Store.others_grade), for the forecast's range."""
     grades = (
         pd.DataFrame(columns=["position", "grader", "value", "seconds", "created_at"]) if grades is None else grades
     )
     reviewed = reviewed or {}
-    read = _graded(project, design, result, grades, reviewed, skips, skip_steps)
+    read = _graded(project, design, result, grades, reviewed, skips, skip_steps, others)
     path = estimate_path(design, list(read.positions), list(read.values), method=result.method, anytime=read.anytime)
     return json_safe(
         {

@@ -92,7 +92,8 @@ def live_reading(
     skips = skip_bound(design, graded, graded.values(), store.skipped_positions(project_id))
     sequence = anytime_now(design, settings, graded, anytime)
     steps = store.skip_steps(project_id)
-    reading = read_project(design, settings, graded, estimate, sequence, skips=skips, skip_steps=steps)
+    others = bool(skips.skipped) and store.others_grade(project_id)
+    reading = read_project(design, settings, graded, estimate, sequence, skips=skips, skip_steps=steps, others=others)
     return Live(graded, estimate, skips, sequence, reading, steps)
 
 

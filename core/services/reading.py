@@ -117,16 +117,25 @@ class Reading:
     budget: int | None = None
     skipped: int = 0
     held_by_skips: bool = False
+    others: bool = False
+    """Whether someone besides those who skipped the items standing skipped grades here: the queue hands them
+    those items once they alone hold the rule, so the stop comes when they are graded."""
     fresh_low: int | None = None
     fresh_high: int | None = None
-    """While skipped items stand and the rule is not done: the 80% range of the stop by fresh grades alone, nobody
-    grading the skipped items and items skipped at their share now (`_fresh_alone`); None without skips, and where
-    the skips' worst case alone is as wide as the target (``skip_width``): fresh grades alone never reach it."""
+    """While skipped items stand, the rule is not done and nobody else grades here (``others``): the 80% range of
+    the stop by fresh grades alone, items skipped at their share now (`_fresh_alone`); None otherwise, and where
+    the skips' worst case alone is as wide as the target (``skip_width``) or no fresh item is left
+    (``fresh_left``): fresh grades alone never reach it."""
     skip_width: float = 0.0
     """How much the skipped items' worst case widens the rule's interval now, on average on each side."""
+    fresh_left: int = 0
+    """Items neither graded nor skipped."""
     skipped_at_stop: int = 0
     """Skipped items standing at the stop, whose worst case widened the interval the rule read there (and cost the
     grades that brought it within the target: the saving at the stop counts them against the design)."""
+    stop_without_skips: int | None = None
+    """Where skips held the stop: the grades at which the grades alone had it (the skips cost the grades from there
+    to ``stop_at``); None otherwise, and where the record of when each skip was made is not given."""
     budget_half_width: float | None = None
     stop_value: float | None = None
     next_look: int | None = None
@@ -164,6 +173,7 @@ def read_project(
     *,
     skips: SkipBound | None = None,
     skip_steps: Mapping[int, int] | None = None,
+    others: bool = False,
 ) -> Reading:
     """The reading of a project whose items at ``graded`` (position -> grade, in grading order) gave the
     fixed-n ``estimate``; ``anytime`` its confidence sequence (None where the page did not compute it);
@@ -172,7 +182,8 @@ def read_project(
     from the grade after it until its item is graded, at every grade from the look on
     (core.stats.stopping.held_stop), as the simulator's replay does, so a stop the skips held is dated when
     they let it go, and a skip made after the stop changes nothing. None: the skips standing now widen the
-    look's interval (a caller without the record of when each was made)."""
+    look's interval (a caller without the record of when each was made). ``others``: someone besides the skippers
+    grades here (`Reading.others`); else the forecast's range reaches the stop fresh grades alone give."""
     settings = ProjectSettings.from_dict(settings)
     regime, target = settings.stopping, float(settings.target_half_width)
     positions = np.fromiter(graded.keys(), dtype=np.int64, count=len(graded))
@@ -209,6 +220,7 @@ def read_project(
         held = held_stop(design, positions, grades, stop_at, plan.levels[look], target, dict(skip_steps))
         held_by_skips = held is not None and not held.done  # None: no skip stood at the look, its stop stands
         skipped_at_stop = held.standing if held is not None and held.done else 0
+        stop_without_skips = stop_at if skipped_at_stop and held is not None and held.n > stop_at else None
         if held is not None:
             rule = Interval(
                 look_name(look) + (WIDENED if held.standing else ""), plan.levels[look], held.low, held.high
@@ -221,6 +233,7 @@ def read_project(
         done = done and not held_by_skips
         stop_at, stop_value = (stop_at, stop_value) if done else (None, None)
         skipped_at_stop = skips.skipped if done and regime != FIXED and skips is not None and widen != (0.0, 0.0) else 0
+        stop_without_skips = None
     now = rule if (done and rule is not None) or sequence is None else sequence
     if regime == FIXED:
         now = widened(fixed_n, widen)
@@ -238,8 +251,9 @@ def read_project(
     )
     forecast_ = project(target)
     skipped = 0 if skips is None else skips.skipped
+    fresh_left = max(design.N - estimate.n - skipped, 0)
     fresh = None
-    if skipped and regime != FIXED and not done:
+    if skipped and regime != FIXED and not done and not others:
         fresh = _fresh_alone(project, target, widen, skipped, estimate.n, information, design.N)
     if done and stop_at is not None:  # the rule said done: the stop is known, not forecast
         forecast_ = replace(forecast_, n=stop_at, low=stop_at, high=stop_at)
@@ -248,10 +262,10 @@ def read_project(
         forecast_ = replace(forecast_, n=held_at, low=held_at, high=held_at)
     elif regime == LOOKS and 0 < information < 1 and forecast_.n <= estimate.n + 1:
         forecast_ = _behind(forecast_, estimate.n, information, design.N)
-    if skipped and not done:  # nobody may grade the skipped items: the range reaches the fresh grades' stop
-        forecast_ = replace(forecast_, high=max(forecast_.high, design.N if fresh is None else fresh[1]))
+    if fresh is not None:  # nobody else grades here: the range reaches the stop fresh grades alone give
+        forecast_ = replace(forecast_, low=min(forecast_.low, fresh[0]), high=max(forecast_.high, fresh[1]))
     next_look = None
-    if regime == LOOKS and not done:
+    if regime == LOOKS and not done and sum(n > 0 for n in taken) < look_plan().count:  # a look still to come
         plan = look_plan()
         following = plan.fractions[min(sum(n > 0 for n in taken), plan.count - 1)]
         next_look = next_look_grades(forecast_, estimate.n, information, following, design.N)
@@ -288,6 +302,9 @@ def read_project(
         budget=budget,
         skipped=skipped,
         held_by_skips=held_by_skips,
+        others=others,
+        fresh_left=fresh_left,
+        stop_without_skips=stop_without_skips,
         fresh_low=None if fresh is None else fresh[0],
         fresh_high=None if fresh is None else fresh[1],
         skip_width=sum(widen) / 2,
@@ -326,20 +343,24 @@ def _fresh_alone(
     in proportion to q, and the rule's own interval must come within target - w: ``project``'s forecast at that
     half-width. q is known from the items shown, ``skipped`` of ``graded`` + ``skipped``, only as a binomial
     share is: the range runs from the forecast's low at the low end of q's 80% range (Jeffreys' Beta posterior,
-    Beta(k + 1/2, n - k + 1/2); Brown, Cai and DasGupta 2001) to its high at the high end, the pool's size
-    where w there is as wide as the target. (With q as read alone, a range of 420 to 655 held 0.4 of the stops
-    of a pool of mean 0.5, whose grades' spread, and so the forecast at one half-width, is nearly certain:
-    benchmarks/one_grader_skips.py.) None where w at the low end is as wide as the target: fresh grades alone
-    never bring the interval within it. (The forecast of the skipped items graded alone, a range of one point,
-    said 218 to 218 where the one grader's stop came at 475: a manager's review.)"""
-    w, share = sum(widen) / 2, skipped / (graded + skipped)
+    Beta(k + 1/2, n - k + 1/2); Brown, Cai and DasGupta 2001) to its high at the high end, at most the grades
+    the fresh items left of the pool's ``size`` give at that share (all of them where w there is as wide as the target). (With q as
+    read alone, a range of 420 to 655 held 0.4 of the stops of a pool of mean 0.5, whose grades' spread, and so
+    the forecast at one half-width, is nearly certain: benchmarks/one_grader_skips.py.) None where w at the low
+    end is as wide as the target (fresh grades alone never bring the interval within it), where no fresh item is
+    left, and where w cannot be read yet (a stratum neither graded nor skipped: a range then quoted as fresh
+    grades' was the plain forecast, and one grade later "never": an outside review). (The forecast of the
+    skipped items graded alone, a range of one point, said 218 to 218 where the one grader's stop came at 475: a
+    manager's review.)"""
+    w, share, left = sum(widen) / 2, skipped / (graded + skipped), size - graded - skipped
     low_share, high_share = stats.beta.ppf(RANGE, skipped + 0.5, graded + 0.5)
     low_w, high_w = w * low_share / share, w * high_share / share
-    if low_w >= target:
+    if w <= 0 or low_w >= target or not left:
         return None
-    low = _stop_within(project, target - low_w, target, graded, information, size).low
-    high = size if high_w >= target else _stop_within(project, target - high_w, target, graded, information, size).high
-    return low, max(high, low)
+    most = graded + max(round(left * (1 - share)), 1)  # the grades the items left give, skipped at the share q
+    low = min(_stop_within(project, target - low_w, target, graded, information, size).low, most)
+    high = most if high_w >= target else _stop_within(project, target - high_w, target, graded, information, size).high
+    return low, max(min(high, most), low)
 
 
 def _stop_within(
@@ -499,11 +520,12 @@ def stopping_words(reading: Reading) -> str:
         state = f"{reading.graded:,} of the {reading.budget:,} items of the budget fixed in advance graded"
         return f"Budget reached: {state}; report the fixed-n interval." if reading.done else f"{state}."
     if reading.held_by_skips:
+        one, fresh = reading.skipped == 1, fresh_words(reading)
         return (
-            f"Not done: {counted(reading.skipped, 'skipped item')} {'keeps' if reading.skipped == 1 else 'keep'} "
-            f"the interval wider than the target {target} "
-            "(they could be all 0 or all 1). Have them graded by another grader, or by whoever skipped them (Grade "
-            f"page, My graded and skipped items); {fresh_words(reading)}."
+            f"Not done: {counted(reading.skipped, 'skipped item')} {'keeps' if one else 'keep'} the interval wider "
+            f"than the target {target} ({'it could be 0 or 1' if one else 'they could be all 0 or all 1'}). Have "
+            f"{'it' if one else 'them'} graded by another grader, or by whoever skipped {'it' if one else 'them'} "
+            "(Grade page, My graded and skipped items)" + (f"; {fresh}." if fresh else ".")
         )
     if reading.regime == ANYTIME:
         if reading.done:
@@ -537,36 +559,54 @@ def stopping_words(reading: Reading) -> str:
 
 
 def _standing(reading: Reading) -> str:
-    """The skipped items standing while the rule is not done, and the stop by fresh grades alone (`fresh_words`);
-    "" without them."""
-    if not (words := fresh_words(reading)):
+    """The skipped items standing while the rule is not done (another grader gets them once they alone hold it),
+    and the stop by fresh grades alone (`fresh_words`); "" without them."""
+    if not reading.skipped or reading.done:
         return ""
     one = reading.skipped == 1
+    fresh = fresh_words(reading)
     return (
         f" {counted(reading.skipped, 'skipped item')} {'stands' if one else 'stand'} (another grader gets "
-        f"{'it' if one else 'them'} once {'it keeps' if one else 'they alone keep'} the rule from stopping); "
-        f"{words}."
+        f"{'it' if one else 'them'} once {'it keeps' if one else 'they alone keep'} the rule from stopping)"
+        + (f"; {fresh}." if fresh else ".")
     )
 
 
+def held_short(reading: Reading) -> str:
+    """While skips hold the rule, what ends it, short (the presenter's caption): "8 skipped items to grade first",
+    and where nobody else grades here, ", or 459 to 592 graded items without them" (`fresh_words`' range)."""
+    one = reading.skipped == 1
+    alone = (
+        f", or {reading.fresh_low:,} to {reading.fresh_high:,} graded items without {'it' if one else 'them'}"
+        if reading.fresh_low is not None and reading.fresh_high is not None
+        else ""
+    )
+    return f"{counted(reading.skipped, 'skipped item')} to grade first{alone}"
+
+
 def fresh_words(reading: Reading) -> str:
-    """Where skipped items stand and the rule is not done, when fresh grades alone bring it to the target (the
-    forecast range's top counts on them: `_fresh_alone`); "" otherwise."""
-    if not reading.skipped or reading.done or reading.regime == FIXED:
+    """Where skipped items stand, the rule is not done and nobody else grades here, when fresh grades alone bring it
+    to the target (the forecast range reaches it: `_fresh_alone`), or that they never do; "" otherwise, and while
+    the skips' worst case cannot be read yet."""
+    if not reading.skipped or reading.done or reading.regime == FIXED or reading.others:
         return ""
-    share = percent(reading.skipped / max(reading.graded + reading.skipped, 1))
-    alone = f"by fresh grades alone, with {share} of the items drawn skipped as now"
+    if not reading.fresh_left:
+        return "every other item is graded, so only the skipped items can end it"
     if reading.fresh_low is None or reading.fresh_high is None:
+        if reading.skip_width < reading.target:
+            return ""  # the worst case is not read yet (a stratum neither graded nor skipped)
         return (
-            f"{alone}, never: the skipped items' worst case (±{reading.skip_width:.3f}) is as wide as the target "
-            f"±{reading.target:.3f}"
+            f"fresh grades alone never end it: the skipped items' worst case (±{reading.skip_width:.3f}) is at least "
+            f"as wide as the target ±{reading.target:.3f}"
         )
+    share = reading.skipped / (reading.graded + reading.skipped)
+    rate = "under 1%" if share < 0.005 else percent(share)
     stop = (
         f"{reading.fresh_low:,}"
         if reading.fresh_low == reading.fresh_high
         else f"{reading.fresh_low:,} to {reading.fresh_high:,}"
     )
-    return f"{alone}, the stop comes at likely {stop} graded items"
+    return f"if items go on being skipped as now ({rate} of those shown), fresh grades alone likely end it at {stop} graded items"
 
 
 def next_look_grades(forecast_: Forecast, graded: int, information: float, fraction: float, size: int) -> int:
@@ -651,8 +691,8 @@ def headline_words(reading: Reading, level: float) -> str:
         one = reading.skipped == 1
         return (
             f"±{reading.target:.3f} at {level:.0%} is reached once the {counted(reading.skipped, 'skipped item')} "
-            f"{'is' if one else 'are'} graded by another grader ({f.n:,} graded items in all): the stop waits on "
-            f"{'it' if one else 'them'} alone; {fresh_words(reading)}"
+            f"{'is' if one else 'are'} graded ({f.n:,} graded items in all)"
+            + (f"; {fresh}" if (fresh := fresh_words(reading)) else "")
         )
     inside = ([f"likely {f.low:,} to {f.high:,}"] if f.low < f.high else []) + uniform
     more = f" ({'; '.join(inside)})" if inside else ""
@@ -711,6 +751,7 @@ def saving_words(reading: Reading) -> str:
         f"uniform sample needs with the usual fixed-n interval (saving {percent(s.fixed_n, signed=True)}{over}), "
         f"and {1 - s.same_regime:.0%} of the {s.uniform_same:,} it needs stopped by the same rule (saving "
         f"{percent(s.same_regime, signed=True)})."
+        + (f" {cost[0].upper()}{cost[1:]}." if (cost := skips_cost_words(reading)) else "")
     )
 
 
@@ -755,22 +796,25 @@ def saving_note(reading: Reading) -> str | None:
     if reading.regime == FIXED:
         return f"vs {s.uniform_fixed:,} uniform grades"
     if reading.done:  # the two shares alone did not say what they were of (a manager's review)
-        return f"vs {s.uniform_fixed:,} · {s.uniform_same:,} uniform grades{_skips_cost(reading)}"
+        cost = skips_cost_words(reading)
+        return f"vs {s.uniform_fixed:,} · {s.uniform_same:,} uniform grades" + (f"; {cost}" if cost else "")
     likely = f", {words}" if (words := _likely_saving(reading)) else ""  # the fixed-n saving's, the first shown
     return f"at the forecast stop ({counted(reading.forecast.n, 'item')}){likely}"  # items: double grading costs more
 
 
-def _skips_cost(reading: Reading) -> str:
-    """Where skipped items stood at the stop: their worst case widened the interval the rule read, and the grades
-    that brought it within the target anyway count against the saving (a one-grader project that skipped 19
-    items showed -77% without a word on why: a manager's review); "" otherwise."""
+def skips_cost_words(reading: Reading) -> str:
+    """Where skipped items stood at the stop, what they cost: their worst case widened the interval the rule read,
+    and the grades from the stop the grades alone had to the one they allowed count against the saving (a
+    one-grader project that skipped 19 items showed -77% without a word on why: a manager's review); "" otherwise."""
     if not reading.skipped_at_stop:
         return ""
-    one = reading.skipped_at_stop == 1
+    items = counted(reading.skipped_at_stop, "skipped item")
+    if reading.stop_without_skips is None or reading.stop_at is None:
+        return f"{items} at the stop widened its interval by their worst case"
+    more = reading.stop_at - reading.stop_without_skips
     return (
-        f"; {counted(reading.skipped_at_stop, 'skipped item')} at the stop widened its interval by "
-        f"{'its' if one else 'their'} worst case, and the grades that made up for {'it' if one else 'them'} count "
-        "here"
+        f"{items} cost {counted(more, 'more grade')}: without them the rule had the target at "
+        f"{reading.stop_without_skips:,} graded items"
     )
 
 
@@ -793,7 +837,7 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
         f"{_fewer(s.same_regime, s.uniform_same)} ({percent(abs(s.same_regime))}) than the {s.uniform_same:,} "
         "it needs stopped by the same rule"
     )
-    cost = _skips_cost(reading) if reading.done else ""
+    cost = f"; {spent}" if reading.done and (spent := skips_cost_words(reading)) else ""
     return _big_share(share), f"{words} ({fixed} for the target with the usual fixed-n interval; {same}{cost})"
 
 

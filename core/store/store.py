@@ -753,6 +753,22 @@ class Store:
             _event(s, grader, COMMENTED, project_id, position=position, before=before, after=comment)
             return before
 
+    def others_grade(self, project_id: int) -> bool:
+        """Whether someone with an active grade here skipped none of the items standing skipped (skipped and not
+        graded since): a grader the queue hands those items to once they alone hold the stopping rule
+        (core.services.reading.read_project's ``others``). False where no item stands skipped."""
+        standing = self.skipped_positions(project_id)
+        if not standing:
+            return False
+        with self.session() as s:
+            graders = set(
+                s.scalars(
+                    select(Grade.grader).where(Grade.project_id == project_id, Grade.retracted_at.is_(None)).distinct()
+                )
+            )
+            skips = s.execute(select(Skip.grader, Skip.position).where(Skip.project_id == project_id)).all()
+        return bool(graders - {grader for grader, position in skips if position in standing})
+
     def skipped_by(self, project_id: int, grader: str) -> list[int]:
         """Positions this grader skipped, most recent skip first, without those graded since by anyone."""
         with self.session() as s:
