@@ -170,7 +170,8 @@ def _headline_row(now: Live, design: Design) -> None:
         + looks_level_words(reading)
         + ("Without the skipped items' worst case (as the chart draws them): " if reading.skipped else "")
         + f"fixed-n interval now {e.ci_low:.3f} – {e.ci_high:.3f}; anytime-valid {anytime.low:.3f} – "
-        f"{anytime.high:.3f} (its bets tuned for n0 = {anytime.n0:,} grades).",
+        f"{anytime.high:.3f} (its bets tuned for n0 = {anytime.n0:,} grades, fixed before grading as its validity "
+        "needs: the forecast since may differ).",
     )
     cols[2].metric(
         "Graded items", f"{e.n:,} of {design.N:,}", help="Distinct items with at least one grade (the estimate's n)."

@@ -15,7 +15,14 @@ from core.services.comparison_reading import comparison_reading, statement
 from core.services.criteria_reading import criteria_now, design_criterion_words, headline_scale, mean_grade_words
 from core.services.live import Design, Live
 from core.services.progress import counts, level_percent
-from core.services.reading import held_short, interval_when, reported_estimate, reported_level, saving_headline
+from core.services.reading import (
+    held_short,
+    interval_when,
+    reported_estimate,
+    reported_level,
+    saving_headline,
+    status_short,
+)
 from core.services.tracking import PATH_LEGEND, PATH_NOTE
 from ui import access, plan, signin, state
 from ui.charts import path_chart
@@ -131,7 +138,7 @@ def live() -> None:
             f"{level_percent(reported_level(reading))} interval {now.low:.3f} – {now.high:.3f}, {interval_when(reading)}"
             + (f" · {on_labels}" if on_labels else ""),
         ),
-        big(f"{e.n:,}", f"of {design.N:,} items graded ({done.grades:,} grades)"),
+        big(f"{e.n:,}", f"of {design.N:,} items graded ({done.grades:,} grades) · {status_short(reading)}"),
         big(*saving_headline(reading)),
     ]
     with st.container(key="ag-screen", height=600, border=False):  # fixed: the chart stretches in it

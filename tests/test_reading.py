@@ -24,6 +24,7 @@ from core.services.reading import (
     saving_metric,
     saving_note,
     saving_words,
+    status_short,
     stopping_words,
 )
 from core.stats.confseq import anytime_interval
@@ -329,7 +330,7 @@ def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_afte
     thirty = dict(list(graded.items())[:30])  # the forecast's draws said 87, the grades' S^2 89
     grading = read_project(design, SETTINGS, thirty, estimate(design, list(thirty), list(thirty.values())))
     assert not grading.done and saving_metric(grading)[0].startswith("Expected saving")  # a forecast, said so
-    assert saving_note(grading).startswith(f"at the forecast stop ({grading.forecast.n:,} items), likely ")  # items
+    assert saving_note(grading).startswith(f"at the forecast stop ({grading.forecast.n:,} items), fixed-n likely ")
     # the expected saving's range: the fixed-n share at the forecast range's high and low (a manager's review read
     # one number swing from -92% to +63% over seven runs), none once done
     f, s = grading.forecast, grading.saving
@@ -340,7 +341,11 @@ def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_afte
     s = reading.saving  # done: the saving had, and the uniform grades each share is of
     assert saving_note(reading) == f"vs {s.uniform_fixed:,} · {s.uniform_same:,} uniform grades"
     _, words = saving_headline(grading)  # read under the big number: "45% fewer grades than uniform sampling, ..."
-    assert words.startswith(f"grades than uniform sampling, expected at the forecast stop ({grading.forecast.n:,}) (")
+    low, high = (percent(grading.saving.fixed_n_low, signed=True), percent(grading.saving.fixed_n_high, signed=True))
+    likely = f"likely {low} to {high}"  # the range the dashboard gives beside it (a review missed it here)
+    assert words.startswith(
+        f"grades than uniform sampling, expected at the forecast stop of {grading.forecast.n:,} items, {likely} ("
+    )
     assert saving_metric(reading)[0].startswith("Saving") and "uniform random sampling" in headline_words(grading, 0.95)
     for read in (reading, early, grading):  # one number for what uniform sampling needs: the saving's
         assert read.forecast.uniform == read.saving.uniform_fixed
@@ -419,7 +424,27 @@ def test_the_presenters_saving_names_the_grades_saved_as_fewer_or_more():
     assert saving_headline(tiny)[0] == "<1% fewer"
     same = abs(round(s.uniform_same * s.same_regime))  # the other comparison as a count too, with its share
     more = f"{same:,} grade{'s' if same != 1 else ''} {'fewer' if s.same_regime >= 0 else 'more'}"
-    assert f"; {more} ({percent(abs(s.same_regime))}) than the {s.uniform_same:,.0f} it needs stopped by" in words
+    assert (
+        f"; {more} than the {s.uniform_same:,.0f} it needs stopped by the same rule ({percent(abs(s.same_regime))})"
+        in (words)
+    )
+    even = replace(reading, saving=replace(s, fixed_n=0.001))  # no whole grade: "0 grades fewer (0%)" read oddly
+    assert f"(as many grades as the {s.uniform_fixed:,.0f} a uniform sample needs" in saving_headline(even)[1]
+
+
+def test_the_presenter_says_where_grading_stands_in_a_few_words():
+    """A review found the presenter's only status a small grey footnote: the count's cell now says it."""
+    design, graded = _graded(400)
+    done = read_project(design, SETTINGS, graded, estimate(design, list(graded), list(graded.values())))
+    assert status_short(done) == f"done at {done.stop_at:,}: ±0.100 reached"
+    few = dict(list(graded.items())[:30])
+    going = read_project(design, SETTINGS, few, estimate(design, list(few), list(few.values())))
+    assert status_short(going) == f"about {going.items_left:,} more items to ±0.100" and going.items_left > 1
+    e_few = estimate(design, list(few), list(few.values()))
+    fixed = read_project(design, {**SETTINGS, "budget_fixed": True, "planned_budget": 50}, few, e_few)
+    assert status_short(fixed) == "20 more items to the budget"
+    held = replace(going, held_by_skips=True, skipped=3)
+    assert status_short(held) == held_short(held) == "3 skipped items to grade first"
 
 
 def test_the_headline_counts_the_grades_a_share_graded_twice_costs():

@@ -3,6 +3,8 @@ with its budgets checked at once, and read back as a Run."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from core.errors import InputError
@@ -51,6 +53,11 @@ def test_only_a_user_who_may_simulate_queues_a_run(world):
     median = table["grades at the stop (median)"]["activegrade"]
     assert median.startswith(f"{own['grades at the stop (median)']:,.0f} ± ")
     assert table["coverage of the 95% interval at the stop"]["uniform"].endswith("%")
+    # uniform's fixed-n size in words: one number where Wald's and Wilson's agree (a review read "165 ... or 165")
+    same = dataclasses.replace(stop, uniform_fixed_n=165, uniform_wilson=165)
+    assert simulation.uniform_words(same) == "165 grades"
+    rare = dataclasses.replace(stop, uniform_fixed_n=30, uniform_wilson=51)
+    assert simulation.uniform_words(rare).startswith("30 grades (Wald's interval) or 51 (Wilson's")
     shown = own["saving shown at the stop, fixed-n"]
     assert table["saving shown at the stop, fixed-n"]["activegrade"] == f"{round(shown, 2) + 0.0:+.0%}"
 

@@ -572,6 +572,21 @@ def _standing(reading: Reading) -> str:
     )
 
 
+def status_short(reading: Reading) -> str:
+    """Where grading stands, in a few words for a room (the presenter): "done at 172, ±0.050 reached", "8 skipped
+    items to grade first" (`held_short`), "about 40 more items to ±0.050", or a fixed budget's items left (a review
+    found the presenter's only status a small footnote)."""
+    if reading.regime == FIXED:
+        left = max((reading.budget or 0) - reading.graded, 0)
+        return "done: the budget is graded" if reading.done else f"{counted(left, 'more item')} to the budget"
+    if reading.done:
+        at = "" if reading.stop_at is None else f" at {reading.stop_at:,}"
+        return f"done{at}: ±{reading.target:.3f} reached"
+    if reading.held_by_skips:
+        return held_short(reading)
+    return f"about {counted(reading.items_left, 'more item')} to ±{reading.target:.3f}"
+
+
 def held_short(reading: Reading) -> str:
     """While skips hold the rule, what ends it, short (the presenter's caption): "8 skipped items to grade first",
     and where nobody else grades here, ", or 459 to 592 graded items without them" (`fresh_words`' range)."""
@@ -798,7 +813,7 @@ def saving_note(reading: Reading) -> str | None:
     if reading.done:  # the two shares alone did not say what they were of (a manager's review)
         cost = skips_cost_words(reading)
         return f"vs {s.uniform_fixed:,} · {s.uniform_same:,} uniform grades" + (f"; {cost}" if cost else "")
-    likely = f", {words}" if (words := _likely_saving(reading)) else ""  # the fixed-n saving's, the first shown
+    likely = f", fixed-n {words}" if (words := _likely_saving(reading)) else ""  # the first share's, said so
     return f"at the forecast stop ({counted(reading.forecast.n, 'item')}){likely}"  # items: double grading costs more
 
 
@@ -827,15 +842,17 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
     share = s.fixed_n
     words = "grades than uniform sampling"  # the big number says fewer or more: "4%" alone read as a saving
     if not (reading.done or reading.regime == FIXED):  # at the forecast stop: a forecast, said as one
-        words = f"{words}, expected at the forecast stop ({reading.forecast.n:,})"  # under "45% fewer": one phrase
+        likely = f", {range_}" if (range_ := _likely_saving(reading)) else ""  # as the dashboard gives it
+        # under "45% fewer": one phrase, and no parenthesis beside the comparisons' ("(163) (3 grades": a review)
+        words = f"{words}, expected at the forecast stop of {reading.forecast.n:,} items{likely}"
     # each comparison as a count against uniform's own need ("5 grades" alone read as uniform's need), the second
     # with its share too ("+2%" beside "1% more grades" read as its opposite)
-    fixed = f"{_fewer(share, s.uniform_fixed)} than the {s.uniform_fixed:,} a uniform sample needs"
+    fixed = f"{_fewer(share, s.uniform_fixed)} the {s.uniform_fixed:,} a uniform sample needs"
     if reading.regime == FIXED:
         return _big_share(share), f"{words} ({fixed} for the same precision)"
     same = (
-        f"{_fewer(s.same_regime, s.uniform_same)} ({percent(abs(s.same_regime))}) than the {s.uniform_same:,} "
-        "it needs stopped by the same rule"
+        f"{_fewer(s.same_regime, s.uniform_same)} the {s.uniform_same:,} it needs stopped by the same rule "
+        f"({percent(abs(s.same_regime))})"  # unsigned: "+2%" beside "1% more grades" read as its opposite
     )
     cost = f"; {spent}" if reading.done and (spent := skips_cost_words(reading)) else ""
     return _big_share(share), f"{words} ({fixed} for the target with the usual fixed-n interval; {same}{cost})"
@@ -850,5 +867,9 @@ def _big_share(share: float) -> str:
 
 
 def _fewer(share: float, uniform: float) -> str:
-    """'120 grades fewer', '1 grade more': a saving ``share`` of ``uniform`` grades, as a count."""
-    return f"{counted(abs(round(uniform * share)), 'grade')} {'fewer' if share >= 0 else 'more'}"
+    """'120 grades fewer than', '1 grade more than', 'as many grades as' (a saving of no whole grade: "0 grades
+    fewer (0%)" read oddly, a review): a saving ``share`` of ``uniform`` grades, as a count."""
+    count = round(uniform * share)
+    if count == 0:
+        return "as many grades as"
+    return f"{counted(abs(count), 'grade')} {'fewer' if count > 0 else 'more'} than"

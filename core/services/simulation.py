@@ -37,6 +37,7 @@ __all__ = [
     "regime_name",
     "start",
     "stopping",
+    "uniform_words",
 ]
 
 
@@ -199,6 +200,17 @@ def stopping(result: dict[str, Any]) -> Stopping | None:
         forecast=(round(own["forecast_low"]), round(own["forecast_n"]), round(own["forecast_high"])),
         forecast_hit=float(own["forecast_hit"]),
         fixed=stop.get("regime") == FIXED,
+    )
+
+
+def uniform_words(stop: Stopping) -> str:
+    """What uniform sampling read with the fixed-n interval needs, in words: Wald's and Wilson's sizes, or one
+    number where they agree ("165 (Wald's) or 165 (Wilson's ...)" said one number twice: a review)."""
+    if stop.uniform_fixed_n == stop.uniform_wilson:
+        return f"{stop.uniform_fixed_n:,} grades"
+    return (
+        f"{stop.uniform_fixed_n:,} grades (Wald's interval) or {stop.uniform_wilson:,} (Wilson's, the valid one at a "
+        "rare mean)"
     )
 
 

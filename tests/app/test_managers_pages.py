@@ -59,6 +59,7 @@ def test_presenter_view_shows_the_estimate_large_and_live(open_app, store, proje
         assert "waiting" in shown and not at.get("vega_lite_chart")
         return
     assert "ag-big" in shown and "valid whenever you stop" in shown and f"{grades}" in shown
+    assert "more items to ±0.050" in shown or "done at" in shown  # where grading stands, in the count's cell
     assert len(at.get("vega_lite_chart")) == 1 and "Grey band" in at.caption[0].proto.help  # how to read it
     # in one line an audience reads without hovering, the band named for what it is: the headline quotes the dotted
     assert "blue band: its fixed-n interval" in at.caption[0].value and "the one quoted above" in at.caption[0].value
