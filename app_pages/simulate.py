@@ -204,7 +204,9 @@ for tab, (column, title, fmt) in zip(st.tabs(list(figures)), figures.values(), s
     tab.altair_chart(chart(column, title, fmt), width="stretch")
 AS_PERCENT = {"budget_saving": st.column_config.NumberColumn(format="percent")}
 """Savings as percentages, as the Dashboard shows them (a manager's review read 0.0185 here beside +2% there)."""
-st.dataframe(frame.round(4), hide_index=True, width="stretch", column_config=AS_PERCENT)
+st.dataframe(pd.DataFrame(simulation.budget_table(result)), hide_index=True, width="stretch")
+with st.expander("Every figure, under the simulator's names"):
+    st.dataframe(frame.round(4), hide_index=True, width="stretch", column_config=AS_PERCENT)
 
 stop = simulation.stopping(result)
 if stop is not None and stop.fixed:

@@ -19,7 +19,7 @@ from core.services.progress import percent
 from core.services.setup import Design
 from core.settings import ProjectSettings
 from core.stats.intervals import LEVEL
-from core.stats.simulate import METHOD_NOTES, METHODS, ORACLES, budget_sizes, budgets_around
+from core.stats.simulate import METHOD_NOTES, METHODS, ORACLES, budget_sizes, budgets_around, figure_cell
 from core.stats.stopping import ANYTIME, FIXED, REGIME_NAMES
 from core.store import Store
 from core.store import jobs as job_table
@@ -31,6 +31,7 @@ __all__ = [
     "ORACLES",
     "Run",
     "Stopping",
+    "budget_table",
     "changed_since",
     "defaults",
     "latest",
@@ -201,6 +202,29 @@ def stopping(result: dict[str, Any]) -> Stopping | None:
         forecast_hit=float(own["forecast_hit"]),
         fixed=stop.get("regime") == FIXED,
     )
+
+
+BUDGET_FIGURES = (
+    ("MSE / uniform's", "mse_ratio", ".3f"),
+    (f"coverage of the fixed-n {LEVEL:.0%} interval", "coverage", ".1%"),
+    (f"coverage of the anytime {LEVEL:.0%} interval", "coverage_anytime", ".1%"),
+    ("budget saved at equal MSE", "budget_saving", "+.0%"),
+)
+"""The budgets table's figures as a manager reads them: (column, the run's key, format), each with its s.e."""
+
+
+def budget_table(result: dict[str, Any]) -> list[dict[str, str]]:
+    """The run's fixed budgets as the page shows them: a line per method and budget, the grades and their share of
+    the pool, and BUDGET_FIGURES each ± its Monte Carlo s.e. (core.stats.simulate.figure_cell; "-" where a
+    method has none). Every figure of the run, under its own name, is the page's raw table (the simulator's
+    columns, 2,725 px wide and in snake_case, were the page's only table: a review)."""
+    size = result["N"]
+    return [
+        {"method": method, "grades": f"{row['n']:,.0f}", "of the pool": f"{row['n'] / size:.1%}"}
+        | {name: figure_cell(row.get(key), row.get(f"{key}_se"), fmt) for name, key, fmt in BUDGET_FIGURES}
+        for method, by_budget in result["methods"].items()
+        for row in by_budget.values()
+    ]
 
 
 def uniform_words(stop: Stopping) -> str:

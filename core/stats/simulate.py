@@ -626,7 +626,7 @@ def _metrics(r: Run, n: int, N: int, mu: float, s2: float, labels, shared, n0, o
     }
 
 
-def _cell(value, se, fmt: str) -> str:
+def figure_cell(value, se, fmt: str) -> str:
     """A figure ± its s.e.; "-" where there is none (None or NaN: a pool whose every grade is equal has no MSE
     ratio, and printed "nan±nan")."""
     if value is None or value != value:
@@ -648,12 +648,12 @@ def format_table(result: dict) -> str:
     for method, by_budget in result["methods"].items():
         for budget, row in by_budget.items():
             lines.append(
-                f"{method:<17} {budget:>7} {row['n']:>7.1f} {_cell(row['mse_ratio'], row['mse_ratio_se'], '.3f'):>13} "
-                f"{_cell(row['bias'], row['bias_se'], '+.4f'):>15} {_cell(row['coverage'], row['coverage_se'], '.3f'):>13} "
-                f"{row['ci_width']:>6.3f} {_cell(row['budget_saving'], None, '+.1%'):>7} "
-                f"{_cell(row['coverage_anytime'], row['coverage_anytime_se'], '.3f'):>13} "
-                f"{_cell(row['ci_width_anytime'], None, '.3f'):>6} {_cell(row['saving_shown'], None, '+.0%'):>6} "
-                f"{_cell(row['skips'], None, '.1f'):>6}"
+                f"{method:<17} {budget:>7} {row['n']:>7.1f} {figure_cell(row['mse_ratio'], row['mse_ratio_se'], '.3f'):>13} "
+                f"{figure_cell(row['bias'], row['bias_se'], '+.4f'):>15} {figure_cell(row['coverage'], row['coverage_se'], '.3f'):>13} "
+                f"{row['ci_width']:>6.3f} {figure_cell(row['budget_saving'], None, '+.1%'):>7} "
+                f"{figure_cell(row['coverage_anytime'], row['coverage_anytime_se'], '.3f'):>13} "
+                f"{figure_cell(row['ci_width_anytime'], None, '.3f'):>6} {figure_cell(row['saving_shown'], None, '+.0%'):>6} "
+                f"{figure_cell(row['skips'], None, '.1f'):>6}"
             )
     lines += [f"{m}: {note}" for m, note in result["notes"].items() if m in ORACLES]
     return "\n".join(lines + _stopping_lines(result.get("stopping")))
@@ -674,8 +674,8 @@ def _stopping_lines(stop: dict | None) -> list[str]:
         forecast = f"{row['forecast_low']:.0f}-{row['forecast_high']:.0f}"
         ideal = "–" if row["stop_n_ideal"] is None else str(row["stop_n_ideal"])
         lines.append(
-            f"{method:<17} {row['n0']:>6} {_cell(row['stop_n_median'], row['stop_n_median_se'], '.0f'):>15} {ideal:>6} "
-            f"{_cell(row['stop_coverage'], row['stop_coverage_se'], '.3f'):>13} "
-            f"{_cell(row['stop_bias'], row['stop_bias_se'], '+.4f'):>15} {forecast:>13} {row['forecast_hit']:>5.2f}"
+            f"{method:<17} {row['n0']:>6} {figure_cell(row['stop_n_median'], row['stop_n_median_se'], '.0f'):>15} {ideal:>6} "
+            f"{figure_cell(row['stop_coverage'], row['stop_coverage_se'], '.3f'):>13} "
+            f"{figure_cell(row['stop_bias'], row['stop_bias_se'], '+.4f'):>15} {forecast:>13} {row['forecast_hit']:>5.2f}"
         )
     return lines

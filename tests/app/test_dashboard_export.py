@@ -148,11 +148,14 @@ def test_simulate_page_runs_and_plots(open_app, project_id):
     simulated(at)
     assert not at.exception and not at.error
     assert len(at.get("vega_lite_chart")) == 4  # one chart per tab, each with every method's legend
-    table = at.dataframe[0].value
+    table = at.dataframe[0].value  # as a manager reads it: a few figures, each with its s.e. (a review)
     assert set(table["method"]) == {"uniform", "activegrade"} and len(table) == 6
-    assert sorted(set(table["n"])) == [4, 10, 12]  # 10% and 25% of 40 items, and 12 grades
+    assert sorted(set(table["grades"]), key=int) == ["4", "10", "12"]  # 10% and 25% of 40 items, and 12 grades
+    assert list(table.columns)[:3] == ["method", "grades", "of the pool"] and "±" in table["MSE / uniform's"][0]
+    raw = at.dataframe[1].value  # every figure, under the simulator's names
+    assert sorted(set(raw["n"])) == [4, 10, 12] and "mse_ratio_se" in raw.columns
     assert any("Monte Carlo" in c.value for c in at.caption)
-    stops = at.dataframe[1].value  # grading until the project's rule says done, at its own target
+    stops = at.dataframe[2].value  # grading until the project's rule says done, at its own target
     assert list(stops.columns) == ["figure", "activegrade", "uniform"]  # a line per figure: fits the page
     median = stops.set_index("figure").loc["grades at the stop (median)"]
     assert all(1 <= int(cell.split(" ± ")[0]) <= 40 for cell in median)
