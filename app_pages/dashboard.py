@@ -34,6 +34,7 @@ from core.services.reading import (
     headline_words,
     interval_label,
     looks_level_words,
+    looks_words,
     reported_estimate,
     saving_metric,
     saving_note,
@@ -110,11 +111,13 @@ def pace_row(grades, reading: Reading) -> None:
             st.warning(waits)
     elif reading.held_by_skips:  # no forecast to give: the rule waits for the skipped items, not for more grades
         st.warning(stopping_words(reading))
-    else:
+    else:  # where grading stands and what is left first; how the looks are read under it, in small type
         st.info(
-            f"{stopping_words(reading)} About **{counted(when.items_left, 'more item')}**: "
+            f"{stopping_words(reading, brief=True)} About **{counted(when.items_left, 'more item')}**: "
             f"{grades_words(f.n, f.low, f.high)} in all, {duration(when.hours)} of grading at the current pace (ETA)."
         )
+        if how := looks_words(reading):
+            st.caption(how)
     if disagree := expected_score_words(reading, project.settings.expected_score):
         st.warning(disagree)
 

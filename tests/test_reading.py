@@ -11,11 +11,13 @@ import pytest
 from core.services import reading as reading_module
 from core.services.progress import percent
 from core.services.reading import (
+    LOOKS_WORDS,
     expected_score_words,
     grades_at_information,
     headline_words,
     held_short,
     interval_label,
+    looks_words,
     next_look_grades,
     read_project,
     reported_estimate,
@@ -129,6 +131,15 @@ def test_a_tighter_target_after_a_stop_says_why_the_interval_shown_is_now_wider(
     words = stopping_words(tighter)
     assert "the interval shown is the anytime-valid one, wider than a look's" in words
     assert "a stop made at the old one no longer stands" in words
+    # the dashboard's box gives where grading stands, and how the looks are read apart under it (a review found
+    # 130 words in it, the same after every grade)
+    brief = stopping_words(tighter, brief=True)
+    assert (
+        brief.startswith("Planned looks:")
+        and LOOKS_WORDS not in brief
+        and brief in words.replace(f" {LOOKS_WORDS}", "")
+    )
+    assert looks_words(tighter) == LOOKS_WORDS and looks_words(stopped) == ""
 
 
 def test_skips_that_could_move_the_estimate_past_the_target_keep_it_from_stopping():

@@ -513,8 +513,9 @@ def interval_when(reading: Reading) -> str:
     return WHENEVER
 
 
-def stopping_words(reading: Reading) -> str:
-    """The stopping rule's state in words for the dashboard and the presenter view."""
+def stopping_words(reading: Reading, brief: bool = False) -> str:
+    """The stopping rule's state in words for the dashboard and the presenter view; ``brief``: without how the
+    planned looks are read (LOOKS_WORDS), which a page gives apart."""
     target = f"±{reading.target:.3f}"
     if reading.regime == FIXED:
         state = f"{reading.graded:,} of the {reading.budget:,} items of the budget fixed in advance graded"
@@ -548,14 +549,29 @@ def stopping_words(reading: Reading) -> str:
         if taken
         else ""
     )
-    return (
-        f"Planned looks: {len(taken)} of {plan.count} taken.{last} The next comes at about "
-        f"{reading.next_look:,} graded items ({reading.graded:,} so far), once {nxt:.0%} of the precision "
-        f"the target {target} needs is reached ({reading.information:.0%} now). Grading may stop at a look; "
-        "between looks the interval shown is the anytime-valid one, wider than a look's, which holds only at its "
-        "look (after a target is tightened, the looks are read again against the new target, so a stop made at the "
-        f"old one no longer stands).{_standing(reading)}"
+    following = (
+        f" The next comes at about {reading.next_look:,} graded items ({reading.graded:,} so far), once {nxt:.0%} of "
+        f"the precision the target {target} needs is reached ({reading.information:.0%} now)."
+        if reading.next_look is not None
+        else ""
     )
+    why = "" if brief else f" {LOOKS_WORDS}"
+    return f"Planned looks: {len(taken)} of {plan.count} taken.{last}{following}{why}{_standing(reading)}"
+
+
+LOOKS_WORDS = (
+    "Grading may stop at a look; between looks the interval shown is the anytime-valid one, wider than a look's, "
+    "which holds only at its look (after a target is tightened, the looks are read again against the new target, "
+    "so a stop made at the old one no longer stands)."
+)
+"""How the planned looks are read, which `stopping_words` gives after where they stand (the dashboard, after a
+review found its box of 130 words the same after every grade, gives it apart: `looks_words`)."""
+
+
+def looks_words(reading: Reading) -> str:
+    """LOOKS_WORDS where the project stops at planned looks and is not done (a page gives them under the brief
+    `stopping_words`); "" otherwise."""
+    return LOOKS_WORDS if reading.regime == LOOKS and not reading.done else ""
 
 
 def _standing(reading: Reading) -> str:
