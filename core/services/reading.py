@@ -232,7 +232,8 @@ def read_project(
         held_by_skips = bool(done and regime != FIXED and rule is not None and rule.half_width > target + 1e-12)
         done = done and not held_by_skips
         stop_at, stop_value = (stop_at, stop_value) if done else (None, None)
-        skipped_at_stop = skips.skipped if done and regime != FIXED and skips is not None and widen != (0.0, 0.0) else 0
+        widened_at_stop = done and regime != FIXED and skips is not None and widen != (0.0, 0.0)
+        skipped_at_stop = skips.skipped if widened_at_stop else 0
         stop_without_skips = None
     now = rule if (done and rule is not None) or sequence is None else sequence
     if regime == FIXED:
@@ -344,14 +345,14 @@ def _fresh_alone(
     half-width. q is known from the items shown, ``skipped`` of ``graded`` + ``skipped``, only as a binomial
     share is: the range runs from the forecast's low at the low end of q's 80% range (Jeffreys' Beta posterior,
     Beta(k + 1/2, n - k + 1/2); Brown, Cai and DasGupta 2001) to its high at the high end, at most the grades
-    the fresh items left of the pool's ``size`` give at that share (all of them where w there is as wide as the target). (With q as
-    read alone, a range of 420 to 655 held 0.4 of the stops of a pool of mean 0.5, whose grades' spread, and so
-    the forecast at one half-width, is nearly certain: benchmarks/one_grader_skips.py.) None where w at the low
-    end is as wide as the target (fresh grades alone never bring the interval within it), where no fresh item is
-    left, and where w cannot be read yet (a stratum neither graded nor skipped: a range then quoted as fresh
-    grades' was the plain forecast, and one grade later "never": an outside review). (The forecast of the
-    skipped items graded alone, a range of one point, said 218 to 218 where the one grader's stop came at 475: a
-    manager's review.)"""
+    the fresh items left of the pool's ``size`` give at that share (all of them where w there is as wide as the
+    target). With q as read alone the range was too narrow where the forecast at one half-width is nearly
+    certain (binary grades of mean 0.5). None where w at the low end is as wide as the target (fresh grades
+    alone never bring the interval within it), where no fresh item is left, and where w cannot be read yet (a
+    stratum neither graded nor skipped: a range then quoted as fresh grades' was the plain forecast, and one
+    grade later "never": an outside review). (The forecast of the skipped items graded alone, a range of one
+    point, said 218 to 218 where the one grader's stop came at 475: a manager's review;
+    benchmarks/one_grader_skips.md measures this one.)"""
     w, share, left = sum(widen) / 2, skipped / (graded + skipped), size - graded - skipped
     low_share, high_share = stats.beta.ppf(RANGE, skipped + 0.5, graded + 0.5)
     low_w, high_w = w * low_share / share, w * high_share / share
@@ -637,7 +638,10 @@ def fresh_words(reading: Reading) -> str:
         if reading.fresh_low == reading.fresh_high
         else f"{reading.fresh_low:,} to {reading.fresh_high:,}"
     )
-    return f"if items go on being skipped as now ({rate} of those shown), fresh grades alone likely end it at {stop} graded items"
+    return (
+        f"if items go on being skipped as now ({rate} of those shown), fresh grades alone likely end it at {stop} "
+        "graded items"
+    )
 
 
 def next_look_grades(forecast_: Forecast, graded: int, information: float, fraction: float, size: int) -> int:
