@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -13,13 +15,16 @@ from core.stats.design import planned_budget, prepared_design
 from core.stats.estimate import estimate_batch, from_moments
 from core.stats.forecast import (
     EXPECTED_PRIOR_GRADES,
+    Forecast,
     _excess_kurtosis,
     _passage,
     _strata_prior,
     exact_size,
+    expected_saving,
     first_stop,
     forecast,
     forecast_batch,
+    grades_excess_kurtosis,
     known_spread_grades,
     lattice_floor,
     stop_saving,
@@ -209,6 +214,28 @@ def test_the_expected_saving_where_the_strata_are_read_as_one_now_takes_uniforms
     assert expected.same_regime == pytest.approx(1 - 221 / 318) and expected.same_regime > expected.fixed_n > 0
     at_stop = stop_saving(221, 0.2436, 0.58, 1500, 0.05, "looks", apart=False)  # the stop read them as one
     assert at_stop.same_regime == 0 and at_stop.uniform_same == 221
+
+
+def test_the_expected_savings_range_counts_the_uniform_sizes_own_uncertainty():
+    """Uniform's size is in proportion to S^2, read at the stop from the grades given and those to come: its
+    relative variance (kappa - 1)(1/k - 1/n) widens the range the stop's range gives alone (on finer scales that
+    range held the saving shown at the stop in 0.40-0.61 of runs: benchmarks/expected_saving.md); none once the
+    grades given are all the stop's, and kappa - 1 is the Bernoulli formula for 0/1 grades."""
+    at = Forecast(n=120, low=100, high=150, regime="looks", graded=30)
+    plain = expected_saving(at, 0.09, 0.1, 2000, 0.05, "looks")
+    noisy = expected_saving(at, 0.09, 0.1, 2000, 0.05, "looks", excess=6.0)
+    assert plain.fixed_n_low == pytest.approx(1 - 150 / plain.uniform_fixed, abs=1e-9)  # the stop's range alone
+    assert noisy.fixed_n_low < plain.fixed_n_low < plain.fixed_n < plain.fixed_n_high < noisy.fixed_n_high
+    z = stats.norm.ppf(0.9)
+    sigma = np.sqrt((np.log(150 / 120) / z) ** 2 + np.log1p(6.0 * (1 / 30 - 1 / 120)))
+    assert noisy.fixed_n_low == pytest.approx(1 - 120 * np.exp(z * sigma) / plain.uniform_fixed)
+    done = expected_saving(replace(at, graded=120), 0.09, 0.1, 2000, 0.05, "looks", excess=6.0)
+    assert done.fixed_n_high == pytest.approx(plain.fixed_n_high)
+    items = synthetic_items(600, signal=1.0, seed=3)
+    design = prepared_design(items)
+    zero_one = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])  # 0/1 grades: the Bernoulli formula
+    m = (1 + 0.5) / (10 + 1)
+    assert grades_excess_kurtosis(design, range(10), zero_one) == pytest.approx((1 - 2 * m) ** 2 / (m * (1 - m)))
 
 
 def test_a_pool_of_equal_grades_is_compared_with_wilsons_uniform_size():

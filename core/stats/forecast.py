@@ -1000,11 +1000,12 @@ def expected_saving(
         return saving
     fixed = _uniform_fixed(s2, mean, size, target)  # uniform's size does not move with the design's grades
     z = float(stats.norm.ppf(RANGE[1]))
-    spread = np.log1p(max(excess, 0.0) * max(1 / max(forecast_.graded, 1) - 1 / max(n, 1), 0.0))
+    kappa_less_1 = excess if np.isfinite(excess) and excess > 0 else 0.0
+    sigma_m2 = np.log1p(kappa_less_1 * max(1 / max(forecast_.graded, 1) - 1 / max(n, 1), 0.0))
     below = np.log(n / max(min(forecast_.low, n), 1)) / z
     above = np.log(max(forecast_.high, n) / max(n, 1)) / z
-    high = n * np.exp(z * np.sqrt(above**2 + spread))  # the ratio's high end, as grades against uniform's m
-    low = n * np.exp(-z * np.sqrt(below**2 + spread))
+    high = n * np.exp(z * np.sqrt(above**2 + sigma_m2))  # the ratio's high end, as grades against uniform's m
+    low = n * np.exp(-z * np.sqrt(below**2 + sigma_m2))
     return replace(saving, fixed_n_low=_share(high, fixed), fixed_n_high=_share(low, fixed))
 
 
