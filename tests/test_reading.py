@@ -13,6 +13,7 @@ from core.services.progress import percent
 from core.services.reading import (
     LOOKS_WORDS,
     expected_score_words,
+    fresh_words,
     grades_at_information,
     headline_words,
     held_short,
@@ -213,6 +214,10 @@ def test_one_grader_who_skips_is_told_when_fresh_grades_alone_reach_the_target()
         in stopping_words(held[0])
     )
     assert held[0].next_look is None  # both looks are taken: no look to come
+    rare = replace(held[0], skipped=1, graded=400)  # a share that rounds to 0% (a review read "0% skipped")
+    assert "(under 1% of those shown)" in fresh_words(rare)
+    unread = replace(held[0], skip_width=0.0, fresh_low=None, fresh_high=None)  # a stratum neither graded nor skipped
+    assert fresh_words(unread) == ""  # no "fresh grades" sentence until the worst case can be read
     first = held[0]  # the presenter's caption gives both ways to the end
     assert held_short(first) == (
         f"{first.skipped} skipped items to grade first, or {first.fresh_low:,} to {first.fresh_high:,} graded items "
