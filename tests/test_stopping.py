@@ -544,9 +544,9 @@ def test_the_fewest_grades_around_those_given_are_neymans_where_none_are_given()
 def test_wilsons_uniform_size_for_a_pool_of_equal_grades_is_wilsons_not_zero():
     """A pool whose every grade is 0 said uniform sampling needs 0 grades (an outside audit): Wilson's interval at
     p-hat = 0 has half-width z^2 / (2 (n + z^2)), so +-0.05 takes 35 grades, 32 of a pool of 300."""
-    from core.stats.simulate import _cell
+    from core.stats.simulate import figure_cell
     from core.stats.stopping import uniform_fixed_n_wilson
 
     assert uniform_fixed_n_wilson(0.0, 0.0, 10**6, 0.05) == 35
     assert uniform_fixed_n_wilson(0.0, 1.0, 300, 0.05) == 32
-    assert _cell(float("nan"), float("nan"), ".3f") == "-"  # its MSE ratio: none, not "nan±nan"
+    assert figure_cell(float("nan"), float("nan"), ".3f") == "-"  # its MSE ratio: none, not "nan±nan"
