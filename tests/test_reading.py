@@ -96,6 +96,11 @@ def test_a_look_the_forecast_puts_behind_the_grades_is_placed_by_the_information
     expected = math.ceil(1 / (0.8 * (1 / n - 1 / size) + 1 / size))  # the last look, at 100% of the information
     assert next_look_grades(behind, n, 0.8, 1.0, size) == expected < math.ceil(n / 0.8)
     assert grades_at_information(64, 0.524, 1.0, 200) == 95  # the review's pool: 124 read as 1 / n
+    # never sooner than the information can grow: at 80 grades with 30% of it, the look at 50% was said to come at
+    # 81 (the forecast's half of 163), then at 119 (a review); I grows at most as n^2, so not before 80 sqrt(5/3)
+    soon = replace(reading.forecast, n=163)
+    assert next_look_grades(soon, 80, 0.3, 0.5, 2000) == math.ceil(80 * math.sqrt(0.5 / 0.3)) == 104
+    assert next_look_grades(soon, 40, 0.13, 0.5, 2000) == 82  # early, the forecast's: the information reads low
 
 
 def test_a_forecast_whose_draws_all_passed_is_read_from_the_information_now(monkeypatch):
