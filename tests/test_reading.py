@@ -364,8 +364,11 @@ def test_once_done_the_forecast_is_the_stop_and_the_saving_is_never_planned_afte
     _, words = saving_headline(grading)  # read under the big number: "45% fewer grades than uniform sampling, ..."
     low, high = (percent(grading.saving.fixed_n_low, signed=True), percent(grading.saving.fixed_n_high, signed=True))
     likely = f"likely {low} to {high}"  # the range the dashboard gives beside it (a review missed it here)
-    assert words.startswith(
-        f"grades than uniform sampling, expected at the forecast stop of {grading.forecast.n:,} items, {likely} ("
+    g = grading.saving  # and uniform's two needs, short: the comparisons' counts made six lines on the presenter
+    assert words == (
+        f"grades than uniform sampling, expected at the forecast stop of {grading.forecast.n:,} items, {likely} "
+        f"(uniform random sampling needs about {g.uniform_fixed:,} with the usual fixed-n interval, "
+        f"{g.uniform_same:,} stopped by the same rule)"
     )
     assert saving_metric(reading)[0].startswith("Saving") and "uniform random sampling" in headline_words(grading, 0.95)
     for read in (reading, early, grading):  # one number for what uniform sampling needs: the saving's

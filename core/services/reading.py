@@ -866,19 +866,23 @@ def saving_headline(reading: Reading) -> tuple[str, str]:
     s = reading.saving
     share = s.fixed_n
     words = "grades than uniform sampling"  # the big number says fewer or more: "4%" alone read as a saving
-    if not (reading.done or reading.regime == FIXED):  # at the forecast stop: a forecast, said as one
+    if not (reading.done or reading.regime == FIXED):  # at the forecast stop: a forecast, said as one, short
         likely = f", {range_}" if (range_ := _likely_saving(reading)) else ""  # as the dashboard gives it
-        # under "45% fewer": one phrase, and no parenthesis beside the comparisons' ("(163) (3 grades": a review)
-        words = f"{words}, expected at the forecast stop of {reading.forecast.n:,} items{likely}"
+        # under "45% fewer": one phrase, with uniform's two needs (a paragraph of six lines on the presenter, and
+        # "(163) (3 grades": a review)
+        return _big_share(share), (
+            f"{words}, expected at the forecast stop of {reading.forecast.n:,} items{likely} (uniform random "
+            f"sampling needs about {s.uniform_fixed:,} with the usual fixed-n interval, {s.uniform_same:,} stopped "
+            "by the same rule)"
+        )
     # each comparison as a count against uniform's own need ("5 grades" alone read as uniform's need), the second
     # with its share too ("+2%" beside "1% more grades" read as its opposite)
     fixed = f"{_fewer(share, s.uniform_fixed)} the {s.uniform_fixed:,} a uniform sample needs"
     if reading.regime == FIXED:
         return _big_share(share), f"{words} ({fixed} for the same precision)"
-    same = (
-        f"{_fewer(s.same_regime, s.uniform_same)} the {s.uniform_same:,} it needs stopped by the same rule "
-        f"({percent(abs(s.same_regime))})"  # unsigned: "+2%" beside "1% more grades" read as its opposite
-    )
+    # unsigned: "+2%" beside "1% more grades" read as its opposite; none beside "as many grades as"
+    part = f" ({percent(abs(s.same_regime))})" if round(s.uniform_same * s.same_regime) else ""
+    same = f"{_fewer(s.same_regime, s.uniform_same)} the {s.uniform_same:,} it needs stopped by the same rule{part}"
     cost = f"; {spent}" if reading.done and (spent := skips_cost_words(reading)) else ""
     return _big_share(share), f"{words} ({fixed} for the target with the usual fixed-n interval; {same}{cost})"
 
