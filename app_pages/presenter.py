@@ -14,9 +14,8 @@ from core.services import auth
 from core.services.comparison_reading import comparison_reading, statement
 from core.services.criteria_reading import criteria_now, design_criterion_words, headline_scale, mean_grade_words
 from core.services.live import Design, Live
-from core.services.progress import counts, level_percent
+from core.services.progress import counted, counts, level_percent
 from core.services.reading import (
-    held_short,
     interval_when,
     reported_estimate,
     reported_level,
@@ -112,7 +111,7 @@ def _state(reading) -> str:
     if reading.done:
         return ": reached." if reading.stop_at is None else f": reached at {reading.stop_at:,} graded items."
     if reading.held_by_skips:
-        return f": not yet, {held_short(reading)}."
+        return f": not yet, {counted(reading.skipped, 'skipped item')} to grade first."  # the count's cell says more
     return ": not yet."
 
 

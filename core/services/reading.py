@@ -605,7 +605,7 @@ def status_short(reading: Reading) -> str:
 
 
 def held_short(reading: Reading) -> str:
-    """While skips hold the rule, what ends it, short (the presenter's caption): "8 skipped items to grade first",
+    """While skips hold the rule, what ends it, short (the presenter's `status_short`): "8 skipped items to grade first",
     and where nobody else grades here, ", or 459 to 592 graded items without them" (`fresh_words`' range)."""
     one = reading.skipped == 1
     alone = (
