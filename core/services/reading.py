@@ -277,7 +277,7 @@ def read_project(
         # back) is the stop's grades', as the estimate reported there is: read from every grade, one stop showed
         # +26% and, 17 grades later, +27% (a manager's review)
         at_stop = _stop_estimate(design, graded, stop_at) if stop_at is not None and stop_at < estimate.n else estimate
-        excess = grades_excess_kurtosis(design, positions, grades)
+        excess = functools.partial(grades_excess_kurtosis, design, positions, grades)  # read where it is used
         saving = _saving(design, at_stop, forecast_, stop_at, target, regime, width_ratio, excess)
         budget_half = None
     if saving.uniform_fixed is not None:  # one number for what uniform sampling needs: the saving's (the
@@ -406,11 +406,11 @@ def _saving(
     target: float,
     regime: str,
     width_ratio: float | None,
-    excess: float,
+    excess: Callable[[], float],
 ) -> StopSaving:
     """The saving at the stop (or the forecast stop): from the grades' S^2 once it is known (before the stop, with
-    the range its ``excess`` kurtosis gives the uniform size: core.stats.forecast.expected_saving); before, a plan on
-    the forecast's own draws, uniform's grades with the fixed-n interval and under the same rule alike
+    the range the grades' ``excess`` kurtosis, read only then, gives the uniform size: core.stats.forecast.
+    expected_saving); before, a plan on the forecast's own draws, uniform's grades with the fixed-n interval and under the same rule alike
     (``uniform``, ``uniform_same``). Scaled from Bernoulli grades at the surrogate's mean, clipped at 0.02,
     the same rule's had shown +42% for a design of one stratum, plain uniform sampling (a manager's review)."""
     n = stop_at or max(forecast_.n, estimate.n)
@@ -419,7 +419,7 @@ def _saving(
         if stop_at is not None:
             return stop_saving(n, live.s2, estimate.value, design.N, target, regime, width_ratio, live.apart)
         at = replace(forecast_, n=n)
-        return expected_saving(at, live.s2, estimate.value, design.N, target, regime, width_ratio, live.apart, excess)
+        return expected_saving(at, live.s2, estimate.value, design.N, target, regime, width_ratio, live.apart, excess())
     same, fixed = forecast_.uniform_same, forecast_.uniform
     return StopSaving(1 - n / max(same, 1), 1 - n / max(fixed, 1), same, fixed)
 
