@@ -123,29 +123,20 @@ class Stopping:
         its Monte Carlo s.e. beside it (ten columns, two lines, ran past the page at 1,400 px: a manager's
         review)."""
         return [
-            {"figure": label} | {row["method"]: shown(row, key, se) for row in self.rows}
-            for label, key, se, shown in _STOP_FIGURES
+            {"figure": label} | {row["method"]: _stop_cell(row, key, se, fmt) for row in self.rows}
+            for label, key, se, fmt in _STOP_FIGURES
         ]
 
 
-def _count(row: dict[str, Any], key: str, se: str | None) -> str:
-    return f"{row[key]:,.0f}" + (f" ± {row[se]:,.0f}" if se and _known(row[se]) else "")
-
-
-def _mean(row: dict[str, Any], key: str, se: str | None) -> str:
-    return f"{row[key]:,.1f}"
-
-
-def _share(row: dict[str, Any], key: str, se: str | None) -> str:
-    return f"{row[key]:.1%}" + (f" ± {row[se]:.1%}" if se and _known(row[se]) else "")
-
-
-def _bias(row: dict[str, Any], key: str, se: str | None) -> str:
-    return f"{row[key]:+.4f}"
-
-
-def _saving(row: dict[str, Any], key: str, se: str | None) -> str:
-    return percent(row[key], signed=True) if _known(row.get(key)) else "—"
+def _stop_cell(row: dict[str, Any], key: str, se: str | None, fmt: str | None) -> str:
+    """One figure of the stopping table in ``fmt`` with its s.e. beside it (``se``: its key, None: none); a saving
+    (``fmt`` None) as the dashboard writes it (core.services.progress.percent); "—" where the run has none."""
+    value = row.get(key)
+    if not _known(value):
+        return "—"
+    if fmt is None:
+        return percent(value, signed=True)
+    return f"{value:{fmt}}" + (f" ± {row[se]:{fmt.lstrip('+')}}" if se and _known(row[se]) else "")
 
 
 def _known(value: Any) -> bool:
@@ -153,20 +144,20 @@ def _known(value: Any) -> bool:
 
 
 _STOP_FIGURES = (
-    ("grades at the stop (median)", "grades at the stop (median)", "± s.e.", _count),
-    ("grades at the stop (mean)", "mean", None, _mean),
+    ("grades at the stop (median)", "grades at the stop (median)", "± s.e.", ",.0f"),
+    ("grades at the stop (mean)", "mean", None, ",.1f"),
     (
         f"coverage of the {LEVEL:.0%} interval at the stop",
         f"coverage of the {LEVEL:.0%} interval at the stop",
         "coverage ± s.e.",
-        _share,
+        ".1%",
     ),
-    ("bias at the stop", "bias at the stop", None, _bias),
-    ("saving shown at the stop, fixed-n", "saving shown at the stop, fixed-n", None, _saving),
-    ("saving shown, same rule", "saving shown, same rule", None, _saving),
-    ("saving had", "saving had", None, _saving),
+    ("bias at the stop", "bias at the stop", None, "+.4f"),
+    ("saving shown at the stop, fixed-n", "saving shown at the stop, fixed-n", None, None),
+    ("saving shown, same rule", "saving shown, same rule", None, None),
+    ("saving had", "saving had", None, None),
 )
-"""The stopping table's figures: (label, the row's key, its s.e.'s key or None, how it is written)."""
+"""The stopping table's figures: (label, the row's key, its s.e.'s key or None, its format; None: a saving)."""
 
 
 def stopping(result: dict[str, Any]) -> Stopping | None:
